@@ -1,0 +1,52 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// Connector is one ERP kind.
+type Connector interface {
+	// Kind is the stable identifier stored with each site ("frappe").
+	Kind() string
+	// Tools returns the catalogue. It is called once, at registration.
+	Tools() []Tool
+	// NormalizeSettings validates a site's connector settings and returns
+	// them in canonical form, with defaults filled in. An invalid setting is
+	// reported as a *toolerr.Error with code INVALID_ARGUMENT.
+	NormalizeSettings(raw json.RawMessage) (json.RawMessage, error)
+	// APICredentialFields names the fields of an api_token connection, in
+	// the order an operator enters them (for Frappe: api_key, api_secret).
+	APICredentialFields() []CredentialField
+	// APIAuthorizer turns the stored fields of an api_token connection into
+	// request authorisation.
+	APIAuthorizer(site Site, fields map[string]secrets.Secret) (Authorizer, error)
+	// VerifyAPICredential checks that the credential behind client works,
+	// and returns the ERP identity it authenticates as. It is called before a
+	// connection is saved. A credential the ERP refuses is reported with code
+	// AUTH_EXPIRED or PERMISSION_DENIED and a message an operator can act on.
+	VerifyAPICredential(ctx context.Context, site Site, client *http.Client) (identity string, err error)
+}
+
+// CredentialField describes one field of a stored credential.
+type CredentialField struct {
+	Name        string
+	Description string
+	// Secret fields are encrypted at rest and never returned by any API.
+	Secret bool
+}
+
+// Authorizer adds credentials to an outbound request. The transport calls it
+// only for requests to the site's own origin.
+type Authorizer interface {
+	Authorize(req *http.Request) error
+}
+
+// AuthorizerFunc adapts a function to Authorizer.
+type AuthorizerFunc func(req *http.Request) error
+
+// Authorize calls f.
+func (f AuthorizerFunc) Authorize(req *http.Request) error { return f(req) }

@@ -1,0 +1,112 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Effect classifies what a tool does to the ERP. The zero value is invalid,
+// so a tool that forgot to say is refused by the registry.
+type Effect int
+
+const (
+	effectUnset Effect = iota
+	// Read tools only read. They are advertised with readOnlyHint and their
+	// upstream requests may be retried.
+	Read
+	// Write tools change ERP data but can be repeated safely.
+	Write
+	// Destructive tools change or delete data in ways that cannot be undone.
+	Destructive
+)
+
+func (e Effect) String() string {
+	switch e {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Destructive:
+		return "destructive"
+	}
+	return "unset"
+}
+
+// Tool is one catalogue entry.
+type Tool struct {
+	// Name is the MCP tool name: lower snake case, unique in the catalogue.
+	Name string
+	// Title is a short human-readable name.
+	Title string
+	// Description tells a model when to use the tool and how to read its
+	// result. It is part of the contract and covered by golden snapshots.
+	Description string
+	// Input describes the arguments. Objects are strict: unknown arguments
+	// are rejected before the handler runs.
+	Input *schema.Schema
+	// Output describes the structured result, which must be a JSON object.
+	Output *schema.Schema
+	Effect Effect
+	// Handler runs the call. Its result is encoded as JSON and must match
+	// Output. Errors should be *toolerr.Error; anything else is INTERNAL.
+	Handler Handler
+}
+
+// Handler runs one tool call.
+type Handler func(ctx context.Context, call *Call) (any, error)
+
+// Call is everything a handler gets. Nothing tenant-specific is captured
+// when a tool is registered: it all arrives here, per request.
+type Call struct {
+	Site Site
+	// HTTP is the only way to reach the ERP. It adds the caller's
+	// credentials (only for the site's own host), bounds response bodies,
+	// retries retryable reads once and honours the call's budget through ctx.
+	HTTP *http.Client
+	// Args are the validated arguments, exactly as the client sent them.
+	Args json.RawMessage
+	// Principal says who is calling.
+	Principal Principal
+	// MaxRecords is the most rows a single upstream query may return for this
+	// site (deployment default, capped per site).
+	MaxRecords int
+}
+
+// Principal identifies the caller of a tool.
+type Principal struct {
+	// AuthType is "oauth" or "service_token".
+	AuthType string
+	// Subject is the ERP user the call runs as, when known.
+	Subject string
+}
+
+// Decode decodes the arguments into v, rejecting unknown fields. The engine
+// has already validated them against the tool's input schema, so an error
+// here is a mismatch between schema and struct and is reported as such.
+func (c *Call) Decode(v any) error {
+	if len(c.Args) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Args))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool: %s", jsonErrorText(err))
+	}
+	return nil
+}
+
+func jsonErrorText(err error) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && ute.Field != "" {
+		return fmt.Sprintf("%q must be %s", ute.Field, ute.Type.String())
+	}
+	return err.Error()
+}

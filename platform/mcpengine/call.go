@@ -1,0 +1,201 @@
+package mcpengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/usage"
+)
+
+// toolHandler is the chain every call runs through.
+func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		st := stateFrom(ctx)
+		if st == nil {
+			// Only ServeMCP reaches the mcp-go server; anything else is a
+			// wiring bug, reported as a protocol error.
+			return nil, errors.New("mcpengine: tool call without a session")
+		}
+		st.mu.Lock()
+		st.tool = ct.tool.Name
+		st.mu.Unlock()
+
+		data, err := e.runTool(ctx, st, ct, req.Params.RawArguments)
+		if err != nil {
+			return e.failure(ctx, st, ct, err), nil
+		}
+		st.setOutcome(usage.Success, "")
+		return &mcp.CallToolResult{
+			Content:              []mcp.Content{mcp.NewTextContent(string(data))},
+			RawStructuredContent: data,
+		}, nil
+	}
+}
+
+// runTool validates, limits, calls the handler within the budget, then
+// redacts and bounds the result. It returns the result as JSON.
+func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool, rawArgs json.RawMessage) ([]byte, error) {
+	args, err := validateArgs(ct.input, rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	if e.opts.Limiter != nil {
+		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
+	defer cancel()
+
+	maxRecords := e.opts.MaxRecords
+	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
+		maxRecords = m
+	}
+	call := &connector.Call{
+		Site:       st.session.Site,
+		HTTP:       e.opts.Outbound.Client(st.session.Site, st.session.Authorizer),
+		Args:       args,
+		Principal:  st.session.Principal,
+		MaxRecords: maxRecords,
+	}
+	out, err := ct.tool.Handler(ctx, call)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
+	}
+	return e.finishResult(ctx, st, ct, out)
+}
+
+// finishResult encodes, redacts and bounds a handler's result.
+func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compiledTool, out any) ([]byte, error) {
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep amounts exactly as the ERP sent them
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
+	}
+	doc, paths := e.redactor.Apply(doc)
+	if len(paths) > 0 {
+		e.log.Info("field_redaction",
+			zap.String("event", "field_redaction"),
+			zap.String("site_id", st.session.Site.ID.String()),
+			zap.String("site_slug", st.session.Site.Slug),
+			zap.String("request_id", st.id),
+			zap.String("tool", ct.tool.Name),
+			zap.Strings("redacted_fields", paths),
+			zap.Int("redacted_count", len(paths)))
+		if raw, err = json.Marshal(doc); err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
+	}
+	if len(raw) > e.opts.MaxResultBytes {
+		return nil, toolerr.New(toolerr.ResponseTooLarge,
+			"the result is %d KiB, more than the %d KiB one call may return; ask for fewer rows or fields, or a narrower range", len(raw)>>10, e.opts.MaxResultBytes>>10)
+	}
+	return raw, nil
+}
+
+// failure maps an error to the result the client sees and records the
+// outcome. A call whose client went away is recorded as cancelled.
+func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool, err error) *mcp.CallToolResult {
+	te := toolerr.Classify(err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		st.setOutcome(usage.Cancelled, "")
+	} else {
+		st.setOutcome(usage.Error, string(te.Code))
+	}
+	fields := []zap.Field{
+		zap.String("site_slug", st.session.Site.Slug), zap.String("request_id", st.id),
+		zap.String("tool", ct.tool.Name), zap.String("error_code", string(te.Code)),
+	}
+	if te.Code == toolerr.Internal {
+		e.log.Error("tool call failed", append(fields, zap.Error(err))...)
+	} else {
+		e.log.Debug("tool call failed", append(fields, zap.String("reason", te.Message))...)
+	}
+	body := map[string]any{"code": string(te.Code), "message": te.Message, "retryable": te.Retryable()}
+	if te.RetryAfter > 0 {
+		body["retry_after_seconds"] = int((te.RetryAfter + 999_999_999) / 1_000_000_000)
+	}
+	envelope := map[string]any{"ok": false, "status": "error", "error": body}
+	data, _ := json.Marshal(envelope)
+	return &mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(string(data))},
+		RawStructuredContent: data,
+		IsError:              !st.session.ErrorsAsResults,
+	}
+}
+
+// validateArgs checks raw arguments against the compiled input schema and
+// returns them normalised (absent or null become {}).
+func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		trimmed = []byte("{}")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+	if err != nil {
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
+	}
+	if err := s.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %s", describeValidation(ve))
+		}
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments")
+	}
+	return trimmed, nil
+}
+
+// describeValidation lists each failing location once, in a form a model
+// can act on: "/limit: got string, want integer; unknown argument 'foo'".
+func describeValidation(ve *jsonschema.ValidationError) string {
+	var parts []string
+	seen := map[string]bool{}
+	var walk func(u jsonschemaUnit)
+	walk = func(u jsonschemaUnit) {
+		if u.Error != nil && len(u.Errors) == 0 {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "arguments"
+			}
+			msg := loc + ": " + u.Error.String()
+			if !seen[msg] {
+				seen[msg] = true
+				parts = append(parts, msg)
+			}
+		}
+		for _, c := range u.Errors {
+			walk(c)
+		}
+	}
+	walk(*ve.BasicOutput())
+	if len(parts) == 0 {
+		return ve.Error()
+	}
+	if len(parts) > 8 {
+		parts = append(parts[:8], fmt.Sprintf("and %d more", len(parts)-8))
+	}
+	return strings.Join(parts, "; ")
+}
+
+type jsonschemaUnit = jsonschema.OutputUnit

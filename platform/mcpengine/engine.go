@@ -1,0 +1,155 @@
+// Package mcpengine is erpgate's shared MCP engine. It turns each
+// connector's catalogue into mcp-go tools and runs every tool call through
+// one chain (design.md §3): principal and site, input validation, limits,
+// the upstream budget, the outbound transport (retry and response bound),
+// redaction, a structured result, a usage event and error mapping.
+//
+// mcp-go types stay inside this package, so a library change touches one
+// place. Front doors (/service/mcp, the OAuth MCP endpoints) authenticate
+// the caller and hand the engine a Session; the engine never reads
+// credentials from storage itself.
+package mcpengine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/usage"
+)
+
+// UsageSink receives one event per terminal reply.
+type UsageSink interface {
+	Record(usage.Event)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Registry *connector.Registry
+	Outbound *outbound.Factory
+	Usage    UsageSink
+	Logger   *zap.Logger
+	// Limiter, when set, bounds concurrent and per-minute calls.
+	Limiter Limiter
+	// Budget bounds a whole tool call, lookups and retries included.
+	Budget time.Duration
+	// MaxResultBytes bounds the JSON a tool may return to the client.
+	MaxResultBytes int
+	// MaxRecords is the deployment's row cap per upstream query.
+	MaxRecords int
+	// Redaction adds to and skips from the built-in redaction patterns.
+	Redaction redact.Rules
+	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
+	MaxRequestBytes int64
+	// Version is reported in serverInfo.
+	Version string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
+	// call MCP endpoints. Requests without an Origin header (non-browser
+	// clients) are always accepted; any other Origin gets 403, which guards
+	// against DNS rebinding and cross-site use of a browser's network.
+	AllowedOrigins []string
+}
+
+// Engine serves MCP for every registered connector kind.
+type Engine struct {
+	opts     Options
+	log      *zap.Logger
+	redactor *redact.Redactor
+	kinds    map[string]*kindServer
+	origins  map[string]bool
+}
+
+type kindServer struct {
+	http  *server.StreamableHTTPServer
+	tools map[string]*compiledTool
+}
+
+type compiledTool struct {
+	kind  string
+	tool  connector.Tool
+	input *jsonschema.Schema
+}
+
+// New builds an engine from the connectors in opts.Registry.
+func New(opts Options) (*Engine, error) {
+	if opts.Registry == nil || opts.Outbound == nil || opts.Usage == nil {
+		return nil, fmt.Errorf("mcpengine: Registry, Outbound and Usage are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = 50 * time.Second
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = 8 << 20
+	}
+	if opts.MaxRecords <= 0 {
+		opts.MaxRecords = 1000
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 1 << 20
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	e := &Engine{
+		opts:     opts,
+		log:      opts.Logger,
+		redactor: redact.New(opts.Redaction),
+		kinds:    map[string]*kindServer{},
+		origins:  map[string]bool{},
+	}
+	for _, o := range opts.AllowedOrigins {
+		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+	}
+	for _, kind := range opts.Registry.Kinds() {
+		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
+		if err != nil {
+			return nil, err
+		}
+		e.kinds[kind] = ks
+	}
+	return e, nil
+}
+
+func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, error) {
+	hooks := &server.Hooks{}
+	hooks.AddOnError(e.onProtocolError)
+	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
+		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		// Tool lists differ per site: nothing may be shared between callers.
+		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
+		server.WithInstructions(instructions(kind)),
+	)
+	ks := &kindServer{tools: map[string]*compiledTool{}}
+	for _, t := range tools {
+		ct, err := compileTool(kind, t)
+		if err != nil {
+			return nil, err
+		}
+		ks.tools[t.Name] = ct
+		srv.AddTool(mcpTool(t), e.toolHandler(ct))
+	}
+	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
+	return ks, nil
+}
+
+func instructions(kind string) string {
+	return "erpgate gives read-only access to one " + kind + " ERP site as the signed-in user; the ERP's own permissions decide what is visible. " +
+		"Every tool returns JSON (structuredContent, and the same JSON as text). A failed call returns an error with a stable code and a message saying what to change; " +
+		"a failure never means that no records exist. Check important figures in the ERP before acting on them."
+}
+
+// Kinds returns the connector kinds the engine serves.
+func (e *Engine) Kinds() []string { return e.opts.Registry.Kinds() }

@@ -1,0 +1,171 @@
+package mcpengine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/erpgate/erpgate/platform/usage"
+)
+
+// HeaderErrorFormat opts a service client into errors delivered as results.
+const HeaderErrorFormat = "X-MCP-Error-Format"
+
+// ServeMCP serves one authenticated MCP HTTP request for s.Site. The front
+// door has already authenticated the caller; ServeMCP never does.
+func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
+	ks, ok := e.kinds[s.Site.Kind]
+	if !ok {
+		WriteJSONRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "this site's ERP kind is not served by this deployment")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !e.origins[strings.ToLower(origin)] {
+		WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "requests from this browser origin are not allowed")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	reqID := newRequestID()
+	w.Header().Set("X-Request-Id", reqID)
+
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxRequestBytes))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST, "the request body is larger than this server accepts")
+				return
+			}
+			WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "the request body could not be read")
+			return
+		}
+	}
+
+	st := &requestState{session: s, id: reqID}
+	method, isRequest := peekRequest(body)
+	started := time.Now()
+	if isRequest {
+		st.method = method
+	}
+	r2 := r.Clone(withState(r.Context(), st))
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+
+	ks.http.ServeHTTP(w, r2)
+
+	if !isRequest {
+		// Notifications, responses and malformed messages are not requests
+		// the server answers with a result: they make no usage event.
+		return
+	}
+	e.emitUsage(r, st, started)
+}
+
+func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time) {
+	tool, outcome, code := st.snapshot()
+	if r.Context().Err() != nil {
+		// The client went away before the reply could be delivered.
+		outcome, code = usage.Cancelled, ""
+	}
+	if outcome == "" {
+		outcome = usage.Success
+	}
+	method := st.method
+	if !knownMethod(method) {
+		method = "unknown"
+	}
+	if method == string(mcp.MethodToolsCall) && tool == "" {
+		tool = "unknown"
+	}
+	e.opts.Usage.Record(usage.Event{
+		Timestamp:  started.UTC(),
+		SiteID:     st.session.Site.ID,
+		SiteSlug:   st.session.Site.Slug,
+		AuthType:   st.session.Principal.AuthType,
+		RequestID:  st.id,
+		Method:     method,
+		Tool:       tool,
+		Outcome:    outcome,
+		ErrorCode:  code,
+		DurationMS: time.Since(started).Milliseconds(),
+	})
+}
+
+// peekRequest reports the JSON-RPC method of a single request message (one
+// with an id). Batches, notifications and unparsable bodies are not requests.
+func peekRequest(body []byte) (method string, ok bool) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
+		return "", false
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Method == "" {
+		return "", false
+	}
+	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return "", false
+	}
+	return msg.Method, true
+}
+
+var knownMethods = map[string]bool{
+	string(mcp.MethodInitialize): true, string(mcp.MethodPing): true,
+	string(mcp.MethodToolsList): true, string(mcp.MethodToolsCall): true,
+	string(mcp.MethodResourcesList): true, string(mcp.MethodResourcesTemplatesList): true,
+	string(mcp.MethodResourcesRead): true, string(mcp.MethodPromptsList): true,
+	string(mcp.MethodPromptsGet): true, string(mcp.MethodSetLogLevel): true,
+	string(mcp.MethodCompletionComplete): true, "server/discover": true,
+}
+
+func knownMethod(m string) bool { return knownMethods[m] }
+
+// onProtocolError records JSON-RPC errors (unknown tool, unknown method,
+// invalid params) on the request's usage event.
+func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return
+	}
+	code := "PROTOCOL_ERROR"
+	switch {
+	case errors.Is(err, server.ErrToolNotFound):
+		code = "UNKNOWN_TOOL"
+	case errors.Is(err, server.ErrUnsupported):
+		code = "METHOD_NOT_FOUND"
+	}
+	st.mu.Lock()
+	if st.outcome == "" {
+		st.outcome, st.errorCode = usage.Error, code
+	}
+	st.mu.Unlock()
+}
+
+// WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.
+func WriteJSONRPCError(w http.ResponseWriter, status int, id any, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,89 @@
+package outbound
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// boundedBody fails with RESPONSE_TOO_LARGE once more than limit bytes have
+// been read, so no caller ever buffers an unbounded upstream body.
+type boundedBody struct {
+	rc        io.ReadCloser
+	remaining int64
+	limit     int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.remaining <= 0 {
+		// Probe for one more byte: a body of exactly limit bytes is fine.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, tooLarge(b.limit)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.rc.Read(p)
+	b.remaining -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
+
+func drainAndClose(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// ReadBody reads a whole (bounded) response body and closes it. Errors keep
+// their classification: a body over the bound is RESPONSE_TOO_LARGE, a body
+// cut short by the budget is a timeout, a broken connection is
+// UPSTREAM_UNAVAILABLE.
+func ReadBody(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			return nil, err
+		}
+		if ctxErr := resp.Request.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, toolerr.Wrap(toolerr.UpstreamUnavailable, err, "the connection to the ERP broke while reading its answer; nothing was returned, which does not mean there are no records")
+	}
+	return body, nil
+}
+
+// DecodeJSON reads a response body and decodes it into v. An empty or
+// unreadable body is UPSTREAM_INVALID_RESPONSE: it is never "no records".
+func DecodeJSON(resp *http.Response, v any) error {
+	body, err := ReadBody(resp)
+	if err != nil {
+		return err
+	}
+	return UnmarshalJSON(body, v)
+}
+
+// UnmarshalJSON decodes an upstream body into v, classifying failures.
+func UnmarshalJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with an empty body; this does not mean there are no records")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return toolerr.Wrap(toolerr.UpstreamInvalidResponse, fmt.Errorf("decode upstream JSON: %w", err),
+			"the ERP's answer could not be read as JSON; this does not mean there are no records")
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package outbound
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Options configure a Factory.
+type Options struct {
+	// MaxResponseBytes bounds every response body. Default 8 MiB.
+	MaxResponseBytes int64
+	// Retry enables the single retry of retryable reads. Default true when
+	// the Factory is built with DefaultOptions.
+	Retry bool
+	// RetryBackoff is the wait before a retry when the ERP gave no
+	// Retry-After. Default 250ms.
+	RetryBackoff time.Duration
+	// Base is the shared transport. Default: a tuned *http.Transport.
+	Base http.RoundTripper
+}
+
+// DefaultOptions returns the production defaults.
+func DefaultOptions() Options {
+	return Options{MaxResponseBytes: 8 << 20, Retry: true, RetryBackoff: 250 * time.Millisecond}
+}
+
+// Factory builds per-site clients over one shared connection pool.
+type Factory struct {
+	opts Options
+	base http.RoundTripper
+}
+
+// NewFactory returns a factory. One per process is enough.
+func NewFactory(opts Options) *Factory {
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = 8 << 20
+	}
+	if opts.RetryBackoff <= 0 {
+		opts.RetryBackoff = 250 * time.Millisecond
+	}
+	base := opts.Base
+	if base == nil {
+		base = NewBaseTransport()
+	}
+	return &Factory{opts: opts, base: base}
+}
+
+// NewBaseTransport returns the shared HTTP transport: pooled keep-alive
+// connections, bounded dial and header waits, no proxy from the environment
+// (ERP traffic must not silently detour through one).
+func NewBaseTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ResponseHeaderTimeout: 0, // the call budget, carried by the context, bounds the wait
+	}
+}
+
+// Client returns an *http.Client for site that authorises requests with auth
+// (which may be nil for unauthenticated requests). The client has no timeout
+// of its own: the call's context carries the budget.
+func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.Client {
+	origin := originOf(site.BaseURL.Scheme, site.BaseURL.Host)
+	rt := &siteTransport{factory: f, origin: origin, auth: auth}
+	return &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 3 {
+				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected too many times")
+			}
+			if originOf(req.URL.Scheme, req.URL.Host) != origin {
+				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
+			}
+			return nil
+		},
+	}
+}
+
+func originOf(scheme, host string) string {
+	return strings.ToLower(scheme) + "://" + strings.ToLower(host)
+}
+
+// siteTransport is the per-site RoundTripper.
+type siteTransport struct {
+	factory *Factory
+	origin  string
+	auth    connector.Authorizer
+}
+
+var errForeignHost = errors.New("outbound: request to a host other than the site")
+
+func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if originOf(req.URL.Scheme, req.URL.Host) != t.origin {
+		// A connector only ever talks to its site. Refusing here means a bug
+		// can never send credentials, or anything else, to another host.
+		return nil, toolerr.Wrap(toolerr.Internal, errForeignHost, "erpgate refused a request to a host other than the site")
+	}
+	resp, err := t.attempt(req)
+	if !t.factory.opts.Retry || !isIdempotent(req.Method) || (req.Body != nil && req.GetBody == nil && req.Body != http.NoBody) {
+		return resp, err
+	}
+	wait, retry := retryDecision(resp, err)
+	if !retry {
+		return resp, err
+	}
+	if wait <= 0 {
+		wait = t.factory.opts.RetryBackoff
+	}
+	if deadline, ok := req.Context().Deadline(); ok && time.Until(deadline) <= wait {
+		// Waiting would spend the whole budget: report the first answer.
+		return resp, err
+	}
+	if resp != nil {
+		drainAndClose(resp)
+	}
+	timer := time.NewTimer(wait)
+	select {
+	case <-req.Context().Done():
+		timer.Stop()
+		return nil, req.Context().Err()
+	case <-timer.C:
+	}
+	retryReq := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, gerr, "could not repeat the request to the ERP")
+		}
+		retryReq.Body = body
+	}
+	return t.attempt(retryReq)
+}
+
+// attempt sends one request and wraps the response body with the bound.
+func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Del("Authorization")
+	if t.auth != nil {
+		if err := t.auth.Authorize(out); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := t.factory.base.RoundTrip(out)
+	if err != nil {
+		return nil, classifyTransportError(req, err)
+	}
+	limit := t.factory.opts.MaxResponseBytes
+	if resp.ContentLength > limit {
+		drainAndClose(resp)
+		return nil, tooLarge(limit)
+	}
+	resp.Body = &boundedBody{rc: resp.Body, remaining: limit, limit: limit}
+	return resp, nil
+}
+
+func isIdempotent(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
+}
+
+// retryDecision says whether a first attempt is worth repeating, and how
+// long the ERP asked us to wait.
+func retryDecision(resp *http.Response, err error) (time.Duration, bool) {
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.UpstreamUnavailable {
+			return 0, true
+		}
+		return 0, false
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), true
+	}
+	return 0, false
+}
+
+func classifyTransportError(req *http.Request, err error) error {
+	if ctxErr := req.Context().Err(); ctxErr != nil {
+		return ctxErr
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return toolerr.Wrap(toolerr.UpstreamTimeout, err, "the ERP at %s did not answer in time", req.URL.Host)
+	}
+	return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "could not reach the ERP at %s; nothing was read, which does not mean there are no records", req.URL.Host)
+}
+
+func tooLarge(limit int64) *toolerr.Error {
+	return toolerr.New(toolerr.ResponseTooLarge,
+		"the ERP's answer is larger than %d MiB, the most erpgate reads for one call; narrow the request (filters, fewer fields, a smaller limit or date range)", limit>>20)
+}
+
+// ParseRetryAfter reads a Retry-After header (seconds or HTTP date).
+// It returns 0 when the header is absent or unreadable.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,188 @@
+// Package redact removes sensitive values from tool results before they
+// reach a model. Fields are matched by name (case-insensitive substrings,
+// ignoring '_', '-', '.' and spaces, so "TaxID", "tax_id" and "Tax Id" are
+// one pattern) and string values by shape (SSN-like and payment-card-like
+// numbers). Matching values become "[REDACTED]"; the caller learns only the
+// field paths, which it may log as a field_redaction event.
+package redact
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Placeholder replaces every redacted value.
+const Placeholder = "[REDACTED]"
+
+// BuiltinPatterns are the field-name patterns redacted everywhere unless a
+// deployment or site skips them (seed 000, "Sensitive Field Redaction").
+var BuiltinPatterns = []string{
+	"SSN", "SocialSecurity", "TaxRegistrationID", "TaxID", "BankAccount", "RoutingNumber",
+	"IBAN", "SWIFT", "CreditCard", "CardNumber", "Password", "Secret", "Salary", "PayRate",
+	"HourlyRate", "AnnualRate", "BirthDate", "DateOfBirth", "DOB",
+}
+
+// Rules say what to redact.
+type Rules struct {
+	// Add are extra field-name patterns.
+	Add []string
+	// Skip are patterns never redacted: a field whose name contains a skip
+	// pattern is left alone even if it also matches a redaction pattern.
+	Skip []string
+}
+
+// Merge returns r with other's additions and skips appended.
+func (r Rules) Merge(other Rules) Rules {
+	return Rules{Add: append(slices.Clone(r.Add), other.Add...), Skip: append(slices.Clone(r.Skip), other.Skip...)}
+}
+
+// Redactor applies a fixed set of rules. It is safe for concurrent use.
+type Redactor struct {
+	patterns []string
+	skip     []string
+}
+
+// New builds a redactor from the built-in patterns plus rules.
+func New(rules Rules) *Redactor {
+	r := &Redactor{}
+	for _, p := range append(slices.Clone(BuiltinPatterns), rules.Add...) {
+		if n := normalize(p); n != "" && !slices.Contains(r.patterns, n) {
+			r.patterns = append(r.patterns, n)
+		}
+	}
+	for _, p := range rules.Skip {
+		if n := normalize(p); n != "" {
+			r.skip = append(r.skip, n)
+		}
+	}
+	return r
+}
+
+func normalize(name string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		switch c {
+		case '_', '-', '.', ' ':
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// SensitiveName reports whether a field of this name is redacted.
+func (r *Redactor) SensitiveName(name string) bool {
+	n := normalize(name)
+	for _, s := range r.skip {
+		if strings.Contains(n, s) {
+			return false
+		}
+	}
+	for _, p := range r.patterns {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Apply redacts v in place (a value decoded from JSON: maps, slices,
+// strings, numbers) and returns the new value and the redacted paths, such
+// as "data.items[3].tax_id".
+func (r *Redactor) Apply(v any) (any, []string) {
+	var paths []string
+	out := r.walk(v, "", &paths)
+	return out, paths
+}
+
+func (r *Redactor) walk(v any, path string, paths *[]string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			p := join(path, k)
+			if child != nil && r.SensitiveName(k) && !isEmptyValue(child) {
+				t[k] = Placeholder
+				*paths = append(*paths, p)
+				continue
+			}
+			t[k] = r.walk(child, p, paths)
+		}
+		return t
+	case []any:
+		for i, child := range t {
+			t[i] = r.walk(child, path+"["+strconv.Itoa(i)+"]", paths)
+		}
+		return t
+	case string:
+		if looksSensitive(t) {
+			*paths = append(*paths, path)
+			return Placeholder
+		}
+	}
+	return v
+}
+
+// isEmptyValue reports values with nothing to hide, including a value that
+// is already the placeholder.
+func isEmptyValue(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return t == "" || t == Placeholder
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+var ssnShape = regexp.MustCompile(`^\d{3}-\d{2}-\d{4}$`)
+
+// looksSensitive reports whether a whole string value has the shape of a
+// US social security number or a payment card number (13–19 digits,
+// optionally grouped by spaces or dashes, passing the Luhn check).
+func looksSensitive(s string) bool {
+	s = strings.TrimSpace(s)
+	if len(s) < 11 || len(s) > 23 {
+		return false
+	}
+	if ssnShape.MatchString(s) {
+		return true
+	}
+	digits := make([]byte, 0, 19)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits = append(digits, c-'0')
+		case c == ' ' || c == '-':
+		default:
+			return false
+		}
+	}
+	return len(digits) >= 13 && len(digits) <= 19 && luhn(digits)
+}
+
+func luhn(d []byte) bool {
+	sum := 0
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i])
+		if (len(d)-1-i)%2 == 1 {
+			v *= 2
+			if v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+	}
+	return sum%10 == 0
+}

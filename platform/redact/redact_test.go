@@ -1,0 +1,95 @@
+package redact
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func decode(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestApplyRedactsByNameAndShape(t *testing.T) {
+	r := New(Rules{Add: []string{"EmployeeNotes"}, Skip: []string{"BirthDate"}})
+	v := decode(t, `{
+		"name": "ACC-SINV-2025-00001",
+		"tax_id": "123-45-6789X",
+		"customer": {"TaxRegistrationID": {"value": "GB123"}, "BirthDate": "1980-01-01"},
+		"rows": [{"iban": "NZ00", "note": "4111 1111 1111 1111"}, {"ref": "078-05-1120"}],
+		"employee_notes": "private",
+		"empty_secret": "",
+		"grand_total": 4111111111111111
+	}`)
+	out, paths := r.Apply(v)
+	m := out.(map[string]any)
+	if m["tax_id"] != Placeholder || m["employee_notes"] != Placeholder {
+		t.Errorf("name patterns not applied: %v", m)
+	}
+	cust := m["customer"].(map[string]any)
+	if cust["TaxRegistrationID"] != Placeholder {
+		t.Errorf("nested wrapped value not redacted: %v", cust)
+	}
+	if cust["BirthDate"] != "1980-01-01" {
+		t.Errorf("skip list ignored: %v", cust)
+	}
+	rows := m["rows"].([]any)
+	if rows[0].(map[string]any)["note"] != Placeholder || rows[1].(map[string]any)["ref"] != Placeholder {
+		t.Errorf("value shapes not redacted: %v", rows)
+	}
+	if m["name"] != "ACC-SINV-2025-00001" || m["empty_secret"] != "" {
+		t.Errorf("harmless values changed: %v", m)
+	}
+	if m["grand_total"] != float64(4111111111111111) {
+		t.Errorf("numbers must not be shape-matched: %v", m["grand_total"])
+	}
+	slices.Sort(paths)
+	want := []string{"customer.TaxRegistrationID", "employee_notes", "rows[0].iban", "rows[0].note", "rows[1].ref", "tax_id"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("paths = %v, want %v", paths, want)
+	}
+}
+
+func TestLooksSensitive(t *testing.T) {
+	cases := map[string]bool{
+		"078-05-1120":         true,
+		"4111111111111111":    true,
+		"4111-1111-1111-1111": true,
+		"4111111111111112":    false, // fails Luhn
+		"ACC-SINV-2025-00001": false,
+		"2025-01-01":          false,
+		"+64 21 555 0100":     false,
+	}
+	for in, want := range cases {
+		if got := looksSensitive(in); got != want {
+			t.Errorf("looksSensitive(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func FuzzApplyNeverPanicsAndRemovesSSNs(f *testing.F) {
+	f.Add(`{"a":"078-05-1120","b":[1,"x",{"SSN":"1"}]}`)
+	f.Add(`[]`)
+	r := New(Rules{})
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return
+		}
+		out, _ := r.Apply(v)
+		b, err := json.Marshal(out)
+		if err != nil {
+			t.Fatalf("redacted value no longer encodes: %v", err)
+		}
+		var again any
+		_ = json.Unmarshal(b, &again)
+		if _, paths := r.Apply(again); len(paths) != 0 {
+			t.Fatalf("second pass still found %v in %s", paths, b)
+		}
+	})
+}

@@ -1,0 +1,109 @@
+// Package toolerr is erpgate's error model for tool calls: every failure a
+// model can see is an *Error with a stable Code, a message that is safe to
+// show (no secrets, no upstream bodies verbatim) and whether retrying may help.
+//
+// Connectors and the outbound transport create these errors; the MCP engine
+// classifies whatever else reaches it exactly once, at its boundary.
+package toolerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Code is a stable, documented failure code. Clients may switch on it.
+type Code string
+
+// The codes of design.md §3. The set is closed: adding one is an API change.
+const (
+	InvalidArgument         Code = "INVALID_ARGUMENT"
+	NotFound                Code = "NOT_FOUND"
+	PermissionDenied        Code = "PERMISSION_DENIED"
+	AuthExpired             Code = "AUTH_EXPIRED"
+	RateLimited             Code = "RATE_LIMITED"
+	UpstreamTimeout         Code = "UPSTREAM_TIMEOUT"
+	UpstreamUnavailable     Code = "UPSTREAM_UNAVAILABLE"
+	UpstreamInvalidResponse Code = "UPSTREAM_INVALID_RESPONSE"
+	ResponseTooLarge        Code = "RESPONSE_TOO_LARGE"
+	Internal                Code = "INTERNAL"
+)
+
+// Codes lists every code, in documentation order.
+var Codes = []Code{
+	InvalidArgument, NotFound, PermissionDenied, AuthExpired, RateLimited,
+	UpstreamTimeout, UpstreamUnavailable, UpstreamInvalidResponse, ResponseTooLarge, Internal,
+}
+
+// Retryable reports whether a failure with this code may succeed when the
+// same call is repeated later without changes.
+func (c Code) Retryable() bool {
+	switch c {
+	case RateLimited, UpstreamTimeout, UpstreamUnavailable:
+		return true
+	}
+	return false
+}
+
+// Error is a classified tool failure.
+type Error struct {
+	Code Code
+	// Message is shown to the model. It must say what went wrong and, where
+	// possible, what to change. It must never contain credentials.
+	Message string
+	// RetryAfter, when positive, tells the caller how long to wait.
+	RetryAfter time.Duration
+	// Err is the underlying cause, for logs. It is never shown to the model.
+	Err error
+}
+
+// New returns an error with a formatted, model-safe message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an error with a model-safe message that keeps cause for
+// errors.Is/As and for operator logs.
+func Wrap(code Code, cause error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether repeating the call may succeed.
+func (e *Error) Retryable() bool { return e.Code.Retryable() }
+
+// WithRetryAfter sets RetryAfter and returns e.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	e.RetryAfter = d
+	return e
+}
+
+// Classify turns any error into an *Error. A wrapped *Error keeps its code;
+// context errors become timeouts or cancellations; anything else is INTERNAL
+// with a generic message, because its text was never meant for a model.
+func Classify(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return te
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return Wrap(UpstreamTimeout, err, "the ERP did not answer within the time budget for this call; nothing was returned, which does not mean there are no records")
+	case errors.Is(err, context.Canceled):
+		return Wrap(UpstreamTimeout, err, "the call was cancelled before the ERP answered")
+	}
+	return Wrap(Internal, err, "an internal error stopped this call; the operator's logs have details")
+}
