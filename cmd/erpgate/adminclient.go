@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// adminClient talks to a gateway's own admin API, the way an operator's
+// script would. `erpgate dev` registers its demo sites through it.
+type adminClient struct {
+	base  string
+	token string
+	http  http.Client
+}
+
+type siteRequest struct {
+	Slug, Kind, DisplayName, BaseURL string
+	Credentials                      map[string]string
+}
+
+type siteResponse struct {
+	ID            string `json:"id"`
+	Slug          string `json:"slug"`
+	Kind          string `json:"kind"`
+	BaseURL       string `json:"base_url"`
+	MCPURL        string `json:"mcp_url"`
+	ServiceMCPURL string `json:"service_mcp_url"`
+}
+
+type tokenResponse struct {
+	ID      string `json:"id"`
+	Prefix  string `json:"prefix"`
+	Revoked bool   `json:"revoked"`
+	Token   string `json:"token"`
+}
+
+// apiError is an admin API error answer.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("admin API: HTTP %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+func (c *adminClient) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		return &apiError{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+// ensureSite registers (or updates) a site, stores its API credential and
+// makes sure a service token exists, reusing the one in previous when it is
+// still valid (only its hash is stored, so a lost token cannot be shown).
+func (c *adminClient) ensureSite(ctx context.Context, previous devState, in siteRequest) (devSite, error) {
+	var site siteResponse
+	err := c.do(ctx, http.MethodPost, "/sites", map[string]any{
+		"slug": in.Slug, "kind": in.Kind, "display_name": in.DisplayName, "base_url": in.BaseURL,
+	}, &site)
+	if ae, ok := err.(*apiError); ok && ae.Status == http.StatusConflict {
+		if err = c.do(ctx, http.MethodGet, "/sites/"+url.PathEscape(in.Slug), nil, &site); err == nil && site.BaseURL != in.BaseURL {
+			err = c.do(ctx, http.MethodPatch, "/sites/"+site.ID, map[string]any{"base_url": in.BaseURL}, &site)
+		}
+	}
+	if err != nil {
+		return devSite{}, err
+	}
+	if err := c.do(ctx, http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
+		map[string]any{"credentials": in.Credentials}, nil); err != nil {
+		return devSite{}, err
+	}
+	token, err := c.serviceToken(ctx, site.ID, previousToken(previous, in.Slug))
+	if err != nil {
+		return devSite{}, err
+	}
+	return devSite{
+		ID: site.ID, Slug: site.Slug, Kind: site.Kind,
+		MCPURL: site.MCPURL, ServiceMCPURL: site.ServiceMCPURL, ServiceToken: token,
+	}, nil
+}
+
+func previousToken(s devState, slug string) string {
+	for _, site := range s.Sites {
+		if site.Slug == slug {
+			return site.ServiceToken
+		}
+	}
+	return ""
+}
+
+func (c *adminClient) serviceToken(ctx context.Context, siteID, previous string) (string, error) {
+	if previous != "" {
+		var tokens []tokenResponse
+		if err := c.do(ctx, http.MethodGet, "/sites/"+siteID+"/service-tokens", nil, &tokens); err != nil {
+			return "", err
+		}
+		for _, t := range tokens {
+			if !t.Revoked && t.Prefix != "" && strings.HasPrefix(previous, t.Prefix) {
+				return previous, nil
+			}
+		}
+	}
+	var created tokenResponse
+	if err := c.do(ctx, http.MethodPost, "/sites/"+siteID+"/service-tokens", map[string]any{"name": "dev"}, &created); err != nil {
+		return "", err
+	}
+	return created.Token, nil
+}

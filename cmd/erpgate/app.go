@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/connectors/frappe"
+	"github.com/erpgate/erpgate/platform/adminapi"
+	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/servicemcp"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/usage"
+	"github.com/erpgate/erpgate/web"
+)
+
+// App is one running gateway replica. Everything it keeps in memory is a
+// cache or a buffer: any replica can serve any request.
+type App struct {
+	cfg      *config.Config
+	log      *zap.Logger
+	pool     *pgxpool.Pool
+	usage    *usage.Recorder
+	echo     *echo.Echo
+	server   *http.Server
+	draining atomic.Bool
+}
+
+// newRegistry registers every connector this build serves.
+func newRegistry() (*connector.Registry, error) {
+	reg := connector.NewRegistry()
+	if err := reg.Register(frappe.New()); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// NewApp connects to Postgres, applies migrations and builds the handlers.
+func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, error) {
+	dbURL := cfg.DatabaseURL.Reveal()
+	if err := database.MigrateUp(ctx, dbURL); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	pool, err := database.Open(ctx, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	a := &App{cfg: cfg, log: log, pool: pool}
+	if err := a.build(); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) build() error {
+	cfg := a.cfg
+	reg, err := newRegistry()
+	if err != nil {
+		return err
+	}
+	store := sites.NewStore(a.pool, cfg.Keyring)
+	out := outbound.NewFactory(outbound.Options{
+		MaxResponseBytes: cfg.Upstream.MaxResponseBytes,
+		Retry:            cfg.Upstream.Retry,
+	})
+	a.usage = usage.NewRecorder(a.pool, a.log, usage.Options{
+		FlushInterval: cfg.Usage.FlushInterval,
+		BatchSize:     cfg.Usage.BatchSize,
+	})
+	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
+	engine, err := mcpengine.New(mcpengine.Options{
+		Registry:       reg,
+		Outbound:       out,
+		Usage:          a.usage,
+		Logger:         a.log,
+		Budget:         cfg.Upstream.Budget,
+		MaxResultBytes: int(cfg.Upstream.MaxResponseBytes),
+		MaxRecords:     cfg.Limits.MaxRecords,
+		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
+		AllowedOrigins: origins,
+		Version:        version,
+	})
+	if err != nil {
+		return err
+	}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Use(a.drainGuard, a.accessLog)
+	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version})
+	adminapi.New(adminapi.Deps{
+		Store:      store,
+		Registry:   reg,
+		AdminToken: cfg.AdminToken,
+		PublicURL:  cfg.PublicURL,
+		IsDevHost:  cfg.IsDevHost,
+		HTTPClient: out.Client,
+		Logger:     a.log,
+	}).Register(e.Group("/api/v1"))
+	service := echo.WrapHandler(&servicemcp.Handler{Store: store, Registry: reg, Engine: engine, Logger: a.log})
+	e.Any("/service/mcp", service)
+	a.echo = e
+	return nil
+}
+
+// ready is the /readyz check: not draining, database reachable, migrations
+// current.
+func (a *App) ready(ctx context.Context) error {
+	if a.draining.Load() {
+		return &web.ReadinessError{Reason: "shutting down", Err: errors.New("draining")}
+	}
+	if err := database.CheckReady(ctx, a.pool); err != nil {
+		reason := "database unavailable"
+		if !database.IsUnavailable(err) {
+			reason = "migrations not current"
+		}
+		return &web.ReadinessError{Reason: reason, Err: err}
+	}
+	return nil
+}
+
+// Handler returns the HTTP handler of this replica.
+func (a *App) Handler() http.Handler { return a.echo }
+
+// Serve accepts connections on ln until Shutdown.
+func (a *App) Serve(ln net.Listener) error {
+	a.server = &http.Server{
+		Handler:           a.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: a tool call may legitimately run for the whole
+		// upstream budget; the engine bounds it.
+	}
+	err := a.server.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops taking new requests (they get 503), waits for in-flight
+// calls, flushes buffered usage events and closes the database pool.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.draining.Store(true)
+	var errs []error
+	if a.server != nil {
+		if err := a.server.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+	}
+	if err := a.usage.Close(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("flush usage events: %w", err))
+	}
+	a.pool.Close()
+	return errors.Join(errs...)
+}
+
+// drainGuard refuses new requests with 503 once shutdown has begun.
+func (a *App) drainGuard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if a.draining.Load() {
+			c.Response().Header().Set("Connection", "close")
+			c.Response().Header().Set("Retry-After", "1")
+			return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{"code": "shutting_down", "message": "this replica is shutting down; retry"}})
+		}
+		return next(c)
+	}
+}
+
+// accessLog writes one line per request: method, path (never the query
+// string or headers, which may carry secrets), status and duration.
+func (a *App) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		a.log.Debug("http_request",
+			zap.String("method", req.Method),
+			zap.String("path", req.URL.Path),
+			zap.Int("status", c.Response().Status),
+			zap.Int64("duration_ms", time.Since(start).Milliseconds()),
+			zap.String("request_id", c.Response().Header().Get("X-Request-Id")))
+		return nil
+	}
+}
+
+// runServe is `erpgate serve`.
+func runServe(ctx context.Context, configPath string) error {
+	cfg, err := config.Load(os.LookupEnv, configPath)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.LogLevel, nil)
+	defer func() { _ = log.Sync() }()
+	log.Info("starting erpgate", append([]zap.Field{zap.String("version", version)}, cfg.LogFields()...)...)
+	return serveUntilDone(ctx, cfg, log, nil)
+}
+
+// serveUntilDone runs a replica until ctx ends, then shuts it down within
+// the configured timeout. started, if set, is called once it listens.
+func serveUntilDone(ctx context.Context, cfg *config.Config, log *zap.Logger, started func(addr string)) error {
+	app, err := NewApp(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		_ = app.Shutdown(context.Background())
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("public_base_url", cfg.PublicBaseURL))
+	if started != nil {
+		started(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- app.Serve(ln) }()
+	select {
+	case err := <-errc:
+		_ = app.Shutdown(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	err = app.Shutdown(sctx)
+	<-errc
+	return err
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/erpgate/erpgate"
+
+// TestImportRules enforces the dependency direction of DEVELOPERS.md, so the
+// architecture cannot rot silently:
+//   - platform/ never imports connectors/, authserver/ or web/;
+//   - a connector never imports authserver/, web/, mcp-go or the database
+//     (pgx, platform/database, platform/sites);
+//   - only cmd/ wires everything together: nothing imports cmd/.
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps=false", "-test", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	checked := 0
+	for {
+		var p struct {
+			ImportPath   string
+			Imports      []string
+			TestImports  []string
+			XTestImports []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkg := strings.TrimPrefix(strings.Fields(p.ImportPath)[0], module+"/")
+		if strings.HasSuffix(pkg, ".test") {
+			continue
+		}
+		checked++
+		imports := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
+		for _, imp := range imports {
+			if reason := forbidden(pkg, imp); reason != "" {
+				t.Errorf("%s imports %s: %s", pkg, imp, reason)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked only %d packages", checked)
+	}
+}
+
+func forbidden(pkg, imp string) string {
+	local := strings.TrimPrefix(imp, module+"/")
+	isLocal := local != imp
+	under := func(s, dir string) bool { return s == dir || strings.HasPrefix(s, dir+"/") }
+	switch {
+	case isLocal && under(local, "cmd") && !under(pkg, "cmd"):
+		return "only cmd/ wires things together; nothing may import it"
+	case under(pkg, "platform") && isLocal && (under(local, "connectors") || under(local, "authserver") || under(local, "web")):
+		return "platform/ must not depend on connectors/, authserver/ or web/"
+	case under(pkg, "connectors"):
+		if isLocal && (under(local, "authserver") || under(local, "web") || local == "platform/database" ||
+			local == "platform/sites" || local == "platform/mcpengine" || local == "platform/pgtest" || local == "platform/servicemcp") {
+			return "a connector receives a site, an HTTP client and arguments; it must not reach the database, MCP engine, OAuth server or web layer"
+		}
+		if strings.HasPrefix(imp, "github.com/mark3labs/mcp-go") || strings.HasPrefix(imp, "github.com/jackc/") {
+			return "a connector must not use the MCP library or the database driver"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestSecretsNeverLogged runs a full scenario with debug logging and then
+// searches everything erpgate logged for every secret it handled.
+func TestSecretsNeverLogged(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_LOG_LEVEL": "debug"})
+	bot := userWithRole(t, sim, "service")
+	site := gw.registerFrappe(t, "acme", sim, bot)
+	auth := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken}
+	cs := connect(t, site.ServiceMCPURL, auth)
+
+	callTool(t, cs, "get_current_user", nil)
+	callTool(t, cs, "list_sales_invoices", map[string]any{"limit": 5})
+	callTool(t, cs, "get_document", map[string]any{"doctype": "Sales Invoice", "name": "missing"})
+	sim.SetFault(frappetest.Fault{Status: 500})
+	callTool(t, cs, "list_customers", nil)
+	sim.ClearFaults()
+
+	// A rejected credential and a wrong token must not be logged either.
+	const wrongSecret = "wrong-secret-5f2c9d1e"
+	err := gw.admin.do(context.Background(), http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
+		map[string]any{"credentials": map[string]string{"api_key": bot.APIKey, "api_secret": wrongSecret}}, nil)
+	if err == nil {
+		t.Fatal("a wrong API secret was accepted")
+	}
+	postRPC(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken + "tampered"}, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	badAdmin := &adminClient{base: gw.URL, token: gw.AdminToken + "x"}
+	_ = badAdmin.do(context.Background(), http.MethodGet, "/sites", nil, nil)
+
+	_, keyMaterial, _ := strings.Cut(gw.Keys, ":")
+	secrets := map[string]string{
+		"admin token":    gw.AdminToken,
+		"encryption key": keyMaterial,
+		"service token":  site.ServiceToken,
+		"API key":        bot.APIKey,
+		"API secret":     bot.APISecret,
+		"wrong secret":   wrongSecret,
+	}
+	if u, err := url.Parse(gw.DBURL); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			secrets["database password"] = pw
+		}
+	}
+	logs := gw.Logs.String()
+	if len(logs) < 1000 {
+		t.Fatalf("the scenario logged almost nothing (%d bytes); the test would prove nothing", len(logs))
+	}
+	for what, s := range secrets {
+		if s == "" {
+			t.Fatalf("%s is empty", what)
+		}
+		if strings.Contains(logs, s) {
+			t.Errorf("the logs contain the %s", what)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// syncBuffer collects log output from concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+func (b *syncBuffer) Sync() error { return nil }
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// gateway is one real erpgate replica on a loopback port, with its logs.
+type gateway struct {
+	URL        string
+	AdminToken string
+	Keys       string
+	DBURL      string
+	App        *App
+	Logs       *syncBuffer
+	admin      *adminClient
+}
+
+// startGateway runs a replica against dbURL (a fresh database when empty)
+// with env overriding the defaults. It stops at test cleanup.
+func startGateway(t *testing.T, dbURL string, env map[string]string) *gateway {
+	t.Helper()
+	if dbURL == "" {
+		dbURL = pgtest.NewDatabase(t)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := secrets.NewToken("ega")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.GenerateKeySpec("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	vars := map[string]string{
+		"ERPGATE_LISTEN_ADDR":          ln.Addr().String(),
+		"ERPGATE_PUBLIC_BASE_URL":      base,
+		"DATABASE_URL":                 dbURL,
+		"ERPGATE_ADMIN_TOKEN":          admin.Value.Reveal(),
+		"ERPGATE_ENCRYPTION_KEYS":      keys,
+		"ERPGATE_USAGE_FLUSH_INTERVAL": "50ms",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := newLogger(zapcore.DebugLevel, logs)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	app, err := NewApp(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := app.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &gateway{
+		URL: base, AdminToken: admin.Value.Reveal(), Keys: keys, DBURL: dbURL, App: app, Logs: logs,
+		admin: &adminClient{base: base, token: admin.Value.Reveal()},
+	}
+}
+
+// registerFrappe registers sim as a site with the credential of user and
+// returns the site and a fresh service token.
+func (g *gateway) registerFrappe(t *testing.T, slug string, sim *frappetest.Server, user frappetest.User) devSite {
+	t.Helper()
+	site, err := g.admin.ensureSite(context.Background(), devState{}, siteRequest{
+		Slug: slug, Kind: "frappe", DisplayName: "Test " + slug, BaseURL: sim.URL,
+		Credentials: map[string]string{"api_key": user.APIKey, "api_secret": user.APISecret},
+	})
+	if err != nil {
+		t.Fatalf("register %s: %v", slug, err)
+	}
+	return site
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// connect opens an MCP session with the official Go SDK client.
+func connect(t *testing.T, endpoint string, headers map[string]string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "erpgate-e2e", Version: "1"}, nil)
+	hc := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func userWithRole(t *testing.T, sim *frappetest.Server, role string) frappetest.User {
+	t.Helper()
+	for _, u := range sim.Users() {
+		if u.Role == role {
+			return u
+		}
+	}
+	t.Fatalf("simulator has no %s user", role)
+	return frappetest.User{}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+func runKeys(ctx context.Context, configPath string, args []string) error {
+	if len(args) == 0 {
+		return usageError{"keys needs rotate or generate"}
+	}
+	switch args[0] {
+	case "generate":
+		id := "k1"
+		if len(args) > 1 {
+			id = args[1]
+		}
+		spec, err := secrets.GenerateKeySpec(id)
+		if err != nil {
+			return err
+		}
+		fmt.Println(spec)
+		return nil
+	case "rotate":
+		cfg, err := config.LoadRequiring(os.LookupEnv, configPath, config.RequireDatabaseURL|config.RequireEncryptionKeys)
+		if err != nil {
+			return err
+		}
+		pool, err := database.Open(ctx, cfg.DatabaseURL.Reveal())
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		n, err := sites.NewStore(pool, cfg.Keyring).RotateKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n, cfg.Keyring.PrimaryKeyID())
+		return nil
+	}
+	return usageError{fmt.Sprintf("keys: unknown subcommand %q", args[0])}
+}

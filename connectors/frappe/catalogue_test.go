@@ -1,0 +1,91 @@
+package frappe
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/connector"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden tool snapshots")
+
+// TestToolSnapshots keeps a golden copy of every tool's name, description,
+// effect and schemas, so any change to the contract a model sees shows up
+// in review. Run `go test ./connectors/frappe -run TestToolSnapshots -update`
+// after an intended change.
+func TestToolSnapshots(t *testing.T) {
+	dir := filepath.Join("testdata", "toolsnaps")
+	tools := New().Tools()
+	want := map[string]bool{}
+	for _, tool := range tools {
+		want[tool.Name+".snap"] = true
+		got, err := json.MarshalIndent(map[string]any{
+			"name":         tool.Name,
+			"title":        tool.Title,
+			"description":  tool.Description,
+			"effect":       tool.Effect.String(),
+			"inputSchema":  tool.Input,
+			"outputSchema": tool.Output,
+		}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join(dir, tool.Name+".snap")
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		old, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: no snapshot (run with -update): %v", tool.Name, err)
+			continue
+		}
+		if !bytes.Equal(old, got) {
+			t.Errorf("%s: schema differs from %s (run with -update if intended)", tool.Name, path)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !want[e.Name()] {
+			t.Errorf("snapshot %s has no tool; delete it", e.Name())
+		}
+	}
+}
+
+// TestCatalogueInvariants checks rules every tool must follow beyond what
+// the registry enforces.
+func TestCatalogueInvariants(t *testing.T) {
+	tools := New().Tools()
+	if err := connector.ValidateCatalogue(tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		if tool.Effect != connector.Read {
+			t.Errorf("%s: every Frappe tool is a read", tool.Name)
+		}
+		if !strings.HasSuffix(strings.TrimSpace(tool.Description), ".") {
+			t.Errorf("%s: description should be full sentences", tool.Name)
+		}
+		for name := range tool.Input.Properties {
+			if name != strings.ToLower(name) {
+				t.Errorf("%s: argument %s is not lower snake case", tool.Name, name)
+			}
+		}
+		if _, ok := tool.Output.Properties["data"]; ok {
+			if _, ok := tool.Input.Properties["offset"]; !ok {
+				t.Errorf("%s: list tools take offset", tool.Name)
+			}
+		}
+	}
+}

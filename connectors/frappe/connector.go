@@ -1,0 +1,93 @@
+package frappe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Kind is the site kind this connector serves.
+const Kind = "frappe"
+
+// Connector implements connector.Connector for Frappe/ERPNext.
+type Connector struct{}
+
+// New returns the Frappe connector.
+func New() *Connector { return &Connector{} }
+
+var _ connector.Connector = (*Connector)(nil)
+
+// Kind returns "frappe".
+func (*Connector) Kind() string { return Kind }
+
+// Tools returns the catalogue.
+func (*Connector) Tools() []connector.Tool { return catalogue() }
+
+// Settings are a Frappe site's connector settings.
+type Settings struct {
+	// DefaultCompany is used by company-scoped tools when the caller names
+	// no company.
+	DefaultCompany string `json:"default_company,omitempty"`
+}
+
+// NormalizeSettings validates settings and returns them in canonical form.
+func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
+	var s Settings
+	if len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid Frappe settings: %s (known settings: default_company)", err.Error())
+		}
+	}
+	s.DefaultCompany = strings.TrimSpace(s.DefaultCompany)
+	if len(s.DefaultCompany) > 140 {
+		return nil, toolerr.New(toolerr.InvalidArgument, "invalid Frappe settings: default_company is longer than 140 characters")
+	}
+	return json.Marshal(s)
+}
+
+func siteSettings(site connector.Site) Settings {
+	var s Settings
+	_ = json.Unmarshal(site.Settings, &s)
+	return s
+}
+
+// APICredentialFields are the API key and secret of a dedicated Frappe user.
+func (*Connector) APICredentialFields() []connector.CredentialField {
+	return []connector.CredentialField{
+		{Name: "api_key", Description: "API key of the Frappe user the service connection runs as", Secret: true},
+		{Name: "api_secret", Description: "API secret of that user", Secret: true},
+	}
+}
+
+// APIAuthorizer sends Frappe token authentication: "token <key>:<secret>".
+func (*Connector) APIAuthorizer(_ connector.Site, fields map[string]secrets.Secret) (connector.Authorizer, error) {
+	key, secret := fields["api_key"].Reveal(), fields["api_secret"].Reveal()
+	if key == "" || secret == "" {
+		return nil, fmt.Errorf("frappe: api_token connection lacks api_key or api_secret")
+	}
+	header := "token " + key + ":" + secret
+	return connector.AuthorizerFunc(func(r *http.Request) error {
+		r.Header.Set("Authorization", header)
+		return nil
+	}), nil
+}
+
+// VerifyAPICredential asks Frappe who the credential belongs to.
+func (*Connector) VerifyAPICredential(ctx context.Context, site connector.Site, client *http.Client) (string, error) {
+	user, err := newClient(site, client).loggedUser(ctx)
+	if err != nil {
+		return "", err
+	}
+	if user == "" || strings.EqualFold(user, "Guest") {
+		return "", toolerr.New(toolerr.AuthExpired, "Frappe accepted the request but as Guest; check the API key and secret")
+	}
+	return user, nil
+}

@@ -1,0 +1,99 @@
+package frappe
+
+import (
+	"encoding/json"
+	"html"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+func invalidResponse(format string, args ...any) *toolerr.Error {
+	e := toolerr.New(toolerr.UpstreamInvalidResponse, format, args...)
+	e.Message += "; this does not mean there are no records"
+	return e
+}
+
+// frappeError is the JSON body Frappe sends with a failed /api request.
+type frappeError struct {
+	ExcType        string `json:"exc_type"`
+	Exception      string `json:"exception"`
+	ServerMessages string `json:"_server_messages"`
+	ErrorMessage   string `json:"_error_message"`
+}
+
+// upstreamError classifies a non-2xx Frappe answer. The message quotes only
+// Frappe's own user-facing messages (never a traceback) and says what it
+// means for the caller.
+func upstreamError(status int, header http.Header, body []byte) *toolerr.Error {
+	var fe frappeError
+	_ = json.Unmarshal(body, &fe)
+	detail := fe.userMessage()
+	with := func(prefix string) string {
+		if detail == "" {
+			return prefix
+		}
+		return prefix + ": " + detail
+	}
+	switch {
+	case status == http.StatusUnauthorized:
+		return toolerr.New(toolerr.AuthExpired, "the ERP did not accept the credentials for this connection (HTTP 401); sign in again or ask the operator to renew the API credential")
+	case status == http.StatusForbidden:
+		return toolerr.New(toolerr.PermissionDenied, "%s", with("the ERP refused access for this user (HTTP 403); their role or user permissions do not allow it"))
+	case status == http.StatusNotFound:
+		return toolerr.New(toolerr.NotFound, "%s", with("not found in the ERP (HTTP 404)"))
+	case status == http.StatusExpectationFailed, status == http.StatusBadRequest, status == http.StatusConflict:
+		return toolerr.New(toolerr.InvalidArgument, "%s", with("the ERP rejected the query (HTTP "+http.StatusText(status)+")"))
+	case status == http.StatusTooManyRequests:
+		e := toolerr.New(toolerr.RateLimited, "the ERP is rate limiting requests (HTTP 429); wait and retry")
+		return e.WithRetryAfter(outbound.ParseRetryAfter(header.Get("Retry-After"), time.Now()))
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return toolerr.New(toolerr.UpstreamTimeout, "the ERP timed out (HTTP %d); nothing was returned, which does not mean there are no records", status)
+	case status >= 500:
+		return toolerr.New(toolerr.UpstreamUnavailable, "the ERP failed with HTTP %d%s; nothing was returned, which does not mean there are no records", status, suffix(fe.ExcType))
+	}
+	return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with unexpected HTTP %d", status)
+}
+
+func suffix(excType string) string {
+	if excType == "" {
+		return ""
+	}
+	return " (" + excType + ")"
+}
+
+var tagPattern = regexp.MustCompile(`<[^>]*>`)
+
+// userMessage returns the text of Frappe's _server_messages (a JSON string
+// holding a list of JSON strings) or _error_message, without HTML.
+func (fe frappeError) userMessage() string {
+	var msgs []string
+	var encoded []string
+	if fe.ServerMessages != "" && json.Unmarshal([]byte(fe.ServerMessages), &encoded) == nil {
+		for _, e := range encoded {
+			var m struct {
+				Message string `json:"message"`
+			}
+			if json.Unmarshal([]byte(e), &m) == nil && m.Message != "" {
+				msgs = append(msgs, cleanText(m.Message))
+			}
+		}
+	}
+	if len(msgs) == 0 && fe.ErrorMessage != "" {
+		msgs = append(msgs, cleanText(fe.ErrorMessage))
+	}
+	out := strings.Join(msgs, "; ")
+	if len(out) > 500 {
+		out = out[:500] + "…"
+	}
+	return out
+}
+
+func cleanText(s string) string {
+	s = tagPattern.ReplaceAllString(s, "")
+	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
+}

@@ -1,0 +1,206 @@
+package frappetest
+
+import "time"
+
+// Shared pricing and totals logic for selling documents (Sales Order,
+// Sales Invoice), computed in integer cents like ERPNext's
+// taxes_and_totals.py and emitted as Decimals.
+
+// sellingLine is one computed item row.
+type sellingLine struct {
+	item                *itemInfo
+	qtyH                int64 // quantity in hundredths
+	rateC, amountC      int64
+	baseRateC, baseAmtC int64
+}
+
+// sellingCalc holds the header totals of a selling document.
+type sellingCalc struct {
+	currency, companyCurrency string
+	convE4                    int64 // conversion_rate * 10^4
+	lines                     []sellingLine
+	taxRateBP                 int64 // 0 = no taxes
+	disableRounded            bool
+
+	totalQtyH, netC, baseNetC     int64
+	taxC, baseTaxC                int64
+	grandC, baseGrandC            int64
+	roundedC, baseRoundedC        int64
+	adjC, baseAdjC                int64
+}
+
+// base converts document-currency cents to company currency.
+func (s *sellingCalc) base(c int64) int64 { return roundHalfEven(c*s.convE4, 10000) }
+
+func (s *sellingCalc) compute() {
+	s.totalQtyH, s.netC, s.baseNetC = 0, 0, 0
+	for i := range s.lines {
+		l := &s.lines[i]
+		l.amountC = roundHalfEven(l.qtyH*l.rateC, 100)
+		l.baseRateC = s.base(l.rateC)
+		l.baseAmtC = s.base(l.amountC)
+		s.totalQtyH += l.qtyH
+		s.netC += l.amountC
+		s.baseNetC += l.baseAmtC
+	}
+	s.taxC = roundHalfEven(s.netC*s.taxRateBP, 10000)
+	s.baseTaxC = s.base(s.taxC)
+	s.grandC = s.netC + s.taxC
+	s.baseGrandC = s.base(s.grandC)
+	if s.disableRounded {
+		s.roundedC, s.baseRoundedC, s.adjC, s.baseAdjC = 0, 0, 0, 0
+		return
+	}
+	s.roundedC = roundHalfEven(s.grandC, 100) * 100
+	s.adjC = s.roundedC - s.grandC
+	s.baseRoundedC = s.base(s.roundedC)
+	s.baseAdjC = s.base(s.adjC)
+}
+
+// payable returns the document total used for outstanding amounts, in
+// document currency (rounded_total unless rounding is disabled).
+func (s *sellingCalc) payable() int64 {
+	if s.disableRounded {
+		return s.grandC
+	}
+	return s.roundedC
+}
+
+// basePayable is payable() in company currency.
+func (s *sellingCalc) basePayable() int64 {
+	if s.disableRounded {
+		return s.baseGrandC
+	}
+	return s.baseRoundedC
+}
+
+// exchangeRate returns the deterministic monthly rate from -> to as e4.
+func exchangeRate(from, to string, d time.Time) int64 {
+	if from == to {
+		return 10000
+	}
+	m := int64((d.Year()-2025)*12 + int(d.Month()))
+	switch {
+	case from == "USD" && to == "NZD":
+		return 16500 + (m*173)%900 - 450
+	case from == "USD" && to == "AUD":
+		return 15200 + (m*131)%600 - 300
+	}
+	panic("frappetest: no exchange rate " + from + "->" + to)
+}
+
+// priceIn returns an item's list price in a currency, rounded to 5 cents.
+func priceIn(it *itemInfo, currency string) int64 {
+	factor := map[string]int64{"USD": 100, "NZD": 165, "AUD": 150}[currency]
+	c := it.PriceCents * factor / 100
+	return (c + 2) / 5 * 5
+}
+
+// pickLines chooses 1-6 distinct enabled items with quantities.
+func (g *generator) pickLines(currency string, n int) []sellingLine {
+	used := map[int]bool{}
+	var lines []sellingLine
+	for len(lines) < n {
+		k := g.rng.intn(len(g.items))
+		it := g.items[k]
+		if used[k] || it.Disabled {
+			continue
+		}
+		used[k] = true
+		var qtyH int64
+		switch {
+		case it.Fractional:
+			qtyH = int64(g.rng.between(2, 80)) * 25
+		case it.PriceCents >= 100000:
+			qtyH = int64(g.rng.between(1, 3)) * 100
+		default:
+			qtyH = int64(g.rng.between(1, 24)) * 100
+		}
+		lines = append(lines, sellingLine{item: it, qtyH: qtyH, rateC: priceIn(it, currency)})
+	}
+	return lines
+}
+
+func qtyDec(h int64) Decimal { return Decimal(h * (decimalScale / 100)) }
+
+// fillSellingHeader writes totals common to Sales Order and Sales Invoice.
+func fillSellingHeader(d *Doc, s *sellingCalc) {
+	f := d.Fields
+	f["currency"] = s.currency
+	f["conversion_rate"] = Decimal(s.convE4 * (decimalScale / 10000))
+	f["selling_price_list"] = "Standard Selling"
+	f["price_list_currency"] = s.currency
+	f["plc_conversion_rate"] = f["conversion_rate"]
+	f["total_qty"] = qtyDec(s.totalQtyH)
+	f["base_total"] = Cents(s.baseNetC)
+	f["base_net_total"] = Cents(s.baseNetC)
+	f["total"] = Cents(s.netC)
+	f["net_total"] = Cents(s.netC)
+	f["base_total_taxes_and_charges"] = Cents(s.baseTaxC)
+	f["total_taxes_and_charges"] = Cents(s.taxC)
+	f["base_grand_total"] = Cents(s.baseGrandC)
+	f["base_rounding_adjustment"] = Cents(s.baseAdjC)
+	f["base_rounded_total"] = Cents(s.baseRoundedC)
+	f["grand_total"] = Cents(s.grandC)
+	f["rounding_adjustment"] = Cents(s.adjC)
+	f["rounded_total"] = Cents(s.roundedC)
+	f["in_words"] = moneyInWords(s.payable(), s.currency)
+	f["base_in_words"] = moneyInWords(s.basePayable(), s.companyCurrency)
+	if s.disableRounded {
+		f["disable_rounded_total"] = int64(1)
+	}
+	f["language"] = "en"
+}
+
+// addSellingItems adds item rows; extra sets doctype-specific columns.
+func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(row map[string]any, l sellingLine)) {
+	for _, l := range s.lines {
+		row := map[string]any{
+			"item_code":            l.item.Code,
+			"item_name":            l.item.Name,
+			"description":          l.item.Name,
+			"qty":                  qtyDec(l.qtyH),
+			"stock_uom":            l.item.UOM,
+			"uom":                  l.item.UOM,
+			"conversion_factor":    Units(1),
+			"stock_qty":            qtyDec(l.qtyH),
+			"price_list_rate":      Cents(l.rateC),
+			"base_price_list_rate": Cents(l.baseRateC),
+			"rate":                 Cents(l.rateC),
+			"amount":               Cents(l.amountC),
+			"base_rate":            Cents(l.baseRateC),
+			"base_amount":          Cents(l.baseAmtC),
+			"net_rate":             Cents(l.rateC),
+			"net_amount":           Cents(l.amountC),
+			"base_net_rate":        Cents(l.baseRateC),
+			"base_net_amount":      Cents(l.baseAmtC),
+			"stock_uom_rate":       Cents(l.rateC),
+			"item_group":           l.item.Group,
+		}
+		if l.item.Stock {
+			row["warehouse"] = c.acct("Stores")
+		}
+		if extra != nil {
+			extra(row, l)
+		}
+		g.addChild(d, "items", row)
+	}
+	if s.taxRateBP != 0 {
+		rate := Decimal(s.taxRateBP * (decimalScale / 100))
+		g.addChild(d, "taxes", map[string]any{
+			"charge_type":                           "On Net Total",
+			"account_head":                          c.TaxAccount,
+			"description":                           c.TaxLabel + " @ " + pyFloat(rate.Float64()),
+			"cost_center":                           c.acct("Main"),
+			"rate":                                  rate,
+			"account_currency":                      c.Currency,
+			"tax_amount":                            Cents(s.taxC),
+			"total":                                 Cents(s.grandC),
+			"tax_amount_after_discount_amount":      Cents(s.taxC),
+			"base_tax_amount":                       Cents(s.baseTaxC),
+			"base_total":                            Cents(s.baseGrandC),
+			"base_tax_amount_after_discount_amount": Cents(s.baseTaxC),
+		})
+		d.Fields["taxes_and_charges"] = c.TaxLabel + " - " + c.Abbr
+	}
+}

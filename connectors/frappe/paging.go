@@ -1,0 +1,99 @@
+package frappe
+
+import (
+	"context"
+
+	"github.com/erpgate/erpgate/platform/schema"
+)
+
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+)
+
+// pageArgs are the paging arguments every list tool takes.
+type pageArgs struct {
+	Offset *int `json:"offset"`
+	Limit  *int `json:"limit"`
+}
+
+func (p pageArgs) offset() int {
+	if p.Offset == nil {
+		return 0
+	}
+	return *p.Offset
+}
+
+func (p pageArgs) limit(maxRecords int) int {
+	n := defaultLimit
+	if p.Limit != nil {
+		n = *p.Limit
+	}
+	return min(n, maxLimit, max(maxRecords, 1))
+}
+
+func pageProps() []schema.Property {
+	return []schema.Property{
+		schema.Prop("offset", schema.Integer("Rows to skip. Repeat the same request with meta.next_offset to get the next page.").Min(0).Max(1_000_000).WithDefault(0)),
+		schema.Prop("limit", schema.Integer("Rows per page.").Min(1).Max(maxLimit).WithDefault(defaultLimit)),
+	}
+}
+
+// pageMeta describes one page of a list.
+type pageMeta struct {
+	Offset   int    `json:"offset"`
+	Limit    int    `json:"limit"`
+	Returned int    `json:"returned"`
+	OrderBy  string `json:"order_by"`
+	// NextOffset is where the next page starts, or null when this page is
+	// the last one. erpgate asks for one row more than the limit, so the end
+	// is known without an extra empty request.
+	NextOffset *int `json:"next_offset"`
+	// Complete is true when this page reaches the end of the matching rows.
+	Complete bool `json:"complete"`
+}
+
+func pageMetaSchema() *schema.Schema {
+	return schema.Object(
+		schema.Prop("offset", schema.Integer("Offset of this page.")).Required(),
+		schema.Prop("limit", schema.Integer("Page size used.")).Required(),
+		schema.Prop("returned", schema.Integer("Rows in this page.")).Required(),
+		schema.Prop("order_by", schema.String("Ordering used, always ending with the document name as tie-breaker.")).Required(),
+		schema.Prop("next_offset", schema.Integer("Offset of the next page; null when this is the last page.").Nullable()).Required(),
+		schema.Prop("complete", schema.Boolean("True when no rows follow this page.")).Required(),
+	)
+}
+
+// listPage is the result of a list tool.
+type listPage struct {
+	Data []map[string]any `json:"data"`
+	Meta pageMeta         `json:"meta"`
+}
+
+func listPageSchema(row *schema.Schema) *schema.Schema {
+	return schema.Object(
+		schema.Prop("data", schema.Array(row, "The rows of this page.")).Required(),
+		schema.Prop("meta", pageMetaSchema()).Required(),
+	)
+}
+
+// fetchPage runs q for one page: it asks for limit+1 rows to learn whether
+// another page exists, then trims.
+func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page pageArgs, maxRecords int) (listPage, error) {
+	limit := page.limit(maxRecords)
+	q.Start = page.offset()
+	q.PageLength = limit + 1
+	rows, err := c.list(ctx, doctype, q)
+	if err != nil {
+		return listPage{}, err
+	}
+	meta := pageMeta{Offset: q.Start, Limit: limit, OrderBy: q.OrderBy, Complete: true}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		next := q.Start + limit
+		meta.NextOffset = &next
+		meta.Complete = false
+	}
+	meta.Returned = len(rows)
+	return listPage{Data: rows, Meta: meta}, nil
+}
