@@ -100,7 +100,15 @@ func (c *adminClient) ensureSite(ctx context.Context, previous devState, in site
 	}, &site)
 	if ae, ok := err.(*apiError); ok && ae.Status == http.StatusConflict {
 		if err = c.do(ctx, http.MethodGet, "/sites/"+url.PathEscape(in.Slug), nil, &site); err == nil && site.BaseURL != in.BaseURL {
-			err = c.do(ctx, http.MethodPatch, "/sites/"+site.ID, map[string]any{"base_url": in.BaseURL}, &site)
+			// A site with a stored credential cannot move (the credential
+			// would follow it); drop the credential, move, add it again.
+			err = c.do(ctx, http.MethodDelete, "/sites/"+site.ID+"/connections/api_token", nil, nil)
+			if ae, ok := err.(*apiError); ok && ae.Status == http.StatusNotFound {
+				err = nil
+			}
+			if err == nil {
+				err = c.do(ctx, http.MethodPatch, "/sites/"+site.ID, map[string]any{"base_url": in.BaseURL}, &site)
+			}
 		}
 	}
 	if err != nil {
@@ -131,8 +139,8 @@ func previousToken(s devState, slug string) string {
 
 func (c *adminClient) serviceToken(ctx context.Context, siteID, previous string) (string, error) {
 	if previous != "" {
-		var tokens []tokenResponse
-		if err := c.do(ctx, http.MethodGet, "/sites/"+siteID+"/service-tokens", nil, &tokens); err != nil {
+		tokens, err := c.listTokens(ctx, siteID)
+		if err != nil {
 			return "", err
 		}
 		for _, t := range tokens {
@@ -146,4 +154,12 @@ func (c *adminClient) serviceToken(ctx context.Context, siteID, previous string)
 		return "", err
 	}
 	return created.Token, nil
+}
+
+func (c *adminClient) listTokens(ctx context.Context, siteID string) ([]tokenResponse, error) {
+	var out struct {
+		ServiceTokens []tokenResponse `json:"service_tokens"`
+	}
+	err := c.do(ctx, http.MethodGet, "/sites/"+siteID+"/service-tokens", nil, &out)
+	return out.ServiceTokens, err
 }

@@ -166,8 +166,8 @@ func TestServiceMCPBadInput(t *testing.T) {
 
 	t.Run("revocation takes effect at once", func(t *testing.T) {
 		g2 := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
-		var tokens []tokenResponse
-		if err := gw.admin.do(context.Background(), http.MethodGet, "/sites/"+g2.ID+"/service-tokens", nil, &tokens); err != nil {
+		tokens, err := gw.admin.listTokens(context.Background(), g2.ID)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var id string

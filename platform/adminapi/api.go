@@ -1,0 +1,102 @@
+package adminapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+// Deps is what the admin API needs from the rest of erpgate.
+type Deps struct {
+	// Store is the site registry.
+	Store *sites.Store
+	// Registry holds the connectors this deployment serves.
+	Registry *connector.Registry
+	// AdminToken is the operator's bearer token. When it is not set, every
+	// authenticated route answers 401.
+	AdminToken secrets.Secret
+	// PublicURL turns an absolute path into erpgate's public URL.
+	PublicURL func(path string) string
+	// IsDevHost reports whether plain http is acceptable for host (besides
+	// loopback, which always is). It may be nil.
+	IsDevHost func(host string) bool
+	// HTTPClient returns the outbound client for site, authorised with auth.
+	// It is used to verify credentials before they are saved.
+	HTTPClient func(site connector.Site, auth connector.Authorizer) *http.Client
+	// Logger receives one line per admin action. It may be nil.
+	Logger *zap.Logger
+}
+
+// API serves /api/v1.
+type API struct {
+	deps Deps
+	log  *zap.Logger
+	// routes are the authenticated and public routes Register added, as
+	// full echo path templates by method, for telling 405 from 404.
+	routes []registeredRoute
+}
+
+type registeredRoute struct {
+	method string
+	path   string
+}
+
+// New returns the admin API. It panics if a required dependency is missing,
+// since that is a wiring mistake found at start-up.
+func New(deps Deps) *API {
+	switch {
+	case deps.Store == nil:
+		panic("adminapi: New: Store is nil")
+	case deps.Registry == nil:
+		panic("adminapi: New: Registry is nil")
+	case deps.PublicURL == nil:
+		panic("adminapi: New: PublicURL is nil")
+	case deps.HTTPClient == nil:
+		panic("adminapi: New: HTTPClient is nil")
+	}
+	log := deps.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &API{deps: deps, log: log.Named("adminapi")}
+}
+
+// Register adds the API's routes to g, which the caller mounts at /api/v1.
+// Call it once. Unknown paths and methods under g get the API's own JSON
+// errors rather than the server's default pages.
+func (a *API) Register(g *echo.Group) {
+	// Public: clients fetch the description before they have a token.
+	a.add(g, http.MethodGet, "/openapi.json", a.serveOpenAPI)
+
+	a.admin(g, http.MethodGet, "/sites", "list_sites", a.listSites)
+	a.admin(g, http.MethodPost, "/sites", "create_site", a.createSite)
+	a.admin(g, http.MethodGet, "/sites/:id", "get_site", a.getSite)
+	a.admin(g, http.MethodPatch, "/sites/:id", "update_site", a.updateSite)
+	a.admin(g, http.MethodDelete, "/sites/:id", "delete_site", a.deleteSite)
+
+	a.admin(g, http.MethodPut, "/sites/:id/connections/:type", "put_connection", a.putConnection)
+	a.admin(g, http.MethodDelete, "/sites/:id/connections/:type", "delete_connection", a.deleteConnection)
+
+	a.admin(g, http.MethodGet, "/sites/:id/service-tokens", "list_service_tokens", a.listServiceTokens)
+	a.admin(g, http.MethodPost, "/sites/:id/service-tokens", "issue_service_token", a.issueServiceToken)
+	a.admin(g, http.MethodDelete, "/sites/:id/service-tokens/:token_id", "revoke_service_token", a.revokeServiceToken)
+
+	g.RouteNotFound("", a.routeNotFound, a.envelope)
+	g.RouteNotFound("/*", a.routeNotFound, a.envelope)
+}
+
+// admin adds an authenticated route whose every use is logged as action.
+func (a *API) admin(g *echo.Group, method, path, action string, h echo.HandlerFunc) {
+	a.add(g, method, path, h, a.audit(action), a.requireAdmin)
+}
+
+// add adds a route wrapped in the API's error envelope.
+func (a *API) add(g *echo.Group, method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	r := g.Add(method, path, h, append([]echo.MiddlewareFunc{a.envelope}, m...)...)
+	a.routes = append(a.routes, registeredRoute{method: method, path: r.Path})
+}

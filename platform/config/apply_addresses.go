@@ -1,0 +1,93 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func applyListenAddr(c *Config, v value) error {
+	_, port, err := net.SplitHostPort(v.text)
+	if err != nil {
+		return fmt.Errorf("must be host:port, such as 127.0.0.1:8080 or :8080; got %q", v.text)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535; got %q", v.text)
+	}
+	c.ListenAddr = v.text
+	return nil
+}
+
+// hostnamePattern is an RFC 1123 host name in lower case.
+var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+
+func applyDevHosts(c *Config, v value) error {
+	var problems []error
+	hosts := make([]string, 0, len(v.items))
+	for _, item := range v.items {
+		h := strings.TrimSuffix(strings.ToLower(item), ".")
+		if !hostnamePattern.MatchString(h) && net.ParseIP(h) == nil {
+			problems = append(problems, fmt.Errorf("%q is not a host name (give the name only, without scheme or port)", item))
+			continue
+		}
+		hosts = append(hosts, h)
+	}
+	c.DevHosts = hosts
+	return errors.Join(problems...)
+}
+
+func applyPublicBaseURL(c *Config, v value) error {
+	u, err := url.Parse(v.text)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("must be an absolute URL such as https://erpgate.example.com; got %q", v.text)
+	}
+	var problems []error
+	if u.Scheme != "http" && u.Scheme != "https" {
+		problems = append(problems, fmt.Errorf("must use http or https; got %q", v.text))
+	}
+	if u.Scheme == "http" && !c.IsDevHost(u.Host) {
+		problems = append(problems, fmt.Errorf("must use https unless the host is loopback or listed in dev_hosts; got %q", v.text))
+	}
+	if u.User != nil {
+		// Not echoed: the user info may hold a password.
+		problems = append(problems, errors.New("must not contain user info"))
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(v.text, "#") {
+		problems = append(problems, fmt.Errorf("must not have a query or fragment; got %q", v.text))
+	}
+	if len(problems) > 0 {
+		return errors.Join(problems...)
+	}
+	c.PublicBaseURL = strings.TrimRight(v.text, "/")
+	return nil
+}
+
+func applyAllowedOrigins(c *Config, v value) error {
+	var problems []error
+	origins := make([]string, 0, len(v.items))
+	for _, item := range v.items {
+		origin, ok := normalizeOrigin(item)
+		if !ok {
+			problems = append(problems, fmt.Errorf("%q is not an origin such as https://app.example.com (scheme, host and optional port only)", item))
+			continue
+		}
+		origins = append(origins, origin)
+	}
+	c.MCP.AllowedOrigins = origins
+	return errors.Join(problems...)
+}
+
+// normalizeOrigin lower-cases a scheme://host[:port] origin, accepting one
+// trailing slash and rejecting anything else after the host.
+func normalizeOrigin(s string) (string, bool) {
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"time"
+
+	"go.uber.org/zap/zapcore"
+
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// Config is the validated start-up configuration.
+//
+// Each field's yaml tag names the configuration key it comes from, joined
+// with dots for nested sections (upstream.budget); a test checks the tags
+// against the settings table and configs/erpgate.example.yaml. Config is
+// never decoded from YAML directly.
+//
+// Settings that the loading command did not require (see Requirement) and
+// that were not given are left zero: an empty Secret, a nil Keyring, an empty
+// PublicBaseURL.
+type Config struct {
+	// ListenAddr is the host:port the HTTP server listens on.
+	ListenAddr string `yaml:"listen_addr"`
+	// PublicBaseURL is the externally visible base URL, without a trailing
+	// slash. Every advertised URL is built from it with PublicURL.
+	PublicBaseURL string `yaml:"public_base_url"`
+	// DatabaseURL is the Postgres connection URL. It usually holds a
+	// password, hence a Secret.
+	DatabaseURL secrets.Secret `yaml:"database_url"`
+	// AdminToken authenticates the operator on the admin API and console.
+	// Compare with secrets.ConstantTimeEqual.
+	AdminToken secrets.Secret `yaml:"admin_token"`
+	// Keyring encrypts stored credentials (ERPGATE_ENCRYPTION_KEYS).
+	Keyring *secrets.Keyring `yaml:"encryption_keys"`
+	// DevHosts are lower-case host names (beyond loopback) allowed to use
+	// plain http, for the public base URL and for site URLs.
+	DevHosts []string `yaml:"dev_hosts"`
+	// LogLevel is one of debug, info, warn, error.
+	LogLevel zapcore.Level `yaml:"log_level"`
+
+	Upstream  Upstream  `yaml:"upstream"`
+	Limits    Limits    `yaml:"limits"`
+	Redaction Redaction `yaml:"redaction"`
+	Usage     Usage     `yaml:"usage"`
+
+	// ShutdownTimeout bounds graceful shutdown: draining requests and
+	// flushing usage events.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+
+	MCP MCP `yaml:"mcp"`
+}
+
+// Upstream governs calls from tools to ERPs (design §3, steps 4 to 6).
+type Upstream struct {
+	// Budget bounds a whole tool call, lookups and retries included.
+	Budget time.Duration `yaml:"budget"`
+	// MaxResponseBytes bounds one upstream response body.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// Retry enables one retry of retryable reads within the budget.
+	Retry bool `yaml:"retry"`
+}
+
+// Limits are the deployment-wide defaults for call limits (design §3).
+type Limits struct {
+	// MaxRecords caps the records one query may return.
+	MaxRecords int `yaml:"max_records"`
+	// UserConcurrency caps concurrent calls per (site, user).
+	UserConcurrency int `yaml:"user_concurrency"`
+	// UserPerMinute caps calls per (site, user) per minute.
+	UserPerMinute int `yaml:"user_per_minute"`
+	// SiteConcurrency caps concurrent calls per site, across replicas.
+	SiteConcurrency int `yaml:"site_concurrency"`
+	// SitePerMinute caps calls per site per minute, across replicas.
+	SitePerMinute int `yaml:"site_per_minute"`
+}
+
+// Redaction adjusts the built-in sensitive field-name patterns for the whole
+// deployment; sites can adjust them further at run time.
+type Redaction struct {
+	// Patterns are extra case-insensitive field-name substrings to redact.
+	Patterns []string `yaml:"patterns"`
+	// Skip are field-name patterns exempted from redaction.
+	Skip []string `yaml:"skip"`
+}
+
+// Usage governs how usage events are batched into Postgres.
+type Usage struct {
+	// FlushInterval is the longest an event waits before being written.
+	FlushInterval time.Duration `yaml:"flush_interval"`
+	// BatchSize is the most events written in one statement.
+	BatchSize int `yaml:"batch_size"`
+}
+
+// MCP governs the MCP endpoints.
+type MCP struct {
+	// AllowedOrigins are extra browser origins (scheme://host[:port])
+	// accepted on MCP endpoints; the public base URL's origin is always
+	// accepted.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}

@@ -1,0 +1,45 @@
+package config
+
+import "go.uber.org/zap"
+
+// LogFields describes the effective configuration for a start-up log line,
+// one field per setting, named by its YAML key. Secrets appear only as
+// "is set" or "not set"; encryption key ids (not keys) are listed so key
+// rotation can be checked.
+func (c *Config) LogFields() []zap.Field {
+	keyIDs := []string{}
+	if c.Keyring != nil {
+		keyIDs = c.Keyring.KeyIDs()
+	}
+	return []zap.Field{
+		zap.String("listen_addr", c.ListenAddr),
+		zap.String("public_base_url", c.PublicBaseURL),
+		zap.String("database_url", setOrNot(c.DatabaseURL.IsSet())),
+		zap.String("admin_token", setOrNot(c.AdminToken.IsSet())),
+		zap.String("encryption_keys", setOrNot(c.Keyring != nil)),
+		zap.Strings("encryption_key_ids", keyIDs),
+		zap.Strings("dev_hosts", c.DevHosts),
+		zap.Stringer("log_level", c.LogLevel),
+		zap.Stringer("upstream.budget", c.Upstream.Budget),
+		zap.Int64("upstream.max_response_bytes", c.Upstream.MaxResponseBytes),
+		zap.Bool("upstream.retry", c.Upstream.Retry),
+		zap.Int("limits.max_records", c.Limits.MaxRecords),
+		zap.Int("limits.user_concurrency", c.Limits.UserConcurrency),
+		zap.Int("limits.user_per_minute", c.Limits.UserPerMinute),
+		zap.Int("limits.site_concurrency", c.Limits.SiteConcurrency),
+		zap.Int("limits.site_per_minute", c.Limits.SitePerMinute),
+		zap.Strings("redaction.patterns", c.Redaction.Patterns),
+		zap.Strings("redaction.skip", c.Redaction.Skip),
+		zap.Stringer("usage.flush_interval", c.Usage.FlushInterval),
+		zap.Int("usage.batch_size", c.Usage.BatchSize),
+		zap.Stringer("shutdown_timeout", c.ShutdownTimeout),
+		zap.Strings("mcp.allowed_origins", c.MCP.AllowedOrigins),
+	}
+}
+
+func setOrNot(set bool) string {
+	if set {
+		return "is set"
+	}
+	return "not set"
+}

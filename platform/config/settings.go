@@ -1,0 +1,92 @@
+package config
+
+import (
+	"math"
+	"time"
+)
+
+// setting describes one configuration key: where it is read from, its
+// default, and how its text becomes a Config field.
+type setting struct {
+	// key is the YAML path, dotted for nested sections.
+	key string
+	// env is the environment variable that overrides the file.
+	env string
+	// fallback is the default, in the same text form as env; "" means
+	// none. Defaults go through apply like any other value.
+	fallback string
+	// list settings read a YAML sequence or a comma-separated string.
+	list bool
+	// secret settings never have their value echoed in problems.
+	secret bool
+	// required is the Requirement bit that makes a missing value a
+	// problem; 0 for settings that are optional or have a default.
+	required Requirement
+	// apply validates v and stores it in c. Its error message is the
+	// problem text, without the setting's name; errors.Join yields several.
+	apply func(c *Config, v value) error
+}
+
+// settings lists every configuration key. Order matters twice: problems are
+// reported in this order, and dev_hosts must come before public_base_url,
+// whose validation reads Config.DevHosts.
+var settings = []setting{
+	{key: "listen_addr", env: "ERPGATE_LISTEN_ADDR", fallback: "127.0.0.1:8080",
+		apply: applyListenAddr},
+	{key: "dev_hosts", env: "ERPGATE_DEV_HOSTS", list: true,
+		apply: applyDevHosts},
+	{key: "public_base_url", env: "ERPGATE_PUBLIC_BASE_URL", required: RequirePublicBaseURL,
+		apply: applyPublicBaseURL},
+	{key: "database_url", env: "DATABASE_URL", secret: true, required: RequireDatabaseURL,
+		apply: applyDatabaseURL},
+	{key: "admin_token", env: "ERPGATE_ADMIN_TOKEN", secret: true, required: RequireAdminToken,
+		apply: applyAdminToken},
+	{key: "encryption_keys", env: "ERPGATE_ENCRYPTION_KEYS", secret: true, required: RequireEncryptionKeys,
+		apply: applyEncryptionKeys},
+	{key: "log_level", env: "ERPGATE_LOG_LEVEL", fallback: "info",
+		apply: applyLogLevel},
+
+	{key: "upstream.budget", env: "ERPGATE_UPSTREAM_BUDGET", fallback: "50s",
+		apply: durationIn(time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.Upstream.Budget })},
+	{key: "upstream.max_response_bytes", env: "ERPGATE_UPSTREAM_MAX_RESPONSE_BYTES", fallback: "8388608",
+		apply: intIn(64<<10, 256<<20, func(c *Config) *int64 { return &c.Upstream.MaxResponseBytes })},
+	{key: "upstream.retry", env: "ERPGATE_UPSTREAM_RETRY", fallback: "true",
+		apply: boolean(func(c *Config) *bool { return &c.Upstream.Retry })},
+
+	{key: "limits.max_records", env: "ERPGATE_MAX_RECORDS", fallback: "1000",
+		apply: intIn(1, 100_000, func(c *Config) *int { return &c.Limits.MaxRecords })},
+	{key: "limits.user_concurrency", env: "ERPGATE_LIMIT_USER_CONCURRENCY", fallback: "3",
+		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.UserConcurrency })},
+	{key: "limits.user_per_minute", env: "ERPGATE_LIMIT_USER_PER_MINUTE", fallback: "40",
+		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.UserPerMinute })},
+	{key: "limits.site_concurrency", env: "ERPGATE_LIMIT_SITE_CONCURRENCY", fallback: "10",
+		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.SiteConcurrency })},
+	{key: "limits.site_per_minute", env: "ERPGATE_LIMIT_SITE_PER_MINUTE", fallback: "300",
+		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.SitePerMinute })},
+
+	{key: "redaction.patterns", env: "ERPGATE_REDACT_PATTERNS", list: true,
+		apply: fieldPatterns(func(c *Config) *[]string { return &c.Redaction.Patterns })},
+	{key: "redaction.skip", env: "ERPGATE_REDACT_SKIP", list: true,
+		apply: fieldPatterns(func(c *Config) *[]string { return &c.Redaction.Skip })},
+
+	{key: "usage.flush_interval", env: "ERPGATE_USAGE_FLUSH_INTERVAL", fallback: "500ms",
+		apply: durationIn(10*time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.Usage.FlushInterval })},
+	{key: "usage.batch_size", env: "ERPGATE_USAGE_BATCH_SIZE", fallback: "200",
+		apply: intIn(1, 10_000, func(c *Config) *int { return &c.Usage.BatchSize })},
+
+	{key: "shutdown_timeout", env: "ERPGATE_SHUTDOWN_TIMEOUT", fallback: "30s",
+		apply: durationIn(time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+
+	{key: "mcp.allowed_origins", env: "ERPGATE_ALLOWED_ORIGINS", list: true,
+		apply: applyAllowedOrigins},
+}
+
+// lookupSetting returns the setting with the given YAML key.
+func lookupSetting(key string) (*setting, bool) {
+	for i := range settings {
+		if settings[i].key == key {
+			return &settings[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,44 @@
+package config
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// PublicURL joins the public base URL and path with exactly one slash:
+// PublicURL("/.well-known/oauth-authorization-server") and
+// PublicURL(".well-known/oauth-authorization-server") are equal. An empty
+// path returns the base URL itself.
+func (c *Config) PublicURL(path string) string {
+	base := strings.TrimRight(c.PublicBaseURL, "/")
+	if path == "" {
+		return base
+	}
+	return base + "/" + strings.TrimLeft(path, "/")
+}
+
+// PublicOrigin returns the origin (scheme://host[:port]) of the public base
+// URL, in lower case, or "" if the base URL is not set.
+func (c *Config) PublicOrigin() string {
+	u, err := url.Parse(c.PublicBaseURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// AcceptsOrigin reports whether a browser Origin header value may call the
+// MCP endpoints: the public base URL's origin or one of MCP.AllowedOrigins,
+// compared case-insensitively. An empty origin is not accepted; whether
+// requests without an Origin header are allowed is the caller's decision.
+func (c *Config) AcceptsOrigin(origin string) bool {
+	origin = strings.ToLower(strings.TrimRight(origin, "/"))
+	if origin == "" {
+		return false
+	}
+	if origin == c.PublicOrigin() {
+		return true
+	}
+	return slices.Contains(c.MCP.AllowedOrigins, origin)
+}

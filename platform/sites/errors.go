@@ -1,0 +1,58 @@
+package sites
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors the store reports. Callers test them with errors.Is; every returned
+// error also names the operation and the site it concerned.
+var (
+	// ErrNotFound: the site, connection or service token does not exist (in
+	// the given site's scope).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a uniqueness rule refused the change. The returned error
+	// also matches ErrSlugTaken or ErrBaseURLTaken, which say which rule.
+	ErrConflict = errors.New("conflict")
+	// ErrSlugTaken: another site already has this slug.
+	ErrSlugTaken = fmt.Errorf("%w: slug is already in use", ErrConflict)
+	// ErrBaseURLTaken: another site already has this base URL and tenant.
+	ErrBaseURLTaken = fmt.Errorf("%w: base URL and tenant are already registered", ErrConflict)
+	// ErrConnectionsExist: the site's base URL cannot change while it has
+	// connections, because their credentials were verified against (and
+	// would otherwise be sent to) the old origin.
+	ErrConnectionsExist = errors.New("site has connections verified for its current base URL")
+	// ErrBaseURLChanged: a credential verified against one origin was about
+	// to be saved for a site that has meanwhile moved to another.
+	ErrBaseURLChanged = errors.New("site base URL changed since the credential was verified")
+	// ErrNoAPIConnection: a service token was requested for a site that has
+	// no api_token connection, so the token could never call the ERP.
+	ErrNoAPIConnection = errors.New("site has no api_token connection")
+	// ErrSiteDisabled: the site exists but an operator disabled it.
+	ErrSiteDisabled = errors.New("site is disabled")
+	// ErrTokenInvalid: the presented service token is unknown or revoked.
+	// Callers must not tell the two apart in what they show the client.
+	ErrTokenInvalid = errors.New("service token is invalid")
+	// ErrCredentialUnreadable: a stored credential could not be decrypted,
+	// because its key is no longer in the keyring or the row was tampered
+	// with (for example copied to another site or field).
+	ErrCredentialUnreadable = errors.New("stored credential cannot be decrypted")
+	// ErrInvalid: the input breaks a rule the store enforces before touching
+	// the database. The error text says which rule and is safe to show.
+	ErrInvalid = errors.New("invalid input")
+)
+
+// ValidationError is an input the package refuses. Message is written for
+// an operator ("slug must ...") and never contains a secret. It matches
+// ErrInvalid.
+type ValidationError struct{ Message string }
+
+func (e *ValidationError) Error() string { return e.Message }
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// invalidf returns a *ValidationError with a formatted message.
+func invalidf(format string, args ...any) error {
+	return &ValidationError{Message: fmt.Sprintf(format, args...)}
+}

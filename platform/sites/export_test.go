@@ -1,0 +1,9 @@
+package sites
+
+// SetRotateBatchSize changes RotateKeys' batch size and returns a function
+// that restores it. Tests using it must not run in parallel.
+func SetRotateBatchSize(n int) (restore func()) {
+	old := rotateBatchSize
+	rotateBatchSize = n
+	return func() { rotateBatchSize = old }
+}

@@ -1,0 +1,185 @@
+package sites
+
+import (
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// slugPattern matches the sites_slug_check constraint of the schema.
+var slugPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$`)
+
+// reservedSlugs would read as erpgate's own paths or be confused with them
+// in URLs, logs and the console.
+var reservedSlugs = map[string]bool{
+	"admin": true, "api": true, "auth": true, "docs": true, "mcp": true,
+	"metrics": true, "oauth": true, "service": true, "sites": true,
+	"static": true, "well-known": true,
+}
+
+// hostLabelPattern matches one DNS label in lower case (LDH rule).
+var hostLabelPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
+
+const (
+	maxDisplayNameRunes = 200
+	maxTokenNameRunes   = 100
+	maxHostLength       = 253
+)
+
+// ValidateSlug checks that slug can name a site: 1 to 48 characters of a-z,
+// 0-9 and "-", starting and ending with a letter or digit, not reserved and
+// not shaped like a UUID (the admin API accepts either in the same place).
+// The error is a *ValidationError.
+func ValidateSlug(slug string) error {
+	switch {
+	case !slugPattern.MatchString(slug):
+		return invalidf("slug %q is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", slug)
+	case reservedSlugs[slug]:
+		return invalidf("slug %q is reserved; choose another", slug)
+	}
+	if _, err := uuid.Parse(slug); err == nil {
+		return invalidf("slug %q looks like a UUID, which would be ambiguous with site ids; choose another", slug)
+	}
+	return nil
+}
+
+// ValidateDisplayName checks a site's display name: not blank, at most 200
+// characters, no control characters. The error is a *ValidationError.
+func ValidateDisplayName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return invalidf("display name must not be blank")
+	}
+	return checkText("display name", name, maxDisplayNameRunes)
+}
+
+// ValidateTokenName checks a service token's optional name: at most 100
+// characters, no control characters. The error is a *ValidationError.
+func ValidateTokenName(name string) error {
+	return checkText("token name", name, maxTokenNameRunes)
+}
+
+func checkText(what, s string, maxRunes int) error {
+	if !utf8.ValidString(s) {
+		return invalidf("%s must be valid UTF-8", what)
+	}
+	if n := utf8.RuneCountInString(s); n > maxRunes {
+		return invalidf("%s must be at most %d characters, got %d", what, maxRunes, n)
+	}
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return invalidf("%s must not contain control characters", what)
+	}
+	return nil
+}
+
+// NormalizeBaseURL turns an operator-entered ERP address into the origin
+// erpgate stores and matches against: scheme://host[:port], lower case, with
+// the scheme's default port dropped.
+//
+// It refuses anything that is not an absolute http(s) URL, user names or
+// passwords, queries, fragments and paths other than "/" (a site is an
+// origin: the generic /mcp endpoint matches typed URLs by origin). Plain http
+// is accepted only for loopback hosts and hosts isDevHost accepts (isDevHost
+// may be nil). The error is a *ValidationError.
+func NormalizeBaseURL(raw string, isDevHost func(host string) bool) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", invalidf("base URL must not be blank")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", invalidf("base URL %q is not a valid URL", raw)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch {
+	case scheme != "http" && scheme != "https":
+		return "", invalidf("base URL %q must start with https:// (or http:// for a development host)", raw)
+	case u.Opaque != "" || u.Host == "":
+		return "", invalidf("base URL %q must be absolute, like https://erp.example.com", raw)
+	case u.User != nil:
+		return "", invalidf("base URL must not contain a user name or password")
+	case u.RawQuery != "" || u.ForceQuery:
+		return "", invalidf("base URL %q must not have a query", raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return "", invalidf("base URL %q must not have a fragment", raw)
+	case u.Path != "" && u.Path != "/":
+		return "", invalidf("base URL %q must be the site's origin, without a path (got %q)", raw, u.Path)
+	}
+	host, err := normalizeHost(u.Hostname())
+	if err != nil {
+		return "", err
+	}
+	port := u.Port()
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", invalidf("base URL %q has an invalid port", raw)
+		}
+		port = strconv.Itoa(n)
+		if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
+			port = ""
+		}
+	}
+	if scheme == "http" && !isLoopbackHost(host) && (isDevHost == nil || !isDevHost(host)) {
+		return "", invalidf("base URL %q must use https; plain http is allowed only for loopback and configured development hosts", raw)
+	}
+	hostport := host
+	switch {
+	case port != "":
+		hostport = net.JoinHostPort(host, port)
+	case strings.Contains(host, ":"):
+		hostport = "[" + host + "]"
+	}
+	return scheme + "://" + hostport, nil
+}
+
+// normalizeHost lower-cases host and checks it is a DNS name in LDH form or
+// an IP literal. Internationalised names must be given in punycode, so the
+// stored origin has exactly one spelling.
+func normalizeHost(host string) (string, error) {
+	host = strings.ToLower(host)
+	if host == "" {
+		return "", invalidf("base URL must name a host")
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String(), nil
+	}
+	if strings.Contains(host, "%") || strings.Contains(host, ":") {
+		return "", invalidf("base URL host %q is not a valid IP address", host)
+	}
+	if len(host) > maxHostLength {
+		return "", invalidf("base URL host is longer than %d characters", maxHostLength)
+	}
+	for _, label := range strings.Split(host, ".") {
+		if !hostLabelPattern.MatchString(label) {
+			return "", invalidf("base URL host %q is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", host)
+		}
+	}
+	return host, nil
+}
+
+// isLoopbackHost reports whether host always means this machine.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkOrigin verifies that s is already in NormalizeBaseURL's output form
+// (the shape Site.Connector relies on). It does not apply the https rule,
+// which needs the deployment's development hosts and belongs to callers.
+func checkOrigin(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || u.Opaque != "" || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, invalidf("base URL %q is not an origin (scheme://host[:port])", s)
+	}
+	return u, nil
+}
