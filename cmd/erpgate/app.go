@@ -21,6 +21,7 @@ import (
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/ratelimit"
 	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/servicemcp"
 	"github.com/erpgate/erpgate/platform/sites"
@@ -38,6 +39,8 @@ type App struct {
 	echo     *echo.Echo
 	server   *http.Server
 	draining atomic.Bool
+	// stopJanitor ends the limiter's background purge.
+	stopJanitor context.CancelFunc
 }
 
 // newRegistry registers every connector this build serves.
@@ -82,12 +85,23 @@ func (a *App) build() error {
 		FlushInterval: cfg.Usage.FlushInterval,
 		BatchSize:     cfg.Usage.BatchSize,
 	})
+	limiter := ratelimit.New(a.pool, ratelimit.Limits{
+		UserConcurrency: cfg.Limits.UserConcurrency,
+		UserPerMinute:   cfg.Limits.UserPerMinute,
+		SiteConcurrency: cfg.Limits.SiteConcurrency,
+		SitePerMinute:   cfg.Limits.SitePerMinute,
+		LeaseTTL:        cfg.Upstream.Budget + 30*time.Second,
+	}, a.log)
+	janitorCtx, stopJanitor := context.WithCancel(context.Background())
+	a.stopJanitor = stopJanitor
+	go limiter.Janitor(janitorCtx, time.Minute)
 	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
 	engine, err := mcpengine.New(mcpengine.Options{
 		Registry:       reg,
 		Outbound:       out,
 		Usage:          a.usage,
 		Logger:         a.log,
+		Limiter:        limiter,
 		Budget:         cfg.Upstream.Budget,
 		MaxResultBytes: int(cfg.Upstream.MaxResponseBytes),
 		MaxRecords:     cfg.Limits.MaxRecords,
@@ -163,6 +177,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
+	a.stopJanitor()
 	if err := a.usage.Close(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("flush usage events: %w", err))
 	}

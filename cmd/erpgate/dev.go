@@ -277,4 +277,3 @@ func printDevSummary(w io.Writer, s devState, path string) {
 	fmt.Fprintf(&b, "All of this is in %s. Press Ctrl-C to stop.\n\n", path)
 	_, _ = w.Write(b.Bytes())
 }
-

@@ -1,0 +1,190 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func newSite(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	id := uuid.New()
+	_, err := pool.Exec(context.Background(),
+		`INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, 'frappe', $3, 'Test')`,
+		id, "s"+id.String()[:8], "https://"+id.String()[:8]+".example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id.String()
+}
+
+func rateLimited(err error) bool {
+	var te *toolerr.Error
+	return errors.As(err, &te) && te.Code == toolerr.RateLimited && te.RetryAfter >= time.Second
+}
+
+func generous() Limits {
+	return Limits{UserConcurrency: 3, UserPerMinute: 1000, SiteConcurrency: 100, SitePerMinute: 10000}
+}
+
+func TestUserConcurrency(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	l := New(pool, generous(), nil)
+	ctx := context.Background()
+	var releases []func()
+	for i := 0; i < 3; i++ {
+		rel, err := l.Acquire(ctx, site, "user:a")
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		releases = append(releases, rel)
+	}
+	if _, err := l.Acquire(ctx, site, "user:a"); !rateLimited(err) {
+		t.Fatalf("4th concurrent call: %v", err)
+	}
+	if rel, err := l.Acquire(ctx, site, "user:b"); err != nil {
+		t.Fatalf("another user is limited too: %v", err)
+	} else {
+		rel()
+	}
+	releases[0]()
+	rel, err := l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	rel()
+	for _, r := range releases[1:] {
+		r()
+	}
+}
+
+func TestSiteCeiling(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.SiteConcurrency = 2
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	r1, err := l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1()
+	r2, err := l.Acquire(ctx, site, "user:b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2()
+	if _, err := l.Acquire(ctx, site, "user:c"); !rateLimited(err) {
+		t.Fatalf("site ceiling not enforced: %v", err)
+	}
+	other := newSite(t, pool)
+	r3, err := l.Acquire(ctx, other, "user:c")
+	if err != nil {
+		t.Fatalf("another site is limited too: %v", err)
+	}
+	r3()
+}
+
+func TestPerMinute(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.UserPerMinute = 5
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	minute := func() time.Time {
+		var m time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// The window is the database's current minute; if the sequence
+	// straddles a minute boundary, run it again in the new minute.
+	for attempt := 0; attempt < 2; attempt++ {
+		start := minute()
+		user := "user:" + uuid.NewString()
+		for i := 0; i < 5; i++ {
+			rel, err := l.Acquire(ctx, site, user)
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			rel()
+		}
+		_, err := l.Acquire(ctx, site, user)
+		if minute() != start {
+			continue
+		}
+		if !rateLimited(err) {
+			t.Fatalf("6th call in a minute: %v", err)
+		}
+		return
+	}
+	t.Fatal("could not run the sequence within one minute")
+}
+
+// TestLimitsHoldAcrossReplicas drives one caller from two limiters with
+// separate pools (two replicas) and checks that no more than 3 calls are
+// ever in flight.
+func TestLimitsHoldAcrossReplicas(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var pools []*pgxpool.Pool
+	for i := 0; i < 2; i++ {
+		p, err := database.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		pools = append(pools, p)
+	}
+	site := newSite(t, pools[0])
+	replicas := []*Limiter{New(pools[0], generous(), nil), New(pools[1], generous(), nil)}
+	var inFlight, peak, ok, limited atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 60; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rel, err := replicas[i%2].Acquire(context.Background(), site, "user:shared")
+			if err != nil {
+				if !rateLimited(err) {
+					t.Errorf("unexpected error: %v", err)
+				}
+				limited.Add(1)
+				return
+			}
+			n := inFlight.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+			inFlight.Add(-1)
+			ok.Add(1)
+			rel()
+		}(i)
+	}
+	wg.Wait()
+	if peak.Load() > 3 {
+		t.Errorf("peak in flight = %d, limit 3", peak.Load())
+	}
+	if ok.Load() < 3 || limited.Load() == 0 || ok.Load()+limited.Load() != 60 {
+		t.Errorf("ok=%d limited=%d", ok.Load(), limited.Load())
+	}
+}
