@@ -20,12 +20,16 @@ type Site struct {
 	Settings json.RawMessage
 }
 
-// URL resolves an absolute path (for example "/api/resource/Customer")
+// URL resolves an escaped absolute path (for example
+// "/api/resource/Sales%20Invoice", built with url.PathEscape per segment)
 // against the site's origin, with query q (which may be nil).
-func (s Site) URL(path string, q url.Values) string {
+func (s Site) URL(escapedPath string, q url.Values) string {
 	u := *s.BaseURL
-	u.Path = path
-	u.RawPath = ""
+	path, err := url.PathUnescape(escapedPath)
+	if err != nil {
+		path = escapedPath
+	}
+	u.Path, u.RawPath = path, escapedPath
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -104,7 +104,8 @@ func (g *generator) genSalesInvoices() {
 	deriveInvoiceStatuses(invoices, g.today)
 }
 
-// invoiceCalc recomputes the totals of an invoice plan deterministically.
+// buildInvoice creates one Sales Invoice from a plan (totals, items,
+// taxes, payment schedule, docstatus and payment state).
 func (g *generator) buildInvoice(name string, p invoicePlan) *Doc {
 	c, cu := p.company, p.customer
 	s := &sellingCalc{currency: p.currency, companyCurrency: c.Currency, convE4: exchangeRate(p.currency, c.Currency, p.posted)}

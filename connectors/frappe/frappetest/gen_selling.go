@@ -22,11 +22,11 @@ type sellingCalc struct {
 	taxRateBP                 int64 // 0 = no taxes
 	disableRounded            bool
 
-	totalQtyH, netC, baseNetC     int64
-	taxC, baseTaxC                int64
-	grandC, baseGrandC            int64
-	roundedC, baseRoundedC        int64
-	adjC, baseAdjC                int64
+	totalQtyH, netC, baseNetC int64
+	taxC, baseTaxC            int64
+	grandC, baseGrandC        int64
+	roundedC, baseRoundedC    int64
+	adjC, baseAdjC            int64
 }
 
 // base converts document-currency cents to company currency.

@@ -1,0 +1,164 @@
+package frappetest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a simulator. The zero value gives the seeded demo data
+// and no added latency.
+type Options struct {
+	// Latency is added before every response (benchmarks use 0 and 20ms).
+	Latency time.Duration
+	// Now supplies "today" for status/overdue derivation. The default is a
+	// fixed date, 2026-06-15, so data is deterministic. It is read once,
+	// when the simulator is created.
+	Now func() time.Time
+}
+
+// Simulator is the Frappe v15 HTTP API as an http.Handler, without a
+// listener. It is safe for concurrent use.
+type Simulator struct {
+	opts     Options
+	today    time.Time
+	reg      *registry
+	data     *Dataset
+	users    []User
+	tokens   *tokenStore
+	sessions *sessionStore
+
+	mu     sync.Mutex
+	faults []*faultState
+	hits   map[string]int
+}
+
+// NewHandler builds a simulator that can be mounted on any server.
+func NewHandler(opts Options) *Simulator {
+	today := defaultToday
+	if opts.Now != nil {
+		today = opts.Now()
+	}
+	reg := newRegistry()
+	return &Simulator{
+		opts:     opts,
+		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
+		reg:      reg,
+		data:     buildDataset(reg, today),
+		users:    demoUsers(),
+		tokens:   newTokenStore(),
+		sessions: &sessionStore{sids: map[string]string{}},
+		hits:     map[string]int{},
+	}
+}
+
+// Data returns the seeded data (read-only) so tests can compute expected
+// values independently of the HTTP layer.
+func (s *Simulator) Data() *Dataset { return s.data }
+
+// Users returns the demo users and their credentials.
+func (s *Simulator) Users() []User {
+	out := make([]User, len(s.users))
+	copy(out, s.users)
+	return out
+}
+
+// User returns the demo user with the given Role ("all-companies",
+// "one-company", "no-accounting", "service"), or the zero User.
+func (s *Simulator) User(role string) User {
+	for _, u := range s.users {
+		if u.Role == role {
+			return u
+		}
+	}
+	return User{}
+}
+
+// RequestCount returns how many requests so far had a URL path starting
+// with pathPrefix ("" counts all), including faulted ones.
+func (s *Simulator) RequestCount(pathPrefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for p, c := range s.hits {
+		if strings.HasPrefix(p, pathPrefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// Handler returns the simulator as an http.Handler.
+func (s *Simulator) Handler() http.Handler { return s }
+
+// ServeHTTP counts the request, applies latency and faults, authenticates
+// and dispatches to the Frappe API routes.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.hits[r.URL.Path]++
+	s.mu.Unlock()
+	if s.opts.Latency > 0 && !sleepCtx(r.Context(), s.opts.Latency) {
+		return
+	}
+	if f := s.takeFault(r.URL.Path); f != nil {
+		if s.applyFault(f, w, r) {
+			return
+		}
+		if f.DripBytesPerSecond > 0 {
+			dw := &bufferedWriter{header: http.Header{}}
+			s.serveAPI(dw, r)
+			dw.drip(w, r.Context(), f.DripBytesPerSecond)
+			return
+		}
+	}
+	s.serveAPI(w, r)
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Server is a simulator listening on a loopback port, like
+// httptest.Server.
+type Server struct {
+	*Simulator
+	// URL is the base URL, "http://127.0.0.1:port".
+	URL string
+	srv *http.Server
+	ln  net.Listener
+}
+
+// NewServer starts a simulator on 127.0.0.1 with a random free port.
+func NewServer(opts Options) *Server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("frappetest: listen: " + err.Error())
+	}
+	sim := NewHandler(opts)
+	s := &Server{Simulator: sim, URL: "http://" + ln.Addr().String(), ln: ln,
+		srv: &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s
+}
+
+// Close stops the server and closes all open connections.
+func (s *Server) Close() { _ = s.srv.Close() }
+
+// userName is the Frappe session user name.
+func userName(u *User) string {
+	if u == nil {
+		return "Guest"
+	}
+	return u.Email
+}

@@ -1,0 +1,71 @@
+package frappetest
+
+import (
+	"crypto/rand"
+	"sync"
+	"time"
+)
+
+// tokenStore is the simulator's "OAuth Bearer Token" table. An OAuth
+// provider (authorize/get_token endpoints) can be added in its own file and
+// issue tokens through it; header authentication only needs lookup.
+type tokenStore struct {
+	mu     sync.Mutex
+	tokens map[string]*accessToken
+}
+
+type accessToken struct {
+	user    string
+	expires time.Time
+	revoked bool
+}
+
+func newTokenStore() *tokenStore { return &tokenStore{tokens: map[string]*accessToken{}} }
+
+const tokenAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// randomToken returns n characters like oauthlib's generate_token.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = tokenAlphabet[int(b[i])%len(tokenAlphabet)]
+	}
+	return string(b)
+}
+
+func (t *tokenStore) issue(email string, ttl time.Duration) string {
+	tok := randomToken(30)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tokens[tok] = &accessToken{user: email, expires: time.Now().Add(ttl)}
+	return tok
+}
+
+// lookup returns the user of a valid (unexpired, unrevoked) token.
+func (t *tokenStore) lookup(tok string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at := t.tokens[tok]
+	if at == nil || at.revoked || !time.Now().Before(at.expires) {
+		return "", false
+	}
+	return at.user, true
+}
+
+func (t *tokenStore) revoke(tok string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at := t.tokens[tok]; at != nil {
+		at.revoked = true
+	}
+}
+
+// IssueAccessToken creates a Bearer access token for a demo user, valid for
+// ttl (wall-clock time), as Frappe's OAuth provider would after a grant.
+func (s *Simulator) IssueAccessToken(email string, ttl time.Duration) string {
+	return s.tokens.issue(email, ttl)
+}
+
+// RevokeAccessToken marks a token Revoked; later requests with it get 401.
+func (s *Simulator) RevokeAccessToken(token string) { s.tokens.revoke(token) }

@@ -1,0 +1,51 @@
+package frappetest
+
+// User is a demo Frappe user with deterministic credentials.
+type User struct {
+	Email     string
+	FullName  string
+	APIKey    string // for "Authorization: token APIKey:APISecret" or Basic
+	APISecret string
+	Password  string // for POST /api/method/login
+	// Role is the demo persona: "all-companies", "one-company",
+	// "no-accounting" or "service".
+	Role string
+	// Companies limits visible companies via a User Permission on Company;
+	// nil means all companies.
+	Companies []string
+	// Accounting reports whether the user has accounting roles.
+	Accounting bool
+	// Roles are the Frappe roles granted to the user.
+	Roles []string
+}
+
+var fullRoles = []string{"Accounts Manager", "Accounts User", "Sales User", "Purchase User", "Stock User", "Projects User"}
+
+// demoUsers returns the fixed demo users (see the package documentation).
+func demoUsers() []User {
+	return []User{
+		{Email: "accounts@demo.example", FullName: "Alex Accounts", APIKey: "demoacctkey01", APISecret: "demoacctsecret01",
+			Password: "demo-accounts-pw", Role: "all-companies", Accounting: true, Roles: fullRoles},
+		{Email: "nz.accounts@demo.example", FullName: "Ngaio Accounts", APIKey: "demonzkey0001", APISecret: "demonzsecret01",
+			Password: "demo-nz-pw", Role: "one-company", Companies: []string{"Demo Holdings NZ Ltd"}, Accounting: true, Roles: fullRoles},
+		{Email: "sales.viewer@demo.example", FullName: "Sam Sales", APIKey: "demosaleskey1", APISecret: "demosalessecret1",
+			Password: "demo-sales-pw", Role: "no-accounting", Accounting: false, Roles: []string{"Sales User"}},
+		{Email: "mcp.bot@demo.example", FullName: "MCP Service Bot", APIKey: "demobotkey001", APISecret: "demobotsecret01",
+			Password: "demo-bot-pw", Role: "service", Accounting: true, Roles: fullRoles},
+	}
+}
+
+// hasRole reports whether u has any of roles.
+func (u *User) hasRole(roles []string) bool {
+	for _, want := range roles {
+		if want == "All" {
+			return true
+		}
+		for _, r := range u.Roles {
+			if r == want {
+				return true
+			}
+		}
+	}
+	return false
+}
