@@ -34,12 +34,49 @@ func (f *filters) addIf(field, value string) {
 	}
 }
 
-// escapeLike escapes the LIKE wildcards and the escape character in text
-// that a person typed, so "50%" matches the characters 5, 0, % literally.
-func escapeLike(text string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(text)
+// Frappe v15 doubles backslashes in LIKE values, so a wildcard in text a
+// person typed cannot be escaped over REST: "\%" would match a backslash
+// followed by anything. erpgate therefore never sends the person's % or _
+// as wildcards. It sends each as "_" (exactly one character, so the pattern
+// still matches the literal text) and then keeps only the rows that really
+// contain the text (textSearch.keep).
+
+// containsPattern is a LIKE pattern that matches text anywhere and matches
+// at least every value that literally contains it.
+func containsPattern(text string) string {
+	r := strings.NewReplacer(`%`, `_`)
+	return "%" + r.Replace(text) + "%"
 }
 
-// containsPattern is a LIKE pattern matching text anywhere.
-func containsPattern(text string) string { return "%" + escapeLike(text) + "%" }
+// hasWildcards reports whether text contains characters LIKE would treat
+// specially, so that matches must be re-checked literally.
+func hasWildcards(text string) bool { return strings.ContainsAny(text, `%_`) }
+
+// textSearch is a literal, case-insensitive search over some fields.
+type textSearch struct {
+	text   string
+	fields []string
+}
+
+// orFilters returns the LIKE conditions that find candidate rows.
+func (s textSearch) orFilters() filters {
+	p := containsPattern(s.text)
+	out := make(filters, len(s.fields))
+	for i, f := range s.fields {
+		out[i] = filter{f, "like", p}
+	}
+	return out
+}
+
+// keep reports whether a row literally contains the text in one of the
+// fields. It is needed only when the text has LIKE wildcards; otherwise the
+// ERP's match is already exact.
+func (s textSearch) keep(row map[string]any) bool {
+	needle := strings.ToLower(s.text)
+	for _, f := range s.fields {
+		if v, ok := row[f].(string); ok && strings.Contains(strings.ToLower(v), needle) {
+			return true
+		}
+	}
+	return false
+}

@@ -51,6 +51,9 @@ type pageMeta struct {
 	NextOffset *int `json:"next_offset"`
 	// Complete is true when this page reaches the end of the matching rows.
 	Complete bool `json:"complete"`
+	// LiteralFiltered counts rows of this page that matched the ERP's
+	// pattern but not the literal search text, and were left out.
+	LiteralFiltered int `json:"literal_filtered,omitempty"`
 }
 
 func pageMetaSchema() *schema.Schema {
@@ -61,6 +64,7 @@ func pageMetaSchema() *schema.Schema {
 		schema.Prop("order_by", schema.String("Ordering used, always ending with the document name as tie-breaker.")).Required(),
 		schema.Prop("next_offset", schema.Integer("Offset of the next page; null when this is the last page.").Nullable()).Required(),
 		schema.Prop("complete", schema.Boolean("True when no rows follow this page.")).Required(),
+		schema.Prop("literal_filtered", schema.Integer("Rows of this page left out because they matched the search only through a % or _ the ERP cannot match literally; a page may hold fewer rows than the limit, and next_offset still covers every row.")),
 	)
 }
 
@@ -78,11 +82,17 @@ func listPageSchema(row *schema.Schema) *schema.Schema {
 }
 
 // fetchPage runs q for one page: it asks for limit+1 rows to learn whether
-// another page exists, then trims.
-func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page pageArgs, maxRecords int) (listPage, error) {
+// another page exists, then trims. When search is set and its text has LIKE
+// wildcards, rows that match the ERP's pattern but not the literal text are
+// left out; offsets still count the ERP's rows, so walking the pages with
+// next_offset misses nothing.
+func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page pageArgs, maxRecords int, search *textSearch) (listPage, error) {
 	limit := page.limit(maxRecords)
 	q.Start = page.offset()
 	q.PageLength = limit + 1
+	if search != nil {
+		q.OrFilters = search.orFilters()
+	}
 	rows, err := c.list(ctx, doctype, q)
 	if err != nil {
 		return listPage{}, err
@@ -93,6 +103,16 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 		next := q.Start + limit
 		meta.NextOffset = &next
 		meta.Complete = false
+	}
+	if search != nil && hasWildcards(search.text) {
+		kept := rows[:0]
+		for _, r := range rows {
+			if search.keep(r) {
+				kept = append(kept, r)
+			}
+		}
+		meta.LiteralFiltered = len(rows) - len(kept)
+		rows = kept
 	}
 	meta.Returned = len(rows)
 	return listPage{Data: rows, Meta: meta}, nil

@@ -127,9 +127,9 @@ func listSalesInvoices(ctx context.Context, call *connector.Call) (any, error) {
 	if a.ToDate != "" {
 		q.Filters.add("posting_date", "<=", a.ToDate)
 	}
+	var search *textSearch
 	if a.Search != "" {
-		p := containsPattern(a.Search)
-		q.OrFilters = filters{{"name", "like", p}, {"customer_name", "like", p}}
+		search = &textSearch{text: a.Search, fields: []string{"name", "customer_name"}}
 	}
-	return fetchPage(ctx, newClient(call.Site, call.HTTP), "Sales Invoice", q, a.pageArgs, call.MaxRecords)
+	return fetchPage(ctx, newClient(call.Site, call.HTTP), "Sales Invoice", q, a.pageArgs, call.MaxRecords, search)
 }

@@ -29,7 +29,7 @@ func listCompaniesTool() connector.Tool {
 			}
 			orderBy, _ := order.build("", "")
 			q := listQuery{Fields: []string{"name", "abbr", "default_currency", "country"}, OrderBy: orderBy}
-			return fetchPage(ctx, newClient(call.Site, call.HTTP), "Company", q, a, call.MaxRecords)
+			return fetchPage(ctx, newClient(call.Site, call.HTTP), "Company", q, a, call.MaxRecords, nil)
 		},
 	}
 }
@@ -88,11 +88,11 @@ func listCustomersTool() connector.Tool {
 			if !a.IncludeDisabled {
 				q.Filters.add("disabled", "=", 0)
 			}
+			var search *textSearch
 			if a.Search != "" {
-				p := containsPattern(a.Search)
-				q.OrFilters = filters{{"name", "like", p}, {"customer_name", "like", p}}
+				search = &textSearch{text: a.Search, fields: []string{"name", "customer_name"}}
 			}
-			return fetchPage(ctx, newClient(call.Site, call.HTTP), "Customer", q, a.pageArgs, call.MaxRecords)
+			return fetchPage(ctx, newClient(call.Site, call.HTTP), "Customer", q, a.pageArgs, call.MaxRecords, search)
 		},
 	}
 }
