@@ -26,8 +26,7 @@ const HeaderServiceToken = "X-Erpgate-Service-Token"
 
 // Handler serves /service/mcp.
 type Handler struct {
-	Store    *sites.Store
-	Registry *connector.Registry
+	Resolver *Resolver
 	Engine   *mcpengine.Engine
 	Logger   *zap.Logger
 }
@@ -41,8 +40,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, "a service token is required: send it in the X-Erpgate-Service-Token header or as Authorization: Bearer")
 		return
 	}
-	ctx := r.Context()
-	tok, site, err := h.Store.ResolveServiceToken(ctx, token)
+	res, err := h.Resolver.Resolve(r.Context(), token)
 	switch {
 	case errors.Is(err, sites.ErrTokenInvalid):
 		unauthorized(w, "the service token is not valid: it is unknown or has been revoked")
@@ -50,40 +48,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, sites.ErrSiteDisabled):
 		mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token is disabled")
 		return
+	case errors.Is(err, errNoCredential):
+		mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token has no API credential any more; ask the operator to add one")
+		return
 	case err != nil:
 		h.unavailable(w, "resolve service token", err)
 		return
 	}
-	csite, err := site.Connector()
-	if err != nil {
-		h.unavailable(w, "site record", err)
-		return
-	}
-	conn, ok := h.Registry.Get(site.Kind)
-	if !ok {
-		h.unavailable(w, "connector", errors.New("no connector for kind "+site.Kind))
-		return
-	}
-	_, fields, err := h.Store.GetConnection(ctx, site.ID, sites.ConnectionAPIToken)
-	if err != nil {
-		if errors.Is(err, sites.ErrNotFound) {
-			mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token has no API credential any more; ask the operator to add one")
-			return
-		}
-		h.unavailable(w, "load API credential", err)
-		return
-	}
-	auth, err := conn.APIAuthorizer(csite, fields)
-	if err != nil {
-		h.unavailable(w, "build authorizer", err)
-		return
-	}
 	h.Engine.ServeMCP(w, r, mcpengine.Session{
-		Site:            csite,
+		Site:            res.site,
 		Principal:       connector.Principal{AuthType: "service_token"},
-		Authorizer:      auth,
+		Authorizer:      res.auth,
 		ErrorsAsResults: strings.EqualFold(r.Header.Get(mcpengine.HeaderErrorFormat), "result"),
-		LimitKey:        "service:" + tok.ID.String(),
+		LimitKey:        "service:" + res.tokenID.String(),
 	})
 }
 

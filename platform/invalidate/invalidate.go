@@ -1,0 +1,124 @@
+// Package invalidate tells every replica when cached site data changed.
+// Triggers in Postgres (migration 00005) send a notification on the channel
+// erpgate_invalidate with the payload "site:<id>" whenever a site, its
+// connections, credentials or service tokens change; a Listener on each
+// replica receives them and calls its subscribers.
+//
+// While the listening connection is down a replica cannot know what changed,
+// so the Listener reports itself unhealthy and calls every reset function:
+// caches must then be dropped and bypassed until it is healthy again.
+package invalidate
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+)
+
+// Channel is the notification channel the triggers use.
+const Channel = "erpgate_invalidate"
+
+// Listener receives invalidations for one replica.
+type Listener struct {
+	url string
+	log *zap.Logger
+
+	mu      sync.RWMutex
+	onSite  []func(siteID string)
+	onReset []func()
+	healthy atomic.Bool
+}
+
+// NewListener returns a listener for the database at url. Call Run.
+func NewListener(url string, log *zap.Logger) *Listener {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Listener{url: url, log: log}
+}
+
+// OnSite registers fn to be called with the id of every changed site.
+func (l *Listener) OnSite(fn func(siteID string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onSite = append(l.onSite, fn)
+}
+
+// OnReset registers fn to be called whenever notifications may have been
+// missed (the connection was lost or is being re-established).
+func (l *Listener) OnReset(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onReset = append(l.onReset, fn)
+}
+
+// Healthy reports whether notifications are being received. Caches must
+// not serve entries while it is false.
+func (l *Listener) Healthy() bool { return l.healthy.Load() }
+
+// Run listens until ctx ends, reconnecting with backoff after failures.
+func (l *Listener) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := l.listenOnce(ctx)
+		l.setHealthy(false)
+		if ctx.Err() != nil {
+			return
+		}
+		l.log.Warn("invalidation listener disconnected; caches are bypassed until it reconnects", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (l *Listener) listenOnce(ctx context.Context) error {
+	connectCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := pgx.Connect(connectCtx, l.url)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+		return err
+	}
+	// Anything cached before LISTEN took effect may be stale.
+	l.setHealthy(true)
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if id, ok := strings.CutPrefix(n.Payload, "site:"); ok {
+			l.mu.RLock()
+			subs := l.onSite
+			l.mu.RUnlock()
+			for _, fn := range subs {
+				fn(id)
+			}
+		}
+	}
+}
+
+// setHealthy records the state; any transition resets the caches, because
+// changes may have happened while nobody was listening.
+func (l *Listener) setHealthy(v bool) {
+	if l.healthy.Swap(v) == v && v {
+		return
+	}
+	l.mu.RLock()
+	resets := l.onReset
+	l.mu.RUnlock()
+	for _, fn := range resets {
+		fn()
+	}
+}

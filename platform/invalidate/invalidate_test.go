@@ -1,0 +1,95 @@
+package invalidate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	pool, err := database.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	l := NewListener(url, nil)
+	got := make(chan string, 16)
+	resets := make(chan struct{}, 16)
+	l.OnSite(func(id string) { got <- id })
+	l.OnReset(func() { resets <- struct{}{} })
+	go l.Run(ctx)
+	waitFor(t, "the listener", l.Healthy)
+
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://erp.acme.example', 'Acme')`, site); err != nil {
+		t.Fatal(err)
+	}
+	token := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO service_tokens (id, site_id, token_hash, prefix) VALUES ($1, $2, decode(repeat('ab', 32), 'hex'), 'egs_x')`, token, site); err != nil {
+		t.Fatal(err)
+	}
+	for _, change := range []string{
+		`UPDATE service_tokens SET revoked = true WHERE id = '` + token.String() + `'`,
+		`UPDATE sites SET display_name = 'Acme 2' WHERE id = '` + site.String() + `'`,
+	} {
+		if _, err := pool.Exec(ctx, change); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case id := <-got:
+			if id != site.String() {
+				t.Errorf("%s: notified %s, want %s", change, id, site)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no notification", change)
+		}
+	}
+
+	// Kill the listening connection: the listener must report itself
+	// unhealthy, reset caches, and come back.
+	for len(resets) > 0 {
+		<-resets
+	}
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-resets:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no reset after the connection was lost")
+	}
+	waitFor(t, "the listener to reconnect", l.Healthy)
+	if _, err := pool.Exec(ctx, `DELETE FROM sites WHERE id = $1`, site); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != site.String() {
+			t.Errorf("after reconnect: notified %s", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notification after reconnect")
+	}
+}

@@ -1,0 +1,135 @@
+package servicemcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+// errNoCredential means the token's site has no API credential any more.
+var errNoCredential = errors.New("servicemcp: the site has no API credential")
+
+// resolved is everything a service call needs, derived from one token.
+type resolved struct {
+	tokenID uuid.UUID
+	site    connector.Site
+	auth    connector.Authorizer
+	expires time.Time
+}
+
+// Invalidations is what the resolver needs from platform/invalidate.
+type Invalidations interface {
+	Healthy() bool
+	OnSite(func(siteID string))
+	OnReset(func())
+}
+
+// Resolver turns a presented service token into a site and an authorizer.
+// With an Invalidations source it caches results (token lookup and
+// credential decryption are the per-call cost) for at most TTL, drops a
+// site's entries as soon as that site changes on any replica, and bypasses
+// the cache whenever invalidations might be missed.
+type Resolver struct {
+	store    *sites.Store
+	registry *connector.Registry
+	inv      Invalidations
+	ttl      time.Duration
+
+	group   singleflight.Group
+	mu      sync.Mutex
+	entries map[[32]byte]*resolved
+}
+
+// NewResolver returns a resolver; inv may be nil to disable caching.
+func NewResolver(store *sites.Store, registry *connector.Registry, inv Invalidations, ttl time.Duration) *Resolver {
+	r := &Resolver{store: store, registry: registry, inv: inv, ttl: ttl, entries: map[[32]byte]*resolved{}}
+	if inv != nil {
+		inv.OnSite(r.dropSite)
+		inv.OnReset(r.dropAll)
+	}
+	return r
+}
+
+func (r *Resolver) dropSite(siteID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, e := range r.entries {
+		if e.site.ID.String() == siteID {
+			delete(r.entries, k)
+		}
+	}
+}
+
+func (r *Resolver) dropAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.entries)
+}
+
+func (r *Resolver) caching() bool { return r.inv != nil && r.ttl > 0 && r.inv.Healthy() }
+
+// Resolve returns the site and authorizer for token. Errors are those of
+// sites.Store.ResolveServiceToken, errNoCredential, or infrastructure errors.
+func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error) {
+	key := secrets.HashToken(token)
+	if r.caching() {
+		r.mu.Lock()
+		e := r.entries[key]
+		r.mu.Unlock()
+		if e != nil && time.Now().Before(e.expires) {
+			return e, nil
+		}
+	}
+	// Concurrent first calls with one token share one lookup.
+	v, err, _ := r.group.Do(string(key[:]), func() (any, error) {
+		return r.load(ctx, token, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*resolved), nil
+}
+
+func (r *Resolver) load(ctx context.Context, token string, key [32]byte) (*resolved, error) {
+	// Read healthiness before the lookup: an invalidation that arrives
+	// during the lookup must not be overtaken by a stale insert.
+	cache := r.caching()
+	tok, site, err := r.store.ResolveServiceToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	csite, err := site.Connector()
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := r.registry.Get(site.Kind)
+	if !ok {
+		return nil, errors.New("servicemcp: no connector for kind " + site.Kind)
+	}
+	_, fields, err := r.store.GetConnection(ctx, site.ID, sites.ConnectionAPIToken)
+	if errors.Is(err, sites.ErrNotFound) {
+		return nil, errNoCredential
+	}
+	if err != nil {
+		return nil, err
+	}
+	auth, err := conn.APIAuthorizer(csite, fields)
+	if err != nil {
+		return nil, err
+	}
+	e := &resolved{tokenID: tok.ID, site: csite, auth: auth, expires: time.Now().Add(r.ttl)}
+	if cache && r.caching() {
+		r.mu.Lock()
+		r.entries[key] = e
+		r.mu.Unlock()
+	}
+	return e, nil
+}

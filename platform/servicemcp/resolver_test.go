@@ -1,0 +1,153 @@
+package servicemcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type stubERP struct{}
+
+func (stubERP) Kind() string { return "stuberp" }
+func (stubERP) Tools() []connector.Tool {
+	return []connector.Tool{{
+		Name: "noop", Description: "Nothing.", Input: schema.Object(), Output: schema.Object(), Effect: connector.Read,
+		Handler: func(context.Context, *connector.Call) (any, error) { return map[string]any{}, nil },
+	}}
+}
+func (stubERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
+func (stubERP) APICredentialFields() []connector.CredentialField {
+	return []connector.CredentialField{{Name: "key", Secret: true}}
+}
+func (stubERP) APIAuthorizer(_ connector.Site, f map[string]secrets.Secret) (connector.Authorizer, error) {
+	k := f["key"].Reveal()
+	return connector.AuthorizerFunc(func(r *http.Request) error { r.Header.Set("Authorization", k); return nil }), nil
+}
+func (stubERP) VerifyAPICredential(context.Context, connector.Site, *http.Client) (string, error) {
+	return "bot", nil
+}
+
+// manualInvalidations lets the test decide when invalidations arrive.
+type manualInvalidations struct {
+	mu      sync.Mutex
+	healthy bool
+	site    []func(string)
+	reset   []func()
+}
+
+func (m *manualInvalidations) Healthy() bool         { m.mu.Lock(); defer m.mu.Unlock(); return m.healthy }
+func (m *manualInvalidations) OnSite(f func(string)) { m.site = append(m.site, f) }
+func (m *manualInvalidations) OnReset(f func())      { m.reset = append(m.reset, f) }
+func (m *manualInvalidations) fireSite(id string) {
+	for _, f := range m.site {
+		f(id)
+	}
+}
+func (m *manualInvalidations) setHealthy(v bool) { m.mu.Lock(); m.healthy = v; m.mu.Unlock() }
+
+func setup(t *testing.T) (*sites.Store, *connector.Registry, sites.Site, string) {
+	t.Helper()
+	keys, err := secrets.ParseKeyring(mustKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sites.NewStore(pgtest.NewPool(t), keys)
+	reg := connector.NewRegistry()
+	reg.MustRegister(stubERP{})
+	ctx := context.Background()
+	site, err := store.CreateSite(ctx, sites.NewSite{Slug: "acme", Kind: "stuberp", DisplayName: "Acme", BaseURL: "https://erp.acme.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := store.IssueServiceToken(ctx, site.ID, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, reg, site, token.Reveal()
+}
+
+func mustKey(t *testing.T) string {
+	t.Helper()
+	k, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func authOf(t *testing.T, r *resolved) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "https://erp.acme.example/", nil)
+	if err := r.auth.Authorize(req); err != nil {
+		t.Fatal(err)
+	}
+	return req.Header.Get("Authorization")
+}
+
+func TestResolverCachesUntilInvalidated(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+
+	first, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, first) != "k-1" {
+		t.Fatalf("first resolve: %v", err)
+	}
+	// Change the credential without an invalidation reaching this replica:
+	// the cached entry is still served, proving the cache is used.
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, cached) != "k-1" {
+		t.Fatalf("cached resolve: %v", err)
+	}
+	inv.fireSite(site.ID.String())
+	fresh, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, fresh) != "k-2" {
+		t.Fatalf("after invalidation: %v %v", err, fresh)
+	}
+
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	inv.fireSite(site.ID.String())
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("revoked token: %v", err)
+	}
+}
+
+func TestResolverBypassesCacheWhenUnhealthy(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: false}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+	if _, err := r.Resolve(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// No invalidation arrives, but the listener is down: nothing is cached.
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("revoked token served while invalidations were down: %v", err)
+	}
+}
