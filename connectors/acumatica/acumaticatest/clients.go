@@ -1,0 +1,94 @@
+package acumaticatest
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OAuth flows of a Connected Application (SM303010): each application is
+// registered for one flow.
+const (
+	FlowAuthorizationCode = "authorization_code"
+	FlowPassword          = "password" // Resource Owner Password Credentials
+)
+
+// Client is a Connected Application. ID has the form "<GUID>@<Tenant>".
+type Client struct {
+	ID           string
+	Secret       string
+	RedirectURIs []string
+	Flow         string
+}
+
+// Default clients: one for the interactive authorization-code flow, one
+// for service connections (password grant).
+const (
+	DefaultCodeClientGUID    = "2C8A6E3D-1B4F-4E0A-9D7C-5F3B8A1E6C24"
+	DefaultCodeClientSecret  = "Xq2rT9vLmN4pW7sK1bZ3cD8e"
+	DefaultCodeRedirectURI   = "http://localhost:8080/callback"
+	DefaultServiceClientGUID = "7F1E0B9A-3C2D-4B5E-8A6F-0D1C2B3A4E5F"
+	DefaultServiceSecret     = "Sv4uR8wY2zA6cE0gI3kM5oQ7"
+)
+
+func defaultClients(tenant string) []Client {
+	return []Client{
+		{ID: DefaultCodeClientGUID + "@" + tenant, Secret: DefaultCodeClientSecret,
+			RedirectURIs: []string{DefaultCodeRedirectURI}, Flow: FlowAuthorizationCode},
+		{ID: DefaultServiceClientGUID + "@" + tenant, Secret: DefaultServiceSecret, Flow: FlowPassword},
+	}
+}
+
+// Clients returns the registered Connected Applications.
+func (s *Simulator) Clients() []Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Client, len(s.clients))
+	for i, c := range s.clients {
+		out[i] = c
+		out[i].RedirectURIs = slices.Clone(c.RedirectURIs)
+	}
+	return out
+}
+
+// RegisterClient registers an authorization-code application with the
+// given redirect URIs (matched exactly) and returns it with a fresh
+// GUID@Tenant ID and secret.
+func (s *Simulator) RegisterClient(redirectURIs ...string) Client {
+	return s.register(Client{RedirectURIs: slices.Clone(redirectURIs), Flow: FlowAuthorizationCode})
+}
+
+// RegisterServiceClient registers a Resource Owner Password application,
+// the kind service connections use.
+func (s *Simulator) RegisterServiceClient() Client {
+	return s.register(Client{Flow: FlowPassword})
+}
+
+func (s *Simulator) register(c Client) Client {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	c.ID = strings.ToUpper(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])) + "@" + s.tenant
+	var sec [18]byte
+	_, _ = rand.Read(sec[:])
+	c.Secret = base64.RawURLEncoding.EncodeToString(sec[:])
+	s.mu.Lock()
+	s.clients = append(s.clients, c)
+	s.mu.Unlock()
+	return c
+}
+
+// clientByID finds a client; the GUID part is case-insensitive, the
+// tenant suffix must name this instance's tenant.
+func (s *Simulator) clientByID(id string) *Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.clients {
+		if strings.EqualFold(s.clients[i].ID, id) {
+			c := s.clients[i]
+			return &c
+		}
+	}
+	return nil
+}

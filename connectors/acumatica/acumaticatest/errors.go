@@ -1,0 +1,93 @@
+package acumaticatest
+
+import (
+	"net/http"
+	"strings"
+)
+
+const jsonContentType = "application/json; charset=utf-8"
+
+// writeJSON writes a JSON body with Acumatica's content type.
+func writeJSON(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", jsonContentType)
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+// httpError is ASP.NET Web API's HttpError with only a message.
+func httpError(message string) string {
+	var b strings.Builder
+	o := newJSONObject(&b)
+	o.str("message", message)
+	o.close()
+	return b.String()
+}
+
+// exceptionError is the HttpError of an unhandled server exception
+// (always HTTP 500 on the contract API).
+func exceptionError(exMessage, exType, stackTrace string) string {
+	var b strings.Builder
+	o := newJSONObject(&b)
+	o.str("message", "An error has occurred.")
+	o.str("exceptionMessage", exMessage)
+	o.str("exceptionType", exType)
+	if stackTrace != "" {
+		o.str("stackTrace", stackTrace)
+	}
+	o.close()
+	return b.String()
+}
+
+// Error texts the contract API returns.
+const (
+	msgNotSignedIn   = "Authorization has been denied for this request."
+	msgNoEntity      = "No entity satisfies the condition."
+	typeNoEntity     = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
+	msgThrottled     = "The custom error module does not recognize this error."
+	msgLoginLimit    = "API Login Limit"
+	stackTraceFilter = "   at PX.Api.ContractBased.OData.FilterParser.Parse(String filter)\r\n   at PX.Api.ContractBased.EntityService.GetList(EntityImpl entity, ODataQueryOptions options)"
+	stackTraceSelect = "   at System.Collections.Generic.Dictionary`2.get_Item(TKey key)\r\n   at PX.Api.ContractBased.OptimizedExport.SelectBuilder.Build(EntityImpl entity, String select)"
+)
+
+func writeNotSignedIn(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", "Bearer")
+	writeJSON(w, http.StatusUnauthorized, httpError(msgNotSignedIn))
+}
+
+// insufficientRights is the text Acumatica raises when a role lacks a
+// form: "You have insufficient rights to access the object (AR301000)."
+func insufficientRights(screen string) string {
+	return "You have insufficient rights to access the object (" + screen + ")."
+}
+
+func writeForbidden(w http.ResponseWriter, screen string) {
+	writeJSON(w, http.StatusForbidden, httpError(insufficientRights(screen)))
+}
+
+func writeNoEntity(w http.ResponseWriter) {
+	writeJSON(w, http.StatusInternalServerError, exceptionError(msgNoEntity, typeNoEntity, ""))
+}
+
+func writeNotFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, httpError("No HTTP resource was found that matches the request URI '"+requestURL(r)+"'."))
+}
+
+func writeMethodNotAllowed(w http.ResponseWriter, method string) {
+	writeJSON(w, http.StatusMethodNotAllowed, httpError("The requested resource does not support http method '"+method+"'."))
+}
+
+// writeThrottled is the licence throttle's 429: IIS's custom-errors text,
+// not JSON, and no Retry-After.
+func writeThrottled(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(msgThrottled))
+}
+
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}

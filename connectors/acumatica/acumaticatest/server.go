@@ -1,0 +1,236 @@
+package acumaticatest
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a simulator. The zero value gives the seeded demo
+// company, no latency, 10 API-user seats and no concurrency limit.
+type Options struct {
+	// Latency is added to every response.
+	Latency time.Duration
+	// TokenLifetime is the OAuth access-token lifetime (default 3600 s).
+	TokenLifetime time.Duration
+	// SeatLimit is the licence's "Maximum Number of Web Services API
+	// Users": distinct users holding a live token (plus open cookie or
+	// concurrent-access sessions). Default 10.
+	SeatLimit int
+	// ConcurrencyLimit is the number of API requests served at once;
+	// requests beyond it are declined with 429. 0 = unlimited.
+	ConcurrencyLimit int
+	// Now is the clock. The default is fixed at 2026-06-15T10:00:00Z so
+	// the data is deterministic; the data is generated from Now() once.
+	Now func() time.Time
+	// Tenant is the tenant login name (default "Demo").
+	Tenant string
+}
+
+// DefaultNow is the default fixed clock value.
+var DefaultNow = time.Date(2026, time.June, 15, 10, 0, 0, 0, time.UTC)
+
+// Simulator is Acumatica's HTTP surface as an http.Handler: contract
+// REST, GI OData and the identity server. It is safe for concurrent use.
+type Simulator struct {
+	opts          Options
+	now           func() time.Time
+	tenant        string
+	tokenLifetime time.Duration
+	seatLimit     int
+	data          *Dataset
+	users         []User
+	tokens        *tokenStore
+	inflight      atomic.Int64
+	closed        chan struct{}
+	closeOnce     sync.Once
+
+	mu      sync.Mutex
+	clients []Client
+	pending map[string]*pendingAuthorization
+	codes   map[string]*authCode
+	faults  []*faultState
+	hits    map[string]int
+}
+
+// NewHandler builds a simulator to mount on any server.
+func NewHandler(opts Options) *Simulator {
+	s := &Simulator{opts: opts, now: opts.Now, tenant: opts.Tenant, tokenLifetime: opts.TokenLifetime,
+		seatLimit: opts.SeatLimit, users: demoUsers(), tokens: newTokenStore(), closed: make(chan struct{}),
+		pending: map[string]*pendingAuthorization{}, codes: map[string]*authCode{}, hits: map[string]int{}}
+	if s.now == nil {
+		s.now = func() time.Time { return DefaultNow }
+	}
+	if s.tenant == "" {
+		s.tenant = "Demo"
+	}
+	if s.tokenLifetime <= 0 {
+		s.tokenLifetime = time.Hour
+	}
+	if s.seatLimit <= 0 {
+		s.seatLimit = 10
+	}
+	s.clients = defaultClients(s.tenant)
+	s.data = buildDataset(s.now())
+	return s
+}
+
+// Data returns the seeded data so tests can compute expected values.
+func (s *Simulator) Data() *Dataset { return s.data }
+
+// Tenant returns the tenant login name.
+func (s *Simulator) Tenant() string { return s.tenant }
+
+// RequestCount returns how many requests so far had a URL path starting
+// with pathPrefix ("" counts all), including faulted ones.
+func (s *Simulator) RequestCount(pathPrefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for p, c := range s.hits {
+		if strings.HasPrefix(p, pathPrefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// ServeHTTP counts the request, applies the licence's concurrency limit,
+// faults (a hanging request holds its processing slot) and latency, then
+// dispatches.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.hits[r.URL.Path]++
+	s.mu.Unlock()
+	if isAPIPath(r.URL.Path) && !strings.HasSuffix(r.URL.Path, "/auth/logout") {
+		n := s.inflight.Add(1)
+		if s.opts.ConcurrencyLimit > 0 && int(n) > s.opts.ConcurrencyLimit {
+			// Declined at once; declined requests hold no processing slot.
+			s.inflight.Add(-1)
+			writeThrottled(w)
+			return
+		}
+		defer s.inflight.Add(-1)
+	}
+	if f := s.takeFault(r.URL.Path); f != nil && s.applyFault(f, w, r) {
+		return
+	}
+	if s.opts.Latency > 0 && !s.sleep(r, s.opts.Latency) {
+		return
+	}
+	s.route(w, r)
+}
+
+func isAPIPath(p string) bool {
+	lp := strings.ToLower(p)
+	return strings.HasPrefix(lp, "/entity") || strings.HasPrefix(lp, "/t/")
+}
+
+// sleep waits d unless the request or the simulator ends first.
+func (s *Simulator) sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.closed:
+		return false
+	}
+}
+
+// route dispatches on the path. Fixed segments are case-insensitive, as
+// on IIS.
+func (s *Simulator) route(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	lp := strings.ToLower(path)
+	switch lp {
+	case "/.well-known/openid-configuration", "/identity/.well-known/openid-configuration":
+		s.handleDiscovery(w, r)
+		return
+	case "/identity/.well-known/openid-configuration/jwks":
+		s.handleJWKS(w, r)
+		return
+	case "/identity/connect/authorize":
+		s.handleAuthorize(w, r)
+		return
+	case pathLogin:
+		s.handleLogin(w, r)
+		return
+	case pathConsent:
+		s.handleConsent(w, r)
+		return
+	case "/identity/connect/token":
+		s.handleToken(w, r)
+		return
+	case "/identity/connect/userinfo":
+		s.handleUserInfo(w, r)
+		return
+	case "/identity/connect/revocation":
+		s.handleRevocation(w, r)
+		return
+	case "/entity", "/entity/":
+		s.handleEntityRoot(w, r)
+		return
+	case "/entity/auth/login":
+		s.handleCookieLogin(w, r)
+		return
+	case "/entity/auth/logout":
+		s.handleLogout(w, r)
+		return
+	}
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	switch {
+	case len(segs) >= 3 && strings.EqualFold(segs[0], "entity"):
+		s.handleContract(w, r, segs[1], segs[2], segs[3:])
+	case len(segs) >= 5 && segs[0] == "t" && strings.EqualFold(segs[2], "api") &&
+		strings.EqualFold(segs[3], "odata") && strings.EqualFold(segs[4], "gi"):
+		rest := strings.Join(segs[5:], "/")
+		if rest != "" {
+			rest = "/" + rest
+		}
+		s.handleGI(w, r, segs[1], rest)
+	default:
+		writeNotFound(w, r)
+	}
+}
+
+// Close releases requests held by Hang faults or latency.
+func (s *Simulator) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+
+// Server is a simulator listening on a loopback port, like
+// httptest.Server.
+type Server struct {
+	*Simulator
+	// URL is the base URL, "http://127.0.0.1:port".
+	URL string
+	srv *http.Server
+	ln  net.Listener
+}
+
+// NewServer starts a simulator on 127.0.0.1 with a random free port.
+func NewServer(opts Options) *Server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("acumaticatest: listen: " + err.Error())
+	}
+	sim := NewHandler(opts)
+	s := &Server{Simulator: sim, URL: "http://" + ln.Addr().String(), ln: ln,
+		srv: &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s
+}
+
+// Close stops the server, releases hanging requests and closes all
+// connections.
+func (s *Server) Close() {
+	s.Simulator.Close()
+	_ = s.srv.Close()
+}

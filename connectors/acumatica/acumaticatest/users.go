@@ -1,0 +1,96 @@
+package acumaticatest
+
+import (
+	"strings"
+)
+
+// Roles of the demo users.
+const (
+	RoleFull     = "full"      // every form and inquiry
+	RoleNoAR     = "no-ar"     // no Accounts Receivable forms (AR*) and no inquiries built on them
+	RoleNoCanary = "no-canary" // everything except the MCPAccess canary inquiry
+	RoleService  = "service"   // the dedicated API user of service connections: every form
+	RoleNoAPI    = "no-api"    // a user without the API licence: token requests fail
+)
+
+// User is a demo user with deterministic credentials.
+type User struct {
+	Username  string
+	Password  string
+	Role      string
+	FirstName string
+	LastName  string
+	Email     string
+}
+
+// DisplayName is "First Last".
+func (u User) DisplayName() string { return u.FirstName + " " + u.LastName }
+
+func demoUsers() []User {
+	return []User{
+		{Username: "admin", Password: "admin-P@ss1", Role: RoleFull, FirstName: "Kimberly", LastName: "Gibbs", Email: "admin@demo-company.com"},
+		{Username: "ar.clerk", Password: "clerk-P@ss1", Role: RoleNoAR, FirstName: "Sam", LastName: "Clerk", Email: "ar.clerk@demo-company.com"},
+		{Username: "no.canary", Password: "canary-P@ss1", Role: RoleNoCanary, FirstName: "Nora", LastName: "Canary", Email: "no.canary@demo-company.com"},
+		{Username: "api.service", Password: "service-P@ss1", Role: RoleService, FirstName: "API", LastName: "Service", Email: "api.service@demo-company.com"},
+		{Username: "no.api", Password: "noapi-P@ss1", Role: RoleNoAPI, FirstName: "Ned", LastName: "Nolicense", Email: "no.api@demo-company.com"},
+	}
+}
+
+// canReadScreen reports whether the user's role grants a form.
+func (u *User) canReadScreen(screen string) bool {
+	if u.Role == RoleNoAR && strings.HasPrefix(screen, "AR") {
+		return false
+	}
+	return true
+}
+
+// canReadInquiry reports whether the user may read an inquiry's data.
+func (u *User) canReadInquiry(q *Inquiry) bool {
+	if q.Name == CanaryInquiry {
+		return u.Role != RoleNoCanary
+	}
+	for _, s := range q.Requires {
+		if !u.canReadScreen(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasAPILicence: users without it cannot obtain tokens.
+func (u *User) hasAPILicence() bool { return u.Role != RoleNoAPI }
+
+func (s *Simulator) userByName(name string) *User {
+	for i := range s.users {
+		if strings.EqualFold(s.users[i].Username, name) {
+			return &s.users[i]
+		}
+	}
+	return nil
+}
+
+// checkPassword returns the user when the credentials match.
+func (s *Simulator) checkPassword(name, password string) *User {
+	u := s.userByName(name)
+	if u == nil || u.Password != password {
+		return nil
+	}
+	return u
+}
+
+// Users returns the demo users and their credentials.
+func (s *Simulator) Users() []User {
+	out := make([]User, len(s.users))
+	copy(out, s.users)
+	return out
+}
+
+// User returns the first demo user with the given role, or the zero User.
+func (s *Simulator) User(role string) User {
+	for _, u := range s.users {
+		if u.Role == role {
+			return u
+		}
+	}
+	return User{}
+}
