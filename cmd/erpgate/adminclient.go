@@ -163,3 +163,9 @@ func (c *adminClient) listTokens(ctx context.Context, siteID string) ([]tokenRes
 	err := c.do(ctx, http.MethodGet, "/sites/"+siteID+"/service-tokens", nil, &out)
 	return out.ServiceTokens, err
 }
+
+// putOAuthClient stores the site's OAuth client (its oauth connection).
+func (c *adminClient) putOAuthClient(ctx context.Context, siteID, clientID, clientSecret string) error {
+	return c.do(ctx, http.MethodPut, "/sites/"+url.PathEscape(siteID)+"/connections/oauth",
+		map[string]any{"credentials": map[string]string{"client_id": clientID, "client_secret": clientSecret}}, nil)
+}

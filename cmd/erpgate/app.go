@@ -14,11 +14,14 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/authserver"
+	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/frappe"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/ratelimit"
@@ -39,15 +42,26 @@ type App struct {
 	echo     *echo.Echo
 	server   *http.Server
 	draining atomic.Bool
-	// stopJanitor ends the limiter's background purge.
+	// stopJanitor ends the background work: the limiter's purge and the
+	// invalidation listener.
 	stopJanitor context.CancelFunc
 }
+
+// registerTestConnectors, when set, registers more connectors after the
+// built-in ones. Only tests set it (to stand in for a connector this build
+// does not have yet).
+var registerTestConnectors func(*connector.Registry) error
 
 // newRegistry registers every connector this build serves.
 func newRegistry() (*connector.Registry, error) {
 	reg := connector.NewRegistry()
 	if err := reg.Register(frappe.New()); err != nil {
 		return nil, err
+	}
+	if registerTestConnectors != nil {
+		if err := registerTestConnectors(reg); err != nil {
+			return nil, err
+		}
 	}
 	return reg, nil
 }
@@ -63,14 +77,14 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	a := &App{cfg: cfg, log: log, pool: pool}
-	if err := a.build(); err != nil {
+	if err := a.build(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-func (a *App) build() error {
+func (a *App) build(ctx context.Context) error {
 	cfg := a.cfg
 	reg, err := newRegistry()
 	if err != nil {
@@ -126,8 +140,27 @@ func (a *App) build() error {
 		HTTPClient: out.Client,
 		Logger:     a.log,
 	}).Register(e.Group("/api/v1"))
-	service := echo.WrapHandler(&servicemcp.Handler{Store: store, Registry: reg, Engine: engine, Logger: a.log})
+	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
+	go listener.Run(janitorCtx)
+	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
+	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
 	e.Any("/service/mcp", service)
+
+	auth, err := authserver.New(ctx, authserver.Deps{
+		Store: authstorage.New(a.pool, cfg.Keyring, authstorage.Options{RefreshGrace: cfg.OAuth.RefreshGrace}),
+		Sites: store, Registry: reg, Engine: engine, HTTPClient: out.Client,
+		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
+		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
+		SignInTimeout: cfg.OAuth.SignInTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	go auth.Janitor(janitorCtx, 10*time.Minute)
+	oauth := echo.WrapHandler(auth)
+	for _, path := range authserver.Paths() {
+		e.Any(path, oauth)
+	}
 	a.echo = e
 	return nil
 }

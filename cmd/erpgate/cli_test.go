@@ -92,7 +92,9 @@ func TestKeysRotate(t *testing.T) {
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+gw.Keys)
 	out, err := captureStdout(t, func() error { return run(context.Background(), []string{"keys", "rotate"}) })
-	if err != nil || !strings.Contains(out, `re-encrypted 2 secrets under key "k2"`) {
+	// Two credential fields, plus the OAuth token-signing key that every
+	// replica creates at first start.
+	if err != nil || !strings.Contains(out, `re-encrypted 3 secrets under key "k2"`) {
 		t.Fatalf("rotate: %v\n%s", err, out)
 	}
 	conn, err := pgx.Connect(context.Background(), db)

@@ -166,6 +166,12 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("register the demo Frappe site: %w", err)
 	}
+	// People sign in through the simulator's OAuth provider: its client
+	// is new on every run, so the site's OAuth connection is replaced.
+	oauthClient := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
+	if err := admin.putOAuthClient(ctx, site.ID, oauthClient.ID, oauthClient.Secret); err != nil {
+		return fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
+	}
 	site.ERPURL = frappeURL
 	site.Users = users
 	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, Sites: []devSite{site}}

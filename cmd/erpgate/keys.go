@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	authstorage "github.com/erpgate/erpgate/authserver/storage"
+
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/secrets"
@@ -41,7 +43,11 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n, cfg.Keyring.PrimaryKeyID())
+		m, err := authstorage.New(pool, cfg.Keyring, authstorage.Options{}).RotateKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m, cfg.Keyring.PrimaryKeyID())
 		return nil
 	}
 	return usageError{fmt.Sprintf("keys: unknown subcommand %q", args[0])}

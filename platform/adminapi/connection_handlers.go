@@ -39,7 +39,7 @@ func (a *API) putConnection(c echo.Context) error {
 		return err
 	}
 	if typ == sites.ConnectionOAuth {
-		return invalidRequest("oauth connections are not supported yet; this release can store api_token connections only")
+		return a.putOAuthConnection(c, site)
 	}
 	var req putConnectionRequest
 	if err := decodeBody(c, &req, false); err != nil {

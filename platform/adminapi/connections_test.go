@@ -119,7 +119,7 @@ func TestConnectionTypes(t *testing.T) {
 	r := h.call(http.MethodPut, "/api/v1/sites/acme/connections/oauth",
 		map[string]any{"credentials": map[string]string{"client_id": "c", "client_secret": "s"}})
 	expect(t, r, http.StatusBadRequest, "invalid_request")
-	if !strings.Contains(r.errorMessage(t), "not supported yet") {
+	if !strings.Contains(r.errorMessage(t), "do not support user sign-in") {
 		t.Errorf("oauth message = %q", r.errorMessage(t))
 	}
 	expect(t, h.call(http.MethodPut, "/api/v1/sites/acme/connections/password", map[string]any{}), http.StatusNotFound, "not_found")

@@ -49,6 +49,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	registry := connector.NewRegistry()
 	registry.MustRegister(fakeERP{})
+	registry.MustRegister(fakeOAuthERP{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	store := sites.NewStore(pool, keys)
 	api := adminapi.New(adminapi.Deps{

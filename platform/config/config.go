@@ -48,6 +48,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
 	MCP MCP `yaml:"mcp"`
+
+	OAuth OAuth `yaml:"oauth"`
 }
 
 // Upstream governs calls from tools to ERPs (design §3, steps 4 to 6).
@@ -97,4 +99,21 @@ type MCP struct {
 	// accepted on MCP endpoints; the public base URL's origin is always
 	// accepted.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// OAuth governs erpgate's authorization server for the OAuth MCP endpoints.
+type OAuth struct {
+	// AccessTokenLifespan is how long an access token issued to an MCP
+	// client is valid. Short: clients refresh silently.
+	AccessTokenLifespan time.Duration `yaml:"access_token_lifespan"`
+	// RefreshTokenLifespan is how long a refresh token is valid; each
+	// refresh rotates it.
+	RefreshTokenLifespan time.Duration `yaml:"refresh_token_lifespan"`
+	// RefreshGrace is how long a rotated refresh token still works, so that
+	// concurrent refreshes with one token both succeed; use after that
+	// revokes the whole token family.
+	RefreshGrace time.Duration `yaml:"refresh_grace"`
+	// SignInTimeout is how long a user has to finish signing in to the ERP
+	// and consenting.
+	SignInTimeout time.Duration `yaml:"sign_in_timeout"`
 }

@@ -34,6 +34,10 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Int("usage.batch_size", c.Usage.BatchSize),
 		zap.Stringer("shutdown_timeout", c.ShutdownTimeout),
 		zap.Strings("mcp.allowed_origins", c.MCP.AllowedOrigins),
+		zap.Stringer("oauth.access_token_lifespan", c.OAuth.AccessTokenLifespan),
+		zap.Stringer("oauth.refresh_token_lifespan", c.OAuth.RefreshTokenLifespan),
+		zap.Stringer("oauth.refresh_grace", c.OAuth.RefreshGrace),
+		zap.Stringer("oauth.sign_in_timeout", c.OAuth.SignInTimeout),
 	}
 }
 

@@ -79,6 +79,15 @@ var settings = []setting{
 
 	{key: "mcp.allowed_origins", env: "ERPGATE_ALLOWED_ORIGINS", list: true,
 		apply: applyAllowedOrigins},
+
+	{key: "oauth.access_token_lifespan", env: "ERPGATE_OAUTH_ACCESS_TOKEN_LIFESPAN", fallback: "15m",
+		apply: durationIn(time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.OAuth.AccessTokenLifespan })},
+	{key: "oauth.refresh_token_lifespan", env: "ERPGATE_OAUTH_REFRESH_TOKEN_LIFESPAN", fallback: "720h",
+		apply: durationIn(time.Hour, 8760*time.Hour, func(c *Config) *time.Duration { return &c.OAuth.RefreshTokenLifespan })},
+	{key: "oauth.refresh_grace", env: "ERPGATE_OAUTH_REFRESH_GRACE", fallback: "10s",
+		apply: durationIn(0, time.Minute, func(c *Config) *time.Duration { return &c.OAuth.RefreshGrace })},
+	{key: "oauth.sign_in_timeout", env: "ERPGATE_OAUTH_SIGN_IN_TIMEOUT", fallback: "10m",
+		apply: durationIn(time.Minute, time.Hour, func(c *Config) *time.Duration { return &c.OAuth.SignInTimeout })},
 }
 
 // lookupSetting returns the setting with the given YAML key.

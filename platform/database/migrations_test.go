@@ -28,6 +28,7 @@ type migrationFixture struct {
 // tables holding data.
 var migrationFixtures = []migrationFixture{
 	{version: 1, seed: seedV1, check: checkV1},
+	{version: 2, seed: seedV2, check: checkV2},
 }
 
 // TestMigrationsStepByStep walks the embedded migrations one at a time. At

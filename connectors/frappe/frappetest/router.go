@@ -27,6 +27,9 @@ func (s *Simulator) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/api/"):
 		rest = path[len("/api/"):]
 	default:
+		if s.serveWebsite(w, r) { // OAuth pages: oauth_authorize.go
+			return
+		}
 		http.NotFound(w, r)
 		return
 	}

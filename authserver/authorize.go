@@ -1,0 +1,239 @@
+package authserver
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/ory/fosite"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+// serveAuthorize is the authorization endpoint. It checks the MCP client's
+// request completely before anything is shown to the user, then starts a
+// sign-in flow: straight to the ERP for a site's MCP URL, or to the page
+// where the user types their ERP's address for /mcp.
+func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if err := r.ParseForm(); err != nil {
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Invalid request", Message: "The authorization request could not be read."})
+		return
+	}
+	query := normalizedAuthorizeQuery(r.Form)
+	// A URL client id is checked first, so that a document that cannot be
+	// fetched or is wrong gives a clean OAuth error rather than fosite's
+	// generic "client does not exist".
+	if clientID := query.Get("client_id"); strings.Contains(clientID, "://") {
+		if _, err := s.cimd.ResolveClient(ctx, clientID); err != nil {
+			s.clientError(w, err)
+			return
+		}
+	}
+	ar, err := s.provider.NewAuthorizeRequest(ctx, authorizeRequestFor(r, query))
+	if err != nil {
+		s.authorizeError(w, ar, err)
+		return
+	}
+	// OAuth 2.1 and the MCP spec: PKCE with S256 for every client. fosite
+	// would reject a missing or plain challenge only after the user had
+	// signed in; refusing here spares them a pointless sign-in.
+	if query.Get("code_challenge") == "" {
+		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge and code_challenge_method=S256."))
+		return
+	}
+	if query.Get("code_challenge_method") != "S256" {
+		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("Only the S256 code_challenge_method is supported."))
+		return
+	}
+	res, ok := s.parseResource(query.Get("resource"))
+	if !ok {
+		s.authorizeError(w, ar, errInvalidTarget("The resource parameter must be the MCP URL of this server you are connecting to (RFC 8707)."))
+		return
+	}
+	browser, err := s.ensureBrowserID(w, r)
+	if err != nil {
+		s.pageError(w, "start sign-in", err)
+		return
+	}
+	flowID, err := newFlowID()
+	if err != nil {
+		s.pageError(w, "start sign-in", err)
+		return
+	}
+	flow := storage.NewFlow{
+		ID: flowID, Browser: browser, AuthorizeQuery: query.Encode(), ClientID: ar.GetClient().GetID(),
+		Resource: res.URL, TTL: s.deps.SignInTimeout,
+	}
+	if res.generic() {
+		flow.Stage = storage.StageChooseSite
+		if err := s.deps.Store.CreateFlow(ctx, flow); err != nil {
+			s.pageError(w, "start sign-in", err)
+			return
+		}
+		s.renderChooseSite(w, http.StatusOK, chooseSitePage{FlowID: flowID, CSRF: csrfToken(browser, flowID)})
+		return
+	}
+	site, err := s.loadSignInSiteBySlug(ctx, res.Slug)
+	if err != nil {
+		if errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
+			s.authorizeError(w, ar, errInvalidTarget("This MCP URL does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator."))
+			return
+		}
+		s.pageError(w, "load site", err)
+		return
+	}
+	verifier, challenge, err := newPKCE()
+	if err != nil {
+		s.pageError(w, "start sign-in", err)
+		return
+	}
+	flow.Stage, flow.SiteID, flow.Verifier = storage.StageERP, site.site.ID, verifier
+	if err := s.deps.Store.CreateFlow(ctx, flow); err != nil {
+		s.pageError(w, "start sign-in", err)
+		return
+	}
+	s.redirectToERP(w, r, site, flowID, challenge)
+}
+
+// redirectToERP sends the browser to the ERP's sign-in.
+func (s *Server) redirectToERP(w http.ResponseWriter, r *http.Request, site signInSite, flowID, challenge string) {
+	target, err := site.oauth.AuthorizationURL(site.csite, site.client, connectorAuthorizationRequest(s.publicURL("/oauth/callback"), flowID, challenge))
+	if err != nil {
+		s.pageError(w, "build ERP authorization URL", err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// normalizedAuthorizeQuery keeps the parameters erpgate understands and
+// narrows the requested scopes to those it issues, so that a client asking
+// for, say, "openid profile erp:read" is not refused outright (RFC 6749
+// §3.3 lets a server grant less than requested). erp:read is always
+// granted: without it no tool can be called.
+func normalizedAuthorizeQuery(form url.Values) url.Values {
+	q := url.Values{}
+	for _, k := range []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge",
+		"code_challenge_method", "resource", "response_mode"} {
+		if v := form.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	scopes := []string{ScopeRead}
+	for _, sc := range strings.Fields(form.Get("scope")) {
+		if slices.Contains(supportedScopes, sc) && !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	q.Set("scope", strings.Join(scopes, " "))
+	return q
+}
+
+// authorizeRequestFor is r as a GET with the normalised query, which is
+// what fosite parses (and what is replayed when the flow completes).
+func authorizeRequestFor(r *http.Request, query url.Values) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.Method = http.MethodGet
+	u := *r.URL
+	u.RawQuery = query.Encode()
+	r2.URL = &u
+	r2.Body, r2.ContentLength = http.NoBody, 0
+	r2.Form, r2.PostForm, r2.MultipartForm = nil, nil, nil
+	r2.Header = r.Header.Clone()
+	r2.Header.Del("Content-Type")
+	return r2
+}
+
+func errInvalidTarget(hint string) *fosite.RFC6749Error {
+	return &fosite.RFC6749Error{
+		ErrorField:       "invalid_target",
+		DescriptionField: "The requested resource is invalid, unknown or malformed.",
+		HintField:        hint,
+		CodeField:        http.StatusBadRequest,
+	}
+}
+
+// authorizeError answers a failed authorization request: back to the
+// client with error, state and iss (RFC 9207) when its redirect URI is
+// known to be registered, otherwise on a page, since an unverified
+// redirect URI must never receive anything.
+func (s *Server) authorizeError(w http.ResponseWriter, ar fosite.AuthorizeRequester, err error) {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField >= 500 {
+		s.log.Error("authorization request failed", zap.Error(err))
+	}
+	if ar == nil || !ar.IsRedirectURIValid() {
+		s.renderMessage(w, rfc.CodeField, messagePage{
+			Title:   "This connection request cannot be used",
+			Message: rfc.ErrorField + ": " + rfc.GetDescription(),
+			Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server.",
+		})
+		return
+	}
+	u := *ar.GetRedirectURI()
+	q := u.Query()
+	q.Set("error", rfc.ErrorField)
+	q.Set("error_description", rfc.GetDescription())
+	if st := ar.GetState(); st != "" {
+		q.Set("state", st)
+	}
+	q.Set("iss", s.issuer)
+	u.RawQuery, u.Fragment = q.Encode(), ""
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Location", u.String())
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// clientError shows why a URL client id could not be used.
+func (s *Server) clientError(w http.ResponseWriter, err error) {
+	var ce *CIMDError
+	if !errors.As(err, &ce) {
+		s.pageError(w, "resolve client metadata document", err)
+		return
+	}
+	s.renderMessage(w, http.StatusBadRequest, messagePage{
+		Title:   "This AI client cannot be used",
+		Message: "invalid_client: " + ce.Reason + ".",
+		Hint:    "The client identifies itself with a metadata document that erpgate could not accept. Tell the client's vendor or your administrator.",
+	})
+}
+
+// pageError answers an unexpected failure during sign-in on a page.
+func (s *Server) pageError(w http.ResponseWriter, step string, err error) {
+	s.log.Error("sign-in failure", zap.String("step", step), zap.Error(err))
+	s.renderMessage(w, http.StatusInternalServerError, messagePage{
+		Title:   "Something went wrong",
+		Message: "erpgate could not continue the sign-in. Go back to your AI client and connect again.",
+		Hint:    "If this keeps happening, the operator's logs have details.",
+	})
+}
+
+// newFlowID returns a fresh, unguessable flow id (also the ERP state).
+func newFlowID() (string, error) {
+	tok, err := secrets.NewToken("egf")
+	if err != nil {
+		return "", err
+	}
+	return tok.Value.Reveal(), nil
+}
+
+// newPKCE returns an upstream PKCE verifier (RFC 7636 §4.1: 43 characters
+// of base64url from 32 random bytes) and its S256 challenge.
+func newPKCE() (secrets.Secret, string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", "", err
+	}
+	verifier := base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(verifier))
+	return secrets.Secret(verifier), base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,183 @@
+package authserver
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/connector"
+)
+
+// upstreamTimeout bounds the ERP round trips of one sign-in step.
+const upstreamTimeout = 30 * time.Second
+
+// defaultUpstreamLifetime is assumed when an ERP states no token lifetime;
+// both Frappe and Acumatica issue one-hour tokens.
+const defaultUpstreamLifetime = time.Hour
+
+func connectorAuthorizationRequest(redirectURI, state, challenge string) connector.AuthorizationRequest {
+	return connector.AuthorizationRequest{RedirectURI: redirectURI, State: state, CodeChallenge: challenge}
+}
+
+// serveCallback is where the ERP sends the user back. The state is claimed
+// once (it is single-use, bound to this browser and expires with the
+// flow); then the code is exchanged, the user identified and the access
+// gate read, all as the user.
+func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	flowID := q.Get("state")
+	browser, ok := s.browserID(r)
+	if !ok {
+		s.flowError(w, storage.ErrFlowWrongBrowser)
+		return
+	}
+	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageERP, To: storage.StageConsent})
+	if err != nil {
+		s.flowError(w, err)
+		return
+	}
+	if q.Get("error") != "" || q.Get("code") == "" {
+		// The user declined at the ERP (or the ERP refused the request).
+		s.endFlow(ctx, flowID)
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "erp_" + safeReason(q.Get("error"))})
+		s.denyToClient(w, r, flow, "The sign-in at the ERP was cancelled or refused.")
+		return
+	}
+	site, err := s.loadSignInSite(ctx, flow.SiteID)
+	if err != nil {
+		s.endFlow(ctx, flowID)
+		s.pageError(w, "load site for callback", err)
+		return
+	}
+	uctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
+	defer cancel()
+	tok, err := site.oauth.ExchangeCode(uctx, site.csite, site.client, s.deps.HTTPClient(site.csite, nil),
+		q.Get("code"), s.publicURL("/oauth/callback"), flow.Verifier.Reveal())
+	if err != nil {
+		s.endFlow(ctx, flowID)
+		s.log.Warn("ERP code exchange failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
+		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "The ERP did not complete the sign-in",
+			Message: "erpgate could not exchange the ERP's sign-in code for a token.",
+			Details: []string{"The site's OAuth client in the ERP is missing, disabled or has another redirect URI than " + s.publicURL("/oauth/callback") + ".", "The ERP could not be reached."},
+			Hint:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
+		return
+	}
+	authed := s.deps.HTTPClient(site.csite, site.oauth.TokenAuthorizer(tok.AccessToken))
+	user, err := site.oauth.Identify(uctx, site.csite, authed)
+	if err != nil || user.ID == "" {
+		s.endFlow(ctx, flowID)
+		s.log.Warn("ERP user lookup failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
+		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "The ERP did not say who you are",
+			Message: "erpgate signed you in but could not read your user profile from the ERP.",
+			Hint:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
+		return
+	}
+	if gate, ok := site.gate(); ok {
+		if !s.passGate(ctx, w, gate, site, authed, flow, user, flowID) {
+			return
+		}
+	}
+	s.recordEvent(ctx, storage.AuthEvent{SiteID: site.site.ID, Kind: storage.EventSignIn, ERPUser: user.ID, ClientID: flow.ClientID})
+	pending := storage.PendingToken{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: upstreamExpiry(tok)}
+	consented, err := s.deps.Store.HasConsent(ctx, site.site.ID, user.ID, flow.ClientID)
+	if err != nil {
+		s.endFlow(ctx, flowID)
+		s.pageError(w, "read consent", err)
+		return
+	}
+	if consented {
+		// Consent is kept per (user, client): a returning user goes
+		// straight back to their client.
+		if err := s.deps.Store.EndFlow(ctx, flowID); err != nil {
+			s.pageError(w, "finish sign-in", err)
+			return
+		}
+		s.grant(w, r, flow, site, user.ID, user.DisplayName, pending)
+		return
+	}
+	if err := s.deps.Store.HoldFlowToken(ctx, flowID, user.ID, user.DisplayName, pending); err != nil {
+		s.endFlow(ctx, flowID)
+		s.flowError(w, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, s.publicURL("/oauth/consent")+"?"+url.Values{"flow": {flowID}}.Encode(), http.StatusSeeOther)
+}
+
+// passGate reads the connector's access gate and, unless it lets the user
+// in, answers with the page that says why. It reports whether to go on.
+func (s *Server) passGate(ctx context.Context, w http.ResponseWriter, gate connector.UpstreamAccessGate, site signInSite,
+	authed *http.Client, flow *storage.Flow, user connector.UpstreamUser, flowID string) bool {
+	gctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
+	defer cancel()
+	check, err := gate.CheckAccess(gctx, site.csite, authed)
+	if err != nil {
+		check = connector.AccessCheck{Decision: connector.AccessMisconfigured, Detail: "the access check could not be completed"}
+	}
+	switch check.Decision {
+	case connector.AccessAllowed:
+		return true
+	case connector.AccessDenied:
+		s.endFlow(ctx, flowID)
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: site.site.ID, Kind: storage.EventLoginDenied, ERPUser: user.ID, ClientID: flow.ClientID, Reason: "access_denied"})
+		s.log.Info("login denied by access gate", zap.String("site_slug", site.site.Slug), zap.String("detail", check.Detail))
+		s.renderMessage(w, http.StatusForbidden, messagePage{Title: "Access denied",
+			Message: "You signed in to " + site.site.DisplayName + ", but your account is not allowed to use AI assistants with it.",
+			Hint:    "Ask your ERP administrator to give you access to AI assistants (erpgate)."})
+		return false
+	default:
+		s.endFlow(ctx, flowID)
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: site.site.ID, Kind: storage.EventLoginDenied, ERPUser: user.ID, ClientID: flow.ClientID, Reason: "access_check_misconfigured"})
+		s.log.Warn("access check misconfigured", zap.String("site_slug", site.site.Slug), zap.String("detail", check.Detail))
+		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "Configuration error",
+			Message: "erpgate could not check whether you may use AI assistants with " + site.site.DisplayName + " (" + check.Detail + "). This is a set-up problem, not a problem with your account.",
+			Details: check.LikelyCauses,
+			Hint:    "Tell your ERP administrator; the event was logged as access_check_misconfigured."})
+		return false
+	}
+}
+
+// upstreamExpiry is when an ERP token expires.
+func upstreamExpiry(tok connector.UpstreamToken) time.Time {
+	life := tok.ExpiresIn
+	if life <= 0 {
+		life = defaultUpstreamLifetime
+	}
+	return time.Now().Add(life)
+}
+
+func (s *Server) endFlow(ctx context.Context, flowID string) {
+	if err := s.deps.Store.EndFlow(context.WithoutCancel(ctx), flowID); err != nil {
+		s.log.Warn("end sign-in flow", zap.Error(err))
+	}
+}
+
+func (s *Server) recordEvent(ctx context.Context, e storage.AuthEvent) {
+	if err := s.deps.Store.RecordAuthEvent(context.WithoutCancel(ctx), e); err != nil {
+		s.log.Error("record auth event", zap.String("event", string(e.Kind)), zap.Error(err))
+	}
+	s.log.Info("auth_event", zap.String("event", string(e.Kind)), zap.String("site_id", e.SiteID.String()),
+		zap.String("client_id", e.ClientID), zap.String("reason", e.Reason))
+}
+
+// safeReason keeps an ERP-supplied error code short and plain.
+func safeReason(code string) string {
+	out := make([]rune, 0, len(code))
+	for _, c := range code {
+		if (c >= 'a' && c <= 'z') || c == '_' {
+			out = append(out, c)
+		}
+		if len(out) == 40 {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return "error"
+	}
+	return string(out)
+}

@@ -1,0 +1,174 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSitePage) {
+	p.Action = s.publicURL("/oauth/site")
+	// The form's answer redirects to the ERP, whose origin is not known
+	// before the user types it.
+	s.renderPage(w, status, chooseSiteTemplate, "'self' https: http:", p)
+}
+
+// serveChooseSite takes the ERP address typed on /mcp's sign-in page,
+// finds the registered site with that origin and sends the browser to its
+// sign-in. Whatever is typed, the answer never says which sites exist:
+// the page only says whether the address was recognised.
+func (s *Server) serveChooseSite(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	flowID, browser, ok := s.checkForm(w, r)
+	if !ok {
+		return
+	}
+	page := chooseSitePage{FlowID: flowID, CSRF: csrfToken(browser, flowID),
+		ERPURL: strings.TrimSpace(r.PostForm.Get("erp_url")), Tenant: strings.TrimSpace(r.PostForm.Get("tenant"))}
+	if _, err := s.deps.Store.PeekFlow(ctx, flowID, browser, storage.StageChooseSite); err != nil {
+		s.flowError(w, err)
+		return
+	}
+	origin, err := typedOrigin(page.ERPURL, s.deps.IsDevHost)
+	if err != nil {
+		page.Error = "That does not look like an ERP address. Type it as you see it in your browser, for example https://erp.example.com."
+		s.renderChooseSite(w, http.StatusUnprocessableEntity, page)
+		return
+	}
+	matches, err := s.sitesAtOrigin(ctx, origin, page.Tenant)
+	if err != nil {
+		s.pageError(w, "match ERP address", err)
+		return
+	}
+	switch {
+	case len(matches) == 0:
+		page.Error = "erpgate has no ERP at that address that you can sign in to. Check the address, or ask your administrator which address to use."
+		s.renderChooseSite(w, http.StatusUnprocessableEntity, page)
+		return
+	case len(matches) > 1:
+		page.AskTenant = true
+		page.Error = "Several companies use that address. Type your company or tenant name as well."
+		s.renderChooseSite(w, http.StatusUnprocessableEntity, page)
+		return
+	}
+	site := matches[0]
+	verifier, challenge, err := newPKCE()
+	if err != nil {
+		s.pageError(w, "choose site", err)
+		return
+	}
+	if _, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{
+		From: storage.StageChooseSite, To: storage.StageERP, SiteID: site.site.ID, Verifier: verifier,
+	}); err != nil {
+		s.flowError(w, err)
+		return
+	}
+	s.redirectToERP(w, r, site, flowID, challenge)
+}
+
+// typedOrigin turns what a user typed into the origin sites are stored
+// under. A missing scheme means https; any path is ignored (users paste
+// the URL of whatever ERP page they have open).
+func typedOrigin(typed string, isDevHost func(string) bool) (string, error) {
+	if typed == "" {
+		return "", errors.New("empty")
+	}
+	if !strings.Contains(typed, "://") {
+		typed = "https://" + typed
+	}
+	u, err := url.Parse(typed)
+	if err != nil || u.Host == "" {
+		return "", errors.New("not a URL")
+	}
+	return sites.NormalizeBaseURL(u.Scheme+"://"+u.Host, isDevHost)
+}
+
+// sitesAtOrigin returns the active sites at origin that offer sign-in,
+// narrowed to tenant when one is given (several Acumatica tenants may share
+// an origin).
+func (s *Server) sitesAtOrigin(ctx context.Context, origin, tenant string) ([]signInSite, error) {
+	all, err := s.deps.Sites.ListSites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []signInSite
+	for _, site := range all {
+		if site.BaseURL != origin || site.Status != sites.StatusActive {
+			continue
+		}
+		if tenant != "" && !strings.EqualFold(siteTenant(site), tenant) {
+			continue
+		}
+		ss, err := s.signInSiteOf(ctx, site)
+		if errors.Is(err, errNoSignIn) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss)
+	}
+	return out, nil
+}
+
+func siteTenant(site sites.Site) string {
+	var settings struct {
+		Tenant string `json:"tenant"`
+	}
+	_ = json.Unmarshal(site.Settings, &settings)
+	return settings.Tenant
+}
+
+// checkForm checks what every sign-in form post must carry: a browser
+// binding, a same-origin Origin (when the browser sends one), the flow id
+// and a CSRF token made for both. It answers the request itself when a
+// check fails.
+func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) (flowID, browser string, ok bool) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Invalid request", Message: "The form could not be read."})
+		return "", "", false
+	}
+	if !s.sameOriginPost(r) {
+		s.renderMessage(w, http.StatusForbidden, messagePage{Title: "Request refused", Message: "This form was sent from another site."})
+		return "", "", false
+	}
+	browser, ok = s.browserID(r)
+	if !ok {
+		s.flowError(w, storage.ErrFlowWrongBrowser)
+		return "", "", false
+	}
+	flowID = r.PostForm.Get("flow")
+	if !checkCSRF(browser, flowID, r.PostForm.Get("csrf")) {
+		s.renderMessage(w, http.StatusForbidden, messagePage{
+			Title:   "Request refused",
+			Message: "The form's security token does not match this browser (CSRF check failed).",
+			Hint:    "Go back to your AI client and connect again.",
+		})
+		return "", "", false
+	}
+	return flowID, browser, true
+}
+
+// flowError explains a sign-in that cannot continue.
+func (s *Server) flowError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, storage.ErrFlowExpired):
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in has expired",
+			Message: "Sign-in must be finished within a few minutes of starting it.", Hint: "Go back to your AI client and connect again."})
+	case errors.Is(err, storage.ErrFlowUsed), errors.Is(err, storage.ErrFlowUnknown):
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in link cannot be used again",
+			Message: "Each step of a sign-in works once.", Hint: "Go back to your AI client and connect again."})
+	case errors.Is(err, storage.ErrFlowWrongBrowser):
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
+			Message: "Finish signing in in the browser where you started, with cookies enabled.", Hint: "Go back to your AI client and connect again."})
+	default:
+		s.pageError(w, "sign-in flow", err)
+	}
+}

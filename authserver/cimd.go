@@ -1,0 +1,265 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ory/fosite"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+)
+
+// CIMDOptions bound Client ID Metadata Document fetches.
+type CIMDOptions struct {
+	// Timeout bounds one fetch, connection included. Default 5s.
+	Timeout time.Duration
+	// MaxBytes bounds a document. Default 5 KiB, the size the draft
+	// suggests servers accept.
+	MaxBytes int64
+	// DefaultTTL is how long a document without cache headers is kept.
+	// Default 5m.
+	DefaultTTL time.Duration
+	// MaxTTL caps the cache lifetime whatever the headers say. Default 24h.
+	MaxTTL time.Duration
+	// AllowPrivateAddresses lets documents live on private, loopback and
+	// link-local hosts, and on plain http. Only for development: it is
+	// switched on when erpgate itself is served over plain http.
+	AllowPrivateAddresses bool
+	// Transport replaces the fetch transport (tests). The SSRF guard is in
+	// the default transport's dialer.
+	Transport http.RoundTripper
+}
+
+// CIMDError says why a URL client id could not be used. Its message is safe
+// to show as an OAuth error description.
+type CIMDError struct{ Reason string }
+
+func (e *CIMDError) Error() string { return "client metadata document: " + e.Reason }
+
+func cimdErrorf(format string, args ...any) error {
+	return &CIMDError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// cimdDocument is the part of a Client ID Metadata Document erpgate reads.
+type cimdDocument struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+}
+
+// cimdResolver fetches, checks and caches Client ID Metadata Documents.
+type cimdResolver struct {
+	store *storage.Store
+	opts  CIMDOptions
+	http  *http.Client
+}
+
+var _ storage.ClientResolver = (*cimdResolver)(nil)
+
+func newCIMDResolver(store *storage.Store, opts CIMDOptions, devMode bool) *cimdResolver {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 5 << 10
+	}
+	if opts.DefaultTTL <= 0 {
+		opts.DefaultTTL = 5 * time.Minute
+	}
+	if opts.MaxTTL <= 0 {
+		opts.MaxTTL = 24 * time.Hour
+	}
+	if devMode {
+		opts.AllowPrivateAddresses = true
+	}
+	rt := opts.Transport
+	if rt == nil {
+		t := &http.Transport{
+			Proxy:                 nil, // a proxy would hide the address actually reached
+			TLSHandshakeTimeout:   opts.Timeout,
+			ResponseHeaderTimeout: opts.Timeout,
+			MaxIdleConns:          16,
+			IdleConnTimeout:       30 * time.Second,
+		}
+		if opts.AllowPrivateAddresses {
+			t.DialContext = (&net.Dialer{Timeout: opts.Timeout}).DialContext
+		} else {
+			t.DialContext = guardedDialer(opts.Timeout).DialContext
+		}
+		rt = t
+	}
+	return &cimdResolver{
+		store: store,
+		opts:  opts,
+		http: &http.Client{
+			Transport: rt,
+			Timeout:   opts.Timeout,
+			// A client id is the document's own URL: a redirect would make
+			// it describe another URL.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+}
+
+// ResolveClient returns the client a URL client id describes, from the
+// cache or freshly fetched.
+func (c *cimdResolver) ResolveClient(ctx context.Context, clientID string) (fosite.Client, error) {
+	if err := c.checkClientIDURL(clientID); err != nil {
+		return nil, err
+	}
+	raw, ok, err := c.store.CachedDocument(ctx, clientID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		var ttl time.Duration
+		raw, ttl, err = c.fetch(ctx, clientID)
+		if err != nil {
+			return nil, err
+		}
+		if ttl > 0 {
+			now := time.Now()
+			if err := c.store.CacheDocument(ctx, clientID, raw, now, now.Add(ttl)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	doc, err := c.check(clientID, raw)
+	if err != nil {
+		return nil, err
+	}
+	return &fosite.DefaultClient{
+		ID:            clientID,
+		RedirectURIs:  doc.RedirectURIs,
+		GrantTypes:    []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"},
+		Scopes:        supportedScopes,
+		Public:        true,
+	}, nil
+}
+
+// ClientName returns the client_name of a URL client's document, when it
+// is cached.
+func (c *cimdResolver) ClientName(ctx context.Context, clientID string) string {
+	raw, ok, err := c.store.CachedDocument(ctx, clientID)
+	if err != nil || !ok {
+		return ""
+	}
+	var doc cimdDocument
+	_ = json.Unmarshal(raw, &doc)
+	return doc.ClientName
+}
+
+// checkClientIDURL applies the draft's rules to the client id itself: an
+// https URL with a path, no fragment, no credentials, no dot segments.
+func (c *cimdResolver) checkClientIDURL(clientID string) error {
+	u, err := url.Parse(clientID)
+	switch {
+	case err != nil || u.Host == "":
+		return cimdErrorf("the client id is not a URL")
+	case u.Scheme != "https" && !(c.opts.AllowPrivateAddresses && u.Scheme == "http"):
+		return cimdErrorf("a URL client id must use https")
+	case u.User != nil || u.Fragment != "" || strings.Contains(clientID, "#"):
+		return cimdErrorf("a URL client id must not contain credentials or a fragment")
+	case u.Path == "" || u.Path == "/":
+		return cimdErrorf("a URL client id must have a path")
+	case strings.Contains(u.Path, "/./") || strings.Contains(u.Path, "/../") || strings.HasSuffix(u.Path, "/.") || strings.HasSuffix(u.Path, "/.."):
+		return cimdErrorf("a URL client id must not contain dot segments")
+	}
+	return nil
+}
+
+// fetch downloads a document within the size and time limits and returns
+// it with its cache lifetime.
+func (c *cimdResolver) fetch(ctx context.Context, clientID string) (json.RawMessage, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientID, nil)
+	if err != nil {
+		return nil, 0, cimdErrorf("the client id is not a fetchable URL")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, errForbiddenAddress) {
+			return nil, 0, cimdErrorf("the client metadata document's host is not a public address")
+		}
+		return nil, 0, cimdErrorf("the client metadata document could not be fetched")
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, cimdErrorf("fetching the client metadata document gave HTTP %d", resp.StatusCode)
+	}
+	if resp.ContentLength > c.opts.MaxBytes {
+		return nil, 0, cimdErrorf("the client metadata document is larger than %d bytes", c.opts.MaxBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxBytes+1))
+	if err != nil {
+		return nil, 0, cimdErrorf("the client metadata document could not be read")
+	}
+	if int64(len(body)) > c.opts.MaxBytes {
+		return nil, 0, cimdErrorf("the client metadata document is larger than %d bytes", c.opts.MaxBytes)
+	}
+	if _, err := c.check(clientID, body); err != nil {
+		return nil, 0, err
+	}
+	return body, c.cacheLifetime(resp.Header), nil
+}
+
+// check validates a document against its URL.
+func (c *cimdResolver) check(clientID string, raw []byte) (cimdDocument, error) {
+	var doc cimdDocument
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return doc, cimdErrorf("the client metadata document is not a JSON object")
+	}
+	if doc.ClientID != clientID {
+		return doc, cimdErrorf("the document's client_id does not match the URL it was fetched from")
+	}
+	if doc.TokenEndpointAuthMethod != "" && doc.TokenEndpointAuthMethod != "none" {
+		return doc, cimdErrorf("token_endpoint_auth_method %q is not supported for URL client ids; use none", doc.TokenEndpointAuthMethod)
+	}
+	if len(doc.RedirectURIs) == 0 || len(doc.RedirectURIs) > maxRedirectURIs {
+		return doc, cimdErrorf("the document must list between 1 and %d redirect_uris", maxRedirectURIs)
+	}
+	for _, u := range doc.RedirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			return doc, cimdErrorf("redirect URI %q is not acceptable", u)
+		}
+	}
+	return doc, nil
+}
+
+// cacheLifetime reads Cache-Control (no-store, no-cache, max-age) and
+// Expires, within [0, MaxTTL].
+func (c *cimdResolver) cacheLifetime(h http.Header) time.Duration {
+	ttl := c.opts.DefaultTTL
+	cc := strings.ToLower(h.Get("Cache-Control"))
+	maxAgeSeen := false
+	for _, directive := range strings.Split(cc, ",") {
+		directive = strings.TrimSpace(directive)
+		switch {
+		case directive == "no-store" || directive == "no-cache":
+			return 0
+		case strings.HasPrefix(directive, "max-age="):
+			if n, err := strconv.Atoi(strings.TrimPrefix(directive, "max-age=")); err == nil && n >= 0 {
+				ttl, maxAgeSeen = time.Duration(n)*time.Second, true
+			}
+		}
+	}
+	if !maxAgeSeen {
+		if exp, err := http.ParseTime(h.Get("Expires")); err == nil {
+			ttl = max(time.Until(exp), 0)
+		}
+	}
+	return min(ttl, c.opts.MaxTTL)
+}

@@ -1,0 +1,146 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+func testStore(t *testing.T) *storage.Store {
+	t.Helper()
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storage.New(pgtest.NewPool(t), keys, storage.Options{RefreshGrace: 10 * time.Second})
+}
+
+// documentServer serves a client metadata document built by doc from its
+// own URL, with the given Cache-Control, and counts fetches.
+func documentServer(t *testing.T, cacheControl string, doc func(url string) any) (string, *atomic.Int32) {
+	t.Helper()
+	var fetches atomic.Int32
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if cacheControl != "" {
+			w.Header().Set("Cache-Control", cacheControl)
+		}
+		_ = json.NewEncoder(w).Encode(doc(docURL))
+	}))
+	t.Cleanup(srv.Close)
+	docURL = srv.URL + "/oauth/client.json"
+	return docURL, &fetches
+}
+
+func cimdReason(err error) string {
+	var ce *CIMDError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return ""
+}
+
+func TestCIMDResolvesAndCachesByHTTPHeaders(t *testing.T) {
+	store := testStore(t)
+	r := newCIMDResolver(store, CIMDOptions{}, true)
+	url, fetches := documentServer(t, "max-age=600", func(u string) any {
+		return map[string]any{"client_id": u, "client_name": "Doc Client", "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	for range 3 {
+		c, err := r.ResolveClient(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.GetID() != url || !c.IsPublic() || c.GetRedirectURIs()[0] != "http://127.0.0.1/cb" {
+			t.Fatalf("client = %+v", c)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("fetched %d times with max-age=600, want 1", n)
+	}
+	if got := r.ClientName(context.Background(), url); got != "Doc Client" {
+		t.Errorf("ClientName = %q", got)
+	}
+
+	noStore, fetches2 := documentServer(t, "no-store", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	for range 2 {
+		if _, err := r.ResolveClient(context.Background(), noStore); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fetches2.Load(); n != 2 {
+		t.Errorf("fetched %d times with no-store, want 2", n)
+	}
+}
+
+func TestCIMDRefusals(t *testing.T) {
+	store := testStore(t)
+	dev := newCIMDResolver(store, CIMDOptions{MaxBytes: 2048}, true)
+
+	mismatch, _ := documentServer(t, "", func(u string) any {
+		return map[string]any{"client_id": u + "/other", "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	_, err := dev.ResolveClient(context.Background(), mismatch)
+	if !strings.Contains(cimdReason(err), "client_id does not match") {
+		t.Errorf("mismatched client_id: %v", err)
+	}
+
+	oversized, _ := documentServer(t, "", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}, "padding": strings.Repeat("x", 4096)}
+	})
+	_, err = dev.ResolveClient(context.Background(), oversized)
+	if !strings.Contains(cimdReason(err), "larger than") {
+		t.Errorf("oversized document: %v", err)
+	}
+
+	secretClient, _ := documentServer(t, "", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}, "token_endpoint_auth_method": "client_secret_basic"}
+	})
+	if _, err := dev.ResolveClient(context.Background(), secretClient); cimdReason(err) == "" {
+		t.Errorf("document with a secret-based auth method: %v", err)
+	}
+
+	// Outside development mode, documents on private, loopback and
+	// link-local addresses are never fetched, and only https ids are used.
+	prod := newCIMDResolver(store, CIMDOptions{}, false)
+	private, fetches := documentServer(t, "", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"https://app.example/cb"}}
+	})
+	httpsPrivate := strings.Replace(private, "http://", "https://", 1)
+	_, err = prod.ResolveClient(context.Background(), httpsPrivate)
+	if !strings.Contains(cimdReason(err), "not a public address") {
+		t.Errorf("loopback document: %v", err)
+	}
+	for _, id := range []string{"https://169.254.169.254/latest/meta-data", "https://10.0.0.7/client.json", "https://[::1]/client.json"} {
+		if _, err := prod.ResolveClient(context.Background(), id); !strings.Contains(cimdReason(err), "not a public address") {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	if fetches.Load() != 0 {
+		t.Error("a private address was reached")
+	}
+	if _, err := prod.ResolveClient(context.Background(), private); !strings.Contains(cimdReason(err), "https") {
+		t.Errorf("http client id in production: %v", err)
+	}
+	if _, err := prod.ResolveClient(context.Background(), "https://example.com"); !strings.Contains(cimdReason(err), "path") {
+		t.Errorf("client id without a path: %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package authserver
+
+import (
+	"net/http"
+
+	"github.com/ory/fosite"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+)
+
+// replayAuthorizeRequest parses the MCP client's authorization request
+// again, as stored in the flow, so that the client and redirect URI are
+// checked once more when the flow completes.
+func (s *Server) replayAuthorizeRequest(r *http.Request, flow *storage.Flow) (fosite.AuthorizeRequester, error) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, s.publicURL("/oauth/authorize")+"?"+flow.AuthorizeQuery, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.provider.NewAuthorizeRequest(r.Context(), req)
+}
+
+// grant keeps the user's ERP token and answers the MCP client's
+// authorization request with a code (and iss, RFC 9207). The token's
+// audience is the MCP URL the client asked for.
+func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flow, site signInSite, user, userName string, tok storage.PendingToken) {
+	ctx := r.Context()
+	ar, err := s.replayAuthorizeRequest(r, flow)
+	if err != nil {
+		s.authorizeError(w, ar, err)
+		return
+	}
+	if err := s.deps.Store.PutUpstreamToken(ctx, storage.UpstreamToken{
+		SiteID: site.site.ID, ERPUser: user, DisplayName: userName,
+		Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: tok.ExpiresAt,
+	}); err != nil {
+		s.pageError(w, "store ERP token", err)
+		return
+	}
+	for _, scope := range ar.GetRequestedScopes() {
+		ar.GrantScope(scope)
+	}
+	// The resource indicator becomes the audience, recorded as requested
+	// too so that a token request's resource can be checked against it.
+	ar.SetRequestedAudience(fosite.Arguments{flow.Resource})
+	ar.GrantAudience(flow.Resource)
+	resp, err := s.provider.NewAuthorizeResponse(ctx, ar, &storage.Session{SiteID: site.site.ID, Subject: user, DisplayName: userName})
+	if err != nil {
+		s.authorizeError(w, ar, err)
+		return
+	}
+	resp.AddParameter("iss", s.issuer)
+	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
+}
+
+// denyToClient ends a flow with access_denied sent to the client.
+func (s *Server) denyToClient(w http.ResponseWriter, r *http.Request, flow *storage.Flow, hint string) {
+	ar, err := s.replayAuthorizeRequest(r, flow)
+	if err != nil {
+		s.authorizeError(w, ar, err)
+		return
+	}
+	s.authorizeError(w, ar, fosite.ErrAccessDenied.WithHint(hint))
+}

@@ -1,0 +1,110 @@
+package authserver
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+)
+
+// serveConsentPage shows the consent page of a flow that is waiting for
+// it, to the browser that started it.
+func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	flowID := r.URL.Query().Get("flow")
+	browser, ok := s.browserID(r)
+	if !ok {
+		s.flowError(w, storage.ErrFlowWrongBrowser)
+		return
+	}
+	flow, err := s.deps.Store.PeekFlow(ctx, flowID, browser, storage.StageConsent)
+	if err != nil {
+		s.flowError(w, err)
+		return
+	}
+	site, err := s.deps.Sites.GetSite(ctx, flow.SiteID)
+	if err != nil {
+		s.pageError(w, "load site for consent", err)
+		return
+	}
+	query, _ := url.ParseQuery(flow.AuthorizeQuery)
+	redirect := query.Get("redirect_uri")
+	userName := flow.ERPUserName
+	if userName == "" {
+		userName = flow.ERPUser
+	}
+	// The form's answer redirects to the client's redirect URI.
+	formAction := "'self'"
+	if src := cspSource(redirect); src != "" {
+		formAction += " " + src
+	}
+	s.renderPage(w, http.StatusOK, consentTemplate, formAction, consentPage{
+		FlowID: flowID, CSRF: csrfToken(browser, flowID),
+		ClientName:    s.clientName(ctx, flow.ClientID),
+		RedirectHost:  hostOf(redirect),
+		SiteName:      site.DisplayName,
+		UserName:      userName,
+		ConsentAction: s.publicURL("/oauth/consent"),
+	})
+}
+
+// serveConsent takes the user's answer. Accepting records the consent (an
+// auth event), keeps the user's ERP token and sends the client its code.
+func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	flowID, browser, ok := s.checkForm(w, r)
+	if !ok {
+		return
+	}
+	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageConsent, To: storage.StageDone})
+	if err != nil {
+		s.flowError(w, err)
+		return
+	}
+	if r.PostForm.Get("decision") != "accept" || flow.Token == nil {
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ERPUser: flow.ERPUser, ClientID: flow.ClientID, Reason: "consent_declined"})
+		s.denyToClient(w, r, flow, "The user declined to let this client use erpgate.")
+		return
+	}
+	site, err := s.loadSignInSite(ctx, flow.SiteID)
+	if err != nil {
+		s.pageError(w, "load site for consent", err)
+		return
+	}
+	if err := s.deps.Store.SaveConsent(ctx, flow.SiteID, flow.ERPUser, flow.ClientID); err != nil {
+		s.pageError(w, "save consent", err)
+		return
+	}
+	s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventConsent, ERPUser: flow.ERPUser, ClientID: flow.ClientID})
+	s.grant(w, r, flow, site, flow.ERPUser, flow.ERPUserName, *flow.Token)
+}
+
+// clientName is what the consent page calls a client: its registered or
+// published name, else its id.
+func (s *Server) clientName(ctx context.Context, clientID string) string {
+	if strings.Contains(clientID, "://") {
+		if name := s.cimd.ClientName(ctx, clientID); name != "" {
+			return name
+		}
+		return clientID
+	}
+	if c, err := s.deps.Store.Client(ctx, clientID); err == nil && c.Name != "" {
+		return c.Name
+	}
+	return clientID
+}
+
+// cspSource is the CSP source expression that allows a redirect URI:
+// its origin, or its scheme for a private-use scheme.
+func cspSource(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	if u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return u.Scheme + ":"
+	}
+	return u.Scheme + "://" + u.Host
+}

@@ -1,0 +1,180 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ory/fosite"
+	"github.com/ory/fosite/compose"
+	"github.com/ory/fosite/handler/oauth2"
+	"github.com/ory/fosite/token/hmac"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+// Deps is what the authorization server needs from the rest of erpgate.
+type Deps struct {
+	Store    *storage.Store
+	Sites    *sites.Store
+	Registry *connector.Registry
+	// Engine serves MCP once a request is authenticated.
+	Engine *mcpengine.Engine
+	// HTTPClient returns the outbound client for site, authorised with
+	// auth (nil for none). Every ERP request goes through it.
+	HTTPClient func(site connector.Site, auth connector.Authorizer) *http.Client
+	// PublicBaseURL is erpgate's public base URL: the issuer, and the base
+	// of every advertised URL.
+	PublicBaseURL string
+	// IsDevHost reports whether plain http is acceptable for a typed ERP
+	// URL's host (besides loopback). It may be nil.
+	IsDevHost func(host string) bool
+	Logger    *zap.Logger
+
+	// AccessTokenLifespan, RefreshTokenLifespan and SignInTimeout default to
+	// 15m, 720h and 10m.
+	AccessTokenLifespan  time.Duration
+	RefreshTokenLifespan time.Duration
+	SignInTimeout        time.Duration
+	// CIMD configures Client ID Metadata Document fetches.
+	CIMD CIMDOptions
+}
+
+// Server is the authorization server and the OAuth MCP endpoints. It is an
+// http.Handler for the paths Paths lists.
+type Server struct {
+	deps     Deps
+	log      *zap.Logger
+	provider fosite.OAuth2Provider
+	config   *fosite.Config
+	issuer   string
+	// devMode is true when erpgate is served over plain http (only possible
+	// on loopback or configured development hosts): cookies cannot be
+	// Secure, and Client ID Metadata Documents may live on private hosts.
+	devMode  bool
+	cimd     *cimdResolver
+	upstream *upstreamTokens
+	mux      *http.ServeMux
+}
+
+// New builds the server. It reads (or, on first start, creates) the token
+// signing key, so it needs the database.
+func New(ctx context.Context, deps Deps) (*Server, error) {
+	switch {
+	case deps.Store == nil || deps.Sites == nil || deps.Registry == nil || deps.Engine == nil || deps.HTTPClient == nil:
+		return nil, errors.New("authserver: Store, Sites, Registry, Engine and HTTPClient are required")
+	case deps.PublicBaseURL == "":
+		return nil, errors.New("authserver: PublicBaseURL is required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = zap.NewNop()
+	}
+	if deps.AccessTokenLifespan <= 0 {
+		deps.AccessTokenLifespan = 15 * time.Minute
+	}
+	if deps.RefreshTokenLifespan <= 0 {
+		deps.RefreshTokenLifespan = 720 * time.Hour
+	}
+	if deps.SignInTimeout <= 0 {
+		deps.SignInTimeout = 10 * time.Minute
+	}
+	key, err := deps.Store.TokenHMACKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: %w", err)
+	}
+	s := &Server{
+		deps:    deps,
+		log:     deps.Logger.Named("authserver"),
+		issuer:  strings.TrimRight(deps.PublicBaseURL, "/"),
+		devMode: strings.HasPrefix(deps.PublicBaseURL, "http://"),
+	}
+	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
+	deps.Store.SetClientResolver(s.cimd)
+	s.upstream = newUpstreamTokens(s)
+
+	s.config = &fosite.Config{
+		AccessTokenLifespan:   deps.AccessTokenLifespan,
+		RefreshTokenLifespan:  deps.RefreshTokenLifespan,
+		AuthorizeCodeLifespan: 5 * time.Minute,
+		GlobalSecret:          key,
+		// OAuth 2.1: PKCE for every client, S256 only.
+		EnforcePKCE:                    true,
+		EnablePKCEPlainChallengeMethod: false,
+		// A refresh token with every grant, whether or not the client
+		// asked for offline_access: MCP clients are long-lived.
+		RefreshTokenScopes:       []string{},
+		ScopeStrategy:            fosite.ExactScopeStrategy,
+		AudienceMatchingStrategy: s.audienceStrategy,
+		ClientSecretsHasher:      sha256Hasher{},
+		RedirectSecureChecker:    fosite.IsRedirectURISecure,
+		TokenURL:                 s.publicURL("/oauth/token"),
+		AccessTokenIssuer:        s.issuer,
+		OmitRedirectScopeParam:   true,
+	}
+	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(&hmac.HMACStrategy{Config: s.config}, s.config)
+	s.provider = compose.Compose(s.config, deps.Store, strategy,
+		compose.OAuth2AuthorizeExplicitFactory,
+		compose.OAuth2RefreshTokenGrantFactory,
+		compose.OAuth2TokenRevocationFactory,
+		compose.OAuth2TokenIntrospectionFactory,
+		compose.OAuth2PKCEFactory,
+	)
+	s.routes()
+	return s, nil
+}
+
+// publicURL joins the public base URL and path.
+func (s *Server) publicURL(path string) string {
+	return s.issuer + "/" + strings.TrimLeft(path, "/")
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /.well-known/oauth-authorization-server", s.serveServerMetadata)
+	m.HandleFunc("GET /.well-known/openid-configuration", s.serveServerMetadata)
+	m.HandleFunc("GET /.well-known/oauth-protected-resource/sites/{slug}/mcp", s.serveSiteResourceMetadata)
+	m.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.serveGenericResourceMetadata)
+	m.HandleFunc("POST /oauth/register", s.serveRegister)
+	m.HandleFunc("GET /oauth/authorize", s.serveAuthorize)
+	m.HandleFunc("POST /oauth/authorize", s.serveAuthorize)
+	m.HandleFunc("POST /oauth/site", s.serveChooseSite)
+	m.HandleFunc("GET /oauth/callback", s.serveCallback)
+	m.HandleFunc("GET /oauth/consent", s.serveConsentPage)
+	m.HandleFunc("POST /oauth/consent", s.serveConsent)
+	m.HandleFunc("POST /oauth/token", s.serveToken)
+	m.HandleFunc("POST /oauth/revoke", s.serveRevoke)
+	m.HandleFunc("/sites/{slug}/mcp", s.serveSiteMCP)
+	m.HandleFunc("/mcp", s.serveGenericMCP)
+	s.mux = m
+}
+
+// ServeHTTP serves the paths Paths lists.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Paths lists the paths the server answers, in echo's route syntax, for
+// the caller to mount (every method goes to ServeHTTP, which answers 405
+// itself).
+func Paths() []string {
+	return []string{
+		"/.well-known/oauth-authorization-server",
+		"/.well-known/openid-configuration",
+		"/.well-known/oauth-protected-resource/sites/:slug/mcp",
+		"/.well-known/oauth-protected-resource/mcp",
+		"/oauth/register",
+		"/oauth/authorize",
+		"/oauth/site",
+		"/oauth/callback",
+		"/oauth/consent",
+		"/oauth/token",
+		"/oauth/revoke",
+		"/sites/:slug/mcp",
+		"/mcp",
+	}
+}

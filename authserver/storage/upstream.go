@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// ErrNoUpstreamToken means erpgate holds no ERP token for the user on the
+// site: they have to sign in (again).
+var ErrNoUpstreamToken = errors.New("storage: no ERP token for this user")
+
+// UpstreamToken is a user's ERP token for one site, opened.
+type UpstreamToken struct {
+	SiteID      uuid.UUID
+	ERPUser     string
+	DisplayName string
+	Access      secrets.Secret
+	// Refresh is empty when the ERP issued no refresh token.
+	Refresh   secrets.Secret
+	ExpiresAt time.Time
+}
+
+// upstreamAD binds a sealed ERP token to its site, user and field.
+func upstreamAD(siteID uuid.UUID, user, field string) []byte {
+	return secrets.AdditionalData("upstream_token", siteID.String(), user, field)
+}
+
+// PutUpstreamToken stores (or replaces) a user's ERP token for a site.
+func (s *Store) PutUpstreamToken(ctx context.Context, t UpstreamToken) error {
+	if err := s.putUpstreamToken(ctx, s.pool, t); err != nil {
+		return fmt.Errorf("storage: store ERP token of a user on site %s: %w", t.SiteID, err)
+	}
+	return nil
+}
+
+func (s *Store) putUpstreamToken(ctx context.Context, q querier, t UpstreamToken) error {
+	keyID, access, err := s.keys.Seal([]byte(t.Access.Reveal()), upstreamAD(t.SiteID, t.ERPUser, "access"))
+	if err != nil {
+		return err
+	}
+	var refresh []byte
+	if t.Refresh.IsSet() {
+		if _, refresh, err = s.keys.Seal([]byte(t.Refresh.Reveal()), upstreamAD(t.SiteID, t.ERPUser, "refresh")); err != nil {
+			return err
+		}
+	}
+	_, err = q.Exec(ctx, `
+		INSERT INTO upstream_tokens (site_id, erp_user, display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (site_id, erp_user) DO UPDATE SET display_name = excluded.display_name, key_id = excluded.key_id,
+			access_ciphertext = excluded.access_ciphertext, refresh_ciphertext = excluded.refresh_ciphertext,
+			expires_at = excluded.expires_at, updated_at = now()`,
+		t.SiteID, t.ERPUser, t.DisplayName, keyID, access, refresh, t.ExpiresAt)
+	return database.Classify(err)
+}
+
+// UpstreamToken returns a user's ERP token for a site, or
+// ErrNoUpstreamToken.
+func (s *Store) UpstreamToken(ctx context.Context, siteID uuid.UUID, user string) (UpstreamToken, error) {
+	t, err := s.readUpstreamToken(ctx, s.pool, siteID, user, false)
+	if err != nil {
+		return UpstreamToken{}, fmt.Errorf("storage: read ERP token of a user on site %s: %w", siteID, err)
+	}
+	return t, nil
+}
+
+func (s *Store) readUpstreamToken(ctx context.Context, q querier, siteID uuid.UUID, user string, lock bool) (UpstreamToken, error) {
+	query := `SELECT display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at
+		FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`
+	if lock {
+		query += ` FOR UPDATE`
+	}
+	t := UpstreamToken{SiteID: siteID, ERPUser: user}
+	var (
+		keyID           string
+		access, refresh []byte
+	)
+	err := q.QueryRow(ctx, query, siteID, user).Scan(&t.DisplayName, &keyID, &access, &refresh, &t.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return UpstreamToken{}, ErrNoUpstreamToken
+	}
+	if err != nil {
+		return UpstreamToken{}, database.Classify(err)
+	}
+	pt, err := s.keys.Open(keyID, access, upstreamAD(siteID, user, "access"))
+	if err != nil {
+		return UpstreamToken{}, err
+	}
+	t.Access = secrets.Secret(pt)
+	if refresh != nil {
+		pt, err := s.keys.Open(keyID, refresh, upstreamAD(siteID, user, "refresh"))
+		if err != nil {
+			return UpstreamToken{}, err
+		}
+		t.Refresh = secrets.Secret(pt)
+	}
+	return t, nil
+}
+
+// RefreshOutcome is what a refresh function decided under the lock.
+type RefreshOutcome struct {
+	// Replace, when set, is stored in place of the current token.
+	Replace *UpstreamToken
+	// Dead means the ERP refused the refresh token for good: the token is
+	// deleted and every erpgate grant of the user on the site revoked.
+	Dead bool
+}
+
+// ErrUpstreamTokenDead is returned by RefreshUpstreamToken when the refresh
+// function found the refresh token dead.
+var ErrUpstreamTokenDead = errors.New("storage: the ERP refused the user's refresh token; their grants were revoked")
+
+// RefreshUpstreamToken runs refresh while holding the row lock of the
+// user's ERP token, so that on any number of replicas only one refresh runs
+// at a time; the others wait and then see its result (refresh should check
+// whether the token it is given is still stale). It returns the token as
+// it is after refresh. A dead outcome deletes the token, revokes the
+// user's erpgate grants on the site and records a grants_revoked event, in
+// the same transaction, and returns ErrUpstreamTokenDead.
+func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user string,
+	refresh func(ctx context.Context, current UpstreamToken) (RefreshOutcome, error)) (UpstreamToken, error) {
+	var result UpstreamToken
+	dead := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		current, err := s.readUpstreamToken(ctx, tx, siteID, user, true)
+		if err != nil {
+			return err
+		}
+		outcome, err := refresh(ctx, current)
+		if err != nil {
+			return err
+		}
+		switch {
+		case outcome.Dead:
+			dead = true
+			if _, err := tx.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`, siteID, user); err != nil {
+				return database.Classify(err)
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2`, siteID, user); err != nil {
+				return database.Classify(err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO auth_events (site_id, event, erp_user, reason) VALUES ($1, 'grants_revoked', $2, 'upstream_refresh_token_dead')`,
+				siteID, user); err != nil {
+				return database.Classify(err)
+			}
+		case outcome.Replace != nil:
+			if err := s.putUpstreamToken(ctx, tx, *outcome.Replace); err != nil {
+				return err
+			}
+			result = *outcome.Replace
+		default:
+			result = current
+		}
+		return nil
+	})
+	if err != nil {
+		return UpstreamToken{}, fmt.Errorf("storage: refresh ERP token of a user on site %s: %w", siteID, err)
+	}
+	if dead {
+		return UpstreamToken{}, ErrUpstreamTokenDead
+	}
+	return result, nil
+}
+
+// DeleteUpstreamTokens removes every ERP token erpgate holds for a site
+// (when its OAuth connection is replaced or removed).
+func (s *Store) DeleteUpstreamTokens(ctx context.Context, siteID uuid.UUID) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1`, siteID); err != nil {
+		return fmt.Errorf("storage: delete ERP tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+func keyring(t *testing.T, spec string) *secrets.Keyring {
+	t.Helper()
+	k, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func keySpec(t *testing.T, id string) string {
+	t.Helper()
+	s, err := secrets.GenerateKeySpec(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newSite inserts a site row and returns its id.
+func newSite(t *testing.T, pool *pgxpool.Pool) uuid.UUID {
+	t.Helper()
+	id := uuid.New()
+	if _, err := pool.Exec(context.Background(), `INSERT INTO sites (id, slug, kind, base_url, display_name)
+		VALUES ($1, $2, 'frappe', $3, 'Test')`, id, "s"+id.String()[:8], "https://"+id.String()[:8]+".example"); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Two stores on two pools stand for two replicas: concurrent refreshes of
+// one stale token run the refresh function exactly once; the others see
+// its result.
+func TestRefreshUpstreamTokenRunsOnceAcrossStores(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	keys := keyring(t, keySpec(t, "k1"))
+	var stores []*storage.Store
+	var first *pgxpool.Pool
+	for range 2 {
+		pool, err := database.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		if first == nil {
+			first = pool
+		}
+		stores = append(stores, storage.New(pool, keys, storage.Options{}))
+	}
+	site := newSite(t, first)
+	if err := stores[0].PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "old-access",
+		Refresh: "old-refresh", ExpiresAt: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	var refreshes atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := stores[i%2].RefreshUpstreamToken(ctx, site, "u@x", func(_ context.Context, cur storage.UpstreamToken) (storage.RefreshOutcome, error) {
+				if time.Until(cur.ExpiresAt) > 0 {
+					return storage.RefreshOutcome{}, nil
+				}
+				refreshes.Add(1)
+				next := cur
+				next.Access, next.Refresh, next.ExpiresAt = "new-access", "new-refresh", time.Now().Add(time.Hour)
+				return storage.RefreshOutcome{Replace: &next}, nil
+			})
+			if err != nil || got.Access.Reveal() != "new-access" {
+				t.Errorf("refresh: %v, access %q", err, got.Access.Reveal())
+			}
+		}()
+	}
+	wg.Wait()
+	if n := refreshes.Load(); n != 1 {
+		t.Errorf("refresh ran %d times, want 1", n)
+	}
+}
+
+// A dead refresh token deletes the ERP token and the user's grants on the
+// site, and only theirs.
+func TestDeadRefreshRevokesTheUsersGrants(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
+	site := newSite(t, pool)
+	for _, user := range []string{"dead@x", "alive@x"} {
+		if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: user, Access: "a", Refresh: "r", ExpiresAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO oauth_tokens (kind, signature_hash, request_id, client_id, site_id, subject, requested_at, session)
+			VALUES ('access', sha256(convert_to($1, 'UTF8')), $1, 'c', $2, $3, now(), '{}')`, "sig-"+user, site, user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := st.RefreshUpstreamToken(ctx, site, "dead@x", func(context.Context, storage.UpstreamToken) (storage.RefreshOutcome, error) {
+		return storage.RefreshOutcome{Dead: true}, nil
+	})
+	if !errors.Is(err, storage.ErrUpstreamTokenDead) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := st.UpstreamToken(ctx, site, "dead@x"); !errors.Is(err, storage.ErrNoUpstreamToken) {
+		t.Errorf("dead user's ERP token: %v", err)
+	}
+	var dead, alive int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE subject = 'dead@x'), count(*) FILTER (WHERE subject = 'alive@x') FROM oauth_tokens`).Scan(&dead, &alive)
+	if dead != 0 || alive != 1 {
+		t.Errorf("tokens left: dead user %d, other user %d", dead, alive)
+	}
+}
+
+// Rotation re-seals ERP tokens and the signing key under the new primary
+// key; values are unchanged and the old key can then be dropped.
+func TestRotateKeys(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	oldSpec, newSpec := keySpec(t, "k1"), keySpec(t, "k2")
+	before := storage.New(pool, keyring(t, oldSpec), storage.Options{})
+	site := newSite(t, pool)
+	if err := before.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "acc", Refresh: "ref", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	signing, err := before.TokenHMACKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{}).RotateKeys(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("rotated %d, %v", n, err)
+	}
+	after := storage.New(pool, keyring(t, newSpec), storage.Options{})
+	tok, err := after.UpstreamToken(ctx, site, "u@x")
+	if err != nil || tok.Access.Reveal() != "acc" || tok.Refresh.Reveal() != "ref" {
+		t.Errorf("after rotation: %v %q %q", err, tok.Access.Reveal(), tok.Refresh.Reveal())
+	}
+	key, err := after.TokenHMACKey(ctx)
+	if err != nil || string(key) != string(signing) {
+		t.Errorf("signing key changed or unreadable: %v", err)
+	}
+}

@@ -1,0 +1,56 @@
+package authserver
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/ory/fosite"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+)
+
+// serveToken is the token endpoint: authorization_code (with PKCE) and
+// refresh_token (rotated, with reuse detection). fosite's writers set
+// Cache-Control: no-store on every answer.
+func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	ar, err := s.provider.NewAccessRequest(ctx, r, &storage.Session{})
+	if err != nil {
+		s.accessError(w, r, ar, err)
+		return
+	}
+	// RFC 8707 §2.2: a resource on the token request must be one the grant
+	// covers; the token's audience stays the grant's.
+	if res := strings.TrimSuffix(ar.GetRequestForm().Get("resource"), "/"); res != "" &&
+		!ar.GetRequestedAudience().Has(res) && !ar.GetGrantedAudience().Has(res) {
+		s.accessError(w, r, ar, errInvalidTarget("The resource is not the MCP URL this grant was made for."))
+		return
+	}
+	resp, err := s.provider.NewAccessResponse(ctx, ar)
+	if err != nil {
+		s.accessError(w, r, ar, err)
+		return
+	}
+	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+func (s *Server) accessError(w http.ResponseWriter, r *http.Request, ar fosite.AccessRequester, err error) {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField >= 500 {
+		s.log.Error("token request failed", zap.Error(err))
+	} else {
+		s.log.Info("token request refused", zap.String("error", rfc.ErrorField), zap.String("grant_type", r.PostFormValue("grant_type")))
+	}
+	s.provider.WriteAccessError(r.Context(), w, ar, err)
+}
+
+// serveRevoke is the revocation endpoint (RFC 7009). Revoking a refresh
+// token revokes its whole grant.
+func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Cache-Control", "no-store")
+	err := s.provider.NewRevocationRequest(r.Context(), r)
+	s.provider.WriteRevocationResponse(r.Context(), w, err)
+}

@@ -1,0 +1,133 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// upstreamTokens hands out fresh ERP access tokens for tool calls.
+//
+// A token is refreshed a minute before it expires. Refreshing takes the
+// row lock of the user's token (so concurrent calls on every replica wait
+// for one refresh and then use its result) behind an in-process
+// singleflight (so one replica sends one lock request, not fifty). ERPs
+// rotate refresh tokens, so two refreshes racing with one refresh token
+// would make the loser look dead: the lock is what prevents that.
+type upstreamTokens struct {
+	s     *Server
+	group singleflight.Group
+	// skew is how long before its stated expiry a token is refreshed.
+	skew time.Duration
+	// timeout bounds one shared refresh, which runs detached from the
+	// calls waiting for it.
+	timeout time.Duration
+}
+
+func newUpstreamTokens(s *Server) *upstreamTokens {
+	return &upstreamTokens{s: s, skew: time.Minute, timeout: 30 * time.Second}
+}
+
+func (u *upstreamTokens) fresh(t storage.UpstreamToken) bool {
+	return time.Until(t.ExpiresAt) > u.skew
+}
+
+// accessToken returns a usable ERP access token of user on site. Failures
+// are tool errors: AUTH_EXPIRED when the user must sign in again (their
+// erpgate grants are then already revoked, so the client's next request
+// gets 401 and it re-authorises), UPSTREAM_UNAVAILABLE when a refresh
+// failed for now.
+func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user string) (secrets.Secret, error) {
+	t, err := u.s.deps.Store.UpstreamToken(ctx, site.site.ID, user)
+	if errors.Is(err, storage.ErrNoUpstreamToken) {
+		return "", signInAgain()
+	}
+	if err != nil {
+		return "", toolerr.Wrap(toolerr.Internal, err, "erpgate could not read your ERP sign-in")
+	}
+	if u.fresh(t) {
+		return t.Access, nil
+	}
+	key := site.site.ID.String() + "\x00" + user
+	v, err, _ := u.group.Do(key, func() (any, error) {
+		// Detached: one caller giving up must not fail the others.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.timeout)
+		defer cancel()
+		return u.refresh(rctx, site, user)
+	})
+	if err != nil {
+		return "", err
+	}
+	return v.(storage.UpstreamToken).Access, nil
+}
+
+// refresh refreshes the token under the row lock, unless another replica
+// did it while this one waited.
+func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user string) (storage.UpstreamToken, error) {
+	t, err := u.s.deps.Store.RefreshUpstreamToken(ctx, site.site.ID, user,
+		func(ctx context.Context, current storage.UpstreamToken) (storage.RefreshOutcome, error) {
+			if u.fresh(current) {
+				return storage.RefreshOutcome{}, nil
+			}
+			if !current.Refresh.IsSet() {
+				return storage.RefreshOutcome{Dead: true}, nil
+			}
+			tok, err := site.oauth.RefreshToken(ctx, site.csite, site.client, u.s.deps.HTTPClient(site.csite, nil), current.Refresh)
+			if errors.Is(err, connector.ErrRefreshTokenDead) {
+				return storage.RefreshOutcome{Dead: true}, nil
+			}
+			if err != nil {
+				return storage.RefreshOutcome{}, err
+			}
+			next := current
+			next.Access, next.ExpiresAt = tok.AccessToken, upstreamExpiry(tok)
+			if tok.RefreshToken.IsSet() {
+				next.Refresh = tok.RefreshToken
+			}
+			return storage.RefreshOutcome{Replace: &next}, nil
+		})
+	switch {
+	case errors.Is(err, storage.ErrUpstreamTokenDead):
+		u.s.log.Info("ERP refused a refresh token; the user's grants on the site were revoked",
+			zap.String("site_slug", site.site.Slug))
+		return storage.UpstreamToken{}, signInAgain()
+	case errors.Is(err, storage.ErrNoUpstreamToken):
+		return storage.UpstreamToken{}, signInAgain()
+	case err != nil:
+		u.s.log.Warn("ERP token refresh failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
+		return storage.UpstreamToken{}, toolerr.Wrap(toolerr.UpstreamUnavailable, err,
+			"erpgate could not renew your ERP sign-in just now; try again shortly")
+	}
+	return t, nil
+}
+
+func signInAgain() *toolerr.Error {
+	return toolerr.New(toolerr.AuthExpired,
+		"your ERP sign-in has ended; reconnect this MCP server in your AI client to sign in again")
+}
+
+// userAuthorizer authorises each upstream request of a tool call with the
+// user's current ERP token, looked up (and refreshed if needed) per
+// request.
+type userAuthorizer struct {
+	tokens *upstreamTokens
+	site   signInSite
+	user   string
+}
+
+func (a userAuthorizer) Authorize(req *http.Request) error {
+	tok, err := a.tokens.accessToken(req.Context(), a.site, a.user)
+	if err != nil {
+		return err
+	}
+	return a.site.oauth.TokenAuthorizer(tok).Authorize(req)
+}

@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// oauthRig is a gateway with a Frappe OAuth site and a client registered
+// by dynamic registration, driven by hand to test what a well-behaved
+// client never does.
+type oauthRig struct {
+	t        *testing.T
+	gw       *gateway
+	sim      *frappetest.Server
+	site     devSite
+	clientID string
+	user     frappetest.User
+}
+
+func newOAuthRig(t *testing.T) *oauthRig {
+	t.Helper()
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+	r := &oauthRig{t: t, gw: gw, sim: sim, site: frappeOAuthSite(t, gw, "acme", sim), user: userWithRole(t, sim, "all-companies")}
+	r.clientID = r.register(e2eRedirectURI)
+	return r
+}
+
+// register registers a public client and returns its id.
+func (r *oauthRig) register(redirectURIs ...string) string {
+	r.t.Helper()
+	body, _ := json.Marshal(map[string]any{"redirect_uris": redirectURIs, "token_endpoint_auth_method": "none", "client_name": "rig"})
+	resp, err := http.Post(r.gw.URL+"/oauth/register", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != http.StatusCreated || out["client_id"] == "" {
+		r.t.Fatalf("register: HTTP %d %v", resp.StatusCode, out)
+	}
+	return out["client_id"].(string)
+}
+
+const rigVerifier = "rig-verifier-0123456789-0123456789-0123456789"
+
+func s256(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// authorizeQuery is a correct authorization request, which mutate may
+// spoil.
+func (r *oauthRig) authorizeURL(mutate func(q url.Values)) string {
+	q := url.Values{
+		"response_type": {"code"}, "client_id": {r.clientID}, "redirect_uri": {e2eRedirectURI},
+		"state": {"rig-state-1234"}, "code_challenge": {s256(rigVerifier)}, "code_challenge_method": {"S256"},
+		"resource": {r.site.MCPURL}, "scope": {"erp:read"},
+	}
+	if mutate != nil {
+		mutate(q)
+	}
+	return r.gw.URL + "/oauth/authorize?" + q.Encode()
+}
+
+// browser returns a headless browser that signs in as the rig's user.
+func (r *oauthRig) browser() *headlessBrowser {
+	return newHeadlessBrowser(r.t, e2eRedirectURI, frappeLogin(r.user))
+}
+
+// code runs a whole sign-in and returns the code.
+func (r *oauthRig) code() string {
+	r.t.Helper()
+	b := r.browser()
+	final, err := b.run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
+	if err != nil {
+		r.t.Fatalf("sign-in: %v", err)
+	}
+	if final.Query().Get("iss") != r.gw.URL || final.Query().Get("code") == "" {
+		r.t.Fatalf("authorization response %s lacks code or iss", final)
+	}
+	return final.Query().Get("code")
+}
+
+// token posts to the token endpoint.
+func (r *oauthRig) token(form url.Values) (int, map[string]any, http.Header) {
+	r.t.Helper()
+	form.Set("client_id", r.clientID)
+	resp, err := http.PostForm(r.gw.URL+"/oauth/token", form)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, resp.Header
+}
+
+func (r *oauthRig) exchange(code string) (int, map[string]any) {
+	status, out, h := r.token(url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {e2eRedirectURI}, "code_verifier": {rigVerifier}, "resource": {r.site.MCPURL}})
+	if h.Get("Cache-Control") != "no-store" {
+		r.t.Errorf("token response Cache-Control = %q", h.Get("Cache-Control"))
+	}
+	return status, out
+}
+
+// noFollow sends one GET without following redirects.
+func noFollow(t *testing.T, target string) *http.Response {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func TestOAuthRefusals(t *testing.T) {
+	r := newOAuthRig(t)
+
+	t.Run("metadata advertises what MCP clients need", func(t *testing.T) {
+		resp, err := http.Get(r.gw.URL + "/.well-known/oauth-authorization-server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&md)
+		resp.Body.Close()
+		if md["issuer"] != r.gw.URL || md["client_id_metadata_document_supported"] != true ||
+			md["authorization_response_iss_parameter_supported"] != true || md["registration_endpoint"] != r.gw.URL+"/oauth/register" {
+			t.Errorf("metadata = %v", md)
+		}
+		if m, _ := json.Marshal(md["code_challenge_methods_supported"]); string(m) != `["S256"]` {
+			t.Errorf("code_challenge_methods_supported = %s", m)
+		}
+		resp = rawMCP(t, r.site.MCPURL, "")
+		want := `Bearer resource_metadata="` + r.gw.URL + `/.well-known/oauth-protected-resource/sites/acme/mcp", scope="erp:read"`
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("HTTP %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	})
+
+	for name, mutate := range map[string]func(url.Values){
+		"missing PKCE": func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+		"plain PKCE":   func(q url.Values) { q.Set("code_challenge", rigVerifier); q.Set("code_challenge_method", "plain") },
+	} {
+		t.Run(name+" is refused with an error sent back to the client", func(t *testing.T) {
+			resp := noFollow(t, r.authorizeURL(mutate))
+			loc, _ := url.Parse(resp.Header.Get("Location"))
+			if resp.StatusCode != http.StatusSeeOther || loc == nil || !strings.HasPrefix(loc.String(), e2eRedirectURI) {
+				t.Fatalf("HTTP %d to %v", resp.StatusCode, loc)
+			}
+			if q := loc.Query(); q.Get("error") != "invalid_request" || q.Get("iss") != r.gw.URL || q.Get("state") != "rig-state-1234" {
+				t.Errorf("error response %v", q)
+			}
+		})
+	}
+
+	t.Run("a redirect URI that was not registered gets nothing", func(t *testing.T) {
+		for _, bad := range []string{"http://127.0.0.1:9/elsewhere", "https://attacker.example/callback"} {
+			resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("redirect_uri", bad) }))
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+				t.Errorf("%s: HTTP %d, Location %q", bad, resp.StatusCode, resp.Header.Get("Location"))
+			}
+		}
+	})
+
+	t.Run("a loopback redirect may use another port", func(t *testing.T) {
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:54321/callback") }))
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), r.sim.URL) {
+			t.Errorf("HTTP %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+
+	t.Run("an unknown resource is refused", func(t *testing.T) {
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("resource", r.gw.URL+"/sites/nowhere/mcp") }))
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if loc == nil || loc.Query().Get("error") != "invalid_target" {
+			t.Errorf("HTTP %d to %v", resp.StatusCode, loc)
+		}
+	})
+
+	t.Run("a code works once; reusing it revokes its tokens", func(t *testing.T) {
+		code := r.code()
+		status, first := r.exchange(code)
+		if status != http.StatusOK || first["access_token"] == nil || first["refresh_token"] == nil {
+			t.Fatalf("first exchange: HTTP %d %v", status, first)
+		}
+		if resp := rawMCP(t, r.site.MCPURL, first["access_token"].(string)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("fresh token: HTTP %d", resp.StatusCode)
+		}
+		status, second := r.exchange(code)
+		if status != http.StatusBadRequest || second["error"] != "invalid_grant" {
+			t.Errorf("second exchange: HTTP %d %v", status, second)
+		}
+		if resp := rawMCP(t, r.site.MCPURL, first["access_token"].(string)); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("token of a reused code: HTTP %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("a wrong PKCE verifier is refused", func(t *testing.T) {
+		status, out, _ := r.token(url.Values{"grant_type": {"authorization_code"}, "code": {r.code()},
+			"redirect_uri": {e2eRedirectURI}, "code_verifier": {"not-the-verifier-0123456789-0123456789-01"}})
+		if status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+			t.Errorf("HTTP %d %v", status, out)
+		}
+	})
+
+	t.Run("refresh tokens rotate; reuse after the grace period revokes the family", func(t *testing.T) {
+		_, tok := r.exchange(r.code())
+		r1 := tok["refresh_token"].(string)
+		refresh := func(rt string) (int, map[string]any) {
+			status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+			return status, out
+		}
+		status, second := refresh(r1)
+		if status != http.StatusOK || second["refresh_token"] == r1 {
+			t.Fatalf("refresh: HTTP %d %v", status, second)
+		}
+		// Within the grace period a concurrent refresh with r1 still works.
+		if status, out := refresh(r1); status != http.StatusOK {
+			t.Fatalf("refresh within grace: HTTP %d %v", status, out)
+		}
+		execSQL(t, r.gw.DBURL, `UPDATE oauth_tokens SET used_at = now() - interval '1 hour' WHERE kind = 'refresh' AND used_at IS NOT NULL`)
+		if status, out := refresh(r1); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+			t.Errorf("reuse after grace: HTTP %d %v", status, out)
+		}
+		if status, out := refresh(second["refresh_token"].(string)); status != http.StatusBadRequest {
+			t.Errorf("the family's newest refresh token still works: HTTP %d %v", status, out)
+		}
+		if resp := rawMCP(t, r.site.MCPURL, second["access_token"].(string)); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the family's access token still works: HTTP %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("a token for one site is refused at another and at /mcp", func(t *testing.T) {
+		other := frappetest.NewServer(frappetest.Options{})
+		defer other.Close()
+		b := frappeOAuthSite(t, r.gw, "beta", other)
+		_, tok := r.exchange(r.code())
+		at := tok["access_token"].(string)
+		resp := rawMCP(t, b.MCPURL, at)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "/sites/beta/mcp") {
+			t.Errorf("site B: HTTP %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+		if resp := rawMCP(t, r.gw.URL+"/mcp", at); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("/mcp: HTTP %d", resp.StatusCode)
+		}
+		if resp := rawMCP(t, r.site.MCPURL, at); resp.StatusCode != http.StatusOK {
+			t.Errorf("own site: HTTP %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("an expired sign-in state is refused", func(t *testing.T) {
+		b := r.browser()
+		resp, err := b.hc.Get(r.authorizeURL(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		erp, _ := url.Parse(resp.Header.Get("Location"))
+		state := erp.Query().Get("state")
+		execSQL(t, r.gw.DBURL, `UPDATE oauth_signin_flows SET expires_at = now() - interval '1 minute'`)
+		_, err = b.run(context.Background(), http.MethodGet, r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {state}}.Encode(), nil)
+		if p := b.lastPage(); err == nil || p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "expired") {
+			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+	})
+
+	t.Run("a state is single-use and bound to the browser", func(t *testing.T) {
+		b := r.browser()
+		resp, err := b.hc.Get(r.authorizeURL(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		erp, _ := url.Parse(resp.Header.Get("Location"))
+		state := erp.Query().Get("state")
+		stranger := r.browser()
+		_, _ = stranger.run(context.Background(), http.MethodGet, r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {state}}.Encode(), nil)
+		if p := stranger.lastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "another browser") {
+			t.Errorf("another browser: HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+		callback := r.gw.URL + "/oauth/callback?" + url.Values{"code": {"not-a-code"}, "state": {state}}.Encode()
+		_, _ = b.run(context.Background(), http.MethodGet, callback, nil)
+		if p := b.lastPage(); p.Status != http.StatusBadGateway {
+			t.Errorf("first use with a bad code: HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+		_, _ = b.run(context.Background(), http.MethodGet, callback, nil)
+		if p := b.lastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "cannot be used again") {
+			t.Errorf("second use: HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+	})
+
+	t.Run("a forged CSRF token is refused", func(t *testing.T) {
+		// A user who has not consented yet, so the consent form is shown.
+		b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, r.sim, "one-company")))
+		b.fields["csrf"] = "forged-token"
+		_, err := b.run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
+		p := b.lastPage()
+		if err == nil || p.Status != http.StatusForbidden || !strings.Contains(p.Body, "CSRF") {
+			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+	})
+
+	t.Run("a confidential client authenticates with its secret", func(t *testing.T) {
+		body := `{"redirect_uris":["` + e2eRedirectURI + `"],"token_endpoint_auth_method":"client_secret_basic","client_name":"confidential"}`
+		resp, err := http.Post(r.gw.URL+"/oauth/register", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reg map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&reg)
+		resp.Body.Close()
+		secret, _ := reg["client_secret"].(string)
+		if resp.StatusCode != http.StatusCreated || secret == "" || reg["token_endpoint_auth_method"] != "client_secret_basic" {
+			t.Fatalf("register: HTTP %d %v", resp.StatusCode, reg)
+		}
+		public := r.clientID
+		r.clientID = reg["client_id"].(string)
+		defer func() { r.clientID = public }()
+		exchange := func(code, secret string) int {
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {e2eRedirectURI}, "code_verifier": {rigVerifier}}
+			req, _ := http.NewRequest(http.MethodPost, r.gw.URL+"/oauth/token", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.SetBasicAuth(url.QueryEscape(r.clientID), url.QueryEscape(secret))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if status := exchange(r.code(), "wrong-secret"); status != http.StatusUnauthorized {
+			t.Errorf("wrong secret: HTTP %d", status)
+		}
+		if status := exchange(r.code(), secret); status != http.StatusOK {
+			t.Errorf("right secret: HTTP %d", status)
+		}
+	})
+
+	t.Run("registered clients live in Postgres: another replica knows them", func(t *testing.T) {
+		other := startGateway(t, r.gw.DBURL, map[string]string{"ERPGATE_ENCRYPTION_KEYS": r.gw.Keys})
+		target := strings.Replace(r.authorizeURL(func(q url.Values) {
+			q.Set("resource", strings.Replace(r.site.MCPURL, r.gw.URL, other.URL, 1))
+		}), r.gw.URL, other.URL, 1)
+		resp := noFollow(t, target)
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), r.sim.URL) {
+			t.Errorf("HTTP %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+
+	t.Run("a client metadata document naming another client_id is a clean error", func(t *testing.T) {
+		var docURL string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL + "-other", "redirect_uris": []string{e2eRedirectURI}})
+		}))
+		defer srv.Close()
+		docURL = srv.URL + "/client.json"
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("client_id", docURL) }))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("HTTP %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+}
+
+// TestOAuthGenericEndpoint signs in through /mcp: the user types their
+// ERP's address, which is matched by origin; nothing lists the sites.
+func TestOAuthGenericEndpoint(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	frappeOAuthSite(t, gw, "acme", sim)
+	user := userWithRole(t, sim, "one-company")
+
+	t.Run("an unknown address is not matched and nothing is listed", func(t *testing.T) {
+		b := newHeadlessBrowser(t, e2eRedirectURI, map[string]string{"erp_url": "https://unknown.example.com"})
+		_, err := tryConnectOAuth(t, gw.URL+"/mcp", b)
+		p := b.lastPage()
+		if err == nil || p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "no ERP at that address") ||
+			strings.Contains(p.Body, "acme") || strings.Contains(p.Body, sim.URL) {
+			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
+		}
+	})
+
+	t.Run("the typed address picks the site", func(t *testing.T) {
+		fields := frappeLogin(user)
+		fields["erp_url"] = sim.URL + "/app/home"
+		c := connectOAuth(t, gw.URL+"/mcp", fields)
+		out := mustSucceed(t, callTool(t, c.cs, "get_current_user", nil), "get_current_user")
+		if out["user"] != user.Email {
+			t.Errorf("get_current_user = %v", out)
+		}
+	})
+}
