@@ -163,7 +163,16 @@ func TestServiceMCPEndToEnd(t *testing.T) {
 				t.Errorf("%s: missing input or output schema", tool.Name)
 			}
 		}
-		want := []string{"get_current_user", "get_document", "list_companies", "list_customers", "list_sales_invoices"}
+		want := []string{
+			"get_current_user", "list_companies", "list_customers", "list_suppliers", "list_items",
+			"list_warehouses", "list_accounts", "list_cost_centres", "list_projects", "list_fiscal_years",
+			"list_sales_orders", "list_sales_invoices", "list_purchase_orders", "list_purchase_invoices",
+			"list_payments", "list_bank_transactions", "get_document",
+			"get_stock_balance", "get_stock_ledger", "get_profit_and_loss", "get_trial_balance", "get_general_ledger",
+			"get_accounts_receivable", "get_accounts_payable", "get_bank_reconciliation_statement",
+			"get_accounts_receivable_summary", "get_accounts_payable_summary", "get_party_balance",
+			"get_sales_summary", "get_stock_risk", "search", "fetch",
+		}
 		for _, w := range want {
 			if !slices.Contains(got, w) {
 				t.Errorf("tool %s missing from %v", w, got)
@@ -255,6 +264,79 @@ func TestServiceMCPEndToEnd(t *testing.T) {
 		}
 		if got, want := numberCents(t, doc["grand_total"]), inv.Dec("grand_total").Cents(); got != want {
 			t.Errorf("grand_total %d cents, want %d", got, want)
+		}
+	})
+}
+
+// TestServiceMCPCatalogueAmounts checks amounts, summaries and the
+// search/fetch pair end to end: exact numbers survive the MCP transport.
+func TestServiceMCPCatalogueAmounts(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	bot := userWithRole(t, sim, "service")
+	site := gw.registerFrappe(t, "acme", sim, bot)
+	cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
+	data := sim.Data()
+	company := data.List("Company")[0]
+	currency := company.Str("default_currency")
+
+	var invoices []*frappetest.Doc
+	for _, inv := range data.List("Sales Invoice") {
+		if inv.Str("company") == company.Name && inv.Int("docstatus") == 1 {
+			invoices = append(invoices, inv)
+		}
+	}
+
+	t.Run("list_sales_invoices totals equal the per-invoice sum", func(t *testing.T) {
+		var want int64
+		n := 0
+		for _, inv := range invoices {
+			if inv.Str("currency") == currency {
+				want += inv.Dec("grand_total").Cents()
+				n++
+			}
+		}
+		out := mustSucceed(t, callTool(t, cs, "list_sales_invoices", map[string]any{"company": company.Name, "currency": currency, "docstatus": 1, "summary": "totals"}), "totals")
+		s := out["summary"].(map[string]any)
+		if got := numberCents(t, s["totals"].(map[string]any)["grand_total"]); got != want {
+			t.Errorf("grand_total %d cents, want %d", got, want)
+		}
+		if got, _ := s["count"].(json.Number).Int64(); int(got) != n {
+			t.Errorf("count %d, want %d", got, n)
+		}
+	})
+
+	t.Run("get_sales_summary equals the per-invoice sum", func(t *testing.T) {
+		var want int64
+		for _, inv := range invoices {
+			if d := inv.Str("posting_date"); d >= "2025-01-01" && d <= "2025-12-31" {
+				want += inv.Dec("base_net_total").Cents()
+			}
+		}
+		out := mustSucceed(t, callTool(t, cs, "get_sales_summary", map[string]any{"company": company.Name, "from_date": "2025-01-01", "to_date": "2025-12-31", "group_by": "month"}), "sales summary")
+		if got := numberCents(t, out["net_sales"]); got != want {
+			t.Errorf("net_sales %d cents, want %d", got, want)
+		}
+	})
+
+	t.Run("search finds an invoice and fetch reads it", func(t *testing.T) {
+		inv := invoices[0]
+		out := mustSucceed(t, callTool(t, cs, "search", map[string]any{"query": inv.Name}), "search")
+		results := out["results"].([]any)
+		if len(results) == 0 || results[0].(map[string]any)["id"] != "Sales Invoice/"+inv.Name {
+			t.Fatalf("search %s: %v", inv.Name, results)
+		}
+		f := mustSucceed(t, callTool(t, cs, "fetch", map[string]any{"id": "Sales Invoice/" + inv.Name}), "fetch")
+		if !strings.Contains(f["text"].(string), inv.Str("customer_name")) || !strings.HasSuffix(f["url"].(string), "/app/sales-invoice/"+inv.Name) {
+			t.Errorf("fetch: %v", f)
+		}
+	})
+
+	t.Run("an unknown argument is refused before the ERP is asked", func(t *testing.T) {
+		r := callTool(t, cs, "list_payments", map[string]any{"sql": "1=1"})
+		if !r.IsError || r.errorCode() != "INVALID_ARGUMENT" {
+			t.Errorf("got %s", r.Text)
 		}
 	})
 }

@@ -89,3 +89,13 @@ func TestCatalogueInvariants(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasCompile compiles every input and output schema with the JSON
+// Schema library the engine uses, so a schema the engine would refuse at
+// start-up fails here first.
+func TestSchemasCompile(t *testing.T) {
+	for _, tool := range New().Tools() {
+		compileSchema(t, tool.Name+"/input", tool.Input.JSON())
+		compileSchema(t, tool.Name+"/output", tool.Output.JSON())
+	}
+}

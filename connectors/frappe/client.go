@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -100,6 +101,47 @@ func (c *client) method(ctx context.Context, name string, params url.Values, mes
 	return outbound.UnmarshalJSON(body.Message, message)
 }
 
+// count asks Frappe's permission-aware counter (the one the desk list view
+// uses) how many rows match. frappe.client.get_count is deliberately not
+// used: in v15 it ignores permissions and would count other companies'
+// documents for a user restricted to one.
+func (c *client) count(ctx context.Context, doctype string, f, or filters) (int, error) {
+	v := url.Values{}
+	v.Set("doctype", doctype)
+	if len(f) > 0 {
+		v.Set("filters", f.encode())
+	}
+	if len(or) > 0 {
+		v.Set("or_filters", or.encode())
+	}
+	var n json.Number
+	if err := c.method(ctx, "frappe.desk.reportview.get_count", v, &n); err != nil {
+		return 0, fmt.Errorf("count %s: %w", doctype, err)
+	}
+	i, err := n.Int64()
+	if err != nil || i < 0 {
+		return 0, invalidResponse("the count of %s was not a whole number", doctype)
+	}
+	return int(i), nil
+}
+
+// childList lists rows of a child table through its parent DocType, which
+// is how Frappe checks permission on child rows.
+func (c *client) childList(ctx context.Context, child, parent string, q listQuery) ([]map[string]any, error) {
+	var body struct {
+		Data []map[string]any `json:"data"`
+	}
+	v := q.values()
+	v.Set("parent", parent)
+	if err := c.getJSON(ctx, "/api/resource/"+url.PathEscape(child), v, &body); err != nil {
+		return nil, fmt.Errorf("list %s of %s: %w", child, parent, err)
+	}
+	if body.Data == nil {
+		return nil, invalidResponse("the list of %s had no data array", child)
+	}
+	return body.Data, nil
+}
+
 func (c *client) loggedUser(ctx context.Context) (string, error) {
 	var user string
 	if err := c.method(ctx, "frappe.auth.get_logged_user", nil, &user); err != nil {
@@ -128,4 +170,11 @@ func (c *client) getJSON(ctx context.Context, path string, q url.Values, v any) 
 		return upstreamError(resp.StatusCode, resp.Header, body)
 	}
 	return outbound.UnmarshalJSON(body, v)
+}
+
+// deskURL is the address of a document's page in Frappe's desk UI:
+// /app/<doctype in kebab case>/<name>.
+func (c *client) deskURL(doctype, name string) string {
+	route := strings.ReplaceAll(strings.ToLower(doctype), " ", "-")
+	return c.site.URL("/app/"+route+"/"+url.PathEscape(name), nil)
 }

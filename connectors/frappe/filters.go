@@ -5,11 +5,15 @@ import (
 	"strings"
 )
 
-// filter is one Frappe filter condition, sent as [field, operator, value].
+// filter is one Frappe filter condition, sent as [field, operator, value],
+// or as [doctype, field, operator, value] when Doctype names a child table
+// (Frappe then joins the child rows).
 type filter struct {
 	Field string
 	Op    string
 	Value any
+	// Doctype is set only for conditions on a child table's field.
+	Doctype string
 }
 
 // filters is a list of conditions that Frappe ANDs together (or ORs, when
@@ -17,15 +21,26 @@ type filter struct {
 type filters []filter
 
 func (f filters) encode() string {
-	rows := make([][3]any, len(f))
+	rows := make([][]any, len(f))
 	for i, c := range f {
-		rows[i] = [3]any{c.Field, c.Op, c.Value}
+		if c.Doctype != "" {
+			rows[i] = []any{c.Doctype, c.Field, c.Op, c.Value}
+		} else {
+			rows[i] = []any{c.Field, c.Op, c.Value}
+		}
 	}
 	b, _ := json.Marshal(rows)
 	return string(b)
 }
 
-func (f *filters) add(field, op string, value any) { *f = append(*f, filter{field, op, value}) }
+func (f *filters) add(field, op string, value any) {
+	*f = append(*f, filter{Field: field, Op: op, Value: value})
+}
+
+// addChild adds a condition on a field of child table doctype.
+func (f *filters) addChild(doctype, field, op string, value any) {
+	*f = append(*f, filter{Field: field, Op: op, Value: value, Doctype: doctype})
+}
 
 // addIf adds an equality filter when value is not empty.
 func (f *filters) addIf(field, value string) {
@@ -63,18 +78,19 @@ func (s textSearch) orFilters() filters {
 	p := containsPattern(s.text)
 	out := make(filters, len(s.fields))
 	for i, f := range s.fields {
-		out[i] = filter{f, "like", p}
+		out[i] = filter{Field: f, Op: "like", Value: p}
 	}
 	return out
 }
 
 // keep reports whether a row literally contains the text in one of the
-// fields. It is needed only when the text has LIKE wildcards; otherwise the
-// ERP's match is already exact.
+// fields, ignoring case and accents as the ERP's collation does. It is
+// needed only when the text has LIKE wildcards; otherwise the ERP's match
+// is already exact.
 func (s textSearch) keep(row map[string]any) bool {
-	needle := strings.ToLower(s.text)
+	needle := foldText(s.text)
 	for _, f := range s.fields {
-		if v, ok := row[f].(string); ok && strings.Contains(strings.ToLower(v), needle) {
+		if v, ok := row[f].(string); ok && strings.Contains(foldText(v), needle) {
 			return true
 		}
 	}

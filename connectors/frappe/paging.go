@@ -117,3 +117,54 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 	meta.Returned = len(rows)
 	return listPage{Data: rows, Meta: meta}, nil
 }
+
+// walkRows reads the rows matching q page by page, in q's order (which must
+// end with the name tie-breaker), until the end or until bound rows have
+// been read; truncated reports that more rows exist. Rows that match the
+// ERP's LIKE pattern but not search's literal text are left out.
+func walkRows(ctx context.Context, c *client, doctype string, q listQuery, search *textSearch, pageSize, bound int) (rows []map[string]any, truncated bool, err error) {
+	keep := func(map[string]any) bool { return true }
+	if search != nil {
+		q.OrFilters = search.orFilters()
+		if hasWildcards(search.text) {
+			keep = search.keep
+		}
+	}
+	fetch := func(q listQuery) ([]map[string]any, error) { return c.list(ctx, doctype, q) }
+	return walkPages(fetch, q, keep, pageSize, bound)
+}
+
+// walkChildRows is walkRows for a child table read through its parent.
+func walkChildRows(ctx context.Context, c *client, child, parent string, q listQuery, pageSize, bound int) ([]map[string]any, bool, error) {
+	fetch := func(q listQuery) ([]map[string]any, error) { return c.childList(ctx, child, parent, q) }
+	return walkPages(fetch, q, func(map[string]any) bool { return true }, pageSize, bound)
+}
+
+// walkPages pages through fetch. The last page allowed by bound asks for
+// one more row, to learn whether the bound cut the set short.
+func walkPages(fetch func(listQuery) ([]map[string]any, error), q listQuery, keep func(map[string]any) bool, pageSize, bound int) ([]map[string]any, bool, error) {
+	pageSize = max(1, min(pageSize, bound))
+	var rows []map[string]any
+	for start := 0; ; start += pageSize {
+		q.Start = start
+		q.PageLength = pageSize
+		if start+pageSize >= bound {
+			q.PageLength = bound - start + 1
+		}
+		page, err := fetch(q)
+		if err != nil {
+			return nil, false, err
+		}
+		for i, r := range page {
+			if start+i >= bound {
+				return rows, true, nil
+			}
+			if keep(r) {
+				rows = append(rows, r)
+			}
+		}
+		if len(page) < q.PageLength {
+			return rows, false, nil
+		}
+	}
+}

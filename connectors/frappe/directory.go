@@ -1,0 +1,161 @@
+package frappe
+
+import (
+	"context"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/schema"
+)
+
+// Master-data lists (companies, parties, items, warehouses, accounts, cost
+// centres, projects) share one builder: dirSpec declares a list as data,
+// and listDirectory runs it with literal text search, allowlisted filters
+// and sorting, paging and summary: "count".
+
+// dirFilter is one allowlisted equality filter of a directory list.
+type dirFilter struct {
+	// arg is the argument name; field the Frappe field it filters.
+	arg, field string
+	schema     *schema.Schema
+}
+
+// dirSpec declares one directory list tool.
+type dirSpec struct {
+	tool, title, doctype, description string
+	fields                            []string
+	row                               *schema.Schema
+	order                             ordering
+	searchFields                      []string
+	filters                           []dirFilter
+	// companyScoped lists one company's records; the company argument (or
+	// the site's default company) is then required.
+	companyScoped bool
+	// disabledField, when set, hides disabled records unless
+	// include_disabled is true.
+	disabledField string
+}
+
+// dirArgs is the union of every directory list's arguments.
+type dirArgs struct {
+	pageArgs
+	Company         string `json:"company"`
+	Search          string `json:"search"`
+	IncludeDisabled bool   `json:"include_disabled"`
+	Summary         string `json:"summary"`
+	OrderBy         string `json:"order_by"`
+	Order           string `json:"order"`
+}
+
+// dirResult is a page or a count.
+type dirResult struct {
+	// Data is a pointer so that an empty page is sent as [] while a
+	// summary sends no data at all.
+	Data    *[]map[string]any `json:"data,omitempty"`
+	Meta    *pageMeta         `json:"meta,omitempty"`
+	Summary *listSummary      `json:"summary,omitempty"`
+}
+
+func dirResultSchema(row *schema.Schema) *schema.Schema {
+	return schema.Object(
+		schema.Prop("data", schema.Array(row, "The records of this page (absent for a summary).")),
+		schema.Prop("meta", withDesc(pageMetaSchema(), "Paging of data.")),
+		schema.Prop("summary", withDesc(listSummarySchema(), "Present when summary was requested; then no page is returned.")),
+	)
+}
+
+func (s dirSpec) build() connector.Tool {
+	var p []schema.Property
+	if s.companyScoped {
+		p = append(p, companyProp("The company whose records to list."))
+	}
+	if len(s.searchFields) > 0 {
+		p = append(p, schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters).").Len(1, 140)))
+	}
+	for _, f := range s.filters {
+		p = append(p, schema.Prop(f.arg, f.schema))
+	}
+	if s.disabledField != "" {
+		p = append(p, schema.Prop("include_disabled", schema.Boolean("Include disabled records.").WithDefault(false)))
+	}
+	p = append(p, summaryProp(false, ""))
+	p = append(p, s.order.props()...)
+	p = append(p, pageProps()...)
+	return connector.Tool{
+		Name:        s.tool,
+		Title:       s.title,
+		Description: s.description,
+		Input:       schema.Object(p...),
+		Output:      dirResultSchema(s.row),
+		Effect:      connector.Read,
+		Handler:     s.handle,
+	}
+}
+
+func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) {
+	// The per-tool filters are taken out generically (the schema has
+	// already admitted only this tool's filter arguments); the rest decodes
+	// strictly into dirArgs.
+	var filterArgs []string
+	for _, df := range s.filters {
+		filterArgs = append(filterArgs, df.arg)
+	}
+	a, raw, err := argsSplit[dirArgs](call, filterArgs)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(call.Site, call.HTTP)
+	var f filters
+	if s.companyScoped {
+		name, err := requireCompany(call, a.Company, s.tool+" lists one company's records")
+		if err != nil {
+			return nil, err
+		}
+		info, err := c.company(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		f.add("company", "=", info.Name)
+	}
+	for _, df := range s.filters {
+		v, ok := raw[df.arg]
+		if !ok {
+			continue
+		}
+		if b, isBool := v.(bool); isBool {
+			f.add(df.field, "=", boolInt(b))
+			continue
+		}
+		f.add(df.field, "=", v)
+	}
+	if s.disabledField != "" && !a.IncludeDisabled {
+		f.add(s.disabledField, "=", 0)
+	}
+	var search *textSearch
+	if a.Search != "" {
+		search = &textSearch{text: a.Search, fields: s.searchFields}
+	}
+	if a.Summary == summaryCount {
+		n, err := countMatches(ctx, c, s.doctype, f, search, call.MaxRecords)
+		if err != nil {
+			return nil, err
+		}
+		return dirResult{Summary: &listSummary{Kind: summaryCount, Count: n}}, nil
+	}
+	orderBy, err := s.order.build(a.OrderBy, a.Order)
+	if err != nil {
+		return nil, err
+	}
+	page, err := fetchPage(ctx, c, s.doctype, listQuery{Fields: s.fields, Filters: f, OrderBy: orderBy}, a.pageArgs, call.MaxRecords, search)
+	if err != nil {
+		return nil, err
+	}
+	if page.Data == nil {
+		page.Data = []map[string]any{}
+	}
+	return dirResult{Data: &page.Data, Meta: &page.Meta}, nil
+}
+
+// exactText is the schema of an exact-match text filter on what.
+func exactText(what string) *schema.Schema {
+	return schema.String("Exact "+what+".").Len(1, 140)
+}

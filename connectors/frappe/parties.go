@@ -1,0 +1,296 @@
+package frappe
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Names people say. A voice or chat user says "invoices for Acme Widgets";
+// the ERP knows "Acme Widgets Inc" and "Acme Widgets LLC". resolveParty
+// turns the spoken name into one confirmed party id or says why it cannot:
+//
+//  1. exact: the phrase equals a party id or name (the ERP compares case-
+//     and accent-insensitively);
+//  2. otherwise one bounded token search finds candidates sharing a word,
+//     and their names are compared after normalizeName;
+//  3. one normalised match is used; several, or only partial matches, are
+//     returned as candidates for the user to choose from, never used.
+
+// partyKind describes a party DocType and the arguments that name it.
+type partyKind struct {
+	// Doctype is "Customer" or "Supplier".
+	Doctype string
+	// NameField holds the display name ("customer_name").
+	NameField string
+	// ExactArg and QueryArg are the tool arguments for a confirmed id and a
+	// spoken name ("customer", "customer_query").
+	ExactArg, QueryArg string
+	// ListTool is the directory tool for this party.
+	ListTool string
+}
+
+var (
+	customerParty = partyKind{Doctype: "Customer", NameField: "customer_name", ExactArg: "customer", QueryArg: "customer_query", ListTool: "list_customers"}
+	supplierParty = partyKind{Doctype: "Supplier", NameField: "supplier_name", ExactArg: "supplier", QueryArg: "supplier_query", ListTool: "list_suppliers"}
+)
+
+// partyKindOf returns the party kind of a party_type value.
+func partyKindOf(partyType string) (partyKind, bool) {
+	switch partyType {
+	case "Customer":
+		return customerParty, true
+	case "Supplier":
+		return supplierParty, true
+	}
+	return partyKind{}, false
+}
+
+const (
+	matchMatched   = "matched"
+	matchAmbiguous = "ambiguous"
+	matchNotFound  = "not_found"
+
+	// partyCandidateBound bounds the token search.
+	partyCandidateBound = 50
+	// partyTokenBound bounds how many words of a phrase are searched.
+	partyTokenBound = 4
+	// shownCandidates bounds the candidates returned to the caller.
+	shownCandidates = 10
+)
+
+// partyCandidate is a party the phrase may mean.
+type partyCandidate struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Disabled bool   `json:"disabled"`
+}
+
+// partyMatch is the outcome of resolving a spoken name.
+type partyMatch struct {
+	Status    string `json:"status"`
+	Query     string `json:"query"`
+	PartyType string `json:"party_type"`
+	// ID and Name are set when Status is matched.
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Method says how the match was found: exact, normalised or partial.
+	Method     string           `json:"method,omitempty"`
+	Candidates []partyCandidate `json:"candidates"`
+	// CandidatesTruncated is true when the token search hit its bound, so
+	// other parties may share the words.
+	CandidatesTruncated bool   `json:"candidates_truncated"`
+	Message             string `json:"message"`
+}
+
+func partyMatchSchema() *schema.Schema {
+	cand := schema.Object(
+		schema.Prop("id", schema.String("Party id: pass it as the exact party filter once the user confirms.")).Required(),
+		schema.Prop("name", schema.String("Display name.")).Required(),
+		schema.Prop("disabled", schema.Boolean("True when the party is disabled.")).Required(),
+	)
+	return schema.Object(
+		schema.Prop("status", schema.String("matched: one party was found and used. ambiguous: several parties fit (or only partly); nothing was read, ask the user which candidate is meant. not_found: no party fits; nothing was read.").OneOf(matchMatched, matchAmbiguous, matchNotFound)).Required(),
+		schema.Prop("query", schema.String("The spoken name as given.")).Required(),
+		schema.Prop("party_type", schema.String("Customer or Supplier.")).Required(),
+		schema.Prop("id", schema.String("The matched party id.")),
+		schema.Prop("name", schema.String("The matched party's name.")),
+		schema.Prop("method", schema.String("exact (the phrase is the id or name), normalised (equal after ignoring case, punctuation and legal suffixes such as Ltd or Inc) or partial (some words match).").OneOf("exact", "normalised", "partial")),
+		schema.Prop("candidates", schema.Array(cand, "Parties the phrase may mean, for the user to confirm; for not_found, parties sharing a word.")).Required(),
+		schema.Prop("candidates_truncated", schema.Boolean("True when more parties share the words than were compared; ask for a fuller name.")).Required(),
+		schema.Prop("message", schema.String("What happened, in a sentence to relay to the user.")).Required(),
+	)
+}
+
+// resolveParty resolves a spoken party name. Errors are ERP failures; a
+// name that fits no party or several is a result, not an error.
+func resolveParty(ctx context.Context, c *client, kind partyKind, query string) (*partyMatch, error) {
+	query = strings.TrimSpace(query)
+	m := &partyMatch{Query: query, PartyType: kind.Doctype, Candidates: []partyCandidate{}}
+	fields := []string{"name", kind.NameField, "disabled"}
+	order := kind.NameField + " asc, name asc"
+
+	exact := listQuery{Fields: fields, OrderBy: order, PageLength: shownCandidates + 1}
+	exact.OrFilters.add("name", "=", query)
+	exact.OrFilters.add(kind.NameField, "=", query)
+	rows, err := c.list(ctx, kind.Doctype, exact)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > 0 {
+		cands := candidates(rows, kind)
+		if len(cands) > 1 {
+			// An id typed exactly (case included) wins over another
+			// party's display name that collates equal.
+			for _, cand := range cands {
+				if cand.ID == query {
+					cands = []partyCandidate{cand}
+					break
+				}
+			}
+		}
+		if len(cands) == 1 {
+			return m.matched(cands[0], "exact"), nil
+		}
+		return m.ambiguous(cands, "exact", len(rows) > shownCandidates), nil
+	}
+
+	tokens := searchTokens(query, partyTokenBound)
+	if len(tokens) == 0 {
+		m.Status = matchNotFound
+		m.Message = "The name has no word to search for; ask for the " + strings.ToLower(kind.Doctype) + "'s name."
+		return m, nil
+	}
+	search := listQuery{Fields: fields, OrderBy: order, PageLength: partyCandidateBound + 1}
+	for _, t := range tokens {
+		search.OrFilters.add(kind.NameField, "like", containsPattern(t))
+		search.OrFilters.add("name", "like", containsPattern(t))
+	}
+	rows, err = c.list(ctx, kind.Doctype, search)
+	if err != nil {
+		return nil, err
+	}
+	truncated := len(rows) > partyCandidateBound
+	if truncated {
+		rows = rows[:partyCandidateBound]
+	}
+	m.CandidatesTruncated = truncated
+	all := candidates(rows, kind)
+	key := compactKey(query)
+	queryTokens := stripLegal(nameTokens(query))
+	var equal, partial []partyCandidate
+	for _, cand := range all {
+		switch {
+		case compactKey(cand.Name) == key || compactKey(cand.ID) == key:
+			equal = append(equal, cand)
+		case containsAllTokens(cand.Name, queryTokens) || containsAllTokens(cand.ID, queryTokens):
+			partial = append(partial, cand)
+		}
+	}
+	switch {
+	case len(equal) == 1 && !truncated:
+		return m.matched(equal[0], "normalised"), nil
+	case len(equal) > 1 || len(equal) == 1 && truncated:
+		return m.ambiguous(equal, "normalised", truncated), nil
+	case len(partial) > 0:
+		return m.ambiguous(partial, "partial", truncated), nil
+	}
+	m.Status = matchNotFound
+	m.Candidates = firstCandidates(all)
+	m.Message = "No " + strings.ToLower(kind.Doctype) + " is called " + quote(query) + "."
+	if len(m.Candidates) > 0 {
+		m.Message += " Some share a word with it (candidates); ask the user whether one of them is meant, or use " + kind.ListTool + "."
+	} else {
+		m.Message += " Check the spelling with the user, or search with " + kind.ListTool + "."
+	}
+	return m, nil
+}
+
+func (m *partyMatch) matched(c partyCandidate, method string) *partyMatch {
+	m.Status, m.ID, m.Name, m.Method = matchMatched, c.ID, c.Name, method
+	m.Candidates = []partyCandidate{c}
+	m.Message = "Using " + strings.ToLower(m.PartyType) + " " + quote(c.ID)
+	if method == "normalised" {
+		m.Message += " (the name matches once case, punctuation and legal suffixes are ignored)"
+	}
+	m.Message += "."
+	return m
+}
+
+func (m *partyMatch) ambiguous(cands []partyCandidate, method string, truncated bool) *partyMatch {
+	m.Status, m.Method = matchAmbiguous, method
+	m.Candidates = firstCandidates(cands)
+	m.CandidatesTruncated = m.CandidatesTruncated || truncated || len(cands) > shownCandidates
+	if method == "partial" {
+		m.Message = "No " + strings.ToLower(m.PartyType) + " is called exactly " + quote(m.Query) + "; some names contain its words. Nothing was read: ask the user which candidate is meant, then call again with " + exactArgOf(m.PartyType) + " set to its id."
+	} else {
+		m.Message = "Several " + strings.ToLower(m.PartyType) + "s fit " + quote(m.Query) + ". Nothing was read: ask the user which candidate is meant, then call again with " + exactArgOf(m.PartyType) + " set to its id."
+	}
+	return m
+}
+
+// exactArgOf names the exact-id argument for a party type.
+func exactArgOf(partyType string) string {
+	if k, ok := partyKindOf(partyType); ok {
+		return k.ExactArg
+	}
+	return "the party id"
+}
+
+func candidates(rows []map[string]any, kind partyKind) []partyCandidate {
+	out := make([]partyCandidate, 0, len(rows))
+	seen := map[string]bool{}
+	for _, r := range rows {
+		id := str(r["name"])
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		name := str(r[kind.NameField])
+		if name == "" {
+			name = id
+		}
+		out = append(out, partyCandidate{ID: id, Name: name, Disabled: isTrue(r["disabled"])})
+	}
+	return out
+}
+
+func firstCandidates(c []partyCandidate) []partyCandidate {
+	if len(c) > shownCandidates {
+		c = c[:shownCandidates]
+	}
+	return slices.Clone(c)
+}
+
+// isTrue reads a Frappe Check value (0/1, sent as a JSON number).
+func isTrue(v any) bool {
+	r, ok := decimalText(v)
+	return ok && r.Sign() != 0
+}
+
+func quote(s string) string { return "\u201c" + s + "\u201d" }
+
+// checkParty confirms that an exact party id exists and returns it as the
+// ERP spells it. Without this check a mistyped id would filter every list
+// and report down to nothing, which reads as "no documents".
+func (c *client) checkParty(ctx context.Context, kind partyKind, id string) (string, error) {
+	doc, err := c.get(ctx, kind.Doctype, id)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.NotFound {
+			return "", toolerr.Wrap(toolerr.NotFound, err, "there is no %s with id %q; pass the name as the user said it in %s to resolve it, or look it up with %s", strings.ToLower(kind.Doctype), id, kind.QueryArg, kind.ListTool)
+		}
+		return "", err
+	}
+	if n := str(doc["name"]); n != "" {
+		return n, nil
+	}
+	return id, nil
+}
+
+// partyArgs picks the exact id or the spoken name of a party, refusing
+// both at once. It returns the resolved party id ("" when neither was
+// given) and the match to report (nil unless a spoken name was resolved).
+func resolvePartyArgs(ctx context.Context, c *client, kind partyKind, exact, query string) (string, *partyMatch, error) {
+	switch {
+	case exact != "" && query != "":
+		return "", nil, toolerr.New(toolerr.InvalidArgument, "use %s (a confirmed %s id) or %s (a spoken name), not both", kind.ExactArg, strings.ToLower(kind.Doctype), kind.QueryArg)
+	case exact != "":
+		id, err := c.checkParty(ctx, kind, exact)
+		return id, nil, err
+	case query == "":
+		return "", nil, nil
+	}
+	m, err := resolveParty(ctx, c, kind, query)
+	if err != nil {
+		return "", nil, err
+	}
+	if m.Status != matchMatched {
+		return "", m, nil
+	}
+	return m.ID, m, nil
+}

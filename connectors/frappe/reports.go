@@ -1,0 +1,448 @@
+package frappe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Reports run through frappe.desk.query_report.run, as the desk does, so
+// Frappe applies the report's roles and the user's permissions. Only the
+// reports below may be run, and each tool builds its filters from its own
+// typed arguments: no report name or filter passes through from a caller.
+
+const (
+	reportGeneralLedger      = "General Ledger"
+	reportTrialBalance       = "Trial Balance"
+	reportProfitAndLoss      = "Profit and Loss Statement"
+	reportReceivable         = "Accounts Receivable"
+	reportReceivableSummary  = "Accounts Receivable Summary"
+	reportPayable            = "Accounts Payable"
+	reportPayableSummary     = "Accounts Payable Summary"
+	reportStockBalance       = "Stock Balance"
+	reportStockLedger        = "Stock Ledger"
+	reportBankReconciliation = "Bank Reconciliation Statement"
+)
+
+// reportAllowlist holds the reports erpgate runs and whether each is a
+// prepared report, which Frappe would otherwise queue and answer with
+// "prepared_report": true and no rows.
+var reportAllowlist = map[string]struct{ prepared bool }{
+	reportGeneralLedger:      {},
+	reportTrialBalance:       {},
+	reportProfitAndLoss:      {},
+	reportReceivable:         {},
+	reportReceivableSummary:  {},
+	reportPayable:            {},
+	reportPayableSummary:     {},
+	reportStockBalance:       {prepared: true},
+	reportStockLedger:        {},
+	reportBankReconciliation: {},
+}
+
+// reportColumn is one column of a report.
+type reportColumn struct {
+	Fieldname string `json:"fieldname"`
+	Label     string `json:"label"`
+	Fieldtype string `json:"fieldtype"`
+	Options   string `json:"-"`
+	Hidden    bool   `json:"-"`
+}
+
+// reportData is a report's parsed result.
+type reportData struct {
+	columns []reportColumn
+	// rows are the result's object rows in order; empty spacer rows ({})
+	// are dropped.
+	rows []map[string]any
+	// messages are what the report said besides its rows (its message and
+	// any _server_messages, such as a clamped date range).
+	messages []string
+}
+
+// runReport runs an allowlisted report with filters.
+func (c *client) runReport(ctx context.Context, name string, filters map[string]any) (*reportData, error) {
+	spec, ok := reportAllowlist[name]
+	if !ok {
+		return nil, toolerr.New(toolerr.Internal, "report %q is not allowlisted", name)
+	}
+	f, err := json.Marshal(filters)
+	if err != nil {
+		return nil, fmt.Errorf("encode report filters: %w", err)
+	}
+	v := url.Values{}
+	v.Set("report_name", name)
+	v.Set("filters", string(f))
+	if spec.prepared {
+		v.Set("ignore_prepared_report", "1")
+	}
+	var body struct {
+		Message        json.RawMessage `json:"message"`
+		ServerMessages string          `json:"_server_messages"`
+	}
+	if err := c.getJSON(ctx, "/api/method/frappe.desk.query_report.run", v, &body); err != nil {
+		return nil, fmt.Errorf("report %s: %w", name, err)
+	}
+	var msg struct {
+		Result         []json.RawMessage `json:"result"`
+		Columns        []json.RawMessage `json:"columns"`
+		Message        any               `json:"message"`
+		PreparedReport bool              `json:"prepared_report"`
+	}
+	if len(body.Message) == 0 {
+		return nil, invalidResponse("the report %s returned no message", name)
+	}
+	if err := outbound.UnmarshalJSON(body.Message, &msg); err != nil {
+		return nil, err
+	}
+	if msg.PreparedReport {
+		return nil, toolerr.New(toolerr.UpstreamUnavailable, "the ERP queued %s as a background (prepared) report instead of running it; nothing was returned, which does not mean there are no rows. Retry later or ask an administrator to allow it to run directly", name)
+	}
+	if msg.Columns == nil {
+		return nil, invalidResponse("the report %s returned no columns", name)
+	}
+	out := &reportData{}
+	if msg.Result == nil {
+		// A report that found nothing to report (e.g. a company without
+		// accounts) answers with result null.
+		out.messages = append(out.messages, "The ERP ran "+name+" and it returned no result rows.")
+	}
+	for _, raw := range msg.Columns {
+		col, err := parseColumn(raw)
+		if err != nil {
+			return nil, invalidResponse("the report %s returned a column erpgate cannot read", name)
+		}
+		out.columns = append(out.columns, col)
+	}
+	for i, raw := range msg.Result {
+		trimmed := strings.TrimSpace(string(raw))
+		switch {
+		case strings.HasPrefix(trimmed, "{"):
+			var row map[string]any
+			if err := outbound.UnmarshalJSON(raw, &row); err != nil {
+				return nil, err
+			}
+			if !blankRow(row) {
+				out.rows = append(out.rows, row)
+			}
+		case strings.HasPrefix(trimmed, "["):
+			// Frappe appends the total row of add_total_row reports as a
+			// list of cells computed in floating point. erpgate computes
+			// its own exact totals instead, so only a list row elsewhere
+			// (a report returning list rows) is kept, keyed by column.
+			if i == len(msg.Result)-1 {
+				continue
+			}
+			var cells []any
+			if err := outbound.UnmarshalJSON(raw, &cells); err != nil {
+				return nil, err
+			}
+			row := map[string]any{}
+			for j, col := range out.columns {
+				if j < len(cells) {
+					row[col.Fieldname] = cells[j]
+				}
+			}
+			out.rows = append(out.rows, row)
+		}
+	}
+	if s, ok := msg.Message.(string); ok && strings.TrimSpace(s) != "" {
+		out.messages = append(out.messages, cleanText(s))
+	}
+	if m := (frappeError{ServerMessages: body.ServerMessages}).userMessage(); m != "" {
+		out.messages = append(out.messages, m)
+	}
+	return out, nil
+}
+
+// blankRow reports a spacer row: {} or only empty cells (the General
+// Ledger separates groups with {"debit_in_transaction_currency": null, ...}).
+func blankRow(row map[string]any) bool {
+	for _, v := range row {
+		if v != nil && v != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// parseColumn reads a column given as an object or as Frappe's string form
+// "Label:Fieldtype/Options:Width".
+func parseColumn(raw json.RawMessage) (reportColumn, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		parts := strings.Split(s, ":")
+		col := reportColumn{Label: parts[0], Fieldtype: "Data"}
+		if len(parts) > 1 && parts[1] != "" {
+			typ, opts, _ := strings.Cut(parts[1], "/")
+			col.Fieldtype, col.Options = typ, opts
+		}
+		col.Fieldname = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(col.Label)), " ", "_")
+		return col, nil
+	}
+	var o struct {
+		Fieldname string `json:"fieldname"`
+		Label     string `json:"label"`
+		Fieldtype string `json:"fieldtype"`
+		Options   any    `json:"options"`
+		Hidden    any    `json:"hidden"`
+	}
+	if err := outbound.UnmarshalJSON(raw, &o); err != nil {
+		return reportColumn{}, err
+	}
+	col := reportColumn{Fieldname: o.Fieldname, Label: o.Label, Fieldtype: o.Fieldtype, Options: str(o.Options), Hidden: isTrue(o.Hidden) || o.Hidden == true}
+	if col.Fieldname == "" {
+		col.Fieldname = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(col.Label)), " ", "_")
+	}
+	if col.Fieldtype == "" {
+		col.Fieldtype = "Data"
+	}
+	return col, nil
+}
+
+// visibleColumns returns the columns a person sees in the report.
+func (d *reportData) visibleColumns() []reportColumn {
+	var out []reportColumn
+	for _, c := range d.columns {
+		if !c.Hidden {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// project keeps only the visible columns of a row, amounts as exact
+// numbers and the quotes of label rows removed.
+func (d *reportData) project(row map[string]any, extra ...string) map[string]any {
+	out := map[string]any{}
+	for _, c := range d.visibleColumns() {
+		if v, ok := row[c.Fieldname]; ok {
+			out[c.Fieldname] = cleanCell(v)
+		}
+	}
+	for _, k := range extra {
+		if v, ok := row[k]; ok {
+			out[k] = cleanCell(v)
+		}
+	}
+	return out
+}
+
+// cleanCell renders numbers as plain decimals and strips the quotes
+// ERPNext puts around label cells ("'Opening'").
+func cleanCell(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return canonicalNumber(x)
+	case string:
+		if l, ok := quotedLabel(x); ok {
+			return l
+		}
+	}
+	return v
+}
+
+// quotedLabel reports whether s is one of ERPNext's quoted label cells
+// ('Opening', 'Total', 'Closing (Opening + Total)') and returns the label.
+func quotedLabel(s string) (string, bool) {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return s[1 : len(s)-1], true
+	}
+	return "", false
+}
+
+// rowLabel returns the quoted label of a row's field, or "".
+func rowLabel(row map[string]any, field string) string {
+	l, _ := quotedLabel(str(row[field]))
+	return l
+}
+
+// sumColumns adds up the given columns over rows exactly. Cells that are
+// not numbers are reported, never silently skipped.
+func sumColumns(rows []map[string]any, fields []string) (map[string]json.Number, error) {
+	sums := map[string]*decimalSum{}
+	for _, f := range fields {
+		sums[f] = &decimalSum{}
+	}
+	for _, r := range rows {
+		for _, f := range fields {
+			if !sums[f].add(r[f]) {
+				return nil, invalidResponse("the report cell %s is not a number", f)
+			}
+		}
+	}
+	out := map[string]json.Number{}
+	for _, f := range fields {
+		out[f] = sums[f].number()
+	}
+	return out, nil
+}
+
+// presentColumns returns the fields of want that the report has.
+func (d *reportData) presentColumns(want ...string) []string {
+	var out []string
+	for _, w := range want {
+		if slices.ContainsFunc(d.columns, func(c reportColumn) bool { return c.Fieldname == w }) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Row paging. Each call reruns the report; paging bounds the answer, not
+// the ERP's work.
+
+const (
+	defaultReportLimit = 100
+	maxReportLimit     = 500
+)
+
+// reportPageArgs are the paging arguments of row-based reports.
+type reportPageArgs struct {
+	Offset *int `json:"offset"`
+	Limit  *int `json:"limit"`
+}
+
+func reportPageProps() []schema.Property {
+	return []schema.Property{
+		schema.Prop("offset", schema.Integer("Report rows to skip. Repeat the same request with next_offset for the next rows; each call reruns the report.").Min(0).Max(1_000_000).WithDefault(0)),
+		schema.Prop("limit", schema.Integer("Report rows per call.").Min(1).Max(maxReportLimit).WithDefault(defaultReportLimit)),
+	}
+}
+
+// reportPage is the paging part of a row-based report's result.
+type reportPage struct {
+	RowCount   int  `json:"row_count"`
+	Offset     int  `json:"offset"`
+	Returned   int  `json:"returned"`
+	NextOffset *int `json:"next_offset"`
+	Complete   bool `json:"complete"`
+}
+
+// reportPageOutputProps describe reportPage in a result schema.
+func reportPageOutputProps() []schema.Property {
+	return []schema.Property{
+		schema.Prop("row_count", schema.Integer("Rows the report returned in all, across every page.")).Required(),
+		schema.Prop("offset", schema.Integer("First row of this page.")).Required(),
+		schema.Prop("returned", schema.Integer("Rows in this page.")).Required(),
+		schema.Prop("next_offset", schema.Integer("offset of the next page; null when this page reaches the last row.").Nullable()).Required(),
+		schema.Prop("complete", schema.Boolean("True when no rows follow this page.")).Required(),
+	}
+}
+
+// pageReportRows returns one page of rows and the paging facts, adding a
+// warning when rows follow.
+func pageReportRows(rows []map[string]any, a reportPageArgs, maxRecords int, warnings *[]string) ([]map[string]any, reportPage) {
+	offset := 0
+	if a.Offset != nil {
+		offset = *a.Offset
+	}
+	limit := defaultReportLimit
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	limit = min(limit, maxReportLimit, max(maxRecords, 1))
+	start := min(offset, len(rows))
+	end := min(start+limit, len(rows))
+	p := reportPage{RowCount: len(rows), Offset: offset, Returned: end - start, Complete: end >= len(rows)}
+	if !p.Complete {
+		next := end
+		p.NextOffset = &next
+		*warnings = append(*warnings, fmt.Sprintf("This page holds rows %d to %d of %d; call again with offset %d for the rest.", start+1, end, len(rows), end))
+	}
+	return rows[start:end], p
+}
+
+// columnsSchema describes a report's visible columns.
+func columnsSchema() *schema.Schema {
+	return schema.Array(schema.Object(
+		schema.Prop("fieldname", schema.String("Key of this column in rows.")).Required(),
+		schema.Prop("label", schema.String("Column heading as the ERP shows it.")).Required(),
+		schema.Prop("fieldtype", schema.String("Currency, Float, Int, Date, Link, Data, ...")).Required(),
+	), "The report's visible columns, in order.")
+}
+
+// reportResult is the common part of every report tool's result.
+type reportResult struct {
+	Report     string           `json:"report"`
+	Company    string           `json:"company"`
+	Currency   string           `json:"currency,omitempty"`
+	DateRange  *dateRange       `json:"date_range,omitempty"`
+	ReportDate string           `json:"report_date,omitempty"`
+	Columns    []reportColumn   `json:"columns"`
+	Rows       []map[string]any `json:"rows"`
+	reportPage
+	Warnings []string `json:"warnings"`
+}
+
+// newReportResult starts a result with its columns and an empty warning
+// list (never null: "no warnings" is stated, not implied).
+func newReportResult(name string, company companyInfo, d *reportData) reportResult {
+	r := reportResult{Report: name, Company: company.Name, Currency: company.Currency, Warnings: []string{}}
+	r.Columns = d.visibleColumns()
+	if r.Columns == nil {
+		r.Columns = []reportColumn{}
+	}
+	r.Warnings = append(r.Warnings, d.messages...)
+	return r
+}
+
+// setRows pages rows into the result, projecting each to the visible
+// columns plus extra keys.
+func (r *reportResult) setRows(d *reportData, rows []map[string]any, a reportPageArgs, maxRecords int, extra ...string) {
+	page, p := pageReportRows(rows, a, maxRecords, &r.Warnings)
+	r.reportPage = p
+	r.Rows = make([]map[string]any, len(page))
+	for i, row := range page {
+		r.Rows[i] = d.project(row, extra...)
+	}
+}
+
+// reportOutput is a report tool's output schema: the common part, the row
+// schema, and props specific to the tool.
+func reportOutput(row *schema.Schema, extra ...schema.Property) *schema.Schema {
+	props := []schema.Property{
+		schema.Prop("report", schema.String("The ERP report that was run.")).Required(),
+		schema.Prop("company", schema.String("Company the report covers.")).Required(),
+		schema.Prop("currency", schema.String("Company currency of the amounts, unless a row says otherwise.")),
+		schema.Prop("date_range", withDesc(dateRangeSchema(), "The date range the report covers, with any period resolved.")),
+		schema.Prop("report_date", schema.String("The date balances are stated at.")),
+		schema.Prop("columns", columnsSchema()).Required(),
+		schema.Prop("rows", schema.Array(row, "The rows of this page, keyed by column fieldname; amounts are exact numbers.")).Required(),
+		warningsProp().Required(),
+	}
+	props = append(props, reportPageOutputProps()...)
+	props = append(props, extra...)
+	return schema.Object(props...)
+}
+
+// listFilter turns an optional exact value into the one-element list a
+// MultiSelectList report filter expects, or nil.
+func listFilter(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
+}
+
+// setIf adds a filter value when it is not empty.
+func setIf(f map[string]any, key string, v any) {
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return
+		}
+	case []string:
+		if len(x) == 0 {
+			return
+		}
+	}
+	f[key] = v
+}
