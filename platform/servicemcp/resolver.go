@@ -58,6 +58,12 @@ func NewResolver(store *sites.Store, registry *connector.Registry, inv Invalidat
 	return r
 }
 
+// Forget drops the cached entries of a site. The replica that changes a
+// site calls it (through sites.Store.OnChange) before acknowledging the
+// change, so the change applies at once here; other replicas learn of it
+// through Invalidations.
+func (r *Resolver) Forget(siteID uuid.UUID) { r.dropSite(siteID.String()) }
+
 func (r *Resolver) dropSite(siteID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

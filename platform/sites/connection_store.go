@@ -53,6 +53,7 @@ func (s *Store) putConnectionChecked(ctx context.Context, siteID uuid.UUID, veri
 	if err != nil {
 		return Connection{}, fmt.Errorf("sites: put %s connection of site %s: %w", typ, siteID, database.Classify(err))
 	}
+	s.notifyChanged(siteID)
 	return conn, nil
 }
 
@@ -237,5 +238,6 @@ func (s *Store) DeleteConnection(ctx context.Context, siteID uuid.UUID, typ Conn
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("sites: delete %s connection of site %s: %w", typ, siteID, ErrNotFound)
 	}
+	s.notifyChanged(siteID)
 	return nil
 }

@@ -114,6 +114,7 @@ func (s *Store) RevokeServiceToken(ctx context.Context, siteID, tokenID uuid.UUI
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("sites: revoke service token %s of site %s: %w", tokenID, siteID, ErrNotFound)
 	}
+	s.notifyChanged(siteID)
 	return nil
 }
 

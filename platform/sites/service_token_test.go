@@ -216,3 +216,37 @@ func TestResolveThrottlesLastUsed(t *testing.T) {
 		t.Error("a revoked token's use was recorded")
 	}
 }
+
+func TestChangesAreReportedToTheChangeHook(t *testing.T) {
+	store, _ := newStore(t)
+	ctx := t.Context()
+	site := mustCreate(t, store, "acme")
+	var changed []uuid.UUID
+	store.OnChange(func(id uuid.UUID) { changed = append(changed, id) })
+	mustPutAPI(t, store, site, "k", "s")
+	tok, _, err := store.IssueServiceToken(ctx, site.ID, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RevokeServiceToken(ctx, site.ID, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	name := "Renamed"
+	if _, err := store.UpdateSite(ctx, site.ID, sites.SiteUpdate{DisplayName: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.DeleteConnection(ctx, site.ID, sites.ConnectionAPIToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.DeleteSite(ctx, site.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(changed) != 5 {
+		t.Fatalf("change hook called %d times, want 5 (put, revoke, update, delete connection, delete site)", len(changed))
+	}
+	for _, id := range changed {
+		if id != site.ID {
+			t.Errorf("hook got %s, want %s", id, site.ID)
+		}
+	}
+}

@@ -137,6 +137,7 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 	if err != nil {
 		return Site{}, fmt.Errorf("sites: update %s: %w", id, notFound(siteWriteError(err)))
 	}
+	s.notifyChanged(id)
 	return site, nil
 }
 
@@ -192,6 +193,7 @@ func (s *Store) DeleteSite(ctx context.Context, id uuid.UUID) error {
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("sites: delete %s: %w", id, ErrNotFound)
 	}
+	s.notifyChanged(id)
 	return nil
 }
 

@@ -8,8 +8,13 @@ import (
 )
 
 func TestDeterministicData(t *testing.T) {
-	a := NewHandler(Options{})
-	b := NewHandler(Options{})
+	// Generate twice, bypassing the shared dataset cache.
+	regA, regB := newRegistry(), newRegistry()
+	a := &Simulator{reg: regA, data: buildDataset(regA, defaultToday, genOptions{})}
+	b := &Simulator{reg: regB, data: buildDataset(regB, defaultToday, genOptions{})}
+	if NewHandler(Options{}).Data() != NewHandler(Options{}).Data() {
+		t.Error("simulators with the same options should share their dataset")
+	}
 	for _, dt := range a.Data().DocTypes() {
 		la, lb := a.Data().List(dt), b.Data().List(dt)
 		if len(la) != len(lb) {
@@ -30,7 +35,8 @@ func TestDeterministicData(t *testing.T) {
 
 func TestDatasetShape(t *testing.T) {
 	ds := NewHandler(Options{}).Data()
-	counts := map[string]int{"Company": 3, "Customer": 60, "Fiscal Year": 2, "Sales Invoice": 400}
+	counts := map[string]int{"Company": 3, "Customer": 60, "Fiscal Year": 2, "Sales Invoice": 400, "Supplier": 36,
+		"Purchase Order": 96, "Project": 12, "Bank Account": 3, "Journal Entry": 3}
 	for dt, n := range counts {
 		if got := len(ds.List(dt)); got != n {
 			t.Errorf("%s: %d docs, want %d", dt, got, n)

@@ -2,20 +2,26 @@ package frappetest
 
 import (
 	"sort"
+	"sync"
 )
 
 // Doc is one stored document (a table row). Values use these Go types:
 // string (Data, Link, Select, Text, Date "YYYY-MM-DD", Datetime
 // "YYYY-MM-DD HH:MM:SS[.ffffff]", Time "H:MM:SS[.ffffff]"), int64 (Int,
-// Check, docstatus, idx) and Decimal (Float, Currency, Percent). A missing
-// key or nil value is SQL NULL. Numeric columns are never NULL: Frappe
-// creates them NOT NULL DEFAULT 0.
+// Check, docstatus, idx) and Decimal (Float, Currency, Percent). Numeric
+// columns are never NULL: Frappe creates them NOT NULL DEFAULT 0.
+//
+// Fields holds the values set on this document; a column it does not
+// mention has its doctype's insert-time default (0 for numbers, the static
+// default, else NULL). Read columns with Get or the typed accessors.
 type Doc struct {
 	DocType string
 	Name    string
 	Fields  map[string]any
 	// Children holds child-table rows by table fieldname, in idx order.
 	Children map[string][]*Doc
+	// defaults is the doctype's insert-time template (shared, read-only).
+	defaults map[string]any
 }
 
 // Get returns the value of a column (standard or data field), nil if NULL.
@@ -23,7 +29,10 @@ func (d *Doc) Get(field string) any {
 	if field == "name" {
 		return d.Name
 	}
-	return d.Fields[field]
+	if v, ok := d.Fields[field]; ok {
+		return v
+	}
+	return d.defaults[field]
 }
 
 // Str returns a string column, "" when NULL.
@@ -56,6 +65,29 @@ type Dataset struct {
 	meta     *registry
 	// Today is the date used for status derivation ("YYYY-MM-DD").
 	Today string
+
+	// The ledger tables (GL, Payment Ledger and Stock Ledger Entries) are
+	// derived from the vouchers and written on first use, which keeps
+	// creating a simulator cheap.
+	lazyOnce  sync.Once
+	lazyBuild func()
+	lazyTypes map[string]bool
+
+	ledgerOnce sync.Once
+	ledgerIx   *ledgerIndex // report lookups (ledger_index.go)
+}
+
+// ensure writes the derived ledger tables before doctype is read.
+func (ds *Dataset) ensure(doctype string) {
+	if ds.lazyTypes[doctype] {
+		ds.lazyOnce.Do(func() {
+			ds.lazyBuild()
+			for dt := range ds.lazyTypes {
+				sortByCollation(ds.tables[dt].rows)
+			}
+			ds.lazyBuild = nil
+		})
+	}
 }
 
 type docTable struct {
@@ -72,6 +104,7 @@ func (ds *Dataset) Meta(doctype string) *DocMeta { return ds.meta.get(doctype) }
 // List returns the documents of a DocType in the simulator's natural order
 // (name ascending under the case-insensitive collation). Do not modify.
 func (ds *Dataset) List(doctype string) []*Doc {
+	ds.ensure(doctype)
 	if t := ds.tables[doctype]; t != nil {
 		return t.rows
 	}
@@ -81,6 +114,7 @@ func (ds *Dataset) List(doctype string) []*Doc {
 // Get returns one document by exact name (collation-insensitive lookup as
 // MariaDB would do it), or nil.
 func (ds *Dataset) Get(doctype, name string) *Doc {
+	ds.ensure(doctype)
 	t := ds.tables[doctype]
 	if t == nil {
 		return nil
@@ -126,6 +160,7 @@ func (ds *Dataset) add(d *Doc) {
 	}
 	t.byName[key] = d
 	t.rows = append(t.rows, d)
+	ds.meta.get(d.DocType).noteSize(len(d.Fields))
 }
 
 // finish sorts tables into natural order and indexes child rows.
@@ -135,14 +170,38 @@ func (ds *Dataset) finish() {
 		if t == nil {
 			continue
 		}
-		sort.SliceStable(t.rows, func(i, j int) bool {
-			return collateCompare(t.rows[i].Name, t.rows[j].Name) < 0
-		})
-		for _, d := range t.rows {
-			m := ds.meta.get(d.DocType)
-			for _, tf := range m.TableFields() {
+		sortByCollation(t.rows)
+		m := ds.meta.get(n)
+		for _, tf := range m.TableFields() {
+			for _, d := range t.rows {
 				ds.children[tf.Options] = append(ds.children[tf.Options], d.Children[tf.Name]...)
 			}
 		}
 	}
+}
+
+// sortByCollation stably sorts documents by name under the collation,
+// computing each sort key once.
+func sortByCollation(rows []*Doc) {
+	keys := make([]string, len(rows))
+	sorted := true
+	for i, d := range rows {
+		keys[i] = collationKey(d.Name)
+		if i > 0 && keys[i] < keys[i-1] {
+			sorted = false
+		}
+	}
+	if sorted {
+		return
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	out := make([]*Doc, len(rows))
+	for i, j := range idx {
+		out[i] = rows[j]
+	}
+	copy(rows, out)
 }

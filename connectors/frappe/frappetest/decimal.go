@@ -2,6 +2,7 @@ package frappetest
 
 import (
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -89,4 +90,23 @@ func parseDecimal(s string) (Decimal, bool) {
 		return 0, false
 	}
 	return decimalFromRat(r), true
+}
+
+// ratioDecimal returns num/den (den != 0) as a Decimal rounded half away
+// from zero, without big arithmetic when the product fits 128 bits.
+func ratioDecimal(num, den int64) Decimal {
+	neg := (num < 0) != (den < 0)
+	n, d := uint64(abs64(num)), uint64(abs64(den))
+	hi, lo := bits.Mul64(n, decimalScale)
+	if hi >= d {
+		return decimalFromRat(big.NewRat(num, den))
+	}
+	q, r := bits.Div64(hi, lo, d)
+	if r >= d-r {
+		q++
+	}
+	if neg {
+		return -Decimal(q)
+	}
+	return Decimal(q)
 }

@@ -19,27 +19,43 @@ var (
 	dataEnd   = time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC)
 )
 
-// generator builds a Dataset in stages (setup, parties, items, selling).
-// Later stages (purchasing, payments, ledgers) read what earlier stages
-// stored: e.g. a GL stage can walk submitted invoices and their accounts.
+// genOptions scale the generated data (see Options).
+type genOptions struct {
+	extraSalesInvoices int
+}
+
+// generator builds a Dataset in stages (setup, parties, items, selling,
+// then buying, payments, stock, ledgers and banking). Later stages read
+// what earlier stages stored: e.g. the ledger stage walks submitted
+// invoices and their accounts.
 type generator struct {
 	ds    *Dataset
 	reg   *registry
 	rng   *rng
 	today time.Time
+	opts  genOptions
 
 	companies []*companyInfo
 	customers []*customerInfo
 	items     []*itemInfo
+
+	suppliers    []*supplierInfo
+	projects     []*Doc
+	bankAccounts map[string]*Doc // company name -> its Bank Account
+	stock        *stockResult    // per voucher line stock values
 }
 
-// buildDataset generates the complete deterministic dataset.
-func buildDataset(reg *registry, today time.Time) *Dataset {
+// buildDataset generates the complete deterministic dataset. The selling
+// stages share one random stream (their output predates the later
+// stages); every later stage draws from its own named stream, so adding or
+// scaling one stage never changes the documents of another.
+func buildDataset(reg *registry, today time.Time, opts genOptions) *Dataset {
 	g := &generator{
 		ds:    newDataset(reg),
 		reg:   reg,
 		rng:   newRNG(dataSeed),
 		today: time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
+		opts:  opts,
 	}
 	g.ds.Today = fmtDate(g.today)
 	g.genSetup()
@@ -47,28 +63,65 @@ func buildDataset(reg *registry, today time.Time) *Dataset {
 	g.genItems()
 	g.genSalesInvoices()
 	g.genSalesOrders()
+	g.stage("buying-masters", g.genBuyingMasters)
+	g.stage("banking-masters", g.genBankingMasters)
+	g.stage("more-items", g.genMoreItems)
+	g.stage("projects", g.genProjects)
+	g.stage("extra-sales", g.genExtraSalesInvoices)
+	g.stage("purchasing", g.genPurchasing)
+	g.stage("payments", g.genPayments)
+	g.stage("journals", g.genOpeningJournals)
+	g.stage("stock", g.genStock)
+	g.stage("banking", g.genBankTransactions)
+	g.stage("bins", g.genBinsAndReorderLevels)
 	g.ds.finish()
+	// The ledgers only read the finished vouchers, so they are written
+	// when first needed (Dataset.ensure).
+	g.ds.lazyTypes = map[string]bool{"GL Entry": true, "Payment Ledger Entry": true, "Stock Ledger Entry": true}
+	g.ds.lazyBuild = func() {
+		g.stage("ledger", g.genLedgers)
+		g.stage("stock-ledger", g.genStockLedgerEntries)
+	}
 	return g.ds
+}
+
+// stage runs fn with the random stream named name.
+func (g *generator) stage(name string, fn func()) {
+	saved := g.rng
+	g.rng = newRNG(streamSeed(name))
+	fn()
+	g.rng = saved
+}
+
+// streamSeed derives a stream seed from the data seed and a stage name
+// (FNV-1a).
+func streamSeed(name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return dataSeed ^ h
 }
 
 // newDoc creates a document with Frappe's insert-time defaults: numeric
 // columns 0 (or their static default), Check/Select/Data static defaults,
 // standard columns, and an empty list for every table field.
 func (g *generator) newDoc(doctype, name, owner string, created time.Time) *Doc {
+	return g.newDocAt(doctype, name, owner, fmtDatetime(created))
+}
+
+// newDocAt is newDoc with the creation timestamp already formatted.
+func (g *generator) newDocAt(doctype, name, owner, ts string) *Doc {
 	m := g.reg.get(doctype)
 	if m == nil {
 		panic("frappetest: unknown doctype " + doctype)
 	}
-	d := &Doc{DocType: doctype, Name: name, Fields: map[string]any{}, Children: map[string][]*Doc{}}
-	for _, f := range m.DataFields() {
-		if v := staticDefault(f); v != nil {
-			d.Fields[f.Name] = v
-		}
-	}
-	for _, tf := range m.TableFields() {
+	d := &Doc{DocType: doctype, Name: name, Fields: make(map[string]any, max(int(m.sizeHint.Load()), 8)),
+		Children: make(map[string][]*Doc, len(m.tableFields)), defaults: m.template}
+	for _, tf := range m.tableFields {
 		d.Children[tf.Name] = []*Doc{}
 	}
-	ts := fmtDatetime(created)
 	d.Fields["owner"] = owner
 	d.Fields["creation"] = ts
 	d.Fields["modified"] = ts
@@ -106,25 +159,35 @@ func staticDefault(f *Field) any {
 	return def
 }
 
-// addChild appends a child row to table field tf of parent.
+// addChild appends a child row to table field tf of parent. The row keeps
+// values as its field map (callers pass a fresh map) and gets the standard
+// columns it does not set itself.
 func (g *generator) addChild(parent *Doc, tf string, values map[string]any) *Doc {
 	pm := g.reg.get(parent.DocType)
 	f := pm.Field(tf)
 	if f == nil || !f.IsTable() {
 		panic(fmt.Sprintf("frappetest: %s has no table %s", parent.DocType, tf))
 	}
-	created, _ := time.Parse("2006-01-02 15:04:05.000000", parent.Str("creation"))
-	c := g.newDoc(f.Options, g.rng.hash(10), parent.Str("owner"), created)
-	c.Children = nil
-	c.Fields["creation"] = parent.Fields["creation"]
-	c.Fields["modified"] = parent.Fields["modified"]
-	c.Fields["modified_by"] = parent.Fields["modified_by"]
-	c.Fields["parent"] = parent.Name
-	c.Fields["parentfield"] = tf
-	c.Fields["parenttype"] = parent.DocType
-	c.Fields["idx"] = int64(len(parent.Children[tf]) + 1)
-	for k, v := range values {
-		c.Fields[k] = v
+	m := g.reg.get(f.Options)
+	if m == nil {
+		panic("frappetest: unknown doctype " + f.Options)
+	}
+	if values == nil {
+		values = map[string]any{}
+	}
+	c := &Doc{DocType: f.Options, Name: g.rng.hash(10), Fields: values, defaults: m.template}
+	for _, kv := range [...]struct {
+		k string
+		v any
+	}{
+		{"owner", parent.Fields["owner"]}, {"creation", parent.Fields["creation"]},
+		{"modified", parent.Fields["modified"]}, {"modified_by", parent.Fields["modified_by"]},
+		{"docstatus", int64(0)}, {"idx", int64(len(parent.Children[tf]) + 1)},
+		{"parent", parent.Name}, {"parentfield", tf}, {"parenttype", parent.DocType},
+	} {
+		if _, set := values[kv.k]; !set {
+			values[kv.k] = kv.v
+		}
 	}
 	parent.Children[tf] = append(parent.Children[tf], c)
 	return c

@@ -155,28 +155,27 @@ func fillSellingHeader(d *Doc, s *sellingCalc) {
 // addSellingItems adds item rows; extra sets doctype-specific columns.
 func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(row map[string]any, l sellingLine)) {
 	for _, l := range s.lines {
-		row := map[string]any{
-			"item_code":            l.item.Code,
-			"item_name":            l.item.Name,
-			"description":          l.item.Name,
-			"qty":                  qtyDec(l.qtyH),
-			"stock_uom":            l.item.UOM,
-			"uom":                  l.item.UOM,
-			"conversion_factor":    Units(1),
-			"stock_qty":            qtyDec(l.qtyH),
-			"price_list_rate":      Cents(l.rateC),
-			"base_price_list_rate": Cents(l.baseRateC),
-			"rate":                 Cents(l.rateC),
-			"amount":               Cents(l.amountC),
-			"base_rate":            Cents(l.baseRateC),
-			"base_amount":          Cents(l.baseAmtC),
-			"net_rate":             Cents(l.rateC),
-			"net_amount":           Cents(l.amountC),
-			"base_net_rate":        Cents(l.baseRateC),
-			"base_net_amount":      Cents(l.baseAmtC),
-			"stock_uom_rate":       Cents(l.rateC),
-			"item_group":           l.item.Group,
-		}
+		row := make(map[string]any, 48) // room for the extra and standard columns
+		row["item_code"] = l.item.Code
+		row["item_name"] = l.item.Name
+		row["description"] = l.item.Name
+		row["qty"] = qtyDec(l.qtyH)
+		row["stock_uom"] = l.item.UOM
+		row["uom"] = l.item.UOM
+		row["conversion_factor"] = Units(1)
+		row["stock_qty"] = qtyDec(l.qtyH)
+		row["price_list_rate"] = Cents(l.rateC)
+		row["base_price_list_rate"] = Cents(l.baseRateC)
+		row["rate"] = Cents(l.rateC)
+		row["amount"] = Cents(l.amountC)
+		row["base_rate"] = Cents(l.baseRateC)
+		row["base_amount"] = Cents(l.baseAmtC)
+		row["net_rate"] = Cents(l.rateC)
+		row["net_amount"] = Cents(l.amountC)
+		row["base_net_rate"] = Cents(l.baseRateC)
+		row["base_net_amount"] = Cents(l.baseAmtC)
+		row["stock_uom_rate"] = Cents(l.rateC)
+		row["item_group"] = l.item.Group
 		if l.item.Stock {
 			row["warehouse"] = c.acct("Stores")
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Field describes one data field of a DocType, as in the doctype JSON.
@@ -51,43 +52,57 @@ type DocMeta struct {
 	IsTree      bool
 	Fields      []*Field // in field_order
 	byName      map[string]*Field
+
+	// Derived once when the registry is built (read-only afterwards).
+	dataFields, tableFields, companyLinks []*Field
+	// template holds the insert-time value of every field with a static
+	// default; documents read it for columns they do not set.
+	template map[string]any
+	// sizeHint is the largest number of fields set on a generated document
+	// so far, used to size new documents' maps (generation speed only).
+	sizeHint atomic.Int32
+}
+
+// noteSize records how many fields a generated document ended up with.
+func (m *DocMeta) noteSize(n int) {
+	if int32(n) > m.sizeHint.Load() {
+		m.sizeHint.Store(int32(n))
+	}
 }
 
 // Field returns the named field or nil. Standard columns are not fields.
 func (m *DocMeta) Field(name string) *Field { return m.byName[name] }
 
 // DataFields returns the fields that have a database column, in order.
-func (m *DocMeta) DataFields() []*Field {
-	var out []*Field
-	for _, f := range m.Fields {
-		if !noValueTypes[f.Type] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// The slice is shared: do not modify it.
+func (m *DocMeta) DataFields() []*Field { return m.dataFields }
 
-// TableFields returns the child-table fields in order.
-func (m *DocMeta) TableFields() []*Field {
-	var out []*Field
-	for _, f := range m.Fields {
-		if f.IsTable() {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// TableFields returns the child-table fields in order (shared slice).
+func (m *DocMeta) TableFields() []*Field { return m.tableFields }
 
 // CompanyLinks returns the Link fields pointing at Company (used by User
-// Permissions on Company).
-func (m *DocMeta) CompanyLinks() []*Field {
-	var out []*Field
+// Permissions on Company); the slice is shared.
+func (m *DocMeta) CompanyLinks() []*Field { return m.companyLinks }
+
+// derive computes the cached field lists and the insert template.
+func (m *DocMeta) derive() {
+	m.dataFields, m.tableFields, m.companyLinks = nil, nil, nil
+	m.template = map[string]any{}
 	for _, f := range m.Fields {
+		if f.IsTable() {
+			m.tableFields = append(m.tableFields, f)
+		}
 		if f.Type == "Link" && f.Options == "Company" {
-			out = append(out, f)
+			m.companyLinks = append(m.companyLinks, f)
+		}
+		if noValueTypes[f.Type] {
+			continue
+		}
+		m.dataFields = append(m.dataFields, f)
+		if v := staticDefault(f); v != nil {
+			m.template[f.Name] = v
 		}
 	}
-	return out
 }
 
 // standardFields are the columns every table has (frappe default_fields).
@@ -163,14 +178,29 @@ type catalogEntry struct {
 	fields string
 }
 
-// newRegistry parses the built-in catalogues.
+// newRegistry parses the built-in catalogues, then appends the fields
+// later v15 releases added to catalogued doctypes (fieldAdditions).
 func newRegistry() *registry {
 	r := &registry{metas: map[string]*DocMeta{}}
-	for _, cat := range [][]catalogEntry{erpnextCatalog, extraCatalog} {
+	for _, cat := range [][]catalogEntry{erpnextCatalog, extraCatalog, ledgerCatalog, buyingCatalog} {
 		for _, e := range cat {
 			m := parseCatalogEntry(e)
 			r.metas[m.Name] = m
 		}
+	}
+	for dt, specs := range fieldAdditions {
+		m := r.metas[dt]
+		for _, spec := range strings.Split(specs, ", ") {
+			f := parseFieldSpec(spec)
+			if m == nil || f == nil || m.byName[f.Name] != nil {
+				panic("frappetest: bad field addition " + dt + " " + spec)
+			}
+			m.Fields = append(m.Fields, f)
+			m.byName[f.Name] = f
+		}
+	}
+	for _, m := range r.metas {
+		m.derive()
 	}
 	return r
 }

@@ -17,6 +17,7 @@ var whitelisted = map[string]methodFunc{
 	"frappe.client.get_count":          (*reqCtx).methodClientCount,
 	"frappe.client.get":                (*reqCtx).methodClientGet,
 	"frappe.desk.reportview.get_count": (*reqCtx).methodReportviewCount,
+	"frappe.desk.query_report.run":     (*reqCtx).methodQueryReportRun,
 	"login":                            (*reqCtx).methodLogin,
 	"logout":                           (*reqCtx).methodLogout,
 }

@@ -19,6 +19,9 @@ var readRoles = map[string][]string{
 	"Item": stockRoles, "Item Group": stockRoles, "Warehouse": stockRoles, "Bin": stockRoles,
 	"Stock Ledger Entry": []string{"Stock User", "Accounts Manager"},
 	"Project":            projectRoles,
+	"Supplier Group":     buyingRoles,
+	"Journal Entry":      accountsRoles, "Bank": accountsRoles, "Mode of Payment": accountsRoles,
+	"Stock Entry": {"Stock User", "Accounts Manager"},
 }
 
 // canRead reports whether user (nil = Guest) has role permission to read

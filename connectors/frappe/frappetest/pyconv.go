@@ -164,6 +164,8 @@ func cint(v any) int64 {
 	switch x := v.(type) {
 	case nil:
 		return 0
+	case int64:
+		return x
 	case bool:
 		if x {
 			return 1

@@ -18,6 +18,13 @@ type Options struct {
 	// fixed date, 2026-06-15, so data is deterministic. It is read once,
 	// when the simulator is created.
 	Now func() time.Time
+	// ExtraSalesInvoices adds that many submitted, unpaid Sales Invoices
+	// (with their GL and Payment Ledger entries) on top of the seeded
+	// data, for benchmarks that need large reports: about 3.5 GL Entries
+	// and one Accounts Receivable row each (30000 give a General Ledger of
+	// over 50,000 rows for the NZ company). The seeded business documents
+	// are the same with or without them; ledger entry names are not.
+	ExtraSalesInvoices int
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
@@ -42,12 +49,12 @@ func NewHandler(opts Options) *Simulator {
 	if opts.Now != nil {
 		today = opts.Now()
 	}
-	reg := newRegistry()
+	reg, data := sharedDataset(today, opts.ExtraSalesInvoices)
 	return &Simulator{
 		opts:     opts,
 		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
 		reg:      reg,
-		data:     buildDataset(reg, today),
+		data:     data,
 		users:    demoUsers(),
 		tokens:   newTokenStore(),
 		sessions: &sessionStore{sids: map[string]string{}},
@@ -56,7 +63,8 @@ func NewHandler(opts Options) *Simulator {
 }
 
 // Data returns the seeded data (read-only) so tests can compute expected
-// values independently of the HTTP layer.
+// values independently of the HTTP layer. Simulators built with the same
+// "today" and ExtraSalesInvoices share one Dataset: never modify it.
 func (s *Simulator) Data() *Dataset { return s.data }
 
 // Users returns the demo users and their credentials.

@@ -2,8 +2,9 @@ package frappetest
 
 import "time"
 
-// deriveInvoiceStatuses applies ERPNext v15 SalesInvoice.set_status to
-// every invoice as of today:
+// deriveInvoiceStatuses applies ERPNext v15 SalesInvoice.set_status (and
+// the identical PurchaseInvoice.set_status, "Debit Note Issued" for
+// "Credit Note Issued") to every invoice as of today:
 //
 //	docstatus 2 -> Cancelled; 0 -> Draft; 1 -> (internal transfer ->
 //	Internal Transfer); overdue -> Overdue; 0 < outstanding < total ->
@@ -44,6 +45,8 @@ func invoiceStatus(d *Doc, today string, creditNoteIssued bool) string {
 		return "Partly Paid"
 	case outstanding > 0 && d.Str("due_date") >= today:
 		return "Unpaid"
+	case d.Int("is_return") == 0 && creditNoteIssued && d.DocType == "Purchase Invoice":
+		return "Debit Note Issued"
 	case d.Int("is_return") == 0 && creditNoteIssued:
 		return "Credit Note Issued"
 	case d.Int("is_return") == 1:
