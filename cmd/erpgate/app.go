@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/authserver"
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
@@ -27,7 +28,9 @@ import (
 	"github.com/erpgate/erpgate/platform/ratelimit"
 	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/servicemcp"
+	"github.com/erpgate/erpgate/platform/servicetokens"
 	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/sitestore"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
 )
@@ -52,10 +55,24 @@ type App struct {
 // does not have yet).
 var registerTestConnectors func(*connector.Registry) error
 
-// newRegistry registers every connector this build serves.
-func newRegistry() (*connector.Registry, error) {
+// connectorDeps is what connectors need from the platform at run time.
+// The zero value gives connectors that can list their catalogue (docs,
+// tests) but whose service connections cannot sign in.
+type connectorDeps struct {
+	HTTPClient    func(connector.Site, connector.Authorizer) *http.Client
+	ServiceTokens connector.ServiceTokenStore
+}
+
+// newRegistry registers every connector this build serves, catalogue only.
+func newRegistry() (*connector.Registry, error) { return newRegistryWith(connectorDeps{}) }
+
+// newRegistryWith registers every connector this build serves.
+func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
 	reg := connector.NewRegistry()
 	if err := reg.Register(frappe.New()); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens})); err != nil {
 		return nil, err
 	}
 	if registerTestConnectors != nil {
@@ -86,15 +103,18 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 
 func (a *App) build(ctx context.Context) error {
 	cfg := a.cfg
-	reg, err := newRegistry()
-	if err != nil {
-		return err
-	}
 	store := sites.NewStore(a.pool, cfg.Keyring)
 	out := outbound.NewFactory(outbound.Options{
 		MaxResponseBytes: cfg.Upstream.MaxResponseBytes,
 		Retry:            cfg.Upstream.Retry,
 	})
+	reg, err := newRegistryWith(connectorDeps{
+		HTTPClient:    out.Client,
+		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log}),
+	})
+	if err != nil {
+		return err
+	}
 	a.usage = usage.NewRecorder(a.pool, a.log, usage.Options{
 		FlushInterval: cfg.Usage.FlushInterval,
 		BatchSize:     cfg.Usage.BatchSize,
@@ -120,6 +140,7 @@ func (a *App) build(ctx context.Context) error {
 		MaxResultBytes: int(cfg.Upstream.MaxResponseBytes),
 		MaxRecords:     cfg.Limits.MaxRecords,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
+		Storage:        sitestore.New(a.pool),
 		AllowedOrigins: origins,
 		Version:        version,
 	})
@@ -143,6 +164,7 @@ func (a *App) build(ctx context.Context) error {
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
+	store.OnChange(resolver.Forget)
 	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
 	e.Any("/service/mcp", service)
 

@@ -243,6 +243,29 @@ func TestServiceMCPEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("bank account names are not redacted, account numbers are", func(t *testing.T) {
+		var btn *frappetest.Doc
+		for _, d := range data.List("Bank Transaction") {
+			if d.Str("bank_account") != "" {
+				btn = d
+				break
+			}
+		}
+		if btn == nil {
+			t.Fatal("seed has no bank transaction")
+		}
+		out := mustSucceed(t, callTool(t, cs, "get_document", map[string]any{"doctype": "Bank Transaction", "name": btn.Name}), "get_document")
+		doc := out["document"].(map[string]any)
+		if doc["bank_account"] != btn.Str("bank_account") {
+			t.Errorf("bank_account = %v, want the Bank Account record %q", doc["bank_account"], btn.Str("bank_account"))
+		}
+		for _, f := range []string{"bank_party_account_number", "bank_party_iban"} {
+			if v, ok := doc[f]; ok && v != "[REDACTED]" {
+				t.Errorf("%s = %v was not redacted", f, v)
+			}
+		}
+	})
+
 	t.Run("get_document returns child tables with paging meta", func(t *testing.T) {
 		var inv *frappetest.Doc
 		for _, d := range data.List("Sales Invoice") {

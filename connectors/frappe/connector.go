@@ -91,3 +91,12 @@ func (*Connector) VerifyAPICredential(ctx context.Context, site connector.Site, 
 	}
 	return user, nil
 }
+
+// RedactionExempt names Frappe fields that match the built-in redaction
+// patterns but hold record names, not account numbers: bank_account and
+// party_bank_account link to Bank Account records ("Main - ANZ - DHNZ").
+// The numbers themselves (bank_account_no, iban, bank_party_account_number,
+// bank_party_iban) stay redacted.
+func (*Connector) RedactionExempt() []string {
+	return []string{"bank_account", "party_bank_account"}
+}

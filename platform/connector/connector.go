@@ -50,3 +50,11 @@ type AuthorizerFunc func(req *http.Request) error
 
 // Authorize calls f.
 func (f AuthorizerFunc) Authorize(req *http.Request) error { return f(req) }
+
+// RedactionExemptions is implemented by a connector whose field names match
+// the built-in redaction patterns although their values are not sensitive.
+// The names are exact (compared case- and separator-insensitively); a field
+// that merely contains one is still redacted.
+type RedactionExemptions interface {
+	RedactionExempt() []string
+}

@@ -77,6 +77,13 @@ type Call struct {
 	// MaxRecords is the most rows a single upstream query may return for this
 	// site (deployment default, capped per site).
 	MaxRecords int
+	// Cache is the site's metadata cache, shared by every replica. It is nil
+	// when the deployment has none; a connector then fetches what it needs
+	// on every call.
+	Cache Cache
+	// Index is the site's schema-knowledge index, shared by every replica,
+	// or nil when the deployment has none.
+	Index SchemaIndex
 }
 
 // Principal identifies the caller of a tool.

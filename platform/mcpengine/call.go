@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -66,10 +67,14 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	}
 	call := &connector.Call{
 		Site:       st.session.Site,
-		HTTP:       e.opts.Outbound.Client(st.session.Site, st.session.Authorizer),
+		HTTP:       e.upstreamClient(st),
 		Args:       args,
 		Principal:  st.session.Principal,
 		MaxRecords: maxRecords,
+	}
+	if e.opts.Storage != nil {
+		call.Cache = e.opts.Storage.Cache(st.session.Site.ID)
+		call.Index = e.opts.Storage.SchemaIndex(st.session.Site.ID)
 	}
 	out, err := ct.tool.Handler(ctx, call)
 	if err != nil {
@@ -78,11 +83,30 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	return e.finishResult(ctx, st, ct, out)
 }
 
+// upstreamClient is the call's HTTP client to its site: the outbound
+// transport, giving the request's admission slot back while it waits on
+// the ERP.
+func (e *Engine) upstreamClient(st *requestState) *http.Client {
+	hc := e.opts.Outbound.Client(st.session.Site, st.session.Authorizer)
+	if st.slot != nil {
+		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot}
+	}
+	return hc
+}
+
 // finishResult encodes, redacts and bounds a handler's result.
 func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compiledTool, out any) ([]byte, error) {
 	raw, err := json.Marshal(out)
 	if err != nil {
 		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+	}
+	if !ct.redactor.Inspect(raw) {
+		// Nothing to redact (the common case): the encoding is the result,
+		// with no decode, walk and second encode.
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
+		}
+		return e.boundResult(raw)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // keep amounts exactly as the ERP sent them
@@ -93,7 +117,7 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
 	}
-	doc, paths := e.redactor.Apply(doc)
+	doc, paths := ct.redactor.Apply(doc)
 	if len(paths) > 0 {
 		e.log.Info("field_redaction",
 			zap.String("event", "field_redaction"),
@@ -107,6 +131,11 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
 		}
 	}
+	return e.boundResult(raw)
+}
+
+// boundResult refuses a result larger than one call may return.
+func (e *Engine) boundResult(raw []byte) ([]byte, error) {
 	if len(raw) > e.opts.MaxResultBytes {
 		return nil, toolerr.New(toolerr.ResponseTooLarge,
 			"the result is %d KiB, more than the %d KiB one call may return; ask for fewer rows or fields, or a narrower range", len(raw)>>10, e.opts.MaxResultBytes>>10)

@@ -47,6 +47,13 @@ type Options struct {
 	MaxRecords int
 	// Redaction adds to and skips from the built-in redaction patterns.
 	Redaction redact.Rules
+	// Storage, when set, gives each call its site's shared metadata cache
+	// and schema index (connector.Call.Cache and Call.Index).
+	Storage connector.SiteStorage
+	// MaxActive bounds the MCP requests this replica works on at once
+	// (admission.go); more wait at the door, for at most Budget. Calls
+	// waiting on the ERP do not count. Default 8 per CPU, at least 16.
+	MaxActive int
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
 	MaxRequestBytes int64
 	// Version is reported in serverInfo.
@@ -60,11 +67,12 @@ type Options struct {
 
 // Engine serves MCP for every registered connector kind.
 type Engine struct {
-	opts     Options
-	log      *zap.Logger
-	redactor *redact.Redactor
-	kinds    map[string]*kindServer
-	origins  map[string]bool
+	opts    Options
+	log     *zap.Logger
+	kinds   map[string]*kindServer
+	origins map[string]bool
+	// admission bounds the requests worked on at once (admission.go).
+	admission *admission
 }
 
 type kindServer struct {
@@ -73,9 +81,10 @@ type kindServer struct {
 }
 
 type compiledTool struct {
-	kind  string
-	tool  connector.Tool
-	input *jsonschema.Schema
+	kind     string
+	tool     connector.Tool
+	input    *jsonschema.Schema
+	redactor *redact.Redactor
 }
 
 // New builds an engine from the connectors in opts.Registry.
@@ -98,15 +107,18 @@ func New(opts Options) (*Engine, error) {
 	if opts.MaxRequestBytes <= 0 {
 		opts.MaxRequestBytes = 1 << 20
 	}
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = defaultMaxActive()
+	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
 	e := &Engine{
-		opts:     opts,
-		log:      opts.Logger,
-		redactor: redact.New(opts.Redaction),
-		kinds:    map[string]*kindServer{},
-		origins:  map[string]bool{},
+		opts:      opts,
+		log:       opts.Logger,
+		kinds:     map[string]*kindServer{},
+		origins:   map[string]bool{},
+		admission: newAdmission(opts.MaxActive),
 	}
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
@@ -132,12 +144,22 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithInstructions(instructions(kind)),
 	)
+	// Redaction is per kind: the deployment's rules plus the exact field
+	// names the connector exempts.
+	rules := e.opts.Redaction
+	if c, ok := e.opts.Registry.Get(kind); ok {
+		if ex, ok := c.(connector.RedactionExemptions); ok {
+			rules = rules.Merge(redact.Rules{Exempt: ex.RedactionExempt()})
+		}
+	}
+	redactor := redact.New(rules)
 	ks := &kindServer{tools: map[string]*compiledTool{}}
 	for _, t := range tools {
 		ct, err := compileTool(kind, t)
 		if err != nil {
 			return nil, err
 		}
+		ct.redactor = redactor
 		ks.tools[t.Name] = ct
 		srv.AddTool(mcpTool(t), e.toolHandler(ct))
 	}

@@ -34,6 +34,11 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	slot, ok := e.admit(w, r)
+	if !ok {
+		return
+	}
+	defer slot.done()
 	reqID := newRequestID()
 	w.Header().Set("X-Request-Id", reqID)
 
@@ -52,7 +57,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		}
 	}
 
-	st := &requestState{session: s, id: reqID}
+	st := &requestState{session: s, id: reqID, slot: slot}
 	method, isRequest := peekRequest(body)
 	started := time.Now()
 	if isRequest {
@@ -151,6 +156,21 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 		st.outcome, st.errorCode = usage.Error, code
 	}
 	st.mu.Unlock()
+}
+
+// admit waits for an admission slot (see admission.go) before the request
+// body is read, so a waiting request holds only its connection. A request
+// that waits longer than the upstream budget is refused with 503: the
+// replica is overloaded, and another one, or a later retry, may serve it.
+func (e *Engine) admit(w http.ResponseWriter, r *http.Request) (*callSlot, bool) {
+	if err := e.admission.acquireWithin(r.Context(), e.opts.Budget); err != nil {
+		if r.Context().Err() == nil {
+			w.Header().Set("Retry-After", "1")
+			WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, "erpgate is busy; retry shortly")
+		}
+		return nil, false
+	}
+	return &callSlot{adm: e.admission, held: true}, true
 }
 
 // WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.

@@ -30,6 +30,9 @@ type Session struct {
 type requestState struct {
 	session Session
 	id      string
+	// slot is the request's admission slot, given back while a tool call
+	// waits on the ERP.
+	slot *callSlot
 
 	mu        sync.Mutex
 	method    string

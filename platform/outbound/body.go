@@ -50,7 +50,7 @@ func drainAndClose(resp *http.Response) {
 // UPSTREAM_UNAVAILABLE.
 func ReadBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := readAll(resp.Body, resp.ContentLength)
 	if err != nil {
 		var te *toolerr.Error
 		if errors.As(err, &te) {
@@ -62,6 +62,32 @@ func ReadBody(resp *http.Response) ([]byte, error) {
 		return nil, toolerr.Wrap(toolerr.UpstreamUnavailable, err, "the connection to the ERP broke while reading its answer; nothing was returned, which does not mean there are no records")
 	}
 	return body, nil
+}
+
+// readAll reads r to the end. With a known length (the transport already
+// refused one over the bound) the buffer is allocated once at its final
+// size; io.ReadAll would grow it step by step, copying a large body several
+// times and holding about twice its size at the peak.
+func readAll(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(r)
+	}
+	// One spare byte lets the final read see EOF without growing.
+	buf := make([]byte, 0, length+1)
+	for {
+		if len(buf) == cap(buf) {
+			// Longer than announced: grow as io.ReadAll does.
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // DecodeJSON reads a response body and decodes it into v. An empty or

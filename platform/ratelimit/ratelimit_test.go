@@ -188,3 +188,48 @@ func TestLimitsHoldAcrossReplicas(t *testing.T) {
 		t.Errorf("ok=%d limited=%d", ok.Load(), limited.Load())
 	}
 }
+
+// TestFailedReleaseDoesNotHoldTheSlot: a release that fails (the database
+// was unreachable as the call ended) is retried, at the latest with the
+// replica's next acquisition, so after an outage a caller is not refused
+// until its leaked leases expire.
+func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	good, err := database.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(good.Close)
+	broken, err := database.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken.Close()
+	site := newSite(t, good)
+	lim := generous()
+	lim.UserConcurrency = 1
+	l := New(good, lim, nil)
+	rel, err := l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.pool = broken
+	rel() // fails: the database is "down"
+	l.pool = good
+	if len(l.unreleasedLeases()) != 1 {
+		t.Fatal("the failed release was not kept for a retry")
+	}
+	rel, err = l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatalf("the caller's only slot is still held by the lease whose release failed: %v", err)
+	}
+	rel()
+	var left int
+	if err := good.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d leases left (%v)", left, err)
+	}
+	if n := len(l.unreleasedLeases()); n != 0 {
+		t.Errorf("%d leases still waiting for a retry", n)
+	}
+}

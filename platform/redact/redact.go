@@ -31,17 +31,28 @@ type Rules struct {
 	// Skip are patterns never redacted: a field whose name contains a skip
 	// pattern is left alone even if it also matches a redaction pattern.
 	Skip []string
+	// Exempt are exact field names (compared as normalised names) that are
+	// never redacted. Connectors use it for fields whose names match a
+	// pattern but whose values are not sensitive, such as Frappe's
+	// bank_account, which holds the name of a Bank Account record; the
+	// account number lives in bank_account_no, which stays redacted.
+	Exempt []string
 }
 
-// Merge returns r with other's additions and skips appended.
+// Merge returns r with other's additions, skips and exemptions appended.
 func (r Rules) Merge(other Rules) Rules {
-	return Rules{Add: append(slices.Clone(r.Add), other.Add...), Skip: append(slices.Clone(r.Skip), other.Skip...)}
+	return Rules{
+		Add:    append(slices.Clone(r.Add), other.Add...),
+		Skip:   append(slices.Clone(r.Skip), other.Skip...),
+		Exempt: append(slices.Clone(r.Exempt), other.Exempt...),
+	}
 }
 
 // Redactor applies a fixed set of rules. It is safe for concurrent use.
 type Redactor struct {
 	patterns []string
 	skip     []string
+	exempt   map[string]bool
 }
 
 // New builds a redactor from the built-in patterns plus rules.
@@ -56,6 +67,10 @@ func New(rules Rules) *Redactor {
 		if n := normalize(p); n != "" {
 			r.skip = append(r.skip, n)
 		}
+	}
+	r.exempt = map[string]bool{}
+	for _, name := range rules.Exempt {
+		r.exempt[normalize(name)] = true
 	}
 	return r
 }
@@ -75,6 +90,9 @@ func normalize(name string) string {
 // SensitiveName reports whether a field of this name is redacted.
 func (r *Redactor) SensitiveName(name string) bool {
 	n := normalize(name)
+	if r.exempt[n] {
+		return false
+	}
 	for _, s := range r.skip {
 		if strings.Contains(n, s) {
 			return false

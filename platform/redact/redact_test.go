@@ -93,3 +93,18 @@ func FuzzApplyNeverPanicsAndRemovesSSNs(f *testing.F) {
 		}
 	})
 }
+
+func TestExemptNamesAreExact(t *testing.T) {
+	r := New(Rules{Exempt: []string{"bank_account"}})
+	if r.SensitiveName("bank_account") {
+		t.Error("an exempt field was redacted")
+	}
+	for _, name := range []string{"bank_account_no", "BankAccountNbr", "party_bank_account_iban"} {
+		if !r.SensitiveName(name) {
+			t.Errorf("%s escaped redaction through an exemption", name)
+		}
+	}
+	if !r.Inspect([]byte(`{"bank_account_no":"123"}`)) || r.Inspect([]byte(`{"bank_account":"Main - ANZ"}`)) {
+		t.Error("Inspect disagrees with SensitiveName on exemptions")
+	}
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// The Frappe simulator runs in its own process (`erpgate-bench sim`), so
+// that its CPU time, its memory and its garbage collector are separate from
+// the load generator's and the gateway's: every figure can then be
+// attributed to one process.
+
+// simHello is the line a simulator process prints once it listens.
+type simHello struct {
+	PID     int      `json:"pid"`
+	Control string   `json:"control"`
+	Sites   []string `json:"sites"`
+	APIKey  string   `json:"api_key"`
+	Secret  string   `json:"api_secret"`
+	User    string   `json:"user"`
+	// Alt is a second ERP user, for the credential rotation measurement.
+	AltAPIKey string `json:"alt_api_key"`
+	AltSecret string `json:"alt_api_secret"`
+	AltUser   string `json:"alt_user"`
+	BuildMS   int64  `json:"build_ms"`
+}
+
+// capturedRequest is one upstream request as the simulator received it.
+type capturedRequest struct {
+	Method        string `json:"method"`
+	RequestURI    string `json:"request_uri"`
+	Authorization string `json:"authorization"`
+	Accept        string `json:"accept"`
+}
+
+// simStats are the simulator's counters since the last reset.
+type simStats struct {
+	Requests    int64 `json:"requests"`
+	MaxInFlight int64 `json:"max_in_flight"`
+}
+
+// benchHandler wraps the simulator with what the benchmark needs to see and
+// steer: an upstream latency that can change without restarting (so the
+// sites keep their ports), an in-flight gauge, and a capture of requests.
+type benchHandler struct {
+	sim      http.Handler
+	latency  atomic.Int64 // nanoseconds
+	inFlight atomic.Int64
+	maxIn    atomic.Int64
+	requests atomic.Int64
+
+	mu        sync.Mutex
+	capturing bool
+	captured  []capturedRequest
+}
+
+func (h *benchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := h.inFlight.Add(1)
+	defer h.inFlight.Add(-1)
+	for {
+		m := h.maxIn.Load()
+		if n <= m || h.maxIn.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	h.requests.Add(1)
+	h.mu.Lock()
+	if h.capturing && len(h.captured) < 64 {
+		h.captured = append(h.captured, capturedRequest{
+			Method: r.Method, RequestURI: r.RequestURI,
+			Authorization: r.Header.Get("Authorization"), Accept: r.Header.Get("Accept"),
+		})
+	}
+	h.mu.Unlock()
+	if d := time.Duration(h.latency.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	h.sim.ServeHTTP(w, r)
+}
+
+func (h *benchHandler) control() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /latency", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("d"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.latency.Store(int64(d))
+	})
+	mux.HandleFunc("POST /capture", func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.capturing, h.captured = true, nil
+		h.mu.Unlock()
+	})
+	mux.HandleFunc("GET /captured", func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		out := h.captured
+		h.capturing, h.captured = false, nil
+		h.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		st := simStats{Requests: h.requests.Load(), MaxInFlight: h.maxIn.Load()}
+		if r.URL.Query().Get("reset") != "" {
+			h.requests.Store(0)
+			h.maxIn.Store(h.inFlight.Load())
+		}
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	return mux
+}
+
+// runSim is `erpgate-bench sim`: it serves one simulator on -ports loopback
+// ports (one per benchmark site) until its standard input closes, which
+// happens when the benchmark exits, however it exits.
+func runSim(args []string) int {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	ports := fs.Int("ports", 1, "loopback ports to serve the simulator on, one per site")
+	extra := fs.Int("extra-invoices", 0, "extra unpaid sales invoices for large reports")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	started := time.Now()
+	sim := newSimulator(*extra)
+	h := &benchHandler{sim: sim}
+	hello := simHello{PID: os.Getpid(), BuildMS: time.Since(started).Milliseconds()}
+	u := sim.User("service")
+	hello.APIKey, hello.Secret, hello.User = u.APIKey, u.APISecret, u.Email
+	alt := sim.User("all-companies")
+	hello.AltAPIKey, hello.AltSecret, hello.AltUser = alt.APIKey, alt.APISecret, alt.Email
+
+	var servers []*http.Server
+	serve := func(handler http.Handler) (string, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		go func() { _ = srv.Serve(ln) }()
+		return ln.Addr().String(), nil
+	}
+	ctl, err := serve(h.control())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sim:", err)
+		return 1
+	}
+	hello.Control = "http://" + ctl
+	for range *ports {
+		addr, err := serve(h)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sim:", err)
+			return 1
+		}
+		hello.Sites = append(hello.Sites, "http://"+addr)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(hello); err != nil {
+		return 1
+	}
+	waitForParent()
+	for _, s := range servers {
+		_ = s.Close()
+	}
+	return 0
+}
+
+// simProcess is a running simulator process, seen from the benchmark.
+type simProcess struct {
+	simHello
+	*helperProc
+	ctl *http.Client
+}
+
+// startSim starts a simulator process with ports sites.
+func startSim(ctx context.Context, ports, extraInvoices int) (*simProcess, error) {
+	p := &simProcess{ctl: &http.Client{Timeout: 30 * time.Second}}
+	h, err := startHelper(ctx, &p.simHello, "sim", fmt.Sprintf("-ports=%d", ports), fmt.Sprintf("-extra-invoices=%d", extraInvoices))
+	if err != nil {
+		return nil, fmt.Errorf("start simulator: %w", err)
+	}
+	p.helperProc = h
+	return p, nil
+}
+
+func (p *simProcess) post(path string) error {
+	resp, err := p.ctl.Post(p.Control+path, "text/plain", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("simulator %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+func (p *simProcess) get(path string, out any) error {
+	resp, err := p.ctl.Get(p.Control + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("simulator " + path + ": " + resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func (p *simProcess) setLatency(d time.Duration) error {
+	return p.post("/latency?d=" + d.String())
+}
+
+func (p *simProcess) stats(reset bool) (simStats, error) {
+	var st simStats
+	path := "/stats"
+	if reset {
+		path += "?reset=1"
+	}
+	return st, p.get(path, &st)
+}
+
+// capture records the upstream requests made while fn runs.
+func (p *simProcess) capture(fn func() error) ([]capturedRequest, error) {
+	if err := p.post("/capture"); err != nil {
+		return nil, err
+	}
+	if err := fn(); err != nil {
+		return nil, err
+	}
+	var out []capturedRequest
+	return out, p.get("/captured", &out)
+}
+
+// newSimulator builds the Frappe simulator with extra invoices for large
+// reports.
+func newSimulator(extraInvoices int) *frappetest.Simulator {
+	return frappetest.NewHandler(frappetest.Options{ExtraSalesInvoices: extraInvoices})
+}

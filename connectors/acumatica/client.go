@@ -1,0 +1,105 @@
+package acumatica
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+)
+
+// client reads one site's contract-based REST API and GI OData endpoint as
+// the caller of one tool call.
+//
+// Requests are stateless: the only credential is the Authorization: Bearer
+// header the platform's transport adds. No cookie is ever stored or sent
+// (the client has no jar), because under the plain "api" scope Acumatica
+// ties the server session to the token and closes it when the token
+// expires; replaying session cookies is what api:concurrent_access needs,
+// and erpgate never asks for that scope.
+type client struct {
+	conn *Connector
+	call *connector.Call
+	site connector.Site
+	set  Settings
+	http *http.Client
+}
+
+func newClient(conn *Connector, call *connector.Call) *client {
+	return &client{conn: conn, call: call, site: call.Site, set: siteSettings(call.Site), http: noRedirects(call.HTTP)}
+}
+
+// entityPath is the escaped path of an entity (and keys) in the configured
+// endpoint: /entity/Default/24.200.001/SalesOrder/SO/000001.
+func (c *client) entityPath(entity string, keys ...string) string {
+	var b strings.Builder
+	b.WriteString("/entity/")
+	b.WriteString(url.PathEscape(c.set.EndpointName))
+	b.WriteByte('/')
+	b.WriteString(url.PathEscape(c.set.EndpointVersion))
+	if entity != "" {
+		b.WriteByte('/')
+		b.WriteString(escapeSegment(entity))
+	}
+	for _, k := range keys {
+		b.WriteByte('/')
+		b.WriteString(escapeSegment(k))
+	}
+	return b.String()
+}
+
+// giPath is the escaped path of the tenant's GI OData service, plus rest
+// (already escaped, starting with "/" when not empty).
+func (c *client) giPath(rest string) string {
+	return "/t/" + escapeSegment(c.set.Tenant) + "/api/odata/gi" + rest
+}
+
+// escapeSegment escapes one path segment. url.PathEscape leaves "|"
+// alone, but Acumatica reads "|" in a key segment as a key separator, so
+// it is escaped too.
+func escapeSegment(s string) string {
+	return strings.ReplaceAll(url.PathEscape(s), "|", "%7C")
+}
+
+// response is an upstream answer read in full.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	// location is the Location of a 3xx answer.
+	location string
+}
+
+// get sends one GET and reads the answer. A 401 on a service connection's
+// token rejects that token and repeats the request once with a fresh one.
+func (c *client) get(ctx context.Context, escapedPath string, q url.Values, accept string) (response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.site.URL(escapedPath, q), nil)
+		if err != nil {
+			return response{}, fmt.Errorf("build request: %w", err)
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return response{}, err
+		}
+		body, err := outbound.ReadBody(resp)
+		if err != nil {
+			return response{}, err
+		}
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
+			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
+			continue
+		}
+		return response{status: resp.StatusCode, header: resp.Header, body: body, location: resp.Header.Get("Location")}, nil
+	}
+}
+
+func (r response) ok() bool { return r.status >= 200 && r.status <= 299 }
+
+// empty reports a 2xx answer without a body, which is never "no records".
+func (r response) empty() bool { return len(bytes.TrimSpace(r.body)) == 0 }

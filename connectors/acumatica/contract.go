@@ -1,0 +1,141 @@
+package acumatica
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// contractOp describes one contract-API request, for the error a model
+// sees when it fails.
+type contractOp struct {
+	entity   string
+	keyNames []string
+	keys     []string
+	filter   string
+	sel      string
+	expand   string
+}
+
+// keysText renders the keys for a message: CustomerID 'C000001'.
+func (op contractOp) keysText() string {
+	parts := make([]string, len(op.keys))
+	for i, k := range op.keys {
+		name := "key"
+		if i < len(op.keyNames) {
+			name = op.keyNames[i]
+		}
+		parts[i] = fmt.Sprintf("%s '%s'", name, k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// getRecord reads one record by its keys, with expand and select.
+func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, error) {
+	q := url.Values{}
+	if op.expand != "" {
+		q.Set("$expand", op.expand)
+	}
+	if op.sel != "" {
+		q.Set("$select", op.sel)
+	}
+	r, err := c.get(ctx, c.entityPath(op.entity, op.keys...), q, "application/json")
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", op.entity, err)
+	}
+	if !r.ok() {
+		return nil, c.contractError(ctx, r, op)
+	}
+	var rec map[string]any
+	if err := c.decode(r, &rec, "the "+op.entity+" record"); err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, invalidResponse("Acumatica answered with null instead of the %s record", op.entity)
+	}
+	return rec, nil
+}
+
+// listRecords runs a list request and returns at most top rows.
+func (c *client) listRecords(ctx context.Context, op contractOp, top int) ([]map[string]any, error) {
+	q := url.Values{"$top": {fmt.Sprint(top)}}
+	if op.filter != "" {
+		q.Set("$filter", op.filter)
+	}
+	if op.expand != "" {
+		q.Set("$expand", op.expand)
+	}
+	if op.sel != "" {
+		q.Set("$select", op.sel)
+	}
+	r, err := c.get(ctx, c.entityPath(op.entity), q, "application/json")
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", op.entity, err)
+	}
+	if !r.ok() {
+		return nil, c.contractError(ctx, r, op)
+	}
+	var rows []map[string]any
+	if err := c.decode(r, &rows, "the list of "+op.entity); err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		return nil, invalidResponse("Acumatica answered the list of %s with null instead of an array", op.entity)
+	}
+	return rows, nil
+}
+
+// decode reads a 2xx JSON body. An empty or unreadable body is
+// UPSTREAM_INVALID_RESPONSE, never an empty result.
+func (c *client) decode(r response, v any, what string) error {
+	if r.empty() {
+		return invalidResponse("Acumatica answered with an empty body instead of %s", what)
+	}
+	if err := outbound.UnmarshalJSON(r.body, v); err != nil {
+		return toolerr.Wrap(toolerr.UpstreamInvalidResponse, err,
+			"Acumatica's answer with %s could not be read as the expected JSON; this does not mean there are no records", what)
+	}
+	return nil
+}
+
+func invalidResponse(format string, args ...any) *toolerr.Error {
+	e := toolerr.New(toolerr.UpstreamInvalidResponse, format, args...)
+	e.Message += "; this does not mean there are no records"
+	return e
+}
+
+// endpointRoot is GET /entity: the endpoints the instance offers.
+type endpointRoot struct {
+	Endpoints []struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"endpoints"`
+}
+
+// endpoints lists the instance's endpoints as "Name/Version". It is used
+// only to explain a 404, so any failure just yields nil.
+func (c *client) endpoints(ctx context.Context) []string {
+	raw, ok := c.cached(ctx, cacheKeyEndpoints)
+	if !ok {
+		r, err := c.get(ctx, "/entity", nil, "application/json")
+		if err != nil || !r.ok() {
+			return nil
+		}
+		raw = r.body
+		c.store(ctx, cacheKeyEndpoints, raw, ttlEndpoints)
+	}
+	var root endpointRoot
+	if json.Unmarshal(raw, &root) != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range root.Endpoints {
+		out = append(out, e.Name+"/"+e.Version)
+	}
+	return out
+}

@@ -1,0 +1,166 @@
+package acumatica
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// failureKind is what an unsuccessful Acumatica answer means.
+type failureKind int
+
+const (
+	failOther          failureKind = iota
+	failUnauthorized               // 401: the token is not accepted
+	failForbidden                  // 403: the user's roles lack the form or inquiry
+	failMissing                    // 404: no such entity, endpoint version, inquiry or tenant
+	failNoEntity                   // 500 NoEntitySatisfiesTheCondition: no record has these keys
+	failQuery                      // $filter (or another query option) rejected
+	failSelect                     // 500 KeyNotFoundException: an unknown $select or $expand name
+	failCannotOptimize             // 500 CannotOptimizeException: the list cannot run as one query
+	failThrottled                  // 429: the licence's request queue is full
+	failLoginLimit                 // every API-user seat is taken
+	failSignIn                     // redirected to the sign-in page
+	failRedirect                   // any other redirect
+	failBadRequest                 // 400 not about the query
+	failServer                     // other 5xx
+)
+
+// failure is a parsed unsuccessful answer.
+type failure struct {
+	kind   failureKind
+	status int
+	// detail is Acumatica's own message, cleaned for a model: one line, no
+	// stack trace, bounded.
+	detail string
+	// exceptionType is the short .NET exception name, when Acumatica gave one.
+	exceptionType string
+	// screen is the form id a 403 names ("AR301000").
+	screen     string
+	retryAfter time.Duration
+}
+
+// acumaticaError covers both error bodies: the contract API's ASP.NET
+// HttpError and OData v4's {"error":{"code","message"}}.
+type acumaticaError struct {
+	Message          string `json:"message"`
+	ExceptionMessage string `json:"exceptionMessage"`
+	ExceptionType    string `json:"exceptionType"`
+	Error            *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+var (
+	// "You have insufficient rights to access the object (AR301000)." and
+	// "You have insufficient rights to access the Customers (AR303000) form."
+	insufficientRights = regexp.MustCompile(`(?i)insufficient rights to access the (.*?)\s*\(([A-Z]{2}[0-9A-Z]{4,8})\)`)
+	// The words of the OData libraries' $filter complaints.
+	queryComplaint = regexp.MustCompile(`(?i)syntax error|unterminated|unknown function|could not find a property|not supported|incompatible types|literal|\$filter|no function signature|unrecognized|single boolean|query specified in the uri|not a primitive property|parameter '|is not allowed|not in scope`)
+	loginLimit     = regexp.MustCompile(`(?i)api login limit|concurrent api logins|number of concurrent api`)
+)
+
+// parseFailure classifies an unsuccessful answer. withQuery says whether
+// the request carried $filter or similar options a rejection may be about.
+func parseFailure(r response, withQuery bool) failure {
+	var body acumaticaError
+	_ = json.Unmarshal(r.body, &body)
+	msg := body.ExceptionMessage
+	if msg == "" && body.Error != nil {
+		msg = body.Error.Message
+	}
+	if msg == "" {
+		msg = body.Message
+	}
+	if msg == "" && !json.Valid(r.body) {
+		// IIS and other proxies answer with plain text or HTML.
+		msg = string(r.body)
+	}
+	f := failure{status: r.status, detail: cleanDetail(msg), exceptionType: shortType(body.ExceptionType)}
+	switch {
+	case r.status >= 300 && r.status <= 399:
+		f.kind = failRedirect
+		if u, err := url.Parse(r.location); err == nil {
+			text := u.Query().Get("message") + " " + u.Query().Get("exceptionID")
+			switch {
+			case loginLimit.MatchString(text):
+				f.kind, f.detail = failLoginLimit, cleanDetail(u.Query().Get("message"))
+			case strings.Contains(strings.ToLower(u.Path), "login"):
+				f.kind = failSignIn
+			}
+		}
+	case r.status == http.StatusUnauthorized:
+		f.kind = failUnauthorized
+	case r.status == http.StatusForbidden:
+		f.kind = failForbidden
+		if m := insufficientRights.FindStringSubmatch(msg); m != nil {
+			f.screen = strings.ToUpper(m[2])
+		}
+	case r.status == http.StatusNotFound:
+		f.kind = failMissing
+	case r.status == http.StatusTooManyRequests:
+		f.kind = failThrottled
+		f.retryAfter = outbound.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())
+		if loginLimit.MatchString(msg) {
+			f.kind = failLoginLimit
+		}
+	case loginLimit.MatchString(msg):
+		f.kind = failLoginLimit
+	case strings.Contains(body.ExceptionType, "NoEntitySatisfiesTheCondition") || strings.Contains(msg, "No entity satisfies the condition"):
+		f.kind = failNoEntity
+	case strings.Contains(body.ExceptionType, "CannotOptimizeException"):
+		f.kind = failCannotOptimize
+	case strings.Contains(body.ExceptionType, "KeyNotFoundException"):
+		f.kind = failSelect
+	case withQuery && (r.status == http.StatusBadRequest || r.status == http.StatusInternalServerError) &&
+		(strings.Contains(body.ExceptionType, "OData") || queryComplaint.MatchString(msg)):
+		f.kind = failQuery
+	case r.status == http.StatusBadRequest:
+		f.kind = failBadRequest
+	case r.status >= 500:
+		f.kind = failServer
+	}
+	return f
+}
+
+// cleanDetail makes an upstream message safe and short for a model: one
+// line of at most 300 characters, never a stack trace.
+func cleanDetail(s string) string {
+	if i := strings.Index(s, "   at "); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if strings.HasPrefix(s, "<") {
+		// An HTML page says nothing a model can use.
+		return ""
+	}
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
+
+// shortType is the last part of a .NET exception type name.
+func shortType(t string) string {
+	if i := strings.LastIndexByte(t, '.'); i >= 0 {
+		return t[i+1:]
+	}
+	return t
+}
+
+// asToolErr returns err's *toolerr.Error, if it has one.
+func asToolErr(err error) *toolerr.Error {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}

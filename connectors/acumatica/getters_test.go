@@ -1,0 +1,226 @@
+package acumatica
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// keyArgs returns a getter's key arguments for a simulator record.
+func keyArgs(g getterSpec, rec *acumaticatest.Record) map[string]any {
+	args := map[string]any{}
+	for _, k := range g.Keys {
+		args[k.Name] = fmt.Sprint(rec.Value(k.Name))
+	}
+	return args
+}
+
+// deniedTo reports whether the simulator's no-AR role lacks the entity's
+// form.
+func deniedTo(kind userKind, entity string) bool {
+	return kind == kindNoAR && strings.HasPrefix(defaultEntities[entity].Screen, "AR")
+}
+
+// Every getter, for every kind of user: the record comes back unwrapped
+// with its keys, or PERMISSION_DENIED naming the form when the user's
+// role lacks it.
+func TestEveryGetterForEveryUserKind(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, g := range getterSpecs {
+		rows := h.sim.Data().Records(g.Entity)
+		if len(rows) == 0 {
+			t.Errorf("%s: the simulator holds no records", g.Entity)
+			continue
+		}
+		rec := rows[len(rows)/2]
+		for _, kind := range userKinds {
+			t.Run(g.Tool+"/"+kind.name, func(t *testing.T) {
+				h.t = t
+				out, err := h.run(kind, "acumatica_get_"+g.Tool, keyArgs(g, rec))
+				if deniedTo(kind, g.Entity) {
+					te := wantCode(t, err, toolerr.PermissionDenied, g.Entity)
+					screen := defaultEntities[g.Entity].Screen
+					if !strings.Contains(te.Message, screen) || !strings.Contains(te.Message, defaultEntities[g.Entity].Form) {
+						t.Errorf("message does not name the form %s: %s", screen, te.Message)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				record := out["record"].(map[string]any)
+				for _, k := range g.Keys {
+					if got := fmt.Sprint(record[k.Name]); got != fmt.Sprint(rec.Value(k.Name)) {
+						t.Errorf("%s = %q, want %q", k.Name, got, rec.Value(k.Name))
+					}
+				}
+				if record["id"] != rec.ID {
+					t.Errorf("id = %v, want %s", record["id"], rec.ID)
+				}
+				for name, v := range record {
+					if m, ok := v.(map[string]any); ok {
+						if _, wrapped := m["value"]; wrapped {
+							t.Errorf("field %s is still wrapped: %v", name, m)
+						}
+					}
+				}
+				if _, ok := record["_links"]; ok {
+					t.Error("_links survived unwrapping")
+				}
+				if out["endpoint"] != "Default/24.200.001" || out["entity"] != g.Entity {
+					t.Errorf("entity/endpoint = %v %v", out["entity"], out["endpoint"])
+				}
+			})
+		}
+	}
+}
+
+func TestGetterKeepsDecimalsExactAndEmptyFieldsNull(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	inv := h.sim.Data().Records("Invoice")[3]
+	out := h.mustRun(kindFull, "acumatica_get_invoice", map[string]any{"Type": inv.String("Type"), "ReferenceNbr": inv.String("ReferenceNbr")})
+	rec := out["record"].(map[string]any)
+	amount, ok := rec["Amount"].(json.Number)
+	if !ok {
+		t.Fatalf("Amount = %#v, want a json.Number", rec["Amount"])
+	}
+	if got := amount.String(); got != inv.Decimal("Amount").Format(4) {
+		t.Errorf("Amount = %s, want %s (money keeps four decimals)", got, inv.Decimal("Amount").Format(4))
+	}
+	// Acumatica sends an empty field as {}; it arrives as null.
+	cust := h.sim.Data().Records("Customer")[0]
+	out = h.mustRun(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": cust.String("CustomerID")})
+	nulls := 0
+	for _, v := range out["record"].(map[string]any) {
+		if v == nil {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		t.Error("no empty field came back as null")
+	}
+}
+
+func TestGetterExpandAndSelect(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	so := h.sim.Data().Records("SalesOrder")[10]
+	out := h.mustRun(kindFull, "acumatica_get_sales_order", map[string]any{
+		"OrderType": so.String("OrderType"), "OrderNbr": so.String("OrderNbr"), "expand": []string{"Details"}})
+	lines, ok := out["record"].(map[string]any)["Details"].([]any)
+	if !ok || len(lines) != len(so.Detail("Details")) {
+		t.Fatalf("Details = %v, want %d lines", out["record"].(map[string]any)["Details"], len(so.Detail("Details")))
+	}
+	line := lines[0].(map[string]any)
+	if _, ok := line["OrderQty"].(json.Number); !ok {
+		t.Errorf("a detail line is not unwrapped: %v", line)
+	}
+
+	out = h.mustRun(kindFull, "acumatica_get_sales_order", map[string]any{
+		"OrderType": so.String("OrderType"), "OrderNbr": so.String("OrderNbr"), "select": []string{"OrderNbr", "Status"}})
+	rec := out["record"].(map[string]any)
+	if _, ok := rec["OrderTotal"]; ok {
+		t.Errorf("select did not limit the fields: %v", rec)
+	}
+	if rec["Status"] != so.String("Status") {
+		t.Errorf("Status = %v", rec["Status"])
+	}
+
+	// A nested select needs its linked entity expanded.
+	_, err := h.run(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": "C000000001", "select": []string{"MainContact/Email"}})
+	wantCode(t, err, toolerr.InvalidArgument, "nested select without expand")
+
+	// An unknown field in select is explained, and the query never ran.
+	_, err = h.run(kindFull, "acumatica_get_sales_order", map[string]any{
+		"OrderType": so.String("OrderType"), "OrderNbr": so.String("OrderNbr"), "select": []string{"OrderNumber"}})
+	te := wantCode(t, err, toolerr.InvalidArgument, "unknown select field")
+	if !strings.Contains(te.Message, "OrderNumber") || !strings.Contains(te.Message, "never ran") {
+		t.Errorf("message = %s", te.Message)
+	}
+}
+
+func TestGetterNotFoundNamesEntityKeysAndVersion(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_version":"25.200.001"}`})
+	_, err := h.run(kindFull, "acumatica_get_invoice", map[string]any{"Type": "Invoice", "ReferenceNbr": "NOPE01"})
+	te := wantCode(t, err, toolerr.NotFound, "missing invoice")
+	for _, want := range []string{"Invoice", "Type 'Invoice'", "ReferenceNbr 'NOPE01'", "Default/25.200.001"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message lacks %q: %s", want, te.Message)
+		}
+	}
+}
+
+// A key value with a slash cannot travel in the URL; the getter finds the
+// record with a filter on the key fields instead.
+func TestGetterKeyWithSlashUsesFilter(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	before := h.sim.RequestCount("/entity/Default/24.200.001/Customer")
+	_, err := h.run(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": "A/B"})
+	te := wantCode(t, err, toolerr.NotFound, "slash key")
+	if !strings.Contains(te.Message, "CustomerID 'A/B'") {
+		t.Errorf("message = %s", te.Message)
+	}
+	if h.sim.RequestCount("/entity/Default/24.200.001/Customer") != before+1 {
+		t.Error("the lookup did not go to the entity's list URL")
+	}
+	if h.sim.RequestCount("/entity/Default/24.200.001/Customer/A") != 0 {
+		t.Error("a key with a slash was put in the URL path")
+	}
+}
+
+// The getter table follows the Default endpoint's catalogue: key fields in
+// URL order and collections the entity really has; at least 38 entities
+// across the ten modules.
+func TestGetterTableMatchesCatalogue(t *testing.T) {
+	if len(getterSpecs) < 38 {
+		t.Errorf("%d getters, want at least 38", len(getterSpecs))
+	}
+	modules := map[string]bool{}
+	seen := map[string]bool{}
+	for _, g := range getterSpecs {
+		if seen[g.Entity] {
+			t.Errorf("%s: two getters", g.Entity)
+		}
+		seen[g.Entity] = true
+		modules[g.Module] = true
+		info, ok := defaultEntities[g.Entity]
+		if !ok {
+			t.Errorf("%s: not a Default-endpoint entity", g.Entity)
+			continue
+		}
+		var keys []string
+		for _, k := range g.Keys {
+			keys = append(keys, k.Name)
+		}
+		if !slices.Equal(keys, info.Keys) {
+			t.Errorf("%s: keys %v, catalogue has %v", g.Entity, keys, info.Keys)
+		}
+		if got := acumaticatest.KeyFields(g.Entity); !slices.Equal(got, keys) {
+			t.Errorf("%s: keys %v, simulator has %v", g.Entity, keys, got)
+		}
+	}
+	if len(modules) < 10 {
+		t.Errorf("getters cover %d modules, want 10: %v", len(modules), modules)
+	}
+}
+
+// Keys that ASP.NET or IIS would refuse in a URL path go through a filter.
+func TestKeysThatCannotTravelInAPath(t *testing.T) {
+	for _, k := range []string{"A/B", "A|B", "50%", "A&B", "A:B", "A+B", "A.", "A ", "A*", "A?B", `A\B`, "<A>"} {
+		if !keysNeedFilter([]string{"OK", k}) {
+			t.Errorf("%q goes in the path", k)
+		}
+	}
+	for _, k := range []string{"C000001", "SO-0001", "Credit Memo", "A.B", "O'Brien", "10,5", "A=B", "a@b"} {
+		if keysNeedFilter([]string{k}) {
+			t.Errorf("%q was sent through a filter needlessly", k)
+		}
+	}
+	if got := odataV3Literal(keyText, "O'Brien"); got != "'O''Brien'" {
+		t.Errorf("literal = %s", got)
+	}
+}

@@ -1,0 +1,124 @@
+package acumatica
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+func readGI(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/gi/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestExplainNestedExport(t *testing.T) {
+	d, err := parseGIXML(readGI(t, "nested-export.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := explainGI(d)
+	if out["name"] != "AR-OpenInvoices" || out["screen"] != "GI000003" || out["exposedViaOData"] != "yes" {
+		t.Errorf("header = %v %v %v", out["name"], out["screen"], out["exposedViaOData"])
+	}
+	tables := out["tables"].([]map[string]any)
+	if len(tables) != 2 || tables[0]["role"] != "primary" || tables[1]["role"] != "joined" {
+		t.Errorf("tables = %v", tables)
+	}
+	joins := out["joins"].([]map[string]any)
+	if len(joins) != 1 || joins[0]["join"] != "LEFT JOIN" || joins[0]["parent"] != "ARInvoice" ||
+		joins[0]["on"] != "ARInvoice.customerID = Customer.bAccountID" {
+		t.Errorf("joins = %v", joins)
+	}
+	wantWhere := "ARInvoice.released = 'True' AND (ARInvoice.status = 'N' OR ARInvoice.status = 'H') AND ARInvoice.customerID = [Customer] AND ARInvoice.dueDate < [AsOf]"
+	if out["conditions"] != wantWhere {
+		t.Errorf("conditions = %q\nwant        %q", out["conditions"], wantWhere)
+	}
+	params := out["parameters"].([]map[string]any)
+	if len(params) != 2 || params[1]["name"] != "AsOf" || params[1]["required"] != true || params[1]["default"] != "@Today" {
+		t.Errorf("parameters = %v", params)
+	}
+	cols := out["columns"].([]map[string]any)
+	if len(cols) != 3 || cols[2]["table"] != "Customer" || cols[2]["caption"] != "Customer Name" {
+		t.Errorf("columns (inactive ones dropped) = %v", cols)
+	}
+	if s := out["sorting"].([]string); len(s) != 2 || s[1] != "ARInvoice.docBal descending" {
+		t.Errorf("sorting = %v", s)
+	}
+	summary := out["summary"].(string)
+	for _, w := range []string{"AR-OpenInvoices (GI000003) reads ARInvoice", "left join Customer", "3 column(s)", "2 parameter(s)", "exposed via OData"} {
+		if !strings.Contains(summary, w) {
+			t.Errorf("summary lacks %q: %s", w, summary)
+		}
+	}
+}
+
+func TestExplainFlatExport(t *testing.T) {
+	d, err := parseGIXML(readGI(t, "flat-export.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := explainGI(d)
+	joins := out["joins"].([]map[string]any)
+	if len(joins) != 2 || joins[0]["join"] != "INNER JOIN" ||
+		joins[0]["on"] != "SOLine.orderType = SOOrder.orderType AND SOLine.orderNbr = SOOrder.orderNbr" ||
+		joins[1]["on"] != "SOLine.inventoryID = InventoryItem.inventoryID" {
+		t.Errorf("joins = %v", joins)
+	}
+	want := "SOOrder.status <> 'L' AND SOLine.orderQty is between '1' and '100' AND InventoryItem.descr contains 'bolt' AND SOLine.shipDate is empty"
+	if out["conditions"] != want {
+		t.Errorf("conditions = %q\nwant        %q", out["conditions"], want)
+	}
+	if cols := out["columns"].([]map[string]any); cols[1]["aggregate"] != "SUM" {
+		t.Errorf("columns = %v", cols)
+	}
+	if g := out["grouping"].([]string); len(g) != 1 || g[0] != "SOLine.orderNbr" {
+		t.Errorf("grouping = %v", g)
+	}
+	if out["exposedViaOData"] != "no" || !strings.Contains(out["summary"].(string), "not exposed via OData") {
+		t.Errorf("exposure = %v / %v", out["exposedViaOData"], out["summary"])
+	}
+}
+
+func TestExplainGIXMLToolRefusesWhatIsNotAnInquiry(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, kind := range userKinds {
+		out := h.mustRun(kind, "acumatica_explain_gi_xml", map[string]any{"xml": readGI(t, "nested-export.xml")})
+		if out["name"] != "AR-OpenInvoices" {
+			t.Errorf("%s: %v", kind.name, out["name"])
+		}
+	}
+	for _, bad := range []string{
+		"not xml at all <",
+		"<root><child/></root>",
+		`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><GIDesign Name="x">&a;</GIDesign>`,
+		strings.Repeat("<GITable>", maxGIXMLDepth+1),
+	} {
+		_, err := h.run(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": bad})
+		wantCode(t, err, toolerr.InvalidArgument, bad[:min(len(bad), 30)])
+	}
+}
+
+// FuzzGIXML: the parser and the explanation never panic, and whatever
+// they accept explains into something with a summary.
+func FuzzGIXML(f *testing.F) {
+	f.Add(readGI(f, "nested-export.xml"))
+	f.Add(readGI(f, "flat-export.xml"))
+	f.Add(`<GIDesign><GIRelation><GIOn Condition="B" Value2="x"/></GIRelation><GIWhere OpenBrackets="99999" CloseBrackets="((((("/></GIDesign>`)
+	f.Add(`<GITable Alias="a"><GIResult/><GIRelation ChildTable="a"><GIOn/></GIRelation></GITable>`)
+	f.Fuzz(func(t *testing.T, src string) {
+		d, err := parseGIXML(src)
+		if err != nil {
+			return
+		}
+		out := explainGI(d)
+		if s, _ := out["summary"].(string); s == "" {
+			t.Fatal("an accepted inquiry explained without a summary")
+		}
+	})
+}

@@ -1,0 +1,176 @@
+package acumatica
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+func TestListEntitiesForEveryUserKind(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, kind := range userKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			h.t = t
+			for _, entity := range []string{"Customer", "SalesOrder", "StockItem", "Bill"} {
+				out, err := h.run(kind, "acumatica_list_entities", map[string]any{"entity": entity, "top": 5})
+				if deniedTo(kind, entity) {
+					wantCode(t, err, toolerr.PermissionDenied, entity)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", entity, err)
+				}
+				rows := out["results"].([]any)
+				if len(rows) != 5 || out["truncated"] != true || out["recordsReturned"].(interface{ String() string }).String() != "5" {
+					t.Errorf("%s: %d rows, truncated %v, returned %v", entity, len(rows), out["truncated"], out["recordsReturned"])
+				}
+				if out["paginationSupported"] != false || !strings.Contains(out["actionRequired"].(string), "does NOT support pagination") {
+					t.Errorf("%s: envelope = %v %v", entity, out["paginationSupported"], out["actionRequired"])
+				}
+			}
+		})
+	}
+}
+
+// The filter goes to Acumatica verbatim; the rows are exactly those the
+// data holds.
+func TestListEntitiesFilterPassThrough(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	want := 0
+	for _, r := range h.sim.Data().Records("SalesOrder") {
+		if r.String("Status") == "Open" && r.String("OrderType") == "SO" {
+			want++
+		}
+	}
+	if want == 0 {
+		t.Fatal("no open SO orders in the data")
+	}
+	out := h.mustRun(kindFull, "acumatica_list_entities", map[string]any{
+		"entity": "SalesOrder", "filterExpression": "Status eq 'Open' and OrderType eq 'SO'", "top": 1000, "select": []string{"OrderType", "OrderNbr", "Status"}})
+	rows := out["results"].([]any)
+	if len(rows) != want || out["truncated"] != false {
+		t.Fatalf("%d rows (truncated %v), want %d", len(rows), out["truncated"], want)
+	}
+	if _, ok := out["actionRequired"]; ok {
+		t.Error("actionRequired on a complete result")
+	}
+	for _, r := range rows {
+		if r.(map[string]any)["Status"] != "Open" {
+			t.Fatalf("row %v does not match the filter", r)
+		}
+	}
+}
+
+// At the site's cap the envelope tells the model to narrow, not to page.
+func TestListEntitiesTruncatesAtTheSiteCap(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","max_records":20}`})
+	out := h.mustRun(kindFull, "acumatica_list_entities", map[string]any{"entity": "Customer", "top": 500})
+	if n := len(out["results"].([]any)); n != 20 {
+		t.Fatalf("%d rows, want the cap of 20", n)
+	}
+	if out["recordLimit"].(interface{ String() string }).String() != "20" || out["truncated"] != true {
+		t.Fatalf("envelope = %v", out)
+	}
+	msg := out["actionRequired"].(string)
+	for _, want := range []string{"truncated at 20 records", "Do NOT call this tool again", "narrow"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("actionRequired lacks %q: %s", want, msg)
+		}
+	}
+}
+
+func TestListEntitiesRefusals(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	_, err := h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Users"})
+	wantCode(t, err, toolerr.PermissionDenied, "denylisted entity")
+	_, err = h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "UserPassword"})
+	wantCode(t, err, toolerr.PermissionDenied, "denylisted entity pattern")
+	_, err = h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Contact", "expand": []string{"UserInfo"}})
+	wantCode(t, err, toolerr.PermissionDenied, "denylisted expand")
+	te := wantCode(t, func() error {
+		_, err := h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Customer", "expand": []string{"MainContact/Address"}})
+		return err
+	}(), toolerr.InvalidArgument, "nested expand")
+	if !strings.Contains(te.Message, "one level") {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := h.sim.RequestCount("/entity/Default/24.200.001/Contact") + h.sim.RequestCount("/entity/Default/24.200.001/Customer"); n != 0 {
+		t.Errorf("refused requests reached Acumatica %d times", n)
+	}
+}
+
+// A v4-style filter sent to the contract API: Acumatica rejects it, and
+// the guidance names the dialect, the real fields and that nothing ran.
+func TestListEntitiesBadFilterGuidance(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	_, err := h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Customer", "filterExpression": "contains(CustomerName,'Acme')"})
+	te := wantCode(t, err, toolerr.InvalidArgument, "v4 function")
+	for _, want := range []string{"never ran", "substringof('text', Field)", "OData v3", "CustomerName"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message lacks %q: %s", want, te.Message)
+		}
+	}
+	_, err = h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Customer", "filterExpression": "customername eq 'Acme'"})
+	te = wantCode(t, err, toolerr.InvalidArgument, "wrong case")
+	if !strings.Contains(te.Message, `did you mean CustomerName`) {
+		t.Errorf("no field suggestion: %s", te.Message)
+	}
+}
+
+func TestListEntitiesMissingEntityAndEndpoint(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_version":"25.200.001"}`})
+	_, err := h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Widget"})
+	te := wantCode(t, err, toolerr.NotFound, "unknown entity")
+	if !strings.Contains(te.Message, `"Widget" does not exist in endpoint Default/25.200.001`) {
+		t.Errorf("message = %s", te.Message)
+	}
+
+	h = newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_name":"Custom","endpoint_version":"1.0"}`})
+	_, err = h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": "Customer"})
+	te = wantCode(t, err, toolerr.NotFound, "unknown endpoint")
+	for _, want := range []string{"no endpoint Custom/1.0", "Default/24.200.001", "Default/25.200.001"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message lacks %q: %s", want, te.Message)
+		}
+	}
+}
+
+func TestListEntitiesOn25(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_version":"25.200.001"}`})
+	out := h.mustRun(kindService, "acumatica_list_entities", map[string]any{"entity": "Vendor", "top": 3})
+	if out["endpoint"] != "Default/25.200.001" || len(out["results"].([]any)) != 3 {
+		t.Fatalf("out = %v", out)
+	}
+}
+
+func TestListCustomersForEveryUserKind(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := h.sim.Data().Records("Customer")[4]
+	for _, kind := range userKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			h.t = t
+			out, err := h.run(kind, "acumatica_list_customers", nil)
+			if kind == kindNoAR {
+				wantCode(t, err, toolerr.PermissionDenied, "customers without AR rights")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(out["results"].([]any)); n != min(100, len(h.sim.Data().Records("Customer"))) {
+				t.Errorf("%d customers", n)
+			}
+			// Literal search: a quote in the text is data, not syntax.
+			out = h.mustRun(kind, "acumatica_list_customers", map[string]any{"search": cust.String("CustomerName")})
+			rows := out["results"].([]any)
+			if len(rows) == 0 || rows[0].(map[string]any)["CustomerID"] != cust.String("CustomerID") {
+				t.Errorf("search %q = %v", cust.String("CustomerName"), rows)
+			}
+			out = h.mustRun(kind, "acumatica_list_customers", map[string]any{"search": "O'Brien", "status": "Active"})
+			if out["truncated"] != false {
+				t.Errorf("quoted search = %v", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,299 @@
+package acumatica
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// ServiceScope is what a service connection's API user asks for. Plain
+// "api" ties one server session (one API-user seat) to each access token
+// and closes it when the token expires; "offline_access" adds the refresh
+// token. Never "api:concurrent_access": every cookieless request would then
+// open a new session and exhaust the licence's seats (seed 000, "The api
+// scope is load-bearing").
+const ServiceScope = "api offline_access"
+
+// APICredentialFields are the four parts of a service connection: the
+// Connected Application (SM303010) registered for the Resource Owner
+// Password flow, and the dedicated API user it signs in as.
+func (*Connector) APICredentialFields() []connector.CredentialField {
+	return []connector.CredentialField{
+		{Name: "client_id", Description: "Client ID of the Connected Application (SM303010) registered for the Resource Owner Password flow, in the form GUID@Tenant"},
+		{Name: "client_secret", Description: "Shared secret of that Connected Application", Secret: true},
+		{Name: "username", Description: "The dedicated API user the service connection runs as; its roles decide what the tools see"},
+		{Name: "password", Description: "That user's password", Secret: true},
+	}
+}
+
+// serviceCredential is a parsed api_token connection.
+type serviceCredential struct {
+	client   connector.OAuthClient
+	username string
+	password secrets.Secret
+}
+
+// storeKey is the name the credential's tokens are kept under: the API
+// user plus a fingerprint of the whole credential. A replaced credential
+// (a new password, another client) therefore never reuses the old one's
+// tokens, so verifying it really signs in. The fingerprint is a hash that
+// includes the client secret, which is random and stored encrypted, so it
+// says nothing usable about the password.
+func (c serviceCredential) storeKey() string {
+	h := sha256.New()
+	for _, part := range []string{c.client.ID, c.client.Secret.Reveal(), c.username, c.password.Reveal()} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return c.username + "#" + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func parseServiceFields(fields map[string]secrets.Secret) (serviceCredential, error) {
+	c := serviceCredential{
+		client:   connector.OAuthClient{ID: strings.TrimSpace(fields["client_id"].Reveal()), Secret: fields["client_secret"]},
+		username: strings.TrimSpace(fields["username"].Reveal()),
+		password: fields["password"],
+	}
+	if c.client.ID == "" || c.username == "" || !c.password.IsSet() {
+		return serviceCredential{}, fmt.Errorf("acumatica: the api_token connection lacks client_id, username or password")
+	}
+	return c, nil
+}
+
+// serviceAuth obtains, renews and tracks service connections' tokens.
+type serviceAuth struct {
+	httpClient func(connector.Site, connector.Authorizer) *http.Client
+	tokens     connector.ServiceTokenStore
+
+	mu sync.Mutex
+	// owners maps the SHA-256 of each access token this process handed out
+	// to its (site, user), so a 401 can reject exactly that token; latest
+	// keeps one entry per (site, user), so the map stays small.
+	owners map[[32]byte]tokenOwner
+	latest map[tokenOwner][32]byte
+}
+
+type tokenOwner struct {
+	site string
+	// key is the store key; user the API user's name.
+	key  string
+	user string
+}
+
+func newServiceAuth(hc func(connector.Site, connector.Authorizer) *http.Client, tokens connector.ServiceTokenStore) *serviceAuth {
+	return &serviceAuth{httpClient: hc, tokens: tokens, owners: map[[32]byte]tokenOwner{}, latest: map[tokenOwner][32]byte{}}
+}
+
+// APIAuthorizer returns the authorisation of a service connection: a Bearer
+// token of its API user, obtained with the password grant, refreshed (the
+// refresh token rotates on every use) and shared through the platform's
+// service-token store. Requests carry only that header, never a cookie.
+func (c *Connector) APIAuthorizer(site connector.Site, fields map[string]secrets.Secret) (connector.Authorizer, error) {
+	cred, err := parseServiceFields(fields)
+	if err != nil {
+		return nil, err
+	}
+	return &serviceAuthorizer{svc: c.service, site: site, cred: cred}, nil
+}
+
+type serviceAuthorizer struct {
+	svc  *serviceAuth
+	site connector.Site
+	cred serviceCredential
+}
+
+func (a *serviceAuthorizer) Authorize(req *http.Request) error {
+	tok, err := a.svc.token(req.Context(), a.site, a.cred)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok.Reveal())
+	return nil
+}
+
+func (s *serviceAuth) token(ctx context.Context, site connector.Site, cred serviceCredential) (secrets.Secret, error) {
+	if s.httpClient == nil {
+		return "", toolerr.New(toolerr.Internal, "this erpgate build cannot sign in service connections (no outbound transport was configured)")
+	}
+	key := cred.storeKey()
+	tok, err := s.tokens.Token(ctx, site.ID, key, s.renew(site, cred))
+	if err != nil {
+		return "", err
+	}
+	s.remember(tok, tokenOwner{site: site.ID.String(), key: key, user: cred.username})
+	return tok, nil
+}
+
+func (s *serviceAuth) remember(tok secrets.Secret, owner tokenOwner) {
+	h := sha256.Sum256([]byte(tok.Reveal()))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.latest[owner]; ok && old != h {
+		delete(s.owners, old)
+	}
+	s.latest[owner] = h
+	s.owners[h] = owner
+}
+
+// owner returns who a Bearer header value belongs to, if this process
+// handed it out.
+func (s *serviceAuth) owner(authorization string) (tokenOwner, secrets.Secret, bool) {
+	tok, ok := strings.CutPrefix(authorization, "Bearer ")
+	if !ok || tok == "" {
+		return tokenOwner{}, "", false
+	}
+	h := sha256.Sum256([]byte(tok))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.owners[h]
+	return o, secrets.Secret(tok), ok
+}
+
+// rejected records that Acumatica refused the token in authorization
+// (HTTP 401), so the next request renews it. It reports whether the token
+// was a service connection's of site.
+func (s *serviceAuth) rejected(ctx context.Context, site connector.Site, authorization string) bool {
+	o, tok, ok := s.owner(authorization)
+	if !ok || o.site != site.ID.String() {
+		return false
+	}
+	// A failure to record the rejection only costs another 401 later.
+	_ = s.tokens.Reject(ctx, site.ID, o.key, tok)
+	return true
+}
+
+// renew refreshes the stored token or, without a usable refresh token,
+// signs the API user in afresh.
+func (s *serviceAuth) renew(site connector.Site, cred serviceCredential) connector.RenewToken {
+	return func(ctx context.Context, current connector.StoredToken) (connector.UpstreamToken, error) {
+		hc := s.httpClient(site, nil)
+		if current.Refresh.IsSet() {
+			tok, err := OAuth{}.RefreshToken(ctx, site, cred.client, hc, current.Refresh)
+			if err == nil {
+				return tok, nil
+			}
+			if !errors.Is(err, connector.ErrRefreshTokenDead) {
+				return connector.UpstreamToken{}, err
+			}
+		}
+		return passwordGrant(ctx, site, cred, hc)
+	}
+}
+
+// passwordGrant signs the API user in (grant_type=password). Refusals are
+// explained for the operator who set the connection up.
+func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredential, hc *http.Client) (connector.UpstreamToken, error) {
+	form := url.Values{
+		"grant_type": {"password"},
+		"client_id":  {cred.client.ID},
+		"username":   {cred.username},
+		"password":   {cred.password.Reveal()},
+		"scope":      {ServiceScope},
+	}
+	if cred.client.Secret.IsSet() {
+		form.Set("client_secret", cred.client.Secret.Reveal())
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL("/identity/connect/token", nil), strings.NewReader(form.Encode()))
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
+	}
+	body, err := outbound.ReadBody(resp)
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
+	}
+	var tr tokenResponse
+	_ = json.Unmarshal(body, &tr)
+	switch {
+	case resp.StatusCode == http.StatusOK && tr.AccessToken != "":
+		tok := connector.UpstreamToken{AccessToken: secrets.Secret(tr.AccessToken), RefreshToken: secrets.Secret(tr.RefreshToken), Scope: tr.Scope}
+		if tr.ExpiresIn > 0 {
+			tok.ExpiresIn = time.Duration(tr.ExpiresIn) * time.Second
+		}
+		return tok, nil
+	case tr.Error == "invalid_grant":
+		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
+			"Acumatica refused to sign in the service connection's API user %q (invalid_grant): the username or password is wrong, the password must be changed, the user is not in the client's tenant, or it has no API licence; ask the operator to fix the connection", cred.username)
+	case tr.Error == "invalid_client":
+		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
+			"Acumatica did not accept the service connection's OAuth client %q (invalid_client): check the client id (GUID@Tenant) and secret on Connected Applications (SM303010)", cred.client.ID)
+	case tr.Error == "unauthorized_client" || tr.Error == "unsupported_grant_type":
+		return connector.UpstreamToken{}, toolerr.New(toolerr.PermissionDenied,
+			"the OAuth client %q is not registered for the Resource Owner Password flow, which service connections use; register a Connected Application with that flow (SM303010)", cred.client.ID)
+	case tr.Error == "invalid_scope":
+		return connector.UpstreamToken{}, toolerr.New(toolerr.PermissionDenied,
+			"the OAuth client %q may not request the scopes %q", cred.client.ID, ServiceScope)
+	case resp.StatusCode == http.StatusTooManyRequests || strings.Contains(string(body), "API Login Limit"):
+		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited,
+			"Acumatica refused the sign-in: all API-user seats of its licence are in use (API Login Limit); seats free up about an hour after their last token").
+			WithRetryAfter(time.Minute)
+	case resp.StatusCode >= 500:
+		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", resp.StatusCode)
+	}
+	return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered HTTP %d without a token", resp.StatusCode)
+}
+
+// VerifyAPICredential signs the API user in and reads the configured
+// endpoint with the token, so a connection is saved only if it works: the
+// credentials, the OAuth client's flow and the endpoint version. It
+// returns the API user's name. A 403 on the probe still proves the
+// credential: what the user may read is decided by its roles, call by call.
+func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site, hc *http.Client) (string, error) {
+	set := siteSettings(site)
+	probe := "/entity/" + url.PathEscape(set.EndpointName) + "/" + url.PathEscape(set.EndpointVersion) + "/Currency/$adHocSchema"
+	if set.EndpointName != DefaultEndpointName {
+		probe = "/entity/" + url.PathEscape(set.EndpointName) + "/" + url.PathEscape(set.EndpointVersion) + "/swagger.json"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(probe, nil), nil)
+	if err != nil {
+		return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	nc := noRedirects(hc)
+	resp, err := nc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
+	}
+	_, _ = outbound.ReadBody(resp)
+	switch {
+	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusForbidden:
+	case resp.StatusCode == http.StatusUnauthorized:
+		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused it (HTTP 401); check that the Connected Application grants the api scope")
+	case resp.StatusCode == http.StatusNotFound:
+		return "", toolerr.New(toolerr.InvalidArgument, "the site's endpoint %s does not exist on this Acumatica instance (HTTP 404); correct the site's endpoint_name and endpoint_version settings", set.endpoint())
+	default:
+		return "", toolerr.New(toolerr.UpstreamUnavailable, "Acumatica answered the verification request with HTTP %d", resp.StatusCode)
+	}
+	o, _, ok := c.service.owner(resp.Request.Header.Get("Authorization"))
+	if !ok || o.site != site.ID.String() {
+		return "", toolerr.New(toolerr.Internal, "the verification request was not sent with the service connection's token")
+	}
+	return o.user, nil
+}
+
+// noRedirects returns a copy of hc that hands 3xx answers back instead of
+// following them: Acumatica answers a licence problem with a redirect to
+// an error page, which must be read, not fetched.
+func noRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}

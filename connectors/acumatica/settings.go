@@ -1,0 +1,137 @@
+package acumatica
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// The endpoint erpgate reads unless a site names another, and the versions
+// of it this connector knows.
+const (
+	DefaultEndpointName    = "Default"
+	DefaultEndpointVersion = "24.200.001"
+	endpointVersion25      = "25.200.001"
+)
+
+// maxRecordsCeiling bounds the max_records setting: one upstream query never
+// asks for more rows than this.
+const maxRecordsCeiling = 10000
+
+// Settings are an Acumatica site's connector settings.
+type Settings struct {
+	// EndpointName and EndpointVersion select the contract-based endpoint
+	// (/entity/{name}/{version}). Default/24.200.001 unless set; the
+	// Default endpoint is read at 24.200.001 or 25.200.001.
+	EndpointName    string `json:"endpoint_name"`
+	EndpointVersion string `json:"endpoint_version"`
+	// Tenant is the tenant's login name, part of every OData URL
+	// (/t/{tenant}/api/odata/gi). Generic-inquiry tools need it.
+	Tenant string `json:"tenant,omitempty"`
+	// CanaryGI is the generic inquiry of the access gate (default
+	// MCPAccess).
+	CanaryGI string `json:"canary_gi"`
+	// MaxRecords, when set, caps the rows one query returns on this site,
+	// below the deployment's cap.
+	MaxRecords int `json:"max_records,omitempty"`
+}
+
+var (
+	endpointNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
+	endpointVersionPattern = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,3}$`)
+	inquiryName            = regexp.MustCompile(inquiryNamePattern)
+	tenantPattern          = regexp.MustCompile(`^[^/\\?#%]{1,128}$`)
+)
+
+// NormalizeSettings validates a site's settings and returns them in
+// canonical form with defaults filled in.
+func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
+	s, err := parseSettings(raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+func invalidSettings(format string, args ...any) error {
+	e := toolerr.New(toolerr.InvalidArgument, format, args...)
+	e.Message = "invalid Acumatica settings: " + e.Message
+	return e
+}
+
+// parseSettings decodes, validates and completes settings.
+func parseSettings(raw json.RawMessage) (Settings, error) {
+	var s Settings
+	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return Settings{}, invalidSettings("%s (known settings: endpoint_name, endpoint_version, tenant, canary_gi, max_records)", err.Error())
+		}
+	}
+	s.EndpointName = strings.TrimSpace(s.EndpointName)
+	s.EndpointVersion = strings.TrimSpace(s.EndpointVersion)
+	s.Tenant = strings.TrimSpace(s.Tenant)
+	s.CanaryGI = strings.TrimSpace(s.CanaryGI)
+	if s.EndpointName == "" {
+		s.EndpointName = DefaultEndpointName
+	}
+	if s.EndpointVersion == "" {
+		s.EndpointVersion = DefaultEndpointVersion
+	}
+	if s.CanaryGI == "" {
+		s.CanaryGI = DefaultCanaryInquiry
+	}
+	switch {
+	case !endpointNamePattern.MatchString(s.EndpointName):
+		return Settings{}, invalidSettings("endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
+	case !endpointVersionPattern.MatchString(s.EndpointVersion):
+		return Settings{}, invalidSettings("endpoint_version %q is not a version such as 24.200.001", s.EndpointVersion)
+	case strings.EqualFold(s.EndpointName, DefaultEndpointName) && s.EndpointVersion != DefaultEndpointVersion && s.EndpointVersion != endpointVersion25:
+		return Settings{}, invalidSettings("the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
+	case s.Tenant != "" && !tenantPattern.MatchString(s.Tenant):
+		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
+	case !inquiryName.MatchString(s.CanaryGI):
+		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)
+	case s.MaxRecords < 0 || s.MaxRecords > maxRecordsCeiling:
+		return Settings{}, invalidSettings("max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)
+	}
+	if strings.EqualFold(s.EndpointName, DefaultEndpointName) {
+		s.EndpointName = DefaultEndpointName
+	}
+	return s, nil
+}
+
+// siteSettings returns a site's settings. They were normalised when the
+// site was saved; a record that no longer parses falls back to defaults
+// field by field rather than failing every call.
+func siteSettings(site connector.Site) Settings {
+	s, err := parseSettings(site.Settings)
+	if err == nil {
+		return s
+	}
+	var loose Settings
+	_ = json.Unmarshal(site.Settings, &loose)
+	s = Settings{EndpointName: DefaultEndpointName, EndpointVersion: DefaultEndpointVersion, CanaryGI: DefaultCanaryInquiry, Tenant: strings.TrimSpace(loose.Tenant)}
+	return s
+}
+
+// endpoint names the configured endpoint, "Default/24.200.001".
+func (s Settings) endpoint() string { return s.EndpointName + "/" + s.EndpointVersion }
+
+// recordCap is the most rows one query may return: the deployment's cap,
+// lowered by the site's own setting.
+func (s Settings) recordCap(call *connector.Call) int {
+	limit := call.MaxRecords
+	if limit <= 0 {
+		limit = 1000
+	}
+	if s.MaxRecords > 0 && s.MaxRecords < limit {
+		limit = s.MaxRecords
+	}
+	return limit
+}

@@ -1,0 +1,74 @@
+package acumatica
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+func TestNormalizeSettings(t *testing.T) {
+	c := New(Options{})
+	cases := []struct {
+		in, want string
+	}{
+		{``, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"MCPAccess"}`},
+		{`null`, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"MCPAccess"}`},
+		{`{"tenant":" Demo ","endpoint_version":"25.200.001"}`, `{"endpoint_name":"Default","endpoint_version":"25.200.001","tenant":"Demo","canary_gi":"MCPAccess"}`},
+		{`{"endpoint_name":"default","canary_gi":"AI Access","max_records":250}`, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"AI Access","max_records":250}`},
+		{`{"endpoint_name":"MyEndpoint","endpoint_version":"1.0"}`, `{"endpoint_name":"MyEndpoint","endpoint_version":"1.0","canary_gi":"MCPAccess"}`},
+	}
+	for _, tc := range cases {
+		got, err := c.NormalizeSettings(json.RawMessage(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s → %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+		// Normalising twice changes nothing.
+		if again, _ := c.NormalizeSettings(got); string(again) != string(got) {
+			t.Errorf("not idempotent: %s → %s", got, again)
+		}
+	}
+	for _, bad := range []string{
+		`{"endpoint_version":"23.200.001"}`, `{"endpoint_name":"../x"}`, `{"endpoint_version":"v1"}`,
+		`{"tenant":"a/b"}`, `{"canary_gi":"<x>"}`, `{"max_records":-1}`, `{"max_records":100000}`, `{"tennant":"Demo"}`, `[]`,
+	} {
+		_, err := c.NormalizeSettings(json.RawMessage(bad))
+		if codeOf(err) != toolerr.InvalidArgument || !strings.Contains(err.Error(), "invalid Acumatica settings") {
+			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+}
+
+func TestRecordCap(t *testing.T) {
+	s := Settings{MaxRecords: 50}
+	if got := s.recordCap(&connector.Call{MaxRecords: 1000}); got != 50 {
+		t.Errorf("site cap = %d", got)
+	}
+	if got := (Settings{}).recordCap(&connector.Call{MaxRecords: 200}); got != 200 {
+		t.Errorf("deployment cap = %d", got)
+	}
+	if got := (Settings{MaxRecords: 5000}).recordCap(&connector.Call{MaxRecords: 200}); got != 200 {
+		t.Errorf("a site cannot raise the deployment cap: %d", got)
+	}
+}
+
+func TestEnvelope(t *testing.T) {
+	rows := []any{1, 2, 3, 4}
+	if e := newEnvelope(rows[:3], 3, 10, "x"); e.Truncated || e.RecordsReturned != 3 || e.ActionRequired != "" {
+		t.Errorf("exact fit = %+v", e)
+	}
+	if e := newEnvelope(rows, 3, 3, "x"); !e.Truncated || e.RecordsReturned != 3 || !strings.Contains(e.ActionRequired, "Do NOT call this tool again") {
+		t.Errorf("at the cap = %+v", e)
+	}
+	if e := newEnvelope(rows, 3, 10, "x"); !e.Truncated || !strings.Contains(e.ActionRequired, "at most 10") {
+		t.Errorf("below the cap = %+v", e)
+	}
+	if e := newEnvelope(nil, 3, 10, "x"); e.Results == nil || e.PaginationSupported {
+		t.Errorf("empty = %+v", e)
+	}
+	if rowLimit(0, 1000) != 100 || rowLimit(5000, 1000) != 1000 {
+		t.Error("rowLimit")
+	}
+}

@@ -1,0 +1,92 @@
+package acumatica
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// deniedEntity matches the entities the generic lister never reads,
+// whatever the caller's rights: sign-in, role and credential data. The
+// Default endpoint exposes none of them, but a site's custom endpoint may,
+// and the filter pass-through must not become a way to read them (seed
+// 000, "OData $filter Pass-Through"). Matched case-insensitively against
+// the entity and every expanded name.
+var deniedEntity = regexp.MustCompile(`(?i)^(users?|userroles?|userinfo|userlogins?|roles?|rolemembers?|accessrights?|useraccess|members?inroles?|connectedapplications?|oauthclients?|apikeys?|logins?|loginsessions?|.*password.*|.*credential.*|.*secret.*|.*token.*|.*certificate.*)$`)
+
+type listEntitiesArgs struct {
+	Entity           string   `json:"entity"`
+	FilterExpression string   `json:"filterExpression"`
+	Select           []string `json:"select"`
+	Expand           []string `json:"expand"`
+	Top              int      `json:"top"`
+}
+
+func listEntitiesTool(conn *Connector) connector.Tool {
+	return connector.Tool{
+		Name:  "acumatica_list_entities",
+		Title: "List Acumatica records",
+		Description: "List records of any contract-API entity (Customer, SalesOrder, Invoice, StockItem…) as the signed-in user, with an OData v3 filterExpression passed to Acumatica verbatim. " +
+			"Rows have plain values (wrappers removed, empty fields null, decimals exact). Results stop at top (default 100) and the site's record cap; there is no paging: " +
+			"when truncated is true, follow actionRequired and narrow the filter instead of calling again. " +
+			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them. " +
+			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed.",
+		Input: schema.Object(
+			schema.Prop("entity", schema.String("The entity name, e.g. Customer, SalesOrder, Invoice, Bill, StockItem, Vendor.").Match(entityNamePattern)).Required(),
+			filterProp(dialectContract),
+			selectProp(),
+			schema.Prop("expand", schema.Array(schema.String("A detail collection or linked entity name, e.g. Details or MainContact.").Match(collectionNamePattern),
+				"Detail collections and linked entities to include, one level deep. Some collections make Acumatica refuse a list (it cannot optimise it); then read single records by key.").Count(1, 20)),
+			topProp(),
+		),
+		Output: envelopeSchema(recordSchema("One record with plain values."),
+			schema.Prop("entity", schema.String("The entity listed.")).Required(),
+			endpointProp()),
+		Effect: connector.Read,
+		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
+			a, err := args[listEntitiesArgs](call)
+			if err != nil {
+				return nil, err
+			}
+			return listEntities(ctx, newClient(conn, call), a)
+		},
+	}
+}
+
+func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, error) {
+	if deniedEntity.MatchString(a.Entity) {
+		return nil, toolerr.New(toolerr.PermissionDenied, "erpgate never lists %q: sign-in, role and credential entities are excluded whatever the user's rights", a.Entity)
+	}
+	for _, e := range a.Expand {
+		if strings.Contains(e, "/") {
+			return nil, toolerr.New(toolerr.InvalidArgument,
+				"expand %q is a nested path; this tool expands one level only (name the collection or linked entity itself), so sub-records cannot be reached through a chain", e)
+		}
+		if deniedEntity.MatchString(e) {
+			return nil, toolerr.New(toolerr.PermissionDenied, "erpgate never expands %q: sign-in and credential data are excluded", e)
+		}
+	}
+	if err := checkSelect(a.Select, a.Expand); err != nil {
+		return nil, err
+	}
+	limit := rowLimit(a.Top, c.set.recordCap(c.call))
+	op := contractOp{entity: a.Entity, filter: a.FilterExpression, sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
+	rows, err := c.listRecords(ctx, op, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = unwrapRecord(r)
+	}
+	env := newEnvelope(out, limit, c.set.recordCap(c.call), "a more specific filterExpression, such as a date range, status or customer")
+	return struct {
+		listEnvelope
+		Entity   string `json:"entity"`
+		Endpoint string `json:"endpoint"`
+	}{env, a.Entity, c.set.endpoint()}, nil
+}

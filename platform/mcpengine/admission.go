@@ -1,0 +1,183 @@
+package mcpengine
+
+import (
+	"container/list"
+	"context"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Admission bounds how many MCP requests a replica works on at once, so
+// that under overload the excess waits at the door, where a waiting request
+// holds little more than its connection, instead of deep in the call chain
+// (a request waiting there for the database pool or the CPU holds its MCP
+// session, its decoded arguments and a deep goroutine stack: about three
+// times the memory). A tool call gives its slot back while it waits on the
+// ERP, so the bound applies to the work erpgate itself does (CPU and
+// database), not to calls in flight upstream, which are limited per caller
+// and per site by the Limiter; calls coming back from the ERP are served
+// before new arrivals, so work in progress finishes first.
+
+// defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
+// every CPU and the database pool busy.
+func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
+
+// admission is a counting semaphore with two FIFO queues.
+type admission struct {
+	mu       sync.Mutex
+	free     int
+	resumes  list.List // *admissionWaiter: calls back from the ERP
+	arrivals list.List // *admissionWaiter: new requests
+}
+
+type admissionWaiter struct{ granted chan struct{} }
+
+func newAdmission(n int) *admission { return &admission{free: n} }
+
+// acquireWithin waits for a slot as a new arrival, for at most wait.
+func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error {
+	if a.tryAcquire() {
+		return nil
+	}
+	// Only a request that has to queue pays for a deadline.
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return a.acquire(ctx, false)
+}
+
+func (a *admission) tryAcquire() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.free > 0 {
+		a.free--
+		return true
+	}
+	return false
+}
+
+// acquire waits for a slot, or until ctx ends. resume marks a call coming
+// back from an upstream request; it goes ahead of new arrivals.
+func (a *admission) acquire(ctx context.Context, resume bool) error {
+	a.mu.Lock()
+	// A free slot with nobody waiting (release hands slots to waiters
+	// directly, so free > 0 means the queues are empty).
+	if a.free > 0 {
+		a.free--
+		a.mu.Unlock()
+		return nil
+	}
+	q := &a.arrivals
+	if resume {
+		q = &a.resumes
+	}
+	w := &admissionWaiter{granted: make(chan struct{})}
+	el := q.PushBack(w)
+	a.mu.Unlock()
+	select {
+	case <-w.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	select {
+	case <-w.granted:
+		// Granted just as ctx ended: pass the slot on.
+		a.mu.Unlock()
+		a.release()
+	default:
+		q.Remove(el)
+		a.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// release gives a slot back, to the first waiting resume, else the first
+// arrival.
+func (a *admission) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, q := range []*list.List{&a.resumes, &a.arrivals} {
+		if e := q.Front(); e != nil {
+			q.Remove(e)
+			close(e.Value.(*admissionWaiter).granted)
+			return
+		}
+	}
+	a.free++
+}
+
+// callSlot is one request's hold on a slot. A tool call may send upstream
+// requests from several goroutines; the slot is given back while any of
+// them waits on the ERP and taken again when the last one is answered.
+type callSlot struct {
+	adm      *admission
+	mu       sync.Mutex
+	upstream int // upstream requests under way
+	held     bool
+}
+
+// leave gives the slot back before an upstream request.
+func (s *callSlot) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.upstream++
+	if s.held {
+		s.held = false
+		s.adm.release()
+	}
+}
+
+// resume takes a slot again after an upstream request, unless another one
+// of the call's requests is still under way.
+func (s *callSlot) resume(ctx context.Context) error {
+	s.mu.Lock()
+	s.upstream--
+	if s.upstream > 0 || s.held {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	if err := s.adm.acquire(ctx, true); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held || s.upstream > 0 {
+		// Another request of the call came back first, or a new one left.
+		s.adm.release()
+		return nil
+	}
+	s.held = true
+	return nil
+}
+
+// done gives the slot back for good.
+func (s *callSlot) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		s.held = false
+		s.adm.release()
+	}
+}
+
+// slotTransport gives the call's slot back while a request is with the
+// ERP. Reading the response body happens with the slot held: bodies are
+// bounded and read at network speed (a slow body is cut by the budget).
+type slotTransport struct {
+	next http.RoundTripper
+	slot *callSlot
+}
+
+func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.slot.leave()
+	resp, err := t.next.RoundTrip(req)
+	if rerr := t.slot.resume(req.Context()); rerr != nil && err == nil {
+		// The budget ran out while waiting to continue.
+		_ = resp.Body.Close()
+		return nil, rerr
+	}
+	return resp, err
+}

@@ -1,0 +1,259 @@
+package mcpengine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+func TestAdmissionServesResumesBeforeArrivals(t *testing.T) {
+	a := newAdmission(1)
+	ctx := context.Background()
+	if err := a.acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 2)
+	var wg sync.WaitGroup
+	wait := func(name string, resume bool) {
+		defer wg.Done()
+		if err := a.acquire(ctx, resume); err != nil {
+			t.Error(err)
+			return
+		}
+		order <- name
+		a.release()
+	}
+	wg.Add(1)
+	go wait("arrival", false)
+	waitQueued(t, a, 1)
+	wg.Add(1)
+	go wait("resume", true)
+	waitQueued(t, a, 2)
+	a.release()
+	wg.Wait()
+	if first := <-order; first != "resume" {
+		t.Errorf("%s was served first; a call coming back from the ERP goes first", first)
+	}
+	if a.free != 1 {
+		t.Errorf("%d free slots after everyone left, want 1", a.free)
+	}
+}
+
+func TestAdmissionGivesUpWithItsContext(t *testing.T) {
+	a := newAdmission(1)
+	if err := a.acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- a.acquire(ctx, false) }()
+	waitQueued(t, a, 1)
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("acquire succeeded without a free slot")
+	}
+	a.release()
+	if a.free != 1 || a.arrivals.Len() != 0 {
+		t.Errorf("free %d, queued %d after a cancelled wait", a.free, a.arrivals.Len())
+	}
+}
+
+func TestCallSlotIsGivenBackWhileAnyRequestIsUpstream(t *testing.T) {
+	a := newAdmission(1)
+	ctx := context.Background()
+	if err := a.acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	s := &callSlot{adm: a, held: true}
+	s.leave()
+	s.leave() // two parallel upstream requests
+	if a.free != 1 {
+		t.Fatalf("slot not given back during the upstream requests")
+	}
+	if err := s.resume(ctx); err != nil || a.free != 1 {
+		t.Fatalf("resumed while a request is still upstream: %v, free %d", err, a.free)
+	}
+	if err := s.resume(ctx); err != nil || a.free != 0 || !s.held {
+		t.Fatalf("not resumed after the last request: %v, free %d", err, a.free)
+	}
+	s.done()
+	s.done()
+	if a.free != 1 {
+		t.Errorf("free %d after done, want 1", a.free)
+	}
+}
+
+func waitQueued(t *testing.T, a *admission, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a.mu.Lock()
+		q := a.arrivals.Len() + a.resumes.Len()
+		a.mu.Unlock()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiting, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// gatedERP has tools that block until the test lets them go: "hold" in
+// erpgate's own work, "fetch" on the ERP.
+type gatedERP struct {
+	hold chan struct{}
+}
+
+func (gatedERP) Kind() string                                                   { return "gatederp" }
+func (gatedERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
+func (gatedERP) APICredentialFields() []connector.CredentialField               { return nil }
+func (gatedERP) APIAuthorizer(connector.Site, map[string]secrets.Secret) (connector.Authorizer, error) {
+	return nil, nil
+}
+func (gatedERP) VerifyAPICredential(context.Context, connector.Site, *http.Client) (string, error) {
+	return "bot", nil
+}
+
+func (g gatedERP) Tools() []connector.Tool {
+	tool := func(name string, h connector.Handler) connector.Tool {
+		return connector.Tool{Name: name, Description: "Test tool.", Input: schema.Object(),
+			Output: schema.Object(schema.Prop("value", schema.Any(""))), Effect: connector.Read, Handler: h}
+	}
+	return []connector.Tool{
+		tool("quick", func(context.Context, *connector.Call) (any, error) {
+			return map[string]any{"value": "done"}, nil
+		}),
+		// hold ignores its budget: erpgate's own work that takes long.
+		tool("hold", func(context.Context, *connector.Call) (any, error) {
+			<-g.hold
+			return map[string]any{"value": "held"}, nil
+		}),
+		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/wait", nil), nil)
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			var v any
+			if err := outbound.DecodeJSON(resp, &v); err != nil {
+				return nil, err
+			}
+			return map[string]any{"value": v}, nil
+		}),
+	}
+}
+
+// gatedEngine serves gatedERP with one admission slot.
+func gatedEngine(t *testing.T, budget time.Duration) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}) {
+	t.Helper()
+	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamSeen <- struct{}{}
+		select {
+		case <-upstreamGo:
+		case <-r.Context().Done():
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(upstream.Close)
+	reg := connector.NewRegistry()
+	reg.MustRegister(gatedERP{hold: hold})
+	e, err := New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{},
+		Budget: budget, MaxActive: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(upstream.URL)
+	site := connector.Site{ID: uuid.New(), Slug: "gated", Kind: "gatederp", BaseURL: base}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, hold, upstreamGo, upstreamSeen
+}
+
+func postToolCall(t *testing.T, endpoint, tool string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// TestCallWaitingOnTheERPLeavesItsSlot: with one slot, a call waiting on
+// the ERP does not stop another call from being served.
+func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
+	endpoint, _, upstreamGo, upstreamSeen := gatedEngine(t, 30*time.Second)
+	first := make(chan string, 1)
+	go func() {
+		_, body := postToolCall(t, endpoint, "fetch")
+		first <- body
+	}()
+	<-upstreamSeen
+	if status, body := postToolCall(t, endpoint, "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Fatalf("second call while the first waits on the ERP: %d %s", status, body)
+	}
+	close(upstreamGo)
+	if body := <-first; !strings.Contains(body, `"ok":true`) {
+		t.Errorf("first call: %s", body)
+	}
+}
+
+// TestBusyReplicaRefusesWith503: with its one slot held by erpgate's own
+// work for longer than the budget, a new request is refused with 503 and
+// Retry-After rather than queued without end.
+func TestBusyReplicaRefusesWith503(t *testing.T) {
+	endpoint, hold, _, _ := gatedEngine(t, 300*time.Millisecond)
+	first := make(chan int, 1)
+	go func() {
+		status, _ := postToolCall(t, endpoint, "hold")
+		first <- status
+	}()
+	// The held call has the slot once its handler runs; until then the
+	// probe below may get it instead, so retry until it is refused.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		status, body := postToolCall(t, endpoint, "quick")
+		if status == http.StatusServiceUnavailable {
+			if !strings.Contains(body, "busy") {
+				t.Errorf("503 body: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never refused: %d %s", status, body)
+		}
+	}
+	close(hold)
+	if status := <-first; status != http.StatusOK {
+		t.Errorf("held call: %d", status)
+	}
+}

@@ -1,0 +1,109 @@
+package redact
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
+	r := New(Rules{Add: []string{"EmployeeNotes"}, Skip: []string{"BirthDate"}})
+	cases := []struct {
+		doc  string
+		want bool
+	}{
+		{`{"data":[{"name":"CUST-1","customer_name":"Acme"}],"meta":{"returned":1}}`, false},
+		{`{"data":[{"name":"CUST-1","tax_id":"GB123"}]}`, true},
+		{`{"rows":[{"note":"4111 1111 1111 1111"}]}`, true},
+		{`{"rows":[{"note":"4111 1111 1111 1112"}]}`, false}, // fails the Luhn check
+		{`{"ref":"078-05-1120"}`, true},
+		{`{"ref":"  078-05-1120  "}`, true},
+		{`{"BirthDate":"1980-01-01"}`, false}, // skipped
+		{`{"employee_notes":"x"}`, true},      // added pattern
+		{`{"t\u0061x_id":"GB123"}`, true},     // escaped name
+		{`{"note":"078\u002d05-1120"}`, true}, // escaped value
+		{`{"text":"a \"quoted\" tax_id in text"}`, false},
+		{`{"grand_total":4111111111111111}`, false}, // numbers are not strings
+		{`{"a":"unterminated`, true},
+		{`{"list":["078-05-1120"]}`, true},
+		{`{"list":["plain", "values"], "n": null, "b": true}`, false},
+	}
+	for _, c := range cases {
+		if got := r.Inspect([]byte(c.doc)); got != c.want {
+			t.Errorf("Inspect(%s) = %v, want %v", c.doc, got, c.want)
+		}
+		var v any
+		if json.Unmarshal([]byte(c.doc), &v) == nil {
+			if _, paths := r.Apply(v); len(paths) > 0 && !r.Inspect([]byte(c.doc)) {
+				t.Errorf("Inspect(%s) missed %v", c.doc, paths)
+			}
+		}
+	}
+}
+
+// TestInspectNeverMissesARedaction generates documents from names and
+// values that are and are not sensitive, and checks that whenever Apply
+// redacts something, Inspect said it would.
+func TestInspectNeverMissesARedaction(t *testing.T) {
+	r := New(Rules{})
+	names := []string{"name", "customer", "tax_id", "TaxID", "iban", "grand_total", "date_of_birth", "notes", "Password Hash", "bank account"}
+	values := []any{"Acme Ltd", "078-05-1120", "4111-1111-1111-1111", "4111 1111 1111 1112", "", "[REDACTED]", json.Number("12.50"), nil, true,
+		"ACC-SINV-2025-00001", " 5500 0000 0000 0004 ", "\t078-05-1120"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := rng.IntN(4); {
+		case depth > 3 || k == 0:
+			return values[rng.IntN(len(values))]
+		case k == 1:
+			arr := make([]any, rng.IntN(3))
+			for i := range arr {
+				arr[i] = gen(depth + 1)
+			}
+			return arr
+		default:
+			obj := map[string]any{}
+			for range rng.IntN(4) {
+				obj[names[rng.IntN(len(names))]] = gen(depth + 1)
+			}
+			return obj
+		}
+	}
+	redacted := 0
+	for i := range 5000 {
+		doc := map[string]any{"data": gen(0)}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		_, paths := r.Apply(v)
+		if len(paths) > 0 {
+			redacted++
+			if !r.Inspect(raw) {
+				t.Fatalf("document %d: Apply redacted %v but Inspect saw nothing in %s", i, paths, raw)
+			}
+		}
+	}
+	if redacted == 0 {
+		t.Fatal("the generator produced nothing to redact")
+	}
+}
+
+func BenchmarkInspect(b *testing.B) {
+	r := New(Rules{})
+	var rows []string
+	for i := range 20 {
+		rows = append(rows, fmt.Sprintf(`{"name":"CUST-%05d","customer_name":"Customer %d","customer_type":"Company","customer_group":"Commercial","territory":"New Zealand","default_currency":"NZD","disabled":0}`, i, i))
+	}
+	doc := []byte(`{"data":[` + strings.Join(rows, ",") + `],"meta":{"offset":0,"limit":20,"returned":20,"next_offset":20}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if r.Inspect(doc) {
+			b.Fatal("nothing to redact")
+		}
+	}
+}
