@@ -50,11 +50,6 @@ type App struct {
 	stopJanitor context.CancelFunc
 }
 
-// registerTestConnectors, when set, registers more connectors after the
-// built-in ones. Only tests set it (to stand in for a connector this build
-// does not have yet).
-var registerTestConnectors func(*connector.Registry) error
-
 // connectorDeps is what connectors need from the platform at run time.
 // The zero value gives connectors that can list their catalogue (docs,
 // tests) but whose service connections cannot sign in.
@@ -74,11 +69,6 @@ func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
 	}
 	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens})); err != nil {
 		return nil, err
-	}
-	if registerTestConnectors != nil {
-		if err := registerTestConnectors(reg); err != nil {
-			return nil, err
-		}
 	}
 	return reg, nil
 }

@@ -58,7 +58,6 @@ func acumaticaLogin(u acumaticatest.User) map[string]string {
 // rights, refreshes silently and re-authorises after a dead refresh token.
 // The canary's 403, 404 and 500 answers stop the sign-in on the right page.
 func TestOAuthAcumaticaEndToEnd(t *testing.T) {
-	useAcumaticaStandIn()
 	sim := acumaticatest.NewServer(acumaticatest.Options{})
 	defer sim.Close()
 	gw := startGateway(t, "", nil)
