@@ -21,6 +21,7 @@ type adminClient struct {
 
 type siteRequest struct {
 	Slug, Kind, DisplayName, BaseURL string
+	Settings                         map[string]any
 	Credentials                      map[string]string
 }
 
@@ -95,9 +96,11 @@ func (c *adminClient) do(ctx context.Context, method, path string, in, out any) 
 // still valid (only its hash is stored, so a lost token cannot be shown).
 func (c *adminClient) ensureSite(ctx context.Context, previous devState, in siteRequest) (devSite, error) {
 	var site siteResponse
-	err := c.do(ctx, http.MethodPost, "/sites", map[string]any{
-		"slug": in.Slug, "kind": in.Kind, "display_name": in.DisplayName, "base_url": in.BaseURL,
-	}, &site)
+	body := map[string]any{"slug": in.Slug, "kind": in.Kind, "display_name": in.DisplayName, "base_url": in.BaseURL}
+	if in.Settings != nil {
+		body["settings"] = in.Settings
+	}
+	err := c.do(ctx, http.MethodPost, "/sites", body, &site)
 	if ae, ok := err.(*apiError); ok && ae.Status == http.StatusConflict {
 		if err = c.do(ctx, http.MethodGet, "/sites/"+url.PathEscape(in.Slug), nil, &site); err == nil && site.BaseURL != in.BaseURL {
 			// A site with a stored credential cannot move (the credential

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/pgcluster"
@@ -25,15 +26,18 @@ import (
 
 // Dev-mode defaults. Each can be overridden by the usual environment
 // variable (ERPGATE_LISTEN_ADDR, ERPGATE_PUBLIC_BASE_URL, DATABASE_URL, …);
-// the simulators' addresses by ERPGATE_DEV_FRAPPE_ADDR.
+// the simulators' addresses by ERPGATE_DEV_FRAPPE_ADDR and
+// ERPGATE_DEV_ACUMATICA_ADDR.
 const (
-	devDataDir     = ".data"
-	devListenAddr  = "127.0.0.1:8080"
-	devFrappeAddr  = "127.0.0.1:8101"
-	devFrappeSlug  = "demo-frappe"
-	devDatabase    = "erpgate"
-	devSecretsFile = "dev-secrets.json"
-	devStateFile   = "dev.json"
+	devDataDir       = ".data"
+	devListenAddr    = "127.0.0.1:8080"
+	devFrappeAddr    = "127.0.0.1:8101"
+	devFrappeSlug    = "demo-frappe"
+	devAcumaticaAddr = "127.0.0.1:8102"
+	devAcumaticaSlug = "demo-acumatica"
+	devDatabase      = "erpgate"
+	devSecretsFile   = "dev-secrets.json"
+	devStateFile     = "dev.json"
 )
 
 // devSecrets are generated on the first run and reused afterwards, so the
@@ -115,6 +119,13 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("start the Frappe simulator: %w", err)
 	}
 	defer stopFrappe()
+	acuSim := acumaticatest.NewHandler(acumaticatest.Options{})
+	defer acuSim.Close()
+	acumaticaURL, stopAcumatica, err := serveLocal(envOr("ERPGATE_DEV_ACUMATICA_ADDR", devAcumaticaAddr), acuSim)
+	if err != nil {
+		return fmt.Errorf("start the Acumatica simulator: %w", err)
+	}
+	defer stopAcumatica()
 
 	overlay := map[string]string{
 		"ERPGATE_LISTEN_ADDR":     devListenAddr,
@@ -148,33 +159,18 @@ func runDev(ctx context.Context, args []string) error {
 	case <-listening:
 	}
 
-	users := make([]devUser, 0, len(sim.Users()))
-	var bot frappetest.User
-	for _, u := range sim.Users() {
-		users = append(users, devUser{Username: u.Email, Password: u.Password, Role: u.Role})
-		if u.Role == "service" {
-			bot = u
-		}
-	}
 	statePath := filepath.Join(dataDir, devStateFile)
 	previous := readDevState(statePath)
 	admin := &adminClient{base: cfg.PublicBaseURL, token: sec.AdminToken}
-	site, err := admin.ensureSite(ctx, previous, siteRequest{
-		Slug: devFrappeSlug, Kind: "frappe", DisplayName: "Demo ERPNext (simulator)", BaseURL: frappeURL,
-		Credentials: map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret},
-	})
+	frappeSite, err := registerFrappeDemo(ctx, admin, cfg, previous, sim, frappeURL)
 	if err != nil {
-		return fmt.Errorf("register the demo Frappe site: %w", err)
+		return err
 	}
-	// People sign in through the simulator's OAuth provider: its client
-	// is new on every run, so the site's OAuth connection is replaced.
-	oauthClient := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
-	if err := admin.putOAuthClient(ctx, site.ID, oauthClient.ID, oauthClient.Secret); err != nil {
-		return fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
+	acumaticaSite, err := registerAcumaticaDemo(ctx, admin, cfg, previous, acuSim, acumaticaURL)
+	if err != nil {
+		return err
 	}
-	site.ERPURL = frappeURL
-	site.Users = users
-	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, Sites: []devSite{site}}
+	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, Sites: []devSite{frappeSite, acumaticaSite}}
 	if err := writeJSONFile(statePath, state, 0o600); err != nil {
 		return err
 	}
@@ -282,4 +278,60 @@ func printDevSummary(w io.Writer, s devState, path string) {
 	}
 	fmt.Fprintf(&b, "All of this is in %s. Press Ctrl-C to stop.\n\n", path)
 	_, _ = w.Write(b.Bytes())
+}
+
+// registerFrappeDemo registers the Frappe simulator as a site: its service
+// user's API key for bots, and a fresh OAuth client (the simulator forgets
+// clients between runs) so people can sign in as the demo users.
+func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *frappetest.Simulator, erpURL string) (devSite, error) {
+	bot := sim.User("service")
+	site, err := admin.ensureSite(ctx, previous, siteRequest{
+		Slug: devFrappeSlug, Kind: "frappe", DisplayName: "Demo ERPNext (simulator)", BaseURL: erpURL,
+		Credentials: map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret},
+	})
+	if err != nil {
+		return devSite{}, fmt.Errorf("register the demo Frappe site: %w", err)
+	}
+	client := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
+	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
+		return devSite{}, fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
+	}
+	site.ERPURL = erpURL
+	for _, u := range sim.Users() {
+		site.Users = append(site.Users, devUser{Username: u.Email, Password: u.Password, Role: u.Role})
+	}
+	return site, nil
+}
+
+// registerAcumaticaDemo registers the Acumatica simulator as a site: the
+// simulator's password-grant application and dedicated API user for bots,
+// and a fresh authorization-code application so people can sign in.
+func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *acumaticatest.Simulator, erpURL string) (devSite, error) {
+	var service acumaticatest.Client
+	for _, c := range sim.Clients() {
+		if c.Flow == acumaticatest.FlowPassword {
+			service = c
+		}
+	}
+	apiUser := sim.User("service")
+	site, err := admin.ensureSite(ctx, previous, siteRequest{
+		Slug: devAcumaticaSlug, Kind: "acumatica", DisplayName: "Demo Acumatica (simulator)", BaseURL: erpURL,
+		Settings: map[string]any{"tenant": sim.Tenant()},
+		Credentials: map[string]string{
+			"client_id": service.ID, "client_secret": service.Secret,
+			"username": apiUser.Username, "password": apiUser.Password,
+		},
+	})
+	if err != nil {
+		return devSite{}, fmt.Errorf("register the demo Acumatica site: %w", err)
+	}
+	client := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
+	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
+		return devSite{}, fmt.Errorf("add the demo Acumatica site's OAuth client: %w", err)
+	}
+	site.ERPURL = erpURL
+	for _, u := range sim.Users() {
+		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role})
+	}
+	return site, nil
 }

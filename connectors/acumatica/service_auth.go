@@ -262,15 +262,26 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 	if set.EndpointName != DefaultEndpointName {
 		probe = "/entity/" + url.PathEscape(set.EndpointName) + "/" + url.PathEscape(set.EndpointVersion) + "/swagger.json"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(probe, nil), nil)
-	if err != nil {
-		return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
-	}
-	req.Header.Set("Accept", "application/json")
 	nc := noRedirects(hc)
-	resp, err := nc.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
+	var resp *http.Response
+	// A token kept from before (the store outlives an ERP that forgot its
+	// tokens, e.g. after a restart) may be refused: reject it and try once
+	// more with a fresh sign-in, as tool calls do.
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(probe, nil), nil)
+		if err != nil {
+			return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err = nc.Do(req)
+		if err != nil {
+			return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
+		}
+		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 ||
+			!c.service.rejected(ctx, site, resp.Request.Header.Get("Authorization")) {
+			break
+		}
+		_, _ = outbound.ReadBody(resp)
 	}
 	_, _ = outbound.ReadBody(resp)
 	switch {
