@@ -1,0 +1,98 @@
+package usage
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/erpgate/erpgate/platform/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func event(i int) Event {
+	return Event{
+		Timestamp: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC), SiteSlug: "acme", AuthType: "service_token",
+		RequestID: uuid.NewString(), Method: "tools/call", Tool: "list_customers", Outcome: Success, DurationMS: int64(i),
+	}
+}
+
+// TestRecorderKeepsEventsWhileTheTableIsUnavailable makes inserts fail,
+// records events, restores the table and checks that every event arrives,
+// once, and that each was logged at once with only safe fields.
+func TestRecorderKeepsEventsWhileTheTableIsUnavailable(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	core, logs := observer.New(zap.InfoLevel)
+	// A long interval: the test drives flushes itself.
+	r := NewRecorder(pool, zap.New(core), Options{FlushInterval: time.Hour, BatchSize: 1000})
+
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events RENAME TO usage_events_away`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 25; i++ {
+		r.Record(event(i))
+	}
+	if err := r.Flush(ctx); err == nil {
+		t.Fatal("flush succeeded without the table")
+	}
+	if r.Pending() != 25 {
+		t.Fatalf("pending = %d after a failed flush, want 25", r.Pending())
+	}
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events_away RENAME TO usage_events`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 25; i < 30; i++ {
+		r.Record(event(i))
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n, distinct int
+	if err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT request_id) FROM usage_events`).Scan(&n, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if n != 30 || distinct != 30 {
+		t.Fatalf("stored %d events (%d distinct), want 30", n, distinct)
+	}
+	entries := logs.FilterMessage("MCP list_customers: success").All()
+	if len(entries) != 30 {
+		t.Fatalf("logged %d events, want 30", len(entries))
+	}
+	fields := entries[0].ContextMap()
+	if fields["event"] != "mcp_request" || fields["site_slug"] != "acme" || fields["outcome"] != "success" {
+		t.Errorf("logged fields = %v", fields)
+	}
+}
+
+func TestRecorderDropsOldestBeyondTheBound(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	r := NewRecorder(pool, zap.NewNop(), Options{FlushInterval: time.Hour, BatchSize: 1000, MaxBuffered: 10})
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events RENAME TO usage_events_away`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 15; i++ {
+		r.Record(event(i))
+	}
+	if r.Pending() != 10 {
+		t.Fatalf("pending = %d, want the bound 10", r.Pending())
+	}
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events_away RENAME TO usage_events`); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var oldest int64
+	if err := pool.QueryRow(ctx, `SELECT min(duration_ms) FROM usage_events`).Scan(&oldest); err != nil {
+		t.Fatal(err)
+	}
+	if oldest != 5 {
+		t.Errorf("oldest kept event = %d, want 5 (the first five dropped)", oldest)
+	}
+}

@@ -1,0 +1,59 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+)
+
+func serve(t *testing.T, ready error, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	e := echo.New()
+	Register(e, Deps{
+		Ready:     func(context.Context) error { return ready },
+		PublicURL: func(p string) string { return "https://gw.example" + p },
+		Version:   "test",
+	})
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec
+}
+
+func TestProbes(t *testing.T) {
+	if rec := serve(t, nil, "/healthz"); rec.Code != http.StatusOK {
+		t.Errorf("/healthz = %d", rec.Code)
+	}
+	if rec := serve(t, nil, "/readyz"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"ready"`) {
+		t.Errorf("/readyz = %d %s", rec.Code, rec.Body)
+	}
+	down := &ReadinessError{Reason: "database unavailable", Err: errors.New("dial tcp 10.0.0.5:5432: password=hunter2")}
+	rec := serve(t, down, "/readyz")
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "database unavailable") {
+		t.Errorf("/readyz while down = %d %s", rec.Code, rec.Body)
+	}
+	if strings.Contains(rec.Body.String(), "hunter2") || strings.Contains(rec.Body.String(), "10.0.0.5") {
+		t.Errorf("/readyz leaked the cause: %s", rec.Body)
+	}
+	if rec := serve(t, errors.New("anything"), "/readyz"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with a plain error = %d", rec.Code)
+	}
+}
+
+func TestLandingPageHeadersAndURLs(t *testing.T) {
+	rec := serve(t, nil, "/")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/ = %d", rec.Code)
+	}
+	csp := rec.Header().Get("Content-Security-Policy")
+	if !strings.Contains(csp, "frame-ancestors 'none'") || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("security headers: %v", rec.Header())
+	}
+	if !strings.Contains(rec.Body.String(), "https://gw.example/service/mcp") {
+		t.Errorf("advertised URLs are not built from the public base URL")
+	}
+}
