@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,8 @@ const module = "github.com/erpgate/erpgate"
 // TestImportRules enforces the dependency direction of DEVELOPERS.md, so the
 // architecture cannot rot silently:
 //   - platform/ never imports connectors/, authserver/ or web/;
-//   - a connector never imports authserver/, web/, mcp-go or the database
+//   - a connector uses only an allowlist of platform packages (never
+//     authserver/, web/, mcp-go or the database)
 //     (pgx, platform/database, platform/sites);
 //   - only cmd/ wires everything together: nothing imports cmd/.
 func TestImportRules(t *testing.T) {
@@ -63,13 +65,34 @@ func forbidden(pkg, imp string) string {
 	case under(pkg, "platform") && isLocal && (under(local, "connectors") || under(local, "authserver") || under(local, "web")):
 		return "platform/ must not depend on connectors/, authserver/ or web/"
 	case under(pkg, "connectors"):
-		if isLocal && (under(local, "authserver") || under(local, "web") || local == "platform/database" ||
-			local == "platform/sites" || local == "platform/mcpengine" || local == "platform/pgtest" || local == "platform/servicemcp") {
-			return "a connector receives a site, an HTTP client and arguments; it must not reach the database, MCP engine, OAuth server or web layer"
+		if isLocal && !under(local, "connectors") && !connectorMayImport[local] {
+			return "a connector receives a site, an HTTP client and arguments; of the platform it may use only " + allowedList()
 		}
 		if strings.HasPrefix(imp, "github.com/mark3labs/mcp-go") || strings.HasPrefix(imp, "github.com/jackc/") {
 			return "a connector must not use the MCP library or the database driver"
 		}
 	}
 	return ""
+}
+
+// connectorMayImport lists the platform packages a connector may use: the
+// contract and what helps it speak to its ERP. The database, the engine,
+// the OAuth server and the web layer are out of reach by construction.
+var connectorMayImport = map[string]bool{
+	"platform/connector": true,
+	"platform/schema":    true,
+	"platform/toolerr":   true,
+	"platform/outbound":  true,
+	"platform/secrets":   true,
+	"platform/redact":    true,
+	"platform/memstore":  true, // in-memory cache and index, for tests and as a fallback
+}
+
+func allowedList() string {
+	var names []string
+	for n := range connectorMayImport {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
