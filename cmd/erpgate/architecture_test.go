@@ -15,9 +15,8 @@ const module = "github.com/erpgate/erpgate"
 // TestImportRules enforces the dependency direction of DEVELOPERS.md, so the
 // architecture cannot rot silently:
 //   - platform/ never imports connectors/, authserver/ or web/;
-//   - a connector uses only an allowlist of platform packages (never
-//     authserver/, web/, mcp-go or the database)
-//     (pgx, platform/database, platform/sites);
+//   - a connector uses only an allowlist of platform packages, so never
+//     authserver/, web/, mcp-go, pgx or the database packages;
 //   - only cmd/ wires everything together: nothing imports cmd/.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps=false", "-test", "-json", module+"/...").Output()
