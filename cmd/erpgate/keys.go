@@ -10,6 +10,7 @@ import (
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/servicetokens"
 	"github.com/erpgate/erpgate/platform/sites"
 )
 
@@ -47,7 +48,11 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m, cfg.Keyring.PrimaryKeyID())
+		o, err := servicetokens.New(pool, cfg.Keyring, servicetokens.Options{}).RotateKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o, cfg.Keyring.PrimaryKeyID())
 		return nil
 	}
 	return usageError{fmt.Sprintf("keys: unknown subcommand %q", args[0])}
