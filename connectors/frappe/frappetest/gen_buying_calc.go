@@ -39,27 +39,7 @@ func fillBuyingHeader(d *Doc, s *sellingCalc) {
 // specific columns.
 func (g *generator) addBuyingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(i int, row map[string]any, l sellingLine)) {
 	for i, l := range s.lines {
-		row := make(map[string]any, 48) // room for the extra and standard columns
-		row["item_code"] = l.item.Code
-		row["item_name"] = l.item.Name
-		row["description"] = l.item.Name
-		row["qty"] = qtyDec(l.qtyH)
-		row["stock_uom"] = l.item.UOM
-		row["uom"] = l.item.UOM
-		row["conversion_factor"] = Units(1)
-		row["stock_qty"] = qtyDec(l.qtyH)
-		row["price_list_rate"] = Cents(l.rateC)
-		row["base_price_list_rate"] = Cents(l.baseRateC)
-		row["rate"] = Cents(l.rateC)
-		row["amount"] = Cents(l.amountC)
-		row["base_rate"] = Cents(l.baseRateC)
-		row["base_amount"] = Cents(l.baseAmtC)
-		row["net_rate"] = Cents(l.rateC)
-		row["net_amount"] = Cents(l.amountC)
-		row["base_net_rate"] = Cents(l.baseRateC)
-		row["base_net_amount"] = Cents(l.baseAmtC)
-		row["stock_uom_rate"] = Cents(l.rateC)
-		row["item_group"] = l.item.Group
+		row := pricedItemRow(l)
 		row["cost_center"] = c.acct("Main")
 		if b := l.item.doc.Str("brand"); b != "" {
 			row["brand"] = b
@@ -70,23 +50,10 @@ func (g *generator) addBuyingItems(d *Doc, c *companyInfo, s *sellingCalc, extra
 		g.addChild(d, "items", row)
 	}
 	if s.taxRateBP != 0 {
-		rate := Decimal(s.taxRateBP * (decimalScale / 100))
-		g.addChild(d, "taxes", map[string]any{
-			"category":                              "Total",
-			"add_deduct_tax":                        "Add",
-			"charge_type":                           "On Net Total",
-			"account_head":                          c.TaxAccount,
-			"description":                           c.TaxLabel + " @ " + pyFloat(rate.Float64()),
-			"cost_center":                           c.acct("Main"),
-			"rate":                                  rate,
-			"account_currency":                      c.Currency,
-			"tax_amount":                            Cents(s.taxC),
-			"total":                                 Cents(s.grandC),
-			"tax_amount_after_discount_amount":      Cents(s.taxC),
-			"base_tax_amount":                       Cents(s.baseTaxC),
-			"base_total":                            Cents(s.baseGrandC),
-			"base_tax_amount_after_discount_amount": Cents(s.baseTaxC),
-		})
+		tax := taxRow(c, s)
+		tax["category"] = "Total"
+		tax["add_deduct_tax"] = "Add"
+		g.addChild(d, "taxes", tax)
 		d.Fields["taxes_and_charges"] = c.TaxLabel + " Input - " + c.Abbr
 	}
 }

@@ -155,27 +155,7 @@ func fillSellingHeader(d *Doc, s *sellingCalc) {
 // addSellingItems adds item rows; extra sets doctype-specific columns.
 func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(row map[string]any, l sellingLine)) {
 	for _, l := range s.lines {
-		row := make(map[string]any, 48) // room for the extra and standard columns
-		row["item_code"] = l.item.Code
-		row["item_name"] = l.item.Name
-		row["description"] = l.item.Name
-		row["qty"] = qtyDec(l.qtyH)
-		row["stock_uom"] = l.item.UOM
-		row["uom"] = l.item.UOM
-		row["conversion_factor"] = Units(1)
-		row["stock_qty"] = qtyDec(l.qtyH)
-		row["price_list_rate"] = Cents(l.rateC)
-		row["base_price_list_rate"] = Cents(l.baseRateC)
-		row["rate"] = Cents(l.rateC)
-		row["amount"] = Cents(l.amountC)
-		row["base_rate"] = Cents(l.baseRateC)
-		row["base_amount"] = Cents(l.baseAmtC)
-		row["net_rate"] = Cents(l.rateC)
-		row["net_amount"] = Cents(l.amountC)
-		row["base_net_rate"] = Cents(l.baseRateC)
-		row["base_net_amount"] = Cents(l.baseAmtC)
-		row["stock_uom_rate"] = Cents(l.rateC)
-		row["item_group"] = l.item.Group
+		row := pricedItemRow(l)
 		if l.item.Stock {
 			row["warehouse"] = c.acct("Stores")
 		}
@@ -185,21 +165,54 @@ func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extr
 		g.addChild(d, "items", row)
 	}
 	if s.taxRateBP != 0 {
-		rate := Decimal(s.taxRateBP * (decimalScale / 100))
-		g.addChild(d, "taxes", map[string]any{
-			"charge_type":                           "On Net Total",
-			"account_head":                          c.TaxAccount,
-			"description":                           c.TaxLabel + " @ " + pyFloat(rate.Float64()),
-			"cost_center":                           c.acct("Main"),
-			"rate":                                  rate,
-			"account_currency":                      c.Currency,
-			"tax_amount":                            Cents(s.taxC),
-			"total":                                 Cents(s.grandC),
-			"tax_amount_after_discount_amount":      Cents(s.taxC),
-			"base_tax_amount":                       Cents(s.baseTaxC),
-			"base_total":                            Cents(s.baseGrandC),
-			"base_tax_amount_after_discount_amount": Cents(s.baseTaxC),
-		})
+		g.addChild(d, "taxes", taxRow(c, s))
 		d.Fields["taxes_and_charges"] = c.TaxLabel + " - " + c.Abbr
+	}
+}
+
+// pricedItemRow returns the columns every item row of a priced line has,
+// on the selling and the buying side alike.
+func pricedItemRow(l sellingLine) map[string]any {
+	row := make(map[string]any, 48) // room for the doctype's own columns
+	row["item_code"] = l.item.Code
+	row["item_name"] = l.item.Name
+	row["description"] = l.item.Name
+	row["qty"] = qtyDec(l.qtyH)
+	row["stock_uom"] = l.item.UOM
+	row["uom"] = l.item.UOM
+	row["conversion_factor"] = Units(1)
+	row["stock_qty"] = qtyDec(l.qtyH)
+	row["price_list_rate"] = Cents(l.rateC)
+	row["base_price_list_rate"] = Cents(l.baseRateC)
+	row["rate"] = Cents(l.rateC)
+	row["amount"] = Cents(l.amountC)
+	row["base_rate"] = Cents(l.baseRateC)
+	row["base_amount"] = Cents(l.baseAmtC)
+	row["net_rate"] = Cents(l.rateC)
+	row["net_amount"] = Cents(l.amountC)
+	row["base_net_rate"] = Cents(l.baseRateC)
+	row["base_net_amount"] = Cents(l.baseAmtC)
+	row["stock_uom_rate"] = Cents(l.rateC)
+	row["item_group"] = l.item.Group
+	return row
+}
+
+// taxRow returns the single "On Net Total" tax row of a document priced
+// by s.
+func taxRow(c *companyInfo, s *sellingCalc) map[string]any {
+	rate := Decimal(s.taxRateBP * (decimalScale / 100))
+	return map[string]any{
+		"charge_type":                           "On Net Total",
+		"account_head":                          c.TaxAccount,
+		"description":                           c.TaxLabel + " @ " + pyFloat(rate.Float64()),
+		"cost_center":                           c.acct("Main"),
+		"rate":                                  rate,
+		"account_currency":                      c.Currency,
+		"tax_amount":                            Cents(s.taxC),
+		"total":                                 Cents(s.grandC),
+		"tax_amount_after_discount_amount":      Cents(s.taxC),
+		"base_tax_amount":                       Cents(s.baseTaxC),
+		"base_total":                            Cents(s.baseGrandC),
+		"base_tax_amount_after_discount_amount": Cents(s.baseTaxC),
 	}
 }
