@@ -2,6 +2,8 @@ package authserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"time"
@@ -57,12 +59,19 @@ func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user 
 	if u.fresh(t) {
 		return t.Access, nil
 	}
-	key := site.site.ID.String() + "\x00" + user
+	return u.sharedRefresh(ctx, site, user, "")
+}
+
+// sharedRefresh runs one refresh per (site, user) on this replica, however
+// many calls need it. refused, when set, is an access token the ERP
+// refused before its stated expiry: it counts as stale.
+func (u *upstreamTokens) sharedRefresh(ctx context.Context, site signInSite, user string, refused secrets.Secret) (secrets.Secret, error) {
+	key := site.site.ID.String() + "\x00" + user + "\x00" + hashOf(refused)
 	v, err, _ := u.group.Do(key, func() (any, error) {
 		// Detached: one caller giving up must not fail the others.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.timeout)
 		defer cancel()
-		return u.refresh(rctx, site, user)
+		return u.refresh(rctx, site, user, refused)
 	})
 	if err != nil {
 		return "", err
@@ -72,10 +81,10 @@ func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user 
 
 // refresh refreshes the token under the row lock, unless another replica
 // did it while this one waited.
-func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user string) (storage.UpstreamToken, error) {
+func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user string, refused secrets.Secret) (storage.UpstreamToken, error) {
 	t, err := u.s.deps.Store.RefreshUpstreamToken(ctx, site.site.ID, user,
 		func(ctx context.Context, current storage.UpstreamToken) (storage.RefreshOutcome, error) {
-			if u.fresh(current) {
+			if u.fresh(current) && (!refused.IsSet() || current.Access != refused) {
 				return storage.RefreshOutcome{}, nil
 			}
 			if !current.Refresh.IsSet() {
@@ -130,4 +139,39 @@ func (a userAuthorizer) Authorize(req *http.Request) error {
 		return err
 	}
 	return a.site.oauth.TokenAuthorizer(tok).Authorize(req)
+}
+
+// RejectAuthorization is called when the ERP answered 401 to req. An ERP
+// may end a token before its stated expiry (revoked, restarted); the
+// refused token is then refreshed like an expired one and the request is
+// repeated once. It reports false when nothing can be renewed, so the 401
+// reaches the connector (AUTH_EXPIRED), and a dead refresh token has by
+// then revoked the user's grants as usual.
+func (a userAuthorizer) RejectAuthorization(req *http.Request) bool {
+	ctx := req.Context()
+	t, err := a.tokens.s.deps.Store.UpstreamToken(ctx, a.site.site.ID, a.user)
+	if err != nil {
+		return false
+	}
+	probe := &http.Request{Header: http.Header{}}
+	if err := a.site.oauth.TokenAuthorizer(t.Access).Authorize(probe); err != nil {
+		return false
+	}
+	if probe.Header.Get("Authorization") != req.Header.Get("Authorization") {
+		// Another call renewed it meanwhile: repeat with the stored token.
+		return true
+	}
+	_, err = a.tokens.sharedRefresh(ctx, a.site, a.user, t.Access)
+	return err == nil
+}
+
+var _ connector.RenewableAuthorizer = userAuthorizer{}
+
+// hashOf names a token in a singleflight key without holding its text.
+func hashOf(s secrets.Secret) string {
+	if !s.IsSet() {
+		return ""
+	}
+	h := sha256.Sum256([]byte(s.Reveal()))
+	return hex.EncodeToString(h[:8])
 }

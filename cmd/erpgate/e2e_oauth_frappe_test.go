@@ -104,6 +104,19 @@ func TestOAuthFrappeEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a token the ERP ends early is renewed and the call repeated", func(t *testing.T) {
+		before := sim.RefreshCount()
+		// Only the ERP forgets the token: erpgate still holds it as valid.
+		sim.ExpireTokens()
+		out := mustSucceed(t, callTool(t, alex.cs, "get_current_user", nil), "get_current_user after the ERP ended the token")
+		if out["user"] != all.Email {
+			t.Errorf("get_current_user = %v", out)
+		}
+		if got := sim.RefreshCount() - before; got != 1 {
+			t.Errorf("%d upstream refreshes, want 1", got)
+		}
+	})
+
 	t.Run("a dead ERP refresh token leads to a new sign-in", func(t *testing.T) {
 		sim.RevokeRefreshTokens(all.Email)
 		sim.ExpireTokens()

@@ -58,3 +58,14 @@ func (f AuthorizerFunc) Authorize(req *http.Request) error { return f(req) }
 type RedactionExemptions interface {
 	RedactionExempt() []string
 }
+
+// RenewableAuthorizer is an Authorizer whose credential can be renewed. When
+// the ERP answers 401 to a request it authorised, the transport calls
+// RejectAuthorization with that request; if it returns true, the credential
+// was marked refused (so the next Authorize renews it) and the transport
+// repeats the request once. An ERP may end a token before its stated expiry
+// (revoked, restarted); this turns that into a renewal instead of an error.
+type RenewableAuthorizer interface {
+	Authorizer
+	RejectAuthorization(req *http.Request) bool
+}

@@ -108,7 +108,10 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, toolerr.Wrap(toolerr.Internal, errForeignHost, "erpgate refused a request to a host other than the site")
 	}
 	resp, err := t.attempt(req)
-	if !t.factory.opts.Retry || !isIdempotent(req.Method) || (req.Body != nil && req.GetBody == nil && req.Body != http.NoBody) {
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		resp, err = t.retryRefused(req, resp)
+	}
+	if !t.factory.opts.Retry || !isIdempotent(req.Method) || !replayable(req) {
 		return resp, err
 	}
 	wait, retry := retryDecision(resp, err)
@@ -132,15 +135,46 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, req.Context().Err()
 	case <-timer.C:
 	}
-	retryReq := req.Clone(req.Context())
-	if req.GetBody != nil {
-		body, gerr := req.GetBody()
-		if gerr != nil {
-			return nil, toolerr.Wrap(toolerr.Internal, gerr, "could not repeat the request to the ERP")
-		}
-		retryReq.Body = body
+	retryReq, err := repeatable(req)
+	if err != nil {
+		return nil, err
 	}
 	return t.attempt(retryReq)
+}
+
+// retryRefused handles a 401 to a request this transport authorised: if
+// the authorizer can renew its credential, the refused one is marked and
+// the request is sent once more. Otherwise the 401 is returned as it is.
+func (t *siteTransport) retryRefused(req *http.Request, resp *http.Response) (*http.Response, error) {
+	ra, ok := t.auth.(connector.RenewableAuthorizer)
+	if !ok || !replayable(req) || !ra.RejectAuthorization(resp.Request) {
+		return resp, nil
+	}
+	drainAndClose(resp)
+	again, err := repeatable(req)
+	if err != nil {
+		return nil, err
+	}
+	return t.attempt(again)
+}
+
+// replayable reports whether req can be sent again: no body, or one that
+// GetBody can produce anew.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// repeatable returns a copy of req to send again, with a fresh body.
+func repeatable(req *http.Request) (*http.Request, error) {
+	again := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "could not repeat the request to the ERP")
+		}
+		again.Body = body
+	}
+	return again, nil
 }
 
 // attempt sends one request and wraps the response body with the bound.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -263,5 +264,65 @@ func TestParseRetryAfter(t *testing.T) {
 		if got := ParseRetryAfter(in, now); got != want {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// renewing is a RenewableAuthorizer whose token the test can refuse.
+type renewing struct {
+	mu       sync.Mutex
+	current  string
+	next     string
+	rejected int
+}
+
+func (r *renewing) Authorize(req *http.Request) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req.Header.Set("Authorization", "Bearer "+r.current)
+	return nil
+}
+
+func (r *renewing) RejectAuthorization(req *http.Request) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if req.Header.Get("Authorization") != "Bearer "+r.current || r.next == "" {
+		return false
+	}
+	r.rejected++
+	r.current, r.next = r.next, ""
+	return true
+}
+
+func TestRefusedCredentialIsRenewedOnce(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") != "Bearer fresh" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	auth := &renewing{current: "revoked-early", next: "fresh"}
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), auth)
+	resp, err := c.Get(srv.URL + "/x")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 2 || auth.rejected != 1 {
+		t.Errorf("calls=%d rejected=%d, want 2 and 1", calls.Load(), auth.rejected)
+	}
+	// A credential that cannot be renewed: the 401 comes back, sent once.
+	calls.Store(0)
+	auth.current, auth.next = "refused", ""
+	resp, err = c.Get(srv.URL + "/x")
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 1 {
+		t.Errorf("an unrenewable credential was sent %d times", calls.Load())
 	}
 }
