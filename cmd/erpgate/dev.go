@@ -69,7 +69,6 @@ type devUser struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
 	Role     string `json:"role"`
-	APIKey   string `json:"api_key,omitempty"`
 }
 
 // runDev is `erpgate dev`: a private Postgres under .data/ (unless
