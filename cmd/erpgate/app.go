@@ -48,6 +48,8 @@ type App struct {
 	// stopJanitor ends the background work: the limiter's purge and the
 	// invalidation listener.
 	stopJanitor context.CancelFunc
+	// limiter's queued lease releases are flushed at shutdown.
+	limiter *ratelimit.Limiter
 }
 
 // connectorDeps is what connectors need from the platform at run time.
@@ -116,6 +118,7 @@ func (a *App) build(ctx context.Context) error {
 		SitePerMinute:   cfg.Limits.SitePerMinute,
 		LeaseTTL:        cfg.Upstream.Budget + 30*time.Second,
 	}, a.log)
+	a.limiter = limiter
 	janitorCtx, stopJanitor := context.WithCancel(context.Background())
 	a.stopJanitor = stopJanitor
 	go limiter.Janitor(janitorCtx, time.Minute)
@@ -221,6 +224,10 @@ func (a *App) Shutdown(ctx context.Context) error {
 		if err := a.server.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
+	}
+	// In-flight calls are done: release their leases before the pool goes.
+	if err := a.limiter.Flush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("release call leases: %w", err))
 	}
 	a.stopJanitor()
 	if err := a.usage.Close(ctx); err != nil {

@@ -45,8 +45,14 @@ type Limiter struct {
 	leaseTTL pgtype.Interval
 
 	mu sync.Mutex
-	// unreleased are leases whose release failed, with when they expire.
+	// unreleased are leases of finished calls not yet deleted, with when
+	// they expire: a call's release only queues its lease (the call does
+	// not wait for the database), the Janitor deletes queued leases at
+	// once, and the next Acquire deletes them in its own round trip. A
+	// release that fails (database down) simply stays queued.
 	unreleased map[uuid.UUID]time.Time
+	// kick wakes the Janitor when a release was queued.
+	kick chan struct{}
 }
 
 // New returns a limiter. Call Janitor in the background to purge old rows.
@@ -58,7 +64,7 @@ func New(pool *pgxpool.Pool, limits Limits, log *zap.Logger) *Limiter {
 		log = zap.NewNop()
 	}
 	ttl := pgtype.Interval{Microseconds: limits.LeaseTTL.Microseconds(), Valid: true}
-	return &Limiter{pool: pool, limits: limits, log: log, leaseTTL: ttl, unreleased: map[uuid.UUID]time.Time{}}
+	return &Limiter{pool: pool, limits: limits, log: log, leaseTTL: ttl, unreleased: map[uuid.UUID]time.Time{}, kick: make(chan struct{}, 1)}
 }
 
 // lockKey maps a site id to the advisory lock that serialises its
@@ -167,19 +173,31 @@ func limited(wait time.Duration, format string, args ...any) *toolerr.Error {
 	return toolerr.New(toolerr.RateLimited, format, args...).WithRetryAfter(wait)
 }
 
-// release frees a lease. It runs after the call, whose context may be gone.
+// release queues a finished call's lease for deletion and wakes the
+// Janitor. The call's reply does not wait for the database; until the lease
+// is deleted it still counts, which can only make the limits stricter.
 func (l *Limiter) release(lease uuid.UUID, expires time.Time) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := l.pool.Exec(ctx, `DELETE FROM call_leases WHERE id = $1`, lease); err != nil {
-		// Keep it and retry (releaseLater): otherwise, after a database
-		// outage, calls that ended during it would hold their caller's
-		// slots until the leases expire, a whole call budget later.
-		l.log.Warn("releasing a call lease failed; retrying until it works or the lease expires", zap.Error(err))
-		l.mu.Lock()
-		l.unreleased[lease] = expires
-		l.mu.Unlock()
+	l.mu.Lock()
+	l.unreleased[lease] = expires
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
 	}
+}
+
+// Flush deletes every queued lease now. Call it before closing the pool,
+// so that a replica shutting down leaves no lease behind.
+func (l *Limiter) Flush(ctx context.Context) error {
+	ids := l.unreleasedLeases()
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := l.pool.Exec(ctx, `DELETE FROM call_leases WHERE id = ANY($1)`, ids); err != nil {
+		return fmt.Errorf("ratelimit: release %d leases: %w", len(ids), err)
+	}
+	l.released(ids)
+	return nil
 }
 
 // unreleasedLeases returns the leases whose release failed and that have
@@ -208,21 +226,11 @@ func (l *Limiter) released(ids []uuid.UUID) {
 	}
 }
 
-// retryReleases deletes the leases whose release failed.
-func (l *Limiter) retryReleases(ctx context.Context) {
-	ids := l.unreleasedLeases()
-	if len(ids) == 0 {
-		return
-	}
-	if _, err := l.pool.Exec(ctx, `DELETE FROM call_leases WHERE id = ANY($1)`, ids); err == nil {
-		l.released(ids)
-	}
-}
-
 // Janitor deletes expired leases and finished windows every interval until
 // ctx ends.
 //
-// Every second it also retries releases that failed (see release).
+// It also deletes the leases of finished calls as soon as they are queued
+// (see release), and retries every second while that fails.
 func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -232,8 +240,11 @@ func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-l.kick:
+			_ = l.Flush(ctx)
+			continue
 		case <-retry.C:
-			l.retryReleases(ctx)
+			_ = l.Flush(ctx)
 			continue
 		case <-t.C:
 		}

@@ -153,6 +153,13 @@ func TestLimitsHoldAcrossReplicas(t *testing.T) {
 	}
 	site := newSite(t, pools[0])
 	replicas := []*Limiter{New(pools[0], generous(), nil), New(pools[1], generous(), nil)}
+	// Each replica's janitor deletes the leases of finished calls, as in
+	// production.
+	janitors, stop := context.WithCancel(context.Background())
+	defer stop()
+	for _, r := range replicas {
+		go r.Janitor(janitors, time.Minute)
+	}
 	var inFlight, peak, ok, limited atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 60; i++ {
@@ -215,7 +222,10 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.pool = broken
-	rel() // fails: the database is "down"
+	rel()
+	if err := l.Flush(ctx); err == nil { // the database is "down"
+		t.Fatal("flushing releases succeeded without a database")
+	}
 	l.pool = good
 	if len(l.unreleasedLeases()) != 1 {
 		t.Fatal("the failed release was not kept for a retry")
@@ -225,6 +235,9 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatalf("the caller's only slot is still held by the lease whose release failed: %v", err)
 	}
 	rel()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	var left int
 	if err := good.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d leases left (%v)", left, err)
@@ -232,4 +245,46 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 	if n := len(l.unreleasedLeases()); n != 0 {
 		t.Errorf("%d leases still waiting for a retry", n)
 	}
+}
+
+// TestReleaseDoesNotWaitForTheDatabase: a finished call's release only
+// queues its lease; the janitor deletes it, and until then it still counts
+// (the limit can only get stricter, never looser).
+func TestReleaseDoesNotWaitForTheDatabase(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.UserConcurrency = 1
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	rel, err := l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	var leases int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&leases); err != nil || leases != 1 {
+		t.Fatalf("leases after a queued release = %d (%v), want 1", leases, err)
+	}
+	janitor, stop := context.WithCancel(ctx)
+	defer stop()
+	go l.Janitor(janitor, time.Minute)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&leases); err != nil {
+			t.Fatal(err)
+		}
+		if leases == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the janitor did not delete the released lease")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rel, err = l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	rel()
 }
