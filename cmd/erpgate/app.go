@@ -121,7 +121,7 @@ func (a *App) build(ctx context.Context) error {
 	a.limiter = limiter
 	janitorCtx, stopJanitor := context.WithCancel(context.Background())
 	a.stopJanitor = stopJanitor
-	go limiter.Janitor(janitorCtx, time.Minute)
+	go limiter.Janitor(janitorCtx, 10*time.Second)
 	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
 	engine, err := mcpengine.New(mcpengine.Options{
 		Registry:       reg,

@@ -4,21 +4,23 @@
 // instance-wide ceiling on both, so a busy deployment never trips the ERP's
 // own licence throttle.
 //
-// Acquisitions for one site are serialised by a transaction-scoped advisory
-// lock; each is one short transaction in one round trip, and a release is
-// one statement. A lease left by a crashed replica expires after the call
-// budget.
+// The counts live in one row per (site, caller) and one per site, updated in
+// place (migration 00007): an acquisition is one round trip that locks the
+// site's row, then the caller's, and a release is queued and ended in
+// batches off the reply path. A lease left by a crashed replica stops
+// counting after the call budget and a margin.
 package ratelimit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
@@ -41,21 +43,28 @@ type Limiter struct {
 	pool   *pgxpool.Pool
 	limits Limits
 	log    *zap.Logger
-	// leaseTTL is Limits.LeaseTTL as a Postgres interval, built once.
-	leaseTTL pgtype.Interval
 
 	mu sync.Mutex
-	// unreleased are leases of finished calls not yet deleted, with when
-	// they expire: a call's release only queues its lease (the call does
-	// not wait for the database), the Janitor deletes queued leases at
-	// once, and the next Acquire deletes them in its own round trip. A
-	// release that fails (database down) simply stays queued.
-	unreleased map[uuid.UUID]time.Time
+	// unreleased are the leases of finished calls not yet ended in the
+	// database: a call's release only queues its lease (the reply does not
+	// wait for the database) and wakes the Janitor, which ends every queued
+	// lease in one round trip. A flush that fails (database down) leaves
+	// them queued, and the next Acquire on their site and caller ends them
+	// in its own round trip.
+	unreleased map[uuid.UUID]pending
 	// kick wakes the Janitor when a release was queued.
 	kick chan struct{}
 }
 
-// New returns a limiter. Call Janitor in the background to purge old rows.
+// pending is a queued release.
+type pending struct {
+	site    uuid.UUID
+	caller  string
+	expires time.Time
+}
+
+// New returns a limiter. Run Janitor in the background: it ends the leases
+// of finished calls and purges idle rows.
 func New(pool *pgxpool.Pool, limits Limits, log *zap.Logger) *Limiter {
 	if limits.LeaseTTL <= 0 {
 		limits.LeaseTTL = 2 * time.Minute
@@ -63,107 +72,82 @@ func New(pool *pgxpool.Pool, limits Limits, log *zap.Logger) *Limiter {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	ttl := pgtype.Interval{Microseconds: limits.LeaseTTL.Microseconds(), Valid: true}
-	return &Limiter{pool: pool, limits: limits, log: log, leaseTTL: ttl, unreleased: map[uuid.UUID]time.Time{}, kick: make(chan struct{}, 1)}
+	return &Limiter{pool: pool, limits: limits, log: log, unreleased: map[uuid.UUID]pending{}, kick: make(chan struct{}, 1)}
 }
 
-// lockKey maps a site id to the advisory lock that serialises its
-// acquisitions. The high bit namespaces erpgate's limiter locks.
-func lockKey(siteID string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("erpgate/ratelimit/" + siteID))
-	return int64(h.Sum64() >> 1)
+// liveFloor is the smallest lease id still live at now: the UUID whose
+// first 48 bits are the millisecond now - ttl and whose other bits are
+// zero. Lease ids are UUIDv7 (their first 48 bits are the millisecond they
+// were taken) and Postgres compares UUIDs byte by byte, so a lease has
+// expired when its id is below the floor. Replicas' clocks must agree to
+// well within the TTL (the call budget plus a margin).
+func liveFloor(now time.Time, ttl time.Duration) uuid.UUID {
+	var u uuid.UUID
+	ms := uint64(now.Add(-ttl).UnixMilli())
+	for i := 0; i < 6; i++ {
+		u[i] = byte(ms >> (8 * (5 - i)))
+	}
+	return u
 }
-
-// acquireSQL counts what the caller and the site have in flight and have
-// started this minute, and, only when every limit admits the call, counts
-// it and takes a lease. It runs right after the site's advisory lock in the
-// same implicit transaction, so it reads (with a snapshot taken after the
-// lock) everything earlier holders of the lock committed.
-//
-// $1 site, $2 caller, $3 lease id, $4 lease TTL, $5..$8 the limits: user
-// concurrency, site concurrency, user per minute, site per minute.
-const acquireSQL = `
-WITH clock AS (
-	SELECT now() AS at, date_trunc('minute', now()) AS minute
-), counts AS (
-	SELECT
-		(SELECT count(*) FROM call_leases, clock WHERE site_id = $1 AND caller_key = $2 AND expires_at > clock.at) AS user_in_flight,
-		(SELECT count(*) FROM call_leases, clock WHERE site_id = $1 AND expires_at > clock.at) AS site_in_flight,
-		coalesce((SELECT calls FROM call_windows, clock WHERE site_id = $1 AND caller_key = $2 AND window_start = clock.minute), 0) AS user_calls,
-		coalesce((SELECT calls FROM call_windows, clock WHERE site_id = $1 AND caller_key = '' AND window_start = clock.minute), 0) AS site_calls
-), admitted AS (
-	SELECT 1 FROM counts
-	WHERE user_in_flight < $5 AND site_in_flight < $6 AND user_calls < $7 AND site_calls < $8
-), counted AS (
-	INSERT INTO call_windows (site_id, caller_key, window_start, calls)
-	SELECT $1, k, clock.minute, 1 FROM admitted, clock, unnest(ARRAY[$2::text, '']) AS k
-	ON CONFLICT (site_id, caller_key, window_start) DO UPDATE SET calls = call_windows.calls + 1
-), leased AS (
-	INSERT INTO call_leases (id, site_id, caller_key, expires_at)
-	SELECT $3, $1, $2, clock.at + $4::interval FROM admitted, clock
-)
-SELECT user_in_flight, site_in_flight, user_calls, site_calls, clock.minute + interval '1 minute'
-FROM counts, clock`
 
 // Acquire takes a slot for one call of callerKey on siteID, or fails with
 // RATE_LIMITED and a retry-after.
 //
-// It costs one round trip: the advisory lock and acquireSQL go in one
-// batch, which Postgres runs as one implicit transaction. The tables are
-// unlogged (migration 00006), so its commit waits for no WAL flush.
+// It costs one round trip: erpgate_call_acquire (migration 00007) updates
+// the site's row and the caller's row in place.
 func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func(), error) {
 	site, err := uuid.Parse(siteID)
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: site id: %w", err)
 	}
-	lease := uuid.New()
-	expires := time.Now().Add(l.limits.LeaseTTL)
-	batch := &pgx.Batch{}
-	// Leases this replica failed to release (during a database outage)
-	// go first, in the same round trip, so they do not count against
-	// their callers now that the database answers again.
-	unreleased := l.unreleasedLeases()
-	if len(unreleased) > 0 {
-		batch.Queue(`DELETE FROM call_leases WHERE id = ANY($1)`, unreleased)
+	// Leases of this caller's finished calls still queued for release (the
+	// Janitor has not sent them yet, or the database was down when it
+	// tried) must not count against this call: they are ended in its
+	// round trip.
+	ended := l.queuedFor(site, callerKey)
+	lease, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: lease id: %w", err)
 	}
-	batch.Queue(`SELECT pg_advisory_xact_lock($1)`, lockKey(siteID))
-	batch.Queue(acquireSQL, site, callerKey, lease, l.leaseTTL,
-		l.limits.UserConcurrency, l.limits.SiteConcurrency, l.limits.UserPerMinute, l.limits.SitePerMinute)
+	now := time.Now()
+	var admitted bool
 	var userInFlight, siteInFlight, userCalls, siteCalls int
 	var windowEnd time.Time
-	br := l.pool.SendBatch(ctx, batch)
-	if len(unreleased) > 0 {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(&userInFlight, &siteInFlight, &userCalls, &siteCalls, &windowEnd)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && len(unreleased) > 0 {
-		// The batch committed as one implicit transaction.
-		l.released(unreleased)
-	}
+	err = l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_acquire($1, $2, $3, $4, $5, $6, $7, $8)`,
+		pgUUID(site), callerKey, pgUUID(lease), pgUUIDs(ended),
+		l.limits.UserConcurrency, l.limits.SiteConcurrency, l.limits.UserPerMinute, l.limits.SitePerMinute,
+	).Scan(&admitted, &userInFlight, &siteInFlight, &userCalls, &siteCalls, &windowEnd)
 	if err != nil {
 		return nil, toolerr.Wrap(toolerr.UpstreamUnavailable, fmt.Errorf("ratelimit: acquire: %w", err),
 			"erpgate could not check its call limits (its database is unavailable); retry shortly")
 	}
+	l.released(ended) // admitted or not, they were ended
+	if admitted {
+		expires := now.Add(l.limits.LeaseTTL)
+		return func() { l.release(lease, pending{site: site, caller: callerKey, expires: expires}) }, nil
+	}
 	switch wait := time.Until(windowEnd); {
-	case userInFlight >= l.limits.UserConcurrency:
-		return nil, limited(time.Second, "this caller already has %d calls in flight, the most allowed at once; wait for one to finish", userInFlight)
 	case siteInFlight >= l.limits.SiteConcurrency:
 		return nil, limited(time.Second, "this ERP site already has %d calls in flight, the most erpgate sends it at once; retry shortly", siteInFlight)
-	case userCalls >= l.limits.UserPerMinute:
-		return nil, limited(wait, "this caller made %d calls this minute, the most allowed", userCalls)
 	case siteCalls >= l.limits.SitePerMinute:
 		return nil, limited(wait, "this ERP site received %d calls this minute, the most erpgate sends it", siteCalls)
+	case userInFlight >= l.limits.UserConcurrency:
+		return nil, limited(time.Second, "this caller already has %d calls in flight, the most allowed at once; wait for one to finish", userInFlight)
+	default:
+		return nil, limited(wait, "this caller made %d calls this minute, the most allowed", userCalls)
 	}
-	return func() { l.release(lease, expires) }, nil
+}
+
+// pgUUID and pgUUIDs pass UUIDs to pgx in binary form (a uuid.UUID is a
+// driver.Valuer, which pgx would format as text and parse again).
+func pgUUID(u uuid.UUID) pgtype.UUID { return pgtype.UUID{Bytes: u, Valid: true} }
+
+func pgUUIDs(us []uuid.UUID) []pgtype.UUID {
+	out := make([]pgtype.UUID, len(us))
+	for i, u := range us {
+		out[i] = pgUUID(u)
+	}
+	return out
 }
 
 func limited(wait time.Duration, format string, args ...any) *toolerr.Error {
@@ -173,12 +157,12 @@ func limited(wait time.Duration, format string, args ...any) *toolerr.Error {
 	return toolerr.New(toolerr.RateLimited, format, args...).WithRetryAfter(wait)
 }
 
-// release queues a finished call's lease for deletion and wakes the
-// Janitor. The call's reply does not wait for the database; until the lease
-// is deleted it still counts, which can only make the limits stricter.
-func (l *Limiter) release(lease uuid.UUID, expires time.Time) {
+// release queues a finished call's lease and wakes the Janitor. The call's
+// reply does not wait for the database; until the lease is ended it still
+// counts, which can only make the limits stricter.
+func (l *Limiter) release(lease uuid.UUID, p pending) {
 	l.mu.Lock()
-	l.unreleased[lease] = expires
+	l.unreleased[lease] = p
 	l.mu.Unlock()
 	select {
 	case l.kick <- struct{}{}:
@@ -186,38 +170,68 @@ func (l *Limiter) release(lease uuid.UUID, expires time.Time) {
 	}
 }
 
-// Flush deletes every queued lease now. Call it before closing the pool,
-// so that a replica shutting down leaves no lease behind.
+// Flush ends every queued lease now, in one round trip. Call it before
+// closing the pool, so that a replica shutting down leaves no lease behind.
 func (l *Limiter) Flush(ctx context.Context) error {
-	ids := l.unreleasedLeases()
+	ids, sites, callers := l.unreleasedLeases()
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := l.pool.Exec(ctx, `DELETE FROM call_leases WHERE id = ANY($1)`, ids); err != nil {
+	if _, err := l.pool.Exec(ctx, `SELECT erpgate_call_release($1, $2, $3)`, pgUUIDs(sites), callers, pgUUIDs(ids)); err != nil {
 		return fmt.Errorf("ratelimit: release %d leases: %w", len(ids), err)
 	}
 	l.released(ids)
 	return nil
 }
 
-// unreleasedLeases returns the leases whose release failed and that have
-// not expired yet, forgetting expired ones.
-func (l *Limiter) unreleasedLeases() []uuid.UUID {
+// queuedFor returns the queued leases of callerKey's calls on site.
+func (l *Limiter) queuedFor(site uuid.UUID, callerKey string) []uuid.UUID {
+	ended := []uuid.UUID{} // an empty array, not NULL
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var ids []uuid.UUID
+	for id, p := range l.unreleased {
+		if p.site == site && p.caller == callerKey {
+			ended = append(ended, id)
+		}
+	}
+	return ended
+}
+
+// unreleasedLeases returns the queued leases that have not expired yet
+// (the Janitor removes expired ones from the database), forgetting expired
+// ones, as the parallel arrays erpgate_call_release takes, sorted by site
+// and caller: the order in which rows must be locked.
+func (l *Limiter) unreleasedLeases() (ids []uuid.UUID, sites []uuid.UUID, callers []string) {
+	type queued struct {
+		id uuid.UUID
+		pending
+	}
+	var all []queued
+	l.mu.Lock()
 	now := time.Now()
-	for id, exp := range l.unreleased {
-		if exp.Before(now) {
+	for id, p := range l.unreleased {
+		if p.expires.Before(now) {
 			delete(l.unreleased, id)
 			continue
 		}
-		ids = append(ids, id)
+		all = append(all, queued{id, p})
 	}
-	return ids
+	l.mu.Unlock()
+	slices.SortFunc(all, func(a, b queued) int {
+		if c := bytes.Compare(a.site[:], b.site[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.caller, b.caller)
+	})
+	for _, q := range all {
+		ids = append(ids, q.id)
+		sites = append(sites, q.site)
+		callers = append(callers, q.caller)
+	}
+	return ids, sites, callers
 }
 
-// released forgets leases that are now deleted.
+// released forgets leases that are now ended.
 func (l *Limiter) released(ids []uuid.UUID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -226,11 +240,12 @@ func (l *Limiter) released(ids []uuid.UUID) {
 	}
 }
 
-// Janitor deletes expired leases and finished windows every interval until
-// ctx ends.
-//
-// It also deletes the leases of finished calls as soon as they are queued
-// (see release), and retries every second while that fails.
+// Janitor ends the leases of finished calls as soon as they are queued
+// (see release), retrying every second while that fails, and every
+// interval removes leases older than the lease TTL (a crashed replica's)
+// and deletes the rows of callers idle for two minutes, until ctx ends.
+// Its maintenance statements skip rows that are locked rather than wait
+// for them, so they never deadlock with calls.
 func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -248,11 +263,32 @@ func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 			continue
 		case <-t.C:
 		}
-		if _, err := l.pool.Exec(ctx, `DELETE FROM call_leases WHERE expires_at < now()`); err != nil && ctx.Err() == nil {
-			l.log.Warn("purging expired call leases failed", zap.Error(err))
-		}
-		if _, err := l.pool.Exec(ctx, `DELETE FROM call_windows WHERE window_start < now() - interval '2 minutes'`); err != nil && ctx.Err() == nil {
-			l.log.Warn("purging old call windows failed", zap.Error(err))
+		if err := l.purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			l.log.Warn("purging call limit rows failed", zap.Error(err))
 		}
 	}
+}
+
+// purge removes leases taken before now - the lease TTL and deletes rows
+// with no lease and no call for two minutes.
+func (l *Limiter) purge(ctx context.Context, now time.Time) error {
+	if _, err := l.pool.Exec(ctx, `
+		UPDATE call_limits c
+		   SET leases = ARRAY(SELECT x FROM unnest(c.leases) x WHERE x >= $1)
+		  FROM (SELECT site_id, caller_key FROM call_limits
+		         WHERE EXISTS (SELECT 1 FROM unnest(leases) x WHERE x < $1)
+		           FOR UPDATE SKIP LOCKED) stale
+		 WHERE c.site_id = stale.site_id AND c.caller_key = stale.caller_key`,
+		pgUUID(liveFloor(now, l.limits.LeaseTTL))); err != nil {
+		return fmt.Errorf("ratelimit: remove expired leases: %w", err)
+	}
+	if _, err := l.pool.Exec(ctx, `
+		DELETE FROM call_limits c
+		 USING (SELECT site_id, caller_key FROM call_limits
+		         WHERE window_start < $1::timestamptz - interval '2 minutes' AND cardinality(leases) = 0
+		           FOR UPDATE SKIP LOCKED) idle
+		 WHERE c.site_id = idle.site_id AND c.caller_key = idle.caller_key`, now); err != nil {
+		return fmt.Errorf("ratelimit: delete idle rows: %w", err)
+	}
+	return nil
 }

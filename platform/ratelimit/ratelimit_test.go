@@ -1,14 +1,17 @@
 package ratelimit
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/database"
@@ -18,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newSite(t *testing.T, pool *pgxpool.Pool) string {
+func newSite(t testing.TB, pool *pgxpool.Pool) string {
 	t.Helper()
 	id := uuid.New()
 	_, err := pool.Exec(context.Background(),
@@ -29,6 +32,10 @@ func newSite(t *testing.T, pool *pgxpool.Pool) string {
 	}
 	return id.String()
 }
+
+// liveLeasesSQL counts the leases on callers' rows (each is also on its
+// site's row).
+const liveLeasesSQL = `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits WHERE caller_key <> ''`
 
 func rateLimited(err error) bool {
 	var te *toolerr.Error
@@ -227,7 +234,7 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatal("flushing releases succeeded without a database")
 	}
 	l.pool = good
-	if len(l.unreleasedLeases()) != 1 {
+	if ids, _, _ := l.unreleasedLeases(); len(ids) != 1 {
 		t.Fatal("the failed release was not kept for a retry")
 	}
 	rel, err = l.Acquire(ctx, site, "user:a")
@@ -239,11 +246,11 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := good.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&left); err != nil || left != 0 {
+	if err := good.QueryRow(ctx, liveLeasesSQL).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d leases left (%v)", left, err)
 	}
-	if n := len(l.unreleasedLeases()); n != 0 {
-		t.Errorf("%d leases still waiting for a retry", n)
+	if ids, _, _ := l.unreleasedLeases(); len(ids) != 0 {
+		t.Errorf("%d leases still waiting for a retry", len(ids))
 	}
 }
 
@@ -263,7 +270,7 @@ func TestReleaseDoesNotWaitForTheDatabase(t *testing.T) {
 	}
 	rel()
 	var leases int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&leases); err != nil || leases != 1 {
+	if err := pool.QueryRow(ctx, liveLeasesSQL).Scan(&leases); err != nil || leases != 1 {
 		t.Fatalf("leases after a queued release = %d (%v), want 1", leases, err)
 	}
 	janitor, stop := context.WithCancel(ctx)
@@ -271,7 +278,7 @@ func TestReleaseDoesNotWaitForTheDatabase(t *testing.T) {
 	go l.Janitor(janitor, time.Minute)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM call_leases`).Scan(&leases); err != nil {
+		if err := pool.QueryRow(ctx, liveLeasesSQL).Scan(&leases); err != nil {
 			t.Fatal(err)
 		}
 		if leases == 0 {
@@ -287,4 +294,172 @@ func TestReleaseDoesNotWaitForTheDatabase(t *testing.T) {
 		t.Fatalf("after the release: %v", err)
 	}
 	rel()
+}
+
+// TestCrashedReplicaLeasesExpire: a replica that dies with calls in flight
+// never releases their leases; any replica's janitor removes them once
+// they are older than the lease TTL, and not before.
+func TestCrashedReplicaLeasesExpire(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.UserConcurrency = 1
+	lim.LeaseTTL = time.Minute
+	crashed := New(pool, lim, nil)
+	ctx := context.Background()
+	if _, err := crashed.Acquire(ctx, site, "user:a"); err != nil { // never released
+		t.Fatal(err)
+	}
+	survivor := New(pool, lim, nil)
+	if _, err := survivor.Acquire(ctx, site, "user:a"); !rateLimited(err) {
+		t.Fatalf("the crashed replica's call does not count: %v", err)
+	}
+	if err := survivor.purge(ctx, time.Now().Add(lim.LeaseTTL/2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := survivor.Acquire(ctx, site, "user:a"); !rateLimited(err) {
+		t.Fatalf("a lease younger than the TTL was removed: %v", err)
+	}
+	if err := survivor.purge(ctx, time.Now().Add(lim.LeaseTTL+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := survivor.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatalf("the expired lease still counts: %v", err)
+	}
+	rel()
+}
+
+// TestIdleRowsAreDeleted: rows of callers with no call in flight and none
+// for two minutes are deleted; rows with a call in flight are kept.
+func TestIdleRowsAreDeleted(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.LeaseTTL = 10 * time.Minute // user:busy's call is still in flight three minutes on
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	rel, err := l.Acquire(ctx, site, "user:done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := l.Acquire(ctx, site, "user:busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy()
+	rows := func() []string {
+		r, err := pool.Query(ctx, `SELECT caller_key FROM call_limits ORDER BY caller_key`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := pgx.CollectRows(r, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	if got := rows(); len(got) != 3 {
+		t.Fatalf("rows before = %q, want the site's and two callers'", got)
+	}
+	if err := l.purge(ctx, time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); len(got) != 3 {
+		t.Fatalf("rows deleted before two idle minutes: %q", got)
+	}
+	if err := l.purge(ctx, time.Now().Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); len(got) != 2 || got[0] != "" || got[1] != "user:busy" {
+		t.Fatalf("rows after = %q, want the site's and user:busy's", got)
+	}
+}
+
+// TestManyCallersTwoReplicasNeverDeadlock drives acquisitions, batched
+// releases and the janitor's purge on two replicas over several sites and
+// callers at once. Rows are always locked in key order, so no statement
+// may fail (a deadlock would surface as an error) and at the end no lease
+// is left.
+func TestManyCallersTwoReplicasNeverDeadlock(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	var replicas []*Limiter
+	var pools []*pgxpool.Pool
+	for i := 0; i < 2; i++ {
+		p, err := database.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		pools = append(pools, p)
+		replicas = append(replicas, New(p, Limits{UserConcurrency: 2, UserPerMinute: 1 << 20, SiteConcurrency: 5, SitePerMinute: 1 << 20}, nil))
+	}
+	var sites []string
+	for i := 0; i < 3; i++ {
+		sites = append(sites, newSite(t, pools[0]))
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	for _, r := range replicas {
+		go r.Janitor(ctx, 5*time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	var admitted, refused atomic.Int64
+	for g := 0; g < 12; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			r := replicas[g%2]
+			for i := 0; i < 60; i++ {
+				site := sites[(g+i)%len(sites)]
+				caller := fmt.Sprint("user:", (g*7+i)%5)
+				rel, err := r.Acquire(context.Background(), site, caller)
+				if err != nil {
+					if !rateLimited(err) {
+						t.Errorf("replica %d: %v", g%2, err)
+						return
+					}
+					refused.Add(1)
+					continue
+				}
+				admitted.Add(1)
+				rel()
+			}
+		}(g)
+	}
+	wg.Wait()
+	stop()
+	for _, r := range replicas {
+		if err := r.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left int
+	if err := pools[0].QueryRow(context.Background(), `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d leases left after every call ended (%v)", left, err)
+	}
+	if admitted.Load() == 0 {
+		t.Errorf("no call admitted (%d refused)", refused.Load())
+	}
+}
+
+func TestLiveFloorOrdersWithLeaseIDs(t *testing.T) {
+	for i := 0; i < 100; i++ {
+		before := time.Now()
+		id, err := uuid.NewV7()
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now().Add(time.Millisecond)
+		if floor := liveFloor(before, 0); bytes.Compare(id[:], floor[:]) < 0 {
+			t.Fatalf("lease %s taken after %v is below that moment's floor %s", id, before, liveFloor(before, 0))
+		}
+		if floor := liveFloor(after, 0); bytes.Compare(id[:], floor[:]) >= 0 {
+			t.Fatalf("lease %s is not below the floor of a later millisecond %s", id, liveFloor(after, 0))
+		}
+	}
 }
