@@ -116,7 +116,12 @@ func (a *App) build(ctx context.Context) error {
 		UserPerMinute:   cfg.Limits.UserPerMinute,
 		SiteConcurrency: cfg.Limits.SiteConcurrency,
 		SitePerMinute:   cfg.Limits.SitePerMinute,
-		LeaseTTL:        cfg.Upstream.Budget + 30*time.Second,
+		// Leases a replica keeps warm are reused for at most WarmFor, so
+		// no lease in use gets older than WarmFor plus the call budget,
+		// which stays well under the TTL.
+		LeaseTTL: cfg.Upstream.Budget + 30*time.Second,
+		Linger:   500 * time.Millisecond,
+		WarmFor:  10 * time.Second,
 	}, a.log)
 	a.limiter = limiter
 	janitorCtx, stopJanitor := context.WithCancel(context.Background())
@@ -155,6 +160,7 @@ func (a *App) build(ctx context.Context) error {
 		Logger:     a.log,
 	}).Register(e.Group("/api/v1"))
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
+	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
 	store.OnChange(resolver.Forget)
@@ -225,8 +231,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
-	// In-flight calls are done: release their leases before the pool goes.
-	if err := a.limiter.Flush(ctx); err != nil {
+	// In-flight calls are done: give back their leases, and the warm
+	// slots and reservations this replica holds, before the pool goes.
+	if err := a.limiter.Drain(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("release call leases: %w", err))
 	}
 	a.stopJanitor()

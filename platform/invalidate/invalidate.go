@@ -31,6 +31,8 @@ type Listener struct {
 	mu      sync.RWMutex
 	onSite  []func(siteID string)
 	onReset []func()
+	// handlers are other messages on the channel, by payload prefix.
+	handlers map[string][]func(rest string)
 	healthy atomic.Bool
 }
 
@@ -47,6 +49,18 @@ func (l *Listener) OnSite(fn func(siteID string)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.onSite = append(l.onSite, fn)
+}
+
+// OnMessage registers fn to be called with the rest of every payload that
+// starts with prefix (other than "site:"), such as the limiter's
+// "limits:<site id>:<caller>" refusals.
+func (l *Listener) OnMessage(prefix string, fn func(rest string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.handlers == nil {
+		l.handlers = map[string][]func(string){}
+	}
+	l.handlers[prefix] = append(l.handlers[prefix], fn)
 }
 
 // OnReset registers fn to be called whenever notifications may have been
@@ -105,6 +119,17 @@ func (l *Listener) listenOnce(ctx context.Context) error {
 			for _, fn := range subs {
 				fn(id)
 			}
+			continue
+		}
+		prefix, rest, ok := strings.Cut(n.Payload, ":")
+		if !ok {
+			continue
+		}
+		l.mu.RLock()
+		subs := l.handlers[prefix+":"]
+		l.mu.RUnlock()
+		for _, fn := range subs {
+			fn(rest)
 		}
 	}
 }

@@ -93,3 +93,44 @@ func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
 		t.Fatal("no notification after reconnect")
 	}
 }
+
+// TestOtherMessagesGoToTheirHandlers: payloads other than "site:" reach
+// the handler registered for their prefix, with the prefix cut off, and
+// no other subscriber.
+func TestOtherMessagesGoToTheirHandlers(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	pool, err := database.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := NewListener(url, nil)
+	limits := make(chan string, 16)
+	sites := make(chan string, 16)
+	l.OnMessage("limits:", func(rest string) { limits <- rest })
+	l.OnSite(func(id string) { sites <- id })
+	go l.Run(ctx)
+	waitFor(t, "the listener", l.Healthy)
+	for _, payload := range []string{"other:ignored", "no prefix", "limits:site-1:user:a@example.com"} {
+		if _, err := pool.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case got := <-limits:
+		if got != "site-1:user:a@example.com" {
+			t.Errorf("handler got %q", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the limits: message did not arrive")
+	}
+	select {
+	case got := <-limits:
+		t.Errorf("handler got a second message %q", got)
+	case got := <-sites:
+		t.Errorf("a site subscriber got %q", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/pgtest"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -36,6 +37,13 @@ func newSite(t testing.TB, pool *pgxpool.Pool) string {
 // liveLeasesSQL counts the leases on callers' rows (each is also on its
 // site's row).
 const liveLeasesSQL = `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits WHERE caller_key <> ''`
+
+// queued is how many entries wait to be given back.
+func (l *Limiter) queued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
+}
 
 func rateLimited(err error) bool {
 	var te *toolerr.Error
@@ -148,25 +156,21 @@ func TestPerMinute(t *testing.T) {
 // separate pools (two replicas) and checks that no more than 3 calls are
 // ever in flight.
 func TestLimitsHoldAcrossReplicas(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	var pools []*pgxpool.Pool
-	for i := 0; i < 2; i++ {
-		p, err := database.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		pools = append(pools, p)
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprint("warm slots ", warm), func(t *testing.T) {
+			lim := generous()
+			if warm {
+				lim = warmLimits()
+			}
+			url := pgtest.NewDatabase(t)
+			a, pool := replica(t, url, lim)
+			b, _ := replica(t, url, lim)
+			limitsHoldAcrossReplicas(t, []*Limiter{a, b}, newSite(t, pool))
+		})
 	}
-	site := newSite(t, pools[0])
-	replicas := []*Limiter{New(pools[0], generous(), nil), New(pools[1], generous(), nil)}
-	// Each replica's janitor deletes the leases of finished calls, as in
-	// production.
-	janitors, stop := context.WithCancel(context.Background())
-	defer stop()
-	for _, r := range replicas {
-		go r.Janitor(janitors, time.Minute)
-	}
+}
+
+func limitsHoldAcrossReplicas(t *testing.T, replicas []*Limiter, site string) {
 	var inFlight, peak, ok, limited atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 60; i++ {
@@ -234,7 +238,7 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 		t.Fatal("flushing releases succeeded without a database")
 	}
 	l.pool = good
-	if ids, _, _ := l.unreleasedLeases(); len(ids) != 1 {
+	if l.queued() != 1 {
 		t.Fatal("the failed release was not kept for a retry")
 	}
 	rel, err = l.Acquire(ctx, site, "user:a")
@@ -249,8 +253,8 @@ func TestFailedReleaseDoesNotHoldTheSlot(t *testing.T) {
 	if err := good.QueryRow(ctx, liveLeasesSQL).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d leases left (%v)", left, err)
 	}
-	if ids, _, _ := l.unreleasedLeases(); len(ids) != 0 {
-		t.Errorf("%d leases still waiting for a retry", len(ids))
+	if n := l.queued(); n != 0 {
+		t.Errorf("%d leases still waiting for a retry", n)
 	}
 }
 
@@ -380,8 +384,8 @@ func TestIdleRowsAreDeleted(t *testing.T) {
 	}
 }
 
-// TestManyCallersTwoReplicasNeverDeadlock drives acquisitions, batched
-// releases and the janitor's purge on two replicas over several sites and
+// TestManyCallersTwoReplicasNeverDeadlock drives acquisitions, warm slots,
+// batched give-backs and the janitor's purge on two replicas over several sites and
 // callers at once. Rows are always locked in key order, so no statement
 // may fail (a deadlock would surface as an error) and at the end no lease
 // is left.
@@ -396,7 +400,8 @@ func TestManyCallersTwoReplicasNeverDeadlock(t *testing.T) {
 		}
 		t.Cleanup(p.Close)
 		pools = append(pools, p)
-		replicas = append(replicas, New(p, Limits{UserConcurrency: 2, UserPerMinute: 1 << 20, SiteConcurrency: 5, SitePerMinute: 1 << 20}, nil))
+		replicas = append(replicas, New(p, Limits{UserConcurrency: 2, UserPerMinute: 1 << 20, SiteConcurrency: 5, SitePerMinute: 1 << 20,
+			Linger: 20 * time.Millisecond, WarmFor: time.Minute}, nil))
 	}
 	var sites []string
 	for i := 0; i < 3; i++ {
@@ -434,7 +439,7 @@ func TestManyCallersTwoReplicasNeverDeadlock(t *testing.T) {
 	wg.Wait()
 	stop()
 	for _, r := range replicas {
-		if err := r.Flush(context.Background()); err != nil {
+		if err := r.Drain(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -461,5 +466,186 @@ func TestLiveFloorOrdersWithLeaseIDs(t *testing.T) {
 		if floor := liveFloor(after, 0); bytes.Compare(id[:], floor[:]) >= 0 {
 			t.Fatalf("lease %s is not below the floor of a later millisecond %s", id, liveFloor(after, 0))
 		}
+	}
+}
+
+// warmLimits keeps slots warm for back-to-back callers.
+func warmLimits() Limits {
+	lim := generous()
+	lim.Linger = time.Second
+	lim.WarmFor = 10 * time.Second
+	return lim
+}
+
+// replica is a limiter on its own pool, with its janitor and its
+// listener for refusals running, as in production.
+func replica(t *testing.T, url string, lim Limits) (*Limiter, *pgxpool.Pool) {
+	t.Helper()
+	pool, err := database.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	l := New(pool, lim, nil)
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go l.Janitor(ctx, time.Minute)
+	listener := invalidate.NewListener(url, nil)
+	listener.OnMessage(NotifyPrefix, l.ReclaimMessage)
+	go listener.Run(ctx)
+	deadline := time.Now().Add(20 * time.Second)
+	for !listener.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the listener did not connect")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return l, pool
+}
+
+// rowCounts reads a row's leases and calls in the current window.
+func rowCounts(t *testing.T, pool *pgxpool.Pool, site, caller string) (leases, calls int) {
+	t.Helper()
+	err := pool.QueryRow(context.Background(), `
+		SELECT cardinality(leases), CASE WHEN window_start = date_trunc('minute', now()) THEN window_calls ELSE 0 END
+		  FROM call_limits WHERE site_id = $1 AND caller_key = $2`, site, caller).Scan(&leases, &calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leases, calls
+}
+
+// TestWarmSlotsNeedNoRoundTrip: a caller whose calls come back to back
+// costs two round trips for twenty calls, and once the replica gives back
+// what it holds, the database counts exactly the twenty calls.
+func TestWarmSlotsNeedNoRoundTrip(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	l, pool := replica(t, url, warmLimits())
+	site := newSite(t, pool)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		var start time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
+			t.Fatal(err)
+		}
+		caller := "user:" + uuid.NewString()
+		before := l.roundTrips.Load()
+		for i := 0; i < 20; i++ {
+			rel, err := l.Acquire(ctx, site, caller)
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			rel()
+		}
+		// The first call's slot is given back (nothing came before it);
+		// the second's stays warm and serves the other eighteen.
+		if n := l.roundTrips.Load() - before; n != 2 {
+			t.Errorf("round trips for 20 back-to-back calls = %d, want 2", n)
+		}
+		if leases, _ := rowCounts(t, pool, site, caller); leases != 1 {
+			t.Errorf("leases while one slot is warm = %d, want 1", leases)
+		}
+		if err := l.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var end time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
+			t.Fatal(err)
+		}
+		if !end.Equal(start) {
+			l = New(pool, warmLimits(), nil) // the minute turned: once more in one minute
+			continue
+		}
+		leases, calls := rowCounts(t, pool, site, caller)
+		if leases != 0 || calls != 20 {
+			t.Errorf("after giving everything back: %d leases, %d calls this minute; want 0 and 20", leases, calls)
+		}
+		if _, calls := rowCounts(t, pool, site, ""); calls != 20 {
+			t.Errorf("the site's row counts %d calls this minute, want 20", calls)
+		}
+		return
+	}
+}
+
+// TestRefusalReclaimsIdleSlots: replica A keeps a warm slot for a caller
+// whose only slot it is; when the caller's next call reaches replica B, B
+// is refused once, A hears of it and gives the slot back, and B's next
+// attempt succeeds, all inside one Acquire.
+func TestRefusalReclaimsIdleSlots(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	lim := warmLimits()
+	lim.UserConcurrency = 1
+	a, pool := replica(t, url, lim)
+	b, _ := replica(t, url, lim)
+	site := newSite(t, pool)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		rel, err := a.Acquire(ctx, site, "user:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+	}
+	if leases, _ := rowCounts(t, pool, site, "user:a"); leases != 1 {
+		t.Fatalf("replica A holds %d leases, want its one warm slot", leases)
+	}
+	before := b.roundTrips.Load()
+	rel, err := b.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatalf("replica B: %v (replica A did not give back its idle slot)", err)
+	}
+	rel()
+	if n := b.roundTrips.Load() - before; n < 2 {
+		t.Errorf("replica B asked %d times; the first must have been refused", n)
+	}
+}
+
+// TestReservationsAreExactAcrossReplicas: a caller allowed 20 calls a
+// minute alternates between two replicas that each reserve calls ahead.
+// Exactly 20 are admitted: no more, and none refused before the 20th,
+// because a refused replica's announcement makes the other give back what
+// it reserved and did not use.
+func TestReservationsAreExactAcrossReplicas(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	lim := warmLimits()
+	lim.UserPerMinute = 20
+	a, pool := replica(t, url, lim)
+	b, _ := replica(t, url, lim)
+	replicas := []*Limiter{a, b}
+	site := newSite(t, pool)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		var start time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
+			t.Fatal(err)
+		}
+		caller := "user:" + uuid.NewString()
+		admitted := 0
+		firstRefusal := -1
+		for i := 0; i < 30; i++ {
+			rel, err := replicas[(i/3)%2].Acquire(ctx, site, caller)
+			if err != nil {
+				if !rateLimited(err) {
+					t.Fatal(err)
+				}
+				if firstRefusal < 0 {
+					firstRefusal = i
+				}
+				continue
+			}
+			admitted++
+			rel()
+		}
+		var end time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
+			t.Fatal(err)
+		}
+		if !end.Equal(start) {
+			continue // the minute turned; once more
+		}
+		if admitted != 20 || firstRefusal != 20 {
+			t.Errorf("admitted %d of 30 calls, first refused call #%d; want 20 and #20", admitted, firstRefusal)
+		}
+		return
 	}
 }
