@@ -33,7 +33,7 @@ type Listener struct {
 	onReset []func()
 	// handlers are other messages on the channel, by payload prefix.
 	handlers map[string][]func(rest string)
-	healthy atomic.Bool
+	healthy  atomic.Bool
 }
 
 // NewListener returns a listener for the database at url. Call Run.
