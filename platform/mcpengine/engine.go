@@ -76,6 +76,7 @@ type Engine struct {
 }
 
 type kindServer struct {
+	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*compiledTool
 }
@@ -153,7 +154,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		}
 	}
 	redactor := redact.New(rules)
-	ks := &kindServer{tools: map[string]*compiledTool{}}
+	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}}
 	for _, t := range tools {
 		ct, err := compileTool(kind, t)
 		if err != nil {

@@ -102,6 +102,8 @@ func (s *sink) all() []usage.Event {
 }
 
 type fixture struct {
+	engine *Engine
+	site   connector.Site
 	url    string
 	sink   *sink
 	logs   *observer.ObservedLogs
@@ -135,7 +137,7 @@ func newFixture(t *testing.T, errorsAsResults bool) *fixture {
 		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, ErrorsAsResults: errorsAsResults})
 	}))
 	t.Cleanup(srv.Close)
-	return &fixture{url: srv.URL, sink: s, logs: logs, errors: errorsAsResults}
+	return &fixture{engine: e, site: site, url: srv.URL, sink: s, logs: logs, errors: errorsAsResults}
 }
 
 func (f *fixture) session(t *testing.T) *sdk.ClientSession {

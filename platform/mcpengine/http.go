@@ -63,11 +63,13 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if isRequest {
 		st.method = method
 	}
-	r2 := r.Clone(withState(r.Context(), st))
-	r2.Body = io.NopCloser(bytes.NewReader(body))
-	r2.ContentLength = int64(len(body))
-
-	ks.http.ServeHTTP(w, r2)
+	ctx := withState(r.Context(), st)
+	if !isRequest || method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body) {
+		r2 := r.Clone(ctx)
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		ks.http.ServeHTTP(w, r2)
+	}
 
 	if !isRequest {
 		// Notifications, responses and malformed messages are not requests

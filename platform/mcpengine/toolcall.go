@@ -1,0 +1,144 @@
+package mcpengine
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// serveToolCall answers a tools/call request without mcp-go's HTTP
+// transport, when that transport would add nothing: a single request over
+// a protocol version before 2026-07-28 (no _meta, so no progress token, no
+// trace context and no modern-era fields). The message still goes through
+// mcp-go's MCPServer (dispatch, hooks, recovery, error mapping); only the
+// HTTP side is ours: no per-request session, notification forwarder or
+// goroutine (erpgate's tools send no notifications), and the reply is
+// written by writeResponse, which splices the result's JSON in once
+// instead of re-encoding it twice.
+//
+// It reports false, having written nothing, when the request is not such a
+// call; mcp-go's transport then serves it.
+func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false
+	}
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if version == "" || !mcp.IsValidProtocolVersion(version) || mcp.IsModernProtocol(version) {
+		return false
+	}
+	var peek struct {
+		Params struct {
+			Meta json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &peek) != nil || len(peek.Params.Meta) > 0 {
+		return false
+	}
+	resp := ks.mcp.HandleMessage(r.Context(), body)
+	if resp == nil {
+		return false // not reached: a request with an id always gets a reply
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(appendResponse(nil, resp))
+	return true
+}
+
+// appendResponse appends the JSON of a JSON-RPC reply and a newline, as
+// mcp-go's transport writes it. A successful tool result of erpgate's usual
+// shape (one text block holding the same JSON as structuredContent) is
+// written directly: the structured JSON was encoded (and is compact and
+// valid) when the call finished, so it is copied once and quoted once.
+// Anything else is encoded by encoding/json.
+func appendResponse(dst []byte, resp any) []byte {
+	if r, ok := resp.(mcp.JSONRPCResponse); ok {
+		if res, ok := r.Result.(*mcp.CallToolResult); ok && plainResult(res) {
+			id, err := json.Marshal(r.ID)
+			if err == nil {
+				text := res.Content[0].(mcp.TextContent).Text
+				dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+				dst = append(dst, id...)
+				dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
+				dst = appendJSONString(dst, text)
+				dst = append(dst, `}],"structuredContent":`...)
+				dst = append(dst, res.RawStructuredContent...)
+				return append(dst, "}}\n"...)
+			}
+		}
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "the reply could not be encoded", nil))
+	}
+	dst = append(dst, b...)
+	return append(dst, '\n')
+}
+
+// plainResult reports whether a result has only what toolHandler puts in a
+// success: one plain text block and the structured JSON.
+func plainResult(r *mcp.CallToolResult) bool {
+	if r.IsError || r.Meta != nil || r.ResultType != "" || len(r.InputRequests) > 0 || r.RequestState != "" ||
+		r.StructuredContent != nil || len(r.RawStructuredContent) == 0 || len(r.Content) != 1 {
+		return false
+	}
+	t, ok := r.Content[0].(mcp.TextContent)
+	return ok && t.Type == "text" && t.Meta == nil && t.Annotations == nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Like encoding/json it
+// escapes control characters, U+2028 and U+2029, and replaces invalid
+// UTF-8 with U+FFFD; unlike it, it leaves <, > and & as they are (the reply
+// is never embedded in HTML).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

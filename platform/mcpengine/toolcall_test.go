@@ -1,0 +1,170 @@
+package mcpengine
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// post sends one JSON-RPC message with the given protocol version header
+// (none if empty) and returns the status, content type and decoded reply.
+func post(t *testing.T, url, version, body string) (int, string, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if version != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("reply to %s: %v", body, err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), m
+}
+
+// TestDirectToolCallRepliesAsMCPGo sends each call twice: as a plain
+// request, which serveToolCall answers, and with an empty _meta, which
+// mcp-go's transport answers. The replies must be the same JSON.
+func TestDirectToolCallRepliesAsMCPGo(t *testing.T) {
+	f := newFixture(t, false)
+	for _, params := range []string{
+		`{"name":"echo","arguments":{"n":3}}`,
+		`{"name":"echo","arguments":{"n":30}}`,
+		`{"name":"echo","arguments":{"n":3,"extra":true}}`,
+		`{"name":"big","arguments":{}}`,
+		`{"name":"denied"}`,
+		`{"name":"panics","arguments":{}}`,
+		`{"name":"secretive","arguments":{}}`,
+		`{"name":"no_such_tool","arguments":{}}`,
+		`{"arguments":{}}`,
+	} {
+		direct := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`
+		viaMCPGo := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + strings.Replace(params, `{`, `{"_meta":{},`, 1) + `}`
+		s1, ct1, got := post(t, f.url, "2025-06-18", direct)
+		s2, ct2, want := post(t, f.url, "2025-06-18", viaMCPGo)
+		if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n direct  %d %s %v\n mcp-go  %d %s %v", params, s1, ct1, got, s2, ct2, want)
+		}
+	}
+}
+
+// TestServeToolCallTakesOnlyPlainCalls: requests mcp-go's transport must
+// see (no or unknown protocol version, the 2026-07-28 era, _meta, another
+// content type) are left to it untouched.
+func TestServeToolCallTakesOnlyPlainCalls(t *testing.T) {
+	f := newFixture(t, false)
+	ks := f.engine.kinds["fakeerp"]
+	plain := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}`
+	for _, c := range []struct {
+		name, method, contentType, version, body string
+		served                                   bool
+	}{
+		{"plain call", http.MethodPost, "application/json", "2025-06-18", plain, true},
+		{"charset parameter", http.MethodPost, "application/json; charset=utf-8", "2025-03-26", plain, true},
+		{"no protocol version", http.MethodPost, "application/json", "", plain, false},
+		{"unknown version", http.MethodPost, "application/json", "1999-01-01", plain, false},
+		{"modern era", http.MethodPost, "application/json", mcp.ProtocolVersion20260728, plain, false},
+		{"_meta", http.MethodPost, "application/json", "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":1},"_meta":{"progressToken":1}}}`, false},
+		{"text/plain", http.MethodPost, "text/plain", "2025-06-18", plain, false},
+		{"GET", http.MethodGet, "application/json", "2025-06-18", plain, false},
+		{"unparsable", http.MethodPost, "application/json", "2025-06-18", `{"jsonrpc":`, false},
+	} {
+		st := &requestState{session: Session{Site: f.site}, id: "t"}
+		r := httptest.NewRequest(c.method, "/mcp", strings.NewReader(c.body)).WithContext(withState(t.Context(), st))
+		r.Header.Set("Content-Type", c.contentType)
+		if c.version != "" {
+			r.Header.Set(mcp.HeaderProtocolVersion, c.version)
+		}
+		w := httptest.NewRecorder()
+		served := f.engine.serveToolCall(ks, w, r, []byte(c.body))
+		if served != c.served {
+			t.Errorf("%s: served = %v, want %v", c.name, served, c.served)
+		}
+		if !served && (w.Body.Len() > 0 || w.Code != http.StatusOK || len(w.Header()) > 0) {
+			t.Errorf("%s: not served, but wrote %d %v %q", c.name, w.Code, w.Header(), w.Body.String())
+		}
+		if served && !strings.Contains(w.Body.String(), `"structuredContent":{"value":{"amount":1180.10,"n":1}}`) {
+			t.Errorf("%s: reply %s", c.name, w.Body.String())
+		}
+	}
+}
+
+// TestAppendResponseMatchesEncodingJSON: whatever the reply, its JSON
+// means what encoding/json's would.
+func TestAppendResponseMatchesEncodingJSON(t *testing.T) {
+	structured := json.RawMessage(`{"data":[{"name":"Café \"Ō\" <&>","note":"a\nb\tc\u2028d\u0001"}],"n":1.50}`)
+	plain := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(structured))}, RawStructuredContent: structured}
+	withError := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(`{"error":{"code":"NOT_FOUND"}}`)}, RawStructuredContent: json.RawMessage(`{"error":{"code":"NOT_FOUND"}}`), IsError: true}
+	withMeta := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")}, RawStructuredContent: json.RawMessage(`{}`)}
+	withMeta.Meta = &mcp.Meta{AdditionalFields: map[string]any{"k": "v"}}
+	for name, resp := range map[string]any{
+		"plain result, numeric id": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(42)), plain),
+		"plain result, string id":  mcp.NewJSONRPCResultResponse(mcp.NewRequestId("req-\"1\""), plain),
+		"error result":             mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(1)), withError),
+		"result with _meta":        mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(1)), withMeta),
+		"JSON-RPC error":           mcp.NewJSONRPCError(mcp.NewRequestId(int64(3)), mcp.INVALID_PARAMS, "tool 'x' not found", nil),
+	} {
+		got := appendResponse(nil, resp)
+		if !bytes.HasSuffix(got, []byte("\n")) {
+			t.Errorf("%s: no trailing newline", name)
+		}
+		want, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(got) || !reflect.DeepEqual(decodeAny(t, got), decodeAny(t, want)) {
+			t.Errorf("%s:\n got  %s\n want %s", name, got, want)
+		}
+	}
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
+}
+
+// FuzzAppendJSONString: any string, valid UTF-8 or not, comes back from a
+// JSON decoder exactly as it does from encoding/json's encoding.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"uote\back`, "nl\n\r\t\x00\x1f\x7f", "é Ō 日本 🙂", "\u2028\u2029", "bad \xff\xfe utf8 \xe2\x82", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := appendJSONString(nil, s)
+		var got string
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatalf("%q encoded as %s: %v", s, enc, err)
+		}
+		ref, _ := json.Marshal(s)
+		var want string
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%q: decoded %q, encoding/json gives %q", s, got, want)
+		}
+	})
+}
