@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,7 +39,9 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 		}
 		st.setOutcome(usage.Success, "")
 		return &mcp.CallToolResult{
-			Content:              []mcp.Content{mcp.NewTextContent(string(data))},
+			// The text block is the same JSON: share the bytes rather than
+			// copy them (data is never modified once encoded).
+			Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(data), len(data)))},
 			RawStructuredContent: data,
 		}, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -44,11 +46,24 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	if resp == nil {
 		return false // not reached: a request with an id always gets a reply
 	}
+	buf := replyBuffers.Get().(*[]byte)
+	out := appendResponse((*buf)[:0], resp)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(appendResponse(nil, resp))
+	_, _ = w.Write(out)
+	if cap(out) <= maxPooledReply {
+		*buf = out[:0]
+		replyBuffers.Put(buf)
+	}
 	return true
 }
+
+// replyBuffers hold the replies serveToolCall writes, so that a reply
+// costs no allocation once the pool is warm. Buffers larger than
+// maxPooledReply (rare, large results) are left to the collector.
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledReply = 256 << 10
 
 // appendResponse appends the JSON of a JSON-RPC reply and a newline, as
 // mcp-go's transport writes it. A successful tool result of erpgate's usual
@@ -62,6 +77,9 @@ func appendResponse(dst []byte, resp any) []byte {
 			id, err := json.Marshal(r.ID)
 			if err == nil {
 				text := res.Content[0].(mcp.TextContent).Text
+				// Room for the reply with one escape in eight bytes of text
+				// (a JSON document's quotes); more grows the buffer once.
+				dst = slices.Grow(dst, 96+len(id)+len(text)+len(text)/8+len(res.RawStructuredContent))
 				dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 				dst = append(dst, id...)
 				dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
