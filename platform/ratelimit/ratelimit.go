@@ -15,7 +15,9 @@
 //     ending it, for up to Limits.Linger.
 //   - Reservations. An acquisition also reserves a few more calls of the
 //     current minute, for the caller and for the site, that the replica
-//     then starts on warm slots without asking.
+//     then starts on warm slots without asking; when half of them are
+//     used it reserves more in the background (topUp), so a steady caller
+//     only meets the database again when the minute turns.
 //
 // A lease or reservation a replica holds but does not use still counts, so
 // another replica may be refused because of it. Every refusal is announced
@@ -84,8 +86,9 @@ type Limiter struct {
 	// kick wakes the Janitor when something was queued.
 	kick chan struct{}
 
-	// roundTrips counts acquisitions that asked the database.
-	roundTrips atomic.Int64
+	// roundTrips counts acquisitions that asked the database; topUps
+	// the reservations asked for ahead, off the calls' path.
+	roundTrips, topUps atomic.Int64
 }
 
 type callerID struct {
@@ -109,8 +112,8 @@ func (r reservation) usable(now time.Time) bool { return r.left > 0 && now.Befor
 
 // add merges calls granted in the minute starting at start.
 func (r *reservation) add(granted int, start, end time.Time) {
-	if granted <= 0 {
-		return
+	if granted <= 0 || start.Before(r.start) {
+		return // nothing, or calls of a minute that is over
 	}
 	if !r.start.Equal(start) {
 		// The old minute's leftovers are void: the rows counting them
@@ -125,12 +128,15 @@ type callerState struct {
 	busy    int
 	budget  reservation
 	lastEnd time.Time // when its last call ended
+	// toppingUp is set while a top-up of budget is under way.
+	toppingUp bool
 }
 
 type siteState struct {
-	budget  reservation
-	busy    int
-	lastUse time.Time
+	budget    reservation
+	busy      int
+	lastUse   time.Time
+	toppingUp bool
 }
 
 // giveBack is one entry of erpgate_call_release.
@@ -237,7 +243,61 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	cs.busy++
 	ss.busy++
 	ss.lastUse = now
+	// Reserve more before the reservations run out, so that the caller's
+	// next calls need no round trip either.
+	var userExtra, siteExtra int
+	if chunk := reserveChunk(l.limits.UserPerMinute); !cs.toppingUp && cs.budget.left <= chunk/2 {
+		userExtra = chunk
+		cs.toppingUp = true
+	}
+	if chunk := reserveChunk(l.limits.SitePerMinute); !ss.toppingUp && ss.budget.left <= chunk/2 {
+		siteExtra = chunk
+		ss.toppingUp = true
+	}
+	if (userExtra > 0 || siteExtra > 0) && !l.closing {
+		go l.topUp(id, userExtra, siteExtra)
+	}
 	return l.releaser(id, le, now), true
+}
+
+// topUp reserves more calls of the current minute for a caller and its
+// site (erpgate_call_reserve, migration 00008), off the path of any call.
+func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
+	l.topUps.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var start, end time.Time
+	var userGranted, siteGranted int
+	err := l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_reserve($1, $2, $3, $4, $5, $6)`,
+		pgUUID(id.site), id.caller, l.limits.UserPerMinute, l.limits.SitePerMinute, userExtra, siteExtra,
+	).Scan(&start, &end, &userGranted, &siteGranted)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cs, ss := l.callers[id], l.sites[id.site]
+	if userExtra > 0 && cs != nil {
+		cs.toppingUp = false
+	}
+	if siteExtra > 0 && ss != nil {
+		ss.toppingUp = false
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			l.log.Debug("reserving calls ahead failed", zap.Error(err))
+		}
+		return
+	}
+	// Calls granted to a state that is gone (given back meanwhile) are
+	// given back too.
+	if cs != nil {
+		cs.budget.add(userGranted, start, end)
+	} else if userGranted > 0 {
+		l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, unused: userGranted, window: start, expires: end})
+	}
+	if ss != nil {
+		ss.budget.add(siteGranted, start, end)
+	} else if siteGranted > 0 {
+		l.queue = append(l.queue, giveBack{site: id.site, unused: siteGranted, window: start, expires: end})
+	}
 }
 
 // ask acquires through the database. refused is the RATE_LIMITED error

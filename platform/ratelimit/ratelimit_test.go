@@ -649,3 +649,78 @@ func TestReservationsAreExactAcrossReplicas(t *testing.T) {
 		return
 	}
 }
+
+// TestReservationsAreToppedUpAhead: a caller allowed 80 calls a minute
+// reserves ten at a time; its replica reserves more in the background
+// before they run out, so forty back-to-back calls still cost only the
+// two acquisitions, and the database ends up counting exactly forty.
+func TestReservationsAreToppedUpAhead(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	lim := warmLimits()
+	lim.UserPerMinute = 80
+	l, pool := replica(t, url, lim)
+	site := newSite(t, pool)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		var start time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
+			t.Fatal(err)
+		}
+		caller := "user:" + uuid.NewString()
+		trips, topUps := l.roundTrips.Load(), l.topUps.Load()
+		for i := 0; i < 40; i++ {
+			rel, err := l.Acquire(ctx, site, caller)
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			rel()
+			// Wait for a top-up under way, as a caller slower than this
+			// loop would: the test is about the calls' round trips.
+			waitForTopUps(t, l)
+		}
+		if n := l.roundTrips.Load() - trips; n != 2 {
+			t.Errorf("round trips for 40 back-to-back calls = %d, want 2", n)
+		}
+		if n := l.topUps.Load() - topUps; n < 3 {
+			t.Errorf("%d top-ups for 40 calls reserving 10 at a time, want at least 3", n)
+		}
+		if err := l.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var end time.Time
+		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
+			t.Fatal(err)
+		}
+		if !end.Equal(start) {
+			l = New(pool, lim, nil) // the minute turned: once more in one minute
+			continue
+		}
+		if _, calls := rowCounts(t, pool, site, caller); calls != 40 {
+			t.Errorf("the caller's row counts %d calls this minute, want 40", calls)
+		}
+		return
+	}
+}
+
+func waitForTopUps(t *testing.T, l *Limiter) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l.mu.Lock()
+		busy := false
+		for _, cs := range l.callers {
+			busy = busy || cs.toppingUp
+		}
+		for _, ss := range l.sites {
+			busy = busy || ss.toppingUp
+		}
+		l.mu.Unlock()
+		if !busy {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a top-up did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
