@@ -18,11 +18,15 @@ var overheadArgs = map[string]any{"limit": 20}
 // overheadRuns are the measured points: the throughput target's (16
 // callers, 0 ms), the same at 20 ms, and the latency target's (20 ms, few
 // enough callers that the two-core machine is not saturated, so the p99
-// shows what the gateway adds rather than queueing for the CPU).
+// shows what the gateway adds rather than queueing for the CPU). Each run
+// alternates direct and gateway rounds; the latency run has more of them,
+// because at four callers a round yields only some 300 calls and a p99
+// from a few hundred samples rests on a handful of them.
 var overheadRuns = []struct {
 	latency time.Duration
 	callers int
-}{{0, overheadCallers}, {20 * time.Millisecond, overheadCallers}, {20 * time.Millisecond, 4}}
+	rounds  int
+}{{0, overheadCallers, 2}, {20 * time.Millisecond, overheadCallers, 2}, {20 * time.Millisecond, 4, 6}}
 
 type overheadRun struct {
 	UpstreamLatencyMS int        `json:"upstream_latency_ms"`
@@ -114,10 +118,10 @@ func (b *bench) gatewayOverhead(ctx context.Context, g *gatewayProc, tab *table)
 			}
 		}
 		client := newLoadClient(run.callers)
-		// Direct and gateway alternate, twice each, so that drift in the
-		// machine's background load hits both alike.
+		// Direct and gateway alternate, so that drift in the machine's
+		// background load hits both alike.
 		var d, gw loadResult
-		for round := range 2 {
+		for round := range run.rounds {
 			dr := runLoad(ctx, client, spec(direct, checkDirect))
 			gs := spec(gateway, checkMCP)
 			if b.opts.profileDir != "" && round == 0 {
