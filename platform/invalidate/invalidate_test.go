@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/pgtest"
@@ -24,15 +25,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
+// newDatabase returns a migrated database's URL and a pool on it.
+func newDatabase(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
 	url := pgtest.NewDatabase(t)
 	pool, err := database.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(pool.Close)
+	return url, pool
+}
+
+func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
+	url, pool := newDatabase(t)
+	ctx := t.Context()
 
 	l := NewListener(url, nil)
 	got := make(chan string, 16)
@@ -98,14 +105,8 @@ func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
 // the handler registered for their prefix, with the prefix cut off, and
 // no other subscriber.
 func TestOtherMessagesGoToTheirHandlers(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	pool, err := database.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	url, pool := newDatabase(t)
+	ctx := t.Context()
 	l := NewListener(url, nil)
 	limits := make(chan string, 16)
 	sites := make(chan string, 16)

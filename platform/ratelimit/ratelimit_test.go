@@ -38,6 +38,16 @@ func newSite(t testing.TB, pool *pgxpool.Pool) string {
 // site's row).
 const liveLeasesSQL = `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits WHERE caller_key <> ''`
 
+// dbMinute is the database's current minute, the limiter's window.
+func dbMinute(t *testing.T, pool *pgxpool.Pool) time.Time {
+	t.Helper()
+	var m time.Time
+	if err := pool.QueryRow(context.Background(), `SELECT date_trunc('minute', now())`).Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // queued is how many entries wait to be given back.
 func (l *Limiter) queued() int {
 	l.mu.Lock()
@@ -121,13 +131,7 @@ func TestPerMinute(t *testing.T) {
 	lim.UserPerMinute = 5
 	l := New(pool, lim, nil)
 	ctx := context.Background()
-	minute := func() time.Time {
-		var m time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	minute := func() time.Time { return dbMinute(t, pool) }
 	// The window is the database's current minute; if the sequence
 	// straddles a minute boundary, run it again in the new minute.
 	for attempt := 0; attempt < 2; attempt++ {
@@ -524,10 +528,7 @@ func TestWarmSlotsNeedNoRoundTrip(t *testing.T) {
 	site := newSite(t, pool)
 	ctx := context.Background()
 	for attempt := 0; attempt < 2; attempt++ {
-		var start time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
-			t.Fatal(err)
-		}
+		start := dbMinute(t, pool)
 		caller := "user:" + uuid.NewString()
 		before := l.roundTrips.Load()
 		for i := 0; i < 20; i++ {
@@ -548,10 +549,7 @@ func TestWarmSlotsNeedNoRoundTrip(t *testing.T) {
 		if err := l.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var end time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
-			t.Fatal(err)
-		}
+		end := dbMinute(t, pool)
 		if !end.Equal(start) {
 			l = New(pool, warmLimits(), nil) // the minute turned: once more in one minute
 			continue
@@ -615,10 +613,7 @@ func TestReservationsAreExactAcrossReplicas(t *testing.T) {
 	site := newSite(t, pool)
 	ctx := context.Background()
 	for attempt := 0; attempt < 2; attempt++ {
-		var start time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
-			t.Fatal(err)
-		}
+		start := dbMinute(t, pool)
 		caller := "user:" + uuid.NewString()
 		admitted := 0
 		firstRefusal := -1
@@ -636,10 +631,7 @@ func TestReservationsAreExactAcrossReplicas(t *testing.T) {
 			admitted++
 			rel()
 		}
-		var end time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
-			t.Fatal(err)
-		}
+		end := dbMinute(t, pool)
 		if !end.Equal(start) {
 			continue // the minute turned; once more
 		}
@@ -662,10 +654,7 @@ func TestReservationsAreToppedUpAhead(t *testing.T) {
 	site := newSite(t, pool)
 	ctx := context.Background()
 	for attempt := 0; attempt < 2; attempt++ {
-		var start time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&start); err != nil {
-			t.Fatal(err)
-		}
+		start := dbMinute(t, pool)
 		caller := "user:" + uuid.NewString()
 		trips, topUps := l.roundTrips.Load(), l.topUps.Load()
 		for i := 0; i < 40; i++ {
@@ -687,10 +676,7 @@ func TestReservationsAreToppedUpAhead(t *testing.T) {
 		if err := l.Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var end time.Time
-		if err := pool.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&end); err != nil {
-			t.Fatal(err)
-		}
+		end := dbMinute(t, pool)
 		if !end.Equal(start) {
 			l = New(pool, lim, nil) // the minute turned: once more in one minute
 			continue
