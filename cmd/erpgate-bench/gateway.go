@@ -279,10 +279,11 @@ type benchSite struct {
 	Tokens            []string
 }
 
-// registerSites registers one site per base URL with the simulator's
-// service credential and tokensPerSite service tokens each, eight requests
-// at a time.
-func registerSites(ctx context.Context, api *adminAPI, prefix string, baseURLs []string, apiKey, apiSecret string, tokensPerSite int) ([]benchSite, error) {
+// registerSites registers one site per port of simulator sim, with the
+// simulator's bot credential and tokensPerSite service tokens each, eight
+// requests at a time.
+func registerSites(ctx context.Context, api *adminAPI, prefix string, sim *simProcess, tokensPerSite int) ([]benchSite, error) {
+	baseURLs := sim.Sites
 	sites := make([]benchSite, len(baseURLs))
 	jobs := make(chan int)
 	errs := make(chan error, len(baseURLs))
@@ -292,7 +293,7 @@ func registerSites(ctx context.Context, api *adminAPI, prefix string, baseURLs [
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if err := registerSite(ctx, api, &sites[i], fmt.Sprintf("%s-%03d", prefix, i+1), baseURLs[i], apiKey, apiSecret, tokensPerSite); err != nil {
+				if err := registerSite(ctx, api, &sites[i], fmt.Sprintf("%s-%03d", prefix, i+1), baseURLs[i], sim, tokensPerSite); err != nil {
 					errs <- err
 				}
 			}
@@ -307,17 +308,19 @@ func registerSites(ctx context.Context, api *adminAPI, prefix string, baseURLs [
 	return sites, <-errs
 }
 
-func registerSite(ctx context.Context, api *adminAPI, s *benchSite, slug, baseURL, apiKey, apiSecret string, tokens int) error {
+func registerSite(ctx context.Context, api *adminAPI, s *benchSite, slug, baseURL string, sim *simProcess, tokens int) error {
 	var site struct {
 		ID string `json:"id"`
 	}
-	if err := api.do(ctx, http.MethodPost, "/sites", map[string]any{
-		"slug": slug, "kind": "frappe", "display_name": "Bench " + slug, "base_url": baseURL,
-	}, &site); err != nil {
+	req := map[string]any{"slug": slug, "kind": sim.Kind, "display_name": "Bench " + slug, "base_url": baseURL}
+	if sim.Settings != nil {
+		req["settings"] = sim.Settings
+	}
+	if err := api.do(ctx, http.MethodPost, "/sites", req, &site); err != nil {
 		return err
 	}
 	if err := api.do(ctx, http.MethodPut, "/sites/"+site.ID+"/connections/api_token", map[string]any{
-		"credentials": map[string]string{"api_key": apiKey, "api_secret": apiSecret},
+		"credentials": sim.Credentials,
 	}, nil); err != nil {
 		return err
 	}

@@ -243,10 +243,18 @@ func transportOutcome(err error) string {
 }
 
 // checkDirect accepts a 200 answer whose body is JSON, as a plain client
-// of the ERP would check it.
+// of the ERP would check it: Frappe's object with data or message, or
+// Acumatica's array of records.
 func checkDirect(status int, _ http.Header, body []byte) string {
 	if status != http.StatusOK {
 		return fmt.Sprintf("http_%d", status)
+	}
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		var records []json.RawMessage
+		if err := json.Unmarshal(body, &records); err != nil {
+			return "invalid_json"
+		}
+		return ""
 	}
 	var v struct {
 		Data    json.RawMessage `json:"data"`

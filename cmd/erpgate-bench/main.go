@@ -147,7 +147,7 @@ func run(ctx context.Context, o options) error {
 	b.env = gatewayEnv{dbURL: dbURL, adminToken: admin.Value.Reveal(), keys: keys, extra: raisedLimits()}
 
 	step("starting the Frappe simulator on 100 ports")
-	if b.sim, err = startSim(ctx, sweepSites, 0); err != nil {
+	if b.sim, err = startSim(ctx, "frappe", sweepSites, 0); err != nil {
 		return err
 	}
 	defer b.sim.stop()
@@ -158,7 +158,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	api := &adminAPI{base: g.URL, token: b.env.adminToken, client: newLoadClient(8)}
-	if b.sites, err = registerSites(ctx, api, "bench", b.sim.Sites, b.sim.APIKey, b.sim.Secret, tokensPerSite); err != nil {
+	if b.sites, err = registerSites(ctx, api, "bench", b.sim, tokensPerSite); err != nil {
 		g.stop()
 		return err
 	}

@@ -62,13 +62,13 @@ type largeScenario struct {
 func (b *bench) largeResults(ctx context.Context, main *gatewayProc, tab *table) (any, error) {
 	sc := &largeScenario{Name: "large_results", Machine: b.machine.ref(), Concurrency: []int{1, largeCallers},
 		Tool: largeTool, ResponseBoundMiB: responseBoundMiB}
-	sim, err := startSim(ctx, 1, largeExtraInvoices)
+	sim, err := startSim(ctx, "frappe", 1, largeExtraInvoices)
 	if err != nil {
 		return nil, err
 	}
 	defer sim.stop()
 	api := &adminAPI{base: main.URL, token: b.env.adminToken, client: &http.Client{Timeout: time.Minute}}
-	sites, err := registerSites(ctx, api, "large", sim.Sites, sim.APIKey, sim.Secret, 1)
+	sites, err := registerSites(ctx, api, "large", sim, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -26,11 +27,16 @@ import (
 // simHello is the line a simulator process prints once it listens.
 type simHello struct {
 	PID     int      `json:"pid"`
+	Kind    string   `json:"kind"`
 	Control string   `json:"control"`
 	Sites   []string `json:"sites"`
-	APIKey  string   `json:"api_key"`
-	Secret  string   `json:"api_secret"`
-	User    string   `json:"user"`
+	// Settings and Credentials register a site of this simulator with its
+	// bot's fixed API credential.
+	Settings    map[string]any    `json:"settings,omitempty"`
+	Credentials map[string]string `json:"credentials"`
+	APIKey      string            `json:"api_key"`
+	Secret      string            `json:"api_secret"`
+	User        string            `json:"user"`
 	// Alt is a second ERP user, for the credential rotation measurement.
 	AltAPIKey string `json:"alt_api_key"`
 	AltSecret string `json:"alt_api_secret"`
@@ -130,24 +136,51 @@ func (h *benchHandler) control() http.Handler {
 	return mux
 }
 
-// runSim is `erpgate-bench sim`: it serves one simulator on -ports loopback
-// ports (one per benchmark site) until its standard input closes, which
-// happens when the benchmark exits, however it exits.
+// runSim is `erpgate-bench sim`: it serves one simulator (-erp frappe or
+// acumatica) on -ports loopback ports (one per benchmark site) until its
+// standard input closes, which happens when the benchmark exits, however it
+// exits.
 func runSim(args []string) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	ports := fs.Int("ports", 1, "loopback ports to serve the simulator on, one per site")
-	extra := fs.Int("extra-invoices", 0, "extra unpaid sales invoices for large reports")
+	extra := fs.Int("extra-invoices", 0, "extra unpaid sales invoices for large reports (Frappe)")
+	erp := fs.String("erp", "frappe", "the simulator: frappe or acumatica")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	started := time.Now()
-	sim := newSimulator(*extra)
-	h := &benchHandler{sim: sim}
-	hello := simHello{PID: os.Getpid(), BuildMS: time.Since(started).Milliseconds()}
-	u := sim.User("service")
-	hello.APIKey, hello.Secret, hello.User = u.APIKey, u.APISecret, u.Email
-	alt := sim.User("all-companies")
-	hello.AltAPIKey, hello.AltSecret, hello.AltUser = alt.APIKey, alt.APISecret, alt.Email
+	hello := simHello{PID: os.Getpid(), Kind: *erp}
+	h := &benchHandler{}
+	switch *erp {
+	case "frappe":
+		sim := newSimulator(*extra)
+		h.sim = sim
+		u := sim.User("service")
+		hello.APIKey, hello.Secret, hello.User = u.APIKey, u.APISecret, u.Email
+		hello.Credentials = map[string]string{"api_key": u.APIKey, "api_secret": u.APISecret}
+		alt := sim.User("all-companies")
+		hello.AltAPIKey, hello.AltSecret, hello.AltUser = alt.APIKey, alt.APISecret, alt.Email
+	case "acumatica":
+		// The bot's connection: the simulator's password-grant
+		// application and its dedicated API user, as `erpgate dev`
+		// registers them.
+		sim := acumaticatest.NewHandler(acumaticatest.Options{})
+		h.sim = sim
+		var service acumaticatest.Client
+		for _, c := range sim.Clients() {
+			if c.Flow == acumaticatest.FlowPassword {
+				service = c
+			}
+		}
+		u := sim.User("service")
+		hello.User = u.Username
+		hello.Settings = map[string]any{"tenant": sim.Tenant()}
+		hello.Credentials = map[string]string{"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": u.Password}
+	default:
+		fmt.Fprintln(os.Stderr, "sim: -erp must be frappe or acumatica")
+		return 2
+	}
+	hello.BuildMS = time.Since(started).Milliseconds()
 
 	var servers []*http.Server
 	serve := func(handler http.Handler) (string, error) {
@@ -191,10 +224,10 @@ type simProcess struct {
 	ctl *http.Client
 }
 
-// startSim starts a simulator process with ports sites.
-func startSim(ctx context.Context, ports, extraInvoices int) (*simProcess, error) {
+// startSim starts a simulator process of kind erp with ports sites.
+func startSim(ctx context.Context, erp string, ports, extraInvoices int) (*simProcess, error) {
 	p := &simProcess{ctl: &http.Client{Timeout: 30 * time.Second}}
-	h, err := startHelper(ctx, &p.simHello, "sim", fmt.Sprintf("-ports=%d", ports), fmt.Sprintf("-extra-invoices=%d", extraInvoices))
+	h, err := startHelper(ctx, &p.simHello, "sim", "-erp="+erp, fmt.Sprintf("-ports=%d", ports), fmt.Sprintf("-extra-invoices=%d", extraInvoices))
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}
