@@ -153,23 +153,32 @@ func (c *client) loggedUser(ctx context.Context) (string, error) {
 // getJSON sends a GET and decodes a 2xx JSON body into v; any other status
 // becomes a classified error built from Frappe's error body.
 func (c *client) getJSON(ctx context.Context, path string, q url.Values, v any) error {
+	body, err := c.getBody(ctx, path, q)
+	if err != nil {
+		return err
+	}
+	return outbound.UnmarshalJSON(body, v)
+}
+
+// getBody fetches a JSON resource and returns its body, or the ERP's error.
+func (c *client) getBody(ctx context.Context, path string, q url.Values) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.site.URL(path, q), nil)
 	if err != nil {
-		return fmt.Errorf("build request: %w", err)
+		return nil, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body, err := outbound.ReadBody(resp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return upstreamError(resp.StatusCode, resp.Header, body)
+		return nil, upstreamError(resp.StatusCode, resp.Header, body)
 	}
-	return outbound.UnmarshalJSON(body, v)
+	return body, nil
 }
 
 // deskURL is the address of a document's page in Frappe's desk UI:

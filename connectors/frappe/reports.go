@@ -83,83 +83,207 @@ func (c *client) runReport(ctx context.Context, name string, filters map[string]
 	if spec.prepared {
 		v.Set("ignore_prepared_report", "1")
 	}
-	var body struct {
-		Message        json.RawMessage `json:"message"`
-		ServerMessages string          `json:"_server_messages"`
-	}
-	if err := c.getJSON(ctx, "/api/method/frappe.desk.query_report.run", v, &body); err != nil {
+	body, err := c.getBody(ctx, "/api/method/frappe.desk.query_report.run", v)
+	if err != nil {
 		return nil, fmt.Errorf("report %s: %w", name, err)
 	}
-	var msg struct {
-		Result         []json.RawMessage `json:"result"`
-		Columns        []json.RawMessage `json:"columns"`
-		Message        any               `json:"message"`
-		PreparedReport bool              `json:"prepared_report"`
-	}
-	if len(body.Message) == 0 {
-		return nil, invalidResponse("the report %s returned no message", name)
-	}
-	if err := outbound.UnmarshalJSON(body.Message, &msg); err != nil {
+	return parseReport(name, body)
+}
+
+// reportEnvelope is what parseReport reads from query_report.run's answer:
+// {"message": {"result": [...], "columns": [...], "message": ...,
+// "prepared_report": ...}, "_server_messages": "..."}, keys in any order.
+type reportEnvelope struct {
+	sawMessage     bool
+	prepared       bool
+	columns        []json.RawMessage // nil when absent or null
+	result         []any             // each row as decoded: an object or a list of cells
+	resultNull     bool              // result was absent or null
+	message        any
+	serverMessages string
+}
+
+// parseReport reads a query report's answer value by value, so that apart
+// from the body only the decoded rows are held: a large report is never
+// buffered a second time as raw JSON (the whole message, then each row).
+func parseReport(name string, body []byte) (*reportData, error) {
+	dec, err := outbound.NewJSONDecoder(body)
+	if err != nil {
 		return nil, err
 	}
-	if msg.PreparedReport {
+	var env reportEnvelope
+	if err := env.read(dec); err != nil {
+		return nil, outbound.InvalidJSON(err)
+	}
+	if !env.sawMessage {
+		return nil, invalidResponse("the report %s returned no message", name)
+	}
+	if env.prepared {
 		return nil, toolerr.New(toolerr.UpstreamUnavailable, "the ERP queued %s as a background (prepared) report instead of running it; nothing was returned, which does not mean there are no rows. Retry later or ask an administrator to allow it to run directly", name)
 	}
-	if msg.Columns == nil {
+	if env.columns == nil {
 		return nil, invalidResponse("the report %s returned no columns", name)
 	}
 	out := &reportData{}
-	if msg.Result == nil {
+	if env.resultNull {
 		// A report that found nothing to report (e.g. a company without
 		// accounts) answers with result null.
 		out.messages = append(out.messages, "The ERP ran "+name+" and it returned no result rows.")
 	}
-	for _, raw := range msg.Columns {
+	for _, raw := range env.columns {
 		col, err := parseColumn(raw)
 		if err != nil {
 			return nil, invalidResponse("the report %s returned a column erpgate cannot read", name)
 		}
 		out.columns = append(out.columns, col)
 	}
-	for i, raw := range msg.Result {
-		trimmed := strings.TrimSpace(string(raw))
-		switch {
-		case strings.HasPrefix(trimmed, "{"):
-			var row map[string]any
-			if err := outbound.UnmarshalJSON(raw, &row); err != nil {
-				return nil, err
+	for i, r := range env.result {
+		switch r := r.(type) {
+		case map[string]any:
+			if !blankRow(r) {
+				out.rows = append(out.rows, r)
 			}
-			if !blankRow(row) {
-				out.rows = append(out.rows, row)
-			}
-		case strings.HasPrefix(trimmed, "["):
+		case []any:
 			// Frappe appends the total row of add_total_row reports as a
 			// list of cells computed in floating point. erpgate computes
 			// its own exact totals instead, so only a list row elsewhere
 			// (a report returning list rows) is kept, keyed by column.
-			if i == len(msg.Result)-1 {
+			if i == len(env.result)-1 {
 				continue
-			}
-			var cells []any
-			if err := outbound.UnmarshalJSON(raw, &cells); err != nil {
-				return nil, err
 			}
 			row := map[string]any{}
 			for j, col := range out.columns {
-				if j < len(cells) {
-					row[col.Fieldname] = cells[j]
+				if j < len(r) {
+					row[col.Fieldname] = r[j]
 				}
 			}
 			out.rows = append(out.rows, row)
 		}
+		env.result[i] = nil // the row is in out.rows now, or dropped
 	}
-	if s, ok := msg.Message.(string); ok && strings.TrimSpace(s) != "" {
+	if s, ok := env.message.(string); ok && strings.TrimSpace(s) != "" {
 		out.messages = append(out.messages, cleanText(s))
 	}
-	if m := (frappeError{ServerMessages: body.ServerMessages}).userMessage(); m != "" {
+	if m := (frappeError{ServerMessages: env.serverMessages}).userMessage(); m != "" {
 		out.messages = append(out.messages, m)
 	}
 	return out, nil
+}
+
+// read decodes the answer's top-level object.
+func (env *reportEnvelope) read(dec *json.Decoder) error {
+	return readObject(dec, func(key string) error {
+		switch key {
+		case "message":
+			env.sawMessage = true
+			return env.readMessage(dec)
+		case "_server_messages":
+			return dec.Decode(&env.serverMessages)
+		}
+		return skipValue(dec)
+	})
+}
+
+// readMessage decodes the report's message: null (no columns, so an
+// invalid answer) or an object.
+func (env *reportEnvelope) readMessage(dec *json.Decoder) error {
+	env.resultNull = true
+	if open, err := openValue(dec, '{'); err != nil || !open {
+		return err
+	}
+	return readFields(dec, func(key string) error {
+		switch key {
+		case "result":
+			return env.readResult(dec)
+		case "columns":
+			env.columns = nil
+			return dec.Decode(&env.columns)
+		case "message":
+			return dec.Decode(&env.message)
+		case "prepared_report":
+			return dec.Decode(&env.prepared)
+		}
+		return skipValue(dec)
+	})
+}
+
+// readResult decodes the rows (null or a list) one by one.
+func (env *reportEnvelope) readResult(dec *json.Decoder) error {
+	env.result, env.resultNull = nil, true
+	if open, err := openValue(dec, '['); err != nil || !open {
+		return err
+	}
+	env.resultNull = false
+	env.result = []any{}
+	for dec.More() {
+		var row any
+		if err := dec.Decode(&row); err != nil {
+			return err
+		}
+		env.result = append(env.result, row)
+	}
+	return expectDelim(dec, ']')
+}
+
+// readObject reads an object, calling field for each key with the decoder
+// positioned at its value (which field must consume).
+func readObject(dec *json.Decoder, field func(key string) error) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	return readFields(dec, field)
+}
+
+// readFields reads an object's fields after its opening brace, and the
+// closing brace.
+func readFields(dec *json.Decoder, field func(key string) error) error {
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, ok := t.(string)
+		if !ok {
+			return fmt.Errorf("object key %v is not a string", t)
+		}
+		if err := field(key); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+// openValue reads the next value's first token: false for null, true for
+// the opening delimiter want; anything else is an error.
+func openValue(dec *json.Decoder, want json.Delim) (bool, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return false, err
+	}
+	if t == nil {
+		return false, nil
+	}
+	if d, ok := t.(json.Delim); !ok || d != want {
+		return false, fmt.Errorf("expected %v or null, found %v", want, t)
+	}
+	return true, nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %v, found %v", want, t)
+	}
+	return nil
+}
+
+// skipValue consumes a value erpgate does not read.
+func skipValue(dec *json.Decoder) error {
+	var skip json.RawMessage
+	return dec.Decode(&skip)
 }
 
 // blankRow reports a spacer row: {} or only empty cells (the General

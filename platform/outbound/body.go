@@ -102,14 +102,31 @@ func DecodeJSON(resp *http.Response, v any) error {
 
 // UnmarshalJSON decodes an upstream body into v, classifying failures.
 func UnmarshalJSON(body []byte, v any) error {
+	dec, err := NewJSONDecoder(body)
+	if err != nil {
+		return err
+	}
+	if err := dec.Decode(v); err != nil {
+		return InvalidJSON(err)
+	}
+	return nil
+}
+
+// NewJSONDecoder returns a decoder over an upstream body that keeps numbers
+// exactly as the ERP wrote them (json.Number), for decoding a large body
+// value by value; an empty body is UPSTREAM_INVALID_RESPONSE.
+func NewJSONDecoder(body []byte) (*json.Decoder, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with an empty body; this does not mean there are no records")
+		return nil, toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with an empty body; this does not mean there are no records")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return toolerr.Wrap(toolerr.UpstreamInvalidResponse, fmt.Errorf("decode upstream JSON: %w", err),
-			"the ERP's answer could not be read as JSON; this does not mean there are no records")
-	}
-	return nil
+	return dec, nil
+}
+
+// InvalidJSON classifies an error decoding an upstream body:
+// UPSTREAM_INVALID_RESPONSE, never "no records".
+func InvalidJSON(err error) error {
+	return toolerr.Wrap(toolerr.UpstreamInvalidResponse, fmt.Errorf("decode upstream JSON: %w", err),
+		"the ERP's answer could not be read as JSON; this does not mean there are no records")
 }
