@@ -24,9 +24,29 @@ import (
 
 // replica is an erpgate process.
 type replica struct {
-	URL  string
-	cmd  *exec.Cmd
-	logs *syncBuffer
+	URL    string
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
+}
+
+// stop shuts the replica down gracefully (as on SIGINT) and waits for it
+// to exit; it is killed if it takes more than 30 s.
+func (r *replica) stop(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.exited:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-r.exited:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+		t.Errorf("replica %s did not stop within 30 s of an interrupt", r.URL)
+	}
 }
 
 // buildErpgate builds the binary into a directory removed with the test.
@@ -63,17 +83,10 @@ func startReplica(t *testing.T, bin, addr string, env map[string]string) *replic
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{URL: "http://" + addr, cmd: cmd, logs: logs}
+	r := &replica{URL: "http://" + addr, cmd: cmd, logs: logs, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(r.exited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		r.stop(t)
 		if t.Failed() {
 			t.Logf("replica %s logs:\n%s", addr, logs.String())
 		}

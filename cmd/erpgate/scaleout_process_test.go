@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/pgtest"
 	"github.com/erpgate/erpgate/platform/secrets"
@@ -41,9 +43,10 @@ func TestTwoProcessesShareLimitsAndInvalidations(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrA := freeAddr(t)
+	dbURL := pgtest.NewDatabase(t)
 	env := map[string]string{
 		"ERPGATE_PUBLIC_BASE_URL": "http://" + addrA,
-		"DATABASE_URL":            pgtest.NewDatabase(t),
+		"DATABASE_URL":            dbURL,
 		"ERPGATE_ADMIN_TOKEN":     admin.Value.Reveal(),
 		"ERPGATE_ENCRYPTION_KEYS": keys,
 		"ERPGATE_LOG_LEVEL":       "warn",
@@ -96,6 +99,62 @@ func TestTwoProcessesShareLimitsAndInvalidations(t *testing.T) {
 			t.Errorf("%d succeeded and %d were limited; want both", ok, limited)
 		}
 		t.Logf("%d calls: %d succeeded, %d RATE_LIMITED, at most %d in flight upstream", calls, ok, limited, gauge.peak.Load())
+	})
+
+	t.Run("per-minute limit with warm slots and reservations", func(t *testing.T) {
+		// One caller's calls, back to back and alternating between the
+		// replicas: each keeps the caller's slot warm and reserves calls
+		// of the minute ahead, so a replica is refused while the other
+		// holds reservations it has not used; it announces the refusal,
+		// the other gives them back, and it asks again. The limit (40 a
+		// minute) must be exact: the first 40 calls succeed, the rest do
+		// not. If the database's minute turns meanwhile, once more with
+		// another token.
+		db, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close(ctx)
+		minute := func() time.Time {
+			var m time.Time
+			if err := db.QueryRow(ctx, `SELECT date_trunc('minute', now())`).Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		for attempt := 0; attempt < 2; attempt++ {
+			token, err := gw.admin.serviceToken(ctx, site.ID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := minute()
+			var ok []int
+			firstRefused := -1
+			for i := range 45 {
+				replica := a.URL
+				if i%2 == 1 {
+					replica = b.URL
+				}
+				o := callService(ctx, client, replica, token, "get_current_user", map[string]any{})
+				switch {
+				case o.ok():
+					ok = append(ok, i)
+				case o.Status == http.StatusOK && o.Code == "RATE_LIMITED" && o.RetryAfter >= 1:
+					if firstRefused < 0 {
+						firstRefused = i
+					}
+				default:
+					t.Fatalf("call %d: neither a result nor RATE_LIMITED with retry-after: %v", i, o)
+				}
+			}
+			if !minute().Equal(start) {
+				continue
+			}
+			if len(ok) != 40 || firstRefused != 40 {
+				t.Errorf("%d of 45 calls succeeded, the first refused was #%d; want 40 and #40", len(ok), firstRefused)
+			}
+			return
+		}
 	})
 
 	token, err := gw.admin.serviceToken(ctx, site.ID, "")
@@ -159,6 +218,26 @@ func TestTwoProcessesShareLimitsAndInvalidations(t *testing.T) {
 		}
 		if o := callService(ctx, client, b.URL, site.ServiceToken, "get_current_user", map[string]any{}); !o.ok() {
 			t.Errorf("the site's other token stopped working: %v", o)
+		}
+	})
+
+	t.Run("nothing held after shutdown", func(t *testing.T) {
+		// Each replica gives back its finished calls' leases, the slots it
+		// kept warm and its unused reservations when it stops.
+		for _, r := range []*replica{a, b} {
+			r.stop(t)
+		}
+		db, err := pgx.Connect(ctx, dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close(ctx)
+		var leases int
+		if err := db.QueryRow(ctx, `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits`).Scan(&leases); err != nil {
+			t.Fatal(err)
+		}
+		if leases != 0 {
+			t.Errorf("%d leases left in call_limits after both replicas stopped", leases)
 		}
 	})
 }
