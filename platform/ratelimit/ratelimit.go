@@ -333,8 +333,11 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 		}
 		return false
 	})
+	// Reserve ahead only for a caller whose calls come back to back: only
+	// its calls can run on a warm slot and use the reservations; anyone
+	// else's would be given back unused a moment later.
 	var userExtra, siteExtra int
-	if l.limits.Linger > 0 {
+	if backToBack := !cs.lastEnd.IsZero() && now.Sub(cs.lastEnd) < l.limits.Linger; backToBack {
 		if !cs.budget.usable(now) {
 			userExtra = reserveChunk(l.limits.UserPerMinute)
 		}
