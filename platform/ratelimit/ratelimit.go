@@ -616,8 +616,11 @@ func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 			_ = l.Flush(ctx)
 		case now := <-linger:
 			l.expireIdle(now)
-		case <-t.C:
-			if err := l.purge(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		case now := <-t.C:
+			// Also here, so that without warm slots (no linger ticker)
+			// the per-caller states of finished calls are dropped too.
+			l.expireIdle(now)
+			if err := l.purge(ctx, now); err != nil && ctx.Err() == nil {
 				l.log.Warn("purging call limit rows failed", zap.Error(err))
 			}
 		}

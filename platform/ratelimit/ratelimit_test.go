@@ -710,3 +710,37 @@ func waitForTopUps(t *testing.T, l *Limiter) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestStatesOfIdleCallersAreDropped: the replica's per-caller and per-site
+// state of callers with nothing in flight is dropped, with warm slots and
+// without, so the maps do not grow with every caller ever seen.
+func TestStatesOfIdleCallersAreDropped(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	for _, lim := range []Limits{generous(), warmLimits()} {
+		l := New(pool, lim, nil)
+		ctx := context.Background()
+		for i := range 3 {
+			rel, err := l.Acquire(ctx, site, fmt.Sprint("user:", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel()
+		}
+		busy, err := l.Acquire(ctx, site, "user:busy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.expireIdle(time.Now().Add(lim.Linger + time.Millisecond))
+		l.mu.Lock()
+		callers, sites := len(l.callers), len(l.sites)
+		l.mu.Unlock()
+		if callers != 1 || sites != 1 {
+			t.Errorf("linger %v: %d caller and %d site states left, want user:busy's and its site's", lim.Linger, callers, sites)
+		}
+		busy()
+		if err := l.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
