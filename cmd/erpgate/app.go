@@ -334,5 +334,6 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, log *zap.Logger, st
 	defer cancel()
 	err = app.Shutdown(sctx)
 	<-errc
+	log.Info("stopped", zap.Error(err))
 	return err
 }
