@@ -246,15 +246,15 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	// Reserve more before the reservations run out, so that the caller's
 	// next calls need no round trip either.
 	var userExtra, siteExtra int
-	if chunk := reserveChunk(l.limits.UserPerMinute); !cs.toppingUp && cs.budget.left <= chunk/2 {
+	if chunk := reserveChunk(l.limits.UserPerMinute); chunk > 0 && !cs.toppingUp && cs.budget.left <= chunk/2 {
 		userExtra = chunk
-		cs.toppingUp = true
 	}
-	if chunk := reserveChunk(l.limits.SitePerMinute); !ss.toppingUp && ss.budget.left <= chunk/2 {
+	if chunk := reserveChunk(l.limits.SitePerMinute); chunk > 0 && !ss.toppingUp && ss.budget.left <= chunk/2 {
 		siteExtra = chunk
-		ss.toppingUp = true
 	}
 	if (userExtra > 0 || siteExtra > 0) && !l.closing {
+		cs.toppingUp = cs.toppingUp || userExtra > 0
+		ss.toppingUp = ss.toppingUp || siteExtra > 0
 		go l.topUp(id, userExtra, siteExtra)
 	}
 	return l.releaser(id, le, now), true
