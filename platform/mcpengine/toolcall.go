@@ -18,8 +18,8 @@ import (
 // mcp-go's MCPServer (dispatch, hooks, recovery, error mapping); only the
 // HTTP side is ours: no per-request session, notification forwarder or
 // goroutine (erpgate's tools send no notifications), and the reply is
-// written by writeResponse, which splices the result's JSON in once
-// instead of re-encoding it twice.
+// built by appendResponse, which splices the result's JSON in once instead
+// of re-encoding it twice.
 //
 // It reports false, having written nothing, when the request is not such a
 // call; mcp-go's transport then serves it.
@@ -44,7 +44,11 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	}
 	resp := ks.mcp.HandleMessage(r.Context(), body)
 	if resp == nil {
-		return false // not reached: a request with an id always gets a reply
+		// Not reached (a request with an id always gets a reply); answered
+		// as mcp-go's transport would, and never handed on to it, which
+		// would run the call twice.
+		w.WriteHeader(http.StatusAccepted)
+		return true
 	}
 	buf := replyBuffers.Get().(*[]byte)
 	out := appendResponse((*buf)[:0], resp)
