@@ -105,6 +105,31 @@ func startReplica(t *testing.T, bin, addr string, env map[string]string) *replic
 	return nil
 }
 
+// replicaEnv is the environment of erpgate processes that share the
+// database at dbURL and are all reached at publicAddr (as behind a load
+// balancer), with extra settings on top; it also returns the admin token.
+func replicaEnv(t *testing.T, publicAddr, dbURL string, extra map[string]string) (map[string]string, string) {
+	t.Helper()
+	admin, err := secrets.NewToken("ega")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"ERPGATE_PUBLIC_BASE_URL": "http://" + publicAddr,
+		"DATABASE_URL":            dbURL,
+		"ERPGATE_ADMIN_TOKEN":     admin.Value.Reveal(),
+		"ERPGATE_ENCRYPTION_KEYS": keys,
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env, admin.Value.Reveal()
+}
+
 // TestOAuthTwoReplicasRefreshOnce runs two erpgate processes on one
 // Postgres. Fifty concurrent tool calls from one user whose ERP token has
 // expired, split across both, make exactly one upstream refresh: the row
@@ -113,31 +138,19 @@ func TestOAuthTwoReplicasRefreshOnce(t *testing.T) {
 	bin := buildErpgate(t)
 	sim := frappetest.NewServer(frappetest.Options{})
 	defer sim.Close()
-	admin, err := secrets.NewToken("ega")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := secrets.GenerateKeySpec("r1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	addrA, addrB := freeAddr(t), freeAddr(t)
-	env := map[string]string{
-		// Both replicas sit behind one public URL, as behind a load
-		// balancer; tokens are bound to it, not to a replica.
-		"ERPGATE_PUBLIC_BASE_URL":        "http://" + addrA,
-		"DATABASE_URL":                   pgtest.NewDatabase(t),
-		"ERPGATE_ADMIN_TOKEN":            admin.Value.Reveal(),
-		"ERPGATE_ENCRYPTION_KEYS":        keys,
+	// Both replicas sit behind one public URL, as behind a load balancer;
+	// tokens are bound to it, not to a replica.
+	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), map[string]string{
 		"ERPGATE_LOG_LEVEL":              "warn",
 		"ERPGATE_LIMIT_USER_CONCURRENCY": "100",
 		"ERPGATE_LIMIT_USER_PER_MINUTE":  "1000",
 		"ERPGATE_LIMIT_SITE_CONCURRENCY": "100",
 		"ERPGATE_LIMIT_SITE_PER_MINUTE":  "1000",
-	}
+	})
 	a := startReplica(t, bin, addrA, env)
 	b := startReplica(t, bin, addrB, env)
-	gw := &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: admin.Value.Reveal()}}
+	gw := &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: adminToken}}
 	site := frappeOAuthSite(t, gw, "acme", sim)
 	user := userWithRole(t, sim, "all-companies")
 	client := connectOAuth(t, site.MCPURL, frappeLogin(user))

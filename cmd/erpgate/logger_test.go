@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
 )
 
 // TestServeFlushesBufferedLogsOnExit: serve buffers its log lines, so the
@@ -16,22 +15,9 @@ func TestServeFlushesBufferedLogsOnExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := secrets.NewToken("ega")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := secrets.GenerateKeySpec("l1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	addr := freeAddr(t)
-	r := startReplica(t, bin, addr, map[string]string{
-		"ERPGATE_PUBLIC_BASE_URL": "http://" + addr,
-		"DATABASE_URL":            pgtest.NewDatabase(t),
-		"ERPGATE_ADMIN_TOKEN":     admin.Value.Reveal(),
-		"ERPGATE_ENCRYPTION_KEYS": keys,
-		"ERPGATE_LOG_LEVEL":       "info",
-	})
+	env, _ := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LOG_LEVEL": "info"})
+	r := startReplica(t, bin, addr, env)
 	r.stop(t)
 	logs := r.logs.String()
 	for _, want := range []string{`"msg":"listening"`, `"msg":"shutting down"`, `"msg":"stopped"`} {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
 )
 
 // TestTwoProcessesShareLimitsAndInvalidations runs two erpgate processes
@@ -34,26 +33,12 @@ func TestTwoProcessesShareLimitsAndInvalidations(t *testing.T) {
 	gauge := &inFlightGauge{next: sim, delay: 150 * time.Millisecond}
 	upstream := httptest.NewServer(gauge)
 	defer upstream.Close()
-	admin, err := secrets.NewToken("ega")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := secrets.GenerateKeySpec("p1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	addrA := freeAddr(t)
 	dbURL := pgtest.NewDatabase(t)
-	env := map[string]string{
-		"ERPGATE_PUBLIC_BASE_URL": "http://" + addrA,
-		"DATABASE_URL":            dbURL,
-		"ERPGATE_ADMIN_TOKEN":     admin.Value.Reveal(),
-		"ERPGATE_ENCRYPTION_KEYS": keys,
-		"ERPGATE_LOG_LEVEL":       "warn",
-	}
+	env, adminToken := replicaEnv(t, addrA, dbURL, map[string]string{"ERPGATE_LOG_LEVEL": "warn"})
 	a := startReplica(t, bin, addrA, env)
 	b := startReplica(t, bin, freeAddr(t), env)
-	gw := &gateway{URL: a.URL, admin: &adminClient{base: a.URL, token: admin.Value.Reveal()}}
+	gw := &gateway{URL: a.URL, admin: &adminClient{base: a.URL, token: adminToken}}
 	site := gw.registerFrappeAt(t, "acme", upstream.URL, sim.User("service"))
 	ctx := context.Background()
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
