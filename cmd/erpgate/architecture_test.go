@@ -85,6 +85,7 @@ var connectorMayImport = map[string]bool{
 	"platform/secrets":   true,
 	"platform/redact":    true,
 	"platform/memstore":  true, // in-memory cache and index, for tests and as a fallback
+	"platform/rawjson":   true, // checks and splits the ERP's JSON without decoding it
 }
 
 func allowedList() string {

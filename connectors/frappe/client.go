@@ -1,6 +1,7 @@
 package frappe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,9 +9,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/rawjson"
 )
 
 // client speaks Frappe's v1 REST API for one site, as one caller.
@@ -70,6 +73,62 @@ func (c *client) list(ctx context.Context, doctype string, q listQuery) ([]map[s
 		return nil, invalidResponse("the list of %s had no data array", doctype)
 	}
 	return body.Data, nil
+}
+
+// listRows runs a list query and returns its rows as the ERP sent them,
+// each a JSON object that is checked but not decoded. A page that is only
+// passed on to the caller needs nothing more, and decoding rows into maps
+// and encoding them again was most of the gateway's work on a list call.
+func (c *client) listRows(ctx context.Context, doctype string, q listQuery) ([]json.RawMessage, error) {
+	body, err := c.getBody(ctx, "/api/resource/"+url.PathEscape(doctype), q.values())
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", doctype, err)
+	}
+	rows, err := splitRows(body, doctype)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", doctype, err)
+	}
+	return rows, nil
+}
+
+// splitRows returns the elements of a list answer's data array, as slices
+// of body. The body must be one JSON object (all of it is checked,
+// trailing bytes included) whose data member is an array of objects;
+// anything else is UPSTREAM_INVALID_RESPONSE. Bytes that are not UTF-8 are
+// replaced with U+FFFD, as decoding would, so the rows are valid JSON text.
+func splitRows(body []byte, doctype string) ([]json.RawMessage, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, invalidResponse("the ERP answered the list of %s with an empty body", doctype)
+	}
+	if !utf8.Valid(body) {
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+	}
+	data, found, err := rawjson.Member(body, "data")
+	if err != nil {
+		return nil, outbound.InvalidJSON(err)
+	}
+	if !found || data[0] != '[' {
+		return nil, invalidResponse("the list of %s had no data array", doctype)
+	}
+	rows, err := rawjson.Elements(data)
+	if err != nil {
+		return nil, outbound.InvalidJSON(err)
+	}
+	for _, r := range rows {
+		if r[0] != '{' {
+			return nil, invalidResponse("a row of the list of %s was not an object", doctype)
+		}
+	}
+	return rows, nil
+}
+
+// decodeRow decodes one row kept as JSON, numbers as json.Number.
+func decodeRow(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := outbound.UnmarshalJSON(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // get fetches one document with its child tables.

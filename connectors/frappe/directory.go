@@ -48,11 +48,10 @@ type dirArgs struct {
 
 // dirResult is a page or a count.
 type dirResult struct {
-	// Data is a pointer so that an empty page is sent as [] while a
-	// summary sends no data at all.
-	Data    *[]map[string]any `json:"data,omitempty"`
-	Meta    *pageMeta         `json:"meta,omitempty"`
-	Summary *listSummary      `json:"summary,omitempty"`
+	// A page's rows are added as "data" by encodeWithRows; a summary
+	// sends no data at all.
+	Meta    *pageMeta    `json:"meta,omitempty"`
+	Summary *listSummary `json:"summary,omitempty"`
 }
 
 func dirResultSchema(row *schema.Schema) *schema.Schema {
@@ -149,10 +148,7 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if page.Data == nil {
-		page.Data = []map[string]any{}
-	}
-	return dirResult{Data: &page.Data, Meta: &page.Meta}, nil
+	return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
 }
 
 // exactText is the schema of an exact-match text filter on what.

@@ -2,7 +2,10 @@ package frappe
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/schema"
 )
 
@@ -68,10 +71,42 @@ func pageMetaSchema() *schema.Schema {
 	)
 }
 
-// listPage is the result of a list tool.
+// listPage is the result of a list tool. Its rows are the ERP's JSON,
+// passed on without being decoded.
 type listPage struct {
-	Data []map[string]any `json:"data"`
-	Meta pageMeta         `json:"meta"`
+	Data []json.RawMessage `json:"data"`
+	Meta pageMeta          `json:"meta"`
+}
+
+// encodeWithRows encodes v, a result without its rows, and puts rows in
+// front of its other members as "data". The rows are the ERP's JSON,
+// checked when they were read (splitRows), so they are copied, not
+// encoded again.
+func encodeWithRows(v any, rows []json.RawMessage) (connector.RawResult, error) {
+	rest, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) < 2 || rest[0] != '{' {
+		return nil, fmt.Errorf("encode result: %T is not a JSON object", v)
+	}
+	size := len(`{"data":[],`) + len(rest) + len(rows)
+	for _, r := range rows {
+		size += len(r)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"data":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	out = append(out, ']')
+	if len(rest) > 2 { // not {}
+		out = append(out, ',')
+	}
+	return append(out, rest[1:]...), nil
 }
 
 func listPageSchema(row *schema.Schema) *schema.Schema {
@@ -93,7 +128,7 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 	if search != nil {
 		q.OrFilters = search.orFilters()
 	}
-	rows, err := c.list(ctx, doctype, q)
+	rows, err := c.listRows(ctx, doctype, q)
 	if err != nil {
 		return listPage{}, err
 	}
@@ -107,7 +142,11 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 	if search != nil && hasWildcards(search.text) {
 		kept := rows[:0]
 		for _, r := range rows {
-			if search.keep(r) {
+			m, err := decodeRow(r)
+			if err != nil {
+				return listPage{}, err
+			}
+			if search.keep(m) {
 				kept = append(kept, r)
 			}
 		}
@@ -115,6 +154,9 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 		rows = kept
 	}
 	meta.Returned = len(rows)
+	if rows == nil {
+		rows = []json.RawMessage{}
+	}
 	return listPage{Data: rows, Meta: meta}, nil
 }
 

@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/schema"
@@ -75,33 +76,41 @@ func listFiscalYears(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(page.Data) > 0 {
-		names := make([]string, len(page.Data))
-		for i, r := range page.Data {
-			names[i] = str(r["name"])
-		}
-		cq := listQuery{Fields: []string{"name", "parent", "company"}, OrderBy: "parent asc, idx asc, name asc"}
-		cq.Filters.add("parent", "in", names)
-		rows, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", cq, min(walkPageSize, max(call.MaxRecords, 1)), literalWalkBound)
-		if err != nil {
+	if len(page.Data) == 0 {
+		return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
+	}
+	// Each year gets the companies it is linked to: the page's rows are
+	// decoded (a page of fiscal years is short), completed and encoded again.
+	years := make([]map[string]any, len(page.Data))
+	names := make([]string, len(page.Data))
+	for i, raw := range page.Data {
+		if years[i], err = decodeRow(raw); err != nil {
 			return nil, err
 		}
-		if truncated {
-			return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years of this page are linked to more than %d companies; ask for fewer with limit", literalWalkBound)
-		}
-		byYear := map[string][]string{}
-		for _, r := range rows {
-			byYear[str(r["parent"])] = append(byYear[str(r["parent"])], str(r["company"]))
-		}
-		for _, r := range page.Data {
-			companies := byYear[str(r["name"])]
-			if companies == nil {
-				companies = []string{}
-			}
-			r["companies"] = companies
-		}
-	} else {
-		page.Data = []map[string]any{}
+		names[i] = str(years[i]["name"])
 	}
-	return dirResult{Data: &page.Data, Meta: &page.Meta}, nil
+	cq := listQuery{Fields: []string{"name", "parent", "company"}, OrderBy: "parent asc, idx asc, name asc"}
+	cq.Filters.add("parent", "in", names)
+	rows, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", cq, min(walkPageSize, max(call.MaxRecords, 1)), literalWalkBound)
+	if err != nil {
+		return nil, err
+	}
+	if truncated {
+		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years of this page are linked to more than %d companies; ask for fewer with limit", literalWalkBound)
+	}
+	byYear := map[string][]string{}
+	for _, r := range rows {
+		byYear[str(r["parent"])] = append(byYear[str(r["parent"])], str(r["company"]))
+	}
+	for i, r := range years {
+		companies := byYear[str(r["name"])]
+		if companies == nil {
+			companies = []string{}
+		}
+		r["companies"] = companies
+		if page.Data[i], err = json.Marshal(r); err != nil {
+			return nil, err
+		}
+	}
+	return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
 }

@@ -85,9 +85,8 @@ type txnArgs struct {
 type txnResult struct {
 	PartyMatch *partyMatch `json:"party_match,omitempty"`
 	DateRange  *dateRange  `json:"date_range,omitempty"`
-	// Data is a pointer so that an empty page is sent as [] while a
-	// summary or an unconfirmed party sends no data at all.
-	Data    *[]map[string]any `json:"data,omitempty"`
+	// A page's rows are added as "data" by encodeWithRows; a summary or
+	// an unconfirmed party sends no data at all.
 	Meta    *pageMeta         `json:"meta,omitempty"`
 	Summary *listSummary      `json:"summary,omitempty"`
 	Ranking map[string]string `json:"ranking,omitempty"`
@@ -221,11 +220,8 @@ func (s txnSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if page.Data == nil {
-		page.Data = []map[string]any{}
-	}
-	result.Data, result.Meta = &page.Data, &page.Meta
-	return result, nil
+	result.Meta = &page.Meta
+	return encodeWithRows(result, page.Data)
 }
 
 // partyFilters resolves the party arguments into filters. done is true

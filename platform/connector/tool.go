@@ -62,6 +62,21 @@ type Tool struct {
 // Handler runs one tool call.
 type Handler func(ctx context.Context, call *Call) (any, error)
 
+// RawResult is a result the handler has already encoded: one JSON object,
+// typically the ERP's own rows passed on without being decoded (see
+// platform/rawjson). The engine checks that it is valid JSON but does not
+// encode it again; redaction and the size bound apply as to any result.
+type RawResult []byte
+
+// MarshalJSON returns r itself, so a RawResult inside another value, or
+// encoded by a test, is the JSON it holds.
+func (r RawResult) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return nil, errors.New("connector: empty RawResult")
+	}
+	return r, nil
+}
+
 // Call is everything a handler gets. Nothing tenant-specific is captured
 // when a tool is registered: it all arrives here, per request.
 type Call struct {

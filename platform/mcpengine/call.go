@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/toolerr"
 	"github.com/erpgate/erpgate/platform/usage"
 )
@@ -99,9 +100,19 @@ func (e *Engine) upstreamClient(st *requestState) *http.Client {
 
 // finishResult encodes, redacts and bounds a handler's result.
 func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compiledTool, out any) ([]byte, error) {
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+	var raw []byte
+	var err error
+	if r, ok := out.(connector.RawResult); ok {
+		// Already encoded (the ERP's rows passed on): check it, once, with
+		// a scanner that decodes nothing.
+		if err := rawjson.Check(r); err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
+		raw = r
+	} else {
+		if raw, err = json.Marshal(out); err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
 	}
 	if !ct.redactor.Inspect(raw) {
 		// Nothing to redact (the common case): the encoding is the result,

@@ -72,6 +72,17 @@ func (f fakeERP) Tools() []connector.Tool {
 		tool("secretive", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return map[string]any{"value": map[string]any{"customer": "Acme", "tax_id": "GB123", "card": "4111 1111 1111 1111"}}, nil
 		}),
+		tool("raw", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Passed on as the ERP wrote it: an escaped sensitive name and
+			// a decimal whose digits must survive.
+			return connector.RawResult(`{"value":{"customer":"Caf\u00e9","t\u0061x_id":"GB123","amount":1180.100}}`), nil
+		}),
+		tool("rawbroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return connector.RawResult(`{"value":[1,2}`), nil
+		}),
+		tool("rawarray", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return connector.RawResult(`[{"value":1}]`), nil
+		}),
 		tool("upstream", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/slow", nil), nil)
 			resp, err := c.HTTP.Do(req)
@@ -200,6 +211,8 @@ func TestCallChain(t *testing.T) {
 		{"big", nil, "RESPONSE_TOO_LARGE", "KiB"},
 		{"denied", nil, "PERMISSION_DENIED", "Sales Invoice"},
 		{"panics", nil, "INTERNAL", "operator"},
+		{"rawbroken", nil, "INTERNAL", "could not be encoded"},
+		{"rawarray", nil, "INTERNAL", "JSON object"},
 		{"upstream", nil, "UPSTREAM_TIMEOUT", "does not mean there are no records"},
 	}
 	for _, c := range cases {
@@ -222,7 +235,14 @@ func TestCallChain(t *testing.T) {
 	if v["tax_id"] != "[REDACTED]" || v["card"] != "[REDACTED]" || v["customer"] != "Acme" {
 		t.Errorf("redaction: %v", v)
 	}
-	if n := f.logs.FilterMessage("field_redaction").Len(); n != 1 {
+	// A result the handler encoded itself is redacted like any other,
+	// however the ERP escaped its names, and keeps its digits otherwise.
+	_, m = call(t, cs, "raw", nil)
+	v = m["value"].(map[string]any)
+	if v["tax_id"] != "[REDACTED]" || v["customer"] != "Café" || v["amount"] != json.Number("1180.100") {
+		t.Errorf("raw result: %v", v)
+	}
+	if n := f.logs.FilterMessage("field_redaction").Len(); n != 2 {
 		t.Errorf("field_redaction events = %d", n)
 	}
 
@@ -233,11 +253,11 @@ func TestCallChain(t *testing.T) {
 			calls++
 		}
 	}
-	if calls != 1+len(cases)+1 {
-		t.Errorf("%d tools/call usage events, want %d", calls, 2+len(cases))
+	if calls != 1+len(cases)+2 {
+		t.Errorf("%d tools/call usage events, want %d", calls, 3+len(cases))
 	}
 	last := events[len(events)-1]
-	if last.Tool != "secretive" || last.Outcome != usage.Success || last.SiteSlug != "demo" || last.AuthType != "service_token" || last.RequestID == "" {
+	if last.Tool != "raw" || last.Outcome != usage.Success || last.SiteSlug != "demo" || last.AuthType != "service_token" || last.RequestID == "" {
 		t.Errorf("last event = %+v", last)
 	}
 }

@@ -1,0 +1,379 @@
+// Package rawjson reads the structure of JSON text without decoding it:
+// it checks that bytes are valid JSON and finds the members of an object
+// and the elements of an array as slices of the input.
+//
+// A connector that passes the ERP's rows on unchanged uses it instead of
+// decoding them into maps and encoding them again, which was most of the
+// gateway's own work on a list call. The checks are those of RFC 8259 and
+// encoding/json: one value, surrounded only by whitespace, with strings of
+// valid UTF-8 and no control characters, and at most 10,000 levels of
+// nesting. The fuzz tests hold Valid to json.Valid.
+package rawjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// SyntaxError says where JSON text stops being valid.
+type SyntaxError struct {
+	// Offset is the byte at which the text became invalid.
+	Offset int
+	msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.msg)
+}
+
+// Valid reports whether b is exactly one JSON value.
+func Valid(b []byte) bool {
+	_, err := whole(b)
+	return err == nil
+}
+
+// Check returns nil when b is exactly one JSON value, or a *SyntaxError.
+func Check(b []byte) error {
+	_, err := whole(b)
+	return err
+}
+
+// whole checks that b is one value with only whitespace around it and
+// returns the index of that value's first byte.
+func whole(b []byte) (int, error) {
+	start := skipSpace(b, 0)
+	stop, err := value(b, start, 0)
+	if err != nil {
+		return 0, err
+	}
+	return start, end(b, stop)
+}
+
+// Elements checks that b is exactly one JSON array and returns its
+// elements, each a slice of b without surrounding whitespace. It reads b
+// once.
+func Elements(b []byte) ([]json.RawMessage, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		if _, err := whole(b); err != nil {
+			return nil, err
+		}
+		return nil, &SyntaxError{i, "not an array"}
+	}
+	out := []json.RawMessage{}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return out, end(b, i+1)
+	}
+	for {
+		start := i
+		var err error
+		if i, err = value(b, i, 1); err != nil {
+			return nil, err
+		}
+		out = append(out, json.RawMessage(b[start:i:i]))
+		if i = skipSpace(b, i); i >= len(b) {
+			return nil, &SyntaxError{i, "unexpected end"}
+		}
+		switch b[i] {
+		case ']':
+			return out, end(b, i+1)
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return nil, &SyntaxError{i, "expected a comma or the array's end"}
+		}
+	}
+}
+
+// Member checks that b is exactly one JSON object and returns the value of
+// its member name (the last one, when the name repeats, as encoding/json
+// decodes it), as a slice of b. Names are compared exactly, after
+// unescaping. It reads b once.
+func Member(b []byte, name string) (json.RawMessage, bool, error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if _, err := whole(b); err != nil {
+			return nil, false, err
+		}
+		return nil, false, &SyntaxError{i, "not an object"}
+	}
+	var found json.RawMessage
+	ok := false
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil, false, end(b, i+1)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false, &SyntaxError{i, "expected a member name"}
+		}
+		keyEnd, escaped, err := str(b, i)
+		if err != nil {
+			return nil, false, err
+		}
+		key := b[i+1 : keyEnd-1]
+		if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
+			return nil, false, &SyntaxError{i, "expected a colon"}
+		}
+		start := skipSpace(b, i+1)
+		if i, err = value(b, start, 1); err != nil {
+			return nil, false, err
+		}
+		if sameName(key, escaped, name) {
+			found, ok = json.RawMessage(b[start:i:i]), true
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return nil, false, &SyntaxError{i, "unexpected end"}
+		}
+		switch b[i] {
+		case '}':
+			if err := end(b, i+1); err != nil {
+				return nil, false, err
+			}
+			return found, ok, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return nil, false, &SyntaxError{i, "expected a comma or the object's end"}
+		}
+	}
+}
+
+// end checks that only whitespace follows b[i:].
+func end(b []byte, i int) error {
+	if i = skipSpace(b, i); i != len(b) {
+		return &SyntaxError{i, "data after the value"}
+	}
+	return nil
+}
+
+// sameName compares a member name as written (without its quotes) with
+// name.
+func sameName(written []byte, escaped bool, name string) bool {
+	if !escaped {
+		return string(written) == name
+	}
+	var s string
+	q := make([]byte, 0, len(written)+2)
+	q = append(append(append(q, '"'), written...), '"')
+	return json.Unmarshal(q, &s) == nil && s == name
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// value checks the value that starts at b[i] and returns the index just
+// past it.
+func value(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return 0, &SyntaxError{i, "unexpected end"}
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, err := str(b, i)
+		return end, err
+	case c == '{':
+		return object(b, i, depth+1)
+	case c == '[':
+		return array(b, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return number(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	}
+	return 0, &SyntaxError{i, "unexpected character"}
+}
+
+func object(b []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return 0, &SyntaxError{i, "nested too deeply"}
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, &SyntaxError{i, "expected a member name"}
+		}
+		end, _, err := str(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return 0, &SyntaxError{i, "expected a colon"}
+		}
+		if i, err = value(b, skipSpace(b, i+1), depth); err != nil {
+			return 0, err
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return 0, &SyntaxError{i, "unexpected end"}
+		}
+		switch b[i] {
+		case '}':
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return 0, &SyntaxError{i, "expected a comma or the object's end"}
+		}
+	}
+}
+
+func array(b []byte, i, depth int) (int, error) {
+	if depth > maxDepth {
+		return 0, &SyntaxError{i, "nested too deeply"}
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = value(b, i, depth); err != nil {
+			return 0, err
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return 0, &SyntaxError{i, "unexpected end"}
+		}
+		switch b[i] {
+		case ']':
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return 0, &SyntaxError{i, "expected a comma or the array's end"}
+		}
+	}
+}
+
+// str checks the string whose opening quote is b[i] and returns the index
+// just past its closing quote, and whether it contains escapes.
+func str(b []byte, i int) (end int, escaped bool, err error) {
+	i++
+	for i < len(b) {
+		// Most bytes of most strings are plain ASCII: skip them in a tight
+		// loop.
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, &SyntaxError{i, "unexpected end"}
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return 0, false, &SyntaxError{i, "invalid \\u escape"}
+				}
+				i += 6
+			default:
+				return 0, false, &SyntaxError{i, "invalid escape"}
+			}
+		case c < 0x20:
+			return 0, false, &SyntaxError{i, "control character in a string"}
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, &SyntaxError{i, "invalid UTF-8 in a string"}
+			}
+			i += size
+		}
+	}
+	return 0, false, &SyntaxError{i, "unterminated string"}
+}
+
+// plain marks the bytes a string may hold as they are: ASCII other than
+// control characters, the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func literal(b []byte, i int, word string) (int, error) {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return 0, &SyntaxError{i, "invalid literal"}
+	}
+	return i + len(word), nil
+}
+
+// number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func number(b []byte, i int) (int, error) {
+	start := i
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return 0, &SyntaxError{start, "invalid number"}
+	}
+	if i < len(b) && b[i] == '.' {
+		if i+1 >= len(b) || !isDigit(b[i+1]) {
+			return 0, &SyntaxError{start, "invalid number"}
+		}
+		i = digits(b, i+1)
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, &SyntaxError{start, "invalid number"}
+		}
+		i = digits(b, i)
+	}
+	return i, nil
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -1,0 +1,177 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var validTexts = []string{
+	`0`, `-0`, `1.5e+10`, `-12.34E-5`, `true`, `false`, `null`, `""`,
+	`"a\"b\\c\/d\b\f\n\r\t\u00e9\uD83D\uDE00"`, `"é ∑ 😀"`,
+	` {"a" : [1, {"b": null}, "x"] , "c":{}} `, `[]`, `[ ]`, `{}`, "\t\r\n[1]\n",
+}
+
+var invalidTexts = []string{
+	``, ` `, `01`, `-`, `1.`, `.5`, `1e`, `1e+`, `+1`, `0x10`, `tru`, `nul`, `True`,
+	`"abc`, `"a\x"`, `"\u12"`, "\"a\x01b\"", "\"\xff\"", `[1,]`, `[,1]`, `{"a":1,}`,
+	`{"a" 1}`, `{a:1}`, `{"a":1 "b":2}`, `[1 2]`, `[1] [2]`, `{"a":1}x`, `[`, `{`, `{"a":`,
+	`'a'`, `[1,2`, `}`,
+}
+
+func TestValid(t *testing.T) {
+	for _, s := range validTexts {
+		if !Valid([]byte(s)) || Check([]byte(s)) != nil {
+			t.Errorf("Valid(%q) = false: %v", s, Check([]byte(s)))
+		}
+	}
+	for _, s := range invalidTexts {
+		err := Check([]byte(s))
+		var se *SyntaxError
+		if Valid([]byte(s)) || !errors.As(err, &se) {
+			t.Errorf("Valid(%q) = true or error %v is not a *SyntaxError", s, err)
+		}
+	}
+}
+
+func TestNestingLimitIsEncodingJSONs(t *testing.T) {
+	for _, depth := range []int{maxDepth, maxDepth + 1} {
+		doc := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		if got, want := Valid(doc), json.Valid(doc); got != want || got != (depth <= maxDepth) {
+			t.Errorf("depth %d: Valid = %v, json.Valid = %v", depth, got, want)
+		}
+	}
+}
+
+func TestElements(t *testing.T) {
+	els, err := Elements([]byte(" [ {\"a\": [1,2]} ,\n\"x\", 3 ,null,[] ] "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"a": [1,2]}`, `"x"`, `3`, `null`, `[]`}
+	if len(els) != len(want) {
+		t.Fatalf("got %d elements, want %d", len(els), len(want))
+	}
+	for i := range want {
+		if string(els[i]) != want[i] {
+			t.Errorf("element %d = %s, want %s", i, els[i], want[i])
+		}
+	}
+	// An element is its own slice: appending to it never overwrites the
+	// text that follows it.
+	_ = append(els[0], '!')
+	if string(els[1]) != `"x"` {
+		t.Error("appending to an element changed the next one")
+	}
+	if els, err := Elements([]byte(`[]`)); err != nil || els == nil || len(els) != 0 {
+		t.Errorf("Elements([]) = %v, %v; want an empty, non-nil slice", els, err)
+	}
+	for _, bad := range []string{`{"a":1}`, `[1,]`, `[1] x`, `"[]"`} {
+		if _, err := Elements([]byte(bad)); err == nil {
+			t.Errorf("Elements(%s) gave no error", bad)
+		}
+	}
+}
+
+func TestMember(t *testing.T) {
+	doc := []byte(`{"meta": {"data": 1}, "data" : [{"n":1}], "d\u0061ta2": true, "da\u0074a": "last"}`)
+	v, ok, err := Member(doc, "data")
+	if err != nil || !ok || string(v) != `"last"` {
+		t.Errorf(`Member(data) = %s, %v, %v; want the last "data", written with an escape`, v, ok, err)
+	}
+	if v, ok, err := Member(doc, "meta"); err != nil || !ok || string(v) != `{"data": 1}` {
+		t.Errorf("Member(meta) = %s, %v, %v", v, ok, err)
+	}
+	if _, ok, err := Member(doc, "Data"); err != nil || ok {
+		t.Errorf("Member(Data) = %v, %v; names are compared exactly", ok, err)
+	}
+	if _, ok, err := Member([]byte(`{}`), "data"); err != nil || ok {
+		t.Errorf("Member of {} = %v, %v", ok, err)
+	}
+	for _, bad := range []string{`[{"data":1}]`, `{"data":1`, `{"data":1} {}`, `{"data":01}`} {
+		if _, _, err := Member([]byte(bad), "data"); err == nil {
+			t.Errorf("Member(%s) gave no error", bad)
+		}
+	}
+}
+
+// FuzzValid holds Valid to encoding/json, which accepts invalid UTF-8 in
+// strings (and replaces it when decoding); Valid refuses it. When the text
+// is valid, Elements and Member must agree with json.Unmarshal.
+func FuzzValid(f *testing.F) {
+	for _, s := range append(append([]string{}, validTexts...), invalidTexts...) {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"data":[{"a":1},{"b":"\u00e9"}],"x":2}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := json.Valid(b) && utf8.Valid(b)
+		if got := Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, want %v", b, got, want)
+		}
+		if !want {
+			if _, err := Elements(b); err == nil {
+				t.Fatalf("Elements(%q) accepted invalid text", b)
+			}
+			if _, _, err := Member(b, "data"); err == nil {
+				t.Fatalf("Member(%q) accepted invalid text", b)
+			}
+			return
+		}
+		var arr []json.RawMessage
+		if json.Unmarshal(b, &arr) == nil && arr != nil {
+			els, err := Elements(b)
+			if err != nil || len(els) != len(arr) {
+				t.Fatalf("Elements(%q) = %d elements, %v; want %d", b, len(els), err, len(arr))
+			}
+			for i := range arr {
+				if !equalJSON(els[i], arr[i]) {
+					t.Fatalf("Elements(%q)[%d] = %s, want %s", b, i, els[i], arr[i])
+				}
+			}
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(b, &obj) == nil && obj != nil {
+			for name, wantV := range obj {
+				v, ok, err := Member(b, name)
+				if err != nil || !ok || !equalJSON(v, wantV) {
+					t.Fatalf("Member(%q, %q) = %s, %v, %v; want %s", b, name, v, ok, err, wantV)
+				}
+			}
+			if _, in := obj["\x00absent"]; !in {
+				if _, ok, _ := Member(b, "\x00absent"); ok {
+					t.Fatalf("Member(%q) found an absent name", b)
+				}
+			}
+		}
+	})
+}
+
+// equalJSON compares two valid texts as encoding/json compacts them.
+func equalJSON(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+func BenchmarkValid(b *testing.B) {
+	row := `{"name":"CUST-00017","customer_name":"Müller & Söhne GmbH","customer_type":"Company","customer_group":"Commercial","territory":"Germany","default_currency":"EUR","disabled":0,"credit_limit":12500.50}`
+	doc := []byte(`{"data":[` + strings.TrimSuffix(strings.Repeat(row+",", 20), ",") + `]}`)
+	b.Run("rawjson", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if !Valid(doc) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if !json.Valid(doc) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}
