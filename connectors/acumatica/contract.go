@@ -1,13 +1,16 @@
 package acumatica
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -61,8 +64,25 @@ func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, 
 	return rec, nil
 }
 
-// listRecords runs a list request and returns at most top rows.
+// listRecords runs a list request and returns at most top rows, decoded.
 func (c *client) listRecords(ctx context.Context, op contractOp, top int) ([]map[string]any, error) {
+	raw, err := c.listRows(ctx, op, top)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]map[string]any, len(raw))
+	for i, r := range raw {
+		if err := c.decode(response{body: r}, &rows[i], "the list of "+op.entity); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// listRows runs a list request and returns at most top rows as Acumatica
+// wrote them: the answer is checked to be an array of objects, and nothing
+// is decoded.
+func (c *client) listRows(ctx context.Context, op contractOp, top int) ([]json.RawMessage, error) {
 	q := url.Values{"$top": {fmt.Sprint(top)}}
 	if op.filter != "" {
 		q.Set("$filter", op.filter)
@@ -80,12 +100,27 @@ func (c *client) listRecords(ctx context.Context, op contractOp, top int) ([]map
 	if !r.ok() {
 		return nil, c.contractError(ctx, r, op)
 	}
-	var rows []map[string]any
-	if err := c.decode(r, &rows, "the list of "+op.entity); err != nil {
-		return nil, err
+	what := "the list of " + op.entity
+	if r.empty() {
+		return nil, invalidResponse("Acumatica answered with an empty body instead of %s", what)
 	}
-	if rows == nil {
+	body := r.body
+	if !utf8.Valid(body) {
+		// As decoding would: the rows stay valid JSON text.
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
+	}
+	if t := bytes.TrimSpace(body); bytes.Equal(t, []byte("null")) {
 		return nil, invalidResponse("Acumatica answered the list of %s with null instead of an array", op.entity)
+	}
+	rows, err := rawjson.Elements(body)
+	if err != nil {
+		return nil, toolerr.Wrap(toolerr.UpstreamInvalidResponse, err,
+			"Acumatica's answer with %s could not be read as the expected JSON; this does not mean there are no records", what)
+	}
+	for _, row := range rows {
+		if row[0] != '{' {
+			return nil, invalidResponse("Acumatica's answer with %s had a row that is not a record", what)
+		}
 	}
 	return rows, nil
 }

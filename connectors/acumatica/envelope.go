@@ -1,6 +1,13 @@
 package acumatica
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/rawjson"
+)
 
 // The list tools do not page. Instead of a bare array they return an
 // envelope that says whether the result was cut off and, when it was, that
@@ -10,7 +17,12 @@ import "fmt"
 
 // listEnvelope is the result of every list tool.
 type listEnvelope struct {
-	Results             []any  `json:"results"`
+	Results []any `json:"results"`
+	envelopeStatus
+}
+
+// envelopeStatus is a list envelope without its rows.
+type envelopeStatus struct {
 	Truncated           bool   `json:"truncated"`
 	RecordsReturned     int    `json:"recordsReturned"`
 	RecordLimit         int    `json:"recordLimit"`
@@ -31,21 +43,61 @@ func rowLimit(top, recordCap int) int {
 // row beyond limit proves the result was cut off. recordCap is the site's
 // cap; narrowing is the only way on when limit reached it.
 func newEnvelope(rows []any, limit, recordCap int, refine string) listEnvelope {
-	env := listEnvelope{Results: rows, RecordLimit: limit}
+	kept, status := newStatus(len(rows), limit, recordCap, refine)
+	env := listEnvelope{Results: rows[:kept], envelopeStatus: status}
 	if env.Results == nil {
 		env.Results = []any{}
 	}
-	if len(rows) > limit {
-		env.Results = rows[:limit]
-		env.Truncated = true
+	return env
+}
+
+// newStatus is newEnvelope for n rows: how many to keep, and the status.
+func newStatus(n, limit, recordCap int, refine string) (kept int, st envelopeStatus) {
+	st.RecordLimit = limit
+	kept = n
+	if n > limit {
+		kept = limit
+		st.Truncated = true
 		if limit >= recordCap {
-			env.ActionRequired = fmt.Sprintf("Results were truncated at %d records, the most this site allows in one call, and this tool does NOT support pagination. "+
+			st.ActionRequired = fmt.Sprintf("Results were truncated at %d records, the most this site allows in one call, and this tool does NOT support pagination. "+
 				"Do NOT call this tool again to get more records. Instead, stop and ask the user to narrow the request (%s), then run it once with that narrower request.", limit, refine)
 		} else {
-			env.ActionRequired = fmt.Sprintf("More records match than the %d returned (top=%d), and this tool does NOT support pagination. "+
+			st.ActionRequired = fmt.Sprintf("More records match than the %d returned (top=%d), and this tool does NOT support pagination. "+
 				"Do not page. If the user needs them all, repeat the call once with a larger top (at most %d); otherwise narrow the request (%s).", limit, limit, recordCap, refine)
 		}
 	}
-	env.RecordsReturned = len(env.Results)
-	return env
+	st.RecordsReturned = kept
+	return kept, st
+}
+
+// unwrappedEnvelope encodes a list envelope whose rows are records as
+// Acumatica wrote them: each is unwrapped without being decoded
+// (appendUnwrappedRecord) and put, as "results", before the members of
+// rest, a struct that embeds the envelope's status.
+func unwrappedEnvelope(rows []json.RawMessage, rest any) (connector.RawResult, error) {
+	size := 2
+	for _, r := range rows {
+		size += len(r) + 1
+	}
+	results := make([]byte, 0, size)
+	results = append(results, '[')
+	for i, r := range rows {
+		if i > 0 {
+			results = append(results, ',')
+		}
+		var err error
+		if results, err = appendUnwrappedRecord(results, r); err != nil {
+			return nil, outbound.InvalidJSON(err)
+		}
+	}
+	results = append(results, ']')
+	tail, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	out, err := rawjson.PrependMember(tail, "results", results)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", rest, err)
+	}
+	return out, nil
 }

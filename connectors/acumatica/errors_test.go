@@ -26,6 +26,10 @@ func TestUpstreamFailuresAreNeverNoRecords(t *testing.T) {
 	}{
 		{"empty 200", acumaticatest.Fault{PathPrefix: customers, Status: 200}, toolerr.UpstreamInvalidResponse, []string{"empty body", "does not mean there are no records"}},
 		{"unreadable 200", acumaticatest.Fault{PathPrefix: customers, Status: 200, BodySize: 50}, toolerr.UpstreamInvalidResponse, []string{"could not be read", "does not mean there are no records"}},
+		{"null 200", acumaticatest.Fault{PathPrefix: customers, Status: 200, Body: "null"}, toolerr.UpstreamInvalidResponse, []string{"null instead of an array", "does not mean there are no records"}},
+		{"object 200", acumaticatest.Fault{PathPrefix: customers, Status: 200, Body: `{"value":[]}`}, toolerr.UpstreamInvalidResponse, []string{"could not be read", "does not mean there are no records"}},
+		{"row not a record", acumaticatest.Fault{PathPrefix: customers, Status: 200, Body: `[{"id":"a"},"b"]`}, toolerr.UpstreamInvalidResponse, []string{"not a record", "does not mean there are no records"}},
+		{"truncated array", acumaticatest.Fault{PathPrefix: customers, Status: 200, Body: `[{"id":"a","CustomerID":{"value":"C1"}},`}, toolerr.UpstreamInvalidResponse, []string{"could not be read", "does not mean there are no records"}},
 		{"500", acumaticaFault(customers, 500), toolerr.UpstreamUnavailable, []string{"HTTP 500", "InvalidOperationException: Boom", "does not mean there are no records"}},
 		{"429", acumaticatest.Fault{PathPrefix: customers, Status: 429, Body: "The custom error module does not recognize this error."}, toolerr.RateLimited, []string{"HTTP 429", "licence"}},
 		{"429 with Retry-After", acumaticatest.Fault{PathPrefix: customers, Status: 429, Body: "x", RetryAfter: 7 * time.Second}, toolerr.RateLimited, []string{"wait 7 seconds"}},

@@ -65,19 +65,15 @@ func listCustomersTool(conn *Connector) connector.Tool {
 			recordCap := c.set.recordCap(call)
 			limit := rowLimit(a.Top, recordCap)
 			op := contractOp{entity: "Customer", filter: strings.Join(conds, " and "), sel: strings.Join(customerListFields, ",")}
-			rows, err := c.listRecords(ctx, op, limit+1)
+			rows, err := c.listRows(ctx, op, limit+1)
 			if err != nil {
 				return nil, err
 			}
-			out := make([]any, len(rows))
-			for i, r := range rows {
-				out[i] = unwrapRecord(r)
-			}
-			env := newEnvelope(out, limit, recordCap, "a search text, status or customer class")
-			return struct {
-				listEnvelope
+			kept, status := newStatus(len(rows), limit, recordCap, "a search text, status or customer class")
+			return unwrappedEnvelope(rows[:kept], struct {
+				envelopeStatus
 				Endpoint string `json:"endpoint"`
-			}{env, c.set.endpoint()}, nil
+			}{status, c.set.endpoint()})
 		},
 	}
 }

@@ -75,18 +75,14 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
 	op := contractOp{entity: a.Entity, filter: a.FilterExpression, sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
-	rows, err := c.listRecords(ctx, op, limit+1)
+	rows, err := c.listRows(ctx, op, limit+1)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]any, len(rows))
-	for i, r := range rows {
-		out[i] = unwrapRecord(r)
-	}
-	env := newEnvelope(out, limit, c.set.recordCap(c.call), "a more specific filterExpression, such as a date range, status or customer")
-	return struct {
-		listEnvelope
+	kept, status := newStatus(len(rows), limit, c.set.recordCap(c.call), "a more specific filterExpression, such as a date range, status or customer")
+	return unwrappedEnvelope(rows[:kept], struct {
+		envelopeStatus
 		Entity   string `json:"entity"`
 		Endpoint string `json:"endpoint"`
-	}{env, a.Entity, c.set.endpoint()}, nil
+	}{status, a.Entity, c.set.endpoint()})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/schema"
 )
 
@@ -87,26 +88,11 @@ func encodeWithRows(v any, rows []json.RawMessage) (connector.RawResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(rest) < 2 || rest[0] != '{' {
-		return nil, fmt.Errorf("encode result: %T is not a JSON object", v)
+	out, err := rawjson.PrependMember(rest, "data", rawjson.AppendArray(nil, rows))
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
 	}
-	size := len(`{"data":[],`) + len(rest) + len(rows)
-	for _, r := range rows {
-		size += len(r)
-	}
-	out := make([]byte, 0, size)
-	out = append(out, `{"data":[`...)
-	for i, r := range rows {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, r...)
-	}
-	out = append(out, ']')
-	if len(rest) > 2 { // not {}
-		out = append(out, ',')
-	}
-	return append(out, rest[1:]...), nil
+	return out, nil
 }
 
 func listPageSchema(row *schema.Schema) *schema.Schema {

@@ -90,56 +90,94 @@ func Elements(b []byte) ([]json.RawMessage, error) {
 	}
 }
 
+// Field is one member of an object, as written.
+type Field struct {
+	// Name is the member's name as written, with its quotes.
+	Name json.RawMessage
+	// Value is the member's value.
+	Value   json.RawMessage
+	escaped bool
+}
+
+// Is reports whether the field's name, unescaped, is name.
+func (f Field) Is(name string) bool {
+	return sameName(f.Name[1:len(f.Name)-1], f.escaped, name)
+}
+
+// Fields checks that b is exactly one JSON object and returns its
+// members in order, repeated names included, as slices of b. It reads b
+// once.
+func Fields(b []byte) ([]Field, error) {
+	var out []Field
+	err := members(b, func(f Field) { out = append(out, f) })
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Field{}
+	}
+	return out, nil
+}
+
 // Member checks that b is exactly one JSON object and returns the value of
 // its member name (the last one, when the name repeats, as encoding/json
 // decodes it), as a slice of b. Names are compared exactly, after
 // unescaping. It reads b once.
 func Member(b []byte, name string) (json.RawMessage, bool, error) {
+	var found json.RawMessage
+	ok := false
+	err := members(b, func(f Field) {
+		if f.Is(name) {
+			found, ok = f.Value, true
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return found, ok, nil
+}
+
+// members checks that b is exactly one JSON object and calls fn with each
+// of its members, in order.
+func members(b []byte, fn func(Field)) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		if _, err := whole(b); err != nil {
-			return nil, false, err
+			return err
 		}
-		return nil, false, &SyntaxError{i, "not an object"}
+		return &SyntaxError{i, "not an object"}
 	}
-	var found json.RawMessage
-	ok := false
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil, false, end(b, i+1)
+		return end(b, i+1)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return nil, false, &SyntaxError{i, "expected a member name"}
+			return &SyntaxError{i, "expected a member name"}
 		}
 		keyEnd, escaped, err := str(b, i)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		key := b[i+1 : keyEnd-1]
+		key := b[i:keyEnd:keyEnd]
 		if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
-			return nil, false, &SyntaxError{i, "expected a colon"}
+			return &SyntaxError{i, "expected a colon"}
 		}
 		start := skipSpace(b, i+1)
 		if i, err = value(b, start, 1); err != nil {
-			return nil, false, err
+			return err
 		}
-		if sameName(key, escaped, name) {
-			found, ok = json.RawMessage(b[start:i:i]), true
-		}
+		fn(Field{Name: key, Value: b[start:i:i], escaped: escaped})
 		if i = skipSpace(b, i); i >= len(b) {
-			return nil, false, &SyntaxError{i, "unexpected end"}
+			return &SyntaxError{i, "unexpected end"}
 		}
 		switch b[i] {
 		case '}':
-			if err := end(b, i+1); err != nil {
-				return nil, false, err
-			}
-			return found, ok, nil
+			return end(b, i+1)
 		case ',':
 			i = skipSpace(b, i+1)
 		default:
-			return nil, false, &SyntaxError{i, "expected a comma or the object's end"}
+			return &SyntaxError{i, "expected a comma or the object's end"}
 		}
 	}
 }
@@ -377,3 +415,35 @@ func digits(b []byte, i int) int {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// AppendArray appends the JSON array of elems, each valid JSON text.
+func AppendArray(dst []byte, elems []json.RawMessage) []byte {
+	dst = append(dst, '[')
+	for i, e := range elems {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e...)
+	}
+	return append(dst, ']')
+}
+
+// PrependMember returns obj, an object as encoding/json writes it (no
+// space before its opening brace), with the member name: value put before
+// its other members. value must be valid JSON text; name is quoted as
+// encoding/json would quote it.
+func PrependMember(obj []byte, name string, value []byte) ([]byte, error) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, &SyntaxError{0, "not an object"}
+	}
+	quoted, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
+	out = append(append(append(append(out, '{'), quoted...), ':'), value...)
+	if rest := skipSpace(obj, 1); rest < len(obj) && obj[rest] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[1:]...), nil
+}

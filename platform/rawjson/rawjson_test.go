@@ -76,6 +76,54 @@ func TestElements(t *testing.T) {
 	}
 }
 
+func TestFields(t *testing.T) {
+	fields, err := Fields([]byte(` {"a": 1, "b\u0061" :{"x":[1]}, "a":"two"} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ name, written, value string }{{"a", `"a"`, `1`}, {"ba", `"b\u0061"`, `{"x":[1]}`}, {"a", `"a"`, `"two"`}}
+	if len(fields) != len(want) {
+		t.Fatalf("got %d fields, want %d", len(fields), len(want))
+	}
+	for i, w := range want {
+		f := fields[i]
+		if !f.Is(w.name) || string(f.Name) != w.written || string(f.Value) != w.value {
+			t.Errorf("field %d = %s: %s, want %s: %s", i, f.Name, f.Value, w.written, w.value)
+		}
+	}
+	if fields[1].Is("b\\u0061") || fields[0].Is("A") {
+		t.Error("Is compares the unescaped name, exactly")
+	}
+	if fields, err := Fields([]byte(`{}`)); err != nil || fields == nil || len(fields) != 0 {
+		t.Errorf("Fields({}) = %v, %v", fields, err)
+	}
+	for _, bad := range []string{`[1]`, `{"a":1,}`, `{"a":1}}`, `{"a"}`} {
+		if _, err := Fields([]byte(bad)); err == nil {
+			t.Errorf("Fields(%s) gave no error", bad)
+		}
+	}
+}
+
+func TestPrependMember(t *testing.T) {
+	rows := []json.RawMessage{json.RawMessage(`{"a":1}`), json.RawMessage(`"x"`)}
+	for obj, want := range map[string]string{
+		`{"meta":{"n":2}}`: `{"data":[{"a":1},"x"],"meta":{"n":2}}`,
+		`{}`:               `{"data":[{"a":1},"x"]}`,
+		`{ }`:              `{"data":[{"a":1},"x"] }`,
+	} {
+		got, err := PrependMember([]byte(obj), "data", AppendArray(nil, rows))
+		if err != nil || string(got) != want || !Valid(got) {
+			t.Errorf("PrependMember(%s) = %s, %v; want %s", obj, got, err, want)
+		}
+	}
+	if got := AppendArray([]byte("x"), nil); string(got) != "x[]" {
+		t.Errorf("AppendArray of nothing = %s", got)
+	}
+	if _, err := PrependMember([]byte(`[1]`), "data", []byte(`1`)); err == nil {
+		t.Error("PrependMember accepted an array")
+	}
+}
+
 func TestMember(t *testing.T) {
 	doc := []byte(`{"meta": {"data": 1}, "data" : [{"n":1}], "d\u0061ta2": true, "da\u0074a": "last"}`)
 	v, ok, err := Member(doc, "data")
@@ -139,6 +187,22 @@ func FuzzValid(f *testing.F) {
 				if err != nil || !ok || !equalJSON(v, wantV) {
 					t.Fatalf("Member(%q, %q) = %s, %v, %v; want %s", b, name, v, ok, err, wantV)
 				}
+			}
+			fields, err := Fields(b)
+			if err != nil {
+				t.Fatalf("Fields(%q): %v", b, err)
+			}
+			for _, f := range fields {
+				var name string
+				if json.Unmarshal(f.Name, &name) != nil || !f.Is(name) {
+					t.Fatalf("Fields(%q): name %s is not itself", b, f.Name)
+				}
+				if _, in := obj[name]; !in {
+					t.Fatalf("Fields(%q): %q is not a member", b, name)
+				}
+			}
+			if len(fields) < len(obj) {
+				t.Fatalf("Fields(%q) = %d fields, want at least %d", b, len(fields), len(obj))
 			}
 			if _, in := obj["\x00absent"]; !in {
 				if _, ok, _ := Member(b, "\x00absent"); ok {

@@ -1,0 +1,193 @@
+package acumatica
+
+import (
+	"github.com/erpgate/erpgate/platform/rawjson"
+)
+
+// The list tools unwrap records without decoding them: the same rules as
+// unwrapRecord, applied to the JSON text, so a row costs a scan and a copy
+// instead of nested maps built and encoded again. Values are copied as
+// Acumatica wrote them (digits, escapes); members keep Acumatica's order. A
+// name repeated within one object (which Acumatica never sends) is
+// unwrapped each time it occurs. unwrapRecord stays the reference: the
+// fuzz test holds this to it.
+
+// appendUnwrappedRecord appends rec, a record object, unwrapped.
+func appendUnwrappedRecord(dst, rec []byte) ([]byte, error) {
+	fields, err := rawjson.Fields(rec)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, '{')
+	first := true
+	member := func(f rawjson.Field) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(append(dst, f.Name...), ':')
+	}
+	for _, f := range fields {
+		switch {
+		case f.Is("rowNumber"), f.Is("_links"):
+			continue
+		case f.Is("custom"):
+			if !hasMembers(f.Value) {
+				continue
+			}
+			member(f)
+			if dst, err = appendUnwrappedCustom(dst, f.Value); err != nil {
+				return nil, err
+			}
+		case f.Is("files"), f.Is("error"), f.Is("id"):
+			member(f)
+			dst = append(dst, f.Value...)
+		default:
+			member(f)
+			if dst, err = appendUnwrappedValue(dst, f.Value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendUnwrappedValue appends one member of a record, unwrapped.
+func appendUnwrappedValue(dst, v []byte) ([]byte, error) {
+	switch v[0] {
+	case '{':
+		fields, err := rawjson.Fields(v)
+		if err != nil {
+			return nil, err
+		}
+		if val, ok := rawWrapperValue(fields); ok {
+			return appendWrapperValue(dst, v, val, fields), nil
+		}
+		return appendUnwrappedRecord(dst, v)
+	case '[':
+		lines, err := rawjson.Elements(v)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, '[')
+		for i, line := range lines {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if line[0] == '{' {
+				if dst, err = appendUnwrappedRecord(dst, line); err != nil {
+					return nil, err
+				}
+			} else {
+				dst = append(dst, line...)
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	return append(dst, v...), nil
+}
+
+// rawWrapperValue is wrapperValue on a member list: whether the object is
+// a field wrapper, and its "value" member if it has one (the last, as
+// decoding keeps it).
+func rawWrapperValue(fields []rawjson.Field) (value []byte, wrapper bool) {
+	for _, f := range fields {
+		switch {
+		case f.Is("value"):
+			value = f.Value
+		case f.Is("error"):
+		default:
+			// Anything else, "id" included (a linked entity), makes it a
+			// record.
+			return nil, false
+		}
+	}
+	return value, true
+}
+
+// appendWrapperValue appends what a field wrapper stands for: null for {},
+// the wrapper itself when it has only an error, the value with its error
+// when the error is a non-empty string, else the value.
+func appendWrapperValue(dst, wrapper, value []byte, fields []rawjson.Field) []byte {
+	if len(fields) == 0 {
+		return append(dst, "null"...)
+	}
+	if value == nil {
+		return append(dst, wrapper...)
+	}
+	var errText []byte
+	for _, f := range fields {
+		if f.Is("error") {
+			errText = f.Value
+		}
+	}
+	if len(errText) > 2 && errText[0] == '"' { // a string other than ""
+		dst = append(dst, `{"value":`...)
+		dst = append(dst, value...)
+		dst = append(dst, `,"error":`...)
+		dst = append(dst, errText...)
+		return append(dst, '}')
+	}
+	return append(dst, value...)
+}
+
+// appendUnwrappedCustom is unwrapCustom on JSON text: views of custom
+// fields, each field replaced by its value.
+func appendUnwrappedCustom(dst, custom []byte) ([]byte, error) {
+	views, err := rawjson.Fields(custom)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, '{')
+	for i, view := range views {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(append(dst, view.Name...), ':')
+		if view.Value[0] != '{' {
+			dst = append(dst, view.Value...)
+			continue
+		}
+		fields, err := rawjson.Fields(view.Value)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, '{')
+		for j, f := range fields {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(append(dst, f.Name...), ':')
+			if f.Value[0] != '{' {
+				dst = append(dst, f.Value...)
+				continue
+			}
+			v, found, err := rawjson.Member(f.Value, "value")
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				v = []byte("null")
+			}
+			dst = append(dst, v...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), nil
+}
+
+// hasMembers reports whether v is an object with at least one member: the
+// custom member is left out otherwise, as unwrapCustom leaves it out.
+func hasMembers(v []byte) bool {
+	if v[0] != '{' {
+		return false
+	}
+	for _, c := range v[1:] {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c != '}'
+		}
+	}
+	return false
+}
