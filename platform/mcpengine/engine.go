@@ -86,6 +86,9 @@ type compiledTool struct {
 	tool     connector.Tool
 	input    *jsonschema.Schema
 	redactor *redact.Redactor
+	// handler is the tool's call chain (toolHandler), as registered with
+	// mcp-go.
+	handler server.ToolHandlerFunc
 }
 
 // New builds an engine from the connectors in opts.Registry.
@@ -161,8 +164,9 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 			return nil, err
 		}
 		ct.redactor = redactor
+		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
-		srv.AddTool(mcpTool(t), e.toolHandler(ct))
+		srv.AddTool(mcpTool(t), ct.handler)
 	}
 	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
 	return ks, nil

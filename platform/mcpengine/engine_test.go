@@ -72,6 +72,11 @@ func (f fakeERP) Tools() []connector.Tool {
 		tool("secretive", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return map[string]any{"value": map[string]any{"customer": "Acme", "tax_id": "GB123", "card": "4111 1111 1111 1111"}}, nil
 		}),
+		tool("reallypanics", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			var m map[string]int
+			m["boom"]++ // a connector bug: assignment to a nil map
+			return nil, nil
+		}),
 		tool("raw", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			// Passed on as the ERP wrote it: an escaped sensitive name and
 			// a decimal whose digits must survive.

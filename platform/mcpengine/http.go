@@ -58,13 +58,13 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 
 	st := &requestState{session: s, id: reqID, slot: slot}
-	method, isRequest := peekRequest(body)
+	msg, isRequest := peekRequest(body)
 	started := time.Now()
 	if isRequest {
-		st.method = method
+		st.method = msg.Method
 	}
 	ctx := withState(r.Context(), st)
-	if !isRequest || method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body) {
+	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
@@ -109,23 +109,28 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 	})
 }
 
-// peekRequest reports the JSON-RPC method of a single request message (one
-// with an id). Batches, notifications and unparsable bodies are not requests.
-func peekRequest(body []byte) (method string, ok bool) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+// message is the part of a JSON-RPC message the engine reads before
+// handing it on.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// peekRequest parses a single request message (one with an id). Batches,
+// notifications and unparsable bodies are not requests.
+func peekRequest(body []byte) (msg message, ok bool) {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
-		return "", false
+		return message{}, false
 	}
 	if err := json.Unmarshal(body, &msg); err != nil || msg.Method == "" {
-		return "", false
+		return message{}, false
 	}
 	if len(msg.ID) == 0 || string(msg.ID) == "null" {
-		return "", false
+		return message{}, false
 	}
-	return msg.Method, true
+	return msg, true
 }
 
 var knownMethods = map[string]bool{

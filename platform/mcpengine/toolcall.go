@@ -1,7 +1,9 @@
 package mcpengine
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"slices"
@@ -14,17 +16,21 @@ import (
 // serveToolCall answers a tools/call request without mcp-go's HTTP
 // transport, when that transport would add nothing: a single request over
 // a protocol version before 2026-07-28 (no _meta, so no progress token, no
-// trace context and no modern-era fields). The message still goes through
-// mcp-go's MCPServer (dispatch, hooks, recovery, error mapping); only the
-// HTTP side is ours: no per-request session, notification forwarder or
-// goroutine (erpgate's tools send no notifications), and the reply is
-// built by appendResponse, which splices the result's JSON in once instead
-// of re-encoding it twice.
+// trace context and no modern-era fields). There is no per-request
+// session, notification forwarder or goroutine (erpgate's tools send no
+// notifications), and the reply is built by appendResponse, which splices
+// the result's JSON in once instead of re-encoding it twice.
+//
+// A call of a known tool with nothing but a name and arguments is
+// dispatched here too (directCall), as mcp-go's MCPServer would dispatch
+// it: the request is parsed once instead of four times. Anything else (an
+// unknown tool, a task, multi-round-trip fields, an unusual id) goes
+// through MCPServer.HandleMessage, which maps every error as mcp-go does.
 //
 // It reports false, having written nothing, when the request is not such a
 // call; mcp-go's transport then serves it.
-func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if r.Method != http.MethodPost {
+func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Request, body []byte, msg message) bool {
+	if r.Method != http.MethodPost || msg.Method != string(mcp.MethodToolsCall) {
 		return false
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
@@ -34,24 +40,29 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	if version == "" || !mcp.IsValidProtocolVersion(version) || mcp.IsModernProtocol(version) {
 		return false
 	}
-	var peek struct {
-		Params struct {
-			Meta json.RawMessage `json:"_meta"`
-		} `json:"params"`
+	var params callParams
+	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &params) != nil {
+		params = callParams{} // not ours to judge: mcp-go answers it
 	}
-	if json.Unmarshal(body, &peek) != nil || len(peek.Params.Meta) > 0 {
+	if len(params.Meta) > 0 {
 		return false
 	}
-	resp := ks.mcp.HandleMessage(r.Context(), body)
-	if resp == nil {
-		// Not reached (a request with an id always gets a reply); answered
-		// as mcp-go's transport would, and never handed on to it, which
-		// would run the call twice.
-		w.WriteHeader(http.StatusAccepted)
-		return true
-	}
 	buf := replyBuffers.Get().(*[]byte)
-	out := appendResponse((*buf)[:0], resp)
+	var out []byte
+	if ct, ok := ks.tools[params.Name]; ok && params.plain() && msg.JSONRPC == mcp.JSONRPC_VERSION && plainID(msg.ID) {
+		out = e.directCall(r.Context(), ct, msg.ID, params.Arguments, (*buf)[:0])
+	} else {
+		resp := ks.mcp.HandleMessage(r.Context(), body)
+		if resp == nil {
+			// Not reached (a request with an id always gets a reply);
+			// answered as mcp-go's transport would, and never handed on
+			// to it, which would run the call twice.
+			replyBuffers.Put(buf)
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		out = appendResponse((*buf)[:0], resp)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
@@ -60,6 +71,85 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 		replyBuffers.Put(buf)
 	}
 	return true
+}
+
+// callParams are the params of a tools/call request, as mcp-go's
+// CallToolParams reads them.
+type callParams struct {
+	Name           string          `json:"name"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Meta           json.RawMessage `json:"_meta"`
+	Task           json.RawMessage `json:"task"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   json.RawMessage `json:"requestState"`
+}
+
+// plain reports whether the call has nothing but a name and arguments.
+func (p callParams) plain() bool {
+	return len(p.Meta) == 0 && len(p.Task) == 0 && len(p.InputResponses) == 0 && len(p.RequestState) == 0
+}
+
+// plainID reports whether a request id is one that mcp-go would encode
+// back exactly as written: a string without escapes, or an integer of at
+// most 15 digits.
+func plainID(id json.RawMessage) bool {
+	if len(id) >= 2 && id[0] == '"' {
+		for _, c := range id[1 : len(id)-1] {
+			if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return id[len(id)-1] == '"'
+	}
+	digits := id
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// directCall runs a plain call of a known tool and appends its JSON-RPC
+// reply: what MCPServer.handleToolCall does for such a call, with the same
+// panic recovery (WithRecovery's error, reported to the OnError hook).
+func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json.RawMessage, dst []byte) []byte {
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ct.tool.Name}}
+	if len(args) > 0 {
+		req.Params.RawArguments = args
+	}
+	res, err := e.recoverTool(ctx, ct, req)
+	if err == nil && res == nil {
+		err = fmt.Errorf("tool '%s' handler returned no result", ct.tool.Name)
+	}
+	if err == nil && plainResult(res) {
+		return appendPlainResult(dst, id, res)
+	}
+	rid := mcp.NewRequestId(nil)
+	if uerr := json.Unmarshal(id, &rid); uerr != nil {
+		rid = mcp.NewRequestId(nil)
+	}
+	if err != nil {
+		e.onProtocolError(ctx, rid, mcp.MethodToolsCall, &req, err)
+		return appendResponse(dst, mcp.NewJSONRPCError(rid, mcp.INTERNAL_ERROR, err.Error(), nil))
+	}
+	return appendResponse(dst, mcp.NewJSONRPCResultResponse(rid, res))
+}
+
+// recoverTool calls the tool's handler as mcp-go's WithRecovery does.
+func (e *Engine) recoverTool(ctx context.Context, ct *compiledTool, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("panic recovered in %s tool handler: %v", req.Params.Name, r)
+		}
+	}()
+	return ct.handler(ctx, req)
 }
 
 // replyBuffers hold the replies serveToolCall writes, so that a reply
@@ -78,19 +168,8 @@ const maxPooledReply = 256 << 10
 func appendResponse(dst []byte, resp any) []byte {
 	if r, ok := resp.(mcp.JSONRPCResponse); ok {
 		if res, ok := r.Result.(*mcp.CallToolResult); ok && plainResult(res) {
-			id, err := json.Marshal(r.ID)
-			if err == nil {
-				text := res.Content[0].(mcp.TextContent).Text
-				// Room for the reply with one escape in eight bytes of text
-				// (a JSON document's quotes); more grows the buffer once.
-				dst = slices.Grow(dst, 96+len(id)+len(text)+len(text)/8+len(res.RawStructuredContent))
-				dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-				dst = append(dst, id...)
-				dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
-				dst = appendJSONString(dst, text)
-				dst = append(dst, `}],"structuredContent":`...)
-				dst = append(dst, res.RawStructuredContent...)
-				return append(dst, "}}\n"...)
+			if id, err := json.Marshal(r.ID); err == nil {
+				return appendPlainResult(dst, id, res)
 			}
 		}
 	}
@@ -100,6 +179,22 @@ func appendResponse(dst []byte, resp any) []byte {
 	}
 	dst = append(dst, b...)
 	return append(dst, '\n')
+}
+
+// appendPlainResult appends the reply carrying res, a plainResult, to the
+// request whose id is the JSON id.
+func appendPlainResult(dst, id []byte, res *mcp.CallToolResult) []byte {
+	text := res.Content[0].(mcp.TextContent).Text
+	// Room for the reply with one escape in eight bytes of text (a JSON
+	// document's quotes); more grows the buffer once.
+	dst = slices.Grow(dst, 96+len(id)+len(text)+len(text)/8+len(res.RawStructuredContent))
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":{"content":[{"type":"text","text":`...)
+	dst = appendJSONString(dst, text)
+	dst = append(dst, `}],"structuredContent":`...)
+	dst = append(dst, res.RawStructuredContent...)
+	return append(dst, "}}\n"...)
 }
 
 // plainResult reports whether a result has only what toolHandler puts in a

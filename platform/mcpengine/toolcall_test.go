@@ -51,16 +51,22 @@ func TestDirectToolCallRepliesAsMCPGo(t *testing.T) {
 		`{"name":"big","arguments":{}}`,
 		`{"name":"denied"}`,
 		`{"name":"panics","arguments":{}}`,
+		`{"name":"reallypanics","arguments":{}}`,
+		`{"name":"echo","arguments":null}`,
+		`{"name":"echo","arguments":[1]}`,
+		`{"name":"echo","arguments":"n=3"}`,
 		`{"name":"secretive","arguments":{}}`,
 		`{"name":"no_such_tool","arguments":{}}`,
 		`{"arguments":{}}`,
 	} {
-		direct := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`
-		viaMCPGo := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + strings.Replace(params, `{`, `{"_meta":{},`, 1) + `}`
-		s1, ct1, got := post(t, f.url, "2025-06-18", direct)
-		s2, ct2, want := post(t, f.url, "2025-06-18", viaMCPGo)
-		if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\n direct  %d %s %v\n mcp-go  %d %s %v", params, s1, ct1, got, s2, ct2, want)
+		for _, id := range []string{`7`, `-3`, `"req-1"`, `123456789012345678`, `1.5`, `"a\"<b>"`, `"é"`} {
+			direct := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+			viaMCPGo := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + strings.Replace(params, `{`, `{"_meta":{},`, 1) + `}`
+			s1, ct1, got := post(t, f.url, "2025-06-18", direct)
+			s2, ct2, want := post(t, f.url, "2025-06-18", viaMCPGo)
+			if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, id %s:\n direct  %d %s %v\n mcp-go  %d %s %v", params, id, s1, ct1, got, s2, ct2, want)
+			}
 		}
 	}
 }
@@ -93,7 +99,8 @@ func TestServeToolCallTakesOnlyPlainCalls(t *testing.T) {
 			r.Header.Set(mcp.HeaderProtocolVersion, c.version)
 		}
 		w := httptest.NewRecorder()
-		served := f.engine.serveToolCall(ks, w, r, []byte(c.body))
+		msg, _ := peekRequest([]byte(c.body))
+		served := f.engine.serveToolCall(ks, w, r, []byte(c.body), msg)
 		if served != c.served {
 			t.Errorf("%s: served = %v, want %v", c.name, served, c.served)
 		}
@@ -102,6 +109,34 @@ func TestServeToolCallTakesOnlyPlainCalls(t *testing.T) {
 		}
 		if served && !strings.Contains(w.Body.String(), `"structuredContent":{"value":{"amount":1180.10,"n":1}}`) {
 			t.Errorf("%s: reply %s", c.name, w.Body.String())
+		}
+	}
+}
+
+// TestDirectDispatchTakesPlainCalls: the calls directCall answers are
+// those with nothing but a known tool's name and arguments, and an id that
+// mcp-go would write back as it came.
+func TestDirectDispatchTakesPlainCalls(t *testing.T) {
+	for id, plain := range map[string]bool{
+		`7`: true, `-3`: true, `0`: true, `123456789012345`: true, `"req-1"`: true, `""`: true,
+		`1234567890123456`: false, `07`: false, `1.5`: false, `1e3`: false, `-`: false, `"a\"b"`: false,
+		`"<b>"`: false, `"é"`: false, `true`: false, `{}`: false, `"x`: false,
+	} {
+		if plainID(json.RawMessage(id)) != plain {
+			t.Errorf("plainID(%s) = %v", id, !plain)
+		}
+	}
+	var p callParams
+	if err := json.Unmarshal([]byte(`{"name":"echo","arguments":{"n":1}}`), &p); err != nil || !p.plain() {
+		t.Errorf("a name and arguments: plain = false (%v)", err)
+	}
+	for _, params := range []string{
+		`{"name":"echo","_meta":{}}`, `{"name":"echo","task":{"ttl":1000}}`,
+		`{"name":"echo","inputResponses":{}}`, `{"name":"echo","requestState":"s"}`,
+	} {
+		var p callParams
+		if err := json.Unmarshal([]byte(params), &p); err != nil || p.plain() {
+			t.Errorf("%s: plain = true (%v)", params, err)
 		}
 	}
 }
