@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/erpgate/erpgate/platform/outbound"
 )
 
 // Admission bounds how many MCP requests a replica works on at once, so
@@ -164,8 +166,10 @@ func (s *callSlot) done() {
 }
 
 // slotTransport gives the call's slot back while a request is with the
-// ERP. Reading the response body happens with the slot held: bodies are
-// bounded and read at network speed (a slow body is cut by the budget).
+// ERP, and while its answer is read: the body is read (bounded, and cut by
+// the budget) before the call waits for a slot to continue, so that a
+// waiting call holds the answer's bytes, not an ERP connection with its
+// goroutines and buffers.
 type slotTransport struct {
 	next http.RoundTripper
 	slot *callSlot
@@ -174,6 +178,9 @@ type slotTransport struct {
 func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.slot.leave()
 	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		outbound.Prefetch(resp)
+	}
 	if rerr := t.slot.resume(req.Context()); rerr != nil && err == nil {
 		// The budget ran out while waiting to continue.
 		_ = resp.Body.Close()

@@ -47,22 +47,24 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	if len(params.Meta) > 0 {
 		return false
 	}
-	buf := replyBuffers.Get().(*[]byte)
-	var out []byte
+	var reply func(dst []byte) []byte
 	if ct, ok := ks.tools[params.Name]; ok && params.plain() && msg.JSONRPC == mcp.JSONRPC_VERSION && plainID(msg.ID) {
-		out = e.directCall(r.Context(), ct, msg.ID, params.Arguments, (*buf)[:0])
+		reply = e.directCall(r.Context(), ct, msg.ID, params.Arguments)
 	} else {
 		resp := ks.mcp.HandleMessage(r.Context(), body)
 		if resp == nil {
 			// Not reached (a request with an id always gets a reply);
 			// answered as mcp-go's transport would, and never handed on
 			// to it, which would run the call twice.
-			replyBuffers.Put(buf)
 			w.WriteHeader(http.StatusAccepted)
 			return true
 		}
-		out = appendResponse((*buf)[:0], resp)
+		reply = func(dst []byte) []byte { return appendResponse(dst, resp) }
 	}
+	// The buffer is taken once the call is over, so that calls waiting on
+	// the ERP hold none.
+	buf := replyBuffers.Get().(*[]byte)
+	out := reply((*buf)[:0])
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
@@ -116,10 +118,11 @@ func plainID(id json.RawMessage) bool {
 	return true
 }
 
-// directCall runs a plain call of a known tool and appends its JSON-RPC
-// reply: what MCPServer.handleToolCall does for such a call, with the same
-// panic recovery (WithRecovery's error, reported to the OnError hook).
-func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json.RawMessage, dst []byte) []byte {
+// directCall runs a plain call of a known tool and returns what appends
+// its JSON-RPC reply: what MCPServer.handleToolCall does for such a call,
+// with the same panic recovery (WithRecovery's error, reported to the
+// OnError hook).
+func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json.RawMessage) func(dst []byte) []byte {
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ct.tool.Name}}
 	if len(args) > 0 {
 		req.Params.RawArguments = args
@@ -129,17 +132,18 @@ func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json
 		err = fmt.Errorf("tool '%s' handler returned no result", ct.tool.Name)
 	}
 	if err == nil && plainResult(res) {
-		return appendPlainResult(dst, id, res)
+		return func(dst []byte) []byte { return appendPlainResult(dst, id, res) }
 	}
 	rid := mcp.NewRequestId(nil)
 	if uerr := json.Unmarshal(id, &rid); uerr != nil {
 		rid = mcp.NewRequestId(nil)
 	}
+	var resp any = mcp.NewJSONRPCResultResponse(rid, res)
 	if err != nil {
 		e.onProtocolError(ctx, rid, mcp.MethodToolsCall, &req, err)
-		return appendResponse(dst, mcp.NewJSONRPCError(rid, mcp.INTERNAL_ERROR, err.Error(), nil))
+		resp = mcp.NewJSONRPCError(rid, mcp.INTERNAL_ERROR, err.Error(), nil)
 	}
-	return appendResponse(dst, mcp.NewJSONRPCResultResponse(rid, res))
+	return func(dst []byte) []byte { return appendResponse(dst, resp) }
 }
 
 // recoverTool calls the tool's handler as mcp-go's WithRecovery does.

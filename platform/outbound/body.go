@@ -44,13 +44,53 @@ func drainAndClose(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
+// Prefetch reads resp's whole (bounded) body now and closes it, so that
+// its connection goes back to the pool at once, and gives resp a body that
+// replays what was read and then the error reading stopped at, if any.
+// ReadBody takes the bytes over without copying them. The engine prefetches
+// while a call waits for its turn to continue: a waiting call then holds
+// the ERP's answer, not a connection.
+func Prefetch(resp *http.Response) {
+	data, err := readAll(resp.Body, resp.ContentLength)
+	_ = resp.Body.Close()
+	resp.Body = &prefetchedBody{data: data, err: err}
+}
+
+// prefetchedBody is a body read by Prefetch.
+type prefetchedBody struct {
+	data []byte
+	off  int
+	err  error // what ended the read; nil for the whole body
+}
+
+func (b *prefetchedBody) Read(p []byte) (int, error) {
+	if b.off < len(b.data) {
+		n := copy(p, b.data[b.off:])
+		b.off += n
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return 0, io.EOF
+}
+
+func (b *prefetchedBody) Close() error { return nil }
+
 // ReadBody reads a whole (bounded) response body and closes it. Errors keep
 // their classification: a body over the bound is RESPONSE_TOO_LARGE, a body
 // cut short by the budget is a timeout, a broken connection is
 // UPSTREAM_UNAVAILABLE.
 func ReadBody(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	body, err := readAll(resp.Body, resp.ContentLength)
+	var body []byte
+	var err error
+	if pb, ok := resp.Body.(*prefetchedBody); ok && pb.off == 0 {
+		body, err = pb.data, pb.err
+		pb.off = len(pb.data)
+	} else {
+		body, err = readAll(resp.Body, resp.ContentLength)
+	}
 	if err != nil {
 		var te *toolerr.Error
 		if errors.As(err, &te) {
