@@ -65,7 +65,7 @@ func (r *Redactor) Inspect(doc []byte) bool {
 		if known {
 			continue
 		}
-		if r.SensitiveName(string(s)) {
+		if r.sensitiveNameBytes(s) {
 			return true
 		}
 		if nSeen < len(seen) {

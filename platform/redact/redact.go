@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Placeholder replaces every redacted value.
@@ -53,7 +54,15 @@ type Redactor struct {
 	patterns []string
 	skip     []string
 	exempt   map[string]bool
+
+	// verdicts remembers SensitiveName's answer for the field names seen:
+	// results repeat the same few names call after call. It stops growing
+	// at maxVerdicts names, so odd names cannot grow it without bound.
+	mu       sync.RWMutex
+	verdicts map[string]bool
 }
+
+const maxVerdicts = 4096
 
 // New builds a redactor from the built-in patterns plus rules.
 func New(rules Rules) *Redactor {
@@ -89,6 +98,43 @@ func normalize(name string) string {
 
 // SensitiveName reports whether a field of this name is redacted.
 func (r *Redactor) SensitiveName(name string) bool {
+	r.mu.RLock()
+	v, ok := r.verdicts[name]
+	r.mu.RUnlock()
+	if ok {
+		return v
+	}
+	return r.judge(name)
+}
+
+// sensitiveNameBytes is SensitiveName for a name in a byte slice, without
+// converting it to a string when its verdict is known.
+func (r *Redactor) sensitiveNameBytes(name []byte) bool {
+	r.mu.RLock()
+	v, ok := r.verdicts[string(name)]
+	r.mu.RUnlock()
+	if ok {
+		return v
+	}
+	return r.judge(string(name))
+}
+
+// judge decides whether a field of this name is redacted and remembers
+// the verdict.
+func (r *Redactor) judge(name string) bool {
+	v := r.sensitive(name)
+	r.mu.Lock()
+	if r.verdicts == nil {
+		r.verdicts = map[string]bool{}
+	}
+	if len(r.verdicts) < maxVerdicts {
+		r.verdicts[name] = v
+	}
+	r.mu.Unlock()
+	return v
+}
+
+func (r *Redactor) sensitive(name string) bool {
 	n := normalize(name)
 	if r.exempt[n] {
 		return false

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -106,5 +107,30 @@ func TestExemptNamesAreExact(t *testing.T) {
 	}
 	if !r.Inspect([]byte(`{"bank_account_no":"123"}`)) || r.Inspect([]byte(`{"bank_account":"Main - ANZ"}`)) {
 		t.Error("Inspect disagrees with SensitiveName on exemptions")
+	}
+}
+
+// Verdicts are remembered for a bounded number of names, and a remembered
+// verdict is the one the rules give.
+func TestNameVerdictsAreBoundedAndRight(t *testing.T) {
+	r := New(Rules{Exempt: []string{"account_name"}})
+	for range 2 {
+		for name, want := range map[string]bool{"tax_id": true, "TaxID": true, "account_name": false, "customer_name": false, "api_secret": true} {
+			if got := r.SensitiveName(name); got != want {
+				t.Errorf("SensitiveName(%q) = %v, want %v", name, got, want)
+			}
+			if got := r.sensitiveNameBytes([]byte(name)); got != want {
+				t.Errorf("sensitiveNameBytes(%q) = %v, want %v", name, got, want)
+			}
+		}
+	}
+	for i := range 2 * maxVerdicts {
+		name := "field_" + strconv.Itoa(i)
+		if r.SensitiveName(name) || !r.SensitiveName("password_"+strconv.Itoa(i)) {
+			t.Fatalf("wrong verdict for %s", name)
+		}
+	}
+	if n := len(r.verdicts); n > maxVerdicts {
+		t.Errorf("%d verdicts remembered, more than %d", n, maxVerdicts)
 	}
 }
