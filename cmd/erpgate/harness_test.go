@@ -51,7 +51,7 @@ type gateway struct {
 
 // startGateway runs a replica against dbURL (a fresh database when empty)
 // with env overriding the defaults. It stops at test cleanup.
-func startGateway(t *testing.T, dbURL string, env map[string]string) *gateway {
+func startGateway(t testing.TB, dbURL string, env map[string]string) *gateway {
 	t.Helper()
 	if dbURL == "" {
 		dbURL = pgtest.NewDatabase(t)
@@ -112,7 +112,7 @@ func startGateway(t *testing.T, dbURL string, env map[string]string) *gateway {
 
 // registerFrappe registers sim as a site with the credential of user and
 // returns the site and a fresh service token.
-func (g *gateway) registerFrappe(t *testing.T, slug string, sim *frappetest.Server, user frappetest.User) devSite {
+func (g *gateway) registerFrappe(t testing.TB, slug string, sim *frappetest.Server, user frappetest.User) devSite {
 	t.Helper()
 	site, err := g.admin.ensureSite(context.Background(), devState{}, siteRequest{
 		Slug: slug, Kind: "frappe", DisplayName: "Test " + slug, BaseURL: sim.URL,
@@ -153,7 +153,7 @@ func connect(t *testing.T, endpoint string, headers map[string]string) *mcp.Clie
 	return cs
 }
 
-func userWithRole(t *testing.T, sim *frappetest.Server, role string) frappetest.User {
+func userWithRole(t testing.TB, sim *frappetest.Server, role string) frappetest.User {
 	t.Helper()
 	for _, u := range sim.Users() {
 		if u.Role == role {

@@ -75,27 +75,25 @@ func newStatus(n, limit, recordCap int, refine string) (kept int, st envelopeSta
 // (appendUnwrappedRecord) and put, as "results", before the members of
 // rest, a struct that embeds the envelope's status.
 func unwrappedEnvelope(rows []json.RawMessage, rest any) (connector.RawResult, error) {
-	size := 2
-	for _, r := range rows {
-		size += len(r) + 1
-	}
-	results := make([]byte, 0, size)
-	results = append(results, '[')
-	for i, r := range rows {
-		if i > 0 {
-			results = append(results, ',')
-		}
-		var err error
-		if results, err = appendUnwrappedRecord(results, r); err != nil {
-			return nil, outbound.InvalidJSON(err)
-		}
-	}
-	results = append(results, ']')
 	tail, err := json.Marshal(rest)
 	if err != nil {
 		return nil, err
 	}
-	out, err := rawjson.PrependMember(tail, "results", results)
+	// Unwrapped rows are never longer than Acumatica's: one allocation.
+	size := len(`{"results":[],`) + len(tail) + len(rows)
+	for _, r := range rows {
+		size += len(r)
+	}
+	out := append(make([]byte, 0, size), `{"results":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if out, err = appendUnwrappedRecord(out, r); err != nil {
+			return nil, outbound.InvalidJSON(err)
+		}
+	}
+	out, err = rawjson.AppendMembers(append(out, ']'), tail)
 	if err != nil {
 		return nil, fmt.Errorf("encode %T: %w", rest, err)
 	}

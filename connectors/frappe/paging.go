@@ -88,7 +88,12 @@ func encodeWithRows(v any, rows []json.RawMessage) (connector.RawResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	out, err := rawjson.PrependMember(rest, "data", rawjson.AppendArray(nil, rows))
+	size := len(`{"data":[],`) + len(rest) + len(rows)
+	for _, r := range rows {
+		size += len(r)
+	}
+	out := append(make([]byte, 0, size), `{"data":`...)
+	out, err = rawjson.AppendMembers(rawjson.AppendArray(out, rows), rest)
 	if err != nil {
 		return nil, fmt.Errorf("encode %T: %w", v, err)
 	}

@@ -13,6 +13,7 @@ package rawjson
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -416,8 +417,14 @@ func digits(b []byte, i int) int {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// AppendArray appends the JSON array of elems, each valid JSON text.
+// AppendArray appends the JSON array of elems, each valid JSON text,
+// growing dst at most once.
 func AppendArray(dst []byte, elems []json.RawMessage) []byte {
+	size := 2 + len(elems)
+	for _, e := range elems {
+		size += len(e)
+	}
+	dst = slices.Grow(dst, size)
 	dst = append(dst, '[')
 	for i, e := range elems {
 		if i > 0 {
@@ -428,22 +435,17 @@ func AppendArray(dst []byte, elems []json.RawMessage) []byte {
 	return append(dst, ']')
 }
 
-// PrependMember returns obj, an object as encoding/json writes it (no
-// space before its opening brace), with the member name: value put before
-// its other members. value must be valid JSON text; name is quoted as
-// encoding/json would quote it.
-func PrependMember(obj []byte, name string, value []byte) ([]byte, error) {
+// AppendMembers appends the members of obj, an object as encoding/json
+// writes it (no space before its opening brace), to dst, which holds an
+// object's opening and at least one member, and closes the object. It is
+// how a result is built around rows that are already JSON: the rows are
+// written first, then the members encoding/json wrote for the rest.
+func AppendMembers(dst, obj []byte) ([]byte, error) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return nil, &SyntaxError{0, "not an object"}
 	}
-	quoted, err := json.Marshal(name)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(obj)+len(quoted)+len(value)+2)
-	out = append(append(append(append(out, '{'), quoted...), ':'), value...)
 	if rest := skipSpace(obj, 1); rest < len(obj) && obj[rest] != '}' {
-		out = append(out, ',')
+		dst = append(dst, ',')
 	}
-	return append(out, obj[1:]...), nil
+	return append(dst, obj[1:]...), nil
 }

@@ -104,23 +104,27 @@ func TestFields(t *testing.T) {
 	}
 }
 
-func TestPrependMember(t *testing.T) {
+func TestAppendMembers(t *testing.T) {
 	rows := []json.RawMessage{json.RawMessage(`{"a":1}`), json.RawMessage(`"x"`)}
 	for obj, want := range map[string]string{
 		`{"meta":{"n":2}}`: `{"data":[{"a":1},"x"],"meta":{"n":2}}`,
 		`{}`:               `{"data":[{"a":1},"x"]}`,
 		`{ }`:              `{"data":[{"a":1},"x"] }`,
 	} {
-		got, err := PrependMember([]byte(obj), "data", AppendArray(nil, rows))
+		got, err := AppendMembers(AppendArray([]byte(`{"data":`), rows), []byte(obj))
 		if err != nil || string(got) != want || !Valid(got) {
-			t.Errorf("PrependMember(%s) = %s, %v; want %s", obj, got, err, want)
+			t.Errorf("AppendMembers(%s) = %s, %v; want %s", obj, got, err, want)
 		}
 	}
 	if got := AppendArray([]byte("x"), nil); string(got) != "x[]" {
 		t.Errorf("AppendArray of nothing = %s", got)
 	}
-	if _, err := PrependMember([]byte(`[1]`), "data", []byte(`1`)); err == nil {
-		t.Error("PrependMember accepted an array")
+	if _, err := AppendMembers([]byte(`{"a":1`), []byte(`[1]`)); err == nil {
+		t.Error("AppendMembers accepted an array")
+	}
+	allocs := testing.AllocsPerRun(10, func() { _ = AppendArray(nil, rows) })
+	if allocs != 1 {
+		t.Errorf("AppendArray allocated %v times, want once", allocs)
 	}
 }
 

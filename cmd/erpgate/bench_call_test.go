@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// BenchmarkServiceToolCall is one tools/call list_customers (20 rows)
+// through /service/mcp of a whole gateway, as the benchmark suite's load
+// generator sends it, against the Frappe simulator, all in this process:
+// for allocation counts and profiles of the gateway's path (-memprofile,
+// -cpuprofile), which `go tool task bench` measures across processes.
+func BenchmarkServiceToolCall(b *testing.B) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(b, "", map[string]string{
+		"ERPGATE_LOG_LEVEL":              "info",
+		"ERPGATE_LIMIT_USER_PER_MINUTE":  "100000000",
+		"ERPGATE_LIMIT_SITE_PER_MINUTE":  "100000000",
+		"ERPGATE_LIMIT_USER_CONCURRENCY": "1000",
+		"ERPGATE_LIMIT_SITE_CONCURRENCY": "1000",
+	})
+	site := gw.registerFrappe(b, "acme", sim, userWithRole(b, sim, "service"))
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	call := func() {
+		req, err := http.NewRequest(http.MethodPost, site.ServiceMCPURL, bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("X-Erpgate-Service-Token", site.ServiceToken)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reply, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(reply), `"structuredContent":{"data":[`) {
+			b.Fatalf("HTTP %d: %.300s (%v)", resp.StatusCode, reply, err)
+		}
+	}
+	call() // warm: token, credential and tool caches, connections
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		call()
+	}
+}
