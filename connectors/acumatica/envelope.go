@@ -80,10 +80,7 @@ func unwrappedEnvelope(rows []json.RawMessage, rest any) (connector.RawResult, e
 		return nil, err
 	}
 	// Unwrapped rows are never longer than Acumatica's: one allocation.
-	size := len(`{"results":[],`) + len(tail) + len(rows)
-	for _, r := range rows {
-		size += len(r)
-	}
+	size := len(`{"results":,`) + rawjson.ArrayLen(rows) + len(tail)
 	out := append(make([]byte, 0, size), `{"results":[`...)
 	for i, r := range rows {
 		if i > 0 {

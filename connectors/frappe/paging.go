@@ -88,10 +88,7 @@ func encodeWithRows(v any, rows []json.RawMessage) (connector.RawResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	size := len(`{"data":[],`) + len(rest) + len(rows)
-	for _, r := range rows {
-		size += len(r)
-	}
+	size := len(`{"data":,`) + rawjson.ArrayLen(rows) + len(rest)
 	out := append(make([]byte, 0, size), `{"data":`...)
 	out, err = rawjson.AppendMembers(rawjson.AppendArray(out, rows), rest)
 	if err != nil {

@@ -58,37 +58,31 @@ func whole(b []byte) (int, error) {
 // elements, each a slice of b without surrounding whitespace. It reads b
 // once.
 func Elements(b []byte) ([]json.RawMessage, error) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		if _, err := whole(b); err != nil {
-			return nil, err
-		}
-		return nil, &SyntaxError{i, "not an array"}
-	}
 	out := []json.RawMessage{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return out, end(b, i+1)
+	err := top(b, '[', "not an array", func(b []byte, i int) (int, error) {
+		return array(b, i, 1, func(e json.RawMessage) { out = append(out, e) })
+	})
+	if err != nil {
+		return nil, err
 	}
-	for {
-		start := i
-		var err error
-		if i, err = value(b, i, 1); err != nil {
-			return nil, err
+	return out, nil
+}
+
+// top checks that b is exactly one value that opens with open, read by
+// walk from its first byte, with only whitespace around it.
+func top(b []byte, open byte, what string, walk func(b []byte, i int) (int, error)) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != open {
+		if _, err := whole(b); err != nil {
+			return err
 		}
-		out = append(out, json.RawMessage(b[start:i:i]))
-		if i = skipSpace(b, i); i >= len(b) {
-			return nil, &SyntaxError{i, "unexpected end"}
-		}
-		switch b[i] {
-		case ']':
-			return out, end(b, i+1)
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return nil, &SyntaxError{i, "expected a comma or the array's end"}
-		}
+		return &SyntaxError{i, what}
 	}
+	stop, err := walk(b, i)
+	if err != nil {
+		return err
+	}
+	return end(b, stop)
 }
 
 // Field is one member of an object, as written.
@@ -141,46 +135,9 @@ func Member(b []byte, name string) (json.RawMessage, bool, error) {
 // members checks that b is exactly one JSON object and calls fn with each
 // of its members, in order.
 func members(b []byte, fn func(Field)) error {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		if _, err := whole(b); err != nil {
-			return err
-		}
-		return &SyntaxError{i, "not an object"}
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return end(b, i+1)
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return &SyntaxError{i, "expected a member name"}
-		}
-		keyEnd, escaped, err := str(b, i)
-		if err != nil {
-			return err
-		}
-		key := b[i:keyEnd:keyEnd]
-		if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
-			return &SyntaxError{i, "expected a colon"}
-		}
-		start := skipSpace(b, i+1)
-		if i, err = value(b, start, 1); err != nil {
-			return err
-		}
-		fn(Field{Name: key, Value: b[start:i:i], escaped: escaped})
-		if i = skipSpace(b, i); i >= len(b) {
-			return &SyntaxError{i, "unexpected end"}
-		}
-		switch b[i] {
-		case '}':
-			return end(b, i+1)
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return &SyntaxError{i, "expected a comma or the object's end"}
-		}
-	}
+	return top(b, '{', "not an object", func(b []byte, i int) (int, error) {
+		return object(b, i, 1, fn)
+	})
 }
 
 // end checks that only whitespace follows b[i:].
@@ -226,9 +183,9 @@ func value(b []byte, i, depth int) (int, error) {
 		end, _, err := str(b, i)
 		return end, err
 	case c == '{':
-		return object(b, i, depth+1)
+		return object(b, i, depth+1, nil)
 	case c == '[':
-		return array(b, i, depth+1)
+		return array(b, i, depth+1, nil)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return number(b, i)
 	case c == 't':
@@ -241,7 +198,9 @@ func value(b []byte, i, depth int) (int, error) {
 	return 0, &SyntaxError{i, "unexpected character"}
 }
 
-func object(b []byte, i, depth int) (int, error) {
+// object checks the object whose opening brace is b[i] and returns the
+// index just past it; fn, if not nil, gets each member.
+func object(b []byte, i, depth int, fn func(Field)) (int, error) {
 	if depth > maxDepth {
 		return 0, &SyntaxError{i, "nested too deeply"}
 	}
@@ -253,33 +212,31 @@ func object(b []byte, i, depth int) (int, error) {
 		if i >= len(b) || b[i] != '"' {
 			return 0, &SyntaxError{i, "expected a member name"}
 		}
-		end, _, err := str(b, i)
+		keyEnd, escaped, err := str(b, i)
 		if err != nil {
 			return 0, err
 		}
-		i = skipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
+		key := b[i:keyEnd:keyEnd]
+		if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
 			return 0, &SyntaxError{i, "expected a colon"}
 		}
-		if i, err = value(b, skipSpace(b, i+1), depth); err != nil {
+		start := skipSpace(b, i+1)
+		if i, err = value(b, start, depth); err != nil {
 			return 0, err
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return 0, &SyntaxError{i, "unexpected end"}
+		if fn != nil {
+			fn(Field{Name: key, Value: b[start:i:i], escaped: escaped})
 		}
-		switch b[i] {
-		case '}':
-			return i + 1, nil
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return 0, &SyntaxError{i, "expected a comma or the object's end"}
+		var closed bool
+		if i, closed, err = next(b, i, '}', "expected a comma or the object's end"); closed || err != nil {
+			return i, err
 		}
 	}
 }
 
-func array(b []byte, i, depth int) (int, error) {
+// array checks the array whose opening bracket is b[i] and returns the
+// index just past it; fn, if not nil, gets each element.
+func array(b []byte, i, depth int, fn func(json.RawMessage)) (int, error) {
 	if depth > maxDepth {
 		return 0, &SyntaxError{i, "nested too deeply"}
 	}
@@ -288,23 +245,35 @@ func array(b []byte, i, depth int) (int, error) {
 		return i + 1, nil
 	}
 	for {
+		start := i
 		var err error
 		if i, err = value(b, i, depth); err != nil {
 			return 0, err
 		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return 0, &SyntaxError{i, "unexpected end"}
+		if fn != nil {
+			fn(b[start:i:i])
 		}
-		switch b[i] {
-		case ']':
-			return i + 1, nil
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return 0, &SyntaxError{i, "expected a comma or the array's end"}
+		var closed bool
+		if i, closed, err = next(b, i, ']', "expected a comma or the array's end"); closed || err != nil {
+			return i, err
 		}
 	}
+}
+
+// next reads what follows a member or an element at b[i]: a comma, after
+// which it returns the start of the next one, or the closing byte, after
+// which it returns the index just past it and closed.
+func next(b []byte, i int, closing byte, msg string) (_ int, closed bool, _ error) {
+	if i = skipSpace(b, i); i >= len(b) {
+		return 0, false, &SyntaxError{i, "unexpected end"}
+	}
+	switch b[i] {
+	case closing:
+		return i + 1, true, nil
+	case ',':
+		return skipSpace(b, i+1), false, nil
+	}
+	return 0, false, &SyntaxError{i, msg}
 }
 
 // str checks the string whose opening quote is b[i] and returns the index
@@ -417,14 +386,19 @@ func digits(b []byte, i int) int {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// ArrayLen is the length of the array AppendArray makes of elems.
+func ArrayLen(elems []json.RawMessage) int {
+	n := 2 + max(len(elems)-1, 0)
+	for _, e := range elems {
+		n += len(e)
+	}
+	return n
+}
+
 // AppendArray appends the JSON array of elems, each valid JSON text,
 // growing dst at most once.
 func AppendArray(dst []byte, elems []json.RawMessage) []byte {
-	size := 2 + len(elems)
-	for _, e := range elems {
-		size += len(e)
-	}
-	dst = slices.Grow(dst, size)
+	dst = slices.Grow(dst, ArrayLen(elems))
 	dst = append(dst, '[')
 	for i, e := range elems {
 		if i > 0 {

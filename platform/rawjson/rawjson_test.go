@@ -116,6 +116,9 @@ func TestAppendMembers(t *testing.T) {
 			t.Errorf("AppendMembers(%s) = %s, %v; want %s", obj, got, err, want)
 		}
 	}
+	if n := ArrayLen(rows); n != len(AppendArray(nil, rows)) || ArrayLen(nil) != 2 {
+		t.Errorf("ArrayLen = %d, %d", n, ArrayLen(nil))
+	}
 	if got := AppendArray([]byte("x"), nil); string(got) != "x[]" {
 		t.Errorf("AppendArray of nothing = %s", got)
 	}
