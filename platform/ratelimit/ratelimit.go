@@ -85,6 +85,13 @@ type Limiter struct {
 	closing bool
 	// kick wakes the Janitor when something was queued.
 	kick chan struct{}
+	// flushing is held by a Flush from taking the queue until what failed
+	// to send is queued again, so that a Flush (Drain's) never ends while
+	// another one (the Janitor's, cancelled) still holds part of the queue.
+	flushing sync.Mutex
+	// topUpsRunning counts reservations asked for in the background; Drain
+	// waits for them, so that nothing is granted after it gave back.
+	topUpsRunning sync.WaitGroup
 
 	// roundTrips counts acquisitions that asked the database; topUps
 	// the reservations asked for ahead, off the calls' path.
@@ -255,6 +262,7 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	if (userExtra > 0 || siteExtra > 0) && !l.closing {
 		cs.toppingUp = cs.toppingUp || userExtra > 0
 		ss.toppingUp = ss.toppingUp || siteExtra > 0
+		l.topUpsRunning.Add(1)
 		go l.topUp(id, userExtra, siteExtra)
 	}
 	return l.releaser(id, le, now), true
@@ -263,6 +271,7 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 // topUp reserves more calls of the current minute for a caller and its
 // site (erpgate_call_reserve, migration 00008), off the path of any call.
 func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
+	defer l.topUpsRunning.Done()
 	l.topUps.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -523,6 +532,8 @@ func (l *Limiter) expireIdle(now time.Time) {
 
 // Flush gives back everything queued, in one round trip.
 func (l *Limiter) Flush(ctx context.Context) error {
+	l.flushing.Lock()
+	defer l.flushing.Unlock()
 	now := time.Now()
 	l.mu.Lock()
 	batch := slices.DeleteFunc(l.queue, func(g giveBack) bool { return !now.Before(g.expires) })
@@ -567,7 +578,16 @@ func (l *Limiter) Flush(ctx context.Context) error {
 // pool.
 func (l *Limiter) Drain(ctx context.Context) error {
 	l.mu.Lock()
-	l.closing = true
+	l.closing = true // no new top-ups
+	l.mu.Unlock()
+	waited := make(chan struct{})
+	go func() { l.topUpsRunning.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	l.mu.Lock()
 	for id, cs := range l.callers {
 		l.giveBackLocked(id, cs)
 	}
