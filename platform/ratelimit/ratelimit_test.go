@@ -744,3 +744,75 @@ func TestStatesOfIdleCallersAreDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseLocksTheSiteRowFirst: a give-back batch holding a caller's
+// unused reservation and another caller's lease must lock the site's row
+// before any caller's row, as acquisitions do; otherwise the two deadlock
+// (PostgreSQL aborted acquisitions under load before migration 00009).
+// The test holds the site's row, lets the batch wait for it, and checks
+// that the batch holds no caller's row while it waits.
+func TestReleaseLocksTheSiteRowFirst(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	ctx := context.Background()
+	l := New(pool, generous(), nil)
+	var rels []func()
+	for _, caller := range []string{"user:a", "user:b"} {
+		rel, err := l.Acquire(ctx, site, caller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	siteID := uuid.MustParse(site)
+	minute := time.Now().Truncate(time.Minute)
+	l.mu.Lock()
+	var leaseB uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT leases[1] FROM call_limits WHERE site_id = $1 AND caller_key = 'user:b'`, siteID).Scan(&leaseB); err != nil {
+		l.mu.Unlock()
+		t.Fatal(err)
+	}
+	l.queue = []giveBack{
+		{site: siteID, caller: "user:a", unused: 1, window: minute, expires: minute.Add(time.Minute)},
+		{site: siteID, caller: "user:b", lease: leaseB, leased: true, expires: time.Now().Add(time.Hour)},
+	}
+	l.mu.Unlock()
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM call_limits WHERE site_id = $1 AND caller_key = '' FOR UPDATE`, siteID); err != nil {
+		t.Fatal(err)
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- l.Flush(ctx) }()
+	// Wait until the batch waits for a lock.
+	for waiting := 0; waiting == 0; {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE '%erpgate_call_release%'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-flushed:
+			t.Fatalf("the batch did not wait for the site's row: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	// It must be waiting for the site's row holding no caller's row.
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM call_limits WHERE site_id = $1 AND caller_key IN ('user:a', 'user:b') FOR UPDATE NOWAIT`, siteID); err != nil {
+		t.Fatalf("a caller's row was locked before the site's: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	var siteLeases int
+	if err := pool.QueryRow(ctx, `SELECT cardinality(leases) FROM call_limits WHERE site_id = $1 AND caller_key = ''`, siteID).Scan(&siteLeases); err != nil || siteLeases != 1 {
+		t.Errorf("site row leases after giving back b's = %d (%v), want a's alone", siteLeases, err)
+	}
+	rels[0]()
+}
