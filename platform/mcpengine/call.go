@@ -17,6 +17,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/schema"
 	"github.com/erpgate/erpgate/platform/toolerr"
 	"github.com/erpgate/erpgate/platform/usage"
 )
@@ -51,7 +52,7 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 // runTool validates, limits, calls the handler within the budget, then
 // redacts and bounds the result. It returns the result as JSON.
 func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool, rawArgs json.RawMessage) ([]byte, error) {
-	args, err := validateArgs(ct.input, rawArgs)
+	args, err := validateArgs(ct.fast, ct.input, rawArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +190,16 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 }
 
 // validateArgs checks raw arguments against the compiled input schema and
-// returns them normalised (absent or null become {}).
-func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
+// returns them normalised (absent or null become {}). The checker fast
+// accepts what it is sure of; everything else, invalid arguments included,
+// is decided and described by the full validator.
+func validateArgs(fast *schema.Checker, s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
+	}
+	if fast.Valid(trimmed) {
+		return trimmed, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/schema"
 	"github.com/erpgate/erpgate/platform/usage"
 )
 
@@ -82,9 +83,12 @@ type kindServer struct {
 }
 
 type compiledTool struct {
-	kind     string
-	tool     connector.Tool
-	input    *jsonschema.Schema
+	kind  string
+	tool  connector.Tool
+	input *jsonschema.Schema
+	// fast decides the common case, valid arguments, without input's
+	// decoding; anything it is not sure of goes to input.
+	fast     *schema.Checker
 	redactor *redact.Redactor
 	// handler is the tool's call chain (toolHandler), as registered with
 	// mcp-go.

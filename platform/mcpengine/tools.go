@@ -1,34 +1,21 @@
 package mcpengine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/schema"
 )
 
 func compileTool(kind string, t connector.Tool) (*compiledTool, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Input.JSON()))
+	compiled, err := schema.CompileValidator(t.Input, "erpgate:///"+kind+"/"+t.Name+"/input.json")
 	if err != nil {
 		return nil, fmt.Errorf("mcpengine: %s/%s: input schema: %w", kind, t.Name, err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	url := "erpgate:///" + kind + "/" + t.Name + "/input.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("mcpengine: %s/%s: input schema: %w", kind, t.Name, err)
-	}
-	compiled, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("mcpengine: %s/%s: input schema: %w", kind, t.Name, err)
-	}
-	return &compiledTool{kind: kind, tool: t, input: compiled}, nil
+	return &compiledTool{kind: kind, tool: t, input: compiled, fast: schema.CompileChecker(t.Input)}, nil
 }
 
 // mcpTool converts a catalogue entry into the tool mcp-go advertises.
