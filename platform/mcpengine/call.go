@@ -102,11 +102,18 @@ func (e *Engine) upstreamClient(st *requestState) *http.Client {
 // finishResult encodes, redacts and bounds a handler's result.
 func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compiledTool, out any) ([]byte, error) {
 	var raw []byte
+	var sensitive bool
 	var err error
 	if r, ok := out.(connector.RawResult); ok {
-		// Already encoded (the ERP's rows passed on): check it, once, with
-		// a scanner that decodes nothing.
-		if err := rawjson.Check(r); err != nil {
+		// Already encoded (the ERP's rows passed on): check it and look
+		// for anything to redact in one reading that decodes nothing.
+		if sensitive, err = ct.redactor.InspectChecked(r); err == nil && sensitive {
+			// It stopped at the first string to redact: check the rest
+			// too (rare), as the decoding below would let trailing data
+			// or invalid UTF-8 through.
+			err = rawjson.Check(r)
+		}
+		if err != nil {
 			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
 		}
 		raw = r
@@ -114,8 +121,9 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 		if raw, err = json.Marshal(out); err != nil {
 			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
 		}
+		sensitive = ct.redactor.Inspect(raw)
 	}
-	if !ct.redactor.Inspect(raw) {
+	if !sensitive {
 		// Nothing to redact (the common case): the encoding is the result,
 		// with no decode, walk and second encode.
 		if len(raw) == 0 || raw[0] != '{' {

@@ -85,6 +85,10 @@ func (f fakeERP) Tools() []connector.Tool {
 		tool("rawbroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return connector.RawResult(`{"value":[1,2}`), nil
 		}),
+		tool("rawsensitivebroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Something to redact first, then text that is not JSON.
+			return connector.RawResult(`{"tax_id":"GB123"} {"more":1}`), nil
+		}),
 		tool("rawarray", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return connector.RawResult(`[{"value":1}]`), nil
 		}),
@@ -217,6 +221,7 @@ func TestCallChain(t *testing.T) {
 		{"denied", nil, "PERMISSION_DENIED", "Sales Invoice"},
 		{"panics", nil, "INTERNAL", "operator"},
 		{"rawbroken", nil, "INTERNAL", "could not be encoded"},
+		{"rawsensitivebroken", nil, "INTERNAL", "could not be encoded"},
 		{"rawarray", nil, "INTERNAL", "JSON object"},
 		{"upstream", nil, "UPSTREAM_TIMEOUT", "does not mean there are no records"},
 	}

@@ -12,6 +12,7 @@ package rawjson
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -47,11 +48,35 @@ func Check(b []byte) error {
 // returns the index of that value's first byte.
 func whole(b []byte) (int, error) {
 	start := skipSpace(b, 0)
-	stop, err := value(b, start, 0)
+	stop, err := value(b, start, 0, nil)
 	if err != nil {
 		return 0, err
 	}
 	return start, end(b, stop)
+}
+
+// StringVisitor gets a string of a JSON text as written, without its
+// quotes (s), whether it is a member's name, and whether it has escapes.
+// Returning false stops the walk.
+type StringVisitor func(s []byte, name, escaped bool) bool
+
+// errStopped unwinds a walk its StringVisitor stopped.
+var errStopped = errors.New("rawjson: stopped")
+
+// Strings checks that b is exactly one JSON value, and calls sv with every
+// string in it, member names included, in order, as it reads b once. It
+// returns complete false, and no error, when sv stopped it: then only the
+// text up to that string was checked.
+func Strings(b []byte, sv StringVisitor) (complete bool, err error) {
+	start := skipSpace(b, 0)
+	stop, err := value(b, start, 0, sv)
+	if err == errStopped {
+		return false, nil
+	}
+	if err == nil {
+		err = end(b, stop)
+	}
+	return err == nil, err
 }
 
 // Elements checks that b is exactly one JSON array and returns its
@@ -60,7 +85,7 @@ func whole(b []byte) (int, error) {
 func Elements(b []byte) ([]json.RawMessage, error) {
 	out := []json.RawMessage{}
 	err := top(b, '[', "not an array", func(b []byte, i int) (int, error) {
-		return array(b, i, 1, func(e json.RawMessage) { out = append(out, e) })
+		return array(b, i, 1, nil, func(e json.RawMessage) { out = append(out, e) })
 	})
 	if err != nil {
 		return nil, err
@@ -136,7 +161,7 @@ func Member(b []byte, name string) (json.RawMessage, bool, error) {
 // of its members, in order.
 func members(b []byte, fn func(Field)) error {
 	return top(b, '{', "not an object", func(b []byte, i int) (int, error) {
-		return object(b, i, 1, fn)
+		return object(b, i, 1, nil, fn)
 	})
 }
 
@@ -173,19 +198,22 @@ func skipSpace(b []byte, i int) int {
 }
 
 // value checks the value that starts at b[i] and returns the index just
-// past it.
-func value(b []byte, i, depth int) (int, error) {
+// past it; sv, if not nil, gets every string in it.
+func value(b []byte, i, depth int, sv StringVisitor) (int, error) {
 	if i >= len(b) {
 		return 0, &SyntaxError{i, "unexpected end"}
 	}
 	switch c := b[i]; {
 	case c == '"':
-		end, _, err := str(b, i)
+		end, escaped, err := str(b, i)
+		if err == nil && sv != nil && !sv(b[i+1:end-1], false, escaped) {
+			return 0, errStopped
+		}
 		return end, err
 	case c == '{':
-		return object(b, i, depth+1, nil)
+		return object(b, i, depth+1, sv, nil)
 	case c == '[':
-		return array(b, i, depth+1, nil)
+		return array(b, i, depth+1, sv, nil)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return number(b, i)
 	case c == 't':
@@ -199,8 +227,8 @@ func value(b []byte, i, depth int) (int, error) {
 }
 
 // object checks the object whose opening brace is b[i] and returns the
-// index just past it; fn, if not nil, gets each member.
-func object(b []byte, i, depth int, fn func(Field)) (int, error) {
+// index just past it; fn, if not nil, gets each member, and sv each string.
+func object(b []byte, i, depth int, sv StringVisitor, fn func(Field)) (int, error) {
 	if depth > maxDepth {
 		return 0, &SyntaxError{i, "nested too deeply"}
 	}
@@ -217,11 +245,14 @@ func object(b []byte, i, depth int, fn func(Field)) (int, error) {
 			return 0, err
 		}
 		key := b[i:keyEnd:keyEnd]
+		if sv != nil && !sv(b[i+1:keyEnd-1], true, escaped) {
+			return 0, errStopped
+		}
 		if i = skipSpace(b, keyEnd); i >= len(b) || b[i] != ':' {
 			return 0, &SyntaxError{i, "expected a colon"}
 		}
 		start := skipSpace(b, i+1)
-		if i, err = value(b, start, depth); err != nil {
+		if i, err = value(b, start, depth, sv); err != nil {
 			return 0, err
 		}
 		if fn != nil {
@@ -235,8 +266,9 @@ func object(b []byte, i, depth int, fn func(Field)) (int, error) {
 }
 
 // array checks the array whose opening bracket is b[i] and returns the
-// index just past it; fn, if not nil, gets each element.
-func array(b []byte, i, depth int, fn func(json.RawMessage)) (int, error) {
+// index just past it; fn, if not nil, gets each element, and sv each
+// string.
+func array(b []byte, i, depth int, sv StringVisitor, fn func(json.RawMessage)) (int, error) {
 	if depth > maxDepth {
 		return 0, &SyntaxError{i, "nested too deeply"}
 	}
@@ -247,7 +279,7 @@ func array(b []byte, i, depth int, fn func(json.RawMessage)) (int, error) {
 	for {
 		start := i
 		var err error
-		if i, err = value(b, i, depth); err != nil {
+		if i, err = value(b, i, depth, sv); err != nil {
 			return 0, err
 		}
 		if fn != nil {

@@ -173,8 +173,12 @@ func FuzzValid(f *testing.F) {
 			if _, _, err := Member(b, "data"); err == nil {
 				t.Fatalf("Member(%q) accepted invalid text", b)
 			}
+			if complete, err := Strings(b, func([]byte, bool, bool) bool { return true }); complete || err == nil {
+				t.Fatalf("Strings(%q) accepted invalid text", b)
+			}
 			return
 		}
+		checkStrings(t, b)
 		var arr []json.RawMessage
 		if json.Unmarshal(b, &arr) == nil && arr != nil {
 			els, err := Elements(b)
@@ -218,6 +222,85 @@ func FuzzValid(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkStrings holds Strings to encoding/json's tokens: the same strings,
+// in the same order, names told from values.
+func checkStrings(t *testing.T, b []byte) {
+	t.Helper()
+	type str struct {
+		s    string
+		name bool
+	}
+	var want []str
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var inObject []bool // per open container: an object?
+	expectName := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				inObject = append(inObject, true)
+				expectName = true
+				continue
+			case '[':
+				inObject = append(inObject, false)
+			default:
+				inObject = inObject[:len(inObject)-1]
+			}
+		case string:
+			want = append(want, str{v, expectName})
+			if expectName {
+				expectName = false
+				continue
+			}
+		}
+		expectName = len(inObject) > 0 && inObject[len(inObject)-1]
+	}
+	var got []str
+	complete, err := Strings(b, func(s []byte, name, escaped bool) bool {
+		q := append(append([]byte{'"'}, s...), '"')
+		var text string
+		if err := json.Unmarshal(q, &text); err != nil {
+			t.Fatalf("Strings(%q) gave %q, not a string's content", b, s)
+		}
+		if escaped != bytes.ContainsRune(s, '\\') {
+			t.Fatalf("Strings(%q): %q escaped = %v", b, s, escaped)
+		}
+		got = append(got, str{text, name})
+		return true
+	})
+	if !complete || err != nil {
+		t.Fatalf("Strings(%q) = %v, %v", b, complete, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Strings(%q) gave %v, want %v", b, got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("Strings(%q) gave %v, want %v", b, got, want)
+		}
+	}
+	// Stopping at the first string stops the walk.
+	if len(want) > 0 {
+		calls := 0
+		complete, err := Strings(b, func([]byte, bool, bool) bool { calls++; return false })
+		if complete || err != nil || calls != 1 {
+			t.Fatalf("Strings(%q) stopped: %v, %v after %d calls", b, complete, err, calls)
+		}
+	}
+}
+
+func TestStrings(t *testing.T) {
+	for _, s := range validTexts {
+		checkStrings(t, []byte(s))
+	}
+	checkStrings(t, []byte(`{"a":{"b\u0041":["x",{"c":"d"},"\n"]},"e":[],"f":{}}`))
 }
 
 // equalJSON compares two valid texts as encoding/json compacts them.

@@ -3,6 +3,8 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/erpgate/erpgate/platform/rawjson"
 )
 
 // Inspect reports whether Apply could change the JSON document doc: whether
@@ -13,65 +15,83 @@ import (
 // input, or anything it cannot decide, reports true, and the caller then
 // runs the full Apply.
 func (r *Redactor) Inspect(doc []byte) bool {
-	// Field names repeat in every row of a result; remember a few verdicts
-	// for this document rather than normalising each name again.
-	var seen [32]struct {
-		name      []byte
-		sensitive bool
-	}
-	nSeen := 0
+	in := inspection{r: r}
 	for i := 0; i < len(doc); i++ {
 		if doc[i] != '"' {
 			continue
 		}
-		open := i
 		end, escaped := stringEnd(doc, i+1)
 		if end < 0 {
 			return true
 		}
-		s := doc[i+1 : end]
 		k := end + 1
 		for k < len(doc) && isJSONSpace(doc[k]) {
 			k++
 		}
 		isName := k < len(doc) && doc[k] == ':'
-		i = end
-		if escaped {
-			var text string
-			if err := json.Unmarshal(doc[open:end+1], &text); err != nil {
-				return true
-			}
-			if (isName && r.SensitiveName(text)) || (!isName && looksSensitive(text)) {
-				return true
-			}
-			continue
-		}
-		if !isName {
-			if mayLookSensitive(s) && looksSensitive(string(s)) {
-				return true
-			}
-			continue
-		}
-		known := false
-		for j := range nSeen {
-			if bytes.Equal(seen[j].name, s) {
-				if seen[j].sensitive {
-					return true
-				}
-				known = true
-				break
-			}
-		}
-		if known {
-			continue
-		}
-		if r.sensitiveNameBytes(s) {
+		if in.sensitive(doc[i+1:end], isName, escaped) {
 			return true
 		}
-		if nSeen < len(seen) {
-			seen[nSeen].name, seen[nSeen].sensitive = s, false
-			nSeen++
+		i = end
+	}
+	return false
+}
+
+// InspectChecked is Inspect for a document that has not been checked to
+// be JSON: it also checks it, in the same single reading (rawjson). It
+// returns an error when doc is not exactly one JSON value. When it reports
+// true, it stopped at the first string Apply could change, so the rest of
+// doc is unchecked: the caller decodes doc to apply the rules, which checks
+// it.
+func (r *Redactor) InspectChecked(doc []byte) (bool, error) {
+	in := inspection{r: r}
+	found := false
+	_, err := rawjson.Strings(doc, func(s []byte, name, escaped bool) bool {
+		found = in.sensitive(s, name, escaped)
+		return !found
+	})
+	return found, err
+}
+
+// inspection judges the strings of one document, remembering the verdicts
+// on the field names it has seen (they repeat in every row of a result),
+// rather than normalising each name again.
+type inspection struct {
+	r    *Redactor
+	seen [32]struct {
+		name      []byte
+		sensitive bool
+	}
+	n int
+}
+
+// sensitive reports whether Apply could change a document because of s, a
+// string as written without its quotes: a member's name when name is true,
+// a value otherwise. Undecodable escapes count as sensitive.
+func (in *inspection) sensitive(s []byte, name, escaped bool) bool {
+	if escaped {
+		q := make([]byte, 0, len(s)+2)
+		q = append(append(append(q, '"'), s...), '"')
+		var text string
+		if err := json.Unmarshal(q, &text); err != nil {
+			return true
 		}
+		return (name && in.r.SensitiveName(text)) || (!name && looksSensitive(text))
+	}
+	if !name {
+		return mayLookSensitive(s) && looksSensitive(string(s))
+	}
+	for j := range in.n {
+		if bytes.Equal(in.seen[j].name, s) {
+			return in.seen[j].sensitive
+		}
+	}
+	if in.r.sensitiveNameBytes(s) {
+		return true
+	}
+	if in.n < len(in.seen) {
+		in.seen[in.n].name, in.seen[in.n].sensitive = s, false
+		in.n++
 	}
 	return false
 }

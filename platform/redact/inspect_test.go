@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
@@ -34,6 +35,7 @@ func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
 		if got := r.Inspect([]byte(c.doc)); got != c.want {
 			t.Errorf("Inspect(%s) = %v, want %v", c.doc, got, c.want)
 		}
+		agreeChecked(t, r, []byte(c.doc))
 		var v any
 		if json.Unmarshal([]byte(c.doc), &v) == nil {
 			if _, paths := r.Apply(v); len(paths) > 0 && !r.Inspect([]byte(c.doc)) {
@@ -87,10 +89,48 @@ func TestInspectNeverMissesARedaction(t *testing.T) {
 				t.Fatalf("document %d: Apply redacted %v but Inspect saw nothing in %s", i, paths, raw)
 			}
 		}
+		agreeChecked(t, r, raw)
 	}
 	if redacted == 0 {
 		t.Fatal("the generator produced nothing to redact")
 	}
+}
+
+// agreeChecked holds InspectChecked to Inspect on valid JSON, and to
+// refusing (or reporting true) on anything else.
+func agreeChecked(t *testing.T, r *Redactor, doc []byte) {
+	t.Helper()
+	got, err := r.InspectChecked(doc)
+	if json.Valid(doc) {
+		if want := r.Inspect(doc); got != want || err != nil {
+			t.Fatalf("InspectChecked(%s) = %v, %v; Inspect says %v", doc, got, err, want)
+		}
+		return
+	}
+	if !got && err == nil {
+		t.Fatalf("InspectChecked(%s) accepted invalid JSON", doc)
+	}
+}
+
+func TestInspectCheckedRefusesInvalidJSON(t *testing.T) {
+	r := New(Rules{})
+	for _, doc := range []string{`{"name":"x"`, `{"name":"x"} x`, `{"name":x}`, `[1,]`, "{\"a\":\"\xff\"}", ``} {
+		if got, err := r.InspectChecked([]byte(doc)); got || err == nil {
+			t.Errorf("InspectChecked(%q) = %v, %v; want an error", doc, got, err)
+		}
+	}
+}
+
+func FuzzInspectChecked(f *testing.F) {
+	for _, s := range []string{`{"data":[{"name":"CUST-1","tax_id":"GB123"}]}`, `{"t\u0061x_id":1}`, `{"list":["078-05-1120"]}`, `{"a":"unterminated`, `[]`} {
+		f.Add([]byte(s))
+	}
+	r := New(Rules{})
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if utf8.Valid(doc) {
+			agreeChecked(t, r, doc)
+		}
+	})
 }
 
 func BenchmarkInspect(b *testing.B) {
@@ -100,10 +140,22 @@ func BenchmarkInspect(b *testing.B) {
 		rows = append(rows, fmt.Sprintf(`{"name":"CUST-%05d","customer_name":"Customer %d","customer_type":"Company","customer_group":"Commercial","territory":"New Zealand","default_currency":"NZD","disabled":0}`, i, i))
 	}
 	doc := []byte(`{"data":[` + strings.Join(rows, ",") + `],"meta":{"offset":0,"limit":20,"returned":20,"next_offset":20}}`)
-	b.SetBytes(int64(len(doc)))
-	for b.Loop() {
-		if r.Inspect(doc) {
-			b.Fatal("nothing to redact")
+	b.Run("inspect", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if r.Inspect(doc) {
+				b.Fatal("nothing to redact")
+			}
 		}
-	}
+	})
+	// What the engine does with a result a connector passed on as JSON
+	// text: check it and inspect it, in one reading.
+	b.Run("checked", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if found, err := r.InspectChecked(doc); found || err != nil {
+				b.Fatal("nothing to redact")
+			}
+		}
+	})
 }
