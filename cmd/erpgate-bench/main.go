@@ -99,6 +99,10 @@ type bench struct {
 	// tokens are ordered so that consecutive tokens belong to different
 	// sites: token j is on site j%100.
 	tokens []string
+	// tlsSim serves another 100 sites over HTTPS (HTTP/2 offered), for
+	// the concurrency sweep; tlsTokens are theirs, ordered like tokens.
+	tlsSim    *simProcess
+	tlsTokens []string
 	logs   int
 }
 
@@ -147,10 +151,22 @@ func run(ctx context.Context, o options) error {
 	b.env = gatewayEnv{dbURL: dbURL, adminToken: admin.Value.Reveal(), keys: keys, extra: raisedLimits()}
 
 	step("starting the Frappe simulator on 100 ports")
-	if b.sim, err = startSim(ctx, "frappe", sweepSites, 0); err != nil {
+	if b.sim, err = startSim(ctx, "frappe", sweepSites, 0, nil); err != nil {
 		return err
 	}
 	defer b.sim.stop()
+	if o.wants("concurrency_sweep") {
+		step("starting the Frappe simulator on 100 more ports, over HTTPS")
+		cert, err := writeLoopbackCert(b.work)
+		if err != nil {
+			return err
+		}
+		b.env.extra["SSL_CERT_FILE"] = cert.cert
+		if b.tlsSim, err = startSim(ctx, "frappe", sweepSites, 0, cert); err != nil {
+			return err
+		}
+		defer b.tlsSim.stop()
+	}
 
 	step("registering 100 sites and 1,000 service tokens")
 	g, err := b.startGateway(ctx, b.bins.pprof, nil)
@@ -162,10 +178,14 @@ func run(ctx context.Context, o options) error {
 		g.stop()
 		return err
 	}
-	for t := range tokensPerSite {
-		for _, s := range b.sites {
-			b.tokens = append(b.tokens, s.Tokens[t])
+	b.tokens = interleaveTokens(b.sites)
+	if b.tlsSim != nil {
+		tlsSites, err := registerSites(ctx, api, "benchtls", b.tlsSim, tokensPerSite)
+		if err != nil {
+			g.stop()
+			return err
 		}
+		b.tlsTokens = interleaveTokens(tlsSites)
 	}
 
 	rep := &report{Machine: b.machine, Started: started.UTC()}
@@ -220,6 +240,18 @@ func run(ctx context.Context, o options) error {
 		return errors.New(strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// interleaveTokens orders the sites' tokens so that consecutive tokens
+// belong to different sites: token j is on site j%len(sites).
+func interleaveTokens(sites []benchSite) []string {
+	var out []string
+	for t := range tokensPerSite {
+		for _, s := range sites {
+			out = append(out, s.Tokens[t])
+		}
+	}
+	return out
 }
 
 // raisedLimits lifts the call limits so that they never bind: the

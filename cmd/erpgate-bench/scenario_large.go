@@ -62,7 +62,7 @@ type largeScenario struct {
 func (b *bench) largeResults(ctx context.Context, main *gatewayProc, tab *table) (any, error) {
 	sc := &largeScenario{Name: "large_results", Machine: b.machine.ref(), Concurrency: []int{1, largeCallers},
 		Tool: largeTool, ResponseBoundMiB: responseBoundMiB}
-	sim, err := startSim(ctx, "frappe", 1, largeExtraInvoices)
+	sim, err := startSim(ctx, "frappe", 1, largeExtraInvoices, nil)
 	if err != nil {
 		return nil, err
 	}

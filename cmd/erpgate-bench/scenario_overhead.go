@@ -154,7 +154,7 @@ func siteURLs(sites []benchSite) []string {
 // acumaticaTarget starts an Acumatica simulator on overheadCallers ports
 // and registers a site with a service token on each.
 func (b *bench) acumaticaTarget(ctx context.Context, g *gatewayProc) (overheadTarget, error) {
-	sim, err := startSim(ctx, "acumatica", overheadCallers, 0)
+	sim, err := startSim(ctx, "acumatica", overheadCallers, 0, nil)
 	if err != nil {
 		return overheadTarget{}, err
 	}

@@ -56,6 +56,8 @@ type capturedRequest struct {
 type simStats struct {
 	Requests    int64 `json:"requests"`
 	MaxInFlight int64 `json:"max_in_flight"`
+	// HTTP2 counts the requests that came over HTTP/2.
+	HTTP2 int64 `json:"http2_requests"`
 }
 
 // benchHandler wraps the simulator with what the benchmark needs to see and
@@ -67,6 +69,7 @@ type benchHandler struct {
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
 	requests atomic.Int64
+	http2    atomic.Int64
 
 	mu        sync.Mutex
 	capturing bool
@@ -83,6 +86,9 @@ func (h *benchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.requests.Add(1)
+	if r.ProtoMajor == 2 {
+		h.http2.Add(1)
+	}
 	h.mu.Lock()
 	if h.capturing && len(h.captured) < 64 {
 		h.captured = append(h.captured, capturedRequest{
@@ -126,9 +132,10 @@ func (h *benchHandler) control() http.Handler {
 		_ = json.NewEncoder(w).Encode(out)
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		st := simStats{Requests: h.requests.Load(), MaxInFlight: h.maxIn.Load()}
+		st := simStats{Requests: h.requests.Load(), MaxInFlight: h.maxIn.Load(), HTTP2: h.http2.Load()}
 		if r.URL.Query().Get("reset") != "" {
 			h.requests.Store(0)
+			h.http2.Store(0)
 			h.maxIn.Store(h.inFlight.Load())
 		}
 		_ = json.NewEncoder(w).Encode(st)
@@ -145,6 +152,8 @@ func runSim(args []string) int {
 	ports := fs.Int("ports", 1, "loopback ports to serve the simulator on, one per site")
 	extra := fs.Int("extra-invoices", 0, "extra unpaid sales invoices for large reports (Frappe)")
 	erp := fs.String("erp", "frappe", "the simulator: frappe or acumatica")
+	certFile := fs.String("tls-cert", "", "serve the sites over HTTPS (HTTP/2 offered) with this certificate (PEM); needs -tls-key")
+	keyFile := fs.String("tls-key", "", "the certificate's private key (PEM)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -183,29 +192,34 @@ func runSim(args []string) int {
 	hello.BuildMS = time.Since(started).Milliseconds()
 
 	var servers []*http.Server
-	serve := func(handler http.Handler) (string, error) {
+	serve := func(handler http.Handler, tls bool) (string, error) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", err
 		}
 		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, srv)
+		if tls {
+			// ServeTLS offers HTTP/2 (ALPN), as ERPs behind HTTPS do.
+			go func() { _ = srv.ServeTLS(ln, *certFile, *keyFile) }()
+			return "https://" + ln.Addr().String(), nil
+		}
 		go func() { _ = srv.Serve(ln) }()
-		return ln.Addr().String(), nil
+		return "http://" + ln.Addr().String(), nil
 	}
-	ctl, err := serve(h.control())
+	ctl, err := serve(h.control(), false)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sim:", err)
 		return 1
 	}
-	hello.Control = "http://" + ctl
+	hello.Control = ctl
 	for range *ports {
-		addr, err := serve(h)
+		site, err := serve(h, *certFile != "")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "sim:", err)
 			return 1
 		}
-		hello.Sites = append(hello.Sites, "http://"+addr)
+		hello.Sites = append(hello.Sites, site)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(hello); err != nil {
 		return 1
@@ -224,10 +238,15 @@ type simProcess struct {
 	ctl *http.Client
 }
 
-// startSim starts a simulator process of kind erp with ports sites.
-func startSim(ctx context.Context, erp string, ports, extraInvoices int) (*simProcess, error) {
+// startSim starts a simulator process of kind erp with ports sites, over
+// HTTPS when cert is not nil.
+func startSim(ctx context.Context, erp string, ports, extraInvoices int, cert *certFiles) (*simProcess, error) {
 	p := &simProcess{ctl: &http.Client{Timeout: 30 * time.Second}}
-	h, err := startHelper(ctx, &p.simHello, "sim", "-erp="+erp, fmt.Sprintf("-ports=%d", ports), fmt.Sprintf("-extra-invoices=%d", extraInvoices))
+	args := []string{"sim", "-erp=" + erp, fmt.Sprintf("-ports=%d", ports), fmt.Sprintf("-extra-invoices=%d", extraInvoices)}
+	if cert != nil {
+		args = append(args, "-tls-cert="+cert.cert, "-tls-key="+cert.key)
+	}
+	h, err := startHelper(ctx, &p.simHello, args...)
 	if err != nil {
 		return nil, fmt.Errorf("start simulator: %w", err)
 	}

@@ -326,3 +326,44 @@ func TestRefusedCredentialIsRenewedOnce(t *testing.T) {
 		t.Errorf("an unrenewable credential was sent %d times", calls.Load())
 	}
 }
+
+// TestHTTPSSitesGetHTTP2 checks that the shared transport speaks HTTP/2 to
+// an ERP that offers it over TLS, as ERPs behind HTTPS do (one connection
+// then carries a site's concurrent calls), with the site's credential and
+// a read of the whole body as over HTTP/1.1.
+func TestHTTPSSitesGetHTTP2(t *testing.T) {
+	var proto atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto)
+		if r.Header.Get("Authorization") != "token key:secret" {
+			http.Error(w, "no credential", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"data":[{"name":"CUST-1"}]}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+
+	base := NewBaseTransport()
+	// Trust the test server's certificate, as SSL_CERT_FILE would.
+	base.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	f := NewFactory(Options{Base: base})
+	c := f.Client(siteFor(t, srv.URL), bearer)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/resource/Customer", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := ReadBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtoMajor != 2 || proto.Load() != "HTTP/2.0" {
+		t.Errorf("the ERP offered HTTP/2, the gateway used %s (server saw %v)", resp.Proto, proto.Load())
+	}
+	if string(body) != `{"data":[{"name":"CUST-1"}]}` {
+		t.Errorf("body %q", body)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -148,7 +149,7 @@ func compileCheck(s *Schema) (*check, bool) {
 		return nil, false
 	}
 	if s.Pattern != "" {
-		re, err := regexp.Compile(s.Pattern)
+		re, err := compilePattern(s.Pattern)
 		if err != nil {
 			return nil, false
 		}
@@ -205,6 +206,22 @@ func compileCheck(s *Schema) (*check, bool) {
 		c.anyOf = append(c.anyOf, bc)
 	}
 	return c, true
+}
+
+// patterns holds the compiled patterns: many tools repeat the same ones
+// (every date argument has one), and a *regexp.Regexp is safe to share.
+var patterns sync.Map // string → *regexp.Regexp
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	patterns.Store(p, re)
+	return re, nil
 }
 
 // valid judges v, one valid JSON value without surrounding whitespace.
