@@ -2,22 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
-// BenchmarkServiceToolCall is one tools/call list_customers (20 rows)
+// BenchmarkServiceToolCall is one tools/call of a 20-row customer list
 // through /service/mcp of a whole gateway, as the benchmark suite's load
-// generator sends it, against the Frappe simulator, all in this process:
-// for allocation counts and profiles of the gateway's path (-memprofile,
+// generator sends it, against each simulator, all in this process: for
+// allocation counts and profiles of the gateway's path (-memprofile,
 // -cpuprofile), which `go tool task bench` measures across processes.
 func BenchmarkServiceToolCall(b *testing.B) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
 	gw := startGateway(b, "", map[string]string{
 		"ERPGATE_LOG_LEVEL":              "info",
 		"ERPGATE_LIMIT_USER_PER_MINUTE":  "100000000",
@@ -25,11 +26,44 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		"ERPGATE_LIMIT_USER_CONCURRENCY": "1000",
 		"ERPGATE_LIMIT_SITE_CONCURRENCY": "1000",
 	})
-	site := gw.registerFrappe(b, "acme", sim, userWithRole(b, sim, "service"))
-	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`)
+	b.Run("frappe", func(b *testing.B) {
+		sim := frappetest.NewServer(frappetest.Options{})
+		defer sim.Close()
+		site := gw.registerFrappe(b, "acme", sim, userWithRole(b, sim, "service"))
+		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`)
+	})
+	b.Run("acumatica", func(b *testing.B) {
+		// The bot's connection as `erpgate dev` registers it: the
+		// simulator's password-grant application and its API user.
+		acu := acumaticatest.NewHandler(acumaticatest.Options{})
+		srv := httptest.NewServer(acu)
+		defer srv.Close()
+		var service acumaticatest.Client
+		for _, c := range acu.Clients() {
+			if c.Flow == acumaticatest.FlowPassword {
+				service = c
+			}
+		}
+		u := acu.User("service")
+		site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
+			Slug: "acu", Kind: "acumatica", DisplayName: "Bench Acumatica", BaseURL: srv.URL,
+			Settings: map[string]any{"tenant": acu.Tenant()},
+			Credentials: map[string]string{
+				"client_id": service.ID, "client_secret": service.Secret,
+				"username": u.Username, "password": u.Password,
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acumatica_list_customers","arguments":{"top":20}}}`)
+	})
+}
+
+func benchToolCall(b *testing.B, site devSite, body string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := func() {
-		req, err := http.NewRequest(http.MethodPost, site.ServiceMCPURL, bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, site.ServiceMCPURL, bytes.NewReader([]byte(body)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,11 +77,11 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		}
 		reply, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(reply), `"structuredContent":{"data":[`) {
+		if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(reply), `"structuredContent":{"`) || strings.Contains(string(reply), `"isError":true`) {
 			b.Fatalf("HTTP %d: %.300s (%v)", resp.StatusCode, reply, err)
 		}
 	}
-	call() // warm: token, credential and tool caches, connections
+	call() // warm: token, credential and tool caches, connections, the bot's ERP token
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

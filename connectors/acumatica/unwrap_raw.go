@@ -14,12 +14,9 @@ import (
 
 // appendUnwrappedRecord appends rec, a record object, unwrapped.
 func appendUnwrappedRecord(dst, rec []byte) ([]byte, error) {
-	fields, err := rawjson.Fields(rec)
-	if err != nil {
-		return nil, err
-	}
 	dst = append(dst, '{')
 	first := true
+	var failed error
 	member := func(f rawjson.Field) {
 		if !first {
 			dst = append(dst, ',')
@@ -27,27 +24,34 @@ func appendUnwrappedRecord(dst, rec []byte) ([]byte, error) {
 		first = false
 		dst = append(append(dst, f.Name...), ':')
 	}
-	for _, f := range fields {
+	err := rawjson.EachMember(rec, func(f rawjson.Field) {
+		if failed != nil {
+			return
+		}
+		var err error
 		switch {
 		case f.Is("rowNumber"), f.Is("_links"):
-			continue
+			return
 		case f.Is("custom"):
 			if !hasMembers(f.Value) {
-				continue
+				return
 			}
 			member(f)
-			if dst, err = appendUnwrappedCustom(dst, f.Value); err != nil {
-				return nil, err
-			}
+			dst, err = appendUnwrappedCustom(dst, f.Value)
 		case f.Is("files"), f.Is("error"), f.Is("id"):
 			member(f)
 			dst = append(dst, f.Value...)
 		default:
 			member(f)
-			if dst, err = appendUnwrappedValue(dst, f.Value); err != nil {
-				return nil, err
-			}
+			dst, err = appendUnwrappedValue(dst, f.Value)
 		}
+		failed = err
+	})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return nil, err
 	}
 	return append(dst, '}'), nil
 }
@@ -56,8 +60,10 @@ func appendUnwrappedRecord(dst, rec []byte) ([]byte, error) {
 func appendUnwrappedValue(dst, v []byte) ([]byte, error) {
 	switch v[0] {
 	case '{':
-		fields, err := rawjson.Fields(v)
-		if err != nil {
+		// A field wrapper has one or two members: keep them on the stack.
+		var small [4]rawjson.Field
+		fields := small[:0]
+		if err := rawjson.EachMember(v, func(f rawjson.Field) { fields = append(fields, f) }); err != nil {
 			return nil, err
 		}
 		if val, ok := rawWrapperValue(fields); ok {

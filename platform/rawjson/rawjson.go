@@ -139,6 +139,13 @@ func Fields(b []byte) ([]Field, error) {
 	return out, nil
 }
 
+// EachMember checks that b is exactly one JSON object and calls fn with
+// each of its members in order, repeated names included, as slices of b. It
+// reads b once and, unlike Fields, allocates nothing.
+func EachMember(b []byte, fn func(Field)) error {
+	return members(b, fn)
+}
+
 // Member checks that b is exactly one JSON object and returns the value of
 // its member name (the last one, when the name repeats, as encoding/json
 // decodes it), as a slice of b. Names are compared exactly, after

@@ -173,6 +173,9 @@ func FuzzValid(f *testing.F) {
 			if _, _, err := Member(b, "data"); err == nil {
 				t.Fatalf("Member(%q) accepted invalid text", b)
 			}
+			if err := EachMember(b, func(Field) {}); err == nil {
+				t.Fatalf("EachMember(%q) accepted invalid text", b)
+			}
 			if complete, err := Strings(b, func([]byte, bool, bool) bool { return true }); complete || err == nil {
 				t.Fatalf("Strings(%q) accepted invalid text", b)
 			}
@@ -210,6 +213,15 @@ func FuzzValid(f *testing.F) {
 				}
 				if _, in := obj[name]; !in {
 					t.Fatalf("Fields(%q): %q is not a member", b, name)
+				}
+			}
+			var each []Field
+			if err := EachMember(b, func(f Field) { each = append(each, f) }); err != nil || len(each) != len(fields) {
+				t.Fatalf("EachMember(%q) = %d members, %v; Fields gives %d", b, len(each), err, len(fields))
+			}
+			for i := range each {
+				if !bytes.Equal(each[i].Name, fields[i].Name) || !bytes.Equal(each[i].Value, fields[i].Value) {
+					t.Fatalf("EachMember(%q)[%d] = %s:%s, Fields gives %s:%s", b, i, each[i].Name, each[i].Value, fields[i].Name, fields[i].Value)
 				}
 			}
 			if len(fields) < len(obj) {
