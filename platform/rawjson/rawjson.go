@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -186,10 +187,9 @@ func sameName(written []byte, escaped bool, name string) bool {
 	if !escaped {
 		return string(written) == name
 	}
-	var s string
-	q := make([]byte, 0, len(written)+2)
-	q = append(append(append(q, '"'), written...), '"')
-	return json.Unmarshal(q, &s) == nil && s == name
+	var buf [64]byte
+	text, ok := AppendUnquoted(buf[:0], written)
+	return ok && string(text) == name
 }
 
 func skipSpace(b []byte, i int) int {
@@ -461,4 +461,90 @@ func AppendMembers(dst, obj []byte) ([]byte, error) {
 		dst = append(dst, ',')
 	}
 	return append(dst, obj[1:]...), nil
+}
+
+// AppendUnquoted appends the text of s, the content of a JSON string as
+// written (without its quotes), to dst, decoded as encoding/json decodes
+// it: escapes resolved, a lone surrogate and each invalid UTF-8 byte
+// replaced with U+FFFD. It reports false, with dst unchanged, when s is
+// not a string's content (an invalid escape, a quote or a control
+// character). With a dst of enough capacity it allocates nothing.
+func AppendUnquoted(dst, s []byte) ([]byte, bool) {
+	start := len(dst)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return dst[:start], false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/':
+				dst = append(dst, s[i+1])
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := hex4(s, i+2)
+				if !ok {
+					return dst[:start], false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if s2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if pair := utf16.DecodeRune(r, s2); pair != utf8.RuneError {
+							dst = utf8.AppendRune(dst, pair)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst[:start], false
+			}
+			i += 2
+		case c == '"' || c < 0x20:
+			return dst[:start], false
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			dst = utf8.AppendRune(dst, r)
+			i += size
+		}
+	}
+	return dst, true
+}
+
+// hex4 reads the four hexadecimal digits at s[i:].
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }

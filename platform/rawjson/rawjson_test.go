@@ -341,3 +341,48 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+func TestAppendUnquoted(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`plain`, "plain"},
+		{`M\u00fcller \u0026 S\u00f6hne`, "Müller & Söhne"},
+		{`\"\\\/\b\f\n\r\t`, "\"\\/\b\f\n\r\t"},
+		{`\ud83d\ude00`, "😀"},
+		{`\ud83d`, "\uFFFD"},
+		{`\ud83dx`, "\uFFFDx"},
+		{`\ude00\ud83d`, "\uFFFD\uFFFD"},
+		{"caf\xe9", "caf\uFFFD"},
+	} {
+		got, ok := AppendUnquoted([]byte("<"), []byte(c.in))
+		if !ok || string(got) != "<"+c.want {
+			t.Errorf("AppendUnquoted(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, bad := range []string{`\`, `\x`, `\u12`, `\u12G4`, `a"b`, "a\nb", `\ud83d\u12`} {
+		if got, ok := AppendUnquoted([]byte("<"), []byte(bad)); ok || string(got) != "<" {
+			t.Errorf("AppendUnquoted(%q) = %q, %v; want refused, dst unchanged", bad, got, ok)
+		}
+	}
+	buf := make([]byte, 0, 64)
+	in := []byte(`M\u00fcller \u0026 S\u00f6hne`)
+	if n := testing.AllocsPerRun(100, func() { _, _ = AppendUnquoted(buf[:0], in) }); n != 0 {
+		t.Errorf("AppendUnquoted allocates %v times with room in dst", n)
+	}
+}
+
+// FuzzAppendUnquoted holds AppendUnquoted to encoding/json's decoding of
+// the same string.
+func FuzzAppendUnquoted(f *testing.F) {
+	for _, s := range []string{`plain`, `\u00e9\ud83d\ude00`, `\ud800\udbff`, `\ud800\u`, "\xff", `\/`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		q := append(append([]byte{'"'}, s...), '"')
+		var want string
+		werr := json.Unmarshal(q, &want)
+		got, ok := AppendUnquoted(nil, s)
+		if ok != (werr == nil) || (ok && string(got) != want) {
+			t.Fatalf("AppendUnquoted(%q) = %q, %v; encoding/json: %q, %v", s, got, ok, want, werr)
+		}
+	})
+}

@@ -2,7 +2,6 @@ package redact
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/rawjson"
 )
@@ -63,6 +62,9 @@ type inspection struct {
 		sensitive bool
 	}
 	n int
+	// scratch holds the decoded text of an escaped string (a longer one
+	// is decoded on the heap).
+	scratch [128]byte
 }
 
 // sensitive reports whether Apply could change a document because of s, a
@@ -70,13 +72,16 @@ type inspection struct {
 // a value otherwise. Undecodable escapes count as sensitive.
 func (in *inspection) sensitive(s []byte, name, escaped bool) bool {
 	if escaped {
-		q := make([]byte, 0, len(s)+2)
-		q = append(append(append(q, '"'), s...), '"')
-		var text string
-		if err := json.Unmarshal(q, &text); err != nil {
+		// Real ERPs escape every non-ASCII character (Frappe writes
+		// JSON with ensure_ascii): decode into the scratch buffer.
+		text, ok := rawjson.AppendUnquoted(in.scratch[:0], s)
+		if !ok {
 			return true
 		}
-		return (name && in.r.SensitiveName(text)) || (!name && looksSensitive(text))
+		if name {
+			return in.r.sensitiveNameBytes(text)
+		}
+		return mayLookSensitive(text) && looksSensitive(string(text))
 	}
 	if !name {
 		return mayLookSensitive(s) && looksSensitive(string(s))

@@ -112,6 +112,22 @@ func agreeChecked(t *testing.T, r *Redactor, doc []byte) {
 	}
 }
 
+// TestInspectDecodesEscapesWithoutAllocating: real ERPs escape every
+// non-ASCII character, so escaped names and values are common.
+func TestInspectDecodesEscapesWithoutAllocating(t *testing.T) {
+	r := New(Rules{})
+	doc := []byte(`{"data":[{"customer_name":"M\u00fcller \u0026 S\u00f6hne GmbH","t\u0065rritory":"Deutschland","ref":"078\u002d05-1120x"}]}`)
+	if r.Inspect(doc) {
+		t.Fatal("nothing to redact")
+	}
+	if n := testing.AllocsPerRun(50, func() { r.Inspect(doc) }); n != 0 {
+		t.Errorf("Inspect allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(50, func() { _, _ = r.InspectChecked(doc) }); n != 0 {
+		t.Errorf("InspectChecked allocates %v times", n)
+	}
+}
+
 func TestInspectCheckedRefusesInvalidJSON(t *testing.T) {
 	r := New(Rules{})
 	for _, doc := range []string{`{"name":"x"`, `{"name":"x"} x`, `{"name":x}`, `[1,]`, "{\"a\":\"\xff\"}", ``} {
