@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -59,33 +60,58 @@ func args[T any](call *connector.Call) (T, error) {
 }
 
 // argsSplit takes the arguments named in split out of a call's arguments
-// (decoded with exact numbers) and decodes the rest into a new T.
+// (decoded with exact numbers) and decodes the rest into a new T. The
+// arguments are split on their JSON text (rawjson), so a call that uses
+// none of the split arguments, the common case, is decoded once.
 func argsSplit[T any](call *connector.Call, split []string) (T, map[string]any, error) {
 	var v T
-	all := map[string]json.RawMessage{}
-	if len(call.Args) > 0 {
-		if err := json.Unmarshal(call.Args, &all); err != nil {
-			return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments must be a JSON object")
-		}
-	}
 	taken := map[string]any{}
-	for _, k := range split {
-		raw, ok := all[k]
-		if !ok {
-			continue
+	if len(call.Args) == 0 {
+		return v, taken, nil
+	}
+	splitName := func(f rawjson.Field) (string, bool) {
+		for _, k := range split {
+			if f.Is(k) {
+				return k, true
+			}
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
+		return "", false
+	}
+	found := false
+	if err := rawjson.EachMember(call.Args, func(f rawjson.Field) {
+		_, ok := splitName(f)
+		found = found || ok
+	}); err != nil {
+		return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments must be a JSON object (%v)", err)
+	}
+	if !found {
+		err := call.Decode(&v)
+		return v, taken, err
+	}
+	rest := append(make([]byte, 0, len(call.Args)), '{')
+	var failed error
+	_ = rawjson.EachMember(call.Args, func(f rawjson.Field) {
+		k, ok := splitName(f)
+		if !ok {
+			if len(rest) > 1 {
+				rest = append(rest, ',')
+			}
+			rest = append(append(append(rest, f.Name...), ':'), f.Value...)
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(f.Value))
 		dec.UseNumber()
 		var x any
-		if err := dec.Decode(&x); err != nil {
-			return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "argument %s is not valid JSON", k)
+		if err := dec.Decode(&x); err != nil && failed == nil {
+			failed = toolerr.Wrap(toolerr.InvalidArgument, err, "argument %s is not valid JSON", k)
 		}
-		taken[k] = x
-		delete(all, k)
+		taken[k] = x // the last, when a name repeats, as decoding keeps it
+	})
+	if failed != nil {
+		return v, nil, failed
 	}
-	rest, _ := json.Marshal(all)
 	sub := *call
-	sub.Args = rest
+	sub.Args = append(rest, '}')
 	err := sub.Decode(&v)
 	return v, taken, err
 }

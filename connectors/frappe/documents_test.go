@@ -12,7 +12,7 @@ func firstDoc(t *testing.T, doctype string, keep func(*frappetest.Doc) bool) *fr
 	t.Helper()
 	docs := docsWhere(t, doctype, keep)
 	if len(docs) == 0 {
-		t.Skipf("the simulator has no matching %s yet", doctype)
+		t.Fatalf("the seeded data has no matching %s: the test would prove nothing", doctype)
 	}
 	return docs[0]
 }

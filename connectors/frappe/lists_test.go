@@ -46,7 +46,7 @@ func TestDirectoryListsWalkEverySeededRecord(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			want := docsWhere(t, tc.doctype, tc.keep)
 			if len(want) == 0 {
-				t.Skipf("the simulator has no %s yet", tc.doctype)
+				t.Fatalf("the seeded data has no %s: the test would prove nothing", tc.doctype)
 			}
 			rows := walk(t, allCompanies, tc.tool, map[string]any{"limit": 7})
 			if !slices.Equal(rowNames(rows), docNames(want)) {
@@ -73,7 +73,7 @@ func TestCompanyScopedListsWalkEachCompany(t *testing.T) {
 					return d.Str("company") == company && (tc.disabledField == "" || d.Int(tc.disabledField) == 0)
 				})
 				if len(want) == 0 {
-					t.Skipf("the simulator has no %s for %s yet", tc.doctype, company)
+					t.Fatalf("the seeded data has no %s for %s: the test would prove nothing", tc.doctype, company)
 				}
 				rows := walk(t, allCompanies, tc.tool, map[string]any{"company": company, "limit": 9})
 				if !slices.Equal(rowNames(rows), docNames(want)) {
@@ -419,7 +419,7 @@ func TestPurchaseAndMoneyListsMatchSeed(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			want := docsWhere(t, tc.doctype, tc.keep)
 			if len(want) == 0 {
-				t.Skipf("the simulator has no matching %s yet", tc.doctype)
+				t.Fatalf("the seeded data has no matching %s: the test would prove nothing", tc.doctype)
 			}
 			args := map[string]any{"limit": 40}
 			for k, v := range tc.args {
@@ -538,5 +538,38 @@ func TestUnknownExactPartyIsNotFoundNotEmpty(t *testing.T) {
 	want := docsWhere(t, "Sales Invoice", func(d *frappetest.Doc) bool { return d.Str("customer") == "Acme Widgets Inc" })
 	if got := mustInt(t, out["summary"].(map[string]any)["count"]); got != len(want) {
 		t.Fatalf("count %d, want %d", got, len(want))
+	}
+}
+
+// TestDirectoryFilterArguments: a directory tool's own filter arguments
+// (taken out of the arguments before the rest is decoded) narrow the list
+// as the seeded records say.
+func TestDirectoryFilterArguments(t *testing.T) {
+	for _, company := range companyNames(t) {
+		for _, tc := range []struct {
+			args map[string]any
+			keep func(*frappetest.Doc) bool
+		}{
+			{map[string]any{"root_type": "Asset", "is_group": false}, func(d *frappetest.Doc) bool {
+				return d.Str("root_type") == "Asset" && d.Int("is_group") == 0
+			}},
+			{map[string]any{"is_group": true}, func(d *frappetest.Doc) bool { return d.Int("is_group") == 1 }},
+			{map[string]any{"account_type": "Bank"}, func(d *frappetest.Doc) bool { return d.Str("account_type") == "Bank" }},
+		} {
+			want := docsWhere(t, "Account", func(d *frappetest.Doc) bool {
+				return d.Str("company") == company && d.Int("disabled") == 0 && tc.keep(d)
+			})
+			if len(want) == 0 {
+				t.Fatalf("%s: the seeded data has no account for %v: the test would prove nothing", company, tc.args)
+			}
+			args := map[string]any{"company": company, "limit": 7}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			rows := walk(t, allCompanies, "list_accounts", args)
+			if !slices.Equal(rowNames(rows), docNames(want)) {
+				t.Errorf("%s %v: walked %v, want %v", company, tc.args, rowNames(rows), docNames(want))
+			}
+		}
 	}
 }
