@@ -268,13 +268,16 @@ func (a *App) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		req := c.Request()
-		a.log.Debug("http_request",
-			zap.String("method", req.Method),
-			zap.String("path", req.URL.Path),
-			zap.Int("status", c.Response().Status),
-			zap.Int64("duration_ms", time.Since(start).Milliseconds()),
-			zap.String("request_id", c.Response().Header().Get("X-Request-Id")))
+		// Off at the default level: build the line only when it is written.
+		if ce := a.log.Check(zap.DebugLevel, "http_request"); ce != nil {
+			req := c.Request()
+			ce.Write(
+				zap.String("method", req.Method),
+				zap.String("path", req.URL.Path),
+				zap.Int("status", c.Response().Status),
+				zap.Int64("duration_ms", time.Since(start).Milliseconds()),
+				zap.String("request_id", c.Response().Header().Get("X-Request-Id")))
+		}
 		return nil
 	}
 }

@@ -65,4 +65,9 @@ func TestSecretsNeverLogged(t *testing.T) {
 			t.Errorf("the logs contain the %s", what)
 		}
 	}
+	// At debug level every request has its access line (path, status),
+	// so the secrets above had every chance to appear.
+	if !strings.Contains(logs, `"msg":"http_request","method":"POST","path":"/service/mcp","status":200`) {
+		t.Errorf("no access line for the service MCP requests in:\n%.2000s", logs)
+	}
 }
