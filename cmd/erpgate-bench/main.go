@@ -103,7 +103,7 @@ type bench struct {
 	// the concurrency sweep; tlsTokens are theirs, ordered like tokens.
 	tlsSim    *simProcess
 	tlsTokens []string
-	logs   int
+	logs      int
 }
 
 func run(ctx context.Context, o options) error {

@@ -37,7 +37,7 @@ type sweepRun struct {
 	// simulator's requests that came over HTTP/2.
 	Upstream           string       `json:"upstream"`
 	UpstreamHTTP2Share float64      `json:"upstream_http2_share"`
-	Levels            []sweepLevel `json:"levels"`
+	Levels             []sweepLevel `json:"levels"`
 	// MemPerInFlightKiB is the gateway's extra peak RSS per extra call in
 	// flight between 128 and 1,000 callers: the marginal cost of a call,
 	// free of the process's fixed memory.

@@ -140,6 +140,7 @@ func (a *App) build(ctx context.Context) error {
 		Budget:         cfg.Upstream.Budget,
 		MaxResultBytes: int(cfg.Upstream.MaxResponseBytes),
 		MaxRecords:     cfg.Limits.MaxRecords,
+		MaxCalls:       cfg.Limits.ReplicaCalls,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
 		Storage:        sitestore.New(a.pool),
 		AllowedOrigins: origins,

@@ -74,6 +74,10 @@ type Limits struct {
 	SiteConcurrency int `yaml:"site_concurrency"`
 	// SitePerMinute caps calls per site per minute, across replicas.
 	SitePerMinute int `yaml:"site_per_minute"`
+	// ReplicaCalls caps the MCP requests one replica holds at once, calls
+	// waiting on the ERP included; more wait at its door. 0: 128 per CPU,
+	// at least 256.
+	ReplicaCalls int `yaml:"replica_calls"`
 }
 
 // Redaction adjusts the built-in sensitive field-name patterns for the whole

@@ -28,6 +28,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Int("limits.user_per_minute", c.Limits.UserPerMinute),
 		zap.Int("limits.site_concurrency", c.Limits.SiteConcurrency),
 		zap.Int("limits.site_per_minute", c.Limits.SitePerMinute),
+		zap.Int("limits.replica_calls", c.Limits.ReplicaCalls),
 		zap.Strings("redaction.patterns", c.Redaction.Patterns),
 		zap.Strings("redaction.skip", c.Redaction.Skip),
 		zap.Stringer("usage.flush_interval", c.Usage.FlushInterval),

@@ -63,6 +63,8 @@ var settings = []setting{
 		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.SiteConcurrency })},
 	{key: "limits.site_per_minute", env: "ERPGATE_LIMIT_SITE_PER_MINUTE", fallback: "300",
 		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.SitePerMinute })},
+	{key: "limits.replica_calls", env: "ERPGATE_LIMIT_REPLICA_CALLS", fallback: "0",
+		apply: intIn(0, math.MaxInt32, func(c *Config) *int { return &c.Limits.ReplicaCalls })},
 
 	{key: "redaction.patterns", env: "ERPGATE_REDACT_PATTERNS", list: true,
 		apply: fieldPatterns(func(c *Config) *[]string { return &c.Redaction.Patterns })},

@@ -11,20 +11,32 @@ import (
 	"github.com/erpgate/erpgate/platform/outbound"
 )
 
-// Admission bounds how many MCP requests a replica works on at once, so
-// that under overload the excess waits at the door, where a waiting request
-// holds little more than its connection, instead of deep in the call chain
-// (a request waiting there for the database pool or the CPU holds its MCP
-// session, its decoded arguments and a deep goroutine stack: about three
-// times the memory). A tool call gives its slot back while it waits on the
-// ERP, so the bound applies to the work erpgate itself does (CPU and
-// database), not to calls in flight upstream, which are limited per caller
-// and per site by the Limiter; calls coming back from the ERP are served
-// before new arrivals, so work in progress finishes first.
+// Admission bounds what a replica takes on, with two counts:
+//
+//   - Work: how many MCP requests it works on at once, so that under
+//     overload the excess waits at the door, where a waiting request holds
+//     little more than its connection, instead of deep in the call chain
+//     (a request waiting there for the database pool or the CPU holds its
+//     MCP session, its decoded arguments and a deep goroutine stack: about
+//     three times the memory). A tool call gives its work slot back while it
+//     waits on the ERP, so this bound applies to the work erpgate itself
+//     does (CPU and database); calls coming back from the ERP are served
+//     before new arrivals, so work in progress finishes first.
+//   - Calls: how many requests it holds at once, waiting on the ERP
+//     included. A call at the ERP holds an ERP connection, its goroutines
+//     and, once answered, up to the response bound in memory; the limiter
+//     bounds such calls per caller and per site, and this bounds them per
+//     replica, however many sites are slow at once. A new request takes a
+//     call slot, at the door, before it takes a work slot.
 
 // defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
 // every CPU and the database pool busy.
 func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
+
+// defaultMaxCalls is the bound when Options.MaxCalls is 0: at 20 ms per
+// ERP answer, enough calls in flight to keep every CPU busy several times
+// over.
+func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 
 // admission is a counting semaphore with two FIFO queues.
 type admission struct {
@@ -32,21 +44,87 @@ type admission struct {
 	free     int
 	resumes  list.List // *admissionWaiter: calls back from the ERP
 	arrivals list.List // *admissionWaiter: new requests
+	// callsFree counts the free call slots; entries are the new requests
+	// waiting for one.
+	callsFree int
+	entries   list.List // *admissionWaiter
 }
 
 type admissionWaiter struct{ granted chan struct{} }
 
-func newAdmission(n int) *admission { return &admission{free: n} }
+func newAdmission(work, calls int) *admission { return &admission{free: work, callsFree: calls} }
 
-// acquireWithin waits for a slot as a new arrival, for at most wait.
+// acquireWithin waits, as a new arrival, for a call slot and then a work
+// slot, for at most wait in all.
 func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error {
-	if a.tryAcquire() {
+	entered := a.tryEnter()
+	if entered && a.tryAcquire() {
 		return nil
 	}
 	// Only a request that has to queue pays for a deadline.
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	return a.acquire(ctx, false)
+	if !entered {
+		if err := a.enter(ctx); err != nil {
+			return err
+		}
+	}
+	if err := a.acquire(ctx, false); err != nil {
+		a.exit()
+		return err
+	}
+	return nil
+}
+
+func (a *admission) tryEnter() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.callsFree > 0 {
+		a.callsFree--
+		return true
+	}
+	return false
+}
+
+// enter waits for a call slot, or until ctx ends.
+func (a *admission) enter(ctx context.Context) error {
+	a.mu.Lock()
+	if a.callsFree > 0 {
+		a.callsFree--
+		a.mu.Unlock()
+		return nil
+	}
+	w := &admissionWaiter{granted: make(chan struct{})}
+	el := a.entries.PushBack(w)
+	a.mu.Unlock()
+	select {
+	case <-w.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	select {
+	case <-w.granted:
+		// Granted just as ctx ended: pass the slot on.
+		a.mu.Unlock()
+		a.exit()
+	default:
+		a.entries.Remove(el)
+		a.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// exit gives a call slot back, to the first waiting entry.
+func (a *admission) exit() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e := a.entries.Front(); e != nil {
+		a.entries.Remove(e)
+		close(e.Value.(*admissionWaiter).granted)
+		return
+	}
+	a.callsFree++
 }
 
 func (a *admission) tryAcquire() bool {
@@ -118,6 +196,7 @@ type callSlot struct {
 	mu       sync.Mutex
 	upstream int // upstream requests under way
 	held     bool
+	entered  bool // holds a call slot
 }
 
 // leave gives the slot back before an upstream request.
@@ -155,13 +234,17 @@ func (s *callSlot) resume(ctx context.Context) error {
 	return nil
 }
 
-// done gives the slot back for good.
+// done gives the slots back for good.
 func (s *callSlot) done() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.held {
 		s.held = false
 		s.adm.release()
+	}
+	if s.entered {
+		s.entered = false
+		s.adm.exit()
 	}
 }
 

@@ -3,6 +3,7 @@ package mcpengine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,7 +21,7 @@ import (
 )
 
 func TestAdmissionServesResumesBeforeArrivals(t *testing.T) {
-	a := newAdmission(1)
+	a := newAdmission(1, 1000)
 	ctx := context.Background()
 	if err := a.acquire(ctx, false); err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestAdmissionServesResumesBeforeArrivals(t *testing.T) {
 }
 
 func TestAdmissionGivesUpWithItsContext(t *testing.T) {
-	a := newAdmission(1)
+	a := newAdmission(1, 1000)
 	if err := a.acquire(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestAdmissionGivesUpWithItsContext(t *testing.T) {
 }
 
 func TestCallSlotIsGivenBackWhileAnyRequestIsUpstream(t *testing.T) {
-	a := newAdmission(1)
+	a := newAdmission(1, 1000)
 	ctx := context.Background()
 	if err := a.acquire(ctx, false); err != nil {
 		t.Fatal(err)
@@ -93,6 +94,64 @@ func TestCallSlotIsGivenBackWhileAnyRequestIsUpstream(t *testing.T) {
 	s.done()
 	if a.free != 1 {
 		t.Errorf("free %d after done, want 1", a.free)
+	}
+}
+
+func TestAdmissionBoundsCallsHeld(t *testing.T) {
+	a := newAdmission(2, 1)
+	ctx := context.Background()
+	if err := a.acquireWithin(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	first := &callSlot{adm: a, held: true, entered: true}
+	first.leave() // waiting on the ERP: its work slot is free, its call slot is not
+	done := make(chan error, 1)
+	go func() { done <- a.acquireWithin(ctx, time.Minute) }()
+	waitEntering(t, a, 1)
+	if a.free != 2 {
+		t.Fatalf("free work slots %d while the second request waits for a call slot, want 2", a.free)
+	}
+	if err := first.resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first.done()
+	if err := <-done; err != nil {
+		t.Fatalf("the second request was not let in when the first ended: %v", err)
+	}
+	second := &callSlot{adm: a, held: true, entered: true}
+	second.done()
+	second.done()
+	if a.free != 2 || a.callsFree != 1 || a.entries.Len() != 0 {
+		t.Errorf("after both: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entries.Len())
+	}
+
+	// A request that cannot enter within its wait gives up and leaves the
+	// counts as they were.
+	if err := a.acquireWithin(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.acquireWithin(ctx, 20*time.Millisecond); err == nil {
+		t.Fatal("a second request entered a replica holding its one call")
+	}
+	(&callSlot{adm: a, held: true, entered: true}).done()
+	if a.free != 2 || a.callsFree != 1 || a.entries.Len() != 0 {
+		t.Errorf("after a request gave up: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entries.Len())
+	}
+}
+
+func waitEntering(t *testing.T, a *admission, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a.mu.Lock()
+		q := a.entries.Len()
+		a.mu.Unlock()
+		if q == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d waiting to enter, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -157,8 +216,9 @@ func (g gatedERP) Tools() []connector.Tool {
 	}
 }
 
-// gatedEngine serves gatedERP with one admission slot.
-func gatedEngine(t *testing.T, budget time.Duration) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}) {
+// gatedEngine serves gatedERP with one work slot and maxCalls call slots
+// (0: the default).
+func gatedEngine(t *testing.T, budget time.Duration, maxCalls int) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
 	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -172,8 +232,9 @@ func gatedEngine(t *testing.T, budget time.Duration) (endpoint string, hold, ups
 	t.Cleanup(upstream.Close)
 	reg := connector.NewRegistry()
 	reg.MustRegister(gatedERP{hold: hold})
-	e, err := New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{},
-		Budget: budget, MaxActive: 1})
+	var err error
+	e, err = New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{},
+		Budget: budget, MaxActive: 1, MaxCalls: maxCalls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +244,7 @@ func gatedEngine(t *testing.T, budget time.Duration) (endpoint string, hold, ups
 		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL, hold, upstreamGo, upstreamSeen
+	return srv.URL, hold, upstreamGo, upstreamSeen, e
 }
 
 func postToolCall(t *testing.T, endpoint, tool string) (int, string) {
@@ -212,7 +273,7 @@ func postToolCall(t *testing.T, endpoint, tool string) (int, string) {
 // TestCallWaitingOnTheERPLeavesItsSlot: with one slot, a call waiting on
 // the ERP does not stop another call from being served.
 func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
-	endpoint, _, upstreamGo, upstreamSeen := gatedEngine(t, 30*time.Second)
+	endpoint, _, upstreamGo, upstreamSeen, _ := gatedEngine(t, 30*time.Second, 0)
 	first := make(chan string, 1)
 	go func() {
 		_, body := postToolCall(t, endpoint, "fetch")
@@ -232,7 +293,7 @@ func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
 // work for longer than the budget, a new request is refused with 503 and
 // Retry-After rather than queued without end.
 func TestBusyReplicaRefusesWith503(t *testing.T) {
-	endpoint, hold, _, _ := gatedEngine(t, 300*time.Millisecond)
+	endpoint, hold, _, _, _ := gatedEngine(t, 300*time.Millisecond, 0)
 	first := make(chan int, 1)
 	go func() {
 		status, _ := postToolCall(t, endpoint, "hold")
@@ -255,5 +316,41 @@ func TestBusyReplicaRefusesWith503(t *testing.T) {
 	close(hold)
 	if status := <-first; status != http.StatusOK {
 		t.Errorf("held call: %d", status)
+	}
+}
+
+// TestCallsWaitingOnTheERPCountTowardsTheReplicasBound: with one call
+// slot, a call waiting on the ERP keeps a new request at the door (before
+// its body is read) until it is answered; then the new request is served.
+func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
+	endpoint, _, upstreamGo, upstreamSeen, e := gatedEngine(t, 30*time.Second, 1)
+	first := make(chan string, 1)
+	go func() {
+		_, body := postToolCall(t, endpoint, "fetch")
+		first <- body
+	}()
+	<-upstreamSeen
+	second := make(chan string, 1)
+	go func() {
+		status, body := postToolCall(t, endpoint, "quick")
+		second <- fmt.Sprint(status, " ", body)
+	}()
+	waitEntering(t, e.admission, 1)
+	select {
+	case got := <-second:
+		t.Fatalf("served while the replica's one call waits on the ERP: %s", got)
+	default:
+	}
+	close(upstreamGo)
+	if body := <-first; !strings.Contains(body, `"ok":true`) {
+		t.Errorf("first call: %s", body)
+	}
+	select {
+	case got := <-second:
+		if !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"done"`) {
+			t.Errorf("second call: %s", got)
+		}
+	case <-time.After(20 * time.Second): // turns a hang into a failure
+		t.Fatal("the second call was never let in")
 	}
 }

@@ -55,6 +55,10 @@ type Options struct {
 	// (admission.go); more wait at the door, for at most Budget. Calls
 	// waiting on the ERP do not count. Default 8 per CPU, at least 16.
 	MaxActive int
+	// MaxCalls bounds the MCP requests this replica holds at once, calls
+	// waiting on the ERP included (admission.go); more wait at the door,
+	// for at most Budget. Default 128 per CPU, at least 256.
+	MaxCalls int
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
 	MaxRequestBytes int64
 	// Version is reported in serverInfo.
@@ -118,6 +122,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.MaxActive <= 0 {
 		opts.MaxActive = defaultMaxActive()
 	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = defaultMaxCalls()
+	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
@@ -126,7 +133,7 @@ func New(opts Options) (*Engine, error) {
 		log:       opts.Logger,
 		kinds:     map[string]*kindServer{},
 		origins:   map[string]bool{},
-		admission: newAdmission(opts.MaxActive),
+		admission: newAdmission(opts.MaxActive, opts.MaxCalls),
 	}
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true

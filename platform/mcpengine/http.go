@@ -165,8 +165,8 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 	st.mu.Unlock()
 }
 
-// admit waits for an admission slot (see admission.go) before the request
-// body is read, so a waiting request holds only its connection. A request
+// admit waits for a call slot and a work slot (see admission.go) before the
+// request body is read, so a waiting request holds only its connection. A request
 // that waits longer than the upstream budget is refused with 503: the
 // replica is overloaded, and another one, or a later retry, may serve it.
 func (e *Engine) admit(w http.ResponseWriter, r *http.Request) (*callSlot, bool) {
@@ -177,7 +177,7 @@ func (e *Engine) admit(w http.ResponseWriter, r *http.Request) (*callSlot, bool)
 		}
 		return nil, false
 	}
-	return &callSlot{adm: e.admission, held: true}, true
+	return &callSlot{adm: e.admission, held: true, entered: true}, true
 }
 
 // WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.
