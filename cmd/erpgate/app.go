@@ -300,7 +300,9 @@ func runServe(ctx context.Context, configPath string) error {
 // of it. A replica's live heap is mostly the requests it holds (waiting for
 // admission or for the ERP), so this keeps memory per in-flight call near
 // 55 KiB instead of 72 KiB, for some 10-15 % more CPU per call in the
-// collector (docs/performance.md). GOGC, when set, wins.
+// collector (docs/performance.md; 75 was tried again once the replica
+// bound held memory lower, and its CPU saving was within the noise of
+// repeated runs). GOGC, when set, wins.
 const defaultGCPercent = 50
 
 // tuneGC applies defaultGCPercent unless the operator set GOGC.
