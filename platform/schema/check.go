@@ -337,12 +337,17 @@ func (c *check) validArray(v []byte) bool {
 	return true
 }
 
+// maxCheckedMembers is the most members of one object the checker judges
+// (it compares each name with the ones before it); a bigger object, which
+// no tool's arguments need, goes to the full validator.
+const maxCheckedMembers = 64
+
 func (c *check) validObject(v []byte) bool {
 	if c.enum != nil {
 		return false
 	}
 	fields, err := rawjson.Fields(v)
-	if err != nil {
+	if err != nil || len(fields) > maxCheckedMembers {
 		return false
 	}
 	for i, f := range fields {

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,6 +98,7 @@ func TestCheckerJudgesLikeTheFullValidator(t *testing.T) {
 		{`{"name":"x","filters":[{"value":1}]}`, false},
 		{`{"name":"x","filters":[{"field":"f","other":1}]}`, false},
 		{`{"name":"x","extra":{"a":1,"b":9}}`, true},
+		{`{"name":"x","extra":{` + manyMembers(maxCheckedMembers) + `}}`, true},
 		{`{"name":"x","extra":{"a":10}}`, false},
 		{`{"name":"x","open":{"x":true,"y":[]}}`, true},
 		{`{"name":"x","open":{"x":1}}`, false},
@@ -126,6 +129,7 @@ func TestCheckerJudgesLikeTheFullValidator(t *testing.T) {
 		`{"name":"x","amount":1.5}`,              // a bounded number with a fraction
 		`{"name":"x","offset":9007199254740993}`, // compared with a bound, not exact as a float64
 		`{"name":"x","offset":123456789012345678901234567890}`,
+		`{"name":"x","extra":{` + manyMembers(maxCheckedMembers+1) + `}}`, // too many members to compare
 	} {
 		if !referenceValid(ref, []byte(doc)) {
 			t.Fatalf("the full validator rejects %s; the case is wrong", doc)
@@ -134,6 +138,17 @@ func TestCheckerJudgesLikeTheFullValidator(t *testing.T) {
 			t.Errorf("Checker.Valid(%s) = true; it should leave this to the full validator", doc)
 		}
 	}
+}
+
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":1`, i)
+	}
+	return b.String()
 }
 
 func TestCheckerRefusesWhatItDoesNotJudge(t *testing.T) {
