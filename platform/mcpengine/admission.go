@@ -38,7 +38,8 @@ func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
 // over.
 func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 
-// admission is a counting semaphore with two FIFO queues.
+// admission is a counting semaphore of work slots with two FIFO queues,
+// and one of call slots with one.
 type admission struct {
 	mu       sync.Mutex
 	free     int
