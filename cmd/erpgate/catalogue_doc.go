@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -53,11 +54,7 @@ func writeArguments(b *bytes.Buffer, in *schema.Schema) {
 		b.WriteString("No arguments.\n")
 		return
 	}
-	names := make([]string, 0, len(in.Properties))
-	for n := range in.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(in.Properties))
 	required := map[string]bool{}
 	for _, r := range in.Required {
 		required[r] = true

@@ -3,7 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,11 +81,7 @@ type candidate struct {
 // required arguments alone, then with each property set to each candidate
 // value, then with an unknown argument.
 func argumentDocs(s *schema.Schema) []argDoc {
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(s.Properties))
 	base := map[string]any{}
 	for _, r := range s.Required {
 		base[r] = candidates(s.Properties[r])[0].v

@@ -95,25 +95,7 @@ func (a *admission) enter(ctx context.Context) error {
 		a.mu.Unlock()
 		return nil
 	}
-	w := &admissionWaiter{granted: make(chan struct{})}
-	el := a.entries.PushBack(w)
-	a.mu.Unlock()
-	select {
-	case <-w.granted:
-		return nil
-	case <-ctx.Done():
-	}
-	a.mu.Lock()
-	select {
-	case <-w.granted:
-		// Granted just as ctx ended: pass the slot on.
-		a.mu.Unlock()
-		a.exit()
-	default:
-		a.entries.Remove(el)
-		a.mu.Unlock()
-	}
-	return ctx.Err()
+	return a.wait(ctx, &a.entries, a.exit)
 }
 
 // exit gives a call slot back, to the first waiting entry.
@@ -153,6 +135,13 @@ func (a *admission) acquire(ctx context.Context, resume bool) error {
 	if resume {
 		q = &a.resumes
 	}
+	return a.wait(ctx, q, a.release)
+}
+
+// wait queues in q until a slot is handed over, or until ctx ends; a slot
+// handed over just as ctx ended is passed on with giveBack. It is called
+// with a.mu held and returns with it released.
+func (a *admission) wait(ctx context.Context, q *list.List, giveBack func()) error {
 	w := &admissionWaiter{granted: make(chan struct{})}
 	el := q.PushBack(w)
 	a.mu.Unlock()
@@ -164,9 +153,8 @@ func (a *admission) acquire(ctx context.Context, resume bool) error {
 	a.mu.Lock()
 	select {
 	case <-w.granted:
-		// Granted just as ctx ended: pass the slot on.
 		a.mu.Unlock()
-		a.release()
+		giveBack()
 	default:
 		q.Remove(el)
 		a.mu.Unlock()

@@ -139,33 +139,29 @@ func TestAdmissionBoundsCallsHeld(t *testing.T) {
 	}
 }
 
+// waitEntering waits until n requests wait for a call slot.
 func waitEntering(t *testing.T, a *admission, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		a.mu.Lock()
-		q := a.entries.Len()
-		a.mu.Unlock()
-		if q == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d waiting to enter, want %d", q, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitCount(t, a, "waiting to enter", n, func() int { return a.entries.Len() })
 }
 
+// waitQueued waits until n requests wait for a work slot.
 func waitQueued(t *testing.T, a *admission, n int) {
+	t.Helper()
+	waitCount(t, a, "waiting", n, func() int { return a.arrivals.Len() + a.resumes.Len() })
+}
+
+func waitCount(t *testing.T, a *admission, what string, n int, count func() int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		a.mu.Lock()
-		q := a.arrivals.Len() + a.resumes.Len()
+		q := count()
 		a.mu.Unlock()
 		if q == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d waiting, want %d", q, n)
+			t.Fatalf("%d %s, want %d", q, what, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
