@@ -266,9 +266,9 @@ func postToolCall(t *testing.T, endpoint, tool string) (int, string) {
 	return resp.StatusCode, b.String()
 }
 
-// fetchUntilAnswered starts a call of "fetch" and returns once it waits on
+// fetchWaitingOnERP starts a call of "fetch" and returns once it waits on
 // the ERP; its reply's body arrives on the channel.
-func fetchUntilAnswered(t *testing.T, endpoint string, upstreamSeen chan struct{}) <-chan string {
+func fetchWaitingOnERP(t *testing.T, endpoint string, upstreamSeen chan struct{}) <-chan string {
 	first := make(chan string, 1)
 	go func() {
 		_, body := postToolCall(t, endpoint, "fetch")
@@ -282,7 +282,7 @@ func fetchUntilAnswered(t *testing.T, endpoint string, upstreamSeen chan struct{
 // the ERP does not stop another call from being served.
 func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
 	endpoint, _, upstreamGo, upstreamSeen, _ := gatedEngine(t, 30*time.Second, 0)
-	first := fetchUntilAnswered(t, endpoint, upstreamSeen)
+	first := fetchWaitingOnERP(t, endpoint, upstreamSeen)
 	if status, body := postToolCall(t, endpoint, "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
 		t.Fatalf("second call while the first waits on the ERP: %d %s", status, body)
 	}
@@ -327,7 +327,7 @@ func TestBusyReplicaRefusesWith503(t *testing.T) {
 // its body is read) until it is answered; then the new request is served.
 func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
 	endpoint, _, upstreamGo, upstreamSeen, e := gatedEngine(t, 30*time.Second, 1)
-	first := fetchUntilAnswered(t, endpoint, upstreamSeen)
+	first := fetchWaitingOnERP(t, endpoint, upstreamSeen)
 	second := make(chan string, 1)
 	go func() {
 		status, body := postToolCall(t, endpoint, "quick")
