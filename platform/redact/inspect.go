@@ -40,8 +40,9 @@ func (r *Redactor) Inspect(doc []byte) bool {
 // be JSON: it also checks it, in the same single reading (rawjson). It
 // returns an error when doc is not exactly one JSON value. When it reports
 // true, it stopped at the first string Apply could change, so the rest of
-// doc is unchecked: the caller decodes doc to apply the rules, which checks
-// it.
+// doc is unchecked: a caller that goes on to apply the rules checks the
+// rest first (decoding alone would let trailing data or invalid UTF-8
+// through).
 func (r *Redactor) InspectChecked(doc []byte) (bool, error) {
 	in := inspection{r: r}
 	found := false
