@@ -75,6 +75,9 @@ func TestValidation(t *testing.T) {
 		{"site concurrency zero", "ERPGATE_LIMIT_SITE_CONCURRENCY", "0", "at least 1"},
 		{"site per minute float", "ERPGATE_LIMIT_SITE_PER_MINUTE", "1.5", "at least 1"},
 		{"site per minute one", "ERPGATE_LIMIT_SITE_PER_MINUTE", "1", ""},
+		{"replica calls negative", "ERPGATE_LIMIT_REPLICA_CALLS", "-1", "at least 0"},
+		{"replica calls automatic", "ERPGATE_LIMIT_REPLICA_CALLS", "0", ""},
+		{"replica calls set", "ERPGATE_LIMIT_REPLICA_CALLS", "1000", ""},
 
 		{"redact pattern control char", "ERPGATE_REDACT_PATTERNS", "ok,bad\x01", "contains control characters"},
 		{"redact skip control char", "ERPGATE_REDACT_SKIP", "bad\ttab", "contains control characters"},
