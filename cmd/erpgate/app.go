@@ -141,6 +141,7 @@ func (a *App) build(ctx context.Context) error {
 		MaxResultBytes: int(cfg.Upstream.MaxResponseBytes),
 		MaxRecords:     cfg.Limits.MaxRecords,
 		MaxCalls:       cfg.Limits.ReplicaCalls,
+		MaxAnswerBytes: cfg.Limits.ReplicaAnswerBytes,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
 		Storage:        sitestore.New(a.pool),
 		AllowedOrigins: origins,

@@ -78,6 +78,10 @@ type Limits struct {
 	// waiting on the ERP included; more wait at its door. 0: 128 per CPU,
 	// at least 256.
 	ReplicaCalls int `yaml:"replica_calls"`
+	// ReplicaAnswerBytes bounds the bytes of large ERP answers (1 MiB or
+	// more) one replica's calls hold at once; a call with a large answer
+	// waits for room. Default 64 MiB.
+	ReplicaAnswerBytes int64 `yaml:"replica_answer_bytes"`
 }
 
 // Redaction adjusts the built-in sensitive field-name patterns for the whole

@@ -16,7 +16,7 @@ func TestLoadDefaults(t *testing.T) {
 		PublicBaseURL:   "https://erpgate.example.com",
 		LogLevel:        zapcore.InfoLevel,
 		Upstream:        Upstream{Budget: 50 * time.Second, MaxResponseBytes: 8 << 20, Retry: true},
-		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300},
+		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, ReplicaAnswerBytes: 64 << 20},
 		Usage:           Usage{FlushInterval: 500 * time.Millisecond, BatchSize: 200},
 		ShutdownTimeout: 30 * time.Second,
 		OAuth:           OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute},

@@ -29,6 +29,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Int("limits.site_concurrency", c.Limits.SiteConcurrency),
 		zap.Int("limits.site_per_minute", c.Limits.SitePerMinute),
 		zap.Int("limits.replica_calls", c.Limits.ReplicaCalls),
+		zap.Int64("limits.replica_answer_bytes", c.Limits.ReplicaAnswerBytes),
 		zap.Strings("redaction.patterns", c.Redaction.Patterns),
 		zap.Strings("redaction.skip", c.Redaction.Skip),
 		zap.Stringer("usage.flush_interval", c.Usage.FlushInterval),

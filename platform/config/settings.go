@@ -65,6 +65,8 @@ var settings = []setting{
 		apply: intIn(1, math.MaxInt32, func(c *Config) *int { return &c.Limits.SitePerMinute })},
 	{key: "limits.replica_calls", env: "ERPGATE_LIMIT_REPLICA_CALLS", fallback: "0",
 		apply: intIn(0, math.MaxInt32, func(c *Config) *int { return &c.Limits.ReplicaCalls })},
+	{key: "limits.replica_answer_bytes", env: "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", fallback: "67108864",
+		apply: intIn(1<<20, 1<<40, func(c *Config) *int64 { return &c.Limits.ReplicaAnswerBytes })},
 
 	{key: "redaction.patterns", env: "ERPGATE_REDACT_PATTERNS", list: true,
 		apply: fieldPatterns(func(c *Config) *[]string { return &c.Redaction.Patterns })},

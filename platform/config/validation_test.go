@@ -78,6 +78,8 @@ func TestValidation(t *testing.T) {
 		{"replica calls negative", "ERPGATE_LIMIT_REPLICA_CALLS", "-1", "at least 0"},
 		{"replica calls automatic", "ERPGATE_LIMIT_REPLICA_CALLS", "0", ""},
 		{"replica calls set", "ERPGATE_LIMIT_REPLICA_CALLS", "1000", ""},
+		{"replica answer bytes too small", "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", "1000", "from 1048576"},
+		{"replica answer bytes", "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", "268435456", ""},
 
 		{"redact pattern control char", "ERPGATE_REDACT_PATTERNS", "ok,bad\x01", "contains control characters"},
 		{"redact skip control char", "ERPGATE_REDACT_SKIP", "bad\ttab", "contains control characters"},

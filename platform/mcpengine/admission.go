@@ -6,9 +6,13 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
 // Admission bounds what a replica takes on, with two counts:
@@ -28,6 +32,14 @@ import (
 //     bounds such calls per caller and per site, and this bounds them per
 //     replica, however many sites are slow at once. A new request takes a
 //     call slot, at the door, before it takes a work slot.
+//
+// Besides, large ERP answers (a megabyte or more, such as big reports) are
+// bounded in bytes: a call holds its first large answer's size of the
+// replica's answer budget until it ends, and waits for room before the
+// answer is read when its length is announced. A report tool holds several
+// times its answer while it computes its totals, so this is what keeps a
+// replica's memory bounded when many large reports run at once; the many
+// small answers are not affected.
 
 // defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
 // every CPU and the database pool busy.
@@ -38,8 +50,16 @@ func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
 // over.
 func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 
+// largeAnswer is the size from which an ERP answer counts against the
+// replica's answer budget.
+const largeAnswer = 1 << 20
+
+// defaultMaxAnswerBytes is the answer budget when Options.MaxAnswerBytes is
+// 0.
+const defaultMaxAnswerBytes = 64 << 20
+
 // admission is a counting semaphore of work slots with two FIFO queues,
-// and one of call slots with one.
+// one of call slots with one, and a weighted one of answer bytes.
 type admission struct {
 	mu       sync.Mutex
 	free     int
@@ -49,11 +69,19 @@ type admission struct {
 	// waiting for one.
 	callsFree int
 	entries   list.List // *admissionWaiter
+	// answers is the budget of large answers' bytes, answerBudget its
+	// size.
+	answers      *semaphore.Weighted
+	answerBudget int64
+	// answerWaits counts the calls waiting for room in the budget.
+	answerWaits atomic.Int32
 }
 
 type admissionWaiter struct{ granted chan struct{} }
 
-func newAdmission(work, calls int) *admission { return &admission{free: work, callsFree: calls} }
+func newAdmission(work, calls int, answerBytes int64) *admission {
+	return &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes}
+}
 
 // acquireWithin waits, as a new arrival, for a call slot and then a work
 // slot, for at most wait in all.
@@ -185,7 +213,10 @@ type callSlot struct {
 	mu       sync.Mutex
 	upstream int // upstream requests under way
 	held     bool
-	entered  bool // holds a call slot
+	entered  bool  // holds a call slot
+	answer   int64 // bytes of the answer budget it holds
+	answerMu sync.Mutex
+	finished bool // done was called
 }
 
 // leave gives the slot back before an upstream request.
@@ -235,6 +266,62 @@ func (s *callSlot) done() {
 		s.entered = false
 		s.adm.exit()
 	}
+	if s.answer > 0 {
+		s.adm.answers.Release(s.answer)
+		s.answer = 0
+	}
+	s.finished = true
+}
+
+// takeAnswer reads resp's body now (outbound.Prefetch). A large answer
+// first takes room in the replica's answer budget, before it is read when
+// its length is announced, else once it is: a call waits for room only for
+// its first large answer (waiting while holding room could deadlock two
+// calls), and keeps it until it ends.
+func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
+	if resp.ContentLength >= largeAnswer {
+		if err := s.holdAnswer(ctx, resp.ContentLength); err != nil {
+			return err
+		}
+		outbound.Prefetch(resp)
+		return nil
+	}
+	if n := outbound.Prefetch(resp); n >= largeAnswer {
+		return s.holdAnswer(ctx, int64(n))
+	}
+	return nil
+}
+
+func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
+	// One acquisition per call at a time: a second large answer of the
+	// same call (sent in parallel) waits for the first's, then goes on.
+	s.answerMu.Lock()
+	defer s.answerMu.Unlock()
+	s.mu.Lock()
+	holding := s.answer > 0
+	s.mu.Unlock()
+	if holding {
+		return nil
+	}
+	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
+	s.adm.answerWaits.Add(1)
+	err := s.adm.answers.Acquire(ctx, n)
+	s.adm.answerWaits.Add(-1)
+	if err != nil {
+		return toolerr.Wrap(toolerr.RateLimited, err,
+			"this replica was busy with other large ERP answers until the call's time ran out; retry shortly, or ask for fewer rows or a narrower range").
+			WithRetryAfter(time.Second)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		// The call ended meanwhile (a handler's stray request): give the
+		// room back at once.
+		s.adm.answers.Release(n)
+		return nil
+	}
+	s.answer = n
+	return nil
 }
 
 // slotTransport gives the call's slot back while a request is with the
@@ -251,7 +338,10 @@ func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.slot.leave()
 	resp, err := t.next.RoundTrip(req)
 	if err == nil {
-		outbound.Prefetch(resp)
+		if aerr := t.slot.takeAnswer(req.Context(), resp); aerr != nil {
+			_ = resp.Body.Close()
+			resp, err = nil, aerr
+		}
 	}
 	if rerr := t.slot.resume(req.Context()); rerr != nil && err == nil {
 		// The budget ran out while waiting to continue.

@@ -18,10 +18,11 @@ import (
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/schema"
 	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
 func TestAdmissionServesResumesBeforeArrivals(t *testing.T) {
-	a := newAdmission(1, 1000)
+	a := newAdmission(1, 1000, 1<<20)
 	ctx := context.Background()
 	if err := a.acquire(ctx, false); err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestAdmissionServesResumesBeforeArrivals(t *testing.T) {
 }
 
 func TestAdmissionGivesUpWithItsContext(t *testing.T) {
-	a := newAdmission(1, 1000)
+	a := newAdmission(1, 1000, 1<<20)
 	if err := a.acquire(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestAdmissionGivesUpWithItsContext(t *testing.T) {
 }
 
 func TestCallSlotIsGivenBackWhileAnyRequestIsUpstream(t *testing.T) {
-	a := newAdmission(1, 1000)
+	a := newAdmission(1, 1000, 1<<20)
 	ctx := context.Background()
 	if err := a.acquire(ctx, false); err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestCallSlotIsGivenBackWhileAnyRequestIsUpstream(t *testing.T) {
 }
 
 func TestAdmissionBoundsCallsHeld(t *testing.T) {
-	a := newAdmission(2, 1)
+	a := newAdmission(2, 1, 1<<20)
 	ctx := context.Background()
 	if err := a.acquireWithin(ctx, time.Minute); err != nil {
 		t.Fatal(err)
@@ -197,6 +198,20 @@ func (g gatedERP) Tools() []connector.Tool {
 			<-g.hold
 			return map[string]any{"value": "held"}, nil
 		}),
+		// big fetches a large answer, then holds like hold.
+		tool("big", func(ctx context.Context, c *connector.Call) (any, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/big", nil), nil)
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			body, err := outbound.ReadBody(resp)
+			if err != nil {
+				return nil, err
+			}
+			<-g.hold
+			return map[string]any{"value": len(body)}, nil
+		}),
 		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/wait", nil), nil)
 			resp, err := c.HTTP.Do(req)
@@ -212,12 +227,20 @@ func (g gatedERP) Tools() []connector.Tool {
 	}
 }
 
-// gatedEngine serves gatedERP with one work slot and maxCalls call slots
-// (0: the default).
-func gatedEngine(t *testing.T, budget time.Duration, maxCalls int) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
+// bigAnswer is the size of the upstream's large answer (/big).
+const bigAnswer = 3 << 19 // 1.5 MiB
+
+// gatedEngine serves gatedERP with maxActive work slots, maxCalls call
+// slots (0: the default) and an answer budget of two megabytes.
+func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
 	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			// A large answer, its length announced.
+			_, _ = w.Write([]byte(`{"rows":"` + strings.Repeat("x", bigAnswer) + `"}`))
+			return
+		}
 		upstreamSeen <- struct{}{}
 		select {
 		case <-upstreamGo:
@@ -230,7 +253,7 @@ func gatedEngine(t *testing.T, budget time.Duration, maxCalls int) (endpoint str
 	reg.MustRegister(gatedERP{hold: hold})
 	var err error
 	e, err = New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{},
-		Budget: budget, MaxActive: 1, MaxCalls: maxCalls})
+		Budget: budget, MaxActive: maxActive, MaxCalls: maxCalls, MaxAnswerBytes: 2 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +304,7 @@ func fetchWaitingOnERP(t *testing.T, endpoint string, upstreamSeen chan struct{}
 // TestCallWaitingOnTheERPLeavesItsSlot: with one slot, a call waiting on
 // the ERP does not stop another call from being served.
 func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
-	endpoint, _, upstreamGo, upstreamSeen, _ := gatedEngine(t, 30*time.Second, 0)
+	endpoint, _, upstreamGo, upstreamSeen, _ := gatedEngine(t, 30*time.Second, 1, 0)
 	first := fetchWaitingOnERP(t, endpoint, upstreamSeen)
 	if status, body := postToolCall(t, endpoint, "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
 		t.Fatalf("second call while the first waits on the ERP: %d %s", status, body)
@@ -296,7 +319,7 @@ func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
 // work for longer than the budget, a new request is refused with 503 and
 // Retry-After rather than queued without end.
 func TestBusyReplicaRefusesWith503(t *testing.T) {
-	endpoint, hold, _, _, _ := gatedEngine(t, 300*time.Millisecond, 0)
+	endpoint, hold, _, _, _ := gatedEngine(t, 300*time.Millisecond, 1, 0)
 	first := make(chan int, 1)
 	go func() {
 		status, _ := postToolCall(t, endpoint, "hold")
@@ -326,7 +349,7 @@ func TestBusyReplicaRefusesWith503(t *testing.T) {
 // slot, a call waiting on the ERP keeps a new request at the door (before
 // its body is read) until it is answered; then the new request is served.
 func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
-	endpoint, _, upstreamGo, upstreamSeen, e := gatedEngine(t, 30*time.Second, 1)
+	endpoint, _, upstreamGo, upstreamSeen, e := gatedEngine(t, 30*time.Second, 1, 1)
 	first := fetchWaitingOnERP(t, endpoint, upstreamSeen)
 	second := make(chan string, 1)
 	go func() {
@@ -350,5 +373,97 @@ func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second): // turns a hang into a failure
 		t.Fatal("the second call was never let in")
+	}
+}
+
+// TestLargeAnswersWaitForRoom: with room for one 1.5 MiB answer, a second
+// call's large answer waits (before it is read) until the first call ends,
+// and gets RATE_LIMITED with a retry-after if the call's time runs out
+// first; small answers never wait.
+func TestLargeAnswersWaitForRoom(t *testing.T) {
+	endpoint, hold, upstreamGo, _, e := gatedEngine(t, time.Second, 4, 0)
+	close(upstreamGo) // "fetch" answers at once
+	first := make(chan string, 1)
+	go func() {
+		_, body := postToolCall(t, endpoint, "big")
+		first <- body
+	}()
+	// The first call holds its answer's room while it holds in its
+	// handler; wait until the room is taken.
+	for deadline := time.Now().Add(10 * time.Second); e.admission.answers.TryAcquire(1 << 20); {
+		e.admission.answers.Release(1 << 20)
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never took room for its answer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A small answer does not wait.
+	if status, body := postToolCall(t, endpoint, "fetch"); status != http.StatusOK || !strings.Contains(body, `"ok":true`) {
+		t.Fatalf("a small answer while the room is taken: %d %s", status, body)
+	}
+	// A second large answer waits, and its call's time runs out.
+	status, body := postToolCall(t, endpoint, "big")
+	if status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") || !strings.Contains(body, "retry_after_seconds") || !strings.Contains(body, "large ERP answers") {
+		t.Fatalf("a second large answer while the room is taken: %d %s", status, body)
+	}
+	// Once the first call ends, a large answer gets room again.
+	second := make(chan string, 1)
+	go func() {
+		_, body := postToolCall(t, endpoint, "big")
+		second <- body
+	}()
+	waitAnswerWaits(t, e.admission, 1)
+	close(hold)
+	for _, ch := range []chan string{first, second} {
+		select {
+		case body := <-ch:
+			if !strings.Contains(body, fmt.Sprint(bigAnswer+len(`{"rows":""}`))) {
+				t.Errorf("large answer call: %s", body)
+			}
+		case <-time.After(20 * time.Second): // turns a hang into a failure
+			t.Fatal("a large answer call never ended")
+		}
+	}
+}
+
+func waitAnswerWaits(t *testing.T, a *admission, n int) {
+	t.Helper()
+	waitCount(t, a, "waiting for answer room", n, func() int { return int(a.answerWaits.Load()) })
+}
+
+func TestAnswerRoomPerCall(t *testing.T) {
+	a := newAdmission(4, 4, 2<<20)
+	ctx := context.Background()
+	first := &callSlot{adm: a, held: true, entered: true}
+	if err := first.holdAnswer(ctx, 3<<20); err != nil { // larger than the budget: capped, goes alone
+		t.Fatal(err)
+	}
+	if first.answer != 2<<20 {
+		t.Fatalf("held %d, want the whole budget", first.answer)
+	}
+	// A call that holds room does not wait for more.
+	if err := first.holdAnswer(ctx, 1<<20); err != nil || first.answer != 2<<20 {
+		t.Fatalf("second answer of the same call: %v, held %d", err, first.answer)
+	}
+	other := &callSlot{adm: a, held: true, entered: true}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	err := other.holdAnswer(short, 1<<20)
+	if te := toolerr.Classify(err); te.Code != toolerr.RateLimited || te.RetryAfter <= 0 {
+		t.Fatalf("waiting past the call's time: %v", err)
+	}
+	first.done()
+	if !a.answers.TryAcquire(2 << 20) {
+		t.Fatal("done did not give the room back")
+	}
+	a.answers.Release(2 << 20)
+	// Room taken after the call ended (a stray request) is given back.
+	late := &callSlot{adm: a}
+	late.done()
+	if err := late.holdAnswer(ctx, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if !a.answers.TryAcquire(2 << 20) {
+		t.Fatal("room taken after the call ended was kept")
 	}
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// waiting on the ERP included (admission.go); more wait at the door,
 	// for at most Budget. Default 128 per CPU, at least 256.
 	MaxCalls int
+	// MaxAnswerBytes bounds the bytes of large ERP answers (1 MiB or more)
+	// the calls of this replica hold at once (admission.go). Default 64 MiB.
+	MaxAnswerBytes int64
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
 	MaxRequestBytes int64
 	// Version is reported in serverInfo.
@@ -125,6 +128,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.MaxCalls <= 0 {
 		opts.MaxCalls = defaultMaxCalls()
 	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = defaultMaxAnswerBytes
+	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
@@ -133,7 +139,7 @@ func New(opts Options) (*Engine, error) {
 		log:       opts.Logger,
 		kinds:     map[string]*kindServer{},
 		origins:   map[string]bool{},
-		admission: newAdmission(opts.MaxActive, opts.MaxCalls),
+		admission: newAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes),
 	}
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
