@@ -91,6 +91,16 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 		pool.Close()
 		return nil, err
 	}
+	// The server exists before Serve runs, so a Shutdown that comes first
+	// (a replica stopped as it starts) still stops it: Serve then returns
+	// at once.
+	a.server = &http.Server{
+		Handler:           a.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: a tool call may legitimately run for the whole
+		// upstream budget; the engine bounds it.
+	}
 	return a, nil
 }
 
@@ -212,13 +222,6 @@ func (a *App) Handler() http.Handler { return a.echo }
 
 // Serve accepts connections on ln until Shutdown.
 func (a *App) Serve(ln net.Listener) error {
-	a.server = &http.Server{
-		Handler:           a.echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		// No WriteTimeout: a tool call may legitimately run for the whole
-		// upstream budget; the engine bounds it.
-	}
 	err := a.server.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -231,10 +234,8 @@ func (a *App) Serve(ln net.Listener) error {
 func (a *App) Shutdown(ctx context.Context) error {
 	a.draining.Store(true)
 	var errs []error
-	if a.server != nil {
-		if err := a.server.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
-		}
+	if err := a.server.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
 	// In-flight calls are done: give back their leases, and the warm
 	// slots and reservations this replica holds, before the pool goes.
