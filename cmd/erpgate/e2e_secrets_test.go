@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -69,5 +71,23 @@ func TestSecretsNeverLogged(t *testing.T) {
 	// so the secrets above had every chance to appear.
 	if !strings.Contains(logs, `"msg":"http_request","method":"POST","path":"/service/mcp","status":200`) {
 		t.Errorf("no access line for the service MCP requests in:\n%.2000s", logs)
+	}
+}
+
+// TestReplicaBoundsReachTheEngine: the replica's bounds set in the
+// environment are the ones its MCP engine admits calls with (the engine
+// logs the bounds in force at start-up), and without them the defaults
+// are in force.
+func TestReplicaBoundsReachTheEngine(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_LIMIT_REPLICA_CALLS":        "7",
+		"ERPGATE_LIMIT_REPLICA_ANSWER_BYTES": "2097152",
+	})
+	if logs := gw.Logs.String(); !strings.Contains(logs, `"msg":"mcp_admission"`) || !strings.Contains(logs, `"call_slots":7,"answer_bytes":2097152`) {
+		t.Errorf("the engine does not admit with the configured bounds:\n%.3000s", logs)
+	}
+	def := startGateway(t, "", nil)
+	if logs := def.Logs.String(); !strings.Contains(logs, fmt.Sprintf(`"call_slots":%d,"answer_bytes":%d`, max(256, 128*runtime.GOMAXPROCS(0)), 64<<20)) {
+		t.Errorf("the engine does not admit with the default bounds:\n%.3000s", logs)
 	}
 }

@@ -144,6 +144,11 @@ func New(opts Options) (*Engine, error) {
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
+	// The bounds in force, defaults computed from the CPUs included.
+	e.log.Info("mcp_admission",
+		zap.Int("work_slots", opts.MaxActive),
+		zap.Int("call_slots", opts.MaxCalls),
+		zap.Int64("answer_bytes", opts.MaxAnswerBytes))
 	for _, kind := range opts.Registry.Kinds() {
 		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
 		if err != nil {
