@@ -198,6 +198,19 @@ func (g gatedERP) Tools() []connector.Tool {
 			<-g.hold
 			return map[string]any{"value": "held"}, nil
 		}),
+		// huge fetches an answer longer than the response bound.
+		tool("huge", func(ctx context.Context, c *connector.Call) (any, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/huge", nil), nil)
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			body, err := outbound.ReadBody(resp)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"value": len(body)}, nil
+		}),
 		// big fetches a large answer, then holds like hold.
 		tool("big", func(ctx context.Context, c *connector.Call) (any, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/big", nil), nil)
@@ -236,6 +249,12 @@ func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (e
 	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/huge" {
+			// Announced longer than the response bound: never read.
+			w.Header().Set("Content-Length", fmt.Sprint(9<<20))
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		if r.URL.Path == "/big" {
 			// A large answer, its length announced.
 			_, _ = w.Write([]byte(`{"rows":"` + strings.Repeat("x", bigAnswer) + `"}`))
@@ -400,6 +419,11 @@ func TestLargeAnswersWaitForRoom(t *testing.T) {
 	// A small answer does not wait.
 	if status, body := postToolCall(t, endpoint, "fetch"); status != http.StatusOK || !strings.Contains(body, `"ok":true`) {
 		t.Fatalf("a small answer while the room is taken: %d %s", status, body)
+	}
+	// An answer announced longer than the response bound takes no room:
+	// the outbound transport refuses it before the call sees it.
+	if status, body := postToolCall(t, endpoint, "huge"); status != http.StatusOK || !strings.Contains(body, "RESPONSE_TOO_LARGE") {
+		t.Fatalf("an answer over the response bound while the room is taken: %d %s", status, body)
 	}
 	// A second large answer waits, and its call's time runs out.
 	status, body := postToolCall(t, endpoint, "big")
