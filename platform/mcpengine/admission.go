@@ -283,10 +283,12 @@ func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
 		if err := s.holdAnswer(ctx, resp.ContentLength); err != nil {
 			return err
 		}
-		outbound.Prefetch(resp)
+		_, _ = outbound.Prefetch(resp)
 		return nil
 	}
-	if n := outbound.Prefetch(resp); n >= largeAnswer {
+	// An answer cut short (over the bound, a broken connection) fails
+	// anyway: it takes no room.
+	if n, err := outbound.Prefetch(resp); err == nil && n >= largeAnswer {
 		return s.holdAnswer(ctx, int64(n))
 	}
 	return nil

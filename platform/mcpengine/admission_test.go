@@ -198,32 +198,22 @@ func (g gatedERP) Tools() []connector.Tool {
 			<-g.hold
 			return map[string]any{"value": "held"}, nil
 		}),
-		// huge fetches an answer longer than the response bound.
+		// huge and stream fetch answers longer than the response bound,
+		// announced and not.
 		tool("huge", func(ctx context.Context, c *connector.Call) (any, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/huge", nil), nil)
-			resp, err := c.HTTP.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			body, err := outbound.ReadBody(resp)
-			if err != nil {
-				return nil, err
-			}
-			return map[string]any{"value": len(body)}, nil
+			return fetchLength(ctx, c, "/huge")
+		}),
+		tool("stream", func(ctx context.Context, c *connector.Call) (any, error) {
+			return fetchLength(ctx, c, "/stream")
 		}),
 		// big fetches a large answer, then holds like hold.
 		tool("big", func(ctx context.Context, c *connector.Call) (any, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/big", nil), nil)
-			resp, err := c.HTTP.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			body, err := outbound.ReadBody(resp)
+			v, err := fetchLength(ctx, c, "/big")
 			if err != nil {
 				return nil, err
 			}
 			<-g.hold
-			return map[string]any{"value": len(body)}, nil
+			return v, nil
 		}),
 		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/wait", nil), nil)
@@ -243,12 +233,45 @@ func (g gatedERP) Tools() []connector.Tool {
 // bigAnswer is the size of the upstream's large answer (/big).
 const bigAnswer = 3 << 19 // 1.5 MiB
 
+// releaseOnce returns a function that lets the held calls go, and makes
+// sure they go when the test ends, failed or not (the servers' cleanup
+// waits for them).
+func releaseOnce(t *testing.T, hold chan struct{}) func() {
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release)
+	return release
+}
+
+// fetchLength fetches path and returns the length of its body.
+func fetchLength(ctx context.Context, c *connector.Call, path string) (any, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL(path, nil), nil)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := outbound.ReadBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"value": len(body)}, nil
+}
+
 // gatedEngine serves gatedERP with maxActive work slots, maxCalls call
 // slots (0: the default) and an answer budget of two megabytes.
 func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
 	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stream" {
+			// Streamed without a length, past the response bound.
+			chunk := []byte(strings.Repeat("x", 1<<20))
+			for range 9 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			return
+		}
 		if r.URL.Path == "/huge" {
 			// Announced longer than the response bound: never read.
 			w.Header().Set("Content-Length", fmt.Sprint(9<<20))
@@ -339,6 +362,7 @@ func TestCallWaitingOnTheERPLeavesItsSlot(t *testing.T) {
 // Retry-After rather than queued without end.
 func TestBusyReplicaRefusesWith503(t *testing.T) {
 	endpoint, hold, _, _, _ := gatedEngine(t, 300*time.Millisecond, 1, 0)
+	release := releaseOnce(t, hold)
 	first := make(chan int, 1)
 	go func() {
 		status, _ := postToolCall(t, endpoint, "hold")
@@ -358,7 +382,7 @@ func TestBusyReplicaRefusesWith503(t *testing.T) {
 			t.Fatalf("never refused: %d %s", status, body)
 		}
 	}
-	close(hold)
+	release()
 	if status := <-first; status != http.StatusOK {
 		t.Errorf("held call: %d", status)
 	}
@@ -401,6 +425,7 @@ func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
 // first; small answers never wait.
 func TestLargeAnswersWaitForRoom(t *testing.T) {
 	endpoint, hold, upstreamGo, _, e := gatedEngine(t, time.Second, 4, 0)
+	release := releaseOnce(t, hold)
 	close(upstreamGo) // "fetch" answers at once
 	first := make(chan string, 1)
 	go func() {
@@ -425,6 +450,9 @@ func TestLargeAnswersWaitForRoom(t *testing.T) {
 	if status, body := postToolCall(t, endpoint, "huge"); status != http.StatusOK || !strings.Contains(body, "RESPONSE_TOO_LARGE") {
 		t.Fatalf("an answer over the response bound while the room is taken: %d %s", status, body)
 	}
+	if status, body := postToolCall(t, endpoint, "stream"); status != http.StatusOK || !strings.Contains(body, "RESPONSE_TOO_LARGE") {
+		t.Fatalf("a streamed answer over the response bound while the room is taken: %d %s", status, body)
+	}
 	// A second large answer waits, and its call's time runs out.
 	status, body := postToolCall(t, endpoint, "big")
 	if status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") || !strings.Contains(body, "retry_after_seconds") || !strings.Contains(body, "large ERP answers") {
@@ -437,7 +465,7 @@ func TestLargeAnswersWaitForRoom(t *testing.T) {
 		second <- body
 	}()
 	waitAnswerWaits(t, e.admission, 1)
-	close(hold)
+	release()
 	for _, ch := range []chan string{first, second} {
 		select {
 		case body := <-ch:

@@ -49,12 +49,13 @@ func drainAndClose(resp *http.Response) {
 // replays what was read and then the error reading stopped at, if any.
 // ReadBody takes the bytes over without copying them. The engine prefetches
 // while a call waits for its turn to continue: a waiting call then holds
-// the ERP's answer, not a connection. It returns how many bytes it holds.
-func Prefetch(resp *http.Response) int {
+// the ERP's answer, not a connection. It returns how many bytes it holds
+// and, when the read stopped short, why (the body replays that error too).
+func Prefetch(resp *http.Response) (int, error) {
 	data, err := readAll(resp.Body, resp.ContentLength)
 	_ = resp.Body.Close()
 	resp.Body = &prefetchedBody{data: data, err: err}
-	return len(data)
+	return len(data), err
 }
 
 // prefetchedBody is a body read by Prefetch.
