@@ -63,6 +63,9 @@ func (f fakeERP) Tools() []connector.Tool {
 		tool("big", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return map[string]any{"value": strings.Repeat("x", 5000)}, nil
 		}),
+		tool("wide", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return map[string]any{"value": strings.Repeat("w", 1500)}, nil
+		}),
 		tool("denied", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return nil, toolerr.New(toolerr.PermissionDenied, "no access to Sales Invoice")
 		}),

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -65,7 +66,11 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	// the ERP hold none.
 	buf := replyBuffers.Get().(*[]byte)
 	out := reply((*buf)[:0])
-	w.Header().Set("Content-Type", "application/json")
+	// The length is announced, so the reply goes out in the fewest
+	// writes and the client need not parse chunks.
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	if cap(out) <= maxPooledReply {

@@ -3,6 +3,7 @@ package mcpengine
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -68,6 +69,37 @@ func TestDirectToolCallRepliesAsMCPGo(t *testing.T) {
 				t.Errorf("%s, id %s:\n direct  %d %s %v\n mcp-go  %d %s %v", params, id, s1, ct1, got, s2, ct2, want)
 			}
 		}
+	}
+}
+
+// TestDirectReplyAnnouncesItsLength: a reply too long for net/http to
+// measure by itself (over 2 KiB) still carries its Content-Length, so it
+// is not sent in chunks.
+func TestDirectReplyAnnouncesItsLength(t *testing.T) {
+	f := newFixture(t, false)
+	req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wide","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(strings.Repeat("w", 1500))) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if len(body) <= 2048 {
+		t.Fatalf("reply of %d bytes: too short to test", len(body))
+	}
+	if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) > 0 {
+		t.Errorf("Content-Length %d, Transfer-Encoding %v, for a body of %d bytes", resp.ContentLength, resp.TransferEncoding, len(body))
 	}
 }
 
