@@ -53,6 +53,7 @@ func main() {
 	flag.StringVar(&o.only, "scenarios", "", "comma-separated scenarios to run (default all)")
 	flag.StringVar(&o.profileDir, "profile", "", "save gateway CPU profiles of the overhead runs into this directory")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (gateway logs, binaries)")
+	flag.StringVar(&o.gatewayEnv, "gateway-env", "", "comma-separated NAME=value settings for the gateways only, such as GOGC=100 (recorded in the results)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,6 +69,7 @@ type options struct {
 	warmup, window time.Duration
 	only           string
 	profileDir     string
+	gatewayEnv     string
 	keep           bool
 }
 
@@ -149,6 +151,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	b.env = gatewayEnv{dbURL: dbURL, adminToken: admin.Value.Reveal(), keys: keys, extra: raisedLimits()}
+	for kv := range strings.SplitSeq(o.gatewayEnv, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			b.env.extra[k] = v
+			b.machine.GatewayEnv = append(b.machine.GatewayEnv, kv)
+		} else if kv != "" {
+			return fmt.Errorf("-gateway-env: %q is not NAME=value", kv)
+		}
+	}
 
 	step("starting the Frappe simulator on 100 ports")
 	if b.sim, err = startSim(ctx, "frappe", sweepSites, 0, nil); err != nil {

@@ -34,6 +34,9 @@ type machineInfo struct {
 	Postgres         string            `json:"postgres"`
 	PostgresSettings map[string]string `json:"postgres_settings"`
 	Commit           string            `json:"commit,omitempty"`
+	// GatewayEnv is what -gateway-env added to every gateway's
+	// environment, if anything.
+	GatewayEnv []string `json:"gateway_env,omitempty"`
 }
 
 // machineRef is what each scenario repeats about the machine.
