@@ -23,6 +23,7 @@ import (
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -301,23 +302,25 @@ func runServe(ctx context.Context, configPath string) error {
 // the heap may grow by half its live size between collections, not by all
 // of it. A replica's live heap is mostly the requests it holds (waiting for
 // admission or for the ERP), so this keeps memory per in-flight call near
-// 55 KiB instead of 72 KiB, for some 10-15 % more CPU per call in the
-// collector (docs/performance.md; 75 was tried again once the replica
-// bound held memory lower, and its CPU saving was within the noise of
-// repeated runs). GOGC, when set, wins.
+// 55 KiB instead of 72 KiB (docs/performance.md). GOGC, when set, wins.
 const defaultGCPercent = 50
 
-// tuneGC applies defaultGCPercent unless the operator set GOGC.
-func tuneGC(lookup func(string) (string, bool)) {
-	if _, set := lookup("GOGC"); !set {
-		debug.SetGCPercent(defaultGCPercent)
+// tuneGC starts the collector's tuner: defaultGCPercent unless the
+// operator set GOGC, plus the configured slack (gctune). The returned
+// stop restores the percentage in force before.
+func tuneGC(lookup func(string) (string, bool), slack int64) (stop func()) {
+	percent := defaultGCPercent
+	if _, set := lookup("GOGC"); set {
+		// The runtime read GOGC at start; take its value ("off" is -1).
+		percent = debug.SetGCPercent(defaultGCPercent)
 	}
+	return gctune.Start(percent, uint64(slack))
 }
 
 // serveUntilDone runs a replica until ctx ends, then shuts it down within
 // the configured timeout. started, if set, is called once it listens.
 func serveUntilDone(ctx context.Context, cfg *config.Config, log *zap.Logger, started func(addr string)) error {
-	tuneGC(os.LookupEnv)
+	defer tuneGC(os.LookupEnv, cfg.GCSlackBytes)()
 	app, err := NewApp(ctx, cfg, log)
 	if err != nil {
 		return err

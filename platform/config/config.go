@@ -47,6 +47,12 @@ type Config struct {
 	// flushing usage events.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
+	// GCSlackBytes is how far the heap may grow between collections on
+	// top of GOGC's share of the live heap (platform/gctune): a replica
+	// with little live memory then collects less often, for at most this
+	// much more memory. 0 leaves the collector at GOGC alone.
+	GCSlackBytes int64 `yaml:"gc_slack_bytes"`
+
 	MCP MCP `yaml:"mcp"`
 
 	OAuth OAuth `yaml:"oauth"`

@@ -19,6 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, ReplicaAnswerBytes: 64 << 20},
 		Usage:           Usage{FlushInterval: 500 * time.Millisecond, BatchSize: 200},
 		ShutdownTimeout: 30 * time.Second,
+		GCSlackBytes:    32 << 20,
 		OAuth:           OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute},
 	}
 	if cfg.DatabaseURL.Reveal() != testDatabaseURL || cfg.AdminToken.Reveal() != testAdminToken {

@@ -35,6 +35,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("usage.flush_interval", c.Usage.FlushInterval),
 		zap.Int("usage.batch_size", c.Usage.BatchSize),
 		zap.Stringer("shutdown_timeout", c.ShutdownTimeout),
+		zap.Int64("gc_slack_bytes", c.GCSlackBytes),
 		zap.Strings("mcp.allowed_origins", c.MCP.AllowedOrigins),
 		zap.Stringer("oauth.access_token_lifespan", c.OAuth.AccessTokenLifespan),
 		zap.Stringer("oauth.refresh_token_lifespan", c.OAuth.RefreshTokenLifespan),

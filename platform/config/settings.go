@@ -80,6 +80,8 @@ var settings = []setting{
 
 	{key: "shutdown_timeout", env: "ERPGATE_SHUTDOWN_TIMEOUT", fallback: "30s",
 		apply: durationIn(time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{key: "gc_slack_bytes", env: "ERPGATE_GC_SLACK_BYTES", fallback: "33554432",
+		apply: intIn(0, 1<<40, func(c *Config) *int64 { return &c.GCSlackBytes })},
 
 	{key: "mcp.allowed_origins", env: "ERPGATE_ALLOWED_ORIGINS", list: true,
 		apply: applyAllowedOrigins},

@@ -80,6 +80,9 @@ func TestValidation(t *testing.T) {
 		{"replica calls set", "ERPGATE_LIMIT_REPLICA_CALLS", "1000", ""},
 		{"replica answer bytes too small", "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", "1000", "from 1048576"},
 		{"replica answer bytes", "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", "268435456", ""},
+		{"gc slack negative", "ERPGATE_GC_SLACK_BYTES", "-1", "whole number from 0"},
+		{"gc slack off", "ERPGATE_GC_SLACK_BYTES", "0", ""},
+		{"gc slack words", "ERPGATE_GC_SLACK_BYTES", "32MiB", "got \"32MiB\""},
 
 		{"redact pattern control char", "ERPGATE_REDACT_PATTERNS", "ok,bad\x01", "contains control characters"},
 		{"redact skip control char", "ERPGATE_REDACT_SKIP", "bad\ttab", "contains control characters"},
