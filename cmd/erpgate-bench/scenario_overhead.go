@@ -20,14 +20,19 @@ var overheadArgs = map[string]any{"limit": 20}
 // callers, 0 ms), the same at 20 ms, and the latency target's (20 ms, few
 // enough callers that the two-core machine is not saturated, so the p99
 // shows what the gateway adds rather than queueing for the CPU). Each run
-// alternates direct and gateway rounds; the latency run has more of them,
-// because at four callers a round yields only some 300 calls and a p99
-// from a few hundred samples rests on a handful of them.
+// alternates direct and gateway rounds; the latency run has more and
+// longer ones (three times the window each, with a short warm-up after the
+// first, as the connections are warm by then), because at four callers a
+// round of the plain window yields only some 350 calls, and a p99 from
+// 2,000 samples rests on 20 of them: it moved by ±1.5 ms between runs of
+// the same build. With some 6,000 samples a side it rests on 60.
 var overheadRuns = []struct {
 	latency time.Duration
 	callers int
 	rounds  int
-}{{0, overheadCallers, 2}, {20 * time.Millisecond, overheadCallers, 2}, {20 * time.Millisecond, 4, 6}}
+	// length is each round's measured time in windows.
+	length float64
+}{{0, overheadCallers, 2, 0.5}, {20 * time.Millisecond, overheadCallers, 2, 0.5}, {20 * time.Millisecond, 4, 6, 1.5}}
 
 type overheadRun struct {
 	ERP               string  `json:"erp"`
@@ -124,6 +129,7 @@ func (b *bench) gatewayOverhead(ctx context.Context, g *gatewayProc, tab *table)
 	sc.Notes = append(sc.Notes,
 		"direct: a plain Go net/http client sends the upstream requests one call makes (captured from a gateway call) to the same simulator sites",
 		"CPU per call is read from /proc for each process over the measured window: load generator, simulator, gateway, Postgres (all backends)",
+		fmt.Sprintf("rounds alternate direct and gateway (and, in the latency run, the proxy): two of %s each in the throughput runs, six of %s each in the latency run", time.Duration(0.5*float64(b.opts.window)), time.Duration(1.5*float64(b.opts.window))),
 		fmt.Sprintf("headline figures and the first targets: Frappe, %s (%d rows, %d upstream request per call); runs with erp acumatica: %s (%d rows, %d upstream request per call, the bot's OAuth token obtained before measuring)",
 			overheadTool, sc.Rows, sc.UpstreamRequests, acu.tool, rows, requests))
 	tab.add("", "targets", metMark(sc.Targets))
@@ -224,9 +230,10 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		if err := t.sim.setLatency(run.latency); err != nil {
 			return nil, 0, 0, err
 		}
+		warmup := b.opts.warmup
 		spec := func(calls [][]step, check checkFunc) loadSpec {
 			return loadSpec{
-				concurrency: run.callers, warmup: b.opts.warmup, duration: b.opts.window / 2,
+				concurrency: run.callers, warmup: warmup, duration: time.Duration(run.length * float64(b.opts.window)),
 				call:   func(seq int64) []step { return calls[seq%int64(run.callers)] },
 				check:  check,
 				sample: p.sample,
@@ -279,6 +286,9 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 				d, gw = dr, gr
 			} else {
 				d, gw = d.merge(dr), gw.merge(gr)
+			}
+			if run.rounds > 2 {
+				warmup = min(b.opts.warmup, 250*time.Millisecond)
 			}
 		}
 		client.CloseIdleConnections()
