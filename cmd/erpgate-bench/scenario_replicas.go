@@ -5,12 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
 )
 
 const replicaCallers = 64
+
+// replicaQuotaCores is each replica's CPU quota in the quota run, as a
+// container's CPU limit would set it: small enough that two replicas and
+// everything else on this two-core machine leave it about a third idle,
+// so that the replicas, not the machine, limit throughput.
+const replicaQuotaCores = 0.2
 
 type replicaRun struct {
 	UpstreamLatencyMS int     `json:"upstream_latency_ms"`
@@ -25,6 +32,13 @@ type replicaRun struct {
 	TwoMachineCPU float64    `json:"two_replicas_machine_cpu_utilisation"`
 	Bottleneck    string     `json:"bottleneck"`
 	MachineShares cpuShares  `json:"two_replicas_cpu_shares"`
+	// The quota run only: each replica's CPU quota in cores, what limited
+	// the one-replica half, and the share of their quota the replicas
+	// used in each half.
+	ReplicaCPUQuota float64 `json:"replica_cpu_quota_cores,omitempty"`
+	OneBottleneck   string  `json:"one_replica_bottleneck,omitempty"`
+	OneQuotaUsed    float64 `json:"one_replica_quota_used,omitempty"`
+	TwoQuotaUsed    float64 `json:"two_replicas_quota_used,omitempty"`
 }
 
 // cpuShares is each process's share of the CPU time the run used.
@@ -118,7 +132,7 @@ func (b *bench) twoReplicas(ctx context.Context, _ *gatewayProc, tab *table) (an
 			OneMachineCPU: round(o.CPU.utilisation(), 3), TwoMachineCPU: round(t.CPU.utilisation(), 3),
 			MachineShares: sharesOf(t.CPU),
 		}
-		r.Bottleneck = bottleneck(t.CPU, b.machine.Cores)
+		r.Bottleneck = bottleneck(t.CPU, b.machine.Cores, 0, 0)
 		sc.Runs = append(sc.Runs, r)
 		tab.add("two_replicas", fmt.Sprintf("%d ms upstream, c=%d", r.UpstreamLatencyMS, r.Concurrency),
 			fmt.Sprintf("one %s/s p99 %s ms | two %s/s p99 %s ms | ratio %s | bottleneck: %s",
@@ -133,6 +147,10 @@ func (b *bench) twoReplicas(ctx context.Context, _ *gatewayProc, tab *table) (an
 	if sc.Invalidation, err = b.measureInvalidation(ctx, r1, r2); err != nil {
 		return nil, err
 	}
+
+	// The quota run: each replica in a cgroup of its own with a CPU
+	// quota, so that the replicas are what limits throughput, as when
+	// each runs on cores of its own.
 	head := sc.Runs[0]
 	sc.OneReplicaRPS, sc.TwoReplicaRPS, sc.Ratio, sc.Bottleneck = head.One.RPS, head.Two.RPS, head.Ratio, head.Bottleneck
 	best := slices.MaxFunc(sc.Runs, func(a, b replicaRun) int { return int((a.Ratio - b.Ratio) * 1000) })
@@ -140,6 +158,25 @@ func (b *bench) twoReplicas(ctx context.Context, _ *gatewayProc, tab *table) (an
 		Value: best.Ratio, Unit: "ratio", Met: best.Ratio >= 1.6}
 	if !scaleTarget.Met {
 		scaleTarget.Note = "best of both latencies; bottleneck: " + best.Bottleneck
+	}
+	qr, err := b.quotaRun(ctx, load, one, two, r1, r2)
+	switch {
+	case err != nil:
+		sc.Notes = append(sc.Notes, "quota run not measured: "+err.Error())
+		if !scaleTarget.Met {
+			scaleTarget.Note += "; the quota run, where the replicas are the bottleneck, was not measured: " + err.Error()
+		}
+	default:
+		sc.Runs = append(sc.Runs, qr)
+		tab.add("two_replicas", fmt.Sprintf("0 ms upstream, c=%d, CPU quota %.2g core each", qr.Concurrency, qr.ReplicaCPUQuota),
+			fmt.Sprintf("one %s/s p99 %s ms | two %s/s p99 %s ms | ratio %s | bottleneck: one %s; two %s",
+				f1(qr.One.RPS), f2(qr.One.P99MS), f1(qr.Two.RPS), f2(qr.Two.P99MS), f2(qr.Ratio), qr.OneBottleneck, qr.Bottleneck))
+		limited := strings.HasPrefix(qr.OneBottleneck, quotaBottleneck) && strings.HasPrefix(qr.Bottleneck, quotaBottleneck)
+		scaleTarget.Value, scaleTarget.Met = qr.Ratio, limited && qr.Ratio >= 1.6
+		scaleTarget.Note = fmt.Sprintf("measured with each replica held to %.2g core (a cgroup CPU quota), 0 ms upstream; bottleneck: one replica: %s; two: %s", qr.ReplicaCPUQuota, qr.OneBottleneck, qr.Bottleneck)
+		if !limited {
+			scaleTarget.Note += "; the replicas were not the only limit, so the condition does not hold"
+		}
 	}
 	slowest := max(sc.Invalidation.RevocationMS, sc.Invalidation.RotationMS)
 	sc.Targets = []target{
@@ -149,12 +186,63 @@ func (b *bench) twoReplicas(ctx context.Context, _ *gatewayProc, tab *table) (an
 	sc.Notes = []string{
 		"both runs go through the same round-robin reverse proxy (its own process), so the ratio compares like with like",
 		"bottleneck: the machine's CPU when its busy share is >= 90 %, else the process with the largest share; shares are of the CPU the run used",
+		fmt.Sprintf("quota run: at 0 ms upstream, each replica in a cgroup of its own with a CPU quota of %.2g core (CFS bandwidth, %d ms period), as a container limit would set it, so that the replicas limit throughput as they would on cores of their own; its bottleneck is the replicas' quota when they used at least 85 %% of it and the machine was under 90 %% busy", replicaQuotaCores, quotaPeriodMicros/1000),
 		"revocation: DELETE a service token through replica A, then poll replica B every 2 ms until it answers 401; rotation: PUT another ERP user's API credential through A, then poll get_current_user on B until it names that user",
 	}
 	tab.add("", "invalidation", fmt.Sprintf("revocation reached the other replica in %s ms, credential rotation in %s ms", f1(sc.Invalidation.RevocationMS), f1(sc.Invalidation.RotationMS)))
 	tab.add("", "targets", metMark(sc.Targets))
 	return sc, nil
 }
+
+// quotaRun measures one replica and two under a CPU quota each, through
+// the same proxies as the other runs.
+func (b *bench) quotaRun(ctx context.Context, load func(*proxyProcess, ...*gatewayProc) loadResult, one, two *proxyProcess, r1, r2 *gatewayProc) (replicaRun, error) {
+	run := replicaRun{Concurrency: replicaCallers, ReplicaCPUQuota: replicaQuotaCores}
+	var quotas []*cpuQuota
+	defer func() {
+		for _, q := range quotas {
+			_ = q.remove()
+		}
+	}()
+	for i, g := range []*gatewayProc{r1, r2} {
+		q, err := newCPUQuota(fmt.Sprintf("erpgate-bench-%d-%d", os.Getpid(), i), replicaQuotaCores)
+		if err != nil {
+			return run, err
+		}
+		quotas = append(quotas, q)
+		if err := q.add(g.PID()); err != nil {
+			return run, err
+		}
+	}
+	if err := b.sim.setLatency(0); err != nil {
+		return run, err
+	}
+	o := load(one, r1)
+	t := load(two, r1, r2)
+	if o.failures() > 0 || t.failures() > 0 {
+		return run, fmt.Errorf("failures: one replica %v, two replicas %v", o.Outcomes, t.Outcomes)
+	}
+	run.One, run.Two, run.Ratio = figuresOf(o), figuresOf(t), ratio(t.rps(), o.rps())
+	run.OneCPU, run.TwoCPU = cpuPerCallOf(o), cpuPerCallOf(t)
+	run.OneMachineCPU, run.TwoMachineCPU = round(o.CPU.utilisation(), 3), round(t.CPU.utilisation(), 3)
+	run.MachineShares = sharesOf(t.CPU)
+	run.OneQuotaUsed, run.TwoQuotaUsed = quotaUsed(o.CPU, 1), quotaUsed(t.CPU, 2)
+	run.OneBottleneck = bottleneck(o.CPU, b.machine.Cores, replicaQuotaCores, 1)
+	run.Bottleneck = bottleneck(t.CPU, b.machine.Cores, replicaQuotaCores, 2)
+	return run, nil
+}
+
+// quotaUsed is the share of n replicas' CPU quota they used.
+func quotaUsed(u cpuUse, n int) float64 {
+	if u.wall <= 0 {
+		return 0
+	}
+	return round(float64(u.gateways)/(replicaQuotaCores*float64(n)*float64(u.wall)), 3)
+}
+
+// quotaBottleneck begins the bottleneck of a run limited by the replicas'
+// CPU quota.
+const quotaBottleneck = "the replicas' CPU quota"
 
 func sharesOf(u cpuUse) cpuShares {
 	total := float64(u.client + u.proxy + u.sim + u.pg + u.gateways)
@@ -166,8 +254,10 @@ func sharesOf(u cpuUse) cpuShares {
 }
 
 // bottleneck names what limited a run: the machine's CPU when it was
-// (nearly) all busy, else the busiest process.
-func bottleneck(u cpuUse, cores int) string {
+// (nearly) all busy; else, for n replicas under a CPU quota of quota cores
+// each, the quota when they used at least 85 % of it; else the busiest
+// process.
+func bottleneck(u cpuUse, cores int, quota float64, n int) string {
 	sh := sharesOf(u)
 	parts := []struct {
 		name  string
@@ -185,6 +275,11 @@ func bottleneck(u cpuUse, cores int) string {
 	}
 	if util := u.utilisation(); util >= 0.9 {
 		return fmt.Sprintf("machine CPU (%d cores %.0f%% busy; %s)", cores, util*100, strings.Join(desc, ", "))
+	}
+	if quota > 0 && u.wall > 0 {
+		if used := float64(u.gateways) / (quota * float64(n) * float64(u.wall)); used >= 0.85 {
+			return fmt.Sprintf("%s (%.0f%% of %d × %.2g core used; machine %.0f%% busy; %s)", quotaBottleneck, used*100, n, quota, u.utilisation()*100, strings.Join(desc, ", "))
+		}
 	}
 	return fmt.Sprintf("%s (machine %.0f%% busy; %s)", parts[0].name, u.utilisation()*100, strings.Join(desc, ", "))
 }
