@@ -92,6 +92,22 @@ func TestUnknownEntityVersionEndpoint(t *testing.T) {
 	}
 }
 
+// TestListAnswerHasItsLength: a list answer announces its length, as the
+// recorded one does (customer-list-top1-200.meta.json: Content-Length,
+// no Transfer-Encoding), even when it is far longer than net/http would
+// measure by itself.
+func TestListAnswerHasItsLength(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	resp, b := call(t, http.MethodGet, s.entityURL(Version24, "Customer", nil), tok, nil)
+	if resp.StatusCode != http.StatusOK || len(b) < 8<<10 {
+		t.Fatalf("GET Customer: %d, %d bytes (want a long list)", resp.StatusCode, len(b))
+	}
+	if resp.ContentLength != int64(len(b)) || len(resp.TransferEncoding) > 0 {
+		t.Errorf("Content-Length %d, Transfer-Encoding %v, body %d bytes", resp.ContentLength, resp.TransferEncoding, len(b))
+	}
+}
+
 func TestListPaging(t *testing.T) {
 	s := newTestServer(t, Options{})
 	tok := passwordToken(t, s, "admin", "api")

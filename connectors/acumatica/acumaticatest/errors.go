@@ -2,14 +2,18 @@ package acumaticatest
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 )
 
 const jsonContentType = "application/json; charset=utf-8"
 
-// writeJSON writes a JSON body with Acumatica's content type.
+// writeJSON writes a JSON body with Acumatica's content type and, as IIS
+// sends a buffered Web API answer (testdata/samples/*-list-*.meta.json),
+// its length: not in chunks.
 func writeJSON(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
 }
