@@ -65,13 +65,8 @@ func treeCPUTime(pid int) time.Duration {
 		return 0
 	}
 	total := root.utime + root.stime + root.cutime + root.cstime
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil || child == pid {
-			continue
-		}
-		if st, err := readProcStat(child); err == nil && st.ppid == pid {
+	for _, child := range childrenOf(pid) {
+		if st, err := readProcStat(child); err == nil {
 			total += st.utime + st.stime
 		}
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -34,6 +36,27 @@ var overheadRuns = []struct {
 	length float64
 }{{0, overheadCallers, 2, 0.5}, {20 * time.Millisecond, overheadCallers, 2, 0.5}, {20 * time.Millisecond, 4, 6, 1.5}}
 
+// pinnedRounds is how many rounds the latency run measures again with the
+// gateway on a core of its own.
+const pinnedRounds = 4
+
+// pinnedLatency is the latency run measured again with the gateway and the
+// proxy on the last CPU and the load generator, the simulator and
+// PostgreSQL on the others.
+type pinnedLatency struct {
+	Rounds         int        `json:"rounds,omitempty"`
+	Gateway        figures    `json:"gateway"`
+	Direct         figures    `json:"direct"`
+	ThroughProxy   figures    `json:"through_proxy"`
+	P50OverheadMS  float64    `json:"p50_overhead_ms"`
+	P99OverheadMS  float64    `json:"p99_overhead_ms"`
+	P99OverProxyMS float64    `json:"p99_over_proxy_ms"`
+	GatewayCPU     cpuPerCall `json:"gateway_cpu_per_call"`
+	// NotMeasured says why the run was skipped (one CPU, or the
+	// affinity could not be set).
+	NotMeasured string `json:"not_measured,omitempty"`
+}
+
 type overheadRun struct {
 	ERP               string  `json:"erp"`
 	UpstreamLatencyMS int     `json:"upstream_latency_ms"`
@@ -46,15 +69,18 @@ type overheadRun struct {
 	ThroughProxy *figures `json:"through_proxy,omitempty"`
 	// P99OverProxyMS is the gateway's p99 minus the proxy's: what erpgate
 	// adds beyond any extra hop.
-	P99OverProxyMS    *float64   `json:"p99_over_proxy_ms,omitempty"`
-	P50OverProxyMS    *float64   `json:"p50_over_proxy_ms,omitempty"`
-	Ratio             float64    `json:"ratio"`
-	P50OverheadMS     float64    `json:"p50_overhead_ms"`
-	P99OverheadMS     float64    `json:"p99_overhead_ms"`
-	GatewayCPU        cpuPerCall `json:"gateway_cpu_per_call"`
-	DirectCPU         cpuPerCall `json:"direct_cpu_per_call"`
-	GatewayMachineCPU float64    `json:"gateway_machine_cpu_utilisation"`
-	DirectMachineCPU  float64    `json:"direct_machine_cpu_utilisation"`
+	P99OverProxyMS *float64 `json:"p99_over_proxy_ms,omitempty"`
+	P50OverProxyMS *float64 `json:"p50_over_proxy_ms,omitempty"`
+	// Pinned is the latency run again with the gateway on a core of its
+	// own (latency run only).
+	Pinned            *pinnedLatency `json:"gateway_on_own_core,omitempty"`
+	Ratio             float64        `json:"ratio"`
+	P50OverheadMS     float64        `json:"p50_overhead_ms"`
+	P99OverheadMS     float64        `json:"p99_overhead_ms"`
+	GatewayCPU        cpuPerCall     `json:"gateway_cpu_per_call"`
+	DirectCPU         cpuPerCall     `json:"direct_cpu_per_call"`
+	GatewayMachineCPU float64        `json:"gateway_machine_cpu_utilisation"`
+	DirectMachineCPU  float64        `json:"direct_machine_cpu_utilisation"`
 }
 
 type overheadScenario struct {
@@ -141,6 +167,9 @@ func overheadTargets(prefix string, zero, busy, twenty overheadRun) []target {
 	if twenty.P99OverProxyMS != nil {
 		note += fmt.Sprintf("; at concurrency %d a do-nothing reverse proxy in the same place adds p99 %.2f ms over direct, and the gateway adds p99 %.2f ms over that proxy",
 			twenty.Concurrency, twenty.ThroughProxy.P99MS-twenty.Direct.P99MS, *twenty.P99OverProxyMS)
+	}
+	if p := twenty.Pinned; p != nil && p.NotMeasured == "" {
+		note += fmt.Sprintf("; with the gateway on a core of its own (the rest on the others) the p99 overhead is %.2f ms", p.P99OverheadMS)
 	}
 	return []target{
 		{Target: prefix + "gateway throughput >= 0.5 x direct at concurrency 16, 0 ms upstream", Value: zero.Ratio, Unit: "ratio", Met: zero.Ratio >= 0.5},
@@ -244,8 +273,10 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		// do-nothing reverse proxy, to tell what any extra hop costs here
 		// from what erpgate adds.
 		var proxied [][]step
+		var px *proxyProcess
 		if run.rounds > 2 {
-			px, err := startProxy(ctx, siteURLs(t.sites[:run.callers]))
+			var err error
+			px, err = startProxy(ctx, siteURLs(t.sites[:run.callers]))
 			if err != nil {
 				return nil, 0, 0, err
 			}
@@ -261,35 +292,74 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		// Direct, proxied and gateway alternate, so that drift in the
 		// machine's background load hits all alike.
 		var d, gw, pr loadResult
-		for round := range run.rounds {
-			if proxied != nil {
-				r := runLoad(ctx, client, spec(proxied, checkDirect))
-				if round == 0 {
-					pr = r
-				} else {
-					pr = pr.merge(r)
-				}
-			}
-			dr := runLoad(ctx, client, spec(direct, checkDirect))
-			gs := spec(gateway, checkMCP)
-			if b.opts.profileDir != "" && round == 0 {
-				path := filepath.Join(b.opts.profileDir, fmt.Sprintf("gateway-overhead-%s-%dms-c%d.pprof", t.erp, run.latency.Milliseconds(), run.callers))
-				gs.onWindow = func(wctx context.Context) {
-					secs := max(gs.duration-time.Second, time.Second)
-					if err := g.profile(wctx, secs, path); err != nil {
-						fmt.Println("profile:", err)
+		measure := func(rounds int, profile bool) {
+			for round := range rounds {
+				if proxied != nil {
+					r := runLoad(ctx, client, spec(proxied, checkDirect))
+					if round == 0 {
+						pr = r
+					} else {
+						pr = pr.merge(r)
 					}
 				}
+				dr := runLoad(ctx, client, spec(direct, checkDirect))
+				gs := spec(gateway, checkMCP)
+				if profile && b.opts.profileDir != "" && round == 0 {
+					path := filepath.Join(b.opts.profileDir, fmt.Sprintf("gateway-overhead-%s-%dms-c%d.pprof", t.erp, run.latency.Milliseconds(), run.callers))
+					gs.onWindow = func(wctx context.Context) {
+						secs := max(gs.duration-time.Second, time.Second)
+						if err := g.profile(wctx, secs, path); err != nil {
+							fmt.Println("profile:", err)
+						}
+					}
+				}
+				gr := runLoad(ctx, client, gs)
+				if round == 0 {
+					d, gw = dr, gr
+				} else {
+					d, gw = d.merge(dr), gw.merge(gr)
+				}
+				if run.rounds > 2 {
+					warmup = min(b.opts.warmup, 250*time.Millisecond)
+				}
 			}
-			gr := runLoad(ctx, client, gs)
-			if round == 0 {
-				d, gw = dr, gr
+		}
+		measure(run.rounds, true)
+		// The latency run again with the gateway (and the proxy, for
+		// its rounds) on a core of its own and everything else on the
+		// others: what erpgate adds when it does not wait for a core
+		// behind the load generator, the simulator and PostgreSQL.
+		var pinned *pinnedLatency
+		if run.rounds > 2 {
+			sd, sg, sp := d, gw, pr
+			pin, err := newPinning()
+			if err == nil {
+				err = errors.Join(pin.pin(os.Getpid(), pin.rest(), false), pin.pin(t.sim.pid(), pin.rest(), false),
+					pin.pin(b.pg.pid(), pin.rest(), true), pin.pin(g.PID(), pin.alone(), false), pin.pin(px.pid(), pin.alone(), false))
+			}
+			if err == nil {
+				// Let the runtimes see their new CPU sets (Go updates
+				// GOMAXPROCS from the affinity mask within a second).
+				time.Sleep(2 * time.Second)
+				warmup = b.opts.warmup
+				measure(pinnedRounds, false)
+				if gw.failures() > 0 || d.failures() > 0 || pr.failures() > 0 {
+					pin.undo()
+					return nil, 0, 0, fmt.Errorf("%s, gateway on its own core: failures: gateway %v, direct %v, proxy %v", t.erp, gw.Outcomes, d.Outcomes, pr.Outcomes)
+				}
+				pinned = &pinnedLatency{Rounds: pinnedRounds, Gateway: figuresOf(gw), Direct: figuresOf(d), ThroughProxy: figuresOf(pr),
+					P50OverheadMS:  round(ms(gw.percentile(0.5))-ms(d.percentile(0.5)), 2),
+					P99OverheadMS:  round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
+					P99OverProxyMS: round(ms(gw.percentile(0.99))-ms(pr.percentile(0.99)), 2),
+					GatewayCPU:     cpuPerCallOf(gw),
+				}
 			} else {
-				d, gw = d.merge(dr), gw.merge(gr)
+				pinned = &pinnedLatency{NotMeasured: err.Error()}
 			}
-			if run.rounds > 2 {
-				warmup = min(b.opts.warmup, 250*time.Millisecond)
+			if pin != nil {
+				pin.undo()
 			}
+			d, gw, pr = sd, sg, sp
 		}
 		client.CloseIdleConnections()
 		r := overheadRun{
@@ -301,6 +371,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			P99OverheadMS: round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
 			GatewayCPU:    cpuPerCallOf(gw), DirectCPU: cpuPerCallOf(d),
 			GatewayMachineCPU: round(gw.CPU.utilisation(), 3), DirectMachineCPU: round(d.CPU.utilisation(), 3),
+			Pinned: pinned,
 		}
 		hop := ""
 		if proxied != nil {
@@ -318,6 +389,13 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			fmt.Sprintf("gateway %s/s p50 %s p99 %s ms | direct %s/s p50 %s p99 %s ms | ratio %s | p99 overhead %s ms | CPU/call gateway %s µs + postgres %s µs | machine busy %.0f%%",
 				f1(r.Gateway.RPS), f2(r.Gateway.P50MS), f2(r.Gateway.P99MS), f1(r.Direct.RPS), f2(r.Direct.P50MS), f2(r.Direct.P99MS),
 				f2(r.Ratio), f2(r.P99OverheadMS), f1(r.GatewayCPU.Gateway), f1(r.GatewayCPU.Postgres), r.GatewayMachineCPU*100)+hop)
+		if p := r.Pinned; p != nil && p.NotMeasured != "" {
+			tab.add("", "gateway on its own core", "not measured: "+p.NotMeasured)
+		} else if p != nil {
+			tab.add("", fmt.Sprintf("%s, gateway on its own core", t.erp),
+				fmt.Sprintf("gateway p50 %s p99 %s ms | direct p50 %s p99 %s ms | p99 overhead %s ms | through the proxy (on that core too) p99 %s ms: the gateway adds p99 %s ms beyond the hop | CPU/call gateway %s µs",
+					f2(p.Gateway.P50MS), f2(p.Gateway.P99MS), f2(p.Direct.P50MS), f2(p.Direct.P99MS), f2(p.P99OverheadMS), f2(p.ThroughProxy.P99MS), f2(p.P99OverProxyMS), f1(p.GatewayCPU.Gateway)))
+		}
 		if n := r.Gateway.Calls; gw.failures() > 0 || d.failures() > 0 {
 			return nil, 0, 0, fmt.Errorf("%s, %d ms: failures: gateway %v of %d, direct %v", t.erp, r.UpstreamLatencyMS, gw.Outcomes, n, d.Outcomes)
 		}
