@@ -358,6 +358,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			}
 			if pin != nil {
 				pin.undo()
+				time.Sleep(2 * time.Second) // GOMAXPROCS back up before the next run
 			}
 			d, gw, pr = sd, sg, sp
 		}
