@@ -112,6 +112,13 @@ func run(ctx context.Context, o options) error {
 	started := time.Now()
 	b := &bench{opts: o}
 	var err error
+	if o.profileDir != "" {
+		// Profiles are saved while the load runs; a missing directory
+		// would lose them all.
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
 	if b.root, err = moduleRoot(); err != nil {
 		return err
 	}
