@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,23 +23,31 @@ var overheadArgs = map[string]any{"limit": 20}
 // callers, 0 ms), the same at 20 ms, and the latency target's (20 ms, few
 // enough callers that the two-core machine is not saturated, so the p99
 // shows what the gateway adds rather than queueing for the CPU). Each run
-// alternates direct and gateway rounds; the latency run has more and
-// longer ones (three times the window each, with a short warm-up after the
-// first, as the connections are warm by then), because at four callers a
-// round of the plain window yields only some 350 calls, and a p99 from
-// 2,000 samples rests on 20 of them: it moved by ±1.5 ms between runs of
-// the same build. With some 6,000 samples a side it rests on 60.
+// alternates direct and gateway rounds; the latency run has many more
+// (with a short warm-up after the first, as the connections are warm by
+// then), because at four callers a round yields only some 350 calls, and a
+// p99 from 2,000 samples rests on 20 of them: it moved by ±1.5 ms between
+// runs of the same build. With some 6,000 samples a side it rests on 60,
+// and eighteen short rounds rather than six long ones let the interval
+// (percentileDiffInterval) see how the figure moves between rounds.
 var overheadRuns = []struct {
 	latency time.Duration
 	callers int
 	rounds  int
 	// length is each round's measured time in windows.
 	length float64
-}{{0, overheadCallers, 2, 0.5}, {20 * time.Millisecond, overheadCallers, 2, 0.5}, {20 * time.Millisecond, 4, 6, 1.5}}
+}{{0, overheadCallers, 2, 0.5}, {20 * time.Millisecond, overheadCallers, 2, 0.5}, {20 * time.Millisecond, 4, 18, 0.5}}
 
 // pinnedRounds is how many rounds the latency run measures again with the
 // gateway on a core of its own.
-const pinnedRounds = 4
+const pinnedRounds = 12
+
+// intervalLevel and intervalDraws set the latency run's interval for its
+// p99 overhead: the central 90 % of 1,000 bootstrap draws.
+const (
+	intervalLevel = 0.9
+	intervalDraws = 1000
+)
 
 // pinnedLatency is the latency run measured again with the gateway and the
 // proxy on the last CPU and the load generator, the simulator and
@@ -73,14 +82,18 @@ type overheadRun struct {
 	P50OverProxyMS *float64 `json:"p50_over_proxy_ms,omitempty"`
 	// Pinned is the latency run again with the gateway on a core of its
 	// own (latency run only).
-	Pinned            *pinnedLatency `json:"gateway_on_own_core,omitempty"`
-	Ratio             float64        `json:"ratio"`
-	P50OverheadMS     float64        `json:"p50_overhead_ms"`
-	P99OverheadMS     float64        `json:"p99_overhead_ms"`
-	GatewayCPU        cpuPerCall     `json:"gateway_cpu_per_call"`
-	DirectCPU         cpuPerCall     `json:"direct_cpu_per_call"`
-	GatewayMachineCPU float64        `json:"gateway_machine_cpu_utilisation"`
-	DirectMachineCPU  float64        `json:"direct_machine_cpu_utilisation"`
+	Pinned        *pinnedLatency `json:"gateway_on_own_core,omitempty"`
+	Ratio         float64        `json:"ratio"`
+	P50OverheadMS float64        `json:"p50_overhead_ms"`
+	P99OverheadMS float64        `json:"p99_overhead_ms"`
+	// P99OverheadIntervalMS is how far the p99 overhead moves by chance
+	// in this run: the central 90 % of a bootstrap over its paired
+	// direct and gateway rounds (latency run only).
+	P99OverheadIntervalMS []float64  `json:"p99_overhead_interval_ms,omitempty"`
+	GatewayCPU            cpuPerCall `json:"gateway_cpu_per_call"`
+	DirectCPU             cpuPerCall `json:"direct_cpu_per_call"`
+	GatewayMachineCPU     float64    `json:"gateway_machine_cpu_utilisation"`
+	DirectMachineCPU      float64    `json:"direct_machine_cpu_utilisation"`
 }
 
 type overheadScenario struct {
@@ -155,7 +168,7 @@ func (b *bench) gatewayOverhead(ctx context.Context, g *gatewayProc, tab *table)
 	sc.Notes = append(sc.Notes,
 		"direct: a plain Go net/http client sends the upstream requests one call makes (captured from a gateway call) to the same simulator sites",
 		"CPU per call is read from /proc for each process over the measured window: load generator, simulator, gateway, Postgres (all backends)",
-		fmt.Sprintf("rounds alternate direct and gateway (and, in the latency run, the proxy): two of %s each in the throughput runs, six of %s each in the latency run", time.Duration(0.5*float64(b.opts.window)), time.Duration(1.5*float64(b.opts.window))),
+		fmt.Sprintf("rounds alternate direct and gateway (and, in the latency run, the proxy): two of %s each in the throughput runs, eighteen of %s each in the latency run; the latency run's p99 overhead has a %.0f%% interval from %d bootstrap draws of its paired rounds", time.Duration(0.5*float64(b.opts.window)), time.Duration(0.5*float64(b.opts.window)), intervalLevel*100, intervalDraws),
 		fmt.Sprintf("headline figures and the first targets: Frappe, %s (%d rows, %d upstream request per call); runs with erp acumatica: %s (%d rows, %d upstream request per call, the bot's OAuth token obtained before measuring)",
 			overheadTool, sc.Rows, sc.UpstreamRequests, acu.tool, rows, requests))
 	tab.add("", "targets", metMark(sc.Targets))
@@ -164,6 +177,9 @@ func (b *bench) gatewayOverhead(ctx context.Context, g *gatewayProc, tab *table)
 
 func overheadTargets(prefix string, zero, busy, twenty overheadRun) []target {
 	note := fmt.Sprintf("at concurrency %d the machine is %.0f%% busy and the p99 overhead is %.2f ms: queueing for the CPU, not the gateway's own latency", busy.Concurrency, busy.GatewayMachineCPU*100, busy.P99OverheadMS)
+	if iv := twenty.P99OverheadIntervalMS; len(iv) == 2 {
+		note += fmt.Sprintf("; at concurrency %d the p99 overhead's %.0f%% interval over this run's rounds is %.2f to %.2f ms", twenty.Concurrency, intervalLevel*100, iv[0], iv[1])
+	}
 	if twenty.P99OverProxyMS != nil {
 		note += fmt.Sprintf("; at concurrency %d a do-nothing reverse proxy in the same place adds p99 %.2f ms over direct, and the gateway adds p99 %.2f ms over that proxy",
 			twenty.Concurrency, twenty.ThroughProxy.P99MS-twenty.Direct.P99MS, *twenty.P99OverProxyMS)
@@ -292,7 +308,10 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		// Direct, proxied and gateway alternate, so that drift in the
 		// machine's background load hits all alike.
 		var d, gw, pr loadResult
+		// Each side's rounds, kept apart for the interval.
+		var dRounds, gwRounds []loadResult
 		measure := func(rounds int, profile bool) {
+			dRounds, gwRounds = nil, nil
 			for round := range rounds {
 				if proxied != nil {
 					r := runLoad(ctx, client, spec(proxied, checkDirect))
@@ -314,6 +333,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 					}
 				}
 				gr := runLoad(ctx, client, gs)
+				dRounds, gwRounds = append(dRounds, dr), append(gwRounds, gr)
 				if round == 0 {
 					d, gw = dr, gr
 				} else {
@@ -325,6 +345,13 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			}
 		}
 		measure(run.rounds, true)
+		var interval []float64
+		if run.rounds > 2 {
+			rng := rand.New(rand.NewPCG(uint64(run.latency), uint64(run.callers)))
+			if lo, hi, ok := percentileDiffInterval(dRounds, gwRounds, 0.99, intervalLevel, intervalDraws, rng); ok {
+				interval = []float64{ms(lo), ms(hi)}
+			}
+		}
 		// The latency run again with the gateway (and the proxy, for
 		// its rounds) on a core of its own and everything else on the
 		// others: what erpgate adds when it does not wait for a core
@@ -367,14 +394,18 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			ERP:               t.erp,
 			UpstreamLatencyMS: int(run.latency.Milliseconds()), Concurrency: run.callers,
 			Gateway: figuresOf(gw), Direct: figuresOf(d),
-			Ratio:         ratio(gw.rps(), d.rps()),
-			P50OverheadMS: round(ms(gw.percentile(0.5))-ms(d.percentile(0.5)), 2),
-			P99OverheadMS: round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
-			GatewayCPU:    cpuPerCallOf(gw), DirectCPU: cpuPerCallOf(d),
+			Ratio:                 ratio(gw.rps(), d.rps()),
+			P50OverheadMS:         round(ms(gw.percentile(0.5))-ms(d.percentile(0.5)), 2),
+			P99OverheadMS:         round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
+			P99OverheadIntervalMS: interval,
+			GatewayCPU:            cpuPerCallOf(gw), DirectCPU: cpuPerCallOf(d),
 			GatewayMachineCPU: round(gw.CPU.utilisation(), 3), DirectMachineCPU: round(d.CPU.utilisation(), 3),
 			Pinned: pinned,
 		}
-		hop := ""
+		hop, spread := "", ""
+		if iv := r.P99OverheadIntervalMS; len(iv) == 2 {
+			spread = fmt.Sprintf(" (%.0f%% interval %s to %s)", intervalLevel*100, f2(iv[0]), f2(iv[1]))
+		}
 		if proxied != nil {
 			f := figuresOf(pr)
 			over99, over50 := round(ms(gw.percentile(0.99))-ms(pr.percentile(0.99)), 2), round(ms(gw.percentile(0.5))-ms(pr.percentile(0.5)), 2)
@@ -387,9 +418,9 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		}
 		out = append(out, r)
 		tab.add("gateway_overhead", fmt.Sprintf("%s, %d ms upstream, c=%d", t.erp, r.UpstreamLatencyMS, r.Concurrency),
-			fmt.Sprintf("gateway %s/s p50 %s p99 %s ms | direct %s/s p50 %s p99 %s ms | ratio %s | p99 overhead %s ms | CPU/call gateway %s µs + postgres %s µs | machine busy %.0f%%",
+			fmt.Sprintf("gateway %s/s p50 %s p99 %s ms | direct %s/s p50 %s p99 %s ms | ratio %s | p99 overhead %s ms%s | CPU/call gateway %s µs + postgres %s µs | machine busy %.0f%%",
 				f1(r.Gateway.RPS), f2(r.Gateway.P50MS), f2(r.Gateway.P99MS), f1(r.Direct.RPS), f2(r.Direct.P50MS), f2(r.Direct.P99MS),
-				f2(r.Ratio), f2(r.P99OverheadMS), f1(r.GatewayCPU.Gateway), f1(r.GatewayCPU.Postgres), r.GatewayMachineCPU*100)+hop)
+				f2(r.Ratio), f2(r.P99OverheadMS), spread, f1(r.GatewayCPU.Gateway), f1(r.GatewayCPU.Postgres), r.GatewayMachineCPU*100)+hop)
 		if p := r.Pinned; p != nil && p.NotMeasured != "" {
 			tab.add("", "gateway on its own core", "not measured: "+p.NotMeasured)
 		} else if p != nil {
