@@ -331,13 +331,18 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 // the budget) before the call waits for a slot to continue, so that a
 // waiting call holds the answer's bytes, not an ERP connection with its
 // goroutines and buffers.
+//
+// It also measures the call's time with the ERP (requestState.erpBegin):
+// from sending the request to having read the answer.
 type slotTransport struct {
 	next http.RoundTripper
 	slot *callSlot
+	st   *requestState
 }
 
 func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.slot.leave()
+	t.st.erpBegin(time.Now())
 	resp, err := t.next.RoundTrip(req)
 	if err == nil {
 		if aerr := t.slot.takeAnswer(req.Context(), resp); aerr != nil {

@@ -94,7 +94,7 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 func (e *Engine) upstreamClient(st *requestState) *http.Client {
 	hc := e.opts.Outbound.Client(st.session.Site, st.session.Authorizer)
 	if st.slot != nil {
-		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot}
+		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st}
 	}
 	return hc
 }

@@ -95,6 +95,22 @@ func (f fakeERP) Tools() []connector.Tool {
 		tool("rawarray", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return connector.RawResult(`[{"value":1}]`), nil
 		}),
+		tool("pause", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Two requests to the ERP, one after the other, each answered
+			// after upstreamPause.
+			for range 2 {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/pause", nil), nil)
+				resp, err := c.HTTP.Do(req)
+				if err != nil {
+					return nil, err
+				}
+				var v any
+				if err := outbound.DecodeJSON(resp, &v); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]any{"value": "paused"}, nil
+		}),
 		tool("upstream", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/slow", nil), nil)
 			resp, err := c.HTTP.Do(req)
@@ -133,9 +149,18 @@ type fixture struct {
 	errors bool
 }
 
+// upstreamPause is how long the fixture's ERP takes to answer /pause.
+const upstreamPause = 30 * time.Millisecond
+
 func newFixture(t *testing.T, errorsAsResults bool) *fixture {
 	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/pause" {
+			time.Sleep(upstreamPause)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"ok":true}`))
+			return
+		}
 		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):

@@ -57,9 +57,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		}
 	}
 
-	st := &requestState{session: s, id: reqID, slot: slot}
-	msg, isRequest := peekRequest(body)
 	started := time.Now()
+	st := &requestState{session: s, id: reqID, slot: slot, started: started}
+	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
 	}

@@ -2,7 +2,9 @@ package mcpengine
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/usage"
@@ -34,11 +36,20 @@ type requestState struct {
 	// waits on the ERP.
 	slot *callSlot
 
+	// started is when the request's body had been read.
+	started time.Time
+
 	mu        sync.Mutex
 	method    string
 	tool      string
 	outcome   usage.Outcome
 	errorCode string
+	// erpOpen counts the requests now with the ERP, erpSince is when the
+	// first of them was sent, and erpTime the time with the ERP before it:
+	// overlapping requests count once.
+	erpOpen  int
+	erpSince time.Time
+	erpTime  time.Duration
 }
 
 type stateKey struct{}
@@ -62,4 +73,58 @@ func (st *requestState) snapshot() (tool string, o usage.Outcome, code string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.tool, st.outcome, st.errorCode
+}
+
+// erpBegin marks a request sent to the ERP.
+func (st *requestState) erpBegin(now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.erpOpen == 0 {
+		st.erpSince = now
+	}
+	st.erpOpen++
+}
+
+// erpEnd marks a request's answer read (or its failure).
+func (st *requestState) erpEnd(now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.erpOpen--
+	if st.erpOpen == 0 {
+		st.erpTime += now.Sub(st.erpSince)
+	}
+}
+
+// erpDuration is the time the request spent with the ERP so far: from
+// sending a request to having read its answer, overlapping requests
+// counted once.
+func (st *requestState) erpDuration(now time.Time) time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	d := st.erpTime
+	if st.erpOpen > 0 {
+		d += now.Sub(st.erpSince)
+	}
+	return d
+}
+
+// appendServerTiming appends a Server-Timing header value: the time with
+// the ERP ("erp") and the time from having read the request to now
+// ("total"), in milliseconds. What erpgate itself added to a call, beyond
+// the network, is total minus erp.
+func (st *requestState) appendServerTiming(dst []byte, now time.Time) []byte {
+	dst = append(dst, "erp;dur="...)
+	dst = appendMillis(dst, st.erpDuration(now))
+	dst = append(dst, ", total;dur="...)
+	return appendMillis(dst, now.Sub(st.started))
+}
+
+// appendMillis appends d in milliseconds with three decimals (to the
+// microsecond).
+func appendMillis(dst []byte, d time.Duration) []byte {
+	us := max(d.Microseconds(), 0)
+	dst = strconv.AppendInt(dst, us/1000, 10)
+	frac := us % 1000
+	dst = append(dst, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	return dst
 }

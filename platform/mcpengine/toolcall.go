@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -71,6 +72,10 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
+	if st := stateFrom(r.Context()); st != nil {
+		var timing [48]byte
+		h.Set("Server-Timing", string(st.appendServerTiming(timing[:0], time.Now())))
+	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	if cap(out) <= maxPooledReply {

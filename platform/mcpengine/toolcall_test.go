@@ -3,12 +3,15 @@ package mcpengine
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -234,4 +237,106 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q: decoded %q, encoding/json gives %q", s, got, want)
 		}
 	})
+}
+
+// TestDirectReplyCarriesServerTiming: a tools/call reply says how long the
+// call was with the ERP and how long the gateway had it. The ERP answers
+// each of the "pause" tool's two requests after upstreamPause, so erp is
+// at least twice that; a tool that asks the ERP nothing has erp 0; total
+// always covers erp.
+func TestDirectReplyCarriesServerTiming(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct {
+		tool   string
+		minERP time.Duration
+		zero   bool
+	}{
+		{"pause", 2 * upstreamPause, false},
+		{"echo", 0, true},
+		{"denied", 0, true},
+	} {
+		args := `{}`
+		if c.tool == "echo" {
+			args = `{"n":1}`
+		}
+		req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":`+args+`}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		header := resp.Header.Get("Server-Timing")
+		timing, err := parseServerTiming(header)
+		if err != nil {
+			t.Fatalf("%s: Server-Timing %q: %v", c.tool, header, err)
+		}
+		erp, total := timing["erp"], timing["total"]
+		switch {
+		case c.zero && erp != 0:
+			t.Errorf("%s asked the ERP nothing, but erp;dur=%v (%q)", c.tool, erp, header)
+		case erp < c.minERP:
+			t.Errorf("%s: erp;dur=%v, want at least %v (%q)", c.tool, erp, c.minERP, header)
+		case total < erp:
+			t.Errorf("%s: total;dur=%v is less than erp;dur=%v", c.tool, total, erp)
+		}
+	}
+}
+
+// parseServerTiming reads a Server-Timing header of "name;dur=ms" entries.
+func parseServerTiming(h string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for entry := range strings.SplitSeq(h, ",") {
+		name, params, ok := strings.Cut(strings.TrimSpace(entry), ";")
+		ms, found := strings.CutPrefix(params, "dur=")
+		if !ok || !found {
+			return nil, fmt.Errorf("entry %q has no duration", entry)
+		}
+		f, err := strconv.ParseFloat(ms, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = time.Duration(f * float64(time.Millisecond))
+	}
+	if len(out) != 2 {
+		return nil, fmt.Errorf("want erp and total, got %v", out)
+	}
+	return out, nil
+}
+
+// TestERPTimeCountsOverlapOnce: requests with the ERP that overlap count
+// once, and one still open counts up to now.
+func TestERPTimeCountsOverlapOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	st := &requestState{started: t0}
+	st.erpBegin(at(0))
+	if d := st.erpDuration(at(20)); d != 20*time.Millisecond {
+		t.Errorf("one request open for 20 ms: %v", d)
+	}
+	st.erpBegin(at(5))
+	st.erpEnd(at(10))
+	st.erpEnd(at(30))
+	st.erpBegin(at(40))
+	st.erpEnd(at(45))
+	if d := st.erpDuration(at(100)); d != 35*time.Millisecond {
+		t.Errorf("0-30 ms (two overlapping) and 40-45 ms: %v, want 35ms", d)
+	}
+	if got := string(st.appendServerTiming(nil, at(100))); got != "erp;dur=35.000, total;dur=100.000" {
+		t.Errorf("Server-Timing %q", got)
+	}
+	for d, want := range map[time.Duration]string{
+		0: "0.000", 999 * time.Nanosecond: "0.000", 1234567 * time.Nanosecond: "1.234",
+		20 * time.Second: "20000.000", 7 * time.Microsecond: "0.007", 50 * time.Microsecond: "0.050",
+		-time.Millisecond: "0.000",
+	} {
+		if got := string(appendMillis(nil, d)); got != want {
+			t.Errorf("appendMillis(%v) = %q, want %q", d, got, want)
+		}
+	}
 }
