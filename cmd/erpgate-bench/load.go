@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,8 +53,13 @@ type loadResult struct {
 	Calls       int
 	Window      time.Duration
 	Latencies   []time.Duration // sorted
-	Outcomes    map[string]int  // every non-success outcome
-	CPU         cpuUse
+	// Added is, for each call whose reply said how long the gateway was
+	// with the ERP (Server-Timing erp), its latency at the client minus
+	// that time: what the gateway, and the hop to it, added to that call.
+	// Sorted.
+	Added    []time.Duration
+	Outcomes map[string]int // every non-success outcome
+	CPU      cpuUse
 }
 
 func (r loadResult) rps() float64 {
@@ -64,11 +70,16 @@ func (r loadResult) rps() float64 {
 }
 
 func (r loadResult) percentile(p float64) time.Duration {
-	if len(r.Latencies) == 0 {
+	return percentileOf(r.Latencies, p)
+}
+
+// percentileOf is the p-th percentile of sorted (nearest rank).
+func percentileOf(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(float64(len(r.Latencies))*p+0.5) - 1
-	return r.Latencies[max(0, min(i, len(r.Latencies)-1))]
+	i := int(float64(len(sorted))*p+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // perCall divides d over the calls of the window.
@@ -93,6 +104,8 @@ func (r loadResult) merge(other loadResult) loadResult {
 	out := loadResult{Concurrency: r.Concurrency, Calls: r.Calls + other.Calls, Window: r.Window + other.Window, Outcomes: map[string]int{}}
 	out.Latencies = append(append(make([]time.Duration, 0, len(r.Latencies)+len(other.Latencies)), r.Latencies...), other.Latencies...)
 	slices.Sort(out.Latencies)
+	out.Added = append(append(make([]time.Duration, 0, len(r.Added)+len(other.Added)), r.Added...), other.Added...)
+	slices.Sort(out.Added)
 	for _, m := range []map[string]int{r.Outcomes, other.Outcomes} {
 		for k, v := range m {
 			out.Outcomes[k] += v
@@ -124,14 +137,10 @@ func newLoadClient(concurrency int) *http.Client {
 // Callers stop when the window ends, and the run waits for their last
 // calls (bounded by the client's timeout).
 func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult {
-	type record struct {
-		start, end time.Time
-		outcome    string
-	}
 	var (
 		seq     atomic.Int64
 		mu      sync.Mutex
-		records = make([]record, 0, 1<<16)
+		records = make([]callRecord, 0, 1<<16)
 		wg      sync.WaitGroup
 	)
 	begin := time.Now()
@@ -143,11 +152,11 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			local := make([]record, 0, 1024)
+			local := make([]callRecord, 0, 1024)
 			for runCtx.Err() == nil {
 				start := time.Now()
-				outcome := doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
-				local = append(local, record{start, time.Now(), outcome})
+				outcome, erp := doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
+				local = append(local, callRecord{start, time.Now(), outcome, erp})
 			}
 			mu.Lock()
 			records = append(records, local...)
@@ -177,18 +186,8 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 	<-windowDone
 	wg.Wait()
 
-	res := loadResult{Concurrency: spec.concurrency, Window: spec.duration, Outcomes: map[string]int{}}
-	for _, r := range records {
-		if r.start.Before(windowStart) || r.end.After(windowEnd) {
-			continue
-		}
-		res.Calls++
-		res.Latencies = append(res.Latencies, r.end.Sub(r.start))
-		if r.outcome != "" {
-			res.Outcomes[r.outcome]++
-		}
-	}
-	slices.Sort(res.Latencies)
+	res := summarise(records, windowStart, windowEnd)
+	res.Concurrency, res.Window = spec.concurrency, spec.duration
 	if spec.sample != nil {
 		res.CPU = first.until(last)
 		res.Window = res.CPU.wall
@@ -196,9 +195,40 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 	return res
 }
 
+// callRecord is one call of a run.
+type callRecord struct {
+	start, end time.Time
+	outcome    string
+	erp        time.Duration // -1: the reply did not say
+}
+
+// summarise counts the calls that both started and ended in [from, to]:
+// their latencies, their outcomes, and for each successful call whose
+// reply gave the gateway's time with the ERP, its latency minus that time.
+func summarise(records []callRecord, from, to time.Time) loadResult {
+	res := loadResult{Outcomes: map[string]int{}}
+	for _, r := range records {
+		if r.start.Before(from) || r.end.After(to) {
+			continue
+		}
+		res.Calls++
+		res.Latencies = append(res.Latencies, r.end.Sub(r.start))
+		if r.outcome != "" {
+			res.Outcomes[r.outcome]++
+		} else if r.erp >= 0 {
+			res.Added = append(res.Added, r.end.Sub(r.start)-r.erp)
+		}
+	}
+	slices.Sort(res.Latencies)
+	slices.Sort(res.Added)
+	return res
+}
+
 // doCall sends the steps of one call in order and classifies the last
-// response (any failing step ends the call).
-func doCall(ctx context.Context, client *http.Client, steps []step, check checkFunc) string {
+// response (any failing step ends the call). erp is the time with the ERP
+// that the last response's Server-Timing header gives, or -1.
+func doCall(ctx context.Context, client *http.Client, steps []step, check checkFunc) (outcome string, erp time.Duration) {
+	erp = -1
 	for _, s := range steps {
 		var body io.Reader
 		if s.body != nil {
@@ -206,25 +236,45 @@ func doCall(ctx context.Context, client *http.Client, steps []step, check checkF
 		}
 		req, err := http.NewRequestWithContext(ctx, s.method, s.url, body)
 		if err != nil {
-			return "request: " + err.Error()
+			return "request: " + err.Error(), -1
 		}
 		for k, v := range s.header {
 			req.Header[k] = v
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return transportOutcome(err)
+			return transportOutcome(err), -1
 		}
 		raw, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if err != nil {
-			return transportOutcome(err)
+			return transportOutcome(err), -1
 		}
 		if out := check(resp.StatusCode, resp.Header, raw); out != "" {
-			return out
+			return out, -1
+		}
+		erp = erpTiming(resp.Header.Get("Server-Timing"))
+	}
+	return "", erp
+}
+
+// erpTiming reads the "erp" entry of a Server-Timing header ("erp;dur=20.134,
+// total;dur=21.002", durations in milliseconds), or -1 without one.
+func erpTiming(h string) time.Duration {
+	for entry := range strings.SplitSeq(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(entry), ";")
+		if name != "erp" {
+			continue
+		}
+		for p := range strings.SplitSeq(params, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "dur="); ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+					return time.Duration(f * float64(time.Millisecond))
+				}
+			}
 		}
 	}
-	return ""
+	return -1
 }
 
 func transportOutcome(err error) string {

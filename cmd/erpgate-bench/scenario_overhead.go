@@ -53,14 +53,15 @@ const (
 // proxy on the last CPU and the load generator, the simulator and
 // PostgreSQL on the others.
 type pinnedLatency struct {
-	Rounds         int        `json:"rounds,omitempty"`
-	Gateway        figures    `json:"gateway"`
-	Direct         figures    `json:"direct"`
-	ThroughProxy   figures    `json:"through_proxy"`
-	P50OverheadMS  float64    `json:"p50_overhead_ms"`
-	P99OverheadMS  float64    `json:"p99_overhead_ms"`
-	P99OverProxyMS float64    `json:"p99_over_proxy_ms"`
-	GatewayCPU     cpuPerCall `json:"gateway_cpu_per_call"`
+	Rounds         int           `json:"rounds,omitempty"`
+	Gateway        figures       `json:"gateway"`
+	Direct         figures       `json:"direct"`
+	ThroughProxy   figures       `json:"through_proxy"`
+	P50OverheadMS  float64       `json:"p50_overhead_ms"`
+	P99OverheadMS  float64       `json:"p99_overhead_ms"`
+	P99OverProxyMS float64       `json:"p99_over_proxy_ms"`
+	Added          *addedFigures `json:"gateway_added_per_call,omitempty"`
+	GatewayCPU     cpuPerCall    `json:"gateway_cpu_per_call"`
 	// NotMeasured says why the run was skipped (one CPU, or the
 	// affinity could not be set).
 	NotMeasured string `json:"not_measured,omitempty"`
@@ -89,11 +90,41 @@ type overheadRun struct {
 	// P99OverheadIntervalMS is how far the p99 overhead moves by chance
 	// in this run: the central 90 % of a bootstrap over its paired
 	// direct and gateway rounds (latency run only).
-	P99OverheadIntervalMS []float64  `json:"p99_overhead_interval_ms,omitempty"`
-	GatewayCPU            cpuPerCall `json:"gateway_cpu_per_call"`
-	DirectCPU             cpuPerCall `json:"direct_cpu_per_call"`
-	GatewayMachineCPU     float64    `json:"gateway_machine_cpu_utilisation"`
-	DirectMachineCPU      float64    `json:"direct_machine_cpu_utilisation"`
+	P99OverheadIntervalMS []float64 `json:"p99_overhead_interval_ms,omitempty"`
+	// Added is what the gateway added to each call, read per call rather
+	// than as a difference of two distributions.
+	Added             *addedFigures `json:"gateway_added_per_call,omitempty"`
+	GatewayCPU        cpuPerCall    `json:"gateway_cpu_per_call"`
+	DirectCPU         cpuPerCall    `json:"direct_cpu_per_call"`
+	GatewayMachineCPU float64       `json:"gateway_machine_cpu_utilisation"`
+	DirectMachineCPU  float64       `json:"direct_machine_cpu_utilisation"`
+}
+
+// addedFigures are percentiles of what the gateway added to each call: the
+// call's latency at the load generator minus the time the gateway says
+// (Server-Timing erp) the call was with the ERP, its requests sent and
+// their answers read. That is the hop to the gateway and the gateway's own
+// work, per call, without the ERP's own variation, which dominates both
+// sides' p99 in the difference of two distributions.
+type addedFigures struct {
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+	Calls int     `json:"calls"`
+	// Rounds are the p99s of each round alone, for the spread.
+	RoundP99MS []float64 `json:"round_p99_ms,omitempty"`
+}
+
+func addedOf(r loadResult, rounds []loadResult) *addedFigures {
+	if len(r.Added) == 0 {
+		return nil
+	}
+	a := &addedFigures{P50MS: ms(percentileOf(r.Added, 0.5)), P99MS: ms(percentileOf(r.Added, 0.99)), Calls: len(r.Added)}
+	for _, rd := range rounds {
+		if len(rd.Added) > 0 {
+			a.RoundP99MS = append(a.RoundP99MS, ms(percentileOf(rd.Added, 0.99)))
+		}
+	}
+	return a
 }
 
 type overheadScenario struct {
@@ -345,6 +376,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			}
 		}
 		measure(run.rounds, true)
+		added := addedOf(gw, gwRounds)
 		var interval []float64
 		if run.rounds > 2 {
 			rng := rand.New(rand.NewPCG(uint64(run.latency), uint64(run.callers)))
@@ -378,6 +410,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 					P50OverheadMS:  round(ms(gw.percentile(0.5))-ms(d.percentile(0.5)), 2),
 					P99OverheadMS:  round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
 					P99OverProxyMS: round(ms(gw.percentile(0.99))-ms(pr.percentile(0.99)), 2),
+					Added:          addedOf(gw, gwRounds),
 					GatewayCPU:     cpuPerCallOf(gw),
 				}
 			} else {
@@ -398,11 +431,15 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			P50OverheadMS:         round(ms(gw.percentile(0.5))-ms(d.percentile(0.5)), 2),
 			P99OverheadMS:         round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
 			P99OverheadIntervalMS: interval,
+			Added:                 added,
 			GatewayCPU:            cpuPerCallOf(gw), DirectCPU: cpuPerCallOf(d),
 			GatewayMachineCPU: round(gw.CPU.utilisation(), 3), DirectMachineCPU: round(d.CPU.utilisation(), 3),
 			Pinned: pinned,
 		}
-		hop, spread := "", ""
+		hop, spread, perCall := "", "", ""
+		if a := r.Added; a != nil {
+			perCall = fmt.Sprintf(" | added per call (latency minus the gateway's time with the ERP) p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS))
+		}
 		if iv := r.P99OverheadIntervalMS; len(iv) == 2 {
 			spread = fmt.Sprintf(" (%.0f%% interval %s to %s)", intervalLevel*100, f2(iv[0]), f2(iv[1]))
 		}
@@ -420,13 +457,17 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		tab.add("gateway_overhead", fmt.Sprintf("%s, %d ms upstream, c=%d", t.erp, r.UpstreamLatencyMS, r.Concurrency),
 			fmt.Sprintf("gateway %s/s p50 %s p99 %s ms | direct %s/s p50 %s p99 %s ms | ratio %s | p99 overhead %s ms%s | CPU/call gateway %s µs + postgres %s µs | machine busy %.0f%%",
 				f1(r.Gateway.RPS), f2(r.Gateway.P50MS), f2(r.Gateway.P99MS), f1(r.Direct.RPS), f2(r.Direct.P50MS), f2(r.Direct.P99MS),
-				f2(r.Ratio), f2(r.P99OverheadMS), spread, f1(r.GatewayCPU.Gateway), f1(r.GatewayCPU.Postgres), r.GatewayMachineCPU*100)+hop)
+				f2(r.Ratio), f2(r.P99OverheadMS), spread, f1(r.GatewayCPU.Gateway), f1(r.GatewayCPU.Postgres), r.GatewayMachineCPU*100)+hop+perCall)
 		if p := r.Pinned; p != nil && p.NotMeasured != "" {
 			tab.add("", "gateway on its own core", "not measured: "+p.NotMeasured)
 		} else if p != nil {
+			pinnedAdded := ""
+			if a := p.Added; a != nil {
+				pinnedAdded = fmt.Sprintf(" | added per call p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS))
+			}
 			tab.add("", fmt.Sprintf("%s, gateway on its own core", t.erp),
 				fmt.Sprintf("gateway p50 %s p99 %s ms | direct p50 %s p99 %s ms | p99 overhead %s ms | through the proxy (on that core too) p99 %s ms: the gateway adds p99 %s ms beyond the hop | CPU/call gateway %s µs",
-					f2(p.Gateway.P50MS), f2(p.Gateway.P99MS), f2(p.Direct.P50MS), f2(p.Direct.P99MS), f2(p.P99OverheadMS), f2(p.ThroughProxy.P99MS), f2(p.P99OverProxyMS), f1(p.GatewayCPU.Gateway)))
+					f2(p.Gateway.P50MS), f2(p.Gateway.P99MS), f2(p.Direct.P50MS), f2(p.Direct.P99MS), f2(p.P99OverheadMS), f2(p.ThroughProxy.P99MS), f2(p.P99OverProxyMS), f1(p.GatewayCPU.Gateway))+pinnedAdded)
 		}
 		if n := r.Gateway.Calls; gw.failures() > 0 || d.failures() > 0 {
 			return nil, 0, 0, fmt.Errorf("%s, %d ms: failures: gateway %v of %d, direct %v", t.erp, r.UpstreamLatencyMS, gw.Outcomes, n, d.Outcomes)
