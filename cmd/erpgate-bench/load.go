@@ -57,7 +57,11 @@ type loadResult struct {
 	// with the ERP (Server-Timing erp), its latency at the client minus
 	// that time: what the gateway, and the hop to it, added to that call.
 	// Sorted.
-	Added    []time.Duration
+	Added []time.Duration
+	// Inside is, for the same calls, the part of Added spent inside the
+	// gateway after it had read the request (Server-Timing total minus
+	// erp). Sorted.
+	Inside   []time.Duration
 	Outcomes map[string]int // every non-success outcome
 	CPU      cpuUse
 }
@@ -106,6 +110,8 @@ func (r loadResult) merge(other loadResult) loadResult {
 	slices.Sort(out.Latencies)
 	out.Added = append(append(make([]time.Duration, 0, len(r.Added)+len(other.Added)), r.Added...), other.Added...)
 	slices.Sort(out.Added)
+	out.Inside = append(append(make([]time.Duration, 0, len(r.Inside)+len(other.Inside)), r.Inside...), other.Inside...)
+	slices.Sort(out.Inside)
 	for _, m := range []map[string]int{r.Outcomes, other.Outcomes} {
 		for k, v := range m {
 			out.Outcomes[k] += v
@@ -155,8 +161,8 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 			local := make([]callRecord, 0, 1024)
 			for runCtx.Err() == nil {
 				start := time.Now()
-				outcome, erp := doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
-				local = append(local, callRecord{start, time.Now(), outcome, erp})
+				outcome, timing := doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
+				local = append(local, callRecord{start, time.Now(), outcome, timing})
 			}
 			mu.Lock()
 			records = append(records, local...)
@@ -199,8 +205,17 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 type callRecord struct {
 	start, end time.Time
 	outcome    string
-	erp        time.Duration // -1: the reply did not say
+	timing     serverTiming
 }
+
+// serverTiming is what a gateway reply's Server-Timing header says: the
+// call's time with the ERP and the time from having read the request to
+// the reply; -1 where it does not say.
+type serverTiming struct {
+	erp, total time.Duration
+}
+
+var noTiming = serverTiming{erp: -1, total: -1}
 
 // summarise counts the calls that both started and ended in [from, to]:
 // their latencies, their outcomes, and for each successful call whose
@@ -215,20 +230,24 @@ func summarise(records []callRecord, from, to time.Time) loadResult {
 		res.Latencies = append(res.Latencies, r.end.Sub(r.start))
 		if r.outcome != "" {
 			res.Outcomes[r.outcome]++
-		} else if r.erp >= 0 {
-			res.Added = append(res.Added, r.end.Sub(r.start)-r.erp)
+		} else if r.timing.erp >= 0 {
+			res.Added = append(res.Added, r.end.Sub(r.start)-r.timing.erp)
+			if r.timing.total >= r.timing.erp {
+				res.Inside = append(res.Inside, r.timing.total-r.timing.erp)
+			}
 		}
 	}
 	slices.Sort(res.Latencies)
 	slices.Sort(res.Added)
+	slices.Sort(res.Inside)
 	return res
 }
 
 // doCall sends the steps of one call in order and classifies the last
-// response (any failing step ends the call). erp is the time with the ERP
-// that the last response's Server-Timing header gives, or -1.
-func doCall(ctx context.Context, client *http.Client, steps []step, check checkFunc) (outcome string, erp time.Duration) {
-	erp = -1
+// response (any failing step ends the call), with what the last response's
+// Server-Timing header says.
+func doCall(ctx context.Context, client *http.Client, steps []step, check checkFunc) (outcome string, timing serverTiming) {
+	timing = noTiming
 	for _, s := range steps {
 		var body io.Reader
 		if s.body != nil {
@@ -236,34 +255,36 @@ func doCall(ctx context.Context, client *http.Client, steps []step, check checkF
 		}
 		req, err := http.NewRequestWithContext(ctx, s.method, s.url, body)
 		if err != nil {
-			return "request: " + err.Error(), -1
+			return "request: " + err.Error(), noTiming
 		}
 		for k, v := range s.header {
 			req.Header[k] = v
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return transportOutcome(err), -1
+			return transportOutcome(err), noTiming
 		}
 		raw, err := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if err != nil {
-			return transportOutcome(err), -1
+			return transportOutcome(err), noTiming
 		}
 		if out := check(resp.StatusCode, resp.Header, raw); out != "" {
-			return out, -1
+			return out, noTiming
 		}
-		erp = erpTiming(resp.Header.Get("Server-Timing"))
+		h := resp.Header.Get("Server-Timing")
+		timing = serverTiming{erp: timingEntry(h, "erp"), total: timingEntry(h, "total")}
 	}
-	return "", erp
+	return "", timing
 }
 
-// erpTiming reads the "erp" entry of a Server-Timing header ("erp;dur=20.134,
-// total;dur=21.002", durations in milliseconds), or -1 without one.
-func erpTiming(h string) time.Duration {
+// timingEntry reads the duration of the entry called name in a
+// Server-Timing header ("erp;dur=20.134, total;dur=21.002", in
+// milliseconds), or -1 without one.
+func timingEntry(h, name string) time.Duration {
 	for entry := range strings.SplitSeq(h, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(entry), ";")
-		if name != "erp" {
+		n, params, _ := strings.Cut(strings.TrimSpace(entry), ";")
+		if n != name {
 			continue
 		}
 		for p := range strings.SplitSeq(params, ";") {

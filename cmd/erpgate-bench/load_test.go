@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// TestERPTiming reads the gateway's Server-Timing header as the engine
+// TestTimingEntry reads the gateway's Server-Timing header as the engine
 // writes it, and anything else as "not said" (-1), never as zero.
-func TestERPTiming(t *testing.T) {
+func TestTimingEntry(t *testing.T) {
 	for _, c := range []struct {
 		header string
 		want   time.Duration
@@ -27,9 +27,12 @@ func TestERPTiming(t *testing.T) {
 		{"erp;dur=-2", -1},
 		{"erpx;dur=2", -1},
 	} {
-		if got := erpTiming(c.header); got != c.want {
-			t.Errorf("erpTiming(%q) = %v, want %v", c.header, got, c.want)
+		if got := timingEntry(c.header, "erp"); got != c.want {
+			t.Errorf("timingEntry(%q, erp) = %v, want %v", c.header, got, c.want)
 		}
+	}
+	if got := timingEntry("erp;dur=20.134, total;dur=21.002", "total"); got != 21002*time.Microsecond {
+		t.Errorf("total: %v", got)
 	}
 }
 
@@ -60,14 +63,15 @@ func TestAddedFiguresArePerCall(t *testing.T) {
 func TestSummariseSubtractsEachCallsERPTime(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	at := func(us int) time.Time { return t0.Add(time.Duration(us) * time.Microsecond) }
+	erp := func(d time.Duration) serverTiming { return serverTiming{erp: d, total: d + 400*time.Microsecond} }
 	records := []callRecord{
-		{at(100), at(21_100), "", 20 * time.Millisecond},                 // 21 ms, 1 ms added
-		{at(200), at(23_700), "", 20 * time.Millisecond},                 // 23.5 ms, 3.5 ms added
-		{at(300), at(20_600), "", 20_100 * time.Microsecond},             // 20.3 ms, 0.2 ms added
-		{at(400), at(30_400), "UPSTREAM_TIMEOUT", 29 * time.Millisecond}, // failed: no added time
-		{at(500), at(22_500), "", -1},                                    // no header
-		{at(-50), at(21_000), "", 20 * time.Millisecond},                 // began before the window
-		{at(900), at(60_000), "", 20 * time.Millisecond},                 // ended after it
+		{at(100), at(21_100), "", erp(20 * time.Millisecond)},                  // 21 ms, 1 ms added
+		{at(200), at(23_700), "", erp(20 * time.Millisecond)},                  // 23.5 ms, 3.5 ms added
+		{at(300), at(20_600), "", serverTiming{20_100 * time.Microsecond, -1}}, // 20.3 ms, 0.2 ms added, no total
+		{at(400), at(30_400), "UPSTREAM_TIMEOUT", erp(29 * time.Millisecond)},  // failed: no added time
+		{at(500), at(22_500), "", noTiming},                                    // no header
+		{at(-50), at(21_000), "", erp(20 * time.Millisecond)},                  // began before the window
+		{at(900), at(60_000), "", erp(20 * time.Millisecond)},                  // ended after it
 	}
 	res := summarise(records, t0, at(50_000))
 	if res.Calls != 5 || res.Outcomes["UPSTREAM_TIMEOUT"] != 1 || len(res.Outcomes) != 1 {
@@ -76,6 +80,9 @@ func TestSummariseSubtractsEachCallsERPTime(t *testing.T) {
 	want := []time.Duration{200 * time.Microsecond, time.Millisecond, 3500 * time.Microsecond}
 	if !slices.Equal(res.Added, want) {
 		t.Errorf("added %v, want %v", res.Added, want)
+	}
+	if inside := []time.Duration{400 * time.Microsecond, 400 * time.Microsecond}; !slices.Equal(res.Inside, inside) {
+		t.Errorf("inside %v, want %v", res.Inside, inside)
 	}
 }
 
@@ -99,10 +106,10 @@ func TestDoCallReadsTheLastReplysTiming(t *testing.T) {
 		return ""
 	}
 	client := newLoadClient(1)
-	if out, erp := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/ok"}}, check); out != "" || erp != 3250*time.Microsecond {
-		t.Errorf("ok: %q, erp %v", out, erp)
+	if out, timing := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/ok"}}, check); out != "" || timing != (serverTiming{3250 * time.Microsecond, 3400 * time.Microsecond}) {
+		t.Errorf("ok: %q, timing %+v", out, timing)
 	}
-	if out, erp := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/fail"}}, check); out != "http_502" || erp != -1 {
-		t.Errorf("fail: %q, erp %v", out, erp)
+	if out, timing := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/fail"}}, check); out != "http_502" || timing != noTiming {
+		t.Errorf("fail: %q, timing %+v", out, timing)
 	}
 }
