@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -24,10 +27,11 @@ type proxyHello struct {
 	URL string `json:"url"`
 }
 
-// runProxy is `erpgate-bench proxy -backends URL,URL`.
+// runProxy is `erpgate-bench proxy -backends URL,URL [-timing]`.
 func runProxy(args []string) int {
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	list := fs.String("backends", "", "comma-separated backend base URLs")
+	timing := fs.Bool("timing", false, "read each answer whole and say, as erpgate does, how long the backend had the request (Server-Timing)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,10 +51,16 @@ func runProxy(args []string) int {
 		}
 		rp := httputil.NewSingleHostReverseProxy(u)
 		rp.Transport = transport
+		if *timing {
+			rp.Transport = timedTransport{transport}
+		}
 		backends = append(backends, rp)
 	}
 	var next atomic.Uint64
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if *timing {
+			r = r.WithContext(context.WithValue(r.Context(), proxyStartKey{}, time.Now()))
+		}
 		backends[(next.Add(1)-1)%uint64(len(backends))].ServeHTTP(w, r)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -68,15 +78,49 @@ func runProxy(args []string) int {
 	return 0
 }
 
+type proxyStartKey struct{}
+
+// timedTransport reads each answer whole, as erpgate does, and adds a
+// Server-Timing header in erpgate's shape: erp is from sending the request
+// to having read the answer, total from having read the request to then.
+// The load generator then measures per call what a do-nothing hop adds,
+// as it does for the gateway.
+type timedTransport struct{ next http.RoundTripper }
+
+func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	sent := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	total := now.Sub(sent)
+	if start, ok := req.Context().Value(proxyStartKey{}).(time.Time); ok {
+		total = now.Sub(start)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Transfer-Encoding")
+	resp.TransferEncoding = nil
+	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	resp.Header.Set("Server-Timing", fmt.Sprintf("erp;dur=%.3f, total;dur=%.3f", float64(now.Sub(sent).Microseconds())/1e3, float64(total.Microseconds())/1e3))
+	return resp, nil
+}
+
 // proxyProcess is a running proxy.
 type proxyProcess struct {
 	proxyHello
 	*helperProc
 }
 
-func startProxy(ctx context.Context, backends []string) (*proxyProcess, error) {
+func startProxy(ctx context.Context, backends []string, timing bool) (*proxyProcess, error) {
 	p := &proxyProcess{}
-	h, err := startHelper(ctx, &p.proxyHello, "proxy", "-backends="+strings.Join(backends, ","))
+	h, err := startHelper(ctx, &p.proxyHello, "proxy", "-backends="+strings.Join(backends, ","), fmt.Sprintf("-timing=%t", timing))
 	if err != nil {
 		return nil, fmt.Errorf("start proxy: %w", err)
 	}

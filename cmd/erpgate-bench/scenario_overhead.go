@@ -61,6 +61,7 @@ type pinnedLatency struct {
 	P99OverheadMS  float64       `json:"p99_overhead_ms"`
 	P99OverProxyMS float64       `json:"p99_over_proxy_ms"`
 	Added          *addedFigures `json:"gateway_added_per_call,omitempty"`
+	ProxyAdded     *addedFigures `json:"through_proxy_added_per_call,omitempty"`
 	GatewayCPU     cpuPerCall    `json:"gateway_cpu_per_call"`
 	// NotMeasured says why the run was skipped (one CPU, or the
 	// affinity could not be set).
@@ -93,7 +94,11 @@ type overheadRun struct {
 	P99OverheadIntervalMS []float64 `json:"p99_overhead_interval_ms,omitempty"`
 	// Added is what the gateway added to each call, read per call rather
 	// than as a difference of two distributions.
-	Added             *addedFigures `json:"gateway_added_per_call,omitempty"`
+	Added *addedFigures `json:"gateway_added_per_call,omitempty"`
+	// ProxyAdded is the same for the do-nothing proxy, which reads each
+	// answer whole and says how long it was with the ERP as erpgate does:
+	// what any hop adds per call on this machine.
+	ProxyAdded        *addedFigures `json:"through_proxy_added_per_call,omitempty"`
 	GatewayCPU        cpuPerCall    `json:"gateway_cpu_per_call"`
 	DirectCPU         cpuPerCall    `json:"direct_cpu_per_call"`
 	GatewayMachineCPU float64       `json:"gateway_machine_cpu_utilisation"`
@@ -224,6 +229,10 @@ func overheadTargets(prefix string, zero, busy, twenty overheadRun) []target {
 	if p := twenty.Pinned; p != nil && p.NotMeasured == "" {
 		note += fmt.Sprintf("; with the gateway on a core of its own (the rest on the others) the p99 overhead is %.2f ms", p.P99OverheadMS)
 	}
+	if a, pa := twenty.Added, twenty.ProxyAdded; a != nil && pa != nil {
+		note += fmt.Sprintf("; read per call (latency minus the time with the ERP that the reply states), the gateway adds p50 %.2f p99 %.2f ms (inside the gateway, after reading the request: p99 %.2f ms) and a do-nothing proxy p50 %.2f p99 %.2f ms",
+			a.P50MS, a.P99MS, a.InsideP99MS, pa.P50MS, pa.P99MS)
+	}
 	return []target{
 		{Target: prefix + "gateway throughput >= 0.5 x direct at concurrency 16, 0 ms upstream", Value: zero.Ratio, Unit: "ratio", Met: zero.Ratio >= 0.5},
 		{Target: fmt.Sprintf("%sp99 overhead <= 2 ms with 20 ms upstream (concurrency %d, machine not saturated)", prefix, twenty.Concurrency),
@@ -329,7 +338,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		var px *proxyProcess
 		if run.rounds > 2 {
 			var err error
-			px, err = startProxy(ctx, siteURLs(t.sites[:run.callers]))
+			px, err = startProxy(ctx, siteURLs(t.sites[:run.callers]), true)
 			if err != nil {
 				return nil, 0, 0, err
 			}
@@ -346,12 +355,13 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		// machine's background load hits all alike.
 		var d, gw, pr loadResult
 		// Each side's rounds, kept apart for the interval.
-		var dRounds, gwRounds []loadResult
+		var dRounds, gwRounds, prRounds []loadResult
 		measure := func(rounds int, profile bool) {
-			dRounds, gwRounds = nil, nil
+			dRounds, gwRounds, prRounds = nil, nil, nil
 			for round := range rounds {
 				if proxied != nil {
 					r := runLoad(ctx, client, spec(proxied, checkDirect))
+					prRounds = append(prRounds, r)
 					if round == 0 {
 						pr = r
 					} else {
@@ -382,7 +392,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			}
 		}
 		measure(run.rounds, true)
-		added := addedOf(gw, gwRounds)
+		added, proxyAdded := addedOf(gw, gwRounds), addedOf(pr, prRounds)
 		var interval []float64
 		if run.rounds > 2 {
 			rng := rand.New(rand.NewPCG(uint64(run.latency), uint64(run.callers)))
@@ -417,6 +427,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 					P99OverheadMS:  round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
 					P99OverProxyMS: round(ms(gw.percentile(0.99))-ms(pr.percentile(0.99)), 2),
 					Added:          addedOf(gw, gwRounds),
+					ProxyAdded:     addedOf(pr, prRounds),
 					GatewayCPU:     cpuPerCallOf(gw),
 				}
 			} else {
@@ -438,6 +449,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			P99OverheadMS:         round(ms(gw.percentile(0.99))-ms(d.percentile(0.99)), 2),
 			P99OverheadIntervalMS: interval,
 			Added:                 added,
+			ProxyAdded:            proxyAdded,
 			GatewayCPU:            cpuPerCallOf(gw), DirectCPU: cpuPerCallOf(d),
 			GatewayMachineCPU: round(gw.CPU.utilisation(), 3), DirectMachineCPU: round(d.CPU.utilisation(), 3),
 			Pinned: pinned,
@@ -445,6 +457,9 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		hop, spread, perCall := "", "", ""
 		if a := r.Added; a != nil {
 			perCall = fmt.Sprintf(" | added per call (latency minus the gateway's time with the ERP) p50 %s p99 %s ms, of which inside the gateway p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS), f2(a.InsideP50MS), f2(a.InsideP99MS))
+		}
+		if a := r.ProxyAdded; a != nil {
+			perCall += fmt.Sprintf("; a do-nothing proxy adds per call p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS))
 		}
 		if iv := r.P99OverheadIntervalMS; len(iv) == 2 {
 			spread = fmt.Sprintf(" (%.0f%% interval %s to %s)", intervalLevel*100, f2(iv[0]), f2(iv[1]))
@@ -470,6 +485,9 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			pinnedAdded := ""
 			if a := p.Added; a != nil {
 				pinnedAdded = fmt.Sprintf(" | added per call p50 %s p99 %s ms, inside the gateway p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS), f2(a.InsideP50MS), f2(a.InsideP99MS))
+			}
+			if a := p.ProxyAdded; a != nil {
+				pinnedAdded += fmt.Sprintf("; the proxy adds per call p50 %s p99 %s ms", f2(a.P50MS), f2(a.P99MS))
 			}
 			tab.add("", fmt.Sprintf("%s, gateway on its own core", t.erp),
 				fmt.Sprintf("gateway p50 %s p99 %s ms | direct p50 %s p99 %s ms | p99 overhead %s ms | through the proxy (on that core too) p99 %s ms: the gateway adds p99 %s ms beyond the hop | CPU/call gateway %s µs",

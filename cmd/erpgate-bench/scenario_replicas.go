@@ -88,12 +88,12 @@ func (b *bench) twoReplicas(ctx context.Context, _ *gatewayProc, tab *table) (an
 		return nil, err
 	}
 	defer r2.stop()
-	one, err := startProxy(ctx, []string{r1.URL})
+	one, err := startProxy(ctx, []string{r1.URL}, false)
 	if err != nil {
 		return nil, err
 	}
 	defer one.stop()
-	two, err := startProxy(ctx, []string{r1.URL, r2.URL})
+	two, err := startProxy(ctx, []string{r1.URL, r2.URL}, false)
 	if err != nil {
 		return nil, err
 	}
