@@ -198,6 +198,9 @@ func TestUsageEvents(t *testing.T) {
 	auth := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken}
 	cs := connect(t, site.ServiceMCPURL, auth)
 
+	// The ERP takes erpDelay to answer the first call's request.
+	const erpDelay = 60 * time.Millisecond
+	sim.SetFault(frappetest.Fault{PathPrefix: "/api/resource/Company", Delay: erpDelay, Times: 1})
 	callTool(t, cs, "list_companies", nil)
 	callTool(t, cs, "get_document", map[string]any{"doctype": "Customer", "name": "No Such Customer Ltd"})
 	_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool"})
@@ -250,7 +253,42 @@ func TestUsageEvents(t *testing.T) {
 			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if logs := gw.Logs.String(); !strings.Contains(logs, `"event":"mcp_request"`) || !strings.Contains(logs, `"MCP get_document: error (NOT_FOUND)"`) {
+
+	// Each tool call's time with the ERP: at least the delay the ERP took
+	// for the first, none for a tool that does not exist, and never more
+	// than the call's whole duration. Other requests have none.
+	rows, err := conn.Query(context.Background(),
+		`SELECT tool, erp_ms, duration_ms FROM usage_events WHERE method = 'tools/call' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type timing struct {
+		Tool            string
+		ERP, DurationMS int64
+	}
+	timings, err := pgx.CollectRows(rows, pgx.RowToStructByPos[timing])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range timings {
+		switch {
+		case tm.ERP > tm.DurationMS:
+			t.Errorf("%s: erp_ms %d exceeds duration_ms %d", tm.Tool, tm.ERP, tm.DurationMS)
+		case tm.Tool == "list_companies" && tm.ERP < erpDelay.Milliseconds():
+			t.Errorf("list_companies: erp_ms %d, but the ERP took %v to answer", tm.ERP, erpDelay)
+		case tm.Tool == "unknown" && tm.ERP != 0:
+			t.Errorf("an unknown tool was %d ms with the ERP", tm.ERP)
+		}
+	}
+	var others, othersWithERP int
+	if err := conn.QueryRow(context.Background(),
+		`SELECT count(*), count(erp_ms) FROM usage_events WHERE method <> 'tools/call'`).Scan(&others, &othersWithERP); err != nil {
+		t.Fatal(err)
+	}
+	if others == 0 || othersWithERP != 0 {
+		t.Errorf("%d events other than tools/call, %d of them with erp_ms; want some, none", others, othersWithERP)
+	}
+	if logs := gw.Logs.String(); !strings.Contains(logs, `"event":"mcp_request"`) || !strings.Contains(logs, `"MCP get_document: error (NOT_FOUND)"`) || !strings.Contains(logs, `"erp_ms":`) {
 		t.Errorf("usage events were not logged")
 	}
 }

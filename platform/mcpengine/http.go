@@ -95,6 +95,7 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 	if method == string(mcp.MethodToolsCall) && tool == "" {
 		tool = "unknown"
 	}
+	now := time.Now()
 	e.opts.Usage.Record(usage.Event{
 		Timestamp:  started.UTC(),
 		SiteID:     st.session.Site.ID,
@@ -105,7 +106,8 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		Tool:       tool,
 		Outcome:    outcome,
 		ErrorCode:  code,
-		DurationMS: time.Since(started).Milliseconds(),
+		DurationMS: now.Sub(started).Milliseconds(),
+		ERPMS:      st.erpDuration(now).Milliseconds(),
 	})
 }
 

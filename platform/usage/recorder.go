@@ -139,10 +139,14 @@ func (r *Recorder) store(ctx context.Context, batch []Event) error {
 		if e.SiteID != [16]byte{} {
 			site = e.SiteID
 		}
-		rows[i] = []any{e.Timestamp, site, e.SiteSlug, e.AuthType, e.RequestID, e.Method, e.Tool, string(e.Outcome), e.ErrorCode, e.DurationMS}
+		var erp any
+		if e.Method == methodToolsCall {
+			erp = max(e.ERPMS, 0)
+		}
+		rows[i] = []any{e.Timestamp, site, e.SiteSlug, e.AuthType, e.RequestID, e.Method, e.Tool, string(e.Outcome), e.ErrorCode, e.DurationMS, erp}
 	}
 	_, err := r.pool.CopyFrom(ctx, pgx.Identifier{"usage_events"},
-		[]string{"occurred_at", "site_id", "site_slug", "auth_type", "request_id", "method", "tool", "outcome", "error_code", "duration_ms"},
+		[]string{"occurred_at", "site_id", "site_slug", "auth_type", "request_id", "method", "tool", "outcome", "error_code", "duration_ms", "erp_ms"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("usage: store %d events: %w", len(batch), err)

@@ -96,3 +96,49 @@ func TestRecorderDropsOldestBeyondTheBound(t *testing.T) {
 		t.Errorf("oldest kept event = %d, want 5 (the first five dropped)", oldest)
 	}
 }
+
+// TestRecorderStoresTheERPTimeOfToolCallsOnly: erp_ms is stored and logged
+// for tools/call events and left NULL (and unlogged) for other methods.
+func TestRecorderStoresTheERPTimeOfToolCallsOnly(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	core, logs := observer.New(zap.InfoLevel)
+	r := NewRecorder(pool, zap.New(core), Options{FlushInterval: time.Hour, BatchSize: 1000})
+	call := event(40)
+	call.ERPMS = 37
+	list := event(41)
+	list.Method, list.Tool, list.ERPMS = "tools/list", "", 12
+	r.Record(call)
+	r.Record(list)
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]*int64{}
+	rows, err := pool.Query(ctx, `SELECT method, erp_ms FROM usage_events`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var method string
+		var erp *int64
+		if err := rows.Scan(&method, &erp); err != nil {
+			t.Fatal(err)
+		}
+		stored[method] = erp
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if erp := stored["tools/call"]; erp == nil || *erp != 37 {
+		t.Errorf("tools/call erp_ms = %v, want 37", erp)
+	}
+	if erp, ok := stored["tools/list"]; !ok || erp != nil {
+		t.Errorf("tools/list erp_ms = %v (stored %v), want NULL", erp, ok)
+	}
+	for _, e := range logs.All() {
+		_, has := e.ContextMap()["erp_ms"]
+		if method := e.ContextMap()["method"]; has != (method == "tools/call") {
+			t.Errorf("%s logged with erp_ms: %v", method, has)
+		}
+	}
+}

@@ -35,6 +35,10 @@ type Event struct {
 	Outcome    Outcome
 	ErrorCode  string // stable code, "" on success
 	DurationMS int64
+	// ERPMS is how long a tools/call was with the ERP, in milliseconds
+	// (sending each request to having read its answer, overlapping
+	// requests counted once). Stored and logged for tools/call only.
+	ERPMS int64
 }
 
 // Message is the short human summary shown in log viewers, built only from
@@ -68,8 +72,14 @@ func (e Event) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		enc.AddString("error_code", e.ErrorCode)
 	}
 	enc.AddInt64("duration_ms", e.DurationMS)
+	if e.Method == methodToolsCall {
+		enc.AddInt64("erp_ms", e.ERPMS)
+	}
 	return nil
 }
+
+// methodToolsCall is the MCP method whose events carry ERPMS.
+const methodToolsCall = "tools/call"
 
 func logEvent(log *zap.Logger, e Event) {
 	log.Info(e.Message(), zap.Inline(e))
