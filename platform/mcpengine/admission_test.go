@@ -216,13 +216,8 @@ func (g gatedERP) Tools() []connector.Tool {
 			return v, nil
 		}),
 		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/wait", nil), nil)
-			resp, err := c.HTTP.Do(req)
+			v, err := fetchJSON(ctx, c, "/wait")
 			if err != nil {
-				return nil, err
-			}
-			var v any
-			if err := outbound.DecodeJSON(resp, &v); err != nil {
 				return nil, err
 			}
 			return map[string]any{"value": v}, nil

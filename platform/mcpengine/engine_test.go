@@ -99,28 +99,32 @@ func (f fakeERP) Tools() []connector.Tool {
 			// Two requests to the ERP, one after the other, each answered
 			// after upstreamPause.
 			for range 2 {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/pause", nil), nil)
-				resp, err := c.HTTP.Do(req)
-				if err != nil {
-					return nil, err
-				}
-				var v any
-				if err := outbound.DecodeJSON(resp, &v); err != nil {
+				if _, err := fetchJSON(ctx, c, "/pause"); err != nil {
 					return nil, err
 				}
 			}
 			return map[string]any{"value": "paused"}, nil
 		}),
 		tool("upstream", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL("/slow", nil), nil)
-			resp, err := c.HTTP.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			var v any
-			return map[string]any{"value": v}, outbound.DecodeJSON(resp, &v)
+			v, err := fetchJSON(ctx, c, "/slow")
+			return map[string]any{"value": v}, err
 		}),
 	}
+}
+
+// fetchJSON GETs path from the call's site through the call's client and
+// decodes the answer.
+func fetchJSON(ctx context.Context, c *connector.Call, path string) (any, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL(path, nil), nil)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := outbound.DecodeJSON(resp, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 type sink struct {

@@ -80,21 +80,7 @@ func TestDirectToolCallRepliesAsMCPGo(t *testing.T) {
 // is not sent in chunks.
 func TestDirectReplyAnnouncesItsLength(t *testing.T) {
 	f := newFixture(t, false)
-	req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wide","arguments":{}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := postPlainCall(t, f.url, "wide", `{}`)
 	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(strings.Repeat("w", 1500))) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
@@ -259,18 +245,7 @@ func TestDirectReplyCarriesServerTiming(t *testing.T) {
 		if c.tool == "echo" {
 			args = `{"n":1}`
 		}
-		req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":`+args+`}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := postPlainCall(t, f.url, c.tool, args)
 		header := resp.Header.Get("Server-Timing")
 		timing, err := parseServerTiming(header)
 		if err != nil {
@@ -286,6 +261,28 @@ func TestDirectReplyCarriesServerTiming(t *testing.T) {
 			t.Errorf("%s: total;dur=%v is less than erp;dur=%v", c.tool, total, erp)
 		}
 	}
+}
+
+// postPlainCall sends a plain tools/call of tool with the arguments' JSON
+// and returns the response (its body read and closed) and its body.
+func postPlainCall(t *testing.T, url, tool, args string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }
 
 // parseServerTiming reads a Server-Timing header of "name;dur=ms" entries.
