@@ -333,7 +333,10 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 // goroutines and buffers.
 //
 // It also measures the call's time with the ERP (requestState.erpBegin):
-// from sending the request to having read the answer.
+// from sending the request to having read the answer. A large announced
+// answer that waits for room in the answer budget before it is read
+// counts that wait too; it is rare, and the answer is at the ERP's end of
+// the connection meanwhile.
 type slotTransport struct {
 	next http.RoundTripper
 	slot *callSlot
