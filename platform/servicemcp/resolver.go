@@ -46,6 +46,14 @@ type Resolver struct {
 	group   singleflight.Group
 	mu      sync.Mutex
 	entries map[[32]byte]*resolved
+	// drops counts invalidations (dropSite, dropAll). A lookup caches its
+	// result only if none arrived while it ran: one that did may be for a
+	// change the lookup read too early to see, and dropped nothing because
+	// the result was not cached yet.
+	drops uint64
+
+	// afterLookup, when set (tests), runs between the lookup and caching.
+	afterLookup func()
 }
 
 // NewResolver returns a resolver; inv may be nil to disable caching.
@@ -67,6 +75,7 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.dropSite(siteID.String()) }
 func (r *Resolver) dropSite(siteID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.drops++
 	for k, e := range r.entries {
 		if e.site.ID.String() == siteID {
 			delete(r.entries, k)
@@ -77,6 +86,7 @@ func (r *Resolver) dropSite(siteID string) {
 func (r *Resolver) dropAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.drops++
 	clear(r.entries)
 }
 
@@ -105,9 +115,13 @@ func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error)
 }
 
 func (r *Resolver) load(ctx context.Context, token string, key [32]byte) (*resolved, error) {
-	// Read healthiness before the lookup: an invalidation that arrives
-	// during the lookup must not be overtaken by a stale insert.
+	// Read healthiness and the invalidations so far before the lookup: an
+	// invalidation that arrives during the lookup must not be overtaken by
+	// a stale insert.
 	cache := r.caching()
+	r.mu.Lock()
+	drops := r.drops
+	r.mu.Unlock()
 	tok, site, err := r.store.ResolveServiceToken(ctx, token)
 	if err != nil {
 		return nil, err
@@ -132,9 +146,14 @@ func (r *Resolver) load(ctx context.Context, token string, key [32]byte) (*resol
 		return nil, err
 	}
 	e := &resolved{tokenID: tok.ID, site: csite, auth: auth, expires: time.Now().Add(r.ttl)}
+	if r.afterLookup != nil {
+		r.afterLookup()
+	}
 	if cache && r.caching() {
 		r.mu.Lock()
-		r.entries[key] = e
+		if r.drops == drops {
+			r.entries[key] = e
+		}
 		r.mu.Unlock()
 	}
 	return e, nil

@@ -151,3 +151,30 @@ func TestResolverBypassesCacheWhenUnhealthy(t *testing.T) {
 		t.Fatalf("revoked token served while invalidations were down: %v", err)
 	}
 }
+
+// TestResolverDoesNotCacheALookupOvertakenByARevocation: a lookup reads the
+// token as valid, the token is revoked and the invalidation arrives before
+// the lookup's result is cached (there was nothing to drop yet). The
+// result must not be cached: the next call looks again and is refused.
+func TestResolverDoesNotCacheALookupOvertakenByARevocation(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+	r.afterLookup = func() {
+		r.afterLookup = nil // once
+		toks, _ := store.ListServiceTokens(ctx, site.ID)
+		if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+			t.Error(err)
+		}
+		inv.fireSite(site.ID.String())
+	}
+	// The call that began before the revocation is served: it read the
+	// token while it was valid.
+	if _, err := r.Resolve(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("after the revocation: %v, want ErrTokenInvalid (a stale lookup was cached)", err)
+	}
+}
