@@ -22,7 +22,9 @@ type resolved struct {
 	tokenID uuid.UUID
 	site    connector.Site
 	auth    connector.Authorizer
-	expires time.Time
+	// After refreshAt a call still gets the entry, and the lookup is
+	// made again in the background; after expires the call waits for it.
+	refreshAt, expires time.Time
 }
 
 // Invalidations is what the resolver needs from platform/invalidate.
@@ -36,7 +38,9 @@ type Invalidations interface {
 // With an Invalidations source it caches results (token lookup and
 // credential decryption are the per-call cost) for at most TTL, drops a
 // site's entries as soon as that site changes on any replica, and bypasses
-// the cache whenever invalidations might be missed.
+// the cache whenever invalidations might be missed. An entry used after
+// half its TTL is looked up again in the background, so a token in steady
+// use never makes a call wait for the lookup.
 type Resolver struct {
 	store    *sites.Store
 	registry *connector.Registry
@@ -52,13 +56,19 @@ type Resolver struct {
 	// the result was not cached yet.
 	drops uint64
 
+	// refreshing holds the tokens being looked up again in the background.
+	refreshing map[[32]byte]bool
+
 	// afterLookup, when set (tests), runs between the lookup and caching.
 	afterLookup func()
+	// now is the clock (tests replace it).
+	now func() time.Time
 }
 
 // NewResolver returns a resolver; inv may be nil to disable caching.
 func NewResolver(store *sites.Store, registry *connector.Registry, inv Invalidations, ttl time.Duration) *Resolver {
-	r := &Resolver{store: store, registry: registry, inv: inv, ttl: ttl, entries: map[[32]byte]*resolved{}}
+	r := &Resolver{store: store, registry: registry, inv: inv, ttl: ttl,
+		entries: map[[32]byte]*resolved{}, refreshing: map[[32]byte]bool{}, now: time.Now}
 	if inv != nil {
 		inv.OnSite(r.dropSite)
 		inv.OnReset(r.dropAll)
@@ -97,10 +107,18 @@ func (r *Resolver) caching() bool { return r.inv != nil && r.ttl > 0 && r.inv.He
 func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error) {
 	key := secrets.HashToken(token)
 	if r.caching() {
+		now := r.now()
 		r.mu.Lock()
 		e := r.entries[key]
+		refresh := e != nil && now.Before(e.expires) && !now.Before(e.refreshAt) && !r.refreshing[key]
+		if refresh {
+			r.refreshing[key] = true
+		}
 		r.mu.Unlock()
-		if e != nil && time.Now().Before(e.expires) {
+		if refresh {
+			go r.refresh(token, key)
+		}
+		if e != nil && now.Before(e.expires) {
 			return e, nil
 		}
 	}
@@ -113,6 +131,29 @@ func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error)
 	}
 	return v.(*resolved), nil
 }
+
+// refresh looks token up again in the background (see Resolve). If the
+// token turned out to be invalid, its entry goes at once.
+func (r *Resolver) refresh(token string, key [32]byte) {
+	defer func() {
+		r.mu.Lock()
+		delete(r.refreshing, key)
+		r.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	_, err, _ := r.group.Do(string(key[:]), func() (any, error) {
+		return r.load(ctx, token, key)
+	})
+	if errors.Is(err, sites.ErrTokenInvalid) || errors.Is(err, sites.ErrSiteDisabled) || errors.Is(err, errNoCredential) {
+		r.mu.Lock()
+		delete(r.entries, key)
+		r.mu.Unlock()
+	}
+}
+
+// refreshTimeout bounds a background lookup.
+const refreshTimeout = 10 * time.Second
 
 func (r *Resolver) load(ctx context.Context, token string, key [32]byte) (*resolved, error) {
 	// Read healthiness and the invalidations so far before the lookup: an
@@ -145,7 +186,8 @@ func (r *Resolver) load(ctx context.Context, token string, key [32]byte) (*resol
 	if err != nil {
 		return nil, err
 	}
-	e := &resolved{tokenID: tok.ID, site: csite, auth: auth, expires: time.Now().Add(r.ttl)}
+	now := r.now()
+	e := &resolved{tokenID: tok.ID, site: csite, auth: auth, refreshAt: now.Add(r.ttl / 2), expires: now.Add(r.ttl)}
 	if r.afterLookup != nil {
 		r.afterLookup()
 	}

@@ -178,3 +178,83 @@ func TestResolverDoesNotCacheALookupOvertakenByARevocation(t *testing.T) {
 		t.Fatalf("after the revocation: %v, want ErrTokenInvalid (a stale lookup was cached)", err)
 	}
 }
+
+// fakeClock is a settable clock for the resolver.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// eventually polls check until it reports true, for at most ten seconds.
+func eventually(t *testing.T, what string, check func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !check(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+}
+
+// TestResolverRefreshesAheadWithoutMakingACallWait: an entry used after
+// half its TTL is still served, and looked up again in the background, so
+// that a change no invalidation announced is picked up without any call
+// waiting for the lookup.
+func TestResolverRefreshesAheadWithoutMakingACallWait(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Minute)
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	r.now = clock.now
+	ctx := context.Background()
+	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("first resolve: %v", err)
+	}
+	// A change that no invalidation announces (as if its NOTIFY was lost).
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(29 * time.Second)
+	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("before half the TTL: %v; want the cached k-1", err)
+	}
+	clock.advance(2 * time.Second)
+	// Past half the TTL: this call gets the cached entry at once (k-1: it
+	// did not wait for the lookup), and the lookup runs behind it.
+	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("past half the TTL: %v; want the cached k-1 at once", err)
+	}
+	eventually(t, "the refreshed credential", func() bool {
+		e, err := r.Resolve(ctx, token)
+		return err == nil && authOf(t, e) == "k-2"
+	})
+}
+
+// TestResolverDropsARefreshedTokenThatWasRevoked: a background lookup that
+// finds the token revoked drops its entry at once.
+func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Minute)
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	r.now = clock.now
+	ctx := context.Background()
+	if _, err := r.Resolve(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(31 * time.Second)
+	eventually(t, "the revocation found by the background lookup", func() bool {
+		_, err := r.Resolve(ctx, token)
+		return errors.Is(err, sites.ErrTokenInvalid)
+	})
+}
