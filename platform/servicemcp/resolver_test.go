@@ -192,6 +192,20 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// resolvedOnAClock returns a caching resolver with a one-minute TTL on a
+// fake clock, its token already resolved (and cached) once, with key k-1.
+func resolvedOnAClock(t *testing.T) (*Resolver, *fakeClock, *sites.Store, sites.Site, string) {
+	t.Helper()
+	store, reg, site, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Minute)
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	r.now = clock.now
+	if e, err := r.Resolve(context.Background(), token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("first resolve: %v", err)
+	}
+	return r, clock, store, site, token
+}
+
 // eventually polls check until it reports true, for at most ten seconds.
 func eventually(t *testing.T, what string, check func() bool) {
 	t.Helper()
@@ -207,15 +221,8 @@ func eventually(t *testing.T, what string, check func() bool) {
 // that a change no invalidation announced is picked up without any call
 // waiting for the lookup.
 func TestResolverRefreshesAheadWithoutMakingACallWait(t *testing.T) {
-	store, reg, site, token := setup(t)
-	inv := &manualInvalidations{healthy: true}
-	r := NewResolver(store, reg, inv, time.Minute)
-	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	r.now = clock.now
+	r, clock, store, site, token := resolvedOnAClock(t)
 	ctx := context.Background()
-	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
-		t.Fatalf("first resolve: %v", err)
-	}
 	// A change that no invalidation announces (as if its NOTIFY was lost).
 	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
 		t.Fatal(err)
@@ -239,15 +246,8 @@ func TestResolverRefreshesAheadWithoutMakingACallWait(t *testing.T) {
 // TestResolverDropsARefreshedTokenThatWasRevoked: a background lookup that
 // finds the token revoked drops its entry at once.
 func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
-	store, reg, site, token := setup(t)
-	inv := &manualInvalidations{healthy: true}
-	r := NewResolver(store, reg, inv, time.Minute)
-	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	r.now = clock.now
+	r, clock, store, site, token := resolvedOnAClock(t)
 	ctx := context.Background()
-	if _, err := r.Resolve(ctx, token); err != nil {
-		t.Fatal(err)
-	}
 	toks, _ := store.ListServiceTokens(ctx, site.ID)
 	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
 		t.Fatal(err)
