@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -33,10 +34,14 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	flowID := q.Get("state")
 	browser, ok := s.browserID(r)
 	if !ok {
-		s.flowError(w, storage.ErrFlowWrongBrowser)
+		s.burnFlow(ctx, w, flowID)
 		return
 	}
 	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageERP, To: storage.StageConsent})
+	if errors.Is(err, storage.ErrFlowWrongBrowser) {
+		s.burnFlow(ctx, w, flowID)
+		return
+	}
 	if err != nil {
 		s.flowError(w, err)
 		return
@@ -107,6 +112,34 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, s.publicURL("/oauth/consent")+"?"+url.Values{"flow": {flowID}}.Encode(), http.StatusSeeOther)
+}
+
+// burnFlow answers a callback that arrived in a browser without the flow's
+// cookie. The state and code in its URL have left the browser that
+// started the sign-in (a leaked URL, or one planted to sign the victim in
+// as someone else), so the flow is ended for every browser: the original
+// one gets flowBurnedPage when it comes back. Unknown or finished flows
+// are refused the same way but leave no event.
+func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID string) {
+	burned, ok, err := s.deps.Store.BurnFlow(context.WithoutCancel(ctx), flowID)
+	if err != nil {
+		s.pageError(w, "end sign-in opened in another browser", err)
+		return
+	}
+	if ok {
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: burned.SiteID, Kind: storage.EventLoginDenied, ClientID: burned.ClientID, Reason: "wrong_browser"})
+	}
+	s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
+		Message: "This sign-in link was opened in another browser than the one where the sign-in started, so erpgate has ended that sign-in.",
+		Hint:    "Go back to your AI client and connect again, and finish signing in in the browser it opens, with cookies enabled."})
+}
+
+// flowBurnedPage tells the browser that started a sign-in that it was
+// ended because its link was opened elsewhere.
+func (s *Server) flowBurnedPage(w http.ResponseWriter) {
+	s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in was ended",
+		Message: "The link of this sign-in was opened in another browser, so erpgate ended the sign-in to protect your account. It cannot be finished.",
+		Hint:    "Go back to your AI client and connect again to start a new sign-in."})
 }
 
 // passGate reads the connector's access gate and, unless it lets the user

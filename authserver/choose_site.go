@@ -165,6 +165,8 @@ func (s *Server) flowError(w http.ResponseWriter, err error) {
 	case errors.Is(err, storage.ErrFlowUsed), errors.Is(err, storage.ErrFlowUnknown):
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in link cannot be used again",
 			Message: "Each step of a sign-in works once.", Hint: "Go back to your AI client and connect again."})
+	case errors.Is(err, storage.ErrFlowBurned):
+		s.flowBurnedPage(w)
 	case errors.Is(err, storage.ErrFlowWrongBrowser):
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
 			Message: "Finish signing in in the browser where you started, with cookies enabled.", Hint: "Go back to your AI client and connect again."})

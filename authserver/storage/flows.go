@@ -41,6 +41,9 @@ var (
 	// ErrFlowWrongBrowser means the request did not come from the browser
 	// that started the sign-in.
 	ErrFlowWrongBrowser = errors.New("this sign-in was started in another browser")
+	// ErrFlowBurned means the sign-in was ended because its callback was
+	// opened in a browser that did not start it (BurnFlow).
+	ErrFlowBurned = errors.New("this sign-in was ended because its link was opened in another browser")
 )
 
 // Flow is one sign-in in progress, with its secrets opened.
@@ -165,14 +168,14 @@ func (s *Store) lockFlow(ctx context.Context, tx pgx.Tx, id, browser string, at 
 		siteID                    *uuid.UUID
 		keyID                     *string
 		verifier, access, refresh []byte
-		tokenExpires              *time.Time
+		tokenExpires, burnedAt    *time.Time
 	)
 	err := tx.QueryRow(ctx, `
 		SELECT browser_hash, stage, authorize_query, client_id, resource, site_id, key_id, verifier_ciphertext,
-		       erp_user, erp_user_name, access_ciphertext, refresh_ciphertext, token_expires_at, expires_at
+		       erp_user, erp_user_name, access_ciphertext, refresh_ciphertext, token_expires_at, expires_at, burned_at
 		FROM oauth_signin_flows WHERE id_hash = $1 FOR UPDATE`, idHash).Scan(&browserHash, &stage,
 		&f.AuthorizeQuery, &f.ClientID, &f.Resource, &siteID, &keyID, &verifier, &f.ERPUser, &f.ERPUserName,
-		&access, &refresh, &tokenExpires, &f.ExpiresAt)
+		&access, &refresh, &tokenExpires, &f.ExpiresAt, &burnedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrFlowUnknown
 	}
@@ -183,6 +186,8 @@ func (s *Store) lockFlow(ctx context.Context, tx pgx.Tx, id, browser string, at 
 	switch {
 	case subtle.ConstantTimeCompare(browserHash, hash(browser)) != 1:
 		return nil, ErrFlowWrongBrowser
+	case burnedAt != nil:
+		return nil, ErrFlowBurned
 	case !s.now().Before(f.ExpiresAt):
 		return nil, ErrFlowExpired
 	case f.Stage != at:
@@ -281,4 +286,39 @@ func (s *Store) EndFlow(ctx context.Context, id string) error {
 		return fmt.Errorf("storage: end sign-in: %w", database.Classify(err))
 	}
 	return nil
+}
+
+// BurnedFlow is what BurnFlow ended, for the audit event.
+type BurnedFlow struct {
+	// SiteID is zero when the flow had not reached a site yet.
+	SiteID   uuid.UUID
+	ClientID string
+}
+
+// BurnFlow ends an open, unexpired flow because a step of it was attempted
+// from a browser that did not start it: the flow id (the state sent to the
+// ERP) has leaked or been planted, so the original browser must not finish
+// it either. The flow drops what it holds and later steps get
+// ErrFlowBurned. It reports false when there was nothing open to end
+// (unknown, expired or already done), so unknown states leave no trace.
+func (s *Store) BurnFlow(ctx context.Context, id string) (BurnedFlow, bool, error) {
+	var (
+		b      BurnedFlow
+		siteID *uuid.UUID
+	)
+	err := s.pool.QueryRow(ctx, `
+		UPDATE oauth_signin_flows SET stage = 'done', burned_at = $2, verifier_ciphertext = NULL,
+			access_ciphertext = NULL, refresh_ciphertext = NULL
+		WHERE id_hash = $1 AND stage <> 'done' AND expires_at > $2
+		RETURNING site_id, client_id`, hash(id), s.now()).Scan(&siteID, &b.ClientID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return BurnedFlow{}, false, nil
+	}
+	if err != nil {
+		return BurnedFlow{}, false, fmt.Errorf("storage: end sign-in opened in another browser: %w", database.Classify(err))
+	}
+	if siteID != nil {
+		b.SiteID = *siteID
+	}
+	return b, true, nil
 }
