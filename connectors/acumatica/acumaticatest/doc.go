@@ -56,7 +56,8 @@
 //	api.service  service-P@ss1  role service    dedicated API user for service connections
 //	no.api       noapi-P@ss1    role no-api     no API licence: token requests fail
 //
-// User(role) returns a user by role.
+// User(role) returns a user by role. SetInquiryAccess changes one user's
+// right to an inquiry at run time (an administrator withdrawing the canary).
 //
 // # Connected applications
 //

@@ -74,7 +74,7 @@ func (s *Simulator) handleGI(w http.ResponseWriter, r *http.Request, tenant, res
 		writeODataError(w, http.StatusNotFound, fmt.Sprintf("No HTTP resource was found that matches the request URI '%s'.", requestURL(r)))
 		return
 	}
-	if !p.user.canReadInquiry(q) {
+	if !s.canReadInquiry(p.user, q) {
 		writeJSON(w, http.StatusForbidden, httpError(insufficientRights(q.Screen)))
 		return
 	}

@@ -262,3 +262,42 @@ func TestGIAccess(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestGIAccessChangesAtRunTime: an administrator withdraws one user's
+// right to the canary inquiry while their token is live, and grants it
+// to a user whose role lacks it; other users and inquiries are untouched.
+func TestGIAccessChangesAtRunTime(t *testing.T) {
+	s := newTestServer(t, Options{})
+	admin := passwordToken(t, s, "admin", "api")
+	clerk := passwordToken(t, s, "ar.clerk", "api")
+	noCanary := passwordToken(t, s, "no.canary", "api")
+	canary := url.Values{"$top": {"1"}}
+	status := func(tok, gi string) int {
+		st, _, _ := giGet(t, s, tok, gi, canary)
+		return st
+	}
+
+	s.SetInquiryAccess("ADMIN", CanaryInquiry, false) // user names are case-insensitive
+	if got := status(admin, "/MCPAccess"); got != http.StatusForbidden {
+		t.Errorf("admin canary after withdrawal: %d", got)
+	}
+	if got := status(admin, "/SO-SalesOrders"); got != http.StatusOK {
+		t.Errorf("admin other inquiry after withdrawal: %d", got)
+	}
+	if got := status(clerk, "/MCPAccess"); got != http.StatusOK {
+		t.Errorf("clerk canary after admin's withdrawal: %d", got)
+	}
+
+	s.SetInquiryAccess("no.canary", CanaryInquiry, true)
+	if got := status(noCanary, "/MCPAccess"); got != http.StatusOK {
+		t.Errorf("no.canary canary after grant: %d", got)
+	}
+
+	s.ResetInquiryAccess()
+	if got := status(admin, "/MCPAccess"); got != http.StatusOK {
+		t.Errorf("admin canary after reset: %d", got)
+	}
+	if got := status(noCanary, "/MCPAccess"); got != http.StatusForbidden {
+		t.Errorf("no.canary canary after reset: %d", got)
+	}
+}

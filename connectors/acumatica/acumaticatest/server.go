@@ -54,6 +54,10 @@ type Simulator struct {
 	codes   map[string]*authCode
 	faults  []*faultState
 	hits    map[string]int
+	// inquiryAccess overrides the roles' inquiry rights per user, as an
+	// administrator editing a user's access rights at run time would:
+	// lower-case user name → inquiry name → allowed.
+	inquiryAccess map[string]map[string]bool
 }
 
 // NewHandler builds a simulator to mount on any server.

@@ -94,3 +94,40 @@ func (s *Simulator) User(role string) User {
 	}
 	return User{}
 }
+
+// SetInquiryAccess gives or withdraws one user's right to read an inquiry
+// (by its entity-set name, such as CanaryInquiry), whatever their role
+// says, from the next request on: tokens already issued are not touched,
+// as in Acumatica, where access rights are read per request.
+func (s *Simulator) SetInquiryAccess(username, inquiry string, allowed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inquiryAccess == nil {
+		s.inquiryAccess = map[string]map[string]bool{}
+	}
+	user := strings.ToLower(username)
+	if s.inquiryAccess[user] == nil {
+		s.inquiryAccess[user] = map[string]bool{}
+	}
+	s.inquiryAccess[user][inquiry] = allowed
+}
+
+// ResetInquiryAccess drops every SetInquiryAccess change: the roles decide
+// again.
+func (s *Simulator) ResetInquiryAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inquiryAccess = nil
+}
+
+// canReadInquiry is the user's right to an inquiry: a run-time change if
+// there is one, else their role's.
+func (s *Simulator) canReadInquiry(u *User, q *Inquiry) bool {
+	s.mu.Lock()
+	allowed, changed := s.inquiryAccess[strings.ToLower(u.Username)][q.Name]
+	s.mu.Unlock()
+	if changed {
+		return allowed
+	}
+	return u.canReadInquiry(q)
+}
