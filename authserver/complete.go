@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/ory/fosite"
 
@@ -32,6 +33,8 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flo
 	if err := s.deps.Store.PutUpstreamToken(ctx, storage.UpstreamToken{
 		SiteID: site.site.ID, ERPUser: user, DisplayName: userName,
 		Access: tok.Access, Refresh: tok.Refresh, ExpiresAt: tok.ExpiresAt,
+		// The sign-in has just passed the access gate, if the site has one.
+		GateCheckedAt: time.Now(),
 	}); err != nil {
 		s.pageError(w, "store ERP token", err)
 		return

@@ -43,6 +43,9 @@ type Deps struct {
 	AccessTokenLifespan  time.Duration
 	RefreshTokenLifespan time.Duration
 	SignInTimeout        time.Duration
+	// AccessGateInterval is how long a passed access gate holds before an
+	// ERP token refresh reads it again; it defaults to 5m.
+	AccessGateInterval time.Duration
 	// CIMD configures Client ID Metadata Document fetches.
 	CIMD CIMDOptions
 }
@@ -84,6 +87,9 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	}
 	if deps.SignInTimeout <= 0 {
 		deps.SignInTimeout = 10 * time.Minute
+	}
+	if deps.AccessGateInterval <= 0 {
+		deps.AccessGateInterval = 5 * time.Minute
 	}
 	key, err := deps.Store.TokenHMACKey(ctx)
 	if err != nil {

@@ -33,10 +33,13 @@ type upstreamTokens struct {
 	// timeout bounds one shared refresh, which runs detached from the
 	// calls waiting for it.
 	timeout time.Duration
+	// gateInterval is how long a passed access gate holds before a
+	// refresh reads it again.
+	gateInterval time.Duration
 }
 
 func newUpstreamTokens(s *Server) *upstreamTokens {
-	return &upstreamTokens{s: s, skew: time.Minute, timeout: 30 * time.Second}
+	return &upstreamTokens{s: s, skew: time.Minute, timeout: 30 * time.Second, gateInterval: s.deps.AccessGateInterval}
 }
 
 func (u *upstreamTokens) fresh(t storage.UpstreamToken) bool {
@@ -47,7 +50,8 @@ func (u *upstreamTokens) fresh(t storage.UpstreamToken) bool {
 // are tool errors: AUTH_EXPIRED when the user must sign in again (their
 // erpgate grants are then already revoked, so the client's next request
 // gets 401 and it re-authorises), UPSTREAM_UNAVAILABLE when a refresh
-// failed for now.
+// failed for now, PERMISSION_DENIED when the access gate, read again on
+// refresh, refused the user (their grants are then revoked too).
 func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user string) (secrets.Secret, error) {
 	t, err := u.s.deps.Store.UpstreamToken(ctx, site.site.ID, user)
 	if errors.Is(err, storage.ErrNoUpstreamToken) {
@@ -102,9 +106,16 @@ func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user stri
 			if tok.RefreshToken.IsSet() {
 				next.Refresh = tok.RefreshToken
 			}
+			if !u.passesGate(ctx, site, &next) {
+				return storage.RefreshOutcome{AccessWithdrawn: true}, nil
+			}
 			return storage.RefreshOutcome{Replace: &next}, nil
 		})
 	switch {
+	case errors.Is(err, storage.ErrUpstreamAccessWithdrawn):
+		u.s.log.Info("access gate refused a user on ERP token refresh; the user's grants on the site were revoked",
+			zap.String("site_slug", site.site.Slug))
+		return storage.UpstreamToken{}, accessWithdrawn(site)
 	case errors.Is(err, storage.ErrUpstreamTokenDead):
 		u.s.log.Info("ERP refused a refresh token; the user's grants on the site were revoked",
 			zap.String("site_slug", site.site.Slug))
@@ -117,6 +128,43 @@ func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user stri
 			"erpgate could not renew your ERP sign-in just now; try again shortly")
 	}
 	return t, nil
+}
+
+// passesGate reads the connector's access gate again as the user, with the
+// token just refreshed, when it was last passed longer than the interval
+// ago, and records a pass in next. Only a clear refusal (Acumatica: 403 on
+// the canary inquiry) reports false. A gate that cannot be read (404, 5xx,
+// no answer) is a set-up problem: the user keeps working, the warning is
+// logged and the next refresh tries again, so that a broken canary locks
+// nobody out of work in progress (sign-in still refuses it).
+func (u *upstreamTokens) passesGate(ctx context.Context, site signInSite, next *storage.UpstreamToken) bool {
+	gate, ok := site.gate()
+	if !ok || time.Since(next.GateCheckedAt) < u.gateInterval {
+		return true
+	}
+	check, err := gate.CheckAccess(ctx, site.csite, u.s.deps.HTTPClient(site.csite, site.oauth.TokenAuthorizer(next.Access)))
+	switch {
+	case err == nil && check.Decision == connector.AccessAllowed:
+		next.GateCheckedAt = time.Now()
+		return true
+	case err == nil && check.Decision == connector.AccessDenied:
+		return false
+	}
+	detail := check.Detail
+	if err != nil {
+		detail = "the access check could not be completed"
+	}
+	u.s.log.Warn("access gate could not be checked on ERP token refresh; the user keeps access until it can",
+		zap.String("site_slug", site.site.Slug), zap.String("detail", detail))
+	return true
+}
+
+// accessWithdrawn is the tool error of a call whose refresh found the
+// user's access withdrawn; their grants are already revoked.
+func accessWithdrawn(site signInSite) *toolerr.Error {
+	return toolerr.New(toolerr.PermissionDenied,
+		"your ERP administrator has withdrawn your access to AI assistants on %s, so erpgate has ended your sign-in; "+
+			"ask your ERP administrator to give you access to AI assistants (erpgate) again", site.site.DisplayName)
 }
 
 func signInAgain() *toolerr.Error {

@@ -26,6 +26,9 @@ type UpstreamToken struct {
 	// Refresh is empty when the ERP issued no refresh token.
 	Refresh   secrets.Secret
 	ExpiresAt time.Time
+	// GateCheckedAt is when the connector's access gate last let the user
+	// in (zero: not known, as for tokens stored before it was recorded).
+	GateCheckedAt time.Time
 }
 
 // upstreamAD binds a sealed ERP token to its site, user and field.
@@ -52,13 +55,18 @@ func (s *Store) putUpstreamToken(ctx context.Context, q querier, t UpstreamToken
 			return err
 		}
 	}
+	var gateChecked *time.Time
+	if !t.GateCheckedAt.IsZero() {
+		gateChecked = &t.GateCheckedAt
+	}
 	_, err = q.Exec(ctx, `
-		INSERT INTO upstream_tokens (site_id, erp_user, display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO upstream_tokens (site_id, erp_user, display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at,
+			gate_checked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (site_id, erp_user) DO UPDATE SET display_name = excluded.display_name, key_id = excluded.key_id,
 			access_ciphertext = excluded.access_ciphertext, refresh_ciphertext = excluded.refresh_ciphertext,
-			expires_at = excluded.expires_at, updated_at = now()`,
-		t.SiteID, t.ERPUser, t.DisplayName, keyID, access, refresh, t.ExpiresAt)
+			expires_at = excluded.expires_at, gate_checked_at = excluded.gate_checked_at, updated_at = now()`,
+		t.SiteID, t.ERPUser, t.DisplayName, keyID, access, refresh, t.ExpiresAt, gateChecked)
 	return database.Classify(err)
 }
 
@@ -73,7 +81,7 @@ func (s *Store) UpstreamToken(ctx context.Context, siteID uuid.UUID, user string
 }
 
 func (s *Store) readUpstreamToken(ctx context.Context, q querier, siteID uuid.UUID, user string, lock bool) (UpstreamToken, error) {
-	query := `SELECT display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at
+	query := `SELECT display_name, key_id, access_ciphertext, refresh_ciphertext, expires_at, gate_checked_at
 		FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`
 	if lock {
 		query += ` FOR UPDATE`
@@ -82,13 +90,17 @@ func (s *Store) readUpstreamToken(ctx context.Context, q querier, siteID uuid.UU
 	var (
 		keyID           string
 		access, refresh []byte
+		gateChecked     *time.Time
 	)
-	err := q.QueryRow(ctx, query, siteID, user).Scan(&t.DisplayName, &keyID, &access, &refresh, &t.ExpiresAt)
+	err := q.QueryRow(ctx, query, siteID, user).Scan(&t.DisplayName, &keyID, &access, &refresh, &t.ExpiresAt, &gateChecked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return UpstreamToken{}, ErrNoUpstreamToken
 	}
 	if err != nil {
 		return UpstreamToken{}, database.Classify(err)
+	}
+	if gateChecked != nil {
+		t.GateCheckedAt = *gateChecked
 	}
 	pt, err := s.keys.Open(keyID, access, upstreamAD(siteID, user, "access"))
 	if err != nil {
@@ -112,11 +124,19 @@ type RefreshOutcome struct {
 	// Dead means the ERP refused the refresh token for good: the token is
 	// deleted and every erpgate grant of the user on the site revoked.
 	Dead bool
+	// AccessWithdrawn means the connector's access gate, read again on
+	// refresh, refused the user: handled like Dead, but recorded with the
+	// reason access_denied and reported as ErrUpstreamAccessWithdrawn.
+	AccessWithdrawn bool
 }
 
 // ErrUpstreamTokenDead is returned by RefreshUpstreamToken when the refresh
 // function found the refresh token dead.
 var ErrUpstreamTokenDead = errors.New("storage: the ERP refused the user's refresh token; their grants were revoked")
+
+// ErrUpstreamAccessWithdrawn is returned by RefreshUpstreamToken when the
+// refresh function found that the ERP no longer lets the user use erpgate.
+var ErrUpstreamAccessWithdrawn = errors.New("storage: the ERP withdrew the user's access to erpgate; their grants were revoked")
 
 // RefreshUpstreamToken runs refresh while holding the row lock of the
 // user's ERP token, so that on any number of replicas only one refresh runs
@@ -124,11 +144,15 @@ var ErrUpstreamTokenDead = errors.New("storage: the ERP refused the user's refre
 // whether the token it is given is still stale). It returns the token as
 // it is after refresh. A dead outcome deletes the token, revokes the
 // user's erpgate grants on the site and records a grants_revoked event, in
-// the same transaction, and returns ErrUpstreamTokenDead.
+// the same transaction, and returns ErrUpstreamTokenDead; an
+// access-withdrawn outcome does the same with the reason access_denied and
+// returns ErrUpstreamAccessWithdrawn.
 func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user string,
 	refresh func(ctx context.Context, current UpstreamToken) (RefreshOutcome, error)) (UpstreamToken, error) {
-	var result UpstreamToken
-	dead := false
+	var (
+		result UpstreamToken
+		ended  error
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		current, err := s.readUpstreamToken(ctx, tx, siteID, user, true)
 		if err != nil {
@@ -139,16 +163,20 @@ func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 			return err
 		}
 		switch {
-		case outcome.Dead:
-			dead = true
+		case outcome.Dead || outcome.AccessWithdrawn:
+			reason := "upstream_refresh_token_dead"
+			ended = ErrUpstreamTokenDead
+			if outcome.AccessWithdrawn {
+				reason, ended = "access_denied", ErrUpstreamAccessWithdrawn
+			}
 			if _, err := tx.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`, siteID, user); err != nil {
 				return database.Classify(err)
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2`, siteID, user); err != nil {
 				return database.Classify(err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO auth_events (site_id, event, erp_user, reason) VALUES ($1, 'grants_revoked', $2, 'upstream_refresh_token_dead')`,
-				siteID, user); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO auth_events (site_id, event, erp_user, reason) VALUES ($1, 'grants_revoked', $2, $3)`,
+				siteID, user, reason); err != nil {
 				return database.Classify(err)
 			}
 		case outcome.Replace != nil:
@@ -164,8 +192,8 @@ func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 	if err != nil {
 		return UpstreamToken{}, fmt.Errorf("storage: refresh ERP token of a user on site %s: %w", siteID, err)
 	}
-	if dead {
-		return UpstreamToken{}, ErrUpstreamTokenDead
+	if ended != nil {
+		return UpstreamToken{}, ended
 	}
 	return result, nil
 }

@@ -97,35 +97,83 @@ func TestRefreshUpstreamTokenRunsOnceAcrossStores(t *testing.T) {
 	}
 }
 
-// A dead refresh token deletes the ERP token and the user's grants on the
-// site, and only theirs.
-func TestDeadRefreshRevokesTheUsersGrants(t *testing.T) {
+// A dead refresh token, or an access gate that refuses the user on
+// refresh, deletes the ERP token and the user's grants on the site, and
+// only theirs, and records why.
+func TestEndedRefreshRevokesTheUsersGrants(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
+	for _, tc := range []struct {
+		name    string
+		outcome storage.RefreshOutcome
+		err     error
+		reason  string
+	}{
+		{"dead refresh token", storage.RefreshOutcome{Dead: true}, storage.ErrUpstreamTokenDead, "upstream_refresh_token_dead"},
+		{"access withdrawn", storage.RefreshOutcome{AccessWithdrawn: true}, storage.ErrUpstreamAccessWithdrawn, "access_denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := newSite(t, pool)
+			for _, user := range []string{"dead@x", "alive@x"} {
+				if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: user, Access: "a", Refresh: "r", ExpiresAt: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := pool.Exec(ctx, `INSERT INTO oauth_tokens (kind, signature_hash, request_id, client_id, site_id, subject, requested_at, session)
+					VALUES ('access', sha256(convert_to($1, 'UTF8')), $1, 'c', $2, $3, now(), '{}')`, "sig-"+user+site.String(), site, user); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := st.RefreshUpstreamToken(ctx, site, "dead@x", func(context.Context, storage.UpstreamToken) (storage.RefreshOutcome, error) {
+				return tc.outcome, nil
+			})
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if _, err := st.UpstreamToken(ctx, site, "dead@x"); !errors.Is(err, storage.ErrNoUpstreamToken) {
+				t.Errorf("dead user's ERP token: %v", err)
+			}
+			if _, err := st.UpstreamToken(ctx, site, "alive@x"); err != nil {
+				t.Errorf("other user's ERP token: %v", err)
+			}
+			var dead, alive int
+			_ = pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE subject = 'dead@x'), count(*) FILTER (WHERE subject = 'alive@x')
+				FROM oauth_tokens WHERE site_id = $1`, site).Scan(&dead, &alive)
+			if dead != 0 || alive != 1 {
+				t.Errorf("tokens left: dead user %d, other user %d", dead, alive)
+			}
+			events, err := st.AuthEvents(ctx, site, 10)
+			if err != nil || len(events) != 1 || events[0].Kind != storage.EventGrantsRevoked || events[0].ERPUser != "dead@x" || events[0].Reason != tc.reason {
+				t.Errorf("events = %+v, %v", events, err)
+			}
+		})
+	}
+}
+
+// The time of the last access-gate check is kept with the token and
+// replaced by a refresh.
+func TestUpstreamTokenKeepsTheGateCheck(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
 	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
 	site := newSite(t, pool)
-	for _, user := range []string{"dead@x", "alive@x"} {
-		if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: user, Access: "a", Refresh: "r", ExpiresAt: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pool.Exec(ctx, `INSERT INTO oauth_tokens (kind, signature_hash, request_id, client_id, site_id, subject, requested_at, session)
-			VALUES ('access', sha256(convert_to($1, 'UTF8')), $1, 'c', $2, $3, now(), '{}')`, "sig-"+user, site, user); err != nil {
-			t.Fatal(err)
-		}
+	if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "a", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
 	}
-	_, err := st.RefreshUpstreamToken(ctx, site, "dead@x", func(context.Context, storage.UpstreamToken) (storage.RefreshOutcome, error) {
-		return storage.RefreshOutcome{Dead: true}, nil
+	if got, err := st.UpstreamToken(ctx, site, "u@x"); err != nil || !got.GateCheckedAt.IsZero() {
+		t.Fatalf("never checked: %v, %v", got.GateCheckedAt, err)
+	}
+	checked := time.Date(2026, 6, 15, 10, 0, 0, 0, time.UTC)
+	_, err := st.RefreshUpstreamToken(ctx, site, "u@x", func(_ context.Context, cur storage.UpstreamToken) (storage.RefreshOutcome, error) {
+		next := cur
+		next.GateCheckedAt = checked
+		return storage.RefreshOutcome{Replace: &next}, nil
 	})
-	if !errors.Is(err, storage.ErrUpstreamTokenDead) {
-		t.Fatalf("err = %v", err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := st.UpstreamToken(ctx, site, "dead@x"); !errors.Is(err, storage.ErrNoUpstreamToken) {
-		t.Errorf("dead user's ERP token: %v", err)
-	}
-	var dead, alive int
-	_ = pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE subject = 'dead@x'), count(*) FILTER (WHERE subject = 'alive@x') FROM oauth_tokens`).Scan(&dead, &alive)
-	if dead != 0 || alive != 1 {
-		t.Errorf("tokens left: dead user %d, other user %d", dead, alive)
+	if got, err := st.UpstreamToken(ctx, site, "u@x"); err != nil || !got.GateCheckedAt.Equal(checked) {
+		t.Errorf("after refresh: %v, %v", got.GateCheckedAt, err)
 	}
 }
 

@@ -188,7 +188,7 @@ func (a *App) build(ctx context.Context) error {
 		Sites: store, Registry: reg, Engine: engine, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
-		SignInTimeout: cfg.OAuth.SignInTimeout,
+		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval,
 	})
 	if err != nil {
 		return err

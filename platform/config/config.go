@@ -130,4 +130,9 @@ type OAuth struct {
 	// SignInTimeout is how long a user has to finish signing in to the ERP
 	// and consenting.
 	SignInTimeout time.Duration `yaml:"sign_in_timeout"`
+	// AccessGateInterval is how long a passed access gate (Acumatica's
+	// canary inquiry) holds: when a user's ERP token is refreshed and the
+	// gate was last passed longer ago, it is read again, and a refusal
+	// ends the user's grants on the site.
+	AccessGateInterval time.Duration `yaml:"access_gate_interval"`
 }

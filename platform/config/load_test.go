@@ -20,7 +20,8 @@ func TestLoadDefaults(t *testing.T) {
 		Usage:           Usage{FlushInterval: 500 * time.Millisecond, BatchSize: 200},
 		ShutdownTimeout: 30 * time.Second,
 		GCSlackBytes:    32 << 20,
-		OAuth:           OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute},
+		OAuth: OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute,
+			AccessGateInterval: 5 * time.Minute},
 	}
 	if cfg.DatabaseURL.Reveal() != testDatabaseURL || cfg.AdminToken.Reveal() != testAdminToken {
 		t.Error("secrets were not loaded")

@@ -41,6 +41,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("oauth.refresh_token_lifespan", c.OAuth.RefreshTokenLifespan),
 		zap.Stringer("oauth.refresh_grace", c.OAuth.RefreshGrace),
 		zap.Stringer("oauth.sign_in_timeout", c.OAuth.SignInTimeout),
+		zap.Stringer("oauth.access_gate_interval", c.OAuth.AccessGateInterval),
 	}
 }
 

@@ -94,6 +94,8 @@ var settings = []setting{
 		apply: durationIn(0, time.Minute, func(c *Config) *time.Duration { return &c.OAuth.RefreshGrace })},
 	{key: "oauth.sign_in_timeout", env: "ERPGATE_OAUTH_SIGN_IN_TIMEOUT", fallback: "10m",
 		apply: durationIn(time.Minute, time.Hour, func(c *Config) *time.Duration { return &c.OAuth.SignInTimeout })},
+	{key: "oauth.access_gate_interval", env: "ERPGATE_OAUTH_ACCESS_GATE_INTERVAL", fallback: "5m",
+		apply: durationIn(time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.OAuth.AccessGateInterval })},
 }
 
 // lookupSetting returns the setting with the given YAML key.
