@@ -118,17 +118,19 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 // cookie. The state and code in its URL have left the browser that
 // started the sign-in (a leaked URL, or one planted to sign the victim in
 // as someone else), so the flow is ended for every browser: the original
-// one gets flowBurnedPage when it comes back. Unknown or finished flows
-// are refused the same way but leave no event.
+// one gets flowBurnedPage when it comes back. Unknown, expired or
+// finished flows are refused as before and leave no event.
 func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID string) {
 	burned, ok, err := s.deps.Store.BurnFlow(context.WithoutCancel(ctx), flowID)
 	if err != nil {
 		s.pageError(w, "end sign-in opened in another browser", err)
 		return
 	}
-	if ok {
-		s.recordEvent(ctx, storage.AuthEvent{SiteID: burned.SiteID, Kind: storage.EventLoginDenied, ClientID: burned.ClientID, Reason: "wrong_browser"})
+	if !ok {
+		s.flowError(w, storage.ErrFlowWrongBrowser)
+		return
 	}
+	s.recordEvent(ctx, storage.AuthEvent{SiteID: burned.SiteID, Kind: storage.EventLoginDenied, ClientID: burned.ClientID, Reason: "wrong_browser"})
 	s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
 		Message: "This sign-in link was opened in another browser than the one where the sign-in started, so erpgate has ended that sign-in.",
 		Hint:    "Go back to your AI client and connect again, and finish signing in in the browser it opens, with cookies enabled."})
