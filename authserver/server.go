@@ -117,6 +117,11 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		TokenURL:                 s.publicURL("/oauth/token"),
 		AccessTokenIssuer:        s.issuer,
 		OmitRedirectScopeParam:   true,
+		// Only access tokens authenticate an MCP request: fosite's
+		// introspection would otherwise also accept a refresh token as a
+		// bearer token, which never rotates when used that way, so reuse
+		// detection would never see it (issue 14).
+		DisableRefreshTokenValidation: true,
 	}
 	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(&hmac.HMACStrategy{Config: s.config}, s.config)
 	s.provider = compose.Compose(s.config, deps.Store, strategy,
