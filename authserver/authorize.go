@@ -43,6 +43,18 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.authorizeError(w, ar, err)
 		return
 	}
+	// A client registered before the redirect-URI policy (or a cached
+	// document) may still list a URI the policy refuses.
+	if err := checkRedirectURI(ar.GetRedirectURI().String()); err != nil {
+		var im *errInvalidMetadata
+		errors.As(err, &im)
+		s.renderMessage(w, http.StatusBadRequest, messagePage{
+			Title:   "This AI client cannot be used",
+			Message: "erpgate does not send sign-in answers to this client's address: " + im.description + ".",
+			Hint:    "Tell the client's vendor or your administrator; the client must register again with an allowed redirect URI.",
+		})
+		return
+	}
 	// OAuth 2.1 and the MCP spec: PKCE with S256 for every client. fosite
 	// would reject a missing or plain challenge only after the user had
 	// signed in; refusing here spares them a pointless sign-in.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +21,6 @@ import (
 const (
 	maxRegistrationBytes = 16 << 10
 	maxRedirectURIs      = 10
-	maxRedirectURILength = 2000
 	maxClientNameLength  = 200
 )
 
@@ -177,43 +175,6 @@ func (s *Server) registeredClient(req registrationRequest, raw []byte) (storage.
 		Metadata:                raw,
 		CreatedAt:               time.Now().UTC().Truncate(time.Second),
 	}, nil
-}
-
-// checkRedirectURI accepts https URLs, http URLs on loopback hosts (native
-// apps, RFC 8252 §7.3) and private-use schemes (RFC 8252 §7.1); never a
-// fragment, and never a scheme a browser would execute.
-func checkRedirectURI(raw string) error {
-	if len(raw) > maxRedirectURILength {
-		return invalidRedirect("a redirect URI is longer than %d characters", maxRedirectURILength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() {
-		return invalidRedirect("%q is not an absolute URI", raw)
-	}
-	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return invalidRedirect("%q must not have a fragment", raw)
-	}
-	switch scheme := strings.ToLower(u.Scheme); scheme {
-	case "https":
-		if u.Host == "" {
-			return invalidRedirect("%q has no host", raw)
-		}
-	case "http":
-		if !isLoopbackHost(u.Hostname()) {
-			return invalidRedirect("%q must use https; plain http is allowed only for loopback redirects", raw)
-		}
-	case "javascript", "data", "file", "vbscript", "about", "blob":
-		return invalidRedirect("the %s scheme cannot be a redirect URI", scheme)
-	}
-	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	return host == "::1" || strings.HasPrefix(host, "127.")
 }
 
 // internalError answers 500 with an OAuth error body and logs the cause.

@@ -113,7 +113,7 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		ScopeStrategy:            fosite.ExactScopeStrategy,
 		AudienceMatchingStrategy: s.audienceStrategy,
 		ClientSecretsHasher:      sha256Hasher{},
-		RedirectSecureChecker:    fosite.IsRedirectURISecure,
+		RedirectSecureChecker:    redirectURISecure,
 		TokenURL:                 s.publicURL("/oauth/token"),
 		AccessTokenIssuer:        s.issuer,
 		OmitRedirectScopeParam:   true,
