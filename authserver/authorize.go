@@ -40,7 +40,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	ar, err := s.provider.NewAuthorizeRequest(ctx, authorizeRequestFor(r, query))
 	if err != nil {
-		s.authorizeError(w, ar, err)
+		s.refuseAuthorize(w, err, "")
 		return
 	}
 	// A client registered before the redirect-URI policy (or a cached
@@ -59,16 +59,16 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	// would reject a missing or plain challenge only after the user had
 	// signed in; refusing here spares them a pointless sign-in.
 	if query.Get("code_challenge") == "" {
-		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge and code_challenge_method=S256."))
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, "The AI client did not protect its request with PKCE (code_challenge), which erpgate requires.")
 		return
 	}
 	if query.Get("code_challenge_method") != "S256" {
-		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("Only the S256 code_challenge_method is supported."))
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, "The AI client protected its request with a PKCE method other than S256, the only one erpgate accepts.")
 		return
 	}
 	res, ok := s.parseResource(query.Get("resource"))
 	if !ok {
-		s.authorizeError(w, ar, errInvalidTarget("The resource parameter must be the MCP URL of this server you are connecting to (RFC 8707)."))
+		s.refuseAuthorize(w, errInvalidTarget(""), "The AI client did not name an MCP address of this erpgate (the resource parameter).")
 		return
 	}
 	browser, err := s.ensureBrowserID(w, r)
@@ -97,7 +97,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	site, err := s.loadSignInSiteBySlug(ctx, res.Slug)
 	if err != nil {
 		if errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
-			s.authorizeError(w, ar, errInvalidTarget("This MCP URL does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator."))
+			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator.")
 			return
 		}
 		s.pageError(w, "load site", err)
@@ -174,21 +174,60 @@ func errInvalidTarget(hint string) *fosite.RFC6749Error {
 	}
 }
 
-// authorizeError answers a failed authorization request: back to the
-// client with error, state and iss (RFC 9207) when its redirect URI is
-// known to be registered, otherwise on a page, since an unverified
-// redirect URI must never receive anything.
-func (s *Server) authorizeError(w http.ResponseWriter, ar fosite.AuthorizeRequester, err error) {
+// refuseAuthorize shows a failed authorization request on an erpgate page.
+// Registration is open, so the client's redirect URI may be anyone's site:
+// before the user has approved the client, an error must not send them
+// there from an erpgate link (RFC 9700 §4.11.2). message is a plain
+// sentence saying what was wrong; empty, one is chosen for the error code.
+func (s *Server) refuseAuthorize(w http.ResponseWriter, err error, message string) {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField >= 500 {
+		s.log.Error("authorization request failed", zap.Error(err))
+		s.pageError(w, "authorization request", err)
+		return
+	}
+	if message == "" {
+		message = authorizeErrorSentence(rfc.ErrorField)
+	}
+	s.renderMessage(w, http.StatusBadRequest, messagePage{
+		Title:   "This connection request cannot be used",
+		Message: message,
+		Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server (error code " + rfc.ErrorField + ").",
+	})
+}
+
+// authorizeErrorSentence says in a plain sentence what an OAuth error code
+// means for an authorization request (fosite's own descriptions are for
+// developers).
+func authorizeErrorSentence(code string) string {
+	switch code {
+	case "invalid_client":
+		return "erpgate does not know this AI client; its registration may have been removed after a long time unused. Remove the connection in your AI client and add it again."
+	case "invalid_scope":
+		return "The AI client asked for permissions that erpgate does not offer."
+	case "unsupported_response_type", "unsupported_response_mode":
+		return "The AI client asked for a kind of answer that erpgate does not give; erpgate supports only the authorization code flow."
+	case "invalid_state":
+		return "The AI client's request is missing a sufficiently long state value."
+	case "invalid_target":
+		return "The AI client did not name an MCP address of this erpgate."
+	default:
+		return "The AI client sent an incomplete or malformed connection request, or one whose return address does not match its registration."
+	}
+}
+
+// redirectError answers a failed authorization request back to the client
+// with error, state and iss (RFC 9207). Only for a client this user has
+// approved at this site, or after the consent page; and only when its
+// redirect URI is known to be registered, otherwise on a page, since an
+// unverified redirect URI must never receive anything.
+func (s *Server) redirectError(w http.ResponseWriter, ar fosite.AuthorizeRequester, err error) {
 	rfc := fosite.ErrorToRFC6749Error(err)
 	if rfc.CodeField >= 500 {
 		s.log.Error("authorization request failed", zap.Error(err))
 	}
 	if ar == nil || !ar.IsRedirectURIValid() {
-		s.renderMessage(w, rfc.CodeField, messagePage{
-			Title:   "This connection request cannot be used",
-			Message: rfc.ErrorField + ": " + rfc.GetDescription(),
-			Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server.",
-		})
+		s.refuseAuthorize(w, err, "")
 		return
 	}
 	u := *ar.GetRedirectURI()

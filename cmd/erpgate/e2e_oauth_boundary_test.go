@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -94,4 +95,85 @@ func TestOAuthRedirectURIPolicy(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
 		t.Errorf("document with a fake loopback redirect: HTTP %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
+}
+
+// TestOAuthErrorsBeforeConsentStayOnErpgate: registration is open, so a
+// client's redirect URI may be anyone's site. An authorization error before
+// the user has approved the client is shown on an erpgate page, never
+// sent there with a redirect from an erpgate link (RFC 9700 §4.11.2;
+// issue 14, item 5.1). After the consent page, errors go back to the
+// client as OAuth errors.
+func TestOAuthErrorsBeforeConsentStayOnErpgate(t *testing.T) {
+	r := newOAuthRig(t)
+	const attacker = "https://attacker.example/cb"
+	evil := r.register(attacker)
+	for name, mutate := range map[string]func(url.Values){
+		"missing PKCE":     func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+		"plain PKCE":       func(q url.Values) { q.Set("code_challenge", rigVerifier); q.Set("code_challenge_method", "plain") },
+		"unknown resource": func(q url.Values) { q.Set("resource", r.gw.URL+"/sites/nowhere/mcp") },
+		"unsupported response type": func(q url.Values) {
+			q.Set("response_type", "token")
+		},
+	} {
+		target := r.authorizeURL(func(q url.Values) {
+			q.Set("client_id", evil)
+			q.Set("redirect_uri", attacker)
+			mutate(q)
+		})
+		status, location, text := pageNoFollow(t, target)
+		if status != http.StatusBadRequest || location != "" {
+			t.Errorf("%s: HTTP %d to %q", name, status, location)
+			continue
+		}
+		// A plain sentence, not fosite's text.
+		if !strings.Contains(text, "cannot be used") || strings.Contains(text, "Make sure that") || strings.Contains(text, "The request is missing") {
+			t.Errorf("%s: page says %q", name, text)
+		}
+	}
+
+	t.Run("the ERP refusing the sign-in is shown on a page", func(t *testing.T) {
+		b := r.browser()
+		resp, err := b.hc.Get(r.authorizeURL(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		erp, _ := url.Parse(resp.Header.Get("Location"))
+		callback := r.gw.URL + "/oauth/callback?" + url.Values{"error": {"access_denied"}, "state": {erp.Query().Get("state")}}.Encode()
+		resp, err = b.hc.Get(callback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(pageText(string(body)), "cancelled") {
+			t.Errorf("HTTP %d, Location %q: %s", resp.StatusCode, resp.Header.Get("Location"), pageText(string(body)))
+		}
+	})
+
+	t.Run("declining on the consent page goes back to the client", func(t *testing.T) {
+		b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, r.sim, "one-company")))
+		b.decision = "deny"
+		final, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(nil), nil)
+		if err != nil {
+			t.Fatalf("%v (last page %s)", err, pageText(b.lastPage().Body))
+		}
+		if q := final.Query(); q.Get("error") != "access_denied" || q.Get("state") != "rig-state-1234" || q.Get("iss") != r.gw.URL {
+			t.Errorf("answer %v", q)
+		}
+	})
+}
+
+// pageNoFollow sends one GET without following redirects and returns the
+// status, the Location and the page's text.
+func pageNoFollow(t *testing.T, target string) (int, string, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), pageText(string(body))
 }
