@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,8 +25,17 @@ import (
 // where the user types their ERP's address for /mcp.
 func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if secs, ok := s.limited(w, r, s.authorizeLimit, "authorize"); !ok {
+		s.tooManyRequests(w, secs)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxAuthorizeBodyBytes)
 	if err := r.ParseForm(); err != nil {
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Invalid request", Message: "The authorization request could not be read."})
+		return
+	}
+	if name, limit, ok := oversizedAuthorizeParameter(r.Form); !ok {
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, fmt.Sprintf("The AI client's request has a %s parameter longer than %d bytes, more than erpgate accepts.", name, limit))
 		return
 	}
 	query := normalizedAuthorizeQuery(r.Form)
@@ -125,6 +135,48 @@ func (s *Server) redirectToERP(w http.ResponseWriter, r *http.Request, site sign
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// maxAuthorizeBodyBytes bounds an authorization request sent as a form.
+const maxAuthorizeBodyBytes = 64 << 10
+
+// authorizeParameterLimits bound the parameters erpgate keeps in a sign-in
+// flow: an unauthenticated request must not store much (issue 14).
+var authorizeParameterLimits = []struct {
+	name  string
+	limit int
+}{
+	{"state", 1024},
+	{"client_id", 2048},
+	{"redirect_uri", maxRedirectURILength},
+	{"resource", 2048},
+	{"scope", 1024},
+	{"code_challenge", 128},
+	{"code_challenge_method", 64},
+	{"response_type", 64},
+	{"response_mode", 64},
+}
+
+// oversizedAuthorizeParameter returns the first parameter longer than its
+// limit, with the limit, and false; or true when all fit.
+func oversizedAuthorizeParameter(form url.Values) (string, int, bool) {
+	for _, p := range authorizeParameterLimits {
+		for _, v := range form[p.name] {
+			if len(v) > p.limit {
+				return p.name, p.limit, false
+			}
+		}
+	}
+	return "", 0, true
+}
+
+// tooManyRequests answers a source over its limit on a sign-in page.
+func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
+	s.renderMessage(w, http.StatusTooManyRequests, messagePage{
+		Title:   "Too many sign-in attempts",
+		Message: fmt.Sprintf("erpgate has had too many sign-in requests from your network in a short time. Try again in %d seconds.", secs),
+		Hint:    "If many people share your network's address, ask your erpgate operator.",
+	})
 }
 
 // normalizedAuthorizeQuery keeps the parameters erpgate understands and

@@ -45,6 +45,13 @@ type Deps struct {
 	SignInTimeout        time.Duration
 	// CIMD configures Client ID Metadata Document fetches.
 	CIMD CIMDOptions
+	// ClientIP returns the address a request comes from, for the limits
+	// on unauthenticated endpoints. nil: the connection's remote address.
+	// Only the caller knows which proxies may be believed.
+	ClientIP func(*http.Request) string
+	// SourceLimits bound unauthenticated requests per source; zero fields
+	// take their defaults.
+	SourceLimits SourceLimits
 }
 
 // Server is the authorization server and the OAuth MCP endpoints. It is an
@@ -62,6 +69,8 @@ type Server struct {
 	cimd     *cimdResolver
 	upstream *upstreamTokens
 	mux      *http.ServeMux
+	// Per-source limits of the endpoints that need no authentication.
+	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
 }
 
 // New builds the server. It reads (or, on first start, creates) the token
@@ -85,6 +94,10 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	if deps.SignInTimeout <= 0 {
 		deps.SignInTimeout = 10 * time.Minute
 	}
+	if deps.ClientIP == nil {
+		deps.ClientIP = directClientIP
+	}
+	deps.SourceLimits = deps.SourceLimits.withDefaults()
 	key, err := deps.Store.TokenHMACKey(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("authserver: %w", err)
@@ -95,6 +108,9 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		issuer:  strings.TrimRight(deps.PublicBaseURL, "/"),
 		devMode: strings.HasPrefix(deps.PublicBaseURL, "http://"),
 	}
+	s.registerLimit = newSourceLimiter(deps.SourceLimits.Register, time.Now)
+	s.authorizeLimit = newSourceLimiter(deps.SourceLimits.Authorize, time.Now)
+	s.chooseSiteLimit = newSourceLimiter(deps.SourceLimits.ChooseSite, time.Now)
 	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
 	deps.Store.SetClientResolver(s.cimd)
 	s.upstream = newUpstreamTokens(s)

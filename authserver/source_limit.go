@@ -1,0 +1,145 @@
+package authserver
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/time/rate"
+)
+
+// SourceLimit is a token bucket per request source: Burst requests at
+// once, then one every Every.
+type SourceLimit struct {
+	Burst int
+	Every time.Duration
+}
+
+// SourceLimits bound what one source may do on the endpoints that need no
+// authentication, so that it can neither fill the database nor probe for
+// sites at will (issue 14). They are kept in memory, per replica.
+type SourceLimits struct {
+	// Register bounds POST /oauth/register. Default 30 at once, then one
+	// a minute.
+	Register SourceLimit
+	// Authorize bounds /oauth/authorize, which starts a sign-in flow and,
+	// for a site's MCP URL, names the site's ERP. Default 30 at once, then
+	// one every 2 s.
+	Authorize SourceLimit
+	// ChooseSite bounds the ERP addresses typed on /mcp's sign-in page.
+	// Default 10 at once, then one every 6 s.
+	ChooseSite SourceLimit
+}
+
+func (l SourceLimits) withDefaults() SourceLimits {
+	def := func(v *SourceLimit, burst int, every time.Duration) {
+		if v.Burst <= 0 {
+			v.Burst = burst
+		}
+		if v.Every <= 0 {
+			v.Every = every
+		}
+	}
+	def(&l.Register, 30, time.Minute)
+	def(&l.Authorize, 30, 2*time.Second)
+	def(&l.ChooseSite, 10, 6*time.Second)
+	return l
+}
+
+// maxSources bounds the sources one limiter remembers.
+const maxSources = 100_000
+
+// sourceLimiter keeps a token bucket per source.
+type sourceLimiter struct {
+	limit SourceLimit
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+}
+
+func newSourceLimiter(limit SourceLimit, now func() time.Time) *sourceLimiter {
+	return &sourceLimiter{limit: limit, now: now, buckets: map[string]*rate.Limiter{}}
+}
+
+// allow takes one request of source from its bucket. When the bucket is
+// empty it reports how long until the next request would be allowed.
+func (l *sourceLimiter) allow(source string) (bool, time.Duration) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[source]
+	if !ok {
+		if len(l.buckets) >= maxSources {
+			l.sweep(now)
+		}
+		b = rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)
+		l.buckets[source] = b
+	}
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// sweep forgets the sources whose bucket has filled up again (they are as
+// good as new), and, if that is not enough, every source: memory stays
+// bounded however many sources an attack uses, at the price of letting
+// some of them start again.
+func (l *sourceLimiter) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if b.TokensAt(now) >= float64(l.limit.Burst) {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= maxSources {
+		clear(l.buckets)
+	}
+}
+
+// requestSource names the source of r for the limits: its client address
+// (as Deps.ClientIP finds it), IPv6 addresses grouped by /64, since one
+// host usually holds a whole /64.
+func (s *Server) requestSource(r *http.Request) string {
+	ip := s.deps.ClientIP(r)
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is4() {
+		return addr.String()
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
+}
+
+// directClientIP is the address the connection comes from.
+func directClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limited takes one request of r's source from l. When the bucket is empty
+// it sets Retry-After and returns false with the wait in whole seconds;
+// the caller answers 429.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *sourceLimiter, what string) (int, bool) {
+	ok, wait := l.allow(s.requestSource(r))
+	if ok {
+		return 0, true
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.log.Info("source rate limit", zap.String("endpoint", what), zap.String("source", s.requestSource(r)))
+	return secs, false
+}
