@@ -193,7 +193,8 @@ func (a *App) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	go auth.Janitor(janitorCtx, 10*time.Minute)
+	// Every minute, so that expired sign-in flows go promptly.
+	go auth.Janitor(janitorCtx, time.Minute)
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {
 		e.Any(path, oauth)
