@@ -160,3 +160,38 @@ func TestOAuthSiteChooserIsRateLimited(t *testing.T) {
 		t.Errorf("%d addresses checked and %d refused from one source", answered, limited)
 	}
 }
+
+// TestOAuthSourceBehindTrustedProxies: X-Forwarded-For names the source
+// only when the request comes from a configured proxy; otherwise anyone
+// could escape the limits by sending a new header each time.
+func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
+	register := func(gw *gateway, forwardedFor string) int {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
+			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	count := func(gw *gateway) (created, limited int) {
+		for i := range 40 {
+			switch register(gw, "198.51.100."+strconv.Itoa(i+1)) {
+			case http.StatusCreated:
+				created++
+			case http.StatusTooManyRequests:
+				limited++
+			}
+		}
+		return created, limited
+	}
+	if created, limited := count(startGateway(t, "", nil)); limited == 0 {
+		t.Errorf("without trusted proxies a new X-Forwarded-For escaped the limit: %d created, %d refused", created, limited)
+	}
+	if created, limited := count(startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})); created != 40 {
+		t.Errorf("behind a trusted proxy 40 sources were limited as one: %d created, %d refused", created, limited)
+	}
+}
