@@ -177,3 +177,23 @@ func pageNoFollow(t *testing.T, target string) (int, string, string) {
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header.Get("Location"), pageText(string(body))
 }
+
+// TestOAuthConsentShowsTheRealRedirectHost: the consent page names the
+// host that will receive the code, also when the request leaves the
+// redirect URI to the registration (issue 14, item 5.4).
+func TestOAuthConsentShowsTheRealRedirectHost(t *testing.T) {
+	r := newOAuthRig(t)
+	b := r.browser()
+	if _, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("redirect_uri") }), nil); err != nil {
+		t.Fatalf("sign-in: %v (last page %s)", err, pageText(b.lastPage().Body))
+	}
+	for _, p := range b.pages {
+		if strings.Contains(p.URL, "/oauth/consent") {
+			if text := pageText(p.Body); !strings.Contains(text, "receive the answers at 127.0.0.1:9 ") {
+				t.Errorf("consent page: %s", text)
+			}
+			return
+		}
+	}
+	t.Fatal("no consent page was shown")
+}
