@@ -174,7 +174,7 @@ func oversizedAuthorizeParameter(form url.Values) (string, int, bool) {
 func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
 	s.renderMessage(w, http.StatusTooManyRequests, messagePage{
 		Title:   "Too many sign-in attempts",
-		Message: fmt.Sprintf("erpgate has had too many sign-in requests from your network in a short time. Try again in %d seconds.", secs),
+		Message: "erpgate has had too many sign-in requests from your network in a short time. Try again " + inSeconds(secs) + ".",
 		Hint:    "If many people share your network's address, ask your erpgate operator.",
 	})
 }

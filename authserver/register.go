@@ -117,7 +117,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if secs, ok := s.limited(w, r, s.registerLimit, "register"); !ok {
 		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-			fmt.Sprintf("too many client registrations from your network; try again in %d seconds", secs))
+			"too many client registrations from your network; try again "+inSeconds(secs))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))

@@ -143,3 +143,11 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *sourceLimite
 	s.log.Info("source rate limit", zap.String("endpoint", what), zap.String("source", s.requestSource(r)))
 	return secs, false
 }
+
+// inSeconds says "in N seconds" (or "in 1 second").
+func inSeconds(secs int) string {
+	if secs == 1 {
+		return "in 1 second"
+	}
+	return "in " + strconv.Itoa(secs) + " seconds"
+}
