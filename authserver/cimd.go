@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -74,6 +75,10 @@ type cimdResolver struct {
 	opts  CIMDOptions
 	http  *http.Client
 	now   func() time.Time
+
+	// fetchLimit, when set, bounds the fetches made for one source's
+	// requests (the source is in the request context).
+	fetchLimit *sourceLimiter
 
 	flights  singleflight.Group
 	mu       sync.Mutex
@@ -171,6 +176,12 @@ func (c *cimdResolver) ResolveClient(ctx context.Context, clientID string) (fosi
 func (c *cimdResolver) fetchShared(ctx context.Context, clientID string) (json.RawMessage, error) {
 	if err := c.recentFailure(clientID); err != nil {
 		return nil, err
+	}
+	if source, ok := sourceFrom(ctx); ok && c.fetchLimit != nil {
+		// Every new URL would be a fetch to a host the caller chose.
+		if ok, wait, _ := c.fetchLimit.allow(source); !ok {
+			return nil, cimdErrorf("erpgate has fetched too many client metadata documents for your network; try again %s", inSeconds(int(math.Ceil(wait.Seconds()))))
+		}
 	}
 	ch := c.flights.DoChan(clientID, func() (any, error) {
 		// The fetch has its own timeout and serves every waiting caller,

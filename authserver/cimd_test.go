@@ -214,3 +214,34 @@ func TestCIMDFetchesOneURLOnceAtATime(t *testing.T) {
 		t.Errorf("%d concurrent callers made %d fetches, want 1", callers, n)
 	}
 }
+
+// TestCIMDFetchesAreLimitedPerSource: each new URL client id is a fetch to
+// a host the caller chose; one source gets a bounded number of them.
+func TestCIMDFetchesAreLimitedPerSource(t *testing.T) {
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	r.fetchLimit = newSourceLimiter(SourceLimit{Burst: 2, Every: time.Hour}, time.Now)
+	docURL, fetches := documentServer(t, "max-age=600", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	base := strings.TrimSuffix(docURL, "/oauth/client.json")
+	attacker := withSource(context.Background(), "203.0.113.9")
+	for i, path := range []string{"/a.json", "/b.json", "/c.json"} {
+		_, err := r.ResolveClient(attacker, base+path)
+		if i < 2 && !strings.Contains(cimdReason(err), "client_id does not match") {
+			t.Errorf("fetch %d: %v", i+1, err)
+		}
+		if i == 2 && !strings.Contains(cimdReason(err), "too many client metadata documents") {
+			t.Errorf("fetch 3 from one source: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("%d fetches, want 2", n)
+	}
+	if _, err := r.ResolveClient(withSource(context.Background(), "198.51.100.1"), docURL); err != nil {
+		t.Errorf("another source: %v", err)
+	}
+	// A cached document costs no fetch, whatever the source.
+	if _, err := r.ResolveClient(attacker, docURL); err != nil {
+		t.Errorf("cached document for the limited source: %v", err)
+	}
+}

@@ -112,6 +112,7 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	s.authorizeLimit = newSourceLimiter(deps.SourceLimits.Authorize, time.Now)
 	s.chooseSiteLimit = newSourceLimiter(deps.SourceLimits.ChooseSite, time.Now)
 	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
+	s.cimd.fetchLimit = newSourceLimiter(deps.SourceLimits.FetchDocument, time.Now)
 	deps.Store.SetClientResolver(s.cimd)
 	s.upstream = newUpstreamTokens(s)
 
@@ -176,8 +177,14 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// ServeHTTP serves the paths Paths lists.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the paths Paths lists. The OAuth endpoints learn the
+// request's source, for the limits applied below them.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/oauth/") {
+		r = r.WithContext(withSource(r.Context(), s.requestSource(r)))
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Paths lists the paths the server answers, in echo's route syntax, for
 // the caller to mount (every method goes to ServeHTTP, which answers 405

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"context"
 	"math"
 	"net"
 	"net/http"
@@ -34,6 +35,10 @@ type SourceLimits struct {
 	// ChooseSite bounds the ERP addresses typed on /mcp's sign-in page.
 	// Default 10 at once, then one every 6 s.
 	ChooseSite SourceLimit
+	// FetchDocument bounds the Client ID Metadata Documents fetched for
+	// one source's requests (authorize, token and revocation requests may
+	// all name a new URL). Default 10 at once, then one every 6 s.
+	FetchDocument SourceLimit
 }
 
 func (l SourceLimits) withDefaults() SourceLimits {
@@ -48,6 +53,7 @@ func (l SourceLimits) withDefaults() SourceLimits {
 	def(&l.Register, 30, time.Minute)
 	def(&l.Authorize, 30, 2*time.Second)
 	def(&l.ChooseSite, 10, 6*time.Second)
+	def(&l.FetchDocument, 10, 6*time.Second)
 	return l
 }
 
@@ -60,33 +66,43 @@ type sourceLimiter struct {
 	now   func() time.Time
 
 	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
+	buckets map[string]*bucket
+}
+
+// bucket is one source's tokens, and whether its last request was refused
+// (so that only the first refusal in a row is logged).
+type bucket struct {
+	tokens  *rate.Limiter
+	refused bool
 }
 
 func newSourceLimiter(limit SourceLimit, now func() time.Time) *sourceLimiter {
-	return &sourceLimiter{limit: limit, now: now, buckets: map[string]*rate.Limiter{}}
+	return &sourceLimiter{limit: limit, now: now, buckets: map[string]*bucket{}}
 }
 
 // allow takes one request of source from its bucket. When the bucket is
-// empty it reports how long until the next request would be allowed.
-func (l *sourceLimiter) allow(source string) (bool, time.Duration) {
+// empty it reports how long until the next request would be allowed, and
+// whether this is the first refusal since the source was last allowed.
+func (l *sourceLimiter) allow(source string) (ok bool, wait time.Duration, first bool) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[source]
-	if !ok {
+	b, found := l.buckets[source]
+	if !found {
 		if len(l.buckets) >= maxSources {
 			l.sweep(now)
 		}
-		b = rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)
+		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
 		l.buckets[source] = b
 	}
-	r := b.ReserveN(now, 1)
+	r := b.tokens.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return false, d
+		first, b.refused = !b.refused, true
+		return false, d, first
 	}
-	return true, 0
+	b.refused = false
+	return true, 0, false
 }
 
 // sweep forgets the sources whose bucket has filled up again (they are as
@@ -95,13 +111,26 @@ func (l *sourceLimiter) allow(source string) (bool, time.Duration) {
 // some of them start again.
 func (l *sourceLimiter) sweep(now time.Time) {
 	for k, b := range l.buckets {
-		if b.TokensAt(now) >= float64(l.limit.Burst) {
+		if b.tokens.TokensAt(now) >= float64(l.limit.Burst) {
 			delete(l.buckets, k)
 		}
 	}
 	if len(l.buckets) >= maxSources {
 		clear(l.buckets)
 	}
+}
+
+type sourceKey struct{}
+
+// withSource notes the request's source in ctx, for limits applied deeper
+// down (client metadata document fetches).
+func withSource(ctx context.Context, source string) context.Context {
+	return context.WithValue(ctx, sourceKey{}, source)
+}
+
+func sourceFrom(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(sourceKey{}).(string)
+	return s, ok
 }
 
 // requestSource names the source of r for the limits: its client address
@@ -134,13 +163,18 @@ func directClientIP(r *http.Request) string {
 // it sets Retry-After and returns false with the wait in whole seconds;
 // the caller answers 429.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *sourceLimiter, what string) (int, bool) {
-	ok, wait := l.allow(s.requestSource(r))
+	source := s.requestSource(r)
+	ok, wait, first := l.allow(source)
 	if ok {
 		return 0, true
 	}
 	secs := int(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	s.log.Info("source rate limit", zap.String("endpoint", what), zap.String("source", s.requestSource(r)))
+	if first {
+		// Once per run of refusals: a flood must not become a flood of
+		// log lines.
+		s.log.Info("source rate limit", zap.String("endpoint", what), zap.String("source", source))
+	}
 	return secs, false
 }
 

@@ -5,10 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -193,5 +195,33 @@ func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
 	}
 	if created, limited := count(startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})); created != 40 {
 		t.Errorf("behind a trusted proxy 40 sources were limited as one: %d created, %d refused", created, limited)
+	}
+}
+
+// TestOAuthMetadataDocumentFetchesAreLimitedPerSource: every new URL
+// client id, at any endpoint, makes erpgate fetch from a host the caller
+// chose; one source gets a bounded number of such fetches (issue 14,
+// item 6).
+func TestOAuthMetadataDocumentFetchesAreLimitedPerSource(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	var fetches atomic.Int32
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer docs.Close()
+	for i := range 25 {
+		resp, err := http.PostForm(gw.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {"x"},
+			"client_id": {docs.URL + "/client-" + strconv.Itoa(i) + ".json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			t.Fatalf("token request %d: HTTP %d", i, resp.StatusCode)
+		}
+	}
+	if n := fetches.Load(); n > 11 {
+		t.Errorf("25 token requests naming new URL client ids made %d fetches, want at most 11", n)
 	}
 }
