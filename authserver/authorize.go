@@ -56,11 +56,13 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	// A client registered before the redirect-URI policy (or a cached
 	// document) may still list a URI the policy refuses.
 	if err := checkRedirectURI(ar.GetRedirectURI().String()); err != nil {
-		var im *errInvalidMetadata
-		errors.As(err, &im)
+		reason := err.Error()
+		if im := (*errInvalidMetadata)(nil); errors.As(err, &im) {
+			reason = im.description
+		}
 		s.renderMessage(w, http.StatusBadRequest, messagePage{
 			Title:   "This AI client cannot be used",
-			Message: "erpgate does not send sign-in answers to this client's address: " + im.description + ".",
+			Message: "erpgate does not send sign-in answers to this client's address: " + reason + ".",
 			Hint:    "Tell the client's vendor or your administrator; the client must register again with an allowed redirect URI.",
 		})
 		return
@@ -234,7 +236,6 @@ func errInvalidTarget(hint string) *fosite.RFC6749Error {
 func (s *Server) refuseAuthorize(w http.ResponseWriter, err error, message string) {
 	rfc := fosite.ErrorToRFC6749Error(err)
 	if rfc.CodeField >= 500 {
-		s.log.Error("authorization request failed", zap.Error(err))
 		s.pageError(w, "authorization request", err)
 		return
 	}
@@ -263,6 +264,8 @@ func authorizeErrorSentence(code string) string {
 		return "The AI client's request is missing a sufficiently long state value."
 	case "invalid_target":
 		return "The AI client did not name an MCP address of this erpgate."
+	case "access_denied":
+		return "The sign-in was cancelled or refused."
 	default:
 		return "The AI client sent an incomplete or malformed connection request, or one whose return address does not match its registration."
 	}
