@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,8 +25,17 @@ import (
 // where the user types their ERP's address for /mcp.
 func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if secs, ok := s.limited(w, r, s.authorizeLimit, "authorize"); !ok {
+		s.tooManyRequests(w, secs)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxAuthorizeBodyBytes)
 	if err := r.ParseForm(); err != nil {
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Invalid request", Message: "The authorization request could not be read."})
+		return
+	}
+	if name, limit, ok := oversizedAuthorizeParameter(r.Form); !ok {
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, fmt.Sprintf("The AI client's request has a %s parameter longer than %d bytes, more than erpgate accepts.", name, limit))
 		return
 	}
 	query := normalizedAuthorizeQuery(r.Form)
@@ -40,23 +50,37 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	ar, err := s.provider.NewAuthorizeRequest(ctx, authorizeRequestFor(r, query))
 	if err != nil {
-		s.authorizeError(w, ar, err)
+		s.refuseAuthorize(w, err, "")
+		return
+	}
+	// A client registered before the redirect-URI policy (or a cached
+	// document) may still list a URI the policy refuses.
+	if err := checkRedirectURI(ar.GetRedirectURI().String()); err != nil {
+		reason := err.Error()
+		if im := (*errInvalidMetadata)(nil); errors.As(err, &im) {
+			reason = im.description
+		}
+		s.renderMessage(w, http.StatusBadRequest, messagePage{
+			Title:   "This AI client cannot be used",
+			Message: "erpgate does not send sign-in answers to this client's address: " + reason + ".",
+			Hint:    "Tell the client's vendor or your administrator; the client must register again with an allowed redirect URI.",
+		})
 		return
 	}
 	// OAuth 2.1 and the MCP spec: PKCE with S256 for every client. fosite
 	// would reject a missing or plain challenge only after the user had
 	// signed in; refusing here spares them a pointless sign-in.
 	if query.Get("code_challenge") == "" {
-		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge and code_challenge_method=S256."))
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, "The AI client did not protect its request with PKCE (code_challenge), which erpgate requires.")
 		return
 	}
 	if query.Get("code_challenge_method") != "S256" {
-		s.authorizeError(w, ar, fosite.ErrInvalidRequest.WithHint("Only the S256 code_challenge_method is supported."))
+		s.refuseAuthorize(w, fosite.ErrInvalidRequest, "The AI client protected its request with a PKCE method other than S256, the only one erpgate accepts.")
 		return
 	}
 	res, ok := s.parseResource(query.Get("resource"))
 	if !ok {
-		s.authorizeError(w, ar, errInvalidTarget("The resource parameter must be the MCP URL of this server you are connecting to (RFC 8707)."))
+		s.refuseAuthorize(w, errInvalidTarget(""), "The AI client did not name an MCP address of this erpgate (the resource parameter).")
 		return
 	}
 	browser, err := s.ensureBrowserID(w, r)
@@ -85,7 +109,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	site, err := s.loadSignInSiteBySlug(ctx, res.Slug)
 	if err != nil {
 		if errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
-			s.authorizeError(w, ar, errInvalidTarget("This MCP URL does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator."))
+			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator.")
 			return
 		}
 		s.pageError(w, "load site", err)
@@ -113,6 +137,48 @@ func (s *Server) redirectToERP(w http.ResponseWriter, r *http.Request, site sign
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// maxAuthorizeBodyBytes bounds an authorization request sent as a form.
+const maxAuthorizeBodyBytes = 64 << 10
+
+// authorizeParameterLimits bound the parameters erpgate keeps in a sign-in
+// flow: an unauthenticated request must not store much (issue 14).
+var authorizeParameterLimits = []struct {
+	name  string
+	limit int
+}{
+	{"state", 1024},
+	{"client_id", 2048},
+	{"redirect_uri", maxRedirectURILength},
+	{"resource", 2048},
+	{"scope", 1024},
+	{"code_challenge", 128},
+	{"code_challenge_method", 64},
+	{"response_type", 64},
+	{"response_mode", 64},
+}
+
+// oversizedAuthorizeParameter returns the first parameter longer than its
+// limit, with the limit, and false; or true when all fit.
+func oversizedAuthorizeParameter(form url.Values) (string, int, bool) {
+	for _, p := range authorizeParameterLimits {
+		for _, v := range form[p.name] {
+			if len(v) > p.limit {
+				return p.name, p.limit, false
+			}
+		}
+	}
+	return "", 0, true
+}
+
+// tooManyRequests answers a source over its limit on a sign-in page.
+func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
+	s.renderMessage(w, http.StatusTooManyRequests, messagePage{
+		Title:   "Too many sign-in attempts",
+		Message: "erpgate has had too many sign-in requests from your network in a short time. Try again " + inSeconds(secs) + ".",
+		Hint:    "If many people share your network's address, ask your erpgate operator.",
+	})
 }
 
 // normalizedAuthorizeQuery keeps the parameters erpgate understands and
@@ -162,21 +228,61 @@ func errInvalidTarget(hint string) *fosite.RFC6749Error {
 	}
 }
 
-// authorizeError answers a failed authorization request: back to the
-// client with error, state and iss (RFC 9207) when its redirect URI is
-// known to be registered, otherwise on a page, since an unverified
-// redirect URI must never receive anything.
-func (s *Server) authorizeError(w http.ResponseWriter, ar fosite.AuthorizeRequester, err error) {
+// refuseAuthorize shows a failed authorization request on an erpgate page.
+// Registration is open, so the client's redirect URI may be anyone's site:
+// before the user has approved the client, an error must not send them
+// there from an erpgate link (RFC 9700 §4.11.2). message is a plain
+// sentence saying what was wrong; empty, one is chosen for the error code.
+func (s *Server) refuseAuthorize(w http.ResponseWriter, err error, message string) {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField >= 500 {
+		s.pageError(w, "authorization request", err)
+		return
+	}
+	if message == "" {
+		message = authorizeErrorSentence(rfc.ErrorField)
+	}
+	s.renderMessage(w, http.StatusBadRequest, messagePage{
+		Title:   "This connection request cannot be used",
+		Message: message,
+		Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server (error code " + rfc.ErrorField + ").",
+	})
+}
+
+// authorizeErrorSentence says in a plain sentence what an OAuth error code
+// means for an authorization request (fosite's own descriptions are for
+// developers).
+func authorizeErrorSentence(code string) string {
+	switch code {
+	case "invalid_client":
+		return "erpgate does not know this AI client; its registration may have been removed after a long time unused. Remove the connection in your AI client and add it again."
+	case "invalid_scope":
+		return "The AI client asked for permissions that erpgate does not offer."
+	case "unsupported_response_type", "unsupported_response_mode":
+		return "The AI client asked for a kind of answer that erpgate does not give; erpgate supports only the authorization code flow."
+	case "invalid_state":
+		return "The AI client's request is missing a sufficiently long state value."
+	case "invalid_target":
+		return "The AI client did not name an MCP address of this erpgate."
+	case "access_denied":
+		return "The sign-in was cancelled or refused."
+	default:
+		return "The AI client sent an incomplete or malformed connection request, or one whose return address does not match its registration."
+	}
+}
+
+// redirectError answers a failed authorization request back to the client
+// with error, state and iss (RFC 9207). Only for a client this user has
+// approved at this site, or after the consent page; and only when its
+// redirect URI is known to be registered, otherwise on a page, since an
+// unverified redirect URI must never receive anything.
+func (s *Server) redirectError(w http.ResponseWriter, ar fosite.AuthorizeRequester, err error) {
 	rfc := fosite.ErrorToRFC6749Error(err)
 	if rfc.CodeField >= 500 {
 		s.log.Error("authorization request failed", zap.Error(err))
 	}
 	if ar == nil || !ar.IsRedirectURIValid() {
-		s.renderMessage(w, rfc.CodeField, messagePage{
-			Title:   "This connection request cannot be used",
-			Message: rfc.ErrorField + ": " + rfc.GetDescription(),
-			Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server.",
-		})
+		s.refuseAuthorize(w, err, "")
 		return
 	}
 	u := *ar.GetRedirectURI()

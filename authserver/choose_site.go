@@ -25,6 +25,10 @@ func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSit
 // the page only says whether the address was recognised.
 func (s *Server) serveChooseSite(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if secs, ok := s.limited(w, r, s.chooseSiteLimit, "choose_site"); !ok {
+		s.tooManyRequests(w, secs)
+		return
+	}
 	flowID, browser, ok := s.checkForm(w, r)
 	if !ok {
 		return

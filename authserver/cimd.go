@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ory/fosite"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/erpgate/erpgate/authserver/storage"
 )
@@ -57,11 +60,35 @@ type cimdDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
+// A URL whose document could not be used is not fetched again for
+// cimdFailureTTL; at most maxCIMDFailures such URLs are remembered.
+const (
+	cimdFailureTTL  = time.Minute
+	maxCIMDFailures = 10_000
+)
+
 // cimdResolver fetches, checks and caches Client ID Metadata Documents.
+// Documents are cached in Postgres (shared by replicas); failures briefly,
+// in memory. Concurrent requests for one URL share one fetch.
 type cimdResolver struct {
 	store *storage.Store
 	opts  CIMDOptions
 	http  *http.Client
+	now   func() time.Time
+
+	// fetchLimit, when set, bounds the fetches made for one source's
+	// requests (the source is in the request context).
+	fetchLimit *sourceLimiter
+
+	flights  singleflight.Group
+	mu       sync.Mutex
+	failures map[string]cimdFailure
+}
+
+// cimdFailure is a URL's last failure, repeated until until.
+type cimdFailure struct {
+	err   error
+	until time.Time
 }
 
 var _ storage.ClientResolver = (*cimdResolver)(nil)
@@ -99,8 +126,10 @@ func newCIMDResolver(store *storage.Store, opts CIMDOptions, devMode bool) *cimd
 		rt = t
 	}
 	return &cimdResolver{
-		store: store,
-		opts:  opts,
+		store:    store,
+		opts:     opts,
+		now:      time.Now,
+		failures: map[string]cimdFailure{},
 		http: &http.Client{
 			Transport: rt,
 			Timeout:   opts.Timeout,
@@ -122,16 +151,8 @@ func (c *cimdResolver) ResolveClient(ctx context.Context, clientID string) (fosi
 		return nil, err
 	}
 	if !ok {
-		var ttl time.Duration
-		raw, ttl, err = c.fetch(ctx, clientID)
-		if err != nil {
+		if raw, err = c.fetchShared(ctx, clientID); err != nil {
 			return nil, err
-		}
-		if ttl > 0 {
-			now := time.Now()
-			if err := c.store.CacheDocument(ctx, clientID, raw, now, now.Add(ttl)); err != nil {
-				return nil, err
-			}
 		}
 	}
 	doc, err := c.check(clientID, raw)
@@ -146,6 +167,84 @@ func (c *cimdResolver) ResolveClient(ctx context.Context, clientID string) (fosi
 		Scopes:        supportedScopes,
 		Public:        true,
 	}, nil
+}
+
+// fetchShared fetches a document and caches it, once at a time per URL:
+// concurrent callers wait for the fetch in flight. A failure is repeated
+// without fetching for cimdFailureTTL, so that a URL that does not work
+// costs one fetch a minute however often it is named.
+func (c *cimdResolver) fetchShared(ctx context.Context, clientID string) (json.RawMessage, error) {
+	if err := c.recentFailure(clientID); err != nil {
+		return nil, err
+	}
+	if source, ok := sourceFrom(ctx); ok && c.fetchLimit != nil {
+		// Every new URL would be a fetch to a host the caller chose.
+		if ok, wait, _ := c.fetchLimit.allow(source); !ok {
+			return nil, cimdErrorf("erpgate has fetched too many client metadata documents for your network; try again %s", inSeconds(int(math.Ceil(wait.Seconds()))))
+		}
+	}
+	ch := c.flights.DoChan(clientID, func() (any, error) {
+		// The fetch has its own timeout and serves every waiting caller,
+		// so it does not end when the first caller goes away.
+		fctx := context.WithoutCancel(ctx)
+		raw, ttl, err := c.fetch(fctx, clientID)
+		if err != nil {
+			var ce *CIMDError
+			if errors.As(err, &ce) {
+				c.rememberFailure(clientID, err)
+			}
+			return nil, err
+		}
+		if ttl > 0 {
+			now := c.now()
+			if err := c.store.CacheDocument(fctx, clientID, raw, now, now.Add(ttl)); err != nil {
+				return nil, err
+			}
+		}
+		return raw, nil
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(json.RawMessage), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// recentFailure returns the failure of clientID's last fetch, if it is
+// recent.
+func (c *cimdResolver) recentFailure(clientID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.failures[clientID]
+	if !ok {
+		return nil
+	}
+	if !c.now().Before(f.until) {
+		delete(c.failures, clientID)
+		return nil
+	}
+	return f.err
+}
+
+func (c *cimdResolver) rememberFailure(clientID string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.failures) >= maxCIMDFailures {
+		for k, f := range c.failures {
+			if !now.Before(f.until) {
+				delete(c.failures, k)
+			}
+		}
+		if len(c.failures) >= maxCIMDFailures {
+			clear(c.failures)
+		}
+	}
+	c.failures[clientID] = cimdFailure{err: err, until: now.Add(cimdFailureTTL)}
 }
 
 // ClientName returns the client_name of a URL client's document, when it

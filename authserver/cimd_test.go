@@ -144,3 +144,104 @@ func TestCIMDRefusals(t *testing.T) {
 		t.Errorf("client id without a path: %v", err)
 	}
 }
+
+// TestCIMDFailuresAreCachedBriefly: a URL whose document cannot be used is
+// not fetched again on every request (issue 14, item 6).
+func TestCIMDFailuresAreCachedBriefly(t *testing.T) {
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		http.NotFound(w, nil)
+	}))
+	t.Cleanup(srv.Close)
+	docURL := srv.URL + "/missing.json"
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	for range 3 {
+		if _, err := r.ResolveClient(context.Background(), docURL); !strings.Contains(cimdReason(err), "HTTP 404") {
+			t.Fatalf("missing document: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("a failing document was fetched %d times in a row, want 1", n)
+	}
+	// A minute later it is fetched again: the failure may have been fixed.
+	later := time.Now().Add(cimdFailureTTL + time.Second)
+	r.now = func() time.Time { return later }
+	if _, err := r.ResolveClient(context.Background(), docURL); !strings.Contains(cimdReason(err), "HTTP 404") {
+		t.Fatalf("missing document, later: %v", err)
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("fetched %d times after the failure expired, want 2", n)
+	}
+}
+
+// TestCIMDFetchesOneURLOnceAtATime: concurrent requests naming one URL
+// share one fetch (issue 14, item 6).
+func TestCIMDFetchesOneURLOnceAtATime(t *testing.T) {
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetches.Add(1)
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "redirect_uris": []string{"http://127.0.0.1/cb"}})
+	}))
+	t.Cleanup(srv.Close)
+	docURL = srv.URL + "/client.json"
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	const callers = 8
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			_, err := r.ResolveClient(context.Background(), docURL)
+			errs <- err
+		}()
+	}
+	// Without sharing, every caller reaches the server while the first
+	// is held; give them a generous while to do so.
+	deadline := time.Now().Add(2 * time.Second)
+	for fetches.Load() < callers && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Errorf("caller: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d concurrent callers made %d fetches, want 1", callers, n)
+	}
+}
+
+// TestCIMDFetchesAreLimitedPerSource: each new URL client id is a fetch to
+// a host the caller chose; one source gets a bounded number of them.
+func TestCIMDFetchesAreLimitedPerSource(t *testing.T) {
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	r.fetchLimit = newSourceLimiter(SourceLimit{Burst: 2, Every: time.Hour}, time.Now)
+	docURL, fetches := documentServer(t, "max-age=600", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	base := strings.TrimSuffix(docURL, "/oauth/client.json")
+	attacker := withSource(context.Background(), "203.0.113.9")
+	for i, path := range []string{"/a.json", "/b.json", "/c.json"} {
+		_, err := r.ResolveClient(attacker, base+path)
+		if i < 2 && !strings.Contains(cimdReason(err), "client_id does not match") {
+			t.Errorf("fetch %d: %v", i+1, err)
+		}
+		if i == 2 && !strings.Contains(cimdReason(err), "too many client metadata documents") {
+			t.Errorf("fetch 3 from one source: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("%d fetches, want 2", n)
+	}
+	if _, err := r.ResolveClient(withSource(context.Background(), "198.51.100.1"), docURL); err != nil {
+		t.Errorf("another source: %v", err)
+	}
+	// A cached document costs no fetch, whatever the source.
+	if _, err := r.ResolveClient(attacker, docURL); err != nil {
+		t.Errorf("cached document for the limited source: %v", err)
+	}
+}

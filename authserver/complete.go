@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ory/fosite"
 
 	"github.com/erpgate/erpgate/authserver/storage"
@@ -27,7 +29,7 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flo
 	ctx := r.Context()
 	ar, err := s.replayAuthorizeRequest(r, flow)
 	if err != nil {
-		s.authorizeError(w, ar, err)
+		s.refuseAuthorize(w, err, "")
 		return
 	}
 	if err := s.deps.Store.PutUpstreamToken(ctx, storage.UpstreamToken{
@@ -48,19 +50,41 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flo
 	ar.GrantAudience(flow.Resource)
 	resp, err := s.provider.NewAuthorizeResponse(ctx, ar, &storage.Session{SiteID: site.site.ID, Subject: user, DisplayName: userName})
 	if err != nil {
-		s.authorizeError(w, ar, err)
+		s.redirectError(w, ar, err)
 		return
 	}
 	resp.AddParameter("iss", s.issuer)
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
 }
 
-// denyToClient ends a flow with access_denied sent to the client.
+// denyToClient ends a flow with access_denied. After the consent page
+// (the user declined), or for a client this user has already approved at
+// this site, the answer goes back to the client; otherwise (the ERP
+// refused or the user cancelled there, before erpgate knows who they are)
+// it is shown on a page, since the client's redirect URI may be anyone's
+// (RFC 9700 §4.11.2).
 func (s *Server) denyToClient(w http.ResponseWriter, r *http.Request, flow *storage.Flow, hint string) {
-	ar, err := s.replayAuthorizeRequest(r, flow)
-	if err != nil {
-		s.authorizeError(w, ar, err)
+	approved := flow.Stage == storage.StageConsent
+	if !approved && flow.ERPUser != "" && flow.SiteID != uuid.Nil {
+		ok, err := s.deps.Store.HasConsent(r.Context(), flow.SiteID, flow.ERPUser, flow.ClientID)
+		if err != nil {
+			s.pageError(w, "read consent", err)
+			return
+		}
+		approved = ok
+	}
+	if !approved {
+		s.renderMessage(w, http.StatusBadRequest, messagePage{
+			Title:   "Sign-in cancelled",
+			Message: hint,
+			Hint:    "Go back to your AI client and connect again.",
+		})
 		return
 	}
-	s.authorizeError(w, ar, fosite.ErrAccessDenied.WithHint(hint))
+	ar, err := s.replayAuthorizeRequest(r, flow)
+	if err != nil {
+		s.refuseAuthorize(w, err, "")
+		return
+	}
+	s.redirectError(w, ar, fosite.ErrAccessDenied.WithHint(hint))
 }

@@ -31,6 +31,13 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	query, _ := url.ParseQuery(flow.AuthorizeQuery)
 	redirect := query.Get("redirect_uri")
+	if redirect == "" {
+		// The request left it to the registration: the client's only
+		// registered redirect URI, as fosite chose it.
+		if ar, err := s.replayAuthorizeRequest(r, flow); err == nil {
+			redirect = ar.GetRedirectURI().String()
+		}
+	}
 	userName := flow.ERPUserName
 	if userName == "" {
 		userName = flow.ERPUser

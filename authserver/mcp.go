@@ -49,7 +49,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		return
 	}
 	sess := &storage.Session{}
-	_, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
+	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
+	if err == nil && use != fosite.AccessToken {
+		// The configuration stops fosite from validating refresh tokens
+		// here; this holds even if that ever changes.
+		err = fosite.ErrInvalidTokenFormat
+	}
 	if err != nil {
 		if database.IsUnavailable(err) {
 			s.unavailable(w, err)

@@ -3,7 +3,6 @@ package authserver
 import (
 	"html/template"
 	"net/http"
-	"strings"
 )
 
 // pageHeaders are the headers of every sign-in page: no framing (no
@@ -116,18 +115,3 @@ var chooseSiteTemplate = template.Must(template.New("choose").Parse(`<!doctype h
 <p><button type="submit">Continue</button></p>
 </form>
 </body></html>`))
-
-// hostOf returns the host of a URL for display, or the URL if it has none
-// (a private-use scheme such as cursor://).
-func hostOf(raw string) string {
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest := raw[i+3:]
-		if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-			rest = rest[:j]
-		}
-		if rest != "" {
-			return rest
-		}
-	}
-	return raw
-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -18,15 +17,25 @@ import (
 )
 
 // Bounds on a registration: open registration must not be a way to fill
-// the database.
+// the database (issue 14). Every field erpgate keeps is bounded, fields it
+// does not use are dropped, and the whole document is at most
+// maxRegistrationBytes.
 const (
-	maxRegistrationBytes = 16 << 10
+	maxRegistrationBytes = 8 << 10
 	maxRedirectURIs      = 10
-	maxRedirectURILength = 2000
 	maxClientNameLength  = 200
+	// client_uri, logo_uri, tos_uri and policy_uri.
+	maxMetadataURILength = 1024
+	// software_id, software_version and scope.
+	maxShortFieldLength = 200
+	maxContacts         = 5
+	maxContactLength    = 254
+	// grant_types and response_types.
+	maxListEntries = 4
 )
 
-// registrationRequest is the part of RFC 7591 client metadata erpgate uses.
+// registrationRequest is the part of RFC 7591 client metadata erpgate
+// reads; anything else in a registration is ignored and not stored.
 type registrationRequest struct {
 	RedirectURIs            []string `json:"redirect_uris"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
@@ -34,6 +43,44 @@ type registrationRequest struct {
 	ResponseTypes           []string `json:"response_types"`
 	ClientName              string   `json:"client_name"`
 	Scope                   string   `json:"scope"`
+	storedMetadata
+}
+
+// storedMetadata is the informational client metadata erpgate keeps in
+// oauth_clients.metadata.
+type storedMetadata struct {
+	ClientURI       string   `json:"client_uri,omitempty"`
+	LogoURI         string   `json:"logo_uri,omitempty"`
+	TOSURI          string   `json:"tos_uri,omitempty"`
+	PolicyURI       string   `json:"policy_uri,omitempty"`
+	SoftwareID      string   `json:"software_id,omitempty"`
+	SoftwareVersion string   `json:"software_version,omitempty"`
+	Contacts        []string `json:"contacts,omitempty"`
+}
+
+// check bounds every field of the stored metadata.
+func (m storedMetadata) check() error {
+	for _, f := range []struct{ name, value string }{
+		{"client_uri", m.ClientURI}, {"logo_uri", m.LogoURI}, {"tos_uri", m.TOSURI}, {"policy_uri", m.PolicyURI},
+	} {
+		if len(f.value) > maxMetadataURILength {
+			return invalidMetadata("%s is longer than %d bytes", f.name, maxMetadataURILength)
+		}
+	}
+	for _, f := range []struct{ name, value string }{{"software_id", m.SoftwareID}, {"software_version", m.SoftwareVersion}} {
+		if len(f.value) > maxShortFieldLength {
+			return invalidMetadata("%s is longer than %d bytes", f.name, maxShortFieldLength)
+		}
+	}
+	if len(m.Contacts) > maxContacts {
+		return invalidMetadata("contacts may list at most %d addresses", maxContacts)
+	}
+	for _, c := range m.Contacts {
+		if len(c) > maxContactLength {
+			return invalidMetadata("an address in contacts is longer than %d bytes", maxContactLength)
+		}
+	}
+	return nil
 }
 
 // registrationResponse is RFC 7591 §3.2.1.
@@ -68,17 +115,22 @@ func invalidRedirect(format string, args ...any) error {
 // user signs in to their ERP and consents.
 func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if secs, ok := s.limited(w, r, s.registerLimit, "register"); !ok {
+		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+			"too many client registrations from your network; try again "+inSeconds(secs))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
 	if err != nil {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration request is unreadable or larger than 16 KiB")
+		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration request is unreadable or larger than 8 KiB")
 		return
 	}
 	var req registrationRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration request is not a JSON object of client metadata")
+		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration request is not a JSON object of client metadata with the types RFC 7591 gives them")
 		return
 	}
-	client, err := s.registeredClient(req, body)
+	client, err := s.registeredClient(req)
 	if err != nil {
 		var im *errInvalidMetadata
 		if errors.As(err, &im) {
@@ -126,7 +178,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 
 // registeredClient validates a registration request and returns the client
 // to store (without its secret).
-func (s *Server) registeredClient(req registrationRequest, raw []byte) (storage.RegisteredClient, error) {
+func (s *Server) registeredClient(req registrationRequest) (storage.RegisteredClient, error) {
 	if len(req.RedirectURIs) == 0 {
 		return storage.RegisteredClient{}, invalidRedirect("redirect_uris is required")
 	}
@@ -145,6 +197,15 @@ func (s *Server) registeredClient(req registrationRequest, raw []byte) (storage.
 	if !slices.Contains(clientAuthMethods, method) {
 		return storage.RegisteredClient{}, invalidMetadata("token_endpoint_auth_method must be one of %s", strings.Join(clientAuthMethods, ", "))
 	}
+	if len(req.GrantTypes) > maxListEntries || len(req.ResponseTypes) > maxListEntries {
+		return storage.RegisteredClient{}, invalidMetadata("grant_types and response_types may list at most %d values each", maxListEntries)
+	}
+	if len(req.Scope) > maxShortFieldLength {
+		return storage.RegisteredClient{}, invalidMetadata("scope is longer than %d bytes", maxShortFieldLength)
+	}
+	if err := req.storedMetadata.check(); err != nil {
+		return storage.RegisteredClient{}, err
+	}
 	for _, g := range req.GrantTypes {
 		if g != "authorization_code" && g != "refresh_token" {
 			return storage.RegisteredClient{}, invalidMetadata("grant type %q is not supported; use authorization_code and refresh_token", g)
@@ -157,6 +218,10 @@ func (s *Server) registeredClient(req registrationRequest, raw []byte) (storage.
 	}
 	if len([]rune(req.ClientName)) > maxClientNameLength {
 		return storage.RegisteredClient{}, invalidMetadata("client_name is longer than %d characters", maxClientNameLength)
+	}
+	meta, err := json.Marshal(req.storedMetadata)
+	if err != nil {
+		return storage.RegisteredClient{}, err
 	}
 	id, err := secrets.NewToken("egc")
 	if err != nil {
@@ -174,46 +239,9 @@ func (s *Server) registeredClient(req registrationRequest, raw []byte) (storage.
 		ResponseTypes:           []string{"code"},
 		Scope:                   strings.Join(supportedScopes, " "),
 		TokenEndpointAuthMethod: method,
-		Metadata:                raw,
+		Metadata:                meta,
 		CreatedAt:               time.Now().UTC().Truncate(time.Second),
 	}, nil
-}
-
-// checkRedirectURI accepts https URLs, http URLs on loopback hosts (native
-// apps, RFC 8252 §7.3) and private-use schemes (RFC 8252 §7.1); never a
-// fragment, and never a scheme a browser would execute.
-func checkRedirectURI(raw string) error {
-	if len(raw) > maxRedirectURILength {
-		return invalidRedirect("a redirect URI is longer than %d characters", maxRedirectURILength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() {
-		return invalidRedirect("%q is not an absolute URI", raw)
-	}
-	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return invalidRedirect("%q must not have a fragment", raw)
-	}
-	switch scheme := strings.ToLower(u.Scheme); scheme {
-	case "https":
-		if u.Host == "" {
-			return invalidRedirect("%q has no host", raw)
-		}
-	case "http":
-		if !isLoopbackHost(u.Hostname()) {
-			return invalidRedirect("%q must use https; plain http is allowed only for loopback redirects", raw)
-		}
-	case "javascript", "data", "file", "vbscript", "about", "blob":
-		return invalidRedirect("the %s scheme cannot be a redirect URI", scheme)
-	}
-	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	host = strings.ToLower(strings.Trim(host, "[]"))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	return host == "::1" || strings.HasPrefix(host, "127.")
 }
 
 // internalError answers 500 with an OAuth error body and logs the cause.

@@ -48,6 +48,13 @@ type Deps struct {
 	AccessGateInterval time.Duration
 	// CIMD configures Client ID Metadata Document fetches.
 	CIMD CIMDOptions
+	// ClientIP returns the address a request comes from, for the limits
+	// on unauthenticated endpoints. nil: the connection's remote address.
+	// Only the caller knows which proxies may be believed.
+	ClientIP func(*http.Request) string
+	// SourceLimits bound unauthenticated requests per source; zero fields
+	// take their defaults.
+	SourceLimits SourceLimits
 }
 
 // Server is the authorization server and the OAuth MCP endpoints. It is an
@@ -65,6 +72,8 @@ type Server struct {
 	cimd     *cimdResolver
 	upstream *upstreamTokens
 	mux      *http.ServeMux
+	// Per-source limits of the endpoints that need no authentication.
+	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
 }
 
 // New builds the server. It reads (or, on first start, creates) the token
@@ -91,6 +100,10 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	if deps.AccessGateInterval <= 0 {
 		deps.AccessGateInterval = 5 * time.Minute
 	}
+	if deps.ClientIP == nil {
+		deps.ClientIP = directClientIP
+	}
+	deps.SourceLimits = deps.SourceLimits.withDefaults()
 	key, err := deps.Store.TokenHMACKey(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("authserver: %w", err)
@@ -101,7 +114,11 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		issuer:  strings.TrimRight(deps.PublicBaseURL, "/"),
 		devMode: strings.HasPrefix(deps.PublicBaseURL, "http://"),
 	}
+	s.registerLimit = newSourceLimiter(deps.SourceLimits.Register, time.Now)
+	s.authorizeLimit = newSourceLimiter(deps.SourceLimits.Authorize, time.Now)
+	s.chooseSiteLimit = newSourceLimiter(deps.SourceLimits.ChooseSite, time.Now)
 	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
+	s.cimd.fetchLimit = newSourceLimiter(deps.SourceLimits.FetchDocument, time.Now)
 	deps.Store.SetClientResolver(s.cimd)
 	s.upstream = newUpstreamTokens(s)
 
@@ -119,10 +136,15 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		ScopeStrategy:            fosite.ExactScopeStrategy,
 		AudienceMatchingStrategy: s.audienceStrategy,
 		ClientSecretsHasher:      sha256Hasher{},
-		RedirectSecureChecker:    fosite.IsRedirectURISecure,
+		RedirectSecureChecker:    redirectURISecure,
 		TokenURL:                 s.publicURL("/oauth/token"),
 		AccessTokenIssuer:        s.issuer,
 		OmitRedirectScopeParam:   true,
+		// Only access tokens authenticate an MCP request: fosite's
+		// introspection would otherwise also accept a refresh token as a
+		// bearer token, which never rotates when used that way, so reuse
+		// detection would never see it (issue 14).
+		DisableRefreshTokenValidation: true,
 	}
 	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(&hmac.HMACStrategy{Config: s.config}, s.config)
 	s.provider = compose.Compose(s.config, deps.Store, strategy,
@@ -161,8 +183,14 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// ServeHTTP serves the paths Paths lists.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the paths Paths lists. The OAuth endpoints learn the
+// request's source, for the limits applied below them.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/oauth/") {
+		r = r.WithContext(withSource(r.Context(), s.requestSource(r)))
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Paths lists the paths the server answers, in echo's route syntax, for
 // the caller to mount (every method goes to ServeHTTP, which answers 405

@@ -22,8 +22,8 @@ type RegisteredClient struct {
 	ResponseTypes           []string
 	Scope                   string
 	TokenEndpointAuthMethod string
-	// Metadata keeps the other registered fields (client_uri, logo_uri,
-	// software_id, …) as the client sent them.
+	// Metadata keeps the informational fields erpgate accepts (client_uri,
+	// logo_uri, software_id, …), each bounded; other fields are not kept.
 	Metadata  json.RawMessage
 	CreatedAt time.Time
 }

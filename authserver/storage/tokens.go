@@ -198,9 +198,13 @@ func (s *Store) DeletePKCERequestSession(ctx context.Context, signature string) 
 	return s.deleteToken(ctx, kindPKCE, signature)
 }
 
-// CreateAccessTokenSession stores an access token.
+// CreateAccessTokenSession stores an access token and notes that its
+// client is in use (unused clients are removed by CleanUp).
 func (s *Store) CreateAccessTokenSession(ctx context.Context, signature string, req fosite.Requester) error {
-	return s.createToken(ctx, kindAccess, signature, req, "")
+	if err := s.createToken(ctx, kindAccess, signature, req, ""); err != nil {
+		return err
+	}
+	return s.markClientUsed(ctx, req.GetClient().GetID())
 }
 
 // GetAccessTokenSession returns the request of an access token. Revoked

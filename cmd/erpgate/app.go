@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"sync/atomic"
@@ -164,6 +165,7 @@ func (a *App) build(ctx context.Context) error {
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(a.drainGuard, a.accessLog)
 	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version})
 	adminapi.New(adminapi.Deps{
@@ -188,18 +190,37 @@ func (a *App) build(ctx context.Context) error {
 		Sites: store, Registry: reg, Engine: engine, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
-		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval,
+		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval, ClientIP: e.IPExtractor,
 	})
 	if err != nil {
 		return err
 	}
-	go auth.Janitor(janitorCtx, 10*time.Minute)
+	// Every minute, so that expired sign-in flows go promptly.
+	go auth.Janitor(janitorCtx, time.Minute)
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {
 		e.Any(path, oauth)
 	}
 	a.echo = e
 	return nil
+}
+
+// clientIPExtractor tells where a request comes from: the connection's
+// address, or, when it is one of the trusted proxies, the nearest address
+// in X-Forwarded-For that is not. Without trusted proxies the header is
+// ignored, so a client cannot choose its own address.
+func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	// echo trusts loopback, link-local and private addresses by default;
+	// only the configured proxies are trusted here.
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		bits := p.Addr().BitLen()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), bits)}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // ready is the /readyz check: not draining, database reachable, migrations

@@ -68,6 +68,9 @@ func (b *headlessBrowser) fetcher(ctx context.Context, args *auth.AuthorizationA
 // URI, and returns that URL. A page without a form to submit ends the run
 // with an error describing the page.
 func (b *headlessBrowser) run(ctx context.Context, method, target string, form url.Values) (*url.URL, error) {
+	// A person who gets the same form back after sending it reads the page
+	// instead of sending it again.
+	sent := map[string]bool{}
 	for step := 0; step < 25; step++ {
 		if strings.HasPrefix(target, b.redirectURI) {
 			return url.Parse(target)
@@ -109,6 +112,11 @@ func (b *headlessBrowser) run(ctx context.Context, method, target string, form u
 		if !ok {
 			return nil, fmt.Errorf("stopped at %s (HTTP %d): %s", target, resp.StatusCode, pageText(string(raw)))
 		}
+		key := f.method + " " + f.action + "?" + f.values.Encode()
+		if sent[key] {
+			return nil, fmt.Errorf("stopped at %s (HTTP %d), which answered its own form again: %s", target, resp.StatusCode, pageText(string(raw)))
+		}
+		sent[key] = true
 		method, target, form = f.method, f.action, f.values
 	}
 	return nil, fmt.Errorf("too many steps")

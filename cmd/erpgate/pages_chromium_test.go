@@ -184,6 +184,28 @@ func TestChromiumSignInPages(t *testing.T) {
 			t.Errorf("a denied user was sent to the client: %s", loc)
 		}
 	})
+
+	t.Run("an authorization error before consent stays on an erpgate page", func(t *testing.T) {
+		mu.Lock()
+		before := len(callbacks)
+		mu.Unlock()
+		_, authURL := authorizeURL(t, gw.URL, clientID, redirectURI, gw.URL+"/sites/nowhere/mcp")
+		browserDo(t, ctx, "open an authorize URL for an unknown site", chromedp.Navigate(authURL))
+		waitForTitle(t, ctx, "This connection request cannot be used")
+		text := browserResult(t, ctx, "read the error page", chromedp.Text(chromedp.CSS("body")))
+		if !strings.Contains(text, "does not offer sign-in") || strings.Contains(text, "invalid, unknown or malformed") {
+			t.Errorf("error page: %s", text)
+		}
+		if shots := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); shots != "" {
+			png := browserResult(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+			_ = os.WriteFile(shots+"/authorize-error.png", png, 0o644)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(callbacks) != before {
+			t.Errorf("the client's redirect URI was called: %v", callbacks[before:])
+		}
+	})
 }
 
 // newChromium starts headless Chromium for the test and returns the context

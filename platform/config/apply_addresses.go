@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -90,4 +91,25 @@ func normalizeOrigin(s string) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// applyTrustedProxies reads proxy addresses: IP addresses or CIDR
+// prefixes.
+func applyTrustedProxies(c *Config, v value) error {
+	var problems []error
+	prefixes := make([]netip.Prefix, 0, len(v.items))
+	for _, item := range v.items {
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			a, aerr := netip.ParseAddr(item)
+			if aerr != nil || a.Zone() != "" {
+				problems = append(problems, fmt.Errorf("%q is not an IP address or CIDR prefix such as 10.0.0.0/8", item))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		prefixes = append(prefixes, p.Masked())
+	}
+	c.TrustedProxies = prefixes
+	return errors.Join(problems...)
 }

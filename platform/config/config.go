@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/netip"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -35,6 +36,12 @@ type Config struct {
 	// DevHosts are lower-case host names (beyond loopback) allowed to use
 	// plain http, for the public base URL and for site URLs.
 	DevHosts []string `yaml:"dev_hosts"`
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For is believed when telling where a request comes from
+	// (the per-source limits of the unauthenticated OAuth endpoints).
+	// Empty: the connection's own address counts, and X-Forwarded-For is
+	// ignored.
+	TrustedProxies []netip.Prefix `yaml:"trusted_proxies"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel zapcore.Level `yaml:"log_level"`
 

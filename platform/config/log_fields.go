@@ -37,6 +37,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("shutdown_timeout", c.ShutdownTimeout),
 		zap.Int64("gc_slack_bytes", c.GCSlackBytes),
 		zap.Strings("mcp.allowed_origins", c.MCP.AllowedOrigins),
+		zap.Stringers("trusted_proxies", c.TrustedProxies),
 		zap.Stringer("oauth.access_token_lifespan", c.OAuth.AccessTokenLifespan),
 		zap.Stringer("oauth.refresh_token_lifespan", c.OAuth.RefreshTokenLifespan),
 		zap.Stringer("oauth.refresh_grace", c.OAuth.RefreshGrace),

@@ -35,6 +35,8 @@ var settings = []setting{
 		apply: applyListenAddr},
 	{key: "dev_hosts", env: "ERPGATE_DEV_HOSTS", list: true,
 		apply: applyDevHosts},
+	{key: "trusted_proxies", env: "ERPGATE_TRUSTED_PROXIES", list: true,
+		apply: applyTrustedProxies},
 	{key: "public_base_url", env: "ERPGATE_PUBLIC_BASE_URL", required: RequirePublicBaseURL,
 		apply: applyPublicBaseURL},
 	{key: "database_url", env: "DATABASE_URL", secret: true, required: RequireDatabaseURL,

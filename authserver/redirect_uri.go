@@ -1,0 +1,127 @@
+package authserver
+
+import (
+	"context"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// maxRedirectURILength bounds one redirect URI.
+const maxRedirectURILength = 1024
+
+// checkRedirectURI is erpgate's one redirect-URI policy: registration, a
+// Client ID Metadata Document and every authorization request go through
+// it (issue 14, item 5). It accepts
+//   - https URLs with a host;
+//   - http URLs whose host is a loopback IP literal (127.0.0.0/8, ::1) or
+//     exactly localhost, with any port (native apps, RFC 8252 §7.3);
+//   - private-use schemes in reverse-domain form such as
+//     com.example.app:/cb (RFC 8252 §7.1).
+//
+// Anything else is refused: a host that merely starts with 127. or ends
+// in .localhost can be anyone's, schemes such as ws:, view-source:, jar:
+// or javascript: are not redirects to an app, and userinfo
+// (https://claude.ai@evil.example/) would make the consent page name the
+// wrong host. The errors are plain sentences for the client's developer.
+func checkRedirectURI(raw string) error {
+	switch {
+	case raw == "":
+		return invalidRedirect("a redirect URI is empty")
+	case len(raw) > maxRedirectURILength:
+		return invalidRedirect("a redirect URI is longer than %d bytes", maxRedirectURILength)
+	case strings.Contains(raw, "#"):
+		return invalidRedirect("the redirect URI %s must not have a fragment (#)", quoteURI(raw))
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] <= ' ' || raw[i] >= 0x7f {
+			return invalidRedirect("the redirect URI %s contains a space, a control character or a non-ASCII character; percent-encode it", quoteURI(raw))
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return invalidRedirect("the redirect URI %s is not an absolute URI", quoteURI(raw))
+	}
+	if u.User != nil {
+		return invalidRedirect("the redirect URI %s must not contain a user name or password before its host", quoteURI(raw))
+	}
+	switch u.Scheme {
+	case "https":
+		if u.Opaque != "" || u.Hostname() == "" {
+			return invalidRedirect("the redirect URI %s has no host", quoteURI(raw))
+		}
+	case "http":
+		if u.Opaque != "" || !isLoopbackHost(u.Hostname()) {
+			return invalidRedirect("the redirect URI %s must use https; plain http is allowed only for 127.0.0.1, [::1] or localhost", quoteURI(raw))
+		}
+	default:
+		if !isReverseDomainScheme(u.Scheme) {
+			return invalidRedirect("the redirect URI %s must use https, http on loopback, or an app's own scheme in reverse-domain form such as com.example.app:/callback", quoteURI(raw))
+		}
+	}
+	return nil
+}
+
+// redirectURISecure is fosite's RedirectSecureChecker: the same policy,
+// when fosite answers an authorization request.
+func redirectURISecure(_ context.Context, u *url.URL) bool {
+	return checkRedirectURI(u.String()) == nil
+}
+
+// isLoopbackHost reports whether host (without brackets) is a loopback IP
+// literal or exactly localhost. Names are not resolved: 127.0.0.1.nip.io
+// resolves to loopback for whoever asks, but its owner can change that.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil || addr.Zone() != "" {
+		return false
+	}
+	return (addr.Is4() && addr.IsLoopback()) || addr == netip.IPv6Loopback()
+}
+
+// isReverseDomainScheme reports whether a (lower-case) scheme is a domain
+// name written backwards, at least two labels of letters, digits and
+// inner hyphens (RFC 8252 §7.1). Every scheme a browser runs itself
+// (javascript, data, view-source, jar, ws, …) has a single label.
+func isReverseDomainScheme(scheme string) bool {
+	labels := strings.Split(scheme, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return scheme[0] >= 'a' && scheme[0] <= 'z'
+}
+
+// hostOf is what the consent page shows as the place that receives the
+// answer: the host (and port) of an http(s) redirect URI, never its
+// userinfo, or the app's scheme for a private-use scheme.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Scheme == "http" || u.Scheme == "https" {
+		return u.Host
+	}
+	return u.Scheme
+}
+
+// quoteURI quotes a redirect URI for an error message, shortened.
+func quoteURI(raw string) string {
+	if len(raw) > 80 {
+		raw = raw[:80] + "…"
+	}
+	return "\"" + raw + "\""
+}

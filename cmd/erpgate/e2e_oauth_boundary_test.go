@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestOAuthRefreshTokenIsNotAnAccessToken: a refresh token sent as a bearer
+// token never authenticates an MCP request (issue 14, item 2). Used that
+// way it would never rotate, so reuse detection would never fire.
+func TestOAuthRefreshTokenIsNotAnAccessToken(t *testing.T) {
+	r := newOAuthRig(t)
+	status, tok := r.exchange(r.code())
+	if status != http.StatusOK {
+		t.Fatalf("exchange: HTTP %d %v", status, tok)
+	}
+	access, refresh := tok["access_token"].(string), tok["refresh_token"].(string)
+	if resp := rawMCP(t, r.site.MCPURL, access); resp.StatusCode != http.StatusOK {
+		t.Fatalf("access token: HTTP %d", resp.StatusCode)
+	}
+	if resp := rawMCP(t, r.site.MCPURL, refresh); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("refresh token as bearer while its access token is valid: HTTP %d, want 401", resp.StatusCode)
+	}
+	expireAccessTokens(t, r.gw.DBURL)
+	if resp := rawMCP(t, r.site.MCPURL, refresh); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("refresh token as bearer after its access token expired: HTTP %d, want 401", resp.StatusCode)
+	}
+	// The refresh token itself still refreshes.
+	if status, out, _ := r.token(map[string][]string{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); status != http.StatusOK {
+		t.Errorf("refresh: HTTP %d %v", status, out)
+	}
+}
+
+// registerStatus posts a registration and returns the status and answer.
+func registerStatus(t *testing.T, gw *gateway, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(gw.URL+"/oauth/register", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// TestOAuthRedirectURIPolicy: registration, Client ID Metadata Documents
+// and authorization requests share one redirect-URI policy (issue 14,
+// items 5.2 to 5.4).
+func TestOAuthRedirectURIPolicy(t *testing.T) {
+	r := newOAuthRig(t)
+	for _, bad := range []string{"http://127.evil.example/cb", "http://127.0.0.1.nip.io/cb", "ws://127.0.0.1/cb",
+		"view-source:https://evil.example/", "jar:https://evil.example/a.jar!/", "filesystem:https://evil.example/temporary/",
+		"https://claude.ai@evil.example/cb"} {
+		body, _ := json.Marshal(map[string]any{"redirect_uris": []string{bad}, "token_endpoint_auth_method": "none"})
+		status, out := registerStatus(t, r.gw, string(body))
+		if status != http.StatusBadRequest || out["error"] != "invalid_redirect_uri" {
+			t.Errorf("register %s: HTTP %d %v", bad, status, out)
+		}
+	}
+	for _, good := range []string{"https://claude.ai/api/mcp/auth_callback", "http://[::1]:8080/cb", "http://localhost/cb", "com.example.app:/cb"} {
+		body, _ := json.Marshal(map[string]any{"redirect_uris": []string{good}, "token_endpoint_auth_method": "none"})
+		if status, out := registerStatus(t, r.gw, string(body)); status != http.StatusCreated {
+			t.Errorf("register %s: HTTP %d %v", good, status, out)
+		}
+	}
+
+	// A client registered before the policy (stored as it was then) gets
+	// nothing at the authorization endpoint: not a redirect, not a code.
+	for i, bad := range []string{"https://claude.ai@evil.example/cb", "http://127.evil.example/cb", "jar:https://evil.example/a.jar!/"} {
+		id := fmt.Sprintf("egc_legacy_%d", i)
+		execSQL(t, r.gw.DBURL, `INSERT INTO oauth_clients (id, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method)
+			VALUES ($1, $2, '{authorization_code,refresh_token}', '{code}', 'erp:read offline_access', 'none')`, id, []string{bad})
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("client_id", id); q.Set("redirect_uri", bad) }))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("legacy client with %s: HTTP %d, Location %q", bad, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+
+	// A metadata document listing a fake loopback redirect is refused.
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "redirect_uris": []string{"http://127.0.0.1.nip.io/cb"}})
+	}))
+	defer srv.Close()
+	docURL = srv.URL + "/client.json"
+	resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("client_id", docURL); q.Set("redirect_uri", "http://127.0.0.1.nip.io/cb") }))
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+		t.Errorf("document with a fake loopback redirect: HTTP %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// TestOAuthErrorsBeforeConsentStayOnErpgate: registration is open, so a
+// client's redirect URI may be anyone's site. An authorization error before
+// the user has approved the client is shown on an erpgate page, never
+// sent there with a redirect from an erpgate link (RFC 9700 §4.11.2;
+// issue 14, item 5.1). After the consent page, errors go back to the
+// client as OAuth errors.
+func TestOAuthErrorsBeforeConsentStayOnErpgate(t *testing.T) {
+	r := newOAuthRig(t)
+	const attacker = "https://attacker.example/cb"
+	evil := r.register(attacker)
+	for name, mutate := range map[string]func(url.Values){
+		"missing PKCE":     func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+		"plain PKCE":       func(q url.Values) { q.Set("code_challenge", rigVerifier); q.Set("code_challenge_method", "plain") },
+		"unknown resource": func(q url.Values) { q.Set("resource", r.gw.URL+"/sites/nowhere/mcp") },
+		"unsupported response type": func(q url.Values) {
+			q.Set("response_type", "token")
+		},
+	} {
+		target := r.authorizeURL(func(q url.Values) {
+			q.Set("client_id", evil)
+			q.Set("redirect_uri", attacker)
+			mutate(q)
+		})
+		status, location, text := pageNoFollow(t, target)
+		if status != http.StatusBadRequest || location != "" {
+			t.Errorf("%s: HTTP %d to %q", name, status, location)
+			continue
+		}
+		// A plain sentence, not fosite's text.
+		if !strings.Contains(text, "cannot be used") || strings.Contains(text, "Make sure that") || strings.Contains(text, "The request is missing") {
+			t.Errorf("%s: page says %q", name, text)
+		}
+	}
+
+	t.Run("the ERP refusing the sign-in is shown on a page", func(t *testing.T) {
+		b := r.browser()
+		resp, err := b.hc.Get(r.authorizeURL(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		erp, _ := url.Parse(resp.Header.Get("Location"))
+		callback := r.gw.URL + "/oauth/callback?" + url.Values{"error": {"access_denied"}, "state": {erp.Query().Get("state")}}.Encode()
+		resp, err = b.hc.Get(callback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(pageText(string(body)), "cancelled") {
+			t.Errorf("HTTP %d, Location %q: %s", resp.StatusCode, resp.Header.Get("Location"), pageText(string(body)))
+		}
+	})
+
+	t.Run("declining on the consent page goes back to the client", func(t *testing.T) {
+		b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, r.sim, "one-company")))
+		b.decision = "deny"
+		final, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(nil), nil)
+		if err != nil {
+			t.Fatalf("%v (last page %s)", err, pageText(b.lastPage().Body))
+		}
+		if q := final.Query(); q.Get("error") != "access_denied" || q.Get("state") != "rig-state-1234" || q.Get("iss") != r.gw.URL {
+			t.Errorf("answer %v", q)
+		}
+	})
+}
+
+// pageNoFollow sends one GET without following redirects and returns the
+// status, the Location and the page's text.
+func pageNoFollow(t *testing.T, target string) (int, string, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), pageText(string(body))
+}
+
+// TestOAuthConsentShowsTheRealRedirectHost: the consent page names the
+// host that will receive the code, also when the request leaves the
+// redirect URI to the registration (issue 14, item 5.4).
+func TestOAuthConsentShowsTheRealRedirectHost(t *testing.T) {
+	r := newOAuthRig(t)
+	b := r.browser()
+	if _, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("redirect_uri") }), nil); err != nil {
+		t.Fatalf("sign-in: %v (last page %s)", err, pageText(b.lastPage().Body))
+	}
+	for _, p := range b.pages {
+		if strings.Contains(p.URL, "/oauth/consent") {
+			if text := pageText(p.Body); !strings.Contains(text, "receive the answers at 127.0.0.1:9 ") {
+				t.Errorf("consent page: %s", text)
+			}
+			return
+		}
+	}
+	t.Fatal("no consent page was shown")
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestOAuthRegistrationIsBounded: open registration must not be a way to
+// fill the database (issue 14, item 6). Before: 1,000 registrations of
+// 15 KiB each were all stored, unknown fields included.
+func TestOAuthRegistrationIsBounded(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	reg := func(extra map[string]any) (int, map[string]any) {
+		doc := map[string]any{"redirect_uris": []string{e2eRedirectURI}, "token_endpoint_auth_method": "none", "client_name": "bounded"}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		body, _ := json.Marshal(doc)
+		return registerStatus(t, gw, string(body))
+	}
+
+	status, out := reg(map[string]any{"padding": strings.Repeat("x", 15<<10)})
+	if status != http.StatusBadRequest || out["error"] != "invalid_client_metadata" || !strings.Contains(out["error_description"].(string), "8 KiB") {
+		t.Errorf("15 KiB registration: HTTP %d %v", status, out)
+	}
+	status, out = reg(map[string]any{"client_uri": "https://app.example/" + strings.Repeat("x", 2000)})
+	if status != http.StatusBadRequest || !strings.Contains(out["error_description"].(string), "client_uri") {
+		t.Errorf("2 KiB client_uri: HTTP %d %v", status, out)
+	}
+	status, out = reg(map[string]any{"contacts": strings.Split(strings.Repeat("a@b.example,", 20), ",")[:20]})
+	if status != http.StatusBadRequest || !strings.Contains(out["error_description"].(string), "contacts") {
+		t.Errorf("20 contacts: HTTP %d %v", status, out)
+	}
+	// Fields erpgate does not use are not stored.
+	status, out = reg(map[string]any{"padding": strings.Repeat("x", 4<<10), "client_uri": "https://app.example/"})
+	if status != http.StatusCreated {
+		t.Fatalf("registration with an unknown field: HTTP %d %v", status, out)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT octet_length(metadata::text) FROM oauth_clients WHERE id = $1`, out["client_id"]); n > 200 {
+		t.Errorf("stored metadata is %d bytes", n)
+	}
+
+	// One source registers at most the burst at once (30 by default).
+	created, limited := 1, 0
+	for range 60 {
+		resp, err := http.Post(gw.URL+"/oauth/register", "application/json",
+			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusCreated:
+			created++
+		case http.StatusTooManyRequests:
+			if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || secs < 1 {
+				t.Errorf("429 with Retry-After %q", resp.Header.Get("Retry-After"))
+			}
+			limited++
+		default:
+			t.Fatalf("HTTP %d", resp.StatusCode)
+		}
+	}
+	if created > 31 || limited == 0 {
+		t.Errorf("%d registrations accepted and %d refused from one source, want at most 31 accepted", created, limited)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM oauth_clients`); n > 31 {
+		t.Errorf("%d clients stored", n)
+	}
+}
+
+// TestOAuthAuthorizeIsBounded: an authorization request's parameters are
+// bounded, and one source cannot start sign-ins (or learn sites' ERP
+// addresses from the redirect) without limit (issue 14, items 6 and 8).
+func TestOAuthAuthorizeIsBounded(t *testing.T) {
+	r := newOAuthRig(t)
+	status, location, text := pageNoFollow(t, r.authorizeURL(func(q url.Values) { q.Set("state", strings.Repeat("s", 600<<10)) }))
+	if status != http.StatusBadRequest || location != "" || !strings.Contains(text, "state") {
+		t.Errorf("600 KiB state: HTTP %d to %q: %s", status, location, text)
+	}
+	if n := queryInt(t, r.gw.DBURL, `SELECT count(*) FROM oauth_signin_flows`); n != 0 {
+		t.Errorf("%d sign-in flows stored for a refused request", n)
+	}
+	if resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("state", strings.Repeat("s", 1024)) })); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("1 KiB state: HTTP %d", resp.StatusCode)
+	}
+
+	// Probing slugs, known or not, counts against one budget per source.
+	redirects, limited := 0, 0
+	for i := range 60 {
+		target := r.authorizeURL(nil)
+		if i%2 == 1 {
+			target = r.authorizeURL(func(q url.Values) { q.Set("resource", r.gw.URL+"/sites/guess"+strconv.Itoa(i)+"/mcp") })
+		}
+		status, location, text := pageNoFollow(t, target)
+		switch {
+		case status == http.StatusSeeOther && strings.HasPrefix(location, r.sim.URL):
+			redirects++
+		case status == http.StatusTooManyRequests:
+			limited++
+			if !strings.Contains(text, "Too many") {
+				t.Errorf("429 page: %s", text)
+			}
+		case status == http.StatusBadRequest:
+		default:
+			t.Fatalf("HTTP %d to %q", status, location)
+		}
+	}
+	if limited == 0 || redirects > 16 {
+		t.Errorf("%d sign-ins started and %d refused from one source", redirects, limited)
+	}
+}
+
+// TestOAuthSiteChooserIsRateLimited: /mcp's page that matches a typed ERP
+// address against the registry answers one source a bounded number of
+// times (issue 14, item 8). Before, it confirmed addresses without limit.
+func TestOAuthSiteChooserIsRateLimited(t *testing.T) {
+	r := newOAuthRig(t)
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(r.authorizeURL(func(q url.Values) { q.Set("resource", r.gw.URL+"/mcp") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	field := func(name string) string {
+		m := regexp.MustCompile(`name="` + name + `" value="([^"]+)"`).FindStringSubmatch(string(page))
+		if m == nil {
+			t.Fatalf("no %s field on the page (HTTP %d)", name, resp.StatusCode)
+		}
+		return m[1]
+	}
+	form := url.Values{"flow": {field("flow")}, "csrf": {field("csrf")}}
+	answered, limited := 0, 0
+	for i := range 30 {
+		form.Set("erp_url", "https://erp"+strconv.Itoa(i)+".example")
+		resp, err := hc.PostForm(r.gw.URL+"/oauth/site", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusUnprocessableEntity:
+			answered++
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("HTTP %d", resp.StatusCode)
+		}
+	}
+	if answered > 11 || limited == 0 {
+		t.Errorf("%d addresses checked and %d refused from one source", answered, limited)
+	}
+}
+
+// TestOAuthSourceBehindTrustedProxies: X-Forwarded-For names the source
+// only when the request comes from a configured proxy; otherwise anyone
+// could escape the limits by sending a new header each time.
+func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
+	register := func(gw *gateway, forwardedFor string) int {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
+			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	count := func(gw *gateway) (created, limited int) {
+		for i := range 40 {
+			switch register(gw, "198.51.100."+strconv.Itoa(i+1)) {
+			case http.StatusCreated:
+				created++
+			case http.StatusTooManyRequests:
+				limited++
+			}
+		}
+		return created, limited
+	}
+	if created, limited := count(startGateway(t, "", nil)); limited == 0 {
+		t.Errorf("without trusted proxies a new X-Forwarded-For escaped the limit: %d created, %d refused", created, limited)
+	}
+	if created, limited := count(startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})); created != 40 {
+		t.Errorf("behind a trusted proxy 40 sources were limited as one: %d created, %d refused", created, limited)
+	}
+}
+
+// TestOAuthMetadataDocumentFetchesAreLimitedPerSource: every new URL
+// client id, at any endpoint, makes erpgate fetch from a host the caller
+// chose; one source gets a bounded number of such fetches (issue 14,
+// item 6).
+func TestOAuthMetadataDocumentFetchesAreLimitedPerSource(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	var fetches atomic.Int32
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer docs.Close()
+	for i := range 25 {
+		resp, err := http.PostForm(gw.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {"x"},
+			"client_id": {docs.URL + "/client-" + strconv.Itoa(i) + ".json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			t.Fatalf("token request %d: HTTP %d", i, resp.StatusCode)
+		}
+	}
+	if n := fetches.Load(); n > 11 {
+		t.Errorf("25 token requests naming new URL client ids made %d fetches, want at most 11", n)
+	}
+}
