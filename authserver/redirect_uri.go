@@ -10,6 +10,16 @@ import (
 // maxRedirectURILength bounds one redirect URI.
 const maxRedirectURILength = 1024
 
+// knownAppRedirectURIs are the callbacks of widely used MCP clients whose
+// private-use scheme is a single word, accepted exactly as written and in
+// no other form. Cursor registers its callback together with its others in
+// one registration, so refusing it would refuse Cursor altogether. A code
+// sent there is no more exposed than one sent to a loopback port: every
+// client must prove PKCE S256 to redeem it.
+var knownAppRedirectURIs = map[string]bool{
+	"cursor://anysphere.cursor-mcp/oauth/callback": true,
+}
+
 // checkRedirectURI is erpgate's one redirect-URI policy: registration, a
 // Client ID Metadata Document and every authorization request go through
 // it (issue 14, item 5). It accepts
@@ -17,7 +27,8 @@ const maxRedirectURILength = 1024
 //   - http URLs whose host is a loopback IP literal (127.0.0.0/8, ::1) or
 //     exactly localhost, with any port (native apps, RFC 8252 §7.3);
 //   - private-use schemes in reverse-domain form such as
-//     com.example.app:/cb (RFC 8252 §7.1).
+//     com.example.app:/cb (RFC 8252 §7.1);
+//   - the exact callbacks of knownAppRedirectURIs.
 //
 // Anything else is refused: a host that merely starts with 127. or ends
 // in .localhost can be anyone's, schemes such as ws:, view-source:, jar:
@@ -44,6 +55,9 @@ func checkRedirectURI(raw string) error {
 	}
 	if u.User != nil {
 		return invalidRedirect("the redirect URI %s must not contain a user name or password before its host", quoteURI(raw))
+	}
+	if knownAppRedirectURIs[raw] {
+		return nil
 	}
 	switch u.Scheme {
 	case "https":

@@ -26,6 +26,12 @@ var redirectURICases = []struct {
 	{"com.example.app:/oauth2redirect", true},
 	{"com.example.app://callback", true},
 	{"io.modelcontextprotocol.inspector:/cb", true},
+	// Cursor's callback, exactly; its scheme in any other form is not.
+	{"cursor://anysphere.cursor-mcp/oauth/callback", true},
+	{"cursor://anysphere.cursor-mcp/oauth/callback?x=1", false},
+	{"cursor://anysphere.cursor-mcp/oauth/callback/", false},
+	{"cursor://evil.example/oauth/callback", false},
+	{"CURSOR://anysphere.cursor-mcp/oauth/callback", false},
 
 	// Fake loopback hosts.
 	{"http://127.evil.example/cb", false},
@@ -125,7 +131,7 @@ func FuzzRedirectURIPolicy(f *testing.F) {
 				t.Fatalf("accepted plain http to %q: %q", h, raw)
 			}
 		default:
-			if !strings.Contains(u.Scheme, ".") {
+			if !strings.Contains(u.Scheme, ".") && !knownAppRedirectURIs[raw] {
 				t.Fatalf("accepted scheme %q that is not in reverse-domain form: %q", u.Scheme, raw)
 			}
 		}

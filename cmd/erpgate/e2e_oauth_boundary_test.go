@@ -70,6 +70,14 @@ func TestOAuthRedirectURIPolicy(t *testing.T) {
 			t.Errorf("register %s: HTTP %d %v", good, status, out)
 		}
 	}
+	// Cursor registers its three callbacks in one request; the app-scheme
+	// one must not sink the other two.
+	cursor := `{"client_name":"Cursor","token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"],
+		"response_types":["code"],"redirect_uris":["cursor://anysphere.cursor-mcp/oauth/callback",
+		"https://www.cursor.com/agents/mcp/oauth/callback","http://localhost:8787/callback"]}`
+	if status, out := registerStatus(t, r.gw, cursor); status != http.StatusCreated {
+		t.Errorf("register Cursor's callbacks: HTTP %d %v", status, out)
+	}
 
 	// A client registered before the policy (stored as it was then) gets
 	// nothing at the authorization endpoint: not a redirect, not a code.
