@@ -35,6 +35,11 @@ type Config struct {
 	// DevHosts are lower-case host names (beyond loopback) allowed to use
 	// plain http, for the public base URL and for site URLs.
 	DevHosts []string `yaml:"dev_hosts"`
+	// ERPPrivateHosts are lower-case ERP host names (or IP addresses) that
+	// erpgate may reach at non-public addresses (loopback, private, link-
+	// local) when it runs in production (see Production). Every other ERP
+	// must be at public addresses, checked at registration and at each dial.
+	ERPPrivateHosts []string `yaml:"erp_private_hosts"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel zapcore.Level `yaml:"log_level"`
 

@@ -35,6 +35,8 @@ var settings = []setting{
 		apply: applyListenAddr},
 	{key: "dev_hosts", env: "ERPGATE_DEV_HOSTS", list: true,
 		apply: applyDevHosts},
+	{key: "erp_private_hosts", env: "ERPGATE_ERP_PRIVATE_HOSTS", list: true,
+		apply: applyERPPrivateHosts},
 	{key: "public_base_url", env: "ERPGATE_PUBLIC_BASE_URL", required: RequirePublicBaseURL,
 		apply: applyPublicBaseURL},
 	{key: "database_url", env: "DATABASE_URL", secret: true, required: RequireDatabaseURL,
