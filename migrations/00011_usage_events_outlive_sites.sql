@@ -13,26 +13,37 @@
 -- without duplicates (INSERT ... ON CONFLICT (event_id) DO NOTHING). Older
 -- rows have none (NULL never conflicts).
 --
--- Safe on a large table: dropping a key and adding a column without a
--- default change only the catalogue, under a lock that gives up after 10 s
--- instead of queueing every writer behind a long reader; the index is built
--- without blocking writes. No transaction, for CONCURRENTLY; each step may
--- run again after a failed attempt (an index left invalid is rebuilt).
+-- Safe on a large table, and each step may run again after a failure:
+--   1. Dropping the key and adding a column without a default change only
+--      the catalogue, in a short transaction of their own. Dropping the key
+--      locks sites too, so the lock waits at most 5 s rather than queueing
+--      every reader of sites behind a long transaction.
+--   2. The index is built in its own statement: it blocks only writes to
+--      usage_events, which replicas buffer and retry, never a request; the
+--      table is not rewritten. Not CONCURRENTLY: that waits for every older
+--      snapshot in the database, and a second replica starting at the same
+--      time holds one while it waits for the migration lock, so the two
+--      would wait for each other forever.
 -- +goose StatementBegin
 DO $$
 BEGIN
-    PERFORM set_config('lock_timeout', '10s', true);
+    PERFORM set_config('lock_timeout', '5s', true);
     ALTER TABLE usage_events DROP CONSTRAINT IF EXISTS usage_events_site_id_fkey;
     ALTER TABLE usage_events ADD COLUMN IF NOT EXISTS event_id uuid;
 END $$;
 -- +goose StatementEnd
-DROP INDEX CONCURRENTLY IF EXISTS usage_events_event_id_idx;
-CREATE UNIQUE INDEX CONCURRENTLY usage_events_event_id_idx ON usage_events (event_id);
+CREATE UNIQUE INDEX IF NOT EXISTS usage_events_event_id_idx ON usage_events (event_id);
 
 -- +goose Down
-DROP INDEX CONCURRENTLY IF EXISTS usage_events_event_id_idx;
-ALTER TABLE usage_events DROP COLUMN IF EXISTS event_id;
-UPDATE usage_events u SET site_id = NULL
- WHERE site_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sites s WHERE s.id = u.site_id);
-ALTER TABLE usage_events ADD CONSTRAINT usage_events_site_id_fkey
-    FOREIGN KEY (site_id) REFERENCES sites (id) ON DELETE SET NULL;
+DROP INDEX IF EXISTS usage_events_event_id_idx;
+-- +goose StatementBegin
+DO $$
+BEGIN
+    PERFORM set_config('lock_timeout', '5s', true);
+    ALTER TABLE usage_events DROP COLUMN IF EXISTS event_id;
+    UPDATE usage_events u SET site_id = NULL
+     WHERE site_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sites s WHERE s.id = u.site_id);
+    ALTER TABLE usage_events ADD CONSTRAINT usage_events_site_id_fkey
+        FOREIGN KEY (site_id) REFERENCES sites (id) ON DELETE SET NULL;
+END $$;
+-- +goose StatementEnd
