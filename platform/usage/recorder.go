@@ -165,7 +165,9 @@ func (r *Recorder) flush(ctx context.Context) (int, error) {
 		written, bad, err := r.write(ctx, batch)
 		refused += bad
 		if err != nil {
-			r.log.Warn("storing usage events failed; they stay buffered", zap.Int("pending", r.Pending()), zap.Error(err))
+			if ctx.Err() == nil { // else the caller (Close) reports
+				r.log.Warn("storing usage events failed; they stay buffered", zap.Int("pending", r.Pending()), zap.Error(err))
+			}
 			return stored, err
 		}
 		stored += written
