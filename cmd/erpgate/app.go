@@ -27,6 +27,7 @@ import (
 	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/ratelimit"
 	"github.com/erpgate/erpgate/platform/redact"
@@ -109,9 +110,16 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 func (a *App) build(ctx context.Context) error {
 	cfg := a.cfg
 	store := sites.NewStore(a.pool, cfg.Keyring)
+	// In production ERPs must be at public addresses, except the hosts the
+	// operator lists; in development they are simulators on loopback.
+	var erpAddresses *netguard.Policy
+	if cfg.Production() {
+		erpAddresses = netguard.NewPolicy(cfg.ERPPrivateHosts)
+	}
 	out := outbound.NewFactory(outbound.Options{
 		MaxResponseBytes: cfg.Upstream.MaxResponseBytes,
 		Retry:            cfg.Upstream.Retry,
+		AddressPolicy:    erpAddresses,
 	})
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
@@ -169,13 +177,14 @@ func (a *App) build(ctx context.Context) error {
 	e.Use(a.drainGuard, a.accessLog)
 	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version})
 	adminapi.New(adminapi.Deps{
-		Store:      store,
-		Registry:   reg,
-		AdminToken: cfg.AdminToken,
-		PublicURL:  cfg.PublicURL,
-		IsDevHost:  cfg.IsDevHost,
-		HTTPClient: out.Client,
-		Logger:     a.log,
+		Store:        store,
+		Registry:     reg,
+		AdminToken:   cfg.AdminToken,
+		PublicURL:    cfg.PublicURL,
+		IsDevHost:    cfg.IsDevHost,
+		HTTPClient:   out.Client,
+		ERPAddresses: erpAddresses,
+		Logger:       a.log,
 	}).Register(e.Group("/api/v1"))
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/sites"
 )
@@ -28,6 +29,10 @@ type Deps struct {
 	// HTTPClient returns the outbound client for site, authorised with auth.
 	// It is used to verify credentials before they are saved.
 	HTTPClient func(site connector.Site, auth connector.Authorizer) *http.Client
+	// ERPAddresses is the address policy for ERPs: a site is registered
+	// (or moved) only if its host is exempt or resolves to public
+	// addresses only. Nil (development) allows every address.
+	ERPAddresses *netguard.Policy
 	// Logger receives one line per admin action. It may be nil.
 	Logger *zap.Logger
 }

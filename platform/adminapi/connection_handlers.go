@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/toolerr"
@@ -139,6 +140,12 @@ func (a *API) verifyAPICredential(ctx context.Context, site sites.Site, conn con
 // the ERP could not be asked (502 upstream_unreachable). Transport messages
 // are written for models, so the operator gets its own wording here.
 func verificationError(site sites.Site, err error) error {
+	var forbidden *netguard.ForbiddenError
+	if errors.As(err, &forbidden) {
+		return &apiError{Status: http.StatusBadRequest, Code: codeInvalidRequest,
+			Message: fmt.Sprintf("could not verify the credential: erpgate does not connect to the ERP at %s because %s; %s; nothing was saved",
+				site.BaseURL, forbidden, privateHostsHint), Err: err}
+	}
 	te := classifyVerification(err)
 	unreachable := func(reason string) error {
 		return &apiError{Status: http.StatusBadGateway, Code: codeUpstreamUnreachable,

@@ -38,6 +38,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, func(*adminapi.Deps) {})
+}
+
+// newHarnessWith is newHarness with deps changed by adjust.
+func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
+	t.Helper()
 	pool := pgtest.NewPool(t)
 	spec, err := secrets.GenerateKeySpec("k1")
 	if err != nil {
@@ -52,7 +58,7 @@ func newHarness(t *testing.T) *harness {
 	registry.MustRegister(fakeOAuthERP{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	store := sites.NewStore(pool, keys)
-	api := adminapi.New(adminapi.Deps{
+	deps := adminapi.Deps{
 		Store:      store,
 		Registry:   registry,
 		AdminToken: adminToken,
@@ -60,7 +66,9 @@ func newHarness(t *testing.T) *harness {
 		IsDevHost:  func(host string) bool { return host == "erp.dev.test" },
 		HTTPClient: authorizingClient,
 		Logger:     zap.New(core),
-	})
+	}
+	adjust(&deps)
+	api := adminapi.New(deps)
 	e := echo.New()
 	api.Register(e.Group("/api/v1"))
 	return &harness{t: t, e: e, store: store, pool: pool, upstream: newFakeUpstream(t), logs: logs}

@@ -2,16 +2,20 @@ package adminapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -89,6 +93,9 @@ func (a *API) createSite(c echo.Context) error {
 	if err != nil {
 		return validationError(err)
 	}
+	if err := a.checkERPAddress(c.Request().Context(), baseURL); err != nil {
+		return err
+	}
 	settings, err := normalizeSettings(conn, nullToNil(req.Settings))
 	if err != nil {
 		return err
@@ -135,6 +142,9 @@ func (a *API) updateSite(c echo.Context) error {
 		baseURL, err := sites.NormalizeBaseURL(*req.BaseURL, a.deps.IsDevHost)
 		if err != nil {
 			return validationError(err)
+		}
+		if err := a.checkERPAddress(c.Request().Context(), baseURL); err != nil {
+			return err
 		}
 		upd.BaseURL = &baseURL
 	}
@@ -261,6 +271,37 @@ func siteWriteError(err error, slug, baseURL string) error {
 }
 
 // validationError turns a *sites.ValidationError into a 400.
+// privateHostsHint tells the operator how to allow an ERP on a private
+// network.
+const privateHostsHint = "erpgate reaches ERPs only at public addresses, except hosts listed in ERPGATE_ERP_PRIVATE_HOSTS"
+
+// checkERPAddress refuses a base URL (a normalised origin) whose host is
+// not allowed by the ERP address policy: in production, one that resolves
+// to a loopback, private, link-local or other non-public address and is not
+// listed. The dial-time check in the outbound transport still applies
+// later, so a name that rebinds is refused then.
+func (a *API) checkERPAddress(ctx context.Context, baseURL string) error {
+	if a.deps.ERPAddresses == nil {
+		return nil
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return internal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = a.deps.ERPAddresses.CheckHost(ctx, nil, u.Hostname())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, netguard.ErrUnresolved):
+		return invalidRequest("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), privateHostsHint)
+	case errors.Is(err, netguard.ErrForbiddenAddress):
+		return invalidRequest("base URL %s: %s; %s", baseURL, err, privateHostsHint)
+	}
+	return internal(err)
+}
+
 func validationError(err error) error {
 	var ve *sites.ValidationError
 	if errors.As(err, &ve) {

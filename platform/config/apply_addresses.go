@@ -27,6 +27,20 @@ func applyListenAddr(c *Config, v value) error {
 var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
 func applyDevHosts(c *Config, v value) error {
+	hosts, err := hostList(v)
+	c.DevHosts = hosts
+	return err
+}
+
+func applyERPPrivateHosts(c *Config, v value) error {
+	hosts, err := hostList(v)
+	c.ERPPrivateHosts = hosts
+	return err
+}
+
+// hostList reads a list of host names or IP addresses, lower case and
+// without a trailing dot.
+func hostList(v value) ([]string, error) {
 	var problems []error
 	hosts := make([]string, 0, len(v.items))
 	for _, item := range v.items {
@@ -37,8 +51,7 @@ func applyDevHosts(c *Config, v value) error {
 		}
 		hosts = append(hosts, h)
 	}
-	c.DevHosts = hosts
-	return errors.Join(problems...)
+	return hosts, errors.Join(problems...)
 }
 
 func applyPublicBaseURL(c *Config, v value) error {

@@ -147,7 +147,7 @@ func TestExampleFileValuesAreTheDefaults(t *testing.T) {
 // normalizeEmpty turns empty slices into nil so a YAML [] equals an unset
 // list.
 func normalizeEmpty(c Config) Config {
-	for _, s := range []*[]string{&c.DevHosts, &c.Redaction.Patterns, &c.Redaction.Skip, &c.MCP.AllowedOrigins} {
+	for _, s := range []*[]string{&c.DevHosts, &c.ERPPrivateHosts, &c.Redaction.Patterns, &c.Redaction.Skip, &c.MCP.AllowedOrigins} {
 		if len(*s) == 0 {
 			*s = nil
 		}

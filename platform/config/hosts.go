@@ -38,3 +38,11 @@ func isLoopbackHost(h string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
+
+// Production reports whether erpgate is served over https. Only then does
+// it refuse ERPs at non-public addresses: served over plain http it is a
+// development instance (loopback or DevHosts only), whose ERPs are
+// simulators or benches on this machine.
+func (c *Config) Production() bool {
+	return strings.HasPrefix(c.PublicBaseURL, "https://")
+}

@@ -19,6 +19,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.String("encryption_keys", setOrNot(c.Keyring != nil)),
 		zap.Strings("encryption_key_ids", keyIDs),
 		zap.Strings("dev_hosts", c.DevHosts),
+		zap.Strings("erp_private_hosts", c.ERPPrivateHosts),
 		zap.Stringer("log_level", c.LogLevel),
 		zap.Stringer("upstream.budget", c.Upstream.Budget),
 		zap.Int64("upstream.max_response_bytes", c.Upstream.MaxResponseBytes),

@@ -37,6 +37,8 @@ var settings = []setting{
 		apply: applyDevHosts},
 	{key: "trusted_proxies", env: "ERPGATE_TRUSTED_PROXIES", list: true,
 		apply: applyTrustedProxies},
+	{key: "erp_private_hosts", env: "ERPGATE_ERP_PRIVATE_HOSTS", list: true,
+		apply: applyERPPrivateHosts},
 	{key: "public_base_url", env: "ERPGATE_PUBLIC_BASE_URL", required: RequirePublicBaseURL,
 		apply: applyPublicBaseURL},
 	{key: "database_url", env: "DATABASE_URL", secret: true, required: RequireDatabaseURL,

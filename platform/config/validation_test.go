@@ -20,6 +20,9 @@ func TestValidation(t *testing.T) {
 		{"listen addr port too big", "ERPGATE_LISTEN_ADDR", ":70000", "port must be a number"},
 		{"listen addr all interfaces", "ERPGATE_LISTEN_ADDR", ":8080", ""},
 		{"listen addr ipv6", "ERPGATE_LISTEN_ADDR", "[::1]:8080", ""},
+		{"erp private host with scheme", "ERPGATE_ERP_PRIVATE_HOSTS", "https://erp.lan", "is not a host name"},
+		{"erp private host with port", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan:8000", "is not a host name"},
+		{"erp private hosts", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan, 10.0.0.7", ""},
 
 		{"base url relative", "ERPGATE_PUBLIC_BASE_URL", "erpgate.example.com", "must be an absolute URL"},
 		{"base url ftp", "ERPGATE_PUBLIC_BASE_URL", "ftp://erpgate.example.com", "must use http or https"},
@@ -109,6 +112,22 @@ func TestValidation(t *testing.T) {
 				t.Errorf("got %d problems, want 1:\n%s", len(problems), strings.Join(problems, "\n"))
 			}
 		})
+	}
+}
+
+// TestERPPrivateHostsAndProduction: the listed ERP hosts are normalised,
+// and only an https public base URL is production.
+func TestERPPrivateHostsAndProduction(t *testing.T) {
+	cfg := mustLoad(t, validEnv().with("ERPGATE_ERP_PRIVATE_HOSTS", "ERP.lan., 10.0.0.7"), "")
+	if got := strings.Join(cfg.ERPPrivateHosts, ","); got != "erp.lan,10.0.0.7" {
+		t.Errorf("ERPPrivateHosts = %q, want erp.lan,10.0.0.7", got)
+	}
+	if !cfg.Production() {
+		t.Errorf("%s is not production", cfg.PublicBaseURL)
+	}
+	dev := mustLoad(t, validEnv().with("ERPGATE_PUBLIC_BASE_URL", "http://127.0.0.1:8080"), "")
+	if dev.Production() {
+		t.Errorf("%s is production", dev.PublicBaseURL)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -22,8 +23,15 @@ type Options struct {
 	// RetryBackoff is the wait before a retry when the ERP gave no
 	// Retry-After. Default 250ms.
 	RetryBackoff time.Duration
-	// Base is the shared transport. Default: a tuned *http.Transport.
+	// Base is the shared transport. Default: a tuned *http.Transport that
+	// dials by AddressPolicy.
 	Base http.RoundTripper
+	// AddressPolicy decides which addresses the default transport may
+	// connect to: in production, public ones only, except the hosts the
+	// operator listed. Checked on the address actually dialled, so a name
+	// that rebinds to a private address after the site was registered is
+	// refused. Nil (development) allows every address.
+	AddressPolicy *netguard.Policy
 }
 
 // DefaultOptions returns the production defaults.
@@ -47,7 +55,7 @@ func NewFactory(opts Options) *Factory {
 	}
 	base := opts.Base
 	if base == nil {
-		base = NewBaseTransport()
+		base = newBaseTransport(opts.AddressPolicy)
 	}
 	return &Factory{opts: opts, base: base}
 }
@@ -55,9 +63,12 @@ func NewFactory(opts Options) *Factory {
 // NewBaseTransport returns the shared HTTP transport: pooled keep-alive
 // connections, bounded dial and header waits, no proxy from the environment
 // (ERP traffic must not silently detour through one).
-func NewBaseTransport() *http.Transport {
+func NewBaseTransport() *http.Transport { return newBaseTransport(nil) }
+
+// newBaseTransport is NewBaseTransport dialling by policy.
+func newBaseTransport(policy *netguard.Policy) *http.Transport {
 	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           policy.DialContext(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          512,
 		MaxIdleConnsPerHost:   64,
@@ -216,6 +227,9 @@ func isIdempotent(method string) bool {
 func retryDecision(resp *http.Response, err error) (time.Duration, bool) {
 	if err != nil {
 		var te *toolerr.Error
+		if errors.Is(err, netguard.ErrForbiddenAddress) {
+			return 0, false // the address will not be public a moment later
+		}
 		if errors.As(err, &te) && te.Code == toolerr.UpstreamUnavailable {
 			return 0, true
 		}
@@ -232,6 +246,11 @@ func retryDecision(resp *http.Response, err error) (time.Duration, bool) {
 func classifyTransportError(req *http.Request, err error) error {
 	if ctxErr := req.Context().Err(); ctxErr != nil {
 		return ctxErr
+	}
+	if errors.Is(err, netguard.ErrForbiddenAddress) {
+		// The operator's log and the admin API name the address; the
+		// model is told only that the site is misconfigured.
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "erpgate does not connect to the ERP at %s because its address is not public; the operator must list the host as a private ERP host", req.URL.Host)
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {

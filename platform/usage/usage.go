@@ -25,6 +25,9 @@ const (
 
 // Event is one terminal MCP reply.
 type Event struct {
+	// ID identifies the event in storage, so that a batch written twice
+	// (its first answer lost) is stored once. Record sets it when zero.
+	ID         uuid.UUID
 	Timestamp  time.Time // when the request started, UTC
 	SiteID     uuid.UUID
 	SiteSlug   string
