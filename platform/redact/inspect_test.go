@@ -26,7 +26,9 @@ func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
 		{`{"t\u0061x_id":"GB123"}`, true},     // escaped name
 		{`{"note":"078\u002d05-1120"}`, true}, // escaped value
 		{`{"text":"a \"quoted\" tax_id in text"}`, false},
-		{`{"grand_total":4111111111111111}`, false}, // numbers are not strings
+		{`{"grand_total":4111111111111111}`, true},    // a card number sent as a number
+		{`{"grand_total":4111111111111111.5}`, false}, // a decimal is an amount
+		{`{"created_ms":1700000000000}`, false},       // a timestamp
 		{`{"a":"unterminated`, true},
 		{`{"list":["078-05-1120"]}`, true},
 		{`{"list":["plain", "values"], "n": null, "b": true}`, false},
