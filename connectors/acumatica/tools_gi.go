@@ -197,6 +197,7 @@ func runInquiryTool(conn *Connector) connector.Tool {
 		Output: envelopeSchema(withDesc(schema.OpenObject(), "One row: column name to value."),
 			schema.Prop("inquiry", schema.String("The inquiry run.")).Required()),
 		Effect: connector.Read,
+		Fields: queryFields,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			a, err := args[runInquiryArgs](call)
 			if err != nil {

@@ -47,6 +47,7 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			schema.Prop("entity", schema.String("The entity listed.")).Required(),
 			endpointProp()),
 		Effect: connector.Read,
+		Fields: queryFields,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			a, err := args[listEntitiesArgs](call)
 			if err != nil {

@@ -364,3 +364,23 @@ func join(path, key string) string {
 	}
 	return path + "." + key
 }
+
+// SensitivePath reports whether a field path a call names (a filter's
+// field, a select or expand entry: "TaxID", "MainContact/Email",
+// "Document.UsrSSN") covers a redacted field, and which part of it does.
+func (r *Redactor) SensitivePath(path string) (string, bool) {
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' && path[i] != '.' {
+			continue
+		}
+		if part := path[start:i]; part != "" && r.SensitiveName(part) {
+			return part, true
+		}
+		start = i + 1
+	}
+	if start > 0 && r.SensitiveName(path) {
+		return path, true
+	}
+	return "", false
+}
