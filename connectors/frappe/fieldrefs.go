@@ -1,9 +1,11 @@
 package frappe
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -13,42 +15,75 @@ import (
 // time (issue 14). The field names come from each tool's allowlists, so
 // only a deployment's own redaction patterns can make one refused.
 
-// listFieldArgs are the arguments of a list that name or imply fields.
-type listFieldArgs struct {
-	OrderBy string `json:"order_by"`
-	Search  string `json:"search"`
-}
-
 // listFields returns the fields a directory or document list's arguments
 // use: the sort field the caller chose (a default order is erpgate's
-// choice, not an oracle the caller steers), the search fields
-// when there is a search, and the field of each allowlisted filter given.
+// choice, not an oracle the caller steers), the search fields when there
+// is a search, and the field of each allowlisted filter given. It reads
+// the arguments without decoding them (a call without these arguments
+// costs no allocation).
 func listFields(searchFields []string, filters []dirFilter) func(json.RawMessage) ([]connector.FieldRef, error) {
 	return func(args json.RawMessage) ([]connector.FieldRef, error) {
-		var a listFieldArgs
-		var raw map[string]json.RawMessage
-		if len(args) > 0 {
-			if err := json.Unmarshal(args, &a); err != nil {
-				return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool")
-			}
-			if err := json.Unmarshal(args, &raw); err != nil {
-				return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool")
-			}
+		if len(args) == 0 || !mayName(args, filters) {
+			return nil, nil
 		}
 		var refs []connector.FieldRef
-		if a.OrderBy != "" {
-			refs = append(refs, connector.FieldRef{Arg: "order_by", Name: a.OrderBy})
-		}
-		if a.Search != "" {
-			for _, f := range searchFields {
-				refs = append(refs, connector.FieldRef{Arg: "search", Name: f})
+		var bad error
+		err := rawjson.EachMember(args, func(f rawjson.Field) {
+			switch {
+			case f.Is("order_by"):
+				var field string
+				if err := json.Unmarshal(f.Value, &field); err != nil {
+					bad = err
+					return
+				}
+				refs = append(refs, connector.FieldRef{Arg: "order_by", Name: field})
+			case f.Is("search"):
+				for _, name := range searchFields {
+					refs = append(refs, connector.FieldRef{Arg: "search", Name: name})
+				}
+			default:
+				for _, df := range filters {
+					if f.Is(df.arg) {
+						refs = append(refs, connector.FieldRef{Arg: df.arg, Name: df.field})
+					}
+				}
 			}
+		})
+		if err == nil {
+			err = bad
 		}
-		for _, df := range filters {
-			if _, ok := raw[df.arg]; ok {
-				refs = append(refs, connector.FieldRef{Arg: df.arg, Name: df.field})
-			}
+		if err != nil {
+			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool")
 		}
 		return refs, nil
+	}
+}
+
+// mayName reports whether args may have a member listFields reports: it
+// names one of them, or has an escape (a name may be written escaped).
+func mayName(args []byte, filters []dirFilter) bool {
+	if bytes.IndexByte(args, '\\') >= 0 || quotedIn(args, "order_by") || quotedIn(args, "search") {
+		return true
+	}
+	for _, df := range filters {
+		if quotedIn(args, df.arg) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedIn reports whether b has name between quotes.
+func quotedIn(b []byte, name string) bool {
+	for from := 0; ; {
+		i := bytes.Index(b[from:], []byte(name))
+		if i < 0 {
+			return false
+		}
+		i += from
+		if i > 0 && b[i-1] == '"' && i+len(name) < len(b) && b[i+len(name)] == '"' {
+			return true
+		}
+		from = i + 1
 	}
 }
