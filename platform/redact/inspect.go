@@ -163,6 +163,10 @@ func (in *inspection) name(s []byte, v verdict) bool {
 func (in *inspection) value(s []byte) bool {
 	last := in.last
 	in.last = 0
+	if len(s) < 9 && !in.judgeLabels {
+		// Shorter than every shape (a nine-digit SSN is the shortest).
+		return false
+	}
 	if in.judgeLabels {
 		return last&nameRowLabel != 0 && in.r.sensitiveLabel(string(s))
 	}

@@ -251,7 +251,7 @@ func (r *Redactor) walk(v any, path, name string, paths *[]string) any {
 		rowValue := r.rowValueKey(t)
 		for k, child := range t {
 			p := join(path, k)
-			if child != nil && !isEmptyValue(child) && (k == rowValue || r.SensitiveName(k)) {
+			if child != nil && !isEmptyValue(child) && ((rowValue != "" && k == rowValue) || r.SensitiveName(k)) {
 				t[k] = Placeholder
 				*paths = append(*paths, p)
 				continue
