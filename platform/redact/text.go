@@ -3,6 +3,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // Error text. An ERP's error message (Frappe's HTTP 417 and
@@ -49,7 +50,14 @@ func (r *Redactor) RedactText(s string) (string, bool) {
 	}
 	out := traceback.ReplaceAllString(s, "")
 	out = urlCredentials.ReplaceAllString(out, "${1}"+Placeholder+"@")
-	out = authHeader.ReplaceAllString(out, "${1} "+Placeholder)
+	out = authHeader.ReplaceAllStringFunc(out, func(m string) string {
+		// A credential has digits; "token verification" is English.
+		i := strings.IndexFunc(m, unicode.IsSpace)
+		if i < 0 || !strings.ContainsAny(m[i:], "0123456789") {
+			return m
+		}
+		return m[:i] + " " + Placeholder
+	})
 	out = ssnInText.ReplaceAllStringFunc(out, func(m string) string {
 		// Keep the word that named it.
 		if i := strings.IndexFunc(m, isDigitRune); i > 0 {

@@ -21,7 +21,9 @@ func TestRedactText(t *testing.T) {
 		{"Validation failed\nTraceback (most recent call last):\n  File \"apps/frappe/frappe/app.py\", line 114\nfrappe.exceptions.ValidationError: x", "Validation failed"},
 		{"(1054, \"Unknown column 'x' in 'where clause'\") SELECT `name` FROM `tabCustomer` WHERE tax_id = 'GB1'", WithheldDatabaseError},
 		{"Duplicate entry 'GB123' for key 'tax_id'", WithheldDatabaseError},
+		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.x rejected", "Authorization: Bearer [REDACTED] rejected"},
 		// Left alone.
+		{"Acumatica did not accept the service connection's token verification request", ""},
 		{"Please select a company from the list", ""},
 		{"Field not permitted in query: foo", ""},
 		{"Operator must be one of =, !=, >, <, >=, <=, like, not like, in, not in, is, between", ""},
