@@ -54,6 +54,7 @@ func getterTool(conn *Connector, g getterSpec) connector.Tool {
 			schema.Prop("record", recordSchema("The record: field names as Acumatica names them, with plain values; expanded collections are arrays of records.")).Required(),
 		),
 		Effect: connector.Read,
+		Fields: queryFields,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			return runGetter(ctx, newClient(conn, call), g, call.Args)
 		},

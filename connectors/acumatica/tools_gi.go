@@ -184,7 +184,7 @@ func runInquiryTool(conn *Connector) connector.Tool {
 		Name:  "acumatica_run_inquiry",
 		Title: "Run an Acumatica generic inquiry",
 		Description: "Run a Generic Inquiry over OData v4 as the signed-in user and return its rows (plain JSON; decimal columns exact). " +
-			"filterExpression is OData v4, passed verbatim: contains(Column,'text'), Column eq 'X', Date ge 2026-01-31 (bare dates). Column names are case-sensitive; acumatica_describe_inquiry lists them. " +
+			"filterExpression is OData v4, passed verbatim: contains(Column,'text'), Column eq 'X', Date ge 2026-01-31 (bare dates). Column names are case-sensitive; acumatica_describe_inquiry lists them. Columns erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, sorted by or selected: such a call is refused as INVALID_ARGUMENT naming the column. " +
 			"Rows stop at top (default 100) and the site's record cap; there is no paging: when truncated is true, follow actionRequired and narrow the filter.",
 		Input: schema.Object(
 			inquiryNameProp(),
@@ -197,6 +197,7 @@ func runInquiryTool(conn *Connector) connector.Tool {
 		Output: envelopeSchema(withDesc(schema.OpenObject(), "One row: column name to value."),
 			schema.Prop("inquiry", schema.String("The inquiry run.")).Required()),
 		Effect: connector.Read,
+		Fields: queryFields,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			a, err := args[runInquiryArgs](call)
 			if err != nil {

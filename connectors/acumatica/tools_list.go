@@ -34,7 +34,8 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			"Rows have plain values (wrappers removed, empty fields null, decimals exact). Results stop at top (default 100) and the site's record cap; there is no paging: " +
 			"when truncated is true, follow actionRequired and narrow the filter instead of calling again. " +
 			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them. " +
-			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed.",
+			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed. " +
+			"Fields erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, selected or expanded: such a call is refused as INVALID_ARGUMENT naming the field.",
 		Input: schema.Object(
 			schema.Prop("entity", schema.String("The entity name, e.g. Customer, SalesOrder, Invoice, Bill, StockItem, Vendor.").Match(entityNamePattern)).Required(),
 			filterProp(dialectContract),
@@ -47,6 +48,7 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			schema.Prop("entity", schema.String("The entity listed.")).Required(),
 			endpointProp()),
 		Effect: connector.Read,
+		Fields: queryFields,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			a, err := args[listEntitiesArgs](call)
 			if err != nil {

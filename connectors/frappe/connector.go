@@ -93,10 +93,12 @@ func (*Connector) VerifyAPICredential(ctx context.Context, site connector.Site, 
 }
 
 // RedactionExempt names Frappe fields that match the built-in redaction
-// patterns but hold record names, not account numbers: bank_account and
-// party_bank_account link to Bank Account records ("Main - ANZ - DHNZ").
-// The numbers themselves (bank_account_no, iban, bank_party_account_number,
-// bank_party_iban) stay redacted.
+// rules but hold record names or ledger codes, not account numbers:
+// bank_account, party_bank_account and default_bank_account link to Bank
+// Account (or Account) records ("Main - ANZ - DHNZ"), cash_bank_account to
+// a ledger Account, and an Account's account_number is its code in the
+// chart of accounts ("1110"). The numbers themselves (bank_account_no, iban,
+// bank_party_account_number, bank_party_iban) stay redacted.
 func (*Connector) RedactionExempt() []string {
-	return []string{"bank_account", "party_bank_account"}
+	return []string{"bank_account", "party_bank_account", "default_bank_account", "cash_bank_account", "account_number"}
 }

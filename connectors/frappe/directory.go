@@ -86,6 +86,7 @@ func (s dirSpec) build() connector.Tool {
 		Input:       schema.Object(p...),
 		Output:      dirResultSchema(s.row),
 		Effect:      connector.Read,
+		Fields:      listFields(s.searchFields, s.filters),
 		Handler:     s.handle,
 	}
 }

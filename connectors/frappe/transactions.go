@@ -107,6 +107,7 @@ func (s txnSpec) build() connector.Tool {
 			schema.Prop("ranking", withDesc(schema.Map(schema.String("")), "When sorted by an amount: the amount field, its currency and the field or filter that fixes that currency.")),
 		),
 		Effect:  connector.Read,
+		Fields:  listFields(s.searchFields, nil),
 		Handler: s.handle,
 	}
 }

@@ -105,7 +105,9 @@ type Limits struct {
 // Redaction adjusts the built-in sensitive field-name patterns for the whole
 // deployment; sites can adjust them further at run time.
 type Redaction struct {
-	// Patterns are extra case-insensitive field-name substrings to redact.
+	// Patterns are extra field-name rules to redact, matched by word parts
+	// in any case style (platform/redact): "EmployeeNotes" matches
+	// employee_notes.
 	Patterns []string `yaml:"patterns"`
 	// Skip are field-name patterns exempted from redaction.
 	Skip []string `yaml:"skip"`

@@ -54,9 +54,26 @@ type Tool struct {
 	// Output describes the structured result, which must be a JSON object.
 	Output *schema.Schema
 	Effect Effect
+	// Fields, when set, names the ERP fields the call's validated
+	// arguments make the ERP filter, sort, search, select or expand on.
+	// The engine refuses the call with INVALID_ARGUMENT, before the
+	// handler runs, when one of them is a field the redaction rules cover:
+	// results would show [REDACTED], but repeated filtered calls would
+	// recover the value (issue 14). Its error should be a
+	// *toolerr.Error saying what in the arguments cannot be read.
+	Fields func(args json.RawMessage) ([]FieldRef, error)
 	// Handler runs the call. Its result is encoded as JSON and must match
 	// Output. Errors should be *toolerr.Error; anything else is INTERNAL.
 	Handler Handler
+}
+
+// FieldRef is one ERP field a call's arguments reference.
+type FieldRef struct {
+	// Arg is the argument that names it, e.g. "filterExpression".
+	Arg string
+	// Name is the field as the ERP names it; a path such as
+	// MainContact/Email names each of its parts.
+	Name string
 }
 
 // Handler runs one tool call.

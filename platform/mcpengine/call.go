@@ -56,6 +56,9 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRedactedFields(ct, args); err != nil {
+		return nil, err
+	}
 	if e.opts.Limiter != nil {
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
 		if err != nil {
@@ -170,6 +173,10 @@ func (e *Engine) boundResult(raw []byte) ([]byte, error) {
 // outcome. A call whose client went away is recorded as cancelled.
 func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool, err error) *mcp.CallToolResult {
 	te := toolerr.Classify(err)
+	// An ERP's error text can quote other records' values, SQL, a
+	// traceback or credentials: it passes through the same redaction as
+	// results (issue 14).
+	message, _ := ct.redactor.RedactText(te.Message)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		st.setOutcome(usage.Cancelled, "")
 	} else {
@@ -182,9 +189,9 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 	if te.Code == toolerr.Internal {
 		e.log.Error("tool call failed", append(fields, zap.Error(err))...)
 	} else {
-		e.log.Debug("tool call failed", append(fields, zap.String("reason", te.Message))...)
+		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
 	}
-	body := map[string]any{"code": string(te.Code), "message": te.Message, "retryable": te.Retryable()}
+	body := map[string]any{"code": string(te.Code), "message": message, "retryable": te.Retryable()}
 	if te.RetryAfter > 0 {
 		body["retry_after_seconds"] = int((te.RetryAfter + 999_999_999) / 1_000_000_000)
 	}

@@ -7,14 +7,22 @@ import (
 )
 
 // Inspect reports whether Apply could change the JSON document doc: whether
-// it has a field whose name is sensitive or a string value that looks
-// sensitive. It reads the encoded bytes once and decodes nothing, so the
-// common case, a result with nothing to redact, costs a scan instead of a
-// decode, a walk and an encode. It errs on the side of true: malformed
-// input, or anything it cannot decide, reports true, and the caller then
-// runs the full Apply.
+// it has a field whose name is sensitive, a value that looks sensitive, or
+// a name/value row whose name is. It reads the encoded bytes and decodes
+// nothing, so the common case, a result with nothing to redact, costs a
+// scan instead of a decode, a walk and an encode. It errs on the side of
+// true: malformed input, or anything it cannot decide, reports true, and
+// the caller then runs the full Apply.
 func (r *Redactor) Inspect(doc []byte) bool {
 	in := inspection{r: r}
+	if in.scan(doc) || hasCardRun(doc) {
+		return true
+	}
+	return in.rowsPending() && in.labels(doc)
+}
+
+// scan runs the inspection over every string of doc.
+func (in *inspection) scan(doc []byte) bool {
 	for i := 0; i < len(doc); i++ {
 		if doc[i] != '"' {
 			continue
@@ -50,7 +58,13 @@ func (r *Redactor) InspectChecked(doc []byte) (bool, error) {
 		found = in.sensitive(s, name, escaped)
 		return !found
 	})
-	return found, err
+	if err != nil || found {
+		return found, err
+	}
+	if hasCardRun(doc) {
+		return true, nil
+	}
+	return in.rowsPending() && in.labels(doc), nil
 }
 
 // inspection judges the strings of one document, remembering the verdicts
@@ -59,13 +73,32 @@ func (r *Redactor) InspectChecked(doc []byte) (bool, error) {
 type inspection struct {
 	r    *Redactor
 	seen [32]struct {
-		name      []byte
-		sensitive bool
+		name    []byte
+		verdict verdict
 	}
 	n int
 	// scratch holds the decoded text of an escaped string (a longer one
 	// is decoded on the heap).
 	scratch [128]byte
+
+	// last is the verdict on the name of the member being read.
+	last verdict
+	// rowLabels and rowValues say whether the document has members that
+	// name a name/value row and members that hold a row's value; only
+	// then are the labels judged (labels), in a second reading.
+	rowLabels, rowValues bool
+	// judgeLabels is set during that second reading.
+	judgeLabels bool
+}
+
+func (in *inspection) rowsPending() bool { return in.rowLabels && in.rowValues }
+
+// labels reads doc again and reports whether a name/value row's label is
+// sensitive.
+func (in *inspection) labels(doc []byte) bool {
+	in.judgeLabels = true
+	in.last = 0
+	return in.scan(doc)
 }
 
 // sensitive reports whether Apply could change a document because of s, a
@@ -80,24 +113,104 @@ func (in *inspection) sensitive(s []byte, name, escaped bool) bool {
 			return true
 		}
 		if name {
-			return in.r.sensitiveNameBytes(text)
+			return in.name(text, in.r.verdictBytes(text))
 		}
-		return mayLookSensitive(text) && looksSensitive(string(text))
+		return in.value(text)
 	}
 	if !name {
-		return mayLookSensitive(s) && looksSensitive(string(s))
+		if len(s) < 9 && !in.judgeLabels {
+			// Shorter than every shape: most values (the call is saved).
+			in.last = 0
+			return false
+		}
+		return in.value(s)
 	}
+	return in.name(s, in.seenVerdict(s))
+}
+
+// seenVerdict returns the verdict on a name written without escapes,
+// remembered for the document (s is a slice of it).
+func (in *inspection) seenVerdict(s []byte) verdict {
 	for j := range in.n {
 		if bytes.Equal(in.seen[j].name, s) {
-			return in.seen[j].sensitive
+			return in.seen[j].verdict
 		}
 	}
-	if in.r.sensitiveNameBytes(s) {
+	v := in.r.verdictBytes(s)
+	if in.n < len(in.seen) {
+		in.seen[in.n].name, in.seen[in.n].verdict = s, v
+		in.n++
+	}
+	return v
+}
+
+// name judges a member's name whose verdict is v.
+func (in *inspection) name(s []byte, v verdict) bool {
+	if v&nameSensitive != 0 && !in.judgeLabels {
 		return true
 	}
-	if in.n < len(in.seen) {
-		in.seen[in.n].name, in.seen[in.n].sensitive = s, false
-		in.n++
+	if v&nameRowValue != 0 {
+		in.rowValues = true
+		if string(s) == "value" && in.last&nameRowLabel != 0 {
+			// Acumatica's wrapper: {"Name": {"value": "…"}} is still the
+			// row's label.
+			return false
+		}
+	}
+	if v&nameRowLabel != 0 {
+		in.rowLabels = true
+	}
+	in.last = v
+	return false
+}
+
+// value judges a value string.
+func (in *inspection) value(s []byte) bool {
+	last := in.last
+	in.last = 0
+	if len(s) < 9 && !in.judgeLabels {
+		// Shorter than every shape (a nine-digit SSN is the shortest).
+		return false
+	}
+	if in.judgeLabels {
+		return last&nameRowLabel != 0 && in.r.sensitiveLabel(string(s))
+	}
+	if mayLookSensitive(s) && looksSensitive(string(s)) {
+		return true
+	}
+	if last&nameHintsSSN != 0 && ssnUndashed(s) {
+		return true
+	}
+	return mayHoldNumbers(s) && hasEmbedded(s)
+}
+
+// hasCardRun reports whether doc has a run of 13 to 19 digits, not part of
+// a decimal or an exponent, that is a card number: a JSON number Apply
+// would redact (a run inside a string is judged with its string, and may
+// be reported here too, which only costs a decode).
+func hasCardRun(doc []byte) bool {
+	// A run of at least 13 digits that starts in [i, i+12] covers i+12:
+	// when that byte is not a digit, no run starts there.
+	for i := 0; i+12 < len(doc); {
+		if !isDigit(doc[i+12]) {
+			i += 13
+			continue
+		}
+		start := i + 12
+		for start > 0 && isDigit(doc[start-1]) {
+			start--
+		}
+		end := i + 12
+		for end < len(doc) && isDigit(doc[end]) {
+			end++
+		}
+		if n := end - start; n >= 13 && n <= 19 &&
+			(start == 0 || (doc[start-1] != '.' && !isAlnum(doc[start-1]))) &&
+			(end == len(doc) || (doc[end] != '.' && !isAlnum(doc[end]))) &&
+			cardNumber(string(doc[start:end])) {
+			return true
+		}
+		i = end + 1
 	}
 	return false
 }

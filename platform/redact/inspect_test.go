@@ -26,7 +26,9 @@ func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
 		{`{"t\u0061x_id":"GB123"}`, true},     // escaped name
 		{`{"note":"078\u002d05-1120"}`, true}, // escaped value
 		{`{"text":"a \"quoted\" tax_id in text"}`, false},
-		{`{"grand_total":4111111111111111}`, false}, // numbers are not strings
+		{`{"grand_total":4111111111111111}`, true},    // a card number sent as a number
+		{`{"grand_total":4111111111111111.5}`, false}, // a decimal is an amount
+		{`{"created_ms":1700000000000}`, false},       // a timestamp
 		{`{"a":"unterminated`, true},
 		{`{"list":["078-05-1120"]}`, true},
 		{`{"list":["plain", "values"], "n": null, "b": true}`, false},
@@ -50,9 +52,11 @@ func TestInspectFindsWhatApplyWouldChange(t *testing.T) {
 // redacts something, Inspect said it would.
 func TestInspectNeverMissesARedaction(t *testing.T) {
 	r := New(Rules{})
-	names := []string{"name", "customer", "tax_id", "TaxID", "iban", "grand_total", "date_of_birth", "notes", "Password Hash", "bank account"}
+	names := []string{"name", "customer", "tax_id", "TaxID", "iban", "grand_total", "date_of_birth", "notes", "Password Hash", "bank account",
+		"Value", "value", "ID", "Description", "ss_no", "adobe_id"}
 	values := []any{"Acme Ltd", "078-05-1120", "4111-1111-1111-1111", "4111 1111 1111 1112", "", "[REDACTED]", json.Number("12.50"), nil, true,
-		"ACC-SINV-2025-00001", " 5500 0000 0000 0004 ", "\t078-05-1120"}
+		"ACC-SINV-2025-00001", " 5500 0000 0000 0004 ", "\t078-05-1120", "ACCOUNT", "Card Number", "078051120",
+		"Pay DE89 3704 0044 0532 0130 00 now", json.Number("4111111111111111"), json.Number("1700000000000")}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var gen func(depth int) any
 	gen = func(depth int) any {
@@ -172,6 +176,26 @@ func BenchmarkInspect(b *testing.B) {
 			if found, err := r.InspectChecked(doc); found || err != nil {
 				b.Fatal("nothing to redact")
 			}
+		}
+	})
+}
+
+// FuzzInspectNeverMisses: whenever Apply would change a document, Inspect
+// says so (the engine skips Apply when it does not).
+func FuzzInspectNeverMisses(f *testing.F) {
+	for _, s := range []string{`{"ID":"ACCOUNT","Value":"1"}`, `{"n":4111111111111111}`, `{"t":"x DE89370400440532013000"}`, `{"ss_no":"078051120"}`, `{"a":[{"key":"api_secret","value":"x"}]}`} {
+		f.Add([]byte(s))
+	}
+	r := New(Rules{})
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		dec := json.NewDecoder(strings.NewReader(string(doc)))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil || !utf8.Valid(doc) || !json.Valid(doc) {
+			return
+		}
+		if _, paths := r.Apply(v); len(paths) > 0 && !r.Inspect(doc) {
+			t.Fatalf("Apply redacted %v but Inspect saw nothing in %s", paths, doc)
 		}
 	})
 }

@@ -1,13 +1,16 @@
-// Package redact removes sensitive values from tool results before they
-// reach a model. Fields are matched by name (case-insensitive substrings,
-// ignoring '_', '-', '.' and spaces, so "TaxID", "tax_id" and "Tax Id" are
-// one pattern) and string values by shape (SSN-like and payment-card-like
-// numbers). Matching values become "[REDACTED]"; the caller learns only the
-// field paths, which it may log as a field_redaction event.
+// Package redact removes sensitive values from tool results, and from
+// error text, before they reach a model. Fields are matched by name, word
+// by word (names are split on snake_case, camelCase, PascalCase, digits and
+// acronyms, so "TaxID", "tax_id" and "Tax Id" are one rule, and "adobe_id"
+// is not "DOB"); values by shape wherever they are (IBANs, payment-card
+// numbers, SSNs). Name/value rows ({"Name": "SSN", "Value": "…"}) have their
+// value redacted when the row's name is sensitive. Matching values become
+// "[REDACTED]"; the caller learns only the field paths, which it may log as
+// a field_redaction event.
 package redact
 
 import (
-	"regexp"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,13 +20,41 @@ import (
 // Placeholder replaces every redacted value.
 const Placeholder = "[REDACTED]"
 
-// BuiltinPatterns are the field-name patterns redacted everywhere unless a
-// deployment or site skips them (seed 000, "Sensitive Field Redaction").
+// BuiltinPatterns are the field-name rules redacted everywhere unless a
+// deployment or site skips them (seed 000, "Sensitive Field Redaction",
+// widened by issue 14). Each is a word sequence written in any case style:
+// "TaxID" matches tax_id, TaxID and "Tax ID", never "TaxIdentifierType"'s
+// neighbours by accident.
 var BuiltinPatterns = []string{
-	"SSN", "SocialSecurity", "TaxRegistrationID", "TaxID", "BankAccount", "RoutingNumber",
-	"IBAN", "SWIFT", "CreditCard", "CardNumber", "Password", "Secret", "Salary", "PayRate",
-	"HourlyRate", "AnnualRate", "BirthDate", "DateOfBirth", "DOB",
+	// Personal identity.
+	"SSN", "SocialSecurity", "NationalID", "NationalIdentity", "NationalInsurance",
+	"Passport", "DriversLicense", "DriverLicense", "DrivingLicence", "DrivingLicense",
+	"BirthDate", "DateOfBirth", "DOB", "Birthday",
+	// Tax numbers.
+	"TaxID", "TaxNo", "TaxNumber", "TaxNbr", "TaxRegistration", "TaxExemptionNbr",
+	"TaxExemptionNumber", "TaxExemptionNo", "TaxExemptionID", "VatID", "VatNo", "VatNumber",
+	"VatNbr", "VatRegistration", "EIN", "TIN", "GSTIN", "ABN", "IRD", "TFN",
+	// Bank and card accounts.
+	"BankAccount", "BankAcNo", "AcNo", "AccountNumber", "AccountNo", "AccountNbr", "AcctNo",
+	"AcctNbr", "AcctNumber", "RoutingNumber", "RoutingNo", "RoutingNbr", "SortCode", "BSB",
+	"BranchCode", "IBAN", "SWIFT", "BIC", "CreditCard", "CardNumber", "CardNo", "CardNbr",
+	"CVV", "CVC",
+	// Credentials.
+	"Password", "Passwd", "Secret", "APIKey", "PrivateKey", "AccessToken", "RefreshToken",
+	// Pay.
+	"Salary", "PayRate", "HourlyRate", "AnnualRate", "Wage", "Wages", "GrossPay", "NetPay",
+	"Compensation", "CTC",
 }
+
+// labelOnly are words that make a name/value row sensitive when they are
+// the row's whole name, though a field of that name is not: a payment
+// instruction {"ID": "ACCOUNT", "Value": "000123456789"} holds an account
+// number, while a record's Account field names a ledger account.
+var labelOnly = []string{"Account", "Acct", "Routing", "ABA", "PIN"}
+
+// ssnHints are words that, in a field's name, make a nine-digit value an
+// SSN even without dashes ("078051120", "078 05 1120").
+var ssnHints = []string{"SSN", "SS", "SSNo", "Soc", "SocSec", "Social", "SIN"}
 
 // Rules say what to redact.
 type Rules struct {
@@ -51,53 +82,69 @@ func (r Rules) Merge(other Rules) Rules {
 
 // Redactor applies a fixed set of rules. It is safe for concurrent use.
 type Redactor struct {
-	patterns []string
-	skip     []string
+	patterns wordSet
+	skip     wordSet
 	exempt   map[string]bool
+	labels   wordSet
+	ssnHints wordSet
 
 	// verdicts remembers SensitiveName's answer for the field names seen:
 	// results repeat the same few names call after call. It stops growing
 	// at maxVerdicts names, so odd names cannot grow it without bound.
 	mu       sync.RWMutex
-	verdicts map[string]bool
+	verdicts map[string]verdict
 }
 
 const maxVerdicts = 4096
 
 // New builds a redactor from the built-in patterns plus rules.
 func New(rules Rules) *Redactor {
-	r := &Redactor{}
+	r := &Redactor{patterns: wordSet{}, skip: wordSet{}, exempt: map[string]bool{}, labels: wordSet{}, ssnHints: wordSet{}}
 	for _, p := range append(slices.Clone(BuiltinPatterns), rules.Add...) {
-		if n := normalize(p); n != "" && !slices.Contains(r.patterns, n) {
-			r.patterns = append(r.patterns, n)
-		}
+		r.patterns.add(p)
 	}
 	for _, p := range rules.Skip {
-		if n := normalize(p); n != "" {
-			r.skip = append(r.skip, n)
-		}
+		r.skip.add(p)
 	}
-	r.exempt = map[string]bool{}
 	for _, name := range rules.Exempt {
 		r.exempt[normalize(name)] = true
+	}
+	for _, p := range labelOnly {
+		r.labels.add(p)
+	}
+	for _, p := range ssnHints {
+		r.ssnHints.add(p)
 	}
 	return r
 }
 
+// normalize is a name as exemptions compare it: lower case, without
+// separators.
 func normalize(name string) string {
-	var b strings.Builder
-	for _, c := range strings.ToLower(name) {
-		switch c {
-		case '_', '-', '.', ' ':
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return strings.Join(Words(name), "")
 }
+
+// A verdict is what the rules say about a field name, as bits.
+type verdict uint8
+
+const (
+	// nameSensitive: a field of this name is redacted.
+	nameSensitive verdict = 1 << iota
+	// nameHintsSSN: a nine-digit value under this name is an SSN.
+	nameHintsSSN
+	// nameRowLabel: the name names a name/value row (rowLabelKeys).
+	nameRowLabel
+	// nameRowValue: the name holds a name/value row's value.
+	nameRowValue
+)
 
 // SensitiveName reports whether a field of this name is redacted.
 func (r *Redactor) SensitiveName(name string) bool {
+	return r.verdict(name)&nameSensitive != 0
+}
+
+// verdict returns the verdict on a field name, remembered.
+func (r *Redactor) verdict(name string) verdict {
 	r.mu.RLock()
 	v, ok := r.verdicts[name]
 	r.mu.RUnlock()
@@ -107,9 +154,14 @@ func (r *Redactor) SensitiveName(name string) bool {
 	return r.judge(name)
 }
 
-// sensitiveNameBytes is SensitiveName for a name in a byte slice, without
-// converting it to a string when its verdict is known.
+// sensitiveNameBytes is SensitiveName for a name in a byte slice.
 func (r *Redactor) sensitiveNameBytes(name []byte) bool {
+	return r.verdictBytes(name)&nameSensitive != 0
+}
+
+// verdictBytes is verdict for a name in a byte slice, without converting
+// it to a string when its verdict is known.
+func (r *Redactor) verdictBytes(name []byte) verdict {
 	r.mu.RLock()
 	v, ok := r.verdicts[string(name)]
 	r.mu.RUnlock()
@@ -119,13 +171,24 @@ func (r *Redactor) sensitiveNameBytes(name []byte) bool {
 	return r.judge(string(name))
 }
 
-// judge decides whether a field of this name is redacted and remembers
-// the verdict.
-func (r *Redactor) judge(name string) bool {
-	v := r.sensitive(name)
+// judge decides the verdict on a field name and remembers it.
+func (r *Redactor) judge(name string) verdict {
+	var v verdict
+	if r.sensitive(name) {
+		v |= nameSensitive
+	}
+	if r.hintsSSN(name) {
+		v |= nameHintsSSN
+	}
+	if slices.Contains(rowLabelKeys, name) {
+		v |= nameRowLabel
+	}
+	if name == "Value" || name == "value" {
+		v |= nameRowValue
+	}
 	r.mu.Lock()
 	if r.verdicts == nil {
-		r.verdicts = map[string]bool{}
+		r.verdicts = map[string]verdict{}
 	}
 	if len(r.verdicts) < maxVerdicts {
 		r.verdicts[name] = v
@@ -135,21 +198,40 @@ func (r *Redactor) judge(name string) bool {
 }
 
 func (r *Redactor) sensitive(name string) bool {
-	n := normalize(name)
-	if r.exempt[n] {
+	return r.sensitiveWords(Words(name))
+}
+
+func (r *Redactor) sensitiveWords(words []string) bool {
+	if r.exempt[strings.Join(words, "")] {
 		return false
 	}
-	for _, s := range r.skip {
-		if strings.Contains(n, s) {
-			return false
-		}
+	if r.skip.match(words) {
+		return false
 	}
-	for _, p := range r.patterns {
-		if strings.Contains(n, p) {
-			return true
-		}
+	return r.patterns.match(words)
+}
+
+// sensitiveLabel reports whether a name/value row whose name is label
+// holds a sensitive value: the label is a sensitive name, a bare word such
+// as ACCOUNT, or names an SSN.
+func (r *Redactor) sensitiveLabel(label string) bool {
+	if len(label) == 0 || len(label) > 100 {
+		return false
 	}
-	return false
+	words := Words(label)
+	if r.sensitiveWords(words) {
+		return true
+	}
+	if len(words) == 1 && r.labels[words[0]] {
+		return true
+	}
+	return r.ssnHints.match(words)
+}
+
+// hintsSSN reports whether a field of this name may hold an SSN written
+// without dashes.
+func (r *Redactor) hintsSSN(name string) bool {
+	return r.ssnHints.match(Words(name))
 }
 
 // Apply redacts v in place (a value decoded from JSON: maps, slices,
@@ -157,35 +239,104 @@ func (r *Redactor) sensitive(name string) bool {
 // as "data.items[3].tax_id".
 func (r *Redactor) Apply(v any) (any, []string) {
 	var paths []string
-	out := r.walk(v, "", &paths)
+	out := r.walk(v, "", "", &paths)
 	return out, paths
 }
 
-func (r *Redactor) walk(v any, path string, paths *[]string) any {
+// walk redacts v, found at path under a member called name ("" in an
+// array or at the top).
+func (r *Redactor) walk(v any, path, name string, paths *[]string) any {
 	switch t := v.(type) {
 	case map[string]any:
+		rowValue := r.rowValueKey(t)
 		for k, child := range t {
 			p := join(path, k)
-			if child != nil && r.SensitiveName(k) && !isEmptyValue(child) {
+			if child != nil && !isEmptyValue(child) && ((rowValue != "" && k == rowValue) || r.SensitiveName(k)) {
 				t[k] = Placeholder
 				*paths = append(*paths, p)
 				continue
 			}
-			t[k] = r.walk(child, p, paths)
+			t[k] = r.walk(child, p, k, paths)
 		}
 		return t
 	case []any:
 		for i, child := range t {
-			t[i] = r.walk(child, path+"["+strconv.Itoa(i)+"]", paths)
+			t[i] = r.walk(child, path+"["+strconv.Itoa(i)+"]", "", paths)
 		}
 		return t
 	case string:
-		if looksSensitive(t) {
+		if out, changed := r.redactString(t, name); changed {
+			*paths = append(*paths, path)
+			return out
+		}
+	case json.Number:
+		if cardNumber(string(t)) {
+			*paths = append(*paths, path)
+			return Placeholder
+		}
+	case float64:
+		if t >= 1e12 && t < 1e19 && t == float64(int64(t)) && cardNumber(strconv.FormatInt(int64(t), 10)) {
 			*paths = append(*paths, path)
 			return Placeholder
 		}
 	}
 	return v
+}
+
+// redactString redacts a string value of a member called name: the whole
+// value when it has a sensitive shape, or the IBANs and card numbers
+// inside it.
+func (r *Redactor) redactString(s, name string) (string, bool) {
+	if looksSensitive(s) || (name != "" && ssnUndashed(s) && r.verdict(name)&nameHintsSSN != 0) {
+		return Placeholder, true
+	}
+	if !mayHoldNumbers(s) {
+		return s, false
+	}
+	out := redactEmbedded(s)
+	return out, out != s
+}
+
+// rowLabelKeys are the members that name a name/value row: Acumatica's
+// attributes (AttributeID), payment instructions (PaymentInstructionsID,
+// Description), payment-method details (Name), and key/value child tables.
+var rowLabelKeys = []string{"ID", "Name", "name", "Key", "key", "Attribute", "attribute", "AttributeID",
+	"AttributeDescription", "PaymentInstructionsID", "Description", "description", "Label", "label"}
+
+// rowValueKey returns the member holding a name/value row's value when the
+// row's name is sensitive ("Value" or "value"), or "".
+func (r *Redactor) rowValueKey(m map[string]any) string {
+	valueKey := ""
+	for _, k := range [...]string{"Value", "value"} {
+		if _, ok := m[k]; ok {
+			valueKey = k
+			break
+		}
+	}
+	if valueKey == "" || len(m) < 2 {
+		return ""
+	}
+	for _, k := range rowLabelKeys {
+		if label, ok := unwrapString(m[k]); ok && r.sensitiveLabel(label) {
+			return valueKey
+		}
+	}
+	return ""
+}
+
+// unwrapString returns a string member's text, also when Acumatica wraps
+// it as {"value": "…"}.
+func unwrapString(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case map[string]any:
+		if len(t) == 1 {
+			s, ok := t["value"].(string)
+			return s, ok
+		}
+	}
+	return "", false
 }
 
 // isEmptyValue reports values with nothing to hide, including a value that
@@ -195,6 +346,11 @@ func isEmptyValue(v any) bool {
 	case string:
 		return t == "" || t == Placeholder
 	case map[string]any:
+		if len(t) == 1 {
+			if inner, ok := t["value"]; ok {
+				return inner == nil || isEmptyValue(inner)
+			}
+		}
 		return len(t) == 0
 	case []any:
 		return len(t) == 0
@@ -209,44 +365,22 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-var ssnShape = regexp.MustCompile(`^\d{3}-\d{2}-\d{4}$`)
-
-// looksSensitive reports whether a whole string value has the shape of a
-// US social security number or a payment card number (13–19 digits,
-// optionally grouped by spaces or dashes, passing the Luhn check).
-func looksSensitive(s string) bool {
-	s = strings.TrimSpace(s)
-	if len(s) < 11 || len(s) > 23 {
-		return false
-	}
-	if ssnShape.MatchString(s) {
-		return true
-	}
-	digits := make([]byte, 0, 19)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digits = append(digits, c-'0')
-		case c == ' ' || c == '-':
-		default:
-			return false
+// SensitivePath reports whether a field path a call names (a filter's
+// field, a select or expand entry: "TaxID", "MainContact/Email",
+// "Document.UsrSSN") covers a redacted field, and which part of it does.
+func (r *Redactor) SensitivePath(path string) (string, bool) {
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' && path[i] != '.' {
+			continue
 		}
-	}
-	return len(digits) >= 13 && len(digits) <= 19 && luhn(digits)
-}
-
-func luhn(d []byte) bool {
-	sum := 0
-	for i := len(d) - 1; i >= 0; i-- {
-		v := int(d[i])
-		if (len(d)-1-i)%2 == 1 {
-			v *= 2
-			if v > 9 {
-				v -= 9
-			}
+		if part := path[start:i]; part != "" && r.SensitiveName(part) {
+			return part, true
 		}
-		sum += v
+		start = i + 1
 	}
-	return sum%10 == 0
+	if start > 0 && r.SensitiveName(path) {
+		return path, true
+	}
+	return "", false
 }

@@ -130,6 +130,16 @@ func (g *gen) genVendors() {
 		if i%6 == 0 {
 			r.set("TaxRegistrationID", fmt.Sprintf("%02d-%07d", 10+i, 1234567+i*111))
 		}
+		if i%3 == 2 {
+			// ACH vendors keep their bank details as name/value rows.
+			for n, d := range [][2]string{
+				{"ACCOUNT", "Account Number"}, {"ROUTING", "Routing Number"}, {"BENEFNAME", "Beneficiary Name"},
+			} {
+				value := map[string]string{"ACCOUNT": fmt.Sprintf("%012d", 4000123+i*7919), "ROUTING": fmt.Sprintf("0210%05d", 100+i), "BENEFNAME": name}[d[0]]
+				g.line(r, "PaymentInstructions", "BusinessAccountPaymentInstructionDetail", n+1).
+					set("PaymentInstructionsID", d[0]).set("Description", d[1]).set("PaymentMethod", "ACH").set("LocationID", int64(1)).set("Value", value)
+			}
+		}
 		g.contactLink(r, "MainContact", i+500, name)
 		g.vendors = append(g.vendors, g.ds.add(r))
 	}

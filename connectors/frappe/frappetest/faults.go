@@ -22,7 +22,7 @@ type Fault struct {
 	RetryAfter string        // optional Retry-After header
 	Hang       bool          // never answer until the client goes away
 	Delay      time.Duration // wait before answering
-	Body       []byte        // raw body sent with 200 instead (e.g. invalid JSON)
+	Body       []byte        // raw body sent with 200 instead (e.g. invalid JSON), or with Status instead of the Frappe-shaped one
 	// BodySize streams a syntactically valid JSON body of about this many
 	// bytes: {"data":[{...},...]}.
 	BodySize int64
@@ -103,7 +103,10 @@ func (s *Simulator) applyFault(f *Fault, w http.ResponseWriter, r *http.Request)
 	switch {
 	case f.Status != 0:
 		status = f.Status
-		body = pyJSON(faultError(f.Status).body())
+		body = f.Body
+		if body == nil {
+			body = pyJSON(faultError(f.Status).body())
+		}
 	case f.Body != nil:
 		body = f.Body
 	case f.BodySize > 0:

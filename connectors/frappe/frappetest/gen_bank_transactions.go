@@ -3,6 +3,7 @@ package frappetest
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -124,6 +125,15 @@ func (g *generator) buildBankTransaction(name string, sp *btSpec) *Doc {
 	if sp.party[1] != "" {
 		f["party_type"], f["party"] = sp.party[0], sp.party[1]
 		f["bank_party_name"] = sp.party[1]
+		// The payer's account as the bank statement shows it (NZ
+		// format), derived from the transaction's name.
+		digits := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, name)
+		f["bank_party_account_number"] = "12-3456-" + fmt.Sprintf("%07s", digits[max(0, len(digits)-7):]) + "-00"
 	}
 	for _, pe := range sp.payments {
 		amt := pe.Dec("base_received_amount").Cents()
