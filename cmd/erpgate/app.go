@@ -268,6 +268,9 @@ func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			rc := http.NewResponseController(w)
 			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+				// On a copy: the server still sees its own body, and
+				// what of it was read.
+				r = r.WithContext(r.Context())
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			}
 		}

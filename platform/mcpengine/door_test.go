@@ -225,3 +225,29 @@ func TestOneCallerHoldsOnlyItsShare(t *testing.T) {
 		waitCount(t, e.admission, "callers with a share", 0, e.admission.callers.size)
 	})
 }
+
+// TestRefusalBeforeTheBodyIsNotHeldByIt: a caller over its share whose
+// body arrives slowly gets its 503 at once, and its connection is closed,
+// instead of the server reading the rest of the body first.
+func TestRefusalBeforeTheBodyIsNotHeldByIt(t *testing.T) {
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: 300 * time.Millisecond, MaxActive: 4, MaxCalls: 2, CallerShare: 50})
+	release := releaseOnce(t, hold)
+	first := make(chan int, 1)
+	go func() {
+		status, _, _ := postAs(t, endpoint, "greedy", "hold")
+		first <- status
+	}()
+	waitCount(t, e.admission, "work slots free", 3, func() int { return e.admission.free })
+	conn := rawRequest(t, endpoint, http.MethodPost, map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2025-06-18", "Content-Length": "500", "X-Test-Caller": "greedy",
+	}, `{"jsonrpc":"2.0",`)
+	resp := readStatus(t, conn)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !resp.Close {
+		t.Errorf("over its share with a slow body: %d, Retry-After %q, close %v; want 503 with Retry-After, closed", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Close)
+	}
+	release()
+	if status := <-first; status != http.StatusOK {
+		t.Errorf("the held call: %d", status)
+	}
+}

@@ -198,6 +198,10 @@ func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*call
 	}
 	slot, err := e.admission.enterAs(r.Context(), key, e.opts.Budget)
 	if err != nil {
+		// The body has not been read: close the connection rather than
+		// let the server read the rest of it (as slowly as the client
+		// likes) before it sends the answer.
+		w.Header().Set("Connection", "close")
 		e.busy(w, r, err)
 		return nil, false
 	}
