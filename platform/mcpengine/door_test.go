@@ -69,7 +69,8 @@ func readStatus(t *testing.T, conn net.Conn) *http.Response {
 }
 
 // TestGETStreamHoldsNoSlot: a GET on the MCP endpoint (the standing SSE
-// stream clients open) is answered 405 at once and holds no slot, so with
+// stream clients open) is answered 405 at once, its connection closed, and
+// holds no slot, so with
 // a single work slot and a single call slot another request is served
 // while the GET's connection stays open.
 func TestGETStreamHoldsNoSlot(t *testing.T) {
@@ -85,8 +86,8 @@ func TestGETStreamHoldsNoSlot(t *testing.T) {
 			t.Fatalf("%s: a call while a GET stream is open: %d %s", c.version, status, body)
 		}
 		resp := readStatus(t, conn)
-		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow {
-			t.Errorf("%s: GET answered %d, Allow %q; want 405, Allow %q", c.version, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || !resp.Close {
+			t.Errorf("%s: GET answered %d, Allow %q, close %v; want 405, Allow %q, closed", c.version, resp.StatusCode, resp.Header.Get("Allow"), resp.Close, c.allow)
 		}
 	}
 }

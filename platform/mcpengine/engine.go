@@ -161,9 +161,9 @@ func New(opts Options) (*Engine, error) {
 	e.log.Info("mcp_admission",
 		zap.Int("work_slots", opts.MaxActive),
 		zap.Int("call_slots", opts.MaxCalls),
+		zap.Int64("answer_bytes", opts.MaxAnswerBytes),
 		zap.Int64("caller_work_slots", e.admission.callers.workCap),
-		zap.Int64("caller_call_slots", e.admission.callers.callsCap),
-		zap.Int64("answer_bytes", opts.MaxAnswerBytes))
+		zap.Int64("caller_call_slots", e.admission.callers.callsCap))
 	for _, kind := range opts.Registry.Kinds() {
 		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
 		if err != nil {

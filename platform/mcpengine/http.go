@@ -174,13 +174,16 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 // stream would hold a slot for as long as the client likes). The
 // streamable HTTP transport lets a server answer 405; clients then use
 // POST only. 2026-07-28 removed the GET stream altogether, and DELETE with
-// it, so its answer allows only POST, as mcp-go's does.
+// it, so its answer allows only POST, as mcp-go's does. The connection is
+// closed too: clients open the stream on a connection of its own, so
+// nothing is lost, and a caller cannot keep thousands of them idle.
 func refuseStream(w http.ResponseWriter, r *http.Request) {
 	allow := "POST, DELETE"
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		allow = "POST"
 	}
 	w.Header().Set("Allow", allow)
+	w.Header().Set("Connection", "close")
 	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
 		"this server sends nothing on a standing GET stream: send requests with POST")
 }
