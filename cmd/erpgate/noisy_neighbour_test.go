@@ -215,3 +215,37 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 		t.Errorf("live heap grew from %d KiB to %d KiB and stayed", heapBefore>>10, after>>10)
 	}
 }
+
+// TestOAuthMCPGetIsRefused: on the OAuth front door, a signed-in client's
+// GET stream is answered 405 (and its connection closed) rather than held
+// open; without a token it is still a 401 challenge.
+func TestOAuthMCPGetIsRefused(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
+	get := func(token string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, site.MCPURL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		client := &http.Client{Timeout: 30 * time.Second}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp
+	}
+	if resp := get(c.source.current().AccessToken); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST, DELETE" || !resp.Close {
+		t.Errorf("signed-in GET: %d, Allow %q, close %v; want 405, Allow \"POST, DELETE\", closed", resp.StatusCode, resp.Header.Get("Allow"), resp.Close)
+	}
+	if resp := get(""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("GET without a token: %d, WWW-Authenticate %q; want a 401 challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	// The client connected with its GET stream refused goes on with POST.
+	mustSucceed(t, callTool(t, c.cs, "get_current_user", nil), "get_current_user")
+}
