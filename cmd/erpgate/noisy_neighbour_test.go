@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -248,4 +250,68 @@ func TestOAuthMCPGetIsRefused(t *testing.T) {
 	}
 	// The client connected with its GET stream refused goes on with POST.
 	mustSucceed(t, callTool(t, c.cs, "get_current_user", nil), "get_current_user")
+}
+
+// TestServerTimeouts: a request's headers, its body and an idle
+// connection each get the configured time and no more, on every route.
+func TestServerTimeouts(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_HTTP_READ_HEADER_TIMEOUT": "1s",
+		"ERPGATE_HTTP_BODY_TIMEOUT":        "1s",
+		"ERPGATE_HTTP_IDLE_TIMEOUT":        "1s",
+	})
+	u, _ := url.Parse(gw.URL)
+	open := func(first string) (net.Conn, *bufio.Reader) {
+		c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if _, err := c.Write([]byte(first)); err != nil {
+			t.Fatal(err)
+		}
+		// The server must act long before this bound.
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		return c, bufio.NewReader(c)
+	}
+	// closed reads what is left on the connection and reports whether the
+	// server closed it (rather than the bound running out).
+	closed := func(r *bufio.Reader) bool {
+		_, err := r.WriteTo(io.Discard)
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+
+	t.Run("headers", func(t *testing.T) {
+		_, r := open("GET /healthz HTTP/1.1\r\nHost: " + u.Host + "\r\nX-Slow: ")
+		if !closed(r) {
+			t.Error("a request whose headers never end was not cut off")
+		}
+	})
+	t.Run("body", func(t *testing.T) {
+		// The admin API, not an MCP endpoint: the deadline is the server's.
+		_, r := open("POST /api/v1/sites HTTP/1.1\r\nHost: " + u.Host + "\r\nAuthorization: Bearer " + gw.AdminToken +
+			"\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"slug\":")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("a body that never ends got no answer: %v", err)
+		}
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+			t.Errorf("a body that never ends: %s, want a 4xx", resp.Status)
+		}
+		if !closed(r) {
+			t.Error("the connection of a body that never ends was kept")
+		}
+	})
+	t.Run("idle", func(t *testing.T) {
+		_, r := open("GET /healthz HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("healthz: %v %v", resp, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if !closed(r) {
+			t.Error("an idle connection was kept past the idle timeout")
+		}
+	})
 }
