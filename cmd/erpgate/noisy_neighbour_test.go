@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -314,4 +315,53 @@ func TestServerTimeouts(t *testing.T) {
 			t.Error("an idle connection was kept past the idle timeout")
 		}
 	})
+}
+
+// TestWaitAtTheDoorLeavesTheBodyItsTime: a request that waits at the door
+// longer than the body timeout (the replica's one call slot is taken by a
+// call at a slow ERP) still has the whole body timeout to send its body
+// once it is let in.
+func TestWaitAtTheDoorLeavesTheBodyItsTime(t *testing.T) {
+	ctx := context.Background()
+	slow, other := frappetest.NewServer(frappetest.Options{}), frappetest.NewServer(frappetest.Options{})
+	defer slow.Close()
+	defer other.Close()
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_HTTP_BODY_TIMEOUT":   "1s",
+		"ERPGATE_LIMIT_REPLICA_CALLS": "1",
+		"ERPGATE_UPSTREAM_BUDGET":     "20s",
+	})
+	a := gw.registerFrappe(t, "slow", slow, userWithRole(t, slow, "service"))
+	b := gw.registerFrappe(t, "other", other, userWithRole(t, other, "service"))
+	client := &http.Client{Timeout: time.Minute}
+	slow.SetFault(frappetest.Fault{PathPrefix: "/api/resource/Customer", Times: 1, Delay: 3 * time.Second})
+	first := make(chan serviceOutcome, 1)
+	go func() {
+		first <- callService(ctx, client, gw.URL, a.ServiceToken, "list_customers", map[string]any{"limit": 5})
+	}()
+	// Once the slow call holds the one call slot, the other call waits at
+	// the door for most of three seconds.
+	waitFor(t, 10*time.Second, "the slow call to reach the ERP", func() bool { return slow.RequestCount("/api/resource/Customer") > 0 })
+	// Its body is larger than what the server reads with the headers, so
+	// most of it is read only once the call is let in.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":5}}` + strings.Repeat(" ", 256<<10) + `}`
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+"/service/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	req.Header.Set("X-Erpgate-Service-Token", b.ServiceToken)
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(reply), `"structuredContent"`) || strings.Contains(string(reply), `"error"`) {
+		t.Errorf("a call let in after waiting at the door: %s %.300s", resp.Status, reply)
+	}
+	t.Logf("the second call took %v, the body timeout is 1s", time.Since(start))
+	if o := <-first; !o.ok() {
+		t.Errorf("the slow call: %v", o)
+	}
 }
