@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -98,11 +99,14 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 	// (a replica stopped as it starts) still stops it: Serve then returns
 	// at once.
 	a.server = &http.Server{
-		Handler:           a.echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		// No WriteTimeout: a tool call may legitimately run for the whole
-		// upstream budget; the engine bounds it.
+		Handler:           bodyDeadline(a.echo, cfg.HTTP.BodyTimeout),
+		ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
+		IdleTimeout:       cfg.HTTP.IdleTimeout,
+		// No ReadTimeout: it would stay on the connection while the
+		// handler runs, and cancel a long call's context when it fires;
+		// bodyDeadline bounds the body instead. No WriteTimeout: a tool
+		// call may legitimately run for the whole upstream budget; the
+		// engine bounds it.
 	}
 	return a, nil
 }
@@ -162,6 +166,8 @@ func (a *App) build(ctx context.Context) error {
 		MaxRecords:     cfg.Limits.MaxRecords,
 		MaxCalls:       cfg.Limits.ReplicaCalls,
 		MaxAnswerBytes: cfg.Limits.ReplicaAnswerBytes,
+		CallerShare:    cfg.Limits.CallerShare,
+		BodyTimeout:    cfg.HTTP.BodyTimeout,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
 		Storage:        sitestore.New(a.pool),
 		AllowedOrigins: origins,
@@ -279,6 +285,44 @@ func (a *App) Shutdown(ctx context.Context) error {
 	}
 	a.pool.Close()
 	return errors.Join(errs...)
+}
+
+// bodyDeadline gives every request with a body timeout to send it: a
+// read deadline on the connection, lifted once the body has been read to
+// its end, so that the handler's own work is not bounded by it. A body
+// that arrives too slowly fails to read (the MCP endpoints answer 408),
+// and its connection is closed. The MCP engine sets the same deadline
+// itself.
+func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+				// On a copy: the server still sees its own body, and
+				// what of it was read.
+				r = r.WithContext(r.Context())
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline when its body has
+// been read to the end.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // drainGuard refuses new requests with 503 once shutdown has begun.

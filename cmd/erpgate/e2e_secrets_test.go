@@ -82,8 +82,11 @@ func TestReplicaBoundsReachTheEngine(t *testing.T) {
 	gw := startGateway(t, "", map[string]string{
 		"ERPGATE_LIMIT_REPLICA_CALLS":        "7",
 		"ERPGATE_LIMIT_REPLICA_ANSWER_BYTES": "2097152",
+		"ERPGATE_LIMIT_CALLER_SHARE":         "50",
 	})
-	if logs := gw.Logs.String(); !strings.Contains(logs, `"msg":"mcp_admission"`) || !strings.Contains(logs, `"call_slots":7,"answer_bytes":2097152`) {
+	// Half of the 7 call slots, rounded down, and of the work slots.
+	callerShare := fmt.Sprintf(`"caller_work_slots":%d,"caller_call_slots":3`, max(16, 8*runtime.GOMAXPROCS(0))/2)
+	if logs := gw.Logs.String(); !strings.Contains(logs, `"msg":"mcp_admission"`) || !strings.Contains(logs, `"call_slots":7,"answer_bytes":2097152,`+callerShare) {
 		t.Errorf("the engine does not admit with the configured bounds:\n%.3000s", logs)
 	}
 	def := startGateway(t, "", nil)

@@ -54,6 +54,7 @@ type Config struct {
 	Limits    Limits    `yaml:"limits"`
 	Redaction Redaction `yaml:"redaction"`
 	Usage     Usage     `yaml:"usage"`
+	HTTP      HTTP      `yaml:"http"`
 
 	// ShutdownTimeout bounds graceful shutdown: draining requests and
 	// flushing usage events.
@@ -100,6 +101,22 @@ type Limits struct {
 	// more) one replica's calls hold at once; a call with a large answer
 	// waits for room. Default 64 MiB.
 	ReplicaAnswerBytes int64 `yaml:"replica_answer_bytes"`
+	// CallerShare is the percentage of a replica's call slots and work
+	// slots one caller (a service token, or a user of a site) may hold at
+	// once. Default 25.
+	CallerShare int `yaml:"caller_share"`
+}
+
+// HTTP bounds how long a client may take over the parts of a request.
+type HTTP struct {
+	// ReadHeaderTimeout bounds reading a request's line and headers.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// BodyTimeout bounds reading a request's body; a slower one is
+	// answered 408 and its connection closed.
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// IdleTimeout is how long a kept-alive connection may wait for its
+	// next request.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // Redaction adjusts the built-in sensitive field-name patterns for the whole

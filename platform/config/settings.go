@@ -72,6 +72,16 @@ var settings = []setting{
 	{key: "limits.replica_answer_bytes", env: "ERPGATE_LIMIT_REPLICA_ANSWER_BYTES", fallback: "67108864",
 		apply: intIn(1<<20, 1<<40, func(c *Config) *int64 { return &c.Limits.ReplicaAnswerBytes })},
 
+	{key: "limits.caller_share", env: "ERPGATE_LIMIT_CALLER_SHARE", fallback: "25",
+		apply: intIn(1, 100, func(c *Config) *int { return &c.Limits.CallerShare })},
+
+	{key: "http.read_header_timeout", env: "ERPGATE_HTTP_READ_HEADER_TIMEOUT", fallback: "10s",
+		apply: durationIn(time.Second, 5*time.Minute, func(c *Config) *time.Duration { return &c.HTTP.ReadHeaderTimeout })},
+	{key: "http.body_timeout", env: "ERPGATE_HTTP_BODY_TIMEOUT", fallback: "30s",
+		apply: durationIn(time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.HTTP.BodyTimeout })},
+	{key: "http.idle_timeout", env: "ERPGATE_HTTP_IDLE_TIMEOUT", fallback: "2m",
+		apply: durationIn(time.Second, time.Hour, func(c *Config) *time.Duration { return &c.HTTP.IdleTimeout })},
+
 	{key: "redaction.patterns", env: "ERPGATE_REDACT_PATTERNS", list: true,
 		apply: fieldPatterns(func(c *Config) *[]string { return &c.Redaction.Patterns })},
 	{key: "redaction.skip", env: "ERPGATE_REDACT_SKIP", list: true,

@@ -3,6 +3,7 @@ package mcpengine
 import (
 	"container/list"
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"sync"
@@ -32,6 +33,13 @@ import (
 //     bounds such calls per caller and per site, and this bounds them per
 //     replica, however many sites are slow at once. A new request takes a
 //     call slot, at the door, before it takes a work slot.
+//
+// Both are shared fairly between callers: one caller (Session.LimitKey: a
+// service token, or a user of a site) holds at most its share
+// (Options.CallerShare) of each, so that however many requests it sends,
+// the rest of the replica stays free for everyone else. A caller over its
+// share of call slots waits briefly at the door (callerWait) and is then
+// refused; one over its share of work slots waits like any request.
 //
 // Besides, large ERP answers (a megabyte or more, such as big reports) are
 // bounded in bytes: a call holds its first large answer's size of the
@@ -75,12 +83,152 @@ type admission struct {
 	answerBudget int64
 	// answerWaits counts the calls waiting for room in the budget.
 	answerWaits atomic.Int32
+	// callers holds each caller to its share of the slots.
+	callers callerGates
 }
 
 type admissionWaiter struct{ granted chan struct{} }
 
+// defaultCallerShare is the percentage of the call and work slots one
+// caller may hold when Options.CallerShare is 0.
+const defaultCallerShare = 25
+
+// callerWait is the longest a caller over its share of call slots waits at
+// the door before it is refused (at most the budget).
+const callerWait = time.Second
+
 func newAdmission(work, calls int, answerBytes int64) *admission {
-	return &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes}
+	return newFairAdmission(work, calls, answerBytes, 100)
+}
+
+// newFairAdmission is newAdmission with each caller held to share percent
+// of the work and call slots (at least one of each).
+func newFairAdmission(work, calls int, answerBytes int64, share int) *admission {
+	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes,
+		callers: callerGates{callsCap: int64(calls), workCap: int64(work)}}
+	if share < 100 {
+		a.callers.m = map[string]*callerGate{}
+		a.callers.callsCap = int64(max(1, calls*share/100))
+		a.callers.workCap = int64(max(1, work*share/100))
+	}
+	return a
+}
+
+// callerGates holds each caller's share of the slots, for as long as it
+// has a request at the door or inside; a caller with none takes no memory.
+type callerGates struct {
+	mu                sync.Mutex
+	m                 map[string]*callerGate
+	callsCap, workCap int64
+}
+
+// callerGate is one caller's share: calls counts its call slots, work its
+// work slots.
+type callerGate struct {
+	refs        int
+	calls, work *semaphore.Weighted
+}
+
+func (g *callerGates) get(key string) *callerGate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.m[key]
+	if c == nil {
+		c = &callerGate{calls: semaphore.NewWeighted(g.callsCap), work: semaphore.NewWeighted(g.workCap)}
+		g.m[key] = c
+	}
+	c.refs++
+	return c
+}
+
+func (g *callerGates) put(key string, c *callerGate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.refs--; c.refs == 0 {
+		delete(g.m, key)
+	}
+}
+
+// size is the number of callers with a request at the door or inside
+// (0 with a share of 100 %).
+func (g *callerGates) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.m)
+}
+
+// errCallerShare is the refusal of a caller over its share of call slots.
+var errCallerShare = errors.New("the caller holds its share of this replica's requests")
+
+// enterAs takes, for caller key, a share of the call slots (waiting at
+// most callerWait, or wait if shorter) and then a call slot (waiting at
+// most wait). The slot it returns holds no work slot yet (see work).
+func (a *admission) enterAs(ctx context.Context, key string, wait time.Duration) (*callSlot, error) {
+	if a.callers.m == nil {
+		// A share of 100 %: no caller is held to less than the replica.
+		s := &callSlot{adm: a}
+		if !a.tryEnter() {
+			ectx, cancel := context.WithTimeout(ctx, wait)
+			err := a.enter(ectx)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+		}
+		s.entered = true
+		return s, nil
+	}
+	c := a.callers.get(key)
+	if !c.calls.TryAcquire(1) {
+		cctx, cancel := context.WithTimeout(ctx, min(callerWait, wait))
+		err := c.calls.Acquire(cctx, 1)
+		cancel()
+		if err != nil {
+			a.callers.put(key, c)
+			if ctx.Err() == nil {
+				err = errCallerShare
+			}
+			return nil, err
+		}
+	}
+	s := &callSlot{adm: a, key: key, caller: c}
+	if !a.tryEnter() {
+		ectx, cancel := context.WithTimeout(ctx, wait)
+		err := a.enter(ectx)
+		cancel()
+		if err != nil {
+			s.done()
+			return nil, err
+		}
+	}
+	s.entered = true
+	return s, nil
+}
+
+// work takes a work slot for s, its caller's share first, waiting at most
+// wait in all.
+func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
+	if s.caller == nil || s.caller.work.TryAcquire(1) {
+		if s.adm.tryAcquire() {
+			s.mu.Lock()
+			s.held = true
+			s.mu.Unlock()
+			return nil
+		}
+		if s.caller != nil {
+			s.caller.work.Release(1)
+		}
+	}
+	// Only a request that has to queue pays for a deadline.
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := s.takeWork(ctx, false); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+	return nil
 }
 
 // acquireWithin waits, as a new arrival, for a call slot and then a work
@@ -209,7 +357,11 @@ func (a *admission) release() {
 // requests from several goroutines; the slot is given back while any of
 // them waits on the ERP and taken again when the last one is answered.
 type callSlot struct {
-	adm      *admission
+	adm *admission
+	// key and caller are the caller's share (nil in tests of the slots
+	// alone).
+	key      string
+	caller   *callerGate
 	mu       sync.Mutex
 	upstream int // upstream requests under way
 	held     bool
@@ -226,7 +378,32 @@ func (s *callSlot) leave() {
 	s.upstream++
 	if s.held {
 		s.held = false
-		s.adm.release()
+		s.giveWork()
+	}
+}
+
+// takeWork waits for the caller's share of work slots and then for a
+// work slot; resume marks a call coming back from the ERP.
+func (s *callSlot) takeWork(ctx context.Context, resume bool) error {
+	if s.caller != nil {
+		if err := s.caller.work.Acquire(ctx, 1); err != nil {
+			return err
+		}
+	}
+	if err := s.adm.acquire(ctx, resume); err != nil {
+		if s.caller != nil {
+			s.caller.work.Release(1)
+		}
+		return err
+	}
+	return nil
+}
+
+// giveWork gives a work slot and the caller's share of it back.
+func (s *callSlot) giveWork() {
+	s.adm.release()
+	if s.caller != nil {
+		s.caller.work.Release(1)
 	}
 }
 
@@ -240,14 +417,15 @@ func (s *callSlot) resume(ctx context.Context) error {
 		return nil
 	}
 	s.mu.Unlock()
-	if err := s.adm.acquire(ctx, true); err != nil {
+	if err := s.takeWork(ctx, true); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held || s.upstream > 0 {
-		// Another request of the call came back first, or a new one left.
-		s.adm.release()
+	if s.held || s.upstream > 0 || s.finished {
+		// Another request of the call came back first, or a new one left,
+		// or the call has ended (a handler's stray request).
+		s.giveWork()
 		return nil
 	}
 	s.held = true
@@ -260,11 +438,15 @@ func (s *callSlot) done() {
 	defer s.mu.Unlock()
 	if s.held {
 		s.held = false
-		s.adm.release()
+		s.giveWork()
 	}
 	if s.entered {
 		s.entered = false
 		s.adm.exit()
+	}
+	if s.caller != nil && !s.finished {
+		s.caller.calls.Release(1)
+		s.adm.callers.put(s.key, s.caller)
 	}
 	if s.answer > 0 {
 		s.adm.answers.Release(s.answer)

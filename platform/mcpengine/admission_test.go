@@ -255,6 +255,15 @@ func fetchLength(ctx context.Context, c *connector.Call, path string) (any, erro
 // slots (0: the default) and an answer budget of two megabytes.
 func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
 	t.Helper()
+	// One caller: its share is the whole replica.
+	return gatedEngineWith(t, Options{Budget: budget, MaxActive: maxActive, MaxCalls: maxCalls, CallerShare: 100})
+}
+
+// gatedEngineWith is gatedEngine with more of the engine's options (the
+// registry, outbound, usage and answer budget are set here). Each
+// request's caller is its X-Test-Caller header.
+func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
+	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stream" {
@@ -289,15 +298,15 @@ func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (e
 	reg := connector.NewRegistry()
 	reg.MustRegister(gatedERP{hold: hold})
 	var err error
-	e, err = New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{},
-		Budget: budget, MaxActive: maxActive, MaxCalls: maxCalls, MaxAnswerBytes: 2 << 20})
+	opts.Registry, opts.Outbound, opts.Usage, opts.MaxAnswerBytes = reg, outbound.NewFactory(outbound.DefaultOptions()), &sink{}, 2<<20
+	e, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse(upstream.URL)
 	site := connector.Site{ID: uuid.New(), Slug: "gated", Kind: "gatederp", BaseURL: base}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, LimitKey: r.Header.Get("X-Test-Caller")})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, hold, upstreamGo, upstreamSeen, e

@@ -64,6 +64,13 @@ type Options struct {
 	MaxAnswerBytes int64
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
 	MaxRequestBytes int64
+	// BodyTimeout bounds how long a request's body may take to arrive;
+	// a slower one is answered 408. Default 30 s.
+	BodyTimeout time.Duration
+	// CallerShare is the percentage of the replica's call slots and work
+	// slots one caller (Session.LimitKey) may hold at once (admission.go).
+	// Default 25.
+	CallerShare int
 	// Version is reported in serverInfo.
 	Version string
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
@@ -128,6 +135,12 @@ func New(opts Options) (*Engine, error) {
 	if opts.MaxCalls <= 0 {
 		opts.MaxCalls = defaultMaxCalls()
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
+	}
+	if opts.CallerShare <= 0 || opts.CallerShare > 100 {
+		opts.CallerShare = defaultCallerShare
+	}
 	if opts.MaxAnswerBytes <= 0 {
 		opts.MaxAnswerBytes = defaultMaxAnswerBytes
 	}
@@ -139,7 +152,7 @@ func New(opts Options) (*Engine, error) {
 		log:       opts.Logger,
 		kinds:     map[string]*kindServer{},
 		origins:   map[string]bool{},
-		admission: newAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes),
+		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare),
 	}
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
@@ -148,7 +161,9 @@ func New(opts Options) (*Engine, error) {
 	e.log.Info("mcp_admission",
 		zap.Int("work_slots", opts.MaxActive),
 		zap.Int("call_slots", opts.MaxCalls),
-		zap.Int64("answer_bytes", opts.MaxAnswerBytes))
+		zap.Int64("answer_bytes", opts.MaxAnswerBytes),
+		zap.Int64("caller_work_slots", e.admission.callers.workCap),
+		zap.Int64("caller_call_slots", e.admission.callers.callsCap))
 	for _, kind := range opts.Registry.Kinds() {
 		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
 		if err != nil {

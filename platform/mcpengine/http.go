@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -34,7 +36,11 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	slot, ok := e.admit(w, r)
+	if r.Method == http.MethodGet {
+		refuseStream(w, r)
+		return
+	}
+	slot, ok := e.admit(w, r, s)
 	if !ok {
 		return
 	}
@@ -44,17 +50,13 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 
 	var body []byte
 	if r.Method == http.MethodPost {
-		var err error
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxRequestBytes))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST, "the request body is larger than this server accepts")
-				return
-			}
-			WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "the request body could not be read")
+		var ok bool
+		if body, ok = e.readBody(w, r); !ok {
 			return
 		}
+	}
+	if !e.startWork(w, r, slot) {
+		return
 	}
 
 	started := time.Now()
@@ -167,19 +169,101 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 	st.mu.Unlock()
 }
 
-// admit waits for a call slot and a work slot (see admission.go) before the
-// request body is read, so a waiting request holds only its connection. A request
-// that waits longer than the upstream budget is refused with 503: the
-// replica is overloaded, and another one, or a later retry, may serve it.
-func (e *Engine) admit(w http.ResponseWriter, r *http.Request) (*callSlot, bool) {
-	if err := e.admission.acquireWithin(r.Context(), e.opts.Budget); err != nil {
-		if r.Context().Err() == nil {
-			w.Header().Set("Retry-After", "1")
-			WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, "erpgate is busy; retry shortly")
-		}
+// refuseStream answers a GET: in stateless mode erpgate never sends a
+// message on a standing stream, so it does not hold one open (an open
+// stream would hold a slot for as long as the client likes). The
+// streamable HTTP transport lets a server answer 405; clients then use
+// POST only. 2026-07-28 removed the GET stream altogether, and DELETE with
+// it, so its answer allows only POST, as mcp-go's does. The connection is
+// closed too: clients open the stream on a connection of its own, so
+// nothing is lost, and a caller cannot keep thousands of them idle.
+func refuseStream(w http.ResponseWriter, r *http.Request) {
+	allow := "POST, DELETE"
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		allow = "POST"
+	}
+	w.Header().Set("Allow", allow)
+	w.Header().Set("Connection", "close")
+	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
+		"this server sends nothing on a standing GET stream: send requests with POST")
+}
+
+// admit takes, for the session's caller, a call slot (see admission.go)
+// before the request body is read, so a waiting request holds only its
+// connection. A caller over its share of the replica's call slots is
+// refused after a short wait, and a request that waits longer than the
+// upstream budget, with 503: the replica is overloaded, and another one,
+// or a later retry, may serve it.
+func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*callSlot, bool) {
+	key := s.LimitKey
+	if key == "" {
+		key = "site:" + s.Site.ID.String()
+	}
+	slot, err := e.admission.enterAs(r.Context(), key, e.opts.Budget)
+	if err != nil {
+		// The body has not been read: close the connection rather than
+		// let the server read the rest of it (as slowly as the client
+		// likes) before it sends the answer.
+		w.Header().Set("Connection", "close")
+		e.busy(w, r, err)
 		return nil, false
 	}
-	return &callSlot{adm: e.admission, held: true, entered: true}, true
+	return slot, true
+}
+
+// startWork takes a work slot for the request whose body has been read,
+// within the upstream budget; see admit.
+func (e *Engine) startWork(w http.ResponseWriter, r *http.Request, slot *callSlot) bool {
+	if err := slot.work(r.Context(), e.opts.Budget); err != nil {
+		e.busy(w, r, err)
+		return false
+	}
+	return true
+}
+
+func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	w.Header().Set("Retry-After", "1")
+	msg := "erpgate is busy; retry shortly"
+	if errors.Is(err, errCallerShare) {
+		msg = "this caller has as many requests in progress as one caller may have on this server; retry when one has ended"
+	}
+	WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, msg)
+}
+
+// readBody reads the request body, at most MaxRequestBytes of it and
+// within BodyTimeout: the read deadline is on the connection, so a body
+// that arrives too slowly is cut off (408) and its connection closed. The
+// request holds a call slot meanwhile, never a work slot.
+func (e *Engine) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(e.opts.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxRequestBytes))
+	if err == nil {
+		if deadline {
+			// The handler may run for the whole budget: no deadline on
+			// reading (the server watches the connection for the client
+			// going away).
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return body, true
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST, "the request body is larger than this server accepts")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The deadline stays: the connection cannot be reused, and the
+		// server closes it instead of reading the rest.
+		w.Header().Set("Connection", "close")
+		WriteJSONRPCError(w, http.StatusRequestTimeout, nil, mcp.INVALID_REQUEST,
+			fmt.Sprintf("the request body arrived too slowly: send it within %s", e.opts.BodyTimeout))
+	default:
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "the request body could not be read")
+	}
+	return nil, false
 }
 
 // WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.

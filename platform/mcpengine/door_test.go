@@ -1,0 +1,254 @@
+package mcpengine
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// postAs calls tool as caller and returns the status, the Retry-After
+// header and the body.
+func postAs(t *testing.T, endpoint, caller, tool string) (status int, retryAfter, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	req.Header.Set("X-Test-Caller", caller)
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, "", ""
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+}
+
+// rawRequest opens a connection to endpoint and sends head (request line
+// and headers, without the blank line's end) and the first part of a body.
+func rawRequest(t *testing.T, endpoint, method string, header map[string]string, body string) net.Conn {
+	t.Helper()
+	u, _ := url.Parse(endpoint)
+	conn, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, u.RequestURI(), u.Host)
+	for k, v := range header {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n")
+	b.WriteString(body)
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// readStatus reads the response head from conn, within a generous bound.
+func readStatus(t *testing.T, conn net.Conn) *http.Response {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	return resp
+}
+
+// TestGETStreamHoldsNoSlot: a GET on the MCP endpoint (the standing SSE
+// stream clients open) is answered 405 at once, its connection closed, and
+// holds no slot, so with
+// a single work slot and a single call slot another request is served
+// while the GET's connection stays open.
+func TestGETStreamHoldsNoSlot(t *testing.T) {
+	endpoint, _, _, _, _ := gatedEngine(t, 300*time.Millisecond, 1, 1)
+	for _, c := range []struct{ version, allow string }{
+		{"2025-06-18", "POST, DELETE"},
+		{mcp.ProtocolVersion20260728, "POST"},
+	} {
+		conn := rawRequest(t, endpoint, http.MethodGet, map[string]string{
+			"Accept": "text/event-stream", "MCP-Protocol-Version": c.version, "X-Test-Caller": "streamer",
+		}, "")
+		if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+			t.Fatalf("%s: a call while a GET stream is open: %d %s", c.version, status, body)
+		}
+		resp := readStatus(t, conn)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || !resp.Close {
+			t.Errorf("%s: GET answered %d, Allow %q, close %v; want 405, Allow %q, closed", c.version, resp.StatusCode, resp.Header.Get("Allow"), resp.Close, c.allow)
+		}
+	}
+}
+
+// TestSlowBodyHoldsNoWorkSlot: a request whose body is still arriving
+// holds no work slot (another request is served meanwhile), and is cut
+// off with 408 once its body takes longer than BodyTimeout.
+func TestSlowBodyHoldsNoWorkSlot(t *testing.T) {
+	endpoint, _, _, _, _ := gatedEngineWith(t, Options{Budget: 300 * time.Millisecond, MaxActive: 1, BodyTimeout: time.Second})
+	conn := rawRequest(t, endpoint, http.MethodPost, map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2025-06-18", "Content-Length": "500", "X-Test-Caller": "dripper",
+	}, `{"jsonrpc":"2.0",`)
+	// The other caller's call may come before the slow request is at the
+	// door; it must be served either way.
+	for range 3 {
+		if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+			t.Fatalf("a call while another request's body arrives slowly: %d %s", status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	resp := readStatus(t, conn)
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("slow body answered %d, want 408", resp.StatusCode)
+	}
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	if !strings.Contains(b.String(), "too slowly") {
+		t.Errorf("408 body: %s", b.String())
+	}
+}
+
+// TestOneCallerHoldsOnlyItsShare: a caller holds at most its share of the
+// replica's call slots and work slots; beyond it, it gets 503 with
+// Retry-After, and another caller is served.
+func TestOneCallerHoldsOnlyItsShare(t *testing.T) {
+	t.Run("call slots", func(t *testing.T) {
+		// Four call slots (and eight work slots), half for each caller: of
+		// the greedy caller's four calls two are let in and two refused,
+		// and the other caller's call is served.
+		endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 8, MaxCalls: 4, CallerShare: 50})
+		release := releaseOnce(t, hold)
+		done := make(chan int, 4)
+		for range 4 {
+			go func() {
+				status, retry, _ := postAs(t, endpoint, "greedy", "hold")
+				if status == http.StatusServiceUnavailable && retry == "" {
+					t.Error("503 without Retry-After")
+				}
+				done <- status
+			}()
+		}
+		inside, refused := 0, 0
+		for deadline := time.Now().Add(20 * time.Second); inside+refused < 4; {
+			e.admission.mu.Lock()
+			inside = 8 - e.admission.free
+			e.admission.mu.Unlock()
+			select {
+			case status := <-done:
+				if status != http.StatusServiceUnavailable {
+					t.Errorf("the greedy caller's call ended with %d while its calls hold; want 503", status)
+				}
+				refused++
+			case <-time.After(time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the greedy caller's calls: %d let in, %d refused", inside, refused)
+			}
+		}
+		if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+			t.Errorf("the other caller's call while the greedy caller holds %d calls: %d %s", inside, status, body)
+		}
+		if inside != 2 || refused != 2 {
+			t.Errorf("the greedy caller had %d calls let in and %d refused; want 2 and 2", inside, refused)
+		}
+		release()
+		for range inside {
+			if status := <-done; status != http.StatusOK {
+				t.Errorf("the greedy caller's held call: %d", status)
+			}
+		}
+		// A caller with nothing at the door or inside takes no memory.
+		waitCount(t, e.admission, "callers with a share", 0, e.admission.callers.size)
+	})
+	t.Run("work slots", func(t *testing.T) {
+		// Two work slots, half for each caller: the greedy caller's first
+		// call working in erpgate takes one; its second waits and is
+		// refused when the budget runs out, and the other caller's call is
+		// served.
+		endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: 500 * time.Millisecond, MaxActive: 2, CallerShare: 50})
+		release := releaseOnce(t, hold)
+		first, second := make(chan int, 1), make(chan int, 1)
+		go func() {
+			status, _, _ := postAs(t, endpoint, "greedy", "hold")
+			first <- status
+		}()
+		waitCount(t, e.admission, "work slots free", 1, func() int { return e.admission.free })
+		go func() {
+			status, retry, _ := postAs(t, endpoint, "greedy", "hold")
+			if status == http.StatusServiceUnavailable && retry == "" {
+				t.Error("503 without Retry-After")
+			}
+			second <- status
+		}()
+		// Either the second call takes the last work slot (the attack) or
+		// it is refused.
+		secondStatus := 0
+		for deadline := time.Now().Add(20 * time.Second); secondStatus == 0; {
+			e.admission.mu.Lock()
+			free := e.admission.free
+			e.admission.mu.Unlock()
+			if free == 0 {
+				break
+			}
+			select {
+			case secondStatus = <-second:
+			case <-time.After(time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the greedy caller's second call neither started nor ended")
+			}
+		}
+		if secondStatus != http.StatusServiceUnavailable {
+			t.Errorf("the greedy caller's second call: %d (0: took the last work slot); want 503", secondStatus)
+		}
+		if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+			t.Errorf("the other caller's call: %d %s", status, body)
+		}
+		release()
+		if status := <-first; status != http.StatusOK {
+			t.Errorf("the greedy caller's held call: %d", status)
+		}
+		if secondStatus == 0 {
+			<-second
+		}
+		waitCount(t, e.admission, "callers with a share", 0, e.admission.callers.size)
+	})
+}
+
+// TestRefusalBeforeTheBodyIsNotHeldByIt: a caller over its share whose
+// body arrives slowly gets its 503 at once, and its connection is closed,
+// instead of the server reading the rest of the body first.
+func TestRefusalBeforeTheBodyIsNotHeldByIt(t *testing.T) {
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: 300 * time.Millisecond, MaxActive: 4, MaxCalls: 2, CallerShare: 50})
+	release := releaseOnce(t, hold)
+	first := make(chan int, 1)
+	go func() {
+		status, _, _ := postAs(t, endpoint, "greedy", "hold")
+		first <- status
+	}()
+	waitCount(t, e.admission, "work slots free", 3, func() int { return e.admission.free })
+	conn := rawRequest(t, endpoint, http.MethodPost, map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2025-06-18", "Content-Length": "500", "X-Test-Caller": "greedy",
+	}, `{"jsonrpc":"2.0",`)
+	resp := readStatus(t, conn)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !resp.Close {
+		t.Errorf("over its share with a slow body: %d, Retry-After %q, close %v; want 503 with Retry-After, closed", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Close)
+	}
+	release()
+	if status := <-first; status != http.StatusOK {
+		t.Errorf("the held call: %d", status)
+	}
+}
