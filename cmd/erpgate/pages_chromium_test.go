@@ -196,16 +196,81 @@ func TestChromiumSignInPages(t *testing.T) {
 		if !strings.Contains(text, "does not offer sign-in") || strings.Contains(text, "invalid, unknown or malformed") {
 			t.Errorf("error page: %s", text)
 		}
-		if shots := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); shots != "" {
-			png := browserResult(t, ctx, "screenshot", chromedp.FullScreenshot(100))
-			_ = os.WriteFile(shots+"/authorize-error.png", png, 0o644)
-		}
+		saveScreenshot(t, ctx, "authorize-error.png")
 		mu.Lock()
 		defer mu.Unlock()
 		if len(callbacks) != before {
 			t.Errorf("the client's redirect URI was called: %v", callbacks[before:])
 		}
 	})
+
+	t.Run("a sign-in opened in another browser is ended in both", func(t *testing.T) {
+		// Browser A signs in at the ERP and reaches the consent page; its
+		// callback URL (the ERP's code and the flow's state) then turns up
+		// in browser B, which has none of A's cookies.
+		a := newChromium(t)
+		var callbackURL string // the ERP's redirect to erpgate, as browser A asked for it
+		if err := chromedp.Listen(a, func(ev any) {
+			if e, ok := ev.(*network.EventRequestWillBeSent); ok && strings.Contains(e.Request.URL, "/oauth/callback?") {
+				mu.Lock()
+				callbackURL = e.Request.URL
+				mu.Unlock()
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		user := userWithRole(t, frappe, "one-company")
+		_, authURL := authorizeURL(t, gw.URL, clientID, redirectURI, frappeSite.MCPURL)
+		browserDo(t, a, "open the authorize URL", chromedp.Navigate(authURL))
+		waitForTitle(t, a, "Login")
+		browserDo(t, a, "fill in the Frappe login",
+			chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
+			chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
+			chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
+		consentTitle := "Allow " + clientName + " to read"
+		if title := waitForTitle(t, a, "Confirm Access", consentTitle); title == "Confirm Access" {
+			browserDo(t, a, "allow on Frappe's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
+			waitForTitle(t, a, consentTitle)
+		}
+		mu.Lock()
+		cb, before := callbackURL, len(callbacks)
+		mu.Unlock()
+		if cb == "" {
+			t.Fatal("browser A passed no callback")
+		}
+
+		b := newChromium(t)
+		browserDo(t, b, "open A's callback URL in browser B", chromedp.Navigate(cb))
+		waitForTitle(t, b, "Sign-in started in another browser")
+		if text := browserResult(t, b, "read B's page", chromedp.Text(chromedp.CSS("body"))); !strings.Contains(text, "erpgate has ended that sign-in") {
+			t.Errorf("browser B's page: %s", text)
+		}
+		saveScreenshot(t, b, "signin-other-browser.png")
+
+		browserDo(t, a, "accept on the consent page in browser A", chromedp.Click(chromedp.CSS(`button[name="decision"][value="accept"]`)))
+		waitForTitle(t, a, "This sign-in was ended")
+		if text := browserResult(t, a, "read A's page", chromedp.Text(chromedp.CSS("body"))); !strings.Contains(text, "connect again to start a new sign-in") {
+			t.Errorf("browser A's page: %s", text)
+		}
+		saveScreenshot(t, a, "signin-ended.png")
+		mu.Lock()
+		defer mu.Unlock()
+		if len(callbacks) != before {
+			t.Errorf("the client got a code after the sign-in was opened elsewhere: %v", callbacks[before:])
+		}
+	})
+}
+
+// saveScreenshot writes the page as it looks to ERPGATE_TEST_SCREENSHOTS,
+// when that names a folder, for a person to look at.
+func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if dir := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); dir != "" {
+		png := browserResult(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // newChromium starts headless Chromium for the test and returns the context
