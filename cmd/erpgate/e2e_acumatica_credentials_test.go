@@ -53,6 +53,25 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("Acumatica's message is redacted before the operator sees it", func(t *testing.T) {
+		// An ERP that quotes a connection string with its password.
+		const leaked = "Leaked-P4ss-93"
+		acu.SetFault(acumaticatest.Fault{PathPrefix: "/identity/connect/token", Times: 1, Status: http.StatusInternalServerError,
+			Body: `{"message":"An error has occurred.","exceptionMessage":"Error: Invalid credentials. Please try again. (https://api.service:` + leaked + `@erp.example/identity)","exceptionType":"PX.Data.PXException"}`})
+		defer acu.ClearFaults()
+		err := gw.admin.do(context.Background(), http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
+			map[string]any{"credentials": map[string]string{
+				"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": "another-wrong-1",
+			}}, nil)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity || ae.Code != "credential_rejected" {
+			t.Fatalf("PUT refused with a quoted credential: %v, want 422 credential_rejected", err)
+		}
+		if strings.Contains(ae.Message, leaked) || !strings.Contains(ae.Message, acumaticaSays) {
+			t.Errorf("message = %q", ae.Message)
+		}
+	})
+
 	t.Run("a call after the password changed is AUTH_EXPIRED", func(t *testing.T) {
 		cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
 		mustSucceed(t, callTool(t, cs, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"}), "acumatica_get_currency")
