@@ -148,3 +148,30 @@ func FuzzParseFailure(f *testing.F) {
 		}
 	})
 }
+
+// Saving a connection again after its password changed on the ERP, while
+// a token from before is still kept: the refused token is dropped and the
+// fresh sign-in's refusal is reported.
+func TestVerifyAPICredentialAfterThePasswordChanged(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	fields := h.serviceFields()
+	verify := func() error {
+		auth, err := h.conn.APIAuthorizer(h.site, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.conn.VerifyAPICredential(context.Background(), h.site, h.out.Client(h.site, auth))
+		return err
+	}
+	if err := verify(); err != nil {
+		t.Fatal(err)
+	}
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleService).Username, "changed-P@ss2")
+	te := wantCode(t, verify(), toolerr.AuthExpired, "verify with the old password and a kept token")
+	if !strings.Contains(te.Message, "refused to sign in") || !strings.Contains(te.Message, acumaticaInvalidCredentials) {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := len(h.grantsOf("password")); n != 2 {
+		t.Errorf("%d password grants, want 2 (the first save, then the fresh sign-in)", n)
+	}
+}

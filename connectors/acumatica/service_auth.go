@@ -268,9 +268,11 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 	}
 	nc := noRedirects(hc)
 	var resp *http.Response
+	var body []byte
 	// A token kept from before (the store outlives an ERP that forgot its
-	// tokens, e.g. after a restart) may be refused: reject it and try once
-	// more with a fresh sign-in, as tool calls do.
+	// tokens, e.g. after a restart, or a password changed since) may be
+	// refused: reject it and try once more with a fresh sign-in, as tool
+	// calls do.
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(probe, nil), nil)
 		if err != nil {
@@ -281,13 +283,12 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 		if err != nil {
 			return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
 		}
-		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 ||
+		body, _ = outbound.ReadBody(resp)
+		if resp.StatusCode != http.StatusUnauthorized && !refusedCredentials(resp.StatusCode, body) || attempt > 0 ||
 			!c.service.rejected(ctx, site, resp.Request.Header.Get("Authorization")) {
 			break
 		}
-		_, _ = outbound.ReadBody(resp)
 	}
-	body, _ := outbound.ReadBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusForbidden:
 	case refusedCredentials(resp.StatusCode, body):
