@@ -75,7 +75,10 @@ type response struct {
 }
 
 // get sends one GET and reads the answer. A 401 on a service connection's
-// token rejects that token and repeats the request once with a fresh one.
+// token, or Acumatica refusing its credentials (the session behind the
+// token no longer signs in), rejects that token and repeats the request
+// once with a fresh sign-in; a password that really changed then fails the
+// sign-in itself, with AUTH_EXPIRED.
 func (c *client) get(ctx context.Context, escapedPath string, q url.Values, accept string) (response, error) {
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.site.URL(escapedPath, q), nil)
@@ -91,7 +94,8 @@ func (c *client) get(ctx context.Context, escapedPath string, q url.Values, acce
 		if err != nil {
 			return response{}, err
 		}
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
+		_, refused := credentialsRefused(resp.StatusCode, body)
+		if (resp.StatusCode == http.StatusUnauthorized || refused) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
 			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
 			continue
 		}

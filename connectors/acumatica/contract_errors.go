@@ -62,6 +62,11 @@ func (c *client) commonError(f failure, object string) error {
 			return toolerr.New(toolerr.AuthExpired, "Acumatica did not accept the service connection's token (HTTP %d); ask the operator to check the connection's API user and OAuth client", f.status)
 		}
 		return toolerr.New(toolerr.AuthExpired, "Acumatica did not accept your sign-in (HTTP %d); reconnect this MCP server in your AI client to sign in again", f.status)
+	case failCredentials:
+		if c.call.Principal.AuthType == "service_token" {
+			return toolerr.New(toolerr.AuthExpired, "Acumatica no longer signs in the service connection's API user (Acumatica: %q); ask the operator to update the connection's password", f.detail)
+		}
+		return toolerr.New(toolerr.AuthExpired, "Acumatica no longer accepts your sign-in (Acumatica: %q); reconnect this MCP server in your AI client to sign in again", f.detail)
 	case failForbidden:
 		return c.forbidden(f, object)
 	case failThrottled:

@@ -31,6 +31,7 @@ const (
 	failRedirect                   // any other redirect
 	failBadRequest                 // 400 not about the query
 	failServer                     // other 5xx
+	failCredentials                // 500 PXException "Invalid credentials": the user's credentials no longer sign in
 )
 
 // failure is a parsed unsuccessful answer.
@@ -66,7 +67,31 @@ var (
 	// The words of the OData libraries' $filter complaints.
 	queryComplaint = regexp.MustCompile(`(?i)syntax error|unterminated|unknown function|could not find a property|not supported|incompatible types|literal|\$filter|no function signature|unrecognized|single boolean|query specified in the uri|not a primitive property|parameter '|is not allowed|not in scope`)
 	loginLimit     = regexp.MustCompile(`(?i)api login limit|concurrent api logins|number of concurrent api`)
+	// PXLogin's refusal, "Error: Invalid credentials. Please try again.",
+	// which Acumatica sends with HTTP 500 (issue 15 item 7).
+	invalidCredentials = regexp.MustCompile(`(?i)\binvalid credentials\b`)
 )
+
+// credentialsRefused reports whether an answer is PXLogin refusing the
+// user's credentials (HTTP 500 with a PXException, or the same text on the
+// token endpoint), and returns Acumatica's message cleaned for a model.
+// It is an authentication failure, not an outage: the credentials will
+// not work a moment later either.
+func credentialsRefused(status int, body []byte) (string, bool) {
+	if status < 500 {
+		return "", false
+	}
+	var e acumaticaError
+	_ = json.Unmarshal(body, &e)
+	msg := e.ExceptionMessage
+	if msg == "" {
+		msg = e.Message
+	}
+	if !invalidCredentials.MatchString(msg) {
+		return "", false
+	}
+	return cleanDetail(msg), true
+}
 
 // parseFailure classifies an unsuccessful answer. withQuery says whether
 // the request carried $filter or similar options a rejection may be about.
@@ -85,6 +110,10 @@ func parseFailure(r response, withQuery bool) failure {
 		msg = string(r.body)
 	}
 	f := failure{status: r.status, detail: cleanDetail(msg), exceptionType: shortType(body.ExceptionType)}
+	if _, ok := credentialsRefused(r.status, r.body); ok {
+		f.kind = failCredentials
+		return f
+	}
 	switch {
 	case r.status >= 300 && r.status <= 399:
 		f.kind = failRedirect

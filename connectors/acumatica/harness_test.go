@@ -66,6 +66,10 @@ type harness struct {
 	nonBeare []string
 	// grants are the token requests' grant types and scopes.
 	grants []url.Values
+	// fields, when set, is the service connection instead of the service
+	// user's current credentials (a password changed on the ERP after the
+	// connection was saved).
+	fields map[string]secrets.Secret
 }
 
 type harnessOptions struct {
@@ -138,6 +142,9 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 
 // serviceFields are the service connection of the simulator's API user.
 func (h *harness) serviceFields() map[string]secrets.Secret {
+	if h.fields != nil {
+		return h.fields
+	}
 	u := h.sim.User(acumaticatest.RoleService)
 	return map[string]secrets.Secret{
 		"client_id":     secrets.Secret(acumaticatest.DefaultServiceClientGUID + "@" + h.sim.Tenant()),

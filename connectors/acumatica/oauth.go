@@ -121,6 +121,11 @@ func postToken(ctx context.Context, site connector.Site, client connector.OAuthC
 		return tok, nil
 	case resp.StatusCode == http.StatusBadRequest && (tr.Error == "invalid_grant" || tr.Error == "invalid_client" || tr.Error == "unauthorized_client"):
 		return connector.UpstreamToken{}, fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
+	case refusedCredentials(resp.StatusCode, body):
+		// The user's password changed or the user was disabled: the grant
+		// is as dead as after invalid_grant (issue 15 item 7).
+		detail, _ := credentialsRefused(resp.StatusCode, body)
+		return connector.UpstreamToken{}, fmt.Errorf("%w (Acumatica: %q)", connector.ErrRefreshTokenDead, detail)
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later")
 	case resp.StatusCode >= 500:

@@ -241,6 +241,10 @@ func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredent
 	case tr.Error == "invalid_scope":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.PermissionDenied,
 			"the OAuth client %q may not request the scopes %q", cred.client.ID, ServiceScope)
+	case refusedCredentials(resp.StatusCode, body):
+		detail, _ := credentialsRefused(resp.StatusCode, body)
+		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
+			"Acumatica refused to sign in the service connection's API user %q (Acumatica: %q): the username or password is wrong or was changed; ask the operator to fix the connection", cred.username, detail)
 	case resp.StatusCode == http.StatusTooManyRequests || strings.Contains(string(body), "API Login Limit"):
 		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited,
 			"Acumatica refused the sign-in: all API-user seats of its licence are in use (API Login Limit); seats free up about an hour after their last token").
@@ -264,9 +268,11 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 	}
 	nc := noRedirects(hc)
 	var resp *http.Response
+	var body []byte
 	// A token kept from before (the store outlives an ERP that forgot its
-	// tokens, e.g. after a restart) may be refused: reject it and try once
-	// more with a fresh sign-in, as tool calls do.
+	// tokens, e.g. after a restart, or a password changed since) may be
+	// refused: reject it and try once more with a fresh sign-in, as tool
+	// calls do.
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(probe, nil), nil)
 		if err != nil {
@@ -277,15 +283,17 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 		if err != nil {
 			return "", fmt.Errorf("acumatica: verify service connection on %s: %w", site.Slug, err)
 		}
-		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 ||
+		body, _ = outbound.ReadBody(resp)
+		if resp.StatusCode != http.StatusUnauthorized && !refusedCredentials(resp.StatusCode, body) || attempt > 0 ||
 			!c.service.rejected(ctx, site, resp.Request.Header.Get("Authorization")) {
 			break
 		}
-		_, _ = outbound.ReadBody(resp)
 	}
-	_, _ = outbound.ReadBody(resp)
 	switch {
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusForbidden:
+	case refusedCredentials(resp.StatusCode, body):
+		detail, _ := credentialsRefused(resp.StatusCode, body)
+		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused its credentials on the verification request (Acumatica: %q)", detail)
 	case resp.StatusCode == http.StatusUnauthorized:
 		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused it (HTTP 401); check that the Connected Application grants the api scope")
 	case resp.StatusCode == http.StatusNotFound:
@@ -298,6 +306,12 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 		return "", toolerr.New(toolerr.Internal, "the verification request was not sent with the service connection's token")
 	}
 	return o.user, nil
+}
+
+// refusedCredentials is credentialsRefused as a condition.
+func refusedCredentials(status int, body []byte) bool {
+	_, ok := credentialsRefused(status, body)
+	return ok
 }
 
 // noRedirects returns a copy of hc that hands 3xx answers back instead of

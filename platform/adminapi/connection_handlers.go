@@ -14,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/netguard"
+	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/toolerr"
@@ -153,7 +154,11 @@ func verificationError(site sites.Site, err error) error {
 	}
 	switch te.Code {
 	case toolerr.AuthExpired, toolerr.PermissionDenied:
-		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
+		// The connector may quote the ERP's refusal (Acumatica's "Invalid
+		// credentials"), which passes through the same redaction of error
+		// text as a tool error's message.
+		message, _ := verificationText.RedactText(te.Message)
+		message = strings.TrimSuffix(strings.TrimSpace(message), ".")
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: codeCredentialRejected,
 			Message: message + "; nothing was saved", Err: err}
 	case toolerr.InvalidArgument:
@@ -170,6 +175,10 @@ func verificationError(site sites.Site, err error) error {
 	}
 	return internal(err)
 }
+
+// verificationText redacts the ERP's words in a rejection, by the
+// built-in rules.
+var verificationText = redact.New(redact.Rules{})
 
 // classifyVerification is toolerr.Classify, except that a raw network
 // error (a connector that did not classify one) counts as unreachable.

@@ -19,11 +19,14 @@ type Effect int
 const (
 	effectUnset Effect = iota
 	// Read tools only read. They are advertised with readOnlyHint and their
-	// upstream requests may be retried.
+	// upstream requests may be retried, whatever their HTTP method.
 	Read
-	// Write tools change ERP data but can be repeated safely.
+	// Write tools change ERP data but a client can repeat them safely
+	// (idempotentHint). The transport never repeats their requests: the
+	// client decides, knowing whether the first call took effect.
 	Write
-	// Destructive tools change or delete data in ways that cannot be undone.
+	// Destructive tools change or delete data in ways that cannot be
+	// undone; their requests are never repeated either.
 	Destructive
 )
 

@@ -75,7 +75,7 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	}
 	call := &connector.Call{
 		Site:       st.session.Site,
-		HTTP:       e.upstreamClient(st),
+		HTTP:       e.upstreamClient(st, ct.tool.Effect),
 		Args:       args,
 		Principal:  st.session.Principal,
 		MaxRecords: maxRecords,
@@ -92,10 +92,11 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 }
 
 // upstreamClient is the call's HTTP client to its site: the outbound
-// transport, giving the request's admission slot back while it waits on
-// the ERP.
-func (e *Engine) upstreamClient(st *requestState) *http.Client {
-	hc := e.opts.Outbound.Client(st.session.Site, st.session.Authorizer)
+// transport, retrying by the tool's effect (a read tool's requests
+// whatever their method, a write tool's never), giving the request's
+// admission slot back while it waits on the ERP.
+func (e *Engine) upstreamClient(st *requestState, effect connector.Effect) *http.Client {
+	hc := e.opts.Outbound.ToolClient(st.session.Site, st.session.Authorizer, effect)
 	if st.slot != nil {
 		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st}
 	}

@@ -43,6 +43,8 @@ func DefaultOptions() Options {
 type Factory struct {
 	opts Options
 	base http.RoundTripper
+	// fresh is base without connection reuse, for write tools (retry.go).
+	fresh http.RoundTripper
 }
 
 // NewFactory returns a factory. One per process is enough.
@@ -57,7 +59,7 @@ func NewFactory(opts Options) *Factory {
 	if base == nil {
 		base = newBaseTransport(opts.AddressPolicy)
 	}
-	return &Factory{opts: opts, base: base}
+	return &Factory{opts: opts, base: base, fresh: withoutReuse(base)}
 }
 
 // NewBaseTransport returns the shared HTTP transport: pooled keep-alive
@@ -116,6 +118,9 @@ type siteTransport struct {
 	factory *Factory
 	origin  string
 	auth    connector.Authorizer
+	// effect is the effect of the tool whose call this client serves
+	// (ToolClient); unset for other traffic. It decides retries (retry.go).
+	effect connector.Effect
 }
 
 var errForeignHost = errors.New("outbound: request to a host other than the site")
@@ -130,7 +135,7 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
 		resp, err = t.retryRefused(req, resp)
 	}
-	if !t.factory.opts.Retry || !isIdempotent(req.Method) || !replayable(req) {
+	if !t.factory.opts.Retry || !t.mayRetry(req) || !replayable(req) {
 		return resp, err
 	}
 	wait, retry := retryDecision(resp, err)
@@ -205,7 +210,7 @@ func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	resp, err := t.factory.base.RoundTrip(out)
+	resp, err := t.transport().RoundTrip(out)
 	if err != nil {
 		return nil, classifyTransportError(req, err)
 	}

@@ -36,6 +36,12 @@ func (s *Simulator) authenticate(w http.ResponseWriter, r *http.Request, allowBa
 				writeNotSignedIn(w)
 				return nil
 			}
+			if s.credentialsChanged(t.user, t.passGen) {
+				// The token's session signs the user in again with the
+				// credentials it was issued for, which no longer work.
+				writeInvalidCredentials(w)
+				return nil
+			}
 			if !s.bearerSession(w, r, t) {
 				return nil
 			}
@@ -149,7 +155,7 @@ func (s *Simulator) handleCookieLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	u := s.checkPassword(creds.Name, creds.Password)
 	if u == nil {
-		writeJSON(w, http.StatusInternalServerError, exceptionError("Error: Invalid credentials. Please try again.", "PX.Data.PXException", "   at PX.Data.PXLogin.LoginUser(String& userName, String password)"))
+		writeInvalidCredentials(w)
 		return
 	}
 	now := s.now()

@@ -44,6 +44,10 @@
 // client_id "GUID@Tenant", client secret as form fields or HTTP Basic.
 // A user holding a live api-scope token occupies one API-user seat; a new
 // sign-in beyond Options.SeatLimit is refused with 429 "API Login Limit".
+// ChangePassword ends the tokens issued before it: their calls get HTTP
+// 500 "Error: Invalid credentials. Please try again." (PXException), as a
+// refused cookie login does; Options.InvalidCredentials500 makes the token
+// endpoint refuse a wrong or changed password with that body too.
 // Token calls are stateless: no session cookie is issued or honoured for
 // scope api (api:concurrent_access opens a session per request unless its
 // ASP.NET_SessionId cookie is replayed).

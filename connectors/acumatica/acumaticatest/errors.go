@@ -44,14 +44,25 @@ func exceptionError(exMessage, exType, stackTrace string) string {
 
 // Error texts the contract API returns.
 const (
-	msgNotSignedIn   = "Authorization has been denied for this request."
-	msgNoEntity      = "No entity satisfies the condition."
-	typeNoEntity     = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
-	msgThrottled     = "The custom error module does not recognize this error."
-	msgLoginLimit    = "API Login Limit"
-	stackTraceFilter = "   at PX.Api.ContractBased.OData.FilterParser.Parse(String filter)\r\n   at PX.Api.ContractBased.EntityService.GetList(EntityImpl entity, ODataQueryOptions options)"
-	stackTraceSelect = "   at System.Collections.Generic.Dictionary`2.get_Item(TKey key)\r\n   at PX.Api.ContractBased.OptimizedExport.SelectBuilder.Build(EntityImpl entity, String select)"
+	msgNotSignedIn = "Authorization has been denied for this request."
+	msgNoEntity    = "No entity satisfies the condition."
+	typeNoEntity   = "PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"
+	msgThrottled   = "The custom error module does not recognize this error."
+	msgLoginLimit  = "API Login Limit"
+	// msgInvalidCredentials is PXLogin's refusal (recorded on a cookie
+	// login with a wrong password).
+	msgInvalidCredentials = "Error: Invalid credentials. Please try again."
+	stackTraceFilter      = "   at PX.Api.ContractBased.OData.FilterParser.Parse(String filter)\r\n   at PX.Api.ContractBased.EntityService.GetList(EntityImpl entity, ODataQueryOptions options)"
+	stackTraceSelect      = "   at System.Collections.Generic.Dictionary`2.get_Item(TKey key)\r\n   at PX.Api.ContractBased.OptimizedExport.SelectBuilder.Build(EntityImpl entity, String select)"
 )
+
+// writeInvalidCredentials is PXLogin refusing a user's credentials: HTTP
+// 500 with a PXException, on a cookie login, on a call whose session no
+// longer signs in, and (Options.InvalidCredentials500) on the token
+// endpoint.
+func writeInvalidCredentials(w http.ResponseWriter) {
+	writeJSON(w, http.StatusInternalServerError, exceptionError(msgInvalidCredentials, "PX.Data.PXException", "   at PX.Data.PXLogin.LoginUser(String& userName, String password)"))
+}
 
 func writeNotSignedIn(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", "Bearer")

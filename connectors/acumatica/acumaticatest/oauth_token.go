@@ -118,6 +118,10 @@ func (s *Simulator) passwordGrant(w http.ResponseWriter, r *http.Request, c *Cli
 		return
 	}
 	u := s.checkPassword(r.PostForm.Get("username"), r.PostForm.Get("password"))
+	if u == nil && s.opts.InvalidCredentials500 && s.userByName(r.PostForm.Get("username")) != nil {
+		writeInvalidCredentials(w)
+		return
+	}
 	if u == nil || !u.hasAPILicence() {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "invalid_username_or_password")
 		return
@@ -175,7 +179,15 @@ func (s *Simulator) refreshGrant(w http.ResponseWriter, r *http.Request, c *Clie
 		// Rotation: the presented token dies on use, successful or not.
 		rt.dead = true
 	}
+	stale := ok && s.tokens.passwordGen[rt.user] != rt.passGen
 	s.tokens.mu.Unlock()
+	if stale {
+		if s.opts.InvalidCredentials500 {
+			writeInvalidCredentials(w)
+			return
+		}
+		ok = false
+	}
 	if !ok || !rt.user.hasAPILicence() {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "")
 		return
@@ -207,8 +219,10 @@ func (s *Simulator) issueTokens(w http.ResponseWriter, r *http.Request, c *Clien
 		writeOAuthError(w, http.StatusTooManyRequests, "invalid_grant", msgLoginLimit)
 		return false
 	}
+	at.passGen = s.tokens.passwordGen[u]
 	s.tokens.access[at.value] = at
 	if rt != nil {
+		rt.passGen = at.passGen
 		s.tokens.refresh[rt.value] = rt
 	}
 	s.tokens.mu.Unlock()

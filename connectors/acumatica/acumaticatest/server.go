@@ -28,6 +28,13 @@ type Options struct {
 	Now func() time.Time
 	// Tenant is the tenant login name (default "Demo").
 	Tenant string
+	// InvalidCredentials500 makes the identity server refuse credentials
+	// as the 25.200.001 instances of issue 15 did: a password grant with a
+	// wrong password, and a refresh grant of a user whose password changed,
+	// are answered HTTP 500 with PXLogin's PXException body ("Error: Invalid
+	// credentials. Please try again."), the body of a refused cookie login,
+	// instead of 400 invalid_grant.
+	InvalidCredentials500 bool
 }
 
 // DefaultNow is the default fixed clock value.

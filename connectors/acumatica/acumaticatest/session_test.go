@@ -2,8 +2,10 @@ package acumaticatest
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -55,5 +57,61 @@ func TestCookieSignIn(t *testing.T) {
 		t.Errorf("logout: %v %v seats %d", err, r4, s.SeatsInUse())
 	} else {
 		r4.Body.Close()
+	}
+}
+
+// A changed password ends the tokens issued before it: their calls get
+// PXLogin's 500 PXException, their refresh tokens are refused (400
+// invalid_grant, or that 500 with InvalidCredentials500, as is a password
+// grant with a wrong password); the new password signs in.
+func TestChangedPasswordInvalidatesTokens(t *testing.T) {
+	for _, as500 := range []bool{false, true} {
+		s := newTestServer(t, Options{InvalidCredentials500: as500})
+		svc := s.Clients()[1]
+		status, body := tokenRequest(t, s, url.Values{"grant_type": {"password"}, "username": {"api.service"},
+			"password": {"service-P@ss1"}, "scope": {"api offline_access"}}, svc.ID, svc.Secret)
+		var tr struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		if err := json.Unmarshal(body, &tr); status != http.StatusOK || err != nil {
+			t.Fatalf("sign in: %d %s", status, body)
+		}
+		currency := s.URL + "/entity/Default/24.200.001/Currency/USD"
+		if resp, b := call(t, http.MethodGet, currency, tr.AccessToken, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("before the change: %d %s", resp.StatusCode, b)
+		}
+		s.ChangePassword("api.service", "new-P@ss2")
+
+		resp, b := call(t, http.MethodGet, currency, tr.AccessToken, nil)
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(b), `"exceptionMessage":"Error: Invalid credentials. Please try again.","exceptionType":"PX.Data.PXException"`) {
+			t.Errorf("call with a token from before the change: %d %s", resp.StatusCode, b)
+		}
+		status, b = tokenRequest(t, s, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tr.RefreshToken}}, svc.ID, svc.Secret)
+		wrong := url.Values{"grant_type": {"password"}, "username": {"api.service"}, "password": {"service-P@ss1"}, "scope": {"api"}}
+		wstatus, wb := tokenRequest(t, s, wrong, svc.ID, svc.Secret)
+		if as500 {
+			if status != http.StatusInternalServerError || !strings.Contains(string(b), "Invalid credentials") {
+				t.Errorf("refresh after the change (500 mode): %d %s", status, b)
+			}
+			if wstatus != http.StatusInternalServerError || !strings.Contains(string(wb), "PX.Data.PXException") {
+				t.Errorf("old password (500 mode): %d %s", wstatus, wb)
+			}
+		} else {
+			if status != http.StatusBadRequest || !strings.Contains(string(b), "invalid_grant") {
+				t.Errorf("refresh after the change: %d %s", status, b)
+			}
+			if wstatus != http.StatusBadRequest || !strings.Contains(string(wb), "invalid_grant") {
+				t.Errorf("old password: %d %s", wstatus, wb)
+			}
+		}
+		status, body = tokenRequest(t, s, url.Values{"grant_type": {"password"}, "username": {"api.service"},
+			"password": {"new-P@ss2"}, "scope": {"api"}}, svc.ID, svc.Secret)
+		if err := json.Unmarshal(body, &tr); status != http.StatusOK || err != nil {
+			t.Fatalf("new password: %d %s", status, body)
+		}
+		if resp, b := call(t, http.MethodGet, currency, tr.AccessToken, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("a token from after the change: %d %s", resp.StatusCode, b)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type accessToken struct {
 	user      *User
 	client    string
 	scopes    []string
+	passGen   int // the user's password generation when issued
 	expires   time.Time
 	revoked   bool // revocation disables the token but does not end its session
 	loggedOut bool // POST /entity/auth/logout ended the token's session
@@ -40,6 +41,7 @@ type refreshToken struct {
 	client     string
 	scopes     []string
 	chainStart time.Time
+	passGen    int
 	dead       bool
 }
 
@@ -59,11 +61,13 @@ type tokenStore struct {
 	refresh   map[string]*refreshToken
 	sessions  map[string]*apiSession
 	refreshes int
+	// passwordGen counts each user's password changes.
+	passwordGen map[*User]int
 }
 
 func newTokenStore() *tokenStore {
 	return &tokenStore{access: map[string]*accessToken{}, refresh: map[string]*refreshToken{},
-		sessions: map[string]*apiSession{}}
+		sessions: map[string]*apiSession{}, passwordGen: map[*User]int{}}
 }
 
 // opaqueToken returns a 43-character base64url reference token.
@@ -141,6 +145,31 @@ func (s *Simulator) RevokeRefreshTokens(username string) {
 			t.dead = true
 		}
 	}
+}
+
+// ChangePassword sets a user's password, as an administrator resetting it
+// would. Tokens issued before keep their lifetime but no longer work: a
+// call with one is answered HTTP 500 "Error: Invalid credentials. Please
+// try again." (PXException), and a refresh grant with one of their refresh
+// tokens fails (400 invalid_grant, or that 500 with
+// Options.InvalidCredentials500).
+func (s *Simulator) ChangePassword(username, password string) {
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	u := s.userByName(username)
+	if u == nil {
+		return
+	}
+	u.Password = password
+	s.tokens.passwordGen[u]++
+}
+
+// credentialsChanged reports whether u's password changed since a token
+// of password generation gen was issued.
+func (s *Simulator) credentialsChanged(u *User, gen int) bool {
+	s.tokens.mu.Lock()
+	defer s.tokens.mu.Unlock()
+	return s.tokens.passwordGen[u] != gen
 }
 
 // lookupAccess returns a usable access token.

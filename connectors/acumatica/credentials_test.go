@@ -1,0 +1,177 @@
+package acumatica
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// acumaticaInvalidCredentials is PXLogin's own sentence, which the model
+// and the operator are shown.
+const acumaticaInvalidCredentials = "Invalid credentials. Please try again."
+
+func (h *harness) tokenRequests() int {
+	return len(h.grantsOf("password")) + len(h.grantsOf("refresh_token"))
+}
+
+// Issue 15 item 7: Acumatica answers a call whose user's credentials no
+// longer sign in with HTTP 500 and a PXException "Error: Invalid
+// credentials. Please try again.". That is an authentication failure, not
+// an outage: AUTH_EXPIRED (never retried) with Acumatica's message.
+func TestInvalidCredentialsOnACallIsAuthExpired(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	args := map[string]any{"CurrencyID": "USD"}
+	h.mustRun(kindFull, "acumatica_get_currency", args)
+	h.mustRun(kindService, "acumatica_get_currency", args)
+	h.fields = h.serviceFields()
+	currency := "/entity/Default/24.200.001/Currency"
+
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleFull).Username, "changed-P@ss2")
+	before := h.sim.RequestCount(currency)
+	_, err := h.run(kindFull, "acumatica_get_currency", args)
+	te := wantCode(t, err, toolerr.AuthExpired, "a signed-in user whose password changed")
+	if !strings.Contains(te.Message, acumaticaInvalidCredentials) || !strings.Contains(te.Message, "sign in again") {
+		t.Errorf("message = %s", te.Message)
+	}
+	if te.Retryable() {
+		t.Error("AUTH_EXPIRED is retryable")
+	}
+	if n := h.sim.RequestCount(currency) - before; n != 1 {
+		t.Errorf("the refused call was sent %d times, want 1", n)
+	}
+
+	// A service connection tries one fresh sign-in (the session may have
+	// been ended by an administrator), which the changed password refuses.
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleService).Username, "changed-P@ss2")
+	before, tokens := h.sim.RequestCount(currency), h.tokenRequests()
+	_, err = h.run(kindService, "acumatica_get_currency", args)
+	te = wantCode(t, err, toolerr.AuthExpired, "a service connection whose password changed")
+	if !strings.Contains(te.Message, acumaticaInvalidCredentials) || !strings.Contains(te.Message, "operator") {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := h.sim.RequestCount(currency) - before; n != 1 {
+		t.Errorf("the refused call was sent %d times, want 1", n)
+	}
+	if n := h.tokenRequests() - tokens; n > 2 {
+		t.Errorf("%d token requests after the refusal, want at most a refresh and a password grant", n)
+	}
+}
+
+// Signing the service user in again during a call, when the token
+// endpoint answers the 500 PXException: AUTH_EXPIRED with Acumatica's
+// message after one refresh and one password grant, not an outage after
+// four attempts.
+func TestInvalidCredentialsWhenSigningInAgain(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	args := map[string]any{"CurrencyID": "USD"}
+	h.mustRun(kindService, "acumatica_get_currency", args)
+	h.fields = h.serviceFields()
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleService).Username, "changed-P@ss2")
+	h.sim.ExpireTokens()
+	tokens := h.tokenRequests()
+	_, err := h.run(kindService, "acumatica_get_currency", args)
+	te := wantCode(t, err, toolerr.AuthExpired, "sign-in refused with a 500 PXException")
+	if !strings.Contains(te.Message, acumaticaInvalidCredentials) || !strings.Contains(te.Message, h.sim.User(acumaticatest.RoleService).Username) {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := h.tokenRequests() - tokens; n != 2 {
+		t.Errorf("%d token requests, want 2 (the refresh, then the password grant)", n)
+	}
+}
+
+// Saving a service connection with a wrong password, when the token
+// endpoint answers the 500 PXException: a rejected credential (the admin
+// API's 422 credential_rejected), with Acumatica's message.
+func TestVerifyAPICredentialInvalidCredentials500(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	bad := h.serviceFields()
+	bad["password"] = secrets.Secret("wrong-password-1")
+	auth, err := h.conn.APIAuthorizer(h.site, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.conn.VerifyAPICredential(context.Background(), h.site, h.out.Client(h.site, auth))
+	te := wantCode(t, err, toolerr.AuthExpired, "wrong password answered with a 500 PXException")
+	if !strings.Contains(te.Message, acumaticaInvalidCredentials) {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := len(h.grantsOf("password")); n != 1 {
+		t.Errorf("%d password grants, want 1", n)
+	}
+}
+
+// A signed-in user's refresh refused with the 500 PXException is a dead
+// grant (the user signs in again), not a passing outage.
+func TestRefreshRefusedForInvalidCredentialsIsDead(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	u := h.sim.User(acumaticatest.RoleFull)
+	client := connector.OAuthClient{ID: acumaticatest.DefaultServiceClientGUID + "@" + h.sim.Tenant(), Secret: acumaticatest.DefaultServiceSecret}
+	tok, err := passwordGrant(context.Background(), h.site, serviceCredential{client: client, username: u.Username, password: secrets.Secret(u.Password)}, h.out.Client(h.site, nil))
+	if err != nil || !tok.RefreshToken.IsSet() {
+		t.Fatalf("sign in: %v", err)
+	}
+	h.sim.ChangePassword(u.Username, "changed-P@ss2")
+	_, err = OAuth{}.RefreshToken(context.Background(), h.site, client, h.out.Client(h.site, nil), tok.RefreshToken)
+	if !errors.Is(err, connector.ErrRefreshTokenDead) || !strings.Contains(err.Error(), acumaticaInvalidCredentials) {
+		t.Fatalf("refresh after the password changed: %v, want ErrRefreshTokenDead with Acumatica's message", err)
+	}
+}
+
+// parseFailure reads any body without panicking; a credentials refusal is
+// only ever a 5xx, and its message is one bounded line without a stack
+// trace.
+func FuzzParseFailure(f *testing.F) {
+	f.Add(500, []byte(`{"message":"An error has occurred.","exceptionMessage":"Error: Invalid credentials. Please try again.","exceptionType":"PX.Data.PXException","stackTrace":"   at PX.Data.PXLogin.LoginUser(String& userName, String password)"}`))
+	f.Add(500, []byte(`{"message":"Invalid credentials"}`))
+	f.Add(400, []byte(`{"error":"invalid_grant","error_description":"invalid_username_or_password"}`))
+	f.Add(500, []byte(`{"error":{"code":"","message":"invalid credentials\r\n   at X"}}`))
+	f.Add(502, []byte(`<html>Invalid credentials</html>`))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		fl := parseFailure(response{status: status, body: body, header: http.Header{}}, true)
+		detail, refused := credentialsRefused(status, body)
+		if refused != (fl.kind == failCredentials) {
+			t.Fatalf("credentialsRefused = %v but kind = %v", refused, fl.kind)
+		}
+		if refused && status < 500 {
+			t.Fatalf("a credentials refusal with HTTP %d", status)
+		}
+		if strings.Contains(detail, "   at ") || strings.ContainsAny(detail, "\r\n") || utf8.RuneCountInString(detail) > 301 {
+			t.Fatalf("detail %q is not one bounded line", detail)
+		}
+	})
+}
+
+// Saving a connection again after its password changed on the ERP, while
+// a token from before is still kept: the refused token is dropped and the
+// fresh sign-in's refusal is reported.
+func TestVerifyAPICredentialAfterThePasswordChanged(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{InvalidCredentials500: true}})
+	fields := h.serviceFields()
+	verify := func() error {
+		auth, err := h.conn.APIAuthorizer(h.site, fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.conn.VerifyAPICredential(context.Background(), h.site, h.out.Client(h.site, auth))
+		return err
+	}
+	if err := verify(); err != nil {
+		t.Fatal(err)
+	}
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleService).Username, "changed-P@ss2")
+	te := wantCode(t, verify(), toolerr.AuthExpired, "verify with the old password and a kept token")
+	if !strings.Contains(te.Message, "refused to sign in") || !strings.Contains(te.Message, acumaticaInvalidCredentials) {
+		t.Errorf("message = %s", te.Message)
+	}
+	if n := len(h.grantsOf("password")); n != 2 {
+		t.Errorf("%d password grants, want 2 (the first save, then the fresh sign-in)", n)
+	}
+}
