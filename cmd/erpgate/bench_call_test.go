@@ -38,21 +38,7 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		acu := acumaticatest.NewHandler(acumaticatest.Options{})
 		srv := httptest.NewServer(acu)
 		defer srv.Close()
-		var service acumaticatest.Client
-		for _, c := range acu.Clients() {
-			if c.Flow == acumaticatest.FlowPassword {
-				service = c
-			}
-		}
-		u := acu.User("service")
-		site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-			Slug: "acu", Kind: "acumatica", DisplayName: "Bench Acumatica", BaseURL: srv.URL,
-			Settings: map[string]any{"tenant": acu.Tenant()},
-			Credentials: map[string]string{
-				"client_id": service.ID, "client_secret": service.Secret,
-				"username": u.Username, "password": u.Password,
-			},
-		})
+		site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acu, "acu", "Bench Acumatica", srv.URL)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -302,10 +302,11 @@ func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Con
 	return site, nil
 }
 
-// registerAcumaticaDemo registers the Acumatica simulator as a site: the
-// simulator's password-grant application and dedicated API user for bots,
-// and a fresh authorization-code application so people can sign in.
-func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *acumaticatest.Simulator, erpURL string) (devSite, error) {
+// registerAcumaticaService registers sim, served at erpURL, as a site
+// whose service connection is the simulator's password-grant application
+// and dedicated API user.
+func registerAcumaticaService(ctx context.Context, admin *adminClient, previous devState, sim *acumaticatest.Simulator,
+	slug, name, erpURL string) (devSite, error) {
 	var service acumaticatest.Client
 	for _, c := range sim.Clients() {
 		if c.Flow == acumaticatest.FlowPassword {
@@ -313,14 +314,21 @@ func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.
 		}
 	}
 	apiUser := sim.User("service")
-	site, err := admin.ensureSite(ctx, previous, siteRequest{
-		Slug: devAcumaticaSlug, Kind: "acumatica", DisplayName: "Demo Acumatica (simulator)", BaseURL: erpURL,
+	return admin.ensureSite(ctx, previous, siteRequest{
+		Slug: slug, Kind: "acumatica", DisplayName: name, BaseURL: erpURL,
 		Settings: map[string]any{"tenant": sim.Tenant()},
 		Credentials: map[string]string{
 			"client_id": service.ID, "client_secret": service.Secret,
 			"username": apiUser.Username, "password": apiUser.Password,
 		},
 	})
+}
+
+// registerAcumaticaDemo registers the Acumatica simulator as a site: the
+// simulator's password-grant application and dedicated API user for bots,
+// and a fresh authorization-code application so people can sign in.
+func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *acumaticatest.Simulator, erpURL string) (devSite, error) {
+	site, err := registerAcumaticaService(ctx, admin, previous, sim, devAcumaticaSlug, "Demo Acumatica (simulator)", erpURL)
 	if err != nil {
 		return devSite{}, fmt.Errorf("register the demo Acumatica site: %w", err)
 	}

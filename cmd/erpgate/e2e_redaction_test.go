@@ -136,21 +136,7 @@ func TestRedactionAcumaticaEndToEnd(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	acu := acumaticatest.NewServer(acumaticatest.Options{})
 	defer acu.Close()
-	var service acumaticatest.Client
-	for _, c := range acu.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	u := acu.User("service")
-	site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-		Slug: "acu", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
-		Settings: map[string]any{"tenant": acu.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": u.Username, "password": u.Password,
-		},
-	})
+	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acu.Simulator, "acu", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
