@@ -2,7 +2,9 @@ package frappe
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // filter is one Frappe filter condition, sent as [field, operator, value],
@@ -95,4 +97,68 @@ func (s textSearch) keep(row map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// accentProne are the letters that carry accents in the Latin alphabets
+// in use (French, German, Nordic, Polish, Czech, Turkish, Baltic, Māori,
+// Vietnamese, ...). On an accent-sensitive ERP a LIKE pattern with the
+// plain letter would miss the accented one, so foldedPattern leaves each
+// of them to "_".
+const accentProne = "acdegiklnorstuwyz"
+
+// foldedPairs are folded letter pairs that one letter may stand for in the
+// ERP ("ss" for "ß", "ae" for "æ"): foldedPattern lets "%" stand for them.
+var foldedPairs = []string{"ss", "ae", "oe", "th", "ij"}
+
+// foldedPattern is a LIKE pattern that, on any collation that ignores case
+// (MariaDB's, PostgreSQL's ILIKE), matches at least every value whose
+// folded text (foldText) contains the folded word: accent-prone letters
+// become "_" (any one character), letter pairs a single letter may fold to
+// become "%", and the person's own % and _ become "_". Digits, punctuation
+// and the other letters stay as they are. Rows it finds must still be
+// checked with foldText: the pattern is wider than the word.
+func foldedPattern(word string) string {
+	f := []rune(foldText(word))
+	var b strings.Builder
+	b.WriteByte('%')
+	for i := 0; i < len(f); i++ {
+		if i+1 < len(f) && slices.Contains(foldedPairs, string(f[i:i+2])) {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		switch r := f[i]; {
+		case r == '%' || r == '_' || strings.ContainsRune(accentProne, r):
+			b.WriteByte('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('%')
+	return b.String()
+}
+
+// patternLiterals counts the characters of a LIKE pattern that are not
+// wildcards: the more, the fewer rows the ERP returns for it.
+func patternLiterals(p string) int {
+	n := 0
+	for _, r := range p {
+		if r != '%' && r != '_' {
+			n++
+		}
+	}
+	return n
+}
+
+// mostSelective returns the word whose foldedPattern has the most literal
+// characters (the longer word on a tie, then the first).
+func mostSelective(words []string) string {
+	best, bestLit := "", -1
+	for _, w := range words {
+		lit := patternLiterals(foldedPattern(w))
+		if lit > bestLit || lit == bestLit && utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
+			best, bestLit = w, lit
+		}
+	}
+	return best
 }
