@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -111,27 +112,41 @@ const accentProne = "acdegiklnorstuwyz"
 var foldedPairs = []string{"ss", "ae", "oe", "th", "ij"}
 
 // foldedPattern is a LIKE pattern that, on any collation that ignores case
-// (MariaDB's, PostgreSQL's ILIKE), matches at least every value whose
-// folded text (foldText) contains the folded word: accent-prone letters
-// become "_" (any one character), letter pairs a single letter may fold to
-// become "%", and the person's own % and _ become "_". Digits, punctuation
-// and the other letters stay as they are. Rows it finds must still be
-// checked with foldText: the pattern is wider than the word.
+// (MariaDB's, PostgreSQL's ILIKE), matches every value that contains the
+// word as typed, and every value whose accents on accent-prone letters are
+// all that differ from it. Accent-prone letters, any other letter typed
+// with an accent, and the person's own % and _ become "_" (any one
+// character); letter pairs one letter may fold to ("ss" for "ß"), letters
+// that fold to two ("ß" itself) and combining marks become "%". Digits,
+// punctuation and the other letters stay as they are. The pattern is wider
+// than the word: rows it finds must still be checked with foldText.
 func foldedPattern(word string) string {
-	f := []rune(foldText(word))
+	rs := []rune(word)
 	var b strings.Builder
 	b.WriteByte('%')
-	for i := 0; i < len(f); i++ {
-		if i+1 < len(f) && slices.Contains(foldedPairs, string(f[i:i+2])) {
-			b.WriteByte('%')
-			i++
+	for i := 0; i < len(rs); i++ {
+		r := unicode.ToLower(rs[i])
+		if r < utf8.RuneSelf {
+			if i+1 < len(rs) && slices.Contains(foldedPairs, string([]rune{r, unicode.ToLower(rs[i+1])})) {
+				b.WriteByte('%')
+				i++
+				continue
+			}
+			if r == '%' || r == '_' || strings.ContainsRune(accentProne, r) {
+				b.WriteByte('_')
+			} else {
+				b.WriteRune(r)
+			}
 			continue
 		}
-		switch r := f[i]; {
-		case r == '%' || r == '_' || strings.ContainsRune(accentProne, r):
+		switch f := []rune(foldText(string(r))); {
+		case len(f) == 1 && f[0] == r:
+			// A letter without an accent outside the Latin alphabet.
+			b.WriteRune(r)
+		case len(f) == 1:
 			b.WriteByte('_')
 		default:
-			b.WriteRune(r)
+			b.WriteByte('%')
 		}
 	}
 	b.WriteByte('%')
