@@ -144,7 +144,7 @@ func TestSearchWithoutADoctype(t *testing.T) {
 		}
 		ns := notSearchedOf(out)
 		bt := ns["Bank Transaction"]
-		if out["complete"] != false || bt == nil || bt["partial"] != false || !strings.Contains(bt["reason"].(string), "not installed") {
+		if out["complete"] != false || bt == nil || bt["partial"] != false || !strings.Contains(bt["reason"].(string), "DocType not found") {
 			t.Fatalf("%s: complete %v, not_searched %v", role, out["complete"], out["not_searched"])
 		}
 		if role == noAccounting && ns["Sales Invoice"]["reason"] != "this user may not read it" {

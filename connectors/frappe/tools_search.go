@@ -189,7 +189,7 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 		case errors.As(ans.err, &te) && te.Code == toolerr.NotFound:
 			// Frappe answers a list of a DocType it lacks (an app not
 			// installed) with 404 "DocType ... not found".
-			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Reason: "the ERP has no " + dt + " records (HTTP 404: the DocType is not installed)"})
+			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Reason: "this ERP does not have this kind of record (HTTP 404: DocType not found; the app that provides it may not be installed)"})
 		case ans.err != nil:
 			return nil, ans.err
 		case ans.truncated:
