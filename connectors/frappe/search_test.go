@@ -208,3 +208,38 @@ func TestSpokenNamesFoldAccentsOnAnAccentSensitiveERP(t *testing.T) {
 	_, err := invocation{role: allCompanies, sim: s}.call(t, "list_sales_invoices", map[string]any{"customer": "Crème Brûlée Ltd", "customer_query": "creme"})
 	wantCode(t, err, toolerr.InvalidArgument)
 }
+
+// A spoken name is resolved past the first page of parties sharing its
+// word, and the answer says when the parties read were not all of them.
+func TestSpokenNamesReadPastOnePage(t *testing.T) {
+	fillers := make([]string, partyPage+100)
+	for i := range fillers {
+		fillers[i] = fmt.Sprintf("Acme Filler %03d Ltd", i+1)
+	}
+	s := newSim(t, frappetest.Options{ExtraCustomers: fillers})
+	out, err := invocation{role: allCompanies, sim: s}.call(t, "list_sales_invoices", map[string]any{"customer_query": "acme widgets", "limit": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out["party_match"].(map[string]any)
+	var ids []string
+	for _, c := range m["candidates"].([]any) {
+		ids = append(ids, c.(map[string]any)["id"].(string))
+	}
+	if m["status"] != matchAmbiguous || m["method"] != "normalised" || !slices.Equal(ids, []string{"Acme Widgets Inc", "Acme Widgets LLC"}) || m["candidates_truncated"] != false {
+		t.Fatalf("party_match %v", m)
+	}
+
+	fillers = make([]string, partyScanBound)
+	for i := range fillers {
+		fillers[i] = fmt.Sprintf("Acme Filler %04d Ltd", i+1)
+	}
+	s = newSim(t, frappetest.Options{ExtraCustomers: fillers})
+	out, err = invocation{role: allCompanies, sim: s}.call(t, "list_sales_invoices", map[string]any{"customer_query": "acme widgets", "limit": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := out["party_match"].(map[string]any); m["status"] == matchMatched || m["candidates_truncated"] != true {
+		t.Fatalf("past the bound: party_match %v", m)
+	}
+}
