@@ -2,7 +2,10 @@ package frappe
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // filter is one Frappe filter condition, sent as [field, operator, value],
@@ -95,4 +98,82 @@ func (s textSearch) keep(row map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// accentProne are the letters that carry accents in the Latin alphabets
+// in use (French, German, Nordic, Polish, Czech, Turkish, Baltic, Māori,
+// Vietnamese, ...). On an accent-sensitive ERP a LIKE pattern with the
+// plain letter would miss the accented one, so foldedPattern leaves each
+// of them to "_".
+const accentProne = "acdegiklnorstuwyz"
+
+// foldedPairs are folded letter pairs that one letter may stand for in the
+// ERP ("ss" for "ß", "ae" for "æ"): foldedPattern lets "%" stand for them.
+var foldedPairs = []string{"ss", "ae", "oe", "th", "ij"}
+
+// foldedPattern is a LIKE pattern that, on any collation that ignores case
+// (MariaDB's, PostgreSQL's ILIKE), matches every value that contains the
+// word as typed, and every value whose accents on accent-prone letters are
+// all that differ from it. Accent-prone letters, any other letter typed
+// with an accent, and the person's own % and _ become "_" (any one
+// character); letter pairs one letter may fold to ("ss" for "ß"), letters
+// that fold to two ("ß" itself) and combining marks become "%". Digits,
+// punctuation and the other letters stay as they are. The pattern is wider
+// than the word: rows it finds must still be checked with foldText.
+func foldedPattern(word string) string {
+	rs := []rune(word)
+	var b strings.Builder
+	b.WriteByte('%')
+	for i := 0; i < len(rs); i++ {
+		r := unicode.ToLower(rs[i])
+		if r < utf8.RuneSelf {
+			if i+1 < len(rs) && slices.Contains(foldedPairs, string([]rune{r, unicode.ToLower(rs[i+1])})) {
+				b.WriteByte('%')
+				i++
+				continue
+			}
+			if r == '%' || r == '_' || strings.ContainsRune(accentProne, r) {
+				b.WriteByte('_')
+			} else {
+				b.WriteRune(r)
+			}
+			continue
+		}
+		switch f := []rune(foldText(string(r))); {
+		case len(f) == 1 && f[0] == r:
+			// A letter without an accent outside the Latin alphabet.
+			b.WriteRune(r)
+		case len(f) == 1:
+			b.WriteByte('_')
+		default:
+			b.WriteByte('%')
+		}
+	}
+	b.WriteByte('%')
+	return b.String()
+}
+
+// patternLiterals counts the characters of a LIKE pattern that are not
+// wildcards: the more, the fewer rows the ERP returns for it.
+func patternLiterals(p string) int {
+	n := 0
+	for _, r := range p {
+		if r != '%' && r != '_' {
+			n++
+		}
+	}
+	return n
+}
+
+// mostSelective returns the word whose foldedPattern has the most literal
+// characters (the longer word on a tie, then the first).
+func mostSelective(words []string) string {
+	best, bestLit := "", -1
+	for _, w := range words {
+		lit := patternLiterals(foldedPattern(w))
+		if lit > bestLit || lit == bestLit && utf8.RuneCountInString(w) > utf8.RuneCountInString(best) {
+			best, bestLit = w, lit
+		}
+	}
+	return best
 }

@@ -3,6 +3,9 @@ package frappe
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Names people say ("acme widgets", "o brien and sons") rarely match the
@@ -23,31 +26,41 @@ var legalSuffixes = map[string]bool{
 	"ab": true, "as": true, "aps": true, "pte": true, "pvt": true, "lp": true,
 }
 
-// accentFold maps Latin letters with diacritics to their base letter, as
-// MariaDB's utf8mb4_unicode_ci collation compares them.
-var accentFold = map[rune]string{
-	'à': "a", 'á': "a", 'â': "a", 'ã': "a", 'ä': "a", 'å': "a", 'ā': "a", 'ă': "a", 'ą': "a",
-	'æ': "ae", 'ç': "c", 'ć': "c", 'č': "c", 'ď': "d", 'đ': "d", 'ð': "d",
-	'è': "e", 'é': "e", 'ê': "e", 'ë': "e", 'ē': "e", 'ė': "e", 'ę': "e", 'ě': "e",
-	'ì': "i", 'í': "i", 'î': "i", 'ï': "i", 'ī': "i", 'į': "i", 'ı': "i",
-	'ł': "l", 'ñ': "n", 'ń': "n", 'ň': "n",
-	'ò': "o", 'ó': "o", 'ô': "o", 'õ': "o", 'ö': "o", 'ø': "o", 'ō': "o", 'ő': "o", 'œ': "oe",
-	'ř': "r", 'ś': "s", 'š': "s", 'ş': "s", 'ß': "ss", 'ť': "t", 'ţ': "t", 'þ': "th",
-	'ù': "u", 'ú': "u", 'û': "u", 'ü': "u", 'ū': "u", 'ů': "u", 'ű': "u", 'ų': "u",
-	'ý': "y", 'ÿ': "y", 'ź': "z", 'ż': "z", 'ž': "z",
+// Accents are folded on erpgate's side, whatever the ERP's collation:
+// MariaDB's utf8mb4_unicode_ci ignores them, but Frappe on PostgreSQL
+// (ILIKE) and accent-sensitive MariaDB collations do not. A letter is
+// decomposed (NFD) and its combining marks dropped ("ü" → "u", "ā" → "a");
+// the letters that do not decompose are mapped by letterFold.
+var letterFold = map[rune]string{
+	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'ł': "l", 'đ': "d",
+	'ð': "d", 'þ': "th", 'ı': "i", 'ħ': "h", 'ŧ': "t", 'ĳ': "ij", 'ŀ': "l",
+}
+
+// foldRune appends the folded, lower-case form of r to b.
+func foldRune(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf {
+		b.WriteRune(unicode.ToLower(r))
+		return
+	}
+	r = unicode.ToLower(r)
+	if f, ok := letterFold[r]; ok {
+		b.WriteString(f)
+		return
+	}
+	for _, d := range norm.NFD.String(string(r)) {
+		if !unicode.Is(unicode.Mn, d) {
+			b.WriteRune(d)
+		}
+	}
 }
 
 // foldText lower-cases s and folds accents, keeping every other character,
-// so a literal check agrees with the ERP's accent- and case-insensitive
-// comparison ("cafe" is found in "Aroha Café").
+// so "cafe" is found in "Aroha Café" and "creme brulee" in "Crème Brûlée".
 func foldText(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if f, ok := accentFold[r]; ok {
-			b.WriteString(f)
-		} else {
-			b.WriteRune(r)
-		}
+	b.Grow(len(s))
+	for _, r := range s {
+		foldRune(&b, r)
 	}
 	return b.String()
 }
@@ -58,16 +71,14 @@ const apostrophes = "'’‘`´"
 // nameTokens returns the normalised tokens of s, legal suffixes included.
 func nameTokens(s string) []string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
+	for _, r := range foldText(s) {
 		switch {
 		case strings.ContainsRune(apostrophes, r):
 			continue
 		case r == '&' || r == '+':
 			b.WriteString(" and ")
-		case accentFold[r] != "":
-			b.WriteString(accentFold[r])
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(r)
 		default:
 			b.WriteByte(' ')
 		}

@@ -16,8 +16,9 @@ import (
 //
 //  1. exact: the phrase equals a party id or name (the ERP compares case-
 //     and accent-insensitively);
-//  2. otherwise one bounded token search finds candidates sharing a word,
-//     and their names are compared after normalizeName;
+//  2. otherwise a bounded search for the most selective word finds the
+//     candidates (accents folded here, whatever the ERP's collation), and
+//     their names are compared after normalizeName;
 //  3. one normalised match is used; several, or only partial matches, are
 //     returned as candidates for the user to choose from, never used.
 
@@ -55,8 +56,10 @@ const (
 	matchAmbiguous = "ambiguous"
 	matchNotFound  = "not_found"
 
-	// partyCandidateBound bounds the token search.
-	partyCandidateBound = 50
+	// partyPage and partyScanBound bound the token search: pages of
+	// partyPage rows, at most partyScanBound rows in all.
+	partyPage      = 200
+	partyScanBound = 1000
 	// partyTokenBound bounds how many words of a phrase are searched.
 	partyTokenBound = 4
 	// shownCandidates bounds the candidates returned to the caller.
@@ -145,18 +148,22 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string) 
 		m.Message = "The name has no word to search for; ask for the " + strings.ToLower(kind.Doctype) + "'s name."
 		return m, nil
 	}
-	search := listQuery{Fields: fields, OrderBy: order, PageLength: partyCandidateBound + 1}
-	for _, t := range tokens {
-		search.OrFilters.add(kind.NameField, "like", containsPattern(t))
-		search.OrFilters.add("name", "like", containsPattern(t))
+	// The ERP is asked for the most selective word with a pattern that
+	// cannot miss it on any collation; the rows are checked here with
+	// accents folded, then compared below.
+	word := mostSelective(tokens)
+	search := listQuery{Fields: fields, OrderBy: order}
+	p := foldedPattern(word)
+	search.OrFilters.add(kind.NameField, "like", p)
+	search.OrFilters.add("name", "like", p)
+	hasWord := func(r map[string]any) bool {
+		return strings.Contains(strings.Join(nameTokens(str(r[kind.NameField])), ""), word) ||
+			strings.Contains(strings.Join(nameTokens(str(r["name"])), ""), word)
 	}
-	rows, err = c.list(ctx, kind.Doctype, search)
+	fetch := func(q listQuery) ([]map[string]any, error) { return c.list(ctx, kind.Doctype, q) }
+	rows, truncated, err := walkPages(fetch, search, hasWord, partyPage, partyScanBound)
 	if err != nil {
 		return nil, err
-	}
-	truncated := len(rows) > partyCandidateBound
-	if truncated {
-		rows = rows[:partyCandidateBound]
 	}
 	m.CandidatesTruncated = truncated
 	all := candidates(rows, kind)

@@ -34,9 +34,10 @@ const (
 	perSourceResults = 5
 	// searchParallel bounds the concurrent list requests of one search.
 	searchParallel = 3
-	// searchCandidates bounds the rows read per DocType when a query has
-	// several words and every word must be found.
-	searchCandidates = 50
+	// searchPage and searchScanBound bound the candidate rows read per
+	// DocType: pages of searchPage, at most searchScanBound rows in all.
+	searchPage      = 200
+	searchScanBound = 1000
 )
 
 var searchSources = []searchSource{
@@ -105,20 +106,26 @@ type searchResult struct {
 type searchOutput struct {
 	Results     []searchResult `json:"results"`
 	NotSearched []notSearched  `json:"not_searched"`
+	// Complete is true when every kind was searched in full.
+	Complete bool `json:"complete"`
 }
 
+// notSearched is a kind of record that was skipped, or searched only in
+// part (Partial).
 type notSearched struct {
 	Doctype string `json:"doctype"`
 	Reason  string `json:"reason"`
+	// Partial is true when some records of the kind were searched.
+	Partial bool `json:"partial"`
 }
 
 func searchTool() connector.Tool {
 	return connector.Tool{
 		Name:  "search",
 		Title: "Search the ERP",
-		Description: "Search customers, suppliers, items and business documents (sales and purchase invoices and orders, payments, bank transactions) for text in their id, name or reference; every word must appear. " +
-			"Returns up to 5 matches per kind as {id, title, url}; pass an id to fetch for the full record. The text is matched literally, not as a filter language. " +
-			"not_searched lists kinds this user may not read, which were skipped: their absence from results does not mean nothing matches.",
+		Description: "Search customers, suppliers, items and business documents (sales and purchase invoices and orders, payments, bank transactions) for text in their id, name or reference; every word must appear, ignoring case and accents. " +
+			"Returns up to 5 matches per kind, most recently modified first, as {id, title, url}; pass an id to fetch for the full record. The text is matched literally, not as a filter language. " +
+			"complete is false when a kind was skipped (this user may not read it, or the ERP has no such kind) or searched only in part; not_searched says which and why: absence from results then does not mean nothing matches.",
 		Input: schema.Object(
 			schema.Prop("query", schema.String("Words to find, e.g. a name, an invoice number or a reference.").Len(1, 200)).Required(),
 		),
@@ -130,8 +137,10 @@ func searchTool() connector.Tool {
 			), "Matches, grouped by kind.")).Required(),
 			schema.Prop("not_searched", schema.Array(schema.Object(
 				schema.Prop("doctype", schema.String("Kind of record.")).Required(),
-				schema.Prop("reason", schema.String("Why it was skipped.")).Required(),
-			), "Kinds of record that were not searched.")).Required(),
+				schema.Prop("reason", schema.String("Why it was skipped, or which of its records were not searched.")).Required(),
+				schema.Prop("partial", schema.Boolean("True when some records of this kind were searched and the rest were not.")).Required(),
+			), "Kinds of record that were not searched, or only in part.")).Required(),
+			schema.Prop("complete", schema.Boolean("True when every kind was searched in full, so a kind without results has no match.")).Required(),
 		),
 		Effect:  connector.Read,
 		Handler: search,
@@ -152,12 +161,7 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 		return nil, toolerr.New(toolerr.InvalidArgument, "query is empty: give a name, number or reference to search for")
 	}
 	c := newClient(call.Site, call.HTTP)
-	type answer struct {
-		results []searchResult
-		denied  bool
-		err     error
-	}
-	answers := make([]answer, len(searchSources))
+	answers := make([]sourceAnswer, len(searchSources))
 	var wg sync.WaitGroup
 	// At most searchParallel lists run at once, to spare the ERP.
 	slots := make(chan struct{}, searchParallel)
@@ -167,77 +171,110 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			res, err := src.search(ctx, c, words)
-			var te *toolerr.Error
-			if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
-				answers[i] = answer{denied: true}
-				return
+			ans, err := src.search(ctx, c, words, searchScanBound)
+			if err != nil {
+				ans = sourceAnswer{err: err}
 			}
-			answers[i] = answer{results: res, err: err}
+			answers[i] = ans
 		}()
 	}
 	wg.Wait()
-	out := searchOutput{Results: []searchResult{}, NotSearched: []notSearched{}}
+	out := searchOutput{Results: []searchResult{}, NotSearched: []notSearched{}, Complete: true}
 	for i, ans := range answers {
-		if ans.err != nil {
+		dt := searchSources[i].doctype
+		var te *toolerr.Error
+		switch {
+		case errors.As(ans.err, &te) && te.Code == toolerr.PermissionDenied:
+			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Reason: "this user may not read it"})
+		case errors.As(ans.err, &te) && te.Code == toolerr.NotFound:
+			// Frappe answers a list of a DocType it lacks (an app not
+			// installed) with 404 "DocType ... not found".
+			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Reason: "this ERP does not have this kind of record (HTTP 404: DocType not found; the app that provides it may not be installed)"})
+		case ans.err != nil:
 			return nil, ans.err
-		}
-		if ans.denied {
-			out.NotSearched = append(out.NotSearched, notSearched{Doctype: searchSources[i].doctype, Reason: "this user may not read it"})
-			continue
+		case ans.truncated:
+			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Partial: true, Reason: fmt.Sprintf(
+				"only the %d most recently modified records that may contain %s were checked; older ones were not searched: add a word or a number to narrow the search", ans.scanned, quote(ans.word))})
 		}
 		out.Results = append(out.Results, ans.results...)
 	}
+	out.Complete = len(out.NotSearched) == 0
 	return out, nil
 }
 
-// search finds records of one DocType containing every word. The ERP is
-// asked for the longest word (LIKE, over all fields); the other words, and
-// any % or _ the ERP cannot match literally, are checked here.
-func (s searchSource) search(ctx context.Context, c *client, words []string) ([]searchResult, error) {
-	longest := words[0]
-	for _, w := range words {
-		if len([]rune(w)) > len([]rune(longest)) {
-			longest = w
-		}
-	}
-	ts := &textSearch{text: longest, fields: s.fields}
+// sourceAnswer is what searching one DocType found.
+type sourceAnswer struct {
+	results []searchResult
+	// truncated is true when candidates remained after scanned rows were
+	// read without finding perSourceResults matches.
+	truncated bool
+	scanned   int
+	// word is the word the ERP was asked for.
+	word string
+	err  error
+}
+
+// search finds the most recently modified records of one DocType that
+// contain every word, ignoring case and accents. The ERP is asked for the
+// most selective word with a pattern that cannot miss a match on any
+// collation (foldedPattern), over all fields; the candidates are read page
+// by page, at most bound rows, and each is checked here for every word.
+func (s searchSource) search(ctx context.Context, c *client, words []string, bound int) (sourceAnswer, error) {
+	word := mostSelective(words)
+	ans := sourceAnswer{word: word}
 	q := listQuery{Fields: dedupe(append(append([]string{}, s.fields...), s.extra...)), OrderBy: "modified desc, name desc"}
-	limit := perSourceResults
-	if len(words) > 1 || hasWildcards(longest) {
-		limit = searchCandidates
+	p := foldedPattern(word)
+	for _, f := range s.fields {
+		q.OrFilters.add(f, "like", p)
 	}
-	q.OrFilters = ts.orFilters()
-	q.PageLength = limit
-	rows, err := c.list(ctx, s.doctype, q)
-	if err != nil {
-		return nil, err
+	folded := make([]string, len(words))
+	for i, w := range words {
+		folded[i] = foldText(w)
 	}
-	var out []searchResult
-	for _, r := range rows {
-		if !containsEveryWord(r, s.fields, words) {
-			continue
+	for q.Start = 0; ; q.Start += searchPage {
+		want := min(searchPage, bound-q.Start)
+		// The last page allowed asks for one row more, to learn whether
+		// the bound left candidates unread.
+		q.PageLength = want
+		if q.Start+want >= bound {
+			q.PageLength = want + 1
 		}
-		name := str(r["name"])
-		out = append(out, searchResult{ID: s.doctype + "/" + name, Title: s.title(s.doctype, r), URL: c.deskURL(s.doctype, name)})
-		if len(out) == perSourceResults {
-			break
+		rows, err := c.list(ctx, s.doctype, q)
+		if err != nil {
+			return ans, err
+		}
+		for i, r := range rows {
+			if i == want {
+				ans.truncated = true
+				return ans, nil
+			}
+			ans.scanned++
+			if !containsEveryWord(r, s.fields, folded) {
+				continue
+			}
+			name := str(r["name"])
+			ans.results = append(ans.results, searchResult{ID: s.doctype + "/" + name, Title: s.title(s.doctype, r), URL: c.deskURL(s.doctype, name)})
+			if len(ans.results) == perSourceResults {
+				return ans, nil
+			}
+		}
+		if len(rows) < q.PageLength {
+			return ans, nil
 		}
 	}
-	return out, nil
 }
 
-// containsEveryWord reports whether each word appears in one of the
-// fields, ignoring case and accents as the ERP does.
-func containsEveryWord(row map[string]any, fields, words []string) bool {
+// containsEveryWord reports whether each folded word appears in one of
+// the fields once they are folded too.
+func containsEveryWord(row map[string]any, fields, folded []string) bool {
 	var text strings.Builder
 	for _, f := range fields {
 		text.WriteString(foldText(str(row[f])))
 		text.WriteByte('\n')
 	}
 	all := text.String()
-	for _, w := range words {
-		if !strings.Contains(all, foldText(w)) {
+	for _, w := range folded {
+		if !strings.Contains(all, w) {
 			return false
 		}
 	}

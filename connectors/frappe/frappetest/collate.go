@@ -64,6 +64,12 @@ func likeMatch(s, pattern string) bool {
 	return likeRunes(foldRunes(s), foldRunes(pattern), true)
 }
 
+// likeMatchAccents is likeMatch ignoring case only, as PostgreSQL's ILIKE
+// compares: "%cafe%" does not match "Café".
+func likeMatchAccents(s, pattern string) bool {
+	return likeRunes([]rune(strings.ToLower(s)), []rune(strings.ToLower(pattern)), true)
+}
+
 func foldRunes(s string) []rune {
 	var out []rune
 	for _, r := range s {

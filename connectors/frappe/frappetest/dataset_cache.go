@@ -1,13 +1,15 @@
 package frappetest
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
 
 // The generated data is read-only, so simulators share it: the test
 // suites create many simulators and should pay for generation once per
-// distinct (today, ExtraSalesInvoices) pair. The cache keeps the most
+// distinct (today, ExtraSalesInvoices, ExtraCustomers). The cache keeps the most
 // recently used few datasets.
 
 const datasetCacheSize = 4
@@ -15,6 +17,8 @@ const datasetCacheSize = 4
 type datasetKey struct {
 	today string
 	extra int
+	// customers is Options.ExtraCustomers joined by newlines.
+	customers string
 }
 
 type datasetEntry struct {
@@ -31,8 +35,8 @@ var datasetCache struct {
 
 // sharedDataset returns the registry and dataset for today and extra,
 // generating them at most once while they stay cached.
-func sharedDataset(today time.Time, extra int) (*registry, *Dataset) {
-	key := datasetKey{today: fmtDate(today), extra: max(extra, 0)}
+func sharedDataset(today time.Time, extra int, customers []string) (*registry, *Dataset) {
+	key := datasetKey{today: fmtDate(today), extra: max(extra, 0), customers: strings.Join(customers, "\n")}
 	datasetCache.mu.Lock()
 	var e *datasetEntry
 	for i, c := range datasetCache.entries {
@@ -52,7 +56,7 @@ func sharedDataset(today time.Time, extra int) (*registry, *Dataset) {
 	datasetCache.mu.Unlock()
 	e.once.Do(func() {
 		e.reg = newRegistry()
-		e.data = buildDataset(e.reg, today, genOptions{extraSalesInvoices: key.extra})
+		e.data = buildDataset(e.reg, today, genOptions{extraSalesInvoices: key.extra, extraCustomers: slices.Clone(customers)})
 	})
 	return e.reg, e.data
 }

@@ -72,7 +72,14 @@
 // large-report benchmarks (about 3.5 GL Entries and one receivable row
 // each; 30000 give a General Ledger of more than 50,000 rows for the NZ
 // company); the seeded business documents are the same with or without
-// them, ledger entry names are not.
+// them, ledger entry names are not. Options.ExtraCustomers adds customers
+// newer than every seeded document (so "100% Pure Juice Co Pty Ltd" is no
+// longer among the most recently modified).
+//
+// Per-site switches: Options.AccentSensitiveLike makes "like" compare
+// accents, as Frappe on PostgreSQL (ILIKE) and accent-sensitive MariaDB
+// collations do; Options.MissingDoctypes answers 404 "DocType X not found"
+// for DocTypes the site does not have.
 //
 // # Ledgers
 //
@@ -90,7 +97,7 @@
 // written on first use of those doctypes. All amounts are Decimals with
 // nine decimal places; currency amounts are whole cents.
 //
-// Simulators with the same Now date and ExtraSalesInvoices share one
+// Simulators with the same Now date, ExtraSalesInvoices and ExtraCustomers share one
 // read-only Dataset; Simulator.Data exposes it so tests compute expected
 // values from the documents (Data().List("GL Entry"), Get, Meta).
 //

@@ -435,7 +435,7 @@ func (q *query) compileFilter(f filterCond, noIfnull bool) (func(jrow) bool, *ap
 			fallback = Decimal(0)
 		}
 		if pred == nil {
-			pred = comparePredicate(op, operand)
+			pred = comparePredicate(op, operand, q.accentSensitiveLike)
 		}
 	}
 	if (op == "between") && isDateCol {
@@ -464,7 +464,8 @@ func (q *query) compileFilter(f filterCond, noIfnull bool) (func(jrow) bool, *ap
 func isString(v any) bool { _, ok := v.(string); return ok }
 
 // comparePredicate implements = != < > <= >= like / not like.
-func comparePredicate(op string, operand any) func(any) bool {
+// accentSensitive makes like compare accents (Options.AccentSensitiveLike).
+func comparePredicate(op string, operand any, accentSensitive bool) func(any) bool {
 	switch op {
 	case "like", "not like":
 		pattern := toText(operand)
@@ -473,6 +474,9 @@ func comparePredicate(op string, operand any) func(any) bool {
 			s := toText(v)
 			if d, ok := v.(Decimal); ok {
 				s = d.String()
+			}
+			if accentSensitive {
+				return likeMatchAccents(s, pattern) != neg
 			}
 			return likeMatch(s, pattern) != neg
 		}

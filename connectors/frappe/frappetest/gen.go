@@ -22,6 +22,8 @@ var (
 // genOptions scale the generated data (see Options).
 type genOptions struct {
 	extraSalesInvoices int
+	// extraCustomers are added after every seeded document (genExtraCustomers).
+	extraCustomers []string
 }
 
 // generator builds a Dataset in stages (setup, parties, items, selling,
@@ -74,6 +76,7 @@ func buildDataset(reg *registry, today time.Time, opts genOptions) *Dataset {
 	g.stage("stock", g.genStock)
 	g.stage("banking", g.genBankTransactions)
 	g.stage("bins", g.genBinsAndReorderLevels)
+	g.stage("extra-customers", g.genExtraCustomers)
 	g.ds.finish()
 	// The ledgers only read the finished vouchers, so they are written
 	// when first needed (Dataset.ensure).

@@ -166,3 +166,25 @@ func itoaPad(n, width int) string {
 	}
 	return leftPad(s, width)
 }
+
+// extraCustomersTime is when the extra customers were created: after every
+// seeded document, so they are the most recently modified customers.
+var extraCustomersTime = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
+
+// genExtraCustomers adds Options.ExtraCustomers: plain NZD company
+// customers with no documents, each a minute newer than the last. They push
+// the seeded customers (among them "100% Pure Juice Co Pty Ltd") out of
+// the most recently modified ones.
+func (g *generator) genExtraCustomers() {
+	for i, name := range g.opts.extraCustomers {
+		d := g.newDoc("Customer", name, "Administrator", extraCustomersTime.Add(time.Duration(i)*time.Minute))
+		f := d.Fields
+		f["naming_series"] = "CUST-.YYYY.-"
+		f["customer_name"] = name
+		f["customer_group"] = "Commercial"
+		f["territory"] = "New Zealand"
+		f["default_currency"] = "NZD"
+		f["language"] = "en"
+		g.ds.add(d)
+	}
+}

@@ -14,7 +14,7 @@ func (rc *reqCtx) getResource(doctype, name string) *apiError {
 // loadDoc is frappe.get_doc + has_permission("read").
 func (rc *reqCtx) loadDoc(doctype, name string) (*Doc, *apiError) {
 	meta := rc.s.reg.get(doctype)
-	if meta == nil {
+	if meta == nil || rc.s.missing(doctype) {
 		return nil, doctypeNotFound(doctype)
 	}
 	var d *Doc

@@ -73,6 +73,9 @@ func (rc *reqCtx) commonListArgs(a *listArgs) {
 // DatabaseQuery.execute, with Frappe's order of checks.
 func (rc *reqCtx) getList(a listArgs) ([]any, *apiError) {
 	reg := rc.s.reg
+	if rc.s.missing(a.doctype) {
+		return nil, doctypeNotFound(a.doctype)
+	}
 	meta := reg.get(a.doctype)
 	if meta != nil && meta.IsTable {
 		if err := rc.checkParentPermission(a.parent, a.doctype); err != nil {
@@ -174,7 +177,7 @@ func (rc *reqCtx) getList(a listArgs) ([]any, *apiError) {
 
 // newQuery starts a permission-aware query for the request's user.
 func (rc *reqCtx) newQuery(meta *DocMeta) *query {
-	return &query{ds: rc.s.data, user: rc.user, today: rc.s.today, main: meta, applyUserPerms: true}
+	return &query{ds: rc.s.data, user: rc.user, today: rc.s.today, main: meta, applyUserPerms: true, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
 }
 
 // addFilters compiles filters (AND) or or_filters (OR) into the query.

@@ -130,10 +130,10 @@ func (rc *reqCtx) methodClientCount() *apiError {
 	v, _ := rc.arg("doctype")
 	doctype := cstr(v)
 	meta := rc.s.reg.get(doctype)
-	if meta == nil {
+	if meta == nil || rc.s.missing(doctype) {
 		return pythonError("pymysql.err.ProgrammingError", "(1146, \"Table '_5e5eaa6fd3a2d1b0.tab"+doctype+"' doesn't exist\")")
 	}
-	q := &query{ds: rc.s.data, today: rc.s.today, main: meta}
+	q := &query{ds: rc.s.data, today: rc.s.today, main: meta, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
 	q.items = []boundItem{{key: "name", expr: bCol{field: "name", typ: "Data"}}}
 	raw, _ := rc.arg("filters")
 	filters := raw

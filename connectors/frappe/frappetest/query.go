@@ -30,6 +30,8 @@ type query struct {
 	limitStart, limitPage int64
 	asList                bool
 	applyUserPerms        bool
+	// accentSensitiveLike is Options.AccentSensitiveLike.
+	accentSensitiveLike bool
 }
 
 type joinKind int

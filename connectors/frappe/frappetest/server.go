@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,19 @@ type Options struct {
 	// over 50,000 rows for the NZ company). The seeded business documents
 	// are the same with or without them; ledger entry names are not.
 	ExtraSalesInvoices int
+	// ExtraCustomers adds customers with these names, created and modified
+	// after every seeded document (a minute apart, in order), without
+	// documents. The seeded data is the same with or without them.
+	ExtraCustomers []string
+	// AccentSensitiveLike makes "like" ignore case but not accents, as
+	// Frappe on PostgreSQL does (it sends ILIKE) and as MariaDB does under
+	// an accent-sensitive collation: "%cafe%" no longer matches "Café".
+	// "=" and ordering keep the default collation.
+	AccentSensitiveLike bool
+	// MissingDoctypes are DocTypes this site does not have (an app not
+	// installed): lists, reads and counts of them answer 404 "DocType X
+	// not found", as Frappe does.
+	MissingDoctypes []string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
@@ -49,7 +63,7 @@ func NewHandler(opts Options) *Simulator {
 	if opts.Now != nil {
 		today = opts.Now()
 	}
-	reg, data := sharedDataset(today, opts.ExtraSalesInvoices)
+	reg, data := sharedDataset(today, opts.ExtraSalesInvoices, opts.ExtraCustomers)
 	return &Simulator{
 		opts:     opts,
 		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
@@ -97,6 +111,11 @@ func (s *Simulator) RequestCount(pathPrefix string) int {
 		}
 	}
 	return n
+}
+
+// missing reports whether doctype is one of Options.MissingDoctypes.
+func (s *Simulator) missing(doctype string) bool {
+	return slices.Contains(s.opts.MissingDoctypes, doctype)
 }
 
 // Handler returns the simulator as an http.Handler.
