@@ -40,7 +40,8 @@ type CredentialField struct {
 }
 
 // Authorizer adds credentials to an outbound request. The transport calls it
-// only for requests to the site's own origin.
+// only for requests under the site's base URL: its origin and, when it has
+// one, its virtual directory.
 type Authorizer interface {
 	Authorize(req *http.Request) error
 }
