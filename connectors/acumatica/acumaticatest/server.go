@@ -272,8 +272,8 @@ type Server struct {
 	URL string
 	// Origin is "http://127.0.0.1:port".
 	Origin string
-	srv *http.Server
-	ln  net.Listener
+	srv    *http.Server
+	ln     net.Listener
 }
 
 // NewServer starts a simulator on 127.0.0.1 with a random free port.
