@@ -12,9 +12,11 @@ ALTER TABLE sites ADD COLUMN identity_key text NOT NULL DEFAULT '';
 UPDATE sites SET identity_key = coalesce(settings ->> 'tenant', '') WHERE kind = 'acumatica';
 
 -- One site per base URL (origin and virtual directory) and identity key.
--- The kind is not part of it: a base URL is one ERP instance.
+-- The kind is not part of it: a base URL is one ERP instance. The path is
+-- compared without regard to case, as IIS serves it (origins are stored in
+-- lower case already, so existing rows are unaffected).
 DROP INDEX sites_base_url_tenant_key;
-CREATE UNIQUE INDEX sites_base_url_identity_key ON sites (base_url, identity_key);
+CREATE UNIQUE INDEX sites_base_url_identity_key ON sites ((lower(base_url)), identity_key);
 
 -- +goose Down
 DROP INDEX sites_base_url_identity_key;

@@ -118,6 +118,11 @@ func TestSiteConflicts(t *testing.T) {
 		Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: "t1"}); err != nil {
 		t.Errorf("same tenant under another directory: %v", err)
 	}
+	// IIS serves a directory in any case: /erp2 is the same instance.
+	if _, err := s.CreateSite(ctx, sites.NewSite{Slug: "t1-erp2-lower", Kind: "acumatica", DisplayName: "x", BaseURL: erp + "/erp2",
+		Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: "t1"}); !errors.Is(err, sites.ErrBaseURLTaken) {
+		t.Errorf("same directory in another case = %v, want ErrBaseURLTaken", err)
+	}
 }
 
 // TestSiteIdentityIsTheConnectors: the rule is the identity key the
