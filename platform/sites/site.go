@@ -38,9 +38,9 @@ type Site struct {
 	// the connector's SiteRules compute it from Settings ("" when a base URL
 	// is one site).
 	IdentityKey string
-	Status    Status
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Status      Status
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Connector returns what a connector needs to know about the site.
