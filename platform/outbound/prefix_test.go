@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -66,4 +68,24 @@ func TestCredentialsOnlyUnderSitePath(t *testing.T) {
 	if a, ok := seen["/Other/collect"]; ok && a != "" {
 		t.Errorf("the redirect out of the directory carried %q", a)
 	}
+}
+
+// FuzzSiteScope: whatever the path, a request the scope lets carry the
+// credential resolves, as a server resolves dot segments and IIS's "\",
+// to the virtual directory or below it.
+func FuzzSiteScope(f *testing.F) {
+	for _, p := range []string{"/AcumaticaERP/entity", "/AcumaticaERP/../x", "/AcumaticaERPX", `/AcumaticaERP\..\x`, "/AcumaticaERP/./a/../../b", "/acumaticaerp/a"} {
+		f.Add(p)
+	}
+	scope := scopeOf(&url.URL{Scheme: "https", Host: "erp.example.com", Path: "/AcumaticaERP"})
+	f.Fuzz(func(t *testing.T, p string) {
+		u := &url.URL{Scheme: "https", Host: "erp.example.com", Path: p}
+		if !scope.contains(u) {
+			return
+		}
+		resolved := path.Clean("/" + strings.ReplaceAll(p, `\`, "/"))
+		if resolved != "/AcumaticaERP" && !strings.HasPrefix(resolved, "/AcumaticaERP/") {
+			t.Fatalf("%q carries the credential but resolves to %q", p, resolved)
+		}
+	})
 }
