@@ -105,7 +105,7 @@ func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.C
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
 			}
 			if !scope.contains(req.URL) {
-				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected outside the site, to %s; erpgate only follows redirects under the site's base URL", req.URL.Path)
+				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected outside the site, to another path on its host; erpgate only follows redirects under the site's base URL")
 			}
 			return nil
 		},
