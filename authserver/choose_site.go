@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -20,8 +19,8 @@ func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSit
 }
 
 // serveChooseSite takes the ERP address typed on /mcp's sign-in page,
-// finds the registered site with that origin and sends the browser to its
-// sign-in. Whatever is typed, the answer never says which sites exist:
+// finds the registered site at that address (its origin, under the site's
+// virtual directory when it has one) and sends the browser to its sign-in. Whatever is typed, the answer never says which sites exist:
 // the page only says whether the address was recognised.
 func (s *Server) serveChooseSite(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -39,13 +38,13 @@ func (s *Server) serveChooseSite(w http.ResponseWriter, r *http.Request) {
 		s.flowError(w, err)
 		return
 	}
-	origin, err := typedOrigin(page.ERPURL, s.deps.IsDevHost)
+	origin, typedPath, err := typedAddress(page.ERPURL, s.deps.IsDevHost)
 	if err != nil {
 		page.Error = "That does not look like an ERP address. Type it as you see it in your browser, for example https://erp.example.com."
 		s.renderChooseSite(w, http.StatusUnprocessableEntity, page)
 		return
 	}
-	matches, err := s.sitesAtOrigin(ctx, origin, page.Tenant)
+	matches, err := s.sitesAtAddress(ctx, origin, typedPath, page.Tenant)
 	if err != nil {
 		s.pageError(w, "match ERP address", err)
 		return
@@ -76,37 +75,49 @@ func (s *Server) serveChooseSite(w http.ResponseWriter, r *http.Request) {
 	s.redirectToERP(w, r, site, flowID, challenge)
 }
 
-// typedOrigin turns what a user typed into the origin sites are stored
-// under. A missing scheme means https; any path is ignored (users paste
-// the URL of whatever ERP page they have open).
-func typedOrigin(typed string, isDevHost func(string) bool) (string, error) {
+// typedAddress turns what a user typed into the origin sites are stored
+// under and the path typed after it. A missing scheme means https. Users
+// paste the URL of whatever ERP page they have open, so the path is only
+// matched against sites' virtual directories.
+func typedAddress(typed string, isDevHost func(string) bool) (origin, path string, err error) {
 	if typed == "" {
-		return "", errors.New("empty")
+		return "", "", errors.New("empty")
 	}
 	if !strings.Contains(typed, "://") {
 		typed = "https://" + typed
 	}
 	u, err := url.Parse(typed)
 	if err != nil || u.Host == "" {
-		return "", errors.New("not a URL")
+		return "", "", errors.New("not a URL")
 	}
-	return sites.NormalizeBaseURL(u.Scheme+"://"+u.Host, isDevHost)
+	origin, err = sites.NormalizeBaseURL(u.Scheme+"://"+u.Host, isDevHost)
+	return origin, u.Path, err
 }
 
-// sitesAtOrigin returns the active sites at origin that offer sign-in,
-// narrowed to tenant when one is given (several Acumatica tenants may share
-// an origin).
-func (s *Server) sitesAtOrigin(ctx context.Context, origin, tenant string) ([]signInSite, error) {
+// sitesAtAddress returns the active sites that offer sign-in at origin and
+// whose virtual directory (none for most) the typed path is under,
+// compared without regard to case as IIS does; when sites at several
+// directories match, only the deepest. They are narrowed to identity when
+// one is given: the identity key their connector declares (Acumatica's
+// tenant), compared without regard to case.
+func (s *Server) sitesAtAddress(ctx context.Context, origin, typedPath, identity string) ([]signInSite, error) {
 	all, err := s.deps.Sites.ListSites(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []signInSite
+	var (
+		out   []signInSite
+		depth = -1
+	)
 	for _, site := range all {
-		if site.BaseURL != origin || site.Status != sites.StatusActive {
+		if site.Status != sites.StatusActive {
 			continue
 		}
-		if tenant != "" && !strings.EqualFold(siteTenant(site), tenant) {
+		dir, ok := siteDirectory(site.BaseURL, origin)
+		if !ok || !underDirectory(typedPath, dir) || len(dir) < depth {
+			continue
+		}
+		if identity != "" && !strings.EqualFold(site.IdentityKey, identity) {
 			continue
 		}
 		ss, err := s.signInSiteOf(ctx, site)
@@ -116,17 +127,33 @@ func (s *Server) sitesAtOrigin(ctx context.Context, origin, tenant string) ([]si
 		if err != nil {
 			return nil, err
 		}
+		if len(dir) > depth {
+			out, depth = out[:0], len(dir)
+		}
 		out = append(out, ss)
 	}
 	return out, nil
 }
 
-func siteTenant(site sites.Site) string {
-	var settings struct {
-		Tenant string `json:"tenant"`
+// siteDirectory returns the path of baseURL's virtual directory ("" for
+// none) when baseURL is at origin.
+func siteDirectory(baseURL, origin string) (string, bool) {
+	if !strings.HasPrefix(baseURL, origin) {
+		return "", false
 	}
-	_ = json.Unmarshal(site.Settings, &settings)
-	return settings.Tenant
+	dir := baseURL[len(origin):]
+	return dir, dir == "" || dir[0] == '/'
+}
+
+// underDirectory reports whether path is dir or below it.
+func underDirectory(path, dir string) bool {
+	if dir == "" {
+		return true
+	}
+	if len(path) < len(dir) || !strings.EqualFold(path[:len(dir)], dir) {
+		return false
+	}
+	return len(path) == len(dir) || path[len(dir)] == '/'
 }
 
 // checkForm checks what every sign-in form post must carry: a browser

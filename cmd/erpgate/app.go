@@ -132,6 +132,9 @@ func (a *App) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := syncSiteIdentities(ctx, store, reg, a.log); err != nil {
+		return err
+	}
 	// The usage line of every call needs no caller field; capturing it
 	// (runtime.Callers) was a twentieth of the CPU per call at low load.
 	a.usage = usage.NewRecorder(a.pool, a.log.WithOptions(zap.WithCaller(false)), usage.Options{

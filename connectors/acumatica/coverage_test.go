@@ -49,7 +49,12 @@ func smokeCases(h *harness) map[string]smokeCase {
 // against the simulator as every kind of caller: success, or
 // PERMISSION_DENIED exactly where the user's rights say so.
 func TestEveryToolRunsForEveryUserKind(t *testing.T) {
-	h := newHarness(t, harnessOptions{})
+	runEveryTool(t, newHarness(t, harnessOptions{}))
+}
+
+// runEveryTool runs every tool in h's catalogue as every kind of caller.
+func runEveryTool(t *testing.T, h *harness) {
+	t.Helper()
 	cases := smokeCases(h)
 	for _, tool := range h.conn.Tools() {
 		c, ok := cases[tool.Name]

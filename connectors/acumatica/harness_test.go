@@ -96,7 +96,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 			h.nonBeare = append(h.nonBeare, r.URL.Path)
 			h.mu.Unlock()
 		}
-		if r.URL.Path == "/identity/connect/token" {
+		if r.URL.Path == h.sim.PathPrefix()+"/identity/connect/token" {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			form, _ := url.ParseQuery(string(body))
@@ -130,7 +130,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := url.Parse(h.srv.URL)
+	base, _ := url.Parse(h.srv.URL + h.sim.PathPrefix())
 	h.site = connector.Site{ID: uuid.New(), Slug: "demo", Kind: Kind, DisplayName: "Demo", BaseURL: base, Settings: norm}
 	h.storage = memstore.NewSiteStorage(nil)
 	h.tools = map[string]connector.Tool{}

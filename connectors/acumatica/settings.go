@@ -135,3 +135,18 @@ func (s Settings) recordCap(call *connector.Call) int {
 	}
 	return limit
 }
+
+// SiteRules: an Acumatica instance often lives under a virtual directory
+// (https://erp.example.com/AcumaticaERP), and one instance serves several
+// tenants, each a separate company with its own users: the tenant tells
+// two sites at one base URL apart. The key is the tenant as NormalizeSettings
+// wrote it; "" for a site without one.
+func (*Connector) SiteRules() connector.SiteRules {
+	return connector.SiteRules{BaseURLPath: true, IdentityName: "tenant", Identity: func(settings json.RawMessage) string {
+		var s struct {
+			Tenant string `json:"tenant"`
+		}
+		_ = json.Unmarshal(settings, &s)
+		return s.Tenant
+	}}
+}

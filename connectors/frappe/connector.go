@@ -102,3 +102,8 @@ func (*Connector) VerifyAPICredential(ctx context.Context, site connector.Site, 
 func (*Connector) RedactionExempt() []string {
 	return []string{"bank_account", "party_bank_account", "default_bank_account", "cash_bank_account", "account_number"}
 }
+
+// SiteRules: a Frappe site is an origin. Frappe serves each site of a bench
+// under its own host name (it picks the site by the Host header) and only
+// at the web root, so a base URL never has a path and is always one site.
+func (*Connector) SiteRules() connector.SiteRules { return connector.SiteRules{} }

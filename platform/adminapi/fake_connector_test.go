@@ -146,3 +146,12 @@ func jsonBody(t *testing.T, v any) *bytes.Reader {
 	}
 	return bytes.NewReader(b)
 }
+
+// SiteRules: like Acumatica, the tenant tells sites at one origin apart.
+func (fakeERP) SiteRules() connector.SiteRules {
+	return connector.SiteRules{IdentityName: "tenant", Identity: func(settings json.RawMessage) string {
+		var s map[string]string
+		_ = json.Unmarshal(settings, &s)
+		return s["tenant"]
+	}}
+}

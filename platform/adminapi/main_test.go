@@ -56,6 +56,7 @@ func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
 	registry := connector.NewRegistry()
 	registry.MustRegister(fakeERP{})
 	registry.MustRegister(fakeOAuthERP{})
+	registry.MustRegister(dbERP{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	store := sites.NewStore(pool, keys)
 	deps := adminapi.Deps{

@@ -89,9 +89,10 @@ func (a *API) createSite(c echo.Context) error {
 	if err := sites.ValidateDisplayName(req.DisplayName); err != nil {
 		return validationError(err)
 	}
-	baseURL, err := sites.NormalizeBaseURL(req.BaseURL, a.deps.IsDevHost)
+	rules := conn.SiteRules()
+	baseURL, err := a.normalizeBaseURL(rules, req.BaseURL)
 	if err != nil {
-		return validationError(err)
+		return err
 	}
 	if err := a.checkERPAddress(c.Request().Context(), baseURL); err != nil {
 		return err
@@ -102,9 +103,10 @@ func (a *API) createSite(c echo.Context) error {
 	}
 	site, err := a.deps.Store.CreateSite(c.Request().Context(), sites.NewSite{
 		Slug: req.Slug, Kind: req.Kind, DisplayName: req.DisplayName, BaseURL: baseURL, Settings: settings,
+		IdentityKey: rules.IdentityOf(settings),
 	})
 	if err != nil {
-		return siteWriteError(err, req.Slug, baseURL)
+		return siteWriteError(err, req.Slug, baseURL, rules)
 	}
 	auditSite(c, site)
 	c.Response().Header().Set(echo.HeaderLocation, c.Path()+"/"+site.ID.String())
@@ -138,23 +140,30 @@ func (a *API) updateSite(c echo.Context) error {
 		}
 		upd.DisplayName = &name
 	}
-	if req.BaseURL != nil {
-		baseURL, err := sites.NormalizeBaseURL(*req.BaseURL, a.deps.IsDevHost)
-		if err != nil {
-			return validationError(err)
-		}
-		if err := a.checkERPAddress(c.Request().Context(), baseURL); err != nil {
-			return err
-		}
-		upd.BaseURL = &baseURL
-	}
-	if raw := nullToNil(req.Settings); raw != nil {
+	var rules connector.SiteRules
+	raw := nullToNil(req.Settings)
+	if req.BaseURL != nil || raw != nil {
 		conn, err := a.connectorOf(site)
 		if err != nil {
 			return err
 		}
-		if upd.Settings, err = normalizeSettings(conn, raw); err != nil {
-			return err
+		rules = conn.SiteRules()
+		if req.BaseURL != nil {
+			baseURL, err := a.normalizeBaseURL(rules, *req.BaseURL)
+			if err != nil {
+				return err
+			}
+			if err := a.checkERPAddress(c.Request().Context(), baseURL); err != nil {
+				return err
+			}
+			upd.BaseURL = &baseURL
+		}
+		if raw != nil {
+			if upd.Settings, err = normalizeSettings(conn, raw); err != nil {
+				return err
+			}
+			key := rules.IdentityOf(upd.Settings)
+			upd.IdentityKey = &key
 		}
 	}
 	if req.Status != nil {
@@ -170,7 +179,7 @@ func (a *API) updateSite(c echo.Context) error {
 		if upd.BaseURL != nil {
 			baseURL = *upd.BaseURL
 		}
-		return siteWriteError(err, site.Slug, baseURL)
+		return siteWriteError(err, site.Slug, baseURL, rules)
 	}
 	return a.respondSite(c, http.StatusOK, updated)
 }
@@ -255,13 +264,31 @@ func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawM
 	return normalized, nil
 }
 
+// normalizeBaseURL checks an operator's base URL by the connector's rules:
+// an origin, or an origin and a virtual directory for a connector that
+// accepts a path.
+func (a *API) normalizeBaseURL(rules connector.SiteRules, raw string) (string, error) {
+	normalize := sites.NormalizeBaseURL
+	if rules.BaseURLPath {
+		normalize = sites.NormalizeBaseURLPath
+	}
+	baseURL, err := normalize(raw, a.deps.IsDevHost)
+	if err != nil {
+		return "", validationError(err)
+	}
+	return baseURL, nil
+}
+
 // siteWriteError maps the store's errors for a site write.
-func siteWriteError(err error, slug, baseURL string) error {
+func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) error {
 	switch {
 	case errors.Is(err, sites.ErrSlugTaken):
 		return conflict("slug %q is already in use", slug)
 	case errors.Is(err, sites.ErrBaseURLTaken):
-		return conflict("a site for %s with the same tenant is already registered", baseURL)
+		if rules.IdentityName == "" {
+			return conflict("a site for %s is already registered", baseURL)
+		}
+		return conflict("a site for %s with the same %s is already registered", baseURL, rules.IdentityName)
 	case errors.Is(err, sites.ErrConnectionsExist):
 		return conflict("site %q has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", slug)
 	case errors.Is(err, sites.ErrNotFound):

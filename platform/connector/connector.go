@@ -29,6 +29,40 @@ type Connector interface {
 	// connection is saved. A credential the ERP refuses is reported with code
 	// AUTH_EXPIRED or PERMISSION_DENIED and a message an operator can act on.
 	VerifyAPICredential(ctx context.Context, site Site, client *http.Client) (identity string, err error)
+	// SiteRules says how the kind's sites are addressed and what makes two
+	// of them the same.
+	SiteRules() SiteRules
+}
+
+// SiteRules are a connector's rules for its sites' addresses.
+//
+// A base URL is one ERP instance. Several sites may share it when the
+// instance serves several separate companies (Acumatica's tenants); the
+// identity key tells them apart. The platform keeps one site per base URL
+// and identity key (the sites_base_url_identity_key index), and the /mcp
+// address page matches a typed address to a base URL, then asks for the
+// identity when several sites share it.
+type SiteRules struct {
+	// BaseURLPath says a base URL may have a path: the instance lives under
+	// a virtual directory (https://erp.example.com/AcumaticaERP). Without
+	// it a site's base URL is its origin.
+	BaseURLPath bool
+	// IdentityName names the setting that tells sites at one base URL
+	// apart, in the words an operator and a user know ("tenant"). "" when
+	// a base URL is always one site.
+	IdentityName string
+	// Identity returns the identity key of a site from its settings as
+	// NormalizeSettings returned them; "" when the site has none. Nil means
+	// always "".
+	Identity func(settings json.RawMessage) string
+}
+
+// IdentityOf returns the identity key of settings under r.
+func (r SiteRules) IdentityOf(settings json.RawMessage) string {
+	if r.Identity == nil {
+		return ""
+	}
+	return r.Identity(settings)
 }
 
 // CredentialField describes one field of a stored credential.
@@ -40,7 +74,8 @@ type CredentialField struct {
 }
 
 // Authorizer adds credentials to an outbound request. The transport calls it
-// only for requests to the site's own origin.
+// only for requests under the site's base URL: its origin and, when it has
+// one, its virtual directory.
 type Authorizer interface {
 	Authorize(req *http.Request) error
 }

@@ -3,6 +3,7 @@ package connector
 import (
 	"encoding/json"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -13,7 +14,9 @@ type Site struct {
 	Slug        string
 	Kind        string
 	DisplayName string
-	// BaseURL is the site's origin (scheme://host[:port]), with no path.
+	// BaseURL is the site's origin (scheme://host[:port]), followed by the
+	// path of its virtual directory when the connector accepts one
+	// (https://erp.example.com/AcumaticaERP), never with a trailing slash.
 	BaseURL *url.URL
 	// Settings are the connector's own settings, as normalised by
 	// Connector.NormalizeSettings.
@@ -22,14 +25,17 @@ type Site struct {
 
 // URL resolves an escaped absolute path (for example
 // "/api/resource/Sales%20Invoice", built with url.PathEscape per segment)
-// against the site's origin, with query q (which may be nil).
+// under the site's base URL (its origin, and its virtual directory when it
+// has one), with query q (which may be nil).
 func (s Site) URL(escapedPath string, q url.Values) string {
 	u := *s.BaseURL
-	path, err := url.PathUnescape(escapedPath)
+	base := strings.TrimSuffix(u.EscapedPath(), "/")
+	escaped := base + escapedPath
+	path, err := url.PathUnescape(escaped)
 	if err != nil {
-		path = escapedPath
+		path = escaped
 	}
-	u.Path, u.RawPath = path, escapedPath
+	u.Path, u.RawPath = path, escaped
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -14,3 +14,20 @@ func TestSiteURLKeepsEscapedSegments(t *testing.T) {
 		t.Errorf("URL = %s, want %s", got, want)
 	}
 }
+
+// An instance under a virtual directory (https://host/AcumaticaERP) has
+// every URL built under that directory, the escaped segments kept.
+func TestSiteURLUnderBasePath(t *testing.T) {
+	base, _ := url.Parse("https://erp.example/AcumaticaERP")
+	s := Site{BaseURL: base}
+	for path, want := range map[string]string{
+		"/identity/connect/token":            "https://erp.example/AcumaticaERP/identity/connect/token",
+		"/entity/Default/24.200.001/Account": "https://erp.example/AcumaticaERP/entity/Default/24.200.001/Account",
+		"/t/My%20Co/api/odata/gi/MCPAccess":  "https://erp.example/AcumaticaERP/t/My%20Co/api/odata/gi/MCPAccess",
+		"/entity/Default/1/Item/A%2FB":       "https://erp.example/AcumaticaERP/entity/Default/1/Item/A%2FB",
+	} {
+		if got := s.URL(path, nil); got != want {
+			t.Errorf("URL(%s) = %s, want %s", path, got, want)
+		}
+	}
+}

@@ -523,3 +523,5 @@ func TestAnswerRoomPerCall(t *testing.T) {
 		t.Fatal("room taken after the call ended was kept")
 	}
 }
+
+func (gatedERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }

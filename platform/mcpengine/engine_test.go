@@ -369,3 +369,5 @@ func TestAdvertisedOutputSchemaKeepsRequiredAsAlternative(t *testing.T) {
 		t.Errorf("anyOf = %v", m["anyOf"])
 	}
 }
+
+func (fakeERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }

@@ -27,6 +27,7 @@ import (
 type effectERP struct{}
 
 func (effectERP) Kind() string { return "effecterp" }
+func (effectERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
 func (effectERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
 }

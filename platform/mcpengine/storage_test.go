@@ -85,3 +85,5 @@ func TestCallsGetTheirSitesStorage(t *testing.T) {
 		t.Fatalf("without storage: %v", m["value"])
 	}
 }
+
+func (cachingERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }

@@ -90,19 +90,24 @@ func newBaseTransport(policy *netguard.Policy) *http.Transport {
 }
 
 // Client returns an *http.Client for site that authorises requests with auth
-// (which may be nil for unauthenticated requests). The client has no timeout
-// of its own: the call's context carries the budget.
+// (which may be nil for unauthenticated requests). Only requests under the
+// site's base URL (its origin and virtual directory) are authorised, and
+// redirects are followed only within it. The client has no timeout of its
+// own: the call's context carries the budget.
 func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.Client {
-	origin := originOf(site.BaseURL.Scheme, site.BaseURL.Host)
-	rt := &siteTransport{factory: f, origin: origin, auth: auth}
+	scope := scopeOf(site.BaseURL)
+	rt := &siteTransport{factory: f, scope: scope, auth: auth}
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 3 {
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected too many times")
 			}
-			if originOf(req.URL.Scheme, req.URL.Host) != origin {
+			if !scope.sameOrigin(req.URL) {
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
+			}
+			if !scope.contains(req.URL) {
+				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected outside the site, to another path on its host; erpgate only follows redirects under the site's base URL")
 			}
 			return nil
 		},
@@ -116,7 +121,7 @@ func originOf(scheme, host string) string {
 // siteTransport is the per-site RoundTripper.
 type siteTransport struct {
 	factory *Factory
-	origin  string
+	scope   siteScope
 	auth    connector.Authorizer
 	// effect is the effect of the tool whose call this client serves
 	// (ToolClient); unset for other traffic. It decides retries (retry.go).
@@ -126,7 +131,7 @@ type siteTransport struct {
 var errForeignHost = errors.New("outbound: request to a host other than the site")
 
 func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if originOf(req.URL.Scheme, req.URL.Host) != t.origin {
+	if !t.scope.sameOrigin(req.URL) {
 		// A connector only ever talks to its site. Refusing here means a bug
 		// can never send credentials, or anything else, to another host.
 		return nil, toolerr.Wrap(toolerr.Internal, errForeignHost, "erpgate refused a request to a host other than the site")
@@ -171,7 +176,7 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // the request is sent once more. Otherwise the 401 is returned as it is.
 func (t *siteTransport) retryRefused(req *http.Request, resp *http.Response) (*http.Response, error) {
 	ra, ok := t.auth.(connector.RenewableAuthorizer)
-	if !ok || !replayable(req) || !ra.RejectAuthorization(resp.Request) {
+	if !ok || !t.scope.contains(req.URL) || !replayable(req) || !ra.RejectAuthorization(resp.Request) {
 		return resp, nil
 	}
 	drainAndClose(resp)
@@ -205,7 +210,7 @@ func repeatable(req *http.Request) (*http.Request, error) {
 func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Header.Del("Authorization")
-	if t.auth != nil {
+	if t.auth != nil && t.scope.contains(out.URL) {
 		if err := t.auth.Authorize(out); err != nil {
 			return nil, err
 		}

@@ -258,3 +258,5 @@ func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
 		return errors.Is(err, sites.ErrTokenInvalid)
 	})
 }
+
+func (stubERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }

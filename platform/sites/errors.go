@@ -16,8 +16,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrSlugTaken: another site already has this slug.
 	ErrSlugTaken = fmt.Errorf("%w: slug is already in use", ErrConflict)
-	// ErrBaseURLTaken: another site already has this base URL and tenant.
-	ErrBaseURLTaken = fmt.Errorf("%w: base URL and tenant are already registered", ErrConflict)
+	// ErrBaseURLTaken: another site already has this base URL and identity
+	// key (for Acumatica, the tenant).
+	ErrBaseURLTaken = fmt.Errorf("%w: base URL and identity are already registered", ErrConflict)
 	// ErrConnectionsExist: the site's base URL cannot change while it has
 	// connections, because their credentials were verified against (and
 	// would otherwise be sent to) the old origin.

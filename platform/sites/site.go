@@ -28,19 +28,24 @@ type Site struct {
 	Slug        string
 	Kind        string
 	DisplayName string
-	// BaseURL is the ERP's origin, as NormalizeBaseURL returns it.
+	// BaseURL is the ERP's origin, with the path of its virtual directory
+	// when it has one, as NormalizeBaseURL or NormalizeBaseURLPath return it.
 	BaseURL string
 	// Settings are the connector's settings, as its NormalizeSettings
 	// returned them. Always a JSON object.
-	Settings  json.RawMessage
-	Status    Status
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Settings json.RawMessage
+	// IdentityKey tells the site apart from others at the same base URL, as
+	// the connector's SiteRules compute it from Settings ("" when a base URL
+	// is one site).
+	IdentityKey string
+	Status      Status
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Connector returns what a connector needs to know about the site.
 func (s Site) Connector() (connector.Site, error) {
-	u, err := checkOrigin(s.BaseURL)
+	u, err := checkBaseURL(s.BaseURL)
 	if err != nil {
 		return connector.Site{}, fmt.Errorf("sites: site %s: %w", s.Slug, err)
 	}
@@ -55,21 +60,26 @@ func (s Site) Connector() (connector.Site, error) {
 }
 
 // NewSite is what CreateSite needs. The caller has normalised BaseURL with
-// NormalizeBaseURL and Settings with the connector's NormalizeSettings.
+// NormalizeBaseURL (or NormalizeBaseURLPath, when the connector accepts a
+// path), Settings with the connector's NormalizeSettings, and computed
+// IdentityKey from them with the connector's SiteRules.
 type NewSite struct {
 	Slug        string
 	Kind        string
 	DisplayName string
 	BaseURL     string
 	// Settings must be a JSON object; nil means {}.
-	Settings json.RawMessage
+	Settings    json.RawMessage
+	IdentityKey string
 }
 
 // SiteUpdate changes some of a site's attributes; nil fields are kept.
-// Settings, when not nil, replaces the settings as a whole.
+// Settings, when not nil, replaces the settings as a whole, and IdentityKey
+// must then be set too (computed from the new settings).
 type SiteUpdate struct {
 	DisplayName *string
 	BaseURL     *string
 	Settings    json.RawMessage
+	IdentityKey *string
 	Status      *Status
 }

@@ -17,10 +17,10 @@ import (
 var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // siteColumns is the column list scanSite reads, in order.
-const siteColumns = `id, slug, kind, base_url, display_name, settings, status, created_at, updated_at`
+const siteColumns = `id, slug, kind, base_url, display_name, settings, identity_key, status, created_at, updated_at`
 
 // CreateSite registers a site. It refuses invalid input with ErrInvalid and
-// a taken slug or base URL (with the same tenant setting) with ErrSlugTaken
+// a taken slug or base URL (with the same identity key) with ErrSlugTaken
 // or ErrBaseURLTaken, both of which match ErrConflict.
 func (s *Store) CreateSite(ctx context.Context, in NewSite) (Site, error) {
 	if err := validateNewSite(in); err != nil {
@@ -35,10 +35,10 @@ func (s *Store) CreateSite(ctx context.Context, in NewSite) (Site, error) {
 		return Site{}, fmt.Errorf("sites: create %s: new id: %w", in.Slug, err)
 	}
 	row := s.pool.QueryRow(ctx, `
-		INSERT INTO sites (id, slug, kind, base_url, display_name, settings, status)
-		VALUES ($1, $2, $3, $4, $5, $6::jsonb, 'active')
+		INSERT INTO sites (id, slug, kind, base_url, display_name, settings, identity_key, status)
+		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, 'active')
 		RETURNING `+siteColumns,
-		id, in.Slug, in.Kind, in.BaseURL, in.DisplayName, string(settings))
+		id, in.Slug, in.Kind, in.BaseURL, in.DisplayName, string(settings), in.IdentityKey)
 	site, err := scanSite(row)
 	if err != nil {
 		return Site{}, fmt.Errorf("sites: create %s: %w", in.Slug, siteWriteError(err))
@@ -56,7 +56,7 @@ func validateNewSite(in NewSite) error {
 	if err := ValidateDisplayName(in.DisplayName); err != nil {
 		return err
 	}
-	if _, err := checkOrigin(in.BaseURL); err != nil {
+	if _, err := checkBaseURL(in.BaseURL); err != nil {
 		return err
 	}
 	return nil
@@ -95,7 +95,7 @@ func (s *Store) GetSiteBySlug(ctx context.Context, slug string) (Site, error) {
 
 // UpdateSite applies upd to the site with id and returns the result. It
 // reports ErrNotFound, ErrInvalid, ErrBaseURLTaken when the new base URL and
-// tenant belong to another site, and ErrConnectionsExist when the base URL
+// identity key belong to another site, and ErrConnectionsExist when the base URL
 // would change while the site has connections: their credentials were
 // verified against the current origin and must never be sent to another.
 func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (Site, error) {
@@ -111,7 +111,7 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 		text := string(obj)
 		settings = &text
 	}
-	if upd.DisplayName == nil && upd.BaseURL == nil && settings == nil && upd.Status == nil {
+	if upd.DisplayName == nil && upd.BaseURL == nil && settings == nil && upd.IdentityKey == nil && upd.Status == nil {
 		return s.GetSite(ctx, id)
 	}
 	var site Site
@@ -128,10 +128,11 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 				base_url     = coalesce($3, base_url),
 				settings     = coalesce($4::jsonb, settings),
 				status       = coalesce($5, status),
+				identity_key = coalesce($6, identity_key),
 				updated_at   = now()
 			WHERE id = $1
 			RETURNING `+siteColumns,
-			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status)))
+			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status), upd.IdentityKey))
 		return err
 	})
 	if err != nil {
@@ -172,9 +173,12 @@ func validateUpdate(upd SiteUpdate) error {
 		}
 	}
 	if upd.BaseURL != nil {
-		if _, err := checkOrigin(*upd.BaseURL); err != nil {
+		if _, err := checkBaseURL(*upd.BaseURL); err != nil {
 			return err
 		}
+	}
+	if upd.Settings != nil && upd.IdentityKey == nil {
+		return invalidf("new settings need their identity key")
 	}
 	if upd.Status != nil && !upd.Status.Valid() {
 		return invalidf("status %q is not valid: use %q or %q", *upd.Status, StatusActive, StatusDisabled)
@@ -205,7 +209,7 @@ func scanSite(row pgx.Row) (Site, error) {
 		status   string
 	)
 	if err := row.Scan(&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName,
-		&settings, &status, &site.CreatedAt, &site.UpdatedAt); err != nil {
+		&settings, &site.IdentityKey, &status, &site.CreatedAt, &site.UpdatedAt); err != nil {
 		return Site{}, err
 	}
 	site.Settings = json.RawMessage(settings)
@@ -236,7 +240,7 @@ func siteWriteError(err error) error {
 	switch constraint {
 	case "sites_slug_key":
 		return ErrSlugTaken
-	case "sites_base_url_tenant_key":
+	case "sites_base_url_identity_key":
 		return ErrBaseURLTaken
 	}
 	return fmt.Errorf("%w: %s", ErrConflict, constraint)

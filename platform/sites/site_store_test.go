@@ -41,8 +41,9 @@ func TestSiteCRUD(t *testing.T) {
 	}
 
 	name, disabled := "Acme Ltd", sites.StatusDisabled
+	noIdentity := ""
 	updated, err := s.UpdateSite(ctx, created.ID, sites.SiteUpdate{DisplayName: &name, Status: &disabled,
-		Settings: json.RawMessage(`{"company":"Acme NZ"}`)})
+		Settings: json.RawMessage(`{"company":"Acme NZ"}`), IdentityKey: &noIdentity})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,16 +87,17 @@ func TestSiteConflicts(t *testing.T) {
 		t.Errorf("duplicate base URL = %v, want ErrBaseURLTaken and ErrConflict", err)
 	}
 
-	// One origin may serve several tenants, but each tenant once.
+	// One base URL may serve several sites with different identity keys
+	// (Acumatica's tenants), but each key once.
 	erp := "https://erp.example.com"
 	for _, slug := range []string{"t1", "t2"} {
 		if _, err := s.CreateSite(ctx, sites.NewSite{Slug: slug, Kind: "acumatica", DisplayName: slug, BaseURL: erp,
-			Settings: json.RawMessage(`{"tenant":"` + slug + `"}`)}); err != nil {
+			Settings: json.RawMessage(`{"tenant":"` + slug + `"}`), IdentityKey: slug}); err != nil {
 			t.Fatalf("tenant %s: %v", slug, err)
 		}
 	}
 	_, err = s.CreateSite(ctx, sites.NewSite{Slug: "t1b", Kind: "acumatica", DisplayName: "x", BaseURL: erp,
-		Settings: json.RawMessage(`{"tenant":"t1"}`)})
+		Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: "t1"})
 	if !errors.Is(err, sites.ErrBaseURLTaken) {
 		t.Errorf("same tenant twice = %v, want ErrBaseURLTaken", err)
 	}
@@ -103,8 +105,53 @@ func TestSiteConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateSite(ctx, t2.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"tenant":"t1"}`)}); !errors.Is(err, sites.ErrBaseURLTaken) {
+	t1 := "t1"
+	if _, err := s.UpdateSite(ctx, t2.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: &t1}); !errors.Is(err, sites.ErrBaseURLTaken) {
 		t.Errorf("update into a taken tenant = %v, want ErrBaseURLTaken", err)
+	}
+	if _, err := s.UpdateSite(ctx, t2.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"tenant":"t3"}`)}); !errors.Is(err, sites.ErrInvalid) {
+		t.Errorf("new settings without their identity key = %v, want ErrInvalid", err)
+	}
+	// The same tenant under another virtual directory of the origin is
+	// another instance.
+	if _, err := s.CreateSite(ctx, sites.NewSite{Slug: "t1-erp2", Kind: "acumatica", DisplayName: "x", BaseURL: erp + "/ERP2",
+		Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: "t1"}); err != nil {
+		t.Errorf("same tenant under another directory: %v", err)
+	}
+	// IIS serves a directory in any case: /erp2 is the same instance.
+	if _, err := s.CreateSite(ctx, sites.NewSite{Slug: "t1-erp2-lower", Kind: "acumatica", DisplayName: "x", BaseURL: erp + "/erp2",
+		Settings: json.RawMessage(`{"tenant":"t1"}`), IdentityKey: "t1"}); !errors.Is(err, sites.ErrBaseURLTaken) {
+		t.Errorf("same directory in another case = %v, want ErrBaseURLTaken", err)
+	}
+}
+
+// TestSiteIdentityIsTheConnectors: the rule is the identity key the
+// connector computed, not a setting the platform knows by name. Two sites
+// at one base URL whose settings both say "tenant":"shared" are distinct
+// when their connector tells them apart by something else (a database
+// name), and one key is taken once whatever the settings say.
+func TestSiteIdentityIsTheConnectors(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	erp := "https://db.example.com"
+	for _, db := range []string{"sales", "stock"} {
+		site, err := s.CreateSite(ctx, sites.NewSite{Slug: db, Kind: "dberp", DisplayName: db, BaseURL: erp,
+			Settings: json.RawMessage(`{"tenant":"shared","database":"` + db + `"}`), IdentityKey: db})
+		if err != nil {
+			t.Fatalf("database %s: %v", db, err)
+		}
+		if site.IdentityKey != db {
+			t.Errorf("identity key %q, want %q", site.IdentityKey, db)
+		}
+	}
+	_, err := s.CreateSite(ctx, sites.NewSite{Slug: "sales2", Kind: "dberp", DisplayName: "x", BaseURL: erp,
+		Settings: json.RawMessage(`{"database":"sales"}`), IdentityKey: "sales"})
+	if !errors.Is(err, sites.ErrBaseURLTaken) {
+		t.Errorf("same database twice = %v, want ErrBaseURLTaken", err)
+	}
+	got, err := s.GetSiteBySlug(ctx, "stock")
+	if err != nil || got.IdentityKey != "stock" {
+		t.Errorf("read back: %+v, %v", got, err)
 	}
 }
 
@@ -115,7 +162,9 @@ func TestCreateSiteRefusesInvalidInput(t *testing.T) {
 		"slug":          func(n *sites.NewSite) { n.Slug = "Acme!" },
 		"kind":          func(n *sites.NewSite) { n.Kind = "" },
 		"display name":  func(n *sites.NewSite) { n.DisplayName = "  " },
-		"not an origin": func(n *sites.NewSite) { n.BaseURL = "https://acme.example.com/app" },
+		"not an origin": func(n *sites.NewSite) { n.BaseURL = "https://acme.example.com/app/" },
+		"dot segment":   func(n *sites.NewSite) { n.BaseURL = "https://acme.example.com/app/../x" },
+		"query":         func(n *sites.NewSite) { n.BaseURL = "https://acme.example.com?x=1" },
 		"settings":      func(n *sites.NewSite) { n.Settings = json.RawMessage(`[1]`) },
 	}
 	for name, mutate := range cases {

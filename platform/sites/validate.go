@@ -82,11 +82,48 @@ func checkText(what, s string, maxRunes int) error {
 // the scheme's default port dropped.
 //
 // It refuses anything that is not an absolute http(s) URL, user names or
-// passwords, queries, fragments and paths other than "/" (a site is an
-// origin: the generic /mcp endpoint matches typed URLs by origin). Plain http
-// is accepted only for loopback hosts and hosts isDevHost accepts (isDevHost
+// passwords, queries, fragments and paths other than "/" (a site of a
+// connector that does not accept a path is an origin). Plain http is
+// accepted only for loopback hosts and hosts isDevHost accepts (isDevHost
 // may be nil). The error is a *ValidationError.
 func NormalizeBaseURL(raw string, isDevHost func(host string) bool) (string, error) {
+	return normalizeBaseURL(raw, isDevHost, false)
+}
+
+// NormalizeBaseURLPath is NormalizeBaseURL for a connector whose sites may
+// live under a virtual directory (https://erp.example.com/AcumaticaERP/):
+// the path is kept, without trailing slashes. Each segment is 1 to 100
+// letters, digits, "-", "_", "." or "~", and neither "." nor "..", so the
+// path has one spelling and the outbound transport's prefix check means
+// what it says; the whole path is at most 200 characters.
+func NormalizeBaseURLPath(raw string, isDevHost func(host string) bool) (string, error) {
+	return normalizeBaseURL(raw, isDevHost, true)
+}
+
+// pathSegmentPattern matches one segment of a base URL's path.
+var pathSegmentPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,100}$`)
+
+const maxBasePathLength = 200
+
+// normalizeBasePath returns the canonical form of a base URL's path: "" for
+// the web root, else "/seg/seg" with trailing slashes dropped.
+func normalizeBasePath(raw string, u *url.URL) (string, error) {
+	p := strings.TrimRight(u.EscapedPath(), "/")
+	if p == "" {
+		return "", nil
+	}
+	if len(p) > maxBasePathLength {
+		return "", invalidf("base URL path must be at most %d characters", maxBasePathLength)
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		if seg == "." || seg == ".." || !pathSegmentPattern.MatchString(seg) {
+			return "", invalidf("base URL %q has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, \"-\", \"_\", \".\" and \"~\" between single slashes, and no \".\" or \"..\" parts", raw)
+		}
+	}
+	return p, nil
+}
+
+func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bool) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return "", invalidf("base URL must not be blank")
@@ -107,8 +144,12 @@ func NormalizeBaseURL(raw string, isDevHost func(host string) bool) (string, err
 		return "", invalidf("base URL %q must not have a query", raw)
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return "", invalidf("base URL %q must not have a fragment", raw)
-	case u.Path != "" && u.Path != "/":
+	case !allowPath && u.Path != "" && u.Path != "/":
 		return "", invalidf("base URL %q must be the site's origin, without a path (got %q)", raw, u.Path)
+	}
+	basePath, err := normalizeBasePath(raw, u)
+	if err != nil {
+		return "", err
 	}
 	host, err := normalizeHost(u.Hostname())
 	if err != nil {
@@ -135,7 +176,7 @@ func NormalizeBaseURL(raw string, isDevHost func(host string) bool) (string, err
 	case strings.Contains(host, ":"):
 		hostport = "[" + host + "]"
 	}
-	return scheme + "://" + hostport, nil
+	return scheme + "://" + hostport + basePath, nil
 }
 
 // normalizeHost lower-cases host and checks it is a DNS name in LDH form or
@@ -172,14 +213,19 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkOrigin verifies that s is already in NormalizeBaseURL's output form
-// (the shape Site.Connector relies on). It does not apply the https rule,
-// which needs the deployment's development hosts and belongs to callers.
-func checkOrigin(s string) (*url.URL, error) {
+// checkBaseURL verifies that s is already in NormalizeBaseURLPath's output
+// form (the shape Site.Connector relies on): an origin, with at most a
+// normalised path. It does not apply the https rule, which needs the
+// deployment's development hosts and belongs to callers, nor whether the
+// site's connector accepts a path.
+func checkBaseURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.User != nil || u.Opaque != "" || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return nil, invalidf("base URL %q is not an origin (scheme://host[:port])", s)
+		u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, invalidf("base URL %q is not an origin (scheme://host[:port]) with an optional path", s)
+	}
+	if p, err := normalizeBasePath(s, u); err != nil || p != u.EscapedPath() {
+		return nil, invalidf("base URL %q does not have a normalised path", s)
 	}
 	return u, nil
 }

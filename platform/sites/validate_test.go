@@ -2,6 +2,8 @@ package sites_test
 
 import (
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/sites"
@@ -76,4 +78,65 @@ func TestNormalizeBaseURL(t *testing.T) {
 	if _, err := sites.NormalizeBaseURL("http://erp.dev.internal", nil); err == nil {
 		t.Error("a nil isDevHost must not allow plain http for a non-loopback host")
 	}
+}
+
+// An instance under a virtual directory keeps its path, in one spelling:
+// no trailing slash, no empty or dot segments, no escapes.
+func TestNormalizeBaseURLPath(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"https://erp.example.com/AcumaticaERP/", "https://erp.example.com/AcumaticaERP"},
+		{"  HTTPS://ERP.Example.COM:443/AcumaticaERP//  ", "https://erp.example.com/AcumaticaERP"},
+		{"https://erp.example.com/erp/Acumatica_2025-R2", "https://erp.example.com/erp/Acumatica_2025-R2"},
+		{"https://erp.example.com/", "https://erp.example.com"},
+		{"https://erp.example.com", "https://erp.example.com"},
+		{"http://127.0.0.1:8080/AcumaticaERP", "http://127.0.0.1:8080/AcumaticaERP"},
+	}
+	for _, c := range cases {
+		got, err := sites.NormalizeBaseURLPath(c.in, nil)
+		if err != nil || got != c.want {
+			t.Errorf("NormalizeBaseURLPath(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{
+		"https://erp.example.com/a//b", "https://erp.example.com/a/../b", "https://erp.example.com/./a",
+		"https://erp.example.com/a%2Fb", "https://erp.example.com/My%20ERP", "https://erp.example.com/a;b",
+		"https://erp.example.com/AcumaticaERP?x=1", "https://erp.example.com/AcumaticaERP#x",
+		"http://erp.example.com/AcumaticaERP", "https://erp.example.com/" + strings.Repeat("a", 201),
+	} {
+		if got, err := sites.NormalizeBaseURLPath(in, nil); !errors.Is(err, sites.ErrInvalid) {
+			t.Errorf("NormalizeBaseURLPath(%q) = %q, %v; want ErrInvalid", in, got, err)
+		}
+	}
+	if _, err := sites.NormalizeBaseURL("https://erp.example.com/AcumaticaERP", nil); !errors.Is(err, sites.ErrInvalid) {
+		t.Errorf("NormalizeBaseURL kept a path: %v", err)
+	}
+}
+
+// FuzzNormalizeBaseURLPath holds the normal form to one spelling: its
+// output normalises to itself, and is an origin with at most a clean path.
+func FuzzNormalizeBaseURLPath(f *testing.F) {
+	for _, s := range []string{"https://erp.example.com/AcumaticaERP/", "https://a.b/x/../y", "http://[::1]:80/a//", "https://a.b/%2e%2e", "https://A.B:443/c/d/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := sites.NormalizeBaseURLPath(raw, nil)
+		if err != nil {
+			if !errors.Is(err, sites.ErrInvalid) {
+				t.Fatalf("%q: error %v is not ErrInvalid", raw, err)
+			}
+			return
+		}
+		again, err := sites.NormalizeBaseURLPath(got, nil)
+		if err != nil || again != got {
+			t.Fatalf("%q → %q → %q, %v", raw, got, again, err)
+		}
+		u, err := url.Parse(got)
+		if err != nil || u.RawPath != "" || strings.HasSuffix(u.Path, "/") || strings.Contains(u.Path, "//") ||
+			strings.Contains(u.Path, "/./") || strings.Contains(u.Path+"/", "/../") || strings.Contains(u.Path+"/", "/./") {
+			t.Fatalf("%q → %q is not in normal form", raw, got)
+		}
+		if _, err := (sites.Site{Slug: "x", BaseURL: got}).Connector(); err != nil {
+			t.Fatalf("%q → %q is refused by Site.Connector: %v", raw, got, err)
+		}
+	})
 }

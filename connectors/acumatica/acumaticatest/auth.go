@@ -85,7 +85,7 @@ func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *acc
 			}
 		}
 		if s.tokens.seatsInUse(now) >= s.seatLimit {
-			writeLoginLimitRedirect(w, s.seatLimit)
+			writeLoginLimitRedirect(w, r, s.seatLimit)
 			return false
 		}
 		sess := &apiSession{id: opaqueToken()[:24], user: t.user, lastUsed: now}
@@ -96,7 +96,7 @@ func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *acc
 	if t.loggedOut {
 		// The session was closed by sign-out: the next call opens a new one.
 		if !s.tokens.userSeated(t.user, now) && s.tokens.seatsInUse(now) >= s.seatLimit {
-			writeLoginLimitRedirect(w, s.seatLimit)
+			writeLoginLimitRedirect(w, r, s.seatLimit)
 			return false
 		}
 		t.loggedOut = false
@@ -106,9 +106,9 @@ func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *acc
 
 // writeLoginLimitRedirect is what a Bearer call gets when no API-user
 // seat is free: a 302 to the HTML error page, not JSON.
-func writeLoginLimitRedirect(w http.ResponseWriter, limit int) {
+func writeLoginLimitRedirect(w http.ResponseWriter, r *http.Request, limit int) {
 	msg := fmt.Sprintf("The number of concurrent API logins (%d) permitted by the license has been reached.", limit)
-	w.Header().Set("Location", "/Frames/Error.aspx?exceptionID="+url.QueryEscape(msgLoginLimit)+"&typeID=PX.Data.PXException&message="+url.QueryEscape(msg))
+	w.Header().Set("Location", pathPrefix(r)+"/Frames/Error.aspx?exceptionID="+url.QueryEscape(msgLoginLimit)+"&typeID=PX.Data.PXException&message="+url.QueryEscape(msg))
 	w.WriteHeader(http.StatusFound)
 }
 

@@ -29,7 +29,7 @@ func (s *Simulator) handleEntityRoot(w http.ResponseWriter, r *http.Request) {
 		e := newJSONObject(b2)
 		e.str("name", EndpointName)
 		e.str("version", ver)
-		e.str("href", "/entity/"+EndpointName+"/"+ver+"/")
+		e.str("href", pathPrefix(r)+"/entity/"+EndpointName+"/"+ver+"/")
 		e.close()
 	}
 	b2.WriteByte(']')
@@ -68,7 +68,7 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeForbidden(w, es.Screen)
 		return
 	}
-	base := "/entity/" + EndpointName + "/" + version
+	base := pathPrefix(r) + "/entity/" + EndpointName + "/" + version
 	rn := &renderer{ep: ep, base: base}
 	switch r.Method {
 	case http.MethodGet:

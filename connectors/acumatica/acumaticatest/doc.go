@@ -79,6 +79,14 @@
 // organisation) so tests compute expected values independently of the
 // HTTP layer. The data depends only on Options.Now.
 //
+// # Virtual directory
+//
+// Options.PathPrefix mounts the instance under a virtual directory, the
+// usual on-premises shape (https://host/AcumaticaERP). Every surface is
+// then served under it (matched without regard to case, as IIS does),
+// every link the simulator writes carries it, and any other path gets
+// IIS's HTML 404, counted by OutsideRequests.
+//
 // # Known simplifications
 //
 // Where public material is silent the simulator picks the stricter or

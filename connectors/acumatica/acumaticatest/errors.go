@@ -104,5 +104,13 @@ func requestURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + r.URL.RequestURI()
+	return scheme + "://" + r.Host + pathPrefix(r) + r.URL.RequestURI()
+}
+
+// writeIISNotFound is IIS's own 404 for a path no application serves: an
+// HTML page, not the API's JSON.
+func writeIISNotFound(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write([]byte("<!DOCTYPE html><html><head><title>404 - File or directory not found.</title></head><body><h2>404 - File or directory not found.</h2></body></html>"))
 }

@@ -86,7 +86,7 @@ func (s *Simulator) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.pending[p.id] = p
 	s.mu.Unlock()
-	writeLoginPage(w, p.id, "")
+	writeLoginPage(w, r, p.id, "")
 }
 
 func (s *Simulator) pendingRequest(id string) *pendingAuthorization {
@@ -113,13 +113,13 @@ func (s *Simulator) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	u := s.checkPassword(r.PostForm.Get(FormUsername), r.PostForm.Get(FormPassword))
 	if u == nil {
-		writeLoginPage(w, p.id, "Invalid credentials. Please try again.")
+		writeLoginPage(w, r, p.id, "Invalid credentials. Please try again.")
 		return
 	}
 	s.mu.Lock()
 	p.user = u
 	s.mu.Unlock()
-	writeConsentPage(w, p)
+	writeConsentPage(w, r, p)
 }
 
 // handleConsent completes the flow: redirect_uri?code=…&scope=…&state=…
@@ -174,14 +174,14 @@ func writeHTML(w http.ResponseWriter, status int, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-func writeLoginPage(w http.ResponseWriter, requestID, errText string) {
+func writeLoginPage(w http.ResponseWriter, r *http.Request, requestID, errText string) {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html><head><title>Acumatica ERP - Sign In</title></head><body>`)
 	b.WriteString(`<h1>Sign In</h1>`)
 	if errText != "" {
 		b.WriteString(`<p class="error" id="error">` + html.EscapeString(errText) + `</p>`)
 	}
-	b.WriteString(`<form id="login" method="post" action="` + pathLogin + `">`)
+	b.WriteString(`<form id="login" method="post" action="` + pathPrefix(r) + pathLogin + `">`)
 	b.WriteString(`<input type="hidden" name="` + FormRequest + `" value="` + html.EscapeString(requestID) + `">`)
 	b.WriteString(`<label>Username <input type="text" name="` + FormUsername + `" autocomplete="username"></label>`)
 	b.WriteString(`<label>Password <input type="password" name="` + FormPassword + `" autocomplete="current-password"></label>`)
@@ -189,11 +189,11 @@ func writeLoginPage(w http.ResponseWriter, requestID, errText string) {
 	writeHTML(w, http.StatusOK, b.String())
 }
 
-func writeConsentPage(w http.ResponseWriter, p *pendingAuthorization) {
+func writeConsentPage(w http.ResponseWriter, r *http.Request, p *pendingAuthorization) {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html><head><title>Acumatica ERP - Consent</title></head><body>`)
 	b.WriteString(`<h1>The application is requesting access</h1><p>Scopes: ` + html.EscapeString(strings.Join(p.scopes, " ")) + `</p>`)
-	b.WriteString(`<form id="consent" method="post" action="` + pathConsent + `">`)
+	b.WriteString(`<form id="consent" method="post" action="` + pathPrefix(r) + pathConsent + `">`)
 	b.WriteString(`<input type="hidden" name="` + FormRequest + `" value="` + html.EscapeString(p.id) + `">`)
 	b.WriteString(`<button type="submit" name="` + FormButton + `" value="yes">Yes, Allow</button>`)
 	b.WriteString(`<button type="submit" name="` + FormButton + `" value="no">No, Do Not Allow</button></form></body></html>`)

@@ -20,7 +20,7 @@ func baseURL(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host
+	return scheme + "://" + r.Host + pathPrefix(r)
 }
 
 // handleDiscovery serves the OpenID Provider configuration of the

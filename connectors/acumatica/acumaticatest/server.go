@@ -1,6 +1,7 @@
 package acumaticatest
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -35,6 +36,11 @@ type Options struct {
 	// credentials. Please try again."), the body of a refused cookie login,
 	// instead of 400 invalid_grant.
 	InvalidCredentials500 bool
+	// PathPrefix mounts the instance under a virtual directory, as an
+	// on-premises install usually is ("/AcumaticaERP": the instance URL is
+	// https://host/AcumaticaERP). Every request outside it gets IIS's 404
+	// and every link the simulator writes carries it. "" is the web root.
+	PathPrefix string
 }
 
 // DefaultNow is the default fixed clock value.
@@ -46,6 +52,8 @@ type Simulator struct {
 	opts          Options
 	now           func() time.Time
 	tenant        string
+	prefix        string
+	outside       atomic.Int64
 	tokenLifetime time.Duration
 	seatLimit     int
 	data          *Dataset
@@ -69,7 +77,7 @@ type Simulator struct {
 
 // NewHandler builds a simulator to mount on any server.
 func NewHandler(opts Options) *Simulator {
-	s := &Simulator{opts: opts, now: opts.Now, tenant: opts.Tenant, tokenLifetime: opts.TokenLifetime,
+	s := &Simulator{opts: opts, now: opts.Now, tenant: opts.Tenant, prefix: strings.TrimRight(opts.PathPrefix, "/"), tokenLifetime: opts.TokenLifetime,
 		seatLimit: opts.SeatLimit, users: demoUsers(), tokens: newTokenStore(), closed: make(chan struct{}),
 		pending: map[string]*pendingAuthorization{}, codes: map[string]*authCode{}, hits: map[string]int{}}
 	if s.now == nil {
@@ -109,13 +117,33 @@ func (s *Simulator) RequestCount(pathPrefix string) int {
 	return n
 }
 
-// ServeHTTP counts the request, applies the licence's concurrency limit,
-// faults (a hanging request holds its processing slot) and latency, then
-// dispatches.
+// PathPrefix returns the virtual directory the instance is mounted under
+// ("" for the web root).
+func (s *Simulator) PathPrefix() string { return s.prefix }
+
+// OutsideRequests returns how many requests so far were for a path outside
+// the virtual directory (each answered 404).
+func (s *Simulator) OutsideRequests() int { return int(s.outside.Load()) }
+
+// ServeHTTP counts the request, refuses it when it is outside the virtual
+// directory, applies the licence's concurrency limit, faults (a hanging
+// request holds its processing slot) and latency, then dispatches. Paths
+// seen by faults and routes are relative to the virtual directory.
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.mu.Unlock()
+	if s.prefix != "" {
+		rest, ok := underPrefix(r.URL.Path, s.prefix)
+		if !ok {
+			s.outside.Add(1)
+			writeIISNotFound(w)
+			return
+		}
+		r2 := r.Clone(context.WithValue(r.Context(), prefixKey{}, s.prefix))
+		r2.URL.Path, r2.URL.RawPath = rest, ""
+		r = r2
+	}
 	if isAPIPath(r.URL.Path) && !strings.HasSuffix(r.URL.Path, "/auth/logout") {
 		n := s.inflight.Add(1)
 		if s.opts.ConcurrencyLimit > 0 && int(n) > s.opts.ConcurrencyLimit {
@@ -133,6 +161,32 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.route(w, r)
+}
+
+// underPrefix returns the part of path below the virtual directory prefix,
+// compared without regard to case as IIS does.
+func underPrefix(path, prefix string) (string, bool) {
+	if len(path) < len(prefix) || !strings.EqualFold(path[:len(prefix)], prefix) {
+		return "", false
+	}
+	rest := path[len(prefix):]
+	switch {
+	case rest == "":
+		return "/", true
+	case rest[0] == '/':
+		return rest, true
+	}
+	return "", false
+}
+
+// prefixKey carries the virtual directory in a request's context, for the
+// links the handlers write.
+type prefixKey struct{}
+
+// pathPrefix returns the virtual directory r was served under.
+func pathPrefix(r *http.Request) string {
+	p, _ := r.Context().Value(prefixKey{}).(string)
+	return p
 }
 
 func isAPIPath(p string) bool {
@@ -220,10 +274,13 @@ func (s *Simulator) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
 // httptest.Server.
 type Server struct {
 	*Simulator
-	// URL is the base URL, "http://127.0.0.1:port".
+	// URL is the instance URL: "http://127.0.0.1:port" followed by
+	// Options.PathPrefix.
 	URL string
-	srv *http.Server
-	ln  net.Listener
+	// Origin is "http://127.0.0.1:port".
+	Origin string
+	srv    *http.Server
+	ln     net.Listener
 }
 
 // NewServer starts a simulator on 127.0.0.1 with a random free port.
@@ -233,7 +290,8 @@ func NewServer(opts Options) *Server {
 		panic("acumaticatest: listen: " + err.Error())
 	}
 	sim := NewHandler(opts)
-	s := &Server{Simulator: sim, URL: "http://" + ln.Addr().String(), ln: ln,
+	origin := "http://" + ln.Addr().String()
+	s := &Server{Simulator: sim, URL: origin + sim.prefix, Origin: origin, ln: ln,
 		srv: &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s

@@ -3,6 +3,7 @@ package acumaticatest
 import (
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,7 +11,24 @@ import (
 	"strings"
 )
 
-var reHiddenRequest = regexp.MustCompile(`name="` + FormRequest + `" value="([^"]*)"`)
+var (
+	reHiddenRequest = regexp.MustCompile(`name="` + FormRequest + `" value="([^"]*)"`)
+	reFormAction    = regexp.MustCompile(`<form [^>]*action="([^"]*)"`)
+)
+
+// formAction resolves the action of the page's form against base, as a
+// browser would.
+func formAction(base *url.URL, page string) (string, error) {
+	m := reFormAction.FindStringSubmatch(page)
+	if m == nil {
+		return "", errors.New("acumaticatest: the page has no form action")
+	}
+	ref, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		return "", err
+	}
+	return base.ResolveReference(ref).String(), nil
+}
 
 // CompleteAuthorization plays the user in the authorization-code flow:
 // it opens authorizeURL (an /identity/connect/authorize URL built by the
@@ -41,7 +59,11 @@ func CompleteAuthorization(client *http.Client, authorizeURL, username, password
 		return nil, errors.New("acumaticatest: no sign-in form in the authorize response")
 	}
 	form := url.Values{FormRequest: {req[1]}, FormUsername: {username}, FormPassword: {password}}
-	resp, err = c.PostForm(base.ResolveReference(&url.URL{Path: pathLogin}).String(), form)
+	action, err := formAction(base, page)
+	if err != nil {
+		return nil, err
+	}
+	resp, err = c.PostForm(action, form)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +77,10 @@ func CompleteAuthorization(client *http.Client, authorizeURL, username, password
 	if req == nil {
 		return nil, errors.New("acumaticatest: no consent form after sign-in")
 	}
-	resp, err = c.PostForm(base.ResolveReference(&url.URL{Path: pathConsent}).String(),
+	if action, err = formAction(base, page); err != nil {
+		return nil, err
+	}
+	resp, err = c.PostForm(action,
 		url.Values{FormRequest: {req[1]}, FormButton: {"yes"}})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,47 @@
+package outbound
+
+import (
+	"net/url"
+	"strings"
+)
+
+// siteScope is where a site's credential may go: its origin and, for an
+// instance under a virtual directory, that directory's path. Another
+// application may share the origin (IIS serves several under one host), so
+// a request elsewhere on it carries no credential.
+type siteScope struct {
+	origin string
+	// prefix is the virtual directory ("/AcumaticaERP"), "" for the web
+	// root.
+	prefix string
+}
+
+func scopeOf(base *url.URL) siteScope {
+	return siteScope{origin: originOf(base.Scheme, base.Host), prefix: strings.TrimRight(base.Path, "/")}
+}
+
+// sameOrigin reports whether u is on the site's origin.
+func (s siteScope) sameOrigin(u *url.URL) bool {
+	return originOf(u.Scheme, u.Host) == s.origin
+}
+
+// contains reports whether u is on the site's origin and under its
+// directory. The comparison is exact on the decoded path; a path with a
+// "." or ".." segment (also spelt %2e, or with IIS's "\" separator) is
+// outside, whatever it starts with, because the server resolves it
+// elsewhere.
+func (s siteScope) contains(u *url.URL) bool {
+	if !s.sameOrigin(u) {
+		return false
+	}
+	if s.prefix == "" {
+		return true
+	}
+	p := strings.ReplaceAll(u.Path, `\`, "/")
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return p == s.prefix || strings.HasPrefix(p, s.prefix+"/")
+}
