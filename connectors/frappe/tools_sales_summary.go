@@ -130,6 +130,11 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 		return nil, err
 	}
 	out := salesSummaryResult{Company: company.Name, Currency: company.Currency, DateRange: dr, GroupBy: a.GroupBy, Groups: []salesGroup{}, Warnings: []string{}, NetSales: "0"}
+	if a.CustomerQuery != "" {
+		if err := c.checkReadable(ctx, "Sales Invoice"); err != nil {
+			return nil, err
+		}
+	}
 	customer, m, err := resolvePartyArgs(ctx, c, customerParty, a.Customer, a.CustomerQuery)
 	if err != nil {
 		return nil, err

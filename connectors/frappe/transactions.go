@@ -235,6 +235,11 @@ func (s txnSpec) partyFilters(ctx context.Context, c *client, a txnArgs, result 
 		if s.party.Doctype == "Supplier" {
 			exact, query = a.Supplier, a.SupplierQuery
 		}
+		if query != "" {
+			if err := c.checkReadable(ctx, s.doctype); err != nil {
+				return nil, false, err
+			}
+		}
 		id, m, err := resolvePartyArgs(ctx, c, *s.party, exact, query)
 		if err != nil {
 			return nil, false, err
@@ -254,6 +259,11 @@ func (s txnSpec) partyFilters(ctx context.Context, c *client, a txnArgs, result 
 		case a.PartyQuery != "" && !known:
 			return nil, false, toolerr.New(toolerr.InvalidArgument, "party_query resolves customer and supplier names only: set party_type to Customer or Supplier, or give the exact party id")
 		case known && (a.Party != "" || a.PartyQuery != ""):
+			if a.PartyQuery != "" {
+				if err := c.checkReadable(ctx, s.doctype); err != nil {
+					return nil, false, err
+				}
+			}
 			var m *partyMatch
 			id, m, err = resolvePartyArgs(ctx, c, kind, a.Party, a.PartyQuery)
 			if err != nil {
