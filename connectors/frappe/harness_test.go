@@ -97,7 +97,13 @@ func toolByName(t testing.TB, name string) connector.Tool {
 // site is the simulator as a connector.Site.
 func site(t testing.TB, settings string) connector.Site {
 	t.Helper()
-	u, err := url.Parse(testSim(t).URL)
+	return siteAt(t, testSim(t), settings)
+}
+
+// siteAt is a simulator of the test's own as a connector.Site.
+func siteAt(t testing.TB, s *frappetest.Server, settings string) connector.Site {
+	t.Helper()
+	u, err := url.Parse(s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +119,8 @@ type invocation struct {
 	settings string
 	// maxRecords overrides the default of 1000.
 	maxRecords int
+	// server, when set, is the simulator to call instead of the shared one.
+	server *frappetest.Server
 }
 
 // call runs tool as role with args and returns its result decoded with
@@ -141,6 +149,9 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %v", err)
 	}
 	s := testSim(t)
+	if inv.server != nil {
+		s = inv.server
+	}
 	u := s.User(inv.role)
 	if u.APIKey == "" {
 		t.Fatalf("no simulator user with role %s", inv.role)
@@ -149,7 +160,7 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 		r.Header.Set("Authorization", "token "+u.APIKey+":"+u.APISecret)
 		return nil
 	})
-	st := site(t, inv.settings)
+	st := siteAt(t, s, inv.settings)
 	maxRecords := inv.maxRecords
 	if maxRecords == 0 {
 		maxRecords = 1000

@@ -419,15 +419,27 @@ func (s txnSpec) totalsSummary(ctx context.Context, c *client, a txnArgs, compan
 	if err != nil {
 		return nil, err
 	}
-	out := &listSummary{Kind: summaryTotals, Count: count, Company: a.Company, Totals: map[string]json.Number{}, Currencies: map[string]string{}, Note: s.totals.note}
+	out := &listSummary{Kind: summaryTotals, Count: count, Company: a.Company, Totals: map[string]*json.Number{}, Currencies: map[string]string{}, Note: s.totals.note}
 	for _, field := range s.totals.fields {
-		out.Totals[field] = totals[field].number()
+		out.Totals[field] = totalOrNull(c, s.doctype, field, totals[field].rat())
+		if out.Totals[field] == nil {
+			out.UnavailableFields = append(out.UnavailableFields, field)
+		}
 		switch s.totals.currencyOf[field] {
 		case "company":
 			out.Currencies[field] = companyCurrency
 		default:
 			out.Currencies[field] = a.Currency
 		}
+	}
+	for _, field := range s.totals.groupFields {
+		if c.unavailable.has(s.doctype, field) {
+			out.UnavailableFields = append(out.UnavailableFields, field)
+		}
+	}
+	if len(out.UnavailableFields) > 0 {
+		slices.Sort(out.UnavailableFields)
+		out.Note += " " + unavailableNote(out.UnavailableFields)
 	}
 	out.Breakdown = groups
 	return out, nil
