@@ -95,7 +95,10 @@ func (c *client) listRows(ctx context.Context, doctype string, q listQuery) ([]j
 	if q.AllowUnavailable {
 		q.AllowUnavailable = false
 		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]json.RawMessage, error) { return c.listRows(ctx, doctype, q) },
-			func(r json.RawMessage, key string) bool { _, found, err := rawjson.Member(r, key); return err == nil && found })
+			func(r json.RawMessage, key string) bool {
+				_, found, err := rawjson.Member(r, key)
+				return err == nil && found
+			})
 	}
 	body, err := c.getBody(ctx, "/api/resource/"+url.PathEscape(doctype), q.values())
 	if err != nil {

@@ -42,8 +42,10 @@ func refusedFieldIn(fe frappeError, message string) (string, bool) {
 		return "", false
 	}
 	for _, text := range []string{message, strings.TrimPrefix(fe.Exception, "frappe.exceptions.DataError: ")} {
-		if f, ok := strings.CutPrefix(text, notPermittedPrefix); ok && f != "" && !strings.Contains(f, ";") {
-			return strings.TrimSpace(f), true
+		if f, ok := strings.CutPrefix(text, notPermittedPrefix); ok {
+			if f = strings.TrimSpace(f); f != "" && !strings.Contains(f, ";") {
+				return f, true
+			}
 		}
 	}
 	return "", false
@@ -73,13 +75,13 @@ func bareColumn(s string) string {
 // item_code into item_code.
 func fieldRef(expr string) (column, key string) {
 	body := expr
-	if i := strings.LastIndex(strings.ToLower(expr), " as "); i >= 0 {
+	if i := lastIndexFold(expr, " as "); i >= 0 {
 		body, key = expr[:i], strings.TrimSpace(expr[i+4:])
 	}
 	if open, close := strings.IndexByte(body, '('), strings.LastIndexByte(body, ')'); open >= 0 && close > open {
 		body = strings.TrimSpace(body[open+1 : close])
-		if rest, ok := strings.CutPrefix(strings.ToLower(body), "distinct "); ok {
-			body = body[len(body)-len(rest):]
+		if len(body) >= 9 && strings.EqualFold(body[:9], "distinct ") {
+			body = body[9:]
 		}
 	}
 	column = bareColumn(body)
@@ -87,6 +89,17 @@ func fieldRef(expr string) (column, key string) {
 		key = column
 	}
 	return column, key
+}
+
+// lastIndexFold is the last index of the ASCII word sep in s, ignoring
+// ASCII case; byte offsets stay those of s whatever else s holds.
+func lastIndexFold(s, sep string) int {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if strings.EqualFold(s[i:i+len(sep)], sep) {
+			return i
+		}
+	}
+	return -1
 }
 
 // withoutColumn returns fields without the entries that read column; ok is
