@@ -197,12 +197,17 @@ func TestMissingFieldsAreAskedAgainWithout(t *testing.T) {
 		}
 	}
 
+	before := older.RequestCount("/api/resource/Sales Invoice")
 	out, err = inv.call(t, "list_sales_invoices", map[string]any{"company": company, "limit": 5})
 	if err != nil {
 		t.Fatalf("list_sales_invoices on an older site: %v", err)
 	}
 	if got := unavailable(t, out["meta"]); !slices.Equal(got, []string{"is_return", "net_total"}) {
 		t.Fatalf("unavailable_fields %v", got)
+	}
+	// Frappe names one refused field at a time: one more request each.
+	if n := older.RequestCount("/api/resource/Sales Invoice") - before; n != 3 {
+		t.Fatalf("%d list requests for two missing fields, want 3", n)
 	}
 
 	docs := docsWhere(t, "Sales Invoice", func(d *frappetest.Doc) bool {
