@@ -46,7 +46,8 @@
 // the Accounts Manager role, which alone reads the fields at permlevel 1
 // (Sales Invoice base_grand_total and base_net_total, Customer
 // default_currency): list queries drop them silently, as v15's
-// reportview.validate_fields does. Options.MissingFields makes a site
+// reportview.validate_fields does, and a document read with GET lacks
+// them. Options.MissingFields makes a site
 // whose schema lacks fields; naming one is a 417 "Field not permitted in
 // query". Bearer tokens come from Simulator.IssueAccessToken.
 //

@@ -63,6 +63,21 @@ func dropHighPermlevel(u *User, reg *registry, doctype string, fields []string) 
 	return out
 }
 
+// stripHighPermlevel is Document.apply_fieldlevel_read_permissions on a
+// document read with GET: the fields above the user's levels are removed.
+func stripHighPermlevel(u *User, doctype string, o *object) *object {
+	if len(fieldPermLevels[doctype]) == 0 {
+		return o
+	}
+	out := newObject(len(o.keys))
+	for i, k := range o.keys {
+		if fieldReadable(u, doctype, k) {
+			out.set(k, o.vals[i])
+		}
+	}
+	return out
+}
+
 // withoutFields returns reg with the named fields taken out of their
 // DocTypes, as a site whose schema lacks them sees itself. Unchanged
 // DocTypes are shared with reg.

@@ -36,6 +36,13 @@ func TestHighPermlevelFieldsAreDropped(t *testing.T) {
 	if rows[0]["n"] != json.Number(itoaPad(len(s.Data().List("Sales Invoice")), 1)) {
 		t.Fatalf("count %v, want %d", rows[0]["n"], len(s.Data().List("Sales Invoice")))
 	}
+	// A document read whole loses them too.
+	inv := s.Data().List("Sales Invoice")[0]
+	doc := call(t, s, clerk, "/api/resource/Sales Invoice/"+inv.Name, nil)
+	doc.expectStatus(t, 200)
+	if data := doc.body["data"].(map[string]any); data["base_grand_total"] != nil || data["grand_total"] == nil {
+		t.Fatalf("the clerk's document: base_grand_total %v, grand_total %v", data["base_grand_total"], data["grand_total"])
+	}
 	// The wildcard leaves them out too (get_permitted_fields).
 	for _, r := range call(t, s, clerk, "/api/resource/Customer", map[string]string{"fields": `["*"]`, "limit_page_length": "2"}).rows(t) {
 		if _, ok := r["default_currency"]; ok {
