@@ -242,6 +242,9 @@ func totalOrNull(c *client, doctype, field string, sum *big.Rat) *json.Number {
 
 // unavailableNote says why totals are null.
 func unavailableNote(fields []string) string {
+	if len(fields) == 1 {
+		return fields[0] + " could not be summed: the ERP does not return it to this user (field permissions) or this site lacks it, so its total is null, unknown and not zero."
+	}
 	return joinAnd(fields) + " could not be summed: the ERP does not return them to this user (field permissions) or this site lacks them, so their totals are null, unknown and not zero."
 }
 

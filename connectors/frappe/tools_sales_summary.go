@@ -176,7 +176,11 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	groupNets := len(groups) == 0 || groups[0].NetSales != nil
 	if out.UnavailableFields = c.unavailable.of("Sales Invoice"); len(out.UnavailableFields) > 0 {
-		out.Warnings = append(out.Warnings, unavailableNote(out.UnavailableFields)+" Groups are ordered by invoice count where their net sales are unknown.")
+		w := unavailableNote(out.UnavailableFields)
+		if !groupNets {
+			w += " Groups are ordered by invoice count, since their net sales are unknown."
+		}
+		out.Warnings = append(out.Warnings, w)
 	}
 	out.GroupsComplete = complete
 	out.GroupCount = len(groups)
