@@ -72,8 +72,7 @@ func (q listQuery) values() url.Values {
 func (c *client) list(ctx context.Context, doctype string, q listQuery) ([]map[string]any, error) {
 	if q.AllowUnavailable {
 		q.AllowUnavailable = false
-		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]map[string]any, error) { return c.list(ctx, doctype, q) },
-			func(r map[string]any, key string) bool { _, ok := r[key]; return ok })
+		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]map[string]any, error) { return c.list(ctx, doctype, q) }, mapHas)
 	}
 	var body struct {
 		Data []map[string]any `json:"data"`
@@ -94,11 +93,7 @@ func (c *client) list(ctx context.Context, doctype string, q listQuery) ([]map[s
 func (c *client) listRows(ctx context.Context, doctype string, q listQuery) ([]json.RawMessage, error) {
 	if q.AllowUnavailable {
 		q.AllowUnavailable = false
-		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]json.RawMessage, error) { return c.listRows(ctx, doctype, q) },
-			func(r json.RawMessage, key string) bool {
-				_, found, err := rawjson.Member(r, key)
-				return err == nil && found
-			})
+		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]json.RawMessage, error) { return c.listRows(ctx, doctype, q) }, rawHas)
 	}
 	body, err := c.getBody(ctx, "/api/resource/"+url.PathEscape(doctype), q.values())
 	if err != nil {

@@ -1,11 +1,13 @@
 package frappe
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/erpgate/erpgate/platform/rawjson"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -102,6 +104,36 @@ func lastIndexFold(s, sep string) int {
 	return -1
 }
 
+// mapHas reports which of keys a decoded row carries.
+func mapHas(row map[string]any, keys []string) []bool {
+	out := make([]bool, len(keys))
+	for i, k := range keys {
+		_, out[i] = row[k]
+	}
+	return out
+}
+
+// rawHas reports which of keys a row kept as JSON carries, reading it once.
+// Frappe sends the keys in the order they were asked for, so each member
+// is compared with the next key first.
+func rawHas(row json.RawMessage, keys []string) []bool {
+	out := make([]bool, len(keys))
+	next := 0
+	_ = rawjson.EachMember(row, func(f rawjson.Field) {
+		if next < len(keys) && f.Is(keys[next]) {
+			out[next] = true
+			next++
+			return
+		}
+		for i, k := range keys {
+			if !out[i] && f.Is(k) {
+				out[i] = true
+			}
+		}
+	})
+	return out
+}
+
 // withoutColumn returns fields without the entries that read column; ok is
 // false when none does.
 func withoutColumn(fields []string, column string) (out []string, ok bool) {
@@ -148,9 +180,9 @@ func (u *unavailableFields) has(doctype, column string) bool {
 	return slices.Contains(u.columns[doctype], column)
 }
 
-// askAvailable runs q; see the comment at the top of this file. has
-// reports whether a row carries a key.
-func askAvailable[R any](u *unavailableFields, doctype string, q listQuery, run func(listQuery) ([]R, error), has func(R, string) bool) ([]R, error) {
+// askAvailable runs q; see the comment at the top of this file. present
+// reports which of keys a row carries.
+func askAvailable[R any](u *unavailableFields, doctype string, q listQuery, run func(listQuery) ([]R, error), present func(R, []string) []bool) ([]R, error) {
 	for _, col := range u.of(doctype) {
 		q.Fields, _ = withoutColumn(q.Fields, col)
 	}
@@ -158,9 +190,13 @@ func askAvailable[R any](u *unavailableFields, doctype string, q listQuery, run 
 		rows, err := run(q)
 		if err == nil {
 			if len(rows) > 0 {
-				for _, f := range q.Fields {
-					if col, key := fieldRef(f); !has(rows[0], key) {
-						u.note(doctype, col)
+				cols, keys := make([]string, len(q.Fields)), make([]string, len(q.Fields))
+				for i, f := range q.Fields {
+					cols[i], keys[i] = fieldRef(f)
+				}
+				for i, ok := range present(rows[0], keys) {
+					if !ok {
+						u.note(doctype, cols[i])
 					}
 				}
 			}

@@ -1,6 +1,7 @@
 package frappe
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -109,4 +110,28 @@ func FuzzRefusedFieldIn(f *testing.F) {
 			t.Fatal("the refusal does not survive wrapping")
 		}
 	})
+}
+
+func TestRowKeysPresent(t *testing.T) {
+	keys := []string{"name", "grand_total", "base_grand_total", "status"}
+	for _, tc := range []struct {
+		row  string
+		want []bool
+	}{
+		{`{"name":"A","grand_total":1,"base_grand_total":null,"status":"Paid"}`, []bool{true, true, true, true}},
+		{`{"name":"A","grand_total":1,"status":"Paid"}`, []bool{true, true, false, true}},
+		{`{"status":"Paid","n\u0061me":"A"}`, []bool{true, false, false, true}},
+		{`{}`, []bool{false, false, false, false}},
+	} {
+		if got := rawHas([]byte(tc.row), keys); !slices.Equal(got, tc.want) {
+			t.Errorf("rawHas(%s) = %v, want %v", tc.row, got, tc.want)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(tc.row), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := mapHas(m, keys); !slices.Equal(got, tc.want) {
+			t.Errorf("mapHas(%s) = %v, want %v", tc.row, got, tc.want)
+		}
+	}
 }
