@@ -2,7 +2,9 @@ package frappe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/toolerr"
@@ -18,6 +20,22 @@ func (c *client) checkReadable(ctx context.Context, doctype string) error {
 	var te *toolerr.Error
 	if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
 		return toolerr.Wrap(toolerr.PermissionDenied, err, "the ERP does not let this user read %s (HTTP 403; their role does not allow it), so the name was not looked up", plural(doctype))
+	}
+	return err
+}
+
+// checkReportAccess is checkReadable for a report tool: it asks for the
+// report's script (frappe.desk.query_report.get_script), which runs the
+// same permission checks as running it (get_report_doc: the Report's roles
+// and "report" permission on its DocType) without computing anything.
+func (c *client) checkReportAccess(ctx context.Context, report string) error {
+	v := url.Values{}
+	v.Set("report_name", report)
+	var message json.RawMessage
+	err := c.method(ctx, "frappe.desk.query_report.get_script", v, &message)
+	var te *toolerr.Error
+	if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
+		return toolerr.Wrap(toolerr.PermissionDenied, err, "the ERP does not let this user run the %s report (HTTP 403; their role does not allow it), so the name was not looked up", report)
 	}
 	return err
 }

@@ -25,6 +25,8 @@ func TestRefusedUserGetsNoPickList(t *testing.T) {
 		{"list_sales_invoices", map[string]any{"customer_query": query, "summary": "count"}},
 		{"list_payments", map[string]any{"party_type": "Customer", "party_query": query}},
 		{"get_sales_summary", map[string]any{"company": visibleCompany(t), "from_date": "2025-01-01", "to_date": "2025-03-31", "customer_query": query}},
+		{"get_accounts_receivable", map[string]any{"company": visibleCompany(t), "report_date": "2025-06-30", "customer_query": query}},
+		{"get_party_balance", map[string]any{"company": visibleCompany(t), "report_date": "2025-06-30", "party_type": "Customer", "party_query": query}},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			out, err := call(t, noAccounting, tc.tool, tc.args)

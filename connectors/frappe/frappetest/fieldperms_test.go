@@ -2,6 +2,7 @@ package frappetest
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -72,4 +73,21 @@ func TestMissingFieldsAreRefused(t *testing.T) {
 	call(t, s, auth, "/api/resource/Customer", map[string]string{"fields": `["name","customer_name"]`}).expectStatus(t, 200)
 	// The shared simulator still has the field.
 	call(t, testServer(t), auth, "/api/resource/Customer", map[string]string{"fields": `["name","customer_type"]`}).expectStatus(t, 200)
+}
+
+// get_script runs get_report_doc's checks, as running the report does.
+func TestGetScriptChecksReportAccess(t *testing.T) {
+	s := testServer(t)
+	params := map[string]string{"report_name": "Accounts Receivable"}
+	r := call(t, s, tokenAuth(s.User("no-accounting")), "/api/method/frappe.desk.query_report.get_script", params)
+	r.expectStatus(t, 403)
+	if r.body["exc_type"] != "PermissionError" || !strings.Contains(r.raw, "You don't have access to Report: Accounts Receivable") {
+		t.Fatalf("body %s", r.raw)
+	}
+	r = call(t, s, tokenAuth(s.User("all-companies")), "/api/method/frappe.desk.query_report.get_script", params)
+	r.expectStatus(t, 200)
+	if m, ok := r.body["message"].(map[string]any); !ok || !strings.Contains(m["script"].(string), "Accounts Receivable") {
+		t.Fatalf("body %s", r.raw)
+	}
+	call(t, s, tokenAuth(s.User("all-companies")), "/api/method/frappe.desk.query_report.get_script", map[string]string{"report_name": "No Such Report"}).expectStatus(t, 404)
 }
