@@ -439,6 +439,7 @@ func (s txnSpec) totalsSummary(ctx context.Context, c *client, a txnArgs, compan
 	}
 	if len(out.UnavailableFields) > 0 {
 		slices.Sort(out.UnavailableFields)
+		out.UnavailableFields = slices.Compact(out.UnavailableFields)
 		out.Note += " " + unavailableNote(out.UnavailableFields)
 	}
 	out.Breakdown = groups
