@@ -20,6 +20,9 @@ import (
 type client struct {
 	site connector.Site
 	http *http.Client
+	// unavailable notes the fields that queries with AllowUnavailable
+	// could not read (refused.go).
+	unavailable unavailableFields
 }
 
 func newClient(site connector.Site, hc *http.Client) *client {
@@ -37,6 +40,10 @@ type listQuery struct {
 	// PageLength is how many rows to ask for. It must be positive: Frappe
 	// reads 0 as "every row", which erpgate never asks for.
 	PageLength int
+	// AllowUnavailable leaves out fields this user or site does not have
+	// instead of failing, and notes them in client.unavailable
+	// (refused.go).
+	AllowUnavailable bool
 }
 
 func (q listQuery) values() url.Values {
@@ -63,6 +70,10 @@ func (q listQuery) values() url.Values {
 // list runs a list query and returns the rows. Values keep Frappe's exact
 // number text (json.Number), so amounts are never rounded on the way.
 func (c *client) list(ctx context.Context, doctype string, q listQuery) ([]map[string]any, error) {
+	if q.AllowUnavailable {
+		q.AllowUnavailable = false
+		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]map[string]any, error) { return c.list(ctx, doctype, q) }, mapHas)
+	}
 	var body struct {
 		Data []map[string]any `json:"data"`
 	}
@@ -80,6 +91,10 @@ func (c *client) list(ctx context.Context, doctype string, q listQuery) ([]map[s
 // passed on to the caller needs nothing more, and decoding rows into maps
 // and encoding them again was most of the gateway's work on a list call.
 func (c *client) listRows(ctx context.Context, doctype string, q listQuery) ([]json.RawMessage, error) {
+	if q.AllowUnavailable {
+		q.AllowUnavailable = false
+		return askAvailable(&c.unavailable, doctype, q, func(q listQuery) ([]json.RawMessage, error) { return c.listRows(ctx, doctype, q) }, rawHas)
+	}
 	body, err := c.getBody(ctx, "/api/resource/"+url.PathEscape(doctype), q.values())
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", doctype, err)

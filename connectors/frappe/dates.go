@@ -227,7 +227,12 @@ func str(v any) string {
 }
 
 // joinOr renders values as "a, b or c".
-func joinOr(values []string) string {
+func joinOr(values []string) string { return joinWith(values, "or") }
+
+// joinAnd renders values as "a, b and c".
+func joinAnd(values []string) string { return joinWith(values, "and") }
+
+func joinWith(values []string, word string) string {
 	switch len(values) {
 	case 0:
 		return ""
@@ -241,5 +246,5 @@ func joinOr(values []string) string {
 		}
 		out += v
 	}
-	return fmt.Sprintf("%s or %s", out, values[len(values)-1])
+	return fmt.Sprintf("%s %s %s", out, word, values[len(values)-1])
 }

@@ -47,6 +47,9 @@ func upstreamError(status int, header http.Header, body []byte) *toolerr.Error {
 	case status == http.StatusNotFound:
 		return toolerr.New(toolerr.NotFound, "%s", with("not found in the ERP (HTTP 404)"))
 	case status == http.StatusExpectationFailed, status == http.StatusBadRequest, status == http.StatusConflict:
+		if field, ok := refusedFieldIn(fe, detail); ok {
+			return toolerr.Wrap(toolerr.InvalidArgument, &refusedField{field: field}, "the ERP has no field %s that this user may query (HTTP 417 %q): this site lacks it, or field permissions hide it from this user; leave out the argument that filters or sorts by it", bareColumn(field), detail)
+		}
 		return toolerr.New(toolerr.InvalidArgument, "%s", with("the ERP rejected the query (HTTP "+http.StatusText(status)+")"))
 	case status == http.StatusTooManyRequests:
 		e := toolerr.New(toolerr.RateLimited, "the ERP is rate limiting requests (HTTP 429); wait and retry")

@@ -58,6 +58,10 @@ type pageMeta struct {
 	// LiteralFiltered counts rows of this page that matched the ERP's
 	// pattern but not the literal search text, and were left out.
 	LiteralFiltered int `json:"literal_filtered,omitempty"`
+	// UnavailableFields are the fields the ERP would not return to this
+	// user (field-level permissions) or that this site lacks; the rows do
+	// not have them.
+	UnavailableFields []string `json:"unavailable_fields,omitempty"`
 }
 
 func pageMetaSchema() *schema.Schema {
@@ -69,6 +73,7 @@ func pageMetaSchema() *schema.Schema {
 		schema.Prop("next_offset", schema.Integer("Offset of the next page; null when this is the last page.").Nullable()).Required(),
 		schema.Prop("complete", schema.Boolean("True when no rows follow this page.")).Required(),
 		schema.Prop("literal_filtered", schema.Integer("Rows of this page left out because they matched the search only through a % or _ the ERP cannot match literally; a page may hold fewer rows than the limit, and next_offset still covers every row.")),
+		schema.Prop("unavailable_fields", schema.Array(schema.String(""), "Fields the rows lack because the ERP would not return them: hidden from this user by field permissions, or absent on this site. Their values are unknown, not empty.")),
 	)
 }
 
@@ -113,6 +118,7 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 	limit := page.limit(maxRecords)
 	q.Start = page.offset()
 	q.PageLength = limit + 1
+	q.AllowUnavailable = true
 	if search != nil {
 		q.OrFilters = search.orFilters()
 	}
@@ -142,6 +148,7 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 		rows = kept
 	}
 	meta.Returned = len(rows)
+	meta.UnavailableFields = c.unavailable.of(doctype)
 	if rows == nil {
 		rows = []json.RawMessage{}
 	}

@@ -3,6 +3,7 @@ package frappe
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"slices"
 
 	"github.com/erpgate/erpgate/platform/schema"
@@ -41,14 +42,18 @@ type listSummary struct {
 	Count int    `json:"count"`
 	// Company is the one company totals cover.
 	Company string `json:"company,omitempty"`
-	// Totals are exact sums of each amount field over every match.
-	Totals map[string]json.Number `json:"totals,omitempty"`
+	// Totals are exact sums of each amount field over every match; nil
+	// (null) for a field the ERP would not return (UnavailableFields).
+	Totals map[string]*json.Number `json:"totals,omitempty"`
 	// Currencies names the currency each total is stated in.
 	Currencies map[string]string `json:"currencies,omitempty"`
 	// Breakdown splits totals whose currency varies per document, such as
 	// outstanding_amount by party_account_currency.
 	Breakdown []map[string]any `json:"breakdown,omitempty"`
-	Note      string           `json:"note,omitempty"`
+	// UnavailableFields are the amount fields the ERP would not return
+	// to this user or that this site lacks: their totals are null.
+	UnavailableFields []string `json:"unavailable_fields,omitempty"`
+	Note              string   `json:"note,omitempty"`
 }
 
 func listSummarySchema() *schema.Schema {
@@ -56,9 +61,10 @@ func listSummarySchema() *schema.Schema {
 		schema.Prop("kind", schema.String("count or totals.").OneOf(summaryCount, summaryTotals)).Required(),
 		schema.Prop("count", schema.Integer("Every matching record this user may see.")).Required(),
 		schema.Prop("company", schema.String("The company the totals cover.")),
-		schema.Prop("totals", withDesc(schema.Map(schema.Number("Exact sum over every matching document.")), "Summed amounts by field.")),
+		schema.Prop("totals", withDesc(schema.Map(schema.Number("Exact sum over every matching document; null when the field is unavailable (see unavailable_fields).").Nullable()), "Summed amounts by field.")),
 		schema.Prop("currencies", withDesc(schema.Map(schema.String("ISO currency code.")), "The currency of each total.")),
-		schema.Prop("breakdown", schema.Array(schema.OpenObject(), "Totals whose currency differs per document, one entry per currency.")),
+		schema.Prop("breakdown", schema.Array(schema.OpenObject(), "Totals whose currency differs per document, one entry per currency; an unavailable field's amount is null.")),
+		schema.Prop("unavailable_fields", schema.Array(schema.String(""), "Amount fields the ERP would not return (hidden from this user by field permissions, or absent on this site): their totals are null, unknown rather than zero.")),
 		schema.Prop("note", schema.String("How to read these totals.")),
 	)
 }
@@ -157,7 +163,7 @@ func aggregateTotals(ctx context.Context, c *client, doctype string, f filters, 
 		if spec.groupBy != "" {
 			fields = append(fields, spec.groupBy)
 		}
-		rows, truncated, err := walkRows(ctx, c, doctype, listQuery{Fields: dedupe(fields), Filters: f, OrderBy: "name asc"}, search, pageSize, literalWalkBound)
+		rows, truncated, err := walkRows(ctx, c, doctype, listQuery{Fields: dedupe(fields), Filters: f, OrderBy: "name asc", AllowUnavailable: true}, search, pageSize, literalWalkBound)
 		if err != nil {
 			return 0, nil, nil, err
 		}
@@ -177,7 +183,7 @@ func aggregateTotals(ctx context.Context, c *client, doctype string, f filters, 
 		}
 		// One row, or one per currency of spec.groupBy: far fewer than a
 		// page.
-		q := listQuery{Filters: f, PageLength: pageSize}
+		q := listQuery{Filters: f, PageLength: pageSize, AllowUnavailable: true}
 		if spec.groupBy != "" {
 			q.Fields = append([]string{spec.groupBy}, fields...)
 			q.GroupBy = spec.groupBy
@@ -216,12 +222,30 @@ func aggregateTotals(ctx context.Context, c *client, doctype string, f filters, 
 			g := byGroup[key]
 			entry := map[string]any{spec.groupBy: key, "count": g.count}
 			for _, s := range spec.groupFields {
-				entry[s] = g.sums[s].number()
+				entry[s] = totalOrNull(c, doctype, s, g.sums[s].rat())
 			}
 			groups = append(groups, entry)
 		}
 	}
 	return count, totals, groups, nil
+}
+
+// totalOrNull is sum as a JSON number, or nil when the ERP did not return
+// field: a total over a field it hides is unknown, not zero.
+func totalOrNull(c *client, doctype, field string, sum *big.Rat) *json.Number {
+	if c.unavailable.has(doctype, field) {
+		return nil
+	}
+	n := decimalNumber(sum)
+	return &n
+}
+
+// unavailableNote says why totals are null.
+func unavailableNote(fields []string) string {
+	if len(fields) == 1 {
+		return fields[0] + " could not be summed: the ERP does not return it to this user (field permissions) or this site lacks it, so its total is null, unknown and not zero."
+	}
+	return joinAnd(fields) + " could not be summed: the ERP does not return them to this user (field permissions) or this site lacks them, so their totals are null, unknown and not zero."
 }
 
 // dedupe removes repeated strings, keeping the first.

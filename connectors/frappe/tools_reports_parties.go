@@ -74,6 +74,11 @@ func (s ledgerSide) openItems(ctx context.Context, call *connector.Call) (any, e
 	if s.party.Doctype == "Supplier" {
 		exact, query = a.Supplier, a.SupplierQuery
 	}
+	if query != "" {
+		if err := c.checkReportAccess(ctx, s.detailReport); err != nil {
+			return nil, err
+		}
+	}
 	partyID, m, err := resolvePartyArgs(ctx, c, s.party, exact, query)
 	if err != nil {
 		return nil, err

@@ -35,9 +35,10 @@ type salesSummaryArgs struct {
 
 // salesGroup is one group's net sales.
 type salesGroup struct {
-	Key      string      `json:"key"`
-	Label    string      `json:"label"`
-	NetSales json.Number `json:"net_sales"`
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	// NetSales is nil when the ERP would not return the amount summed.
+	NetSales *json.Number `json:"net_sales"`
 	// Invoices counts the invoices in the group (for item and item group,
 	// the invoices with at least one line of it).
 	Invoices int    `json:"invoices"`
@@ -52,19 +53,21 @@ type salesSummaryResult struct {
 	Currency       string       `json:"currency"`
 	DateRange      *dateRange   `json:"date_range,omitempty"`
 	GroupBy        string       `json:"group_by"`
-	NetSales       json.Number  `json:"net_sales"`
+	NetSales       *json.Number `json:"net_sales"`
 	InvoiceCount   int          `json:"invoice_count"`
 	GroupCount     int          `json:"group_count"`
 	Groups         []salesGroup `json:"groups"`
 	Others         *salesOthers `json:"others,omitempty"`
 	GroupsComplete bool         `json:"groups_complete"`
-	Warnings       []string     `json:"warnings"`
+	// UnavailableFields are amount fields the ERP would not return.
+	UnavailableFields []string `json:"unavailable_fields,omitempty"`
+	Warnings          []string `json:"warnings"`
 }
 
 // salesOthers is everything outside the displayed groups.
 type salesOthers struct {
-	Groups   int         `json:"groups"`
-	NetSales json.Number `json:"net_sales"`
+	Groups   int          `json:"groups"`
+	NetSales *json.Number `json:"net_sales"`
 }
 
 func getSalesSummaryTool() connector.Tool {
@@ -79,7 +82,7 @@ func getSalesSummaryTool() connector.Tool {
 	group := schema.Object(
 		schema.Prop("key", schema.String("Customer id, item code, item group or month (YYYY-MM).")).Required(),
 		schema.Prop("label", schema.String("Display name.")).Required(),
-		schema.Prop("net_sales", money("Net sales of the group, company currency.")).Required(),
+		schema.Prop("net_sales", money("Net sales of the group, company currency; null when unavailable (see unavailable_fields).").Nullable()).Required(),
 		schema.Prop("invoices", schema.Integer("Invoices in the group (for items: invoices with a line of it).")).Required(),
 		schema.Prop("qty", schema.Number("Quantity sold (item grouping only; in the item's unit).")),
 	)
@@ -96,15 +99,16 @@ func getSalesSummaryTool() connector.Tool {
 			schema.Prop("currency", schema.String("Company currency of every amount.")).Required(),
 			schema.Prop("date_range", dateRangeSchema()),
 			schema.Prop("group_by", schema.String("Grouping used.")).Required(),
-			schema.Prop("net_sales", money("Net sales of every matching invoice, computed before groups are limited.")).Required(),
+			schema.Prop("net_sales", money("Net sales of every matching invoice, computed before groups are limited; null when unavailable (see unavailable_fields), which is unknown, not zero.").Nullable()).Required(),
 			schema.Prop("invoice_count", schema.Integer("Matching invoices (returns included).")).Required(),
 			schema.Prop("group_count", schema.Integer("Groups with sales.")).Required(),
 			schema.Prop("groups", schema.Array(group, "The largest groups (months in date order).")).Required(),
 			schema.Prop("others", withDesc(schema.Object(
 				schema.Prop("groups", schema.Integer("Groups not listed.")).Required(),
-				schema.Prop("net_sales", money("Their net sales: net_sales minus the listed groups.")).Required(),
+				schema.Prop("net_sales", money("Their net sales: net_sales minus the listed groups; null when either is unavailable.").Nullable()).Required(),
 			), "The groups not listed.")),
 			schema.Prop("groups_complete", schema.Boolean("True when every group was compared before choosing the largest.")).Required(),
+			schema.Prop("unavailable_fields", schema.Array(schema.String(""), "Amount fields the ERP would not return (hidden from this user by field permissions, or absent on this site); the amounts summed from them are null.")),
 			warningsProp().Required(),
 		),
 		Effect:  connector.Read,
@@ -129,7 +133,13 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := salesSummaryResult{Company: company.Name, Currency: company.Currency, DateRange: dr, GroupBy: a.GroupBy, Groups: []salesGroup{}, Warnings: []string{}, NetSales: "0"}
+	zero := json.Number("0")
+	out := salesSummaryResult{Company: company.Name, Currency: company.Currency, DateRange: dr, GroupBy: a.GroupBy, Groups: []salesGroup{}, Warnings: []string{}, NetSales: &zero}
+	if a.CustomerQuery != "" {
+		if err := c.checkReadable(ctx, "Sales Invoice"); err != nil {
+			return nil, err
+		}
+	}
 	customer, m, err := resolvePartyArgs(ctx, c, customerParty, a.Customer, a.CustomerQuery)
 	if err != nil {
 		return nil, err
@@ -147,7 +157,7 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	f.addIf("customer", customer)
 
 	// The total, before any grouping.
-	rows, err := c.list(ctx, "Sales Invoice", listQuery{Fields: []string{"count(name) as row_count", "sum(base_net_total) as net"}, Filters: f, PageLength: 1})
+	rows, err := c.list(ctx, "Sales Invoice", listQuery{Fields: []string{"count(name) as row_count", "sum(base_net_total) as net"}, Filters: f, PageLength: 1, AllowUnavailable: true})
 	if err != nil {
 		return nil, err
 	}
@@ -158,11 +168,19 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 		}
 		out.InvoiceCount = intOf(rows[0]["row_count"])
 	}
-	out.NetSales = total.number()
+	out.NetSales = totalOrNull(c, "Sales Invoice", "base_net_total", total.rat())
 
 	groups, complete, err := salesGroups(ctx, c, a.GroupBy, f, call.MaxRecords)
 	if err != nil {
 		return nil, err
+	}
+	groupNets := len(groups) == 0 || groups[0].NetSales != nil
+	if out.UnavailableFields = c.unavailable.of("Sales Invoice"); len(out.UnavailableFields) > 0 {
+		w := unavailableNote(out.UnavailableFields)
+		if !groupNets {
+			w += " Groups are ordered by invoice count, since their net sales are unknown."
+		}
+		out.Warnings = append(out.Warnings, w)
 	}
 	out.GroupsComplete = complete
 	out.GroupCount = len(groups)
@@ -170,8 +188,8 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	for _, g := range groups {
 		grouped.addRat(g.net)
 	}
-	if complete && grouped.rat().Cmp(total.rat()) != 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("The groups add up to %s, not %s; the ERP changed between its two answers or hides some lines from this user. net_sales is the invoice total.", grouped.number(), out.NetSales))
+	if complete && out.NetSales != nil && groupNets && grouped.rat().Cmp(total.rat()) != 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("The groups add up to %s, not %s; the ERP changed between its two answers or hides some lines from this user. net_sales is the invoice total.", grouped.number(), *out.NetSales))
 	}
 	if !complete {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("There are more than %d groups; the largest among the first %d are listed, so a larger group may be missing. net_sales and others are still exact.", salesGroupBound, salesGroupBound))
@@ -180,8 +198,11 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 		sort.SliceStable(groups, func(i, j int) bool { return groups[i].Key < groups[j].Key })
 	} else {
 		sort.SliceStable(groups, func(i, j int) bool {
-			if c := groups[i].net.Cmp(groups[j].net); c != 0 {
+			if c := groups[i].net.Cmp(groups[j].net); groupNets && c != 0 {
 				return c > 0
+			}
+			if !groupNets && groups[i].Invoices != groups[j].Invoices {
+				return groups[i].Invoices > groups[j].Invoices
 			}
 			return groups[i].Key < groups[j].Key
 		})
@@ -193,8 +214,11 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	out.Groups = append(out.Groups, shown...)
 	if len(groups) > len(shown) || !complete {
-		rest := new(big.Rat).Sub(total.rat(), shownSum.rat())
-		out.Others = &salesOthers{Groups: out.GroupCount - len(shown), NetSales: decimalNumber(rest)}
+		out.Others = &salesOthers{Groups: out.GroupCount - len(shown)}
+		if out.NetSales != nil && groupNets {
+			rest := decimalNumber(new(big.Rat).Sub(total.rat(), shownSum.rat()))
+			out.Others.NetSales = &rest
+		}
 	}
 	return out, nil
 }
@@ -206,6 +230,9 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 	const item = "`tabSales Invoice Item`"
 	var q listQuery
 	q.Filters = f
+	q.AllowUnavailable = true
+	// netColumn is the amount each group sums.
+	netColumn := "base_net_total"
 	switch groupBy {
 	case "customer":
 		q.Fields = []string{"customer", "max(customer_name) as label", "count(name) as invoices", "sum(base_net_total) as net"}
@@ -220,9 +247,11 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 		q.Fields = []string{item + ".item_code", "max(" + item + ".item_name) as label", "count(distinct `tabSales Invoice`.name) as invoices",
 			"sum(" + item + ".base_net_amount) as net", "sum(" + item + ".stock_qty) as qty"}
 		q.GroupBy = item + ".item_code"
+		netColumn = "base_net_amount"
 	case "item_group":
 		q.Fields = []string{item + ".item_group", "count(distinct `tabSales Invoice`.name) as invoices", "sum(" + item + ".base_net_amount) as net"}
 		q.GroupBy = item + ".item_group"
+		netColumn = "base_net_amount"
 	default:
 		return nil, false, toolerr.New(toolerr.InvalidArgument, "group_by must be customer, item, item_group or month")
 	}
@@ -274,7 +303,7 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 	out := make([]salesGroup, 0, len(order))
 	for _, k := range order {
 		g := byKey[k]
-		g.NetSales = decimalNumber(g.net)
+		g.NetSales = totalOrNull(c, "Sales Invoice", netColumn, g.net)
 		out = append(out, *g)
 	}
 	return out, complete, nil

@@ -355,6 +355,9 @@ func getPartyBalance(ctx context.Context, call *connector.Call) (any, error) {
 	out := partyBalanceResult{PartyType: a.PartyType, Company: company.Name, Currency: company.Currency, ReportDate: a.ReportDate, Warnings: []string{}}
 	partyID := a.PartyID
 	if a.PartyQuery != "" {
+		if err := c.checkReportAccess(ctx, side.detailReport); err != nil {
+			return nil, err
+		}
 		m, err := resolveParty(ctx, c, side.party, a.PartyQuery)
 		if err != nil {
 			return nil, err

@@ -235,6 +235,11 @@ func (s txnSpec) partyFilters(ctx context.Context, c *client, a txnArgs, result 
 		if s.party.Doctype == "Supplier" {
 			exact, query = a.Supplier, a.SupplierQuery
 		}
+		if query != "" {
+			if err := c.checkReadable(ctx, s.doctype); err != nil {
+				return nil, false, err
+			}
+		}
 		id, m, err := resolvePartyArgs(ctx, c, *s.party, exact, query)
 		if err != nil {
 			return nil, false, err
@@ -254,6 +259,11 @@ func (s txnSpec) partyFilters(ctx context.Context, c *client, a txnArgs, result 
 		case a.PartyQuery != "" && !known:
 			return nil, false, toolerr.New(toolerr.InvalidArgument, "party_query resolves customer and supplier names only: set party_type to Customer or Supplier, or give the exact party id")
 		case known && (a.Party != "" || a.PartyQuery != ""):
+			if a.PartyQuery != "" {
+				if err := c.checkReadable(ctx, s.doctype); err != nil {
+					return nil, false, err
+				}
+			}
 			var m *partyMatch
 			id, m, err = resolvePartyArgs(ctx, c, kind, a.Party, a.PartyQuery)
 			if err != nil {
@@ -409,15 +419,28 @@ func (s txnSpec) totalsSummary(ctx context.Context, c *client, a txnArgs, compan
 	if err != nil {
 		return nil, err
 	}
-	out := &listSummary{Kind: summaryTotals, Count: count, Company: a.Company, Totals: map[string]json.Number{}, Currencies: map[string]string{}, Note: s.totals.note}
+	out := &listSummary{Kind: summaryTotals, Count: count, Company: a.Company, Totals: map[string]*json.Number{}, Currencies: map[string]string{}, Note: s.totals.note}
 	for _, field := range s.totals.fields {
-		out.Totals[field] = totals[field].number()
+		out.Totals[field] = totalOrNull(c, s.doctype, field, totals[field].rat())
+		if out.Totals[field] == nil {
+			out.UnavailableFields = append(out.UnavailableFields, field)
+		}
 		switch s.totals.currencyOf[field] {
 		case "company":
 			out.Currencies[field] = companyCurrency
 		default:
 			out.Currencies[field] = a.Currency
 		}
+	}
+	for _, field := range s.totals.groupFields {
+		if c.unavailable.has(s.doctype, field) {
+			out.UnavailableFields = append(out.UnavailableFields, field)
+		}
+	}
+	if len(out.UnavailableFields) > 0 {
+		slices.Sort(out.UnavailableFields)
+		out.UnavailableFields = slices.Compact(out.UnavailableFields)
+		out.Note += " " + unavailableNote(out.UnavailableFields)
 	}
 	out.Breakdown = groups
 	return out, nil

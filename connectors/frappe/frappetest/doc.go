@@ -32,6 +32,7 @@
 //	accounts@demo.example      all-companies  demoacctkey01  demoacctsecret01  demo-accounts-pw
 //	nz.accounts@demo.example   one-company    demonzkey0001  demonzsecret01    demo-nz-pw
 //	sales.viewer@demo.example  no-accounting  demosaleskey1  demosalessecret1  demo-sales-pw
+//	clerk@demo.example         field-limited  democlerkkey01 democlerksecret1  demo-clerk-pw
 //	mcp.bot@demo.example       service        demobotkey001  demobotsecret01   demo-bot-pw
 //
 // The one-company user has a User Permission on Company "Demo Holdings NZ
@@ -41,7 +42,14 @@
 // Sales User role: Customer, Item, Warehouse, Bin, Company, Sales Order are
 // readable, while accounting and buying doctypes (Sales Invoice, Purchase
 // Order, Account, GL Entry, Payment Entry, Bank Transaction, ...) answer
-// 403. Bearer tokens come from Simulator.IssueAccessToken.
+// 403. The field-limited user reads what an accounts user reads but lacks
+// the Accounts Manager role, which alone reads the fields at permlevel 1
+// (Sales Invoice base_grand_total and base_net_total, Customer
+// default_currency): list queries drop them silently, as v15's
+// reportview.validate_fields does, and a document read with GET lacks
+// them. Options.MissingFields makes a site
+// whose schema lacks fields; naming one is a 417 "Field not permitted in
+// query". Bearer tokens come from Simulator.IssueAccessToken.
 //
 // # Data
 //

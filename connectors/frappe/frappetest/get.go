@@ -8,7 +8,7 @@ func (rc *reqCtx) getResource(doctype, name string) *apiError {
 	if err != nil {
 		return err
 	}
-	return rc.respond("data", docAsDict(rc.s.reg, d, true))
+	return rc.respond("data", stripHighPermlevel(rc.user, doctype, docAsDict(rc.s.reg, d, true)))
 }
 
 // loadDoc is frappe.get_doc + has_permission("read").

@@ -110,6 +110,7 @@ func (rc *reqCtx) getList(a listArgs) ([]any, *apiError) {
 	} else if err := validateFields(reg, a.doctype, fields); err != nil {
 		return nil, err
 	}
+	fields = dropHighPermlevel(rc.user, reg, a.doctype, fields)
 	if pyTruthy(a.filters) {
 		if err := validateFilters(reg, a.doctype, a.filters); err != nil {
 			return nil, err

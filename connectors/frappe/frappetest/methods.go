@@ -12,14 +12,15 @@ type methodFunc func(rc *reqCtx) *apiError
 // whitelisted maps dotted method paths to handlers; allowGuest lists the
 // ones Guest may call.
 var whitelisted = map[string]methodFunc{
-	"frappe.auth.get_logged_user":      (*reqCtx).methodLoggedUser,
-	"frappe.client.get_list":           (*reqCtx).methodGetList,
-	"frappe.client.get_count":          (*reqCtx).methodClientCount,
-	"frappe.client.get":                (*reqCtx).methodClientGet,
-	"frappe.desk.reportview.get_count": (*reqCtx).methodReportviewCount,
-	"frappe.desk.query_report.run":     (*reqCtx).methodQueryReportRun,
-	"login":                            (*reqCtx).methodLogin,
-	"logout":                           (*reqCtx).methodLogout,
+	"frappe.auth.get_logged_user":         (*reqCtx).methodLoggedUser,
+	"frappe.client.get_list":              (*reqCtx).methodGetList,
+	"frappe.client.get_count":             (*reqCtx).methodClientCount,
+	"frappe.client.get":                   (*reqCtx).methodClientGet,
+	"frappe.desk.reportview.get_count":    (*reqCtx).methodReportviewCount,
+	"frappe.desk.query_report.run":        (*reqCtx).methodQueryReportRun,
+	"frappe.desk.query_report.get_script": (*reqCtx).methodQueryReportGetScript,
+	"login":                               (*reqCtx).methodLogin,
+	"logout":                              (*reqCtx).methodLogout,
 }
 
 var allowGuest = map[string]bool{"login": true, "logout": true}

@@ -81,6 +81,27 @@ func reportDoc(user *User, name string) (*reportSpec, *apiError) {
 	return spec, nil
 }
 
+// methodQueryReportGetScript is frappe.desk.query_report.get_script, which
+// the desk calls before it runs a report: get_report_doc's checks, then the
+// report's script (an empty one here).
+func (rc *reqCtx) methodQueryReportGetScript() *apiError {
+	nameArg, ok := rc.arg("report_name")
+	if !ok {
+		return pythonError("TypeError", "get_script() missing 1 required positional argument: 'report_name'")
+	}
+	name := cstr(nameArg)
+	if _, err := reportDoc(rc.user, name); err != nil {
+		return err
+	}
+	o := newObject(5)
+	o.set("script", "frappe.query_reports["+string(pyJSON(name))+"] = {};")
+	o.set("html_format", nil)
+	o.set("execution_time", 0)
+	o.set("filters", []any{})
+	o.set("custom_report_name", nil)
+	return rc.respond("message", o)
+}
+
 // methodQueryReportRun is frappe.desk.query_report.run.
 func (rc *reqCtx) methodQueryReportRun() *apiError {
 	nameArg, ok := rc.arg("report_name")

@@ -39,6 +39,11 @@ type Options struct {
 	// installed): lists, reads and counts of them answer 404 "DocType X
 	// not found", as Frappe does.
 	MissingDoctypes []string
+	// MissingFields are fields, by DocType, that this site's schema does
+	// not have, as on an older release or a customised site: list queries
+	// naming them in fields or filters get 417 DataError "Field not
+	// permitted in query", and documents do not carry them.
+	MissingFields map[string][]string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
@@ -67,7 +72,7 @@ func NewHandler(opts Options) *Simulator {
 	return &Simulator{
 		opts:     opts,
 		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
-		reg:      reg,
+		reg:      withoutFields(reg, opts.MissingFields),
 		data:     data,
 		users:    demoUsers(),
 		tokens:   newTokenStore(),

@@ -8,7 +8,9 @@ type User struct {
 	APISecret string
 	Password  string // for POST /api/method/login
 	// Role is the demo persona: "all-companies", "one-company",
-	// "no-accounting" or "service".
+	// "no-accounting", "field-limited" (an accounts user without the
+	// Accounts Manager role, so fields at permlevel 1 are hidden) or
+	// "service".
 	Role string
 	// Companies limits visible companies via a User Permission on Company;
 	// nil means all companies.
@@ -30,6 +32,8 @@ func demoUsers() []User {
 			Password: "demo-nz-pw", Role: "one-company", Companies: []string{"Demo Holdings NZ Ltd"}, Accounting: true, Roles: fullRoles},
 		{Email: "sales.viewer@demo.example", FullName: "Sam Sales", APIKey: "demosaleskey1", APISecret: "demosalessecret1",
 			Password: "demo-sales-pw", Role: "no-accounting", Accounting: false, Roles: []string{"Sales User"}},
+		{Email: "clerk@demo.example", FullName: "Casey Clerk", APIKey: "democlerkkey01", APISecret: "democlerksecret1",
+			Password: "demo-clerk-pw", Role: "field-limited", Accounting: true, Roles: []string{"Accounts User", "Sales User", "Stock User"}},
 		{Email: "mcp.bot@demo.example", FullName: "MCP Service Bot", APIKey: "demobotkey001", APISecret: "demobotsecret01",
 			Password: "demo-bot-pw", Role: "service", Accounting: true, Roles: fullRoles},
 	}
