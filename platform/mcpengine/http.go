@@ -152,7 +152,7 @@ var knownMethods = map[string]bool{
 	string(mcp.MethodPromptsGet): true, string(mcp.MethodSetLogLevel): true,
 	string(mcp.MethodCompletionComplete): true, string(mcp.MethodServerDiscover): true,
 	string(mcp.MethodSubscriptionsListen): true,
-	string(mcp.MethodTasksGet): true, string(mcp.MethodTasksList): true,
+	string(mcp.MethodTasksGet):            true, string(mcp.MethodTasksList): true,
 	string(mcp.MethodTasksResult): true, string(mcp.MethodTasksCancel): true,
 	// Requests a server sends; a client that sends one is still recorded
 	// by name.
