@@ -67,7 +67,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	ctx := withState(r.Context(), st)
 	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
-		rw := newReplyWriter(w)
+		rw := newReplyWriter(w, st.method)
 		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))

@@ -25,8 +25,11 @@ type replyWriter struct {
 	// refusal holds the first bytes of a reply with status 400 or more.
 	refusal []byte
 
-	mu    sync.Mutex
-	acked chan struct{} // closed once the acknowledgement has been written
+	// listen is set for a subscriptions/listen request: only its writes
+	// are looked through for the acknowledgement.
+	listen bool
+	mu     sync.Mutex
+	acked  chan struct{} // closed once the acknowledgement has been written
 }
 
 // maxRefusalBytes bounds what replyWriter keeps of an error reply: enough
@@ -35,8 +38,12 @@ const maxRefusalBytes = 1024
 
 var ackMethod = []byte(mcp.MethodNotificationSubscriptionsAcknowledged)
 
-func newReplyWriter(w http.ResponseWriter) *replyWriter {
-	return &replyWriter{ResponseWriter: w, acked: make(chan struct{})}
+func newReplyWriter(w http.ResponseWriter, method string) *replyWriter {
+	rw := &replyWriter{ResponseWriter: w, listen: method == string(mcp.MethodSubscriptionsListen)}
+	if rw.listen {
+		rw.acked = make(chan struct{})
+	}
+	return rw
 }
 
 func (w *replyWriter) WriteHeader(status int) {
@@ -54,7 +61,7 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 		w.refusal = append(w.refusal, p[:min(len(p), maxRefusalBytes-len(w.refusal))]...)
 	}
 	n, err := w.ResponseWriter.Write(p)
-	if err == nil && bytes.Contains(p, ackMethod) {
+	if w.listen && err == nil && bytes.Contains(p, ackMethod) {
 		w.mu.Lock()
 		select {
 		case <-w.acked:
@@ -138,7 +145,7 @@ const ackWait = 10 * time.Second
 // written puts it before the result every time.
 func (e *Engine) awaitAcknowledgement(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
 	st := stateFrom(ctx)
-	if st == nil || st.reply == nil {
+	if st == nil || st.reply == nil || !st.reply.listen {
 		return
 	}
 	timer := time.NewTimer(ackWait)
