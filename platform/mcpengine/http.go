@@ -73,7 +73,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
 		ks.http.ServeHTTP(rw, r2)
-		st.noteRefusal(rw)
+		if st.noteRefusal(rw) && isRequest && msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
 	}
 
 	if !isRequest {

@@ -122,15 +122,18 @@ func TestProtocolRefusalsAreRecordedAsErrors(t *testing.T) {
 		status   int
 		rpcCode  int
 		wantCode string
+		wantTool string
 	}{
 		{"tools/call without Mcp-Name", "tools/call", echo, nil,
-			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH"},
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "echo"},
 		{"tools/call with another Mcp-Method", "tools/call", echo, map[string]string{mcp.HeaderMethod: "tools/list", mcp.HeaderName: "echo"},
-			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH"},
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "echo"},
+		{"tools/call of a tool that does not exist, without Mcp-Name", "tools/call", `{"name":"drop_tables","arguments":{},` + modernMeta + `}`, nil,
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "unknown"},
 		{"tools/list with Last-Event-ID", "tools/list", `{` + modernMeta + `}`, map[string]string{"Last-Event-ID": "3"},
-			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH"},
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", ""},
 		{"tools/list without _meta version", "tools/list", `{}`, nil,
-			http.StatusBadRequest, mcp.INVALID_PARAMS, "INVALID_PARAMS"},
+			http.StatusBadRequest, mcp.INVALID_PARAMS, "INVALID_PARAMS", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(f.sink.all())
@@ -149,6 +152,9 @@ func TestProtocolRefusalsAreRecordedAsErrors(t *testing.T) {
 			ev := events[0]
 			if ev.Method != c.method || ev.Outcome != usage.Error || ev.ErrorCode != c.wantCode {
 				t.Errorf("recorded method %q outcome %q code %q, want %q error %q", ev.Method, ev.Outcome, ev.ErrorCode, c.method, c.wantCode)
+			}
+			if ev.Tool != c.wantTool {
+				t.Errorf("recorded tool %q, want %q", ev.Tool, c.wantTool)
 			}
 		})
 	}

@@ -118,16 +118,39 @@ var rpcErrorCodes = map[int]string{
 }
 
 // noteRefusal records a refusal written by the transport on the request's
-// usage event, unless something more precise was recorded already.
-func (st *requestState) noteRefusal(w *replyWriter) {
+// usage event, unless something more precise was recorded already, and
+// reports whether the reply was one.
+func (st *requestState) noteRefusal(w *replyWriter) bool {
 	code := w.refusalCode()
 	if code == "" {
-		return
+		return false
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.outcome == "" || st.outcome == usage.Success {
 		st.outcome, st.errorCode = usage.Error, code
+	}
+	return true
+}
+
+// noteRefusedTool names, on the usage event of a tools/call the transport
+// refused before dispatch, the tool it was for, if the site's kind has a
+// tool of that name (any other name stays "unknown").
+func (st *requestState) noteRefusedTool(ks *kindServer, params json.RawMessage) {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	ct, ok := ks.tools[p.Name]
+	if !ok {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.tool == "" {
+		st.tool = ct.tool.Name
 	}
 }
 
