@@ -1,7 +1,9 @@
 package authserver
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,11 +17,11 @@ import (
 // again, as stored in the flow, so that the client and redirect URI are
 // checked once more when the flow completes.
 func (s *Server) replayAuthorizeRequest(r *http.Request, flow *storage.Flow) (fosite.AuthorizeRequester, error) {
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, s.publicURL("/oauth/authorize")+"?"+flow.AuthorizeQuery, nil)
+	query, err := url.ParseQuery(flow.AuthorizeQuery)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replay authorization request: %w", err)
 	}
-	return s.provider.NewAuthorizeRequest(r.Context(), req)
+	return s.newAuthorizeRequest(r, query)
 }
 
 // grant keeps the user's ERP token and answers the MCP client's
@@ -54,6 +56,11 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flo
 		return
 	}
 	resp.AddParameter("iss", s.issuer)
+	if ar.GetState() == "" {
+		// fosite adds "state=" even when the client sent none (RFC 6749
+		// §4.1.2: state is returned only if it was in the request).
+		resp.GetParameters().Del("state")
+	}
 	s.provider.WriteAuthorizeResponse(ctx, w, ar, resp)
 }
 

@@ -514,8 +514,10 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 // waiting call holds the answer's bytes, not an ERP connection with its
 // goroutines and buffers.
 //
-// It also measures the call's time with the ERP (requestState.erpBegin):
-// from sending the request to having read the answer. A large announced
+// It also measures the call's time with the ERP (requestState.erpBegin and
+// erpEnd): from sending the request to having read the answer; the wait
+// for a slot afterwards, and what the tool does with the answer, are
+// erpgate's time. A large announced
 // answer that waits for room in the answer budget before it is read
 // counts that wait too; it is rare, and the answer is at the ERP's end of
 // the connection meanwhile.
@@ -535,6 +537,9 @@ func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp, err = nil, aerr
 		}
 	}
+	// The answer has been read (or the request failed): the time with the
+	// ERP ends here, before the wait for a slot and the tool's own work.
+	t.st.erpEnd(time.Now())
 	if rerr := t.slot.resume(req.Context()); rerr != nil && err == nil {
 		// The budget ran out while waiting to continue.
 		_ = resp.Body.Close()

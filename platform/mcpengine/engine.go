@@ -177,6 +177,7 @@ func New(opts Options) (*Engine, error) {
 func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, error) {
 	hooks := &server.Hooks{}
 	hooks.AddOnError(e.onProtocolError)
+	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
 	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),

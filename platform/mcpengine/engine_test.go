@@ -105,6 +105,15 @@ func (f fakeERP) Tools() []connector.Tool {
 			}
 			return map[string]any{"value": "paused"}, nil
 		}),
+		tool("afterwork", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// One request to the ERP, answered after upstreamPause, then
+			// afterWork of the tool's own work.
+			if _, err := fetchJSON(ctx, c, "/pause"); err != nil {
+				return nil, err
+			}
+			time.Sleep(afterWork)
+			return map[string]any{"value": "worked"}, nil
+		}),
 		tool("upstream", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			v, err := fetchJSON(ctx, c, "/slow")
 			return map[string]any{"value": v}, err
@@ -155,6 +164,9 @@ type fixture struct {
 
 // upstreamPause is how long the fixture's ERP takes to answer /pause.
 const upstreamPause = 30 * time.Millisecond
+
+// afterWork is how long the "afterwork" tool works after the ERP answered.
+const afterWork = 100 * time.Millisecond
 
 func newFixture(t *testing.T, errorsAsResults bool) *fixture {
 	t.Helper()

@@ -67,10 +67,15 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	ctx := withState(r.Context(), st)
 	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
+		rw := newReplyWriter(w, st.method)
+		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
-		ks.http.ServeHTTP(w, r2)
+		ks.http.ServeHTTP(rw, r2)
+		if st.noteRefusal(rw) && isRequest && msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
 	}
 
 	if !isRequest {
@@ -137,13 +142,24 @@ func peekRequest(body []byte) (msg message, ok bool) {
 	return msg, true
 }
 
+// knownMethods are the MCP request methods of every protocol version,
+// recorded by name; any other method is recorded as "unknown", so that a
+// client cannot fill the table with names of its own.
 var knownMethods = map[string]bool{
 	string(mcp.MethodInitialize): true, string(mcp.MethodPing): true,
 	string(mcp.MethodToolsList): true, string(mcp.MethodToolsCall): true,
 	string(mcp.MethodResourcesList): true, string(mcp.MethodResourcesTemplatesList): true,
-	string(mcp.MethodResourcesRead): true, string(mcp.MethodPromptsList): true,
+	string(mcp.MethodResourcesRead): true, string(mcp.MethodResourcesSubscribe): true,
+	string(mcp.MethodResourcesUnsubscribe): true, string(mcp.MethodPromptsList): true,
 	string(mcp.MethodPromptsGet): true, string(mcp.MethodSetLogLevel): true,
-	string(mcp.MethodCompletionComplete): true, "server/discover": true,
+	string(mcp.MethodCompletionComplete): true, string(mcp.MethodServerDiscover): true,
+	string(mcp.MethodSubscriptionsListen): true,
+	string(mcp.MethodTasksGet):            true, string(mcp.MethodTasksList): true,
+	string(mcp.MethodTasksResult): true, string(mcp.MethodTasksCancel): true,
+	// Requests a server sends; a client that sends one is still recorded
+	// by name.
+	string(mcp.MethodSamplingCreateMessage): true, string(mcp.MethodElicitationCreate): true,
+	string(mcp.MethodListRoots): true,
 }
 
 func knownMethod(m string) bool { return knownMethods[m] }

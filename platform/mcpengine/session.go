@@ -38,6 +38,9 @@ type requestState struct {
 
 	// started is when the request's body had been read.
 	started time.Time
+	// reply is the writer mcp-go's transport writes the reply to; nil when
+	// the engine writes it itself.
+	reply *replyWriter
 
 	mu        sync.Mutex
 	method    string

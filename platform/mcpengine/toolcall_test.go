@@ -263,6 +263,39 @@ func TestDirectReplyCarriesServerTiming(t *testing.T) {
 	}
 }
 
+// TestERPTimeEndsWhenTheAnswerIsRead: the time with the ERP ends when its
+// answer has been read, not when the reply is written. The "afterwork"
+// tool works afterWork after the ERP answered, so both in Server-Timing and
+// in the usage event erp is at most total minus (nearly) afterWork; and
+// at least the ERP's own pause.
+func TestERPTimeEndsWhenTheAnswerIsRead(t *testing.T) {
+	f := newFixture(t, false)
+	const slack = 20 * time.Millisecond
+	resp, body := postPlainCall(t, f.url, "afterwork", `{}`)
+	if !bytes.Contains(body, []byte(`worked`)) {
+		t.Fatalf("afterwork: %s", body)
+	}
+	header := resp.Header.Get("Server-Timing")
+	timing, err := parseServerTiming(header)
+	if err != nil {
+		t.Fatalf("Server-Timing %q: %v", header, err)
+	}
+	erp, total := timing["erp"], timing["total"]
+	if erp < upstreamPause || erp > total-(afterWork-slack) {
+		t.Errorf("Server-Timing %q: erp;dur=%v, want at least %v and at most total;dur=%v minus %v of the tool's own work",
+			header, erp, upstreamPause, total, afterWork-slack)
+	}
+	events := f.sink.all()
+	if len(events) != 1 {
+		t.Fatalf("usage events: %+v", events)
+	}
+	ev := events[0]
+	if ev.ERPMS < upstreamPause.Milliseconds() || ev.ERPMS > ev.DurationMS-(afterWork-slack).Milliseconds() {
+		t.Errorf("usage event erp_ms=%d duration_ms=%d, want erp_ms at least %d and at most duration_ms minus %d",
+			ev.ERPMS, ev.DurationMS, upstreamPause.Milliseconds(), (afterWork - slack).Milliseconds())
+	}
+}
+
 // postPlainCall sends a plain tools/call of tool with the arguments' JSON
 // and returns the response (its body read and closed) and its body.
 func postPlainCall(t *testing.T, url, tool, args string) (*http.Response, []byte) {
