@@ -205,8 +205,6 @@ func normalizedAuthorizeQuery(form url.Values) url.Values {
 	return q
 }
 
-// authorizeRequestFor is r as a GET with the normalised query, which is
-// what fosite parses (and what is replayed when the flow completes).
 // newAuthorizeRequest has fosite parse and check the authorization request
 // whose normalized query is query.
 //
@@ -238,6 +236,8 @@ func (s *Server) newAuthorizeRequest(r *http.Request, query url.Values) (fosite.
 // a request; it never leaves newAuthorizeRequest.
 const absentStatePlaceholder = "erpgate-no-state"
 
+// authorizeRequestFor is r as a GET with the normalised query, which is
+// what fosite parses (and what is replayed when the flow completes).
 func authorizeRequestFor(r *http.Request, query url.Values) *http.Request {
 	r2 := r.Clone(r.Context())
 	r2.Method = http.MethodGet
