@@ -9,6 +9,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 )
 
@@ -35,12 +36,16 @@ type Deps struct {
 	ERPAddresses *netguard.Policy
 	// Logger receives one line per admin action. It may be nil.
 	Logger *zap.Logger
+	// Admin is the site-administration layer the handlers call. When nil,
+	// New builds one from the fields above.
+	Admin *siteadmin.Service
 }
 
 // API serves /api/v1.
 type API struct {
-	deps Deps
-	log  *zap.Logger
+	deps  Deps
+	layer *siteadmin.Service
+	log   *zap.Logger
 	// routes are the authenticated and public routes Register added, as
 	// full echo path templates by method, for telling 405 from 404.
 	routes []registeredRoute
@@ -68,7 +73,14 @@ func New(deps Deps) *API {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &API{deps: deps, log: log.Named("adminapi")}
+	admin := deps.Admin
+	if admin == nil {
+		admin = siteadmin.New(siteadmin.Deps{
+			Store: deps.Store, Registry: deps.Registry, IsDevHost: deps.IsDevHost,
+			HTTPClient: deps.HTTPClient, ERPAddresses: deps.ERPAddresses, Logger: log,
+		})
+	}
+	return &API{deps: deps, layer: admin, log: log.Named("adminapi")}
 }
 
 // Register adds the API's routes to g, which the caller mounts at /api/v1.
