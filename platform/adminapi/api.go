@@ -103,6 +103,9 @@ func (a *API) Register(g *echo.Group) {
 	a.admin(g, http.MethodPost, "/sites/:id/service-tokens", "issue_service_token", a.issueServiceToken)
 	a.admin(g, http.MethodDelete, "/sites/:id/service-tokens/:token_id", "revoke_service_token", a.revokeServiceToken)
 
+	a.admin(g, http.MethodGet, "/sites/:id/people", "list_people", a.listPeople)
+	a.admin(g, http.MethodDelete, "/sites/:id/people/:erp_user", "revoke_person", a.revokePerson)
+
 	g.RouteNotFound("", a.routeNotFound, a.envelope)
 	g.RouteNotFound("/*", a.routeNotFound, a.envelope)
 }
