@@ -238,3 +238,33 @@ func classifyVerification(err error) *toolerr.Error {
 	}
 	return toolerr.Classify(err)
 }
+
+// RotateOAuthClientSecret replaces the secret of the site's OAuth client,
+// keeping its client id: after the ERP's administrator generated a new
+// secret for the same client. The site must have an oauth connection.
+func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site sites.Site, secret string) (sites.Connection, error) {
+	saved, clientID, err := s.rotateOAuthClientSecret(ctx, site, secret)
+	details := map[string]any{}
+	if clientID != "" {
+		details["client_id"] = clientID
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionRotateOAuthSecret, details, err)
+	return saved, err
+}
+
+func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, secret string) (sites.Connection, string, error) {
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return sites.Connection{}, "", invalid("paste the new client secret")
+	}
+	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		return sites.Connection{}, "", newError(Conflict, err, "site %q has no OAuth client yet; add its client id and secret first", site.Slug)
+	case err != nil:
+		return sites.Connection{}, "", internal(err)
+	}
+	clientID := fields["client_id"].Reveal()
+	saved, err := s.putOAuthConnection(ctx, site, map[string]string{"client_id": clientID, "client_secret": secret})
+	return saved, clientID, err
+}

@@ -96,6 +96,7 @@ const (
 	ActionDeleteSite         = "delete_site"
 	ActionPutAPIConnection   = "put_api_connection"
 	ActionPutOAuthConnection = "put_oauth_connection"
+	ActionRotateOAuthSecret  = "rotate_oauth_secret"
 	ActionDeleteConnection   = "delete_connection"
 	ActionIssueServiceToken  = "issue_service_token"
 	ActionRevokeServiceToken = "revoke_service_token"

@@ -407,3 +407,70 @@ func TestDeleteSiteEventsOutliveTheSite(t *testing.T) {
 		t.Fatalf("events of the deleted site, newest first = %+v", ev)
 	}
 }
+
+// testOAuthERP is testERP with user sign-in (kind "testoauth"); the layer
+// never calls these methods, it only needs the kind to support sign-in.
+type testOAuthERP struct{ testERP }
+
+func (testOAuthERP) Kind() string { return "testoauth" }
+func (testOAuthERP) AuthorizationURL(connector.Site, connector.OAuthClient, connector.AuthorizationRequest) (string, error) {
+	return "", errors.New("not used")
+}
+func (testOAuthERP) ExchangeCode(context.Context, connector.Site, connector.OAuthClient, *http.Client, string, string, string) (connector.UpstreamToken, error) {
+	return connector.UpstreamToken{}, errors.New("not used")
+}
+func (testOAuthERP) RefreshToken(context.Context, connector.Site, connector.OAuthClient, *http.Client, secrets.Secret) (connector.UpstreamToken, error) {
+	return connector.UpstreamToken{}, errors.New("not used")
+}
+func (testOAuthERP) Identify(context.Context, connector.Site, *http.Client) (connector.UpstreamUser, error) {
+	return connector.UpstreamUser{}, errors.New("not used")
+}
+func (testOAuthERP) TokenAuthorizer(secrets.Secret) connector.Authorizer { return nil }
+
+// Rotating the OAuth client secret keeps the client id, needs a client to
+// rotate, and never records either secret.
+func TestRotateOAuthClientSecret(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	site := f.create(t, "acme")
+	if _, err := f.svc.PutOAuthConnection(ctx, siteadmin.Operator, site, map[string]string{"client_id": "c1", "client_secret": "first-secret-1"}); kindOf(err) != siteadmin.Invalid {
+		t.Fatalf("OAuth client on a kind without sign-in: %v, want invalid", err)
+	}
+	reg := connector.NewRegistry()
+	reg.MustRegister(testOAuthERP{})
+	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	oauthSite, err := svc.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "signin", Kind: "testoauth", DisplayName: "Sign-in", BaseURL: f.erp.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RotateOAuthClientSecret(ctx, siteadmin.ERPAdmin("admin@acme.example"), oauthSite, "second-secret-2"); kindOf(err) != siteadmin.Conflict {
+		t.Fatalf("rotate without a client: %v, want conflict", err)
+	}
+	if _, err := svc.PutOAuthConnection(ctx, siteadmin.Operator, oauthSite, map[string]string{"client_id": "c1", "client_secret": "first-secret-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RotateOAuthClientSecret(ctx, siteadmin.ERPAdmin("admin@acme.example"), oauthSite, "  "); kindOf(err) != siteadmin.Invalid {
+		t.Fatalf("blank secret: %v, want invalid", err)
+	}
+	if _, err := svc.RotateOAuthClientSecret(ctx, siteadmin.ERPAdmin("admin@acme.example"), oauthSite, " second-secret-2 "); err != nil {
+		t.Fatal(err)
+	}
+	_, fields, err := f.store.GetConnection(ctx, oauthSite.ID, sites.ConnectionOAuth)
+	if err != nil || fields["client_id"].Reveal() != "c1" || fields["client_secret"].Reveal() != "second-secret-2" {
+		t.Fatalf("after rotation: client %q, %v", fields["client_id"].Reveal(), err)
+	}
+	var outcomes []string
+	for _, e := range f.events(t) {
+		if e.Action == siteadmin.ActionRotateOAuthSecret {
+			outcomes = append(outcomes, e.Outcome+" "+e.Actor+" "+fmt.Sprint(e.Details["client_id"]))
+		}
+		raw, _ := json.Marshal(e)
+		if strings.Contains(string(raw), "first-secret-1") || strings.Contains(string(raw), "second-secret-2") {
+			t.Errorf("event %s holds a client secret", e.Action)
+		}
+	}
+	want := "refused admin@acme.example <nil>\nrefused admin@acme.example <nil>\nsuccess admin@acme.example c1"
+	if strings.Join(outcomes, "\n") != want {
+		t.Errorf("rotation events:\n%s\nwant:\n%s", strings.Join(outcomes, "\n"), want)
+	}
+}
