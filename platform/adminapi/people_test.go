@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // seedPerson gives user on site slug what a real sign-in leaves: a
@@ -101,4 +103,38 @@ func TestPeopleListingAndRevocation(t *testing.T) {
 	h.seedPerson("acme", "dom/carol", "client-c", t0, t0)
 	expect(t, h.call(http.MethodDelete, "/api/v1/sites/acme/people/dom%2Fcarol", nil), http.StatusNoContent, "")
 	expect(t, h.call(http.MethodGet, "/api/v1/sites/nosuch/people", nil), http.StatusNotFound, "not_found")
+}
+
+// The admin API's changes are audited by the layer as the operator's, the
+// refused ones with the sentence the operator was shown, and each is also
+// logged as an admin_event line.
+func TestAdminActionsAreAuditedAsTheOperators(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	r := h.call(http.MethodPost, "/api/v1/sites", map[string]any{
+		"slug": "acme", "kind": "fakeerp", "display_name": "Again", "base_url": h.upstream.URL,
+	})
+	expect(t, r, http.StatusConflict, "conflict")
+	r = h.call(http.MethodPut, "/api/v1/sites/acme/connections/api_token",
+		map[string]any{"credentials": map[string]string{"api_key": goodKey, "api_secret": "not-the-secret"}})
+	expect(t, r, http.StatusUnprocessableEntity, "credential_rejected")
+	rejected := r.errorMessage(t)
+
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE actor_kind = 'operator' AND actor = 'admin_token'`); n != 3 {
+		t.Errorf("%d operator events, want 3", n)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'create_site' AND outcome = 'refused'
+		AND reason = 'conflict: slug "acme" is already in use'`); n != 1 {
+		t.Errorf("%d refused create_site events with the reason, want 1", n)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused'
+		AND reason = 'credential_rejected: ' || $1`, rejected); n != 1 {
+		t.Errorf("%d refused put_api_connection events with the reason %q, want 1", n, rejected)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE reason LIKE '%not-the-secret%' OR details::text LIKE '%not-the-secret%'`); n != 0 {
+		t.Errorf("the audit table holds the submitted secret")
+	}
+	if got := h.logs.FilterField(zap.String("event", "admin_event")).Len(); got != 3 {
+		t.Errorf("%d admin_event log lines, want 3", got)
+	}
 }

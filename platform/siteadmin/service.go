@@ -30,8 +30,8 @@ type Deps struct {
 	// (or moved) only if its host is exempt or resolves to public
 	// addresses only. Nil (development) allows every address.
 	ERPAddresses *netguard.Policy
-	// Logger receives a line when an audit event cannot be stored. It may
-	// be nil.
+	// Logger receives one line per audit event (event=admin_event), and
+	// one when an event cannot be stored. It may be nil.
 	Logger *zap.Logger
 }
 
@@ -124,6 +124,16 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 			e.Outcome, e.Reason = OutcomeError, string(Internal)
 		}
 	}
+	fields := []zap.Field{zap.String("event", "admin_event"), zap.String("action", action),
+		zap.String("site_slug", slug), zap.String("actor_kind", e.ActorKind), zap.String("actor", e.Actor),
+		zap.String("outcome", e.Outcome)}
+	if siteID != uuid.Nil {
+		fields = append(fields, zap.String("site_id", siteID.String()))
+	}
+	if e.Reason != "" {
+		fields = append(fields, zap.String("reason", e.Reason))
+	}
+	s.log.Info("site admin event", fields...)
 	// The event is recorded even when the caller's request was cancelled
 	// right after the action.
 	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
