@@ -34,6 +34,7 @@ import (
 	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/servicemcp"
 	"github.com/erpgate/erpgate/platform/servicetokens"
+	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/sitestore"
 	"github.com/erpgate/erpgate/platform/usage"
@@ -185,6 +186,15 @@ func (a *App) build(ctx context.Context) error {
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(a.drainGuard, a.accessLog)
 	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version})
+	// One site-administration layer for the admin API and the site pages.
+	siteAdmin := siteadmin.New(siteadmin.Deps{
+		Store:        store,
+		Registry:     reg,
+		IsDevHost:    cfg.IsDevHost,
+		HTTPClient:   out.Client,
+		ERPAddresses: erpAddresses,
+		Logger:       a.log,
+	})
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,
@@ -194,6 +204,7 @@ func (a *App) build(ctx context.Context) error {
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
+		Admin:        siteAdmin,
 	}).Register(e.Group("/api/v1"))
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)

@@ -9,6 +9,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 )
 
@@ -35,12 +36,16 @@ type Deps struct {
 	ERPAddresses *netguard.Policy
 	// Logger receives one line per admin action. It may be nil.
 	Logger *zap.Logger
+	// Admin is the site-administration layer the handlers call. When nil,
+	// New builds one from the fields above.
+	Admin *siteadmin.Service
 }
 
 // API serves /api/v1.
 type API struct {
-	deps Deps
-	log  *zap.Logger
+	deps  Deps
+	layer *siteadmin.Service
+	log   *zap.Logger
 	// routes are the authenticated and public routes Register added, as
 	// full echo path templates by method, for telling 405 from 404.
 	routes []registeredRoute
@@ -68,7 +73,14 @@ func New(deps Deps) *API {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &API{deps: deps, log: log.Named("adminapi")}
+	admin := deps.Admin
+	if admin == nil {
+		admin = siteadmin.New(siteadmin.Deps{
+			Store: deps.Store, Registry: deps.Registry, IsDevHost: deps.IsDevHost,
+			HTTPClient: deps.HTTPClient, ERPAddresses: deps.ERPAddresses, Logger: log,
+		})
+	}
+	return &API{deps: deps, layer: admin, log: log.Named("adminapi")}
 }
 
 // Register adds the API's routes to g, which the caller mounts at /api/v1.
@@ -90,6 +102,9 @@ func (a *API) Register(g *echo.Group) {
 	a.admin(g, http.MethodGet, "/sites/:id/service-tokens", "list_service_tokens", a.listServiceTokens)
 	a.admin(g, http.MethodPost, "/sites/:id/service-tokens", "issue_service_token", a.issueServiceToken)
 	a.admin(g, http.MethodDelete, "/sites/:id/service-tokens/:token_id", "revoke_service_token", a.revokeServiceToken)
+
+	a.admin(g, http.MethodGet, "/sites/:id/people", "list_people", a.listPeople)
+	a.admin(g, http.MethodDelete, "/sites/:id/people/:erp_user", "revoke_person", a.revokePerson)
 
 	g.RouteNotFound("", a.routeNotFound, a.envelope)
 	g.RouteNotFound("/*", a.routeNotFound, a.envelope)

@@ -135,11 +135,3 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
-// nullToNil treats a JSON null as absent.
-func nullToNil(raw json.RawMessage) json.RawMessage {
-	if raw == nil || string(bytes.TrimSpace(raw)) == "null" {
-		return nil
-	}
-	return raw
-}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 )
 
@@ -89,6 +90,10 @@ func classify(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	var se *siteadmin.Error
+	if errors.As(err, &se) {
+		return fromLayerError(se)
+	}
 	var ve *sites.ValidationError
 	if errors.As(err, &ve) {
 		return &apiError{Status: http.StatusBadRequest, Code: codeInvalidRequest, Message: ve.Message, Err: err}
@@ -153,4 +158,22 @@ func (a *API) envelope(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// layerStatus is the HTTP status of each kind of site-administration
+// failure; the kind's name is the error code.
+var layerStatus = map[siteadmin.Kind]int{
+	siteadmin.Invalid:     http.StatusBadRequest,
+	siteadmin.NotFound:    http.StatusNotFound,
+	siteadmin.Conflict:    http.StatusConflict,
+	siteadmin.Rejected:    http.StatusUnprocessableEntity,
+	siteadmin.Unreachable: http.StatusBadGateway,
+}
+
+func fromLayerError(se *siteadmin.Error) *apiError {
+	status, ok := layerStatus[se.Kind]
+	if !ok {
+		return internal(se.Err)
+	}
+	return &apiError{Status: status, Code: string(se.Kind), Message: se.Message, Err: se.Err}
 }

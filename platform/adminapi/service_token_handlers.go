@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 )
 
@@ -30,18 +31,13 @@ func (a *API) issueServiceToken(c echo.Context) error {
 	if err := decodeBody(c, &req, true); err != nil {
 		return err
 	}
-	if err := sites.ValidateTokenName(req.Name); err != nil {
-		return validationError(err)
-	}
-	st, value, err := a.deps.Store.IssueServiceToken(c.Request().Context(), site.ID, req.Name)
+	st, value, err := a.layer.IssueServiceToken(c.Request().Context(), siteadmin.Operator, site, req.Name)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		connectionPath := strings.Replace(strings.TrimSuffix(c.Path(), "/service-tokens"), ":id", site.Slug, 1) + "/connections/api_token"
 		return conflict("site %q has no api_token connection; add one with PUT %s before issuing service tokens", site.Slug, connectionPath)
-	case errors.Is(err, sites.ErrNotFound):
-		return notFound("site %q does not exist", site.Slug)
 	case err != nil:
-		return classify(err)
+		return err
 	}
 	return c.JSON(http.StatusCreated, issuedServiceTokenView{
 		ID:        st.ID,
@@ -58,9 +54,9 @@ func (a *API) listServiceTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.deps.Store.ListServiceTokens(c.Request().Context(), site.ID)
+	list, err := a.layer.ListServiceTokens(c.Request().Context(), site)
 	if err != nil {
-		return internal(err)
+		return err
 	}
 	out := serviceTokenList{ServiceTokens: make([]serviceTokenView, 0, len(list))}
 	for _, t := range list {
@@ -76,14 +72,11 @@ func (a *API) revokeServiceToken(c echo.Context) error {
 		return err
 	}
 	tokenID, perr := uuid.Parse(c.Param("token_id"))
-	if perr == nil {
-		err = a.deps.Store.RevokeServiceToken(c.Request().Context(), site.ID, tokenID)
+	if perr != nil {
+		tokenID = uuid.Nil
 	}
-	switch {
-	case perr != nil || errors.Is(err, sites.ErrNotFound):
-		return notFound("site %q has no service token %q", site.Slug, c.Param("token_id"))
-	case err != nil:
-		return internal(err)
+	if err := a.layer.RevokeServiceToken(c.Request().Context(), siteadmin.Operator, site, tokenID, c.Param("token_id")); err != nil {
+		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
