@@ -57,3 +57,28 @@ func TestLandingPageHeadersAndURLs(t *testing.T) {
 		t.Errorf("advertised URLs are not built from the public base URL")
 	}
 }
+
+func TestLandingPageIsAKitPageWithClientSetup(t *testing.T) {
+	rec := serve(t, nil, "/")
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<html lang="en">`,
+		`href="https://gw.example/assets/erpgate.css?v=`,
+		"https://gw.example/sites/&lt;slug&gt;/mcp",
+		"claude mcp add --transport http erp https://gw.example/sites/&lt;slug&gt;/mcp",
+		"[mcp_servers.erp]", "ChatGPT", "VS Code", `href="https://gw.example/api/v1/openapi.json"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("landing page lacks %q", want)
+		}
+	}
+	for _, banned := range []string{"<script", "<style", "style=", "/register"} {
+		if strings.Contains(body, banned) {
+			t.Errorf("landing page has %q", banned)
+		}
+	}
+	css := serve(t, nil, "/assets/erpgate.css")
+	if css.Code != http.StatusOK || !strings.HasPrefix(css.Header().Get("Content-Type"), "text/css") || css.Body.Len() == 0 {
+		t.Errorf("stylesheet: HTTP %d %s", css.Code, css.Header().Get("Content-Type"))
+	}
+}
