@@ -111,7 +111,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	site, err := s.loadSignInSiteBySlug(ctx, res.Slug)
 	if err != nil {
 		if errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
-			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator.")
+			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection.")
 			return
 		}
 		s.pageError(w, "load site", err)
