@@ -100,3 +100,14 @@ func allowedList() string {
 	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
+
+// The page kit rule catches an import of erpgate's own packages, and only
+// those.
+func TestPageKitRule(t *testing.T) {
+	if forbidden("web/pagekit", module+"/platform/secrets") == "" {
+		t.Error("the page kit may import platform/secrets")
+	}
+	if forbidden("web/pagekit", "html/template") != "" || forbidden("web", module+"/web/pagekit") != "" || forbidden("authserver", module+"/web/pagekit") != "" {
+		t.Error("the page kit rule refuses an allowed import")
+	}
+}
