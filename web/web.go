@@ -9,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,6 +51,18 @@ func Register(e *echo.Echo, d Deps) {
 	stylesheet := echo.WrapHandler(pagekit.StylesheetHandler())
 	e.GET(pagekit.StylesheetPath, stylesheet)
 	e.HEAD(pagekit.StylesheetPath, stylesheet)
+	// A person who opens an address erpgate does not have gets the kit's
+	// error page; programs (no text/html in Accept) keep echo's JSON 404.
+	e.RouteNotFound("/*", func(c echo.Context) error {
+		if !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
+			return echo.ErrNotFound
+		}
+		return kit.RenderError(c.Response(), http.StatusNotFound, pagekit.ErrorPage{
+			Title:   "There is no page at this address",
+			Message: "erpgate has no page at this address.",
+			Next:    "Check the address, or start from erpgate's home page.",
+		})
+	})
 	e.GET("/", func(c echo.Context) error {
 		return kit.Render(c.Response(), http.StatusOK, landing, landingPage{
 			Version:    d.Version,

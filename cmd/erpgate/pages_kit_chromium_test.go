@@ -11,7 +11,8 @@ import (
 )
 
 // TestChromiumPagesAreKitPages opens erpgate's landing page, the page
-// where a person types their ERP's address and an error page in real
+// where a person types their ERP's address, an error page and the page of
+// an unknown address in real
 // headless Chromium and checks what the page kit promises (issue 16):
 // the one policy as the browser received it, a language, a label for
 // every input, the stylesheet applied under that policy, a skip link the
@@ -32,6 +33,7 @@ func TestChromiumPagesAreKitPages(t *testing.T) {
 		{"landing page", "/", gw.URL + "/", "AI assistants for your company's ERP", "landing.png"},
 		{"address chooser", "/oauth/authorize", authorizeURLFor(t, gw.URL, clientID, "http://127.0.0.1:9/callback", gw.URL+"/mcp"), "Sign in to your ERP", "choose-site.png"},
 		{"error page", "/oauth/authorize", authorizeURLFor(t, gw.URL, clientID, "http://127.0.0.1:9/callback", gw.URL+"/sites/nowhere/mcp"), "This connection request cannot be used", "authorize-error-kit.png"},
+		{"not-found page", "/no/such/page", gw.URL + "/no/such/page", "There is no page at this address", "not-found.png"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			browserDo(t, ctx, "open "+tc.name, chromedp.Navigate(tc.url))
