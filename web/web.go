@@ -59,7 +59,7 @@ func Register(e *echo.Echo, d Deps) {
 		}
 		return kit.RenderError(c.Response(), http.StatusNotFound, pagekit.ErrorPage{
 			Title:   "There is no page at this address",
-			Message: "erpgate has no page at this address.",
+			Message: "The address may be mistyped, or the page may have moved.",
 			Next:    "Check the address, or start from erpgate's home page.",
 		})
 	})
