@@ -18,6 +18,7 @@ import (
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // serveAuthorize is the authorization endpoint. It checks the MCP client's
@@ -64,7 +65,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.renderMessage(w, http.StatusBadRequest, messagePage{
 			Title:   "This AI client cannot be used",
 			Message: "erpgate does not send sign-in answers to this client's address: " + reason + ".",
-			Hint:    "Tell the client's vendor or your administrator; the client must register again with an allowed redirect URI.",
+			Next:    "Tell the client's vendor or your administrator; the client must register again with an allowed redirect URI.",
 		})
 		return
 	}
@@ -110,7 +111,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	site, err := s.loadSignInSiteBySlug(ctx, res.Slug)
 	if err != nil {
 		if errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
-			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection. Ask your erpgate operator.")
+			s.refuseAuthorize(w, errInvalidTarget(""), "This MCP address does not offer sign-in: the site is unknown, disabled or has no OAuth connection.")
 			return
 		}
 		s.pageError(w, "load site", err)
@@ -178,7 +179,7 @@ func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
 	s.renderMessage(w, http.StatusTooManyRequests, messagePage{
 		Title:   "Too many sign-in attempts",
 		Message: "erpgate has had too many sign-in requests from your network in a short time. Try again " + inSeconds(secs) + ".",
-		Hint:    "If many people share your network's address, ask your erpgate operator.",
+		Next:    "If many people share your network's address, ask your erpgate operator.",
 	})
 }
 
@@ -274,10 +275,16 @@ func (s *Server) refuseAuthorize(w http.ResponseWriter, err error, message strin
 	if message == "" {
 		message = authorizeErrorSentence(rfc.ErrorField)
 	}
+	// The OAuth error and fosite's wording are for the operator's log; the
+	// person gets the sentence and a reference to quote (issue 16).
+	ref := pagekit.NewReference()
+	s.log.Info("authorization request refused", zap.String("reference", ref), zap.String("error", rfc.ErrorField),
+		zap.String("description", rfc.GetDescription()))
 	s.renderMessage(w, http.StatusBadRequest, messagePage{
-		Title:   "This connection request cannot be used",
-		Message: message,
-		Hint:    "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this server (error code " + rfc.ErrorField + ").",
+		Title:     "This connection request cannot be used",
+		Message:   message,
+		Next:      "Go back to your AI client and connect again. If this keeps happening, the client's set-up does not match this erpgate: tell your erpgate operator.",
+		Reference: ref,
 	})
 }
 
@@ -340,18 +347,20 @@ func (s *Server) clientError(w http.ResponseWriter, err error) {
 	}
 	s.renderMessage(w, http.StatusBadRequest, messagePage{
 		Title:   "This AI client cannot be used",
-		Message: "invalid_client: " + ce.Reason + ".",
-		Hint:    "The client identifies itself with a metadata document that erpgate could not accept. Tell the client's vendor or your administrator.",
+		Message: "erpgate could not accept the document that identifies this AI client: " + ce.Reason + ".",
+		Next:    "The client identifies itself with a metadata document that erpgate could not accept. Tell the client's vendor or your administrator.",
 	})
 }
 
 // pageError answers an unexpected failure during sign-in on a page.
 func (s *Server) pageError(w http.ResponseWriter, step string, err error) {
-	s.log.Error("sign-in failure", zap.String("step", step), zap.Error(err))
+	ref := pagekit.NewReference()
+	s.log.Error("sign-in failure", zap.String("reference", ref), zap.String("step", step), zap.Error(err))
 	s.renderMessage(w, http.StatusInternalServerError, messagePage{
-		Title:   "Something went wrong",
-		Message: "erpgate could not continue the sign-in. Go back to your AI client and connect again.",
-		Hint:    "If this keeps happening, the operator's logs have details.",
+		Title:     "Something went wrong",
+		Message:   "erpgate could not continue the sign-in.",
+		Next:      "Go back to your AI client and connect again. If this keeps happening, tell your erpgate operator.",
+		Reference: ref,
 	})
 }
 

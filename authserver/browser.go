@@ -1,43 +1,28 @@
 package authserver
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // The browser-binding cookie ties a sign-in flow to the browser that
-// started it. Over https it is a __Host- cookie: Secure, host-only, Path=/.
-// Browsers refuse Secure cookies on plain-http pages (and a __Host- cookie
-// must be Secure), so in development — erpgate served over http on
-// loopback or a configured development host — the same cookie is set
-// without the prefix and without Secure. Either way it is HttpOnly and
-// SameSite=Lax: Lax, not Strict, because the user comes back from the ERP
-// by a cross-site top-level redirect, which must carry it.
-const (
-	browserCookieSecure = "__Host-erpgate_signin"
-	browserCookieDev    = "erpgate_signin"
-)
-
-func (s *Server) browserCookieName() string {
-	if s.devMode {
-		return browserCookieDev
-	}
-	return browserCookieSecure
-}
+// started it. It is a pagekit cookie: __Host-erpgate_signin over https,
+// erpgate_signin over plain http in development, HttpOnly and
+// SameSite=Lax (the user comes back from the ERP by a cross-site
+// top-level redirect, which must carry it).
+const browserCookie = "erpgate_signin"
 
 // browserID returns the browser-binding value, if the request carries one.
 func (s *Server) browserID(r *http.Request) (string, bool) {
-	c, err := r.Cookie(s.browserCookieName())
-	if err != nil || len(c.Value) < 32 {
+	v, ok := s.kit.ReadCookie(r, browserCookie)
+	if !ok || len(v) < 32 {
 		return "", false
 	}
-	return c.Value, true
+	return v, true
 }
 
 // ensureBrowserID returns the request's binding value, or sets a new one.
@@ -51,31 +36,18 @@ func (s *Server) ensureBrowserID(w http.ResponseWriter, r *http.Request) (string
 		}
 		id = tok.Value.Reveal()
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name:     s.browserCookieName(),
-		Value:    id,
-		Path:     "/",
-		MaxAge:   int(s.deps.SignInTimeout.Seconds()),
-		HttpOnly: true,
-		Secure:   !s.devMode,
-		SameSite: http.SameSiteLaxMode,
-	})
+	http.SetCookie(w, s.kit.Cookie(browserCookie, id, s.deps.SignInTimeout))
 	return id, nil
 }
 
-// csrfToken is the token every form of a flow carries: an HMAC of the flow
-// id keyed by the browser-binding cookie, which a cross-site page can
-// neither read nor guess (a synchronizer token that needs no storage).
-func csrfToken(browser, flowID string) string {
-	m := hmac.New(sha256.New, []byte(browser))
-	m.Write([]byte("erpgate csrf\x00" + flowID))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
+// csrfToken is the token every form of a flow carries: pagekit's HMAC of
+// the flow id keyed by the browser-binding cookie.
+func csrfToken(browser, flowID string) string { return pagekit.CSRFToken(browser, flowID) }
 
 // checkCSRF reports whether a submitted form's token is right for the
 // browser and flow.
 func checkCSRF(browser, flowID, presented string) bool {
-	return presented != "" && hmac.Equal([]byte(csrfToken(browser, flowID)), []byte(presented))
+	return pagekit.CheckCSRF(browser, flowID, presented)
 }
 
 // sameOriginPost rejects a form post that a browser says came from another

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // Over https the binding cookie is a __Host- cookie (Secure, Path=/, no
@@ -12,14 +14,18 @@ import (
 // the prefix. Both are HttpOnly and SameSite=Lax.
 func TestBrowserCookie(t *testing.T) {
 	for _, tc := range []struct {
-		devMode bool
-		name    string
-		secure  bool
+		base   string
+		name   string
+		secure bool
 	}{
-		{false, "__Host-erpgate_signin", true},
-		{true, "erpgate_signin", false},
+		{"https://gw.example", "__Host-erpgate_signin", true},
+		{"http://127.0.0.1:8080", "erpgate_signin", false},
 	} {
-		s := &Server{devMode: tc.devMode, deps: Deps{SignInTimeout: 10 * time.Minute}}
+		kit, err := pagekit.New(tc.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Server{kit: kit, deps: Deps{SignInTimeout: 10 * time.Minute}}
 		w := httptest.NewRecorder()
 		id, err := s.ensureBrowserID(w, httptest.NewRequest(http.MethodGet, "/oauth/authorize", nil))
 		if err != nil {
@@ -31,12 +37,12 @@ func TestBrowserCookie(t *testing.T) {
 		}
 		c := cookies[0]
 		if c.Name != tc.name || c.Secure != tc.secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Domain != "" || c.MaxAge != 600 {
-			t.Errorf("devMode=%v: cookie %+v", tc.devMode, c)
+			t.Errorf("base %s: cookie %+v", tc.base, c)
 		}
 		r := httptest.NewRequest(http.MethodPost, "/oauth/consent", nil)
 		r.AddCookie(c)
 		if got, ok := s.browserID(r); !ok || got != id {
-			t.Errorf("devMode=%v: browserID = %q, %v", tc.devMode, got, ok)
+			t.Errorf("base %s: browserID = %q, %v", tc.base, got, ok)
 		}
 	}
 }

@@ -68,8 +68,8 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("ERP code exchange failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
 		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "The ERP did not complete the sign-in",
 			Message: "erpgate could not exchange the ERP's sign-in code for a token.",
-			Details: []string{"The site's OAuth client in the ERP is missing, disabled or has another redirect URI than " + s.publicURL("/oauth/callback") + ".", "The ERP could not be reached."},
-			Hint:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
+			Causes:  []string{"The site's OAuth client in the ERP is missing, disabled or has another redirect URI than " + s.publicURL("/oauth/callback") + ".", "The ERP could not be reached."},
+			Next:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
 		return
 	}
 	authed := s.deps.HTTPClient(site.csite, site.oauth.TokenAuthorizer(tok.AccessToken))
@@ -79,7 +79,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("ERP user lookup failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
 		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "The ERP did not say who you are",
 			Message: "erpgate signed you in but could not read your user profile from the ERP.",
-			Hint:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
+			Next:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
 		return
 	}
 	if gate, ok := site.gate(); ok {
@@ -133,7 +133,7 @@ func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID str
 	s.recordEvent(ctx, storage.AuthEvent{SiteID: burned.SiteID, Kind: storage.EventLoginDenied, ClientID: burned.ClientID, Reason: "wrong_browser"})
 	s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
 		Message: "This sign-in link was opened in another browser than the one where the sign-in started, so erpgate has ended that sign-in.",
-		Hint:    "Go back to your AI client and connect again, and finish signing in in the browser it opens, with cookies enabled."})
+		Next:    "Go back to your AI client and connect again, and finish signing in in the browser it opens, with cookies enabled."})
 }
 
 // flowBurnedPage tells the browser that started a sign-in that it was
@@ -141,7 +141,7 @@ func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID str
 func (s *Server) flowBurnedPage(w http.ResponseWriter) {
 	s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in was ended",
 		Message: "The link of this sign-in was opened in another browser, so erpgate ended the sign-in to protect your account. It cannot be finished.",
-		Hint:    "Go back to your AI client and connect again to start a new sign-in."})
+		Next:    "Go back to your AI client and connect again to start a new sign-in."})
 }
 
 // passGate reads the connector's access gate and, unless it lets the user
@@ -163,7 +163,7 @@ func (s *Server) passGate(ctx context.Context, w http.ResponseWriter, gate conne
 		s.log.Info("login denied by access gate", zap.String("site_slug", site.site.Slug), zap.String("detail", check.Detail))
 		s.renderMessage(w, http.StatusForbidden, messagePage{Title: "Access denied",
 			Message: "You signed in to " + site.site.DisplayName + ", but your account is not allowed to use AI assistants with it.",
-			Hint:    "Ask your ERP administrator to give you access to AI assistants (erpgate)."})
+			Next:    "Ask your ERP administrator to give you access to AI assistants (erpgate)."})
 		return false
 	default:
 		s.endFlow(ctx, flowID)
@@ -171,8 +171,8 @@ func (s *Server) passGate(ctx context.Context, w http.ResponseWriter, gate conne
 		s.log.Warn("access check misconfigured", zap.String("site_slug", site.site.Slug), zap.String("detail", check.Detail))
 		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "Configuration error",
 			Message: "erpgate could not check whether you may use AI assistants with " + site.site.DisplayName + " (" + check.Detail + "). This is a set-up problem, not a problem with your account.",
-			Details: check.LikelyCauses,
-			Hint:    "Tell your ERP administrator; the event was logged as access_check_misconfigured."})
+			Causes:  check.LikelyCauses,
+			Next:    "Tell your ERP administrator; the event was logged as access_check_misconfigured."})
 		return false
 	}
 }

@@ -15,7 +15,7 @@ func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSit
 	p.Action = s.publicURL("/oauth/site")
 	// The form's answer redirects to the ERP, whose origin is not known
 	// before the user types it.
-	s.renderPage(w, status, chooseSiteTemplate, "'self' https: http:", p)
+	s.renderPage(w, status, s.pages.chooseSite, []string{"'self'", "https:", "http:"}, p)
 }
 
 // serveChooseSite takes the ERP address typed on /mcp's sign-in page,
@@ -180,7 +180,7 @@ func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) (flowID, brow
 		s.renderMessage(w, http.StatusForbidden, messagePage{
 			Title:   "Request refused",
 			Message: "The form's security token does not match this browser (CSRF check failed).",
-			Hint:    "Go back to your AI client and connect again.",
+			Next:    "Go back to your AI client and connect again.",
 		})
 		return "", "", false
 	}
@@ -192,15 +192,15 @@ func (s *Server) flowError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, storage.ErrFlowExpired):
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in has expired",
-			Message: "Sign-in must be finished within a few minutes of starting it.", Hint: "Go back to your AI client and connect again."})
+			Message: "Sign-in must be finished within a few minutes of starting it.", Next: "Go back to your AI client and connect again."})
 	case errors.Is(err, storage.ErrFlowUsed), errors.Is(err, storage.ErrFlowUnknown):
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in link cannot be used again",
-			Message: "Each step of a sign-in works once.", Hint: "Go back to your AI client and connect again."})
+			Message: "Each step of a sign-in works once.", Next: "Go back to your AI client and connect again."})
 	case errors.Is(err, storage.ErrFlowBurned):
 		s.flowBurnedPage(w)
 	case errors.Is(err, storage.ErrFlowWrongBrowser):
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "Sign-in started in another browser",
-			Message: "Finish signing in in the browser where you started, with cookies enabled.", Hint: "Go back to your AI client and connect again."})
+			Message: "Finish signing in in the browser where you started, with cookies enabled.", Next: "Go back to your AI client and connect again."})
 	default:
 		s.pageError(w, "sign-in flow", err)
 	}

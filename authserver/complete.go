@@ -84,7 +84,7 @@ func (s *Server) denyToClient(w http.ResponseWriter, r *http.Request, flow *stor
 		s.renderMessage(w, http.StatusBadRequest, messagePage{
 			Title:   "Sign-in cancelled",
 			Message: hint,
-			Hint:    "Go back to your AI client and connect again.",
+			Next:    "Go back to your AI client and connect again.",
 		})
 		return
 	}

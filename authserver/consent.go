@@ -43,11 +43,11 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 		userName = flow.ERPUser
 	}
 	// The form's answer redirects to the client's redirect URI.
-	formAction := "'self'"
+	formAction := []string{"'self'"}
 	if src := cspSource(redirect); src != "" {
-		formAction += " " + src
+		formAction = append(formAction, src)
 	}
-	s.renderPage(w, http.StatusOK, consentTemplate, formAction, consentPage{
+	s.renderPage(w, http.StatusOK, s.pages.consent, formAction, consentPage{
 		FlowID: flowID, CSRF: csrfToken(browser, flowID),
 		ClientName:    s.clientName(ctx, flow.ClientID),
 		RedirectHost:  hostOf(redirect),

@@ -18,6 +18,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // Deps is what the authorization server needs from the rest of erpgate.
@@ -68,8 +69,11 @@ type Server struct {
 	// devMode is true when erpgate is served over plain http (only possible
 	// on loopback or configured development hosts): cookies cannot be
 	// Secure, and Client ID Metadata Documents may live on private hosts.
-	devMode  bool
-	cimd     *cimdResolver
+	devMode bool
+	cimd    *cimdResolver
+	// kit renders every page; pages are the sign-in's own.
+	kit      *pagekit.Kit
+	pages    signInPages
 	upstream *upstreamTokens
 	mux      *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
@@ -113,6 +117,12 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		log:     deps.Logger.Named("authserver"),
 		issuer:  strings.TrimRight(deps.PublicBaseURL, "/"),
 		devMode: strings.HasPrefix(deps.PublicBaseURL, "http://"),
+	}
+	if s.kit, err = pagekit.New(deps.PublicBaseURL); err != nil {
+		return nil, fmt.Errorf("authserver: %w", err)
+	}
+	if s.pages, err = parseSignInPages(s.kit); err != nil {
+		return nil, err
 	}
 	s.registerLimit = newSourceLimiter(deps.SourceLimits.Register, time.Now)
 	s.authorizeLimit = newSourceLimiter(deps.SourceLimits.Authorize, time.Now)

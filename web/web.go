@@ -1,15 +1,20 @@
-// Package web serves erpgate's own pages and probes: the landing page,
-// /healthz (the process is up) and /readyz (the database answers and its
-// migrations are current). Pages carry strict security headers.
+// Package web serves erpgate's own pages and probes: the landing page and
+// the page kit's stylesheet, /healthz (the process is up) and /readyz (the
+// database answers and its migrations are current). Pages are made with
+// web/pagekit, which gives them their layout and security headers.
 package web
 
 import (
 	"context"
-	"html/template"
+	"embed"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // Deps are what the web layer needs from the rest of erpgate.
@@ -37,17 +42,56 @@ func Register(e *echo.Echo, d Deps) {
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
 	})
-	e.GET("/", func(c echo.Context) error {
-		setPageHeaders(c.Response().Header())
-		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-		c.Response().WriteHeader(http.StatusOK)
-		return landing.Execute(c.Response(), map[string]string{
-			"Version":    d.Version,
-			"ServiceMCP": d.PublicURL("/service/mcp"),
-			"SiteMCP":    d.PublicURL("/sites/{slug}/mcp"),
-			"OpenAPI":    d.PublicURL("/api/v1/openapi.json"),
+	kit, err := pagekit.New(d.PublicURL(""))
+	if err != nil {
+		// The configuration has checked the public base URL already.
+		panic(fmt.Sprintf("web: %v", err))
+	}
+	landing := kit.MustParse(pageFiles, "templates/landing.html")
+	stylesheet := echo.WrapHandler(pagekit.StylesheetHandler())
+	e.GET(pagekit.StylesheetPath, stylesheet)
+	e.HEAD(pagekit.StylesheetPath, stylesheet)
+	// A person who opens an address erpgate does not have gets the kit's
+	// error page; programs (no text/html in Accept) keep echo's JSON 404.
+	e.RouteNotFound("/*", func(c echo.Context) error {
+		if !strings.Contains(c.Request().Header.Get("Accept"), "text/html") {
+			return echo.ErrNotFound
+		}
+		return kit.RenderError(c.Response(), http.StatusNotFound, pagekit.ErrorPage{
+			Title:   "There is no page at this address",
+			Message: "The address may be mistyped, or the page may have moved.",
+			Next:    "Check the address, or start from erpgate's home page.",
 		})
 	})
+	e.GET("/", func(c echo.Context) error {
+		return kit.Render(c.Response(), http.StatusOK, landing, landingPage{
+			Version:    d.Version,
+			SiteMCP:    d.PublicURL("/sites/<slug>/mcp"),
+			GenericMCP: d.PublicURL("/mcp"),
+			ServiceMCP: d.PublicURL("/service/mcp"),
+			OpenAPI:    d.PublicURL("/api/v1/openapi.json"),
+			// TODO(issue 16): link the self-service registration once
+			// /register exists: Register: d.PublicURL("/register").
+		}, pagekit.Options{})
+	})
+}
+
+// The landing page's markup.
+//
+//go:embed templates/*.html
+var pageFiles embed.FS
+
+// landingPage is what the landing page shows; every URL is built from the
+// public base URL.
+type landingPage struct {
+	Version    string
+	SiteMCP    string // a site's MCP URL, with <slug> to fill in
+	GenericMCP string // /mcp, where the user types their ERP's address
+	ServiceMCP string
+	OpenAPI    string
+	// Register is the self-service registration page; empty until it
+	// exists, and then the page links it.
+	Register string
 }
 
 // ReadinessError lets the ready check name what failed in a safe word.
@@ -65,32 +109,3 @@ func readinessReason(err error) string {
 	}
 	return "not ready"
 }
-
-// setPageHeaders applies the headers every HTML page carries.
-func setPageHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-}
-
-var landing = template.Must(template.New("landing").Parse(`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>erpgate</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:44rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#1d2330}code{background:#f1f3f7;padding:.1rem .3rem;border-radius:4px}</style>
-</head>
-<body>
-<h1>erpgate</h1>
-<p>erpgate lets AI assistants read your company's ERP safely, as the signed-in user. The ERP's own permissions decide what each person sees.</p>
-<h2>Connect</h2>
-<ul>
-<li>People: add your site's MCP URL, <code>{{.SiteMCP}}</code>, to Claude, ChatGPT, Codex or VS Code. Your operator gives you the slug.</li>
-<li>Bots: <code>{{.ServiceMCP}}</code> with the header <code>X-Erpgate-Service-Token</code>.</li>
-<li>Operators: the admin API is described at <code>{{.OpenAPI}}</code>.</li>
-</ul>
-<p><small>erpgate {{.Version}}</small></p>
-</body>
-</html>
-`))

@@ -57,3 +57,52 @@ func TestLandingPageHeadersAndURLs(t *testing.T) {
 		t.Errorf("advertised URLs are not built from the public base URL")
 	}
 }
+
+func TestLandingPageIsAKitPageWithClientSetup(t *testing.T) {
+	rec := serve(t, nil, "/")
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<html lang="en">`,
+		`href="https://gw.example/assets/erpgate.css?v=`,
+		"https://gw.example/sites/&lt;slug&gt;/mcp",
+		"claude mcp add --transport http erp https://gw.example/sites/&lt;slug&gt;/mcp",
+		"[mcp_servers.erp]", "ChatGPT", "VS Code", `href="https://gw.example/api/v1/openapi.json"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("landing page lacks %q", want)
+		}
+	}
+	for _, banned := range []string{"<script", "<style", "style=", "/register"} {
+		if strings.Contains(body, banned) {
+			t.Errorf("landing page has %q", banned)
+		}
+	}
+	css := serve(t, nil, "/assets/erpgate.css")
+	if css.Code != http.StatusOK || !strings.HasPrefix(css.Header().Get("Content-Type"), "text/css") || css.Body.Len() == 0 {
+		t.Errorf("stylesheet: HTTP %d %s", css.Code, css.Header().Get("Content-Type"))
+	}
+}
+
+func TestAnUnknownAddressGetsThePageOrJSON(t *testing.T) {
+	e := echo.New()
+	Register(e, Deps{Ready: func(context.Context) error { return nil }, PublicURL: func(p string) string { return "https://gw.example" + p }})
+	e.GET("/api/v1/sites", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	get := func(path, accept string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Accept", accept)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		return rec
+	}
+	page := get("/no/such/page", "text/html,application/xhtml+xml")
+	if page.Code != http.StatusNotFound || !strings.Contains(page.Body.String(), "There is no page at this address") || !strings.Contains(page.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("browser: HTTP %d %s", page.Code, page.Body)
+	}
+	api := get("/api/v1/nothing", "application/json")
+	if api.Code != http.StatusNotFound || !strings.Contains(api.Header().Get("Content-Type"), "application/json") {
+		t.Errorf("program: HTTP %d %s %s", api.Code, api.Header().Get("Content-Type"), api.Body)
+	}
+	if ok := get("/api/v1/sites", "text/html"); ok.Code != http.StatusOK {
+		t.Errorf("a real route: HTTP %d", ok.Code)
+	}
+}

@@ -17,7 +17,9 @@ const module = "github.com/erpgate/erpgate"
 //   - platform/ never imports connectors/, authserver/ or web/;
 //   - a connector uses only an allowlist of platform packages, so never
 //     authserver/, web/, mcp-go, pgx or the database packages;
-//   - only cmd/ wires everything together: nothing imports cmd/.
+//   - only cmd/ wires everything together: nothing imports cmd/;
+//   - the page kit (web/pagekit) is a leaf: it imports nothing of erpgate's,
+//     so every package that shows a page can use it.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps=false", "-test", "-json", module+"/...").Output()
 	if err != nil {
@@ -61,6 +63,8 @@ func forbidden(pkg, imp string) string {
 	switch {
 	case isLocal && under(local, "cmd") && !under(pkg, "cmd"):
 		return "only cmd/ wires things together; nothing may import it"
+	case under(pkg, "web/pagekit") && isLocal && !under(local, "web/pagekit"):
+		return "the page kit is a leaf: it must not import anything of erpgate's"
 	case under(pkg, "platform") && isLocal && (under(local, "connectors") || under(local, "authserver") || under(local, "web")):
 		return "platform/ must not depend on connectors/, authserver/ or web/"
 	case under(pkg, "connectors"):
@@ -95,4 +99,15 @@ func allowedList() string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// The page kit rule catches an import of erpgate's own packages, and only
+// those.
+func TestPageKitRule(t *testing.T) {
+	if forbidden("web/pagekit", module+"/platform/secrets") == "" {
+		t.Error("the page kit may import platform/secrets")
+	}
+	if forbidden("web/pagekit", "html/template") != "" || forbidden("web", module+"/web/pagekit") != "" || forbidden("authserver", module+"/web/pagekit") != "" {
+		t.Error("the page kit rule refuses an allowed import")
+	}
 }

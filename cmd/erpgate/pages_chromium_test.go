@@ -111,6 +111,7 @@ func TestChromiumSignInPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("consent page screenshot: %s (%d bytes)", file, len(shot))
+		saveScreenshot(t, ctx, "consent.png")
 
 		// Its security headers, as the browser received them.
 		h, ok := docs.last("/oauth/consent")
@@ -177,6 +178,7 @@ func TestChromiumSignInPages(t *testing.T) {
 				t.Errorf("access-denied page does not say %q; it says: %s", want, text)
 			}
 		}
+		saveScreenshot(t, ctx, "access-denied.png")
 		if h, ok := docs.last("/oauth/callback"); !ok || h.status != http.StatusForbidden {
 			t.Errorf("access-denied page: seen %v, HTTP %d, want 403", ok, h.status)
 		}

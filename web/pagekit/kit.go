@@ -1,0 +1,128 @@
+package pagekit
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+//go:embed templates/*.html
+var kitTemplates embed.FS
+
+// Kit renders pages for one public base URL.
+type Kit struct {
+	base   string // public base URL, no trailing slash
+	origin string // scheme://host of base
+	secure bool   // base is https: cookies are Secure and __Host-
+	layout *template.Template
+	errorP *Page
+}
+
+// Page is a page template parsed into the layout. A page file defines the
+// templates "title" (the text before " — erpgate" in the tab) and "main"
+// (the page's content).
+type Page struct {
+	t *template.Template
+}
+
+// New builds the kit for the public base URL, an absolute http or https
+// URL such as https://erpgate.example.com.
+func New(publicBaseURL string) (*Kit, error) {
+	base := strings.TrimRight(publicBaseURL, "/")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("pagekit: the public base URL must be an absolute http or https URL, got %q", publicBaseURL)
+	}
+	k := &Kit{base: base, origin: u.Scheme + "://" + u.Host, secure: u.Scheme == "https"}
+	k.layout, err = template.New("layout.html").Funcs(template.FuncMap{
+		"url":        k.URL,
+		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
+	}).ParseFS(kitTemplates, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("pagekit: layout: %w", err)
+	}
+	if k.errorP, err = k.Parse(kitTemplates, "templates/error.html"); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// URL joins the public base URL and path: every link a page shows is made
+// with it (an advertised URL always comes from the configured base).
+func (k *Kit) URL(path string) string {
+	if path == "" {
+		return k.base
+	}
+	return k.base + "/" + strings.TrimLeft(path, "/")
+}
+
+// Secure reports whether pages are served over https.
+func (k *Kit) Secure() bool { return k.secure }
+
+// Parse reads a page file from fsys into a copy of the layout.
+func (k *Kit) Parse(fsys fs.FS, name string) (*Page, error) {
+	t, err := k.layout.Clone()
+	if err == nil {
+		t, err = t.ParseFS(fsys, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pagekit: page %s: %w", name, err)
+	}
+	for _, want := range []string{"title", "main"} {
+		if t.Lookup(want) == nil {
+			return nil, fmt.Errorf("pagekit: page %s defines no %q template", name, want)
+		}
+	}
+	return &Page{t: t}, nil
+}
+
+// MustParse is Parse for package-level pages, which are known to parse.
+func (k *Kit) MustParse(fsys fs.FS, name string) *Page {
+	p, err := k.Parse(fsys, name)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Options are what differs between pages in their headers.
+type Options struct {
+	// FormAction lists the CSP sources the page's forms may post to,
+	// redirects that answer a post included (CSP applies form-action to
+	// them). Empty: none. "'self'" is erpgate itself.
+	FormAction []string
+}
+
+// Render writes the page with its headers and status. The page is rendered
+// in full before anything is sent, so that a template failure becomes the
+// error page instead of half a page; that failure is returned for the
+// caller to log.
+func (k *Kit) Render(w http.ResponseWriter, status int, p *Page, data any, opts Options) error {
+	var buf bytes.Buffer
+	if err := p.t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		k.renderFallback(w)
+		return fmt.Errorf("pagekit: render: %w", err)
+	}
+	k.SetHeaders(w.Header(), opts)
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// renderFallback answers when a page could not be rendered: the error
+// page, which has no data that can fail.
+func (k *Kit) renderFallback(w http.ResponseWriter) {
+	var buf bytes.Buffer
+	if err := k.errorP.t.ExecuteTemplate(&buf, "layout.html", internalError()); err != nil {
+		http.Error(w, "erpgate could not show this page.", http.StatusInternalServerError)
+		return
+	}
+	k.SetHeaders(w.Header(), Options{})
+	w.WriteHeader(http.StatusInternalServerError)
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,198 @@
+package pagekit
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+func newKit(t testing.TB, base string) *Kit {
+	t.Helper()
+	k, err := New(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestNewRefusesABaseThatIsNotAnHTTPURL(t *testing.T) {
+	for _, base := range []string{"", "erpgate.example.com", "ftp://erpgate.example.com", "https://"} {
+		if _, err := New(base); err == nil {
+			t.Errorf("New(%q) accepted it", base)
+		}
+	}
+}
+
+func TestRenderWrapsThePageInTheLayoutWithTheHeaders(t *testing.T) {
+	k := newKit(t, "https://gw.example/prefix/")
+	page := k.MustParse(fstest.MapFS{"hello.html": {Data: []byte(`{{define "title"}}Hello {{.}}{{end}}{{define "main"}}<p id="x">Hi {{.}}</p>{{end}}`)}}, "hello.html")
+	rec := httptest.NewRecorder()
+	if err := k.Render(rec, http.StatusTeapot, page, "<Ann>", Options{FormAction: []string{"'self'", "https://client.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		`<html lang="en">`,
+		"<title>Hello &lt;Ann&gt; — erpgate</title>",
+		`<p id="x">Hi &lt;Ann&gt;</p>`,
+		`href="https://gw.example/prefix/assets/erpgate.css?v=` + stylesheetVersion + `"`,
+		`href="https://gw.example/prefix/"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q:\n%s", want, body)
+		}
+	}
+	if rec.Code != http.StatusTeapot {
+		t.Errorf("status %d", rec.Code)
+	}
+	want := "default-src 'none'; style-src 'self' https://gw.example; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https://client.example"
+	if got := rec.Header().Get("Content-Security-Policy"); got != want {
+		t.Errorf("CSP\n got %s\nwant %s", got, want)
+	}
+	for name, want := range map[string]string{
+		"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+		"Cache-Control": "no-store", "Content-Type": "text/html; charset=utf-8",
+	} {
+		if got := rec.Header().Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestAPageWithoutFormsMayPostNowhere(t *testing.T) {
+	k := newKit(t, "http://127.0.0.1:8080")
+	if csp := k.CSP(nil); !strings.HasSuffix(csp, "form-action 'none'") || strings.Contains(csp, "script-src") {
+		t.Errorf("CSP %s", csp)
+	}
+}
+
+func TestParseRefusesAPageWithoutTitleOrMain(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	fsys := fstest.MapFS{"half.html": {Data: []byte(`{{define "main"}}x{{end}}`)}}
+	if _, err := k.Parse(fsys, "half.html"); err == nil || !strings.Contains(err.Error(), `"title"`) {
+		t.Errorf("Parse = %v", err)
+	}
+}
+
+func TestAFailingPageBecomesTheErrorPage(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	page := k.MustParse(fstest.MapFS{"bad.html": {Data: []byte(`{{define "title"}}t{{end}}{{define "main"}}{{.Missing}}{{end}}`)}}, "bad.html")
+	rec := httptest.NewRecorder()
+	if err := k.Render(rec, http.StatusOK, page, struct{}{}, Options{}); err == nil {
+		t.Fatal("Render reported no error")
+	}
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "Something went wrong") || strings.Contains(rec.Body.String(), "Missing") {
+		t.Errorf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+}
+
+func TestErrorPageSaysWhatToDoAndEscapes(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	rec := httptest.NewRecorder()
+	ref := NewReference()
+	err := k.RenderError(rec, http.StatusBadGateway, ErrorPage{
+		Title: "The ERP did not answer", Message: "erpgate could not reach <b>the ERP</b>.",
+		Causes: []string{"It is down."}, Next: "Try again later.", Reference: ref,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{"<h1>The ERP did not answer</h1>", "&lt;b&gt;the ERP&lt;/b&gt;", "<li>It is down.</li>", "Try again later.", "<code>" + ref + "</code>", `role="alert"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("error page lacks %q:\n%s", want, body)
+		}
+	}
+	if rec.Code != http.StatusBadGateway {
+		t.Errorf("status %d", rec.Code)
+	}
+}
+
+func TestNewReferenceIsShortAndVaries(t *testing.T) {
+	a, b := NewReference(), NewReference()
+	if len(a) != 9 || a[4] != '-' || a == b || strings.ContainsAny(a, "01ILO") {
+		t.Errorf("references %q, %q", a, b)
+	}
+}
+
+func TestCSRFTokenIsBoundToCookieAndPurpose(t *testing.T) {
+	tok := CSRFToken("cookie-a", "flow-1")
+	if !CheckCSRF("cookie-a", "flow-1", tok) {
+		t.Fatal("the right token was refused")
+	}
+	for _, bad := range [][3]string{
+		{"cookie-b", "flow-1", tok}, {"cookie-a", "flow-2", tok}, {"cookie-a", "flow-1", ""},
+		{"cookie-a", "flow-1", tok + "x"}, {"", "flow-1", CSRFToken("", "flow-1")},
+	} {
+		if CheckCSRF(bad[0], bad[1], bad[2]) {
+			t.Errorf("CheckCSRF%q passed", bad)
+		}
+	}
+}
+
+func TestCookiesAreHostBoundOverHTTPS(t *testing.T) {
+	c := newKit(t, "https://gw.example").Cookie("erpgate_x", "v", time.Minute)
+	if c.Name != "__Host-erpgate_x" || !c.Secure || !c.HttpOnly || c.Path != "/" || c.Domain != "" || c.SameSite != http.SameSiteLaxMode || c.MaxAge != 60 {
+		t.Errorf("https cookie %+v", c)
+	}
+	d := newKit(t, "http://127.0.0.1:8080").Cookie("erpgate_x", "v", time.Minute)
+	if d.Name != "erpgate_x" || d.Secure || !d.HttpOnly {
+		t.Errorf("http cookie %+v", d)
+	}
+	if gone := newKit(t, "https://gw.example").Cookie("erpgate_x", "v", 0); gone.MaxAge >= 0 || gone.Value != "" {
+		t.Errorf("deleting cookie %+v", gone)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(&http.Cookie{Name: "erpgate_x", Value: "plain"})
+	if _, ok := newKit(t, "https://gw.example").ReadCookie(r, "erpgate_x"); ok {
+		t.Error("over https the plain-named cookie was read")
+	}
+}
+
+func TestStylesheetIsServedFromTheBinary(t *testing.T) {
+	srv := httptest.NewServer(StylesheetHandler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + StylesheetPath + "?v=" + stylesheetVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/css; charset=utf-8" || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+		t.Errorf("HTTP %d %v", resp.StatusCode, resp.Header)
+	}
+	if strings.Contains(string(stylesheet), "@import") || strings.Contains(string(stylesheet), "url(") {
+		t.Error("the stylesheet loads something else")
+	}
+}
+
+// FuzzErrorPage: whatever text an error page is given, it is shown as
+// text: no markup of its own reaches the page.
+func FuzzErrorPage(f *testing.F) {
+	k := newKit(f, "https://gw.example")
+	f.Add("Title", "<script>alert(1)</script>", "next", "ref")
+	f.Add("\"><img src=x>", "a & b", "</main>", "K7QM-4XD2")
+	f.Fuzz(func(t *testing.T, title, msg, next, ref string) {
+		rec := httptest.NewRecorder()
+		if err := k.RenderError(rec, http.StatusBadRequest, ErrorPage{Title: title, Message: msg, Next: next, Reference: ref}); err != nil {
+			t.Fatal(err)
+		}
+		body := rec.Body.String()
+		for _, tag := range []string{"<script", "<img", "</main>\n</main>"} {
+			if strings.Count(body, tag) > strings.Count(k.errorPageSkeleton(t), tag) {
+				t.Fatalf("%q reached the page: %s", tag, body)
+			}
+		}
+	})
+}
+
+// errorPageSkeleton is the error page with empty fields.
+func (k *Kit) errorPageSkeleton(t *testing.T) string {
+	rec := httptest.NewRecorder()
+	if err := k.RenderError(rec, http.StatusBadRequest, ErrorPage{}); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Body.String()
+}
