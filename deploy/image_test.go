@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/erpgate/erpgate/platform/pgtest"
 )
 
@@ -107,6 +109,20 @@ func TestContainerImage(t *testing.T) {
 		}
 	})
 	waitReady(t, "http://"+addr+"/readyz", exited, &logs)
+
+	// The Deployment's probes, against the real binary.
+	c := loadManifests(t).deployment.Spec.Template.Spec.Containers[0]
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		resp, err := http.Get("http://" + addr + p.HTTPGet.Path)
+		if err != nil {
+			t.Errorf("the Deployment's %s probe GET %s: %v", name, p.HTTPGet.Path, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("the Deployment's %s probe GET %s answered %d on a ready gateway", name, p.HTTPGet.Path, resp.StatusCode)
+		}
+	}
 
 	hc := exec.CommandContext(ctx, bin, "healthcheck")
 	hc.Env = []string{"ERPGATE_LISTEN_ADDR=" + addr}
