@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,8 +180,11 @@ func checkImageConfig(t *testing.T, tag string) {
 	if strings.Join(c.Entrypoint, " ") != "/erpgate" || strings.Join(c.Cmd, " ") != "serve" {
 		t.Errorf("entrypoint %q, cmd %q", c.Entrypoint, c.Cmd)
 	}
-	if _, ok := c.ExposedPorts["8080/tcp"]; !ok {
-		t.Errorf("exposed ports %v, want 8080/tcp", c.ExposedPorts)
+	if _, ok := c.ExposedPorts[fmt.Sprintf("%d/tcp", imagePort)]; !ok {
+		t.Errorf("exposed ports %v, want %d/tcp", c.ExposedPorts, imagePort)
+	}
+	if !slices.Contains(c.Env, fmt.Sprintf("ERPGATE_LISTEN_ADDR=0.0.0.0:%d", imagePort)) {
+		t.Errorf("environment %v does not listen on every interface at %d", c.Env, imagePort)
 	}
 	hc := images[0].HealthCheck
 	if hc == nil || strings.Join(hc.Test, " ") != "CMD /erpgate healthcheck" {

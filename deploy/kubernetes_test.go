@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -75,24 +76,16 @@ type manifests struct {
 // duplicate fields, and checks its apiVersion and kind.
 func decodeStrict(data []byte, v any, apiVersion, kind string) error {
 	if docs := bytes.Split(data, []byte("\n---")); len(docs) != 1 {
-		return errorf("holds %d documents; keep one object per file", len(docs))
+		return fmt.Errorf("holds %d documents; keep one object per file", len(docs))
 	}
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(data, &tm); err != nil {
 		return err
 	}
 	if tm.APIVersion != apiVersion || tm.Kind != kind {
-		return errorf("is %s %s, want %s %s", tm.APIVersion, tm.Kind, apiVersion, kind)
+		return fmt.Errorf("is %s %s, want %s %s", tm.APIVersion, tm.Kind, apiVersion, kind)
 	}
 	return yaml.UnmarshalStrict(data, v)
-}
-
-type testError string
-
-func (e testError) Error() string { return string(e) }
-
-func errorf(format string, a ...any) error {
-	return testError(sprintf(format, a...))
 }
 
 func loadManifests(t *testing.T) *manifests {
