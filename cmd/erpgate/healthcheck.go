@@ -7,7 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/erpgate/erpgate/platform/config"
@@ -61,11 +64,20 @@ func healthcheckURL(listenAddr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("healthcheck: the listen address %q is not host:port", listenAddr)
 	}
-	switch host {
-	case "", "0.0.0.0":
-		host = "127.0.0.1"
-	case "::":
-		host = "::1"
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+		return "", fmt.Errorf("healthcheck: the listen address %q has no port number", listenAddr)
 	}
-	return "http://" + net.JoinHostPort(host, port) + "/healthz", nil
+	if host == "" {
+		host = "127.0.0.1"
+	} else if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.Is6() && !ip.Is4In6() {
+			host = "::1"
+		}
+	}
+	target := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	if u, err := url.Parse(target); err != nil || u.Hostname() != host {
+		return "", fmt.Errorf("healthcheck: the listen address %q has no usable host", listenAddr)
+	}
+	return target, nil
 }

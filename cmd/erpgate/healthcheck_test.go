@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -68,6 +70,34 @@ func TestHealthcheckCommand(t *testing.T) {
 		var usage usageError
 		if err := run(ctx, []string{"healthcheck", "now"}); !errors.As(err, &usage) {
 			t.Fatalf("healthcheck with an argument: %v", err)
+		}
+	})
+}
+
+// FuzzHealthcheckURL: any listen address gives an error or an http URL for
+// /healthz on the address's port, never on an unspecified host.
+func FuzzHealthcheckURL(f *testing.F) {
+	for _, s := range []string{":8080", "0.0.0.0:8080", "[::]:8080", "127.0.0.1:1", "erpgate:80", "nonsense", "[::1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, listen string) {
+		got, err := healthcheckURL(listen)
+		if err != nil {
+			if strings.Contains(err.Error(), "%!") {
+				t.Fatalf("malformed message %q", err)
+			}
+			return
+		}
+		u, perr := url.Parse(got)
+		if perr != nil {
+			t.Fatalf("healthcheckURL(%q) = %q, which does not parse: %v", listen, got, perr)
+		}
+		_, port, _ := net.SplitHostPort(listen)
+		if u.Scheme != "http" || u.Path != "/healthz" || u.Port() != port {
+			t.Fatalf("healthcheckURL(%q) = %q", listen, got)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); u.Hostname() == "" || (err == nil && ip.IsUnspecified()) {
+			t.Fatalf("healthcheckURL(%q) = %q: an unspecified host", listen, got)
 		}
 	})
 }
