@@ -56,6 +56,7 @@ func TestContainerImage(t *testing.T) {
 	t.Run("configuration", func(t *testing.T) { checkImageConfig(t, tag) })
 
 	root := exportImage(t, tag)
+	before := listFiles(t, root)
 	bin := filepath.Join(root, "erpgate")
 	checkStatic(t, bin)
 	for _, f := range []string{"etc/passwd", "etc/group", "etc/ssl/certs/ca-certificates.crt"} {
@@ -75,7 +76,7 @@ func TestContainerImage(t *testing.T) {
 	}
 
 	// migrate status on the empty database: every migration pending.
-	status := output(t, exec.CommandContext(ctx, bin, "migrate", "status"), "DATABASE_URL="+db)
+	status := output(t, asImageUser(exec.CommandContext(ctx, bin, "migrate", "status")), "DATABASE_URL="+db)
 	for _, m := range migrations {
 		line := lineWith(status, filepath.Base(m))
 		if !strings.Contains(line, "pending") {
@@ -84,9 +85,9 @@ func TestContainerImage(t *testing.T) {
 	}
 
 	// serve until /readyz is green.
-	keys := strings.TrimSpace(output(t, exec.CommandContext(ctx, bin, "keys", "generate", "k1")))
+	keys := strings.TrimSpace(output(t, asImageUser(exec.CommandContext(ctx, bin, "keys", "generate", "k1"))))
 	addr := freeAddr(t)
-	serve := exec.Command(bin, "serve")
+	serve := asImageUser(exec.Command(bin, "serve"))
 	var logs bytes.Buffer
 	serve.Stdout, serve.Stderr = &logs, &logs
 	serve.Dir = root
@@ -125,17 +126,21 @@ func TestContainerImage(t *testing.T) {
 		}
 	}
 
-	hc := exec.CommandContext(ctx, bin, "healthcheck")
+	hc := asImageUser(exec.CommandContext(ctx, bin, "healthcheck"))
 	hc.Env = []string{"ERPGATE_LISTEN_ADDR=" + addr}
 	if out, err := hc.CombinedOutput(); err != nil {
 		t.Errorf("healthcheck against the running gateway: %v\n%s", err, out)
 	}
 
-	status = output(t, exec.CommandContext(ctx, bin, "migrate", "status"), "DATABASE_URL="+db)
+	status = output(t, asImageUser(exec.CommandContext(ctx, bin, "migrate", "status")), "DATABASE_URL="+db)
 	for _, m := range migrations {
 		if line := lineWith(status, filepath.Base(m)); !strings.Contains(line, "applied") {
 			t.Errorf("migrate status after serve: %s is not applied: %q", filepath.Base(m), line)
 		}
+	}
+
+	if after := listFiles(t, root); !slices.Equal(before, after) {
+		t.Errorf("the binary wrote to the image's filesystem (a read-only root filesystem would refuse):\nbefore %v\nafter  %v", before, after)
 	}
 
 	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
@@ -197,6 +202,38 @@ func checkImageConfig(t *testing.T, tag string) {
 	}
 }
 
+// asImageUser runs cmd as the image's user, 65532, when the test runs as
+// root (as in CI), so the binary runs unprivileged and cannot write to the
+// extracted filesystem, which root owns; otherwise as the test's own user.
+func asImageUser(cmd *exec.Cmd) *exec.Cmd {
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
+	}
+	return cmd
+}
+
+// listFiles lists every path under root with its size and mode.
+func listFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, fmt.Sprintf("%s %s %d", rel, info.Mode(), info.Size()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // exportImage extracts the image's filesystem into a temporary directory.
 func exportImage(t *testing.T, tag string) string {
 	t.Helper()
@@ -215,6 +252,13 @@ func exportImage(t *testing.T, tag string) string {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
+	// t.TempDir's directories are 0700; the image's user must reach the
+	// binary, as in the image, where / is 0755.
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	untar(t, pipe, root)
 	if err := export.Wait(); err != nil {
 		t.Fatalf("podman export: %v", err)
