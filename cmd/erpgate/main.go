@@ -6,6 +6,7 @@
 //	erpgate keys rotate             re-encrypt stored secrets under the first key
 //	erpgate keys generate [id]      print a new ERPGATE_ENCRYPTION_KEYS entry
 //	erpgate dev                     run everything locally on an embedded default
+//	erpgate healthcheck             exit 0 when this machine's gateway answers /healthz
 //	erpgate version
 //
 // Configuration comes from the environment and an optional YAML file
@@ -46,6 +47,7 @@ const usageText = `usage:
   erpgate [--config FILE] keys rotate
   erpgate keys generate [KEY_ID]
   erpgate dev
+  erpgate [--config FILE] healthcheck
   erpgate version`
 
 type usageError struct{ msg string }
@@ -78,6 +80,8 @@ func run(ctx context.Context, argv []string) error {
 		return runKeys(ctx, *configPath, args)
 	case "dev":
 		return runDev(ctx, args)
+	case "healthcheck":
+		return runHealthcheck(ctx, *configPath, args)
 	case "version":
 		fmt.Println("erpgate", version)
 		return nil

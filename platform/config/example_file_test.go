@@ -154,3 +154,20 @@ func normalizeEmpty(c Config) Config {
 	}
 	return c
 }
+
+func TestSettingsDescribesTheTable(t *testing.T) {
+	got := Settings()
+	if len(got) != len(settings) {
+		t.Fatalf("Settings() has %d entries, the table %d", len(got), len(settings))
+	}
+	byEnv := map[string]Setting{}
+	for _, s := range got {
+		byEnv[s.Env] = s
+	}
+	if s := byEnv["DATABASE_URL"]; s.Key != "database_url" || !s.Secret || s.Default != "" {
+		t.Errorf("DATABASE_URL: %+v", s)
+	}
+	if s := byEnv["ERPGATE_LISTEN_ADDR"]; s.Default != "127.0.0.1:8080" || s.Secret {
+		t.Errorf("ERPGATE_LISTEN_ADDR: %+v", s)
+	}
+}

@@ -1,0 +1,9 @@
+package deploy_test
+
+import (
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
