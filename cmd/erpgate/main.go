@@ -5,7 +5,7 @@
 //	erpgate migrate up|down|status  run migrations by hand
 //	erpgate keys rotate             re-encrypt stored secrets under the first key
 //	erpgate keys generate [id]      print a new ERPGATE_ENCRYPTION_KEYS entry
-//	erpgate dev                     run everything locally on an embedded default
+//	erpgate dev                     run everything locally (built with -tags dev; see cmd/erpgate-dev)
 //	erpgate version
 //
 // Configuration comes from the environment and an optional YAML file
@@ -48,6 +48,12 @@ const usageText = `usage:
   erpgate dev
   erpgate version`
 
+// devCommand is `erpgate dev`. The release binary has no simulators;
+// dev.go, built with -tags dev, replaces this.
+var devCommand = func(context.Context, []string) error {
+	return usageError{"this erpgate binary is a release build without the ERP simulators; run dev from the source tree with: go run ./cmd/erpgate-dev"}
+}
+
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -77,7 +83,7 @@ func run(ctx context.Context, argv []string) error {
 	case "keys":
 		return runKeys(ctx, *configPath, args)
 	case "dev":
-		return runDev(ctx, args)
+		return devCommand(ctx, args)
 	case "version":
 		fmt.Println("erpgate", version)
 		return nil
