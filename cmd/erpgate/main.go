@@ -45,7 +45,7 @@ const usageText = `usage:
   erpgate [--config FILE] migrate up|down|status
   erpgate [--config FILE] keys rotate
   erpgate keys generate [KEY_ID]
-  erpgate dev
+  erpgate dev                 (built with -tags dev; from the source tree: go run ./cmd/erpgate-dev)
   erpgate version`
 
 // devCommand is `erpgate dev`. The release binary has no simulators;
