@@ -49,7 +49,16 @@ const (
 	devSecretsFile   = "dev-secrets.json"
 )
 
-func init() { devCommand = runDev }
+func init() {
+	devCommand = func(ctx context.Context, args []string) error {
+		err := runDev(ctx, args)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C during start-up: what failed after it is no error.
+			return nil
+		}
+		return err
+	}
+}
 
 // devSecrets are generated on the first run and reused afterwards, so the
 // stored credentials stay readable and the admin token stays the same.
