@@ -271,3 +271,62 @@ func firstAcumaticaCustomer(t *testing.T, site devSite) string {
 	}
 	return id
 }
+
+// TestDevInterruptedDuringStartUp interrupts `erpgate dev` as soon as its
+// private Postgres is up, before the gateway listens: it still exits with
+// status 0 and prints no error line.
+func TestDevInterruptedDuringStartUp(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "erpgate-dev")
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags dev: %v: %s", err, out)
+	}
+	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t))
+	cmd := exec.Command(bin, "dev")
+	cmd.Dir, cmd.Env = dir, env
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(120 * time.Second)
+	for !strings.Contains(out.String(), `"msg":"postgres: started"`) {
+		select {
+		case err := <-exited:
+			t.Fatalf("dev stopped early: %v\n%s", err, out)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("the private Postgres did not start within 120 s:\n%s", out)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("dev exited with %v when interrupted during start-up, want status 0:\n%s", err, out)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("dev did not stop within 60 s of an interrupt:\n%s", out)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "erpgate:") {
+			t.Errorf("dev printed an error line when interrupted during start-up: %s", line)
+		}
+	}
+}
