@@ -92,7 +92,7 @@ func build(bin string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	fmt.Fprintln(os.Stderr, "erpgate-dev: building erpgate with the ERP simulators (go build -tags dev "+erpgatePackage+").")
-	fmt.Fprintln(os.Stderr, "erpgate-dev: a first build downloads and compiles its modules, about a minute; later ones take seconds.")
+	fmt.Fprintln(os.Stderr, "erpgate-dev: a first build downloads and compiles its modules, one to two minutes on 2 cores; later ones take seconds.")
 	start := time.Now()
 	cmd := exec.Command(goBin, "build", "-v", "-tags", "dev", "-o", bin, erpgatePackage)
 	cmd.Stdout = os.Stderr
