@@ -38,7 +38,7 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		acu := acumaticatest.NewHandler(acumaticatest.Options{})
 		srv := httptest.NewServer(acu)
 		defer srv.Close()
-		site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acu, "acu", "Bench Acumatica", srv.URL)
+		site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acumaticaService(acu.ServiceLogin()), "acu", "Bench Acumatica", srv.URL)
 		if err != nil {
 			b.Fatal(err)
 		}

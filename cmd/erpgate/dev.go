@@ -1,3 +1,9 @@
+//go:build dev
+
+// `erpgate dev` is built only with -tags dev (go run ./cmd/erpgate-dev does
+// this), so the release binary links neither simulator nor the 3 MB of
+// Acumatica's OpenAPI document that only the simulator needs.
+
 package main
 
 import (
@@ -7,10 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,9 +37,9 @@ import (
 // Dev-mode defaults. Each can be overridden by the usual environment
 // variable (ERPGATE_LISTEN_ADDR, ERPGATE_PUBLIC_BASE_URL, DATABASE_URL, …);
 // the simulators' addresses by ERPGATE_DEV_FRAPPE_ADDR and
-// ERPGATE_DEV_ACUMATICA_ADDR.
+// ERPGATE_DEV_ACUMATICA_ADDR, the private cluster's port by
+// ERPGATE_DEV_POSTGRES_PORT.
 const (
-	devDataDir       = ".data"
 	devListenAddr    = "127.0.0.1:8080"
 	devFrappeAddr    = "127.0.0.1:8101"
 	devFrappeSlug    = "demo-frappe"
@@ -37,38 +47,24 @@ const (
 	devAcumaticaSlug = "demo-acumatica"
 	devDatabase      = "erpgate"
 	devSecretsFile   = "dev-secrets.json"
-	devStateFile     = "dev.json"
 )
+
+func init() {
+	devCommand = func(ctx context.Context, args []string) error {
+		err := runDev(ctx, args)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C during start-up: what failed after it is no error.
+			return nil
+		}
+		return err
+	}
+}
 
 // devSecrets are generated on the first run and reused afterwards, so the
 // stored credentials stay readable and the admin token stays the same.
 type devSecrets struct {
 	AdminToken     string `json:"admin_token"`
 	EncryptionKeys string `json:"encryption_keys"`
-}
-
-// devState is .data/dev.json: everything needed to use the local gateway.
-type devState struct {
-	BaseURL    string    `json:"base_url"`
-	AdminToken string    `json:"admin_token"`
-	Sites      []devSite `json:"sites"`
-}
-
-type devSite struct {
-	ID            string    `json:"id"`
-	Slug          string    `json:"slug"`
-	Kind          string    `json:"kind"`
-	ERPURL        string    `json:"erp_url"`
-	MCPURL        string    `json:"mcp_url"`
-	ServiceMCPURL string    `json:"service_mcp_url"`
-	ServiceToken  string    `json:"service_token"`
-	Users         []devUser `json:"users"`
-}
-
-type devUser struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
 }
 
 // runDev is `erpgate dev`: a private Postgres under .data/ (unless
@@ -92,9 +88,17 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 
+	var ports []devPort
 	dbURL, hasDB := os.LookupEnv("DATABASE_URL")
+	shownDBURL := redactURL(dbURL)
 	if !hasDB || dbURL == "" {
-		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dataDir, "postgres"), Logger: log})
+		pgPort := 0
+		if v := os.Getenv("ERPGATE_DEV_POSTGRES_PORT"); v != "" {
+			if pgPort, err = strconv.Atoi(v); err != nil || pgPort < 1 || pgPort > 65535 {
+				return fmt.Errorf("ERPGATE_DEV_POSTGRES_PORT is %q; it must be a TCP port number between 1 and 65535", v)
+			}
+		}
+		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dataDir, "postgres"), Logger: log, Port: pgPort})
 		if err != nil {
 			return fmt.Errorf("start the private Postgres cluster under %s: %w", dataDir, err)
 		}
@@ -109,11 +113,13 @@ func runDev(ctx context.Context, args []string) error {
 			return err
 		}
 		dbURL = cluster.URL(devDatabase)
+		// The private cluster's password is the dev's own, under .data/.
+		shownDBURL = dbURL
+		ports = append(ports, devPort{Name: "PostgreSQL", Addr: fmt.Sprintf("127.0.0.1:%d", cluster.Port()), Env: "ERPGATE_DEV_POSTGRES_PORT"})
 	}
 
 	sim := frappetest.NewHandler(frappetest.Options{})
-	frappeAddr := envOr("ERPGATE_DEV_FRAPPE_ADDR", devFrappeAddr)
-	frappeURL, stopFrappe, err := serveLocal(frappeAddr, sim)
+	frappeURL, stopFrappe, err := serveLocal(envOr("ERPGATE_DEV_FRAPPE_ADDR", devFrappeAddr), sim)
 	if err != nil {
 		return fmt.Errorf("start the Frappe simulator: %w", err)
 	}
@@ -152,10 +158,18 @@ func runDev(ctx context.Context, args []string) error {
 	go func() {
 		served <- serveUntilDone(ctx, cfg, log, func(addr string) { listening <- addr })
 	}()
+	var gatewayAddr string
 	select {
 	case err := <-served:
 		return err
-	case <-listening:
+	case gatewayAddr = <-listening:
+	}
+	// Ctrl-C while the demo sites are being registered is a clean stop too.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			return <-served
+		}
+		return err
 	}
 
 	statePath := filepath.Join(dataDir, devStateFile)
@@ -163,19 +177,43 @@ func runDev(ctx context.Context, args []string) error {
 	admin := &adminClient{base: cfg.PublicBaseURL, token: sec.AdminToken}
 	frappeSite, err := registerFrappeDemo(ctx, admin, cfg, previous, sim, frappeURL)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	acumaticaSite, err := registerAcumaticaDemo(ctx, admin, cfg, previous, acuSim, acumaticaURL)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
-	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, Sites: []devSite{frappeSite, acumaticaSite}}
+	ports = append([]devPort{
+		{Name: "gateway", Addr: gatewayAddr, Env: "ERPGATE_LISTEN_ADDR"},
+		{Name: "Frappe simulator", Addr: hostPort(frappeURL), Env: "ERPGATE_DEV_FRAPPE_ADDR"},
+		{Name: "Acumatica simulator", Addr: hostPort(acumaticaURL), Env: "ERPGATE_DEV_ACUMATICA_ADDR"},
+	}, ports...)
+	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, DatabaseURL: shownDBURL,
+		Ports: ports, Sites: []devSite{frappeSite, acumaticaSite}}
 	if err := writeJSONFile(statePath, state, 0o600); err != nil {
 		return err
 	}
+	// The start-up lines sit in the logger's buffer for up to
+	// logFlushInterval: flush them, so the summary comes after them.
+	_ = log.Sync()
 	printDevSummary(os.Stdout, state, statePath)
 
 	return <-served
+}
+
+func hostPort(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.Host
+	}
+	return rawURL
+}
+
+// redactURL hides the password of a DATABASE_URL the developer supplied.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return raw
 }
 
 func envOr(key, def string) string {
@@ -205,14 +243,6 @@ func loadDevSecrets(path string) (devSecrets, error) {
 	}
 	s = devSecrets{AdminToken: tok.Value.Reveal(), EncryptionKeys: keys}
 	return s, writeJSONFile(path, s, 0o600)
-}
-
-func readDevState(path string) devState {
-	var s devState
-	if b, err := os.ReadFile(path); err == nil {
-		_ = json.Unmarshal(b, &s)
-	}
-	return s
 }
 
 func writeJSONFile(path string, v any, mode os.FileMode) error {
@@ -265,17 +295,28 @@ func serveLocal(addr string, h http.Handler) (string, func(), error) {
 
 func printDevSummary(w io.Writer, s devState, path string) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "\nerpgate is running at %s\n", s.BaseURL)
-	fmt.Fprintf(&b, "  admin API:   %s/api/v1  (Authorization: Bearer %s)\n", s.BaseURL, s.AdminToken)
+	rule := "------------------------------------------------------------------------"
+	fmt.Fprintf(&b, "\n%s\nerpgate is running at %s\n", rule, s.BaseURL)
+	fmt.Fprintf(&b, "  admin API:    %s/api/v1  (Authorization: Bearer %s)\n", s.BaseURL, s.AdminToken)
+	fmt.Fprintf(&b, "  DATABASE_URL: %s\n", s.DatabaseURL)
 	for _, site := range s.Sites {
 		fmt.Fprintf(&b, "  site %s (%s, ERP simulator at %s)\n", site.Slug, site.Kind, site.ERPURL)
 		fmt.Fprintf(&b, "    MCP (OAuth):  %s\n", site.MCPURL)
 		fmt.Fprintf(&b, "    service MCP:  %s  (X-Erpgate-Service-Token: %s)\n", site.ServiceMCPURL, site.ServiceToken)
+		fmt.Fprintf(&b, "    ERP API credentials:")
+		for _, k := range slices.Sorted(maps.Keys(site.ERPCredentials)) {
+			fmt.Fprintf(&b, " %s=%s", k, site.ERPCredentials[k])
+		}
+		fmt.Fprintln(&b)
 		for _, u := range site.Users {
 			fmt.Fprintf(&b, "    demo user %-28s password %-16s %s\n", u.Username, u.Password, u.Role)
 		}
 	}
-	fmt.Fprintf(&b, "All of this is in %s. Press Ctrl-C to stop.\n\n", path)
+	fmt.Fprintf(&b, "  ports (set the variable to move one):\n")
+	for _, p := range s.Ports {
+		fmt.Fprintf(&b, "    %-20s %-16s %s\n", p.Name, p.Addr, p.Env)
+	}
+	fmt.Fprintf(&b, "All of this is in %s. Press Ctrl-C to stop.\n%s\n", path, rule)
 	_, _ = w.Write(b.Bytes())
 }
 
@@ -296,39 +337,19 @@ func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Con
 		return devSite{}, fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
 	}
 	site.ERPURL = erpURL
+	site.ERPCredentials = map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret}
 	for _, u := range sim.Users() {
 		site.Users = append(site.Users, devUser{Username: u.Email, Password: u.Password, Role: u.Role})
 	}
 	return site, nil
 }
 
-// registerAcumaticaService registers sim, served at erpURL, as a site
-// whose service connection is the simulator's password-grant application
-// and dedicated API user.
-func registerAcumaticaService(ctx context.Context, admin *adminClient, previous devState, sim *acumaticatest.Simulator,
-	slug, name, erpURL string) (devSite, error) {
-	var service acumaticatest.Client
-	for _, c := range sim.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	apiUser := sim.User("service")
-	return admin.ensureSite(ctx, previous, siteRequest{
-		Slug: slug, Kind: "acumatica", DisplayName: name, BaseURL: erpURL,
-		Settings: map[string]any{"tenant": sim.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": apiUser.Username, "password": apiUser.Password,
-		},
-	})
-}
-
 // registerAcumaticaDemo registers the Acumatica simulator as a site: the
 // simulator's password-grant application and dedicated API user for bots,
 // and a fresh authorization-code application so people can sign in.
 func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *acumaticatest.Simulator, erpURL string) (devSite, error) {
-	site, err := registerAcumaticaService(ctx, admin, previous, sim, devAcumaticaSlug, "Demo Acumatica (simulator)", erpURL)
+	svc := acumaticaService(sim.ServiceLogin())
+	site, err := registerAcumaticaService(ctx, admin, previous, svc, devAcumaticaSlug, "Demo Acumatica (simulator)", erpURL)
 	if err != nil {
 		return devSite{}, fmt.Errorf("register the demo Acumatica site: %w", err)
 	}
@@ -337,6 +358,8 @@ func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.
 		return devSite{}, fmt.Errorf("add the demo Acumatica site's OAuth client: %w", err)
 	}
 	site.ERPURL = erpURL
+	site.ERPCredentials = svc.credentials()
+	site.ERPCredentials["tenant"] = svc.Tenant
 	for _, u := range sim.Users() {
 		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role})
 	}

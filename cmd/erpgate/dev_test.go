@@ -2,56 +2,97 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/pgcluster"
 )
 
-// TestDevCommand runs `erpgate dev` against a test database: both demo
-// sites are registered through the admin API, .data/dev.json describes
-// them, their service tokens work, and a second run reuses the data and
-// the tokens.
-func TestDevCommand(t *testing.T) {
-	t.Chdir(t.TempDir())
-	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
-	t.Setenv("ERPGATE_LISTEN_ADDR", freeAddr(t))
-	t.Setenv("ERPGATE_PUBLIC_BASE_URL", "")
-	t.Setenv("ERPGATE_DEV_FRAPPE_ADDR", freeAddr(t))
-	t.Setenv("ERPGATE_DEV_ACUMATICA_ADDR", freeAddr(t))
+// devSummaryEnd is the last line of the summary `erpgate dev` prints once
+// everything is registered.
+const devSummaryEnd = "Press Ctrl-C to stop."
 
-	runOnce := func() devState {
+// TestDevCommand builds erpgate with -tags dev and runs `erpgate dev` as a
+// real process on its private Postgres under .data/: both demo sites are
+// registered through the admin API; the summary comes after the start-up
+// log lines and gives the DATABASE_URL, the simulators' API credentials
+// (enough to register a second site by hand) and the variables that move
+// the ports; .data/dev.json holds the same; an interrupt stops it with exit
+// status 0 and no error line; a second run reuses the data and the tokens.
+func TestDevCommand(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "erpgate-dev")
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags dev: %v: %s", err, out)
+	}
+	// The private cluster's server user must reach .data/postgres.
+	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	addrs := map[string]string{
+		"ERPGATE_LISTEN_ADDR":        freeAddr(t),
+		"ERPGATE_DEV_FRAPPE_ADDR":    freeAddr(t),
+		"ERPGATE_DEV_ACUMATICA_ADDR": freeAddr(t),
+	}
+	pgAddr := freeAddr(t)
+	pgPort := pgAddr[strings.LastIndexByte(pgAddr, ':')+1:]
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range addrs {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, "ERPGATE_DEV_POSTGRES_PORT="+pgPort)
+
+	// Seeded simulator credentials, from fresh simulators.
+	frappeBot := frappetest.NewHandler(frappetest.Options{}).User("service")
+	acuSim := acumaticatest.NewHandler(acumaticatest.Options{})
+	acuLogin := acuSim.ServiceLogin()
+	acuSim.Close()
+	wantCredentials := map[string]map[string]string{
+		"frappe": {"api_key": frappeBot.APIKey, "api_secret": frappeBot.APISecret},
+		"acumatica": {"client_id": acuLogin.ClientID, "client_secret": acuLogin.ClientSecret,
+			"username": acuLogin.Username, "password": acuLogin.Password, "tenant": acuLogin.Tenant},
+	}
+
+	runOnce := func(round int) devState {
 		t.Helper()
-		path := filepath.Join(devDataDir, devStateFile)
-		var before time.Time
-		if fi, err := os.Stat(path); err == nil {
-			before = fi.ModTime()
+		cmd := exec.Command(bin, "dev")
+		cmd.Dir, cmd.Env = dir, env
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- runDev(ctx, nil) }()
-		var state devState
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			// dev.json is replaced atomically once everything is registered.
-			if fi, err := os.Stat(path); err == nil && fi.ModTime().After(before) {
-				state = readDevState(path)
-				break
-			}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		deadline := time.After(120 * time.Second)
+		for !strings.Contains(out.String(), devSummaryEnd) {
 			select {
-			case err := <-done:
-				cancel()
-				t.Fatalf("dev stopped early: %v", err)
-			default:
+			case err := <-exited:
+				t.Fatalf("dev stopped early: %v\n%s", err, out)
+			case <-deadline:
+				_ = cmd.Process.Kill()
+				t.Fatalf("dev printed no summary within 120 s:\n%s", out)
+			case <-time.After(20 * time.Millisecond):
 			}
-			if time.Now().After(deadline) {
-				cancel()
-				t.Fatal("dev did not write dev.json")
-			}
-			time.Sleep(20 * time.Millisecond)
 		}
+		state := readDevState(filepath.Join(dir, devDataDir, devStateFile))
+		checkDevSummary(t, out.String(), state, addrs, pgPort, wantCredentials)
 		if len(state.Sites) != 2 {
 			t.Fatalf("dev.json lists %d sites, want the Frappe and Acumatica demo sites", len(state.Sites))
 		}
@@ -70,15 +111,33 @@ func TestDevCommand(t *testing.T) {
 			}
 			_ = cs.Close()
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("dev did not stop cleanly: %v", err)
+		if round == 1 {
+			registerSecondSitesByHand(t, state)
+		}
+		checkDevDatabase(t, state.DatabaseURL)
+
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("dev exited with %v after an interrupt, want status 0:\n%s", err, out)
+			}
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			t.Fatalf("dev did not stop within 60 s of an interrupt:\n%s", out)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(line, "erpgate:") || strings.Contains(line, `"level":"error"`) {
+				t.Errorf("dev printed an error line when interrupted: %s", line)
+			}
 		}
 		return state
 	}
 
-	first := runOnce()
-	second := runOnce()
+	first := runOnce(1)
+	second := runOnce(2)
 	for i := range first.Sites {
 		if first.Sites[i].ID != second.Sites[i].ID || first.Sites[i].ServiceToken != second.Sites[i].ServiceToken {
 			t.Errorf("%s: the second run did not reuse the site and its token", first.Sites[i].Slug)
@@ -86,6 +145,111 @@ func TestDevCommand(t *testing.T) {
 	}
 	if first.AdminToken != second.AdminToken {
 		t.Error("the admin token changed between runs")
+	}
+}
+
+// checkDevSummary checks that the summary is one block after the last
+// start-up log line and that it and dev.json carry the same values.
+func checkDevSummary(t *testing.T, out string, state devState, addrs map[string]string, pgPort string,
+	wantCredentials map[string]map[string]string) {
+	t.Helper()
+	start := strings.Index(out, "erpgate is running at ")
+	end := strings.Index(out, devSummaryEnd)
+	if start < 0 || end < start {
+		t.Fatalf("no summary in the output:\n%s", out)
+	}
+	summary := out[start:end]
+	if strings.Contains(summary, `{"level"`) {
+		t.Errorf("log lines are mixed into the summary:\n%s", out)
+	}
+	if after := out[end:]; strings.Contains(after, `"msg":"listening"`) || strings.Contains(after, `"msg":"migrations`) {
+		t.Errorf("start-up log lines come after the summary:\n%s", out)
+	}
+	if !strings.Contains(out[:start], `"msg":"listening"`) {
+		t.Errorf("the start-up log lines are not before the summary:\n%s", out)
+	}
+	if state.DatabaseURL == "" || !strings.Contains(summary, "DATABASE_URL: "+state.DatabaseURL+"\n") {
+		t.Errorf("the summary does not give dev.json's DATABASE_URL %q:\n%s", state.DatabaseURL, summary)
+	}
+	if !strings.Contains(summary, state.AdminToken) {
+		t.Error("the summary does not give the admin token")
+	}
+	for env, addr := range map[string]string{
+		"ERPGATE_LISTEN_ADDR":        addrs["ERPGATE_LISTEN_ADDR"],
+		"ERPGATE_DEV_FRAPPE_ADDR":    addrs["ERPGATE_DEV_FRAPPE_ADDR"],
+		"ERPGATE_DEV_ACUMATICA_ADDR": addrs["ERPGATE_DEV_ACUMATICA_ADDR"],
+		"ERPGATE_DEV_POSTGRES_PORT":  "127.0.0.1:" + pgPort,
+	} {
+		if !strings.Contains(summary, addr) || !strings.Contains(summary, env) {
+			t.Errorf("the summary does not name %s for %s:\n%s", env, addr, summary)
+		}
+		found := false
+		for _, p := range state.Ports {
+			found = found || (p.Env == env && p.Addr == addr)
+		}
+		if !found {
+			t.Errorf("dev.json's ports %+v lack %s=%s", state.Ports, env, addr)
+		}
+	}
+	for _, site := range state.Sites {
+		for k, v := range wantCredentials[site.Kind] {
+			if site.ERPCredentials[k] != v {
+				t.Errorf("%s: dev.json has %s=%q, want the simulator's %q", site.Slug, k, site.ERPCredentials[k], v)
+			}
+			if !strings.Contains(summary, fmt.Sprintf("%s=%s", k, v)) {
+				t.Errorf("%s: the summary does not give %s=%s:\n%s", site.Slug, k, v, summary)
+			}
+		}
+	}
+}
+
+// registerSecondSitesByHand registers a second site on each simulator with
+// only what dev.json gives, as docs/operations.md describes.
+func registerSecondSitesByHand(t *testing.T, state devState) {
+	t.Helper()
+	admin := &adminClient{base: state.BaseURL, token: state.AdminToken}
+	for _, site := range state.Sites {
+		c := site.ERPCredentials
+		// One site per ERP base URL: reach the same simulator by name.
+		erpURL := strings.Replace(site.ERPURL, "127.0.0.1", "localhost", 1)
+		var second devSite
+		var err error
+		if site.Kind == "acumatica" {
+			svc := acumaticaService{Tenant: c["tenant"], ClientID: c["client_id"], ClientSecret: c["client_secret"],
+				Username: c["username"], Password: c["password"]}
+			second, err = registerAcumaticaService(context.Background(), admin, devState{}, svc, "second-acumatica", "Second Acumatica", erpURL)
+		} else {
+			second, err = admin.ensureSite(context.Background(), devState{}, siteRequest{
+				Slug: "second-frappe", Kind: "frappe", DisplayName: "Second Frappe", BaseURL: erpURL,
+				Credentials: map[string]string{"api_key": c["api_key"], "api_secret": c["api_secret"]},
+			})
+		}
+		if err != nil {
+			t.Fatalf("register a second %s site with dev.json's credentials: %v", site.Kind, err)
+		}
+		if second.ServiceToken == "" {
+			t.Errorf("second %s site: no service token", site.Kind)
+		}
+	}
+}
+
+// checkDevDatabase connects with the summary's DATABASE_URL and finds the
+// demo sites there.
+func checkDevDatabase(t *testing.T, dbURL string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatalf("connect with the summary's DATABASE_URL: %v", err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM sites WHERE slug IN ('demo-frappe', 'demo-acumatica')").Scan(&n); err != nil {
+		t.Fatalf("count the demo sites: %v", err)
+	}
+	if n != 2 {
+		t.Errorf("the DATABASE_URL's database has %d demo sites, want 2", n)
 	}
 }
 
@@ -106,4 +270,63 @@ func firstAcumaticaCustomer(t *testing.T, site devSite) string {
 		t.Fatalf("first customer has no CustomerID: %v", results[0])
 	}
 	return id
+}
+
+// TestDevInterruptedDuringStartUp interrupts `erpgate dev` as soon as its
+// private Postgres is up, before the gateway listens: it still exits with
+// status 0 and prints no error line.
+func TestDevInterruptedDuringStartUp(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "erpgate-dev")
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags dev: %v: %s", err, out)
+	}
+	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t))
+	cmd := exec.Command(bin, "dev")
+	cmd.Dir, cmd.Env = dir, env
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(120 * time.Second)
+	for !strings.Contains(out.String(), `"msg":"postgres: started"`) {
+		select {
+		case err := <-exited:
+			t.Fatalf("dev stopped early: %v\n%s", err, out)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("the private Postgres did not start within 120 s:\n%s", out)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("dev exited with %v when interrupted during start-up, want status 0:\n%s", err, out)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("dev did not stop within 60 s of an interrupt:\n%s", out)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "erpgate:") {
+			t.Errorf("dev printed an error line when interrupted during start-up: %s", line)
+		}
+	}
 }

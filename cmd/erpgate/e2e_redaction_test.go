@@ -136,7 +136,7 @@ func TestRedactionAcumaticaEndToEnd(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	acu := acumaticatest.NewServer(acumaticatest.Options{})
 	defer acu.Close()
-	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acu.Simulator, "acu", "Test Acumatica", acu.URL)
+	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acumaticaService(acu.ServiceLogin()), "acu", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

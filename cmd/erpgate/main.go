@@ -5,7 +5,7 @@
 //	erpgate migrate up|down|status  run migrations by hand
 //	erpgate keys rotate             re-encrypt stored secrets under the first key
 //	erpgate keys generate [id]      print a new ERPGATE_ENCRYPTION_KEYS entry
-//	erpgate dev                     run everything locally on an embedded default
+//	erpgate dev                     run everything locally (built with -tags dev; see cmd/erpgate-dev)
 //	erpgate healthcheck             exit 0 when this machine's gateway answers /healthz
 //	erpgate version
 //
@@ -46,9 +46,15 @@ const usageText = `usage:
   erpgate [--config FILE] migrate up|down|status
   erpgate [--config FILE] keys rotate
   erpgate keys generate [KEY_ID]
-  erpgate dev
+  erpgate dev                 (built with -tags dev; from the source tree: go run ./cmd/erpgate-dev)
   erpgate [--config FILE] healthcheck
   erpgate version`
+
+// devCommand is `erpgate dev`. The release binary has no simulators;
+// dev.go, built with -tags dev, replaces this.
+var devCommand = func(context.Context, []string) error {
+	return usageError{"this erpgate binary is a release build without the ERP simulators; run dev from the source tree with: go run ./cmd/erpgate-dev"}
+}
 
 type usageError struct{ msg string }
 
@@ -79,7 +85,7 @@ func run(ctx context.Context, argv []string) error {
 	case "keys":
 		return runKeys(ctx, *configPath, args)
 	case "dev":
-		return runDev(ctx, args)
+		return devCommand(ctx, args)
 	case "healthcheck":
 		return runHealthcheck(ctx, *configPath, args)
 	case "version":

@@ -92,3 +92,29 @@ func (s *Simulator) clientByID(id string) *Client {
 	}
 	return nil
 }
+
+// ServiceLogin is what an operator registers for a bot's service
+// connection to this simulator: the tenant, the password-grant application
+// and the dedicated API user.
+type ServiceLogin struct {
+	Tenant       string
+	ClientID     string
+	ClientSecret string
+	Username     string
+	Password     string
+}
+
+// ServiceLogin returns the default service connection: the first
+// password-grant application and the "service" API user.
+func (s *Simulator) ServiceLogin() ServiceLogin {
+	login := ServiceLogin{Tenant: s.Tenant()}
+	for _, c := range s.Clients() {
+		if c.Flow == FlowPassword {
+			login.ClientID, login.ClientSecret = c.ID, c.Secret
+			break
+		}
+	}
+	u := s.User("service")
+	login.Username, login.Password = u.Username, u.Password
+	return login
+}
