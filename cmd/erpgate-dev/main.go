@@ -83,7 +83,7 @@ func run(args []string) error {
 	return nil
 }
 
-// build runs go build -v -tags dev and turns its package lines into a
+// build runs go build -v -tags dev (unoptimised) and turns its package lines into a
 // progress line every few seconds; anything else it prints (compile
 // errors) passes through.
 func build(bin string) error {
@@ -92,9 +92,14 @@ func build(bin string) error {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	fmt.Fprintln(os.Stderr, "erpgate-dev: building erpgate with the ERP simulators (go build -tags dev "+erpgatePackage+").")
-	fmt.Fprintln(os.Stderr, "erpgate-dev: a first build downloads and compiles its modules, one to two minutes on 2 cores; later ones take seconds.")
+	fmt.Fprintln(os.Stderr, "erpgate-dev: a first build downloads and compiles its modules, about a minute on 2 cores; later ones take seconds.")
 	start := time.Now()
-	cmd := exec.Command(goBin, "build", "-v", "-tags", "dev", "-o", bin, erpgatePackage)
+	// Without the compiler's optimisations and inlining (-N -l), a first
+	// build from empty caches compiles its ~520 packages in about 41 s
+	// instead of 58 s on 2 cores. A local dev gateway does not need the
+	// optimised code; the release binary and the benchmarks are built
+	// without these flags.
+	cmd := exec.Command(goBin, "build", "-v", "-tags", "dev", "-gcflags=all=-N -l", "-o", bin, erpgatePackage)
 	cmd.Stdout = os.Stderr
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
