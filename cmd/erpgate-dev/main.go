@@ -98,8 +98,10 @@ func build(bin string) error {
 	// build from empty caches compiles its ~520 packages in about 41 s
 	// instead of 58 s on 2 cores. A local dev gateway does not need the
 	// optimised code; the release binary and the benchmarks are built
-	// without these flags.
-	cmd := exec.Command(goBin, "build", "-v", "-tags", "dev", "-gcflags=all=-N -l", "-o", bin, erpgatePackage)
+	// without these flags. The standard library keeps the usual flags
+	// (the later -gcflags pattern wins), so the packages `go run` has just
+	// compiled for this command are not compiled again.
+	cmd := exec.Command(goBin, "build", "-v", "-tags", "dev", "-gcflags=all=-N -l", "-gcflags=std=", "-o", bin, erpgatePackage)
 	cmd.Stdout = os.Stderr
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
