@@ -74,17 +74,7 @@ func TestChromiumSignInPages(t *testing.T) {
 	t.Run("Frappe sign-in, consent and redirect", func(t *testing.T) {
 		user := userWithRole(t, frappe, "all-companies")
 		state, authURL := authorizeURL(t, gw.URL, clientID, redirectURI, frappeSite.MCPURL)
-		browserDo(t, ctx, "open the authorize URL", chromedp.Navigate(authURL))
-		waitForTitle(t, ctx, "Login")
-		browserDo(t, ctx, "fill in the Frappe login",
-			chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
-			chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
-			chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
-		consentTitle := "Allow " + clientName + " to read"
-		if title := waitForTitle(t, ctx, "Confirm Access", consentTitle); title == "Confirm Access" {
-			browserDo(t, ctx, "allow on Frappe's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
-			waitForTitle(t, ctx, consentTitle)
-		}
+		signInAtFrappe(t, ctx, authURL, user, clientName)
 
 		// The consent page, as the user sees it.
 		text := browserResult(t, ctx, "read the consent page", chromedp.Text(chromedp.CSS("body")))
@@ -223,17 +213,7 @@ func TestChromiumSignInPages(t *testing.T) {
 		}
 		user := userWithRole(t, frappe, "one-company")
 		_, authURL := authorizeURL(t, gw.URL, clientID, redirectURI, frappeSite.MCPURL)
-		browserDo(t, a, "open the authorize URL", chromedp.Navigate(authURL))
-		waitForTitle(t, a, "Login")
-		browserDo(t, a, "fill in the Frappe login",
-			chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
-			chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
-			chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
-		consentTitle := "Allow " + clientName + " to read"
-		if title := waitForTitle(t, a, "Confirm Access", consentTitle); title == "Confirm Access" {
-			browserDo(t, a, "allow on Frappe's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
-			waitForTitle(t, a, consentTitle)
-		}
+		signInAtFrappe(t, a, authURL, user, clientName)
 		mu.Lock()
 		cb, before := callbackURL, len(callbacks)
 		mu.Unlock()
@@ -261,6 +241,24 @@ func TestChromiumSignInPages(t *testing.T) {
 			t.Errorf("the client got a code after the sign-in was opened elsewhere: %v", callbacks[before:])
 		}
 	})
+}
+
+// signInAtFrappe opens authURL in the browser, signs user in on the Frappe
+// simulator's login page and allows Frappe's Confirm Access page when it
+// shows, until erpgate's consent page for clientName is open.
+func signInAtFrappe(t *testing.T, ctx context.Context, authURL string, user frappetest.User, clientName string) {
+	t.Helper()
+	browserDo(t, ctx, "open the authorize URL", chromedp.Navigate(authURL))
+	waitForTitle(t, ctx, "Login")
+	browserDo(t, ctx, "fill in the Frappe login",
+		chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
+	consentTitle := "Allow " + clientName + " to read"
+	if title := waitForTitle(t, ctx, "Confirm Access", consentTitle); title == "Confirm Access" {
+		browserDo(t, ctx, "allow on Frappe's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
+		waitForTitle(t, ctx, consentTitle)
+	}
 }
 
 // saveScreenshot writes the page as it looks to ERPGATE_TEST_SCREENSHOTS,
