@@ -22,6 +22,29 @@ import (
 // everything is registered.
 const devSummaryEnd = "Press Ctrl-C to stop."
 
+// devTestRun builds erpgate with -tags dev and returns the binary, a
+// scratch folder to run it in (one the private cluster's server user can
+// reach, for .data/postgres) and this process's environment without its
+// DATABASE_URL and ERPGATE_ settings.
+func devTestRun(t *testing.T) (bin, dir string, env []string) {
+	t.Helper()
+	bin = filepath.Join(t.TempDir(), "erpgate-dev")
+	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags dev: %v: %s", err, out)
+	}
+	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
+			env = append(env, kv)
+		}
+	}
+	return bin, dir, env
+}
+
 // TestDevCommand builds erpgate with -tags dev and runs `erpgate dev` as a
 // real process on its private Postgres under .data/: both demo sites are
 // registered through the admin API; the summary comes after the start-up
@@ -30,16 +53,7 @@ const devSummaryEnd = "Press Ctrl-C to stop."
 // the ports; .data/dev.json holds the same; an interrupt stops it with exit
 // status 0 and no error line; a second run reuses the data and the tokens.
 func TestDevCommand(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "erpgate-dev")
-	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags dev: %v: %s", err, out)
-	}
-	// The private cluster's server user must reach .data/postgres.
-	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	bin, dir, env := devTestRun(t)
 	addrs := map[string]string{
 		"ERPGATE_LISTEN_ADDR":        freeAddr(t),
 		"ERPGATE_DEV_FRAPPE_ADDR":    freeAddr(t),
@@ -47,12 +61,6 @@ func TestDevCommand(t *testing.T) {
 	}
 	pgAddr := freeAddr(t)
 	pgPort := pgAddr[strings.LastIndexByte(pgAddr, ':')+1:]
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
-			env = append(env, kv)
-		}
-	}
 	for k, v := range addrs {
 		env = append(env, k+"="+v)
 	}
@@ -276,21 +284,7 @@ func firstAcumaticaCustomer(t *testing.T, site devSite) string {
 // private Postgres is up, before the gateway listens: it still exits with
 // status 0 and prints no error line.
 func TestDevInterruptedDuringStartUp(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "erpgate-dev")
-	if out, err := exec.Command("go", "build", "-tags", "dev", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags dev: %v: %s", err, out)
-	}
-	dir, err := pgcluster.NewScratchDir("erpgate-devtest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "ERPGATE_") {
-			env = append(env, kv)
-		}
-	}
+	bin, dir, env := devTestRun(t)
 	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t))
 	cmd := exec.Command(bin, "dev")
 	cmd.Dir, cmd.Env = dir, env
