@@ -1,0 +1,85 @@
+// Package erpadmin proves that the person in the browser administers an
+// ERP: a sign-in at that ERP with a given OAuth client, the code exchanged
+// for a token, the person identified, and the connector's administrator
+// check (connector.AdminProof) read as them. Self-service registration
+// proves ownership with it before anything is saved, and the site owner's
+// page signs its owners in with it.
+//
+// The ERP sends the browser back to erpgate's one redirect URI,
+// /oauth/callback, the same one people's sign-ins use, so that an ERP
+// administrator configures one redirect URI on their OAuth client. A
+// state made here begins with StatePrefix; cmd/erpgate sends those
+// callbacks to ServeCallback and every other one to the authorization
+// server.
+//
+// CONTRACT (issue 16): the lead wrote these signatures so that the
+// registration and owner pages can be built side by side; the registration
+// work implements them. Keep the exported names; add to them as needed.
+package erpadmin
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/connector"
+)
+
+// StatePrefix begins every state this package puts in an ERP authorization
+// request.
+const StatePrefix = "adm_"
+
+// Target is what a proof signs in with: an ERP (registered or not yet) and
+// an OAuth client on it.
+type Target struct {
+	// SiteID is the registered site, or uuid.Nil for a registration.
+	SiteID uuid.UUID
+	Kind   string
+	// Site is the ERP as the connector sees it (base URL, settings).
+	Site   connector.Site
+	Client connector.OAuthClient
+}
+
+// Proof is what a finished sign-in found.
+type Proof struct {
+	User  connector.UpstreamUser
+	Check connector.AdminCheck
+}
+
+// Purpose is what a proof is for (registration, the owner's page). It is
+// looked up by name when the ERP sends the browser back.
+type Purpose struct {
+	// Name is stored with the sign-in: short, stable ("register", "manage").
+	Name string
+	// Target returns what to sign in with for ref (a pending
+	// registration's id, a site's id). It is called when the sign-in
+	// begins and again when the code is exchanged, so a secret is never
+	// kept by this package.
+	Target func(ctx context.Context, ref string) (Target, error)
+	// Done continues in the browser once the ERP sent it back. err is nil
+	// when p is a complete proof (p.Check.Admin may still be false: the
+	// purpose refuses, in its own words); otherwise it is one of the
+	// Err values below, and p holds what was learnt before it.
+	Done func(w http.ResponseWriter, r *http.Request, ref string, p Proof, err error)
+}
+
+// Service runs proofs. It is safe for concurrent use and keeps its state in
+// Postgres, so any replica serves any step.
+type Service struct{}
+
+// Handle registers a purpose. It panics on a duplicate name (a wiring
+// mistake).
+func (s *Service) Handle(p Purpose) { panic("erpadmin: not implemented yet (issue 16)") }
+
+// Begin starts a proof for purpose and ref in this browser, and redirects
+// it to the ERP's sign-in.
+func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref string) error {
+	panic("erpadmin: not implemented yet (issue 16)")
+}
+
+// ServeCallback serves /oauth/callback for a state that begins with
+// StatePrefix.
+func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
+	panic("erpadmin: not implemented yet (issue 16)")
+}
