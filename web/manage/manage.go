@@ -1,0 +1,309 @@
+// Package manage is the site owner's page, /sites/{slug}/manage: where an
+// administrator of a site's ERP manages the site on erpgate without an
+// operator. They sign in at their ERP with the site's own OAuth client
+// (web/erpadmin), and only when the connector's administrator check says
+// so do they get an owner session: a cookie signed for the "owner" purpose
+// naming the site's id and their ERP user, for SessionLifetime. Every
+// action goes through platform/siteadmin, which checks it, verifies what
+// it must against the ERP and records an audit event naming the ERP user.
+//
+// A change that must be proven at the ERP before it is saved (a new OAuth
+// client secret; a move to another tenant) waits in siteadmin while the
+// owner signs in again with it.
+package manage
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// SessionLifetime is how long an owner session lasts after the sign-in at
+// the ERP. It is short: the session is a bearer of the ERP administrator's
+// say over the site.
+const SessionLifetime = 30 * time.Minute
+
+// The proof purposes this package registers with erpadmin.
+const (
+	// PurposeSignIn signs an owner in; its ref is the site's id.
+	PurposeSignIn = "manage"
+	// PurposeChange proves a pending change; its ref is
+	// "<site id>/<change id>".
+	PurposeChange = "manage-change"
+)
+
+// sessionPurpose is what owner session cookies are signed for.
+const sessionPurpose = "owner"
+
+const (
+	sessionCookie = "erpgate_owner"
+	csrfCookie    = "erpgate_owner_csrf"
+	// csrfLifetime: the CSRF cookie outlives sessions, so that a form
+	// shown before a sign-in still posts after it.
+	csrfLifetime = 12 * time.Hour
+)
+
+//go:embed templates/*.html
+var pageFiles embed.FS
+
+// Deps is what the owner's page needs.
+type Deps struct {
+	Kit      *pagekit.Kit
+	Admin    *siteadmin.Service
+	Store    *sites.Store
+	Registry *connector.Registry
+	Proofs   *erpadmin.Service
+	// Signer signs owner sessions; its key is derived for this use only.
+	Signer *pagekit.Signer
+	Logger *zap.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the owner's pages.
+type Handler struct {
+	deps    Deps
+	log     *zap.Logger
+	now     func() time.Time
+	signIn  *pagekit.Page
+	manage  *pagekit.Page
+	token   *pagekit.Page
+	deleted *pagekit.Page
+}
+
+// New builds the owner's pages and registers their proof purposes with
+// deps.Proofs. It panics on a missing dependency (a wiring mistake).
+func New(deps Deps) *Handler {
+	switch {
+	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
+		panic("manage: New: a dependency is missing")
+	}
+	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now}
+	if h.log == nil {
+		h.log = zap.NewNop()
+	}
+	h.log = h.log.Named("manage")
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.signIn = deps.Kit.MustParse(pageFiles, "templates/signin.html")
+	h.manage = deps.Kit.MustParse(pageFiles, "templates/manage.html")
+	h.token = deps.Kit.MustParse(pageFiles, "templates/token.html")
+	h.deleted = deps.Kit.MustParse(pageFiles, "templates/deleted.html")
+	deps.Proofs.Handle(erpadmin.Purpose{Name: PurposeSignIn, Target: h.signInTarget, Done: h.signInDone})
+	deps.Proofs.Handle(erpadmin.Purpose{Name: PurposeChange, Target: h.changeTarget, Done: h.changeDone})
+	return h
+}
+
+// Register mounts the pages on e.
+func (h *Handler) Register(e *echo.Echo) {
+	e.GET("/sites/:slug/manage", h.page)
+	post := func(path string, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
+		e.POST("/sites/:slug/manage"+path, func(c echo.Context) error {
+			h.action(c, fn)
+			return nil
+		})
+	}
+	e.POST("/sites/:slug/manage/sign-in", func(c echo.Context) error { h.beginSignIn(c); return nil })
+	post("/sign-out", h.signOut)
+	post("/settings", h.changeSettings)
+	post("/oauth-secret", h.rotateSecret)
+	post("/api-credential", h.putAPICredential)
+	post("/tokens", h.issueToken)
+	post("/tokens/revoke", h.revokeToken)
+	post("/people/revoke", h.revokePerson)
+	post("/status", h.setStatus)
+	post("/delete", h.deleteSite)
+}
+
+// owner is a signed-in owner acting on their site.
+type owner struct {
+	site sites.Site
+	user string
+	csrf string // the form token of this browser and site
+}
+
+func (o owner) actor() siteadmin.Actor { return siteadmin.ERPAdmin(o.user) }
+
+// manageURL is the owner's page of slug, with an optional notice code.
+func (h *Handler) manageURL(slug, done string) string {
+	u := h.deps.Kit.URL("/sites/" + url.PathEscape(slug) + "/manage")
+	if done != "" {
+		u += "?done=" + url.QueryEscape(done)
+	}
+	return u
+}
+
+// loadSite finds the site the path names. An unknown slug gets the same
+// plain page whatever the reason, so the page confirms nothing about
+// sites that do not exist.
+func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, bool) {
+	var site sites.Site
+	err := sites.ErrNotFound
+	if sites.ValidateSlug(slug) == nil {
+		site, err = h.deps.Store.GetSiteBySlug(r.Context(), slug)
+	}
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		h.renderError(w, http.StatusNotFound, pagekit.ErrorPage{
+			Title:   "No site to manage here",
+			Message: "erpgate has no site at this address.",
+			Next:    "Check the address your erpgate operator or the registration page gave you.",
+		})
+		return sites.Site{}, false
+	case err != nil:
+		h.internalError(w, "load site", err)
+		return sites.Site{}, false
+	}
+	return site, true
+}
+
+// session returns the ERP user of the request's owner session for site.
+// A session of another site, an expired or a forged one gives nothing.
+func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
+	raw, ok := h.deps.Kit.ReadCookie(r, sessionCookie)
+	if !ok {
+		return "", false
+	}
+	value, ok := h.deps.Signer.Verify(sessionPurpose, raw, h.now())
+	if !ok {
+		return "", false
+	}
+	id, user, ok := strings.Cut(value, "|")
+	if !ok || id != site.ID.String() || user == "" {
+		return "", false
+	}
+	return user, true
+}
+
+// startSession sets the owner session cookie for user on site.
+func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
+	value := h.deps.Signer.Sign(sessionPurpose, site.ID.String()+"|"+user, h.now().Add(SessionLifetime))
+	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, value, SessionLifetime))
+}
+
+// csrfKey returns this browser's CSRF cookie value, setting one when it
+// has none.
+func (h *Handler) csrfKey(w http.ResponseWriter, r *http.Request) string {
+	if v, ok := h.deps.Kit.ReadCookie(r, csrfCookie); ok && len(v) >= 43 {
+		return v
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+	v := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, h.deps.Kit.Cookie(csrfCookie, v, csrfLifetime))
+	return v
+}
+
+func csrfPurpose(site sites.Site) string { return "owner\x00" + site.ID.String() }
+
+// checkForm refuses a post another origin sent, or one without this
+// browser's token for site.
+func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, site sites.Site) bool {
+	if origin := r.Header.Get("Origin"); origin != "" && !strings.EqualFold(origin, h.origin()) {
+		h.formExpired(w, site)
+		return false
+	}
+	key, _ := h.deps.Kit.ReadCookie(r, csrfCookie)
+	if !pagekit.CheckCSRF(key, csrfPurpose(site), r.PostFormValue("csrf")) {
+		h.formExpired(w, site)
+		return false
+	}
+	return true
+}
+
+func (h *Handler) origin() string {
+	u, err := url.Parse(h.deps.Kit.URL(""))
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func (h *Handler) formExpired(w http.ResponseWriter, site sites.Site) {
+	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+		Title:   "This form cannot be sent",
+		Message: "erpgate did not accept this form: it was not sent from the site's owner page in this browser, or it is too old. Nothing was changed.",
+		Next:    "Open the owner page again (" + h.manageURL(site.Slug, "") + ") and repeat what you did.",
+	})
+}
+
+// action runs fn for a signed-in owner's form post.
+func (h *Handler) action(c echo.Context, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
+	w, r := c.Response(), c.Request()
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	site, ok := h.loadSite(w, r, c.Param("slug"))
+	if !ok || !h.checkForm(w, r, site) {
+		return
+	}
+	user, ok := h.session(r, site)
+	if !ok {
+		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+			Title:   "Sign in to manage this site",
+			Message: "Your sign-in on this site's owner page has ended, or you have not signed in in this browser. Nothing was changed.",
+			Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + "), sign in through your ERP, and repeat what you did.",
+		})
+		return
+	}
+	key, _ := h.deps.Kit.ReadCookie(r, csrfCookie)
+	fn(w, r, owner{site: site, user: user, csrf: pagekit.CSRFToken(key, csrfPurpose(site))})
+}
+
+// formAction is what the owner's forms may post to: erpgate, and the
+// ERP's origin, since a sign-in answers its post with a redirect there.
+func formAction(site sites.Site) []string {
+	out := []string{"'self'"}
+	if u, err := url.Parse(site.BaseURL); err == nil && u.Host != "" {
+		out = append(out, u.Scheme+"://"+u.Host)
+	}
+	return out
+}
+
+func (h *Handler) render(w http.ResponseWriter, status int, p *pagekit.Page, data any, site sites.Site) {
+	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: formAction(site)}); err != nil {
+		h.log.Error("owner page not rendered", zap.Error(err))
+	}
+}
+
+func (h *Handler) renderError(w http.ResponseWriter, status int, p pagekit.ErrorPage) {
+	if err := h.deps.Kit.RenderError(w, status, p); err != nil {
+		h.log.Error("error page not rendered", zap.Error(err))
+	}
+}
+
+// internalError logs err under a reference and shows the reference.
+func (h *Handler) internalError(w http.ResponseWriter, what string, err error) {
+	ref := pagekit.NewReference()
+	h.log.Error("owner page failed", zap.String("step", what), zap.String("reference", ref), zap.Error(err))
+	h.renderError(w, http.StatusInternalServerError, pagekit.ErrorPage{
+		Title:     "Something went wrong",
+		Message:   "erpgate could not finish this. Nothing more was changed.",
+		Next:      "Try again in a moment. If it keeps happening, tell your erpgate operator.",
+		Reference: ref,
+	})
+}
+
+// siteOfRef loads the site a proof's ref names.
+func (h *Handler) siteOfRef(ctx context.Context, ref string) (sites.Site, error) {
+	id, err := uuid.Parse(ref)
+	if err != nil {
+		return sites.Site{}, sites.ErrNotFound
+	}
+	return h.deps.Store.GetSite(ctx, id)
+}

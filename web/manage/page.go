@@ -1,0 +1,269 @@
+package manage
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+// settingField is a connector setting the owner may change here. Other
+// settings (Acumatica's canary inquiry, a row cap) are kept as they are.
+type settingField struct {
+	Key, Label, Help string
+}
+
+// kindSettings lists, per kind of site, the settings on the owner's page.
+var kindSettings = map[string][]settingField{
+	"frappe": {
+		{Key: "default_company", Label: "Default company", Help: "The company tools use when a request names none. Leave it empty for none."},
+	},
+	"acumatica": {
+		{Key: "tenant", Label: "Tenant", Help: "The tenant's login name. Moving the site to another tenant takes a sign-in as an administrator of that tenant."},
+		{Key: "endpoint_name", Label: "Endpoint name", Help: "The contract-based REST endpoint, normally Default."},
+		{Key: "endpoint_version", Label: "Endpoint version", Help: "The endpoint's version, such as 24.200.001."},
+	},
+}
+
+// kindNames are the kinds as people call them.
+var kindNames = map[string]string{"frappe": "Frappe/ERPNext", "acumatica": "Acumatica"}
+
+func kindName(kind string) string {
+	if n, ok := kindNames[kind]; ok {
+		return n
+	}
+	return kind
+}
+
+// notices are the sentences a page shows after an action redirected to it.
+var notices = map[string]string{
+	"signed-in":      "You are signed in as an administrator of this ERP.",
+	"settings":       "The site's settings are saved.",
+	"secret":         "The ERP accepted the new client secret in a sign-in, and it is saved.",
+	"api-credential": "The ERP accepted the fixed API credential, and it is saved.",
+	"token-revoked":  "The service token is revoked; programs using it are refused from now on.",
+	"person-revoked": "That person's access through erpgate is revoked. They can sign in again if the ERP still lets them.",
+	"disabled":       "The site is disabled: nobody can use it through erpgate until you enable it.",
+	"enabled":        "The site is enabled.",
+	"signed-out":     "You are signed out of this site's owner page.",
+}
+
+type fieldView struct {
+	Name, Label, Help, Value string
+	Secret                   bool
+}
+
+type tokenView struct {
+	ID, Name, Prefix, Created, LastUsed, Revoked string
+	Active                                       bool
+}
+
+type clientView struct{ Name, First, Last string }
+
+type personView struct {
+	ERPUser, DisplayName, First, Last string
+	Clients                           []clientView
+}
+
+type eventView struct{ When, Who, What, Outcome string }
+
+// pageData is what manage.html and signin.html show.
+type pageData struct {
+	Slug, DisplayName, Kind, BaseURL, MCPURL, Status string
+	Active                                           bool
+	User                                             string
+	CSRF                                             string
+	Notice                                           string
+	// Problem is a refused action's message, shown in section ProblemIn.
+	Problem, ProblemIn string
+	Settings           []fieldView
+	OAuthClientID      string
+	APIIdentity        string
+	APIUpdated         string
+	APIFields          []fieldView
+	Tokens             []tokenView
+	People             []personView
+	Events             []eventView
+	Expires            string
+}
+
+// URL returns the address of the owner's action path.
+func (d pageData) URL(path string) string {
+	return "/sites/" + url.PathEscape(d.Slug) + "/manage" + path
+}
+
+// page answers GET /sites/{slug}/manage: the owner's page for a signed-in
+// owner, the sign-in page for anyone else.
+func (h *Handler) page(c echo.Context) error {
+	w, r := c.Response(), c.Request()
+	site, ok := h.loadSite(w, r, c.Param("slug"))
+	if !ok {
+		return nil
+	}
+	key := h.csrfKey(w, r)
+	data := pageData{Slug: site.Slug, Kind: kindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
+	user, ok := h.session(r, site)
+	if !ok {
+		h.render(w, http.StatusOK, h.signIn, data, site)
+		return nil
+	}
+	h.showPage(w, r, owner{site: site, user: user, csrf: data.CSRF}, http.StatusOK, data.Notice, "", nil)
+	return nil
+}
+
+// showPage renders the owner's page; problem, when not nil, is a refused
+// action's error, shown in section.
+func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, o owner, status int, notice, section string, problem error) {
+	data, err := h.pageData(r, o)
+	if err != nil {
+		h.internalError(w, "read site", err)
+		return
+	}
+	data.Notice = notice
+	if problem != nil {
+		data.Problem, data.ProblemIn = h.problemText(problem), section
+	}
+	h.render(w, status, h.manage, data, o.site)
+}
+
+func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
+	ctx := r.Context()
+	site := o.site
+	d := pageData{
+		Slug: site.Slug, DisplayName: site.DisplayName, Kind: kindName(site.Kind), BaseURL: site.BaseURL,
+		MCPURL: h.deps.Kit.URL("/sites/" + site.Slug + "/mcp"), Status: string(site.Status),
+		Active: site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf,
+	}
+	var current map[string]any
+	_ = json.Unmarshal(site.Settings, &current)
+	for _, f := range kindSettings[site.Kind] {
+		v := ""
+		if s, ok := current[f.Key].(string); ok {
+			v = s
+		}
+		d.Settings = append(d.Settings, fieldView{Name: "setting_" + f.Key, Label: f.Label, Help: f.Help, Value: v})
+	}
+	conns, err := h.deps.Store.ListConnections(ctx, site.ID)
+	if err != nil {
+		return d, err
+	}
+	for _, c := range conns {
+		switch c.Type {
+		case sites.ConnectionOAuth:
+			if _, client, err := h.deps.Admin.OAuthClient(ctx, site); err == nil {
+				d.OAuthClientID = client.ID
+			}
+		case sites.ConnectionAPIToken:
+			d.APIIdentity, d.APIUpdated = c.VerifiedIdentity, when(c.UpdatedAt)
+		}
+	}
+	if conn, ok := h.deps.Registry.Get(site.Kind); ok {
+		for _, f := range conn.APICredentialFields() {
+			d.APIFields = append(d.APIFields, fieldView{Name: "cred_" + f.Name, Label: f.Description, Secret: f.Secret})
+		}
+	}
+	tokens, err := h.deps.Admin.ListServiceTokens(ctx, site)
+	if err != nil {
+		return d, err
+	}
+	for _, t := range tokens {
+		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: when(t.CreatedAt), LastUsed: "never", Active: !t.Revoked}
+		if t.LastUsedAt != nil {
+			v.LastUsed = when(*t.LastUsedAt)
+		}
+		if t.RevokedAt != nil {
+			v.Revoked = when(*t.RevokedAt)
+		}
+		d.Tokens = append(d.Tokens, v)
+	}
+	people, err := h.deps.Admin.ListPeople(ctx, site)
+	if err != nil {
+		return d, err
+	}
+	for _, p := range people {
+		v := personView{ERPUser: p.ERPUser, DisplayName: p.DisplayName, First: when(p.FirstUsedAt), Last: when(p.LastUsedAt)}
+		for _, c := range p.Clients {
+			name := c.ClientName
+			if name == "" {
+				name = c.ClientID
+			}
+			v.Clients = append(v.Clients, clientView{Name: name, First: when(c.FirstUsedAt), Last: when(c.LastUsedAt)})
+		}
+		d.People = append(d.People, v)
+	}
+	events, err := h.deps.Store.ListEvents(ctx, site.ID, 15)
+	if err != nil {
+		return d, err
+	}
+	for _, e := range events {
+		d.Events = append(d.Events, eventView{When: when(e.OccurredAt), Who: who(e), What: actionWords(e.Action), Outcome: outcomeWords(e)})
+	}
+	return d, nil
+}
+
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+func who(e sites.Event) string {
+	switch siteadmin.ActorKind(e.ActorKind) {
+	case siteadmin.ActorOperator:
+		return "erpgate operator"
+	case siteadmin.ActorRegistrant:
+		return "registration"
+	}
+	return e.Actor
+}
+
+var actionNames = map[string]string{
+	siteadmin.ActionCreateSite:         "registered the site",
+	siteadmin.ActionUpdateSite:         "changed the site",
+	siteadmin.ActionDeleteSite:         "deleted the site",
+	siteadmin.ActionPutAPIConnection:   "set the fixed API credential",
+	siteadmin.ActionPutOAuthConnection: "set the OAuth client",
+	siteadmin.ActionRotateOAuthSecret:  "replaced the OAuth client secret",
+	siteadmin.ActionDeleteConnection:   "removed a connection",
+	siteadmin.ActionIssueServiceToken:  "issued a service token",
+	siteadmin.ActionRevokeServiceToken: "revoked a service token",
+	siteadmin.ActionRevokePerson:       "revoked a person's access",
+	siteadmin.ActionOwnerSignIn:        "signed in to this page",
+}
+
+func actionWords(action string) string {
+	if s, ok := actionNames[action]; ok {
+		return s
+	}
+	return action
+}
+
+func outcomeWords(e sites.Event) string {
+	switch e.Outcome {
+	case siteadmin.OutcomeSuccess:
+		return "done"
+	case siteadmin.OutcomeRefused:
+		return "refused: " + e.Reason
+	}
+	return "failed"
+}
+
+// problemText is what a refused action's error says to the owner.
+func (h *Handler) problemText(err error) string {
+	if e, ok := err.(*siteadmin.Error); ok && e.Kind != siteadmin.Internal {
+		return capitalise(e.Message) + "."
+	}
+	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		return string(c-'a'+'A') + s[1:]
+	}
+	return s
+}

@@ -1,0 +1,230 @@
+package manage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+func csrfToken(key string, site sites.Site) string { return pagekit.CSRFToken(key, csrfPurpose(site)) }
+
+// beginSignIn answers the sign-in form: the browser goes to the ERP to
+// sign in with the site's OAuth client.
+func (h *Handler) beginSignIn(c echo.Context) {
+	w, r := c.Response(), c.Request()
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	site, ok := h.loadSite(w, r, c.Param("slug"))
+	if !ok || !h.checkForm(w, r, site) {
+		return
+	}
+	if err := h.deps.Proofs.Begin(w, r, PurposeSignIn, site.ID.String()); err != nil {
+		h.beginFailed(w, site, err)
+	}
+}
+
+// beginFailed explains a sign-in that could not start.
+func (h *Handler) beginFailed(w http.ResponseWriter, site sites.Site, err error) {
+	var e *siteadmin.Error
+	if errors.As(err, &e) && e.Kind == siteadmin.Conflict {
+		h.renderError(w, http.StatusConflict, pagekit.ErrorPage{
+			Title:   "This site has no OAuth client",
+			Message: "Signing in to the owner page uses the site's OAuth client at the ERP, and this site has none.",
+			Next:    "Ask your erpgate operator to set the site's OAuth client.",
+		})
+		return
+	}
+	ref := h.logReference(err)
+	h.renderError(w, http.StatusBadGateway, pagekit.ErrorPage{
+		Title:     "The sign-in at your ERP could not start",
+		Message:   "erpgate could not send you to your ERP to sign in. Nothing was changed.",
+		Next:      "Try again in a moment from the owner page (" + h.manageURL(site.Slug, "") + "). If it keeps happening, tell your erpgate operator.",
+		Reference: ref,
+	})
+}
+
+// signInTarget is what an owner's sign-in signs in with: the site's own
+// OAuth client.
+func (h *Handler) signInTarget(ctx context.Context, ref string) (erpadmin.Target, error) {
+	site, err := h.siteOfRef(ctx, ref)
+	if err != nil {
+		return erpadmin.Target{}, err
+	}
+	csite, client, err := h.deps.Admin.OAuthClient(ctx, site)
+	if err != nil {
+		return erpadmin.Target{}, err
+	}
+	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client}, nil
+}
+
+// changeRef splits a change proof's ref.
+func changeRef(ref string) (siteID, changeID uuid.UUID, ok bool) {
+	a, b, found := strings.Cut(ref, "/")
+	s, err1 := uuid.Parse(a)
+	c, err2 := uuid.Parse(b)
+	return s, c, found && err1 == nil && err2 == nil
+}
+
+// changeTarget signs in with the change applied: the new client secret,
+// the new settings.
+func (h *Handler) changeTarget(ctx context.Context, ref string) (erpadmin.Target, error) {
+	siteID, changeID, ok := changeRef(ref)
+	if !ok {
+		return erpadmin.Target{}, sites.ErrNotFound
+	}
+	site, err := h.deps.Store.GetSite(ctx, siteID)
+	if err != nil {
+		return erpadmin.Target{}, err
+	}
+	csite, client, err := h.deps.Admin.OwnerChangeTarget(ctx, site, changeID)
+	if err != nil {
+		return erpadmin.Target{}, err
+	}
+	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client}, nil
+}
+
+// siteGone answers a proof whose site was deleted meanwhile.
+func (h *Handler) siteGone(w http.ResponseWriter, err error) {
+	if !errors.Is(err, sites.ErrNotFound) {
+		h.internalError(w, "load site after sign-in", err)
+		return
+	}
+	h.renderError(w, http.StatusNotFound, pagekit.ErrorPage{
+		Title:   "No site to manage here",
+		Message: "The site you signed in for no longer exists on erpgate.",
+		Next:    "If you still want to use erpgate with your ERP, register it again.",
+	})
+}
+
+// notAdmin is the page for a person the ERP does not call an
+// administrator.
+func (h *Handler) notAdmin(w http.ResponseWriter, site sites.Site, p erpadmin.Proof, doing string) {
+	msg := fmt.Sprintf("You signed in to your ERP as %s, who is not one of its administrators", p.User.ID)
+	if p.Check.Evidence != "" {
+		msg += " (the ERP says: " + p.Check.Evidence + ")"
+	}
+	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+		Title:   "Only the ERP's administrators can manage this site",
+		Message: msg + ". " + doing,
+		Next:    "Sign out of your ERP, then open the owner page (" + h.manageURL(site.Slug, "") + ") again and sign in with an administrator's account, or ask one of the ERP's administrators.",
+	})
+}
+
+func notAdminRefusal(p erpadmin.Proof) error {
+	if p.Check.Evidence != "" {
+		return siteadmin.Refused("%s is not an administrator of the ERP: %s", p.User.ID, p.Check.Evidence)
+	}
+	return siteadmin.Refused("%s is not an administrator of the ERP", p.User.ID)
+}
+
+func proofActor(p erpadmin.Proof) siteadmin.Actor {
+	if p.User.ID == "" {
+		return siteadmin.ERPAdmin("unknown ERP user")
+	}
+	return siteadmin.ERPAdmin(p.User.ID)
+}
+
+// signInDone lets an ERP administrator in, and nobody else.
+func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
+	site, lerr := h.siteOfRef(r.Context(), ref)
+	if lerr != nil {
+		h.siteGone(w, lerr)
+		return
+	}
+	switch {
+	case err != nil:
+		h.log.Info("owner sign-in did not complete", zap.String("site_slug", site.Slug), zap.Error(err))
+		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, "", siteadmin.Refused("the sign-in at the ERP did not complete"))
+		h.renderError(w, http.StatusBadRequest, pagekit.ErrorPage{
+			Title:   "The sign-in at your ERP did not complete",
+			Message: "erpgate could not confirm who you are at your ERP, so you are not signed in to the owner page.",
+			Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + ") and sign in again.",
+		})
+	case !p.Check.Admin:
+		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, notAdminRefusal(p))
+		h.notAdmin(w, site, p, "Only they can manage the site on erpgate.")
+	default:
+		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, nil)
+		h.startSession(w, site, p.User.ID)
+		http.Redirect(w, r, h.manageURL(site.Slug, "signed-in"), http.StatusSeeOther)
+	}
+}
+
+// changeDone saves a pending change once the sign-in with it succeeded as
+// an administrator; otherwise the change is dropped.
+func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
+	ctx := r.Context()
+	siteID, changeID, ok := changeRef(ref)
+	if !ok {
+		h.siteGone(w, sites.ErrNotFound)
+		return
+	}
+	site, lerr := h.deps.Store.GetSite(ctx, siteID)
+	if lerr != nil {
+		h.siteGone(w, lerr)
+		return
+	}
+	actor := proofActor(p)
+	if p.User.ID == "" {
+		if user, ok := h.session(r, site); ok {
+			actor = siteadmin.ERPAdmin(user)
+		}
+	}
+	switch {
+	case err != nil:
+		h.log.Info("owner change not proven", zap.String("site_slug", site.Slug), zap.Error(err))
+		h.deps.Admin.RefuseOwnerChange(ctx, actor, site, changeID, siteadmin.Refused("the sign-in at the ERP with the change did not succeed, so it was not saved"))
+		h.renderError(w, http.StatusBadRequest, pagekit.ErrorPage{
+			Title:   "Your ERP did not accept the change",
+			Message: "erpgate signed you in at your ERP with the change, to check it before saving it, and the sign-in did not succeed. Nothing was changed.",
+			Causes: []string{
+				"The new client secret was not copied whole, or belongs to another OAuth client.",
+				"The ERP has not saved the new secret yet.",
+				"The tenant name is not the tenant's login name.",
+			},
+			Next: "Open the owner page (" + h.manageURL(site.Slug, "") + "), check the value and try again.",
+		})
+	case !p.Check.Admin:
+		h.deps.Admin.RefuseOwnerChange(ctx, actor, site, changeID, notAdminRefusal(p))
+		h.notAdmin(w, site, p, "The change was not saved.")
+	default:
+		change, gerr := h.deps.Store.GetOwnerChange(ctx, site.ID, changeID)
+		if _, aerr := h.deps.Admin.ApplyOwnerChange(ctx, actor, site, changeID); aerr != nil || gerr != nil {
+			if aerr == nil {
+				aerr = gerr
+			}
+			h.changeFailed(w, site, aerr)
+			return
+		}
+		h.startSession(w, site, p.User.ID)
+		code := "settings"
+		if change.ClientSecret.IsSet() {
+			code = "secret"
+		}
+		http.Redirect(w, r, h.manageURL(site.Slug, code), http.StatusSeeOther)
+	}
+}
+
+// changeFailed explains a proven change that could not be saved.
+func (h *Handler) changeFailed(w http.ResponseWriter, site sites.Site, err error) {
+	var e *siteadmin.Error
+	if !errors.As(err, &e) || e.Kind == siteadmin.Internal {
+		h.internalError(w, "apply owner change", err)
+		return
+	}
+	h.renderError(w, statusOf(err), pagekit.ErrorPage{
+		Title:   "The change was not saved",
+		Message: capitalise(e.Message) + ".",
+		Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + ") and try again.",
+	})
+}
