@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,7 @@ import (
 	"github.com/erpgate/erpgate/platform/sitestore"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
+	"github.com/erpgate/erpgate/web/erpadmin"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -226,12 +228,34 @@ func (a *App) build(ctx context.Context) error {
 	}
 	// Every minute, so that expired sign-in flows go promptly.
 	go auth.Janitor(janitorCtx, time.Minute)
+	// ERP-administrator proofs (registration, the owner's page) share the
+	// one redirect URI with people's sign-ins.
+	proofs := erpadmin.New(erpadmin.Deps{
+		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
+		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
+	})
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {
+		if path == "/oauth/callback" {
+			e.Any(path, echo.WrapHandler(callbackRouter(proofs, auth)))
+			continue
+		}
 		e.Any(path, oauth)
 	}
 	a.echo = e
 	return nil
+}
+
+// callbackRouter serves /oauth/callback: a state made by erpadmin goes to
+// its proofs, every other one to the authorization server.
+func callbackRouter(proofs *erpadmin.Service, auth http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Query().Get("state"), erpadmin.StatePrefix) {
+			proofs.ServeCallback(w, r)
+			return
+		}
+		auth.ServeHTTP(w, r)
+	})
 }
 
 // clientIPExtractor tells where a request comes from: the connection's

@@ -12,18 +12,24 @@
 // callbacks to ServeCallback and every other one to the authorization
 // server.
 //
-// CONTRACT (issue 16): the lead wrote these signatures so that the
-// registration and owner pages can be built side by side; the registration
-// work implements them. Keep the exported names; add to them as needed.
+// State lives in Postgres (erpadmin_proofs): single-use (the callback
+// claims it by deleting it), bound to the browser that began it by a
+// cookie, expiring (Deps.TTL, 10 minutes), with a PKCE S256 verifier kept
+// encrypted. A secret is never kept here: Purpose.Target hands the OAuth
+// client over again when the code is exchanged.
 package erpadmin
 
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/google/uuid"
 
+	"go.uber.org/zap"
+
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // StatePrefix begins every state this package puts in an ERP authorization
@@ -65,21 +71,12 @@ type Purpose struct {
 }
 
 // Service runs proofs. It is safe for concurrent use and keeps its state in
-// Postgres, so any replica serves any step.
-type Service struct{}
-
-// Handle registers a purpose. It panics on a duplicate name (a wiring
-// mistake).
-func (s *Service) Handle(p Purpose) { panic("erpadmin: not implemented yet (issue 16)") }
-
-// Begin starts a proof for purpose and ref in this browser, and redirects
-// it to the ERP's sign-in.
-func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref string) error {
-	panic("erpadmin: not implemented yet (issue 16)")
-}
-
-// ServeCallback serves /oauth/callback for a state that begins with
-// StatePrefix.
-func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
-	panic("erpadmin: not implemented yet (issue 16)")
+// Postgres, so any replica serves any step. Make it with New.
+type Service struct {
+	deps     Deps
+	log      *zap.Logger
+	kit      *pagekit.Kit
+	store    *store
+	mu       sync.RWMutex
+	purposes map[string]Purpose
 }

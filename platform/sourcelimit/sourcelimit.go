@@ -1,0 +1,131 @@
+// Package sourcelimit bounds what one request source (a client address,
+// IPv6 grouped by /64) may do on the endpoints that need no
+// authentication: a token bucket per source, kept in memory per replica.
+// The OAuth endpoints and the self-service registration use it.
+package sourcelimit
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limit is a token bucket per request source: Burst requests at once, then
+// one every Every.
+type Limit struct {
+	Burst int
+	Every time.Duration
+}
+
+// WithDefault fills a zero Burst or Every from def.
+func (l Limit) WithDefault(def Limit) Limit {
+	if l.Burst <= 0 {
+		l.Burst = def.Burst
+	}
+	if l.Every <= 0 {
+		l.Every = def.Every
+	}
+	return l
+}
+
+// maxSources bounds the sources one limiter remembers.
+const maxSources = 100_000
+
+// Limiter keeps a token bucket per source. It is safe for concurrent use.
+type Limiter struct {
+	limit Limit
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+// bucket is one source's tokens, and whether its last request was refused
+// (so that only the first refusal in a row is logged).
+type bucket struct {
+	tokens  *rate.Limiter
+	refused bool
+}
+
+// New returns a limiter; now is the clock (time.Now outside tests).
+func New(limit Limit, now func() time.Time) *Limiter {
+	return &Limiter{limit: limit, now: now, buckets: map[string]*bucket{}}
+}
+
+// Allow takes one request of source from its bucket. When the bucket is
+// empty it reports how long until the next request would be allowed, and
+// whether this is the first refusal since the source was last allowed.
+func (l *Limiter) Allow(source string) (ok bool, wait time.Duration, first bool) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, found := l.buckets[source]
+	if !found {
+		if len(l.buckets) >= maxSources {
+			l.sweep(now)
+		}
+		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
+		l.buckets[source] = b
+	}
+	r := b.tokens.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		first, b.refused = !b.refused, true
+		return false, d, first
+	}
+	b.refused = false
+	return true, 0, false
+}
+
+// sweep forgets the sources whose bucket has filled up again (they are as
+// good as new), and, if that is not enough, every source: memory stays
+// bounded however many sources an attack uses, at the price of letting
+// some of them start again.
+func (l *Limiter) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens.TokensAt(now) >= float64(l.limit.Burst) {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= maxSources {
+		clear(l.buckets)
+	}
+}
+
+// Source names the source of a client address for the limits: IPv6
+// addresses grouped by /64, since one host usually holds a whole /64.
+func Source(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.Is4() {
+		return addr.String()
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
+}
+
+// DirectIP is the address the connection comes from.
+func DirectIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// RetryAfter sets the Retry-After header for a wait and returns it in
+// whole seconds.
+func RetryAfter(h http.Header, wait time.Duration) int {
+	secs := int(math.Ceil(wait.Seconds()))
+	h.Set("Retry-After", strconv.Itoa(secs))
+	return secs
+}
