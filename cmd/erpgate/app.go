@@ -234,6 +234,9 @@ func (a *App) build(ctx context.Context) error {
 		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
 	})
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
+		return err
+	}
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {
 		if path == "/oauth/callback" {

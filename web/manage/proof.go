@@ -136,6 +136,10 @@ func proofActor(p erpadmin.Proof) siteadmin.Actor {
 
 // signInDone lets an ERP administrator in, and nobody else.
 func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
+	if ref == "" {
+		h.proofFailed(w, "", err, "You are not signed in to the owner page.")
+		return
+	}
 	site, lerr := h.siteOfRef(r.Context(), ref)
 	if lerr != nil {
 		h.siteGone(w, lerr)
@@ -144,12 +148,8 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 	switch {
 	case err != nil:
 		h.log.Info("owner sign-in did not complete", zap.String("site_slug", site.Slug), zap.Error(err))
-		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, "", siteadmin.Refused("the sign-in at the ERP did not complete"))
-		h.renderError(w, http.StatusBadRequest, pagekit.ErrorPage{
-			Title:   "The sign-in at your ERP did not complete",
-			Message: "erpgate could not confirm who you are at your ERP, so you are not signed in to the owner page.",
-			Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + ") and sign in again.",
-		})
+		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, "", siteadmin.Refused("the sign-in at the ERP did not complete: %s", proofReason(err)))
+		h.proofFailed(w, site.Slug, err, "You are not signed in to the owner page.")
 	case !p.Check.Admin:
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, notAdminRefusal(p))
 		h.notAdmin(w, site, p, "Only they can manage the site on erpgate.")
@@ -166,7 +166,7 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 	ctx := r.Context()
 	siteID, changeID, ok := changeRef(ref)
 	if !ok {
-		h.siteGone(w, sites.ErrNotFound)
+		h.proofFailed(w, "", err, "Nothing was changed.")
 		return
 	}
 	site, lerr := h.deps.Store.GetSite(ctx, siteID)
@@ -183,14 +183,18 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 	switch {
 	case err != nil:
 		h.log.Info("owner change not proven", zap.String("site_slug", site.Slug), zap.Error(err))
-		h.deps.Admin.RefuseOwnerChange(ctx, actor, site, changeID, siteadmin.Refused("the sign-in at the ERP with the change did not succeed, so it was not saved"))
+		h.deps.Admin.RefuseOwnerChange(ctx, actor, site, changeID, siteadmin.Refused("the sign-in at the ERP with the change did not succeed (%s), so it was not saved", proofReason(err)))
+		if !errors.Is(err, erpadmin.ErrClientRefused) {
+			h.proofFailed(w, site.Slug, err, "Nothing was changed.")
+			return
+		}
 		h.renderError(w, http.StatusBadRequest, pagekit.ErrorPage{
 			Title:   "Your ERP did not accept the change",
-			Message: "erpgate signed you in at your ERP with the change, to check it before saving it, and the sign-in did not succeed. Nothing was changed.",
+			Message: "erpgate signed you in at your ERP with the change, to check it before saving it, and the ERP refused the OAuth client. Nothing was changed.",
 			Causes: []string{
 				"The new client secret was not copied whole, or belongs to another OAuth client.",
 				"The ERP has not saved the new secret yet.",
-				"The tenant name is not the tenant's login name.",
+				"The new tenant is not the tenant of the site's OAuth client.",
 			},
 			Next: "Open the owner page (" + h.manageURL(site.Slug, "") + "), check the value and try again.",
 		})
@@ -227,4 +231,56 @@ func (h *Handler) changeFailed(w http.ResponseWriter, site sites.Site, err error
 		Message: capitalise(e.Message) + ".",
 		Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + ") and try again.",
 	})
+}
+
+// proofReason names a failed proof in a few words, for audit events.
+func proofReason(err error) string {
+	switch {
+	case errors.Is(err, erpadmin.ErrClientRefused):
+		return "the ERP refused the OAuth client"
+	case errors.Is(err, erpadmin.ErrCancelled):
+		return "cancelled at the ERP"
+	case errors.Is(err, erpadmin.ErrUnreachable):
+		return "the ERP could not be reached"
+	case errors.Is(err, erpadmin.ErrNoIdentity):
+		return "the ERP did not say who signed in"
+	case errors.Is(err, erpadmin.ErrAdminCheck):
+		return "the administrator check could not be completed"
+	case errors.Is(err, erpadmin.ErrState):
+		return "the sign-in expired or was opened in another browser"
+	}
+	return "erpgate failed"
+}
+
+// proofFailed is the page of a sign-in at the ERP that did not complete;
+// slug is the site's, when known. outcome says what it means here.
+func (h *Handler) proofFailed(w http.ResponseWriter, slug string, err error, outcome string) {
+	next := "Go back to the owner page and start again."
+	if slug != "" {
+		next = "Open the owner page (" + h.manageURL(slug, "") + ") and start again."
+	}
+	page := pagekit.ErrorPage{Title: "The sign-in at your ERP did not complete", Next: next}
+	status := http.StatusBadRequest
+	switch {
+	case errors.Is(err, erpadmin.ErrClientRefused):
+		page.Message = "Your ERP refused the site's OAuth client. " + outcome
+		page.Causes = []string{"The OAuth client was deleted or disabled in the ERP.", "Its secret was changed in the ERP and not on erpgate."}
+		page.Next = "Ask your erpgate operator to set the site's OAuth client again."
+	case errors.Is(err, erpadmin.ErrCancelled):
+		page.Message = "The sign-in was cancelled at your ERP. " + outcome
+	case errors.Is(err, erpadmin.ErrUnreachable):
+		page.Message = "erpgate could not reach your ERP to finish the sign-in. " + outcome
+		status = http.StatusBadGateway
+		page.Next = "Try again in a moment. " + next
+	case errors.Is(err, erpadmin.ErrState):
+		page.Message = "This sign-in expired, was already used, or was opened in another browser than the one that started it. " + outcome
+	case errors.Is(err, erpadmin.ErrNoIdentity), errors.Is(err, erpadmin.ErrAdminCheck):
+		page.Message = "Your ERP did not say who you are or whether you administer it. " + outcome
+		status = http.StatusBadGateway
+	default:
+		page.Message = "erpgate could not finish the sign-in. " + outcome
+		page.Reference = h.logReference(err)
+		status = http.StatusInternalServerError
+	}
+	h.renderError(w, status, page)
 }

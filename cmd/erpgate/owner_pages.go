@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/manage"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// ownerSessionKeyInfo names the one use of the key that signs owner
+// sessions: HKDF-SHA256 from the primary encryption key
+// (secrets.Keyring.DeriveKey), so every replica derives the same key and
+// the key encrypts nothing. Rotating the primary key signs everyone out.
+const ownerSessionKeyInfo = "owner session signing"
+
+// mountOwnerPages serves the site owner's page, /sites/{slug}/manage.
+func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service, store *sites.Store, reg *connector.Registry, proofs *erpadmin.Service, log *zap.Logger) error {
+	kit, err := pagekit.New(cfg.PublicURL(""))
+	if err != nil {
+		return fmt.Errorf("owner pages: %w", err)
+	}
+	manage.New(manage.Deps{
+		Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
+		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Logger: log,
+	}).Register(e)
+	return nil
+}
