@@ -34,6 +34,12 @@
 //	sales.viewer@demo.example  no-accounting  demosaleskey1  demosalessecret1  demo-sales-pw
 //	clerk@demo.example         field-limited  democlerkkey01 democlerksecret1  demo-clerk-pw
 //	mcp.bot@demo.example       service        demobotkey001  demobotsecret01   demo-bot-pw
+//	it.admin@demo.example      administrator  demoadminkey1  demoadminsecret1  demo-admin-pw
+//
+// The administrator has the System Manager role (with every business role):
+// openid_profile lists it, and only it may create OAuth Clients. Every
+// other user is a non-administrator; the no-accounting user (only Sales
+// User) is the one registration tests refuse.
 //
 // The one-company user has a User Permission on Company "Demo Holdings NZ
 // Ltd": rows of every doctype with a Company link are silently filtered

@@ -111,7 +111,7 @@ func (rc *reqCtx) oauthProfile() *apiError {
 	given, family, _ := strings.Cut(u.FullName, " ")
 	writeJSONResponse(rc.w, http.StatusOK, map[string]any{
 		"sub": "frappe-" + strings.ReplaceAll(u.Email, "@", "-"), "name": u.FullName, "given_name": given, "family_name": family,
-		"email": u.Email, "picture": nil, "roles": u.Roles, "iss": rc.baseURL(),
+		"email": u.Email, "picture": nil, "roles": u.profileRoles(), "iss": rc.baseURL(),
 	})
 	return nil
 }

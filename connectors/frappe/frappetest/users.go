@@ -8,9 +8,11 @@ type User struct {
 	APISecret string
 	Password  string // for POST /api/method/login
 	// Role is the demo persona: "all-companies", "one-company",
-	// "no-accounting", "field-limited" (an accounts user without the
-	// Accounts Manager role, so fields at permlevel 1 are hidden) or
-	// "service".
+	// "no-accounting" (only Sales User: the non-administrator of
+	// registration tests), "field-limited" (an accounts user without the
+	// Accounts Manager role, so fields at permlevel 1 are hidden),
+	// "service" or "administrator" (System Manager: the ERP administrator
+	// who may register the site with erpgate).
 	Role string
 	// Companies limits visible companies via a User Permission on Company;
 	// nil means all companies.
@@ -22,6 +24,16 @@ type User struct {
 }
 
 var fullRoles = []string{"Accounts Manager", "Accounts User", "Sales User", "Purchase User", "Stock User", "Projects User"}
+
+// SystemManager is the Frappe role of a site's administrators: it may
+// create OAuth Clients and manage users and roles.
+const SystemManager = "System Manager"
+
+// Personas of the registration flow (see User.Role).
+const (
+	RoleAdministrator    = "administrator"
+	RoleNonAdministrator = "no-accounting"
+)
 
 // demoUsers returns the fixed demo users (see the package documentation).
 func demoUsers() []User {
@@ -36,6 +48,8 @@ func demoUsers() []User {
 			Password: "demo-clerk-pw", Role: "field-limited", Accounting: true, Roles: []string{"Accounts User", "Sales User", "Stock User"}},
 		{Email: "mcp.bot@demo.example", FullName: "MCP Service Bot", APIKey: "demobotkey001", APISecret: "demobotsecret01",
 			Password: "demo-bot-pw", Role: "service", Accounting: true, Roles: fullRoles},
+		{Email: "it.admin@demo.example", FullName: "Ines Admin", APIKey: "demoadminkey1", APISecret: "demoadminsecret1",
+			Password: "demo-admin-pw", Role: RoleAdministrator, Accounting: true, Roles: append([]string{SystemManager}, fullRoles...)},
 	}
 }
 
@@ -52,4 +66,14 @@ func (u *User) hasRole(roles []string) bool {
 		}
 	}
 	return false
+}
+
+// IsSystemManager reports whether u has the System Manager role, the one
+// that makes a Frappe user an administrator of the site.
+func (u User) IsSystemManager() bool { return u.hasRole([]string{SystemManager}) }
+
+// profileRoles is frappe.get_roles(user) as openid_profile reports it: the
+// user's Has Role rows with the automatic roles All and Guest.
+func (u *User) profileRoles() []string {
+	return append([]string{"All", "Guest"}, u.Roles...)
 }
