@@ -20,6 +20,7 @@ CREATE TABLE pending_registrations (
     key_id            text,
     secret_ciphertext bytea,
     site_id           uuid        REFERENCES sites (id) ON DELETE CASCADE,
+    erp_user          text        NOT NULL DEFAULT '',
     created_at        timestamptz NOT NULL DEFAULT now(),
     expires_at        timestamptz NOT NULL,
     CONSTRAINT pending_registrations_stage_check CHECK (stage IN ('client', 'registered'))
