@@ -51,6 +51,9 @@ func Register(e *echo.Echo, d Deps) {
 	stylesheet := echo.WrapHandler(pagekit.StylesheetHandler())
 	e.GET(pagekit.StylesheetPath, stylesheet)
 	e.HEAD(pagekit.StylesheetPath, stylesheet)
+	script := echo.WrapHandler(pagekit.ScriptHandler())
+	e.GET(pagekit.ScriptPath, script)
+	e.HEAD(pagekit.ScriptPath, script)
 	// A person who opens an address erpgate does not have gets the kit's
 	// error page; programs (no text/html in Accept) keep echo's JSON 404.
 	e.RouteNotFound("/*", func(c echo.Context) error {

@@ -89,6 +89,10 @@ var Operator = Actor{Kind: ActorOperator, Name: "admin_token"}
 // ERPAdmin is the ERP administrator user acting on the owner's page.
 func ERPAdmin(user string) Actor { return Actor{Kind: ActorERPAdmin, Name: user} }
 
+// Registrant is the person behind the registration with id, before (and
+// while) their ERP sign-in proves them the ERP's administrator.
+func Registrant(id string) Actor { return Actor{Kind: ActorRegistrant, Name: id} }
+
 // The actions audit events name.
 const (
 	ActionCreateSite         = "create_site"
@@ -101,6 +105,12 @@ const (
 	ActionIssueServiceToken  = "issue_service_token"
 	ActionRevokeServiceToken = "revoke_service_token"
 	ActionRevokePerson       = "revoke_person"
+	// The steps of a self-service registration before the site exists:
+	// started (address checked), OAuth client given, the proof of
+	// ownership verified or refused. Registered is ActionCreateSite.
+	ActionRegisterStart  = "register_start"
+	ActionRegisterClient = "register_client"
+	ActionRegisterProof  = "register_proof"
 )
 
 // Outcomes of an action.
@@ -139,6 +149,13 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
 		s.log.Error("audit event not recorded", zap.String("action", action), zap.String("site_slug", slug), zap.Error(rerr))
 	}
+}
+
+// Record stores the audit event of a step that is not an action of this
+// layer (a registration's steps, before the site exists). err nil is a
+// success; an *Error is a refusal with its message as the reason.
+func (s *Service) Record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
+	s.record(ctx, actor, siteID, slug, action, details, err)
 }
 
 // connectorOf returns the connector serving site's kind. A missing one

@@ -53,48 +53,92 @@ func (s *Service) CreateSite(ctx context.Context, actor Actor, in NewSite) (site
 }
 
 func (s *Service) createSite(ctx context.Context, in NewSite) (sites.Site, error) {
-	in.DisplayName = strings.TrimSpace(in.DisplayName)
-	var missing []string
-	for _, f := range []struct{ name, value string }{
-		{"slug", in.Slug}, {"kind", in.Kind}, {"display_name", in.DisplayName}, {"base_url", in.BaseURL},
-	} {
-		if strings.TrimSpace(f.value) == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return sites.Site{}, invalid("missing required %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", "))
-	}
-	if err := sites.ValidateSlug(in.Slug); err != nil {
-		return sites.Site{}, validationError(err)
-	}
-	conn, ok := s.deps.Registry.Get(in.Kind)
-	if !ok {
-		return sites.Site{}, invalid("unknown kind %q; this deployment serves: %s", in.Kind, strings.Join(s.deps.Registry.Kinds(), ", "))
-	}
-	if err := sites.ValidateDisplayName(in.DisplayName); err != nil {
-		return sites.Site{}, validationError(err)
-	}
-	rules := conn.SiteRules()
-	baseURL, err := s.normalizeBaseURL(rules, in.BaseURL)
-	if err != nil {
-		return sites.Site{}, err
-	}
-	if err := s.checkERPAddress(ctx, baseURL); err != nil {
-		return sites.Site{}, err
-	}
-	settings, err := normalizeSettings(conn, nullToNil(in.Settings))
+	checked, err := s.checkNewSite(ctx, in, true)
 	if err != nil {
 		return sites.Site{}, err
 	}
 	site, err := s.deps.Store.CreateSite(ctx, sites.NewSite{
-		Slug: in.Slug, Kind: in.Kind, DisplayName: in.DisplayName, BaseURL: baseURL, Settings: settings,
-		IdentityKey: rules.IdentityOf(settings),
+		Slug: in.Slug, Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey,
 	})
 	if err != nil {
-		return sites.Site{}, siteWriteError(err, in.Slug, baseURL, rules)
+		return sites.Site{}, siteWriteError(err, in.Slug, checked.BaseURL, checked.rules)
 	}
 	return site, nil
+}
+
+// CheckedSite is a new site as CreateSite's rules normalised it, not
+// stored.
+type CheckedSite struct {
+	Kind        string
+	DisplayName string
+	BaseURL     string
+	Settings    json.RawMessage
+	IdentityKey string
+	// IdentityName names what tells sites at one base URL apart
+	// ("tenant"), "" when nothing does.
+	IdentityName string
+	rules        connector.SiteRules
+}
+
+// CheckNewSite checks a site to register by CreateSite's rules, except the
+// slug (in.Slug is ignored), and stores nothing: self-service
+// registration checks what a person typed before its proof of ownership.
+// Taken reports whether a site is already registered at that address.
+func (s *Service) CheckNewSite(ctx context.Context, in NewSite) (checked CheckedSite, taken bool, err error) {
+	checked, err = s.checkNewSite(ctx, in, false)
+	if err != nil {
+		return CheckedSite{}, false, err
+	}
+	taken, err = s.deps.Store.AddressTaken(ctx, checked.BaseURL, checked.IdentityKey)
+	if err != nil {
+		return CheckedSite{}, false, internal(err)
+	}
+	return checked, taken, nil
+}
+
+func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (CheckedSite, error) {
+	in.DisplayName = strings.TrimSpace(in.DisplayName)
+	var missing []string
+	for _, f := range []struct {
+		name, value string
+		needed      bool
+	}{
+		{"slug", in.Slug, withSlug}, {"kind", in.Kind, true}, {"display_name", in.DisplayName, true}, {"base_url", in.BaseURL, true},
+	} {
+		if f.needed && strings.TrimSpace(f.value) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return CheckedSite{}, invalid("missing required %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", "))
+	}
+	if withSlug {
+		if err := sites.ValidateSlug(in.Slug); err != nil {
+			return CheckedSite{}, validationError(err)
+		}
+	}
+	conn, ok := s.deps.Registry.Get(in.Kind)
+	if !ok {
+		return CheckedSite{}, invalid("unknown kind %q; this deployment serves: %s", in.Kind, strings.Join(s.deps.Registry.Kinds(), ", "))
+	}
+	if err := sites.ValidateDisplayName(in.DisplayName); err != nil {
+		return CheckedSite{}, validationError(err)
+	}
+	rules := conn.SiteRules()
+	baseURL, err := s.normalizeBaseURL(rules, in.BaseURL)
+	if err != nil {
+		return CheckedSite{}, err
+	}
+	if err := s.checkERPAddress(ctx, baseURL); err != nil {
+		return CheckedSite{}, err
+	}
+	settings, err := normalizeSettings(conn, nullToNil(in.Settings))
+	if err != nil {
+		return CheckedSite{}, err
+	}
+	return CheckedSite{Kind: in.Kind, DisplayName: in.DisplayName, BaseURL: baseURL, Settings: settings,
+		IdentityKey: rules.IdentityOf(settings), IdentityName: rules.IdentityName, rules: rules}, nil
 }
 
 // UpdateSite changes site's display name, base URL, settings or status by

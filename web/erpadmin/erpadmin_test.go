@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,29 +26,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// checkedFrappe is the real Frappe connector with an administrator check
-// the test controls. The check itself asks the simulator who hc's token
-// belongs to, so it proves that the check runs with the person's token
-// through the outbound transport.
-type checkedFrappe struct {
-	*frappe.Connector
-	admins []string
-}
-
-func (c checkedFrappe) CheckAdmin(ctx context.Context, site connector.Site, hc *http.Client, user connector.UpstreamUser) (connector.AdminCheck, error) {
-	who, err := c.Identify(ctx, site, hc)
-	if err != nil {
-		return connector.AdminCheck{}, err
-	}
-	if who.ID != user.ID {
-		return connector.AdminCheck{}, fmt.Errorf("the check's client is %s, not %s", who.ID, user.ID)
-	}
-	if slices.Contains(c.admins, user.ID) {
-		return connector.AdminCheck{Admin: true, Evidence: "is an administrator"}, nil
-	}
-	return connector.AdminCheck{Evidence: "is not an administrator"}, nil
-}
 
 // rig is an erpgate-like server with one purpose, "test", whose targets
 // are the simulator and its OAuth client, and whose Done writes what it
@@ -91,9 +67,8 @@ func newRig(t *testing.T) *rig {
 	rg.client = frappetest.OAuthClient{ID: "regclient01", Secret: "regsecret01",
 		RedirectURIs: []string{base + "/oauth/callback"}, SkipAuthorization: true}
 	sim.PutClient(rg.client)
-	admin := userWithRole(t, sim, "all-companies")
 	reg := connector.NewRegistry()
-	reg.MustRegister(checkedFrappe{Connector: frappe.New(), admins: []string{admin.Email}})
+	reg.MustRegister(frappe.New())
 	keys, err := secrets.GenerateKeySpec("t1")
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +186,7 @@ func (b *browser) signIn(rg *rig, ref string, user frappetest.User) string {
 
 func TestProofOfAnAdministrator(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb := b.signIn(rg, "reg-1", admin)
 	cbURL, _ := url.Parse(cb)
@@ -227,7 +202,7 @@ func TestProofOfAnAdministrator(t *testing.T) {
 
 func TestProofOfANonAdministrator(t *testing.T) {
 	rg := newRig(t)
-	clerk := userWithRole(t, rg.sim, "no-accounting")
+	clerk := userWithRole(t, rg.sim, "all-companies")
 	b := newBrowser(t, rg)
 	_, body := b.get(b.signIn(rg, "reg-2", clerk))
 	want := fmt.Sprintf("done ref=%q user=%q admin=false err=<nil>", "reg-2", clerk.Email)
@@ -240,7 +215,7 @@ func TestProofOfANonAdministrator(t *testing.T) {
 // and code, from the same browser) gets nothing.
 func TestProofStateIsSingleUse(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb := b.signIn(rg, "reg-3", admin)
 	if _, body := b.get(cb); !strings.Contains(body, "admin=true") {
@@ -257,7 +232,7 @@ func TestProofStateIsSingleUse(t *testing.T) {
 // sign-in is spent for its own browser too.
 func TestProofFromAnotherBrowserIsRefusedAndSpent(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	owner := newBrowser(t, rg)
 	cb := owner.signIn(rg, "reg-4", admin)
 	other := newBrowser(t, rg)
@@ -283,7 +258,7 @@ func TestProofFromAnotherBrowserIsRefusedAndSpent(t *testing.T) {
 // An expired sign-in proves nothing, even in its own browser.
 func TestProofExpires(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb := b.signIn(rg, "reg-5", admin)
 	rg.advance(10*time.Minute + time.Second)
@@ -312,7 +287,7 @@ func TestForgedStatesReachNoPurpose(t *testing.T) {
 // The person cancels at the ERP; the ERP refuses the client.
 func TestProofCancelledOrClientRefused(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb, _ := url.Parse(b.signIn(rg, "reg-6", admin))
 	q := url.Values{"state": {cb.Query().Get("state")}, "error": {"access_denied"}}
@@ -332,7 +307,7 @@ func TestProofCancelledOrClientRefused(t *testing.T) {
 // expired registration): Done learns both.
 func TestProofTargetGone(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb := b.signIn(rg, "reg-8", admin)
 	rg.mu.Lock()
@@ -346,7 +321,7 @@ func TestProofTargetGone(t *testing.T) {
 // An ERP that stopped answering between the sign-in and the exchange.
 func TestProofERPUnreachable(t *testing.T) {
 	rg := newRig(t)
-	admin := userWithRole(t, rg.sim, "all-companies")
+	admin := userWithRole(t, rg.sim, "administrator")
 	b := newBrowser(t, rg)
 	cb := b.signIn(rg, "reg-9", admin)
 	rg.sim.Close()

@@ -42,6 +42,7 @@ func New(publicBaseURL string) (*Kit, error) {
 	k.layout, err = template.New("layout.html").Funcs(template.FuncMap{
 		"url":        k.URL,
 		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
+		"script":     func() string { return k.URL(ScriptPath) + "?v=" + scriptVersion },
 	}).ParseFS(kitTemplates, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pagekit: layout: %w", err)
@@ -96,6 +97,10 @@ type Options struct {
 	// redirects that answer a post included (CSP applies form-action to
 	// them). Empty: none. "'self'" is erpgate itself.
 	FormAction []string
+	// Script lets the page run the kit's script (ScriptPath, copy
+	// buttons): script-src allows erpgate's own files, never inline code.
+	// A page must work without it.
+	Script bool
 }
 
 // Render writes the page with its headers and status. The page is rendered

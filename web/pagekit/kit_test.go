@@ -196,3 +196,21 @@ func (k *Kit) errorPageSkeleton(t *testing.T) string {
 	}
 	return rec.Body.String()
 }
+
+// Only a page that asks for the kit's script may run a script, and then
+// only files from erpgate itself: never inline code.
+func TestOnlyAScriptPageMayRunTheKitScript(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	with := k.policy(Options{Script: true})
+	if !strings.Contains(with, "script-src 'self' https://gw.example;") || strings.Contains(with, "unsafe-inline") {
+		t.Errorf("script page CSP %s", with)
+	}
+	if without := k.policy(Options{}); strings.Contains(without, "script-src") {
+		t.Errorf("plain page CSP %s", without)
+	}
+	rec := httptest.NewRecorder()
+	ScriptHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, ScriptPath+"?v="+scriptVersion, nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/javascript; charset=utf-8" || !strings.Contains(rec.Body.String(), "data-copy") {
+		t.Errorf("script: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}

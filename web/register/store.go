@@ -1,0 +1,176 @@
+package register
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// The stages of pending_registrations_stage_check.
+const (
+	// stageClient waits for the OAuth client and its proof of ownership.
+	stageClient = "client"
+	// stageRegistered: the site exists; the row lets the registrant's
+	// browser see the result (and add an API credential) until it expires.
+	stageRegistered = "registered"
+)
+
+// errUnknown: no registration with that id is open in this browser: it
+// never existed, expired, or belongs to another browser. The person is told
+// the same in every case.
+var errUnknown = errors.New("register: no such registration in this browser")
+
+// pendingReg is one registration in progress, its secret opened.
+type pendingReg struct {
+	ID          uuid.UUID
+	Stage       string
+	Kind        string
+	DisplayName string
+	BaseURL     string
+	Settings    json.RawMessage
+	IdentityKey string
+	ClientID    string
+	Secret      secrets.Secret
+	SiteID      uuid.UUID
+	ERPUser     string
+	ExpiresAt   time.Time
+}
+
+// store keeps registrations in pending_registrations.
+type store struct {
+	pool *pgxpool.Pool
+	keys *secrets.Keyring
+}
+
+func browserHash(browser string) []byte {
+	h := sha256.Sum256([]byte(browser))
+	return h[:]
+}
+
+func secretAD(id uuid.UUID) []byte {
+	return secrets.AdditionalData("pending_registration", id.String(), "client_secret")
+}
+
+// sweep removes registrations that expired: they leave nothing behind.
+func (st *store) sweep(ctx context.Context) (int64, error) {
+	tag, err := st.pool.Exec(ctx, `DELETE FROM pending_registrations WHERE expires_at <= now()`)
+	if err != nil {
+		return 0, fmt.Errorf("register: sweep: %w", database.Classify(err))
+	}
+	return tag.RowsAffected(), nil
+}
+
+// create stores a new registration for browser, and sweeps expired ones.
+func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration) (uuid.UUID, error) {
+	if _, err := st.sweep(ctx); err != nil {
+		return uuid.Nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("register: new id: %w", err)
+	}
+	_, err = st.pool.Exec(ctx, `
+		INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, expires_at)
+		VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, now() + $8::interval)`,
+		id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey,
+		fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("register: create: %w", database.Classify(err))
+	}
+	return id, nil
+}
+
+// get returns the registration id if it is open (not expired) in browser.
+// Any other case is errUnknown.
+func (st *store) get(ctx context.Context, id uuid.UUID, browser string) (pendingReg, error) {
+	p, hash, err := st.load(ctx, id)
+	if err != nil {
+		return pendingReg{}, err
+	}
+	if browser == "" || subtle.ConstantTimeCompare(hash, browserHash(browser)) != 1 {
+		return pendingReg{}, errUnknown
+	}
+	return p, nil
+}
+
+// load returns the open registration id, whatever the browser; only the
+// proof's Target uses it (erpadmin has bound the sign-in to the browser).
+func (st *store) load(ctx context.Context, id uuid.UUID) (pendingReg, []byte, error) {
+	var (
+		p        pendingReg
+		hash     []byte
+		keyID    *string
+		ct       []byte
+		siteID   *uuid.UUID
+		settings []byte
+	)
+	err := st.pool.QueryRow(ctx, `
+		SELECT browser_hash, stage, kind, display_name, base_url, settings, identity_key, client_id, key_id,
+		       secret_ciphertext, site_id, erp_user, expires_at
+		FROM pending_registrations WHERE id = $1 AND expires_at > now()`, id).
+		Scan(&hash, &p.Stage, &p.Kind, &p.DisplayName, &p.BaseURL, &settings, &p.IdentityKey, &p.ClientID, &keyID,
+			&ct, &siteID, &p.ERPUser, &p.ExpiresAt)
+	if database.IsNoRows(err) {
+		return pendingReg{}, nil, errUnknown
+	}
+	if err != nil {
+		return pendingReg{}, nil, fmt.Errorf("register: load: %w", database.Classify(err))
+	}
+	p.ID, p.Settings = id, settings
+	if siteID != nil {
+		p.SiteID = *siteID
+	}
+	if keyID != nil && ct != nil {
+		pt, err := st.keys.Open(*keyID, ct, secretAD(id))
+		if err != nil {
+			return pendingReg{}, nil, fmt.Errorf("register: open client secret: %w", err)
+		}
+		p.Secret = secrets.Secret(pt)
+	}
+	return p, hash, nil
+}
+
+// setClient stores the OAuth client of an open registration that is still
+// waiting for its proof.
+func (st *store) setClient(ctx context.Context, id uuid.UUID, clientID string, secret secrets.Secret) error {
+	kid, ct, err := st.keys.Seal([]byte(secret.Reveal()), secretAD(id))
+	if err != nil {
+		return fmt.Errorf("register: seal client secret: %w", err)
+	}
+	tag, err := st.pool.Exec(ctx, `
+		UPDATE pending_registrations SET client_id = $2, key_id = $3, secret_ciphertext = $4
+		WHERE id = $1 AND stage = 'client' AND expires_at > now()`, id, clientID, kid, ct)
+	if err != nil {
+		return fmt.Errorf("register: set client: %w", database.Classify(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errUnknown
+	}
+	return nil
+}
+
+// markRegistered records that the registration became site siteID, proven
+// by erpUser; the candidate secret is dropped (the site's connection holds
+// it now).
+func (st *store) markRegistered(ctx context.Context, id, siteID uuid.UUID, erpUser string) error {
+	tag, err := st.pool.Exec(context.WithoutCancel(ctx), `
+		UPDATE pending_registrations SET stage = 'registered', site_id = $2, erp_user = $3, key_id = NULL, secret_ciphertext = NULL
+		WHERE id = $1 AND stage = 'client'`, id, siteID, erpUser)
+	if err != nil {
+		return fmt.Errorf("register: mark registered: %w", database.Classify(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errUnknown
+	}
+	return nil
+}
