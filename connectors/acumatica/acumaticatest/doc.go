@@ -54,11 +54,17 @@
 //
 // # Demo users (tenant "Demo")
 //
-//	admin        admin-P@ss1    role full       every form and inquiry
-//	ar.clerk     clerk-P@ss1    role no-ar      no AR forms (AR*: Customer, Invoice, Payment, …) nor AR inquiries
-//	no.canary    canary-P@ss1   role no-canary  everything but the MCPAccess inquiry
-//	api.service  service-P@ss1  role service    dedicated API user for service connections
-//	no.api       noapi-P@ss1    role no-api     no API licence: token requests fail
+//	admin           admin-P@ss1    role full       every form and inquiry; the Administrator role
+//	ar.clerk        clerk-P@ss1    role no-ar      no AR forms (AR*: Customer, Invoice, Payment, …) nor AR inquiries
+//	no.canary       canary-P@ss1   role no-canary  everything but the MCPAccess inquiry
+//	api.service     service-P@ss1  role service    dedicated API user for service connections
+//	no.api          noapi-P@ss1    role no-api     no API licence: token requests fail
+//	office.manager  office-P@ss1   role non-admin  every form and inquiry but MCPAdmin; not an Administrator
+//
+// Only admin has the Administrator role (User.Roles). The administrators'
+// inquiry MCPAdmin (over PX.SM.UsersInRoles: Username, Rolename) lists
+// every user's roles and is readable by Administrators only; the others get
+// 403 "You have insufficient rights to access the object (GI000007).".
 //
 // User(role) returns a user by role. SetInquiryAccess changes one user's
 // right to an inquiry at run time (an administrator withdrawing the canary).

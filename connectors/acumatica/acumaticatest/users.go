@@ -11,7 +11,14 @@ const (
 	RoleNoCanary = "no-canary" // everything except the MCPAccess canary inquiry
 	RoleService  = "service"   // the dedicated API user of service connections: every form
 	RoleNoAPI    = "no-api"    // a user without the API licence: token requests fail
+	// RoleNonAdmin reads every form and inquiry like RoleFull but lacks
+	// the Administrator role: the non-administrator of registration tests.
+	RoleNonAdmin = "non-admin"
 )
+
+// AdministratorRole is Acumatica's built-in role with full access to every
+// system object; the access restrictions of other roles do not apply to it.
+const AdministratorRole = "Administrator"
 
 // User is a demo user with deterministic credentials.
 type User struct {
@@ -21,6 +28,19 @@ type User struct {
 	FirstName string
 	LastName  string
 	Email     string
+	// Roles are the user's Acumatica roles (Users, SM201010), as rows of
+	// PX.SM.UsersInRoles.
+	Roles []string
+}
+
+// IsAdministrator reports whether the user has the Administrator role.
+func (u User) IsAdministrator() bool {
+	for _, r := range u.Roles {
+		if strings.EqualFold(r, AdministratorRole) {
+			return true
+		}
+	}
+	return false
 }
 
 // DisplayName is "First Last".
@@ -28,11 +48,18 @@ func (u User) DisplayName() string { return u.FirstName + " " + u.LastName }
 
 func demoUsers() []User {
 	return []User{
-		{Username: "admin", Password: "admin-P@ss1", Role: RoleFull, FirstName: "Kimberly", LastName: "Gibbs", Email: "admin@demo-company.com"},
-		{Username: "ar.clerk", Password: "clerk-P@ss1", Role: RoleNoAR, FirstName: "Sam", LastName: "Clerk", Email: "ar.clerk@demo-company.com"},
-		{Username: "no.canary", Password: "canary-P@ss1", Role: RoleNoCanary, FirstName: "Nora", LastName: "Canary", Email: "no.canary@demo-company.com"},
-		{Username: "api.service", Password: "service-P@ss1", Role: RoleService, FirstName: "API", LastName: "Service", Email: "api.service@demo-company.com"},
-		{Username: "no.api", Password: "noapi-P@ss1", Role: RoleNoAPI, FirstName: "Ned", LastName: "Nolicense", Email: "no.api@demo-company.com"},
+		{Username: "admin", Password: "admin-P@ss1", Role: RoleFull, FirstName: "Kimberly", LastName: "Gibbs", Email: "admin@demo-company.com",
+			Roles: []string{AdministratorRole}},
+		{Username: "ar.clerk", Password: "clerk-P@ss1", Role: RoleNoAR, FirstName: "Sam", LastName: "Clerk", Email: "ar.clerk@demo-company.com",
+			Roles: []string{"Sales Clerk", "MCP Access"}},
+		{Username: "no.canary", Password: "canary-P@ss1", Role: RoleNoCanary, FirstName: "Nora", LastName: "Canary", Email: "no.canary@demo-company.com",
+			Roles: []string{"Accountant"}},
+		{Username: "api.service", Password: "service-P@ss1", Role: RoleService, FirstName: "API", LastName: "Service", Email: "api.service@demo-company.com",
+			Roles: []string{"API Integration"}},
+		{Username: "no.api", Password: "noapi-P@ss1", Role: RoleNoAPI, FirstName: "Ned", LastName: "Nolicense", Email: "no.api@demo-company.com",
+			Roles: []string{"Employee"}},
+		{Username: "office.manager", Password: "office-P@ss1", Role: RoleNonAdmin, FirstName: "Olga", LastName: "Office", Email: "office.manager@demo-company.com",
+			Roles: []string{"Accountant", "Sales Manager", "MCP Access"}},
 	}
 }
 
@@ -46,8 +73,11 @@ func (u *User) canReadScreen(screen string) bool {
 
 // canReadInquiry reports whether the user may read an inquiry's data.
 func (u *User) canReadInquiry(q *Inquiry) bool {
-	if q.Name == CanaryInquiry {
+	switch q.Name {
+	case CanaryInquiry:
 		return u.Role != RoleNoCanary
+	case AdminInquiry:
+		return u.IsAdministrator()
 	}
 	for _, s := range q.Requires {
 		if !u.canReadScreen(s) {
