@@ -57,7 +57,10 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 		"code_verifier": {codeVerifier},
 	}
 	addSecret(form, client)
-	tok, err := postToken(ctx, site, hc, form)
+	tok, idToken, err := postToken(ctx, site, hc, form)
+	if err == nil {
+		err = checkIDTokenSecret(idToken, client)
+	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
@@ -73,7 +76,7 @@ func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client 
 		"client_id":     {client.ID},
 	}
 	addSecret(form, client)
-	tok, err := postToken(ctx, site, hc, form)
+	tok, _, err := postToken(ctx, site, hc, form)
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, err)
 	}
@@ -95,24 +98,25 @@ type tokenResponse struct {
 	ExpiresIn    json.Number     `json:"expires_in"`
 	Scope        string          `json:"scope"`
 	TokenType    string          `json:"token_type"`
+	IDToken      string          `json:"id_token"`
 	Error        string          `json:"error"`
 	Description  json.RawMessage `json:"error_description"`
 }
 
-func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, error) {
+func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL(oauthMethodPrefix+"get_token", nil), strings.NewReader(form.Encode()))
 	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("build request: %w", err)
+		return connector.UpstreamToken{}, "", fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return connector.UpstreamToken{}, err
+		return connector.UpstreamToken{}, "", err
 	}
 	body, err := outbound.ReadBody(resp)
 	if err != nil {
-		return connector.UpstreamToken{}, err
+		return connector.UpstreamToken{}, "", err
 	}
 	var tr tokenResponse
 	_ = json.Unmarshal(body, &tr)
@@ -121,11 +125,11 @@ func postToken(ctx context.Context, site connector.Site, hc *http.Client, form u
 	case resp.StatusCode == http.StatusBadRequest && (tr.Error == "invalid_grant" || tr.Error == "invalid_client" || tr.Error == "unauthorized_client"):
 		// The code or refresh token is unknown, used, revoked or was issued
 		// to another client: it will never work again.
-		return connector.UpstreamToken{}, fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
+		return connector.UpstreamToken{}, "", fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
 	case resp.StatusCode == http.StatusOK:
-		return connector.UpstreamToken{}, invalidResponse("the ERP's token endpoint answered without an access token")
+		return connector.UpstreamToken{}, "", invalidResponse("the ERP's token endpoint answered without an access token")
 	default:
-		return connector.UpstreamToken{}, upstreamError(resp.StatusCode, resp.Header, body)
+		return connector.UpstreamToken{}, "", upstreamError(resp.StatusCode, resp.Header, body)
 	}
 	tok := connector.UpstreamToken{
 		AccessToken:  secrets.Secret(tr.AccessToken),
@@ -135,7 +139,7 @@ func postToken(ctx context.Context, site connector.Site, hc *http.Client, form u
 	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
 		tok.ExpiresIn = time.Duration(n) * time.Second
 	}
-	return tok, nil
+	return tok, tr.IDToken, nil
 }
 
 // profile is openid_profile's top-level JSON.
