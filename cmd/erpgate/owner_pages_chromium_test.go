@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -120,6 +121,9 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 		waitForNewTitle(t, ctx, "Manage Acme Holdings")
 		if text := pageBody(t, ctx); !strings.Contains(text, "default_company is longer than 140 characters") {
 			t.Errorf("invalid settings: %s", text)
+		}
+		if typed := browserResult(t, ctx, "read the form", chromedp.Evaluate[string](`document.querySelector("#setting_default_company").value`)); typed != strings.Repeat("x", 141) {
+			t.Errorf("the form lost what was typed: %q", typed)
 		}
 		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acme' AND settings->>'default_company' = 'Demo Holdings NZ Ltd'`); n != 1 {
 			t.Error("refused settings changed the site")
@@ -476,4 +480,105 @@ func waitForNewTitle(t *testing.T, ctx context.Context, prefixes ...string) stri
 func pageSummary(ctx context.Context) string {
 	s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 600) : ""`))
 	return s
+}
+
+// The owner's page against the Acumatica simulator, where its settings
+// differ: a non-administrator is refused; the administrator changes the
+// endpoint version; an invalid version and a move to a tenant they have
+// not proven are refused with nothing changed.
+func TestChromiumOwnerPageAcumatica(t *testing.T) {
+	needChromium(t)
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	acumaticaOAuthSite(t, gw, "acu", sim)
+	admin := sim.User(acumaticatest.RoleFull)
+	nonAdmin := sim.User(acumaticatest.RoleNonAdmin)
+	// Acumatica's user id is the OIDC subject, login@tenant.
+	adminID := admin.Username + "@" + sim.Tenant()
+	ctx := newChromium(t)
+	manageURL := gw.URL + "/sites/acu/manage"
+
+	t.Run("a non-administrator is refused", func(t *testing.T) {
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage site acu")
+		if text := pageBody(t, ctx); !strings.Contains(text, "administrators of the site's Acumatica ERP") {
+			t.Errorf("sign-in page: %s", text)
+		}
+		navigate(t, ctx, "start the sign-in", chromedp.Click(chromedp.CSS(`form[action$="/manage/sign-in"] button`)))
+		finishAcumaticaSignIn(t, ctx, nonAdmin, "Only the ERP's administrators")
+		if text := pageBody(t, ctx); !strings.Contains(text, "as "+nonAdmin.Username+"@"+sim.Tenant()+", who is not one of its administrators") {
+			t.Errorf("refusal: %s", text)
+		}
+		saveScreenshot(t, ctx, "owner-acumatica-refused.png")
+		clearCookies(t, ctx)
+	})
+
+	t.Run("an administrator changes the endpoint version", func(t *testing.T) {
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage site acu")
+		navigate(t, ctx, "start the sign-in", chromedp.Click(chromedp.CSS(`form[action$="/manage/sign-in"] button`)))
+		finishAcumaticaSignIn(t, ctx, admin, "Manage Acumatica acu")
+		tenant := browserResult(t, ctx, "read the tenant", chromedp.Evaluate[string](`document.querySelector("#setting_tenant").value`))
+		if tenant != sim.Tenant() {
+			t.Errorf("tenant field %q, want %q", tenant, sim.Tenant())
+		}
+		saveScreenshot(t, ctx, "owner-acumatica-page.png")
+		navigate(t, ctx, "change the endpoint version",
+			chromedp.SetValue(chromedp.CSS("#setting_endpoint_version"), "25.200.001"),
+			chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
+		waitForNewTitle(t, ctx, "Manage Acumatica acu")
+		if text := pageBody(t, ctx); !strings.Contains(text, "The site's settings are saved.") {
+			t.Errorf("after saving: %s", text)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acu' AND settings->>'endpoint_version' = '25.200.001' AND settings->>'tenant' = $1`, sim.Tenant()); n != 1 {
+			t.Error("the endpoint version was not saved")
+		}
+		assertOwnerEvent(t, gw, "acu", "update_site", "success", adminID)
+
+		navigate(t, ctx, "give an invalid version",
+			chromedp.SetValue(chromedp.CSS("#setting_endpoint_version"), "latest"),
+			chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
+		waitForNewTitle(t, ctx, "Manage Acumatica acu")
+		if text := pageBody(t, ctx); !strings.Contains(text, `endpoint_version "latest" is not a version such as 24.200.001`) {
+			t.Errorf("invalid version: %s", text)
+		}
+		saveScreenshot(t, ctx, "owner-acumatica-settings-refused.png")
+	})
+
+	t.Run("a move to another tenant is proven first", func(t *testing.T) {
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Acumatica acu")
+		navigate(t, ctx, "change the tenant",
+			chromedp.SetValue(chromedp.CSS("#setting_tenant"), "OtherCompany"),
+			chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
+		finishAcumaticaSignIn(t, ctx, admin, "The change was not saved", "Your ERP did not accept the change")
+		saveScreenshot(t, ctx, "owner-acumatica-tenant-refused.png")
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acu' AND settings->>'tenant' = $1`, sim.Tenant()); n != 1 {
+			t.Error("the tenant changed without its proof")
+		}
+		assertOwnerEvent(t, gw, "acu", "update_site", "refused", adminID)
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM owner_changes`); n != 0 {
+			t.Errorf("%d pending changes left", n)
+		}
+	})
+}
+
+// finishAcumaticaSignIn signs user in at the Acumatica simulator's sign-in
+// page and allows its consent page, when they show, until a page titled
+// one of want is open.
+func finishAcumaticaSignIn(t *testing.T, ctx context.Context, user acumaticatest.User, want ...string) {
+	t.Helper()
+	title := waitForNewTitle(t, ctx, append([]string{"Acumatica ERP - Sign In", "Acumatica ERP - Consent"}, want...)...)
+	if title == "Acumatica ERP - Sign In" {
+		navigate(t, ctx, "fill in the Acumatica login",
+			chromedp.SendKeys(chromedp.CSS(`input[name="`+acumaticatest.FormUsername+`"]`), user.Username),
+			chromedp.SendKeys(chromedp.CSS(`input[name="`+acumaticatest.FormPassword+`"]`), user.Password),
+			chromedp.Click(chromedp.CSS(`form#login button[type="submit"]`)))
+		title = waitForNewTitle(t, ctx, append([]string{"Acumatica ERP - Consent"}, want...)...)
+	}
+	if title == "Acumatica ERP - Consent" {
+		navigate(t, ctx, "allow on Acumatica's consent page", chromedp.Click(chromedp.CSS(`form#consent button[value="yes"]`)))
+		waitForNewTitle(t, ctx, want...)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -76,6 +77,9 @@ type eventView struct{ When, Who, What, Outcome string }
 // pageData is what manage.html and signin.html show.
 type pageData struct {
 	Slug, DisplayName, Kind, BaseURL, MCPURL, Status string
+	// FormName is the display name in the settings form: the site's, or
+	// what the owner typed when the change was refused.
+	FormName string
 	Active                                           bool
 	User                                             string
 	CSRF                                             string
@@ -128,6 +132,15 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, o owner, stat
 	data.Notice = notice
 	if problem != nil {
 		data.Problem, data.ProblemIn = h.problemText(problem), section
+		if section == "settings" {
+			// Bad input loses nothing: the form shows what was typed.
+			data.FormName = r.PostFormValue("display_name")
+			for i := range data.Settings {
+				if v, ok := r.PostForm[data.Settings[i].Name]; ok && len(v) == 1 {
+					data.Settings[i].Value = v[0]
+				}
+			}
+		}
 	}
 	h.render(w, status, h.manage, data, o.site)
 }
@@ -138,7 +151,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	d := pageData{
 		Slug: site.Slug, DisplayName: site.DisplayName, Kind: kindName(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.deps.Kit.URL("/sites/" + site.Slug + "/mcp"), Status: string(site.Status),
-		Active: site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf,
+		Active: site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
 	}
 	var current map[string]any
 	_ = json.Unmarshal(site.Settings, &current)
@@ -202,7 +215,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		return d, err
 	}
 	for _, e := range events {
-		d.Events = append(d.Events, eventView{When: when(e.OccurredAt), Who: who(e), What: actionWords(e.Action), Outcome: outcomeWords(e)})
+		d.Events = append(d.Events, eventView{When: e.OccurredAt.UTC().Format("2006-01-02 15:04"), Who: who(e), What: actionWords(e.Action), Outcome: outcomeWords(e)})
 	}
 	return d, nil
 }
@@ -245,7 +258,12 @@ func outcomeWords(e sites.Event) string {
 	case siteadmin.OutcomeSuccess:
 		return "done"
 	case siteadmin.OutcomeRefused:
-		return "refused: " + e.Reason
+		// A reason is "<kind>: <message>"; people read the message.
+		reason := e.Reason
+		if kind, msg, ok := strings.Cut(reason, ": "); ok && !strings.Contains(kind, " ") {
+			reason = msg
+		}
+		return "refused: " + reason
 	}
 	return "failed"
 }

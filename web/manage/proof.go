@@ -200,7 +200,19 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 		})
 	case !p.Check.Admin:
 		h.deps.Admin.RefuseOwnerChange(ctx, actor, site, changeID, notAdminRefusal(p))
-		h.notAdmin(w, site, p, "The change was not saved.")
+		msg := fmt.Sprintf("erpgate signed you in at your ERP as %s with the change, to check it before saving it, and the ERP did not confirm that you administer it", p.User.ID)
+		if p.Check.Evidence != "" {
+			msg += " (the ERP says: " + p.Check.Evidence + ")"
+		}
+		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+			Title:   "The change was not saved",
+			Message: msg + ". Nothing was changed.",
+			Causes: []string{
+				"The new tenant is not the login name of a tenant you administer.",
+				"You signed in with an account that is not an administrator.",
+			},
+			Next: "Open the owner page (" + h.manageURL(site.Slug, "") + "), check the value and try again.",
+		})
 	default:
 		change, gerr := h.deps.Store.GetOwnerChange(ctx, site.ID, changeID)
 		if _, aerr := h.deps.Admin.ApplyOwnerChange(ctx, actor, site, changeID); aerr != nil || gerr != nil {
