@@ -80,10 +80,10 @@ type pageData struct {
 	// FormName is the display name in the settings form: the site's, or
 	// what the owner typed when the change was refused.
 	FormName string
-	Active                                           bool
-	User                                             string
-	CSRF                                             string
-	Notice                                           string
+	Active   bool
+	User     string
+	CSRF     string
+	Notice   string
 	// Problem is a refused action's message, shown in section ProblemIn.
 	Problem, ProblemIn string
 	Settings           []fieldView
