@@ -1,0 +1,164 @@
+package manage
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/connectors/frappe"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// pages is the owner's page on a fresh database with two Frappe sites,
+// acme and beta, and a clock the test moves.
+type pages struct {
+	h          *Handler
+	srv        *httptest.Server
+	now        time.Time
+	acme, beta sites.Site
+}
+
+func newPages(t *testing.T) *pages {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := connector.NewRegistry()
+	reg.MustRegister(frappe.New())
+	store := sites.NewStore(pool, keys)
+	hc := func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }
+	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc})
+	p := &pages{now: time.Unix(1_800_000_000, 0)}
+	e := echo.New()
+	p.srv = httptest.NewServer(e)
+	t.Cleanup(p.srv.Close)
+	kit, err := pagekit.New(p.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proofs := erpadmin.New(erpadmin.Deps{Pool: pool, Keyring: keys, Registry: reg, HTTPClient: hc, PublicBaseURL: p.srv.URL})
+	p.h = New(Deps{Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
+		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }})
+	p.h.Register(e)
+	for i, slug := range []string{"acme", "beta"} {
+		site, err := admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: slug, Kind: "frappe", DisplayName: "Site " + slug,
+			BaseURL: "http://127.0.0.1:" + []string{"8001", "8002"}[i], Settings: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			p.acme = site
+		} else {
+			p.beta = site
+		}
+	}
+	return p
+}
+
+// session is the cookie an owner's sign-in sets for user on site.
+func (p *pages) session(site sites.Site, user string) *http.Cookie {
+	rec := httptest.NewRecorder()
+	p.h.startSession(rec, site, user)
+	return rec.Result().Cookies()[0]
+}
+
+func (p *pages) get(t *testing.T, path string, cookies ...*http.Cookie) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, p.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+const (
+	signInPage = "<title>Manage site "
+	ownerPage  = "Signed in as <strong>"
+)
+
+// A session is its site's for 30 minutes; another site's, an expired one,
+// one signed for another purpose or with another key shows the sign-in
+// page.
+func TestOwnerSessionIsOneSitesAndShort(t *testing.T) {
+	p := newPages(t)
+	acme := p.session(p.acme, "it.admin@demo.example")
+	if c := acme; !c.HttpOnly || c.MaxAge != int(SessionLifetime.Seconds()) || c.SameSite != http.SameSiteLaxMode {
+		t.Errorf("session cookie %+v", c)
+	}
+	if _, body := p.get(t, "/sites/acme/manage", acme); !strings.Contains(body, ownerPage+"it.admin@demo.example") {
+		t.Fatalf("acme's session on acme: %s", body)
+	}
+	if _, body := p.get(t, "/sites/beta/manage", acme); !strings.Contains(body, signInPage+"beta") || strings.Contains(body, ownerPage) {
+		t.Errorf("acme's session on beta: %s", body)
+	}
+	p.now = p.now.Add(SessionLifetime)
+	if _, body := p.get(t, "/sites/acme/manage", acme); !strings.Contains(body, signInPage+"acme") {
+		t.Errorf("an expired session: %s", body)
+	}
+	p.now = p.now.Add(-SessionLifetime)
+	for name, value := range map[string]string{
+		"another purpose": p.h.deps.Signer.Sign("operator", p.acme.ID.String()+"|it.admin@demo.example", p.now.Add(time.Minute)),
+		"another key":     pagekit.NewSigner([]byte(strings.Repeat("k", 32))).Sign(sessionPurpose, p.acme.ID.String()+"|it.admin@demo.example", p.now.Add(time.Minute)),
+		"no user":         p.h.deps.Signer.Sign(sessionPurpose, p.acme.ID.String()+"|", p.now.Add(time.Minute)),
+		"a site id only":  p.h.deps.Signer.Sign(sessionPurpose, p.acme.ID.String(), p.now.Add(time.Minute)),
+	} {
+		if _, body := p.get(t, "/sites/acme/manage", &http.Cookie{Name: acme.Name, Value: value}); !strings.Contains(body, signInPage+"acme") {
+			t.Errorf("%s: %s", name, body)
+		}
+	}
+}
+
+// The page of a slug that is no site says the same whether the slug is
+// malformed or merely unknown, and names nothing.
+func TestUnknownSiteGivesOnePlainPage(t *testing.T) {
+	p := newPages(t)
+	s1, b1 := p.get(t, "/sites/nosuch/manage")
+	s2, b2 := p.get(t, "/sites/No_Such!/manage")
+	if s1 != http.StatusNotFound || s2 != http.StatusNotFound || b1 != b2 || !strings.Contains(b1, "No site to manage here") {
+		t.Errorf("HTTP %d and %d:\n%s\n%s", s1, s2, b1, b2)
+	}
+	for _, private := range []string{"Site acme", "8001", "Site beta"} {
+		if strings.Contains(b1, private) {
+			t.Errorf("the page names %q", private)
+		}
+	}
+	if _, body := p.get(t, "/sites/acme/manage"); strings.Contains(body, "Site acme") || strings.Contains(body, "8001") {
+		t.Errorf("the sign-in page names the site's display name or address: %s", body)
+	}
+}
