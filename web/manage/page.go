@@ -186,12 +186,12 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		return d, err
 	}
 	for _, t := range tokens {
-		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: when(t.CreatedAt), LastUsed: "never", Active: !t.Revoked}
+		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: stamp(t.CreatedAt), LastUsed: "never", Active: !t.Revoked}
 		if t.LastUsedAt != nil {
-			v.LastUsed = when(*t.LastUsedAt)
+			v.LastUsed = stamp(*t.LastUsedAt)
 		}
 		if t.RevokedAt != nil {
-			v.Revoked = when(*t.RevokedAt)
+			v.Revoked = stamp(*t.RevokedAt)
 		}
 		d.Tokens = append(d.Tokens, v)
 	}
@@ -200,13 +200,13 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		return d, err
 	}
 	for _, p := range people {
-		v := personView{ERPUser: p.ERPUser, DisplayName: p.DisplayName, First: when(p.FirstUsedAt), Last: when(p.LastUsedAt)}
+		v := personView{ERPUser: p.ERPUser, DisplayName: p.DisplayName, First: stamp(p.FirstUsedAt), Last: stamp(p.LastUsedAt)}
 		for _, c := range p.Clients {
 			name := c.ClientName
 			if name == "" {
 				name = c.ClientID
 			}
-			v.Clients = append(v.Clients, clientView{Name: name, First: when(c.FirstUsedAt), Last: when(c.LastUsedAt)})
+			v.Clients = append(v.Clients, clientView{Name: name, First: stamp(c.FirstUsedAt), Last: stamp(c.LastUsedAt)})
 		}
 		d.People = append(d.People, v)
 	}
@@ -215,12 +215,16 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		return d, err
 	}
 	for _, e := range events {
-		d.Events = append(d.Events, eventView{When: e.OccurredAt.UTC().Format("2006-01-02 15:04"), Who: who(e), What: actionWords(e.Action), Outcome: outcomeWords(e)})
+		d.Events = append(d.Events, eventView{When: stamp(e.OccurredAt), Who: who(e), What: actionWords(e.Action), Outcome: outcomeWords(e)})
 	}
 	return d, nil
 }
 
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+// when is a time in a sentence; stamp is one in a table whose heading
+// says UTC.
+func when(t time.Time) string { return stamp(t) + " UTC" }
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
 func who(e sites.Event) string {
 	switch siteadmin.ActorKind(e.ActorKind) {
