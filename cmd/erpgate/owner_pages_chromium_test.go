@@ -542,6 +542,29 @@ func TestChromiumOwnerPageAcumatica(t *testing.T) {
 		saveScreenshot(t, ctx, "owner-acumatica-settings-refused.png")
 	})
 
+	t.Run("a wrong new client secret is refused by the ERP", func(t *testing.T) {
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Acumatica acu")
+		navigate(t, ctx, "paste a wrong new secret",
+			chromedp.SendKeys(chromedp.CSS("#client_secret"), "not-the-new-secret"),
+			chromedp.Click(chromedp.CSS(`form[action$="/manage/oauth-secret"] button`)))
+		finishAcumaticaSignIn(t, ctx, admin, "Your ERP did not accept the change")
+		saveScreenshot(t, ctx, "owner-acumatica-secret-refused.png")
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = 'acu' AND action = 'rotate_oauth_secret' AND outcome = 'refused'`); n != 1 {
+			t.Errorf("%d refused rotations", n)
+		}
+		// The stored secret still signs the owner in, after signing out.
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Acumatica acu")
+		navigate(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form[action$="/manage/sign-out"] button`)))
+		waitForNewTitle(t, ctx, "Manage site acu")
+		if text := pageBody(t, ctx); !strings.Contains(text, "You are signed out") {
+			t.Errorf("after signing out: %s", text)
+		}
+		navigate(t, ctx, "sign in again", chromedp.Click(chromedp.CSS(`form[action$="/manage/sign-in"] button`)))
+		finishAcumaticaSignIn(t, ctx, admin, "Manage Acumatica acu")
+	})
+
 	t.Run("a move to another tenant is proven first", func(t *testing.T) {
 		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
 		waitForNewTitle(t, ctx, "Manage Acumatica acu")
