@@ -55,29 +55,26 @@ func loadRegistrationClients(path string) (*registrationClients, error) {
 func (rc *registrationClients) addFrappe(c frappetest.OAuthClient) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	for i := range rc.Frappe {
-		if rc.Frappe[i].ID == c.ID {
-			rc.Frappe[i] = c
-			rc.saveLocked()
-			return
-		}
-	}
-	rc.Frappe = append(rc.Frappe, c)
+	rc.Frappe = upsert(rc.Frappe, c, func(a, b frappetest.OAuthClient) bool { return a.ID == b.ID })
 	rc.saveLocked()
 }
 
 func (rc *registrationClients) addAcumatica(c acumaticatest.Client) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	for i := range rc.Acumatica {
-		if rc.Acumatica[i].ID == c.ID {
-			rc.Acumatica[i] = c
-			rc.saveLocked()
-			return
+	rc.Acumatica = upsert(rc.Acumatica, c, func(a, b acumaticatest.Client) bool { return a.ID == b.ID })
+	rc.saveLocked()
+}
+
+// upsert replaces the element of list that same says is c, or appends c.
+func upsert[T any](list []T, c T, same func(a, b T) bool) []T {
+	for i := range list {
+		if same(list[i], c) {
+			list[i] = c
+			return list
 		}
 	}
-	rc.Acumatica = append(rc.Acumatica, c)
-	rc.saveLocked()
+	return append(list, c)
 }
 
 // saveLocked writes the file; a failure loses only the convenience of
