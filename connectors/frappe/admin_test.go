@@ -2,8 +2,10 @@ package frappe
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
@@ -197,4 +199,41 @@ func TestExchangeCodeRefusesWrongClientSecret(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckIDTokenSignature: whatever the ERP sends as id_token, the check
+// never panics, and accepts an HS256 token only when its signature is the
+// held secret's.
+func FuzzCheckIDTokenSignature(f *testing.F) {
+	sign := func(header, payload, secret string) string {
+		h := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(h))
+		return h + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	}
+	f.Add(sign(`{"typ":"jwt","alg":"HS256"}`, `{"aud":"c"}`, "s3cret"), "s3cret")
+	f.Add(sign(`{"typ":"jwt","alg":"HS256"}`, `{"aud":"c"}`, "other"), "s3cret")
+	f.Add(sign(`{"alg":"RS256"}`, `{}`, "x"), "s3cret")
+	f.Add("a.b", "s3cret")
+	f.Add("..", "s3cret")
+	f.Fuzz(func(t *testing.T, idToken, secret string) {
+		err := checkIDTokenSignature(idToken, connector.OAuthClient{ID: "c", Secret: secrets.Secret(secret)})
+		parts := strings.Split(idToken, ".")
+		if err != nil || secret == "" || idToken == "" || len(parts) != 3 {
+			return
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(parts[0])
+		var header struct {
+			Alg string `json:"alg"`
+		}
+		if json.Unmarshal(raw, &header) != nil || header.Alg != "HS256" {
+			return
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(parts[0] + "." + parts[1]))
+		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+		if !hmac.Equal(sig, mac.Sum(nil)) {
+			t.Fatalf("accepted an HS256 id_token not signed with the secret: %q", idToken)
+		}
+	})
 }
