@@ -2,6 +2,9 @@ package frappe
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -59,12 +62,49 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 	addSecret(form, client)
 	tok, idToken, err := postToken(ctx, site, hc, form)
 	if err == nil {
-		err = checkIDTokenSecret(idToken, client)
+		err = checkIDTokenSignature(idToken, client)
 	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
 	return tok, nil
+}
+
+// checkIDTokenSignature is the one check of the client secret Frappe v15
+// allows: get_token never compares client_secret, but with the openid scope
+// it signs the id_token it returns (HS256) with the client's secret
+// (frappe/oauth.py, finalize_id_token). A signature that the secret erpgate
+// holds does not verify means that secret is wrong: it is refused like
+// invalid_client. No id_token, no secret held or another algorithm: nothing
+// to check.
+func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
+	if idToken == "" || !client.Secret.IsSet() {
+		return nil
+	}
+	parts := strings.Split(idToken, ".")
+	if len(parts) != 3 {
+		return invalidResponse("the ERP's id_token is not a JWT")
+	}
+	rawHeader, err := base64.RawURLEncoding.DecodeString(parts[0])
+	var header struct {
+		Alg string `json:"alg"`
+	}
+	if err != nil || json.Unmarshal(rawHeader, &header) != nil {
+		return invalidResponse("the ERP's id_token has an unreadable header")
+	}
+	if header.Alg != "HS256" {
+		return nil
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return invalidResponse("the ERP's id_token has an unreadable signature")
+	}
+	mac := hmac.New(sha256.New, []byte(client.Secret.Reveal()))
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	if !hmac.Equal(sig, mac.Sum(nil)) {
+		return fmt.Errorf("%w (invalid_client: the id_token is not signed with this client secret, so the secret is wrong)", connector.ErrRefreshTokenDead)
+	}
+	return nil
 }
 
 // RefreshToken uses the refresh_token grant; Frappe issues a new refresh
@@ -103,6 +143,8 @@ type tokenResponse struct {
 	Description  json.RawMessage `json:"error_description"`
 }
 
+// postToken calls get_token and returns the token and, when Frappe sent
+// one, the id_token.
 func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL(oauthMethodPrefix+"get_token", nil), strings.NewReader(form.Encode()))
 	if err != nil {

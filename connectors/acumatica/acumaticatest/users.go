@@ -1,6 +1,8 @@
 package acumaticatest
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -91,9 +93,9 @@ func (u *User) canReadInquiry(q *Inquiry) bool {
 func (u *User) hasAPILicence() bool { return u.Role != RoleNoAPI }
 
 func (s *Simulator) userByName(name string) *User {
-	for i := range s.users {
-		if strings.EqualFold(s.users[i].Username, name) {
-			return &s.users[i]
+	for _, u := range s.userList() {
+		if strings.EqualFold(u.Username, name) {
+			return u
 		}
 	}
 	return nil
@@ -110,16 +112,20 @@ func (s *Simulator) checkPassword(name, password string) *User {
 
 // Users returns the demo users and their credentials.
 func (s *Simulator) Users() []User {
-	out := make([]User, len(s.users))
-	copy(out, s.users)
+	users := s.userList()
+	out := make([]User, len(users))
+	for i, u := range users {
+		out[i] = *u
+		out[i].Roles = slices.Clone(u.Roles)
+	}
 	return out
 }
 
 // User returns the first demo user with the given role, or the zero User.
 func (s *Simulator) User(role string) User {
-	for _, u := range s.users {
+	for _, u := range s.userList() {
 		if u.Role == role {
-			return u
+			return *u
 		}
 	}
 	return User{}
@@ -160,4 +166,42 @@ func (s *Simulator) canReadInquiry(u *User, q *Inquiry) bool {
 		return allowed
 	}
 	return u.canReadInquiry(q)
+}
+
+// userList is the current users; the slice is replaced, never changed in
+// place (AddUser), and each *User is the user's identity for the life of
+// the simulator.
+func (s *Simulator) userList() []*User {
+	s.usersMu.RLock()
+	defer s.usersMu.RUnlock()
+	return s.users
+}
+
+func userPointers(users []User) []*User {
+	out := make([]*User, len(users))
+	for i := range users {
+		u := users[i]
+		out[i] = &u
+	}
+	return out
+}
+
+// AddUser adds a user, as an administrator creating one on Users
+// (SM201010) with a password, roles (Administrator included) and the API
+// licence would. Role is the persona that decides form and inquiry rights
+// (RoleFull when empty). A user with the same name is an error.
+func (s *Simulator) AddUser(u User) error {
+	if u.Role == "" {
+		u.Role = RoleFull
+	}
+	u.Roles = slices.Clone(u.Roles)
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	for _, old := range s.users {
+		if strings.EqualFold(old.Username, u.Username) {
+			return fmt.Errorf("acumaticatest: a user named %s exists", u.Username)
+		}
+	}
+	s.users = append(slices.Clip(s.users), &u)
+	return nil
 }
