@@ -12,10 +12,14 @@ import (
 
 // inquiryDenied reports whether the simulator denies kind an inquiry's
 // data: the no-AR role lacks inquiries over AR forms, the no-canary role
-// the canary.
+// the canary, and everyone but the administrator the administrators'
+// inquiry.
 func inquiryDenied(kind userKind, q *acumaticatest.Inquiry) bool {
-	if q.Name == acumaticatest.CanaryInquiry {
+	switch q.Name {
+	case acumaticatest.CanaryInquiry:
 		return kind == kindNoCanary
+	case acumaticatest.AdminInquiry:
+		return kind != kindFull
 	}
 	if kind != kindNoAR {
 		return false

@@ -35,6 +35,10 @@ type Settings struct {
 	// CanaryGI is the generic inquiry of the access gate (default
 	// MCPAccess).
 	CanaryGI string `json:"canary_gi"`
+	// AdminGI is the administrators' inquiry that proves a person
+	// administers the instance, for registration and the site owner's
+	// page (default MCPAdmin; see admin.go).
+	AdminGI string `json:"admin_gi,omitempty"`
 	// MaxRecords, when set, caps the rows one query returns on this site,
 	// below the deployment's cap.
 	MaxRecords int `json:"max_records,omitempty"`
@@ -70,13 +74,14 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 		dec := json.NewDecoder(bytes.NewReader(t))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&s); err != nil {
-			return Settings{}, invalidSettings("%s (known settings: endpoint_name, endpoint_version, tenant, canary_gi, max_records)", err.Error())
+			return Settings{}, invalidSettings("%s (known settings: endpoint_name, endpoint_version, tenant, canary_gi, admin_gi, max_records)", err.Error())
 		}
 	}
 	s.EndpointName = strings.TrimSpace(s.EndpointName)
 	s.EndpointVersion = strings.TrimSpace(s.EndpointVersion)
 	s.Tenant = strings.TrimSpace(s.Tenant)
 	s.CanaryGI = strings.TrimSpace(s.CanaryGI)
+	s.AdminGI = strings.TrimSpace(s.AdminGI)
 	if s.EndpointName == "" {
 		s.EndpointName = DefaultEndpointName
 	}
@@ -97,6 +102,8 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
 	case !inquiryName.MatchString(s.CanaryGI):
 		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)
+	case s.AdminGI != "" && !inquiryName.MatchString(s.AdminGI):
+		return Settings{}, invalidSettings("admin_gi %q is not a generic inquiry name", s.AdminGI)
 	case s.MaxRecords < 0 || s.MaxRecords > maxRecordsCeiling:
 		return Settings{}, invalidSettings("max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)
 	}
@@ -117,6 +124,9 @@ func siteSettings(site connector.Site) Settings {
 	var loose Settings
 	_ = json.Unmarshal(site.Settings, &loose)
 	s = Settings{EndpointName: DefaultEndpointName, EndpointVersion: DefaultEndpointVersion, CanaryGI: DefaultCanaryInquiry, Tenant: strings.TrimSpace(loose.Tenant)}
+	if loose.AdminGI = strings.TrimSpace(loose.AdminGI); inquiryName.MatchString(loose.AdminGI) {
+		s.AdminGI = loose.AdminGI
+	}
 	return s
 }
 

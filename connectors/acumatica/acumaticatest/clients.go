@@ -17,7 +17,10 @@ const (
 
 // Client is a Connected Application. ID has the form "<GUID>@<Tenant>".
 type Client struct {
-	ID           string
+	ID string
+	// Name is the Client Name shown on SM303010 and the consent page.
+	Name string
+	// Secret is the shared secret's value, shown once when it is added.
 	Secret       string
 	RedirectURIs []string
 	Flow         string
@@ -66,13 +69,29 @@ func (s *Simulator) RegisterServiceClient() Client {
 	return s.register(Client{Flow: FlowPassword})
 }
 
+// AddClient registers a Connected Application as an administrator does on
+// SM303010: the client ID (GUID@Tenant) is generated when c.ID is empty,
+// and the shared secret's value when c.Secret is empty. Flow defaults to
+// the authorization code flow.
+func (s *Simulator) AddClient(c Client) Client {
+	if c.Flow == "" {
+		c.Flow = FlowAuthorizationCode
+	}
+	c.RedirectURIs = slices.Clone(c.RedirectURIs)
+	return s.register(c)
+}
+
 func (s *Simulator) register(c Client) Client {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	c.ID = strings.ToUpper(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])) + "@" + s.tenant
-	var sec [18]byte
-	_, _ = rand.Read(sec[:])
-	c.Secret = base64.RawURLEncoding.EncodeToString(sec[:])
+	if c.ID == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		c.ID = strings.ToUpper(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])) + "@" + s.tenant
+	}
+	if c.Secret == "" {
+		var sec [18]byte
+		_, _ = rand.Read(sec[:])
+		c.Secret = base64.RawURLEncoding.EncodeToString(sec[:])
+	}
 	s.mu.Lock()
 	s.clients = append(s.clients, c)
 	s.mu.Unlock()

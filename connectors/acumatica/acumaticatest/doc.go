@@ -54,11 +54,17 @@
 //
 // # Demo users (tenant "Demo")
 //
-//	admin        admin-P@ss1    role full       every form and inquiry
-//	ar.clerk     clerk-P@ss1    role no-ar      no AR forms (AR*: Customer, Invoice, Payment, …) nor AR inquiries
-//	no.canary    canary-P@ss1   role no-canary  everything but the MCPAccess inquiry
-//	api.service  service-P@ss1  role service    dedicated API user for service connections
-//	no.api       noapi-P@ss1    role no-api     no API licence: token requests fail
+//	admin           admin-P@ss1    role full       every form and inquiry; the Administrator role
+//	ar.clerk        clerk-P@ss1    role no-ar      no AR forms (AR*: Customer, Invoice, Payment, …) nor AR inquiries
+//	no.canary       canary-P@ss1   role no-canary  everything but the MCPAccess inquiry
+//	api.service     service-P@ss1  role service    dedicated API user for service connections
+//	no.api          noapi-P@ss1    role no-api     no API licence: token requests fail
+//	office.manager  office-P@ss1   role non-admin  every form and inquiry but MCPAdmin; not an Administrator
+//
+// Only admin has the Administrator role (User.Roles). The administrators'
+// inquiry MCPAdmin (over PX.SM.UsersInRoles: Username, Rolename) lists
+// every user's roles and is readable by Administrators only; the others get
+// 403 "You have insufficient rights to access the object (GI000007).".
 //
 // User(role) returns a user by role. SetInquiryAccess changes one user's
 // right to an inquiry at run time (an administrator withdrawing the canary).
@@ -68,7 +74,12 @@
 //	2C8A6E3D-1B4F-4E0A-9D7C-5F3B8A1E6C24@Demo  secret Xq2rT9vLmN4pW7sK1bZ3cD8e  authorization code, redirect http://localhost:8080/callback
 //	7F1E0B9A-3C2D-4B5E-8A6F-0D1C2B3A4E5F@Demo  secret Sv4uR8wY2zA6cE0gI3kM5oQ7  resource owner password (service connections)
 //
-// RegisterClient and RegisterServiceClient add more.
+// RegisterClient, RegisterServiceClient and AddClient add more, as does an
+// administrator in a browser: sign in at /Frames/Login.aspx, then
+// Connected Applications at /Main?ScreenId=SM303010 (Administrator role
+// only; others get "You have insufficient rights to access the object
+// (SM303010)."), where saving a client name, flow and redirect URI shows
+// the generated client ID and the shared secret once. AddUser adds users.
 //
 // # Data
 //

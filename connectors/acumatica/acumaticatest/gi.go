@@ -9,6 +9,12 @@ import (
 // CanaryInquiry is the entity-set name of the access-gate inquiry.
 const CanaryInquiry = "MCPAccess"
 
+// AdminInquiry is the administrators' inquiry of registration: a generic
+// inquiry over PX.SM.UsersInRoles (columns Username, Rolename), published
+// with access rights for the Administrator role only. Its rows are the
+// simulator's users' roles at the time of the request.
+const AdminInquiry = "MCPAdmin"
+
 // Inquiry is a Generic Inquiry exposed through OData v4.
 type Inquiry struct {
 	// Name is the entity-set name (the inquiry title, spaces allowed).
@@ -62,7 +68,7 @@ func (q *Inquiry) column(name string) *InquiryColumn {
 }
 
 func buildInquiries(g *gen) []*Inquiry {
-	return []*Inquiry{canaryInquiry(g), customerContactsInquiry(g), openInvoicesInquiry(g),
+	return []*Inquiry{canaryInquiry(g), adminInquiry(demoUsers()), customerContactsInquiry(g), openInvoicesInquiry(g),
 		salesOrdersInquiry(g), itemAvailabilityInquiry(g), storageDetailsInquiry(g)}
 }
 
@@ -70,6 +76,34 @@ func canaryInquiry(g *gen) *Inquiry {
 	return &Inquiry{Name: CanaryInquiry, Screen: "GI000001",
 		Columns: []InquiryColumn{{Name: "CompanyID", Type: "Edm.Int32", Key: true}, {Name: "CompanyName", Type: "Edm.String"}},
 		Rows:    []map[string]any{{"CompanyID": int64(2), "CompanyName": "Demo Company"}}}
+}
+
+// adminInquiry lists the roles of users, one row per user and role: the
+// seeded rows are the demo users'.
+func adminInquiry(users []User) *Inquiry {
+	return &Inquiry{Name: AdminInquiry, Screen: "GI000007",
+		Columns: []InquiryColumn{{Name: "Username", Type: "Edm.String", Key: true}, {Name: "Rolename", Type: "Edm.String", Key: true}},
+		Rows:    usersInRoles(users)}
+}
+
+func usersInRoles(users []User) []map[string]any {
+	var rows []map[string]any
+	for _, u := range users {
+		for _, r := range u.Roles {
+			rows = append(rows, map[string]any{"Username": u.Username, "Rolename": r})
+		}
+	}
+	return rows
+}
+
+// inquiryRows are the rows an inquiry answers with now: the seeded rows,
+// or, for the administrators' inquiry, the roles of the simulator's users
+// as they are at this request (users added with AddUser included).
+func (s *Simulator) inquiryRows(q *Inquiry) []map[string]any {
+	if q.Name != AdminInquiry {
+		return q.Rows
+	}
+	return usersInRoles(s.Users())
 }
 
 func customerContactsInquiry(g *gen) *Inquiry {

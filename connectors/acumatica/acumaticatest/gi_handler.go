@@ -186,7 +186,7 @@ func (s *Simulator) giData(w http.ResponseWriter, r *http.Request, q *Inquiry, p
 			return
 		}
 	}
-	rows := q.Rows
+	rows := s.inquiryRows(q)
 	if q.match != nil && params != nil {
 		var sel []map[string]any
 		for _, row := range rows {

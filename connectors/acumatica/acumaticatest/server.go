@@ -57,7 +57,8 @@ type Simulator struct {
 	tokenLifetime time.Duration
 	seatLimit     int
 	data          *Dataset
-	users         []User
+	usersMu       sync.RWMutex
+	users         []*User
 	tokens        *tokenStore
 	inflight      atomic.Int64
 	closed        chan struct{}
@@ -73,12 +74,15 @@ type Simulator struct {
 	// administrator editing a user's access rights at run time would:
 	// lower-case user name → inquiry name → allowed.
 	inquiryAccess map[string]map[string]bool
+	// uiSessions are the browser sessions of the administrator's pages
+	// (connected_apps.go).
+	uiSessions map[string]*User
 }
 
 // NewHandler builds a simulator to mount on any server.
 func NewHandler(opts Options) *Simulator {
 	s := &Simulator{opts: opts, now: opts.Now, tenant: opts.Tenant, prefix: strings.TrimRight(opts.PathPrefix, "/"), tokenLifetime: opts.TokenLifetime,
-		seatLimit: opts.SeatLimit, users: demoUsers(), tokens: newTokenStore(), closed: make(chan struct{}),
+		seatLimit: opts.SeatLimit, users: userPointers(demoUsers()), tokens: newTokenStore(), closed: make(chan struct{}),
 		pending: map[string]*pendingAuthorization{}, codes: map[string]*authCode{}, hits: map[string]int{}}
 	if s.now == nil {
 		s.now = func() time.Time { return DefaultNow }
@@ -249,6 +253,12 @@ func (s *Simulator) route(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/entity/auth/logout":
 		s.handleLogout(w, r)
+		return
+	case strings.ToLower(PathUILogin):
+		s.handleUILogin(w, r)
+		return
+	case strings.ToLower(PathMain):
+		s.handleMain(w, r)
 		return
 	}
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")

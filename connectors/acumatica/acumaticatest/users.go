@@ -1,6 +1,8 @@
 package acumaticatest
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -11,7 +13,14 @@ const (
 	RoleNoCanary = "no-canary" // everything except the MCPAccess canary inquiry
 	RoleService  = "service"   // the dedicated API user of service connections: every form
 	RoleNoAPI    = "no-api"    // a user without the API licence: token requests fail
+	// RoleNonAdmin reads every form and inquiry like RoleFull but lacks
+	// the Administrator role: the non-administrator of registration tests.
+	RoleNonAdmin = "non-admin"
 )
+
+// AdministratorRole is Acumatica's built-in role with full access to every
+// system object; the access restrictions of other roles do not apply to it.
+const AdministratorRole = "Administrator"
 
 // User is a demo user with deterministic credentials.
 type User struct {
@@ -21,6 +30,19 @@ type User struct {
 	FirstName string
 	LastName  string
 	Email     string
+	// Roles are the user's Acumatica roles (Users, SM201010), as rows of
+	// PX.SM.UsersInRoles.
+	Roles []string
+}
+
+// IsAdministrator reports whether the user has the Administrator role.
+func (u User) IsAdministrator() bool {
+	for _, r := range u.Roles {
+		if strings.EqualFold(r, AdministratorRole) {
+			return true
+		}
+	}
+	return false
 }
 
 // DisplayName is "First Last".
@@ -28,11 +50,18 @@ func (u User) DisplayName() string { return u.FirstName + " " + u.LastName }
 
 func demoUsers() []User {
 	return []User{
-		{Username: "admin", Password: "admin-P@ss1", Role: RoleFull, FirstName: "Kimberly", LastName: "Gibbs", Email: "admin@demo-company.com"},
-		{Username: "ar.clerk", Password: "clerk-P@ss1", Role: RoleNoAR, FirstName: "Sam", LastName: "Clerk", Email: "ar.clerk@demo-company.com"},
-		{Username: "no.canary", Password: "canary-P@ss1", Role: RoleNoCanary, FirstName: "Nora", LastName: "Canary", Email: "no.canary@demo-company.com"},
-		{Username: "api.service", Password: "service-P@ss1", Role: RoleService, FirstName: "API", LastName: "Service", Email: "api.service@demo-company.com"},
-		{Username: "no.api", Password: "noapi-P@ss1", Role: RoleNoAPI, FirstName: "Ned", LastName: "Nolicense", Email: "no.api@demo-company.com"},
+		{Username: "admin", Password: "admin-P@ss1", Role: RoleFull, FirstName: "Kimberly", LastName: "Gibbs", Email: "admin@demo-company.com",
+			Roles: []string{AdministratorRole}},
+		{Username: "ar.clerk", Password: "clerk-P@ss1", Role: RoleNoAR, FirstName: "Sam", LastName: "Clerk", Email: "ar.clerk@demo-company.com",
+			Roles: []string{"Sales Clerk", "MCP Access"}},
+		{Username: "no.canary", Password: "canary-P@ss1", Role: RoleNoCanary, FirstName: "Nora", LastName: "Canary", Email: "no.canary@demo-company.com",
+			Roles: []string{"Accountant"}},
+		{Username: "api.service", Password: "service-P@ss1", Role: RoleService, FirstName: "API", LastName: "Service", Email: "api.service@demo-company.com",
+			Roles: []string{"API Integration"}},
+		{Username: "no.api", Password: "noapi-P@ss1", Role: RoleNoAPI, FirstName: "Ned", LastName: "Nolicense", Email: "no.api@demo-company.com",
+			Roles: []string{"Employee"}},
+		{Username: "office.manager", Password: "office-P@ss1", Role: RoleNonAdmin, FirstName: "Olga", LastName: "Office", Email: "office.manager@demo-company.com",
+			Roles: []string{"Accountant", "Sales Manager", "MCP Access"}},
 	}
 }
 
@@ -46,8 +75,11 @@ func (u *User) canReadScreen(screen string) bool {
 
 // canReadInquiry reports whether the user may read an inquiry's data.
 func (u *User) canReadInquiry(q *Inquiry) bool {
-	if q.Name == CanaryInquiry {
+	switch q.Name {
+	case CanaryInquiry:
 		return u.Role != RoleNoCanary
+	case AdminInquiry:
+		return u.IsAdministrator()
 	}
 	for _, s := range q.Requires {
 		if !u.canReadScreen(s) {
@@ -61,9 +93,9 @@ func (u *User) canReadInquiry(q *Inquiry) bool {
 func (u *User) hasAPILicence() bool { return u.Role != RoleNoAPI }
 
 func (s *Simulator) userByName(name string) *User {
-	for i := range s.users {
-		if strings.EqualFold(s.users[i].Username, name) {
-			return &s.users[i]
+	for _, u := range s.userList() {
+		if strings.EqualFold(u.Username, name) {
+			return u
 		}
 	}
 	return nil
@@ -80,16 +112,20 @@ func (s *Simulator) checkPassword(name, password string) *User {
 
 // Users returns the demo users and their credentials.
 func (s *Simulator) Users() []User {
-	out := make([]User, len(s.users))
-	copy(out, s.users)
+	users := s.userList()
+	out := make([]User, len(users))
+	for i, u := range users {
+		out[i] = *u
+		out[i].Roles = slices.Clone(u.Roles)
+	}
 	return out
 }
 
 // User returns the first demo user with the given role, or the zero User.
 func (s *Simulator) User(role string) User {
-	for _, u := range s.users {
+	for _, u := range s.userList() {
 		if u.Role == role {
-			return u
+			return *u
 		}
 	}
 	return User{}
@@ -130,4 +166,42 @@ func (s *Simulator) canReadInquiry(u *User, q *Inquiry) bool {
 		return allowed
 	}
 	return u.canReadInquiry(q)
+}
+
+// userList is the current users; the slice is replaced, never changed in
+// place (AddUser), and each *User is the user's identity for the life of
+// the simulator.
+func (s *Simulator) userList() []*User {
+	s.usersMu.RLock()
+	defer s.usersMu.RUnlock()
+	return s.users
+}
+
+func userPointers(users []User) []*User {
+	out := make([]*User, len(users))
+	for i := range users {
+		u := users[i]
+		out[i] = &u
+	}
+	return out
+}
+
+// AddUser adds a user, as an administrator creating one on Users
+// (SM201010) with a password, roles (Administrator included) and the API
+// licence would. Role is the persona that decides form and inquiry rights
+// (RoleFull when empty). A user with the same name is an error.
+func (s *Simulator) AddUser(u User) error {
+	if u.Role == "" {
+		u.Role = RoleFull
+	}
+	u.Roles = slices.Clone(u.Roles)
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	for _, old := range s.users {
+		if strings.EqualFold(old.Username, u.Username) {
+			return fmt.Errorf("acumaticatest: a user named %s exists", u.Username)
+		}
+	}
+	s.users = append(slices.Clip(s.users), &u)
+	return nil
 }

@@ -36,9 +36,10 @@ func (s *sessionStore) drop(sid string) {
 
 // userByEmail returns a demo user or nil.
 func (s *Simulator) userByEmail(email string) *User {
-	for i := range s.users {
-		if strings.EqualFold(s.users[i].Email, email) {
-			return &s.users[i]
+	users := s.userList()
+	for i := range users {
+		if strings.EqualFold(users[i].Email, email) {
+			return &users[i]
 		}
 	}
 	return nil
@@ -88,9 +89,10 @@ func (s *Simulator) authenticate(r *http.Request) (*User, *apiError) {
 	}
 	if haveKey {
 		var match *User
-		for i := range s.users {
-			if s.users[i].APIKey == key {
-				match = &s.users[i]
+		users := s.userList()
+		for i := range users {
+			if users[i].APIKey == key {
+				match = &users[i]
 			}
 		}
 		if match == nil {

@@ -1,8 +1,10 @@
 package frappetest
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -30,14 +32,46 @@ import (
 // The real /login page signs in with JavaScript; the simulator's page has a
 // plain form that posts to /login, so a headless client can use it.
 
-// OAuthClient is an OAuth Client registered on the simulator.
+// OAuthClient is an OAuth Client document registered on the simulator.
 type OAuthClient struct {
+	// ID is the client_id, the document's name; Secret its client_secret.
 	ID     string
 	Secret string
+	// AppName is the app_name shown on the Confirm Access page.
+	AppName string
 	// RedirectURIs must match a request's redirect_uri exactly.
 	RedirectURIs []string
+	// DefaultRedirectURI is default_redirect_uri.
+	DefaultRedirectURI string
+	// Scopes are the allowed scopes, space-separated ("all openid" when
+	// empty): an authorize request asking for others fails with
+	// invalid_scope.
+	Scopes string
+	// GrantType is "Authorization Code" (the default) or "Implicit";
+	// ResponseType "Code" (the default) or "Token". An authorize request's
+	// response_type must be the client's (or an OpenID Connect one).
+	// Frappe's token endpoint does not look at the grant type.
+	GrantType, ResponseType string
 	// SkipAuthorization skips the Confirm Access page.
 	SkipAuthorization bool
+}
+
+// withDefaults fills in the doctype's defaults.
+func (c OAuthClient) withDefaults() OAuthClient {
+	if strings.TrimSpace(c.Scopes) == "" {
+		c.Scopes = "all openid"
+	}
+	if c.GrantType == "" {
+		c.GrantType = "Authorization Code"
+	}
+	if c.ResponseType == "" {
+		c.ResponseType = "Code"
+	}
+	if c.DefaultRedirectURI == "" && len(c.RedirectURIs) > 0 {
+		c.DefaultRedirectURI = c.RedirectURIs[0]
+	}
+	c.RedirectURIs = append([]string(nil), c.RedirectURIs...)
+	return c
 }
 
 // oauthCode is an OAuth Authorization Code.
@@ -98,22 +132,53 @@ func init() {
 // RegisterClient adds an OAuth Client (as on the "OAuth Client" doctype)
 // with the given exact redirect URIs and returns it.
 func (s *Simulator) RegisterClient(redirectURIs ...string) OAuthClient {
-	c := &OAuthClient{ID: randomToken(10), Secret: randomToken(10), RedirectURIs: append([]string(nil), redirectURIs...)}
-	p := s.oauth()
-	p.mu.Lock()
-	p.clients[c.ID] = c
-	p.mu.Unlock()
-	return *c
+	return s.AddClient(OAuthClient{RedirectURIs: redirectURIs})
+}
+
+// AddClient creates an OAuth Client as an administrator does on the
+// doctype: Frappe generates client_id (the name) and client_secret, ten
+// hexadecimal characters each, when they are empty. Empty fields take the
+// doctype's defaults. It returns the client as saved.
+func (s *Simulator) AddClient(c OAuthClient) OAuthClient {
+	if c.ID == "" {
+		c.ID = generateHash(10)
+	}
+	if c.Secret == "" {
+		c.Secret = generateHash(10)
+	}
+	c = c.withDefaults()
+	s.PutClient(c)
+	return c
 }
 
 // PutClient adds or replaces an OAuth Client with a fixed id and secret
 // (for development set-ups that must survive restarts).
 func (s *Simulator) PutClient(c OAuthClient) {
 	p := s.oauth()
+	cp := c.withDefaults()
 	p.mu.Lock()
-	cp := c
 	p.clients[c.ID] = &cp
 	p.mu.Unlock()
+}
+
+// Client returns the OAuth Client with id, as saved.
+func (s *Simulator) Client(id string) (OAuthClient, bool) {
+	p := s.oauth()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.clients[id]
+	if c == nil {
+		return OAuthClient{}, false
+	}
+	return c.withDefaults(), true
+}
+
+// generateHash is frappe.generate_hash(length=n): n lowercase hexadecimal
+// characters.
+func generateHash(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
 }
 
 // ExpireTokens makes every access token issued so far expire now, as if

@@ -24,8 +24,20 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 	if rc.formString("response_type") != "code" {
 		return authorizeError(rc.w, http.StatusBadRequest, "unsupported_response_type")
 	}
+	// validate_response_type: the client's own response type (or an
+	// OpenID Connect one); a "Token" client may not use the code flow.
+	if !strings.EqualFold(client.withDefaults().ResponseType, "code") {
+		return authorizeError(rc.w, http.StatusBadRequest, "unauthorized_client")
+	}
 	if m := rc.formString("code_challenge_method"); m != "" && m != "S256" && m != "plain" {
 		return authorizeError(rc.w, http.StatusBadRequest, "invalid_request")
+	}
+	// validate_scopes: every requested scope must be one of the client's.
+	allowed := strings.Fields(client.withDefaults().Scopes)
+	for _, sc := range strings.Fields(rc.formString("scope")) {
+		if !slices.Contains(allowed, sc) {
+			return authorizeError(rc.w, http.StatusBadRequest, "invalid_scope")
+		}
 	}
 	if rc.user == nil {
 		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
@@ -44,7 +56,7 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 	rc.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rc.w.WriteHeader(http.StatusOK)
 	_ = confirmAccessPage.Execute(rc.w, map[string]any{
-		"User": rc.user.FullName, "Scopes": strings.Fields(rc.formString("scope")), "Params": params, "Deny": deny,
+		"User": rc.user.FullName, "App": client.AppName, "Scopes": strings.Fields(rc.formString("scope")), "Params": params, "Deny": deny,
 	})
 	return nil
 }
@@ -101,6 +113,10 @@ func (s *Simulator) serveWebsite(w http.ResponseWriter, r *http.Request) bool {
 		s.serveLogin(w, r)
 		return true
 	}
+	if name, ok := strings.CutPrefix(r.URL.Path, "/app/oauth-client/"); ok && name != "" && !strings.Contains(name, "/") {
+		s.serveOAuthClientDesk(w, r, name)
+		return true
+	}
 	return false
 }
 
@@ -141,7 +157,7 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 var confirmAccessPage = template.Must(template.New("confirm").Parse(`<!doctype html>
 <html><head><title>Confirm Access</title></head><body>
 <h1>Confirm Access</h1>
-<p>Hi {{.User}}, an app would like to access:</p><ul>{{range .Scopes}}<li>{{.}}</li>{{end}}</ul>
+<p>Hi {{.User}}, {{if .App}}{{.App}}{{else}}an app{{end}} would like to access:</p><ul>{{range .Scopes}}<li>{{.}}</li>{{end}}</ul>
 <form method="get" action="/api/method/frappe.integrations.oauth2.approve">
 {{range $k, $vs := .Params}}{{range $vs}}<input type="hidden" name="{{$k}}" value="{{.}}">{{end}}{{end}}
 <button type="submit" id="allow">Allow</button>

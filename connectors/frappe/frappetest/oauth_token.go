@@ -1,8 +1,14 @@
 package frappetest
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 )
 
 // oauthGetToken is POST .../oauth2.get_token.
@@ -30,7 +36,7 @@ func (rc *reqCtx) oauthGetToken() *apiError {
 		if u == nil || u.Password != rc.formString("password") {
 			return oauthError(rc.w, http.StatusBadRequest, "invalid_grant", "")
 		}
-		return rc.issueTokens(p, client.ID, u.Email, defaultScope(rc.formString("scope")))
+		return rc.issueTokens(p, client, u.Email, defaultScope(rc.formString("scope")), false)
 	default:
 		return oauthError(rc.w, http.StatusBadRequest, "unsupported_grant_type", "")
 	}
@@ -54,7 +60,7 @@ func (rc *reqCtx) grantCode(p *oauthProvider, client *OAuthClient) *apiError {
 	}
 	c.valid = false
 	p.mu.Unlock()
-	return rc.issueTokens(p, client.ID, c.user, defaultScope(c.scope))
+	return rc.issueTokens(p, client, c.user, defaultScope(c.scope), true)
 }
 
 func (rc *reqCtx) grantRefresh(p *oauthProvider, client *OAuthClient) *apiError {
@@ -68,7 +74,7 @@ func (rc *reqCtx) grantRefresh(p *oauthProvider, client *OAuthClient) *apiError 
 	// A new refresh token is issued; the old one is not revoked.
 	p.refreshN++
 	p.mu.Unlock()
-	return rc.issueTokens(p, client.ID, g.user, g.scope)
+	return rc.issueTokens(p, client, g.user, g.scope, true)
 }
 
 func defaultScope(s string) string {
@@ -78,17 +84,43 @@ func defaultScope(s string) string {
 	return s
 }
 
-func (rc *reqCtx) issueTokens(p *oauthProvider, clientID, email, scope string) *apiError {
+// issueTokens answers a successful grant. With withIDToken and the openid
+// scope (the OpenID Connect code and refresh grants) the answer carries an
+// id_token, as finalize_id_token makes it: HS256, signed with the
+// client's client_secret, the userinfo claims included.
+func (rc *reqCtx) issueTokens(p *oauthProvider, client *OAuthClient, email, scope string, withIDToken bool) *apiError {
 	access := rc.s.tokens.issue(email, oauthTokenTTL)
 	refresh := randomToken(30)
 	p.mu.Lock()
-	p.access[access] = clientID
-	p.refresh[refresh] = &refreshGrant{client: clientID, user: email, scope: scope}
+	p.access[access] = client.ID
+	p.refresh[refresh] = &refreshGrant{client: client.ID, user: email, scope: scope}
 	p.mu.Unlock()
-	writeJSONResponse(rc.w, http.StatusOK, map[string]any{
+	body := map[string]any{
 		"access_token": access, "expires_in": 3600, "token_type": "Bearer", "scope": scope, "refresh_token": refresh,
-	})
+	}
+	if u := rc.s.userByEmail(email); withIDToken && u != nil && slices.Contains(strings.Fields(scope), "openid") {
+		body["id_token"] = idToken(client, access, rc.userinfo(u))
+	}
+	writeJSONResponse(rc.w, http.StatusOK, body)
 	return nil
+}
+
+// idToken is the HS256 JWT of finalize_id_token: aud, iat, at_hash, exp,
+// iss and the userinfo claims, signed with the client secret.
+func idToken(client *OAuthClient, accessToken string, claims map[string]any) string {
+	now := time.Now().Unix()
+	sum := sha256.Sum256([]byte(accessToken))
+	payload := map[string]any{"aud": client.ID, "iat": now, "exp": now + int64(oauthTokenTTL/time.Second),
+		"at_hash": base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])}
+	for k, v := range claims {
+		payload[k] = v
+	}
+	header, _ := json.Marshal(map[string]string{"typ": "jwt", "alg": "HS256"})
+	body, _ := json.Marshal(payload)
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(body)
+	mac := hmac.New(sha256.New, []byte(client.Secret))
+	mac.Write([]byte(signing))
+	return signing + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // oauthRevoke is POST .../oauth2.revoke_token: always 200 {}.
@@ -107,13 +139,18 @@ func (rc *reqCtx) oauthRevoke() *apiError {
 
 // oauthProfile is .../oauth2.openid_profile for the authenticated user.
 func (rc *reqCtx) oauthProfile() *apiError {
-	u := rc.user
+	writeJSONResponse(rc.w, http.StatusOK, rc.userinfo(rc.user))
+	return nil
+}
+
+// userinfo is get_userinfo(user): the openid_profile body and the claims of
+// an id_token.
+func (rc *reqCtx) userinfo(u *User) map[string]any {
 	given, family, _ := strings.Cut(u.FullName, " ")
-	writeJSONResponse(rc.w, http.StatusOK, map[string]any{
+	return map[string]any{
 		"sub": "frappe-" + strings.ReplaceAll(u.Email, "@", "-"), "name": u.FullName, "given_name": given, "family_name": family,
 		"email": u.Email, "picture": nil, "roles": u.profileRoles(), "iss": rc.baseURL(),
-	})
-	return nil
+	}
 }
 
 // oauthConfiguration is .../oauth2.openid_configuration: no PKCE methods,

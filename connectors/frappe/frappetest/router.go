@@ -65,6 +65,9 @@ func (rc *reqCtx) route(rest string) *apiError {
 		}
 		name = strings.TrimSuffix(name, "/")
 		if !hasName || name == "" {
+			if rc.r.Method == http.MethodPost && doctype == oauthClientDoctype {
+				return rc.insertOAuthClient()
+			}
 			if rc.r.Method != http.MethodGet && rc.r.Method != http.MethodHead {
 				return rc.readOnly(doctype)
 			}

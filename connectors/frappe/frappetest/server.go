@@ -53,7 +53,8 @@ type Simulator struct {
 	today    time.Time
 	reg      *registry
 	data     *Dataset
-	users    []User
+	usersMu  sync.RWMutex
+	users    []User // replaced, never modified in place (AddUser)
 	tokens   *tokenStore
 	sessions *sessionStore
 
@@ -88,15 +89,16 @@ func (s *Simulator) Data() *Dataset { return s.data }
 
 // Users returns the demo users and their credentials.
 func (s *Simulator) Users() []User {
-	out := make([]User, len(s.users))
-	copy(out, s.users)
+	users := s.userList()
+	out := make([]User, len(users))
+	copy(out, users)
 	return out
 }
 
 // User returns the demo user with the given Role ("all-companies",
 // "one-company", "no-accounting", "service"), or the zero User.
 func (s *Simulator) User(role string) User {
-	for _, u := range s.users {
+	for _, u := range s.userList() {
 		if u.Role == role {
 			return u
 		}

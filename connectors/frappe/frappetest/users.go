@@ -1,5 +1,7 @@
 package frappetest
 
+import "strings"
+
 // User is a demo Frappe user with deterministic credentials.
 type User struct {
 	Email     string
@@ -76,4 +78,28 @@ func (u User) IsSystemManager() bool { return u.hasRole([]string{SystemManager})
 // user's Has Role rows with the automatic roles All and Guest.
 func (u *User) profileRoles() []string {
 	return append([]string{"All", "Guest"}, u.Roles...)
+}
+
+// userList is the current users. The slice is replaced, never changed in
+// place, so a caller may keep pointers into it.
+func (s *Simulator) userList() []User {
+	s.usersMu.RLock()
+	defer s.usersMu.RUnlock()
+	return s.users
+}
+
+// AddUser adds a user (or replaces the one with the same e-mail), as an
+// administrator creating a User with roles and a password would. Roles
+// decide what they may read, System Manager included.
+func (s *Simulator) AddUser(u User) {
+	u.Roles = append([]string(nil), u.Roles...)
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	next := make([]User, 0, len(s.users)+1)
+	for _, old := range s.users {
+		if !strings.EqualFold(old.Email, u.Email) {
+			next = append(next, old)
+		}
+	}
+	s.users = append(next, u)
 }

@@ -1,0 +1,134 @@
+package acumatica
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// DefaultAdminInquiry is the administrators' inquiry unless a site's
+// admin_gi setting names another.
+const DefaultAdminInquiry = "MCPAdmin"
+
+// administratorRole is Acumatica's built-in role with access to every
+// system object, whatever other roles' access rights say.
+const administratorRole = "Administrator"
+
+var _ connector.AdminProof = (*Connector)(nil)
+
+// CheckAdmin proves that the signed-in person has the Administrator role.
+// Acumatica's OAuth and contract REST API name no roles, so the proof is
+// the administrators' inquiry: a generic inquiry over PX.SM.UsersInRoles
+// (Username, Rolename), exposed via OData and published for the
+// Administrator role only. As the user (their token is in hc) it reads
+// userinfo for their user name, then
+//
+//	GET /t/{tenant}/api/odata/gi/{admin_gi}?$filter=Username eq '{user}' and Rolename eq 'Administrator'
+//
+// A user is an administrator only when the ERP lets them read the inquiry
+// (403 otherwise) AND it lists their own Administrator role: an inquiry
+// published to more roles by mistake still refuses everyone else. The
+// limits are in docs/registration.md.
+func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *http.Client, user connector.UpstreamUser) (connector.AdminCheck, error) {
+	fail := func(err error) (connector.AdminCheck, error) {
+		return connector.AdminCheck{}, fmt.Errorf("acumatica: administrator check on %s: %w", site.Slug, err)
+	}
+	s := siteSettings(site)
+	if s.Tenant == "" {
+		return fail(toolerr.New(toolerr.InvalidArgument, "the site has no tenant setting, so the administrators' inquiry cannot be addressed"))
+	}
+	inquiry := s.AdminGI
+	if inquiry == "" {
+		inquiry = DefaultAdminInquiry
+	}
+	var ui userinfo
+	if err := getJSON(ctx, hc, site.URL("/identity/connect/userinfo", nil), &ui); err != nil {
+		return fail(err)
+	}
+	if ui.Sub == "" || ui.PreferredUsername == "" {
+		return fail(toolerr.New(toolerr.UpstreamInvalidResponse, "userinfo named no user"))
+	}
+	if user.ID != "" && !strings.EqualFold(ui.Sub, user.ID) {
+		return connector.AdminCheck{Evidence: "the ERP token belongs to another user than the one who signed in"}, nil
+	}
+	filter := "Username eq " + odataString(ui.PreferredUsername) + " and Rolename eq " + odataString(administratorRole)
+	path := "/t/" + url.PathEscape(s.Tenant) + "/api/odata/gi/" + url.PathEscape(inquiry)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(path, url.Values{"$filter": {filter}}), nil)
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	body, err := outbound.ReadBody(resp)
+	if err != nil {
+		return fail(err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusForbidden:
+		return connector.AdminCheck{Evidence: "may not read the administrators' inquiry " + inquiry + ", so lacks the Administrator role"}, nil
+	case http.StatusNotFound:
+		return connector.AdminCheck{Evidence: "the administrators' inquiry " + inquiry + " does not exist or is not exposed via OData in tenant " + s.Tenant}, nil
+	default:
+		return fail(toolerr.New(toolerr.UpstreamUnavailable, "the administrators' inquiry %s answered HTTP %d", inquiry, resp.StatusCode))
+	}
+	var page struct {
+		Value *[]map[string]any `json:"value"`
+	}
+	if err := outbound.UnmarshalJSON(body, &page); err != nil {
+		return fail(err)
+	}
+	if page.Value == nil {
+		return fail(toolerr.New(toolerr.UpstreamInvalidResponse, "the administrators' inquiry %s answered without a value array", inquiry))
+	}
+	for _, row := range *page.Value {
+		name, _ := row["Username"].(string)
+		role, _ := row["Rolename"].(string)
+		if strings.EqualFold(name, ui.PreferredUsername) && strings.EqualFold(role, administratorRole) {
+			return connector.AdminCheck{Admin: true, Evidence: "has the Administrator role"}, nil
+		}
+	}
+	return connector.AdminCheck{Evidence: "lacks the Administrator role"}, nil
+}
+
+// odataString is an OData string literal: single quotes, doubled inside.
+func odataString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+// getJSON GETs url and decodes a 200 JSON answer into v; anything else is
+// an error.
+func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	body, err := outbound.ReadBody(resp)
+	if err != nil {
+		return err
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return toolerr.New(toolerr.AuthExpired, "the ERP did not accept the sign-in token (HTTP 401)")
+	case resp.StatusCode != http.StatusOK:
+		return toolerr.New(toolerr.UpstreamUnavailable, "the ERP answered HTTP %d", resp.StatusCode)
+	}
+	if err := outbound.UnmarshalJSON(body, v); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package acumatica
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// signIn walks the authorization-code sign-in of u on h's simulator, as
+// erpgate does, and returns a client carrying their token and who the ERP
+// says they are.
+func signIn(t *testing.T, h *harness, u acumaticatest.User) (*http.Client, connector.UpstreamUser) {
+	t.Helper()
+	ctx := context.Background()
+	redirect := "https://gateway.example/oauth/callback"
+	c := h.sim.RegisterClient(redirect)
+	client := connector.OAuthClient{ID: c.ID, Secret: secrets.Secret(c.Secret)}
+	verifier := strings.Repeat("verifier-", 6)
+	sum := sha256.Sum256([]byte(verifier))
+	authURL, err := h.conn.AuthorizationURL(h.site, client, connector.AuthorizationRequest{
+		RedirectURI: redirect, State: "st", CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := acumaticatest.CompleteAuthorization(nil, authURL, u.Username, u.Password)
+	if err != nil {
+		t.Fatalf("sign in %s: %v", u.Username, err)
+	}
+	tok, err := h.conn.ExchangeCode(ctx, h.site, client, h.out.Client(h.site, nil), loc.Query().Get("code"), redirect, verifier)
+	if err != nil {
+		t.Fatalf("ExchangeCode: %v", err)
+	}
+	hc := h.out.Client(h.site, h.conn.TokenAuthorizer(tok.AccessToken))
+	who, err := h.conn.Identify(ctx, h.site, hc)
+	if err != nil {
+		t.Fatalf("Identify: %v", err)
+	}
+	return hc, who
+}
+
+func TestCheckAdminFollowsAdministratorRole(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	ctx := context.Background()
+	admins := 0
+	for _, u := range h.sim.Users() {
+		if u.Role == acumaticatest.RoleNoAPI {
+			continue // cannot sign in at all
+		}
+		hc, who := signIn(t, h, u)
+		got, err := h.conn.CheckAdmin(ctx, h.site, hc, who)
+		if err != nil {
+			t.Fatalf("%s: %v", u.Username, err)
+		}
+		if got.Admin != u.IsAdministrator() {
+			t.Errorf("%s (roles %v): Admin = %v (%s)", u.Username, u.Roles, got.Admin, got.Evidence)
+		}
+		if u.IsAdministrator() {
+			admins++
+		}
+	}
+	if admins != 1 {
+		t.Fatalf("%d administrators signed in, want 1", admins)
+	}
+	non := h.sim.User(acumaticatest.RoleNonAdmin)
+	hc, who := signIn(t, h, non)
+	got, err := h.conn.CheckAdmin(ctx, h.site, hc, who)
+	if err != nil || got.Admin || !strings.Contains(got.Evidence, "may not read the administrators' inquiry MCPAdmin") {
+		t.Fatalf("non-administrator: %+v, %v", got, err)
+	}
+}
+
+// An administrators' inquiry published to every role by mistake lets a
+// non-administrator read it, but it lists only the roles they have: they
+// are still refused.
+func TestCheckAdminWidenedInquiryStillRefusesNonAdministrators(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	non := h.sim.User(acumaticatest.RoleNonAdmin)
+	h.sim.SetInquiryAccess(non.Username, acumaticatest.AdminInquiry, true)
+	hc, who := signIn(t, h, non)
+	got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who)
+	if err != nil || got.Admin || got.Evidence != "lacks the Administrator role" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	// A token presented as someone else's sign-in proves nothing.
+	admin := h.sim.User(acumaticatest.RoleFull)
+	ahc, _ := signIn(t, h, admin)
+	if got, err := h.conn.CheckAdmin(context.Background(), h.site, ahc, who); err != nil || got.Admin {
+		t.Fatalf("administrator's token as %s: %+v, %v", who.ID, got, err)
+	}
+}
+
+func TestCheckAdminMissingInquiryIsNotAdmin(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","admin_gi":"NoSuchInquiry"}`})
+	hc, who := signIn(t, h, h.sim.User(acumaticatest.RoleFull))
+	got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who)
+	if err != nil || got.Admin || !strings.Contains(got.Evidence, "NoSuchInquiry does not exist") {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+}
+
+// An ERP whose answer cannot be read never yields Admin true.
+func TestCheckAdminUnreadableAnswersAreErrors(t *testing.T) {
+	h := newHarness(t, harnessOptions{noRetry: true})
+	admin := h.sim.User(acumaticatest.RoleFull)
+	hc, who := signIn(t, h, admin)
+	gi := "/t/Demo/api/odata/gi/MCPAdmin"
+	cases := []struct {
+		name  string
+		fault acumaticatest.Fault
+	}{
+		{"inquiry 500", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred."}`}},
+		{"inquiry 503 HTML", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusServiceUnavailable, Body: "<html>down</html>"}},
+		{"inquiry garbage", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusOK, Body: `<html>Administrator</html>`}},
+		{"inquiry without value", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusOK, Body: `{"Username":"admin","Rolename":"Administrator"}`}},
+		{"inquiry value not a list", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusOK, Body: `{"value":"Administrator"}`}},
+		{"inquiry 401", acumaticatest.Fault{PathPrefix: gi, Status: http.StatusUnauthorized, Body: `{"message":"Authorization has been denied for this request."}`}},
+		{"userinfo 500", acumaticatest.Fault{PathPrefix: "/identity/connect/userinfo", Status: http.StatusInternalServerError, Body: `{}`}},
+		{"userinfo garbage", acumaticatest.Fault{PathPrefix: "/identity/connect/userinfo", Status: http.StatusOK, Body: `not json`}},
+		{"connection reset", acumaticatest.Fault{PathPrefix: gi, ResetConnection: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h.sim.ClearFaults()
+			h.sim.SetFault(tc.fault)
+			got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who)
+			if err == nil || got.Admin {
+				t.Fatalf("got %+v, %v; want an error and Admin false", got, err)
+			}
+		})
+	}
+	h.sim.ClearFaults()
+	if got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who); err != nil || !got.Admin {
+		t.Fatalf("after the faults: %+v, %v", got, err)
+	}
+}
