@@ -111,6 +111,42 @@ func (r *registration) frappeLogin(user frappetest.User) {
 	r.submit("allow on Frappe's Confirm Access page", `#allow`)
 }
 
+// value reads the text of the element with id on the page.
+func (r *registration) value(id string) string {
+	r.t.Helper()
+	return strings.TrimSpace(browserResult(r.t, r.ctx, "read #"+id, chromedp.Evaluate[string](`document.getElementById(`+"`"+id+"`"+`).textContent`)))
+}
+
+// createFrappeClient does step 2 in the ERP as the page says: signed in
+// to the Frappe desk as admin, a new OAuth Client with the values the
+// registration page shows. It returns to the registration page and
+// returns the client's id and secret.
+func (r *registration) createFrappeClient(sim *frappetest.Server, admin frappetest.User) (id, secret string) {
+	r.t.Helper()
+	page := browserResult(r.t, r.ctx, "read the URL", chromedp.Evaluate[string](`location.href`))
+	app, scopes, redirect := r.value("v-app"), r.value("v-scopes"), r.value("v-redirect")
+	browserDo(r.t, r.ctx, "open the OAuth Client form", chromedp.Navigate(sim.URL+"/app/oauth-client/new"))
+	if waitForTitle(r.t, r.ctx, "Login", "New OAuth Client") == "Login" {
+		browserDo(r.t, r.ctx, "fill in the Frappe login",
+			chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), admin.Email),
+			chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), admin.Password))
+		r.submit("sign in at Frappe", `form[action="/login"] button[type="submit"]`)
+		waitForTitle(r.t, r.ctx, "New OAuth Client")
+	}
+	browserDo(r.t, r.ctx, "fill in the OAuth Client",
+		chromedp.SetValue(chromedp.CSS(`#app_name`), app),
+		chromedp.SetValue(chromedp.CSS(`#scopes`), scopes),
+		chromedp.SetValue(chromedp.CSS(`#redirect_uris`), redirect),
+		chromedp.SetValue(chromedp.CSS(`#default_redirect_uri`), redirect))
+	r.shot("frappe-oauth-client")
+	r.submit("save the OAuth Client", `#save`)
+	waitForTitle(r.t, r.ctx, app)
+	id, secret = r.value("client-id"), r.value("client-secret")
+	browserDo(r.t, r.ctx, "back to the registration", chromedp.Navigate(page))
+	waitForTitle(r.t, r.ctx, "Create the OAuth client")
+	return id, secret
+}
+
 // signOutOfERP drops the ERP's session cookie (both run on 127.0.0.1, and
 // cookies do not tell ports apart), keeping erpgate's.
 func (r *registration) signOutOfERP() {
@@ -240,8 +276,12 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		r.kitChecks("client page")
 		registrationURL = browserResult(t, ctx, "read the URL", chromedp.Evaluate[string](`location.href`))
 		r.expectText("client page", r.gw.URL+"/oauth/callback", "all openid", "Authorization Code", "Skip Authorization")
-		client := sim.RegisterClient(r.gw.URL + "/oauth/callback")
-		r.pasteClient(client.ID, client.Secret)
+		id, secret := r.createFrappeClient(sim, admin)
+		if c, ok := sim.Client(id); !ok || c.Secret != secret || c.SkipAuthorization {
+			t.Fatalf("the OAuth Client made as the page says: %+v", c)
+		}
+		r.signOutOfERP()
+		r.pasteClient(id, secret)
 		r.frappeLogin(clerk)
 		waitForTitle(t, ctx, "You are not an administrator of this ERP")
 		r.shot("not-admin")

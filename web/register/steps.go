@@ -120,6 +120,11 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		h.renderStart(w, http.StatusBadRequest, browser, f, "Choose the kind of your ERP.")
 		return
 	}
+	if f.Kind == "acumatica" && f.Tenant == "" {
+		// The administrator check reads an inquiry of the tenant.
+		h.renderStart(w, http.StatusBadRequest, browser, f, "Give the Acumatica tenant's login name, as on its sign-in page.")
+		return
+	}
 	checked, taken, err := h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settingsOf(f)})
 	if err != nil {
 		var se *siteadmin.Error
