@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/erpgate/erpgate/connectors/acumatica"
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -392,6 +394,165 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 			"issue_service_token success",
 			"register_start refused conflict: already_registered",
 			"register_proof refused credential_rejected: state",
+		} {
+			if !hasEvent(events, want) {
+				t.Errorf("no event %q in:\n%s", want, strings.Join(events, "\n"))
+			}
+		}
+	})
+}
+
+// acumaticaSignIn signs username in on the Acumatica simulator's OAuth
+// sign-in page and allows the consent page.
+func (r *registration) acumaticaSignIn(username, password string) {
+	r.t.Helper()
+	waitForTitle(r.t, r.ctx, "Acumatica ERP - Sign In")
+	browserDo(r.t, r.ctx, "fill in the Acumatica sign-in",
+		chromedp.SendKeys(chromedp.CSS(`#login input[name="username"]`), username),
+		chromedp.SendKeys(chromedp.CSS(`#login input[name="password"]`), password))
+	r.submit("sign in at Acumatica", `#login button[type="submit"]`)
+	waitForTitle(r.t, r.ctx, "Acumatica ERP - Consent")
+	r.submit("allow on Acumatica's consent page", `#consent button[value="yes"]`)
+}
+
+// createConnectedApp does step 2 in Acumatica as the page says: signed in
+// as admin, a new Connected Application (SM303010) for the authorization
+// code flow with the page's redirect URI. It returns to the registration
+// page and returns the client id and the shared secret.
+func (r *registration) createConnectedApp(base string, admin acumaticatest.User) (id, secret string) {
+	r.t.Helper()
+	page := browserResult(r.t, r.ctx, "read the URL", chromedp.Evaluate[string](`location.href`))
+	app, redirect := r.value("v-app"), r.value("v-redirect")
+	browserDo(r.t, r.ctx, "open Connected Applications", chromedp.Navigate(base+acumaticatest.PathMain+"?ScreenId="+acumaticatest.ScreenConnectedApps))
+	waitForTitle(r.t, r.ctx, "Sign In - Acumatica ERP")
+	browserDo(r.t, r.ctx, "fill in the Acumatica sign-in",
+		chromedp.SendKeys(chromedp.CSS(`#UserName`), admin.Username),
+		chromedp.SendKeys(chromedp.CSS(`#Password`), admin.Password))
+	r.submit("sign in to Acumatica", `#signin`)
+	waitForTitle(r.t, r.ctx, "Connected Applications")
+	browserDo(r.t, r.ctx, "fill in the application",
+		chromedp.SetValue(chromedp.CSS(`#ClientName`), app),
+		chromedp.SetValue(chromedp.CSS(`#Flow`), acumaticatest.FlowAuthorizationCode),
+		chromedp.SetValue(chromedp.CSS(`#RedirectUri`), redirect))
+	r.shot("acumatica-connected-app")
+	r.submit("save the application", `#save`)
+	waitForTitle(r.t, r.ctx, "Connected Applications")
+	id, secret = r.value("client-id"), r.value("client-secret")
+	browserDo(r.t, r.ctx, "back to the registration", chromedp.Navigate(page))
+	waitForTitle(r.t, r.ctx, "Create the OAuth client")
+	return id, secret
+}
+
+func acumaticaUser(t *testing.T, sim *acumaticatest.Server, username string) acumaticatest.User {
+	t.Helper()
+	for _, u := range sim.Users() {
+		if u.Username == username {
+			return u
+		}
+	}
+	t.Fatalf("no Acumatica user %s", username)
+	return acumaticatest.User{}
+}
+
+// TestChromiumRegistrationAcumatica walks the registration of an
+// Acumatica instance under a virtual directory, with the refusals the
+// Frappe test cannot show (Frappe never checks a client secret): a wrong
+// client secret, then a non-administrator, then the administrator.
+func TestChromiumRegistrationAcumatica(t *testing.T) {
+	r := newRegistration(t)
+	sim := acumaticatest.NewServer(acumaticatest.Options{PathPrefix: "/AcumaticaERP"})
+	t.Cleanup(sim.Close)
+	base := sim.URL // with its virtual directory
+	if !strings.HasSuffix(base, "/AcumaticaERP") {
+		t.Fatalf("simulator URL %s has no virtual directory", base)
+	}
+	admin := acumaticaUser(t, sim, "admin")
+	manager := acumaticaUser(t, sim, "office.manager")
+	ctx := r.ctx
+
+	t.Run("a tenant is required", func(t *testing.T) {
+		r.start("acumatica", "Demo Acumatica", base, nil)
+		waitForTitle(t, ctx, "Register your ERP")
+		r.expectText("start without tenant", "Give the Acumatica tenant's login name")
+	})
+
+	t.Run("a wrong secret and a non-administrator register nothing, the administrator does", func(t *testing.T) {
+		r.start("acumatica", "Demo Acumatica", base, map[string]string{"tenant": sim.Tenant()})
+		waitForTitle(t, ctx, "Create the OAuth client")
+		r.shot("client-step")
+		r.kitChecks("client page")
+		r.expectText("client page", acumatica.OAuthScope, "Authorization Code", r.gw.URL+"/oauth/callback", "MCPAdmin", "@"+sim.Tenant())
+		if text := r.text(); strings.Count(text, "api:concurrent_access") != 1 || !strings.Contains(text, "never asks for api:concurrent_access") {
+			t.Errorf("the page must name api:concurrent_access only to say erpgate never asks for it:\n%s", text)
+		}
+		id, secret := r.createConnectedApp(base, admin)
+		if !strings.HasSuffix(id, "@"+sim.Tenant()) || secret == "" {
+			t.Fatalf("client id %q", id)
+		}
+
+		r.pasteClient(id, secret+"x")
+		r.acumaticaSignIn(admin.Username, admin.Password)
+		waitForTitle(t, ctx, "The ERP refused the OAuth client")
+		r.shot("wrong-secret")
+		r.expectText("wrong secret", "did not accept the client id and secret", "nothing was registered")
+
+		r.submit("back to the client step", `a.button[href*="/register/"]`)
+		waitForTitle(t, ctx, "Create the OAuth client")
+		r.pasteClient(id, secret)
+		r.acumaticaSignIn(manager.Username, manager.Password)
+		waitForTitle(t, ctx, "You are not an administrator of this ERP")
+		r.shot("not-admin")
+		if n := r.count(`SELECT count(*) FROM sites`); n != 0 {
+			t.Fatalf("%d sites before an administrator signed in", n)
+		}
+
+		r.submit("sign in again", `form[action$="/prove"] button`)
+		r.acumaticaSignIn(admin.Username, admin.Password)
+		waitForTitle(t, ctx, "Demo Acumatica is registered")
+		r.shot("registered")
+		r.kitChecks("result page")
+		if n := r.count(`SELECT count(*) FROM sites WHERE base_url = '` + base + `' AND identity_key = '` + sim.Tenant() + `'`); n != 1 {
+			t.Errorf("%d sites for the instance", n)
+		}
+	})
+
+	t.Run("an API user is verified and its token shown once", func(t *testing.T) {
+		login := sim.ServiceLogin()
+		browserDo(t, ctx, "give the API credential",
+			chromedp.SetValue(chromedp.CSS(`#f-client_id`), login.ClientID),
+			chromedp.SetValue(chromedp.CSS(`#f-client_secret`), login.ClientSecret),
+			chromedp.SetValue(chromedp.CSS(`#f-username`), login.Username),
+			chromedp.SetValue(chromedp.CSS(`#f-password`), login.Password))
+		r.submit("submit the API credential", `form[action$="/api"] button`)
+		waitForTitle(t, ctx, "Demo Acumatica is registered")
+		r.shot("api-token")
+		token := r.value("service-token")
+		cs := connect(t, r.gw.URL+"/service/mcp", map[string]string{"X-Erpgate-Service-Token": token})
+		if tools, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{}); err != nil || len(tools.Tools) == 0 {
+			t.Fatalf("the service token does not work: %v", err)
+		}
+	})
+
+	t.Run("the same instance and tenant cannot be registered twice", func(t *testing.T) {
+		r.start("acumatica", "Again", base+"/", map[string]string{"tenant": sim.Tenant()})
+		waitForTitle(t, ctx, "This ERP is already registered")
+		r.shot("already-registered")
+		r.expectText("already registered", "with this tenant")
+	})
+
+	t.Run("every step is an audit event", func(t *testing.T) {
+		events := r.events()
+		for _, want := range []string{
+			"register_start success",
+			"register_client success",
+			"register_proof refused credential_rejected: client_refused",
+			"register_proof refused credential_rejected: not_admin",
+			"register_proof success",
+			"create_site success",
+			"put_oauth_connection success",
+			"put_api_connection success",
+			"issue_service_token success",
+			"register_start refused conflict: already_registered",
 		} {
 			if !hasEvent(events, want) {
 				t.Errorf("no event %q in:\n%s", want, strings.Join(events, "\n"))
