@@ -192,16 +192,7 @@ func (r *registration) exec(sql string) {
 
 func (r *registration) count(sql string) int {
 	r.t.Helper()
-	conn, err := pgx.Connect(context.Background(), r.gw.DBURL)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var n int
-	if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
-		r.t.Fatal(err)
-	}
-	return n
+	return countRows(r.t, r.gw.DBURL, sql)
 }
 
 func (r *registration) expectText(page string, wants ...string) {
