@@ -8,12 +8,14 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"html/template"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/web/clientsetup"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -24,6 +26,9 @@ type Deps struct {
 	// PublicURL builds an advertised URL from the configured base URL.
 	PublicURL func(path string) string
 	Version   string
+	// Registration says that self-service registration (/register) is
+	// served, so the landing page links it.
+	Registration bool
 }
 
 // Register mounts the pages and probes on e.
@@ -66,6 +71,10 @@ func Register(e *echo.Echo, d Deps) {
 			Next:    "Check the address, or start from erpgate's home page.",
 		})
 	})
+	register := ""
+	if d.Registration {
+		register = d.PublicURL("/register")
+	}
 	e.GET("/", func(c echo.Context) error {
 		return kit.Render(c.Response(), http.StatusOK, landing, landingPage{
 			Version:    d.Version,
@@ -73,8 +82,8 @@ func Register(e *echo.Echo, d Deps) {
 			GenericMCP: d.PublicURL("/mcp"),
 			ServiceMCP: d.PublicURL("/service/mcp"),
 			OpenAPI:    d.PublicURL("/api/v1/openapi.json"),
-			// TODO(issue 16): link the self-service registration once
-			// /register exists: Register: d.PublicURL("/register").
+			Clients:    clientsetup.HTML(d.PublicURL("/sites/<slug>/mcp")),
+			Register:   register,
 		}, pagekit.Options{})
 	})
 }
@@ -92,8 +101,10 @@ type landingPage struct {
 	GenericMCP string // /mcp, where the user types their ERP's address
 	ServiceMCP string
 	OpenAPI    string
-	// Register is the self-service registration page; empty until it
-	// exists, and then the page links it.
+	// Clients is the set-up of every AI client, for SiteMCP.
+	Clients template.HTML
+	// Register is the self-service registration page; empty when the
+	// operator turned registration off.
 	Register string
 }
 

@@ -41,6 +41,7 @@ import (
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
 	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/register"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -187,7 +188,7 @@ func (a *App) build(ctx context.Context) error {
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(a.drainGuard, a.accessLog)
-	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version})
+	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version, Registration: cfg.Registration.Enabled})
 	// One site-administration layer for the admin API and the site pages.
 	siteAdmin := siteadmin.New(siteadmin.Deps{
 		Store:        store,
@@ -234,6 +235,17 @@ func (a *App) build(ctx context.Context) error {
 		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
 	})
+	if cfg.Registration.Enabled {
+		registration := register.New(register.Deps{
+			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,
+			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL,
+		})
+		go registration.Janitor(janitorCtx, time.Minute)
+		pages := echo.WrapHandler(registration)
+		for _, path := range register.Paths() {
+			e.Any(path, pages)
+		}
+	}
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
 		return err
 	}

@@ -87,18 +87,18 @@ func checkRegistrationSummary(t *testing.T, summary string, state devState, addr
 	}
 }
 
-// regBrowser is a cookie-keeping client that does not follow redirects.
-type regBrowser struct {
+// devRegBrowser is a cookie-keeping client that does not follow redirects.
+type devRegBrowser struct {
 	t *testing.T
 	c *http.Client
 }
 
-func newRegBrowser(t *testing.T) *regBrowser {
+func newDevRegBrowser(t *testing.T) *devRegBrowser {
 	jar, _ := cookiejar.New(nil)
-	return &regBrowser{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &devRegBrowser{t: t, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-func (b *regBrowser) do(u string, form url.Values) (*http.Response, string) {
+func (b *devRegBrowser) do(u string, form url.Values) (*http.Response, string) {
 	b.t.Helper()
 	var res *http.Response
 	var err error
@@ -122,9 +122,9 @@ var (
 )
 
 // signInRegistrationERP signs u in at the ERP's own sign-in page.
-func signInRegistrationERP(t *testing.T, erp devRegistrationERP, u devUser) *regBrowser {
+func signInRegistrationERP(t *testing.T, erp devRegistrationERP, u devUser) *devRegBrowser {
 	t.Helper()
-	b := newRegBrowser(t)
+	b := newDevRegBrowser(t)
 	form := url.Values{"usr": {u.Username}, "pwd": {u.Password}, "redirect-to": {"/app"}}
 	if erp.Kind == "acumatica" {
 		form = url.Values{"UserName": {u.Username}, "Password": {u.Password}}

@@ -276,9 +276,13 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 // newChromium starts headless Chromium for the test and returns the context
 // of its tab. Every step runs under the test's deadline of 60 s, so a hang
 // fails instead of blocking.
-func newChromium(t *testing.T) context.Context {
+func newChromium(t *testing.T) context.Context { return newChromiumWithin(t, 60*time.Second) }
+
+// newChromiumWithin is newChromium for a test of many pages, with its own
+// deadline.
+func newChromiumWithin(t *testing.T, deadline time.Duration) context.Context {
 	t.Helper()
-	base, cancelBase := context.WithTimeout(context.Background(), 60*time.Second)
+	base, cancelBase := context.WithTimeout(context.Background(), deadline)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base,
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,

@@ -69,6 +69,19 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 
 	OAuth OAuth `yaml:"oauth"`
+
+	Registration Registration `yaml:"registration"`
+}
+
+// Registration governs self-service site registration (/register).
+type Registration struct {
+	// Enabled serves /register and links it from the landing page: an ERP
+	// administrator registers their ERP after proving, by signing in to
+	// it, that they administer it.
+	Enabled bool `yaml:"enabled"`
+	// PendingTTL is how long a registration may stay open; an expired one
+	// leaves nothing active.
+	PendingTTL time.Duration `yaml:"pending_ttl"`
 }
 
 // Upstream governs calls from tools to ERPs (design §3, steps 4 to 6).

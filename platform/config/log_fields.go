@@ -48,6 +48,8 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("oauth.refresh_grace", c.OAuth.RefreshGrace),
 		zap.Stringer("oauth.sign_in_timeout", c.OAuth.SignInTimeout),
 		zap.Stringer("oauth.access_gate_interval", c.OAuth.AccessGateInterval),
+		zap.Bool("registration.enabled", c.Registration.Enabled),
+		zap.Stringer("registration.pending_ttl", c.Registration.PendingTTL),
 	}
 }
 

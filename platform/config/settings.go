@@ -110,6 +110,11 @@ var settings = []setting{
 		apply: durationIn(time.Minute, time.Hour, func(c *Config) *time.Duration { return &c.OAuth.SignInTimeout })},
 	{key: "oauth.access_gate_interval", env: "ERPGATE_OAUTH_ACCESS_GATE_INTERVAL", fallback: "5m",
 		apply: durationIn(time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.OAuth.AccessGateInterval })},
+
+	{key: "registration.enabled", env: "ERPGATE_REGISTRATION_ENABLED", fallback: "true",
+		apply: boolean(func(c *Config) *bool { return &c.Registration.Enabled })},
+	{key: "registration.pending_ttl", env: "ERPGATE_REGISTRATION_PENDING_TTL", fallback: "30m",
+		apply: durationIn(5*time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.Registration.PendingTTL })},
 }
 
 // lookupSetting returns the setting with the given YAML key.

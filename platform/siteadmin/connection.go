@@ -187,17 +187,14 @@ func (s *Service) verifyAPICredential(ctx context.Context, site sites.Site, conn
 // not be asked (Unreachable). Transport messages are written for models,
 // so the person gets their own wording here.
 func verificationError(site sites.Site, err error) error {
-	var forbidden *netguard.ForbiddenError
-	if errors.As(err, &forbidden) {
-		return &Error{Kind: Invalid,
-			Message: fmt.Sprintf("could not verify the credential: erpgate does not connect to the ERP at %s because %s; %s; nothing was saved",
-				site.BaseURL, forbidden, PrivateHostsHint), Err: err}
+	if kind, reason, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
+		message := "could not verify the credential: " + reason + "; nothing was saved"
+		if kind == Unreachable {
+			message = fmt.Sprintf("could not verify the credential: %s (%s); nothing was saved", reason, classifyVerification(err).Code)
+		}
+		return &Error{Kind: kind, Message: message, Err: err}
 	}
 	te := classifyVerification(err)
-	unreachable := func(reason string) error {
-		return &Error{Kind: Unreachable,
-			Message: fmt.Sprintf("could not verify the credential: %s (%s); nothing was saved", reason, te.Code), Err: err}
-	}
 	switch te.Code {
 	case toolerr.AuthExpired, toolerr.PermissionDenied:
 		// The connector may quote the ERP's refusal (Acumatica's "Invalid
@@ -209,16 +206,29 @@ func verificationError(site sites.Site, err error) error {
 	case toolerr.InvalidArgument:
 		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
 		return &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
-	case toolerr.UpstreamTimeout:
-		return unreachable(fmt.Sprintf("the ERP at %s did not answer within %s", site.BaseURL, VerifyTimeout))
-	case toolerr.UpstreamUnavailable:
-		return unreachable(fmt.Sprintf("the ERP at %s could not be reached", site.BaseURL))
-	case toolerr.RateLimited:
-		return unreachable(fmt.Sprintf("the ERP at %s is limiting requests; try again later", site.BaseURL))
-	case toolerr.NotFound, toolerr.UpstreamInvalidResponse, toolerr.ResponseTooLarge:
-		return unreachable(fmt.Sprintf("the ERP at %s gave an answer a %s site does not give; check the base URL and the kind", site.BaseURL, site.Kind))
 	}
 	return internal(err)
+}
+
+// unreachableReason says why the ERP at baseURL could not be asked: an
+// address the transport refuses (Invalid), or no usable answer
+// (Unreachable). ok is false for any other failure.
+func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
+	var forbidden *netguard.ForbiddenError
+	if errors.As(err, &forbidden) {
+		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint), true
+	}
+	switch classifyVerification(err).Code {
+	case toolerr.UpstreamTimeout:
+		return Unreachable, fmt.Sprintf("the ERP at %s did not answer within %s", baseURL, VerifyTimeout), true
+	case toolerr.UpstreamUnavailable:
+		return Unreachable, fmt.Sprintf("the ERP at %s could not be reached", baseURL), true
+	case toolerr.RateLimited:
+		return Unreachable, fmt.Sprintf("the ERP at %s is limiting requests; try again later", baseURL), true
+	case toolerr.NotFound, toolerr.UpstreamInvalidResponse, toolerr.ResponseTooLarge:
+		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer a %s site does not give; check the base URL and the kind", baseURL, kind), true
+	}
+	return "", "", false
 }
 
 // verificationText redacts the ERP's words in a rejection, by the

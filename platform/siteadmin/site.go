@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -345,4 +346,33 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// Reachable asks the ERP at a checked site's address for its base URL,
+// without credentials, through the outbound transport: any HTTP answer
+// means it can be reached. It reports Unreachable (or Invalid, for an
+// address the transport refuses) in the person's words, so that a
+// registration does not send a browser to an address that answers
+// nothing.
+func (s *Service) Reachable(ctx context.Context, checked CheckedSite) error {
+	u, err := url.Parse(checked.BaseURL)
+	if err != nil {
+		return internal(err)
+	}
+	csite := connector.Site{Kind: checked.Kind, BaseURL: u, Settings: checked.Settings}
+	ctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, csite.URL("/", nil), nil)
+	if err != nil {
+		return internal(err)
+	}
+	resp, err := s.deps.HTTPClient(csite, nil).Do(req)
+	if err != nil {
+		if kind, reason, ok := unreachableReason(checked.BaseURL, checked.Kind, err); ok {
+			return &Error{Kind: kind, Message: reason, Err: err}
+		}
+		return internal(err)
+	}
+	_ = resp.Body.Close()
+	return nil
 }

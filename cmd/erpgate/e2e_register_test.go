@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// regBrowser is a cookie-keeping HTTP client on /register that does not
+// follow redirects.
+type regBrowser struct {
+	t    *testing.T
+	base string
+	hc   *http.Client
+}
+
+func newRegBrowser(t *testing.T, base string) *regBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &regBrowser{t: t, base: base, hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (b *regBrowser) do(method, path string, form url.Values, header map[string]string) (int, http.Header, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.base+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(raw)
+}
+
+// csrf opens path and returns its form's CSRF token.
+func (b *regBrowser) csrf(path string) string {
+	b.t.Helper()
+	status, _, page := b.do(http.MethodGet, path, nil, nil)
+	m := csrfField.FindStringSubmatch(page)
+	if status != http.StatusOK || m == nil {
+		b.t.Fatalf("GET %s: %d, no CSRF token", path, status)
+	}
+	return m[1]
+}
+
+// startRegistration submits step 1 for the simulator and returns the
+// registration's path.
+func (b *regBrowser) startRegistration(baseURL string) string {
+	b.t.Helper()
+	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target Ltd"}, "base_url": {baseURL}}
+	status, h, page := b.do(http.MethodPost, "/register", form, nil)
+	loc := h.Get("Location")
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, b.base+"/register/") {
+		b.t.Fatalf("start: %d %q %s", status, loc, pageText(page))
+	}
+	return strings.TrimPrefix(loc, b.base)
+}
+
+// TestRegistrationRefusesForeignBrowsersAndForgedPosts: a registration
+// belongs to the browser that started it, and its forms accept only
+// erpgate's own pages.
+func TestRegistrationRefusesForeignBrowsersAndForgedPosts(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	owner := newRegBrowser(t, gw.URL)
+	path := owner.startRegistration(sim.URL)
+	ownerCSRF := owner.csrf(path)
+
+	t.Run("another browser cannot open or continue it, and is told nothing", func(t *testing.T) {
+		other := newRegBrowser(t, gw.URL)
+		other.csrf("/register") // a browser cookie of its own
+		status, _, page := other.do(http.MethodGet, path, nil, nil)
+		_, _, unknown := other.do(http.MethodGet, "/register/0195d1f4-0000-7000-8000-000000000000", nil, nil)
+		if status != http.StatusNotFound || pageText(page) != pageText(unknown) || strings.Contains(page, "Target Ltd") || strings.Contains(page, sim.URL) {
+			t.Errorf("another browser got %d:\n%s\n(an unknown registration gives:\n%s)", status, pageText(page), pageText(unknown))
+		}
+		// Even with the owner's CSRF token (a leaked page), its cookie is
+		// not the owner's.
+		form := url.Values{"csrf": {ownerCSRF}, "client_id": {"x"}, "client_secret": {"y"}}
+		if status, _, _ := other.do(http.MethodPost, path+"/client", form, nil); status != http.StatusForbidden {
+			t.Errorf("another browser's post with the owner's token: %d", status)
+		}
+	})
+
+	t.Run("posts without the token, with another form's, or from another origin are refused", func(t *testing.T) {
+		for name, tc := range map[string]struct {
+			form   url.Values
+			header map[string]string
+		}{
+			"no token":       {url.Values{"client_id": {"x"}, "client_secret": {"y"}}, nil},
+			"start's token":  {url.Values{"csrf": {owner.csrf("/register")}, "client_id": {"x"}, "client_secret": {"y"}}, nil},
+			"foreign origin": {url.Values{"csrf": {ownerCSRF}, "client_id": {"x"}, "client_secret": {"y"}}, map[string]string{"Origin": "https://evil.example"}},
+		} {
+			status, _, page := owner.do(http.MethodPost, path+"/client", tc.form, tc.header)
+			if status != http.StatusForbidden {
+				t.Errorf("%s: %d %s", name, status, pageText(page))
+			}
+		}
+		if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations WHERE client_id <> ''`); n != 0 {
+			t.Errorf("a refused post stored a client: %d", n)
+		}
+	})
+
+	t.Run("the owner's own post goes to the ERP", func(t *testing.T) {
+		form := url.Values{"csrf": {ownerCSRF}, "client_id": {"someclient"}, "client_secret": {"somesecret"}}
+		status, h, _ := owner.do(http.MethodPost, path+"/client", form, map[string]string{"Origin": gw.URL})
+		if status != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), sim.URL+"/api/method/frappe.integrations.oauth2.authorize?") {
+			t.Errorf("owner's post: %d to %q", status, h.Get("Location"))
+		}
+		if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations WHERE client_id = 'someclient' AND secret_ciphertext IS NOT NULL AND position('somesecret' in encode(secret_ciphertext, 'escape')) = 0`); n != 1 {
+			t.Errorf("the client secret is not stored encrypted: %d", n)
+		}
+	})
+}
+
+// TestRegistrationIsLimitedPerSource: one source gets 20 registration
+// posts at once, then waits; X-Forwarded-For from an untrusted peer does
+// not make it another source.
+func TestRegistrationIsLimitedPerSource(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newRegBrowser(t, gw.URL)
+	token := b.csrf("/register")
+	for i := range 20 {
+		status, _, page := b.do(http.MethodPost, "/register", url.Values{"csrf": {token}, "kind": {"frappe"}}, map[string]string{"X-Forwarded-For": "203.0.113." + strconv.Itoa(i+1)})
+		if status != http.StatusBadRequest {
+			t.Fatalf("post %d: %d %s", i+1, status, pageText(page))
+		}
+	}
+	status, h, page := b.do(http.MethodPost, "/register", url.Values{"csrf": {token}, "kind": {"frappe"}}, map[string]string{"X-Forwarded-For": "198.51.100.1"})
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(pageText(page), "Too many attempts") {
+		t.Fatalf("post 21: %d Retry-After %q %s", status, h.Get("Retry-After"), pageText(page))
+	}
+}
+
+// countRows runs a count query on the database at dbURL.
+func countRows(t *testing.T, dbURL, sql string) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

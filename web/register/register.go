@@ -1,0 +1,314 @@
+// Package register is self-service site registration, /register: a
+// company's ERP administrator registers their ERP with erpgate without an
+// operator. The steps:
+//
+//  1. Start: the ERP's kind and address (and its tenant and endpoint, or
+//     default company), checked by the site-administration layer's rules;
+//     an address already registered is refused here.
+//  2. The OAuth client: exact instructions to create it in the ERP, then
+//     its client id and secret.
+//  3. Proof of ownership (web/erpadmin, purpose "register"): a sign-in at
+//     the ERP with that client, and the connector's administrator check
+//     as the signed-in person. Only then is the site created.
+//  4. The result: the site's MCP URL, the set-up of AI clients, and
+//     optionally a fixed API credential (verified before it is saved) with
+//     a service token shown once.
+//
+// A registration in progress lives in pending_registrations, bound to its
+// browser by a cookie, and expires (30 minutes) leaving nothing active.
+// The pages never list or confirm other sites, and posts are rate-limited
+// per source. Every step is an audit event of platform/siteadmin.
+package register
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// Purpose is the erpadmin purpose of a registration's proof.
+const Purpose = "register"
+
+// Deps is what registration needs from the rest of erpgate.
+type Deps struct {
+	Admin    *siteadmin.Service
+	Proofs   *erpadmin.Service
+	Sites    *sites.Store
+	Registry *connector.Registry
+	Pool     *pgxpool.Pool
+	Keyring  *secrets.Keyring
+	// PublicBaseURL is the base of every URL the pages show.
+	PublicBaseURL string
+	Logger        *zap.Logger
+	// ClientIP returns the address a request comes from (the trusted
+	// proxies setting decides it); nil: the connection's address.
+	ClientIP func(*http.Request) string
+	// Limit bounds the posts of one source; default 20 at once, then one
+	// every 30 s.
+	Limit sourcelimit.Limit
+	// TTL is how long a registration may stay open; default 30 minutes.
+	TTL time.Duration
+}
+
+// browserCookie binds a registration to its browser; the CSRF token of
+// every form is keyed by it.
+const browserCookie = "erpgate_register"
+
+// Handler serves the registration pages.
+type Handler struct {
+	deps  Deps
+	log   *zap.Logger
+	kit   *pagekit.Kit
+	store *store
+	limit *sourcelimit.Limiter
+	pages pages
+	mux   *http.ServeMux
+}
+
+//go:embed templates/*.html
+var pageFiles embed.FS
+
+type pages struct {
+	start, client, result, message *pagekit.Page
+}
+
+// New builds the handler and registers its proof purpose with
+// deps.Proofs. It panics on a missing dependency (a wiring mistake).
+func New(deps Deps) *Handler {
+	if deps.Admin == nil || deps.Proofs == nil || deps.Sites == nil || deps.Registry == nil || deps.Pool == nil || deps.Keyring == nil {
+		panic("register: New: Admin, Proofs, Sites, Registry, Pool and Keyring are required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = zap.NewNop()
+	}
+	if deps.ClientIP == nil {
+		deps.ClientIP = sourcelimit.DirectIP
+	}
+	if deps.TTL <= 0 {
+		deps.TTL = 30 * time.Minute
+	}
+	deps.Limit = deps.Limit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second})
+	kit, err := pagekit.New(deps.PublicBaseURL)
+	if err != nil {
+		panic("register: " + err.Error())
+	}
+	h := &Handler{
+		deps:  deps,
+		log:   deps.Logger.Named("register"),
+		kit:   kit,
+		store: &store{pool: deps.Pool, keys: deps.Keyring},
+		limit: sourcelimit.New(deps.Limit, time.Now),
+	}
+	h.pages = pages{
+		start:   kit.MustParse(pageFiles, "templates/start.html"),
+		client:  kit.MustParse(pageFiles, "templates/client.html"),
+		result:  kit.MustParse(pageFiles, "templates/result.html"),
+		message: kit.MustParse(pageFiles, "templates/message.html"),
+	}
+	deps.Proofs.Handle(erpadmin.Purpose{Name: Purpose, Target: h.target, Done: h.proofDone})
+	m := http.NewServeMux()
+	m.HandleFunc("GET /register", h.serveStart)
+	m.HandleFunc("POST /register", h.postStart)
+	m.HandleFunc("GET /register/{id}", h.serveRegistration)
+	m.HandleFunc("POST /register/{id}/client", h.postClient)
+	m.HandleFunc("POST /register/{id}/prove", h.postProve)
+	m.HandleFunc("POST /register/{id}/api", h.postAPI)
+	h.mux = m
+	return h
+}
+
+// Paths lists the paths the handler answers, in echo's route syntax.
+func Paths() []string {
+	return []string{"/register", "/register/:id", "/register/:id/client", "/register/:id/prove", "/register/:id/api"}
+}
+
+// ServeHTTP serves the paths Paths lists.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Janitor removes expired registrations every interval until ctx ends.
+// Reads refuse them anyway; this keeps the table small.
+func (h *Handler) Janitor(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := h.store.sweep(ctx); err != nil {
+				h.log.Warn("sweep expired registrations", zap.Error(err))
+			} else if n > 0 {
+				h.log.Info("expired registrations removed", zap.Int64("count", n))
+			}
+		}
+	}
+}
+
+// browser returns the binding cookie's value, if the request has one.
+func (h *Handler) browser(r *http.Request) string {
+	v, ok := h.kit.ReadCookie(r, browserCookie)
+	if !ok || len(v) < 32 {
+		return ""
+	}
+	return v
+}
+
+// ensureBrowser returns the binding value, setting a new cookie if needed.
+func (h *Handler) ensureBrowser(w http.ResponseWriter, r *http.Request) string {
+	id := h.browser(r)
+	if id == "" {
+		tok, err := secrets.NewToken("egr")
+		if err != nil {
+			return ""
+		}
+		id = tok.Value.Reveal()
+	}
+	http.SetCookie(w, h.kit.Cookie(browserCookie, id, h.deps.TTL))
+	return id
+}
+
+// checkPost guards every form post: same origin (when the browser says),
+// the CSRF token of purpose for this browser's cookie, and the per-source
+// limit. It answers itself and returns "" when the post is refused.
+func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request, purpose string) string {
+	if ok, wait, first := h.limit.Allow(sourcelimit.Source(h.deps.ClientIP(r))); !ok {
+		secs := sourcelimit.RetryAfter(w.Header(), wait)
+		if first {
+			h.log.Info("source rate limit", zap.String("endpoint", "register"), zap.String("source", sourcelimit.Source(h.deps.ClientIP(r))))
+		}
+		h.message(w, http.StatusTooManyRequests, message{Title: "Too many attempts",
+			Message: "This address has sent erpgate too many registration steps in a short time.",
+			Next:    "Wait " + seconds(secs) + ", then try again."})
+		return ""
+	}
+	browser := h.browser(r)
+	if origin := r.Header.Get("Origin"); origin != "" && !h.sameOrigin(origin) {
+		h.message(w, http.StatusForbidden, message{Title: "This form came from another site",
+			Message: "erpgate accepts the registration's forms only from its own pages.",
+			Next:    "Open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
+		return ""
+	}
+	if err := r.ParseForm(); err != nil || browser == "" || !pagekit.CheckCSRF(browser, purpose, r.PostForm.Get("csrf")) {
+		h.message(w, http.StatusForbidden, message{Title: "This form has expired",
+			Message: "erpgate could not match this form to your browser: its cookie is missing or the form is from an older page.",
+			Next:    "Allow cookies for erpgate, open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
+		return ""
+	}
+	return browser
+}
+
+func (h *Handler) sameOrigin(origin string) bool {
+	u, err := url.Parse(h.kit.URL(""))
+	return err == nil && strings.EqualFold(origin, u.Scheme+"://"+u.Host)
+}
+
+func seconds(n int) string {
+	if n == 1 {
+		return "1 second"
+	}
+	return strconv.Itoa(n) + " seconds"
+}
+
+// message is the page of a step that cannot go on (or a plain notice),
+// with a link to go on from.
+type message struct {
+	Title    string
+	Message  string
+	Causes   []string
+	Next     string
+	Link     string
+	LinkText string
+	// Form, when set, is a button that posts to FormAction (retrying the
+	// proof) with CSRF.
+	FormAction string
+	FormButton string
+	CSRF       string
+	// FormTo is the form-action of the page when it has a form: erpgate,
+	// and the ERP its answer redirects to.
+	FormTo []string
+	OK     bool
+}
+
+func (h *Handler) message(w http.ResponseWriter, status int, m message) {
+	w.Header().Set("Cache-Control", "no-store")
+	formTo := m.FormTo
+	if formTo == nil {
+		formTo = []string{"'self'"}
+	}
+	if err := h.kit.Render(w, status, h.pages.message, m, pagekit.Options{FormAction: formTo}); err != nil {
+		h.log.Error("render registration page", zap.Error(err))
+	}
+}
+
+// internal answers a failure of erpgate itself, with a reference the log
+// carries too.
+func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
+	ref := pagekit.NewReference()
+	h.log.Error("registration failed", zap.String("step", what), zap.String("reference", ref), zap.Error(err))
+	_ = h.kit.RenderError(w, http.StatusInternalServerError, pagekit.ErrorPage{Title: "Something went wrong",
+		Message: "erpgate could not complete this step of the registration.",
+		Next:    "Try again in a moment. If it keeps happening, tell your erpgate operator.", Reference: ref})
+}
+
+// unknown is the page of a registration that is not open in this browser:
+// never existed, expired, or is another browser's. It says the same in
+// each case, so a page never confirms that a registration exists.
+func (h *Handler) unknown(w http.ResponseWriter) {
+	h.message(w, http.StatusNotFound, message{Title: "This registration is not open",
+		Message: "erpgate has no open registration at this address in this browser. A registration stays open for 30 minutes, in the browser where it was started; nothing of one that expired was kept or activated.",
+		Next:    "Start the registration again.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
+}
+
+// formActionTo is the form-action of a page whose form sends the browser
+// on to the registration's ERP (CSP checks the redirect that answers a
+// post against form-action too): erpgate and the ERP's origin.
+func (h *Handler) formActionTo(p pendingReg) []string {
+	u, err := url.Parse(p.BaseURL)
+	if err != nil {
+		return []string{"'self'"}
+	}
+	return []string{"'self'", u.Scheme + "://" + u.Host}
+}
+
+// parseID reads the registration id of the path.
+func parseID(r *http.Request) (uuid.UUID, bool) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	return id, err == nil
+}
+
+// openRegistration loads the path's registration for this browser, or
+// answers with the unknown page.
+func (h *Handler) openRegistration(w http.ResponseWriter, r *http.Request, browser string) (pendingReg, bool) {
+	id, ok := parseID(r)
+	if !ok {
+		h.unknown(w)
+		return pendingReg{}, false
+	}
+	p, err := h.store.get(r.Context(), id, browser)
+	if errors.Is(err, errUnknown) {
+		h.unknown(w)
+		return pendingReg{}, false
+	}
+	if err != nil {
+		h.internal(w, "load registration", err)
+		return pendingReg{}, false
+	}
+	return p, true
+}

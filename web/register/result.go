@@ -1,0 +1,156 @@
+package register
+
+import (
+	"crypto/rand"
+	"html/template"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/web/clientsetup"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// resultPage is the last step: what the registered site is and how to use
+// it.
+type resultPage struct {
+	ID          string
+	DisplayName string
+	KindLabel   string
+	BaseURL     string
+	MCPURL      string
+	ClientSetup template.HTML
+	ManageURL   string
+	ServiceMCP  string
+	ERPUser     string
+	// Fields are the API credential's fields, for the optional form.
+	Fields []connector.CredentialField
+	// HasAPI: the site has a verified API credential.
+	HasAPI bool
+	extra  resultExtra
+	CSRF   string
+}
+
+// resultExtra is what one answer adds: an error of the API credential
+// form, or the service token, shown once.
+type resultExtra struct {
+	Error       string
+	Values      map[string]string
+	Token       string
+	TokenPrefix string
+	Verified    string
+}
+
+func (p resultPage) Error() string                           { return p.extra.Error }
+func (p resultPage) Token() string                           { return p.extra.Token }
+func (p resultPage) TokenPrefix() string                     { return p.extra.TokenPrefix }
+func (p resultPage) Verified() string                        { return p.extra.Verified }
+func (p resultPage) Value(name string) string                { return p.extra.Values[name] }
+func (p resultPage) Secret(f connector.CredentialField) bool { return f.Secret }
+
+func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status int, browser string, p pendingReg, extra resultExtra) {
+	site, err := h.deps.Sites.GetSite(r.Context(), p.SiteID)
+	if err != nil {
+		h.unknown(w)
+		return
+	}
+	conn, ok := h.deps.Registry.Get(site.Kind)
+	if !ok {
+		h.internal(w, "result connector", errUnknown)
+		return
+	}
+	_, _, cerr := h.deps.Sites.GetConnection(r.Context(), site.ID, "api_token")
+	page := resultPage{ID: p.ID.String(), DisplayName: site.DisplayName, KindLabel: labelOf(site.Kind), BaseURL: site.BaseURL,
+		MCPURL: h.kit.URL("/sites/" + site.Slug + "/mcp"), ClientSetup: clientsetup.HTML(h.kit.URL("/sites/" + site.Slug + "/mcp")), ManageURL: h.kit.URL("/sites/" + site.Slug + "/manage"),
+		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser,
+		Fields: conn.APICredentialFields(), HasAPI: cerr == nil, extra: extra,
+		CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
+	if err := h.kit.Render(w, status, h.pages.result, page, pagekit.Options{FormAction: []string{"'self'"}, Script: true}); err != nil {
+		h.log.Error("render registration result", zap.Error(err))
+	}
+}
+
+// postAPI verifies and saves the optional fixed API credential, then
+// issues a service token, shown once on the answer.
+func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
+	id, ok := parseID(r)
+	if !ok {
+		h.unknown(w)
+		return
+	}
+	browser := h.checkPost(w, r, clientPurpose(id))
+	if browser == "" {
+		return
+	}
+	p, ok := h.openRegistration(w, r, browser)
+	if !ok {
+		return
+	}
+	if p.Stage != stageRegistered {
+		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		return
+	}
+	ctx := r.Context()
+	site, err := h.deps.Sites.GetSite(ctx, p.SiteID)
+	if err != nil {
+		h.unknown(w)
+		return
+	}
+	conn, ok := h.deps.Registry.Get(site.Kind)
+	if !ok {
+		h.internal(w, "api connector", errUnknown)
+		return
+	}
+	creds := map[string]string{}
+	kept := map[string]string{}
+	for _, f := range conn.APICredentialFields() {
+		creds[f.Name] = strings.TrimSpace(r.PostForm.Get(f.Name))
+		if !f.Secret {
+			kept[f.Name] = creds[f.Name]
+		}
+	}
+	admin := siteadmin.ERPAdmin(p.ERPUser)
+	saved, err := h.deps.Admin.PutAPIConnection(ctx, admin, site, creds)
+	if err != nil {
+		se, ok := err.(*siteadmin.Error)
+		if !ok || se.Kind == siteadmin.Internal {
+			h.internal(w, "save API credential", err)
+			return
+		}
+		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: sentence(se.Message), Values: kept})
+		return
+	}
+	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration")
+	if err != nil {
+		h.internal(w, "issue service token", err)
+		return
+	}
+	h.renderResult(w, r, http.StatusOK, browser, p, resultExtra{Token: value.Reveal(), TokenPrefix: st.Prefix,
+		Verified: saved.VerifiedIdentity})
+}
+
+var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// newSlug makes a site's short name from its display name, with a random
+// suffix: the page never reveals whether another site has a name, as a
+// chosen slug refused as taken would.
+func newSlug(displayName string) string {
+	base := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(displayName), "-"), "-")
+	if len(base) > 36 {
+		base = strings.Trim(base[:36], "-")
+	}
+	if base == "" {
+		base = "site"
+	}
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return base + "-" + string(b)
+}

@@ -1,0 +1,451 @@
+package register
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// kindInfo is what the pages say about a kind of ERP.
+type kindInfo struct {
+	Kind  string
+	Label string
+}
+
+// kindLabels names the kinds registration knows how to explain; a kind is
+// offered only when its connector can also prove administrators.
+var kindLabels = []kindInfo{{"frappe", "Frappe / ERPNext"}, {"acumatica", "Acumatica"}}
+
+func (h *Handler) kinds() []kindInfo {
+	var out []kindInfo
+	for _, k := range kindLabels {
+		if h.deps.Proofs.Supports(k.Kind) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func labelOf(kind string) string {
+	for _, k := range kindLabels {
+		if k.Kind == kind {
+			return k.Label
+		}
+	}
+	return kind
+}
+
+// startForm is the start page's form, as typed: an error shows it again
+// with nothing lost.
+type startForm struct {
+	Kind            string
+	DisplayName     string
+	BaseURL         string
+	DefaultCompany  string
+	Tenant          string
+	EndpointName    string
+	EndpointVersion string
+}
+
+type startPage struct {
+	Kinds []kindInfo
+	Form  startForm
+	Error string
+	CSRF  string
+}
+
+const startPurpose = "register:start"
+
+func (h *Handler) serveStart(w http.ResponseWriter, r *http.Request) {
+	browser := h.ensureBrowser(w, r)
+	h.renderStart(w, http.StatusOK, browser, startForm{Kind: "frappe", EndpointName: "Default", EndpointVersion: "24.200.001"}, "")
+}
+
+func (h *Handler) renderStart(w http.ResponseWriter, status int, browser string, f startForm, problem string) {
+	page := startPage{Kinds: h.kinds(), Form: f, Error: problem, CSRF: pagekit.CSRFToken(browser, startPurpose)}
+	if err := h.kit.Render(w, status, h.pages.start, page, pagekit.Options{FormAction: []string{"'self'"}}); err != nil {
+		h.log.Error("render registration start", zap.Error(err))
+	}
+}
+
+// settingsOf builds the connector settings of the start form.
+func settingsOf(f startForm) json.RawMessage {
+	m := map[string]string{}
+	switch f.Kind {
+	case "frappe":
+		if f.DefaultCompany != "" {
+			m["default_company"] = f.DefaultCompany
+		}
+	case "acumatica":
+		for k, v := range map[string]string{"tenant": f.Tenant, "endpoint_name": f.EndpointName, "endpoint_version": f.EndpointVersion} {
+			if v != "" {
+				m[k] = v
+			}
+		}
+	}
+	raw, _ := json.Marshal(m)
+	return raw
+}
+
+func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
+	browser := h.checkPost(w, r, startPurpose)
+	if browser == "" {
+		return
+	}
+	ctx := r.Context()
+	f := startForm{}
+	for field, dst := range map[string]*string{
+		"kind": &f.Kind, "display_name": &f.DisplayName, "base_url": &f.BaseURL, "default_company": &f.DefaultCompany,
+		"tenant": &f.Tenant, "endpoint_name": &f.EndpointName, "endpoint_version": &f.EndpointVersion,
+	} {
+		*dst = strings.TrimSpace(r.PostForm.Get(field))
+	}
+	actor := siteadmin.Registrant("")
+	details := map[string]any{"kind": f.Kind, "base_url": f.BaseURL}
+	if !h.deps.Proofs.Supports(f.Kind) {
+		h.renderStart(w, http.StatusBadRequest, browser, f, "Choose the kind of your ERP.")
+		return
+	}
+	if f.Kind == "acumatica" && f.Tenant == "" {
+		// The administrator check reads an inquiry of the tenant.
+		h.renderStart(w, http.StatusBadRequest, browser, f, "Give the Acumatica tenant's login name, as on its sign-in page.")
+		return
+	}
+	checked, taken, err := h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settingsOf(f)})
+	if err != nil {
+		var se *siteadmin.Error
+		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
+			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
+			h.renderStart(w, http.StatusBadRequest, browser, f, sentence(se.Message))
+			return
+		}
+		h.internal(w, "check site", err)
+		return
+	}
+	details["base_url"] = checked.BaseURL
+	if taken {
+		h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details,
+			&siteadmin.Error{Kind: siteadmin.Conflict, Message: "already_registered: the address is registered"})
+		h.alreadyRegistered(w, checked)
+		return
+	}
+	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
+		var se *siteadmin.Error
+		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
+			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
+			h.renderStart(w, http.StatusBadGateway, browser, f, sentence(se.Message))
+			return
+		}
+		h.internal(w, "reach ERP", err)
+		return
+	}
+	id, err := h.store.create(ctx, browser, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL)
+	if err != nil {
+		h.internal(w, "create registration", err)
+		return
+	}
+	h.deps.Admin.Record(ctx, siteadmin.Registrant(id.String()), uuid.Nil, "", siteadmin.ActionRegisterStart, details, nil)
+	http.Redirect(w, r, h.kit.URL("/register/"+id.String()), http.StatusSeeOther)
+}
+
+// alreadyRegistered tells the person that the address is taken and how
+// its administrators manage it, naming nothing of the site: not its short
+// name, display name or owner.
+func (h *Handler) alreadyRegistered(w http.ResponseWriter, checked siteadmin.CheckedSite) {
+	what := "This ERP address"
+	if checked.IdentityName != "" {
+		what = "This ERP address with this " + checked.IdentityName
+	}
+	h.message(w, http.StatusConflict, message{Title: "This ERP is already registered",
+		Message: what + " is already registered with erpgate, so it cannot be registered again.",
+		Causes: []string{
+			"Its administrators manage it on its owner page: the site's MCP address (the one people add to their AI clients, ending in /mcp) with /manage in place of /mcp.",
+			"Only administrators of the ERP can open the owner page: they sign in there with their ERP account.",
+		},
+		Next: "If you administer this ERP, ask a colleague who uses erpgate for the site's MCP address, or ask your erpgate operator.",
+		Link: h.kit.URL("/"), LinkText: "erpgate's home page"})
+}
+
+// sentence makes a layer message a sentence for a page.
+func sentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return msg
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
+
+// clientPage is the OAuth client step.
+type clientPage struct {
+	ID          string
+	Kind        string
+	KindLabel   string
+	DisplayName string
+	BaseURL     string
+	Tenant      string
+	RedirectURI string
+	AppName     string
+	Scopes      string
+	ClientID    string
+	Error       string
+	CSRF        string
+	ExpiresIn   string
+}
+
+func clientPurpose(id uuid.UUID) string { return "register:" + id.String() }
+
+// scopesOf is what the page tells the administrator erpgate asks for.
+var scopesOf = map[string]string{"frappe": "all openid", "acumatica": "api openid profile email offline_access"}
+
+func (h *Handler) serveRegistration(w http.ResponseWriter, r *http.Request) {
+	browser := h.browser(r)
+	p, ok := h.openRegistration(w, r, browser)
+	if !ok {
+		return
+	}
+	if p.Stage == stageRegistered {
+		h.renderResult(w, r, http.StatusOK, browser, p, resultExtra{})
+		return
+	}
+	h.renderClient(w, http.StatusOK, browser, p, p.ClientID, "")
+}
+
+func (h *Handler) renderClient(w http.ResponseWriter, status int, browser string, p pendingReg, clientID, problem string) {
+	var s struct {
+		Tenant string `json:"tenant"`
+	}
+	_ = json.Unmarshal(p.Settings, &s)
+	page := clientPage{ID: p.ID.String(), Kind: p.Kind, KindLabel: labelOf(p.Kind), DisplayName: p.DisplayName, BaseURL: p.BaseURL,
+		Tenant: s.Tenant, RedirectURI: h.deps.Proofs.RedirectURI(), AppName: "erpgate", Scopes: scopesOf[p.Kind],
+		ClientID: clientID, Error: problem, CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
+	if err := h.kit.Render(w, status, h.pages.client, page, pagekit.Options{FormAction: h.formActionTo(p), Script: true}); err != nil {
+		h.log.Error("render registration client step", zap.Error(err))
+	}
+}
+
+// postClient takes the OAuth client and sends the browser to the ERP to
+// prove its ownership.
+func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
+	id, ok := parseID(r)
+	if !ok {
+		h.unknown(w)
+		return
+	}
+	browser := h.checkPost(w, r, clientPurpose(id))
+	if browser == "" {
+		return
+	}
+	p, ok := h.openRegistration(w, r, browser)
+	if !ok {
+		return
+	}
+	if p.Stage != stageClient {
+		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		return
+	}
+	clientID := strings.TrimSpace(r.PostForm.Get("client_id"))
+	secret := strings.TrimSpace(r.PostForm.Get("client_secret"))
+	actor := siteadmin.Registrant(p.ID.String())
+	if clientID == "" || secret == "" || len(clientID) > 200 || len(secret) > 500 {
+		h.renderClient(w, http.StatusBadRequest, browser, p, clientID, "Paste both the client id and the client secret of the OAuth client you created.")
+		return
+	}
+	if err := h.store.setClient(r.Context(), p.ID, clientID, secrets.Secret(secret)); err != nil {
+		if errors.Is(err, errUnknown) {
+			h.unknown(w)
+			return
+		}
+		h.internal(w, "save client", err)
+		return
+	}
+	h.deps.Admin.Record(r.Context(), actor, uuid.Nil, "", siteadmin.ActionRegisterClient, map[string]any{"client_id": clientID, "base_url": p.BaseURL}, nil)
+	h.begin(w, r, p)
+}
+
+// postProve starts the proof again with the client already given (after a
+// refusal, signed in as an administrator this time).
+func (h *Handler) postProve(w http.ResponseWriter, r *http.Request) {
+	id, ok := parseID(r)
+	if !ok {
+		h.unknown(w)
+		return
+	}
+	browser := h.checkPost(w, r, clientPurpose(id))
+	if browser == "" {
+		return
+	}
+	p, ok := h.openRegistration(w, r, browser)
+	if !ok {
+		return
+	}
+	if p.Stage != stageClient || p.ClientID == "" {
+		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		return
+	}
+	h.begin(w, r, p)
+}
+
+func (h *Handler) begin(w http.ResponseWriter, r *http.Request, p pendingReg) {
+	if err := h.deps.Proofs.Begin(w, r, Purpose, p.ID.String()); err != nil {
+		h.internal(w, "begin proof", err)
+	}
+}
+
+// target is the proof's target: the pending registration's ERP and OAuth
+// client, read again at each step so that no secret is kept elsewhere.
+func (h *Handler) target(ctx context.Context, ref string) (erpadmin.Target, error) {
+	id, err := uuid.Parse(ref)
+	if err != nil {
+		return erpadmin.Target{}, errUnknown
+	}
+	p, _, err := h.store.load(ctx, id)
+	if err != nil {
+		return erpadmin.Target{}, err
+	}
+	if p.Stage != stageClient || p.ClientID == "" {
+		return erpadmin.Target{}, errUnknown
+	}
+	base, err := url.Parse(p.BaseURL)
+	if err != nil {
+		return erpadmin.Target{}, fmt.Errorf("register: base URL: %w", err)
+	}
+	return erpadmin.Target{Kind: p.Kind,
+		Site:   connector.Site{Slug: "registration", Kind: p.Kind, DisplayName: p.DisplayName, BaseURL: base, Settings: p.Settings},
+		Client: connector.OAuthClient{ID: p.ClientID, Secret: p.Secret}}, nil
+}
+
+// proofDone continues once the ERP sent the browser back: the site is
+// registered only when the sign-in proved an administrator.
+func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, proof erpadmin.Proof, perr error) {
+	ctx := r.Context()
+	actor := siteadmin.Registrant(ref)
+	refuse := func(reason string, status int, m message) {
+		h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, map[string]any{"erp_user": proof.User.ID},
+			&siteadmin.Error{Kind: siteadmin.Rejected, Message: reason})
+		h.message(w, status, m)
+	}
+	if ref == "" || errors.Is(perr, erpadmin.ErrState) {
+		refuse("state: the sign-in is unknown, expired or from another browser", http.StatusBadRequest, message{
+			Title:   "This sign-in cannot be used",
+			Message: "The sign-in at the ERP was finished in another browser, took too long, or its registration has expired, so it proves nothing and nothing was registered.",
+			Next:    "Start the registration again in one browser and finish it within 30 minutes.",
+			Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
+		return
+	}
+	browser := h.browser(r)
+	id, _ := uuid.Parse(ref)
+	p, err := h.store.get(ctx, id, browser)
+	if errors.Is(err, errUnknown) {
+		refuse("state: the registration is not open in this browser", http.StatusNotFound, message{Title: "This registration is not open",
+			Message: "erpgate has no open registration for this sign-in in this browser; nothing was registered.",
+			Next:    "Start the registration again.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
+		return
+	}
+	if err != nil {
+		h.internal(w, "load registration after proof", err)
+		return
+	}
+	retry := message{FormTo: h.formActionTo(p), Link: h.kit.URL("/register/" + ref), LinkText: "Back to the OAuth client step",
+		FormAction: h.kit.URL("/register/" + ref + "/prove"), FormButton: "Sign in to the ERP again", CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
+	switch {
+	case errors.Is(perr, erpadmin.ErrCancelled):
+		m := retry
+		m.Title, m.Message = "The sign-in at the ERP was cancelled", "You cancelled the sign-in at "+p.BaseURL+", or the ERP refused it, so nothing was registered."
+		m.Next = "Sign in again and allow erpgate's access when the ERP asks."
+		refuse("cancelled: the sign-in at the ERP was cancelled or refused", http.StatusBadRequest, m)
+		return
+	case errors.Is(perr, erpadmin.ErrClientRefused):
+		m := retry
+		m.Title = "The ERP refused the OAuth client"
+		m.Message = "The ERP at " + p.BaseURL + " did not accept the client id and secret you pasted, so nothing was registered."
+		m.Causes = []string{"The client secret is not the one the ERP shows for this client (copy it again, without spaces).",
+			"The OAuth client's redirect URI is not exactly " + h.deps.Proofs.RedirectURI() + ".", "The OAuth client is not active."}
+		m.Next = "Check the OAuth client in the ERP, then paste its client id and secret again."
+		m.FormAction, m.FormButton = "", ""
+		refuse("client_refused: the ERP refused the OAuth client", http.StatusBadRequest, m)
+		return
+	case errors.Is(perr, erpadmin.ErrUnreachable), errors.Is(perr, erpadmin.ErrAdminCheck), errors.Is(perr, erpadmin.ErrNoIdentity):
+		m := retry
+		m.Title = "The ERP did not complete the check"
+		m.Message = "erpgate could not finish checking your account at " + p.BaseURL + " (the ERP could not be reached, or did not say who you are or what roles you have), so nothing was registered."
+		m.Next = "Try again in a moment."
+		refuse("unreachable: "+errText(perr), http.StatusBadGateway, m)
+		return
+	case perr != nil:
+		h.internal(w, "proof", perr)
+		return
+	case !proof.Check.Admin:
+		m := retry
+		m.Title = "You are not an administrator of this ERP"
+		m.Message = fmt.Sprintf("You signed in to %s as %s, who %s. Only an administrator of the ERP can register it with erpgate, so nothing was registered.",
+			p.BaseURL, nameOf(proof.User), proof.Check.Evidence)
+		m.Next = "Sign out of the ERP, then sign in again with an administrator's account (or ask your ERP administrator to register it)."
+		refuse("not_admin: "+proof.User.ID+" "+proof.Check.Evidence, http.StatusForbidden, m)
+		return
+	}
+	h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof,
+		map[string]any{"erp_user": proof.User.ID, "evidence": proof.Check.Evidence, "base_url": p.BaseURL}, nil)
+	h.registerSite(w, r, p, proof)
+}
+
+func errText(err error) string { return strings.TrimPrefix(err.Error(), "erpadmin: ") }
+
+func nameOf(u connector.UpstreamUser) string {
+	if u.DisplayName != "" && u.DisplayName != u.ID {
+		return u.DisplayName + " (" + u.ID + ")"
+	}
+	return u.ID
+}
+
+// registerSite creates the site with its OAuth client, as the ERP
+// administrator the proof found.
+func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pendingReg, proof erpadmin.Proof) {
+	ctx := context.WithoutCancel(r.Context())
+	admin := siteadmin.ERPAdmin(proof.User.ID)
+	var site sites.Site
+	var err error
+	for range 3 {
+		site, err = h.deps.Admin.CreateSite(ctx, admin, siteadmin.NewSite{Slug: newSlug(p.DisplayName), Kind: p.Kind,
+			DisplayName: p.DisplayName, BaseURL: p.BaseURL, Settings: p.Settings})
+		if !errors.Is(err, sites.ErrSlugTaken) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, sites.ErrBaseURLTaken) {
+			h.alreadyRegistered(w, siteadmin.CheckedSite{})
+			return
+		}
+		h.internal(w, "create site", err)
+		return
+	}
+	if _, err := h.deps.Admin.PutOAuthConnection(ctx, admin, site, map[string]string{"client_id": p.ClientID, "client_secret": p.Secret.Reveal()}); err != nil {
+		_ = h.deps.Admin.DeleteSite(ctx, admin, site)
+		h.internal(w, "save OAuth client", err)
+		return
+	}
+	if err := h.store.markRegistered(ctx, p.ID, site.ID, proof.User.ID); err != nil {
+		h.internal(w, "mark registered", err)
+		return
+	}
+	http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+}
