@@ -29,7 +29,7 @@ func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service,
 	}
 	manage.New(manage.Deps{
 		Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
-		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Logger: log,
+		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Logger: log, ClientIP: e.IPExtractor,
 	}).Register(e)
 	return nil
 }

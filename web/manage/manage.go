@@ -30,6 +30,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/sourcelimit"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -74,6 +75,13 @@ type Deps struct {
 	Logger *zap.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ClientIP tells where a request comes from (echo's IP extractor), for
+	// the per-source limit on starting sign-ins; nil is the connection's
+	// address.
+	ClientIP func(*http.Request) string
+	// SignInLimit bounds the sign-ins one source may start; zero is 20 at
+	// once, then one every 30 s.
+	SignInLimit sourcelimit.Limit
 }
 
 // Handler serves the owner's pages.
@@ -85,6 +93,7 @@ type Handler struct {
 	manage  *pagekit.Page
 	token   *pagekit.Page
 	deleted *pagekit.Page
+	limit   *sourcelimit.Limiter
 }
 
 // New builds the owner's pages and registers their proof purposes with
@@ -102,6 +111,10 @@ func New(deps Deps) *Handler {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	if h.deps.ClientIP == nil {
+		h.deps.ClientIP = sourcelimit.DirectIP
+	}
+	h.limit = sourcelimit.New(deps.SignInLimit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second}), time.Now)
 	h.signIn = deps.Kit.MustParse(pageFiles, "templates/signin.html")
 	h.manage = deps.Kit.MustParse(pageFiles, "templates/manage.html")
 	h.token = deps.Kit.MustParse(pageFiles, "templates/token.html")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/sourcelimit"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -24,6 +25,19 @@ func csrfToken(key string, site sites.Site) string { return pagekit.CSRFToken(ke
 func (h *Handler) beginSignIn(c echo.Context) {
 	w, r := c.Response(), c.Request()
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	source := sourcelimit.Source(h.deps.ClientIP(r))
+	if ok, wait, first := h.limit.Allow(source); !ok {
+		secs := sourcelimit.RetryAfter(w.Header(), wait)
+		if first {
+			h.log.Info("source rate limit", zap.String("endpoint", "owner sign-in"), zap.String("source", source))
+		}
+		h.renderError(w, http.StatusTooManyRequests, pagekit.ErrorPage{
+			Title:   "Too many sign-ins",
+			Message: "This address has started too many sign-ins on erpgate's owner pages in a short time.",
+			Next:    fmt.Sprintf("Wait %d seconds, then try again.", secs),
+		})
+		return
+	}
 	site, ok := h.loadSite(w, r, c.Param("slug"))
 	if !ok || !h.checkForm(w, r, site) {
 		return

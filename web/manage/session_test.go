@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +159,42 @@ func TestUnknownSiteGivesOnePlainPage(t *testing.T) {
 	}
 	if _, body := p.get(t, "/sites/acme/manage"); strings.Contains(body, "Site acme") || strings.Contains(body, "8001") {
 		t.Errorf("the sign-in page names the site's display name or address: %s", body)
+	}
+}
+
+// Starting sign-ins is limited per source: each start writes a proof row.
+func TestSignInStartsAreLimitedPerSource(t *testing.T) {
+	p := newPages(t)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(p.srv.URL + "/sites/acme/manage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no form token on %s", page)
+	}
+	form := url.Values{"csrf": {string(m[1])}}
+	statuses := map[int]int{}
+	for range 21 {
+		resp, err := hc.PostForm(p.srv.URL+"/sites/acme/manage/sign-in", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Error("a refusal without Retry-After")
+		}
+	}
+	// The site has no OAuth client, so an allowed start says so (409).
+	if statuses[http.StatusConflict] != 20 || statuses[http.StatusTooManyRequests] != 1 {
+		t.Errorf("statuses %v, want 20 × 409 and 1 × 429", statuses)
 	}
 }
