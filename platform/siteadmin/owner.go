@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/secrets"
@@ -204,6 +205,6 @@ func (s *Service) RefuseOwnerChange(ctx context.Context, actor Actor, site sites
 
 func (s *Service) dropOwnerChange(ctx context.Context, site sites.Site, id uuid.UUID) {
 	if err := s.deps.Store.DeleteOwnerChange(context.WithoutCancel(ctx), site.ID, id); err != nil {
-		s.log.Error("owner change not deleted; it expires by itself")
+		s.log.Error("owner change not deleted; it expires by itself", zap.String("site_slug", site.Slug), zap.Error(err))
 	}
 }

@@ -2,6 +2,7 @@ package manage
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -274,7 +275,8 @@ func outcomeWords(e sites.Event) string {
 
 // problemText is what a refused action's error says to the owner.
 func (h *Handler) problemText(err error) string {
-	if e, ok := err.(*siteadmin.Error); ok && e.Kind != siteadmin.Internal {
+	var e *siteadmin.Error
+	if errors.As(err, &e) && e.Kind != siteadmin.Internal {
 		return capitalise(e.Message) + "."
 	}
 	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
