@@ -308,6 +308,7 @@ func printDevSummary(w io.Writer, s devState, path string) {
 	for _, site := range s.Sites {
 		fmt.Fprintf(&b, "  site %s (%s, ERP simulator at %s)\n", site.Slug, site.Kind, site.ERPURL)
 		fmt.Fprintf(&b, "    MCP (OAuth):  %s\n", site.MCPURL)
+		fmt.Fprintf(&b, "    owner's page: %s/sites/%s/manage  (sign in as its administrator)\n", s.BaseURL, site.Slug)
 		fmt.Fprintf(&b, "    service MCP:  %s  (X-Erpgate-Service-Token: %s)\n", site.ServiceMCPURL, site.ServiceToken)
 		fmt.Fprintf(&b, "    ERP API credentials:")
 		for _, k := range slices.Sorted(maps.Keys(site.ERPCredentials)) {
