@@ -161,27 +161,15 @@ func (h *Handler) Janitor(ctx context.Context, every time.Duration) {
 	}
 }
 
-// browser returns the binding cookie's value, if the request has one.
+// browser returns the binding cookie's value, or "".
 func (h *Handler) browser(r *http.Request) string {
-	v, ok := h.kit.ReadCookie(r, browserCookie)
-	if !ok || len(v) < 32 {
-		return ""
-	}
+	v, _ := h.kit.Binding(r, browserCookie)
 	return v
 }
 
 // ensureBrowser returns the binding value, setting a new cookie if needed.
 func (h *Handler) ensureBrowser(w http.ResponseWriter, r *http.Request) string {
-	id := h.browser(r)
-	if id == "" {
-		tok, err := secrets.NewToken("egr")
-		if err != nil {
-			return ""
-		}
-		id = tok.Value.Reveal()
-	}
-	http.SetCookie(w, h.kit.Cookie(browserCookie, id, h.deps.TTL))
-	return id
+	return h.kit.EnsureBinding(w, r, browserCookie, h.deps.TTL)
 }
 
 // checkPost guards every form post: same origin (when the browser says),
