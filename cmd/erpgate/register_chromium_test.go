@@ -309,7 +309,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		r.submit("submit the API credential", `form[action$="/api"] button`)
 		waitForTitle(t, ctx, "Demo Frappe Ltd is registered")
 		r.shot("api-refused")
-		r.expectText("refused API credential", "nothing was saved")
+		r.expectText("refused API credential", "The ERP refused these credentials, so nothing was saved")
 		browserDo(t, ctx, "give the API credential",
 			chromedp.SetValue(chromedp.CSS(`#f-api_key`), bot.APIKey),
 			chromedp.SetValue(chromedp.CSS(`#f-api_secret`), bot.APISecret))

@@ -46,10 +46,22 @@ type resultExtra struct {
 	Verified    string
 }
 
-func (p resultPage) Error() string            { return p.extra.Error }
-func (p resultPage) Token() string            { return p.extra.Token }
-func (p resultPage) TokenPrefix() string      { return p.extra.TokenPrefix }
-func (p resultPage) Verified() string         { return p.extra.Verified }
+func (p resultPage) Error() string       { return p.extra.Error }
+func (p resultPage) Token() string       { return p.extra.Token }
+func (p resultPage) TokenPrefix() string { return p.extra.TokenPrefix }
+func (p resultPage) Verified() string    { return p.extra.Verified }
+
+// Label names a credential field on the page.
+func (p resultPage) Label(name string) string {
+	if l, ok := fieldLabels[name]; ok {
+		return l
+	}
+	return name
+}
+
+var fieldLabels = map[string]string{"api_key": "API key", "api_secret": "API secret", "client_id": "Client ID",
+	"client_secret": "Client secret", "username": "Username", "password": "Password"}
+
 func (p resultPage) Value(name string) string { return p.extra.Values[name] }
 
 func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status int, browser string, p pendingReg, extra resultExtra) {
@@ -113,7 +125,13 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 			h.internal(w, "save API credential", err)
 			return
 		}
-		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: sentence(se.Message), Values: kept})
+		problem := sentence(se.Message)
+		if se.Kind == siteadmin.Rejected {
+			// The layer's words are the connector's, written for tool
+			// calls; the ERP's refusal is said plainly here.
+			problem = "The ERP refused these credentials, so nothing was saved. Check them (copy them again, without spaces) and try again."
+		}
+		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: problem, Values: kept})
 		return
 	}
 	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration")
