@@ -260,7 +260,7 @@ func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
 // each case, so a page never confirms that a registration exists.
 func (h *Handler) unknown(w http.ResponseWriter) {
 	h.message(w, http.StatusNotFound, message{Title: "This registration is not open",
-		Message: "erpgate has no open registration at this address in this browser. A registration stays open for 30 minutes, in the browser where it was started; nothing of one that expired was kept or activated.",
+		Message: "erpgate has no open registration at this address in this browser. A registration stays open for " + h.ttlText() + ", in the browser where it was started; nothing of one that expired was kept or activated.",
 		Next:    "Start the registration again.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
 }
 
@@ -273,6 +273,18 @@ func (h *Handler) formActionTo(p pendingReg) []string {
 		return []string{"'self'"}
 	}
 	return []string{"'self'", u.Scheme + "://" + u.Host}
+}
+
+// ttlText says how long a registration stays open, in words.
+func (h *Handler) ttlText() string {
+	d := h.deps.TTL.Round(time.Minute)
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > time.Hour && d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + " hours"
+	}
+	return strconv.Itoa(int(d/time.Minute)) + " minutes"
 }
 
 // parseID reads the registration id of the path.

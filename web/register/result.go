@@ -28,6 +28,8 @@ type resultPage struct {
 	ManageURL   string
 	ServiceMCP  string
 	ERPUser     string
+	// Open says how long the page stays open.
+	Open string
 	// Fields are the API credential's fields, for the optional form.
 	Fields []connector.CredentialField
 	// HasAPI: the site has a verified API credential.
@@ -72,7 +74,7 @@ func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status in
 	_, _, cerr := h.deps.Sites.GetConnection(r.Context(), site.ID, "api_token")
 	page := resultPage{ID: p.ID.String(), DisplayName: site.DisplayName, KindLabel: labelOf(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.kit.URL("/sites/" + site.Slug + "/mcp"), ClientSetup: clientsetup.HTML(h.kit.URL("/sites/" + site.Slug + "/mcp")), ManageURL: h.kit.URL("/sites/" + site.Slug + "/manage"),
-		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser,
+		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser, Open: h.ttlText(),
 		Fields: conn.APICredentialFields(), HasAPI: cerr == nil, extra: extra,
 		CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
 	if err := h.kit.Render(w, status, h.pages.result, page, pagekit.Options{FormAction: []string{"'self'"}, Script: true}); err != nil {

@@ -350,7 +350,7 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 		refuse("state: the sign-in is unknown, expired or from another browser", http.StatusBadRequest, message{
 			Title:   "This sign-in cannot be used",
 			Message: "The sign-in at the ERP was finished in another browser, took too long, or its registration has expired, so it proves nothing and nothing was registered.",
-			Next:    "Start the registration again in one browser and finish it within 30 minutes.",
+			Next:    "Start the registration again in one browser and finish it within " + h.ttlText() + ".",
 			Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
 		return
 	}
