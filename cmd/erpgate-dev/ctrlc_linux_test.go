@@ -44,7 +44,8 @@ func TestCtrlCUnderGoRun(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK="+work, "DATABASE_URL="+pgtest.NewDatabase(t),
 		"ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_PUBLIC_BASE_URL=",
-		"ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t))
+		"ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t),
+		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_REGISTER_ADDR="+freeAddr(t))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
 	// The terminal's session: go run leads it and is its foreground group,
 	// as when a person types the command into a shell.

@@ -131,6 +131,11 @@ func runDev(ctx context.Context, args []string) error {
 		return fmt.Errorf("start the Acumatica simulator: %w", err)
 	}
 	defer stopAcumatica()
+	registration, registrationPorts, stopRegistration, err := startRegistrationSimulators(dataDir)
+	if err != nil {
+		return err
+	}
+	defer stopRegistration()
 
 	overlay := map[string]string{
 		"ERPGATE_LISTEN_ADDR":     devListenAddr,
@@ -187,9 +192,10 @@ func runDev(ctx context.Context, args []string) error {
 		{Name: "gateway", Addr: gatewayAddr, Env: "ERPGATE_LISTEN_ADDR"},
 		{Name: "Frappe simulator", Addr: hostPort(frappeURL), Env: "ERPGATE_DEV_FRAPPE_ADDR"},
 		{Name: "Acumatica simulator", Addr: hostPort(acumaticaURL), Env: "ERPGATE_DEV_ACUMATICA_ADDR"},
-	}, ports...)
+	}, append(registrationPorts, ports...)...)
 	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, DatabaseURL: shownDBURL,
-		Ports: ports, Sites: []devSite{frappeSite, acumaticaSite}}
+		Ports: ports, Sites: []devSite{frappeSite, acumaticaSite},
+		RegisterURL: cfg.PublicURL("/register"), Registration: registration}
 	if err := writeJSONFile(statePath, state, 0o600); err != nil {
 		return err
 	}
@@ -309,15 +315,40 @@ func printDevSummary(w io.Writer, s devState, path string) {
 		}
 		fmt.Fprintln(&b)
 		for _, u := range site.Users {
-			fmt.Fprintf(&b, "    demo user %-28s password %-16s %s\n", u.Username, u.Password, u.Role)
+			fmt.Fprintf(&b, "    demo user %-28s password %-16s %s\n", u.Username, u.Password, userRole(u))
+		}
+	}
+	if len(s.Registration) > 0 {
+		fmt.Fprintf(&b, "  walk registration at %s with these simulators, which no site uses yet:\n", s.RegisterURL)
+		for _, erp := range s.Registration {
+			fmt.Fprintf(&b, "    %s at %s", erp.Kind, erp.ERPURL)
+			if erp.Tenant != "" {
+				fmt.Fprintf(&b, " (tenant %s)", erp.Tenant)
+			}
+			fmt.Fprintf(&b, "\n      sign in at %s as the administrator, then create the OAuth client at %s\n", erp.SignInURL, erp.OAuthClientURL)
+			for _, u := range erp.Users {
+				who := "non-administrator"
+				if u.Admin {
+					who = "administrator"
+				}
+				fmt.Fprintf(&b, "      %-17s %-28s password %-16s %s\n", who, u.Username, u.Password, u.Role)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "  ports (set the variable to move one):\n")
 	for _, p := range s.Ports {
-		fmt.Fprintf(&b, "    %-20s %-16s %s\n", p.Name, p.Addr, p.Env)
+		fmt.Fprintf(&b, "    %-28s %-16s %s\n", p.Name, p.Addr, p.Env)
 	}
 	fmt.Fprintf(&b, "All of this is in %s. Press Ctrl-C to stop.\n%s\n", path, rule)
 	_, _ = w.Write(b.Bytes())
+}
+
+// userRole is a demo user's persona, marked when they administer the ERP.
+func userRole(u devUser) string {
+	if u.Admin && u.Role != "administrator" {
+		return u.Role + " (administrator)"
+	}
+	return u.Role
 }
 
 // registerFrappeDemo registers the Frappe simulator as a site: its service
@@ -339,7 +370,7 @@ func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Con
 	site.ERPURL = erpURL
 	site.ERPCredentials = map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret}
 	for _, u := range sim.Users() {
-		site.Users = append(site.Users, devUser{Username: u.Email, Password: u.Password, Role: u.Role})
+		site.Users = append(site.Users, devUser{Username: u.Email, Password: u.Password, Role: u.Role, Admin: u.IsSystemManager()})
 	}
 	return site, nil
 }
@@ -361,7 +392,7 @@ func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.
 	site.ERPCredentials = svc.credentials()
 	site.ERPCredentials["tenant"] = svc.Tenant
 	for _, u := range sim.Users() {
-		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role})
+		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role, Admin: u.IsAdministrator()})
 	}
 	return site, nil
 }

@@ -58,6 +58,9 @@ func TestDevCommand(t *testing.T) {
 		"ERPGATE_LISTEN_ADDR":        freeAddr(t),
 		"ERPGATE_DEV_FRAPPE_ADDR":    freeAddr(t),
 		"ERPGATE_DEV_ACUMATICA_ADDR": freeAddr(t),
+		// The simulators no site uses, to walk registration by hand.
+		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR":    freeAddr(t),
+		"ERPGATE_DEV_ACUMATICA_REGISTER_ADDR": freeAddr(t),
 	}
 	pgAddr := freeAddr(t)
 	pgPort := pgAddr[strings.LastIndexByte(pgAddr, ':')+1:]
@@ -77,6 +80,7 @@ func TestDevCommand(t *testing.T) {
 			"username": acuLogin.Username, "password": acuLogin.Password, "tenant": acuLogin.Tenant},
 	}
 
+	var createdClients map[string]string // kind -> client id made on the registration simulator
 	runOnce := func(round int) devState {
 		t.Helper()
 		cmd := exec.Command(bin, "dev")
@@ -121,6 +125,9 @@ func TestDevCommand(t *testing.T) {
 		}
 		if round == 1 {
 			registerSecondSitesByHand(t, state)
+			createdClients = createRegistrationClients(t, state)
+		} else {
+			checkRegistrationClientsKept(t, state, createdClients)
 		}
 		checkDevDatabase(t, state.DatabaseURL)
 
@@ -183,10 +190,12 @@ func checkDevSummary(t *testing.T, out string, state devState, addrs map[string]
 		t.Error("the summary does not give the admin token")
 	}
 	for env, addr := range map[string]string{
-		"ERPGATE_LISTEN_ADDR":        addrs["ERPGATE_LISTEN_ADDR"],
-		"ERPGATE_DEV_FRAPPE_ADDR":    addrs["ERPGATE_DEV_FRAPPE_ADDR"],
-		"ERPGATE_DEV_ACUMATICA_ADDR": addrs["ERPGATE_DEV_ACUMATICA_ADDR"],
-		"ERPGATE_DEV_POSTGRES_PORT":  "127.0.0.1:" + pgPort,
+		"ERPGATE_LISTEN_ADDR":                 addrs["ERPGATE_LISTEN_ADDR"],
+		"ERPGATE_DEV_FRAPPE_ADDR":             addrs["ERPGATE_DEV_FRAPPE_ADDR"],
+		"ERPGATE_DEV_ACUMATICA_ADDR":          addrs["ERPGATE_DEV_ACUMATICA_ADDR"],
+		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR":    addrs["ERPGATE_DEV_FRAPPE_REGISTER_ADDR"],
+		"ERPGATE_DEV_ACUMATICA_REGISTER_ADDR": addrs["ERPGATE_DEV_ACUMATICA_REGISTER_ADDR"],
+		"ERPGATE_DEV_POSTGRES_PORT":           "127.0.0.1:" + pgPort,
 	} {
 		if !strings.Contains(summary, addr) || !strings.Contains(summary, env) {
 			t.Errorf("the summary does not name %s for %s:\n%s", env, addr, summary)
@@ -199,6 +208,7 @@ func checkDevSummary(t *testing.T, out string, state devState, addrs map[string]
 			t.Errorf("dev.json's ports %+v lack %s=%s", state.Ports, env, addr)
 		}
 	}
+	checkRegistrationSummary(t, summary, state, addrs)
 	for _, site := range state.Sites {
 		for k, v := range wantCredentials[site.Kind] {
 			if site.ERPCredentials[k] != v {
@@ -285,7 +295,8 @@ func firstAcumaticaCustomer(t *testing.T, site devSite) string {
 // status 0 and prints no error line.
 func TestDevInterruptedDuringStartUp(t *testing.T) {
 	bin, dir, env := devTestRun(t)
-	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t))
+	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t),
+		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_REGISTER_ADDR="+freeAddr(t))
 	cmd := exec.Command(bin, "dev")
 	cmd.Dir, cmd.Env = dir, env
 	out := &syncBuffer{}

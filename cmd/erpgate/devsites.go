@@ -23,6 +23,25 @@ type devState struct {
 	DatabaseURL string    `json:"database_url"`
 	Ports       []devPort `json:"ports,omitempty"`
 	Sites       []devSite `json:"sites"`
+	// RegisterURL is erpgate's self-service registration page, and
+	// Registration the simulators that are not registered, to walk it.
+	RegisterURL  string               `json:"register_url,omitempty"`
+	Registration []devRegistrationERP `json:"registration,omitempty"`
+}
+
+// devRegistrationERP is an ERP simulator no site uses yet: where a person
+// creates the OAuth client as the ERP's administrator, and who may sign in.
+type devRegistrationERP struct {
+	Kind   string `json:"kind"`
+	ERPURL string `json:"erp_url"`
+	// Tenant is the Acumatica tenant's login name.
+	Tenant string `json:"tenant,omitempty"`
+	// SignInURL is the ERP's own sign-in page; OAuthClientURL the page
+	// that creates the OAuth client (Frappe's OAuth Client form,
+	// Acumatica's Connected Applications).
+	SignInURL      string    `json:"sign_in_url"`
+	OAuthClientURL string    `json:"oauth_client_url"`
+	Users          []devUser `json:"users"`
 }
 
 // devPort is one address dev listens on and the variable that moves it.
@@ -50,6 +69,9 @@ type devUser struct {
 	Username string `json:"username"`
 	Password string `json:"password"`
 	Role     string `json:"role"`
+	// Admin marks the ERP's administrator (Frappe: System Manager;
+	// Acumatica: the Administrator role), who may register the site.
+	Admin bool `json:"admin,omitempty"`
 }
 
 func readDevState(path string) devState {

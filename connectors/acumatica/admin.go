@@ -2,6 +2,7 @@ package acumatica
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -81,23 +82,40 @@ func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *htt
 	default:
 		return fail(toolerr.New(toolerr.UpstreamUnavailable, "the administrators' inquiry %s answered HTTP %d", inquiry, resp.StatusCode))
 	}
+	admin, err := listsAdministrator(body, ui.PreferredUsername)
+	if err != nil {
+		return fail(fmt.Errorf("the administrators' inquiry %s: %w", inquiry, err))
+	}
+	if admin {
+		return connector.AdminCheck{Admin: true, Evidence: "has the Administrator role"}, nil
+	}
+	return connector.AdminCheck{Evidence: "lacks the Administrator role"}, nil
+}
+
+// listsAdministrator reads an OData page of the administrators' inquiry
+// and reports whether a row gives username the Administrator role. A body
+// that is not an OData page with a value array is an error.
+func listsAdministrator(body []byte, username string) (bool, error) {
 	var page struct {
 		Value *[]map[string]any `json:"value"`
 	}
 	if err := outbound.UnmarshalJSON(body, &page); err != nil {
-		return fail(err)
+		return false, err
+	}
+	if !json.Valid(body) {
+		return false, toolerr.New(toolerr.UpstreamInvalidResponse, "the answer is not one JSON document")
 	}
 	if page.Value == nil {
-		return fail(toolerr.New(toolerr.UpstreamInvalidResponse, "the administrators' inquiry %s answered without a value array", inquiry))
+		return false, toolerr.New(toolerr.UpstreamInvalidResponse, "the answer has no value array")
 	}
 	for _, row := range *page.Value {
 		name, _ := row["Username"].(string)
 		role, _ := row["Rolename"].(string)
-		if strings.EqualFold(name, ui.PreferredUsername) && strings.EqualFold(role, administratorRole) {
-			return connector.AdminCheck{Admin: true, Evidence: "has the Administrator role"}, nil
+		if username != "" && strings.EqualFold(name, username) && strings.EqualFold(role, administratorRole) {
+			return true, nil
 		}
 	}
-	return connector.AdminCheck{Evidence: "lacks the Administrator role"}, nil
+	return false, nil
 }
 
 // odataString is an OData string literal: single quotes, doubled inside.

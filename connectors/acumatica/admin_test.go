@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,4 +140,38 @@ func TestCheckAdminUnreadableAnswersAreErrors(t *testing.T) {
 	if got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who); err != nil || !got.Admin {
 		t.Fatalf("after the faults: %+v, %v", got, err)
 	}
+}
+
+// FuzzListsAdministrator: whatever the inquiry answers, Administrator is
+// granted only by a row naming the user and the Administrator role.
+func FuzzListsAdministrator(f *testing.F) {
+	f.Add([]byte(`{"@odata.context":"x","value":[{"Username":"admin","Rolename":"Administrator"}]}`), "admin")
+	f.Add([]byte(`{"value":[{"Username":"admin","Rolename":"Accountant"}]}`), "admin")
+	f.Add([]byte(`{"value":[{"Username":"ADMIN","Rolename":"administrator"}]}`), "admin")
+	f.Add([]byte(`{"value":null}`), "admin")
+	f.Add([]byte(`{"value":"Administrator"}`), "admin")
+	f.Add([]byte(`<html>Administrator</html>`), "")
+	f.Fuzz(func(t *testing.T, body []byte, user string) {
+		admin, err := listsAdministrator(body, user)
+		if err != nil && admin {
+			t.Fatal("an error with Admin true")
+		}
+		if !admin {
+			return
+		}
+		var page struct {
+			Value []map[string]any `json:"value"`
+		}
+		if json.Unmarshal(body, &page) != nil {
+			t.Fatalf("Admin true from a body that is not JSON: %q", body)
+		}
+		for _, row := range page.Value {
+			n, _ := row["Username"].(string)
+			r, _ := row["Rolename"].(string)
+			if user != "" && strings.EqualFold(n, user) && strings.EqualFold(r, "Administrator") {
+				return
+			}
+		}
+		t.Fatalf("Admin true for %q without their Administrator row: %q", user, body)
+	})
 }

@@ -2,7 +2,15 @@ package frappe
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +121,119 @@ func TestCheckAdminUnreadableAnswersAreErrors(t *testing.T) {
 	if err == nil || got.Admin {
 		t.Fatalf("revoked token: %+v, %v", got, err)
 	}
+}
+
+// signInCode walks Frappe's sign-in for u with client (skip authorization
+// on) and returns the authorization code erpgate's callback would get.
+func signInCode(t *testing.T, s *frappetest.Server, client frappetest.OAuthClient, u frappetest.User, authURL string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		if !strings.HasPrefix(req.URL.String(), s.URL) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	res, err := hc.PostForm(s.URL+"/login", url.Values{"usr": {u.Email}, "pwd": {u.Password}, "redirect-to": {"/app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	res, err = hc.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize for %s answered %d, Location %q", client.ID, res.StatusCode, res.Header.Get("Location"))
+	}
+	return loc.Query().Get("code")
+}
+
+// Frappe's get_token never compares the client secret; the id_token it
+// signs with the secret is what tells a wrong one (a registration with a
+// mistyped secret) from the right one.
+func TestExchangeCodeRefusesWrongClientSecret(t *testing.T) {
+	s := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(s.Close)
+	st := siteOf(t, s, "")
+	redirect := "https://gw.example/oauth/callback"
+	c := New()
+	admin := s.User(frappetest.RoleAdministrator)
+	for _, tc := range []struct {
+		name, secret string
+		wantRefused  bool
+	}{
+		{"right secret", "", false},
+		{"wrong secret", "0123456789", true},
+		{"no secret held", "-", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := s.AddClient(frappetest.OAuthClient{AppName: "erpgate", RedirectURIs: []string{redirect}, SkipAuthorization: true})
+			held := connector.OAuthClient{ID: client.ID, Secret: secrets.Secret(client.Secret)}
+			switch tc.secret {
+			case "-":
+				held.Secret = ""
+			case "":
+			default:
+				held.Secret = secrets.Secret(tc.secret)
+			}
+			verifier := strings.Repeat("v", 50)
+			sum := sha256.Sum256([]byte(verifier))
+			authURL, err := c.AuthorizationURL(st, held, connector.AuthorizationRequest{RedirectURI: redirect, State: "st",
+				CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			code := signInCode(t, s, client, admin, authURL)
+			tok, err := c.ExchangeCode(context.Background(), st, held, factory.Client(st, nil), code, redirect, verifier)
+			if tc.wantRefused {
+				if !errors.Is(err, connector.ErrRefreshTokenDead) || !strings.Contains(err.Error(), "invalid_client") || strings.Contains(err.Error(), tc.secret) {
+					t.Fatalf("got %v, want invalid_client without the secret", err)
+				}
+				return
+			}
+			if err != nil || !tok.AccessToken.IsSet() {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+// FuzzCheckIDTokenSignature: whatever the ERP sends as id_token, the check
+// never panics, and accepts an HS256 token only when its signature is the
+// held secret's.
+func FuzzCheckIDTokenSignature(f *testing.F) {
+	sign := func(header, payload, secret string) string {
+		h := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(h))
+		return h + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	}
+	f.Add(sign(`{"typ":"jwt","alg":"HS256"}`, `{"aud":"c"}`, "s3cret"), "s3cret")
+	f.Add(sign(`{"typ":"jwt","alg":"HS256"}`, `{"aud":"c"}`, "other"), "s3cret")
+	f.Add(sign(`{"alg":"RS256"}`, `{}`, "x"), "s3cret")
+	f.Add("a.b", "s3cret")
+	f.Add("..", "s3cret")
+	f.Fuzz(func(t *testing.T, idToken, secret string) {
+		err := checkIDTokenSignature(idToken, connector.OAuthClient{ID: "c", Secret: secrets.Secret(secret)})
+		parts := strings.Split(idToken, ".")
+		if err != nil || secret == "" || idToken == "" || len(parts) != 3 {
+			return
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(parts[0])
+		var header struct {
+			Alg string `json:"alg"`
+		}
+		if json.Unmarshal(raw, &header) != nil || header.Alg != "HS256" {
+			return
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(parts[0] + "." + parts[1]))
+		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+		if !hmac.Equal(sig, mac.Sum(nil)) {
+			t.Fatalf("accepted an HS256 id_token not signed with the secret: %q", idToken)
+		}
+	})
 }

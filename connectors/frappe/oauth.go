@@ -2,6 +2,9 @@ package frappe
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -57,11 +60,51 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 		"code_verifier": {codeVerifier},
 	}
 	addSecret(form, client)
-	tok, err := postToken(ctx, site, hc, form)
+	tok, idToken, err := postToken(ctx, site, hc, form)
+	if err == nil {
+		err = checkIDTokenSignature(idToken, client)
+	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
 	return tok, nil
+}
+
+// checkIDTokenSignature is the one check of the client secret Frappe v15
+// allows: get_token never compares client_secret, but with the openid scope
+// it signs the id_token it returns (HS256) with the client's secret
+// (frappe/oauth.py, finalize_id_token). A signature that the secret erpgate
+// holds does not verify means that secret is wrong: it is refused like
+// invalid_client. No id_token, no secret held or another algorithm: nothing
+// to check.
+func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
+	if idToken == "" || !client.Secret.IsSet() {
+		return nil
+	}
+	parts := strings.Split(idToken, ".")
+	if len(parts) != 3 {
+		return invalidResponse("the ERP's id_token is not a JWT")
+	}
+	rawHeader, err := base64.RawURLEncoding.DecodeString(parts[0])
+	var header struct {
+		Alg string `json:"alg"`
+	}
+	if err != nil || json.Unmarshal(rawHeader, &header) != nil {
+		return invalidResponse("the ERP's id_token has an unreadable header")
+	}
+	if header.Alg != "HS256" {
+		return nil
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return invalidResponse("the ERP's id_token has an unreadable signature")
+	}
+	mac := hmac.New(sha256.New, []byte(client.Secret.Reveal()))
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	if !hmac.Equal(sig, mac.Sum(nil)) {
+		return fmt.Errorf("%w (invalid_client: the id_token is not signed with this client secret, so the secret is wrong)", connector.ErrRefreshTokenDead)
+	}
+	return nil
 }
 
 // RefreshToken uses the refresh_token grant; Frappe issues a new refresh
@@ -73,7 +116,7 @@ func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client 
 		"client_id":     {client.ID},
 	}
 	addSecret(form, client)
-	tok, err := postToken(ctx, site, hc, form)
+	tok, _, err := postToken(ctx, site, hc, form)
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, err)
 	}
@@ -95,24 +138,27 @@ type tokenResponse struct {
 	ExpiresIn    json.Number     `json:"expires_in"`
 	Scope        string          `json:"scope"`
 	TokenType    string          `json:"token_type"`
+	IDToken      string          `json:"id_token"`
 	Error        string          `json:"error"`
 	Description  json.RawMessage `json:"error_description"`
 }
 
-func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, error) {
+// postToken calls get_token and returns the token and, when Frappe sent
+// one, the id_token.
+func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL(oauthMethodPrefix+"get_token", nil), strings.NewReader(form.Encode()))
 	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("build request: %w", err)
+		return connector.UpstreamToken{}, "", fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return connector.UpstreamToken{}, err
+		return connector.UpstreamToken{}, "", err
 	}
 	body, err := outbound.ReadBody(resp)
 	if err != nil {
-		return connector.UpstreamToken{}, err
+		return connector.UpstreamToken{}, "", err
 	}
 	var tr tokenResponse
 	_ = json.Unmarshal(body, &tr)
@@ -121,11 +167,11 @@ func postToken(ctx context.Context, site connector.Site, hc *http.Client, form u
 	case resp.StatusCode == http.StatusBadRequest && (tr.Error == "invalid_grant" || tr.Error == "invalid_client" || tr.Error == "unauthorized_client"):
 		// The code or refresh token is unknown, used, revoked or was issued
 		// to another client: it will never work again.
-		return connector.UpstreamToken{}, fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
+		return connector.UpstreamToken{}, "", fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
 	case resp.StatusCode == http.StatusOK:
-		return connector.UpstreamToken{}, invalidResponse("the ERP's token endpoint answered without an access token")
+		return connector.UpstreamToken{}, "", invalidResponse("the ERP's token endpoint answered without an access token")
 	default:
-		return connector.UpstreamToken{}, upstreamError(resp.StatusCode, resp.Header, body)
+		return connector.UpstreamToken{}, "", upstreamError(resp.StatusCode, resp.Header, body)
 	}
 	tok := connector.UpstreamToken{
 		AccessToken:  secrets.Secret(tr.AccessToken),
@@ -135,7 +181,7 @@ func postToken(ctx context.Context, site connector.Site, hc *http.Client, form u
 	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
 		tok.ExpiresIn = time.Duration(n) * time.Second
 	}
-	return tok, nil
+	return tok, tr.IDToken, nil
 }
 
 // profile is openid_profile's top-level JSON.

@@ -38,9 +38,9 @@ const (
 
 func defaultClients(tenant string) []Client {
 	return []Client{
-		{ID: DefaultCodeClientGUID + "@" + tenant, Secret: DefaultCodeClientSecret,
+		{ID: DefaultCodeClientGUID + "@" + tenant, Name: "Demo sign-in", Secret: DefaultCodeClientSecret,
 			RedirectURIs: []string{DefaultCodeRedirectURI}, Flow: FlowAuthorizationCode},
-		{ID: DefaultServiceClientGUID + "@" + tenant, Secret: DefaultServiceSecret, Flow: FlowPassword},
+		{ID: DefaultServiceClientGUID + "@" + tenant, Name: "Demo service connections", Secret: DefaultServiceSecret, Flow: FlowPassword},
 	}
 }
 
@@ -71,8 +71,9 @@ func (s *Simulator) RegisterServiceClient() Client {
 
 // AddClient registers a Connected Application as an administrator does on
 // SM303010: the client ID (GUID@Tenant) is generated when c.ID is empty,
-// and the shared secret's value when c.Secret is empty. Flow defaults to
-// the authorization code flow.
+// and the shared secret's value when c.Secret is empty; an application
+// with the same ID is replaced. Flow defaults to the authorization code
+// flow.
 func (s *Simulator) AddClient(c Client) Client {
 	if c.Flow == "" {
 		c.Flow = FlowAuthorizationCode
@@ -93,8 +94,16 @@ func (s *Simulator) register(c Client) Client {
 		c.Secret = base64.RawURLEncoding.EncodeToString(sec[:])
 	}
 	s.mu.Lock()
-	s.clients = append(s.clients, c)
+	i := slices.IndexFunc(s.clients, func(old Client) bool { return strings.EqualFold(old.ID, c.ID) })
+	if i >= 0 {
+		s.clients[i] = c
+	} else {
+		s.clients = append(s.clients, c)
+	}
 	s.mu.Unlock()
+	if s.opts.ClientAdded != nil {
+		s.opts.ClientAdded(c)
+	}
 	return c
 }
 

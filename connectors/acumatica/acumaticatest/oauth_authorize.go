@@ -192,7 +192,11 @@ func writeLoginPage(w http.ResponseWriter, r *http.Request, requestID, errText s
 func writeConsentPage(w http.ResponseWriter, r *http.Request, p *pendingAuthorization) {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html><head><title>Acumatica ERP - Consent</title></head><body>`)
-	b.WriteString(`<h1>The application is requesting access</h1><p>Scopes: ` + html.EscapeString(strings.Join(p.scopes, " ")) + `</p>`)
+	app := "The application"
+	if p.client != nil && p.client.Name != "" {
+		app = p.client.Name
+	}
+	b.WriteString(`<h1>` + html.EscapeString(app) + ` is requesting access</h1><p>Scopes: ` + html.EscapeString(strings.Join(p.scopes, " ")) + `</p>`)
 	b.WriteString(`<form id="consent" method="post" action="` + pathPrefix(r) + pathConsent + `">`)
 	b.WriteString(`<input type="hidden" name="` + FormRequest + `" value="` + html.EscapeString(p.id) + `">`)
 	b.WriteString(`<button type="submit" name="` + FormButton + `" value="yes">Yes, Allow</button>`)

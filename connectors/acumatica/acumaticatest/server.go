@@ -41,6 +41,11 @@ type Options struct {
 	// https://host/AcumaticaERP). Every request outside it gets IIS's 404
 	// and every link the simulator writes carries it. "" is the web root.
 	PathPrefix string
+	// ClientAdded, when set, is called with each Connected Application
+	// registered after start-up (RegisterClient, AddClient or the
+	// SM303010 page), so that a development set-up can keep them across
+	// restarts (AddClient with the same ID and Secret).
+	ClientAdded func(Client)
 }
 
 // DefaultNow is the default fixed clock value.

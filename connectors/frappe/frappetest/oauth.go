@@ -148,6 +148,9 @@ func (s *Simulator) AddClient(c OAuthClient) OAuthClient {
 	}
 	c = c.withDefaults()
 	s.PutClient(c)
+	if s.opts.ClientAdded != nil {
+		s.opts.ClientAdded(c)
+	}
 	return c
 }
 

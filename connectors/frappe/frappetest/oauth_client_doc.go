@@ -30,15 +30,8 @@ type oauthClientFields struct {
 // newClient validates fields as OAuthClient.validate and the doctype's
 // mandatory fields and options do, and saves the client.
 func (s *Simulator) newOAuthClient(f oauthClientFields) (OAuthClient, *apiError) {
-	if strings.TrimSpace(f.scopes) == "" {
-		f.scopes = "all openid"
-	}
-	if f.grantType == "" {
-		f.grantType = "Authorization Code"
-	}
-	if f.responseType == "" {
-		f.responseType = "Code"
-	}
+	d := OAuthClient{Scopes: f.scopes, GrantType: f.grantType, ResponseType: f.responseType}.withDefaults()
+	f.scopes, f.grantType, f.responseType = d.Scopes, d.GrantType, d.ResponseType
 	var missing []string
 	if strings.TrimSpace(f.appName) == "" {
 		missing = append(missing, "App Name")

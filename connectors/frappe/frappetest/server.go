@@ -44,6 +44,10 @@ type Options struct {
 	// naming them in fields or filters get 417 DataError "Field not
 	// permitted in query", and documents do not carry them.
 	MissingFields map[string][]string
+	// ClientAdded, when set, is called with each OAuth Client created
+	// (AddClient, RegisterClient, the REST API or the desk form), so that
+	// a development set-up can keep them across restarts (PutClient).
+	ClientAdded func(OAuthClient)
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
