@@ -227,8 +227,8 @@ func closedAddress(t *testing.T) string {
 
 // TestChromiumRegistrationFrappe walks the whole self-service registration
 // of a Frappe site in Chromium, with the refusals on the way: an
-// unreachable address, a non-administrator's sign-in, an expired
-// registration, and the same address registered twice. Screenshots of
+// unreachable address, a wrong client secret, a non-administrator's
+// sign-in, an expired registration, and the same address registered twice. Screenshots of
 // every page go to ERPGATE_TEST_SCREENSHOTS.
 func TestChromiumRegistrationFrappe(t *testing.T) {
 	r := newRegistration(t)
@@ -273,6 +273,19 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		if c, ok := sim.Client(id); !ok || c.Secret != secret || c.SkipAuthorization {
 			t.Fatalf("the OAuth Client made as the page says: %+v", c)
 		}
+		r.signOutOfERP()
+		// A wrong secret: Frappe signs the id_token with the client's
+		// real one, so the exchange refuses it.
+		r.pasteClient(id, secret+"x")
+		r.frappeLogin(admin)
+		waitForTitle(t, ctx, "The ERP refused the OAuth client")
+		r.shot("wrong-secret")
+		r.expectText("wrong secret", "did not accept the client id and secret", "nothing was registered")
+		if n := r.count(`SELECT count(*) FROM sites`); n != 0 {
+			t.Fatalf("%d sites after a wrong secret", n)
+		}
+		r.submit("back to the client step", `a.button[href*="/register/"]`)
+		waitForTitle(t, ctx, "Create the OAuth client")
 		r.signOutOfERP()
 		r.pasteClient(id, secret)
 		r.frappeLogin(clerk)
@@ -376,6 +389,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 			"register_start refused upstream_unreachable",
 			"register_start success",
 			"register_client success",
+			"register_proof refused credential_rejected: client_refused",
 			"register_proof refused credential_rejected: not_admin: " + clerk.Email,
 			"register_proof success",
 			"create_site success",
@@ -446,9 +460,8 @@ func acumaticaUser(t *testing.T, sim *acumaticatest.Server, username string) acu
 }
 
 // TestChromiumRegistrationAcumatica walks the registration of an
-// Acumatica instance under a virtual directory, with the refusals the
-// Frappe test cannot show (Frappe never checks a client secret): a wrong
-// client secret, then a non-administrator, then the administrator.
+// Acumatica instance under a virtual directory, with its refusals:
+// a wrong client secret, then a non-administrator, then the administrator.
 func TestChromiumRegistrationAcumatica(t *testing.T) {
 	r := newRegistration(t)
 	sim := acumaticatest.NewServer(acumaticatest.Options{PathPrefix: "/AcumaticaERP"})
