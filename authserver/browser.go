@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -17,27 +16,12 @@ import (
 const browserCookie = "erpgate_signin"
 
 // browserID returns the browser-binding value, if the request carries one.
-func (s *Server) browserID(r *http.Request) (string, bool) {
-	v, ok := s.kit.ReadCookie(r, browserCookie)
-	if !ok || len(v) < 32 {
-		return "", false
-	}
-	return v, true
-}
+func (s *Server) browserID(r *http.Request) (string, bool) { return s.kit.Binding(r, browserCookie) }
 
 // ensureBrowserID returns the request's binding value, or sets a new one.
 // The cookie lives as long as a sign-in may take.
 func (s *Server) ensureBrowserID(w http.ResponseWriter, r *http.Request) (string, error) {
-	id, ok := s.browserID(r)
-	if !ok {
-		tok, err := secrets.NewToken("egb")
-		if err != nil {
-			return "", err
-		}
-		id = tok.Value.Reveal()
-	}
-	http.SetCookie(w, s.kit.Cookie(browserCookie, id, s.deps.SignInTimeout))
-	return id, nil
+	return s.kit.EnsureBinding(w, r, browserCookie, s.deps.SignInTimeout), nil
 }
 
 // csrfToken is the token every form of a flow carries: pagekit's HMAC of

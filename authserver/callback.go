@@ -49,7 +49,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	if q.Get("error") != "" || q.Get("code") == "" {
 		// The user declined at the ERP (or the ERP refused the request).
 		s.endFlow(ctx, flowID)
-		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "erp_" + safeReason(q.Get("error"))})
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "erp_" + connector.OAuthErrorCode(q.Get("error"))})
 		s.denyToClient(w, r, flow, "The sign-in at the ERP was cancelled or refused.")
 		return
 	}
@@ -198,21 +198,4 @@ func (s *Server) recordEvent(ctx context.Context, e storage.AuthEvent) {
 	}
 	s.log.Info("auth_event", zap.String("event", string(e.Kind)), zap.String("site_id", e.SiteID.String()),
 		zap.String("client_id", e.ClientID), zap.String("reason", e.Reason))
-}
-
-// safeReason keeps an ERP-supplied error code short and plain.
-func safeReason(code string) string {
-	out := make([]rune, 0, len(code))
-	for _, c := range code {
-		if (c >= 'a' && c <= 'z') || c == '_' {
-			out = append(out, c)
-		}
-		if len(out) == 40 {
-			break
-		}
-	}
-	if len(out) == 0 {
-		return "error"
-	}
-	return string(out)
 }

@@ -235,6 +235,7 @@ func (a *App) build(ctx context.Context) error {
 		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
 	})
+	go proofs.Janitor(janitorCtx, time.Minute)
 	if cfg.Registration.Enabled {
 		registration := register.New(register.Deps{
 			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,

@@ -18,20 +18,20 @@ import (
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-// regBrowser is a cookie-keeping HTTP client on /register that does not
+// registrationClient is a cookie-keeping HTTP client on /register that does not
 // follow redirects.
-type regBrowser struct {
+type registrationClient struct {
 	t    *testing.T
 	base string
 	hc   *http.Client
 }
 
-func newRegBrowser(t *testing.T, base string) *regBrowser {
+func newRegistrationClient(t *testing.T, base string) *registrationClient {
 	jar, _ := cookiejar.New(nil)
-	return &regBrowser{t: t, base: base, hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &registrationClient{t: t, base: base, hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-func (b *regBrowser) do(method, path string, form url.Values, header map[string]string) (int, http.Header, string) {
+func (b *registrationClient) do(method, path string, form url.Values, header map[string]string) (int, http.Header, string) {
 	b.t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -57,7 +57,7 @@ func (b *regBrowser) do(method, path string, form url.Values, header map[string]
 }
 
 // csrf opens path and returns its form's CSRF token.
-func (b *regBrowser) csrf(path string) string {
+func (b *registrationClient) csrf(path string) string {
 	b.t.Helper()
 	status, _, page := b.do(http.MethodGet, path, nil, nil)
 	m := csrfField.FindStringSubmatch(page)
@@ -69,7 +69,7 @@ func (b *regBrowser) csrf(path string) string {
 
 // startRegistration submits step 1 for the simulator and returns the
 // registration's path.
-func (b *regBrowser) startRegistration(baseURL string) string {
+func (b *registrationClient) startRegistration(baseURL string) string {
 	b.t.Helper()
 	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target Ltd"}, "base_url": {baseURL}}
 	status, h, page := b.do(http.MethodPost, "/register", form, nil)
@@ -87,12 +87,12 @@ func TestRegistrationRefusesForeignBrowsersAndForgedPosts(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	sim := frappetest.NewServer(frappetest.Options{})
 	t.Cleanup(sim.Close)
-	owner := newRegBrowser(t, gw.URL)
+	owner := newRegistrationClient(t, gw.URL)
 	path := owner.startRegistration(sim.URL)
 	ownerCSRF := owner.csrf(path)
 
 	t.Run("another browser cannot open or continue it, and is told nothing", func(t *testing.T) {
-		other := newRegBrowser(t, gw.URL)
+		other := newRegistrationClient(t, gw.URL)
 		other.csrf("/register") // a browser cookie of its own
 		status, _, page := other.do(http.MethodGet, path, nil, nil)
 		_, _, unknown := other.do(http.MethodGet, "/register/0195d1f4-0000-7000-8000-000000000000", nil, nil)
@@ -143,7 +143,7 @@ func TestRegistrationRefusesForeignBrowsersAndForgedPosts(t *testing.T) {
 // not make it another source.
 func TestRegistrationIsLimitedPerSource(t *testing.T) {
 	gw := startGateway(t, "", nil)
-	b := newRegBrowser(t, gw.URL)
+	b := newRegistrationClient(t, gw.URL)
 	token := b.csrf("/register")
 	for i := range 20 {
 		status, _, page := b.do(http.MethodPost, "/register", url.Values{"csrf": {token}, "kind": {"frappe"}}, map[string]string{"X-Forwarded-For": "203.0.113." + strconv.Itoa(i+1)})

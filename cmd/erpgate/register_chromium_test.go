@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5"
@@ -21,10 +22,11 @@ import (
 
 // registration drives /register in Chromium against one gateway.
 type registration struct {
-	t   *testing.T
-	gw  *gateway
-	ctx context.Context
-	n   int // screenshots so far, for their order
+	t    *testing.T
+	gw   *gateway
+	ctx  context.Context
+	docs *documentResponses
+	n    int // screenshots so far, for their order
 }
 
 func newRegistration(t *testing.T) *registration {
@@ -32,7 +34,9 @@ func newRegistration(t *testing.T) *registration {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("Chromium is needed for this test and was not found at %s (%v): install Debian's `chromium` package", chromiumPath, err)
 	}
-	return &registration{t: t, gw: startGateway(t, "", nil), ctx: newChromiumWithin(t, 3*time.Minute)}
+	r := &registration{t: t, gw: startGateway(t, "", nil), ctx: newChromiumWithin(t, 3*time.Minute)}
+	r.docs = recordDocumentResponses(t, r.ctx)
+	return r
 }
 
 // shot saves a screenshot named after the test and the page.
@@ -48,10 +52,30 @@ func (r *registration) text() string {
 	return browserResult(r.t, r.ctx, "read the page", chromedp.Evaluate[string](`document.body.innerText`))
 }
 
-// kitChecks checks what every page promises: a language, a label for
-// every input, nothing from another origin.
+// kitChecks checks what every page promises: a label for every input,
+// nothing from another origin, and a policy that runs no script but
+// erpgate's own file, and that only on the pages with copy buttons, whose
+// buttons the script then shows.
 func (r *registration) kitChecks(page string) {
 	r.t.Helper()
+	path := browserResult(r.t, r.ctx, "read the path", chromedp.Evaluate[string](`location.pathname`))
+	h, ok := r.docs.last(path)
+	if !ok {
+		r.t.Fatalf("%s: the browser saw no response for %s", page, path)
+	}
+	csp := h.Get("Content-Security-Policy")
+	copyButtons := browserResult(r.t, r.ctx, "count copy buttons", chromedp.Evaluate[int](`document.querySelectorAll('button[data-copy]').length`))
+	shown := browserResult(r.t, r.ctx, "count shown copy buttons", chromedp.Evaluate[int](`[...document.querySelectorAll('button[data-copy]')].filter(b => !b.hidden).length`))
+	switch {
+	case strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "default-src 'none'"):
+		r.t.Errorf("%s: CSP %q", page, csp)
+	case copyButtons > 0 && !strings.Contains(csp, "script-src 'self' "+r.gw.URL+";"):
+		r.t.Errorf("%s has copy buttons but its CSP %q runs no script of erpgate's", page, csp)
+	case copyButtons == 0 && strings.Contains(csp, "script-src"):
+		r.t.Errorf("%s has no copy buttons but its CSP %q allows scripts", page, csp)
+	case shown != copyButtons:
+		r.t.Errorf("%s: the script showed %d of %d copy buttons", page, shown, copyButtons)
+	}
 	unlabelled := browserResult(r.t, r.ctx, "find inputs without a label", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')].filter(i => !i.labels || i.labels.length === 0 || !i.labels[0].innerText.trim()).map(i => i.name || i.outerHTML)`))
 	if len(unlabelled) > 0 {
@@ -227,8 +251,8 @@ func closedAddress(t *testing.T) string {
 
 // TestChromiumRegistrationFrappe walks the whole self-service registration
 // of a Frappe site in Chromium, with the refusals on the way: an
-// unreachable address, a non-administrator's sign-in, an expired
-// registration, and the same address registered twice. Screenshots of
+// unreachable address, a wrong client secret, a non-administrator's
+// sign-in, an expired registration, and the same address registered twice. Screenshots of
 // every page go to ERPGATE_TEST_SCREENSHOTS.
 func TestChromiumRegistrationFrappe(t *testing.T) {
 	r := newRegistration(t)
@@ -268,11 +292,41 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		r.shot("client-step")
 		r.kitChecks("client page")
 		registrationURL = browserResult(t, ctx, "read the URL", chromedp.Evaluate[string](`location.href`))
+		// Without JavaScript the page shows its values and no copy
+		// button that would do nothing.
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+			t.Fatal(err)
+		}
+		browserDo(t, ctx, "reload without JavaScript", chromedp.Navigate(registrationURL))
+		waitForTitle(t, ctx, "Create the OAuth client")
+		r.shot("client-step-no-js")
+		if shown := browserResult(t, ctx, "count shown copy buttons", chromedp.Evaluate[int](`[...document.querySelectorAll('button[data-copy]')].filter(b => b.offsetParent !== null).length`)); shown != 0 {
+			t.Errorf("without JavaScript %d copy buttons show", shown)
+		}
+		r.expectText("client page without JavaScript", r.gw.URL+"/oauth/callback", "all openid")
+		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
+			t.Fatal(err)
+		}
+		browserDo(t, ctx, "reload with JavaScript", chromedp.Navigate(registrationURL))
+		waitForTitle(t, ctx, "Create the OAuth client")
 		r.expectText("client page", r.gw.URL+"/oauth/callback", "all openid", "Authorization Code", "Skip Authorization")
 		id, secret := r.createFrappeClient(sim, admin)
 		if c, ok := sim.Client(id); !ok || c.Secret != secret || c.SkipAuthorization {
 			t.Fatalf("the OAuth Client made as the page says: %+v", c)
 		}
+		r.signOutOfERP()
+		// A wrong secret: Frappe signs the id_token with the client's
+		// real one, so the exchange refuses it.
+		r.pasteClient(id, secret+"x")
+		r.frappeLogin(admin)
+		waitForTitle(t, ctx, "The ERP refused the OAuth client")
+		r.shot("wrong-secret")
+		r.expectText("wrong secret", "did not accept the client id and secret", "nothing was registered")
+		if n := r.count(`SELECT count(*) FROM sites`); n != 0 {
+			t.Fatalf("%d sites after a wrong secret", n)
+		}
+		r.submit("back to the client step", `a.button[href*="/register/"]`)
+		waitForTitle(t, ctx, "Create the OAuth client")
 		r.signOutOfERP()
 		r.pasteClient(id, secret)
 		r.frappeLogin(clerk)
@@ -309,7 +363,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		r.submit("submit the API credential", `form[action$="/api"] button`)
 		waitForTitle(t, ctx, "Demo Frappe Ltd is registered")
 		r.shot("api-refused")
-		r.expectText("refused API credential", "nothing was saved")
+		r.expectText("refused API credential", "The ERP refused these credentials, so nothing was saved")
 		browserDo(t, ctx, "give the API credential",
 			chromedp.SetValue(chromedp.CSS(`#f-api_key`), bot.APIKey),
 			chromedp.SetValue(chromedp.CSS(`#f-api_secret`), bot.APISecret))
@@ -376,6 +430,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 			"register_start refused upstream_unreachable",
 			"register_start success",
 			"register_client success",
+			"register_proof refused credential_rejected: client_refused",
 			"register_proof refused credential_rejected: not_admin: " + clerk.Email,
 			"register_proof success",
 			"create_site success",
@@ -446,9 +501,8 @@ func acumaticaUser(t *testing.T, sim *acumaticatest.Server, username string) acu
 }
 
 // TestChromiumRegistrationAcumatica walks the registration of an
-// Acumatica instance under a virtual directory, with the refusals the
-// Frappe test cannot show (Frappe never checks a client secret): a wrong
-// client secret, then a non-administrator, then the administrator.
+// Acumatica instance under a virtual directory, with its refusals:
+// a wrong client secret, then a non-administrator, then the administrator.
 func TestChromiumRegistrationAcumatica(t *testing.T) {
 	r := newRegistration(t)
 	sim := acumaticatest.NewServer(acumaticatest.Options{PathPrefix: "/AcumaticaERP"})

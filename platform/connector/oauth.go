@@ -136,3 +136,23 @@ type AccessCheck struct {
 	// should check.
 	LikelyCauses []string
 }
+
+// OAuthErrorCode keeps the error code an ERP put in an OAuth redirect
+// (?error=...) short and plain, for a log line or an event: lower-case
+// letters and "_", at most 40, "error" when nothing is left. The value
+// comes from the browser's URL, so it is anyone's text.
+func OAuthErrorCode(code string) string {
+	out := make([]rune, 0, len(code))
+	for _, c := range code {
+		if (c >= 'a' && c <= 'z') || c == '_' {
+			out = append(out, c)
+		}
+		if len(out) == 40 {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return "error"
+	}
+	return string(out)
+}

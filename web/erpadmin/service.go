@@ -158,6 +158,23 @@ func (s *Service) Supports(kind string) bool {
 	return err == nil
 }
 
+// Janitor removes expired proofs every interval until ctx ends (making a
+// proof sweeps too; this covers a replica where none are made).
+func (s *Service) Janitor(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.store.sweep(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("sweep expired proofs", zap.Error(err))
+			}
+		}
+	}
+}
+
 // Begin starts a proof for purpose and ref in this browser, and redirects
 // it to the ERP's sign-in. An error means nothing was sent to the browser:
 // the purpose was not registered, Target failed (its error is returned
@@ -176,10 +193,7 @@ func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref str
 	if err != nil {
 		return err
 	}
-	browser, err := s.ensureBrowser(w, r)
-	if err != nil {
-		return fmt.Errorf("erpadmin: browser binding: %w", err)
-	}
+	browser := s.kit.EnsureBinding(w, r, browserCookie, s.deps.TTL)
 	state, err := secrets.NewToken(strings.TrimSuffix(StatePrefix, "_"))
 	if err != nil {
 		return fmt.Errorf("erpadmin: state: %w", err)
@@ -247,7 +261,7 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := q.Get("error"); e != "" || q.Get("code") == "" {
-		log.Info("ERP refused or cancelled the sign-in", zap.String("erp_error", safeReason(e)))
+		log.Info("ERP refused or cancelled the sign-in", zap.String("erp_error", connector.OAuthErrorCode(e)))
 		if e == "invalid_client" || e == "unauthorized_client" || e == "invalid_request" {
 			done(claimed.Ref, Proof{}, ErrClientRefused)
 			return
@@ -336,27 +350,7 @@ func (s *Service) unknownState(w http.ResponseWriter) {
 	})
 }
 
-func (s *Service) browser(r *http.Request) (string, bool) {
-	v, ok := s.kit.ReadCookie(r, browserCookie)
-	if !ok || len(v) < 32 {
-		return "", false
-	}
-	return v, true
-}
-
-// ensureBrowser returns the request's binding value, or sets a new one.
-func (s *Service) ensureBrowser(w http.ResponseWriter, r *http.Request) (string, error) {
-	id, ok := s.browser(r)
-	if !ok {
-		tok, err := secrets.NewToken("egb")
-		if err != nil {
-			return "", err
-		}
-		id = tok.Value.Reveal()
-	}
-	http.SetCookie(w, s.kit.Cookie(browserCookie, id, s.deps.TTL))
-	return id, nil
-}
+func (s *Service) browser(r *http.Request) (string, bool) { return s.kit.Binding(r, browserCookie) }
 
 // newPKCE returns a PKCE verifier and its S256 challenge.
 func newPKCE() (secrets.Secret, string) {
@@ -365,18 +359,4 @@ func newPKCE() (secrets.Secret, string) {
 	verifier := base64.RawURLEncoding.EncodeToString(b)
 	sum := sha256.Sum256([]byte(verifier))
 	return secrets.Secret(verifier), base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
-// safeReason keeps an ERP-supplied error code short and plain for the log.
-func safeReason(code string) string {
-	out := make([]rune, 0, len(code))
-	for _, c := range code {
-		if (c >= 'a' && c <= 'z') || c == '_' {
-			out = append(out, c)
-		}
-		if len(out) == 40 {
-			break
-		}
-	}
-	return string(out)
 }

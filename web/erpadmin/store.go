@@ -53,8 +53,8 @@ func (st *store) create(ctx context.Context, p pending) error {
 	if err != nil {
 		return fmt.Errorf("erpadmin: seal verifier: %w", err)
 	}
-	if _, err := st.pool.Exec(ctx, `DELETE FROM erpadmin_proofs WHERE expires_at < $1`, st.now()); err != nil {
-		return fmt.Errorf("erpadmin: sweep proofs: %w", database.Classify(err))
+	if _, err := st.sweep(ctx); err != nil {
+		return err
 	}
 	_, err = st.pool.Exec(ctx, `
 		INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
@@ -64,6 +64,15 @@ func (st *store) create(ctx context.Context, p pending) error {
 		return fmt.Errorf("erpadmin: store proof: %w", database.Classify(err))
 	}
 	return nil
+}
+
+// sweep removes the proofs that expired.
+func (st *store) sweep(ctx context.Context) (int64, error) {
+	tag, err := st.pool.Exec(ctx, `DELETE FROM erpadmin_proofs WHERE expires_at < $1`, st.now())
+	if err != nil {
+		return 0, fmt.Errorf("erpadmin: sweep proofs: %w", database.Classify(err))
+	}
+	return tag.RowsAffected(), nil
 }
 
 // claim takes the proof of state out of the table: whoever claims it

@@ -1,6 +1,8 @@
 package pagekit
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"net/http"
 	"time"
 )
@@ -46,4 +48,33 @@ func (k *Kit) ReadCookie(r *http.Request, name string) (string, bool) {
 		return "", false
 	}
 	return c.Value, true
+}
+
+// bindingMinLength is the shortest value a binding cookie may have: one
+// this package made is 43 characters (32 random bytes).
+const bindingMinLength = 32
+
+// Binding returns the value of the browser-binding cookie name, when the
+// request carries one: an unguessable value that ties state kept on the
+// server (a sign-in, a registration) to the browser that began it, and
+// keys the CSRF tokens of its forms.
+func (k *Kit) Binding(r *http.Request, name string) (string, bool) {
+	v, ok := k.ReadCookie(r, name)
+	if !ok || len(v) < bindingMinLength {
+		return "", false
+	}
+	return v, true
+}
+
+// EnsureBinding returns the request's binding value, or a new random one,
+// and sets the cookie again to last maxAge.
+func (k *Kit) EnsureBinding(w http.ResponseWriter, r *http.Request, name string, maxAge time.Duration) string {
+	v, ok := k.Binding(r, name)
+	if !ok {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
+		v = base64.RawURLEncoding.EncodeToString(b)
+	}
+	http.SetCookie(w, k.Cookie(name, v, maxAge))
+	return v
 }

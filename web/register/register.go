@@ -161,27 +161,15 @@ func (h *Handler) Janitor(ctx context.Context, every time.Duration) {
 	}
 }
 
-// browser returns the binding cookie's value, if the request has one.
+// browser returns the binding cookie's value, or "".
 func (h *Handler) browser(r *http.Request) string {
-	v, ok := h.kit.ReadCookie(r, browserCookie)
-	if !ok || len(v) < 32 {
-		return ""
-	}
+	v, _ := h.kit.Binding(r, browserCookie)
 	return v
 }
 
 // ensureBrowser returns the binding value, setting a new cookie if needed.
 func (h *Handler) ensureBrowser(w http.ResponseWriter, r *http.Request) string {
-	id := h.browser(r)
-	if id == "" {
-		tok, err := secrets.NewToken("egr")
-		if err != nil {
-			return ""
-		}
-		id = tok.Value.Reveal()
-	}
-	http.SetCookie(w, h.kit.Cookie(browserCookie, id, h.deps.TTL))
-	return id
+	return h.kit.EnsureBinding(w, r, browserCookie, h.deps.TTL)
 }
 
 // checkPost guards every form post: same origin (when the browser says),
@@ -272,7 +260,7 @@ func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
 // each case, so a page never confirms that a registration exists.
 func (h *Handler) unknown(w http.ResponseWriter) {
 	h.message(w, http.StatusNotFound, message{Title: "This registration is not open",
-		Message: "erpgate has no open registration at this address in this browser. A registration stays open for 30 minutes, in the browser where it was started; nothing of one that expired was kept or activated.",
+		Message: "erpgate has no open registration at this address in this browser. A registration stays open for " + h.ttlText() + ", in the browser where it was started; nothing of one that expired was kept or activated.",
 		Next:    "Start the registration again.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
 }
 
@@ -285,6 +273,18 @@ func (h *Handler) formActionTo(p pendingReg) []string {
 		return []string{"'self'"}
 	}
 	return []string{"'self'", u.Scheme + "://" + u.Host}
+}
+
+// ttlText says how long a registration stays open, in words.
+func (h *Handler) ttlText() string {
+	d := h.deps.TTL.Round(time.Minute)
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > time.Hour && d%time.Hour == 0:
+		return strconv.Itoa(int(d/time.Hour)) + " hours"
+	}
+	return strconv.Itoa(int(d/time.Minute)) + " minutes"
 }
 
 // parseID reads the registration id of the path.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/web/clientsetup"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -27,6 +28,8 @@ type resultPage struct {
 	ManageURL   string
 	ServiceMCP  string
 	ERPUser     string
+	// Open says how long the page stays open.
+	Open string
 	// Fields are the API credential's fields, for the optional form.
 	Fields []connector.CredentialField
 	// HasAPI: the site has a verified API credential.
@@ -45,28 +48,33 @@ type resultExtra struct {
 	Verified    string
 }
 
-func (p resultPage) Error() string                           { return p.extra.Error }
-func (p resultPage) Token() string                           { return p.extra.Token }
-func (p resultPage) TokenPrefix() string                     { return p.extra.TokenPrefix }
-func (p resultPage) Verified() string                        { return p.extra.Verified }
-func (p resultPage) Value(name string) string                { return p.extra.Values[name] }
-func (p resultPage) Secret(f connector.CredentialField) bool { return f.Secret }
+func (p resultPage) Error() string       { return p.extra.Error }
+func (p resultPage) Token() string       { return p.extra.Token }
+func (p resultPage) TokenPrefix() string { return p.extra.TokenPrefix }
+func (p resultPage) Verified() string    { return p.extra.Verified }
+
+// Label names a credential field on the page.
+func (p resultPage) Label(name string) string {
+	if l, ok := fieldLabels[name]; ok {
+		return l
+	}
+	return name
+}
+
+var fieldLabels = map[string]string{"api_key": "API key", "api_secret": "API secret", "client_id": "Client ID",
+	"client_secret": "Client secret", "username": "Username", "password": "Password"}
+
+func (p resultPage) Value(name string) string { return p.extra.Values[name] }
 
 func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status int, browser string, p pendingReg, extra resultExtra) {
-	site, err := h.deps.Sites.GetSite(r.Context(), p.SiteID)
-	if err != nil {
-		h.unknown(w)
-		return
-	}
-	conn, ok := h.deps.Registry.Get(site.Kind)
+	site, conn, ok := h.siteOf(w, r, p)
 	if !ok {
-		h.internal(w, "result connector", errUnknown)
 		return
 	}
 	_, _, cerr := h.deps.Sites.GetConnection(r.Context(), site.ID, "api_token")
 	page := resultPage{ID: p.ID.String(), DisplayName: site.DisplayName, KindLabel: labelOf(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.kit.URL("/sites/" + site.Slug + "/mcp"), ClientSetup: clientsetup.HTML(h.kit.URL("/sites/" + site.Slug + "/mcp")), ManageURL: h.kit.URL("/sites/" + site.Slug + "/manage"),
-		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser,
+		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser, Open: h.ttlText(),
 		Fields: conn.APICredentialFields(), HasAPI: cerr == nil, extra: extra,
 		CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
 	if err := h.kit.Render(w, status, h.pages.result, page, pagekit.Options{FormAction: []string{"'self'"}, Script: true}); err != nil {
@@ -74,35 +82,33 @@ func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status in
 	}
 }
 
-// postAPI verifies and saves the optional fixed API credential, then
-// issues a service token, shown once on the answer.
-func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
-	id, ok := parseID(r)
-	if !ok {
-		h.unknown(w)
-		return
-	}
-	browser := h.checkPost(w, r, clientPurpose(id))
-	if browser == "" {
-		return
-	}
-	p, ok := h.openRegistration(w, r, browser)
-	if !ok {
-		return
-	}
-	if p.Stage != stageRegistered {
-		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
-		return
-	}
-	ctx := r.Context()
-	site, err := h.deps.Sites.GetSite(ctx, p.SiteID)
+// siteOf returns the site a registration became, and its connector, or
+// answers itself.
+func (h *Handler) siteOf(w http.ResponseWriter, r *http.Request, p pendingReg) (sites.Site, connector.Connector, bool) {
+	site, err := h.deps.Sites.GetSite(r.Context(), p.SiteID)
 	if err != nil {
+		// Deleted meanwhile (by its owner, or the operator).
 		h.unknown(w)
-		return
+		return sites.Site{}, nil, false
 	}
 	conn, ok := h.deps.Registry.Get(site.Kind)
 	if !ok {
-		h.internal(w, "api connector", errUnknown)
+		h.internal(w, "connector of the registered site", errUnknown)
+		return sites.Site{}, nil, false
+	}
+	return site, conn, true
+}
+
+// postAPI verifies and saves the optional fixed API credential, then
+// issues a service token, shown once on the answer.
+func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
+	p, browser, ok := h.registrationPost(w, r, stageRegistered)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	site, conn, ok := h.siteOf(w, r, p)
+	if !ok {
 		return
 	}
 	creds := map[string]string{}
@@ -121,7 +127,13 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 			h.internal(w, "save API credential", err)
 			return
 		}
-		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: sentence(se.Message), Values: kept})
+		problem := sentence(se.Message)
+		if se.Kind == siteadmin.Rejected {
+			// The layer's words are the connector's, written for tool
+			// calls; the ERP's refusal is said plainly here.
+			problem = "The ERP refused these credentials, so nothing was saved. Check them (copy them again, without spaces) and try again."
+		}
+		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: problem, Values: kept})
 		return
 	}
 	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration")

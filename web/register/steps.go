@@ -245,21 +245,8 @@ func (h *Handler) renderClient(w http.ResponseWriter, status int, browser string
 // postClient takes the OAuth client and sends the browser to the ERP to
 // prove its ownership.
 func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
-	id, ok := parseID(r)
+	p, browser, ok := h.registrationPost(w, r, stageClient)
 	if !ok {
-		h.unknown(w)
-		return
-	}
-	browser := h.checkPost(w, r, clientPurpose(id))
-	if browser == "" {
-		return
-	}
-	p, ok := h.openRegistration(w, r, browser)
-	if !ok {
-		return
-	}
-	if p.Stage != stageClient {
-		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
 		return
 	}
 	clientID := strings.TrimSpace(r.PostForm.Get("client_id"))
@@ -284,24 +271,40 @@ func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
 // postProve starts the proof again with the client already given (after a
 // refusal, signed in as an administrator this time).
 func (h *Handler) postProve(w http.ResponseWriter, r *http.Request) {
-	id, ok := parseID(r)
-	if !ok {
-		h.unknown(w)
-		return
-	}
-	browser := h.checkPost(w, r, clientPurpose(id))
-	if browser == "" {
-		return
-	}
-	p, ok := h.openRegistration(w, r, browser)
+	p, _, ok := h.registrationPost(w, r, stageClient)
 	if !ok {
 		return
 	}
-	if p.Stage != stageClient || p.ClientID == "" {
+	if p.ClientID == "" {
 		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
 		return
 	}
 	h.begin(w, r, p)
+}
+
+// registrationPost guards a post on the path's registration: the checks
+// of every post, the registration open in this browser and at stage (else
+// the browser goes back to its page). It answers itself when it reports
+// false.
+func (h *Handler) registrationPost(w http.ResponseWriter, r *http.Request, stage string) (pendingReg, string, bool) {
+	id, ok := parseID(r)
+	if !ok {
+		h.unknown(w)
+		return pendingReg{}, "", false
+	}
+	browser := h.checkPost(w, r, clientPurpose(id))
+	if browser == "" {
+		return pendingReg{}, "", false
+	}
+	p, ok := h.openRegistration(w, r, browser)
+	if !ok {
+		return pendingReg{}, "", false
+	}
+	if p.Stage != stage {
+		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		return pendingReg{}, "", false
+	}
+	return p, browser, true
 }
 
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request, p pendingReg) {
@@ -347,7 +350,7 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 		refuse("state: the sign-in is unknown, expired or from another browser", http.StatusBadRequest, message{
 			Title:   "This sign-in cannot be used",
 			Message: "The sign-in at the ERP was finished in another browser, took too long, or its registration has expired, so it proves nothing and nothing was registered.",
-			Next:    "Start the registration again in one browser and finish it within 30 minutes.",
+			Next:    "Start the registration again in one browser and finish it within " + h.ttlText() + ".",
 			Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
 		return
 	}
