@@ -14,9 +14,7 @@ package manage
 
 import (
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -214,14 +212,7 @@ func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user stri
 // csrfKey returns this browser's CSRF cookie value, setting one when it
 // has none.
 func (h *Handler) csrfKey(w http.ResponseWriter, r *http.Request) string {
-	if v, ok := h.deps.Kit.ReadCookie(r, csrfCookie); ok && len(v) >= 43 {
-		return v
-	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24)
-	v := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, h.deps.Kit.Cookie(csrfCookie, v, csrfLifetime))
-	return v
+	return h.deps.Kit.EnsureBinding(w, r, csrfCookie, csrfLifetime)
 }
 
 func csrfPurpose(site sites.Site) string { return "owner\x00" + site.ID.String() }
@@ -233,7 +224,7 @@ func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, site sites.S
 		h.formExpired(w, site)
 		return false
 	}
-	key, _ := h.deps.Kit.ReadCookie(r, csrfCookie)
+	key, _ := h.deps.Kit.Binding(r, csrfCookie)
 	if !pagekit.CheckCSRF(key, csrfPurpose(site), r.PostFormValue("csrf")) {
 		h.formExpired(w, site)
 		return false
@@ -274,7 +265,7 @@ func (h *Handler) action(c echo.Context, fn func(w http.ResponseWriter, r *http.
 		})
 		return
 	}
-	key, _ := h.deps.Kit.ReadCookie(r, csrfCookie)
+	key, _ := h.deps.Kit.Binding(r, csrfCookie)
 	fn(w, r, owner{site: site, user: user, csrf: pagekit.CSRFToken(key, csrfPurpose(site))})
 }
 
