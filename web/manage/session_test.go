@@ -198,3 +198,20 @@ func TestSignInStartsAreLimitedPerSource(t *testing.T) {
 		t.Errorf("statuses %v, want 20 × 409 and 1 × 429", statuses)
 	}
 }
+
+// A site deleted and registered again under the same slug is another
+// site: the old owner's session does not carry over.
+func TestSessionDoesNotOutliveItsSite(t *testing.T) {
+	p := newPages(t)
+	old := p.session(p.acme, "it.admin@demo.example")
+	if err := p.h.deps.Admin.DeleteSite(t.Context(), siteadmin.Operator, p.acme); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.h.deps.Admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: "acme", Kind: "frappe", DisplayName: "New acme",
+		BaseURL: "http://127.0.0.1:8003", Settings: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := p.get(t, "/sites/acme/manage", old); !strings.Contains(body, signInPage+"acme") || strings.Contains(body, ownerPage) {
+		t.Errorf("the old site's session on the new acme: %s", body)
+	}
+}
