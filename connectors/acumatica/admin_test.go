@@ -175,3 +175,16 @@ func FuzzListsAdministrator(f *testing.F) {
 		t.Fatalf("Admin true for %q without their Administrator row: %q", user, body)
 	})
 }
+
+// Under a virtual directory every request of the check stays in it.
+func TestCheckAdminUnderVirtualDirectory(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{PathPrefix: "/AcumaticaERP"}})
+	hc, who := signIn(t, h, h.sim.User(acumaticatest.RoleFull))
+	got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who)
+	if err != nil || !got.Admin {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if n := h.sim.OutsideRequests(); n != 0 {
+		t.Fatalf("%d requests went outside the virtual directory", n)
+	}
+}

@@ -112,6 +112,16 @@ func TestCheckAdminUnreadableAnswersAreErrors(t *testing.T) {
 		})
 	}
 	s.ClearFaults()
+	// The administrator's API key is no sign-in: openid_profile answers
+	// only OAuth tokens (401 invalid_token), an error.
+	st0 := siteOf(t, s, "")
+	keyAuth := connector.AuthorizerFunc(func(r *http.Request) error {
+		r.Header.Set("Authorization", "token "+admin.APIKey+":"+admin.APISecret)
+		return nil
+	})
+	if got, err := New().CheckAdmin(context.Background(), st0, factory.Client(st0, keyAuth), connector.UpstreamUser{ID: admin.Email}); err == nil || got.Admin {
+		t.Fatalf("API key: %+v, %v", got, err)
+	}
 	// A revoked token: the ERP answers 401, an error, not a verdict.
 	st := siteOf(t, s, "")
 	tok := s.IssueAccessToken(admin.Email, time.Hour)

@@ -26,8 +26,15 @@ import (
 //   - the client secret is never checked; client_id must be in the body;
 //     "Authorization: Basic" on get_token is Frappe's API-key check and
 //     fails with 401 before the OAuth code runs;
+//   - with the openid scope, the code and refresh grants return an
+//     id_token signed HS256 with the client secret (finalize_id_token);
+//   - authorize refuses a scope the client lacks (invalid_scope) and a
+//     client whose response type is not Code (unauthorized_client);
 //   - revoke_token always answers 200 {};
-//   - openid_profile and openid_configuration answer top-level JSON.
+//   - openid_profile answers only a Bearer token with the openid scope;
+//     it and openid_configuration answer top-level JSON.
+//
+// OAuth Clients are made as an administrator makes them (oauth_client_doc.go).
 //
 // The real /login page signs in with JavaScript; the simulator's page has a
 // plain form that posts to /login, so a headless client can use it.

@@ -97,7 +97,13 @@ func sep(u string) string {
 
 // authorizeError is Frappe's JSON for a failed authorize/approve.
 func authorizeError(w http.ResponseWriter, status int, code string) *apiError {
-	writeJSONResponse(w, status, map[string]any{"description": code, "status_code": status, "error": code})
+	return authorizeErrorDescribed(w, status, code, code)
+}
+
+// authorizeErrorDescribed is generate_json_error_response for an oauthlib
+// error with its description.
+func authorizeErrorDescribed(w http.ResponseWriter, status int, code, description string) *apiError {
+	writeJSONResponse(w, status, map[string]any{"description": description, "status_code": status, "error": code})
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // postJSON POSTs body as JSON with an Authorization header.
@@ -250,5 +251,27 @@ func TestAddUser(t *testing.T) {
 	s.AddUser(u)
 	if got := s.User("extra-admin"); got.IsSystemManager() || len(s.Users()) != len(demoUsers())+1 {
 		t.Fatalf("replaced user %+v, %d users", got, len(s.Users()))
+	}
+}
+
+// openid_profile is oauthlib's userinfo endpoint: only an OAuth Bearer
+// token with the openid scope gets the profile.
+func TestOpenIDProfileNeedsAnOpenIDBearerToken(t *testing.T) {
+	s := newServer(t, Options{})
+	admin := s.User(RoleAdministrator)
+	path := "/api/method/frappe.integrations.oauth2.openid_profile"
+	if r := call(t, s, "Bearer "+s.IssueAccessToken(admin.Email, time.Hour), path, nil); r.status != http.StatusOK || r.body["email"] != admin.Email {
+		t.Fatalf("openid bearer: %d %s", r.status, r.raw)
+	}
+	if r := call(t, s, "Bearer "+s.tokens.issue(admin.Email, time.Hour, "all"), path, nil); r.status != http.StatusForbidden || r.body["error"] != "insufficient_scope" {
+		t.Fatalf("bearer without openid: %d %s", r.status, r.raw)
+	}
+	if r := call(t, s, tokenAuth(admin), path, nil); r.status != http.StatusUnauthorized || r.body["error"] != "invalid_token" || r.body["status_code"] == nil {
+		t.Fatalf("API key: %d %s", r.status, r.raw)
+	}
+	c := browser(t)
+	signInDesk(t, s, c, admin)
+	if res, body := fetch(t, c, http.MethodGet, s.URL+path, nil); res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"error":"invalid_token"`) {
+		t.Fatalf("session cookie: %d %s", res.StatusCode, body)
 	}
 }

@@ -89,7 +89,7 @@ func defaultScope(s string) string {
 // id_token, as finalize_id_token makes it: HS256, signed with the
 // client's client_secret, the userinfo claims included.
 func (rc *reqCtx) issueTokens(p *oauthProvider, client *OAuthClient, email, scope string, withIDToken bool) *apiError {
-	access := rc.s.tokens.issue(email, oauthTokenTTL)
+	access := rc.s.tokens.issue(email, oauthTokenTTL, scope)
 	refresh := randomToken(30)
 	p.mu.Lock()
 	p.access[access] = client.ID
@@ -137,8 +137,21 @@ func (rc *reqCtx) oauthRevoke() *apiError {
 	return nil
 }
 
-// oauthProfile is .../oauth2.openid_profile for the authenticated user.
+// oauthProfile is .../oauth2.openid_profile. oauthlib's userinfo endpoint
+// answers only an OAuth Bearer token with the openid scope: a session
+// cookie or an API key gets invalid_token (401), a token without openid
+// insufficient_scope (403), as generate_json_error_response writes them.
 func (rc *reqCtx) oauthProfile() *apiError {
+	kind, tok, _ := strings.Cut(rc.r.Header.Get("Authorization"), " ")
+	scope, ok := rc.s.tokens.scope(tok)
+	if !strings.EqualFold(kind, "bearer") || !ok {
+		return authorizeErrorDescribed(rc.w, http.StatusUnauthorized, "invalid_token",
+			"The access token provided is expired, revoked, malformed, or invalid for other reasons.")
+	}
+	if !slices.Contains(strings.Fields(scope), "openid") {
+		return authorizeErrorDescribed(rc.w, http.StatusForbidden, "insufficient_scope",
+			"The request requires higher privileges than provided by the access token.")
+	}
 	writeJSONResponse(rc.w, http.StatusOK, rc.userinfo(rc.user))
 	return nil
 }

@@ -16,6 +16,7 @@ type tokenStore struct {
 
 type accessToken struct {
 	user    string
+	scope   string // space-separated, as granted
 	expires time.Time
 	revoked bool
 }
@@ -34,12 +35,23 @@ func randomToken(n int) string {
 	return string(b)
 }
 
-func (t *tokenStore) issue(email string, ttl time.Duration) string {
+func (t *tokenStore) issue(email string, ttl time.Duration, scope string) string {
 	tok := randomToken(30)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tokens[tok] = &accessToken{user: email, expires: time.Now().Add(ttl)}
+	t.tokens[tok] = &accessToken{user: email, scope: scope, expires: time.Now().Add(ttl)}
 	return tok
+}
+
+// scope returns the granted scope of a valid token.
+func (t *tokenStore) scope(tok string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at := t.tokens[tok]
+	if at == nil || at.revoked || !time.Now().Before(at.expires) {
+		return "", false
+	}
+	return at.scope, true
 }
 
 // lookup returns the user of a valid (unexpired, unrevoked) token.
@@ -62,9 +74,10 @@ func (t *tokenStore) revoke(tok string) {
 }
 
 // IssueAccessToken creates a Bearer access token for a demo user, valid for
-// ttl (wall-clock time), as Frappe's OAuth provider would after a grant.
+// ttl (wall-clock time), as Frappe's OAuth provider would after a grant of
+// the default scope "all openid".
 func (s *Simulator) IssueAccessToken(email string, ttl time.Duration) string {
-	return s.tokens.issue(email, ttl)
+	return s.tokens.issue(email, ttl, "all openid")
 }
 
 // RevokeAccessToken marks a token Revoked; later requests with it get 401.
