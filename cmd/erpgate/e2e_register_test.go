@@ -171,3 +171,19 @@ func countRows(t *testing.T, dbURL, sql string) int {
 	}
 	return n
 }
+
+// With registration turned off, /register is not served and the landing
+// page does not link it.
+func TestRegistrationCanBeTurnedOff(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_ENABLED": "false"})
+	b := newRegistrationClient(t, gw.URL)
+	if status, _, page := b.do(http.MethodGet, "/register", nil, map[string]string{"Accept": "text/html"}); status != http.StatusNotFound {
+		t.Errorf("GET /register: %d %s", status, pageText(page))
+	}
+	if status, _, _ := b.do(http.MethodPost, "/register", url.Values{"kind": {"frappe"}}, nil); status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /register: %d", status)
+	}
+	if _, _, page := b.do(http.MethodGet, "/", nil, nil); strings.Contains(page, "/register") {
+		t.Error("the landing page links registration")
+	}
+}
