@@ -187,3 +187,22 @@ func TestRegistrationCanBeTurnedOff(t *testing.T) {
 		t.Error("the landing page links registration")
 	}
 }
+
+// /oauth/callback sends a proof's state (adm_…) to the proofs and every
+// other state to the authorization server; a forged proof state reaches no
+// registration.
+func TestCallbackRoutesByStatePrefix(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newRegistrationClient(t, gw.URL)
+	status, _, page := b.do(http.MethodGet, "/oauth/callback?state=adm_"+strings.Repeat("A", 43)+"&code=x", nil, nil)
+	if status != http.StatusBadRequest || !strings.Contains(pageText(page), "erpgate does not know this sign-in") {
+		t.Errorf("proof state: %d %s", status, pageText(page))
+	}
+	status, _, page = b.do(http.MethodGet, "/oauth/callback?state="+strings.Repeat("A", 43)+"&code=x", nil, nil)
+	if status < 400 || strings.Contains(pageText(page), "erpgate does not know this sign-in") {
+		t.Errorf("sign-in state: %d %s", status, pageText(page))
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM admin_events`); n != 0 {
+		t.Errorf("forged callbacks left %d audit events", n)
+	}
+}
