@@ -106,3 +106,17 @@ func TestAnUnknownAddressGetsThePageOrJSON(t *testing.T) {
 		t.Errorf("a real route: HTTP %d", ok.Code)
 	}
 }
+
+// The landing page links registration when it is served, and not when the
+// operator turned it off.
+func TestTheLandingPageLinksRegistrationWhenServed(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		e := echo.New()
+		Register(e, Deps{Ready: func(context.Context) error { return nil }, PublicURL: func(p string) string { return "https://gw.example" + p }, Registration: on})
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		if got := strings.Contains(rec.Body.String(), `href="https://gw.example/register"`); got != on {
+			t.Errorf("registration %v: link shown %v", on, got)
+		}
+	}
+}

@@ -235,18 +235,20 @@ func (a *App) build(ctx context.Context) error {
 		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
 		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
 	})
-	go proofs.Janitor(janitorCtx, time.Minute)
+	sweeps := []sweep{{"erpadmin proofs", proofs.Sweep}}
 	if cfg.Registration.Enabled {
 		registration := register.New(register.Deps{
 			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,
 			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL,
 		})
-		go registration.Janitor(janitorCtx, time.Minute)
+		sweeps = append(sweeps, sweep{"pending registrations", registration.Sweep})
 		pages := echo.WrapHandler(registration)
 		for _, path := range register.Paths() {
 			e.Any(path, pages)
 		}
 	}
+	// Every minute, so that expired proofs and registrations go promptly.
+	go a.sweepEvery(janitorCtx, time.Minute, sweeps)
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
 		return err
 	}
@@ -260,6 +262,33 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.echo = e
 	return nil
+}
+
+// sweep removes expired rows of one kind and says how many.
+type sweep struct {
+	what string
+	run  func(context.Context) (int64, error)
+}
+
+// sweepEvery runs the sweeps every interval until ctx ends. Expired rows
+// are refused when read anyway; this keeps their tables small.
+func (a *App) sweepEvery(ctx context.Context, interval time.Duration, sweeps []sweep) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, s := range sweeps {
+			if n, err := s.run(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("sweep expired rows", zap.String("what", s.what), zap.Error(err))
+			} else if n > 0 {
+				a.log.Info("expired rows removed", zap.String("what", s.what), zap.Int64("count", n))
+			}
+		}
+	}
 }
 
 // callbackRouter serves /oauth/callback: a state made by erpadmin goes to

@@ -171,3 +171,38 @@ func countRows(t *testing.T, dbURL, sql string) int {
 	}
 	return n
 }
+
+// With registration turned off, /register is not served and the landing
+// page does not link it.
+func TestRegistrationCanBeTurnedOff(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_ENABLED": "false"})
+	b := newRegistrationClient(t, gw.URL)
+	if status, _, page := b.do(http.MethodGet, "/register", nil, map[string]string{"Accept": "text/html"}); status != http.StatusNotFound {
+		t.Errorf("GET /register: %d %s", status, pageText(page))
+	}
+	if status, _, _ := b.do(http.MethodPost, "/register", url.Values{"kind": {"frappe"}}, nil); status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /register: %d", status)
+	}
+	if _, _, page := b.do(http.MethodGet, "/", nil, nil); strings.Contains(page, "/register") {
+		t.Error("the landing page links registration")
+	}
+}
+
+// /oauth/callback sends a proof's state (adm_…) to the proofs and every
+// other state to the authorization server; a forged proof state reaches no
+// registration.
+func TestCallbackRoutesByStatePrefix(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newRegistrationClient(t, gw.URL)
+	status, _, page := b.do(http.MethodGet, "/oauth/callback?state=adm_"+strings.Repeat("A", 43)+"&code=x", nil, nil)
+	if status != http.StatusBadRequest || !strings.Contains(pageText(page), "erpgate does not know this sign-in") {
+		t.Errorf("proof state: %d %s", status, pageText(page))
+	}
+	status, _, page = b.do(http.MethodGet, "/oauth/callback?state="+strings.Repeat("A", 43)+"&code=x", nil, nil)
+	if status < 400 || strings.Contains(pageText(page), "erpgate does not know this sign-in") {
+		t.Errorf("sign-in state: %d %s", status, pageText(page))
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM admin_events`); n != 0 {
+		t.Errorf("forged callbacks left %d audit events", n)
+	}
+}

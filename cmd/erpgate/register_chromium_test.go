@@ -412,6 +412,9 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		// Expired while the person was at the ERP's sign-in.
 		r.start("frappe", "Later Ltd", other.URL, nil)
 		waitForTitle(t, ctx, "Create the OAuth client")
+		if n := r.count(`SELECT count(*) FROM pending_registrations WHERE display_name = 'Late Ltd'`); n != 0 {
+			t.Errorf("the expired registration was not swept: %d", n)
+		}
 		r.pasteClient(client.ID, client.Secret)
 		waitForTitle(t, ctx, "Login")
 		r.exec(`UPDATE pending_registrations SET expires_at = now() - interval '1 second' WHERE stage = 'client'`)

@@ -266,6 +266,15 @@ func TestProofExpires(t *testing.T) {
 	if !strings.HasPrefix(body, `done ref="reg-5" user="" admin=false err=`+erpadmin.ErrState.Error()) {
 		t.Fatalf("expired sign-in got %q", body)
 	}
+	// One never finished is swept once expired.
+	b.signIn(rg, "reg-5b", admin)
+	if n, err := rg.svc.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("sweep before expiry: %d, %v", n, err)
+	}
+	rg.advance(10*time.Minute + time.Second)
+	if n, err := rg.svc.Sweep(t.Context()); err != nil || n != 1 {
+		t.Fatalf("sweep after expiry: %d, %v", n, err)
+	}
 }
 
 // Attack: states that erpgate did not make (the prefix alone, a guessed

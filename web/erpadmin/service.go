@@ -158,22 +158,9 @@ func (s *Service) Supports(kind string) bool {
 	return err == nil
 }
 
-// Janitor removes expired proofs every interval until ctx ends (making a
-// proof sweeps too; this covers a replica where none are made).
-func (s *Service) Janitor(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.store.sweep(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("sweep expired proofs", zap.Error(err))
-			}
-		}
-	}
-}
+// Sweep removes expired proofs (making a proof sweeps too; a replica
+// where none are made needs this). It returns how many went.
+func (s *Service) Sweep(ctx context.Context) (int64, error) { return s.store.sweep(ctx) }
 
 // Begin starts a proof for purpose and ref in this browser, and redirects
 // it to the ERP's sign-in. An error means nothing was sent to the browser:

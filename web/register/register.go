@@ -142,24 +142,9 @@ func Paths() []string {
 // ServeHTTP serves the paths Paths lists.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
-// Janitor removes expired registrations every interval until ctx ends.
-// Reads refuse them anyway; this keeps the table small.
-func (h *Handler) Janitor(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := h.store.sweep(ctx); err != nil {
-				h.log.Warn("sweep expired registrations", zap.Error(err))
-			} else if n > 0 {
-				h.log.Info("expired registrations removed", zap.Int64("count", n))
-			}
-		}
-	}
-}
+// Sweep removes expired registrations and returns how many went. Reads
+// refuse them anyway; this keeps the table small.
+func (h *Handler) Sweep(ctx context.Context) (int64, error) { return h.store.sweep(ctx) }
 
 // browser returns the binding cookie's value, or "".
 func (h *Handler) browser(r *http.Request) string {
