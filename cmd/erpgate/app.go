@@ -247,6 +247,7 @@ func (a *App) build(ctx context.Context) error {
 			e.Any(path, pages)
 		}
 	}
+	sweeps = append(sweeps, sweep{"owner changes", store.SweepOwnerChanges})
 	// Every minute, so that expired proofs and registrations go promptly.
 	go a.sweepEvery(janitorCtx, time.Minute, sweeps)
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {

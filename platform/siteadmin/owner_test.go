@@ -164,6 +164,13 @@ func TestOwnerChangeIsScopedAndExpires(t *testing.T) {
 	if got := storedSecret(t, f, site); got != "first-secret-1" {
 		t.Errorf("secret %q after refused applications", got)
 	}
+	// The sweep removes expired changes only.
+	if n, err := f.store.SweepOwnerChanges(ctx); err != nil || n != 1 {
+		t.Errorf("sweep removed %d (%v), want the expired one", n, err)
+	}
+	if _, _, err := svc.OwnerChangeTarget(ctx, site, id); err != nil {
+		t.Errorf("the sweep removed a live change: %v", err)
+	}
 	// Deleting the site takes its pending changes with it.
 	if err := svc.DeleteSite(ctx, siteadmin.Operator, site); err != nil {
 		t.Fatal(err)

@@ -115,3 +115,13 @@ func (s *Store) DeleteOwnerChange(ctx context.Context, siteID, id uuid.UUID) err
 	}
 	return nil
 }
+
+// SweepOwnerChanges removes the expired pending changes of every site (a
+// maintenance sweep; reads refuse them anyway) and returns how many.
+func (s *Store) SweepOwnerChanges(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM owner_changes WHERE expires_at <= now()`)
+	if err != nil {
+		return 0, fmt.Errorf("sites: sweep owner changes: %w", database.Classify(err))
+	}
+	return tag.RowsAffected(), nil
+}
