@@ -218,6 +218,7 @@ func (a *App) build(ctx context.Context) error {
 		IsDevHost:    cfg.IsDevHost,
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
+		PublicURL:    cfg.PublicURL,
 		Logger:       a.log,
 	})
 	adminapi.New(adminapi.Deps{

@@ -2,7 +2,9 @@ package connector
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 )
 
 // Preflighter is implemented by a connector with preflight checks of its
@@ -76,4 +78,49 @@ func Fail(id, title, found, fix string) PreflightCheck {
 // Skip is a check that does not apply, with why.
 func Skip(id, title, why string) PreflightCheck {
 	return PreflightCheck{ID: id, Title: title, Status: CheckSkip, Found: why}
+}
+
+// PreflightChallenge is a well-formed PKCE S256 challenge for an
+// authorization request a check sends and never completes.
+const PreflightChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+// maxPreflightBody bounds what a check reads of an answer.
+const maxPreflightBody = 1 << 20
+
+// PreflightGet reads target with hc without following redirects (a
+// check reads a redirect, it never goes there) and returns the answer
+// with at most 1 MiB of its body, read and closed.
+func PreflightGet(ctx context.Context, hc *http.Client, target string) (*http.Response, []byte, error) {
+	nc := *hc
+	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := nc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPreflightBody))
+	return resp, body, err
+}
+
+// ERPWord keeps a word from an ERP's answer (a version, an error code)
+// printable and at most 40 bytes, for a check's Found text.
+func ERPWord(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	if s == "" {
+		return "empty"
+	}
+	return s
 }
