@@ -42,7 +42,11 @@ func applyMetricsAddr(c *Config, v value) error {
 // the path: no user info, query or fragment.
 func applyOTLPEndpoint(c *Config, v value) error {
 	u, err := url.Parse(v.text)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if err == nil && u.User != nil {
+		// Not echoed: it would hold a password.
+		return errors.New("must be an http or https URL without user info; send credentials to the collector some other way")
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("must be an http or https URL such as http://otel-collector:4318; got %q", v.text)
 	}
 	c.Tracing.OTLPEndpoint = strings.TrimRight(v.text, "/")
