@@ -119,7 +119,13 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 	if method == string(mcp.MethodToolsCall) {
 		tm := st.metrics
 		if tm == nil {
-			tm = e.opts.Metrics.Tool(st.session.Site.Kind, "")
+			// Refused before the tool's chain ran (mcp-go's own checks):
+			// its series if the tool is known, else "unknown".
+			if ct, ok := e.kinds[st.session.Site.Kind].tools[tool]; ok {
+				tm = ct.metrics
+			} else {
+				tm = e.opts.Metrics.Tool(st.session.Site.Kind, "")
+			}
 		}
 		tm.Call(st.session.Site.Slug, string(outcome), code, now.Sub(started))
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/sites"
@@ -80,6 +82,19 @@ func (s *Service) RunPreflight(ctx context.Context, actor Actor, site sites.Site
 	}
 	s.record(ctx, actor, site.ID, site.Slug, ActionRunPreflight, details, err)
 	return p, err
+}
+
+// StartPreflight runs RunPreflight in the background, detached from the
+// caller's request (a preflight takes up to PreflightTimeout): for the
+// registration flow, which answers the person at once and shows the result
+// when it is stored. A failure to store it is logged.
+func (s *Service) StartPreflight(ctx context.Context, actor Actor, site sites.Site) {
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		if _, err := s.RunPreflight(ctx, actor, site); err != nil {
+			s.log.Warn("preflight not stored", zap.String("site_slug", site.Slug), zap.Error(err))
+		}
+	}()
 }
 
 func (s *Service) runPreflight(ctx context.Context, site sites.Site) (Preflight, error) {
