@@ -50,6 +50,10 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("oauth.access_gate_interval", c.OAuth.AccessGateInterval),
 		zap.Bool("registration.enabled", c.Registration.Enabled),
 		zap.Stringer("registration.pending_ttl", c.Registration.PendingTTL),
+		zap.String("metrics.listen_addr", c.Metrics.ListenAddr),
+		zap.Bool("metrics.site_label", c.Metrics.SiteLabel),
+		zap.String("tracing.otlp_endpoint", c.Tracing.OTLPEndpoint),
+		zap.Int("tracing.sample_percent", c.Tracing.SamplePercent),
 	}
 }
 

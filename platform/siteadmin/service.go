@@ -30,6 +30,10 @@ type Deps struct {
 	// (or moved) only if its host is exempt or resolves to public
 	// addresses only. Nil (development) allows every address.
 	ERPAddresses *netguard.Policy
+	// PublicURL builds erpgate's advertised URLs from the public base URL:
+	// the preflight checks the OAuth redirect URI it gives. It may be nil
+	// (then that check is skipped).
+	PublicURL func(path string) string
 	// Logger receives one line per audit event (event=admin_event), and
 	// one when an event cannot be stored. It may be nil.
 	Logger *zap.Logger

@@ -450,5 +450,8 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 		h.internal(w, "mark registered", err)
 		return
 	}
+	// The new site's preflight runs in the background; its result is on
+	// the console's sites page and in the admin API.
+	h.deps.Admin.StartPreflight(ctx, admin, site)
 	http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
 }

@@ -128,6 +128,7 @@ func init() {
 		"frappe.integrations.oauth2.revoke_token":         (*reqCtx).oauthRevoke,
 		"frappe.integrations.oauth2.openid_profile":       (*reqCtx).oauthProfile,
 		"frappe.integrations.oauth2.openid_configuration": (*reqCtx).oauthConfiguration,
+		"frappe.utils.change_log.get_versions":            (*reqCtx).methodGetVersions,
 	} {
 		whitelisted[name] = fn
 	}

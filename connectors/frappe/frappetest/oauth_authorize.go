@@ -10,6 +10,13 @@ import (
 
 // oauthAuthorize is GET .../oauth2.authorize.
 func (rc *reqCtx) oauthAuthorize() *apiError {
+	// Frappe sends a Guest to the login page before it validates anything
+	// (API facts §2.2): a wrong client or redirect URI shows only after
+	// sign-in.
+	if rc.user == nil {
+		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
+		return nil
+	}
 	p := rc.s.oauth()
 	clientID, redirectURI := rc.formString("client_id"), rc.formString("redirect_uri")
 	p.mu.Lock()
@@ -38,10 +45,6 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 		if !slices.Contains(allowed, sc) {
 			return authorizeError(rc.w, http.StatusBadRequest, "invalid_scope")
 		}
-	}
-	if rc.user == nil {
-		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
-		return nil
 	}
 	approve := "/api/method/frappe.integrations.oauth2.approve?" + rc.r.URL.RawQuery
 	if client.SkipAuthorization {

@@ -48,6 +48,9 @@ type Options struct {
 	// (AddClient, RegisterClient, the REST API or the desk form), so that
 	// a development set-up can keep them across restarts (PutClient).
 	ClientAdded func(OAuthClient)
+	// FrappeVersion is the framework's version get_versions reports
+	// (default 15.55.1, the release the API facts were read from).
+	FrappeVersion string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
