@@ -348,6 +348,10 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 			t.Errorf("MCP URL %q", mcpURL)
 		}
 		r.expectText("result page", "claude mcp add --transport http erp "+mcpURL, "[mcp_servers.erp]", "ChatGPT", "VS Code")
+		// Registering starts the new site's preflight; its result is stored.
+		waitFor(t, 30*time.Second, "the registered site's preflight", func() bool {
+			return r.count(`SELECT count(*) FROM site_preflight p JOIN sites s ON s.id = p.site_id WHERE s.slug LIKE 'demo-frappe-ltd-%'`) == 1
+		})
 		if n := r.count(`SELECT count(*) FROM sites WHERE settings->>'default_company' = 'Demo Holdings NZ Ltd'`); n != 1 {
 			t.Errorf("%d sites with the default company", n)
 		}
