@@ -24,6 +24,7 @@ import (
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/consolesession"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
@@ -39,6 +40,7 @@ import (
 	"github.com/erpgate/erpgate/platform/sitestore"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
+	"github.com/erpgate/erpgate/web/console"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -206,6 +208,19 @@ func (a *App) build(ctx context.Context) error {
 		Logger:       a.log,
 		Admin:        siteAdmin,
 	}).Register(e.Group("/api/v1"))
+	if cfg.Keyring != nil {
+		sessions := consolesession.New(a.pool)
+		go purgeEvery(janitorCtx, time.Hour, sessions.Purge, a.log)
+		console.New(console.Deps{
+			PublicBaseURL: cfg.PublicBaseURL,
+			AdminToken:    cfg.AdminToken,
+			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
+			Sessions:      sessions,
+			Admin:         siteAdmin,
+			ClientIP:      e.IPExtractor,
+			Logger:        a.log,
+		}).Register(e)
+	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
 	go listener.Run(janitorCtx)
@@ -232,6 +247,22 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.echo = e
 	return nil
+}
+
+// purgeEvery runs purge every interval until ctx ends, logging failures.
+func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.Context) error, log *zap.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := purge(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("purge expired console sessions", zap.Error(err))
+			}
+		}
+	}
 }
 
 // clientIPExtractor tells where a request comes from: the connection's
