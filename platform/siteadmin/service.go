@@ -88,7 +88,9 @@ var Operator = Actor{Kind: ActorOperator, Name: "admin_token"}
 
 // OperatorSession is the operator acting in the console, in the console
 // session named by ref (consolesession.Session.Ref).
-func OperatorSession(ref string) Actor { return Actor{Kind: ActorOperator, Name: "console_session:" + ref} }
+func OperatorSession(ref string) Actor {
+	return Actor{Kind: ActorOperator, Name: "console_session:" + ref}
+}
 
 // ERPAdmin is the ERP administrator user acting on the owner's page.
 func ERPAdmin(user string) Actor { return Actor{Kind: ActorERPAdmin, Name: user} }

@@ -31,4 +31,3 @@ func TestSourceLimiter(t *testing.T) {
 		t.Error("allowed a second request after one refill")
 	}
 }
-

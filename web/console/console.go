@@ -76,7 +76,7 @@ type Deps struct {
 	// SignInLimit bounds sign-in attempts per source; zero fields take
 	// DefaultSignInLimit's.
 	SignInLimit sourcelimit.Limit
-	Logger   *zap.Logger
+	Logger      *zap.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 }
