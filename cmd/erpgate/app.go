@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -28,6 +29,7 @@ import (
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -66,6 +68,8 @@ type App struct {
 type connectorDeps struct {
 	HTTPClient    func(connector.Site, connector.Authorizer) *http.Client
 	ServiceTokens connector.ServiceTokenStore
+	// CanaryInquiry is the live Acumatica canary inquiry.
+	CanaryInquiry func() string
 }
 
 // newRegistry registers every connector this build serves, catalogue only.
@@ -77,7 +81,7 @@ func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
 	if err := reg.Register(frappe.New()); err != nil {
 		return nil, err
 	}
-	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens})); err != nil {
+	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens, CanaryInquiry: deps.CanaryInquiry})); err != nil {
 		return nil, err
 	}
 	return reg, nil
@@ -128,9 +132,17 @@ func (a *App) build(ctx context.Context) error {
 		Retry:            cfg.Upstream.Retry,
 		AddressPolicy:    erpAddresses,
 	})
+	// The operator's live settings; the environment gives the defaults.
+	live := livesettings.New(a.pool, livesettings.Defaults{
+		RedactionAdd: cfg.Redaction.Patterns, RedactionSkip: cfg.Redaction.Skip,
+		MaxRecords: cfg.Limits.MaxRecords, UserConcurrency: cfg.Limits.UserConcurrency, UserPerMinute: cfg.Limits.UserPerMinute,
+		SiteConcurrency: cfg.Limits.SiteConcurrency, SitePerMinute: cfg.Limits.SitePerMinute,
+		CanaryInquiry: acumatica.DefaultCanaryInquiry,
+	}, a.log)
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
 		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log}),
+		CanaryInquiry: func() string { return live.Current().Deployment.CanaryInquiry },
 	})
 	if err != nil {
 		return err
@@ -183,6 +195,14 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 
+	live.OnChange(func(snap *livesettings.Snapshot) {
+		applyLiveSettings(snap, engine, limiter)
+	})
+	if err := live.Load(ctx); err != nil {
+		return err
+	}
+	go live.Run(janitorCtx, settingsPoll)
+
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
@@ -223,6 +243,7 @@ func (a *App) build(ctx context.Context) error {
 	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
+	listener.OnMessage(livesettings.NotifyPrefix, live.Notified)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
 	store.OnChange(resolver.Forget)
@@ -247,6 +268,23 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.echo = e
 	return nil
+}
+
+// settingsPoll is how often a replica checks the live settings' version,
+// in case it missed a notification: a change is in force everywhere within
+// it.
+const settingsPoll = 500 * time.Millisecond
+
+// applyLiveSettings puts a snapshot of the live settings in force in the
+// engine and the limiter.
+func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, limiter *ratelimit.Limiter) {
+	d := snap.Deployment
+	l := mcpengine.Live{MaxRecords: d.MaxRecords, Redaction: redact.Rules{Add: d.RedactionAdd, Skip: d.RedactionSkip}, Sites: map[uuid.UUID]mcpengine.SiteLive{}}
+	for id, s := range snap.Sites {
+		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly}
+	}
+	engine.SetLive(l)
+	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
 }
 
 // purgeEvery runs purge every interval until ctx ends, logging failures.

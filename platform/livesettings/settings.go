@@ -102,7 +102,9 @@ func Lookup(name string) (Def, bool) {
 // ToolGroups are the names that stand for every tool of an effect.
 var ToolGroups = []string{"read", "write", "destructive"}
 
-var inquiryName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
+// inquiryName is the shape of an Acumatica generic inquiry name, as the
+// connector accepts it in a site's settings.
+var inquiryName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9 _-]{0,127}$`)
 
 // Parse turns text as a person typed it (one list item a line or
 // comma-separated; a number; on/off) into the setting's stored value, or
@@ -140,7 +142,7 @@ func (d Def) Parse(text string) (any, error) {
 		return nil, fmt.Errorf("%s must be on or off", d.Label)
 	default:
 		if d.Name == CanaryInquiry && !inquiryName.MatchString(text) {
-			return nil, fmt.Errorf("%s must be a generic inquiry's name: a letter, then letters, digits or _ (at most 64)", d.Label)
+			return nil, fmt.Errorf("%s must be a generic inquiry's name: letters, digits, spaces, _ or -, at most 128", d.Label)
 		}
 		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
 			return nil, fmt.Errorf("%s must be one line of at most 200 characters", d.Label)
