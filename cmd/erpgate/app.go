@@ -60,6 +60,8 @@ type App struct {
 	stopJanitor context.CancelFunc
 	// limiter's queued lease releases are flushed at shutdown.
 	limiter *ratelimit.Limiter
+	// live is the operator's live settings.
+	live *livesettings.Store
 }
 
 // connectorDeps is what connectors need from the platform at run time.
@@ -139,6 +141,7 @@ func (a *App) build(ctx context.Context) error {
 		SiteConcurrency: cfg.Limits.SiteConcurrency, SitePerMinute: cfg.Limits.SitePerMinute,
 		CanaryInquiry: acumatica.DefaultCanaryInquiry,
 	}, a.log)
+	a.live = live
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
 		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log}),
@@ -215,6 +218,7 @@ func (a *App) build(ctx context.Context) error {
 		IsDevHost:    cfg.IsDevHost,
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
+		Settings:     live,
 		Logger:       a.log,
 	})
 	adminapi.New(adminapi.Deps{
@@ -237,6 +241,8 @@ func (a *App) build(ctx context.Context) error {
 			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
 			Sessions:      sessions,
 			Admin:         siteAdmin,
+			Store:         store,
+			Settings:      live,
 			ClientIP:      e.IPExtractor,
 			Logger:        a.log,
 		}).Register(e)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/sites"
 )
@@ -30,6 +31,9 @@ type Deps struct {
 	// (or moved) only if its host is exempt or resolves to public
 	// addresses only. Nil (development) allows every address.
 	ERPAddresses *netguard.Policy
+	// Settings is the live settings store ChangeSetting changes; nil
+	// refuses ChangeSetting.
+	Settings *livesettings.Store
 	// Logger receives one line per audit event (event=admin_event), and
 	// one when an event cannot be stored. It may be nil.
 	Logger *zap.Logger

@@ -28,8 +28,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/consolesession"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/sourcelimit"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -69,8 +71,12 @@ type Deps struct {
 	// this use only (KeyPurpose).
 	SessionKey []byte
 	Sessions   *consolesession.Store
-	// Admin records the audit events and carries out site actions.
+	// Admin records the audit events and carries out site actions and
+	// settings changes.
 	Admin *siteadmin.Service
+	// Store lists the sites; Settings holds the live settings.
+	Store    *sites.Store
+	Settings *livesettings.Store
 	// ClientIP tells where a request comes from (the trusted-proxy rule).
 	ClientIP func(r *http.Request) string
 	// SignInLimit bounds sign-in attempts per source; zero fields take
@@ -119,8 +125,8 @@ func New(d Deps) *Console {
 	if d.SignInLimit.Every <= 0 {
 		d.SignInLimit.Every = DefaultSignInLimit.Every
 	}
-	if d.Sessions == nil || d.Admin == nil || d.ClientIP == nil {
-		panic("console: New: Sessions, Admin and ClientIP are required")
+	if d.Sessions == nil || d.Admin == nil || d.ClientIP == nil || d.Store == nil || d.Settings == nil {
+		panic("console: New: Sessions, Admin, Store, Settings and ClientIP are required")
 	}
 	base, err := pagekit.New(d.PublicBaseURL)
 	if err != nil {
