@@ -231,6 +231,7 @@ func (a *App) build(ctx context.Context) error {
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
 		Admin:        siteAdmin,
+		Settings:     live,
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)

@@ -113,25 +113,14 @@ func (d Def) Parse(text string) (any, error) {
 	text = strings.TrimSpace(text)
 	switch d.Type {
 	case TypeList:
-		items := []string{}
-		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' }) {
-			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
-				if len(f) > 200 {
-					return nil, fmt.Errorf("%s: an entry is longer than 200 characters", d.Label)
-				}
-				items = append(items, f)
-			}
-		}
-		if len(items) > 200 {
-			return nil, fmt.Errorf("%s: at most 200 entries", d.Label)
-		}
-		return items, nil
+		items := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' })
+		return d.check(items)
 	case TypeInt:
 		n, err := strconv.Atoi(text)
-		if err != nil || n < d.Min || n > d.Max {
-			return nil, fmt.Errorf("%s must be a whole number from %d to %d", d.Label, d.Min, d.Max)
+		if err != nil {
+			return nil, d.rangeError()
 		}
-		return n, nil
+		return d.check(n)
 	case TypeBool:
 		switch strings.ToLower(text) {
 		case "on", "true", "yes", "1":
@@ -141,14 +130,62 @@ func (d Def) Parse(text string) (any, error) {
 		}
 		return nil, fmt.Errorf("%s must be on or off", d.Label)
 	default:
-		if d.Name == CanaryInquiry && !inquiryName.MatchString(text) {
+		return d.check(text)
+	}
+}
+
+// FromJSON reads a value given as JSON (the admin API): an array of
+// strings, a number, true or false, or a string, by the setting's type.
+func (d Def) FromJSON(raw json.RawMessage) (any, error) {
+	v, err := d.decode(raw)
+	if err != nil {
+		want := map[Type]string{TypeList: "an array of strings", TypeInt: "a whole number", TypeBool: "true or false", TypeString: "a string"}[d.Type]
+		if d.Type == TypeInt {
+			return nil, d.rangeError()
+		}
+		return nil, fmt.Errorf("%s must be %s", d.Label, want)
+	}
+	return d.check(v)
+}
+
+func (d Def) rangeError() error {
+	return fmt.Errorf("%s must be a whole number from %d to %d", d.Label, d.Min, d.Max)
+}
+
+// check validates a value of the setting's type and returns it in its
+// stored form (list entries trimmed, without blanks or repeats).
+func (d Def) check(v any) (any, error) {
+	switch x := v.(type) {
+	case []string:
+		items := []string{}
+		for _, f := range x {
+			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
+				if len(f) > 200 || strings.ContainsAny(f, "\r\n") {
+					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters", d.Label)
+				}
+				items = append(items, f)
+			}
+		}
+		if len(items) > 200 {
+			return nil, fmt.Errorf("%s: at most 200 entries", d.Label)
+		}
+		return items, nil
+	case int:
+		if x < d.Min || x > d.Max {
+			return nil, d.rangeError()
+		}
+		return x, nil
+	case string:
+		x = strings.TrimSpace(x)
+		if d.Name == CanaryInquiry && !inquiryName.MatchString(x) {
 			return nil, fmt.Errorf("%s must be a generic inquiry's name: letters, digits, spaces, _ or -, at most 128", d.Label)
 		}
-		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
+		if strings.ContainsAny(x, "\r\n") || len(x) > 200 {
 			return nil, fmt.Errorf("%s must be one line of at most 200 characters", d.Label)
 		}
-		return text, nil
+		return x, nil
 	}
+	return v, nil
 }
 
 // decode reads a stored value of d; a value of the wrong type (a row
@@ -158,7 +195,7 @@ func (d Def) decode(raw []byte) (any, error) {
 	switch d.Type {
 	case TypeList:
 		var v []string
-		if err = json.Unmarshal(raw, &v); err == nil {
+		if err = json.Unmarshal(raw, &v); err == nil && v != nil {
 			return v, nil
 		}
 	case TypeInt:

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/siteadmin"
@@ -46,13 +48,45 @@ type siteRow struct {
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSites(w, r, http.StatusOK, r.URL.Query().Get("done"))
+	c.renderSites(w, r, http.StatusOK, siteDone(r.URL.Query()))
+}
+
+// siteDone is the notice after a site action, from the redirect's query:
+// only known words and a well-formed slug, so that a link cannot make the
+// console say something of an attacker's choosing.
+func siteDone(q url.Values) string {
+	slug := q.Get("site")
+	if sites.ValidateSlug(slug) != nil {
+		return ""
+	}
+	switch q.Get("done") {
+	case "disabled", "enabled":
+		return "Site " + slug + " is now " + q.Get("done") + "."
+	case "deleted":
+		return "Site " + slug + " is deleted, with its connections, tokens and grants."
+	}
+	return ""
+}
+
+// settingDone is the notice after a settings change, from the redirect's
+// query: a known setting's label only.
+func settingDone(q url.Values) string {
+	d, ok := livesettings.Lookup(q.Get("setting"))
+	switch {
+	case !ok:
+		return ""
+	case q.Get("done") == "changed":
+		return d.Label + " is changed; every replica applies it within a second."
+	case q.Get("done") == "reset":
+		return d.Label + " is back to its default."
+	}
+	return ""
 }
 
 func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int, flash string) {
 	rows, err := c.siteRows(r)
 	if err != nil {
-		c.log.Error("list sites for the console", zapErr(err))
+		c.log.Error("list sites for the console", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
@@ -86,7 +120,7 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		}
 		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
-			ErrorRate: "—", Preflight: "not run yet", Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+			ErrorRate: "—", Preflight: "not available yet", Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
 		if len(types) == 0 {
 			row.Connections = "none"
 		}
@@ -108,11 +142,11 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		c.log.Error("read site for a console action", zapErr(err))
+		c.log.Error("read site for a console action", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	var done string
+	done := url.Values{"site": {slug}}
 	switch action {
 	case "disable", "enable":
 		status := string(sites.StatusDisabled)
@@ -120,14 +154,14 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 			status = string(sites.StatusActive)
 		}
 		_, err = c.deps.Admin.UpdateSite(r.Context(), Actor(r), site, siteadmin.SiteChange{Status: &status})
-		done = "Site " + slug + " is now " + status + "."
+		done.Set("done", status)
 	case "delete":
 		if strings.TrimSpace(r.PostFormValue("confirm")) != slug {
 			c.renderSites(w, r, http.StatusUnprocessableEntity, "Site "+slug+" was not deleted: type its slug exactly to confirm.")
 			return
 		}
 		err = c.deps.Admin.DeleteSite(r.Context(), Actor(r), site)
-		done = "Site " + slug + " is deleted, with its connections, tokens and grants."
+		done.Set("done", "deleted")
 	default:
 		c.renderSites(w, r, http.StatusBadRequest, "That action is not known; nothing was changed.")
 		return
@@ -138,11 +172,11 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 			c.renderSites(w, r, http.StatusUnprocessableEntity, "Nothing was changed: "+ae.Message+".")
 			return
 		}
-		c.log.Error("console site action", zapErr(err))
+		c.log.Error("console site action", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	http.Redirect(w, r, c.kit.URL("/console/sites?done=")+urlQuery(done), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/sites?"+done.Encode()), http.StatusSeeOther)
 }
 
 func (c *Console) unavailable(w http.ResponseWriter) {
@@ -175,14 +209,14 @@ type settingsView struct {
 }
 
 func (c *Console) settingsPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), r.URL.Query().Get("done"), "", "", "")
+	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), settingDone(r.URL.Query()), "", "", "")
 }
 
 func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status int, slug, flash, problem, editing, attempt string) {
 	ctx := r.Context()
 	list, err := c.deps.Store.ListSites(ctx)
 	if err != nil {
-		c.log.Error("list sites for the console", zapErr(err))
+		c.log.Error("list sites for the console", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
@@ -219,7 +253,7 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 				row.Source = "the deployment's value (set in the console)"
 			}
 		default:
-			row.Source = "default"
+			row.Source = "built-in default"
 			if d.Env != "" {
 				row.Source = "default, from " + d.Env
 			}
@@ -241,7 +275,7 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 			c.renderSettings(w, r, http.StatusNotFound, "", "", "There is no site "+slug+" (any more); nothing was changed.", "", "")
 			return
 		} else if err != nil {
-			c.log.Error("read site for a settings change", zapErr(err))
+			c.log.Error("read site for a settings change", zap.Error(err))
 			c.unavailable(w)
 			return
 		}
@@ -259,18 +293,16 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 			c.renderSettings(w, r, http.StatusUnprocessableEntity, slug, "", "Nothing was changed: "+ae.Message+".", name, value)
 			return
 		}
-		c.log.Error("console settings change", zapErr(err))
+		c.log.Error("console settings change", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	d, _ := livesettings.Lookup(name)
-	done := d.Label + " is changed; every replica applies it within a second."
+	done := url.Values{"setting": {name}, "done": {"changed"}}
 	if reset {
-		done = d.Label + " is back to its default."
+		done.Set("done", "reset")
 	}
-	next := "/console/settings?done=" + urlQuery(done)
 	if slug != "" {
-		next += "&site=" + urlQuery(slug)
+		done.Set("site", slug)
 	}
-	http.Redirect(w, r, c.kit.URL(next), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/settings?"+done.Encode()), http.StatusSeeOther)
 }
