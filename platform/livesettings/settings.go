@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Type is the type of a setting's value.
@@ -110,6 +112,9 @@ var inquiryName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9 _-]{0,127}$`)
 // comma-separated; a number; on/off) into the setting's stored value, or
 // says in a sentence why it cannot be.
 func (d Def) Parse(text string) (any, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("%s must be text: what was sent is not valid UTF-8", d.Label)
+	}
 	text = strings.TrimSpace(text)
 	switch d.Type {
 	case TypeList:
@@ -160,8 +165,8 @@ func (d Def) check(v any) (any, error) {
 		items := []string{}
 		for _, f := range x {
 			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
-				if len(f) > 200 || strings.ContainsAny(f, "\r\n") {
-					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters", d.Label)
+				if len(f) > 200 || hasControl(f) {
+					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters, without control characters", d.Label)
 				}
 				items = append(items, f)
 			}
@@ -180,12 +185,18 @@ func (d Def) check(v any) (any, error) {
 		if d.Name == CanaryInquiry && !inquiryName.MatchString(x) {
 			return nil, fmt.Errorf("%s must be a generic inquiry's name: letters, digits, spaces, _ or -, at most 128", d.Label)
 		}
-		if strings.ContainsAny(x, "\r\n") || len(x) > 200 {
-			return nil, fmt.Errorf("%s must be one line of at most 200 characters", d.Label)
+		if hasControl(x) || len(x) > 200 {
+			return nil, fmt.Errorf("%s must be one line of at most 200 characters, without control characters", d.Label)
 		}
 		return x, nil
 	}
 	return v, nil
+}
+
+// hasControl reports whether s has a control character (line breaks, NUL,
+// which Postgres cannot store in JSON) or is not valid UTF-8.
+func hasControl(s string) bool {
+	return !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // decode reads a stored value of d; a value of the wrong type (a row
