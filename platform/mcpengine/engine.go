@@ -185,6 +185,9 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks := &server.Hooks{}
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
+	// A site lists only the tools it offers (live.go); a call of another
+	// gets a tool error saying why, not "tool not found".
+	hooks.AddAfterListTools(e.filterListed(kind))
 	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
@@ -192,7 +195,6 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		// Tool lists differ per site: nothing may be shared between callers.
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithInstructions(instructions(kind)),
-		server.WithToolFilter(e.filterTools(kind)),
 	)
 	// Redaction is per kind (and per site when it has rules of its own,
 	// live.go): the deployment's rules plus the exact field names the
