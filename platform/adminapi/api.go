@@ -81,6 +81,7 @@ func New(deps Deps) *API {
 		admin = siteadmin.New(siteadmin.Deps{
 			Store: deps.Store, Registry: deps.Registry, IsDevHost: deps.IsDevHost,
 			HTTPClient: deps.HTTPClient, ERPAddresses: deps.ERPAddresses, Settings: deps.Settings, Logger: log,
+			PublicURL: deps.PublicURL,
 		})
 	}
 	return &API{deps: deps, layer: admin, log: log.Named("adminapi")}
@@ -105,6 +106,9 @@ func (a *API) Register(g *echo.Group) {
 	a.admin(g, http.MethodGet, "/sites/:id/service-tokens", "list_service_tokens", a.listServiceTokens)
 	a.admin(g, http.MethodPost, "/sites/:id/service-tokens", "issue_service_token", a.issueServiceToken)
 	a.admin(g, http.MethodDelete, "/sites/:id/service-tokens/:token_id", "revoke_service_token", a.revokeServiceToken)
+
+	a.admin(g, http.MethodGet, "/sites/:id/preflight", "get_preflight", a.getPreflight)
+	a.admin(g, http.MethodPost, "/sites/:id/preflight", "run_preflight", a.runPreflight)
 
 	a.admin(g, http.MethodGet, "/sites/:id/people", "list_people", a.listPeople)
 	a.admin(g, http.MethodDelete, "/sites/:id/people/:erp_user", "revoke_person", a.revokePerson)
