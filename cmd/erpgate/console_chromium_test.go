@@ -42,6 +42,20 @@ func TestChromiumConsole(t *testing.T) {
 	}
 	saveScreenshot(t, ctx, "console-sites.png")
 
+	browserDo(t, ctx, "open the site's preflight", chromedp.Click(chromedp.CSS(`#site-acme a[href*="/console/preflight"]`)))
+	waitForTitle(t, ctx, "Preflight")
+	browserDo(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	if text := browserResult(t, ctx, "read the API credential check", chromedp.Text(chromedp.CSS("#check-api_credential"))); !strings.Contains(text, "pass") {
+		t.Errorf("the API credential check: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-preflight.png")
+	browserDo(t, ctx, "back to the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Sites")
+	if text := browserResult(t, ctx, "read the preflight summary", chromedp.Text(chromedp.CSS("#site-acme a[href*=\"/console/preflight\"]"))); !strings.HasPrefix(text, "passed") && !strings.HasPrefix(text, "failed") {
+		t.Errorf("the preflight summary: %q", text)
+	}
+
 	browserDo(t, ctx, "open the settings", chromedp.Click(chromedp.CSS(`nav a[href$="/console/settings"]`)))
 	waitForTitle(t, ctx, "Settings")
 	if text := browserResult(t, ctx, "read max records", chromedp.Text(chromedp.CSS("#setting-max_records"))); !strings.Contains(text, "1000") || !strings.Contains(text, "ERPGATE_MAX_RECORDS") {

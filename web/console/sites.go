@@ -20,13 +20,14 @@ import (
 
 // pageSet holds the console's own pages.
 type pageSet struct {
-	sites, settings *pagekit.Page
+	sites, settings, preflight *pagekit.Page
 }
 
 func (c *Console) parsePages() {
 	c.nav = append(c.nav, NavItem{"Sites", "/console/sites"}, NavItem{"Settings", "/console/settings"})
 	c.pages.sites = c.kit.MustParse(files, "templates/sites.html")
 	c.pages.settings = c.kit.MustParse(files, "templates/settings.html")
+	c.pages.preflight = c.kit.MustParse(files, "templates/preflight.html")
 }
 
 func (c *Console) registerPages(e *echo.Echo) {
@@ -34,6 +35,8 @@ func (c *Console) registerPages(e *echo.Echo) {
 	e.POST("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.siteAction))))
 	e.GET("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.settingsPage))))
 	e.POST("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.changeSetting))))
+	e.GET("/console/preflight", echo.WrapHandler(c.Guard(http.HandlerFunc(c.preflightPage))))
+	e.POST("/console/preflight", echo.WrapHandler(c.Guard(http.HandlerFunc(c.runPreflight))))
 }
 
 // siteRow is one row of the sites page.
@@ -44,6 +47,7 @@ type siteRow struct {
 	People, Calls                            int
 	ErrorRate                                string
 	Preflight                                string
+	PreflightURL                             string
 	Settings                                 string
 }
 
@@ -120,7 +124,10 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		}
 		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
-			ErrorRate: "—", Preflight: "not available yet", Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+		if row.Preflight, err = c.preflightSummary(r, s); err != nil {
+			return nil, err
+		}
 		if len(types) == 0 {
 			row.Connections = "none"
 		}
