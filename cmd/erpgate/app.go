@@ -229,7 +229,7 @@ func (a *App) build(ctx context.Context) error {
 	if err := live.Load(ctx); err != nil {
 		return err
 	}
-	go live.Run(janitorCtx, settingsPoll)
+	go every(janitorCtx, settingsPoll, live.Load, func(err error) { a.log.Warn("poll the live settings", zap.Error(err)) })
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -261,7 +261,7 @@ func (a *App) build(ctx context.Context) error {
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
-		go purgeEvery(janitorCtx, time.Hour, sessions.Purge, a.log)
+		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
 		console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
@@ -326,8 +326,9 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
 }
 
-// purgeEvery runs purge every interval until ctx ends, logging failures.
-func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.Context) error, log *zap.Logger) {
+// every runs fn every interval until ctx ends, handing failures to
+// failed.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -335,8 +336,8 @@ func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := purge(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("purge expired console sessions", zap.Error(err))
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				failed(err)
 			}
 		}
 	}

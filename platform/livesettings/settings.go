@@ -3,11 +3,11 @@
 // canary inquiry, per-site tool exposure and read-only switch) in
 // Postgres, and gives every replica the values in force as one immutable
 // snapshot behind an atomic pointer: reading a setting on the hot path is
-// a pointer load. A change reaches every replica through NOTIFY at once,
-// and through a poll of the settings' version within PollInterval if a
-// notification was missed. Environment variables (platform/config) give
-// the defaults; a stored value overrides one for the deployment or for one
-// site.
+// a pointer load. A change reaches every replica through NOTIFY at once
+// (Notified), and, if a notification was missed, at the next poll: its
+// owner calls Load on a timer, which reads only the version when nothing
+// changed. Environment variables (platform/config) give the defaults; a
+// stored value overrides one for the deployment or for one site.
 package livesettings
 
 import (

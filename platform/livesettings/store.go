@@ -21,9 +21,8 @@ import (
 // invalidation channel; the rest is the new version.
 const NotifyPrefix = "settings:"
 
-// Defaults are the values in force where nothing is stored: the
-// environment's (platform/config).
-type Defaults struct {
+// Values are the deployment's settings in force.
+type Values struct {
 	RedactionAdd, RedactionSkip []string
 	MaxRecords                  int
 	UserConcurrency             int
@@ -32,6 +31,10 @@ type Defaults struct {
 	SitePerMinute               int
 	CanaryInquiry               string
 }
+
+// Defaults are the values in force where nothing is stored: the
+// environment's (platform/config).
+type Defaults = Values
 
 func (d Defaults) byName() map[string]any {
 	nz := func(l []string) []string {
@@ -46,17 +49,6 @@ func (d Defaults) byName() map[string]any {
 		SiteConcurrency: d.SiteConcurrency, SitePerMinute: d.SitePerMinute, CanaryInquiry: d.CanaryInquiry,
 		Tools: []string{}, ReadOnly: false,
 	}
-}
-
-// Values are the deployment's settings in force.
-type Values struct {
-	RedactionAdd, RedactionSkip []string
-	MaxRecords                  int
-	UserConcurrency             int
-	UserPerMinute               int
-	SiteConcurrency             int
-	SitePerMinute               int
-	CanaryInquiry               string
 }
 
 // SiteValues are one site's own settings: its redaction patterns (in
@@ -256,23 +248,6 @@ func (s *Store) Notified(rest string) {
 	defer cancel()
 	if err := s.Load(ctx); err != nil {
 		s.log.Warn("load settings after a notification", zap.Error(err))
-	}
-}
-
-// Run polls the settings' version every interval until ctx ends: the
-// backstop for a missed notification.
-func (s *Store) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Load(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("poll settings", zap.Error(err))
-			}
-		}
 	}
 }
 
