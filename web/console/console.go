@@ -53,6 +53,9 @@ const (
 	signInCookie  = "erpgate_console_signin"
 )
 
+// maxFormBytes bounds a console form's body.
+const maxFormBytes = 256 << 10
+
 // csrfField is the form field every console form carries.
 const csrfField = "csrf"
 
@@ -226,6 +229,7 @@ func (c *Console) Guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if !pagekit.CheckCSRF(sess.cookie, Purpose, r.PostFormValue(csrfField)) {
 				c.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 					Title:   "This form cannot be accepted",
@@ -355,6 +359,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	pre, ok := c.kit.ReadCookie(r, signInCookie)
 	if !ok || !pagekit.CheckCSRF(pre, "console sign-in", r.PostFormValue(csrfField)) {
 		c.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
