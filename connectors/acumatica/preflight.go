@@ -65,12 +65,7 @@ func (c *Connector) checkRedirectURI(ctx context.Context, site connector.Site, i
 	case in.RedirectURI == "":
 		return connector.Skip(id, title, "not checked: erpgate's public base URL is not known here")
 	}
-	target, err := c.AuthorizationURL(site, *in.OAuthClient, connector.AuthorizationRequest{
-		RedirectURI: in.RedirectURI, State: "erpgate-preflight", CodeChallenge: connector.PreflightChallenge})
-	if err != nil {
-		return connector.Fail(id, title, "the OAuth connection has no client id", "put the site's OAuth client again")
-	}
-	resp, body, err := connector.PreflightGet(ctx, in.HTTP, target)
+	resp, body, err := connector.PreflightAuthorize(ctx, c, site, in.HTTP, *in.OAuthClient, in.RedirectURI)
 	if err != nil {
 		return connector.Fail(id, title, "the instance did not answer", noAnswer)
 	}

@@ -98,12 +98,7 @@ func checkRedirectURI(ctx context.Context, c *Connector, site connector.Site, in
 	case in.RedirectURI == "":
 		return connector.Skip(id, title, "not checked: erpgate's public base URL is not known here")
 	}
-	target, err := c.AuthorizationURL(site, *in.OAuthClient, connector.AuthorizationRequest{
-		RedirectURI: in.RedirectURI, State: "erpgate-preflight", CodeChallenge: connector.PreflightChallenge})
-	if err != nil {
-		return connector.Fail(id, title, "the OAuth connection has no client id", "put the site's OAuth client again")
-	}
-	resp, body, err := connector.PreflightGet(ctx, in.API, target)
+	resp, body, err := connector.PreflightAuthorize(ctx, c, site, in.API, *in.OAuthClient, in.RedirectURI)
 	if err != nil {
 		return connector.Fail(id, title, "the ERP did not answer", "check that the ERP runs; then run the preflight again")
 	}

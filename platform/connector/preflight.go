@@ -124,3 +124,16 @@ func ERPWord(s string) string {
 	}
 	return s
 }
+
+// PreflightAuthorize sends, with hc, an authorization request of oauth's
+// for client with redirectURI and reads the answer without following it:
+// whether the ERP accepts the client and the redirect URI shows there. The
+// request carries a fixed state and challenge and is never completed.
+func PreflightAuthorize(ctx context.Context, oauth UpstreamOAuth, site Site, hc *http.Client, client OAuthClient, redirectURI string) (*http.Response, []byte, error) {
+	target, err := oauth.AuthorizationURL(site, client, AuthorizationRequest{
+		RedirectURI: redirectURI, State: "erpgate-preflight", CodeChallenge: PreflightChallenge})
+	if err != nil {
+		return nil, nil, err
+	}
+	return PreflightGet(ctx, hc, target)
+}

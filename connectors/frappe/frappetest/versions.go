@@ -1,5 +1,7 @@
 package frappetest
 
+import "strings"
+
 // DefaultFrappeVersion is the framework release get_versions reports by
 // default: the one the API facts were read from. ERPNextVersion is the
 // ERPNext release of the report notes.
@@ -68,7 +70,7 @@ func (rc *reqCtx) oauthClientDoc(name string) *apiError {
 	}
 	o.set("skip_authorization", skip)
 	o.set("scopes", cp.Scopes)
-	o.set("redirect_uris", joinSpace(cp.RedirectURIs))
+	o.set("redirect_uris", strings.Join(cp.RedirectURIs, " "))
 	if len(cp.RedirectURIs) > 0 {
 		o.set("default_redirect_uri", cp.RedirectURIs[0])
 	}
@@ -77,15 +79,4 @@ func (rc *reqCtx) oauthClientDoc(name string) *apiError {
 	o.set("doctype", "OAuth Client")
 	o.set("allowed_roles", []any{})
 	return rc.respond("data", o)
-}
-
-func joinSpace(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += " "
-		}
-		out += v
-	}
-	return out
 }
