@@ -24,6 +24,9 @@ type settingView struct {
 	// DefaultFrom names the environment variable of the default, if any.
 	DefaultFrom string     `json:"default_from,omitempty"`
 	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+	// DeploymentValue is, for a site's additive setting (its redaction
+	// patterns), the deployment's value, which applies as well.
+	DeploymentValue any `json:"deployment_value,omitempty"`
 }
 
 type settingsList struct {
@@ -56,6 +59,9 @@ func (a *API) settingViewOf(snap *livesettings.Snapshot, siteID uuid.UUID, d liv
 	sv := settingView{Name: d.Name, Label: d.Label, Type: string(d.Type), Value: v, Source: string(source), DefaultFrom: d.Env}
 	if !at.IsZero() {
 		sv.UpdatedAt = &at
+	}
+	if siteID != uuid.Nil && d.Additive {
+		sv.DeploymentValue, _, _ = snap.Effective(uuid.Nil, d.Name)
 	}
 	return sv
 }

@@ -56,6 +56,7 @@ func TestSettingsReadAndWrite(t *testing.T) {
 		{"/api/v1/settings/read_only", map[string]any{"value": true}, "cannot be set for the whole deployment"},
 		{"/api/v1/settings/no_such_setting", map[string]any{"value": 1}, `there is no setting "no_such_setting"`},
 		{"/api/v1/sites/acme/settings/max_records", map[string]any{"value": 5}, "cannot be set per site"},
+		{"/api/v1/sites/acme/settings/tools", map[string]any{"value": []string{"read", "no_such_tool"}}, `"no_such_tool" is neither a tool of fakeerp sites nor one of the groups read, write, destructive`},
 		{"/api/v1/settings/max_records", map[string]any{}, "{\"value\": ...}"},
 	} {
 		r := h.call(http.MethodPut, bad.path, bad.body)
@@ -75,8 +76,10 @@ func TestSettingsReadAndWrite(t *testing.T) {
 	if ro := setting(t, list, "read_only"); ro["value"] != true || ro["source"] != "site" {
 		t.Errorf("site read_only: %v", ro)
 	}
-	if ra := setting(t, list, "redaction_add"); ra["source"] != "deployment" {
-		t.Errorf("the site's redaction_add should be the deployment's: %v", ra)
+	// A site's redaction patterns are its own additions; the deployment's
+	// apply as well.
+	if ra := setting(t, list, "redaction_add"); ra["source"] != "default" || len(ra["value"].([]any)) != 0 || len(ra["deployment_value"].([]any)) != 2 {
+		t.Errorf("the site's redaction_add: %v", ra)
 	}
 	expect(t, h.call(http.MethodGet, "/api/v1/sites/nowhere/settings", nil), http.StatusNotFound, "not_found")
 
@@ -121,7 +124,7 @@ func TestSettingsReadAndWrite(t *testing.T) {
 	}
 	// Every refusal but the body without a value, which never reached
 	// the settings.
-	if refused != 7 {
-		t.Errorf("%d refused changes recorded, want 7: %q", refused, events)
+	if refused != 8 {
+		t.Errorf("%d refused changes recorded, want 8: %q", refused, events)
 	}
 }

@@ -52,6 +52,9 @@ type Def struct {
 	// or is empty for a built-in default.
 	Env      string
 	Min, Max int
+	// Additive: a site's value adds to the deployment's instead of
+	// replacing it (the redaction patterns).
+	Additive bool
 }
 
 // The settings' names.
@@ -70,9 +73,9 @@ const (
 
 // Defs lists every live setting, in the order pages show them.
 var Defs = []Def{
-	{Name: RedactionAdd, Label: "Redaction: extra field patterns", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_PATTERNS",
+	{Name: RedactionAdd, Label: "Redaction: extra field patterns", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_PATTERNS", Additive: true,
 		Help: "Field-name patterns to redact besides the built-in ones, matched by word parts. A site's patterns add to the deployment's."},
-	{Name: RedactionSkip, Label: "Redaction: patterns not to redact", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_SKIP",
+	{Name: RedactionSkip, Label: "Redaction: patterns not to redact", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_SKIP", Additive: true,
 		Help: "Field-name patterns exempted from redaction. A site's add to the deployment's."},
 	{Name: MaxRecords, Label: "Max records per query", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_MAX_RECORDS", Min: 1, Max: 100_000,
 		Help: "The most rows one upstream query may return."},

@@ -96,13 +96,18 @@ const (
 
 // Effective returns the value of name in force for site (uuid.Nil: the
 // deployment) and where it comes from: the site's own value, the
-// deployment's stored value, or the default.
+// deployment's stored value, or the default. For an additive setting a
+// site's value is its own addition only (empty by default); the
+// deployment's value applies as well (Effective with uuid.Nil).
 func (s *Snapshot) Effective(site uuid.UUID, name string) (any, Source, time.Time) {
 	if site != uuid.Nil {
 		if v, ok := s.stored[key{site, name}]; ok {
 			return v.Value, SourceSite, v.UpdatedAt
 		}
-		if d, _ := Lookup(name); d.Scope&Deployment == 0 {
+		if d, _ := Lookup(name); d.Scope&Deployment == 0 || d.Additive {
+			if d.Additive {
+				return []string{}, SourceDefault, time.Time{}
+			}
 			return s.defaults[name], SourceDefault, time.Time{}
 		}
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -31,9 +34,34 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 	if site != nil {
 		siteID, slug = site.ID, site.Slug
 	}
+	if site != nil && name == livesettings.Tools {
+		known := s.ToolNames(site.Kind)
+		inner := parse
+		parse = func(d livesettings.Def) (any, error) {
+			v, err := inner(d)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range v.([]string) {
+				if !slices.Contains(known, t) && !slices.Contains(livesettings.ToolGroups, t) {
+					return nil, fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+				}
+			}
+			return v, nil
+		}
+	}
 	after, details, err := s.changeSetting(ctx, siteID, name, reset, parse)
 	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
 	return after, err
+}
+
+// ToolNames lists the tools of a kind of site, in catalogue order.
+func (s *Service) ToolNames(kind string) []string {
+	var names []string
+	for _, t := range s.deps.Registry.Tools(kind) {
+		names = append(names, t.Name)
+	}
+	return names
 }
 
 func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, map[string]any, error) {

@@ -202,6 +202,13 @@ type settingRow struct {
 	Source                  string
 	Changed                 string
 	Overridden              bool
+	// Choices lists what a list may hold (a site's tools), if known.
+	Choices []string
+	// Empty says what an empty value means.
+	Empty string
+	// Also is, for a site's additive setting, the deployment's value,
+	// which applies as well.
+	Also string
 }
 
 type settingsView struct {
@@ -228,11 +235,11 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		return
 	}
 	v := settingsView{Site: slug, Problem: problem, Editing: editing, Attempt: attempt}
-	siteID := uuid.Nil
+	siteID, kind := uuid.Nil, ""
 	for _, s := range list {
 		v.Sites = append(v.Sites, s.Slug)
 		if s.Slug == slug {
-			siteID = s.ID
+			siteID, kind = s.ID, s.Kind
 		}
 	}
 	if slug != "" && siteID == uuid.Nil {
@@ -250,7 +257,17 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 			continue
 		}
 		value, source, at := snap.Effective(siteID, d.Name)
-		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value)}
+		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value), Empty: "nothing"}
+		if d.Name == livesettings.Tools {
+			row.Empty = "every tool"
+		}
+		if siteID != uuid.Nil && d.Additive {
+			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
+			row.Empty, row.Also = "nothing of its own", livesettings.Format(dv)
+			if row.Also == "" {
+				row.Also = "none"
+			}
+		}
 		switch source {
 		case livesettings.SourceSite:
 			row.Source, row.Overridden = "set for this site in the console", true
@@ -264,9 +281,15 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 			if d.Env != "" {
 				row.Source = "default, from " + d.Env
 			}
+			if siteID != uuid.Nil && d.Additive {
+				row.Source = "nothing set for this site"
+			}
 		}
 		if !at.IsZero() {
 			row.Changed = at.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		if d.Name == livesettings.Tools && kind != "" {
+			row.Choices = append(append([]string{}, livesettings.ToolGroups...), c.deps.Admin.ToolNames(kind)...)
 		}
 		v.Rows = append(v.Rows, row)
 	}
