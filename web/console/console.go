@@ -17,6 +17,7 @@ package console
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -215,7 +216,11 @@ func CSRF(r *http.Request) string {
 // session's CSRF token in the form field "csrf".
 func (c *Console) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok := c.session(w, r)
+		sess, ok, err := c.checkSession(r)
+		if err != nil {
+			c.unavailable(w)
+			return
+		}
 		if !ok {
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				http.Redirect(w, r, c.kit.URL("/console/sign-in"), http.StatusSeeOther)
@@ -253,22 +258,30 @@ type openSession struct {
 // session checks the request's session cookie: signature, purpose,
 // expiry, and that the session is still open in Postgres.
 func (c *Console) session(w http.ResponseWriter, r *http.Request) (openSession, bool) {
+	sess, ok, _ := c.checkSession(r)
+	return sess, ok
+}
+
+// checkSession is session, with the error when the session could not be
+// checked (the database is unavailable).
+func (c *Console) checkSession(r *http.Request) (openSession, bool, error) {
 	raw, ok := c.kit.ReadCookie(r, sessionCookie)
 	if !ok {
-		return openSession{}, false
+		return openSession{}, false, nil
 	}
 	id, ok := c.signer.Verify(Purpose, raw, c.deps.Now())
 	if !ok {
-		return openSession{}, false
+		return openSession{}, false, nil
 	}
 	sess, err := c.deps.Sessions.Check(r.Context(), id)
-	if err != nil {
-		if err != consolesession.ErrEnded {
-			c.log.Warn("check console session", zap.Error(err))
-		}
-		return openSession{}, false
+	if errors.Is(err, consolesession.ErrEnded) {
+		return openSession{}, false, nil
 	}
-	return openSession{Session: sess, cookie: raw}, true
+	if err != nil {
+		c.log.Warn("check console session", zap.Error(err))
+		return openSession{}, false, err
+	}
+	return openSession{Session: sess, cookie: raw}, true, nil
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
