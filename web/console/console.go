@@ -19,7 +19,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -358,8 +357,7 @@ var signInAttempt = siteadmin.Actor{Kind: siteadmin.ActorOperator, Name: "consol
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	source := sourcelimit.Source(c.deps.ClientIP(r))
 	if ok, wait, first := c.limiter.Allow(source); !ok {
-		secs := int(math.Ceil(wait.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		secs := sourcelimit.RetryAfter(w.Header(), wait)
 		if first {
 			c.log.Info("source rate limit", zap.String("endpoint", "console_sign_in"), zap.String("source", source))
 			c.deps.Admin.Record(r.Context(), signInAttempt, uuid.Nil, "", siteadmin.ActionConsoleSignIn,
