@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -242,4 +244,54 @@ func TestMetricsSiteLabelAndOwnAddress(t *testing.T) {
 			t.Errorf("RATE_LIMITED errors: %v, want 1", v)
 		}
 	})
+}
+
+// Sign-ins and ERP token renewals are counted: a person's sign-in and
+// consent, the refresh of their ERP token, and an Acumatica service
+// connection's token.
+func TestMetricsSignInsAndTokenRefreshes(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	acu := acumaticatest.NewServer(acumaticatest.Options{})
+	defer acu.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	url := gw.URL + "/metrics"
+	signIn := map[string]string{"event": "sign_in", "reason": ""}
+	consent := map[string]string{"event": "consent", "reason": ""}
+	userOK := map[string]string{"connection": "user", "outcome": "ok"}
+	serviceOK := map[string]string{"connection": "service", "outcome": "ok"}
+
+	before := scrape(t, url, gw.AdminToken)
+	alex := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
+	mustSucceed(t, callTool(t, alex.cs, "get_current_user", nil), "get_current_user")
+	signedIn := scrape(t, url, gw.AdminToken)
+	if d := counter(signedIn, "erpgate_sign_ins_total", signIn) - counter(before, "erpgate_sign_ins_total", signIn); d != 1 {
+		t.Errorf("sign-ins rose by %v, want 1", d)
+	}
+	if d := counter(signedIn, "erpgate_sign_ins_total", consent) - counter(before, "erpgate_sign_ins_total", consent); d != 1 {
+		t.Errorf("consents rose by %v, want 1", d)
+	}
+
+	sim.ExpireTokens()
+	expireUpstreamTokens(t, gw.DBURL)
+	mustSucceed(t, callTool(t, alex.cs, "get_current_user", nil), "get_current_user after expiry")
+	refreshed := scrape(t, url, gw.AdminToken)
+	if d := counter(refreshed, "erpgate_upstream_token_refreshes_total", userOK) - counter(signedIn, "erpgate_upstream_token_refreshes_total", userOK); d != 1 {
+		t.Errorf("user token refreshes rose by %v, want 1", d)
+	}
+
+	acuSite, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acumaticaService(acu.ServiceLogin()), "acu", "Test Acumatica", acu.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registered := scrape(t, url, gw.AdminToken)
+	cs := connect(t, acuSite.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": acuSite.ServiceToken})
+	mustSucceed(t, callTool(t, cs, "acumatica_list_customers", map[string]any{"top": 2}), "acumatica_list_customers")
+	after := scrape(t, url, gw.AdminToken)
+	// Verifying the credential at registration signed the API user in
+	// once; the call reuses that token.
+	if r, a := counter(registered, "erpgate_upstream_token_refreshes_total", serviceOK), counter(after, "erpgate_upstream_token_refreshes_total", serviceOK); r != 1 || a != 1 {
+		t.Errorf("service token renewals: %v after registration, %v after the call; want 1 and 1", r, a)
+	}
 }

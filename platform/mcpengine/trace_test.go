@@ -154,3 +154,24 @@ func TestRefusedCallTraceEndsAtTheLimits(t *testing.T) {
 		t.Errorf("root span status %v, want RATE_LIMITED", root.Status)
 	}
 }
+
+// A 2026-07-28 call goes through mcp-go's transport rather than the
+// engine's direct reply; it is one trace with the same steps.
+func TestModernToolCallIsOneTrace(t *testing.T) {
+	f, exp := tracedFixture(t, allowLimiter{})
+	resp, body := postModern(t, f.url, "tools/call", `{"name":"pause","arguments":{},`+modernMeta+`}`, map[string]string{mcp.HeaderName: "pause"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "paused") {
+		t.Fatalf("pause: %s %s", resp.Status, body)
+	}
+	root, children := spanTree(t, exp.GetSpans())
+	if root.Name != "tools/call pause" {
+		t.Errorf("root span %q", root.Name)
+	}
+	var got []string
+	for _, c := range children {
+		got = append(got, c.Name)
+	}
+	if want := []string{"admission", "limits", "erp request", "erp request", "redaction", "reply"}; !slices.Equal(got, want) {
+		t.Errorf("child spans %v, want %v", got, want)
+	}
+}

@@ -24,13 +24,22 @@ func TestStartPreflightStoresTheResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.svc.StartPreflight(ctx, siteadmin.Operator, site)
-	var p siteadmin.Preflight
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if p, err = f.svc.LastPreflight(ctx, site); err == nil {
-			break
+	// The result is stored, then the run audited: wait for both.
+	audited := func() bool {
+		for _, e := range f.events(t) {
+			if e.Action == siteadmin.ActionRunPreflight && e.Outcome == siteadmin.OutcomeSuccess && e.Details["passed"] == true && e.SiteID == site.ID {
+				return true
+			}
 		}
+		return false
 	}
+	for deadline := time.Now().Add(30 * time.Second); !audited() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !audited() {
+		t.Fatalf("no run_preflight event: %+v", f.events(t))
+	}
+	p, err := f.svc.LastPreflight(ctx, site)
 	if err != nil {
 		t.Fatalf("no preflight stored: %v", err)
 	}
@@ -42,15 +51,6 @@ func TestStartPreflightStoresTheResult(t *testing.T) {
 	if len(got) != 3 || got["dns"].Status != connector.CheckPass || got["tls"].Status != connector.CheckPass ||
 		got["api_credential"].Status != connector.CheckPass || !strings.Contains(got["api_credential"].Found, identity) || !p.Passed {
 		t.Errorf("preflight %+v", p)
-	}
-	var audited bool
-	for _, e := range f.events(t) {
-		if e.Action == siteadmin.ActionRunPreflight && e.Outcome == siteadmin.OutcomeSuccess && e.Details["passed"] == true && e.SiteID == site.ID {
-			audited = true
-		}
-	}
-	if !audited {
-		t.Errorf("no run_preflight event: %+v", f.events(t))
 	}
 	if err := f.svc.DeleteSite(ctx, siteadmin.Operator, site); err != nil {
 		t.Fatal(err)
