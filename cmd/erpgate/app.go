@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
@@ -26,9 +27,11 @@ import (
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/consolesession"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/netguard"
@@ -43,6 +46,7 @@ import (
 	"github.com/erpgate/erpgate/platform/tracing"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
+	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/register"
 )
@@ -62,6 +66,8 @@ type App struct {
 	stopJanitor context.CancelFunc
 	// limiter's queued lease releases are flushed at shutdown.
 	limiter *ratelimit.Limiter
+	// live is the operator's live settings.
+	live *livesettings.Store
 	// metrics are this replica's Prometheus series; metricsServer serves
 	// them on ERPGATE_METRICS_ADDR when it is set.
 	metrics       *metrics.Metrics
@@ -76,6 +82,8 @@ type App struct {
 type connectorDeps struct {
 	HTTPClient    func(connector.Site, connector.Authorizer) *http.Client
 	ServiceTokens connector.ServiceTokenStore
+	// CanaryInquiry is the live Acumatica canary inquiry.
+	CanaryInquiry func() string
 }
 
 // newRegistry registers every connector this build serves, catalogue only.
@@ -87,7 +95,7 @@ func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
 	if err := reg.Register(frappe.New()); err != nil {
 		return nil, err
 	}
-	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens})); err != nil {
+	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens, CanaryInquiry: deps.CanaryInquiry})); err != nil {
 		return nil, err
 	}
 	return reg, nil
@@ -151,8 +159,17 @@ func (a *App) build(ctx context.Context) error {
 		AddressPolicy:    erpAddresses,
 		Metrics:          a.metrics,
 	})
+	// The operator's live settings; the environment gives the defaults.
+	live := livesettings.New(a.pool, livesettings.Defaults{
+		RedactionAdd: cfg.Redaction.Patterns, RedactionSkip: cfg.Redaction.Skip,
+		MaxRecords: cfg.Limits.MaxRecords, UserConcurrency: cfg.Limits.UserConcurrency, UserPerMinute: cfg.Limits.UserPerMinute,
+		SiteConcurrency: cfg.Limits.SiteConcurrency, SitePerMinute: cfg.Limits.SitePerMinute,
+		CanaryInquiry: acumatica.DefaultCanaryInquiry,
+	}, a.log)
+	a.live = live
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
+		CanaryInquiry: func() string { return live.Current().Deployment.CanaryInquiry },
 		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log, Metrics: a.metrics}),
 	})
 	if err != nil {
@@ -209,6 +226,14 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 
+	live.OnChange(func(snap *livesettings.Snapshot) {
+		applyLiveSettings(snap, engine, limiter)
+	})
+	if err := live.Load(ctx); err != nil {
+		return err
+	}
+	go every(janitorCtx, settingsPoll, live.Load, func(err error) { a.log.Warn("poll the live settings", zap.Error(err)) })
+
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
@@ -221,6 +246,7 @@ func (a *App) build(ctx context.Context) error {
 		IsDevHost:    cfg.IsDevHost,
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
+		Settings:     live,
 		PublicURL:    cfg.PublicURL,
 		Logger:       a.log,
 	})
@@ -234,9 +260,26 @@ func (a *App) build(ctx context.Context) error {
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
 		Admin:        siteAdmin,
+		Settings:     live,
 	}).Register(e.Group("/api/v1"))
+	if cfg.Keyring != nil {
+		sessions := consolesession.New(a.pool)
+		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
+		console.New(console.Deps{
+			PublicBaseURL: cfg.PublicBaseURL,
+			AdminToken:    cfg.AdminToken,
+			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
+			Sessions:      sessions,
+			Admin:         siteAdmin,
+			Store:         store,
+			Settings:      live,
+			ClientIP:      e.IPExtractor,
+			Logger:        a.log,
+		}).Register(e)
+	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
+	listener.OnMessage(livesettings.NotifyPrefix, live.Notified)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
 	store.OnChange(resolver.Forget)
@@ -319,6 +362,40 @@ func (a *App) sweepEvery(ctx context.Context, interval time.Duration, sweeps []s
 				a.log.Warn("sweep expired rows", zap.String("what", s.what), zap.Error(err))
 			} else if n > 0 {
 				a.log.Info("expired rows removed", zap.String("what", s.what), zap.Int64("count", n))
+			}
+		}
+	}
+}
+
+// settingsPoll is how often a replica checks the live settings' version,
+// in case it missed a notification: a change is in force everywhere within
+// it.
+const settingsPoll = 500 * time.Millisecond
+
+// applyLiveSettings puts a snapshot of the live settings in force in the
+// engine and the limiter.
+func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, limiter *ratelimit.Limiter) {
+	d := snap.Deployment
+	l := mcpengine.Live{MaxRecords: d.MaxRecords, Redaction: redact.Rules{Add: d.RedactionAdd, Skip: d.RedactionSkip}, Sites: map[uuid.UUID]mcpengine.SiteLive{}}
+	for id, s := range snap.Sites {
+		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly}
+	}
+	engine.SetLive(l)
+	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
+}
+
+// every runs fn every interval until ctx ends, handing failures to
+// failed.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				failed(err)
 			}
 		}
 	}

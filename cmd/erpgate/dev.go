@@ -317,6 +317,7 @@ func printDevSummary(w io.Writer, s devState, path string) {
 	rule := "------------------------------------------------------------------------"
 	fmt.Fprintf(&b, "\n%s\nerpgate is running at %s\n", rule, s.BaseURL)
 	fmt.Fprintf(&b, "  admin API:    %s/api/v1  (Authorization: Bearer %s)\n", s.BaseURL, s.AdminToken)
+	fmt.Fprintf(&b, "  console:      %s/console  (sign in with the admin token)\n", s.BaseURL)
 	if s.MetricsURL == s.BaseURL+metricsPath {
 		fmt.Fprintf(&b, "  metrics:      %s  (Authorization: Bearer %s)\n", s.MetricsURL, s.AdminToken)
 	} else if s.MetricsURL != "" {

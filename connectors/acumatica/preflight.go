@@ -19,6 +19,8 @@ var _ connector.Preflighter = (*Connector)(nil)
 // and that the canary inquiry is exposed over OData and readable.
 func (c *Connector) Preflight(ctx context.Context, site connector.Site, in connector.PreflightInput) []connector.PreflightCheck {
 	set := siteSettings(site)
+	// The inquiry the gate reads: the site's own, or the deployment's.
+	set.CanaryGI = c.gateSettingsOf(site).CanaryGI
 	return []connector.PreflightCheck{
 		checkIdentityServer(ctx, site, in.HTTP),
 		c.checkRedirectURI(ctx, site, in),

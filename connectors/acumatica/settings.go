@@ -32,9 +32,9 @@ type Settings struct {
 	// Tenant is the tenant's login name, part of every OData URL
 	// (/t/{tenant}/api/odata/gi). Generic-inquiry tools need it.
 	Tenant string `json:"tenant,omitempty"`
-	// CanaryGI is the generic inquiry of the access gate (default
-	// MCPAccess).
-	CanaryGI string `json:"canary_gi"`
+	// CanaryGI is the generic inquiry of the access gate; empty, the
+	// deployment's (Options.CanaryInquiry, by default MCPAccess).
+	CanaryGI string `json:"canary_gi,omitempty"`
 	// AdminGI is the administrators' inquiry that proves a person
 	// administers the instance, for registration and the site owner's
 	// page (default MCPAdmin; see admin.go).
@@ -88,9 +88,6 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 	if s.EndpointVersion == "" {
 		s.EndpointVersion = DefaultEndpointVersion
 	}
-	if s.CanaryGI == "" {
-		s.CanaryGI = DefaultCanaryInquiry
-	}
 	switch {
 	case !endpointNamePattern.MatchString(s.EndpointName):
 		return Settings{}, invalidSettings("endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
@@ -100,7 +97,7 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 		return Settings{}, invalidSettings("the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
 	case s.Tenant != "" && !tenantPattern.MatchString(s.Tenant):
 		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
-	case !inquiryName.MatchString(s.CanaryGI):
+	case s.CanaryGI != "" && !inquiryName.MatchString(s.CanaryGI):
 		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)
 	case s.AdminGI != "" && !inquiryName.MatchString(s.AdminGI):
 		return Settings{}, invalidSettings("admin_gi %q is not a generic inquiry name", s.AdminGI)
