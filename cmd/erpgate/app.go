@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -209,8 +210,7 @@ func (a *App) build(ctx context.Context) error {
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
 	go listener.Run(janitorCtx)
-	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
-	store.OnChange(resolver.Forget)
+	resolver := servicemcp.NewResolver(store, reg, listener, cacheTTL)
 	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
 	e.Any("/service/mcp", service)
 
@@ -220,10 +220,17 @@ func (a *App) build(ctx context.Context) error {
 		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
 		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval, ClientIP: e.IPExtractor,
+		Invalidations: listener, CacheTTL: cacheTTL,
 	})
 	if err != nil {
 		return err
 	}
+	// A site changed through this replica is forgotten here before the
+	// change is acknowledged; the others hear of it from its NOTIFY.
+	store.OnChange(func(id uuid.UUID) {
+		resolver.Forget(id)
+		auth.ForgetSite(id.String())
+	})
 	// Every minute, so that expired sign-in flows go promptly.
 	go auth.Janitor(janitorCtx, time.Minute)
 	oauth := echo.WrapHandler(auth)
@@ -238,6 +245,11 @@ func (a *App) build(ctx context.Context) error {
 // address, or, when it is one of the trusted proxies, the nearest address
 // in X-Forwarded-For that is not. Without trusted proxies the header is
 // ignored, so a client cannot choose its own address.
+// cacheTTL bounds how long a replica uses what it cached of a token (the
+// service and the OAuth paths) without hearing of a change: a backstop in
+// case a notification were lost.
+const cacheTTL = 30 * time.Second
+
 func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
