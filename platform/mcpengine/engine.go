@@ -94,12 +94,16 @@ type kindServer struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*compiledTool
+	// modern is what a 2026-07-28 result carries (modern.go).
+	modern modernResult
 }
 
 type compiledTool struct {
-	kind  string
-	tool  connector.Tool
-	input *jsonschema.Schema
+	kind string
+	tool connector.Tool
+	// advertised is the tool as mcp-go has it, for its header checks.
+	advertised mcp.Tool
+	input      *jsonschema.Schema
 	// fast decides the common case, valid arguments, without input's
 	// decoding; anything it is not sure of goes to input.
 	fast     *schema.Checker
@@ -178,7 +182,8 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks := &server.Hooks{}
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
-	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
+	name := "erpgate-" + kind
+	srv := server.NewMCPServer(name, e.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -195,7 +200,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		}
 	}
 	redactor := redact.New(rules)
-	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}}
+	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}, modern: newModernResult(name, e.opts.Version)}
 	for _, t := range tools {
 		ct, err := compileTool(kind, t)
 		if err != nil {
@@ -204,7 +209,8 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		ct.redactor = redactor
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
-		srv.AddTool(mcpTool(t), ct.handler)
+		ct.advertised = mcpTool(t)
+		srv.AddTool(ct.advertised, ct.handler)
 	}
 	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
 	return ks, nil

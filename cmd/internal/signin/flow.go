@@ -22,16 +22,15 @@ type Tokens struct {
 	ExpiresIn    int    `json:"expires_in"`
 }
 
+// redirectURI is the client's; nothing listens there, as the browser
+// stops when it is sent to it.
+const redirectURI = "http://127.0.0.1:9/callback"
+
 // SignIn gets tokens for resource (an MCP URL of erpgate at base) the way
-// an MCP client does: it registers a public client (RFC 7591), sends the
+// an MCP client does, as the client clientID (see Register): it sends the
 // browser through the authorization request with PKCE (the person signs
 // in to the ERP with fields and consents) and exchanges the code.
-func SignIn(ctx context.Context, base, resource string, fields map[string]string) (Tokens, error) {
-	const redirectURI = "http://127.0.0.1:9/callback"
-	clientID, err := register(ctx, base, redirectURI)
-	if err != nil {
-		return Tokens{}, err
-	}
+func SignIn(ctx context.Context, base, clientID, resource string, fields map[string]string) (Tokens, error) {
 	verifier := rand.Text() + rand.Text()
 	sum := sha256.Sum256([]byte(verifier))
 	state := rand.Text()
@@ -62,7 +61,9 @@ func SignIn(ctx context.Context, base, resource string, fields map[string]string
 	return tok, nil
 }
 
-func register(ctx context.Context, base, redirectURI string) (string, error) {
+// Register registers a public MCP client with erpgate at base (dynamic
+// client registration, RFC 7591) and returns its id.
+func Register(ctx context.Context, base string) (string, error) {
 	body, _ := json.Marshal(map[string]any{
 		"client_name": "erpgate sign-in", "redirect_uris": []string{redirectURI}, "token_endpoint_auth_method": "none",
 		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
