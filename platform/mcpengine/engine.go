@@ -101,9 +101,12 @@ type kindServer struct {
 type compiledTool struct {
 	kind string
 	tool connector.Tool
-	// advertised is the tool as mcp-go has it, for its header checks.
-	advertised mcp.Tool
-	input      *jsonschema.Schema
+	// advertised is the tool as mcp-go has it; headerBound says whether
+	// any of its parameters travel in headers too (x-mcp-header), which
+	// leaves its 2026-07-28 calls to mcp-go (modern.go).
+	advertised  mcp.Tool
+	headerBound bool
+	input       *jsonschema.Schema
 	// fast decides the common case, valid arguments, without input's
 	// decoding; anything it is not sure of goes to input.
 	fast     *schema.Checker
@@ -210,6 +213,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
 		ct.advertised = mcpTool(t)
+		ct.headerBound = len(mcp.ExtractParamHeaderBindings(&ct.advertised)) > 0
 		srv.AddTool(ct.advertised, ct.handler)
 	}
 	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))

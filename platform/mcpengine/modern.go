@@ -24,13 +24,7 @@ import (
 // did. TestModernDirectCallRepliesAsMCPGo holds both paths to the same
 // replies.
 
-// callMeta are the _meta members a plain modern call may carry.
-type callMeta struct {
-	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
-	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-}
-
+// modernMetaKeys are the _meta members a plain modern call may carry.
 var modernMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 
 // modernDirect reports whether a modern tools/call of ct, already known
@@ -39,6 +33,9 @@ var modernMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo,
 // client's identity and its capabilities (a progress token, trace context
 // or log level goes to mcp-go).
 func modernDirect(r *http.Request, version string, ct *compiledTool, params, meta json.RawMessage) bool {
+	if ct.headerBound {
+		return false
+	}
 	if r.Header.Get(mcp.HeaderLastEventID) != "" {
 		return false
 	}
@@ -51,31 +48,21 @@ func modernDirect(r *http.Request, version string, ct *compiledTool, params, met
 			return false
 		}
 	}
-	var m callMeta
-	if json.Unmarshal(meta, &m) != nil || m.ProtocolVersion != version {
+	var v string
+	if json.Unmarshal(members[mcp.MetaKeyProtocolVersion], &v) != nil || v != version {
 		return false
 	}
 	var caps mcp.ClientCapabilities
-	if len(m.ClientCapabilities) == 0 || m.ClientCapabilities[0] != '{' || json.Unmarshal(m.ClientCapabilities, &caps) != nil {
+	if c := members[mcp.MetaKeyClientCapabilities]; len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &caps) != nil {
 		return false
 	}
-	if len(m.ClientInfo) > 0 {
+	if c, ok := members[mcp.MetaKeyClientInfo]; ok {
 		var info mcp.Implementation
-		if m.ClientInfo[0] != '{' || json.Unmarshal(m.ClientInfo, &info) != nil {
+		if len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &info) != nil {
 			return false
 		}
 	}
-	if mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, params) != nil {
-		return false
-	}
-	lookup := func(name string) (string, bool) {
-		v := r.Header.Values(name)
-		if len(v) == 0 {
-			return "", false
-		}
-		return v[0], true
-	}
-	return mcp.ValidateParamHeadersLookup(lookup, &ct.advertised, params) == nil
+	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, params) == nil
 }
 
 // modernResult is what mcp-go adds to a modern call's result: how to read

@@ -314,4 +314,20 @@ func TestModernDirectTakesOnlyCallsThatPassMCPGosChecks(t *testing.T) {
 			t.Errorf("%s: reply %s", c.name, w.Body.String())
 		}
 	}
+	// A tool with a parameter bound to a header is left to mcp-go, which
+	// checks the header against the argument.
+	bound := *ks.tools["echo"]
+	bound.advertised.RawInputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}`)
+	bound.headerBound = len(mcp.ExtractParamHeaderBindings(&bound.advertised)) > 0
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set(mcp.HeaderMethod, "tools/call")
+	r.Header.Set(mcp.HeaderName, "echo")
+	params := metaWith(full)
+	var p callParams
+	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, json.RawMessage(params), p.Meta) {
+		t.Errorf("a tool with a header-bound parameter went direct (bound %v, %v)", bound.headerBound, err)
+	}
+	if !modernDirect(r, version, ks.tools["echo"], json.RawMessage(params), p.Meta) {
+		t.Error("the same call of the tool without the binding did not go direct")
+	}
 }

@@ -26,7 +26,7 @@ import (
 // API, an Acumatica inquiry action), and writes that are GETs.
 type effectERP struct{}
 
-func (effectERP) Kind() string { return "effecterp" }
+func (effectERP) Kind() string                   { return "effecterp" }
 func (effectERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
 func (effectERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
