@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgtest"
 )
 
 // TestOAuthRevocationsReachTheOtherReplica runs two erpgate processes on
@@ -24,22 +23,17 @@ import (
 // disabled site. The time each took to reach B is logged; the benchmark
 // (two_replicas) measures it.
 func TestOAuthRevocationsReachTheOtherReplica(t *testing.T) {
-	bin := buildErpgate(t)
 	sim := frappetest.NewServer(frappetest.Options{})
 	defer sim.Close()
 	other := frappetest.NewServer(frappetest.Options{})
 	defer other.Close()
-	addrA, addrB := freeAddr(t), freeAddr(t)
-	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), map[string]string{
+	a, b, gw := twoReplicas(t, map[string]string{
 		"ERPGATE_LOG_LEVEL":           "warn",
 		"ERPGATE_OAUTH_REFRESH_GRACE": "1s",
 		// The polling below makes more calls than a person would.
 		"ERPGATE_LIMIT_USER_PER_MINUTE": "100000",
 		"ERPGATE_LIMIT_SITE_PER_MINUTE": "100000",
 	})
-	a := startReplica(t, bin, addrA, env)
-	b := startReplica(t, bin, addrB, env)
-	gw := &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: adminToken}}
 	acme := frappeOAuthSite(t, gw, "acme", sim)
 	beta := frappeOAuthSite(t, gw, "beta", other)
 
