@@ -79,7 +79,8 @@ func NewCache[V any](src Source, ttl time.Duration) *Cache[V] {
 type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
 
 // Get returns the value stored under key, or loads it. Concurrent Gets of
-// one key share one load. Errors are not cached.
+// one key share one load. Errors are not cached; a caller whose ctx ends
+// gets its error at once.
 func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error) {
 	caching := c.caching()
 	if caching {
@@ -91,11 +92,15 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 			return e.v, nil
 		}
 	}
-	v, err, _ := c.group.Do(key, func() (any, error) {
+	// One caller giving up must not fail the others sharing the load: it
+	// runs detached from any caller, within loadTimeout.
+	ch := c.group.DoChan(key, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
 		c.mu.Lock()
 		drops := c.drops
 		c.mu.Unlock()
-		v, tags, until, err := load(ctx)
+		v, tags, until, err := load(lctx)
 		if err != nil {
 			return nil, err
 		}
@@ -116,12 +121,20 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 		}
 		return v, nil
 	})
-	if err != nil {
-		var zero V
-		return zero, err
+	var zero V
+	select {
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return zero, r.Err
+		}
+		return r.Val.(V), nil
 	}
-	return v.(V), nil
 }
+
+// loadTimeout bounds one shared load.
+const loadTimeout = 10 * time.Second
 
 // DropUser drops the values tagged with the user on the site. The replica
 // that changes a user calls it before going on, so the change applies at

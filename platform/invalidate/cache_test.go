@@ -196,3 +196,41 @@ func TestCacheKeepsAValueUntilItsOwnEndAndNeverAnError(t *testing.T) {
 		t.Errorf("%d loads, want an error never to be kept", l.n)
 	}
 }
+
+// TestCacheLoadOutlivesTheCallerThatStartedIt: a caller that gives up
+// gets its own error, and the load it started goes on for the others.
+func TestCacheLoadOutlivesTheCallerThatStartedIt(t *testing.T) {
+	c := NewCache[string](&fakeSource{healthy: true}, time.Minute)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	load := func(ctx context.Context) (string, Tags, time.Time, error) {
+		close(started)
+		<-release
+		return "v", Tags{}, time.Time{}, ctx.Err()
+	}
+	first, cancel := context.WithCancel(t.Context())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := c.Get(first, "k", load)
+		firstErr <- err
+	}()
+	<-started
+	second := make(chan error, 1)
+	go func() {
+		v, err := c.Get(t.Context(), "k", func(context.Context) (string, Tags, time.Time, error) {
+			return "", Tags{}, time.Time{}, errors.New("a second load ran")
+		})
+		if err == nil && v != "v" {
+			err = errors.New("got " + v)
+		}
+		second <- err
+	}()
+	cancel()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up got %v", err)
+	}
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatalf("the caller sharing the load: %v", err)
+	}
+}
