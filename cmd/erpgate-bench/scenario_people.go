@@ -50,6 +50,9 @@ type pathRun struct {
 	CPURatio float64 `json:"cpu_ratio_to_service_2025"`
 	// MachineCPU is how busy the whole machine was.
 	MachineCPU float64 `json:"machine_cpu_utilisation"`
+	// Added is what the gateway added to each call beyond its time with
+	// the ERP (Server-Timing), to tell erpgate's own time from the ERP's.
+	Added *addedFigures `json:"gateway_added_per_call,omitempty"`
 }
 
 type peopleScenario struct {
@@ -215,12 +218,16 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			GatewayPostgresUS: round(c.Gateway+c.Postgres, 1),
 			RPSRatio:          ratio(r.rps(), base.rps()),
 			CPURatio:          ratio(c.Gateway+c.Postgres, baseCPU.Gateway+baseCPU.Postgres),
-			MachineCPU:        round(r.CPU.utilisation(), 3)}
+			MachineCPU:        round(r.CPU.utilisation(), 3), Added: addedOf(r, nil)}
 		out = append(out, run)
+		added := ""
+		if a := run.Added; a != nil {
+			added = fmt.Sprintf(" | added per call p50 %s ms, inside the gateway p50 %s ms", f2(a.P50MS), f2(a.InsideP50MS))
+		}
 		tab.add("people_path", fmt.Sprintf("%s, %s, c=%d", t.erp, path.name, overheadCallers),
 			fmt.Sprintf("%s/s p50 %s p99 %s ms | CPU/call gateway %s µs + postgres %s µs | ratio to service 2025-11-25: calls/s %s, CPU %s | machine busy %.0f%%",
 				f1(run.Gateway.RPS), f2(run.Gateway.P50MS), f2(run.Gateway.P99MS), f1(c.Gateway), f1(c.Postgres),
-				f2(run.RPSRatio), f2(run.CPURatio), run.MachineCPU*100))
+				f2(run.RPSRatio), f2(run.CPURatio), run.MachineCPU*100)+added)
 	}
 	return out, nil
 }
