@@ -241,15 +241,15 @@ func (a *App) build(ctx context.Context) error {
 	return nil
 }
 
-// clientIPExtractor tells where a request comes from: the connection's
-// address, or, when it is one of the trusted proxies, the nearest address
-// in X-Forwarded-For that is not. Without trusted proxies the header is
-// ignored, so a client cannot choose its own address.
 // cacheTTL bounds how long a replica uses what it cached of a token (the
 // service and the OAuth paths) without hearing of a change: a backstop in
 // case a notification were lost.
 const cacheTTL = 30 * time.Second
 
+// clientIPExtractor tells where a request comes from: the connection's
+// address, or, when it is one of the trusted proxies, the nearest address
+// in X-Forwarded-For that is not. Without trusted proxies the header is
+// ignored, so a client cannot choose its own address.
 func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
