@@ -5,10 +5,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ory/fosite"
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/mcpengine"
@@ -48,29 +46,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		s.challenge(w, res, "", "this MCP endpoint needs an OAuth access token: sign in with your MCP client")
 		return
 	}
-	sess := &storage.Session{}
-	use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
-	if err == nil && use != fosite.AccessToken {
-		// The configuration stops fosite from validating refresh tokens
-		// here; this holds even if that ever changes.
-		err = fosite.ErrInvalidTokenFormat
-	}
-	if err != nil {
-		if database.IsUnavailable(err) {
-			s.unavailable(w, err)
+	g, err := s.grantOf(ctx, token)
+	var siteErr *siteLoadError
+	if errors.As(err, &siteErr) {
+		if !siteErr.audience.Has(res.URL) {
+			s.challenge(w, res, "invalid_token", "the access token was issued for another MCP URL")
 			return
 		}
-		s.challenge(w, res, "invalid_token", "the access token is invalid, expired or revoked")
-		return
-	}
-	// The audience is the exact MCP URL the token was issued for: a token
-	// for one site is refused at every other site and at /mcp.
-	if !ar.GetGrantedAudience().Has(res.URL) {
-		s.challenge(w, res, "invalid_token", "the access token was issued for another MCP URL")
-		return
-	}
-	site, err := s.loadSignInSite(ctx, sess.SiteID)
-	if err != nil {
+		err = siteErr.err
 		switch {
 		case errors.Is(err, sites.ErrNotFound), errors.Is(err, errNoSignIn):
 			s.challenge(w, res, "invalid_token", "the site of this token no longer offers sign-in")
@@ -82,15 +65,30 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		}
 		return
 	}
+	if err != nil {
+		if database.IsUnavailable(err) {
+			s.unavailable(w, err)
+			return
+		}
+		s.challenge(w, res, "invalid_token", "the access token is invalid, expired or revoked")
+		return
+	}
+	// The audience is the exact MCP URL the token was issued for: a token
+	// for one site is refused at every other site and at /mcp.
+	if !g.audience.Has(res.URL) {
+		s.challenge(w, res, "invalid_token", "the access token was issued for another MCP URL")
+		return
+	}
+	site := g.site
 	if !res.generic() && site.site.Slug != res.Slug {
 		s.challenge(w, res, "invalid_token", "the access token was issued for another site")
 		return
 	}
 	s.deps.Engine.ServeMCP(w, r, mcpengine.Session{
 		Site:       site.csite,
-		Principal:  connector.Principal{AuthType: "oauth", Subject: sess.Subject},
-		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: sess.Subject},
-		LimitKey:   "user:" + site.site.ID.String() + ":" + sess.Subject,
+		Principal:  connector.Principal{AuthType: "oauth", Subject: g.subject},
+		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: g.subject},
+		LimitKey:   "user:" + site.site.ID.String() + ":" + g.subject,
 	})
 }
 

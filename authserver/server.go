@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/ory/fosite"
 	"github.com/ory/fosite/compose"
 	"github.com/ory/fosite/handler/oauth2"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/sites"
@@ -59,6 +61,12 @@ type Deps struct {
 	SourceLimits SourceLimits
 	// Metrics, when set, counts sign-ins and ERP token refreshes.
 	Metrics *metrics.Metrics
+	// Invalidations, when set, lets each replica cache for CacheTTL what
+	// a warm MCP call needs (the access token's grant, the site, the
+	// user's ERP token), dropped on every replica as soon as any of them
+	// changes. nil: every call reads them from the database.
+	Invalidations invalidate.Source
+	CacheTTL      time.Duration
 }
 
 // Server is the authorization server and the OAuth MCP endpoints. It is an
@@ -78,6 +86,7 @@ type Server struct {
 	kit      *pagekit.Kit
 	pages    signInPages
 	upstream *upstreamTokens
+	grants   *invalidate.Cache[grant]
 	mux      *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
 	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
@@ -133,7 +142,11 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
 	s.cimd.fetchLimit = newSourceLimiter(deps.SourceLimits.FetchDocument, time.Now)
 	deps.Store.SetClientResolver(s.cimd)
+	s.grants = invalidate.NewCache[grant](deps.Invalidations, deps.CacheTTL)
 	s.upstream = newUpstreamTokens(s)
+	// What this replica changes, it forgets at once; the others are told
+	// by the rows' notifications.
+	deps.Store.OnUserChange(func(site uuid.UUID, user string) { s.forgetUser(site.String(), user) })
 
 	s.config = &fosite.Config{
 		AccessTokenLifespan:   deps.AccessTokenLifespan,

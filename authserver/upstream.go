@@ -14,6 +14,7 @@ import (
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/metrics"
+	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -37,10 +38,15 @@ type upstreamTokens struct {
 	// gateInterval is how long a passed access gate holds before a
 	// refresh reads it again.
 	gateInterval time.Duration
+	// cache holds each user's ERP token while it is fresh (see
+	// Deps.Invalidations): a refresh anywhere replaces or deletes the row,
+	// which drops it on every replica.
+	cache *invalidate.Cache[storage.UpstreamToken]
 }
 
 func newUpstreamTokens(s *Server) *upstreamTokens {
-	return &upstreamTokens{s: s, skew: time.Minute, timeout: 30 * time.Second, gateInterval: s.deps.AccessGateInterval}
+	return &upstreamTokens{s: s, skew: time.Minute, timeout: 30 * time.Second, gateInterval: s.deps.AccessGateInterval,
+		cache: invalidate.NewCache[storage.UpstreamToken](s.deps.Invalidations, s.deps.CacheTTL)}
 }
 
 func (u *upstreamTokens) fresh(t storage.UpstreamToken) bool {
@@ -54,7 +60,12 @@ func (u *upstreamTokens) fresh(t storage.UpstreamToken) bool {
 // failed for now, PERMISSION_DENIED when the access gate, read again on
 // refresh, refused the user (their grants are then revoked too).
 func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user string) (secrets.Secret, error) {
-	t, err := u.s.deps.Store.UpstreamToken(ctx, site.site.ID, user)
+	siteID := site.site.ID.String()
+	t, err := u.cache.Get(ctx, siteID+"\x00"+user, func(ctx context.Context) (storage.UpstreamToken, invalidate.Tags, time.Time, error) {
+		t, err := u.s.deps.Store.UpstreamToken(ctx, site.site.ID, user)
+		// Kept only while fresh: a stale token is refreshed under the lock.
+		return t, invalidate.Tags{Site: siteID, Subject: user}, t.ExpiresAt.Add(-u.skew), err
+	})
 	if errors.Is(err, storage.ErrNoUpstreamToken) {
 		return "", signInAgain()
 	}
@@ -211,6 +222,7 @@ func (a userAuthorizer) RejectAuthorization(req *http.Request) bool {
 	}
 	if probe.Header.Get("Authorization") != req.Header.Get("Authorization") {
 		// Another call renewed it meanwhile: repeat with the stored token.
+		a.tokens.cache.DropUser(a.site.site.ID.String(), a.user)
 		return true
 	}
 	_, err = a.tokens.sharedRefresh(ctx, a.site, a.user, t.Access)

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -44,6 +46,67 @@ type Store struct {
 	// concurrent refreshes with the same token both succeed.
 	refreshGrace time.Duration
 	now          func() time.Time
+	// userChanged, when set, is told of every user whose access tokens or
+	// ERP token this store deleted or replaced, once committed.
+	userChanged func(siteID uuid.UUID, subject string)
+}
+
+// OnUserChange sets the function told, after commit, of each user on a
+// site whose access tokens or ERP token changed through this store (the
+// replica's own caches; the others learn of it by NOTIFY). Set it once,
+// before the store is used.
+func (s *Store) OnUserChange(fn func(siteID uuid.UUID, subject string)) { s.userChanged = fn }
+
+type changedUser struct {
+	site    uuid.UUID
+	subject string
+}
+
+// usersChanged reports users to userChanged, at once or, inside a
+// transaction fosite opened, when it commits.
+func (s *Store) usersChanged(ctx context.Context, users ...changedUser) {
+	if s.userChanged == nil {
+		return
+	}
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		st.changed = append(st.changed, users...)
+		return
+	}
+	for _, u := range users {
+		s.userChanged(u.site, u.subject)
+	}
+}
+
+// execUsers runs a statement that returns the site_id and subject of
+// the rows it changed, and reports those users.
+func (s *Store) execUsers(ctx context.Context, q querier, sql string, args ...any) (int64, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		users []changedUser
+		n     int64
+	)
+	for rows.Next() {
+		var (
+			site    *uuid.UUID
+			subject string
+		)
+		if err := rows.Scan(&site, &subject); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		n++
+		if site != nil && !slices.Contains(users, changedUser{*site, subject}) {
+			users = append(users, changedUser{*site, subject})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	s.usersChanged(ctx, users...)
+	return n, nil
 }
 
 // ClientResolver turns a URL client id into a client by fetching its Client
@@ -80,10 +143,16 @@ type querier interface {
 
 type txKey struct{}
 
+// txState is a transaction fosite opened and the users it changed.
+type txState struct {
+	tx      pgx.Tx
+	changed []changedUser
+}
+
 // db returns the transaction fosite opened in ctx, or the pool.
 func (s *Store) db(ctx context.Context) querier {
-	if tx, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
-		return tx
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return st.tx
 	}
 	return s.pool
 }
@@ -95,28 +164,31 @@ func (s *Store) BeginTX(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return ctx, fmt.Errorf("storage: begin: %w", database.Classify(err))
 	}
-	return context.WithValue(ctx, txKey{}, tx), nil
+	return context.WithValue(ctx, txKey{}, &txState{tx: tx}), nil
 }
 
 // Commit commits the transaction in ctx.
 func (s *Store) Commit(ctx context.Context) error {
-	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
+	st, ok := ctx.Value(txKey{}).(*txState)
 	if !ok {
 		return errors.New("storage: commit: no transaction in context")
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := st.tx.Commit(ctx); err != nil {
 		return fmt.Errorf("storage: commit: %w", database.Classify(err))
 	}
+	changed := st.changed
+	st.changed = nil
+	s.usersChanged(context.Background(), changed...)
 	return nil
 }
 
 // Rollback rolls back the transaction in ctx.
 func (s *Store) Rollback(ctx context.Context) error {
-	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
+	st, ok := ctx.Value(txKey{}).(*txState)
 	if !ok {
 		return errors.New("storage: rollback: no transaction in context")
 	}
-	if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+	if err := st.tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
 		return fmt.Errorf("storage: rollback: %w", database.Classify(err))
 	}
 	return nil

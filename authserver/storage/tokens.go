@@ -139,7 +139,8 @@ func (s *Store) getToken(ctx context.Context, kind tokenKind, signature string, 
 }
 
 func (s *Store) deleteToken(ctx context.Context, kind tokenKind, signature string) error {
-	if _, err := s.db(ctx).Exec(ctx, `DELETE FROM oauth_tokens WHERE kind = $1 AND signature_hash = $2`, string(kind), hash(signature)); err != nil {
+	if _, err := s.execUsers(ctx, s.db(ctx), `DELETE FROM oauth_tokens WHERE kind = $1 AND signature_hash = $2
+		RETURNING site_id, subject`, string(kind), hash(signature)); err != nil {
 		return fmt.Errorf("storage: delete %s: %w", kind, notFound(err))
 	}
 	return nil
@@ -264,7 +265,8 @@ func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature str
 		return fmt.Errorf("storage: rotate refresh token: %w", notFound(err))
 	}
 	if accessHash != nil {
-		if _, err := s.db(ctx).Exec(ctx, `DELETE FROM oauth_tokens WHERE kind = 'access' AND signature_hash = $1`, accessHash); err != nil {
+		if _, err := s.execUsers(ctx, s.db(ctx), `DELETE FROM oauth_tokens WHERE kind = 'access' AND signature_hash = $1
+			RETURNING site_id, subject`, accessHash); err != nil {
 			return fmt.Errorf("storage: rotate refresh token: delete its access token: %w", notFound(err))
 		}
 	}
@@ -282,7 +284,8 @@ func (s *Store) RevokeAccessToken(ctx context.Context, requestID string) error {
 }
 
 func (s *Store) revokeKind(ctx context.Context, kind tokenKind, requestID string) error {
-	if _, err := s.db(ctx).Exec(ctx, `DELETE FROM oauth_tokens WHERE kind = $1 AND request_id = $2`, string(kind), requestID); err != nil {
+	if _, err := s.execUsers(ctx, s.db(ctx), `DELETE FROM oauth_tokens WHERE kind = $1 AND request_id = $2
+		RETURNING site_id, subject`, string(kind), requestID); err != nil {
 		return fmt.Errorf("storage: revoke %s tokens of a grant: %w", kind, notFound(err))
 	}
 	return nil
@@ -292,11 +295,12 @@ func (s *Store) revokeKind(ctx context.Context, kind tokenKind, requestID string
 // site, so that the user's MCP clients must sign in again. It returns how
 // many were deleted.
 func (s *Store) RevokeUserGrants(ctx context.Context, siteID uuid.UUID, subject string) (int64, error) {
-	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2`, siteID, subject)
+	n, err := s.execUsers(ctx, s.db(ctx), `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2
+		RETURNING site_id, subject`, siteID, subject)
 	if err != nil {
 		return 0, fmt.Errorf("storage: revoke grants of a user on site %s: %w", siteID, notFound(err))
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // DeleteExpired removes codes and tokens that expired before notAfter, at

@@ -41,6 +41,7 @@ func (s *Store) PutUpstreamToken(ctx context.Context, t UpstreamToken) error {
 	if err := s.putUpstreamToken(ctx, s.pool, t); err != nil {
 		return fmt.Errorf("storage: store ERP token of a user on site %s: %w", t.SiteID, err)
 	}
+	s.usersChanged(ctx, changedUser{t.SiteID, t.ERPUser})
 	return nil
 }
 
@@ -192,6 +193,7 @@ func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 	if err != nil {
 		return UpstreamToken{}, fmt.Errorf("storage: refresh ERP token of a user on site %s: %w", siteID, err)
 	}
+	s.usersChanged(ctx, changedUser{siteID, user})
 	if ended != nil {
 		return UpstreamToken{}, ended
 	}

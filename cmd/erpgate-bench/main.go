@@ -12,6 +12,8 @@
 // Scenarios (docs/performance.md explains the figures):
 //   - gateway_overhead: list_customers through /service/mcp against the
 //     same upstream requests made directly, 0 ms and 20 ms upstream latency;
+//   - people_path: the same call by service token and by a person signed
+//     in through OAuth, each on protocol 2025-11-25 and 2026-07-28;
 //   - concurrency_sweep: 1, 16, 128 and 1,000 callers over 100 sites and
 //     1,000 service tokens, limits raised so they do not bind;
 //   - large_results: a 50,000-row Accounts Receivable report;
@@ -216,6 +218,7 @@ func run(ctx context.Context, o options) error {
 	scenarios := []scenario{
 		{"cold_start", b.coldStart},
 		{"gateway_overhead", b.gatewayOverhead},
+		{"people_path", b.peoplePath},
 		{"concurrency_sweep", b.concurrencySweep},
 		{"large_results", b.largeResults},
 		{"two_replicas", b.twoReplicas},

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -41,7 +42,17 @@ type simHello struct {
 	AltAPIKey string `json:"alt_api_key"`
 	AltSecret string `json:"alt_api_secret"`
 	AltUser   string `json:"alt_user"`
-	BuildMS   int64  `json:"build_ms"`
+	// Person is the login form of a person who signs in through the
+	// ERP (OAuth), as the simulator's login page names its fields.
+	Person  map[string]string `json:"person"`
+	BuildMS int64             `json:"build_ms"`
+}
+
+// oauthClient is an authorization-code application registered with the
+// simulator (POST /oauth-client on its control port).
+type oauthClient struct {
+	ID     string `json:"client_id"`
+	Secret string `json:"client_secret"`
 }
 
 // capturedRequest is one upstream request as the simulator received it.
@@ -64,7 +75,10 @@ type simStats struct {
 // steer: an upstream latency that can change without restarting (so the
 // sites keep their ports), an in-flight gauge, and a capture of requests.
 type benchHandler struct {
-	sim      http.Handler
+	sim http.Handler
+	// register adds an OAuth application with a redirect URI.
+	register func(redirectURI string) oauthClient
+
 	latency  atomic.Int64 // nanoseconds
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
@@ -131,6 +145,9 @@ func (h *benchHandler) control() http.Handler {
 		h.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(out)
 	})
+	mux.HandleFunc("POST /oauth-client", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(h.register(r.URL.Query().Get("redirect_uri")))
+	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		st := simStats{Requests: h.requests.Load(), MaxInFlight: h.maxIn.Load(), HTTP2: h.http2.Load()}
 		if r.URL.Query().Get("reset") != "" {
@@ -169,6 +186,11 @@ func runSim(args []string) int {
 		hello.Credentials = map[string]string{"api_key": u.APIKey, "api_secret": u.APISecret}
 		alt := sim.User("all-companies")
 		hello.AltAPIKey, hello.AltSecret, hello.AltUser = alt.APIKey, alt.APISecret, alt.Email
+		hello.Person = map[string]string{"usr": alt.Email, "pwd": alt.Password}
+		h.register = func(uri string) oauthClient {
+			c := sim.RegisterClient(uri)
+			return oauthClient{ID: c.ID, Secret: c.Secret}
+		}
 	case "acumatica":
 		// The bot's connection: the simulator's password-grant
 		// application and its dedicated API user, as `erpgate dev`
@@ -185,6 +207,12 @@ func runSim(args []string) int {
 		hello.User = u.Username
 		hello.Settings = map[string]any{"tenant": sim.Tenant()}
 		hello.Credentials = map[string]string{"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": u.Password}
+		person := sim.User(acumaticatest.RoleFull)
+		hello.Person = map[string]string{"username": person.Username, "password": person.Password}
+		h.register = func(uri string) oauthClient {
+			c := sim.RegisterClient(uri)
+			return oauthClient{ID: c.ID, Secret: c.Secret}
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "sim: -erp must be frappe or acumatica")
 		return 2
@@ -265,6 +293,21 @@ func (p *simProcess) post(path string) error {
 		return fmt.Errorf("simulator %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return nil
+}
+
+// registerClient registers an OAuth application whose redirect URI is
+// redirectURI.
+func (p *simProcess) registerClient(redirectURI string) (oauthClient, error) {
+	resp, err := p.ctl.Post(p.Control+"/oauth-client?redirect_uri="+url.QueryEscape(redirectURI), "text/plain", nil)
+	if err != nil {
+		return oauthClient{}, err
+	}
+	defer resp.Body.Close()
+	var c oauthClient
+	if resp.StatusCode != http.StatusOK {
+		return c, errors.New("simulator /oauth-client: " + resp.Status)
+	}
+	return c, json.NewDecoder(resp.Body).Decode(&c)
 }
 
 func (p *simProcess) get(path string, out any) error {

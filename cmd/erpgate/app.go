@@ -281,8 +281,7 @@ func (a *App) build(ctx context.Context) error {
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
 	listener.OnMessage(livesettings.NotifyPrefix, live.Notified)
 	go listener.Run(janitorCtx)
-	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
-	store.OnChange(resolver.Forget)
+	resolver := servicemcp.NewResolver(store, reg, listener, cacheTTL)
 	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
 	e.Any("/service/mcp", service)
 	if cfg.Metrics.ListenAddr == "" {
@@ -297,11 +296,18 @@ func (a *App) build(ctx context.Context) error {
 		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
 		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval, ClientIP: e.IPExtractor,
-		Metrics: a.metrics,
+		Metrics:       a.metrics,
+		Invalidations: listener, CacheTTL: cacheTTL,
 	})
 	if err != nil {
 		return err
 	}
+	// A site changed through this replica is forgotten here before the
+	// change is acknowledged; the others hear of it from its NOTIFY.
+	store.OnChange(func(id uuid.UUID) {
+		resolver.Forget(id)
+		auth.ForgetSite(id.String())
+	})
 	// Every minute, so that expired sign-in flows go promptly.
 	go auth.Janitor(janitorCtx, time.Minute)
 	// ERP-administrator proofs (registration, the owner's page) share the
@@ -412,6 +418,11 @@ func callbackRouter(proofs *erpadmin.Service, auth http.Handler) http.Handler {
 		auth.ServeHTTP(w, r)
 	})
 }
+
+// cacheTTL bounds how long a replica uses what it cached of a token (the
+// service and the OAuth paths) without hearing of a change: a backstop in
+// case a notification were lost.
+const cacheTTL = 30 * time.Second
 
 // clientIPExtractor tells where a request comes from: the connection's
 // address, or, when it is one of the trusted proxies, the nearest address

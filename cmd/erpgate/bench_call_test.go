@@ -30,7 +30,17 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		sim := frappetest.NewServer(frappetest.Options{})
 		defer sim.Close()
 		site := gw.registerFrappe(b, "acme", sim, userWithRole(b, sim, "service"))
-		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`)
+		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`, nil)
+	})
+	// The same call on protocol 2026-07-28: _meta, Mcp-Method and
+	// Mcp-Name, no initialize.
+	b.Run("frappe_2026-07-28", func(b *testing.B) {
+		sim := frappetest.NewServer(frappetest.Options{})
+		defer sim.Close()
+		site := gw.registerFrappe(b, "acme26", sim, userWithRole(b, sim, "service"))
+		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "list_customers"})
 	})
 	b.Run("acumatica", func(b *testing.B) {
 		// The bot's connection as `erpgate dev` registers it: the
@@ -42,11 +52,13 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acumatica_list_customers","arguments":{"top":20}}}`)
+		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acumatica_list_customers","arguments":{"top":20}}}`, nil)
 	})
 }
 
-func benchToolCall(b *testing.B, site devSite, body string) {
+// benchToolCall measures body sent to the site's service MCP URL, with
+// headers on top of the usual ones.
+func benchToolCall(b *testing.B, site devSite, body string, headers map[string]string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := func() {
 		req, err := http.NewRequest(http.MethodPost, site.ServiceMCPURL, bytes.NewReader([]byte(body)))
@@ -57,6 +69,9 @@ func benchToolCall(b *testing.B, site devSite, body string) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 		req.Header.Set("X-Erpgate-Service-Token", site.ServiceToken)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)

@@ -98,7 +98,7 @@ func TestAcumaticaUnderVirtualDirectory(t *testing.T) {
 	t.Run("an address outside the directory is not this site", func(t *testing.T) {
 		b := newHeadlessBrowser(t, e2eRedirectURI, map[string]string{"erp_url": sim.Origin + "/OtherApp/Main"})
 		_, err := tryConnectOAuth(t, gw.URL+"/mcp", b)
-		if p := b.lastPage(); err == nil || p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "no ERP at that address") {
+		if p := b.LastPage(); err == nil || p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "no ERP at that address") {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
 	})

@@ -124,7 +124,7 @@ func TestOAuthAcumaticaEndToEnd(t *testing.T) {
 		if err == nil {
 			t.Fatal("a user who cannot read the canary was let in")
 		}
-		p := b.lastPage()
+		p := b.LastPage()
 		if p.Status != http.StatusForbidden || !strings.Contains(p.Body, "Access denied") || !strings.Contains(p.Body, "administrator") {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
@@ -141,7 +141,7 @@ func TestOAuthAcumaticaEndToEnd(t *testing.T) {
 			if err == nil {
 				t.Fatal("sign-in went through a broken access gate")
 			}
-			p := b.lastPage()
+			p := b.LastPage()
 			if p.Status != http.StatusBadGateway || !strings.Contains(p.Body, "Configuration error") || !strings.Contains(p.Body, "OData") {
 				t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 			}

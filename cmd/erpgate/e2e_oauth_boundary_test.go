@@ -141,14 +141,14 @@ func TestOAuthErrorsBeforeConsentStayOnErpgate(t *testing.T) {
 
 	t.Run("the ERP refusing the sign-in is shown on a page", func(t *testing.T) {
 		b := r.browser()
-		resp, err := b.hc.Get(r.authorizeURL(nil))
+		resp, err := b.HC.Get(r.authorizeURL(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		erp, _ := url.Parse(resp.Header.Get("Location"))
 		callback := r.gw.URL + "/oauth/callback?" + url.Values{"error": {"access_denied"}, "state": {erp.Query().Get("state")}}.Encode()
-		resp, err = b.hc.Get(callback)
+		resp, err = b.HC.Get(callback)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,10 +161,10 @@ func TestOAuthErrorsBeforeConsentStayOnErpgate(t *testing.T) {
 
 	t.Run("declining on the consent page goes back to the client", func(t *testing.T) {
 		b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, r.sim, "one-company")))
-		b.decision = "deny"
-		final, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(nil), nil)
+		b.Decision = "deny"
+		final, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(nil), nil)
 		if err != nil {
-			t.Fatalf("%v (last page %s)", err, pageText(b.lastPage().Body))
+			t.Fatalf("%v (last page %s)", err, pageText(b.LastPage().Body))
 		}
 		if q := final.Query(); q.Get("error") != "access_denied" || q.Get("state") != "rig-state-1234" || q.Get("iss") != r.gw.URL {
 			t.Errorf("answer %v", q)
@@ -192,10 +192,10 @@ func pageNoFollow(t *testing.T, target string) (int, string, string) {
 func TestOAuthConsentShowsTheRealRedirectHost(t *testing.T) {
 	r := newOAuthRig(t)
 	b := r.browser()
-	if _, err := b.run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("redirect_uri") }), nil); err != nil {
-		t.Fatalf("sign-in: %v (last page %s)", err, pageText(b.lastPage().Body))
+	if _, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("redirect_uri") }), nil); err != nil {
+		t.Fatalf("sign-in: %v (last page %s)", err, pageText(b.LastPage().Body))
 	}
-	for _, p := range b.pages {
+	for _, p := range b.Pages {
 		if strings.Contains(p.URL, "/oauth/consent") {
 			if text := pageText(p.Body); !strings.Contains(text, "receive the answers at 127.0.0.1:9 ") {
 				t.Errorf("consent page: %s", text)

@@ -43,7 +43,7 @@ func TestOAuthFrappeEndToEnd(t *testing.T) {
 
 	t.Run("sign-in showed the ERP login and erpgate's consent page", func(t *testing.T) {
 		var sawLogin, sawConsent bool
-		for _, p := range alex.browser.pages {
+		for _, p := range alex.browser.Pages {
 			sawLogin = sawLogin || strings.Contains(p.URL, "/login")
 			if strings.Contains(p.URL, "/oauth/consent") && strings.Contains(p.Body, "erpgate e2e client") {
 				sawConsent = true

@@ -83,7 +83,7 @@ func (r *oauthRig) browser() *headlessBrowser {
 func (r *oauthRig) code() string {
 	r.t.Helper()
 	b := r.browser()
-	final, err := b.run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
+	final, err := b.Run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
 	if err != nil {
 		r.t.Fatalf("sign-in: %v", err)
 	}
@@ -263,7 +263,7 @@ func TestOAuthRefusals(t *testing.T) {
 
 	t.Run("an expired sign-in state is refused", func(t *testing.T) {
 		b := r.browser()
-		resp, err := b.hc.Get(r.authorizeURL(nil))
+		resp, err := b.HC.Get(r.authorizeURL(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,8 +271,8 @@ func TestOAuthRefusals(t *testing.T) {
 		erp, _ := url.Parse(resp.Header.Get("Location"))
 		state := erp.Query().Get("state")
 		execSQL(t, r.gw.DBURL, `UPDATE oauth_signin_flows SET expires_at = now() - interval '1 minute'`)
-		_, err = b.run(context.Background(), http.MethodGet, r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {state}}.Encode(), nil)
-		if p := b.lastPage(); err == nil || p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "expired") {
+		_, err = b.Run(context.Background(), http.MethodGet, r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {state}}.Encode(), nil)
+		if p := b.LastPage(); err == nil || p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "expired") {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
 	})
@@ -280,7 +280,7 @@ func TestOAuthRefusals(t *testing.T) {
 	// Bound to the browser: TestOAuthCallbackInAnotherBrowserEndsTheSignIn.
 	t.Run("a state is single-use", func(t *testing.T) {
 		b := r.browser()
-		resp, err := b.hc.Get(r.authorizeURL(nil))
+		resp, err := b.HC.Get(r.authorizeURL(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,12 +288,12 @@ func TestOAuthRefusals(t *testing.T) {
 		erp, _ := url.Parse(resp.Header.Get("Location"))
 		state := erp.Query().Get("state")
 		callback := r.gw.URL + "/oauth/callback?" + url.Values{"code": {"not-a-code"}, "state": {state}}.Encode()
-		_, _ = b.run(context.Background(), http.MethodGet, callback, nil)
-		if p := b.lastPage(); p.Status != http.StatusBadGateway {
+		_, _ = b.Run(context.Background(), http.MethodGet, callback, nil)
+		if p := b.LastPage(); p.Status != http.StatusBadGateway {
 			t.Errorf("first use with a bad code: HTTP %d: %s", p.Status, pageText(p.Body))
 		}
-		_, _ = b.run(context.Background(), http.MethodGet, callback, nil)
-		if p := b.lastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "cannot be used again") {
+		_, _ = b.Run(context.Background(), http.MethodGet, callback, nil)
+		if p := b.LastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "cannot be used again") {
 			t.Errorf("second use: HTTP %d: %s", p.Status, pageText(p.Body))
 		}
 	})
@@ -301,9 +301,9 @@ func TestOAuthRefusals(t *testing.T) {
 	t.Run("a forged CSRF token is refused", func(t *testing.T) {
 		// A user who has not consented yet, so the consent form is shown.
 		b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, r.sim, "one-company")))
-		b.fields["csrf"] = "forged-token"
-		_, err := b.run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
-		p := b.lastPage()
+		b.Fields["csrf"] = "forged-token"
+		_, err := b.Run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
+		p := b.LastPage()
 		if err == nil || p.Status != http.StatusForbidden || !strings.Contains(p.Body, "CSRF") {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
@@ -383,7 +383,7 @@ func TestOAuthGenericEndpoint(t *testing.T) {
 	t.Run("an unknown address is not matched and nothing is listed", func(t *testing.T) {
 		b := newHeadlessBrowser(t, e2eRedirectURI, map[string]string{"erp_url": "https://unknown.example.com"})
 		_, err := tryConnectOAuth(t, gw.URL+"/mcp", b)
-		p := b.lastPage()
+		p := b.LastPage()
 		if err == nil || p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "no ERP at that address") ||
 			strings.Contains(p.Body, "acme") || strings.Contains(p.Body, sim.URL) {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))

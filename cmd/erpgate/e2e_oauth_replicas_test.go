@@ -135,22 +135,15 @@ func replicaEnv(t *testing.T, publicAddr, dbURL string, extra map[string]string)
 // expired, split across both, make exactly one upstream refresh: the row
 // lock holds across processes, singleflight within each.
 func TestOAuthTwoReplicasRefreshOnce(t *testing.T) {
-	bin := buildErpgate(t)
 	sim := frappetest.NewServer(frappetest.Options{})
 	defer sim.Close()
-	addrA, addrB := freeAddr(t), freeAddr(t)
-	// Both replicas sit behind one public URL, as behind a load balancer;
-	// tokens are bound to it, not to a replica.
-	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), map[string]string{
+	a, b, gw := twoReplicas(t, map[string]string{
 		"ERPGATE_LOG_LEVEL":              "warn",
 		"ERPGATE_LIMIT_USER_CONCURRENCY": "100",
 		"ERPGATE_LIMIT_USER_PER_MINUTE":  "1000",
 		"ERPGATE_LIMIT_SITE_CONCURRENCY": "100",
 		"ERPGATE_LIMIT_SITE_PER_MINUTE":  "1000",
 	})
-	a := startReplica(t, bin, addrA, env)
-	b := startReplica(t, bin, addrB, env)
-	gw := &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: adminToken}}
 	site := frappeOAuthSite(t, gw, "acme", sim)
 	user := userWithRole(t, sim, "all-companies")
 	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
@@ -184,6 +177,20 @@ func TestOAuthTwoReplicasRefreshOnce(t *testing.T) {
 	if got := sim.RefreshCount() - before; got != 1 {
 		t.Errorf("%d upstream refreshes for %d concurrent calls on two replicas, want exactly 1", got, calls)
 	}
+}
+
+// twoReplicas starts two erpgate processes with the settings extra on one
+// new database, both reached at the first one's address (as behind a load
+// balancer: tokens are bound to the public URL, not to a replica), and
+// returns them with a gateway whose admin API is the first one's.
+func twoReplicas(t *testing.T, extra map[string]string) (a, b *replica, gw *gateway) {
+	t.Helper()
+	bin := buildErpgate(t)
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), extra)
+	a = startReplica(t, bin, addrA, env)
+	b = startReplica(t, bin, addrB, env)
+	return a, b, &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: adminToken}}
 }
 
 // callAsUser makes one stateless tools/call of get_current_user and checks

@@ -12,7 +12,7 @@ import (
 // authorization URL erpgate redirects it to, and the flow's state in it.
 func (r *oauthRig) startSignIn(b *headlessBrowser) (*url.URL, string) {
 	r.t.Helper()
-	resp, err := b.hc.Get(r.authorizeURL(nil))
+	resp, err := b.HC.Get(r.authorizeURL(nil))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -52,19 +52,19 @@ func TestOAuthCallbackInAnotherBrowserEndsTheSignIn(t *testing.T) {
 			erp, state := r.startSignIn(owner)
 
 			other := stranger()
-			_, _ = other.run(context.Background(), http.MethodGet,
+			_, _ = other.Run(context.Background(), http.MethodGet,
 				r.gw.URL+"/oauth/callback?"+url.Values{"code": {"planted-code"}, "state": {state}}.Encode(), nil)
-			if p := other.lastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "another browser") {
+			if p := other.LastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "another browser") {
 				t.Errorf("the other browser: HTTP %d: %s", p.Status, pageText(p.Body))
 			}
 
 			// The owner now signs in at the ERP and comes back with a real
 			// code: the flow is gone.
-			final, err := owner.run(context.Background(), http.MethodGet, erp.String(), nil)
+			final, err := owner.Run(context.Background(), http.MethodGet, erp.String(), nil)
 			if err == nil {
 				t.Fatalf("the original browser completed the sign-in after it was used elsewhere: %s", final)
 			}
-			p := owner.lastPage()
+			p := owner.LastPage()
 			if p.Status != http.StatusBadRequest || !strings.Contains(p.URL, "/oauth/callback") ||
 				!strings.Contains(p.Body, "ended") || !strings.Contains(p.Body, "connect again") {
 				t.Errorf("the original browser: HTTP %d at %s: %s", p.Status, p.URL, pageText(p.Body))
@@ -82,9 +82,9 @@ func TestOAuthCallbackInAnotherBrowserEndsTheSignIn(t *testing.T) {
 	t.Run("a state nobody started records nothing", func(t *testing.T) {
 		before := burned()
 		other := r.browser()
-		_, _ = other.run(context.Background(), http.MethodGet,
+		_, _ = other.Run(context.Background(), http.MethodGet,
 			r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {"no-such-state-0123456789"}}.Encode(), nil)
-		if p := other.lastPage(); p.Status != http.StatusBadRequest {
+		if p := other.LastPage(); p.Status != http.StatusBadRequest {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
 		if got := burned() - before; got != 0 {

@@ -18,9 +18,9 @@ func TestOAuthAuthorizeWithoutState(t *testing.T) {
 
 	t.Run("a request without state signs in and gets a working token", func(t *testing.T) {
 		b := r.browser()
-		final, err := b.run(context.Background(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("state") }), nil)
+		final, err := b.Run(context.Background(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Del("state") }), nil)
 		if err != nil {
-			t.Fatalf("sign-in without state: %v (last page: HTTP %d: %s)", err, b.lastPage().Status, pageText(b.lastPage().Body))
+			t.Fatalf("sign-in without state: %v (last page: HTTP %d: %s)", err, b.LastPage().Status, pageText(b.LastPage().Body))
 		}
 		q := final.Query()
 		if q.Get("code") == "" || q.Get("iss") != r.gw.URL {
@@ -40,7 +40,7 @@ func TestOAuthAuthorizeWithoutState(t *testing.T) {
 	})
 
 	t.Run("a present state is returned unchanged", func(t *testing.T) {
-		final, err := r.browser().run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
+		final, err := r.browser().Run(context.Background(), http.MethodGet, r.authorizeURL(nil), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

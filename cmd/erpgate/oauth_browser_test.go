@@ -3,57 +3,31 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/net/html"
+
+	"github.com/erpgate/erpgate/cmd/internal/signin"
 )
 
-// headlessBrowser plays the user in an OAuth sign-in: it follows redirects
-// with a cookie jar and fills in the forms it meets (the ERP's login page,
-// the ERP's confirm page, erpgate's "which ERP" page and consent page)
-// until the browser is sent to the MCP client's redirect URI.
+// headlessBrowser plays the user in an OAuth sign-in (signin.Browser) for
+// the SDK client.
 type headlessBrowser struct {
-	t           *testing.T
-	hc          *http.Client
-	redirectURI string
-	// fields are typed into inputs of that name (usr, pwd, erp_url, …).
-	fields map[string]string
-	// decision is the consent button pressed: "accept" or "deny".
-	decision string
-	// pages records the status and URL of each page shown, for assertions.
-	pages []visitedPage
+	*signin.Browser
+	t *testing.T
 	// runs counts authorizations, so a test can tell a silent refresh from
 	// a new sign-in.
 	runs int
 }
 
-type visitedPage struct {
-	Status int
-	URL    string
-	Body   string
-}
-
 func newHeadlessBrowser(t *testing.T, redirectURI string, fields map[string]string) *headlessBrowser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &headlessBrowser{
-		t: t, redirectURI: redirectURI, fields: fields, decision: "accept",
-		hc: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-	}
+	return &headlessBrowser{Browser: signin.NewBrowser(redirectURI, fields), t: t}
 }
 
 // fetcher is the SDK's AuthorizationCodeFetcher.
 func (b *headlessBrowser) fetcher(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	b.runs++
-	final, err := b.run(ctx, http.MethodGet, args.URL, nil)
+	final, err := b.Run(ctx, "GET", args.URL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -64,177 +38,4 @@ func (b *headlessBrowser) fetcher(ctx context.Context, args *auth.AuthorizationA
 	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
 
-// run navigates from a request until the browser is sent to the redirect
-// URI, and returns that URL. A page without a form to submit ends the run
-// with an error describing the page.
-func (b *headlessBrowser) run(ctx context.Context, method, target string, form url.Values) (*url.URL, error) {
-	// A person who gets the same form back after sending it reads the page
-	// instead of sending it again.
-	sent := map[string]bool{}
-	for step := 0; step < 25; step++ {
-		if strings.HasPrefix(target, b.redirectURI) {
-			return url.Parse(target)
-		}
-		var body io.Reader
-		if form != nil && method == http.MethodPost {
-			body = strings.NewReader(form.Encode())
-		} else if form != nil {
-			u, err := url.Parse(target)
-			if err != nil {
-				return nil, err
-			}
-			u.RawQuery = form.Encode()
-			target = u.String()
-		}
-		req, err := http.NewRequestWithContext(ctx, method, target, body)
-		if err != nil {
-			return nil, err
-		}
-		if method == http.MethodPost {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		}
-		resp, err := b.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		b.pages = append(b.pages, visitedPage{Status: resp.StatusCode, URL: target, Body: string(raw)})
-		if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
-			next, err := req.URL.Parse(loc)
-			if err != nil {
-				return nil, err
-			}
-			method, target, form = http.MethodGet, next.String(), nil
-			continue
-		}
-		f, ok := b.formOf(string(raw), req.URL)
-		if !ok {
-			return nil, fmt.Errorf("stopped at %s (HTTP %d): %s", target, resp.StatusCode, pageText(string(raw)))
-		}
-		key := f.method + " " + f.action + "?" + f.values.Encode()
-		if sent[key] {
-			return nil, fmt.Errorf("stopped at %s (HTTP %d), which answered its own form again: %s", target, resp.StatusCode, pageText(string(raw)))
-		}
-		sent[key] = true
-		method, target, form = f.method, f.action, f.values
-	}
-	return nil, fmt.Errorf("too many steps")
-}
-
-// lastPage returns the last page shown.
-func (b *headlessBrowser) lastPage() visitedPage {
-	if len(b.pages) == 0 {
-		return visitedPage{}
-	}
-	return b.pages[len(b.pages)-1]
-}
-
-type htmlForm struct {
-	method, action string
-	values         url.Values
-}
-
-// formOf finds the page's first form and fills it in: hidden inputs as
-// they are, known fields from b.fields, and the submit button whose value
-// is b.decision (else the first one).
-func (b *headlessBrowser) formOf(page string, base *url.URL) (htmlForm, bool) {
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		return htmlForm{}, false
-	}
-	var form *html.Node
-	var find func(n *html.Node)
-	find = func(n *html.Node) {
-		if form != nil {
-			return
-		}
-		if n.Type == html.ElementNode && n.Data == "form" {
-			form = n
-			return
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			find(c)
-		}
-	}
-	find(doc)
-	if form == nil {
-		return htmlForm{}, false
-	}
-	f := htmlForm{method: strings.ToUpper(attr(form, "method")), values: url.Values{}}
-	if f.method == "" {
-		f.method = http.MethodGet
-	}
-	action, err := base.Parse(attr(form, "action"))
-	if err != nil {
-		return htmlForm{}, false
-	}
-	f.action = action.String()
-	var buttons [][2]string
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode {
-			name := attr(n, "name")
-			switch {
-			case n.Data == "input" && attr(n, "type") != "submit" && name != "":
-				v := attr(n, "value")
-				if typed, ok := b.fields[name]; ok {
-					v = typed
-				}
-				f.values.Set(name, v)
-			case n.Data == "button" && name != "":
-				buttons = append(buttons, [2]string{name, attr(n, "value")})
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(form)
-	if len(buttons) > 0 {
-		pick := buttons[0]
-		for _, btn := range buttons {
-			if btn[1] == b.decision || (b.decision == "accept" && btn[1] == "yes") {
-				pick = btn
-			}
-		}
-		f.values.Set(pick[0], pick[1])
-	}
-	return f, true
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val
-		}
-	}
-	return ""
-}
-
-// pageText is a page's visible text, shortened, for failure messages.
-func pageText(page string) string {
-	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil {
-		return page
-	}
-	var sb strings.Builder
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && (n.Data == "style" || n.Data == "script") {
-			return
-		}
-		if n.Type == html.TextNode {
-			sb.WriteString(strings.TrimSpace(n.Data) + " ")
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(doc)
-	s := strings.Join(strings.Fields(sb.String()), " ")
-	if len(s) > 400 {
-		s = s[:400]
-	}
-	return s
-}
+func pageText(page string) string { return signin.PageText(page) }

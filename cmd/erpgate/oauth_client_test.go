@@ -73,7 +73,7 @@ func connectOAuth(t *testing.T, endpoint string, fields map[string]string) *oaut
 	b := newHeadlessBrowser(t, e2eRedirectURI, fields)
 	c, err := tryConnectOAuth(t, endpoint, b)
 	if err != nil {
-		t.Fatalf("connect %s: %v (last page: %s)", endpoint, err, pageText(b.lastPage().Body))
+		t.Fatalf("connect %s: %v (last page: %s)", endpoint, err, pageText(b.LastPage().Body))
 	}
 	return c
 }

@@ -106,12 +106,19 @@ type kindServer struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*compiledTool
+	// modern is what a 2026-07-28 result carries (modern.go).
+	modern modernResult
 }
 
 type compiledTool struct {
-	kind  string
-	tool  connector.Tool
-	input *jsonschema.Schema
+	kind string
+	tool connector.Tool
+	// advertised is the tool as mcp-go has it; headerBound says whether
+	// any of its parameters travel in headers too (x-mcp-header), which
+	// leaves its 2026-07-28 calls to mcp-go (modern.go).
+	advertised  mcp.Tool
+	headerBound bool
+	input       *jsonschema.Schema
 	// fast decides the common case, valid arguments, without input's
 	// decoding; anything it is not sure of goes to input.
 	fast *schema.Checker
@@ -196,7 +203,8 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	// A site lists only the tools it offers (live.go); a call of another
 	// gets a tool error saying why, not "tool not found".
 	hooks.AddAfterListTools(e.filterListed(kind))
-	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
+	name := "erpgate-" + kind
+	srv := server.NewMCPServer(name, e.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
@@ -212,7 +220,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 			e.exempt[kind] = ex.RedactionExempt()
 		}
 	}
-	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}}
+	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}, modern: newModernResult(name, e.opts.Version)}
 	for _, t := range tools {
 		ct, err := compileTool(kind, t)
 		if err != nil {
@@ -221,7 +229,9 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		ct.metrics = e.opts.Metrics.Tool(kind, t.Name)
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
-		srv.AddTool(mcpTool(t), ct.handler)
+		ct.advertised = mcpTool(t)
+		ct.headerBound = len(mcp.ExtractParamHeaderBindings(&ct.advertised)) > 0
+		srv.AddTool(ct.advertised, ct.handler)
 	}
 	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
 	return ks, nil

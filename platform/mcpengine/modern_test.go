@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -216,4 +218,116 @@ func postLegacy(t *testing.T, url, method, params string) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
+}
+
+// TestModernDirectCallRepliesAsMCPGo sends each 2026-07-28 call twice: as a
+// plain call, which serveToolCall answers itself (modern.go), and with a
+// progress token in _meta, which mcp-go's transport answers. The replies
+// must be the same: status, content type and JSON.
+func TestModernDirectCallRepliesAsMCPGo(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct{ name, args string }{
+		{"echo", `{"n":3}`}, {"echo", `{"n":30}`}, {"echo", `{"n":3,"extra":true}`}, {"big", `{}`},
+		{"denied", ``}, {"panics", `{}`}, {"reallypanics", `{}`}, {"echo", `null`}, {"echo", `[1]`},
+		{"secretive", `{}`}, {"wide", `{}`},
+	} {
+		args := ""
+		if c.args != "" {
+			args = `,"arguments":` + c.args
+		}
+		direct := `{"name":"` + c.name + `"` + args + `,` + modernMeta + `}`
+		viaMCPGo := strings.Replace(direct, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+		h := map[string]string{mcp.HeaderName: c.name}
+		r1, b1 := postModern(t, f.url, "tools/call", direct, h)
+		r2, b2 := postModern(t, f.url, "tools/call", viaMCPGo, h)
+		var got, want any
+		if json.Unmarshal(b1, &got) != nil || json.Unmarshal(b2, &want) != nil {
+			t.Fatalf("%s: replies %s / %s", c.name, b1, b2)
+		}
+		if r1.StatusCode != r2.StatusCode || r1.Header.Get("Content-Type") != r2.Header.Get("Content-Type") || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s:\n direct %d %s %s\n mcp-go %d %s %s", c.name, c.args, r1.StatusCode, r1.Header.Get("Content-Type"), b1,
+				r2.StatusCode, r2.Header.Get("Content-Type"), b2)
+		}
+	}
+}
+
+// TestModernDirectTakesOnlyCallsThatPassMCPGosChecks: a 2026-07-28 call
+// goes direct only with the version in the header and in _meta alike, the
+// client's capabilities, Mcp-Method and Mcp-Name matching the body, no
+// Last-Event-ID and nothing else in _meta; every other one is left to
+// mcp-go, untouched, which refuses or serves it as it always did.
+func TestModernDirectTakesOnlyCallsThatPassMCPGosChecks(t *testing.T) {
+	f := newFixture(t, false)
+	ks := f.engine.kinds["fakeerp"]
+	version := mcp.ProtocolVersion20260728
+	metaWith := func(members string) string {
+		return `{"name":"echo","arguments":{"n":1},"_meta":{` + members + `}}`
+	}
+	full := `"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":{}`
+	for _, c := range []struct {
+		name, params string
+		headers      map[string]string
+		served       bool
+	}{
+		{"a plain call", metaWith(full + `,"` + mcp.MetaKeyClientInfo + `":{"name":"c","version":"1"}`), nil, true},
+		{"no client info", metaWith(full), nil, true},
+		{"the name base64-encoded", metaWith(full), map[string]string{mcp.HeaderName: "=?base64?ZWNobw==?="}, true},
+		{"no _meta", `{"name":"echo","arguments":{"n":1}}`, nil, false},
+		{"a progress token", metaWith(full + `,"progressToken":1`), nil, false},
+		{"a log level", metaWith(full + `,"` + mcp.MetaKeyLogLevel + `":"debug"`), nil, false},
+		{"no capabilities", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"` + version + `"`), nil, false},
+		{"capabilities not an object", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":[]`), nil, false},
+		{"another version in _meta", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"2025-11-25","` + mcp.MetaKeyClientCapabilities + `":{}`), nil, false},
+		{"client info not an object", metaWith(full + `,"` + mcp.MetaKeyClientInfo + `":"c"`), nil, false},
+		{"Mcp-Name of another tool", metaWith(full), map[string]string{mcp.HeaderName: "big"}, false},
+		{"no Mcp-Name", metaWith(full), map[string]string{mcp.HeaderName: ""}, false},
+		{"no Mcp-Method", metaWith(full), map[string]string{mcp.HeaderMethod: ""}, false},
+		{"Mcp-Method of another method", metaWith(full), map[string]string{mcp.HeaderMethod: "tools/list"}, false},
+		{"Last-Event-ID", metaWith(full), map[string]string{mcp.HeaderLastEventID: "1"}, false},
+		{"a task", `{"name":"echo","arguments":{"n":1},"task":{"ttl":1000},"_meta":{` + full + `}}`, nil, false},
+		{"an unknown tool", `{"name":"no_such_tool","arguments":{},"_meta":{` + full + `}}`, map[string]string{mcp.HeaderName: "no_such_tool"}, false},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.params + `}`
+		st := &requestState{session: Session{Site: f.site}, id: "t"}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body)).WithContext(withState(t.Context(), st))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(mcp.HeaderProtocolVersion, version)
+		r.Header.Set(mcp.HeaderMethod, "tools/call")
+		r.Header.Set(mcp.HeaderName, "echo")
+		for k, v := range c.headers {
+			if v == "" {
+				r.Header.Del(k)
+			} else {
+				r.Header.Set(k, v)
+			}
+		}
+		w := httptest.NewRecorder()
+		msg, _ := peekRequest([]byte(body))
+		served := f.engine.serveToolCall(ks, w, r, []byte(body), msg)
+		if served != c.served {
+			t.Errorf("%s: served = %v, want %v", c.name, served, c.served)
+		}
+		if !served && (w.Body.Len() > 0 || w.Code != http.StatusOK || len(w.Header()) > 0) {
+			t.Errorf("%s: not served, but wrote %d %v %q", c.name, w.Code, w.Header(), w.Body.String())
+		}
+		if served && !strings.Contains(w.Body.String(), `"resultType":"complete"`) {
+			t.Errorf("%s: reply %s", c.name, w.Body.String())
+		}
+	}
+	// A tool with a parameter bound to a header is left to mcp-go, which
+	// checks the header against the argument.
+	bound := *ks.tools["echo"]
+	bound.advertised.RawInputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}`)
+	bound.headerBound = len(mcp.ExtractParamHeaderBindings(&bound.advertised)) > 0
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set(mcp.HeaderMethod, "tools/call")
+	r.Header.Set(mcp.HeaderName, "echo")
+	params := metaWith(full)
+	var p callParams
+	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, json.RawMessage(params), p.Meta) {
+		t.Errorf("a tool with a header-bound parameter went direct (bound %v, %v)", bound.headerBound, err)
+	}
+	if !modernDirect(r, version, ks.tools["echo"], json.RawMessage(params), p.Meta) {
+		t.Error("the same call of the tool without the binding did not go direct")
+	}
 }

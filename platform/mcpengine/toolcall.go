@@ -18,7 +18,8 @@ import (
 // serveToolCall answers a tools/call request without mcp-go's HTTP
 // transport, when that transport would add nothing: a single request over
 // a protocol version before 2026-07-28 (no _meta, so no progress token, no
-// trace context and no modern-era fields). There is no per-request
+// trace context and no modern-era fields), or a 2026-07-28 call whose
+// _meta and headers pass mcp-go's checks (modern.go). There is no per-request
 // session, notification forwarder or goroutine (erpgate's tools send no
 // notifications), and the reply is built by appendResponse, which splices
 // the result's JSON in once instead of re-encoding it twice.
@@ -39,20 +40,30 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 		return false
 	}
 	version := r.Header.Get(mcp.HeaderProtocolVersion)
-	if version == "" || !mcp.IsValidProtocolVersion(version) || mcp.IsModernProtocol(version) {
+	if version == "" || !mcp.IsValidProtocolVersion(version) {
 		return false
 	}
+	modern := mcp.IsModernProtocol(version)
 	var params callParams
 	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &params) != nil {
 		params = callParams{} // not ours to judge: mcp-go answers it
 	}
-	if len(params.Meta) > 0 {
+	if len(params.Meta) > 0 && !modern {
 		return false
 	}
+	ct, known := ks.tools[params.Name]
+	plain := known && params.bare() && msg.JSONRPC == mcp.JSONRPC_VERSION && plainID(msg.ID)
 	var reply func(dst []byte) []byte
-	if ct, ok := ks.tools[params.Name]; ok && params.plain() && msg.JSONRPC == mcp.JSONRPC_VERSION && plainID(msg.ID) {
-		reply = e.directCall(r.Context(), ct, msg.ID, params.Arguments)
-	} else {
+	switch {
+	case modern:
+		// See modern.go: only a plain call that passes every check.
+		if !plain || !modernDirect(r, version, ct, msg.Params, params.Meta) {
+			return false
+		}
+		reply = e.directCall(r.Context(), ct, msg.ID, params.Arguments, &ks.modern)
+	case plain:
+		reply = e.directCall(r.Context(), ct, msg.ID, params.Arguments, nil)
+	default:
 		resp := ks.mcp.HandleMessage(r.Context(), body)
 		if resp == nil {
 			// Not reached (a request with an id always gets a reply);
@@ -99,8 +110,12 @@ type callParams struct {
 }
 
 // plain reports whether the call has nothing but a name and arguments.
-func (p callParams) plain() bool {
-	return len(p.Meta) == 0 && len(p.Task) == 0 && len(p.InputResponses) == 0 && len(p.RequestState) == 0
+func (p callParams) plain() bool { return len(p.Meta) == 0 && p.bare() }
+
+// bare reports whether the call has nothing but a name, arguments and
+// _meta.
+func (p callParams) bare() bool {
+	return len(p.Task) == 0 && len(p.InputResponses) == 0 && len(p.RequestState) == 0
 }
 
 // plainID reports whether a request id is one that mcp-go would encode
@@ -134,7 +149,9 @@ func plainID(id json.RawMessage) bool {
 // its JSON-RPC reply: what MCPServer.handleToolCall does for such a call,
 // with the same panic recovery (WithRecovery's error, reported to the
 // OnError hook).
-func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json.RawMessage) func(dst []byte) []byte {
+//
+// With modern set, the reply is that of a 2026-07-28 call (modern.go).
+func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json.RawMessage, modern *modernResult) func(dst []byte) []byte {
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: ct.tool.Name}}
 	if len(args) > 0 {
 		req.Params.RawArguments = args
@@ -144,7 +161,13 @@ func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json
 		err = fmt.Errorf("tool '%s' handler returned no result", ct.tool.Name)
 	}
 	if err == nil && plainResult(res) {
+		if modern != nil {
+			return func(dst []byte) []byte { return modern.appendPlain(dst, id, res) }
+		}
 		return func(dst []byte) []byte { return appendPlainResult(dst, id, res) }
+	}
+	if err == nil && modern != nil {
+		modern.decorate(res)
 	}
 	rid := mcp.NewRequestId(nil)
 	if uerr := json.Unmarshal(id, &rid); uerr != nil {

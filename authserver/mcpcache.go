@@ -1,0 +1,72 @@
+package authserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/ory/fosite"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/invalidate"
+	"github.com/erpgate/erpgate/platform/secrets"
+)
+
+// grant is what an MCP request needs from its access token: who it acts
+// for, where, and for which MCP URL. Cached per token (see Deps.Invalidations),
+// it saves the token's introspection and the site's loading and decryption
+// on every warm call.
+type grant struct {
+	subject  string
+	audience fosite.Arguments
+	site     signInSite
+}
+
+// siteLoadError is a token that introspected well but whose site could not
+// be loaded; the audience is kept so that a token for another URL is
+// refused for that reason first, as before the cache.
+type siteLoadError struct {
+	audience fosite.Arguments
+	err      error
+}
+
+func (e *siteLoadError) Error() string { return e.err.Error() }
+func (e *siteLoadError) Unwrap() error { return e.err }
+
+// grantOf returns the grant of an access token, from the cache when a
+// replica has not been told of a change since it was read.
+func (s *Server) grantOf(ctx context.Context, token string) (grant, error) {
+	key := secrets.HashToken(token)
+	return s.grants.Get(ctx, string(key[:]), func(ctx context.Context) (grant, invalidate.Tags, time.Time, error) {
+		sess := &storage.Session{}
+		use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
+		if err == nil && use != fosite.AccessToken {
+			// The configuration stops fosite from validating refresh
+			// tokens here; this holds even if that ever changes.
+			err = fosite.ErrInvalidTokenFormat
+		}
+		if err != nil {
+			return grant{}, invalidate.Tags{}, time.Time{}, err
+		}
+		audience := ar.GetGrantedAudience()
+		site, err := s.loadSignInSite(ctx, sess.SiteID)
+		if err != nil {
+			return grant{}, invalidate.Tags{}, time.Time{}, &siteLoadError{audience: audience, err: err}
+		}
+		tags := invalidate.Tags{Site: sess.SiteID.String(), Subject: sess.Subject}
+		return grant{subject: sess.Subject, audience: audience, site: site}, tags, sess.GetExpiresAt(fosite.AccessToken), nil
+	})
+}
+
+// ForgetSite drops what this replica cached of a site. The replica that
+// changes a site calls it (through sites.Store.OnChange) before
+// acknowledging the change; the others learn of it from the notification.
+func (s *Server) ForgetSite(siteID string) {
+	s.grants.DropSite(siteID)
+	s.upstream.cache.DropSite(siteID)
+}
+
+// forgetUser drops what this replica cached of a user on a site.
+func (s *Server) forgetUser(siteID, user string) {
+	s.grants.DropUser(siteID, user)
+	s.upstream.cache.DropUser(siteID, user)
+}

@@ -1,0 +1,176 @@
+package invalidate
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// UserPrefix starts the payload "user:<site id>:<subject>" that triggers
+// (migration 00019) send when a user's grants or ERP token on a site
+// change: an access token deleted (revoked grant, revoked refresh family,
+// rotation, sign-in ended) or the user's ERP token replaced or deleted.
+const UserPrefix = "user:"
+
+// Tags say which changes make a cached value stale: any change of Site,
+// and, when Subject is set, any change of that user on that site.
+type Tags struct {
+	Site    string
+	Subject string
+}
+
+// Source is what a Cache needs from a Listener.
+type Source interface {
+	Healthy() bool
+	OnSite(func(siteID string))
+	OnReset(func())
+	OnMessage(prefix string, fn func(rest string))
+}
+
+// Cache holds values read from Postgres on one replica, for at most its
+// TTL, and drops them as soon as any replica changes what they were read
+// from (a NOTIFY of their site or user). While the listener is
+// disconnected it neither serves nor stores anything, since changes may be
+// missed. A lookup during which any invalidation arrived is returned to its
+// callers but not stored: it may have read a row just before a change
+// whose notification then found nothing to drop.
+type Cache[V any] struct {
+	src Source
+	ttl time.Duration
+	now func() time.Time
+
+	group   singleflight.Group
+	mu      sync.Mutex
+	entries map[string]cacheEntry[V]
+	drops   uint64
+	// stored counts insertions; every 1024th sweeps out expired values.
+	stored uint64
+}
+
+type cacheEntry[V any] struct {
+	v       V
+	tags    Tags
+	expires time.Time
+}
+
+// NewCache returns a cache fed by src; a nil src or a ttl of zero turns
+// caching off (every Get loads).
+func NewCache[V any](src Source, ttl time.Duration) *Cache[V] {
+	c := &Cache[V]{src: src, ttl: ttl, now: time.Now, entries: map[string]cacheEntry[V]{}}
+	if src != nil {
+		src.OnSite(c.DropSite)
+		src.OnMessage(UserPrefix, func(rest string) {
+			site, subject, ok := strings.Cut(rest, ":")
+			if !ok {
+				return
+			}
+			c.DropUser(site, subject)
+		})
+		src.OnReset(func() { c.drop(func(Tags) bool { return true }) })
+	}
+	return c
+}
+
+// Load reads what Get caches: the value, its tags, and until when it may
+// be used at most (zero: for the TTL).
+type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
+
+// Get returns the value stored under key, or loads it. Concurrent Gets of
+// one key share one load. Errors are not cached; a caller whose ctx ends
+// gets its error at once.
+func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error) {
+	caching := c.caching()
+	if caching {
+		now := c.now()
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		c.mu.Unlock()
+		if ok && now.Before(e.expires) {
+			return e.v, nil
+		}
+	}
+	// One caller giving up must not fail the others sharing the load: it
+	// runs detached from any caller, within loadTimeout.
+	ch := c.group.DoChan(key, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
+		c.mu.Lock()
+		drops := c.drops
+		c.mu.Unlock()
+		v, tags, until, err := load(lctx)
+		if err != nil {
+			return nil, err
+		}
+		expires := c.now().Add(c.ttl)
+		if !until.IsZero() && until.Before(expires) {
+			expires = until
+		}
+		if caching && c.caching() {
+			c.mu.Lock()
+			if c.drops == drops {
+				c.entries[key] = cacheEntry[V]{v: v, tags: tags, expires: expires}
+				c.stored++
+				if c.stored%1024 == 0 {
+					c.sweepLocked()
+				}
+			}
+			c.mu.Unlock()
+		}
+		return v, nil
+	})
+	var zero V
+	select {
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return zero, r.Err
+		}
+		return r.Val.(V), nil
+	}
+}
+
+// loadTimeout bounds one shared load.
+const loadTimeout = 10 * time.Second
+
+// DropUser drops the values tagged with the user on the site. The replica
+// that changes a user calls it before going on, so the change applies at
+// once here; the others learn of it from the notification.
+func (c *Cache[V]) DropUser(site, subject string) {
+	c.drop(func(t Tags) bool { return t.Site == site && t.Subject == subject })
+}
+
+// DropSite drops the values tagged with the site.
+func (c *Cache[V]) DropSite(site string) { c.drop(func(t Tags) bool { return t.Site == site }) }
+
+func (c *Cache[V]) drop(match func(Tags) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drops++
+	for k, e := range c.entries {
+		if match(e.tags) {
+			delete(c.entries, k)
+		}
+	}
+}
+
+func (c *Cache[V]) sweepLocked() {
+	now := c.now()
+	for k, e := range c.entries {
+		if !now.Before(e.expires) {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// Len is how many values are stored (tests).
+func (c *Cache[V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *Cache[V]) caching() bool { return c.src != nil && c.ttl > 0 && c.src.Healthy() }

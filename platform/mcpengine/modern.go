@@ -1,0 +1,106 @@
+package mcpengine
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The direct path for protocol 2026-07-28 (and later) tools/call requests.
+//
+// A modern request names its version, client and capabilities in _meta
+// and its method and tool in the Mcp-Method and Mcp-Name headers, and
+// needs no initialize. mcp-go's transport checks all of that and then
+// serves the call through an ephemeral session, a notification forwarder
+// goroutine and channels, and re-encodes the result; its checks read the
+// request headers from a context key only that transport can set. A plain
+// call whose checks all pass (the same checks, with mcp-go's exported
+// validators) goes to directCall instead, and its reply gets what mcp-go's
+// decoration adds to a modern result: resultType "complete" and the
+// server's identity in _meta. Anything else, every refusal included, is
+// left to mcp-go, which answers it with the error and status it always
+// did. TestModernDirectCallRepliesAsMCPGo holds both paths to the same
+// replies.
+
+// modernMetaKeys are the _meta members a plain modern call may carry.
+var modernMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// modernDirect reports whether a modern tools/call of ct, already known
+// to be plain apart from its _meta, passes every check mcp-go's transport
+// and server would make, with nothing in _meta beyond the version, the
+// client's identity and its capabilities (a progress token, trace context
+// or log level goes to mcp-go).
+func modernDirect(r *http.Request, version string, ct *compiledTool, params, meta json.RawMessage) bool {
+	if ct.headerBound {
+		return false
+	}
+	if r.Header.Get(mcp.HeaderLastEventID) != "" {
+		return false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(meta, &members) != nil {
+		return false
+	}
+	for k := range members {
+		if !slices.Contains(modernMetaKeys, k) {
+			return false
+		}
+	}
+	var v string
+	if json.Unmarshal(members[mcp.MetaKeyProtocolVersion], &v) != nil || v != version {
+		return false
+	}
+	var caps mcp.ClientCapabilities
+	if c := members[mcp.MetaKeyClientCapabilities]; len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &caps) != nil {
+		return false
+	}
+	if c, ok := members[mcp.MetaKeyClientInfo]; ok {
+		var info mcp.Implementation
+		if len(c) == 0 || c[0] != '{' || json.Unmarshal(c, &info) != nil {
+			return false
+		}
+	}
+	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, params) == nil
+}
+
+// modernResult is what mcp-go adds to a modern call's result: how to read
+// it, and who answered.
+type modernResult struct {
+	server mcp.Implementation
+	// serverJSON is server encoded, for the plain reply.
+	serverJSON []byte
+}
+
+func newModernResult(name, version string) modernResult {
+	impl := mcp.Implementation{Name: name, Version: version}
+	b, _ := json.Marshal(impl)
+	return modernResult{server: impl, serverJSON: b}
+}
+
+// decorate adds to res what mcp-go's decoration would.
+func (m modernResult) decorate(res *mcp.CallToolResult) {
+	if res.GetResultType() == "" {
+		res.SetResultType(mcp.ResultTypeComplete)
+	}
+	if meta := res.EnsureResultMeta(); meta != nil && meta.ServerInfo() == nil {
+		meta.SetServerInfo(m.server)
+	}
+}
+
+// appendPlain appends the reply carrying res, a plainResult, with the
+// modern result's members.
+func (m modernResult) appendPlain(dst, id []byte, res *mcp.CallToolResult) []byte {
+	text := res.Content[0].(mcp.TextContent).Text
+	dst = slices.Grow(dst, 160+len(m.serverJSON)+len(id)+len(text)+len(text)/8+len(res.RawStructuredContent))
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":{"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
+	dst = append(dst, m.serverJSON...)
+	dst = append(dst, `},"resultType":"`+string(mcp.ResultTypeComplete)+`","content":[{"type":"text","text":`...)
+	dst = appendJSONString(dst, text)
+	dst = append(dst, `}],"structuredContent":`...)
+	dst = append(dst, res.RawStructuredContent...)
+	return append(dst, "}}\n"...)
+}
