@@ -91,6 +91,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		Principal:  connector.Principal{AuthType: "oauth", Subject: sess.Subject},
 		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: sess.Subject},
 		LimitKey:   "user:" + site.site.ID.String() + ":" + sess.Subject,
+		ClientID:   ar.GetClient().GetID(),
 	})
 }
 
