@@ -21,6 +21,7 @@ import (
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
+	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
@@ -205,6 +206,7 @@ func (a *App) build(ctx context.Context) error {
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
 		Admin:        siteAdmin,
+		Activity:     activity.NewStore(a.pool),
 	}).Register(e.Group("/api/v1"))
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
