@@ -48,7 +48,458 @@ CREATE INDEX IF NOT EXISTS admin_events_time_id_idx ON admin_events (occurred_at
 CREATE INDEX IF NOT EXISTS admin_events_site_time_id_idx ON admin_events (site_id, occurred_at DESC, id DESC);
 DROP INDEX IF EXISTS admin_events_site_time_idx;
 
+-- Chart data (issue 17): one row per hour, site and tool, counting the
+-- tool calls, the failed ones, and the calls with an ERP time in latency
+-- slots, for the ERP's part (e0..e28) and erpgate's part (g0..g28: the
+-- whole call minus the ERP's part). A slot holds the calls of at most its
+-- bound and more than the bound before it, the bounds in milliseconds
+-- being 0, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 7000, 10000, 20000, 30000, 60000 and then
+-- everything longer (platform/activity's LatencyBounds, which a test
+-- holds equal to erpgate_latency_slot). A percentile is read as the bound
+-- of the slot it falls in: at most 50% more than the true value.
+--
+-- Each row is kept twice: under its site, and under the sentinel id
+-- ffffffff-ffff-ffff-ffff-ffffffffffff (not a version-4 UUID, so never a
+-- site's) for every site together, where events stored without a site
+-- count too. A chart reads at most one row per hour and tool, whatever
+-- the number of events: a month of a deployment is some thousands of rows
+-- rather than millions. Counts are plain columns so that Postgres sums
+-- them natively.
+--
+-- A statement trigger adds each insert's rows (only those inserted: ON
+-- CONFLICT DO NOTHING leaves the retried ones out of the transition
+-- table), in key order, so that two replicas' batches lock shared rows in
+-- the same order and never deadlock. The rows stored before this
+-- migration are counted once here.
+CREATE OR REPLACE FUNCTION erpgate_latency_slot(ms integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN width_bucket(greatest(ms, 0), '{1,2,3,4,6,8,11,16,21,31,51,71,101,151,201,301,501,701,1001,1501,2001,3001,5001,7001,10001,20001,30001,60001}'::integer[]);
+
+CREATE TABLE IF NOT EXISTS usage_rollup (
+    site_id uuid        NOT NULL,
+    bucket  timestamptz NOT NULL,
+    tool    text        NOT NULL,
+    calls   bigint      NOT NULL DEFAULT 0,
+    errors  bigint      NOT NULL DEFAULT 0,
+    timed   bigint      NOT NULL DEFAULT 0,
+    e0 bigint NOT NULL DEFAULT 0,
+    e1 bigint NOT NULL DEFAULT 0,
+    e2 bigint NOT NULL DEFAULT 0,
+    e3 bigint NOT NULL DEFAULT 0,
+    e4 bigint NOT NULL DEFAULT 0,
+    e5 bigint NOT NULL DEFAULT 0,
+    e6 bigint NOT NULL DEFAULT 0,
+    e7 bigint NOT NULL DEFAULT 0,
+    e8 bigint NOT NULL DEFAULT 0,
+    e9 bigint NOT NULL DEFAULT 0,
+    e10 bigint NOT NULL DEFAULT 0,
+    e11 bigint NOT NULL DEFAULT 0,
+    e12 bigint NOT NULL DEFAULT 0,
+    e13 bigint NOT NULL DEFAULT 0,
+    e14 bigint NOT NULL DEFAULT 0,
+    e15 bigint NOT NULL DEFAULT 0,
+    e16 bigint NOT NULL DEFAULT 0,
+    e17 bigint NOT NULL DEFAULT 0,
+    e18 bigint NOT NULL DEFAULT 0,
+    e19 bigint NOT NULL DEFAULT 0,
+    e20 bigint NOT NULL DEFAULT 0,
+    e21 bigint NOT NULL DEFAULT 0,
+    e22 bigint NOT NULL DEFAULT 0,
+    e23 bigint NOT NULL DEFAULT 0,
+    e24 bigint NOT NULL DEFAULT 0,
+    e25 bigint NOT NULL DEFAULT 0,
+    e26 bigint NOT NULL DEFAULT 0,
+    e27 bigint NOT NULL DEFAULT 0,
+    e28 bigint NOT NULL DEFAULT 0,
+    g0 bigint NOT NULL DEFAULT 0,
+    g1 bigint NOT NULL DEFAULT 0,
+    g2 bigint NOT NULL DEFAULT 0,
+    g3 bigint NOT NULL DEFAULT 0,
+    g4 bigint NOT NULL DEFAULT 0,
+    g5 bigint NOT NULL DEFAULT 0,
+    g6 bigint NOT NULL DEFAULT 0,
+    g7 bigint NOT NULL DEFAULT 0,
+    g8 bigint NOT NULL DEFAULT 0,
+    g9 bigint NOT NULL DEFAULT 0,
+    g10 bigint NOT NULL DEFAULT 0,
+    g11 bigint NOT NULL DEFAULT 0,
+    g12 bigint NOT NULL DEFAULT 0,
+    g13 bigint NOT NULL DEFAULT 0,
+    g14 bigint NOT NULL DEFAULT 0,
+    g15 bigint NOT NULL DEFAULT 0,
+    g16 bigint NOT NULL DEFAULT 0,
+    g17 bigint NOT NULL DEFAULT 0,
+    g18 bigint NOT NULL DEFAULT 0,
+    g19 bigint NOT NULL DEFAULT 0,
+    g20 bigint NOT NULL DEFAULT 0,
+    g21 bigint NOT NULL DEFAULT 0,
+    g22 bigint NOT NULL DEFAULT 0,
+    g23 bigint NOT NULL DEFAULT 0,
+    g24 bigint NOT NULL DEFAULT 0,
+    g25 bigint NOT NULL DEFAULT 0,
+    g26 bigint NOT NULL DEFAULT 0,
+    g27 bigint NOT NULL DEFAULT 0,
+    g28 bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (site_id, bucket, tool)
+);
+
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION erpgate_usage_rollup_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO usage_rollup AS r (bucket, site_id, tool, calls, errors, timed, e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15, e16, e17, e18, e19, e20, e21, e22, e23, e24, e25, e26, e27, e28, g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11, g12, g13, g14, g15, g16, g17, g18, g19, g20, g21, g22, g23, g24, g25, g26, g27, g28)
+    SELECT * FROM (
+    SELECT date_trunc('hour', occurred_at, 'UTC') AS bucket, coalesce(site_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) AS site_id, tool,
+           count(*), count(*) FILTER (WHERE outcome = 'error'), count(*) FILTER (WHERE es IS NOT NULL),
+           count(*) FILTER (WHERE es = 0),
+           count(*) FILTER (WHERE es = 1),
+           count(*) FILTER (WHERE es = 2),
+           count(*) FILTER (WHERE es = 3),
+           count(*) FILTER (WHERE es = 4),
+           count(*) FILTER (WHERE es = 5),
+           count(*) FILTER (WHERE es = 6),
+           count(*) FILTER (WHERE es = 7),
+           count(*) FILTER (WHERE es = 8),
+           count(*) FILTER (WHERE es = 9),
+           count(*) FILTER (WHERE es = 10),
+           count(*) FILTER (WHERE es = 11),
+           count(*) FILTER (WHERE es = 12),
+           count(*) FILTER (WHERE es = 13),
+           count(*) FILTER (WHERE es = 14),
+           count(*) FILTER (WHERE es = 15),
+           count(*) FILTER (WHERE es = 16),
+           count(*) FILTER (WHERE es = 17),
+           count(*) FILTER (WHERE es = 18),
+           count(*) FILTER (WHERE es = 19),
+           count(*) FILTER (WHERE es = 20),
+           count(*) FILTER (WHERE es = 21),
+           count(*) FILTER (WHERE es = 22),
+           count(*) FILTER (WHERE es = 23),
+           count(*) FILTER (WHERE es = 24),
+           count(*) FILTER (WHERE es = 25),
+           count(*) FILTER (WHERE es = 26),
+           count(*) FILTER (WHERE es = 27),
+           count(*) FILTER (WHERE es = 28),
+           count(*) FILTER (WHERE gs = 0),
+           count(*) FILTER (WHERE gs = 1),
+           count(*) FILTER (WHERE gs = 2),
+           count(*) FILTER (WHERE gs = 3),
+           count(*) FILTER (WHERE gs = 4),
+           count(*) FILTER (WHERE gs = 5),
+           count(*) FILTER (WHERE gs = 6),
+           count(*) FILTER (WHERE gs = 7),
+           count(*) FILTER (WHERE gs = 8),
+           count(*) FILTER (WHERE gs = 9),
+           count(*) FILTER (WHERE gs = 10),
+           count(*) FILTER (WHERE gs = 11),
+           count(*) FILTER (WHERE gs = 12),
+           count(*) FILTER (WHERE gs = 13),
+           count(*) FILTER (WHERE gs = 14),
+           count(*) FILTER (WHERE gs = 15),
+           count(*) FILTER (WHERE gs = 16),
+           count(*) FILTER (WHERE gs = 17),
+           count(*) FILTER (WHERE gs = 18),
+           count(*) FILTER (WHERE gs = 19),
+           count(*) FILTER (WHERE gs = 20),
+           count(*) FILTER (WHERE gs = 21),
+           count(*) FILTER (WHERE gs = 22),
+           count(*) FILTER (WHERE gs = 23),
+           count(*) FILTER (WHERE gs = 24),
+           count(*) FILTER (WHERE gs = 25),
+           count(*) FILTER (WHERE gs = 26),
+           count(*) FILTER (WHERE gs = 27),
+           count(*) FILTER (WHERE gs = 28)
+      FROM (SELECT occurred_at, site_id, tool, outcome, erpgate_latency_slot(erp_ms) AS es,
+                   erpgate_latency_slot(duration_ms - erp_ms) AS gs
+              FROM added WHERE method = 'tools/call') e
+     GROUP BY 1, 2, 3
+    ) per_site WHERE site_id <> 'ffffffff-ffff-ffff-ffff-ffffffffffff'
+    UNION ALL
+    SELECT * FROM (
+    SELECT date_trunc('hour', occurred_at, 'UTC'), 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid, tool,
+           count(*), count(*) FILTER (WHERE outcome = 'error'), count(*) FILTER (WHERE es IS NOT NULL),
+           count(*) FILTER (WHERE es = 0),
+           count(*) FILTER (WHERE es = 1),
+           count(*) FILTER (WHERE es = 2),
+           count(*) FILTER (WHERE es = 3),
+           count(*) FILTER (WHERE es = 4),
+           count(*) FILTER (WHERE es = 5),
+           count(*) FILTER (WHERE es = 6),
+           count(*) FILTER (WHERE es = 7),
+           count(*) FILTER (WHERE es = 8),
+           count(*) FILTER (WHERE es = 9),
+           count(*) FILTER (WHERE es = 10),
+           count(*) FILTER (WHERE es = 11),
+           count(*) FILTER (WHERE es = 12),
+           count(*) FILTER (WHERE es = 13),
+           count(*) FILTER (WHERE es = 14),
+           count(*) FILTER (WHERE es = 15),
+           count(*) FILTER (WHERE es = 16),
+           count(*) FILTER (WHERE es = 17),
+           count(*) FILTER (WHERE es = 18),
+           count(*) FILTER (WHERE es = 19),
+           count(*) FILTER (WHERE es = 20),
+           count(*) FILTER (WHERE es = 21),
+           count(*) FILTER (WHERE es = 22),
+           count(*) FILTER (WHERE es = 23),
+           count(*) FILTER (WHERE es = 24),
+           count(*) FILTER (WHERE es = 25),
+           count(*) FILTER (WHERE es = 26),
+           count(*) FILTER (WHERE es = 27),
+           count(*) FILTER (WHERE es = 28),
+           count(*) FILTER (WHERE gs = 0),
+           count(*) FILTER (WHERE gs = 1),
+           count(*) FILTER (WHERE gs = 2),
+           count(*) FILTER (WHERE gs = 3),
+           count(*) FILTER (WHERE gs = 4),
+           count(*) FILTER (WHERE gs = 5),
+           count(*) FILTER (WHERE gs = 6),
+           count(*) FILTER (WHERE gs = 7),
+           count(*) FILTER (WHERE gs = 8),
+           count(*) FILTER (WHERE gs = 9),
+           count(*) FILTER (WHERE gs = 10),
+           count(*) FILTER (WHERE gs = 11),
+           count(*) FILTER (WHERE gs = 12),
+           count(*) FILTER (WHERE gs = 13),
+           count(*) FILTER (WHERE gs = 14),
+           count(*) FILTER (WHERE gs = 15),
+           count(*) FILTER (WHERE gs = 16),
+           count(*) FILTER (WHERE gs = 17),
+           count(*) FILTER (WHERE gs = 18),
+           count(*) FILTER (WHERE gs = 19),
+           count(*) FILTER (WHERE gs = 20),
+           count(*) FILTER (WHERE gs = 21),
+           count(*) FILTER (WHERE gs = 22),
+           count(*) FILTER (WHERE gs = 23),
+           count(*) FILTER (WHERE gs = 24),
+           count(*) FILTER (WHERE gs = 25),
+           count(*) FILTER (WHERE gs = 26),
+           count(*) FILTER (WHERE gs = 27),
+           count(*) FILTER (WHERE gs = 28)
+      FROM (SELECT occurred_at, site_id, tool, outcome, erpgate_latency_slot(erp_ms) AS es,
+                   erpgate_latency_slot(duration_ms - erp_ms) AS gs
+              FROM added WHERE method = 'tools/call') e
+     GROUP BY 1, 2, 3
+    ) every_site
+    ORDER BY 2, 1, 3
+    ON CONFLICT (site_id, bucket, tool) DO UPDATE SET
+        calls = r.calls + excluded.calls,
+        errors = r.errors + excluded.errors,
+        timed = r.timed + excluded.timed,
+        e0 = r.e0 + excluded.e0,
+        e1 = r.e1 + excluded.e1,
+        e2 = r.e2 + excluded.e2,
+        e3 = r.e3 + excluded.e3,
+        e4 = r.e4 + excluded.e4,
+        e5 = r.e5 + excluded.e5,
+        e6 = r.e6 + excluded.e6,
+        e7 = r.e7 + excluded.e7,
+        e8 = r.e8 + excluded.e8,
+        e9 = r.e9 + excluded.e9,
+        e10 = r.e10 + excluded.e10,
+        e11 = r.e11 + excluded.e11,
+        e12 = r.e12 + excluded.e12,
+        e13 = r.e13 + excluded.e13,
+        e14 = r.e14 + excluded.e14,
+        e15 = r.e15 + excluded.e15,
+        e16 = r.e16 + excluded.e16,
+        e17 = r.e17 + excluded.e17,
+        e18 = r.e18 + excluded.e18,
+        e19 = r.e19 + excluded.e19,
+        e20 = r.e20 + excluded.e20,
+        e21 = r.e21 + excluded.e21,
+        e22 = r.e22 + excluded.e22,
+        e23 = r.e23 + excluded.e23,
+        e24 = r.e24 + excluded.e24,
+        e25 = r.e25 + excluded.e25,
+        e26 = r.e26 + excluded.e26,
+        e27 = r.e27 + excluded.e27,
+        e28 = r.e28 + excluded.e28,
+        g0 = r.g0 + excluded.g0,
+        g1 = r.g1 + excluded.g1,
+        g2 = r.g2 + excluded.g2,
+        g3 = r.g3 + excluded.g3,
+        g4 = r.g4 + excluded.g4,
+        g5 = r.g5 + excluded.g5,
+        g6 = r.g6 + excluded.g6,
+        g7 = r.g7 + excluded.g7,
+        g8 = r.g8 + excluded.g8,
+        g9 = r.g9 + excluded.g9,
+        g10 = r.g10 + excluded.g10,
+        g11 = r.g11 + excluded.g11,
+        g12 = r.g12 + excluded.g12,
+        g13 = r.g13 + excluded.g13,
+        g14 = r.g14 + excluded.g14,
+        g15 = r.g15 + excluded.g15,
+        g16 = r.g16 + excluded.g16,
+        g17 = r.g17 + excluded.g17,
+        g18 = r.g18 + excluded.g18,
+        g19 = r.g19 + excluded.g19,
+        g20 = r.g20 + excluded.g20,
+        g21 = r.g21 + excluded.g21,
+        g22 = r.g22 + excluded.g22,
+        g23 = r.g23 + excluded.g23,
+        g24 = r.g24 + excluded.g24,
+        g25 = r.g25 + excluded.g25,
+        g26 = r.g26 + excluded.g26,
+        g27 = r.g27 + excluded.g27,
+        g28 = r.g28 + excluded.g28;
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+
+-- The trigger and the count of the rows already stored are one
+-- transaction, with inserts held off meanwhile (the replicas buffer and
+-- retry them), so that no row is counted twice or missed.
+-- +goose StatementBegin
+DO $$
+BEGIN
+    PERFORM set_config('lock_timeout', '5s', true);
+    LOCK TABLE usage_events IN SHARE ROW EXCLUSIVE MODE;
+    DROP TRIGGER IF EXISTS usage_events_rollup ON usage_events;
+    DELETE FROM usage_rollup;
+    CREATE TRIGGER usage_events_rollup AFTER INSERT ON usage_events
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION erpgate_usage_rollup_add();
+    
+    INSERT INTO usage_rollup (bucket, site_id, tool, calls, errors, timed, e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15, e16, e17, e18, e19, e20, e21, e22, e23, e24, e25, e26, e27, e28, g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11, g12, g13, g14, g15, g16, g17, g18, g19, g20, g21, g22, g23, g24, g25, g26, g27, g28)
+    SELECT * FROM (
+        SELECT date_trunc('hour', occurred_at, 'UTC') AS bucket, site_id, tool,
+               count(*), count(*) FILTER (WHERE outcome = 'error'), count(*) FILTER (WHERE es IS NOT NULL),
+               count(*) FILTER (WHERE es = 0),
+               count(*) FILTER (WHERE es = 1),
+               count(*) FILTER (WHERE es = 2),
+               count(*) FILTER (WHERE es = 3),
+               count(*) FILTER (WHERE es = 4),
+               count(*) FILTER (WHERE es = 5),
+               count(*) FILTER (WHERE es = 6),
+               count(*) FILTER (WHERE es = 7),
+               count(*) FILTER (WHERE es = 8),
+               count(*) FILTER (WHERE es = 9),
+               count(*) FILTER (WHERE es = 10),
+               count(*) FILTER (WHERE es = 11),
+               count(*) FILTER (WHERE es = 12),
+               count(*) FILTER (WHERE es = 13),
+               count(*) FILTER (WHERE es = 14),
+               count(*) FILTER (WHERE es = 15),
+               count(*) FILTER (WHERE es = 16),
+               count(*) FILTER (WHERE es = 17),
+               count(*) FILTER (WHERE es = 18),
+               count(*) FILTER (WHERE es = 19),
+               count(*) FILTER (WHERE es = 20),
+               count(*) FILTER (WHERE es = 21),
+               count(*) FILTER (WHERE es = 22),
+               count(*) FILTER (WHERE es = 23),
+               count(*) FILTER (WHERE es = 24),
+               count(*) FILTER (WHERE es = 25),
+               count(*) FILTER (WHERE es = 26),
+               count(*) FILTER (WHERE es = 27),
+               count(*) FILTER (WHERE es = 28),
+               count(*) FILTER (WHERE gs = 0),
+               count(*) FILTER (WHERE gs = 1),
+               count(*) FILTER (WHERE gs = 2),
+               count(*) FILTER (WHERE gs = 3),
+               count(*) FILTER (WHERE gs = 4),
+               count(*) FILTER (WHERE gs = 5),
+               count(*) FILTER (WHERE gs = 6),
+               count(*) FILTER (WHERE gs = 7),
+               count(*) FILTER (WHERE gs = 8),
+               count(*) FILTER (WHERE gs = 9),
+               count(*) FILTER (WHERE gs = 10),
+               count(*) FILTER (WHERE gs = 11),
+               count(*) FILTER (WHERE gs = 12),
+               count(*) FILTER (WHERE gs = 13),
+               count(*) FILTER (WHERE gs = 14),
+               count(*) FILTER (WHERE gs = 15),
+               count(*) FILTER (WHERE gs = 16),
+               count(*) FILTER (WHERE gs = 17),
+               count(*) FILTER (WHERE gs = 18),
+               count(*) FILTER (WHERE gs = 19),
+               count(*) FILTER (WHERE gs = 20),
+               count(*) FILTER (WHERE gs = 21),
+               count(*) FILTER (WHERE gs = 22),
+               count(*) FILTER (WHERE gs = 23),
+               count(*) FILTER (WHERE gs = 24),
+               count(*) FILTER (WHERE gs = 25),
+               count(*) FILTER (WHERE gs = 26),
+               count(*) FILTER (WHERE gs = 27),
+               count(*) FILTER (WHERE gs = 28)
+          FROM (SELECT occurred_at, site_id, tool, outcome, erpgate_latency_slot(erp_ms) AS es,
+                       erpgate_latency_slot(duration_ms - erp_ms) AS gs
+                  FROM usage_events WHERE method = 'tools/call') e
+         GROUP BY 1, 2, 3
+    ) per_site WHERE site_id IS NOT NULL
+    UNION ALL
+        SELECT date_trunc('hour', occurred_at, 'UTC'), 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid, tool,
+               count(*), count(*) FILTER (WHERE outcome = 'error'), count(*) FILTER (WHERE es IS NOT NULL),
+               count(*) FILTER (WHERE es = 0),
+               count(*) FILTER (WHERE es = 1),
+               count(*) FILTER (WHERE es = 2),
+               count(*) FILTER (WHERE es = 3),
+               count(*) FILTER (WHERE es = 4),
+               count(*) FILTER (WHERE es = 5),
+               count(*) FILTER (WHERE es = 6),
+               count(*) FILTER (WHERE es = 7),
+               count(*) FILTER (WHERE es = 8),
+               count(*) FILTER (WHERE es = 9),
+               count(*) FILTER (WHERE es = 10),
+               count(*) FILTER (WHERE es = 11),
+               count(*) FILTER (WHERE es = 12),
+               count(*) FILTER (WHERE es = 13),
+               count(*) FILTER (WHERE es = 14),
+               count(*) FILTER (WHERE es = 15),
+               count(*) FILTER (WHERE es = 16),
+               count(*) FILTER (WHERE es = 17),
+               count(*) FILTER (WHERE es = 18),
+               count(*) FILTER (WHERE es = 19),
+               count(*) FILTER (WHERE es = 20),
+               count(*) FILTER (WHERE es = 21),
+               count(*) FILTER (WHERE es = 22),
+               count(*) FILTER (WHERE es = 23),
+               count(*) FILTER (WHERE es = 24),
+               count(*) FILTER (WHERE es = 25),
+               count(*) FILTER (WHERE es = 26),
+               count(*) FILTER (WHERE es = 27),
+               count(*) FILTER (WHERE es = 28),
+               count(*) FILTER (WHERE gs = 0),
+               count(*) FILTER (WHERE gs = 1),
+               count(*) FILTER (WHERE gs = 2),
+               count(*) FILTER (WHERE gs = 3),
+               count(*) FILTER (WHERE gs = 4),
+               count(*) FILTER (WHERE gs = 5),
+               count(*) FILTER (WHERE gs = 6),
+               count(*) FILTER (WHERE gs = 7),
+               count(*) FILTER (WHERE gs = 8),
+               count(*) FILTER (WHERE gs = 9),
+               count(*) FILTER (WHERE gs = 10),
+               count(*) FILTER (WHERE gs = 11),
+               count(*) FILTER (WHERE gs = 12),
+               count(*) FILTER (WHERE gs = 13),
+               count(*) FILTER (WHERE gs = 14),
+               count(*) FILTER (WHERE gs = 15),
+               count(*) FILTER (WHERE gs = 16),
+               count(*) FILTER (WHERE gs = 17),
+               count(*) FILTER (WHERE gs = 18),
+               count(*) FILTER (WHERE gs = 19),
+               count(*) FILTER (WHERE gs = 20),
+               count(*) FILTER (WHERE gs = 21),
+               count(*) FILTER (WHERE gs = 22),
+               count(*) FILTER (WHERE gs = 23),
+               count(*) FILTER (WHERE gs = 24),
+               count(*) FILTER (WHERE gs = 25),
+               count(*) FILTER (WHERE gs = 26),
+               count(*) FILTER (WHERE gs = 27),
+               count(*) FILTER (WHERE gs = 28)
+          FROM (SELECT occurred_at, site_id, tool, outcome, erpgate_latency_slot(erp_ms) AS es,
+                       erpgate_latency_slot(duration_ms - erp_ms) AS gs
+                  FROM usage_events WHERE method = 'tools/call') e
+         GROUP BY 1, 2, 3;
+END $$;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP TRIGGER IF EXISTS usage_events_rollup ON usage_events;
+DROP FUNCTION IF EXISTS erpgate_usage_rollup_add();
+DROP TABLE IF EXISTS usage_rollup;
+DROP FUNCTION IF EXISTS erpgate_latency_slot(integer);
 CREATE INDEX IF NOT EXISTS admin_events_site_time_idx ON admin_events (site_id, occurred_at DESC);
 DROP INDEX IF EXISTS admin_events_site_time_id_idx;
 DROP INDEX IF EXISTS admin_events_time_id_idx;

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -221,15 +222,15 @@ func TestStatsCountsAndPercentilesPerBucket(t *testing.T) {
 	// Hour 0: ten calls of list_customers with durations 10..100 and ERP
 	// times 1..10, the last two failing; one get_invoice without ERP time.
 	for i := 1; i <= 10; i++ {
-		e := seeded{id: int64(i), at: at(i), site: siteA, tool: "list_customers", outcome: "success", duration: 10 * i, erp: ms(i)}
+		e := seeded{id: int64(i), at: at(i), site: siteA, client: "c", tool: "list_customers", outcome: "success", duration: 10 * i, erp: ms(i)}
 		if i > 8 {
 			e.outcome, e.code = "error", "UPSTREAM_TIMEOUT"
 		}
 		events = append(events, e)
 	}
-	events = append(events, seeded{id: 11, at: at(30), site: siteA, tool: "get_invoice", outcome: "success", duration: 7})
+	events = append(events, seeded{id: 11, at: at(30), site: siteA, client: "c", tool: "get_invoice", outcome: "success", duration: 7})
 	// Hour 2: one call. Hour 1 stays empty.
-	events = append(events, seeded{id: 12, at: at(125), site: siteA, tool: "get_invoice", outcome: "error", code: "NOT_FOUND", duration: 40, erp: ms(30)})
+	events = append(events, seeded{id: 12, at: at(125), site: siteA, client: "c", tool: "get_invoice", outcome: "error", code: "NOT_FOUND", duration: 40, erp: ms(30)})
 	seedUsage(t, pool, events)
 	st, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour)}, time.Hour)
 	if err != nil {
@@ -245,9 +246,11 @@ func TestStatsCountsAndPercentilesPerBucket(t *testing.T) {
 	if want := []ToolCount{{"list_customers", 10, 2}, {"get_invoice", 1, 0}}; !slices.Equal(b0.Tools, want) {
 		t.Errorf("hour 0 tools %v, want %v", b0.Tools, want)
 	}
-	// Nearest rank over 10 values: p50 is the 5th, p95 the 10th.
-	if b0.P50Total != 50 || b0.P95Total != 100 || b0.P50ERP != 5 || b0.P95ERP != 10 || b0.P50Gate != 45 || b0.P95Gate != 90 {
-		t.Errorf("hour 0 percentiles total %d/%d erp %d/%d gate %d/%d", b0.P50Total, b0.P95Total, b0.P50ERP, b0.P95ERP, b0.P50Gate, b0.P95Gate)
+	// Nearest rank over 10 values: p50 is the 5th, p95 the 10th, each
+	// read as its slot's bound: ERP 5 and 10 are bounds; erpgate's 45 and
+	// 90 fall in the slots up to 50 and 100.
+	if b0.P50ERP != 5 || b0.P95ERP != 10 || b0.P50Gate != 50 || b0.P95Gate != 100 {
+		t.Errorf("hour 0 percentiles erp %d/%d gate %d/%d", b0.P50ERP, b0.P95ERP, b0.P50Gate, b0.P95Gate)
 	}
 	if b1.Calls != 0 || len(b1.Tools) != 0 || !b1.Start.Equal(t0.Add(time.Hour)) {
 		t.Errorf("hour 1: %+v, want empty", b1)
@@ -257,6 +260,26 @@ func TestStatsCountsAndPercentilesPerBucket(t *testing.T) {
 	}
 	if want := []ToolCount{{"list_customers", 10, 2}, {"get_invoice", 2, 1}}; !slices.Equal(st.Tools, want) {
 		t.Errorf("tools %v, want %v", st.Tools, want)
+	}
+	if !st.FromRollup {
+		t.Error("an unfiltered chart did not read the rollup")
+	}
+	// The events themselves (a filter every call matches) give the same.
+	raw, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), Client: "c"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.FromRollup || !reflect.DeepEqual(raw.Buckets, st.Buckets) || !reflect.DeepEqual(raw.Tools, st.Tools) {
+		t.Errorf("from the events %+v\nfrom the rollup %+v", raw.Buckets, st.Buckets)
+	}
+	// The site's rollup rows hold the same; another site has none.
+	site, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), SiteID: siteA}, time.Hour)
+	if err != nil || !reflect.DeepEqual(site.Buckets, st.Buckets) {
+		t.Errorf("site A's chart %+v, %v", site.Buckets, err)
+	}
+	other, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), SiteID: siteB}, time.Hour)
+	if err != nil || len(other.Tools) != 0 || other.Buckets[0].Calls != 0 {
+		t.Errorf("site B's chart %+v, %v", other.Buckets, err)
 	}
 	days, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour)}, 24*time.Hour)
 	if err != nil {
@@ -438,4 +461,56 @@ func FuzzParseCursor(f *testing.F) {
 			t.Fatalf("%q → %+v → %q → %+v, %v", s, c, c.String(), again, err2)
 		}
 	})
+}
+
+// TestLatencyBoundsMatchTheDatabase: the slot of each bound is its own,
+// and one millisecond more is the next slot's.
+func TestLatencyBoundsMatchTheDatabase(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	for i, b := range LatencyBounds {
+		var at, after int
+		if err := pool.QueryRow(context.Background(), `SELECT erpgate_latency_slot($1), erpgate_latency_slot($1 + 1)`, b).Scan(&at, &after); err != nil {
+			t.Fatal(err)
+		}
+		if at != i || after != i+1 {
+			t.Errorf("bound %d ms: slots %d and %d, want %d and %d", b, at, after, i, i+1)
+		}
+	}
+	var neg int
+	if err := pool.QueryRow(context.Background(), `SELECT erpgate_latency_slot(-5)`).Scan(&neg); err != nil || neg != 0 {
+		t.Errorf("a negative time is slot %d (%v), want 0", neg, err)
+	}
+}
+
+// TestRollupCountsEachInsertOnce: rows written again by a retried batch
+// (ON CONFLICT DO NOTHING) are not counted again, and rows without a site
+// count for every site only.
+func TestRollupCountsEachInsertOnce(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	insert := `INSERT INTO usage_events (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, duration_ms, erp_ms)
+		SELECT ('00000000-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, $1, CASE WHEN i = 3 THEN NULL ELSE $2::uuid END,
+		       'site-a', 'oauth', 'r', 'tools/call', 'x', 'success', 10, 5
+		FROM generate_series(1, 3) i ON CONFLICT (event_id) DO NOTHING`
+	for range 2 {
+		if _, err := pool.Exec(ctx, insert, t0, siteA); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := map[uuid.UUID]int64{}
+	rows, err := pool.Query(ctx, `SELECT site_id, calls FROM usage_rollup`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id uuid.UUID
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		counts[id] = n
+	}
+	if len(counts) != 2 || counts[siteA] != 2 || counts[AllSites] != 3 {
+		t.Errorf("rollup calls %v, want site A 2 and every site 3", counts)
+	}
 }
