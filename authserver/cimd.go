@@ -179,7 +179,7 @@ func (c *cimdResolver) fetchShared(ctx context.Context, clientID string) (json.R
 	}
 	if source, ok := sourceFrom(ctx); ok && c.fetchLimit != nil {
 		// Every new URL would be a fetch to a host the caller chose.
-		if ok, wait, _ := c.fetchLimit.allow(source); !ok {
+		if ok, wait, _ := c.fetchLimit.Allow(source); !ok {
 			return nil, cimdErrorf("erpgate has fetched too many client metadata documents for your network; try again %s", inSeconds(int(math.Ceil(wait.Seconds()))))
 		}
 	}

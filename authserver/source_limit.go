@@ -5,21 +5,17 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/time/rate"
+
+	"github.com/erpgate/erpgate/platform/sourcelimit"
 )
 
 // SourceLimit is a token bucket per request source: Burst requests at
 // once, then one every Every.
-type SourceLimit struct {
-	Burst int
-	Every time.Duration
-}
+type SourceLimit = sourcelimit.Limit
 
 // SourceLimits bound what one source may do on the endpoints that need no
 // authentication, so that it can neither fill the database nor probe for
@@ -57,67 +53,11 @@ func (l SourceLimits) withDefaults() SourceLimits {
 	return l
 }
 
-// maxSources bounds the sources one limiter remembers.
-const maxSources = 100_000
-
 // sourceLimiter keeps a token bucket per source.
-type sourceLimiter struct {
-	limit SourceLimit
-	now   func() time.Time
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-// bucket is one source's tokens, and whether its last request was refused
-// (so that only the first refusal in a row is logged).
-type bucket struct {
-	tokens  *rate.Limiter
-	refused bool
-}
+type sourceLimiter = sourcelimit.Limiter
 
 func newSourceLimiter(limit SourceLimit, now func() time.Time) *sourceLimiter {
-	return &sourceLimiter{limit: limit, now: now, buckets: map[string]*bucket{}}
-}
-
-// allow takes one request of source from its bucket. When the bucket is
-// empty it reports how long until the next request would be allowed, and
-// whether this is the first refusal since the source was last allowed.
-func (l *sourceLimiter) allow(source string) (ok bool, wait time.Duration, first bool) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, found := l.buckets[source]
-	if !found {
-		if len(l.buckets) >= maxSources {
-			l.sweep(now)
-		}
-		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
-		l.buckets[source] = b
-	}
-	r := b.tokens.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		first, b.refused = !b.refused, true
-		return false, d, first
-	}
-	b.refused = false
-	return true, 0, false
-}
-
-// sweep forgets the sources whose bucket has filled up again (they are as
-// good as new), and, if that is not enough, every source: memory stays
-// bounded however many sources an attack uses, at the price of letting
-// some of them start again.
-func (l *sourceLimiter) sweep(now time.Time) {
-	for k, b := range l.buckets {
-		if b.tokens.TokensAt(now) >= float64(l.limit.Burst) {
-			delete(l.buckets, k)
-		}
-	}
-	if len(l.buckets) >= maxSources {
-		clear(l.buckets)
-	}
+	return sourcelimit.New(limit, now)
 }
 
 type sourceKey struct{}
@@ -137,17 +77,7 @@ func sourceFrom(ctx context.Context) (string, bool) {
 // (as Deps.ClientIP finds it), IPv6 addresses grouped by /64, since one
 // host usually holds a whole /64.
 func (s *Server) requestSource(r *http.Request) string {
-	ip := s.deps.ClientIP(r)
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	addr = addr.Unmap().WithZone("")
-	if addr.Is4() {
-		return addr.String()
-	}
-	p, _ := addr.Prefix(64)
-	return p.String()
+	return sourcelimit.Source(s.deps.ClientIP(r))
 }
 
 // directClientIP is the address the connection comes from.
@@ -164,7 +94,7 @@ func directClientIP(r *http.Request) string {
 // the caller answers 429.
 func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *sourceLimiter, what string) (int, bool) {
 	source := s.requestSource(r)
-	ok, wait, first := l.allow(source)
+	ok, wait, first := l.Allow(source)
 	if ok {
 		return 0, true
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
@@ -25,9 +26,11 @@ import (
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/consolesession"
 	"github.com/erpgate/erpgate/platform/database"
 	"github.com/erpgate/erpgate/platform/gctune"
 	"github.com/erpgate/erpgate/platform/invalidate"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/mcpengine"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -40,6 +43,7 @@ import (
 	"github.com/erpgate/erpgate/platform/sitestore"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
+	"github.com/erpgate/erpgate/web/console"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -57,6 +61,8 @@ type App struct {
 	stopJanitor context.CancelFunc
 	// limiter's queued lease releases are flushed at shutdown.
 	limiter *ratelimit.Limiter
+	// live is the operator's live settings.
+	live *livesettings.Store
 }
 
 // connectorDeps is what connectors need from the platform at run time.
@@ -65,6 +71,8 @@ type App struct {
 type connectorDeps struct {
 	HTTPClient    func(connector.Site, connector.Authorizer) *http.Client
 	ServiceTokens connector.ServiceTokenStore
+	// CanaryInquiry is the live Acumatica canary inquiry.
+	CanaryInquiry func() string
 }
 
 // newRegistry registers every connector this build serves, catalogue only.
@@ -76,7 +84,7 @@ func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
 	if err := reg.Register(frappe.New()); err != nil {
 		return nil, err
 	}
-	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens})); err != nil {
+	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens, CanaryInquiry: deps.CanaryInquiry})); err != nil {
 		return nil, err
 	}
 	return reg, nil
@@ -127,9 +135,18 @@ func (a *App) build(ctx context.Context) error {
 		Retry:            cfg.Upstream.Retry,
 		AddressPolicy:    erpAddresses,
 	})
+	// The operator's live settings; the environment gives the defaults.
+	live := livesettings.New(a.pool, livesettings.Defaults{
+		RedactionAdd: cfg.Redaction.Patterns, RedactionSkip: cfg.Redaction.Skip,
+		MaxRecords: cfg.Limits.MaxRecords, UserConcurrency: cfg.Limits.UserConcurrency, UserPerMinute: cfg.Limits.UserPerMinute,
+		SiteConcurrency: cfg.Limits.SiteConcurrency, SitePerMinute: cfg.Limits.SitePerMinute,
+		CanaryInquiry: acumatica.DefaultCanaryInquiry,
+	}, a.log)
+	a.live = live
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
 		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log}),
+		CanaryInquiry: func() string { return live.Current().Deployment.CanaryInquiry },
 	})
 	if err != nil {
 		return err
@@ -182,6 +199,14 @@ func (a *App) build(ctx context.Context) error {
 		return err
 	}
 
+	live.OnChange(func(snap *livesettings.Snapshot) {
+		applyLiveSettings(snap, engine, limiter)
+	})
+	if err := live.Load(ctx); err != nil {
+		return err
+	}
+	go live.Run(janitorCtx, settingsPoll)
+
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
@@ -194,6 +219,7 @@ func (a *App) build(ctx context.Context) error {
 		IsDevHost:    cfg.IsDevHost,
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
+		Settings:     live,
 		Logger:       a.log,
 	})
 	adminapi.New(adminapi.Deps{
@@ -208,8 +234,24 @@ func (a *App) build(ctx context.Context) error {
 		Admin:        siteAdmin,
 		Activity:     activity.NewStore(a.pool),
 	}).Register(e.Group("/api/v1"))
+	if cfg.Keyring != nil {
+		sessions := consolesession.New(a.pool)
+		go purgeEvery(janitorCtx, time.Hour, sessions.Purge, a.log)
+		console.New(console.Deps{
+			PublicBaseURL: cfg.PublicBaseURL,
+			AdminToken:    cfg.AdminToken,
+			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
+			Sessions:      sessions,
+			Admin:         siteAdmin,
+			Store:         store,
+			Settings:      live,
+			ClientIP:      e.IPExtractor,
+			Logger:        a.log,
+		}).Register(e)
+	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
+	listener.OnMessage(livesettings.NotifyPrefix, live.Notified)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, 30*time.Second)
 	store.OnChange(resolver.Forget)
@@ -234,6 +276,39 @@ func (a *App) build(ctx context.Context) error {
 	}
 	a.echo = e
 	return nil
+}
+
+// settingsPoll is how often a replica checks the live settings' version,
+// in case it missed a notification: a change is in force everywhere within
+// it.
+const settingsPoll = 500 * time.Millisecond
+
+// applyLiveSettings puts a snapshot of the live settings in force in the
+// engine and the limiter.
+func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, limiter *ratelimit.Limiter) {
+	d := snap.Deployment
+	l := mcpengine.Live{MaxRecords: d.MaxRecords, Redaction: redact.Rules{Add: d.RedactionAdd, Skip: d.RedactionSkip}, Sites: map[uuid.UUID]mcpengine.SiteLive{}}
+	for id, s := range snap.Sites {
+		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly}
+	}
+	engine.SetLive(l)
+	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
+}
+
+// purgeEvery runs purge every interval until ctx ends, logging failures.
+func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.Context) error, log *zap.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := purge(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("purge expired console sessions", zap.Error(err))
+			}
+		}
+	}
 }
 
 // clientIPExtractor tells where a request comes from: the connection's

@@ -33,6 +33,10 @@ type Options struct {
 	// replica and renewed under a per-(site, user) lock. Default: in this
 	// process only.
 	ServiceTokens connector.ServiceTokenStore
+	// CanaryInquiry returns the canary inquiry of sites whose settings
+	// name none (the operator's live setting); nil or "" is
+	// DefaultCanaryInquiry.
+	CanaryInquiry func() string
 }
 
 // Connector implements connector.Connector for Acumatica ERP. Users sign in
@@ -59,7 +63,7 @@ func New(opts Options) *Connector {
 	if opts.ServiceTokens == nil {
 		opts.ServiceTokens = memstore.NewServiceTokens(nil)
 	}
-	c := &Connector{service: newServiceAuth(opts.HTTPClient, opts.ServiceTokens)}
+	c := &Connector{OAuth: OAuth{canary: opts.CanaryInquiry}, service: newServiceAuth(opts.HTTPClient, opts.ServiceTokens)}
 	c.tools = catalogue(c)
 	return c
 }

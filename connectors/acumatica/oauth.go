@@ -30,7 +30,10 @@ import (
 const OAuthScope = "api openid profile email offline_access"
 
 // OAuth is Acumatica's upstream sign-in. The zero value is ready to use.
-type OAuth struct{}
+type OAuth struct {
+	// canary is the deployment's canary inquiry (Options.CanaryInquiry).
+	canary func() string
+}
 
 var (
 	_ connector.UpstreamOAuth      = OAuth{}

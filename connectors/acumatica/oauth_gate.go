@@ -25,11 +25,16 @@ type gateSettings struct {
 	CanaryGI string `json:"canary_gi"`
 }
 
-func gateSettingsOf(site connector.Site) gateSettings {
+func (o OAuth) gateSettingsOf(site connector.Site) gateSettings {
 	var s gateSettings
 	_ = json.Unmarshal(site.Settings, &s)
 	if strings.TrimSpace(s.CanaryGI) == "" {
 		s.CanaryGI = DefaultCanaryInquiry
+		if o.canary != nil {
+			if name := o.canary(); name != "" {
+				s.CanaryGI = name
+			}
+		}
 	}
 	return s
 }
@@ -39,8 +44,8 @@ func gateSettingsOf(site connector.Site) gateSettings {
 // whoever may read the inquiry may use erpgate, however the customer
 // grants that. 200 allows; 403 denies; anything else (404, 5xx, no answer)
 // is a set-up problem, not a denial, so it is never shown as "no access".
-func (OAuth) CheckAccess(ctx context.Context, site connector.Site, hc *http.Client) (connector.AccessCheck, error) {
-	s := gateSettingsOf(site)
+func (o OAuth) CheckAccess(ctx context.Context, site connector.Site, hc *http.Client) (connector.AccessCheck, error) {
+	s := o.gateSettingsOf(site)
 	causes := []string{
 		fmt.Sprintf("the generic inquiry %s does not exist, or is not published (SM208000)", s.CanaryGI),
 		fmt.Sprintf("the inquiry %s is not exposed via OData (Expose via OData on SM208000)", s.CanaryGI),

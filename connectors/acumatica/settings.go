@@ -32,9 +32,9 @@ type Settings struct {
 	// Tenant is the tenant's login name, part of every OData URL
 	// (/t/{tenant}/api/odata/gi). Generic-inquiry tools need it.
 	Tenant string `json:"tenant,omitempty"`
-	// CanaryGI is the generic inquiry of the access gate (default
-	// MCPAccess).
-	CanaryGI string `json:"canary_gi"`
+	// CanaryGI is the generic inquiry of the access gate; empty, the
+	// deployment's (Options.CanaryInquiry, by default MCPAccess).
+	CanaryGI string `json:"canary_gi,omitempty"`
 	// MaxRecords, when set, caps the rows one query returns on this site,
 	// below the deployment's cap.
 	MaxRecords int `json:"max_records,omitempty"`
@@ -83,9 +83,6 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 	if s.EndpointVersion == "" {
 		s.EndpointVersion = DefaultEndpointVersion
 	}
-	if s.CanaryGI == "" {
-		s.CanaryGI = DefaultCanaryInquiry
-	}
 	switch {
 	case !endpointNamePattern.MatchString(s.EndpointName):
 		return Settings{}, invalidSettings("endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
@@ -95,7 +92,7 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 		return Settings{}, invalidSettings("the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
 	case s.Tenant != "" && !tenantPattern.MatchString(s.Tenant):
 		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
-	case !inquiryName.MatchString(s.CanaryGI):
+	case s.CanaryGI != "" && !inquiryName.MatchString(s.CanaryGI):
 		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)
 	case s.MaxRecords < 0 || s.MaxRecords > maxRecordsCeiling:
 		return Settings{}, invalidSettings("max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)

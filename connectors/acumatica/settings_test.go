@@ -14,11 +14,11 @@ func TestNormalizeSettings(t *testing.T) {
 	cases := []struct {
 		in, want string
 	}{
-		{``, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"MCPAccess"}`},
-		{`null`, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"MCPAccess"}`},
-		{`{"tenant":" Demo ","endpoint_version":"25.200.001"}`, `{"endpoint_name":"Default","endpoint_version":"25.200.001","tenant":"Demo","canary_gi":"MCPAccess"}`},
+		{``, `{"endpoint_name":"Default","endpoint_version":"24.200.001"}`},
+		{`null`, `{"endpoint_name":"Default","endpoint_version":"24.200.001"}`},
+		{`{"tenant":" Demo ","endpoint_version":"25.200.001"}`, `{"endpoint_name":"Default","endpoint_version":"25.200.001","tenant":"Demo"}`},
 		{`{"endpoint_name":"default","canary_gi":"AI Access","max_records":250}`, `{"endpoint_name":"Default","endpoint_version":"24.200.001","canary_gi":"AI Access","max_records":250}`},
-		{`{"endpoint_name":"MyEndpoint","endpoint_version":"1.0"}`, `{"endpoint_name":"MyEndpoint","endpoint_version":"1.0","canary_gi":"MCPAccess"}`},
+		{`{"endpoint_name":"MyEndpoint","endpoint_version":"1.0"}`, `{"endpoint_name":"MyEndpoint","endpoint_version":"1.0"}`},
 	}
 	for _, tc := range cases {
 		got, err := c.NormalizeSettings(json.RawMessage(tc.in))

@@ -52,11 +52,14 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 // runTool validates, limits, calls the handler within the budget, then
 // redacts and bounds the result. It returns the result as JSON.
 func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool, rawArgs json.RawMessage) ([]byte, error) {
+	if err := e.refuseUnoffered(st, ct); err != nil {
+		return nil, err
+	}
 	args, err := validateArgs(ct.fast, ct.input, rawArgs)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseRedactedFields(ct, args); err != nil {
+	if err := refuseRedactedFields(ct, e.redactor(st, ct), args); err != nil {
 		return nil, err
 	}
 	if e.opts.Limiter != nil {
@@ -69,7 +72,7 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
 	defer cancel()
 
-	maxRecords := e.opts.MaxRecords
+	maxRecords := e.live.Load().maxRecords
 	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
 		maxRecords = m
 	}
@@ -108,10 +111,11 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 	var raw []byte
 	var sensitive bool
 	var err error
+	redactor := e.redactor(st, ct)
 	if r, ok := out.(connector.RawResult); ok {
 		// Already encoded (the ERP's rows passed on): check it and look
 		// for anything to redact in one reading that decodes nothing.
-		if sensitive, err = ct.redactor.InspectChecked(r); err == nil && sensitive {
+		if sensitive, err = redactor.InspectChecked(r); err == nil && sensitive {
 			// It stopped at the first string to redact: check the rest
 			// too (rare), as the decoding below would let trailing data
 			// or invalid UTF-8 through.
@@ -125,7 +129,7 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 		if raw, err = json.Marshal(out); err != nil {
 			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
 		}
-		sensitive = ct.redactor.Inspect(raw)
+		sensitive = redactor.Inspect(raw)
 	}
 	if !sensitive {
 		// Nothing to redact (the common case): the encoding is the result,
@@ -144,7 +148,7 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
 	}
-	doc, paths := ct.redactor.Apply(doc)
+	doc, paths := redactor.Apply(doc)
 	if len(paths) > 0 {
 		e.log.Info("field_redaction",
 			zap.String("event", "field_redaction"),
@@ -177,7 +181,7 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 	// An ERP's error text can quote other records' values, SQL, a
 	// traceback or credentials: it passes through the same redaction as
 	// results (issue 14).
-	message, _ := ct.redactor.RedactText(te.Message)
+	message, _ := e.redactor(st, ct).RedactText(te.Message)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		st.setOutcome(usage.Cancelled, "")
 	} else {

@@ -13,6 +13,7 @@ package mcpengine
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -88,6 +89,11 @@ type Engine struct {
 	origins map[string]bool
 	// admission bounds the requests worked on at once (admission.go).
 	admission *admission
+	// exempt is each kind's field names the connector exempts from
+	// redaction.
+	exempt map[string][]string
+	// live is the operator's settings in force (live.go).
+	live atomic.Pointer[liveState]
 }
 
 type kindServer struct {
@@ -102,8 +108,7 @@ type compiledTool struct {
 	input *jsonschema.Schema
 	// fast decides the common case, valid arguments, without input's
 	// decoding; anything it is not sure of goes to input.
-	fast     *schema.Checker
-	redactor *redact.Redactor
+	fast *schema.Checker
 	// handler is the tool's call chain (toolHandler), as registered with
 	// mcp-go.
 	handler server.ToolHandlerFunc
@@ -151,6 +156,7 @@ func New(opts Options) (*Engine, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		kinds:     map[string]*kindServer{},
+		exempt:    map[string][]string{},
 		origins:   map[string]bool{},
 		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare),
 	}
@@ -171,6 +177,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		e.kinds[kind] = ks
 	}
+	e.SetLive(Live{MaxRecords: opts.MaxRecords, Redaction: opts.Redaction})
 	return e, nil
 }
 
@@ -185,23 +192,22 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		// Tool lists differ per site: nothing may be shared between callers.
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithInstructions(instructions(kind)),
+		server.WithToolFilter(e.filterTools(kind)),
 	)
-	// Redaction is per kind: the deployment's rules plus the exact field
-	// names the connector exempts.
-	rules := e.opts.Redaction
+	// Redaction is per kind (and per site when it has rules of its own,
+	// live.go): the deployment's rules plus the exact field names the
+	// connector exempts.
 	if c, ok := e.opts.Registry.Get(kind); ok {
 		if ex, ok := c.(connector.RedactionExemptions); ok {
-			rules = rules.Merge(redact.Rules{Exempt: ex.RedactionExempt()})
+			e.exempt[kind] = ex.RedactionExempt()
 		}
 	}
-	redactor := redact.New(rules)
 	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}}
 	for _, t := range tools {
 		ct, err := compileTool(kind, t)
 		if err != nil {
 			return nil, err
 		}
-		ct.redactor = redactor
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
 		srv.AddTool(mcpTool(t), ct.handler)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
@@ -12,7 +13,7 @@ import (
 // (connector.Tool.Fields). Every result would show [REDACTED], but a
 // filter is an oracle: a binary search over "TaxID gt '…'" recovers the
 // value in about 70 calls (issue 14, item 3).
-func refuseRedactedFields(ct *compiledTool, args json.RawMessage) error {
+func refuseRedactedFields(ct *compiledTool, redactor *redact.Redactor, args json.RawMessage) error {
 	if ct.tool.Fields == nil {
 		return nil
 	}
@@ -25,7 +26,7 @@ func refuseRedactedFields(ct *compiledTool, args json.RawMessage) error {
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments name fields that could not be read")
 	}
 	for _, f := range refs {
-		if part, ok := ct.redactor.SensitivePath(f.Name); ok {
+		if part, ok := redactor.SensitivePath(f.Name); ok {
 			return toolerr.New(toolerr.InvalidArgument,
 				"%s names the field %s, which erpgate redacts. Filtering, sorting, searching, selecting or expanding on a redacted field is refused, because repeated calls would reveal its value; leave %s out of %s",
 				f.Arg, part, part, f.Arg)

@@ -71,8 +71,9 @@ var retryAfterRefusal = []time.Duration{5 * time.Millisecond, 15 * time.Millisec
 
 // Limiter implements mcpengine.Limiter on Postgres.
 type Limiter struct {
-	pool   *pgxpool.Pool
-	limits Limits
+	pool *pgxpool.Pool
+	// limits is in force; SetNumbers replaces it while calls run.
+	limits atomic.Pointer[Limits]
 	log    *zap.Logger
 
 	mu      sync.Mutex
@@ -171,13 +172,35 @@ func New(pool *pgxpool.Pool, limits Limits, log *zap.Logger) *Limiter {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Limiter{
-		pool: pool, limits: limits, log: log,
+	l := &Limiter{
+		pool: pool, log: log,
 		callers: map[callerID]*callerState{},
 		sites:   map[uuid.UUID]*siteState{},
 		kick:    make(chan struct{}, 1),
 	}
+	l.limits.Store(&limits)
+	return l
 }
+
+// SetNumbers puts new per-caller and per-site limits in force for the
+// calls that start next (the operator's live settings); zero keeps a
+// number. Reservations already held are used up under the old numbers.
+func (l *Limiter) SetNumbers(userConcurrency, userPerMinute, siteConcurrency, sitePerMinute int) {
+	next := *l.limits.Load()
+	set := func(dst *int, v int) {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	set(&next.UserConcurrency, userConcurrency)
+	set(&next.UserPerMinute, userPerMinute)
+	set(&next.SiteConcurrency, siteConcurrency)
+	set(&next.SitePerMinute, sitePerMinute)
+	l.limits.Store(&next)
+}
+
+// cur is the limits in force.
+func (l *Limiter) cur() *Limits { return l.limits.Load() }
 
 // liveFloor is the smallest lease id still live at now: the UUID whose
 // first 48 bits are the millisecond now - ttl and whose other bits are
@@ -231,7 +254,7 @@ func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func()
 // warm starts the call on a warm slot with a reservation left, if there
 // is one.
 func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
-	if l.limits.Linger <= 0 {
+	if l.cur().Linger <= 0 {
 		return nil, false
 	}
 	l.mu.Lock()
@@ -241,7 +264,7 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 		return nil, false
 	}
 	le := cs.idle[len(cs.idle)-1]
-	if now.Sub(le.taken) >= l.limits.WarmFor {
+	if now.Sub(le.taken) >= l.cur().WarmFor {
 		return nil, false // too old to reuse; ask ends it
 	}
 	cs.idle = cs.idle[:len(cs.idle)-1]
@@ -253,10 +276,10 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	// Reserve more before the reservations run out, so that the caller's
 	// next calls need no round trip either.
 	var userExtra, siteExtra int
-	if chunk := reserveChunk(l.limits.UserPerMinute); chunk > 0 && !cs.toppingUp && cs.budget.left <= chunk/2 {
+	if chunk := reserveChunk(l.cur().UserPerMinute); chunk > 0 && !cs.toppingUp && cs.budget.left <= chunk/2 {
 		userExtra = chunk
 	}
-	if chunk := reserveChunk(l.limits.SitePerMinute); chunk > 0 && !ss.toppingUp && ss.budget.left <= chunk/2 {
+	if chunk := reserveChunk(l.cur().SitePerMinute); chunk > 0 && !ss.toppingUp && ss.budget.left <= chunk/2 {
 		siteExtra = chunk
 	}
 	if (userExtra > 0 || siteExtra > 0) && !l.closing {
@@ -278,7 +301,7 @@ func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
 	var start, end time.Time
 	var userGranted, siteGranted int
 	err := l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_reserve($1, $2, $3, $4, $5, $6)`,
-		pgUUID(id.site), id.caller, l.limits.UserPerMinute, l.limits.SitePerMinute, userExtra, siteExtra,
+		pgUUID(id.site), id.caller, l.cur().UserPerMinute, l.cur().SitePerMinute, userExtra, siteExtra,
 	).Scan(&start, &end, &userGranted, &siteGranted)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -332,7 +355,7 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 	}
 	var ended []giveBack
 	for _, w := range cs.idle {
-		ended = append(ended, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.limits.LeaseTTL)})
+		ended = append(ended, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.cur().LeaseTTL)})
 	}
 	cs.idle = nil
 	l.queue = slices.DeleteFunc(l.queue, func(g giveBack) bool {
@@ -346,12 +369,12 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 	// its calls can run on a warm slot and use the reservations; anyone
 	// else's would be given back unused a moment later.
 	var userExtra, siteExtra int
-	if backToBack := !cs.lastEnd.IsZero() && now.Sub(cs.lastEnd) < l.limits.Linger; backToBack {
+	if backToBack := !cs.lastEnd.IsZero() && now.Sub(cs.lastEnd) < l.cur().Linger; backToBack {
 		if !cs.budget.usable(now) {
-			userExtra = reserveChunk(l.limits.UserPerMinute)
+			userExtra = reserveChunk(l.cur().UserPerMinute)
 		}
 		if !ss.budget.usable(now) {
-			siteExtra = reserveChunk(l.limits.SitePerMinute)
+			siteExtra = reserveChunk(l.cur().SitePerMinute)
 		}
 	}
 	l.mu.Unlock()
@@ -366,7 +389,7 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 	var windowStart, windowEnd time.Time
 	err = l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		pgUUID(id.site), id.caller, pgUUID(le.id), endedIDs,
-		l.limits.UserConcurrency, l.limits.SiteConcurrency, l.limits.UserPerMinute, l.limits.SitePerMinute,
+		l.cur().UserConcurrency, l.cur().SiteConcurrency, l.cur().UserPerMinute, l.cur().SitePerMinute,
 		userExtra, siteExtra,
 	).Scan(&admitted, &userInFlight, &siteInFlight, &userCalls, &siteCalls, &windowStart, &windowEnd, &userGranted, &siteGranted)
 
@@ -378,7 +401,7 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 			"erpgate could not check its call limits (its database is unavailable); retry shortly")
 	}
 	if !admitted {
-		return nil, refusal(l.limits, userInFlight, siteInFlight, userCalls, siteCalls, windowEnd), nil
+		return nil, refusal(*l.cur(), userInFlight, siteInFlight, userCalls, siteCalls, windowEnd), nil
 	}
 	// The states may have been dropped (Reclaim, expiry) meanwhile.
 	if cs = l.callers[id]; cs == nil {
@@ -438,14 +461,14 @@ func (l *Limiter) end(id callerID, le lease, start time.Time) {
 	if ss := l.sites[id.site]; ss != nil {
 		ss.busy = max(ss.busy-1, 0)
 	}
-	backToBack := !cs.lastEnd.IsZero() && start.Sub(cs.lastEnd) < l.limits.Linger
+	backToBack := !cs.lastEnd.IsZero() && start.Sub(cs.lastEnd) < l.cur().Linger
 	cs.lastEnd = now
-	if l.limits.Linger > 0 && !l.closing && backToBack && now.Sub(le.taken) < l.limits.WarmFor {
+	if l.cur().Linger > 0 && !l.closing && backToBack && now.Sub(le.taken) < l.cur().WarmFor {
 		cs.idle = append(cs.idle, le)
 		l.mu.Unlock()
 		return
 	}
-	l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: le.id, leased: true, expires: le.taken.Add(l.limits.LeaseTTL)})
+	l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: le.id, leased: true, expires: le.taken.Add(l.cur().LeaseTTL)})
 	l.mu.Unlock()
 	l.wake()
 }
@@ -482,7 +505,7 @@ func (l *Limiter) Reclaim(siteID, callerKey string) {
 // giveBackLocked queues a caller's warm slots and unused reservation.
 func (l *Limiter) giveBackLocked(id callerID, cs *callerState) {
 	for _, w := range cs.idle {
-		l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.limits.LeaseTTL)})
+		l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.cur().LeaseTTL)})
 	}
 	cs.idle = nil
 	if cs.budget.left > 0 {
@@ -504,21 +527,21 @@ func (l *Limiter) expireIdle(now time.Time) {
 	l.mu.Lock()
 	queued := len(l.queue)
 	for id, cs := range l.callers {
-		if cs.busy == 0 && now.Sub(cs.lastEnd) >= l.limits.Linger {
+		if cs.busy == 0 && now.Sub(cs.lastEnd) >= l.cur().Linger {
 			l.giveBackLocked(id, cs)
 			delete(l.callers, id)
 			continue
 		}
 		cs.idle = slices.DeleteFunc(cs.idle, func(w lease) bool {
-			if now.Sub(w.taken) < l.limits.WarmFor {
+			if now.Sub(w.taken) < l.cur().WarmFor {
 				return false
 			}
-			l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.limits.LeaseTTL)})
+			l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, lease: w.id, leased: true, expires: w.taken.Add(l.cur().LeaseTTL)})
 			return true
 		})
 	}
 	for site, ss := range l.sites {
-		if ss.busy == 0 && now.Sub(ss.lastUse) >= l.limits.Linger {
+		if ss.busy == 0 && now.Sub(ss.lastUse) >= l.cur().Linger {
 			l.giveBackSiteLocked(site, ss)
 			delete(l.sites, site)
 		}
@@ -621,8 +644,8 @@ func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
 	var linger <-chan time.Time
-	if l.limits.Linger > 0 {
-		lt := time.NewTicker(l.limits.Linger / 2)
+	if l.cur().Linger > 0 {
+		lt := time.NewTicker(l.cur().Linger / 2)
 		defer lt.Stop()
 		linger = lt.C
 	}
@@ -657,7 +680,7 @@ func (l *Limiter) purge(ctx context.Context, now time.Time) error {
 		         WHERE EXISTS (SELECT 1 FROM unnest(leases) x WHERE x < $1)
 		           FOR UPDATE SKIP LOCKED) stale
 		 WHERE c.site_id = stale.site_id AND c.caller_key = stale.caller_key`,
-		pgUUID(liveFloor(now, l.limits.LeaseTTL))); err != nil {
+		pgUUID(liveFloor(now, l.cur().LeaseTTL))); err != nil {
 		return fmt.Errorf("ratelimit: remove expired leases: %w", err)
 	}
 	if _, err := l.pool.Exec(ctx, `

@@ -42,6 +42,8 @@ var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 type Keyring struct {
 	ids   []string // in specification order; ids[0] is the primary
 	aeads map[string]cipher.AEAD
+	// primary is the primary key's bytes, only for DeriveKey.
+	primary []byte
 }
 
 // ParseKeyring parses an ERPGATE_ENCRYPTION_KEYS specification: a
@@ -60,7 +62,7 @@ func ParseKeyring(spec string) (*Keyring, error) {
 		if entry == "" {
 			continue
 		}
-		id, aead, problem := parseKeyEntry(entry)
+		id, key, aead, problem := parseKeyEntry(entry)
 		if problem != "" {
 			problems = append(problems, describeEntry(i+1, id)+": "+problem)
 			continue
@@ -68,6 +70,9 @@ func ParseKeyring(spec string) (*Keyring, error) {
 		if _, dup := k.aeads[id]; dup {
 			problems = append(problems, describeEntry(i+1, id)+": duplicate key id")
 			continue
+		}
+		if len(k.ids) == 0 {
+			k.primary = key
 		}
 		k.ids = append(k.ids, id)
 		k.aeads[id] = aead
@@ -84,27 +89,27 @@ func ParseKeyring(spec string) (*Keyring, error) {
 // parseKeyEntry parses one id:base64key pair. It returns the id whenever the
 // id is well formed, even if the key is not, so problems can name it; a
 // malformed id is never returned because it might be misplaced key material.
-func parseKeyEntry(entry string) (id string, aead cipher.AEAD, problem string) {
+func parseKeyEntry(entry string) (id string, key []byte, aead cipher.AEAD, problem string) {
 	rawID, encoded, found := strings.Cut(entry, ":")
 	if !found {
-		return "", nil, "expected id:base64key"
+		return "", nil, nil, "expected id:base64key"
 	}
 	rawID = strings.TrimSpace(rawID)
 	if !keyIDPattern.MatchString(rawID) {
-		return "", nil, "key id must be 1 to 32 characters from A-Z a-z 0-9 _ . -"
+		return "", nil, nil, "key id must be 1 to 32 characters from A-Z a-z 0-9 _ . -"
 	}
 	key, ok := decodeBase64(strings.TrimSpace(encoded))
 	if !ok {
-		return rawID, nil, "key is not valid base64"
+		return rawID, nil, nil, "key is not valid base64"
 	}
 	if len(key) != KeySize {
-		return rawID, nil, fmt.Sprintf("key must be %d bytes after base64 decoding, got %d", KeySize, len(key))
+		return rawID, nil, nil, fmt.Sprintf("key must be %d bytes after base64 decoding, got %d", KeySize, len(key))
 	}
 	aead, err := newAEAD(key)
 	if err != nil {
-		return rawID, nil, "key cannot be used for AES-256-GCM"
+		return rawID, nil, nil, "key cannot be used for AES-256-GCM"
 	}
-	return rawID, aead, ""
+	return rawID, key, aead, ""
 }
 
 func describeEntry(position int, id string) string {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/sites"
 )
@@ -30,6 +31,9 @@ type Deps struct {
 	// (or moved) only if its host is exempt or resolves to public
 	// addresses only. Nil (development) allows every address.
 	ERPAddresses *netguard.Policy
+	// Settings is the live settings store ChangeSetting changes; nil
+	// refuses ChangeSetting.
+	Settings *livesettings.Store
 	// Logger receives one line per audit event (event=admin_event), and
 	// one when an event cannot be stored. It may be nil.
 	Logger *zap.Logger
@@ -86,6 +90,12 @@ type Actor struct {
 // Operator is the operator acting with the admin token.
 var Operator = Actor{Kind: ActorOperator, Name: "admin_token"}
 
+// OperatorSession is the operator acting in the console, in the console
+// session named by ref (consolesession.Session.Ref).
+func OperatorSession(ref string) Actor {
+	return Actor{Kind: ActorOperator, Name: "console_session:" + ref}
+}
+
 // ERPAdmin is the ERP administrator user acting on the owner's page.
 func ERPAdmin(user string) Actor { return Actor{Kind: ActorERPAdmin, Name: user} }
 
@@ -101,7 +111,24 @@ const (
 	ActionIssueServiceToken  = "issue_service_token"
 	ActionRevokeServiceToken = "revoke_service_token"
 	ActionRevokePerson       = "revoke_person"
+	// The operator console's own actions.
+	ActionConsoleSignIn  = "console_sign_in"
+	ActionConsoleSignOut = "console_sign_out"
+	ActionChangeSetting  = "change_setting"
 )
+
+// Record stores the audit event of an action carried out outside this
+// layer (a console sign-in, a settings change), as the layer's own
+// actions are: siteID is uuid.Nil and slug empty for a deployment-wide
+// action; err, if not nil, is the refusal (an *Error says why in its
+// Message; any other error is recorded as internal).
+func (s *Service) Record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
+	s.record(ctx, actor, siteID, slug, action, details, err)
+}
+
+// Refusal makes the *Error of a refusal of kind with message, for Record
+// and for callers that refuse in this layer's words.
+func Refusal(kind Kind, message string) *Error { return &Error{Kind: kind, Message: message} }
 
 // Outcomes of an action.
 const (

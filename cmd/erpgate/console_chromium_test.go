@@ -1,0 +1,108 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestChromiumConsole signs in to the operator console in real headless
+// Chromium, looks at every console page, changes a setting on one replica
+// and measures how long a second replica on the same Postgres takes to
+// apply it (at most 1 s), disables a site, and signs out.
+func TestChromiumConsole(t *testing.T) {
+	frappe := frappetest.NewServer(frappetest.Options{})
+	defer frappe.Close()
+	gw := startGateway(t, "", nil)
+	other := startGateway(t, gw.DBURL, map[string]string{"ERPGATE_ADMIN_TOKEN": gw.AdminToken, "ERPGATE_ENCRYPTION_KEYS": gw.Keys})
+	gw.registerFrappe(t, "acme", frappe, userWithRole(t, frappe, "all-companies"))
+	ctx := newChromium(t)
+
+	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
+	waitForTitle(t, ctx, "Console sign-in")
+	saveScreenshot(t, ctx, "console-sign-in.png")
+	browserDo(t, ctx, "sign in with a wrong token",
+		chromedp.SendKeys(chromedp.CSS(`#token`), "ega_not_the_token_at_all_0123456789"),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
+	waitForTitle(t, ctx, "Console sign-in")
+	if text := browserResult(t, ctx, "read the refusal", chromedp.Text(chromedp.CSS("#sign-in-error"))); !strings.Contains(text, "not the admin token") {
+		t.Errorf("refusal %q", text)
+	}
+	saveScreenshot(t, ctx, "console-sign-in-refused.png")
+	browserDo(t, ctx, "sign in",
+		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
+	waitForTitle(t, ctx, "Sites")
+	if text := browserResult(t, ctx, "read the sites page", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "frappe") || !strings.Contains(text, "active") || !strings.Contains(text, "api") {
+		t.Errorf("the site's row: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-sites.png")
+
+	browserDo(t, ctx, "open the settings", chromedp.Click(chromedp.CSS(`nav a[href$="/console/settings"]`)))
+	waitForTitle(t, ctx, "Settings")
+	if text := browserResult(t, ctx, "read max records", chromedp.Text(chromedp.CSS("#setting-max_records"))); !strings.Contains(text, "1000") || !strings.Contains(text, "ERPGATE_MAX_RECORDS") {
+		t.Errorf("max records before: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-settings.png")
+	if got := other.App.live.Current().Deployment.MaxRecords; got != 1000 {
+		t.Fatalf("the other replica's max records before: %d", got)
+	}
+	browserDo(t, ctx, "change max records",
+		chromedp.SetValue(chromedp.CSS(`#value-max_records`), "250"),
+		chromedp.Click(chromedp.CSS(`#setting-max_records button[type="submit"]`)))
+	start := time.Now()
+	deadline := start.Add(1 * time.Second)
+	for other.App.live.Current().Deployment.MaxRecords != 250 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the other replica did not apply the change within 1 s of the form's submission")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("the second replica applied the settings change %v after the form was submitted", time.Since(start).Round(time.Millisecond))
+	waitForTitle(t, ctx, "Settings")
+	if text := browserResult(t, ctx, "read max records after", chromedp.Text(chromedp.CSS("#setting-max_records"))); !strings.Contains(text, "250") || !strings.Contains(text, "set for the deployment in the console") {
+		t.Errorf("max records after: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-settings-changed.png")
+
+	browserDo(t, ctx, "a value out of range",
+		chromedp.SetValue(chromedp.CSS(`#value-max_records`), "0"),
+		chromedp.Click(chromedp.CSS(`#setting-max_records button[type="submit"]`)))
+	waitForTitle(t, ctx, "Settings")
+	if text := browserResult(t, ctx, "read the refusal", chromedp.Text(chromedp.CSS(`p.error`))); !strings.Contains(text, "whole number from 1 to 100000") {
+		t.Errorf("refusal %q", text)
+	}
+	saveScreenshot(t, ctx, "console-settings-refused.png")
+
+	browserDo(t, ctx, "open a site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForTitle(t, ctx, "Settings")
+	saveScreenshot(t, ctx, "console-site-settings.png")
+
+	browserDo(t, ctx, "disable the site", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Sites")
+	browserDo(t, ctx, "click disable", chromedp.Click(chromedp.CSS(`#site-acme form.inline button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	if text := browserResult(t, ctx, "read the site's status", chromedp.Text(chromedp.CSS("#site-acme .status"))); text != "disabled" {
+		t.Errorf("status after disable: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-sites-disabled.png")
+
+	browserDo(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`nav form button`)))
+	waitForTitle(t, ctx, "Console sign-in")
+	browserDo(t, ctx, "open the sites page signed out", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Console sign-in")
+
+	// Each action is an audit event naming the session, the settings
+	// change with its old and new values.
+	var details string
+	if err := gw.App.pool.QueryRow(t.Context(), `SELECT details::text FROM admin_events WHERE action = 'change_setting' AND outcome = 'success' AND actor LIKE 'console_session:%'`).Scan(&details); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(details, `"old": 1000`) || !strings.Contains(details, `"new": 250`) {
+		t.Errorf("settings event details %s", details)
+	}
+}

@@ -1,0 +1,134 @@
+package mcpengine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Live is what the operator may change while the engine runs
+// (platform/livesettings): the row cap, the deployment's redaction rules,
+// and per site its own redaction rules, the tools it offers and its
+// read-only switch. SetLive puts it in force for the next call.
+type Live struct {
+	MaxRecords int
+	Redaction  redact.Rules
+	Sites      map[uuid.UUID]SiteLive
+}
+
+// SiteLive is one site's live settings.
+type SiteLive struct {
+	// Redaction adds to the deployment's rules.
+	Redaction redact.Rules
+	// Tools lists the tool names, or the effect groups read, write and
+	// destructive, the site offers; empty offers every tool.
+	Tools []string
+	// ReadOnly offers only tools that read.
+	ReadOnly bool
+}
+
+// liveState is Live compiled: redactors built, tool lists as sets. Calls
+// read it with one atomic load.
+type liveState struct {
+	maxRecords int
+	redactors  map[string]*redact.Redactor // by kind
+	sites      map[uuid.UUID]*siteState
+}
+
+type siteState struct {
+	redactors map[string]*redact.Redactor // by kind; nil: the deployment's
+	tools     map[string]bool             // nil: every tool
+	readOnly  bool
+}
+
+// SetLive puts l in force. It builds the redactors once, so calls pay
+// nothing for it.
+func (e *Engine) SetLive(l Live) {
+	if l.MaxRecords <= 0 {
+		l.MaxRecords = e.opts.MaxRecords
+	}
+	ls := &liveState{maxRecords: l.MaxRecords, redactors: map[string]*redact.Redactor{}, sites: map[uuid.UUID]*siteState{}}
+	for kind := range e.kinds {
+		ls.redactors[kind] = redact.New(l.Redaction.Merge(redact.Rules{Exempt: e.exempt[kind]}))
+	}
+	for id, s := range l.Sites {
+		ss := &siteState{readOnly: s.ReadOnly}
+		if len(s.Redaction.Add) > 0 || len(s.Redaction.Skip) > 0 {
+			ss.redactors = map[string]*redact.Redactor{}
+			for kind := range e.kinds {
+				ss.redactors[kind] = redact.New(l.Redaction.Merge(s.Redaction).Merge(redact.Rules{Exempt: e.exempt[kind]}))
+			}
+		}
+		if len(s.Tools) > 0 {
+			ss.tools = map[string]bool{}
+			for _, t := range s.Tools {
+				ss.tools[t] = true
+			}
+		}
+		ls.sites[id] = ss
+	}
+	e.live.Store(ls)
+}
+
+// redactor is the call's redactor: its site's, or the deployment's.
+func (e *Engine) redactor(st *requestState, ct *compiledTool) *redact.Redactor {
+	ls := e.live.Load()
+	if ss := ls.sites[st.session.Site.ID]; ss != nil && ss.redactors != nil {
+		return ss.redactors[ct.kind]
+	}
+	return ls.redactors[ct.kind]
+}
+
+// offered reports whether site offers tool, and if not, why, in a
+// sentence for the caller.
+func (ls *liveState) offered(site uuid.UUID, t connector.Tool) (bool, string) {
+	ss := ls.sites[site]
+	if ss == nil {
+		return true, ""
+	}
+	if ss.readOnly && t.Effect != connector.Read {
+		return false, "this site is read-only: its operator offers only tools that read, and " + t.Name + " changes data"
+	}
+	if ss.tools != nil && !ss.tools[t.Name] && !ss.tools[t.Effect.String()] {
+		return false, "the operator of this site does not offer the tool " + t.Name + " here"
+	}
+	return true, ""
+}
+
+// refuseUnoffered refuses a call of a tool the site does not offer.
+func (e *Engine) refuseUnoffered(st *requestState, ct *compiledTool) error {
+	if ok, why := e.live.Load().offered(st.session.Site.ID, ct.tool); !ok {
+		return toolerr.New(toolerr.PermissionDenied, "%s", why)
+	}
+	return nil
+}
+
+// filterTools is the tools/list filter: only the tools the caller's site
+// offers.
+func (e *Engine) filterTools(kind string) func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	return func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+		st := stateFrom(ctx)
+		if st == nil {
+			return tools
+		}
+		ls := e.live.Load()
+		if ls.sites[st.session.Site.ID] == nil {
+			return tools
+		}
+		ks := e.kinds[kind]
+		return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+			ct := ks.tools[t.Name]
+			if ct == nil {
+				return true
+			}
+			ok, _ := ls.offered(st.session.Site.ID, ct.tool)
+			return !ok
+		})
+	}
+}

@@ -1,0 +1,276 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/platform/livesettings"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// pageSet holds the console's own pages.
+type pageSet struct {
+	sites, settings *pagekit.Page
+}
+
+func (c *Console) parsePages() {
+	c.nav = append(c.nav, NavItem{"Sites", "/console/sites"}, NavItem{"Settings", "/console/settings"})
+	c.pages.sites = c.kit.MustParse(files, "templates/sites.html")
+	c.pages.settings = c.kit.MustParse(files, "templates/settings.html")
+}
+
+func (c *Console) registerPages(e *echo.Echo) {
+	e.GET("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.sitesPage))))
+	e.POST("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.siteAction))))
+	e.GET("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.settingsPage))))
+	e.POST("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.changeSetting))))
+}
+
+// siteRow is one row of the sites page.
+type siteRow struct {
+	Slug, DisplayName, Kind, Status, BaseURL string
+	Active                                   bool
+	Connections                              string
+	People, Calls                            int
+	ErrorRate                                string
+	Preflight                                string
+	Settings                                 string
+}
+
+func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
+	c.renderSites(w, r, http.StatusOK, r.URL.Query().Get("done"))
+}
+
+func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int, flash string) {
+	rows, err := c.siteRows(r)
+	if err != nil {
+		c.log.Error("list sites for the console", zapErr(err))
+		c.unavailable(w)
+		return
+	}
+	c.Render(w, r, status, c.pages.sites, flash, rows)
+}
+
+func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
+	ctx := r.Context()
+	list, err := c.deps.Store.ListSites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	conns, err := c.deps.Store.ListConnectionsOfSites(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	activity, err := c.deps.Store.ActivityOf(ctx, c.deps.Now().Add(-24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]siteRow, 0, len(list))
+	for _, s := range list {
+		a := activity[s.ID]
+		var types []string
+		for _, cn := range conns[s.ID] {
+			types = append(types, string(cn.Type))
+		}
+		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
+			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
+			ErrorRate: "—", Preflight: "not run yet", Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+		if len(types) == 0 {
+			row.Connections = "none"
+		}
+		if a.Calls > 0 {
+			row.ErrorRate = fmt.Sprintf("%.1f %%", 100*float64(a.Errors)/float64(a.Calls))
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// siteAction disables, enables or deletes a site (deletion needs the
+// site's slug typed again), through siteadmin.
+func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
+	slug, action := r.PostFormValue("site"), r.PostFormValue("action")
+	site, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
+	if errors.Is(err, sites.ErrNotFound) {
+		c.renderSites(w, r, http.StatusNotFound, "There is no site "+slug+" (any more).")
+		return
+	}
+	if err != nil {
+		c.log.Error("read site for a console action", zapErr(err))
+		c.unavailable(w)
+		return
+	}
+	var done string
+	switch action {
+	case "disable", "enable":
+		status := string(sites.StatusDisabled)
+		if action == "enable" {
+			status = string(sites.StatusActive)
+		}
+		_, err = c.deps.Admin.UpdateSite(r.Context(), Actor(r), site, siteadmin.SiteChange{Status: &status})
+		done = "Site " + slug + " is now " + status + "."
+	case "delete":
+		if strings.TrimSpace(r.PostFormValue("confirm")) != slug {
+			c.renderSites(w, r, http.StatusUnprocessableEntity, "Site "+slug+" was not deleted: type its slug exactly to confirm.")
+			return
+		}
+		err = c.deps.Admin.DeleteSite(r.Context(), Actor(r), site)
+		done = "Site " + slug + " is deleted, with its connections, tokens and grants."
+	default:
+		c.renderSites(w, r, http.StatusBadRequest, "That action is not known; nothing was changed.")
+		return
+	}
+	if err != nil {
+		var ae *siteadmin.Error
+		if errors.As(err, &ae) && ae.Kind != siteadmin.Internal {
+			c.renderSites(w, r, http.StatusUnprocessableEntity, "Nothing was changed: "+ae.Message+".")
+			return
+		}
+		c.log.Error("console site action", zapErr(err))
+		c.unavailable(w)
+		return
+	}
+	http.Redirect(w, r, c.kit.URL("/console/sites?done=")+urlQuery(done), http.StatusSeeOther)
+}
+
+func (c *Console) unavailable(w http.ResponseWriter) {
+	c.renderError(w, http.StatusServiceUnavailable, pagekit.ErrorPage{
+		Title:     "The console cannot show this right now",
+		Message:   "erpgate could not read or change what this page needs.",
+		Next:      "Try again in a moment. If it keeps happening, the server log has the details.",
+		Reference: pagekit.NewReference(),
+	})
+}
+
+// settingRow is one setting as the settings page shows it.
+type settingRow struct {
+	Name, Label, Help, Type string
+	Value, Default          string
+	Source                  string
+	Changed                 string
+	Overridden              bool
+}
+
+type settingsView struct {
+	Site     string // slug; empty for the deployment
+	Sites    []string
+	Rows     []settingRow
+	Version  int64
+	Problem  string
+	Editing  string
+	Attempt  string
+	SitesURL string
+}
+
+func (c *Console) settingsPage(w http.ResponseWriter, r *http.Request) {
+	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), r.URL.Query().Get("done"), "", "", "")
+}
+
+func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status int, slug, flash, problem, editing, attempt string) {
+	ctx := r.Context()
+	list, err := c.deps.Store.ListSites(ctx)
+	if err != nil {
+		c.log.Error("list sites for the console", zapErr(err))
+		c.unavailable(w)
+		return
+	}
+	v := settingsView{Site: slug, Problem: problem, Editing: editing, Attempt: attempt}
+	siteID := uuid.Nil
+	for _, s := range list {
+		v.Sites = append(v.Sites, s.Slug)
+		if s.Slug == slug {
+			siteID = s.ID
+		}
+	}
+	if slug != "" && siteID == uuid.Nil {
+		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has the slug " + slug + ".", Next: "Choose a site from the sites page."})
+		return
+	}
+	snap := c.deps.Settings.Current()
+	v.Version = snap.Version
+	scope := livesettings.Deployment
+	if siteID != uuid.Nil {
+		scope = livesettings.Site
+	}
+	for _, d := range livesettings.Defs {
+		if d.Scope&scope == 0 {
+			continue
+		}
+		value, source, at := snap.Effective(siteID, d.Name)
+		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value)}
+		switch source {
+		case livesettings.SourceSite:
+			row.Source, row.Overridden = "set for this site in the console", true
+		case livesettings.SourceDeployment:
+			row.Source, row.Overridden = "set for the deployment in the console", siteID == uuid.Nil
+			if siteID != uuid.Nil {
+				row.Source = "the deployment's value (set in the console)"
+			}
+		default:
+			row.Source = "default"
+			if d.Env != "" {
+				row.Source = "default, from " + d.Env
+			}
+		}
+		if !at.IsZero() {
+			row.Changed = at.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	c.Render(w, r, status, c.pages.settings, flash, v)
+}
+
+func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
+	slug, name := r.PostFormValue("site"), r.PostFormValue("name")
+	var site *sites.Site
+	if slug != "" {
+		s, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
+		if errors.Is(err, sites.ErrNotFound) {
+			c.renderSettings(w, r, http.StatusNotFound, "", "", "There is no site "+slug+" (any more); nothing was changed.", "", "")
+			return
+		} else if err != nil {
+			c.log.Error("read site for a settings change", zapErr(err))
+			c.unavailable(w)
+			return
+		}
+		site = &s
+	}
+	reset := r.PostFormValue("reset") != ""
+	value := r.PostFormValue("value")
+	if r.PostFormValue("type") == string(livesettings.TypeBool) && !reset && value == "" {
+		value = "off"
+	}
+	_, err := c.deps.Admin.ChangeSetting(r.Context(), Actor(r), site, name, value, reset)
+	if err != nil {
+		var ae *siteadmin.Error
+		if errors.As(err, &ae) && ae.Kind != siteadmin.Internal {
+			c.renderSettings(w, r, http.StatusUnprocessableEntity, slug, "", "Nothing was changed: "+ae.Message+".", name, value)
+			return
+		}
+		c.log.Error("console settings change", zapErr(err))
+		c.unavailable(w)
+		return
+	}
+	d, _ := livesettings.Lookup(name)
+	done := d.Label + " is changed; every replica applies it within a second."
+	if reset {
+		done = d.Label + " is back to its default."
+	}
+	next := "/console/settings?done=" + urlQuery(done)
+	if slug != "" {
+		next += "&site=" + urlQuery(slug)
+	}
+	http.Redirect(w, r, c.kit.URL(next), http.StatusSeeOther)
+}
