@@ -44,6 +44,7 @@ import (
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
 	"github.com/erpgate/erpgate/web/console"
+	"github.com/erpgate/erpgate/web/viewer"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -222,6 +223,7 @@ func (a *App) build(ctx context.Context) error {
 		Settings:     live,
 		Logger:       a.log,
 	})
+	events := activity.NewStore(a.pool)
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,
@@ -232,12 +234,12 @@ func (a *App) build(ctx context.Context) error {
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
 		Admin:        siteAdmin,
-		Activity:     activity.NewStore(a.pool),
+		Activity:     events,
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
 		go purgeEvery(janitorCtx, time.Hour, sessions.Purge, a.log)
-		console.New(console.Deps{
+		cons := console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
 			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
@@ -247,7 +249,9 @@ func (a *App) build(ctx context.Context) error {
 			Settings:      live,
 			ClientIP:      e.IPExtractor,
 			Logger:        a.log,
-		}).Register(e)
+		})
+		viewer.New(viewer.Deps{Shell: cons, Events: events, Sites: store, Logger: a.log}).Register(e)
+		cons.Register(e)
 	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
