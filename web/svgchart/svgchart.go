@@ -117,7 +117,16 @@ func (c Chart) SVG() template.HTML {
 	every := max(1, (n+maxXLabels-1)/maxXLabels)
 	for i := 0; i < n; i += every {
 		x := padLeft + step*(float64(i)+0.5)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle" fill="%s">%s</text>`, x, padTop+plotH+18, axisInk, html.EscapeString(c.Labels[i]))
+		// A label near either edge is anchored inside the chart.
+		anchor := "middle"
+		half := float64(len(c.Labels[i])) * 3.5
+		switch {
+		case x+half > width:
+			anchor, x = "end", width-2
+		case x-half < 0:
+			anchor, x = "start", 2
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s" fill="%s">%s</text>`, x, padTop+plotH+18, anchor, axisInk, html.EscapeString(c.Labels[i]))
 	}
 
 	switch c.Kind {
