@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,10 @@ import (
 const (
 	viewerAcmeCalls = 130
 	viewerGoneCalls = 20
+	// viewerHostile is the ERP user and tool name of one more call: markup
+	// that would run if a page or chart did not escape it.
+	viewerHostile = `<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>`
+	viewerCalls   = viewerAcmeCalls + viewerGoneCalls + 1
 )
 
 // seedViewerEvents stores the events the viewer test expects: call i of
@@ -49,6 +54,12 @@ func seedViewerEvents(t *testing.T, gw *gateway) {
 		SELECT now() - (i * 7 + 2) * interval '1 minute', '00000000-0000-4000-8000-00000000dead', 'gone', 'service_token', 'gone-' || i,
 		       'tools/call', 'list_items', 'success', 15, 5, 'token-1'
 		FROM generate_series(0, $1 - 1) i`, viewerGoneCalls); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.App.pool.Exec(ctx, `
+		INSERT INTO usage_events (occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, duration_ms, erp_ms, erp_user, client_id)
+		SELECT now() - interval '3 hours', id, slug, 'oauth', 'hostile', 'tools/call', $1, 'success', 9, 4, $1, 'claude'
+		FROM sites WHERE slug = 'acme'`, viewerHostile); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := gw.App.pool.Exec(ctx, `
@@ -135,8 +146,13 @@ func TestChromiumViewer(t *testing.T) {
 	// The calls table's totals are every seeded call of the last 24 hours.
 	total := browserResult(t, ctx, "sum the calls table", chromedp.Evaluate[int](
 		`[...document.querySelectorAll("#calls-table tbody tr")].reduce((n, r) => n + Number(r.lastElementChild.textContent), 0)`))
-	if total != viewerAcmeCalls+viewerGoneCalls {
-		t.Errorf("calls table total %d, want %d", total, viewerAcmeCalls+viewerGoneCalls)
+	if total != viewerCalls {
+		t.Errorf("calls table total %d, want %d", total, viewerCalls)
+	}
+	// The hostile name is text in the chart's legend, and ran nowhere.
+	legend := browserResult(t, ctx, "read the legend", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#calls-heading ~ svg text")].map(t => t.textContent)`))
+	if !slices.Contains(legend, viewerHostile) {
+		t.Errorf("the hostile tool is not in the legend as text: %q", legend)
 	}
 	saveScreenshot(t, ctx, "viewer-usage.png")
 
@@ -184,9 +200,21 @@ func TestChromiumViewer(t *testing.T) {
 		}
 		submitAndWait(t, ctx, "next page", "Usage", chromedp.Click(chromedp.CSS(`#next-page`)))
 	}
-	if len(seen) != viewerAcmeCalls+viewerGoneCalls {
-		t.Errorf("paging showed %d events, want %d", len(seen), viewerAcmeCalls+viewerGoneCalls)
+	if len(seen) != viewerCalls {
+		t.Errorf("paging showed %d events, want %d", len(seen), viewerCalls)
 	}
+	browserDo(t, ctx, "find the hostile event", chromedp.Navigate(gw.URL+"/console/usage?erp_user="+url.QueryEscape(viewerHostile)))
+	waitForTitle(t, ctx, "Usage")
+	if cell := browserResult(t, ctx, "read its user", chromedp.Text(chromedp.CSS(`#events tbody tr td:nth-child(3)`))); cell != viewerHostile {
+		t.Errorf("the hostile user shows as %q", cell)
+	}
+	if title := browserResult(t, ctx, "read the title", chromedp.Evaluate[string](`document.title`)); title == "pwned" {
+		t.Fatal("markup in an ERP user or tool name ran on the page")
+	}
+	if n := browserResult(t, ctx, "count injected images", chromedp.Evaluate[int](`document.querySelectorAll("main img, main script").length`)); n != 0 {
+		t.Errorf("%d injected elements on the page", n)
+	}
+	saveScreenshot(t, ctx, "viewer-usage-hostile.png")
 
 	// Export of a filtered view: acme's get_customer calls (i%4 == 0: 33).
 	browserDo(t, ctx, "filter for the export", chromedp.Navigate(gw.URL+"/console/usage?site=acme&tool=get_customer"))
