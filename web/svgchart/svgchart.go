@@ -148,23 +148,36 @@ func (c Chart) SVG() template.HTML {
 			}
 		}
 	case Lines:
+		// A missing value (NaN: nothing measured in that bucket) breaks
+		// the line rather than drawing a zero.
 		for si, s := range c.Series {
 			colour := palette[si%len(palette)]
-			var pts []string
-			for i := range n {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", padLeft+step*(float64(i)+0.5), y(at(s.Values, i))))
-			}
 			dash := ""
 			if d := dashes[si%len(dashes)]; d != "" {
 				dash = ` stroke-dasharray="` + d + `"`
 			}
-			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(pts, " "), colour, dash)
-			if n <= 60 {
-				for i := range n {
-					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%g" fill="%s"><title>%s, %s: %s</title></circle>`,
-						padLeft+step*(float64(i)+0.5), y(at(s.Values, i)), markerSize, colour,
-						html.EscapeString(c.Labels[i]), html.EscapeString(s.Name), html.EscapeString(format(at(s.Values, i))))
+			var pts []string
+			flush := func() {
+				if len(pts) > 1 {
+					fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`, strings.Join(pts, " "), colour, dash)
 				}
+				pts = pts[:0]
+			}
+			for i := range n {
+				if missing(s.Values, i) {
+					flush()
+					continue
+				}
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", padLeft+step*(float64(i)+0.5), y(at(s.Values, i))))
+			}
+			flush()
+			for i := range n {
+				if missing(s.Values, i) || n > 60 && !isolated(s.Values, i) {
+					continue
+				}
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="%g" fill="%s"><title>%s, %s: %s</title></circle>`,
+					padLeft+step*(float64(i)+0.5), y(at(s.Values, i)), markerSize, colour,
+					html.EscapeString(c.Labels[i]), html.EscapeString(s.Name), html.EscapeString(format(at(s.Values, i))))
 			}
 		}
 	}
@@ -191,6 +204,15 @@ func (c Chart) SVG() template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // every text in it went through html.EscapeString
+}
+
+// missing reports a value that was not measured (NaN, or none given).
+func missing(v []float64, i int) bool { return i >= len(v) || math.IsNaN(v[i]) }
+
+// isolated reports a value with no measured neighbour: a line cannot show
+// it, so it gets a marker even on a dense chart.
+func isolated(v []float64, i int) bool {
+	return (i == 0 || missing(v, i-1)) && missing(v, i+1)
 }
 
 func at(v []float64, i int) float64 {

@@ -2,6 +2,7 @@ package svgchart
 
 import (
 	"encoding/xml"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -115,5 +116,23 @@ func TestNiceTicks(t *testing.T) {
 		if got := niceTicks(c.top); !slices.Equal(got, c.want) {
 			t.Errorf("niceTicks(%g) = %v, want %v", c.top, got, c.want)
 		}
+	}
+}
+
+// TestMissingValuesBreakTheLine: a bucket where nothing was measured is a
+// gap, not a zero; a lone value between gaps still has its marker.
+func TestMissingValuesBreakTheLine(t *testing.T) {
+	nan := math.NaN()
+	c := Chart{ID: "gap", Title: "Gaps", Kind: Lines, Labels: []string{"a", "b", "c", "d", "e", "f"},
+		Series: []Series{{"x", []float64{1, 2, nan, 4, 5, nan}}}}
+	root := parse(t, string(c.SVG()))
+	if got := count(root, "polyline"); got != 2 {
+		t.Errorf("%d polylines, want 2 (a gap at c and f)", got)
+	}
+	if got := count(root, "circle"); got != 4 {
+		t.Errorf("%d markers, want 4", got)
+	}
+	if strings.Contains(string(c.SVG()), "NaN") {
+		t.Error("NaN reached the SVG")
 	}
 }

@@ -3,6 +3,7 @@ package viewer
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"strconv"
 	"time"
 
@@ -97,7 +98,10 @@ func charts(st activity.Stats) []chartView {
 	errorsChart := chartView{ID: "errors", Heading: "Error rate per " + step}
 	errorsChart.Table = tableView{Caption: "Failed tool calls per " + step + " (UTC)", Head: []string{"Start", "Calls", "Failed", "Error rate"}}
 	for i, b := range st.Buckets {
-		rate[i] = 100 * b.ErrorRate()
+		rate[i] = math.NaN() // no calls: no rate, and a gap in the line
+		if b.Calls > 0 {
+			rate[i] = 100 * b.ErrorRate()
+		}
 		errorsChart.Table.Rows = append(errorsChart.Table.Rows, []string{labels[i], strconv.FormatInt(b.Calls, 10),
 			strconv.FormatInt(b.Errors, 10), percent(rate[i], b.Calls)})
 	}
@@ -117,7 +121,11 @@ func charts(st activity.Stats) []chartView {
 		vals := []int64{b.P50ERP, b.P95ERP, b.P50Gate, b.P95Gate}
 		row := []string{labels[i], strconv.FormatInt(b.Timed, 10)}
 		for k, v := range vals {
-			lat[k].Values = append(lat[k].Values, float64(min(v, activity.LatencyBounds[len(activity.LatencyBounds)-1])))
+			point := math.NaN()
+			if b.Timed > 0 {
+				point = float64(min(v, activity.LatencyBounds[len(activity.LatencyBounds)-1]))
+			}
+			lat[k].Values = append(lat[k].Values, point)
 			row = append(row, msText(v, b.Timed))
 		}
 		latency.Table.Rows = append(latency.Table.Rows, row)
