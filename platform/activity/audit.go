@@ -8,8 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/erpgate/erpgate/platform/database"
 )
 
 // The audit's two sources, in the order the viewer shows rows of one
@@ -151,21 +149,11 @@ func (s *Store) Audit(ctx context.Context, f Filter, after *Cursor, limit int) (
 	}
 	limit = min(max(limit, 1), MaxPage)
 	sql, args := auditSQL(f, after, limit+1)
-	rows, err := s.pool.Query(ctx, sql, args...)
+	events, next, err := page(ctx, s.pool, sql, args, scanAudit, limit, AuditEvent.Cursor)
 	if err != nil {
-		return AuditPage{}, fmt.Errorf("activity: audit events: %w", database.Classify(err))
+		return AuditPage{}, fmt.Errorf("activity: audit events: %w", err)
 	}
-	events, err := pgx.CollectRows(rows, scanAudit)
-	if err != nil {
-		return AuditPage{}, fmt.Errorf("activity: audit events: %w", database.Classify(err))
-	}
-	page := AuditPage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		c := page.Events[limit-1].Cursor()
-		page.Next = &c
-	}
-	return page, nil
+	return AuditPage{Events: events, Next: next}, nil
 }
 
 // EachAudit calls fn for every audit event matching f, newest first, as
@@ -175,22 +163,8 @@ func (s *Store) EachAudit(ctx context.Context, f Filter, fn func(AuditEvent) err
 		return err
 	}
 	sql, args := auditSQL(f, nil, 0)
-	rows, err := s.pool.Query(ctx, sql, args...)
-	if err != nil {
-		return fmt.Errorf("activity: export audit events: %w", database.Classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanAudit(rows)
-		if err != nil {
-			return fmt.Errorf("activity: export audit events: %w", err)
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("activity: export audit events: %w", database.Classify(err))
+	if err := each(ctx, s.pool, sql, args, scanAudit, fn); err != nil {
+		return fmt.Errorf("activity: export audit events: %w", err)
 	}
 	return nil
 }

@@ -106,21 +106,11 @@ func (s *Store) Usage(ctx context.Context, f Filter, after *Cursor, limit int) (
 	}
 	sql := `SELECT ` + usageColumns + ` FROM usage_events WHERE ` + q.clause() +
 		` ORDER BY occurred_at DESC, id DESC LIMIT ` + q.arg(limit+1)
-	rows, err := s.pool.Query(ctx, sql, q.args...)
+	events, next, err := page(ctx, s.pool, sql, q.args, scanUsage, limit, UsageEvent.Cursor)
 	if err != nil {
-		return UsagePage{}, fmt.Errorf("activity: usage events: %w", database.Classify(err))
+		return UsagePage{}, fmt.Errorf("activity: usage events: %w", err)
 	}
-	events, err := pgx.CollectRows(rows, scanUsage)
-	if err != nil {
-		return UsagePage{}, fmt.Errorf("activity: usage events: %w", database.Classify(err))
-	}
-	page := UsagePage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		c := page.Events[limit-1].Cursor()
-		page.Next = &c
-	}
-	return page, nil
+	return UsagePage{Events: events, Next: next}, nil
 }
 
 // EachUsage calls fn for every usage event matching f, newest first, as
@@ -130,25 +120,51 @@ func (s *Store) EachUsage(ctx context.Context, f Filter, fn func(UsageEvent) err
 		return err
 	}
 	q := usageWhere(f)
-	rows, err := s.pool.Query(ctx, `SELECT `+usageColumns+` FROM usage_events WHERE `+q.clause()+
-		` ORDER BY occurred_at DESC, id DESC`, q.args...)
+	err := each(ctx, s.pool, `SELECT `+usageColumns+` FROM usage_events WHERE `+q.clause()+
+		` ORDER BY occurred_at DESC, id DESC`, q.args, scanUsage, fn)
 	if err != nil {
-		return fmt.Errorf("activity: export usage events: %w", database.Classify(err))
+		return fmt.Errorf("activity: export usage events: %w", err)
+	}
+	return nil
+}
+
+// page runs a page query that asked for limit+1 rows: the rows beyond
+// limit only tell that there is a next page, which starts after the last
+// row shown.
+func page[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T], limit int, cursor func(T) Cursor) ([]T, *Cursor, error) {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, nil, database.Classify(err)
+	}
+	list, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, nil, database.Classify(err)
+	}
+	if len(list) <= limit {
+		return list, nil, nil
+	}
+	list = list[:limit]
+	c := cursor(list[limit-1])
+	return list, &c, nil
+}
+
+// each calls fn for every row of the query as it arrives.
+func each[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T], fn func(T) error) error {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return database.Classify(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e, err := scanUsage(rows)
+		v, err := scan(rows)
 		if err != nil {
-			return fmt.Errorf("activity: export usage events: %w", err)
+			return err
 		}
-		if err := fn(e); err != nil {
+		if err := fn(v); err != nil {
 			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("activity: export usage events: %w", database.Classify(err))
-	}
-	return nil
+	return database.Classify(rows.Err())
 }
 
 func scanUsage(row pgx.CollectableRow) (UsageEvent, error) {
