@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -312,7 +313,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 		if e.HasERPMS {
 			row.ERPMS = fmt.Sprint(e.ERPMS)
 		}
-		if e.SiteID != [16]byte{} && req.parsed.Site == "" {
+		if e.SiteID != uuid.Nil && req.parsed.Site == "" {
 			row.SiteLink = v.filterLink(UsagePath, req, activity.ParamSite, e.SiteSlug)
 		}
 		row.UserLink = v.filterLink(UsagePath, req, activity.ParamERPUser, e.ERPUser)
