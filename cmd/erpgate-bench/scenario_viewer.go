@@ -68,6 +68,7 @@ func (b *bench) viewer(ctx context.Context, g *gatewayProc, tab *table) (any, er
 		return nil, err
 	}
 	sc.Seed = round(time.Since(started).Seconds(), 1)
+	fmt.Printf("          seeded in %.0f s\n", sc.Seed)
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM usage_events`).Scan(&sc.Events); err != nil {
 		return nil, err
 	}
@@ -114,7 +115,9 @@ func (b *bench) viewer(ctx context.Context, g *gatewayProc, tab *table) (any, er
 		run.Name, run.Query = s.name, s.path
 		sc.Pages = append(sc.Pages, run)
 		worst = max(worst, run.P95MS)
-		tab.add("viewer_1m", s.name, fmt.Sprintf("median %.1f ms, p95 %.1f ms, max %.1f ms", run.MedianMS, run.P95MS, run.MaxMS))
+		line := fmt.Sprintf("median %.1f ms, p95 %.1f ms, max %.1f ms", run.MedianMS, run.P95MS, run.MaxMS)
+		fmt.Printf("          %s: %s\n", s.name, line)
+		tab.add("viewer_1m", s.name, line)
 	}
 	sc.Targets = []target{{
 		Target: fmt.Sprintf("every viewer page over %d events < %d ms (p95 of %d requests per filter set)", viewerEvents, viewerTargetMS, viewerRuns),
