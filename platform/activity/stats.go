@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,54 +119,52 @@ func (s *Store) Stats(ctx context.Context, f Filter, step time.Duration) (Stats,
 	if n > MaxBuckets {
 		return Stats{}, ErrTooManyBuckets
 	}
+	sb := newStatsBuilder(first, step, n)
 	rollup := f.ERPUser == "" && f.Client == "" && f.Outcome == "" && f.ErrorCode == ""
-	q := &query{}
-	var source string
+	var err error
 	if rollup {
-		site := AllSites
-		if f.SiteID != uuid.Nil {
-			site = f.SiteID
-		}
-		q.add("site_id = %s", site)
-		q.add("bucket >= %s", first)
-		q.add("bucket < %s", end)
-		if f.Tool != "" {
-			q.add("tool = %s", f.Tool)
-		}
-		source = `SELECT bucket, tool, calls, errors, timed, ` + slotColumns("", "") + ` FROM usage_rollup WHERE ` + q.clause()
+		err = s.rollupStats(ctx, f, sb, end)
 	} else {
-		g := f
-		g.From, g.To = first, end
-		q = usageWhere(g)
-		q.where = append(q.where, "method = 'tools/call'")
-		source = `SELECT occurred_at AS bucket, tool, 1 AS calls, (outcome = 'error')::int AS errors, (es IS NOT NULL)::int AS timed, ` +
-			slotColumns("(es = %d)::int AS e%d", "(gs = %d)::int AS g%d") + `
-		  FROM (SELECT occurred_at, tool, outcome, erpgate_latency_slot(erp_ms) AS es, erpgate_latency_slot(duration_ms - erp_ms) AS gs
-		          FROM usage_events WHERE ` + q.clause() + `) e`
+		err = s.eventStats(ctx, f, sb, end)
 	}
-	stepArg, originArg := q.arg(pgtype.Interval{Microseconds: step.Microseconds(), Valid: true}), q.arg(binOrigin)
-	sql := `SELECT date_bin(` + stepArg + `, bucket, ` + originArg + `) AS b, tool, GROUPING(tool) = 1 AS whole,
-	       sum(calls)::bigint, sum(errors)::bigint, sum(timed)::bigint, ` + slotColumns("coalesce(sum(e%d), 0)::bigint", "coalesce(sum(g%d), 0)::bigint") + `
-	  FROM (` + source + `) s
-	 GROUP BY GROUPING SETS ((b, tool), (b))`
+	if err != nil {
+		return Stats{}, fmt.Errorf("activity: chart data: %w", err)
+	}
+	st := sb.finish()
+	st.From, st.To, st.FromRollup = first, end, rollup
+	return st, nil
+}
+
+// rollupStats reads the hourly rollup: one row per step and tool, summed
+// from at most one row per hour and tool.
+func (s *Store) rollupStats(ctx context.Context, f Filter, sb *statsBuilder, end time.Time) error {
+	q := &query{}
+	site := AllSites
+	if f.SiteID != uuid.Nil {
+		site = f.SiteID
+	}
+	q.add("site_id = %s", site)
+	q.add("bucket >= %s", sb.first)
+	q.add("bucket < %s", end)
+	if f.Tool != "" {
+		q.add("tool = %s", f.Tool)
+	}
+	step := q.arg(pgtype.Interval{Microseconds: sb.step.Microseconds(), Valid: true})
+	sql := `SELECT date_bin(` + step + `, bucket, ` + q.arg(binOrigin) + `) AS b, tool, sum(calls), sum(errors), ` +
+		slotColumns("sum(e%d)", "sum(g%d)") + `
+	  FROM usage_rollup WHERE ` + q.clause() + ` GROUP BY 1, 2`
 	rows, err := s.pool.Query(ctx, sql, q.args...)
 	if err != nil {
-		return Stats{}, fmt.Errorf("activity: chart data: %w", database.Classify(err))
+		return database.Classify(err)
 	}
 	defer rows.Close()
-	buckets := make([]Bucket, n)
-	for i := range buckets {
-		buckets[i].Start = first.Add(time.Duration(i) * step)
-	}
-	tools := map[string]*ToolCount{}
 	var (
-		at                 time.Time
-		tool               pgtype.Text
-		whole              bool
-		calls, errs, timed int64
-		erp                = make([]int64, latencySlots)
-		gate               = make([]int64, latencySlots)
-		dest               = []any{&at, &tool, &whole, &calls, &errs, &timed}
+		at          time.Time
+		tool        string
+		calls, errs int64
+		erp         = make([]int64, latencySlots)
+		gate        = make([]int64, latencySlots)
+		dest        = []any{&at, &tool, &calls, &errs}
 	)
 	for i := range erp {
 		dest = append(dest, &erp[i])
@@ -175,40 +174,140 @@ func (s *Store) Stats(ctx context.Context, f Filter, step time.Duration) (Stats,
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return Stats{}, fmt.Errorf("activity: chart data: %w", err)
+			return err
 		}
-		i := int(at.Sub(first) / step)
-		if i < 0 || i >= n {
-			continue
-		}
-		b := &buckets[i]
-		if !whole {
-			b.Tools = append(b.Tools, ToolCount{Tool: tool.String, Calls: calls, Errors: errs})
-			t := tools[tool.String]
-			if t == nil {
-				t = &ToolCount{Tool: tool.String}
-				tools[tool.String] = t
+		if i, ok := sb.index(at); ok {
+			sb.addTool(i, tool, calls, errs)
+			for k := range latencySlots {
+				sb.erp[i][k] += erp[k]
+				sb.gate[i][k] += gate[k]
 			}
-			t.Calls += calls
-			t.Errors += errs
+		}
+	}
+	return database.Classify(rows.Err())
+}
+
+// eventStats counts the matching events themselves, through the filter's
+// index: each event's two latency slots are computed once (OFFSET 0 keeps
+// the subquery from being folded into every use of them), and three
+// grouping sets count calls per tool and calls per slot of each kind.
+func (s *Store) eventStats(ctx context.Context, f Filter, sb *statsBuilder, end time.Time) error {
+	g := f
+	g.From, g.To = sb.first, end
+	q := usageWhere(g)
+	q.where = append(q.where, "method = 'tools/call'")
+	step := q.arg(pgtype.Interval{Microseconds: sb.step.Microseconds(), Valid: true})
+	sql := `SELECT date_bin(` + step + `, occurred_at, ` + q.arg(binOrigin) + `) AS b, tool, failed, es, gs,
+	       GROUPING(tool, failed, es, gs), count(*)
+	  FROM (SELECT occurred_at, tool, outcome = 'error' AS failed, erpgate_latency_slot(erp_ms) AS es,
+	               erpgate_latency_slot(duration_ms - erp_ms) AS gs
+	          FROM usage_events WHERE ` + q.clause() + ` OFFSET 0) e
+	 GROUP BY GROUPING SETS ((b, tool, failed), (b, es), (b, gs))`
+	rows, err := s.pool.Query(ctx, sql, q.args...)
+	if err != nil {
+		return database.Classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			at     time.Time
+			tool   pgtype.Text
+			failed pgtype.Bool
+			es, gs pgtype.Int4
+			set    int32
+			count  int64
+		)
+		if err := rows.Scan(&at, &tool, &failed, &es, &gs, &set, &count); err != nil {
+			return err
+		}
+		i, ok := sb.index(at)
+		if !ok {
 			continue
 		}
-		b.Calls, b.Errors, b.Timed = calls, errs, timed
-		b.P50ERP, b.P95ERP = percentile(erp, 0.50), percentile(erp, 0.95)
-		b.P50Gate, b.P95Gate = percentile(gate, 0.50), percentile(gate, 0.95)
+		// GROUPING's bits, highest first: tool, failed, es, gs.
+		switch set {
+		case 0b0011: // (b, tool, failed)
+			errs := int64(0)
+			if failed.Bool {
+				errs = count
+			}
+			sb.addTool(i, tool.String, count, errs)
+		case 0b1101: // (b, es)
+			if es.Valid && int(es.Int32) < latencySlots {
+				sb.erp[i][es.Int32] += count
+			}
+		case 0b1110: // (b, gs)
+			if gs.Valid && int(gs.Int32) < latencySlots {
+				sb.gate[i][gs.Int32] += count
+			}
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return Stats{}, fmt.Errorf("activity: chart data: %w", database.Classify(err))
+	return database.Classify(rows.Err())
+}
+
+// statsBuilder gathers a chart's counts by bucket.
+type statsBuilder struct {
+	first     time.Time
+	step      time.Duration
+	buckets   []Bucket
+	erp, gate [][]int64 // calls per latency slot, per bucket
+	tools     map[string]*ToolCount
+}
+
+func newStatsBuilder(first time.Time, step time.Duration, n int) *statsBuilder {
+	sb := &statsBuilder{first: first, step: step, buckets: make([]Bucket, n),
+		erp: make([][]int64, n), gate: make([][]int64, n), tools: map[string]*ToolCount{}}
+	for i := range n {
+		sb.buckets[i].Start = first.Add(time.Duration(i) * step)
+		sb.erp[i], sb.gate[i] = make([]int64, latencySlots), make([]int64, latencySlots)
 	}
-	st := Stats{Step: step, From: first, To: end, Buckets: buckets, FromRollup: rollup}
-	for _, t := range tools {
+	return sb
+}
+
+// index is the bucket of a bucket start the query returned.
+func (sb *statsBuilder) index(at time.Time) (int, bool) {
+	i := int(at.Sub(sb.first) / sb.step)
+	return i, i >= 0 && i < len(sb.buckets)
+}
+
+// addTool adds calls of a tool in bucket i.
+func (sb *statsBuilder) addTool(i int, tool string, calls, errs int64) {
+	b := &sb.buckets[i]
+	b.Calls += calls
+	b.Errors += errs
+	k := slices.IndexFunc(b.Tools, func(t ToolCount) bool { return t.Tool == tool })
+	if k < 0 {
+		b.Tools = append(b.Tools, ToolCount{Tool: tool})
+		k = len(b.Tools) - 1
+	}
+	b.Tools[k].Calls += calls
+	b.Tools[k].Errors += errs
+	t := sb.tools[tool]
+	if t == nil {
+		t = &ToolCount{Tool: tool}
+		sb.tools[tool] = t
+	}
+	t.Calls += calls
+	t.Errors += errs
+}
+
+// finish computes each bucket's percentiles and orders the tools.
+func (sb *statsBuilder) finish() Stats {
+	st := Stats{Step: sb.step, Buckets: sb.buckets}
+	for i := range sb.buckets {
+		b := &sb.buckets[i]
+		for _, c := range sb.erp[i] {
+			b.Timed += c
+		}
+		b.P50ERP, b.P95ERP = percentile(sb.erp[i], 0.50), percentile(sb.erp[i], 0.95)
+		b.P50Gate, b.P95Gate = percentile(sb.gate[i], 0.50), percentile(sb.gate[i], 0.95)
+		byCalls(b.Tools)
+	}
+	for _, t := range sb.tools {
 		st.Tools = append(st.Tools, *t)
 	}
 	byCalls(st.Tools)
-	for i := range buckets {
-		byCalls(buckets[i].Tools)
-	}
-	return st, nil
+	return st
 }
 
 // slotColumns lists the latency slot columns, e0..eN then g0..gN, each
