@@ -14,8 +14,10 @@
 -- OFFSET). Each filter it offers has an index that starts with the filter's
 -- column and ends with that order, so that a page is the first rows of one
 -- index range whatever the filters; the rarer values (an ERP user, a
--- client, an error code, a failed call) have partial indexes. The older
--- time indexes are replaced by the ones ending in id.
+-- client, an error code, a failed call) have partial indexes, which also
+-- carry what a chart of them counts (INCLUDE), so that a chart of one
+-- client's month is an index-only scan rather than a heap read per event.
+-- The older time indexes are replaced by the ones ending in id.
 --
 -- Not CONCURRENTLY, for the reason 00011 gives (a second replica starting
 -- at the same time would wait for this one forever); IF NOT EXISTS lets a
@@ -32,10 +34,10 @@ END $$;
 CREATE INDEX IF NOT EXISTS usage_events_time_id_idx ON usage_events (occurred_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS usage_events_site_time_id_idx ON usage_events (site_id, occurred_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS usage_events_tool_time_idx ON usage_events (tool, occurred_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS usage_events_user_time_idx ON usage_events (erp_user, occurred_at DESC, id DESC) WHERE erp_user <> '';
-CREATE INDEX IF NOT EXISTS usage_events_client_time_idx ON usage_events (client_id, occurred_at DESC, id DESC) WHERE client_id <> '';
-CREATE INDEX IF NOT EXISTS usage_events_code_time_idx ON usage_events (error_code, occurred_at DESC, id DESC) WHERE error_code <> '';
-CREATE INDEX IF NOT EXISTS usage_events_failed_time_idx ON usage_events (occurred_at DESC, id DESC) WHERE outcome <> 'success';
+CREATE INDEX IF NOT EXISTS usage_events_user_time_idx ON usage_events (erp_user, occurred_at DESC, id DESC) INCLUDE (site_id, method, tool, outcome, duration_ms, erp_ms) WHERE erp_user <> '';
+CREATE INDEX IF NOT EXISTS usage_events_client_time_idx ON usage_events (client_id, occurred_at DESC, id DESC) INCLUDE (site_id, method, tool, outcome, duration_ms, erp_ms) WHERE client_id <> '';
+CREATE INDEX IF NOT EXISTS usage_events_code_time_idx ON usage_events (error_code, occurred_at DESC, id DESC) INCLUDE (site_id, method, tool, outcome, duration_ms, erp_ms) WHERE error_code <> '';
+CREATE INDEX IF NOT EXISTS usage_events_failed_time_idx ON usage_events (occurred_at DESC, id DESC) INCLUDE (site_id, method, tool, outcome, duration_ms, erp_ms) WHERE outcome <> 'success';
 DROP INDEX IF EXISTS usage_events_time_idx;
 DROP INDEX IF EXISTS usage_events_site_time_idx;
 
