@@ -196,6 +196,7 @@ func (s *Server) recordEvent(ctx context.Context, e storage.AuthEvent) {
 	if err := s.deps.Store.RecordAuthEvent(context.WithoutCancel(ctx), e); err != nil {
 		s.log.Error("record auth event", zap.String("event", string(e.Kind)), zap.Error(err))
 	}
+	s.deps.Metrics.SignIn(string(e.Kind), e.Reason)
 	s.log.Info("auth_event", zap.String("event", string(e.Kind)), zap.String("site_id", e.SiteID.String()),
 		zap.String("client_id", e.ClientID), zap.String("reason", e.Reason))
 }

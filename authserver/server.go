@@ -17,6 +17,7 @@ import (
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -56,6 +57,8 @@ type Deps struct {
 	// SourceLimits bound unauthenticated requests per source; zero fields
 	// take their defaults.
 	SourceLimits SourceLimits
+	// Metrics, when set, counts sign-ins and ERP token refreshes.
+	Metrics *metrics.Metrics
 }
 
 // Server is the authorization server and the OAuth MCP endpoints. It is an

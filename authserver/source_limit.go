@@ -2,8 +2,6 @@ package authserver
 
 import (
 	"context"
-	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -38,18 +36,10 @@ type SourceLimits struct {
 }
 
 func (l SourceLimits) withDefaults() SourceLimits {
-	def := func(v *SourceLimit, burst int, every time.Duration) {
-		if v.Burst <= 0 {
-			v.Burst = burst
-		}
-		if v.Every <= 0 {
-			v.Every = every
-		}
-	}
-	def(&l.Register, 30, time.Minute)
-	def(&l.Authorize, 30, 2*time.Second)
-	def(&l.ChooseSite, 10, 6*time.Second)
-	def(&l.FetchDocument, 10, 6*time.Second)
+	l.Register = l.Register.WithDefault(SourceLimit{Burst: 30, Every: time.Minute})
+	l.Authorize = l.Authorize.WithDefault(SourceLimit{Burst: 30, Every: 2 * time.Second})
+	l.ChooseSite = l.ChooseSite.WithDefault(SourceLimit{Burst: 10, Every: 6 * time.Second})
+	l.FetchDocument = l.FetchDocument.WithDefault(SourceLimit{Burst: 10, Every: 6 * time.Second})
 	return l
 }
 
@@ -74,20 +64,13 @@ func sourceFrom(ctx context.Context) (string, bool) {
 }
 
 // requestSource names the source of r for the limits: its client address
-// (as Deps.ClientIP finds it), IPv6 addresses grouped by /64, since one
-// host usually holds a whole /64.
+// (as Deps.ClientIP finds it), IPv6 addresses grouped by /64.
 func (s *Server) requestSource(r *http.Request) string {
 	return sourcelimit.Source(s.deps.ClientIP(r))
 }
 
 // directClientIP is the address the connection comes from.
-func directClientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+func directClientIP(r *http.Request) string { return sourcelimit.DirectIP(r) }
 
 // limited takes one request of r's source from l. When the bucket is empty
 // it sets Retry-After and returns false with the wait in whole seconds;
@@ -98,8 +81,7 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *sourceLimite
 	if ok {
 		return 0, true
 	}
-	secs := int(math.Ceil(wait.Seconds()))
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
 	if first {
 		// Once per run of refusals: a flood must not become a flood of
 		// log lines.

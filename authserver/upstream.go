@@ -13,6 +13,7 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -96,11 +97,14 @@ func (u *upstreamTokens) refresh(ctx context.Context, site signInSite, user stri
 			}
 			tok, err := site.oauth.RefreshToken(ctx, site.csite, site.client, u.s.deps.HTTPClient(site.csite, nil), current.Refresh)
 			if errors.Is(err, connector.ErrRefreshTokenDead) {
+				u.s.deps.Metrics.TokenRefresh("user", metrics.RefreshDead)
 				return storage.RefreshOutcome{Dead: true}, nil
 			}
 			if err != nil {
+				u.s.deps.Metrics.TokenRefresh("user", metrics.RefreshFailed)
 				return storage.RefreshOutcome{}, err
 			}
+			u.s.deps.Metrics.TokenRefresh("user", metrics.RefreshOK)
 			next := current
 			next.Access, next.ExpiresAt = tok.AccessToken, upstreamExpiry(tok)
 			if tok.RefreshToken.IsSet() {

@@ -359,8 +359,25 @@ func TestKubernetesSelectorsAndPorts(t *testing.T) {
 		t.Error("the Service selects the migration Job's pod")
 	}
 
-	if len(m.service.Spec.Ports) != 1 || m.service.Spec.Ports[0].TargetPort.String() != "http" || m.service.Spec.Ports[0].Name != "http" {
-		t.Errorf("the Service must forward its port http to the container port http: %+v", m.service.Spec.Ports)
+	servicePorts := map[string]string{}
+	for _, p := range m.service.Spec.Ports {
+		servicePorts[p.Name] = p.TargetPort.String()
+	}
+	if len(servicePorts) != 2 || servicePorts["http"] != "http" || servicePorts["metrics"] != "metrics" {
+		t.Errorf("the Service must forward its ports http and metrics to the container ports of those names: %+v", m.service.Spec.Ports)
+	}
+	containerPorts := map[string]int32{}
+	for _, p := range m.deployment.Spec.Template.Spec.Containers[0].Ports {
+		containerPorts[p.Name] = p.ContainerPort
+	}
+	metricsAddr := ""
+	for _, e := range m.deployment.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "ERPGATE_METRICS_ADDR" {
+			metricsAddr = e.Value
+		}
+	}
+	if _, port, err := net.SplitHostPort(metricsAddr); err != nil || port != strconv.Itoa(int(containerPorts["metrics"])) {
+		t.Errorf("ERPGATE_METRICS_ADDR %q must listen on the container port metrics (%d)", metricsAddr, containerPorts["metrics"])
 	}
 	if m.service.Spec.SessionAffinity != "" && m.service.Spec.SessionAffinity != corev1.ServiceAffinityNone {
 		t.Error("the Service sets session affinity; MCP is stateless and needs none")
@@ -371,8 +388,8 @@ func TestKubernetesSelectorsAndPorts(t *testing.T) {
 	if err != nil || s.Empty() || !s.Matches(labels.Set(m.service.Labels)) {
 		t.Errorf("the ServiceMonitor does not select the Service (%v)", err)
 	}
-	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != m.service.Spec.Ports[0].Name || sm.Spec.Endpoints[0].Path != "/metrics" {
-		t.Errorf("the ServiceMonitor must scrape /metrics on the Service's port: %+v", sm.Spec.Endpoints)
+	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
+		t.Errorf("the ServiceMonitor must scrape /metrics on the Service's port metrics (ERPGATE_METRICS_ADDR, no token): %+v", sm.Spec.Endpoints)
 	}
 
 	if m.hpa.Spec.ScaleTargetRef.Kind != "Deployment" || m.hpa.Spec.ScaleTargetRef.Name != m.deployment.Name {
@@ -398,10 +415,32 @@ func TestKubernetesNetworkPolicy(t *testing.T) {
 	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
 		t.Fatalf("policy types %v, want Ingress and Egress", np.Spec.PolicyTypes)
 	}
+	// Ingress to the http port from anywhere, to the metrics port only
+	// from a named namespace (Prometheus's), which the rule must name.
+	sawMetrics := false
 	for _, in := range np.Spec.Ingress {
-		if len(in.Ports) != 1 || in.Ports[0].Port == nil || in.Ports[0].Port.String() != "http" {
-			t.Errorf("an ingress rule admits more than the http port: %+v", in.Ports)
+		if len(in.Ports) != 1 || in.Ports[0].Port == nil {
+			t.Errorf("an ingress rule admits more than one port: %+v", in.Ports)
+			continue
 		}
+		switch in.Ports[0].Port.String() {
+		case "http":
+		case "metrics":
+			sawMetrics = true
+			if len(in.From) == 0 {
+				t.Error("the metrics port is open to every peer")
+			}
+			for _, f := range in.From {
+				if f.NamespaceSelector == nil || len(f.NamespaceSelector.MatchLabels) == 0 || f.IPBlock != nil {
+					t.Errorf("the metrics port admits a peer other than a named namespace: %+v", f)
+				}
+			}
+		default:
+			t.Errorf("an ingress rule admits the port %s", in.Ports[0].Port)
+		}
+	}
+	if !sawMetrics {
+		t.Error("no ingress rule lets Prometheus reach the metrics port")
 	}
 	// Egress only to DNS (53), Postgres (5432) and the ERPs (443); every
 	// rule names its peers and ports, since an empty list allows all.

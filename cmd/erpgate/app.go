@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver"
@@ -32,6 +33,7 @@ import (
 	"github.com/erpgate/erpgate/platform/invalidate"
 	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/ratelimit"
@@ -41,6 +43,7 @@ import (
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/sitestore"
+	"github.com/erpgate/erpgate/platform/tracing"
 	"github.com/erpgate/erpgate/platform/usage"
 	"github.com/erpgate/erpgate/web"
 	"github.com/erpgate/erpgate/web/console"
@@ -64,6 +67,12 @@ type App struct {
 	limiter *ratelimit.Limiter
 	// live is the operator's live settings.
 	live *livesettings.Store
+	// metrics are this replica's Prometheus series; metricsServer serves
+	// them on ERPGATE_METRICS_ADDR when it is set.
+	metrics       *metrics.Metrics
+	metricsServer *http.Server
+	// tracing exports traces when ERPGATE_OTLP_ENDPOINT is set.
+	tracing *tracing.Provider
 }
 
 // connectorDeps is what connectors need from the platform at run time.
@@ -101,10 +110,22 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	a := &App{cfg: cfg, log: log, pool: pool}
+	a := &App{cfg: cfg, log: log, pool: pool, metrics: metrics.New(metrics.Options{SiteLabel: cfg.Metrics.SiteLabel})}
+	a.metrics.Pool(pool)
+	if cfg.Tracing.OTLPEndpoint != "" {
+		if a.tracing, err = tracing.Start(ctx, tracing.Options{
+			Endpoint: cfg.Tracing.OTLPEndpoint, SamplePercent: cfg.Tracing.SamplePercent, Version: version,
+		}); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	if err := a.build(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if cfg.Metrics.ListenAddr != "" {
+		a.metricsServer = &http.Server{Handler: metricsOnly(a.metrics.Handler()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout}
 	}
 	// The server exists before Serve runs, so a Shutdown that comes first
 	// (a replica stopped as it starts) still stops it: Serve then returns
@@ -135,6 +156,7 @@ func (a *App) build(ctx context.Context) error {
 		MaxResponseBytes: cfg.Upstream.MaxResponseBytes,
 		Retry:            cfg.Upstream.Retry,
 		AddressPolicy:    erpAddresses,
+		Metrics:          a.metrics,
 	})
 	// The operator's live settings; the environment gives the defaults.
 	live := livesettings.New(a.pool, livesettings.Defaults{
@@ -146,8 +168,8 @@ func (a *App) build(ctx context.Context) error {
 	a.live = live
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
-		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log}),
 		CanaryInquiry: func() string { return live.Current().Deployment.CanaryInquiry },
+		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log, Metrics: a.metrics}),
 	})
 	if err != nil {
 		return err
@@ -161,6 +183,7 @@ func (a *App) build(ctx context.Context) error {
 		FlushInterval: cfg.Usage.FlushInterval,
 		BatchSize:     cfg.Usage.BatchSize,
 	})
+	a.metrics.UsageBuffer(a.usage.Pending, a.usage.Dropped)
 	limiter := ratelimit.New(a.pool, ratelimit.Limits{
 		UserConcurrency: cfg.Limits.UserConcurrency,
 		UserPerMinute:   cfg.Limits.UserPerMinute,
@@ -195,6 +218,8 @@ func (a *App) build(ctx context.Context) error {
 		Storage:        sitestore.New(a.pool),
 		AllowedOrigins: origins,
 		Version:        version,
+		Metrics:        a.metrics,
+		Tracer:         a.tracer(),
 	})
 	if err != nil {
 		return err
@@ -206,7 +231,7 @@ func (a *App) build(ctx context.Context) error {
 	if err := live.Load(ctx); err != nil {
 		return err
 	}
-	go live.Run(janitorCtx, settingsPoll)
+	go every(janitorCtx, settingsPoll, live.Load, func(err error) { a.log.Warn("poll the live settings", zap.Error(err)) })
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -221,6 +246,7 @@ func (a *App) build(ctx context.Context) error {
 		HTTPClient:   out.Client,
 		ERPAddresses: erpAddresses,
 		Settings:     live,
+		PublicURL:    cfg.PublicURL,
 		Logger:       a.log,
 	})
 	events := activity.NewStore(a.pool)
@@ -234,11 +260,12 @@ func (a *App) build(ctx context.Context) error {
 		ERPAddresses: erpAddresses,
 		Logger:       a.log,
 		Admin:        siteAdmin,
+		Settings:     live,
 		Activity:     events,
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
-		go purgeEvery(janitorCtx, time.Hour, sessions.Purge, a.log)
+		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
 		cons := console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
@@ -261,6 +288,11 @@ func (a *App) build(ctx context.Context) error {
 	store.OnChange(resolver.Forget)
 	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
 	e.Any("/service/mcp", service)
+	if cfg.Metrics.ListenAddr == "" {
+		// No address of its own: /metrics is the operator's, like the
+		// admin API.
+		e.GET(metricsPath, echo.WrapHandler(a.metrics.Handler()), adminapi.RequireAdminToken(cfg.AdminToken))
+	}
 
 	auth, err := authserver.New(ctx, authserver.Deps{
 		Store: authstorage.New(a.pool, cfg.Keyring, authstorage.Options{RefreshGrace: cfg.OAuth.RefreshGrace}),
@@ -268,6 +300,7 @@ func (a *App) build(ctx context.Context) error {
 		PublicBaseURL: cfg.PublicBaseURL, IsDevHost: cfg.IsDevHost, Logger: a.log,
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
 		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval, ClientIP: e.IPExtractor,
+		Metrics: a.metrics,
 	})
 	if err != nil {
 		return err
@@ -299,8 +332,9 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
 }
 
-// purgeEvery runs purge every interval until ctx ends, logging failures.
-func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.Context) error, log *zap.Logger) {
+// every runs fn every interval until ctx ends, handing failures to
+// failed.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -308,8 +342,8 @@ func purgeEvery(ctx context.Context, interval time.Duration, purge func(context.
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := purge(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("purge expired console sessions", zap.Error(err))
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				failed(err)
 			}
 		}
 	}
@@ -349,6 +383,42 @@ func (a *App) ready(ctx context.Context) error {
 	return nil
 }
 
+// metricsPath is where the Prometheus series are served.
+const metricsPath = "/metrics"
+
+// metricsOnly serves h at metricsPath and 404 elsewhere, on the metrics
+// address.
+func metricsOnly(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metricsPath, h)
+	return mux
+}
+
+// tracer is the engine's tracer: nil (no spans at all) unless tracing is
+// configured.
+func (a *App) tracer() trace.Tracer {
+	if a.tracing == nil {
+		return nil
+	}
+	return a.tracing.Tracer()
+}
+
+// Metrics returns this replica's series (tests read them).
+func (a *App) Metrics() *metrics.Metrics { return a.metrics }
+
+// ServeMetrics serves /metrics on ln until Shutdown, when
+// ERPGATE_METRICS_ADDR is set.
+func (a *App) ServeMetrics(ln net.Listener) error {
+	if a.metricsServer == nil {
+		return errors.New("metrics: no metrics address is configured")
+	}
+	err := a.metricsServer.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
 // Handler returns the HTTP handler of this replica.
 func (a *App) Handler() http.Handler { return a.echo }
 
@@ -377,6 +447,14 @@ func (a *App) Shutdown(ctx context.Context) error {
 	a.stopJanitor()
 	if err := a.usage.Close(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("flush usage events: %w", err))
+	}
+	if a.tracing != nil {
+		if err := a.tracing.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("send traces: %w", err))
+		}
+	}
+	if a.metricsServer != nil {
+		_ = a.metricsServer.Close()
 	}
 	a.pool.Close()
 	return errors.Join(errs...)
@@ -500,6 +578,20 @@ func serveUntilDone(ctx context.Context, cfg *config.Config, log *zap.Logger, st
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
 	}
 	log.Info("listening", zap.String("addr", ln.Addr().String()), zap.String("public_base_url", cfg.PublicBaseURL))
+	if cfg.Metrics.ListenAddr != "" {
+		mln, err := net.Listen("tcp", cfg.Metrics.ListenAddr)
+		if err != nil {
+			_ = ln.Close()
+			_ = app.Shutdown(context.Background())
+			return fmt.Errorf("listen on %s (ERPGATE_METRICS_ADDR): %w", cfg.Metrics.ListenAddr, err)
+		}
+		log.Info("serving metrics", zap.String("addr", mln.Addr().String()))
+		go func() {
+			if err := app.ServeMetrics(mln); err != nil {
+				log.Error("metrics server", zap.Error(err))
+			}
+		}()
+	}
 	if started != nil {
 		started(ln.Addr().String())
 	}

@@ -19,7 +19,28 @@ func TestChromiumConsole(t *testing.T) {
 	defer frappe.Close()
 	gw := startGateway(t, "", nil)
 	other := startGateway(t, gw.DBURL, map[string]string{"ERPGATE_ADMIN_TOKEN": gw.AdminToken, "ERPGATE_ENCRYPTION_KEYS": gw.Keys})
-	gw.registerFrappe(t, "acme", frappe, userWithRole(t, frappe, "all-companies"))
+	site := gw.registerFrappe(t, "acme", frappe, userWithRole(t, frappe, "all-companies"))
+	// Three calls, one of them refused, for the sites page's figures.
+	cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
+	mustSucceed(t, callTool(t, cs, "list_customers", map[string]any{"limit": 2}), "list_customers")
+	mustSucceed(t, callTool(t, cs, "list_customers", map[string]any{"limit": 3}), "list_customers")
+	if r := callTool(t, cs, "list_customers", map[string]any{"limit": -1}); !r.IsError {
+		t.Fatalf("a negative limit was served: %s", r.Text)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := gw.App.pool.QueryRow(t.Context(), `SELECT count(*) FROM usage_events WHERE method = 'tools/call'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d usage events stored, want 3", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	ctx := newChromium(t)
 
 	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
@@ -37,10 +58,29 @@ func TestChromiumConsole(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
 	waitForTitle(t, ctx, "Sites")
-	if text := browserResult(t, ctx, "read the sites page", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "frappe") || !strings.Contains(text, "active") || !strings.Contains(text, "api") {
+	if text := browserResult(t, ctx, "read the sites page", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "frappe") || !strings.Contains(text, "active") || !strings.Contains(text, "api_token") {
 		t.Errorf("the site's row: %q", text)
 	}
+	for cell, want := range map[string]string{"calls": "3", "errors": "33.3 %", "people": "0"} {
+		if text := browserResult(t, ctx, "read "+cell, chromedp.Text(chromedp.CSS("#site-acme ."+cell))); text != want {
+			t.Errorf("%s: %q, want %q", cell, text, want)
+		}
+	}
 	saveScreenshot(t, ctx, "console-sites.png")
+
+	browserDo(t, ctx, "open the site's preflight", chromedp.Click(chromedp.CSS(`#site-acme a[href*="/console/preflight"]`)))
+	waitForTitle(t, ctx, "Preflight")
+	browserDo(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	if text := browserResult(t, ctx, "read the API credential check", chromedp.Text(chromedp.CSS("#check-api_credential"))); !strings.Contains(text, "pass") {
+		t.Errorf("the API credential check: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-preflight.png")
+	browserDo(t, ctx, "back to the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Sites")
+	if text := browserResult(t, ctx, "read the preflight summary", chromedp.Text(chromedp.CSS("#site-acme a[href*=\"/console/preflight\"]"))); !strings.HasPrefix(text, "passed") && !strings.HasPrefix(text, "failed") {
+		t.Errorf("the preflight summary: %q", text)
+	}
 
 	browserDo(t, ctx, "open the settings", chromedp.Click(chromedp.CSS(`nav a[href$="/console/settings"]`)))
 	waitForTitle(t, ctx, "Settings")
@@ -55,7 +95,7 @@ func TestChromiumConsole(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#value-max_records`), "250"),
 		chromedp.Click(chromedp.CSS(`#setting-max_records button[type="submit"]`)))
 	start := time.Now()
-	deadline := start.Add(1 * time.Second)
+	deadline = start.Add(1 * time.Second)
 	for other.App.live.Current().Deployment.MaxRecords != 250 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the other replica did not apply the change within 1 s of the form's submission")
@@ -90,6 +130,12 @@ func TestChromiumConsole(t *testing.T) {
 		t.Errorf("status after disable: %q", text)
 	}
 	saveScreenshot(t, ctx, "console-sites-disabled.png")
+
+	browserDo(t, ctx, "open the settings of a site that does not exist", chromedp.Navigate(gw.URL+"/console/settings?site=nowhere"))
+	waitForTitle(t, ctx, "There is no such site")
+	saveScreenshot(t, ctx, "console-no-such-site.png")
+	browserDo(t, ctx, "back to the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Sites")
 
 	browserDo(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`nav form button`)))
 	waitForTitle(t, ctx, "Console sign-in")

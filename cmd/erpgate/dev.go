@@ -189,7 +189,7 @@ func runDev(ctx context.Context, args []string) error {
 		{Name: "Acumatica simulator", Addr: hostPort(acumaticaURL), Env: "ERPGATE_DEV_ACUMATICA_ADDR"},
 	}, ports...)
 	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, DatabaseURL: shownDBURL,
-		Ports: ports, Sites: []devSite{frappeSite, acumaticaSite}}
+		MetricsURL: devMetricsURL(cfg), Ports: ports, Sites: []devSite{frappeSite, acumaticaSite}}
 	if err := writeJSONFile(statePath, state, 0o600); err != nil {
 		return err
 	}
@@ -293,11 +293,30 @@ func serveLocal(addr string, h http.Handler) (string, func(), error) {
 	return "http://" + ln.Addr().String(), stop, nil
 }
 
+// devMetricsURL is where dev serves /metrics: on the gateway's address
+// behind the admin token, or on ERPGATE_METRICS_ADDR.
+func devMetricsURL(cfg *config.Config) string {
+	if cfg.Metrics.ListenAddr == "" {
+		return cfg.PublicBaseURL + metricsPath
+	}
+	host, port, _ := net.SplitHostPort(cfg.Metrics.ListenAddr)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + metricsPath
+}
+
 func printDevSummary(w io.Writer, s devState, path string) {
 	var b bytes.Buffer
 	rule := "------------------------------------------------------------------------"
 	fmt.Fprintf(&b, "\n%s\nerpgate is running at %s\n", rule, s.BaseURL)
 	fmt.Fprintf(&b, "  admin API:    %s/api/v1  (Authorization: Bearer %s)\n", s.BaseURL, s.AdminToken)
+	fmt.Fprintf(&b, "  console:      %s/console  (sign in with the admin token)\n", s.BaseURL)
+	if s.MetricsURL == s.BaseURL+metricsPath {
+		fmt.Fprintf(&b, "  metrics:      %s  (Authorization: Bearer %s)\n", s.MetricsURL, s.AdminToken)
+	} else if s.MetricsURL != "" {
+		fmt.Fprintf(&b, "  metrics:      %s  (ERPGATE_METRICS_ADDR, no token)\n", s.MetricsURL)
+	}
 	fmt.Fprintf(&b, "  DATABASE_URL: %s\n", s.DatabaseURL)
 	for _, site := range s.Sites {
 		fmt.Fprintf(&b, "  site %s (%s, ERP simulator at %s)\n", site.Slug, site.Kind, site.ERPURL)

@@ -182,6 +182,12 @@ func checkDevSummary(t *testing.T, out string, state devState, addrs map[string]
 	if !strings.Contains(summary, state.AdminToken) {
 		t.Error("the summary does not give the admin token")
 	}
+	if want := "console:      " + state.BaseURL + "/console  (sign in with the admin token)\n"; !strings.Contains(summary, want) {
+		t.Errorf("the summary does not say where the console is:\n%s", summary)
+	}
+	if want := "metrics:      " + state.BaseURL + "/metrics  (Authorization: Bearer " + state.AdminToken + ")\n"; state.MetricsURL != state.BaseURL+"/metrics" || !strings.Contains(summary, want) {
+		t.Errorf("the summary does not say how to reach /metrics (%q in dev.json, want the line %q):\n%s", state.MetricsURL, want, summary)
+	}
 	for env, addr := range map[string]string{
 		"ERPGATE_LISTEN_ADDR":        addrs["ERPGATE_LISTEN_ADDR"],
 		"ERPGATE_DEV_FRAPPE_ADDR":    addrs["ERPGATE_DEV_FRAPPE_ADDR"],

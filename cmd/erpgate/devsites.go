@@ -18,11 +18,14 @@ const (
 // devState is .data/dev.json: everything needed to use the local gateway,
 // and to register a second site by hand against the simulators.
 type devState struct {
-	BaseURL     string    `json:"base_url"`
-	AdminToken  string    `json:"admin_token"`
-	DatabaseURL string    `json:"database_url"`
-	Ports       []devPort `json:"ports,omitempty"`
-	Sites       []devSite `json:"sites"`
+	BaseURL     string `json:"base_url"`
+	AdminToken  string `json:"admin_token"`
+	DatabaseURL string `json:"database_url"`
+	// MetricsURL is /metrics; on the main address it takes the admin
+	// token, on ERPGATE_METRICS_ADDR nothing.
+	MetricsURL string    `json:"metrics_url"`
+	Ports      []devPort `json:"ports,omitempty"`
+	Sites      []devSite `json:"sites"`
 }
 
 // devPort is one address dev listens on and the variable that moves it.

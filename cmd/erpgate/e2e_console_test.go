@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -168,7 +169,29 @@ func TestConsoleSessionAttacks(t *testing.T) {
 		t.Errorf("a cookie signed with the console key for the open session: HTTP %d", status)
 	}
 
-	// A form without the session's CSRF token changes nothing.
+	// A form without the session's CSRF token changes nothing: not a
+	// setting, not a site, not the session.
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	for _, form := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/console/settings", url.Values{"name": {"max_records"}, "value": {"1"}}},
+		{"/console/sites", url.Values{"site": {"acme"}, "action": {"delete"}, "confirm": {"acme"}}},
+		{"/console/sites", url.Values{"site": {"acme"}, "action": {"disable"}, "csrf": {"forged"}}},
+		{"/console/preflight", url.Values{"site": {"acme"}}},
+	} {
+		if status, _, _ := b.do(http.MethodPost, form.path, form.form); status != http.StatusForbidden {
+			t.Errorf("POST %s %v without CSRF: HTTP %d", form.path, form.form, status)
+		}
+	}
+	var stored, preflights int
+	var siteStatus string
+	if err := gw.App.pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM live_settings), (SELECT count(*) FROM site_preflight), (SELECT status FROM sites WHERE slug = 'acme')`).Scan(&stored, &preflights, &siteStatus); err != nil || stored != 0 || preflights != 0 || siteStatus != "active" {
+		t.Errorf("after the forged forms: %d settings, %d preflights, site %q, %v", stored, preflights, siteStatus, err)
+	}
 	if status, _, _ := b.do(http.MethodPost, "/console/sign-out", url.Values{}); status != http.StatusForbidden {
 		t.Errorf("sign-out without CSRF: HTTP %d", status)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/siteadmin"
@@ -37,6 +38,8 @@ type Deps struct {
 	ERPAddresses *netguard.Policy
 	// Logger receives one line per admin action. It may be nil.
 	Logger *zap.Logger
+	// Settings holds the live settings; nil leaves their routes out.
+	Settings *livesettings.Store
 	// Admin is the site-administration layer the handlers call. When nil,
 	// New builds one from the fields above.
 	Admin *siteadmin.Service
@@ -82,7 +85,8 @@ func New(deps Deps) *API {
 	if admin == nil {
 		admin = siteadmin.New(siteadmin.Deps{
 			Store: deps.Store, Registry: deps.Registry, IsDevHost: deps.IsDevHost,
-			HTTPClient: deps.HTTPClient, ERPAddresses: deps.ERPAddresses, Logger: log,
+			HTTPClient: deps.HTTPClient, ERPAddresses: deps.ERPAddresses, Settings: deps.Settings, Logger: log,
+			PublicURL: deps.PublicURL,
 		})
 	}
 	return &API{deps: deps, layer: admin, log: log.Named("adminapi")}
@@ -108,11 +112,22 @@ func (a *API) Register(g *echo.Group) {
 	a.admin(g, http.MethodPost, "/sites/:id/service-tokens", "issue_service_token", a.issueServiceToken)
 	a.admin(g, http.MethodDelete, "/sites/:id/service-tokens/:token_id", "revoke_service_token", a.revokeServiceToken)
 
+	a.admin(g, http.MethodGet, "/sites/:id/preflight", "get_preflight", a.getPreflight)
+	a.admin(g, http.MethodPost, "/sites/:id/preflight", "run_preflight", a.runPreflight)
+
 	a.admin(g, http.MethodGet, "/sites/:id/people", "list_people", a.listPeople)
 	a.admin(g, http.MethodDelete, "/sites/:id/people/:erp_user", "revoke_person", a.revokePerson)
 
 	a.admin(g, http.MethodGet, "/usage-events", "list_usage_events", a.listUsageEvents)
 	a.admin(g, http.MethodGet, "/audit-events", "list_audit_events", a.listAuditEvents)
+	if a.deps.Settings != nil {
+		a.admin(g, http.MethodGet, "/settings", "list_settings", a.listSettings)
+		a.admin(g, http.MethodPut, "/settings/:name", "change_setting", a.putSetting)
+		a.admin(g, http.MethodDelete, "/settings/:name", "reset_setting", a.resetSetting)
+		a.admin(g, http.MethodGet, "/sites/:id/settings", "list_site_settings", a.listSiteSettings)
+		a.admin(g, http.MethodPut, "/sites/:id/settings/:name", "change_site_setting", a.putSetting)
+		a.admin(g, http.MethodDelete, "/sites/:id/settings/:name", "reset_site_setting", a.resetSetting)
+	}
 
 	g.RouteNotFound("", a.routeNotFound, a.envelope)
 	g.RouteNotFound("/*", a.routeNotFound, a.envelope)

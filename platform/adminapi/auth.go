@@ -26,6 +26,22 @@ func (a *API) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// RequireAdminToken is requireAdmin for a route outside the admin API
+// (/metrics on the main address): the same header and comparison, and a
+// plain 401 without the API's error body.
+func RequireAdminToken(token secrets.Secret) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			presented, ok := bearerToken(c.Request())
+			if !ok || !token.IsSet() || !secrets.ConstantTimeEqual(presented, token.Reveal()) {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="erpgate-admin"`)
+				return c.JSON(http.StatusUnauthorized, map[string]string{"message": "this route needs the header Authorization: Bearer <ADMIN_TOKEN>"})
+			}
+			return next(c)
+		}
+	}
+}
+
 // bearerToken returns the token of an "Authorization: Bearer ..." header.
 // The scheme is case-insensitive (RFC 9110 section 11.1).
 func bearerToken(r *http.Request) (string, bool) {

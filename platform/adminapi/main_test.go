@@ -17,6 +17,7 @@ import (
 	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/pgtest"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/sites"
@@ -60,7 +61,14 @@ func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
 	registry.MustRegister(dbERP{})
 	core, logs := observer.New(zapcore.DebugLevel)
 	store := sites.NewStore(pool, keys)
+	live := livesettings.New(pool, livesettings.Defaults{
+		MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, CanaryInquiry: "MCPAccess",
+	}, nil)
+	if err := live.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	deps := adminapi.Deps{
+		Settings:   live,
 		Store:      store,
 		Registry:   registry,
 		AdminToken: adminToken,

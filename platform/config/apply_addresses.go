@@ -12,14 +12,44 @@ import (
 )
 
 func applyListenAddr(c *Config, v value) error {
-	_, port, err := net.SplitHostPort(v.text)
-	if err != nil {
-		return fmt.Errorf("must be host:port, such as 127.0.0.1:8080 or :8080; got %q", v.text)
-	}
-	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
-		return fmt.Errorf("port must be a number from 0 to 65535; got %q", v.text)
+	if err := checkHostPort(v.text); err != nil {
+		return err
 	}
 	c.ListenAddr = v.text
+	return nil
+}
+
+func checkHostPort(text string) error {
+	_, port, err := net.SplitHostPort(text)
+	if err != nil {
+		return fmt.Errorf("must be host:port, such as 127.0.0.1:8080 or :8080; got %q", text)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+		return fmt.Errorf("port must be a number from 0 to 65535; got %q", text)
+	}
+	return nil
+}
+
+func applyMetricsAddr(c *Config, v value) error {
+	if err := checkHostPort(v.text); err != nil {
+		return err
+	}
+	c.Metrics.ListenAddr = v.text
+	return nil
+}
+
+// applyOTLPEndpoint takes an http(s) URL with a host and nothing after
+// the path: no user info, query or fragment.
+func applyOTLPEndpoint(c *Config, v value) error {
+	u, err := url.Parse(v.text)
+	if err == nil && u.User != nil {
+		// Not echoed: it would hold a password.
+		return errors.New("must be an http or https URL without user info; send credentials to the collector some other way")
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("must be an http or https URL such as http://otel-collector:4318; got %q", v.text)
+	}
+	c.Tracing.OTLPEndpoint = strings.TrimRight(v.text, "/")
 	return nil
 }
 

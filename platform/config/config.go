@@ -69,6 +69,31 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 
 	OAuth OAuth `yaml:"oauth"`
+
+	Metrics Metrics `yaml:"metrics"`
+	Tracing Tracing `yaml:"tracing"`
+}
+
+// Metrics governs /metrics (Prometheus text format).
+type Metrics struct {
+	// ListenAddr is a host:port of its own for /metrics, without
+	// authentication (reach it from the monitoring network only). Empty:
+	// /metrics is served on the main address, behind the admin token.
+	ListenAddr string `yaml:"listen_addr"`
+	// SiteLabel adds each site's slug as a label of the tool-call and ERP
+	// request series: those series are multiplied by the number of sites.
+	SiteLabel bool `yaml:"site_label"`
+}
+
+// Tracing governs OpenTelemetry traces of MCP requests.
+type Tracing struct {
+	// OTLPEndpoint is the OTLP/HTTP collector's URL (such as
+	// http://otel-collector:4318); traces go to its /v1/traces. Empty:
+	// tracing is off.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// SamplePercent is the share of requests traced, from 0 to 100; a
+	// request whose caller sent a sampled trace context is traced anyway.
+	SamplePercent int `yaml:"sample_percent"`
 }
 
 // Upstream governs calls from tools to ERPs (design §3, steps 4 to 6).

@@ -48,6 +48,10 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("oauth.refresh_grace", c.OAuth.RefreshGrace),
 		zap.Stringer("oauth.sign_in_timeout", c.OAuth.SignInTimeout),
 		zap.Stringer("oauth.access_gate_interval", c.OAuth.AccessGateInterval),
+		zap.String("metrics.listen_addr", c.Metrics.ListenAddr),
+		zap.Bool("metrics.site_label", c.Metrics.SiteLabel),
+		zap.String("tracing.otlp_endpoint", c.Tracing.OTLPEndpoint),
+		zap.Int("tracing.sample_percent", c.Tracing.SamplePercent),
 	}
 }
 

@@ -108,6 +108,15 @@ var settings = []setting{
 		apply: durationIn(0, time.Minute, func(c *Config) *time.Duration { return &c.OAuth.RefreshGrace })},
 	{key: "oauth.sign_in_timeout", env: "ERPGATE_OAUTH_SIGN_IN_TIMEOUT", fallback: "10m",
 		apply: durationIn(time.Minute, time.Hour, func(c *Config) *time.Duration { return &c.OAuth.SignInTimeout })},
+	{key: "metrics.listen_addr", env: "ERPGATE_METRICS_ADDR",
+		apply: applyMetricsAddr},
+	{key: "metrics.site_label", env: "ERPGATE_METRICS_SITE_LABEL", fallback: "false",
+		apply: boolean(func(c *Config) *bool { return &c.Metrics.SiteLabel })},
+	{key: "tracing.otlp_endpoint", env: "ERPGATE_OTLP_ENDPOINT",
+		apply: applyOTLPEndpoint},
+	{key: "tracing.sample_percent", env: "ERPGATE_TRACE_SAMPLE_PERCENT", fallback: "100",
+		apply: intIn(0, 100, func(c *Config) *int { return &c.Tracing.SamplePercent })},
+
 	{key: "oauth.access_gate_interval", env: "ERPGATE_OAUTH_ACCESS_GATE_INTERVAL", fallback: "5m",
 		apply: durationIn(time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.OAuth.AccessGateInterval })},
 }

@@ -3,11 +3,11 @@
 // canary inquiry, per-site tool exposure and read-only switch) in
 // Postgres, and gives every replica the values in force as one immutable
 // snapshot behind an atomic pointer: reading a setting on the hot path is
-// a pointer load. A change reaches every replica through NOTIFY at once,
-// and through a poll of the settings' version within PollInterval if a
-// notification was missed. Environment variables (platform/config) give
-// the defaults; a stored value overrides one for the deployment or for one
-// site.
+// a pointer load. A change reaches every replica through NOTIFY at once
+// (Notified), and, if a notification was missed, at the next poll: its
+// owner calls Load on a timer, which reads only the version when nothing
+// changed. Environment variables (platform/config) give the defaults; a
+// stored value overrides one for the deployment or for one site.
 package livesettings
 
 import (
@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Type is the type of a setting's value.
@@ -50,6 +52,9 @@ type Def struct {
 	// or is empty for a built-in default.
 	Env      string
 	Min, Max int
+	// Additive: a site's value adds to the deployment's instead of
+	// replacing it (the redaction patterns).
+	Additive bool
 }
 
 // The settings' names.
@@ -68,9 +73,9 @@ const (
 
 // Defs lists every live setting, in the order pages show them.
 var Defs = []Def{
-	{Name: RedactionAdd, Label: "Redaction: extra field patterns", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_PATTERNS",
+	{Name: RedactionAdd, Label: "Redaction: extra field patterns", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_PATTERNS", Additive: true,
 		Help: "Field-name patterns to redact besides the built-in ones, matched by word parts. A site's patterns add to the deployment's."},
-	{Name: RedactionSkip, Label: "Redaction: patterns not to redact", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_SKIP",
+	{Name: RedactionSkip, Label: "Redaction: patterns not to redact", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_SKIP", Additive: true,
 		Help: "Field-name patterns exempted from redaction. A site's add to the deployment's."},
 	{Name: MaxRecords, Label: "Max records per query", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_MAX_RECORDS", Min: 1, Max: 100_000,
 		Help: "The most rows one upstream query may return."},
@@ -110,28 +115,20 @@ var inquiryName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9 _-]{0,127}$`)
 // comma-separated; a number; on/off) into the setting's stored value, or
 // says in a sentence why it cannot be.
 func (d Def) Parse(text string) (any, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("%s must be text: what was sent is not valid UTF-8", d.Label)
+	}
 	text = strings.TrimSpace(text)
 	switch d.Type {
 	case TypeList:
-		items := []string{}
-		for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' }) {
-			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
-				if len(f) > 200 {
-					return nil, fmt.Errorf("%s: an entry is longer than 200 characters", d.Label)
-				}
-				items = append(items, f)
-			}
-		}
-		if len(items) > 200 {
-			return nil, fmt.Errorf("%s: at most 200 entries", d.Label)
-		}
-		return items, nil
+		items := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '\r' })
+		return d.check(items)
 	case TypeInt:
 		n, err := strconv.Atoi(text)
-		if err != nil || n < d.Min || n > d.Max {
-			return nil, fmt.Errorf("%s must be a whole number from %d to %d", d.Label, d.Min, d.Max)
+		if err != nil {
+			return nil, d.rangeError()
 		}
-		return n, nil
+		return d.check(n)
 	case TypeBool:
 		switch strings.ToLower(text) {
 		case "on", "true", "yes", "1":
@@ -141,14 +138,68 @@ func (d Def) Parse(text string) (any, error) {
 		}
 		return nil, fmt.Errorf("%s must be on or off", d.Label)
 	default:
-		if d.Name == CanaryInquiry && !inquiryName.MatchString(text) {
+		return d.check(text)
+	}
+}
+
+// FromJSON reads a value given as JSON (the admin API): an array of
+// strings, a number, true or false, or a string, by the setting's type.
+func (d Def) FromJSON(raw json.RawMessage) (any, error) {
+	v, err := d.decode(raw)
+	if err != nil {
+		want := map[Type]string{TypeList: "an array of strings", TypeInt: "a whole number", TypeBool: "true or false", TypeString: "a string"}[d.Type]
+		if d.Type == TypeInt {
+			return nil, d.rangeError()
+		}
+		return nil, fmt.Errorf("%s must be %s", d.Label, want)
+	}
+	return d.check(v)
+}
+
+func (d Def) rangeError() error {
+	return fmt.Errorf("%s must be a whole number from %d to %d", d.Label, d.Min, d.Max)
+}
+
+// check validates a value of the setting's type and returns it in its
+// stored form (list entries trimmed, without blanks or repeats).
+func (d Def) check(v any) (any, error) {
+	switch x := v.(type) {
+	case []string:
+		items := []string{}
+		for _, f := range x {
+			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
+				if len(f) > 200 || hasControl(f) {
+					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters, without control characters", d.Label)
+				}
+				items = append(items, f)
+			}
+		}
+		if len(items) > 200 {
+			return nil, fmt.Errorf("%s: at most 200 entries", d.Label)
+		}
+		return items, nil
+	case int:
+		if x < d.Min || x > d.Max {
+			return nil, d.rangeError()
+		}
+		return x, nil
+	case string:
+		x = strings.TrimSpace(x)
+		if d.Name == CanaryInquiry && !inquiryName.MatchString(x) {
 			return nil, fmt.Errorf("%s must be a generic inquiry's name: letters, digits, spaces, _ or -, at most 128", d.Label)
 		}
-		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
-			return nil, fmt.Errorf("%s must be one line of at most 200 characters", d.Label)
+		if hasControl(x) || len(x) > 200 {
+			return nil, fmt.Errorf("%s must be one line of at most 200 characters, without control characters", d.Label)
 		}
-		return text, nil
+		return x, nil
 	}
+	return v, nil
+}
+
+// hasControl reports whether s has a control character (line breaks, NUL,
+// which Postgres cannot store in JSON) or is not valid UTF-8.
+func hasControl(s string) bool {
+	return !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // decode reads a stored value of d; a value of the wrong type (a row
@@ -158,7 +209,7 @@ func (d Def) decode(raw []byte) (any, error) {
 	switch d.Type {
 	case TypeList:
 		var v []string
-		if err = json.Unmarshal(raw, &v); err == nil {
+		if err = json.Unmarshal(raw, &v); err == nil && v != nil {
 			return v, nil
 		}
 	case TypeInt:

@@ -21,9 +21,8 @@ import (
 // invalidation channel; the rest is the new version.
 const NotifyPrefix = "settings:"
 
-// Defaults are the values in force where nothing is stored: the
-// environment's (platform/config).
-type Defaults struct {
+// Values are the deployment's settings in force.
+type Values struct {
 	RedactionAdd, RedactionSkip []string
 	MaxRecords                  int
 	UserConcurrency             int
@@ -32,6 +31,10 @@ type Defaults struct {
 	SitePerMinute               int
 	CanaryInquiry               string
 }
+
+// Defaults are the values in force where nothing is stored: the
+// environment's (platform/config).
+type Defaults = Values
 
 func (d Defaults) byName() map[string]any {
 	nz := func(l []string) []string {
@@ -46,17 +49,6 @@ func (d Defaults) byName() map[string]any {
 		SiteConcurrency: d.SiteConcurrency, SitePerMinute: d.SitePerMinute, CanaryInquiry: d.CanaryInquiry,
 		Tools: []string{}, ReadOnly: false,
 	}
-}
-
-// Values are the deployment's settings in force.
-type Values struct {
-	RedactionAdd, RedactionSkip []string
-	MaxRecords                  int
-	UserConcurrency             int
-	UserPerMinute               int
-	SiteConcurrency             int
-	SitePerMinute               int
-	CanaryInquiry               string
 }
 
 // SiteValues are one site's own settings: its redaction patterns (in
@@ -104,13 +96,18 @@ const (
 
 // Effective returns the value of name in force for site (uuid.Nil: the
 // deployment) and where it comes from: the site's own value, the
-// deployment's stored value, or the default.
+// deployment's stored value, or the default. For an additive setting a
+// site's value is its own addition only (empty by default); the
+// deployment's value applies as well (Effective with uuid.Nil).
 func (s *Snapshot) Effective(site uuid.UUID, name string) (any, Source, time.Time) {
 	if site != uuid.Nil {
 		if v, ok := s.stored[key{site, name}]; ok {
 			return v.Value, SourceSite, v.UpdatedAt
 		}
-		if d, _ := Lookup(name); d.Scope&Deployment == 0 {
+		if d, _ := Lookup(name); d.Scope&Deployment == 0 || d.Additive {
+			if d.Additive {
+				return []string{}, SourceDefault, time.Time{}
+			}
 			return s.defaults[name], SourceDefault, time.Time{}
 		}
 	}
@@ -256,23 +253,6 @@ func (s *Store) Notified(rest string) {
 	defer cancel()
 	if err := s.Load(ctx); err != nil {
 		s.log.Warn("load settings after a notification", zap.Error(err))
-	}
-}
-
-// Run polls the settings' version every interval until ctx ends: the
-// backstop for a missed notification.
-func (s *Store) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Load(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("poll settings", zap.Error(err))
-			}
-		}
 	}
 }
 

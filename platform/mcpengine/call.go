@@ -33,6 +33,7 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 		}
 		st.mu.Lock()
 		st.tool = ct.tool.Name
+		st.metrics = ct.metrics
 		st.mu.Unlock()
 
 		data, err := e.runTool(ctx, st, ct, req.Params.RawArguments)
@@ -63,8 +64,13 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 		return nil, err
 	}
 	if e.opts.Limiter != nil {
+		_, span := startSpan(ctx, "limits")
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
+		endSpan(span, err)
 		if err != nil {
+			if toolerr.Classify(err).Code == toolerr.RateLimited {
+				e.opts.Metrics.LimitRefused(ct.kind)
+			}
 			return nil, err
 		}
 		defer release()
@@ -91,7 +97,10 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
 	}
-	return e.finishResult(ctx, st, ct, out)
+	_, span := startSpan(ctx, "redaction")
+	data, err := e.finishResult(ctx, st, ct, out)
+	endSpan(span, err)
+	return data, err
 }
 
 // upstreamClient is the call's HTTP client to its site: the outbound

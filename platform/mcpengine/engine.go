@@ -19,9 +19,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/schema"
@@ -74,6 +76,10 @@ type Options struct {
 	CallerShare int
 	// Version is reported in serverInfo.
 	Version string
+	// Metrics, when set, receives the tool-call and admission series.
+	Metrics *metrics.Metrics
+	// Tracer, when set, makes each MCP request a trace (trace.go).
+	Tracer trace.Tracer
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
 	// call MCP endpoints. Requests without an Origin header (non-browser
 	// clients) are always accepted; any other Origin gets 403, which guards
@@ -112,6 +118,8 @@ type compiledTool struct {
 	// handler is the tool's call chain (toolHandler), as registered with
 	// mcp-go.
 	handler server.ToolHandlerFunc
+	// metrics are the tool's series.
+	metrics *metrics.Tool
 }
 
 // New builds an engine from the connectors in opts.Registry.
@@ -185,6 +193,9 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks := &server.Hooks{}
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
+	// A site lists only the tools it offers (live.go); a call of another
+	// gets a tool error saying why, not "tool not found".
+	hooks.AddAfterListTools(e.filterListed(kind))
 	srv := server.NewMCPServer("erpgate-"+kind, e.opts.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
@@ -192,7 +203,6 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		// Tool lists differ per site: nothing may be shared between callers.
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithInstructions(instructions(kind)),
-		server.WithToolFilter(e.filterTools(kind)),
 	)
 	// Redaction is per kind (and per site when it has rules of its own,
 	// live.go): the deployment's rules plus the exact field names the
@@ -208,6 +218,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		if err != nil {
 			return nil, err
 		}
+		ct.metrics = e.opts.Metrics.Tool(kind, t.Name)
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
 		srv.AddTool(mcpTool(t), ct.handler)

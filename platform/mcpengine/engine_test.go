@@ -170,6 +170,12 @@ const afterWork = 100 * time.Millisecond
 
 func newFixture(t *testing.T, errorsAsResults bool) *fixture {
 	t.Helper()
+	return newFixtureWith(t, errorsAsResults, nil)
+}
+
+// newFixtureWith is newFixture with options changed by with.
+func newFixtureWith(t *testing.T, errorsAsResults bool, with func(*Options)) *fixture {
+	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/pause" {
 			time.Sleep(upstreamPause)
@@ -187,11 +193,15 @@ func newFixture(t *testing.T, errorsAsResults bool) *fixture {
 	reg.MustRegister(fakeERP{})
 	core, logs := observer.New(zap.DebugLevel)
 	s := &sink{}
-	e, err := New(Options{
+	opts := Options{
 		Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: s,
 		Logger: zap.New(core), Budget: 300 * time.Millisecond, MaxResultBytes: 4096,
 		AllowedOrigins: []string{"https://gw.example"},
-	})
+	}
+	if with != nil {
+		with(&opts)
+	}
+	e, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

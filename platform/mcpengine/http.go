@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/erpgate/erpgate/platform/toolerr"
 	"github.com/erpgate/erpgate/platform/usage"
 )
 
@@ -40,8 +41,14 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		refuseStream(w, r)
 		return
 	}
+	r, root := e.startRoot(r, s)
+	var st *requestState
+	defer func() { finishRoot(root, st) }()
+	arrived := time.Now()
+	_, admission := startSpan(r.Context(), "admission")
 	slot, ok := e.admit(w, r, s)
 	if !ok {
+		endSpan(admission, errBusy)
 		return
 	}
 	defer slot.done()
@@ -52,15 +59,19 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if r.Method == http.MethodPost {
 		var ok bool
 		if body, ok = e.readBody(w, r); !ok {
+			endSpan(admission, errBody)
 			return
 		}
 	}
 	if !e.startWork(w, r, slot) {
+		endSpan(admission, errBusy)
 		return
 	}
+	endSpan(admission, nil)
 
 	started := time.Now()
-	st := &requestState{session: s, id: reqID, slot: slot, started: started}
+	e.opts.Metrics.AdmissionWait(started.Sub(arrived))
+	st = &requestState{session: s, id: reqID, slot: slot, started: started}
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
@@ -68,11 +79,13 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	ctx := withState(r.Context(), st)
 	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
 		rw := newReplyWriter(w, st.method)
+		rw.ctx = ctx
 		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
 		ks.http.ServeHTTP(rw, r2)
+		endSpan(rw.span, nil)
 		if st.noteRefusal(rw) && isRequest && msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
@@ -103,6 +116,19 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		tool = "unknown"
 	}
 	now := time.Now()
+	if method == string(mcp.MethodToolsCall) {
+		tm := st.metrics
+		if tm == nil {
+			// Refused before the tool's chain ran (mcp-go's own checks):
+			// its series if the tool is known, else "unknown".
+			if ct, ok := e.kinds[st.session.Site.Kind].tools[tool]; ok {
+				tm = ct.metrics
+			} else {
+				tm = e.opts.Metrics.Tool(st.session.Site.Kind, "")
+			}
+		}
+		tm.Call(st.session.Site.Slug, string(outcome), code, now.Sub(started))
+	}
 	e.opts.Usage.Record(usage.Event{
 		Timestamp:  started.UTC(),
 		SiteID:     st.session.Site.ID,
@@ -245,9 +271,12 @@ func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.Header().Set("Retry-After", "1")
 	msg := "erpgate is busy; retry shortly"
+	reason := "busy"
 	if errors.Is(err, errCallerShare) {
 		msg = "this caller has as many requests in progress as one caller may have on this server; retry when one has ended"
+		reason = "caller_share"
 	}
+	e.opts.Metrics.AdmissionRefused(reason)
 	WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, msg)
 }
 
@@ -283,6 +312,13 @@ func (e *Engine) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	}
 	return nil, false
 }
+
+// errBusy marks an admission span of a request refused at the door.
+// errBody one whose body could not be read.
+var (
+	errBusy = toolerr.New(toolerr.UpstreamUnavailable, "refused at the door")
+	errBody = toolerr.New(toolerr.InvalidArgument, "the body could not be read")
+)
 
 // WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.
 func WriteJSONRPCError(w http.ResponseWriter, status int, id any, code int, message string) {

@@ -109,20 +109,20 @@ func (e *Engine) refuseUnoffered(st *requestState, ct *compiledTool) error {
 	return nil
 }
 
-// filterTools is the tools/list filter: only the tools the caller's site
-// offers.
-func (e *Engine) filterTools(kind string) func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	return func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+// filterListed removes from a tools/list result the tools the caller's
+// site does not offer.
+func (e *Engine) filterListed(kind string) func(ctx context.Context, id any, req *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
+	return func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
 		st := stateFrom(ctx)
-		if st == nil {
-			return tools
+		if st == nil || result == nil {
+			return
 		}
 		ls := e.live.Load()
 		if ls.sites[st.session.Site.ID] == nil {
-			return tools
+			return
 		}
 		ks := e.kinds[kind]
-		return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		result.Tools = slices.DeleteFunc(slices.Clone(result.Tools), func(t mcp.Tool) bool {
 			ct := ks.tools[t.Name]
 			if ct == nil {
 				return true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/usage"
@@ -22,6 +23,10 @@ import (
 type replyWriter struct {
 	http.ResponseWriter
 	status int
+	// ctx is the request's; span is its "reply" span, from the first
+	// write on, when the request is traced.
+	ctx  context.Context
+	span trace.Span
 	// refusal holds the first bytes of a reply with status 400 or more.
 	refusal []byte
 
@@ -49,6 +54,7 @@ func newReplyWriter(w http.ResponseWriter, method string) *replyWriter {
 func (w *replyWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
+		_, w.span = startSpan(w.ctx, "reply")
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -56,6 +62,7 @@ func (w *replyWriter) WriteHeader(status int) {
 func (w *replyWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+		_, w.span = startSpan(w.ctx, "reply")
 	}
 	if w.status >= http.StatusBadRequest && len(w.refusal) < maxRefusalBytes {
 		w.refusal = append(w.refusal, p[:min(len(p), maxRefusalBytes-len(w.refusal))]...)

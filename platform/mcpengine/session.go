@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/usage"
 )
 
@@ -45,9 +46,11 @@ type requestState struct {
 	// the engine writes it itself.
 	reply *replyWriter
 
-	mu        sync.Mutex
-	method    string
-	tool      string
+	mu     sync.Mutex
+	method string
+	tool   string
+	// metrics are the series of the tool called, once known.
+	metrics   *metrics.Tool
 	outcome   usage.Outcome
 	errorCode string
 	// erpOpen counts the requests now with the ERP, erpSince is when the

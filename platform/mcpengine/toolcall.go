@@ -63,6 +63,8 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 		}
 		reply = func(dst []byte) []byte { return appendResponse(dst, resp) }
 	}
+	_, span := startSpan(r.Context(), "reply")
+	defer endSpan(span, nil)
 	// The buffer is taken once the call is over, so that calls waiting on
 	// the ERP hold none.
 	buf := replyBuffers.Get().(*[]byte)

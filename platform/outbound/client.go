@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/netguard"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -32,6 +33,8 @@ type Options struct {
 	// that rebinds to a private address after the site was registered is
 	// refused. Nil (development) allows every address.
 	AddressPolicy *netguard.Policy
+	// Metrics, when set, receives every ERP request's time and status.
+	Metrics *metrics.Metrics
 }
 
 // DefaultOptions returns the production defaults.
@@ -96,7 +99,7 @@ func newBaseTransport(policy *netguard.Policy) *http.Transport {
 // own: the call's context carries the budget.
 func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.Client {
 	scope := scopeOf(site.BaseURL)
-	rt := &siteTransport{factory: f, scope: scope, auth: auth}
+	rt := &siteTransport{factory: f, scope: scope, auth: auth, kind: site.Kind, slug: site.Slug}
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -126,6 +129,8 @@ type siteTransport struct {
 	// effect is the effect of the tool whose call this client serves
 	// (ToolClient); unset for other traffic. It decides retries (retry.go).
 	effect connector.Effect
+	// kind and slug name the site in metrics and spans.
+	kind, slug string
 }
 
 var errForeignHost = errors.New("outbound: request to a host other than the site")
@@ -215,7 +220,18 @@ func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	ctx, span := startSpan(out.Context(), out)
+	if span != nil {
+		out = out.WithContext(ctx)
+	}
+	started := time.Now()
 	resp, err := t.transport().RoundTrip(out)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	t.factory.opts.Metrics.Upstream(t.kind, t.slug, status, time.Since(started))
+	endSpan(span, status, err)
 	if err != nil {
 		return nil, classifyTransportError(req, err)
 	}

@@ -5,14 +5,16 @@ import (
 	"crypto/sha256"
 )
 
-// DeriveKey returns a 32-byte key for one use, named by purpose (for
-// example "erpgate console session"), derived from the primary key with
-// HKDF-SHA256. Keys for different purposes are independent, and none
-// reveals the primary key. A new primary key gives new derived keys.
-func (k *Keyring) DeriveKey(purpose string) []byte {
-	key, err := hkdf.Key(sha256.New, k.primary, []byte("erpgate derived key"), purpose, KeySize)
+// DeriveKey returns a 32-byte key for one use named by info (such as
+// "erpgate owner session signing"), derived from the primary key with
+// HKDF-SHA256. A derived key never encrypts credentials, and knowing it
+// reveals neither the primary key nor a key derived for another use.
+// Rotating the primary key changes every derived key: what was signed with
+// one (a session cookie) stops verifying.
+func (k *Keyring) DeriveKey(info string) []byte {
+	key, err := hkdf.Key(sha256.New, k.primary, nil, "erpgate\x00"+info, 32)
 	if err != nil {
-		// Only a length beyond 255 hash blocks fails.
+		// hkdf.Key fails only for a length beyond 255 hash sizes.
 		panic("secrets: DeriveKey: " + err.Error())
 	}
 	return key

@@ -42,7 +42,8 @@ var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,32}$`)
 type Keyring struct {
 	ids   []string // in specification order; ids[0] is the primary
 	aeads map[string]cipher.AEAD
-	// primary is the primary key's bytes, only for DeriveKey.
+	// primary is the primary key's material, from which DeriveKey derives
+	// keys for other uses.
 	primary []byte
 }
 

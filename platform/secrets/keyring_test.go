@@ -215,3 +215,27 @@ func TestGenerateKeySpec(t *testing.T) {
 		t.Error("GenerateKeySpec accepted an invalid id")
 	}
 }
+
+func TestDeriveKeyIsPerUseAndFollowsThePrimaryKey(t *testing.T) {
+	a, err := GenerateKeySpec("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenerateKeySpec("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, _ := ParseKeyring(a + "," + b)
+	kaAgain, _ := ParseKeyring(a)
+	kb, _ := ParseKeyring(b + "," + a)
+	one, other := ka.DeriveKey("owner session"), ka.DeriveKey("operator session")
+	if len(one) != 32 || bytes.Equal(one, other) {
+		t.Fatalf("derived keys for two uses: %x, %x", one, other)
+	}
+	if !bytes.Equal(one, kaAgain.DeriveKey("owner session")) {
+		t.Error("the same primary key derived another key")
+	}
+	if bytes.Equal(one, kb.DeriveKey("owner session")) {
+		t.Error("another primary key derived the same key")
+	}
+}

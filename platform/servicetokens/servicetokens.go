@@ -28,6 +28,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/secrets"
 )
 
@@ -40,6 +41,8 @@ type Options struct {
 	RenewTimeout time.Duration
 	// Logger reports tokens that could not be opened. Default: none.
 	Logger *zap.Logger
+	// Metrics, when set, counts renewals and their failures.
+	Metrics *metrics.Metrics
 }
 
 // Store implements connector.ServiceTokenStore on Postgres.
@@ -133,9 +136,11 @@ func (s *Store) renewLocked(ctx context.Context, site uuid.UUID, user string, re
 		if err != nil {
 			// Keep the renew error as the caller's; the transaction only
 			// has to end.
+			s.opts.Metrics.TokenRefresh("service", metrics.RefreshFailed)
 			renewErr = err
 			return nil
 		}
+		s.opts.Metrics.TokenRefresh("service", metrics.RefreshOK)
 		next := connector.StoredToken{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: expiry(time.Now(), tok)}
 		if !next.Refresh.IsSet() {
 			next.Refresh = current.Refresh

@@ -34,6 +34,10 @@ type Deps struct {
 	// Settings is the live settings store ChangeSetting changes; nil
 	// refuses ChangeSetting.
 	Settings *livesettings.Store
+	// PublicURL builds erpgate's advertised URLs from the public base URL:
+	// the preflight checks the OAuth redirect URI it gives. It may be nil
+	// (then that check is skipped).
+	PublicURL func(path string) string
 	// Logger receives one line per audit event (event=admin_event), and
 	// one when an event cannot be stored. It may be nil.
 	Logger *zap.Logger

@@ -2,7 +2,11 @@ package siteadmin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -15,17 +19,52 @@ import (
 // with reset removes the stored value so that the default applies again.
 // The audit event keeps the old and new values in force.
 func (s *Service) ChangeSetting(ctx context.Context, actor Actor, site *sites.Site, name, text string, reset bool) (any, error) {
+	return s.changeSettingWith(ctx, actor, site, name, reset, func(d livesettings.Def) (any, error) { return d.Parse(text) })
+}
+
+// ChangeSettingJSON is ChangeSetting with the value given as JSON
+// (livesettings.Def.FromJSON), as the admin API receives it.
+func (s *Service) ChangeSettingJSON(ctx context.Context, actor Actor, site *sites.Site, name string, value json.RawMessage) (any, error) {
+	return s.changeSettingWith(ctx, actor, site, name, false, func(d livesettings.Def) (any, error) { return d.FromJSON(value) })
+}
+
+func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *sites.Site, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, error) {
 	var siteID uuid.UUID
 	slug := ""
 	if site != nil {
 		siteID, slug = site.ID, site.Slug
 	}
-	after, details, err := s.changeSetting(ctx, siteID, name, text, reset)
+	if site != nil && name == livesettings.Tools {
+		known := s.ToolNames(site.Kind)
+		inner := parse
+		parse = func(d livesettings.Def) (any, error) {
+			v, err := inner(d)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range v.([]string) {
+				if !slices.Contains(known, t) && !slices.Contains(livesettings.ToolGroups, t) {
+					return nil, fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+				}
+			}
+			return v, nil
+		}
+	}
+	after, details, err := s.changeSetting(ctx, siteID, name, reset, parse)
 	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
 	return after, err
 }
 
-func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name, text string, reset bool) (any, map[string]any, error) {
+// ToolNames lists the tools of a kind of site, in catalogue order.
+func (s *Service) ToolNames(kind string) []string {
+	var names []string
+	for _, t := range s.deps.Registry.Tools(kind) {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, map[string]any, error) {
 	if s.deps.Settings == nil {
 		return nil, nil, internal(errors.New("siteadmin: no live settings store"))
 	}
@@ -36,7 +75,7 @@ func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name, tex
 	details := map[string]any{"setting": name}
 	var value any
 	if !reset {
-		v, err := d.Parse(text)
+		v, err := parse(d)
 		if err != nil {
 			return nil, details, invalid("%s", err.Error())
 		}

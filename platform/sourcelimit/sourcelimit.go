@@ -1,11 +1,15 @@
-// Package sourcelimit keeps a token bucket per request source (a client
-// address, IPv6 grouped by /64), in memory, per replica: the bound on what
-// one source may do on endpoints that need no authentication (the OAuth
-// server's registration and sign-in starts, the console's sign-in).
+// Package sourcelimit bounds what one request source (a client address,
+// IPv6 grouped by /64) may do on the endpoints that need no
+// authentication: a token bucket per source, kept in memory per replica.
+// The OAuth endpoints and the self-service registration use it.
 package sourcelimit
 
 import (
+	"math"
+	"net"
+	"net/http"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,6 +21,17 @@ import (
 type Limit struct {
 	Burst int
 	Every time.Duration
+}
+
+// WithDefault fills a zero Burst or Every from def.
+func (l Limit) WithDefault(def Limit) Limit {
+	if l.Burst <= 0 {
+		l.Burst = def.Burst
+	}
+	if l.Every <= 0 {
+		l.Every = def.Every
+	}
+	return l
 }
 
 // maxSources bounds the sources one limiter remembers.
@@ -38,7 +53,7 @@ type bucket struct {
 	refused bool
 }
 
-// New returns a limiter of limit; now is the clock (time.Now).
+// New returns a limiter; now is the clock (time.Now outside tests).
 func New(limit Limit, now func() time.Time) *Limiter {
 	return &Limiter{limit: limit, now: now, buckets: map[string]*bucket{}}
 }
@@ -83,10 +98,8 @@ func (l *Limiter) sweep(now time.Time) {
 	}
 }
 
-// Source names the source of a request from its client address: an IPv4
-// address (also when mapped into IPv6), or an IPv6 address's /64, since
-// one host usually holds a whole /64. Text that is no address is its own
-// source.
+// Source names the source of a client address for the limits: IPv6
+// addresses grouped by /64, since one host usually holds a whole /64.
 func Source(ip string) string {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
@@ -98,4 +111,21 @@ func Source(ip string) string {
 	}
 	p, _ := addr.Prefix(64)
 	return p.String()
+}
+
+// DirectIP is the address the connection comes from.
+func DirectIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// RetryAfter sets the Retry-After header for a wait and returns it in
+// whole seconds.
+func RetryAfter(h http.Header, wait time.Duration) int {
+	secs := int(math.Ceil(wait.Seconds()))
+	h.Set("Retry-After", strconv.Itoa(secs))
+	return secs
 }

@@ -47,6 +47,8 @@ type Recorder struct {
 	buf     []Event
 	dropped int // dropped since the last report
 	trimmed int // dropped in total; lets Flush tell what left the head
+	// refusedTotal counts the events Postgres refused, dropped alone.
+	refusedTotal int64
 
 	kick       chan struct{}
 	stop       chan struct{}
@@ -108,6 +110,14 @@ func (r *Recorder) Pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.buf)
+}
+
+// Dropped returns how many events were dropped in total: over the
+// buffer's bound while Postgres was unreachable, or refused by it.
+func (r *Recorder) Dropped() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(r.trimmed) + r.refusedTotal
 }
 
 func (r *Recorder) loop() {
@@ -201,6 +211,9 @@ func (r *Recorder) write(ctx context.Context, batch []Event) (stored, refused in
 		r.log.Error("usage event refused by the database; dropped",
 			zap.String("request_id", e.RequestID), zap.String("site_id", e.SiteID.String()),
 			zap.String("sqlstate", pgErr.Code), zap.String("constraint", pgErr.ConstraintName))
+		r.mu.Lock()
+		r.refusedTotal++
+		r.mu.Unlock()
 		return 0, 1, nil
 	}
 	mid := len(batch) / 2

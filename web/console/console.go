@@ -17,8 +17,8 @@ package console
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -52,6 +52,9 @@ const (
 	sessionCookie = "erpgate_console"
 	signInCookie  = "erpgate_console_signin"
 )
+
+// maxFormBytes bounds a console form's body.
+const maxFormBytes = 256 << 10
 
 // csrfField is the form field every console form carries.
 const csrfField = "csrf"
@@ -212,7 +215,11 @@ func CSRF(r *http.Request) string {
 // session's CSRF token in the form field "csrf".
 func (c *Console) Guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok := c.session(w, r)
+		sess, ok, err := c.checkSession(r)
+		if err != nil {
+			c.unavailable(w)
+			return
+		}
 		if !ok {
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
 				http.Redirect(w, r, c.kit.URL("/console/sign-in"), http.StatusSeeOther)
@@ -226,6 +233,7 @@ func (c *Console) Guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if !pagekit.CheckCSRF(sess.cookie, Purpose, r.PostFormValue(csrfField)) {
 				c.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 					Title:   "This form cannot be accepted",
@@ -249,22 +257,30 @@ type openSession struct {
 // session checks the request's session cookie: signature, purpose,
 // expiry, and that the session is still open in Postgres.
 func (c *Console) session(w http.ResponseWriter, r *http.Request) (openSession, bool) {
+	sess, ok, _ := c.checkSession(r)
+	return sess, ok
+}
+
+// checkSession is session, with the error when the session could not be
+// checked (the database is unavailable).
+func (c *Console) checkSession(r *http.Request) (openSession, bool, error) {
 	raw, ok := c.kit.ReadCookie(r, sessionCookie)
 	if !ok {
-		return openSession{}, false
+		return openSession{}, false, nil
 	}
 	id, ok := c.signer.Verify(Purpose, raw, c.deps.Now())
 	if !ok {
-		return openSession{}, false
+		return openSession{}, false, nil
 	}
 	sess, err := c.deps.Sessions.Check(r.Context(), id)
-	if err != nil {
-		if err != consolesession.ErrEnded {
-			c.log.Warn("check console session", zap.Error(err))
-		}
-		return openSession{}, false
+	if errors.Is(err, consolesession.ErrEnded) {
+		return openSession{}, false, nil
 	}
-	return openSession{Session: sess, cookie: raw}, true
+	if err != nil {
+		c.log.Warn("check console session", zap.Error(err))
+		return openSession{}, false, err
+	}
+	return openSession{Session: sess, cookie: raw}, true, nil
 }
 
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
@@ -341,8 +357,7 @@ var signInAttempt = siteadmin.Actor{Kind: siteadmin.ActorOperator, Name: "consol
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	source := sourcelimit.Source(c.deps.ClientIP(r))
 	if ok, wait, first := c.limiter.Allow(source); !ok {
-		secs := int(math.Ceil(wait.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		secs := sourcelimit.RetryAfter(w.Header(), wait)
 		if first {
 			c.log.Info("source rate limit", zap.String("endpoint", "console_sign_in"), zap.String("source", source))
 			c.deps.Admin.Record(r.Context(), signInAttempt, uuid.Nil, "", siteadmin.ActionConsoleSignIn,
@@ -355,6 +370,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	pre, ok := c.kit.ReadCookie(r, signInCookie)
 	if !ok || !pagekit.CheckCSRF(pre, "console sign-in", r.PostFormValue(csrfField)) {
 		c.renderError(w, http.StatusForbidden, pagekit.ErrorPage{

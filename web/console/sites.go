@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/siteadmin"
@@ -18,13 +20,14 @@ import (
 
 // pageSet holds the console's own pages.
 type pageSet struct {
-	sites, settings *pagekit.Page
+	sites, settings, preflight *pagekit.Page
 }
 
 func (c *Console) parsePages() {
 	c.nav = append(c.nav, NavItem{"Sites", "/console/sites"}, NavItem{"Settings", "/console/settings"})
 	c.pages.sites = c.kit.MustParse(files, "templates/sites.html")
 	c.pages.settings = c.kit.MustParse(files, "templates/settings.html")
+	c.pages.preflight = c.kit.MustParse(files, "templates/preflight.html")
 }
 
 func (c *Console) registerPages(e *echo.Echo) {
@@ -32,6 +35,8 @@ func (c *Console) registerPages(e *echo.Echo) {
 	e.POST("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.siteAction))))
 	e.GET("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.settingsPage))))
 	e.POST("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.changeSetting))))
+	e.GET("/console/preflight", echo.WrapHandler(c.Guard(http.HandlerFunc(c.preflightPage))))
+	e.POST("/console/preflight", echo.WrapHandler(c.Guard(http.HandlerFunc(c.runPreflight))))
 }
 
 // siteRow is one row of the sites page.
@@ -42,17 +47,50 @@ type siteRow struct {
 	People, Calls                            int
 	ErrorRate                                string
 	Preflight                                string
+	PreflightURL                             string
 	Settings                                 string
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSites(w, r, http.StatusOK, r.URL.Query().Get("done"))
+	c.renderSites(w, r, http.StatusOK, siteDone(r.URL.Query()))
+}
+
+// siteDone is the notice after a site action, from the redirect's query:
+// only known words and a well-formed slug, so that a link cannot make the
+// console say something of an attacker's choosing.
+func siteDone(q url.Values) string {
+	slug := q.Get("site")
+	if sites.ValidateSlug(slug) != nil {
+		return ""
+	}
+	switch q.Get("done") {
+	case "disabled", "enabled":
+		return "Site " + slug + " is now " + q.Get("done") + "."
+	case "deleted":
+		return "Site " + slug + " is deleted, with its connections, tokens and grants."
+	}
+	return ""
+}
+
+// settingDone is the notice after a settings change, from the redirect's
+// query: a known setting's label only.
+func settingDone(q url.Values) string {
+	d, ok := livesettings.Lookup(q.Get("setting"))
+	switch {
+	case !ok:
+		return ""
+	case q.Get("done") == "changed":
+		return d.Label + " is changed; every replica applies it within a second."
+	case q.Get("done") == "reset":
+		return d.Label + " is back to its default."
+	}
+	return ""
 }
 
 func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int, flash string) {
 	rows, err := c.siteRows(r)
 	if err != nil {
-		c.log.Error("list sites for the console", zapErr(err))
+		c.log.Error("list sites for the console", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
@@ -86,7 +124,10 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		}
 		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
-			ErrorRate: "—", Preflight: "not run yet", Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+		if row.Preflight, err = c.preflightSummary(r, s); err != nil {
+			return nil, err
+		}
 		if len(types) == 0 {
 			row.Connections = "none"
 		}
@@ -108,11 +149,11 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		c.log.Error("read site for a console action", zapErr(err))
+		c.log.Error("read site for a console action", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	var done string
+	done := url.Values{"site": {slug}}
 	switch action {
 	case "disable", "enable":
 		status := string(sites.StatusDisabled)
@@ -120,14 +161,14 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 			status = string(sites.StatusActive)
 		}
 		_, err = c.deps.Admin.UpdateSite(r.Context(), Actor(r), site, siteadmin.SiteChange{Status: &status})
-		done = "Site " + slug + " is now " + status + "."
+		done.Set("done", status)
 	case "delete":
 		if strings.TrimSpace(r.PostFormValue("confirm")) != slug {
 			c.renderSites(w, r, http.StatusUnprocessableEntity, "Site "+slug+" was not deleted: type its slug exactly to confirm.")
 			return
 		}
 		err = c.deps.Admin.DeleteSite(r.Context(), Actor(r), site)
-		done = "Site " + slug + " is deleted, with its connections, tokens and grants."
+		done.Set("done", "deleted")
 	default:
 		c.renderSites(w, r, http.StatusBadRequest, "That action is not known; nothing was changed.")
 		return
@@ -138,11 +179,11 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 			c.renderSites(w, r, http.StatusUnprocessableEntity, "Nothing was changed: "+ae.Message+".")
 			return
 		}
-		c.log.Error("console site action", zapErr(err))
+		c.log.Error("console site action", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	http.Redirect(w, r, c.kit.URL("/console/sites?done=")+urlQuery(done), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/sites?"+done.Encode()), http.StatusSeeOther)
 }
 
 func (c *Console) unavailable(w http.ResponseWriter) {
@@ -161,6 +202,13 @@ type settingRow struct {
 	Source                  string
 	Changed                 string
 	Overridden              bool
+	// Choices lists what a list may hold (a site's tools), if known.
+	Choices []string
+	// Empty says what an empty value means.
+	Empty string
+	// Also is, for a site's additive setting, the deployment's value,
+	// which applies as well.
+	Also string
 }
 
 type settingsView struct {
@@ -175,23 +223,23 @@ type settingsView struct {
 }
 
 func (c *Console) settingsPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), r.URL.Query().Get("done"), "", "", "")
+	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), settingDone(r.URL.Query()), "", "", "")
 }
 
 func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status int, slug, flash, problem, editing, attempt string) {
 	ctx := r.Context()
 	list, err := c.deps.Store.ListSites(ctx)
 	if err != nil {
-		c.log.Error("list sites for the console", zapErr(err))
+		c.log.Error("list sites for the console", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
 	v := settingsView{Site: slug, Problem: problem, Editing: editing, Attempt: attempt}
-	siteID := uuid.Nil
+	siteID, kind := uuid.Nil, ""
 	for _, s := range list {
 		v.Sites = append(v.Sites, s.Slug)
 		if s.Slug == slug {
-			siteID = s.ID
+			siteID, kind = s.ID, s.Kind
 		}
 	}
 	if slug != "" && siteID == uuid.Nil {
@@ -209,7 +257,17 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 			continue
 		}
 		value, source, at := snap.Effective(siteID, d.Name)
-		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value)}
+		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value), Empty: "nothing"}
+		if d.Name == livesettings.Tools {
+			row.Empty = "every tool"
+		}
+		if siteID != uuid.Nil && d.Additive {
+			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
+			row.Empty, row.Also = "nothing of its own", livesettings.Format(dv)
+			if row.Also == "" {
+				row.Also = "none"
+			}
+		}
 		switch source {
 		case livesettings.SourceSite:
 			row.Source, row.Overridden = "set for this site in the console", true
@@ -219,13 +277,19 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 				row.Source = "the deployment's value (set in the console)"
 			}
 		default:
-			row.Source = "default"
+			row.Source = "built-in default"
 			if d.Env != "" {
 				row.Source = "default, from " + d.Env
+			}
+			if siteID != uuid.Nil && d.Additive {
+				row.Source = "nothing set for this site"
 			}
 		}
 		if !at.IsZero() {
 			row.Changed = at.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		if d.Name == livesettings.Tools && kind != "" {
+			row.Choices = append(append([]string{}, livesettings.ToolGroups...), c.deps.Admin.ToolNames(kind)...)
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -241,7 +305,7 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 			c.renderSettings(w, r, http.StatusNotFound, "", "", "There is no site "+slug+" (any more); nothing was changed.", "", "")
 			return
 		} else if err != nil {
-			c.log.Error("read site for a settings change", zapErr(err))
+			c.log.Error("read site for a settings change", zap.Error(err))
 			c.unavailable(w)
 			return
 		}
@@ -259,18 +323,16 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 			c.renderSettings(w, r, http.StatusUnprocessableEntity, slug, "", "Nothing was changed: "+ae.Message+".", name, value)
 			return
 		}
-		c.log.Error("console settings change", zapErr(err))
+		c.log.Error("console settings change", zap.Error(err))
 		c.unavailable(w)
 		return
 	}
-	d, _ := livesettings.Lookup(name)
-	done := d.Label + " is changed; every replica applies it within a second."
+	done := url.Values{"setting": {name}, "done": {"changed"}}
 	if reset {
-		done = d.Label + " is back to its default."
+		done.Set("done", "reset")
 	}
-	next := "/console/settings?done=" + urlQuery(done)
 	if slug != "" {
-		next += "&site=" + urlQuery(slug)
+		done.Set("site", slug)
 	}
-	http.Redirect(w, r, c.kit.URL(next), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/settings?"+done.Encode()), http.StatusSeeOther)
 }

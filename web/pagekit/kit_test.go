@@ -196,3 +196,33 @@ func (k *Kit) errorPageSkeleton(t *testing.T) string {
 	}
 	return rec.Body.String()
 }
+
+func TestWithPartialsAddsTemplatesAndBlocks(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	wide, err := k.WithPartials(fstest.MapFS{"parts.html": {Data: []byte(`{{define "bodyclass"}}wide{{end}}{{define "nav"}}<nav>N</nav>{{end}}{{define "part"}}<b>P</b>{{end}}`)}}, "parts.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{"p.html": {Data: []byte(`{{define "title"}}T{{end}}{{define "main"}}{{template "part" .}}{{end}}`)}}
+	rec := httptest.NewRecorder()
+	if err := wide.Render(rec, http.StatusOK, wide.MustParse(fsys, "p.html"), nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<body class="wide">`, `erpgate</a><nav>N</nav></header>`, `<b>P</b>`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("page lacks %q:\n%s", want, rec.Body)
+		}
+	}
+	// The kit it came from is unchanged.
+	rec = httptest.NewRecorder()
+	plain := fstest.MapFS{"q.html": {Data: []byte(`{{define "title"}}T{{end}}{{define "main"}}x{{end}}`)}}
+	if err := k.Render(rec, http.StatusOK, k.MustParse(plain, "q.html"), nil, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); !strings.Contains(body, `<body class="">`) || strings.Contains(body, "<nav>") {
+		t.Errorf("the original kit changed:\n%s", body)
+	}
+	if _, err := k.WithPartials(fstest.MapFS{}, "missing.html"); err == nil {
+		t.Error("WithPartials accepted a pattern matching nothing")
+	}
+}

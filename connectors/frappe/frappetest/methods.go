@@ -30,6 +30,7 @@ var knownModules = map[string]bool{
 	"frappe": true, "frappe.auth": true, "frappe.client": true, "frappe.desk": true,
 	"frappe.desk.reportview": true, "frappe.desk.query_report": true, "frappe.integrations": true,
 	"frappe.integrations.oauth2": true, "frappe.handler": true, "erpnext": true,
+	"frappe.utils": true, "frappe.utils.change_log": true,
 }
 
 // callMethod is frappe.handler.execute_cmd.

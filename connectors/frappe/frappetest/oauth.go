@@ -38,6 +38,25 @@ type OAuthClient struct {
 	RedirectURIs []string
 	// SkipAuthorization skips the Confirm Access page.
 	SkipAuthorization bool
+	// GrantType is "Authorization Code" (the default) or "Implicit";
+	// ResponseType "Code" (the default) or "Token"; Scopes the client's
+	// space-separated scopes (default "all openid"), as on the OAuth
+	// Client doctype.
+	GrantType, ResponseType, Scopes string
+}
+
+// withDefaults fills in the doctype's defaults.
+func (c OAuthClient) withDefaults() OAuthClient {
+	if c.GrantType == "" {
+		c.GrantType = "Authorization Code"
+	}
+	if c.ResponseType == "" {
+		c.ResponseType = "Code"
+	}
+	if c.Scopes == "" {
+		c.Scopes = "all openid"
+	}
+	return c
 }
 
 // oauthCode is an OAuth Authorization Code.
@@ -87,6 +106,7 @@ func init() {
 		"frappe.integrations.oauth2.revoke_token":         (*reqCtx).oauthRevoke,
 		"frappe.integrations.oauth2.openid_profile":       (*reqCtx).oauthProfile,
 		"frappe.integrations.oauth2.openid_configuration": (*reqCtx).oauthConfiguration,
+		"frappe.utils.change_log.get_versions":            (*reqCtx).methodGetVersions,
 	} {
 		whitelisted[name] = fn
 	}
@@ -99,6 +119,7 @@ func init() {
 // with the given exact redirect URIs and returns it.
 func (s *Simulator) RegisterClient(redirectURIs ...string) OAuthClient {
 	c := &OAuthClient{ID: randomToken(10), Secret: randomToken(10), RedirectURIs: append([]string(nil), redirectURIs...)}
+	*c = c.withDefaults()
 	p := s.oauth()
 	p.mu.Lock()
 	p.clients[c.ID] = c
@@ -111,7 +132,7 @@ func (s *Simulator) RegisterClient(redirectURIs ...string) OAuthClient {
 func (s *Simulator) PutClient(c OAuthClient) {
 	p := s.oauth()
 	p.mu.Lock()
-	cp := c
+	cp := c.withDefaults()
 	p.clients[c.ID] = &cp
 	p.mu.Unlock()
 }

@@ -10,6 +10,13 @@ import (
 
 // oauthAuthorize is GET .../oauth2.authorize.
 func (rc *reqCtx) oauthAuthorize() *apiError {
+	// Frappe sends a Guest to the login page before it validates anything
+	// (API facts §2.2): a wrong client or redirect URI shows only after
+	// sign-in.
+	if rc.user == nil {
+		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
+		return nil
+	}
 	p := rc.s.oauth()
 	clientID, redirectURI := rc.formString("client_id"), rc.formString("redirect_uri")
 	p.mu.Lock()
@@ -24,12 +31,13 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 	if rc.formString("response_type") != "code" {
 		return authorizeError(rc.w, http.StatusBadRequest, "unsupported_response_type")
 	}
+	// validate_response_type: the client's own response type (lower case)
+	// or a hybrid one; a "Token" client may not ask for a code.
+	if strings.ToLower(client.ResponseType) != "code" {
+		return authorizeError(rc.w, http.StatusBadRequest, "unauthorized_client")
+	}
 	if m := rc.formString("code_challenge_method"); m != "" && m != "S256" && m != "plain" {
 		return authorizeError(rc.w, http.StatusBadRequest, "invalid_request")
-	}
-	if rc.user == nil {
-		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
-		return nil
 	}
 	approve := "/api/method/frappe.integrations.oauth2.approve?" + rc.r.URL.RawQuery
 	if client.SkipAuthorization {

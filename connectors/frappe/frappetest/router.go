@@ -73,6 +73,9 @@ func (rc *reqCtx) route(rest string) *apiError {
 		if rc.r.Method != http.MethodGet && rc.r.Method != http.MethodHead {
 			return rc.readOnly(doctype)
 		}
+		if doctype == "OAuth Client" {
+			return rc.oauthClientDoc(name)
+		}
 		return rc.getResource(doctype, name)
 	}
 	return routeNotFound()

@@ -44,6 +44,9 @@ type Options struct {
 	// naming them in fields or filters get 417 DataError "Field not
 	// permitted in query", and documents do not carry them.
 	MissingFields map[string][]string
+	// FrappeVersion is the framework's version get_versions reports
+	// (default 15.55.1, the release the API facts were read from).
+	FrappeVersion string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a

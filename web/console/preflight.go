@@ -1,0 +1,102 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// preflightSummary is the sites page's word on a site's last preflight.
+func (c *Console) preflightSummary(r *http.Request, site sites.Site) (string, error) {
+	p, err := c.deps.Admin.LastPreflight(r.Context(), site)
+	var ae *siteadmin.Error
+	if errors.As(err, &ae) && ae.Kind == siteadmin.NotFound {
+		return "not run yet", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	when := p.RanAt.UTC().Format("2006-01-02 15:04 UTC")
+	if p.Passed {
+		return "passed, " + when, nil
+	}
+	failed := 0
+	for _, ch := range p.Checks {
+		if ch.Status == connector.CheckFail {
+			failed++
+		}
+	}
+	return fmt.Sprintf("failed %d of %d checks, %s", failed, len(p.Checks), when), nil
+}
+
+// preflightView is the preflight page's data.
+type preflightView struct {
+	Site    string
+	Display string
+	Ran     string
+	Passed  bool
+	Checks  []connector.PreflightCheck
+}
+
+func (c *Console) preflightPage(w http.ResponseWriter, r *http.Request) {
+	site, ok := c.siteOfQuery(w, r, r.URL.Query().Get("site"))
+	if !ok {
+		return
+	}
+	v := preflightView{Site: site.Slug, Display: site.DisplayName}
+	p, err := c.deps.Admin.LastPreflight(r.Context(), site)
+	var ae *siteadmin.Error
+	switch {
+	case errors.As(err, &ae) && ae.Kind == siteadmin.NotFound:
+	case err != nil:
+		c.log.Error("read a preflight for the console", zap.Error(err))
+		c.unavailable(w)
+		return
+	default:
+		v.Ran, v.Passed, v.Checks = p.RanAt.UTC().Format("2006-01-02 15:04:05 UTC"), p.Passed, p.Checks
+	}
+	flash := ""
+	if r.URL.Query().Get("done") == "ran" {
+		flash = "The preflight of " + site.Slug + " ran; its result is below."
+	}
+	c.Render(w, r, http.StatusOK, c.pages.preflight, flash, v)
+}
+
+// runPreflight runs a site's preflight on the operator's demand, through
+// siteadmin (stored, audited), and shows the result.
+func (c *Console) runPreflight(w http.ResponseWriter, r *http.Request) {
+	site, ok := c.siteOfQuery(w, r, r.PostFormValue("site"))
+	if !ok {
+		return
+	}
+	if _, err := c.deps.Admin.RunPreflight(r.Context(), Actor(r), site); err != nil {
+		c.log.Error("console preflight", zap.Error(err))
+		c.unavailable(w)
+		return
+	}
+	http.Redirect(w, r, c.kit.URL("/console/preflight?"+url.Values{"site": {site.Slug}, "done": {"ran"}}.Encode()), http.StatusSeeOther)
+}
+
+// siteOfQuery loads the site slug names, answering the page itself when
+// there is none.
+func (c *Console) siteOfQuery(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, bool) {
+	site, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
+	if errors.Is(err, sites.ErrNotFound) || (err != nil && sites.ValidateSlug(slug) != nil) {
+		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this slug.", Next: "Choose a site from the console's sites page."})
+		return sites.Site{}, false
+	}
+	if err != nil {
+		c.log.Error("read a site for the console", zap.Error(err))
+		c.unavailable(w)
+		return sites.Site{}, false
+	}
+	return site, true
+}
