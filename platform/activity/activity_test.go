@@ -264,13 +264,22 @@ func TestStatsCountsAndPercentilesPerBucket(t *testing.T) {
 	if !st.FromRollup {
 		t.Error("an unfiltered chart did not read the rollup")
 	}
-	// The events themselves (a filter every call matches) give the same.
-	raw, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), Client: "c"}, time.Hour)
+	// The events themselves (a filter every call matches) give the same,
+	// and so do the client's rollup rows.
+	raw, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), Client: "c", SiteID: siteA}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if raw.FromRollup || !reflect.DeepEqual(raw.Buckets, st.Buckets) || !reflect.DeepEqual(raw.Tools, st.Tools) {
 		t.Errorf("from the events %+v\nfrom the rollup %+v", raw.Buckets, st.Buckets)
+	}
+	client, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), Client: "c"}, time.Hour)
+	if err != nil || !client.FromRollup || !reflect.DeepEqual(client.Buckets, st.Buckets) {
+		t.Errorf("the client's chart (rollup %v) %+v, %v", client.FromRollup, client.Buckets, err)
+	}
+	none, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), Client: "other"}, time.Hour)
+	if err != nil || len(none.Tools) != 0 {
+		t.Errorf("another client's chart %+v, %v", none.Tools, err)
 	}
 	// The site's rollup rows hold the same; another site has none.
 	site, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour), SiteID: siteA}, time.Hour)
@@ -488,9 +497,9 @@ func TestLatencyBoundsMatchTheDatabase(t *testing.T) {
 func TestRollupCountsEachInsertOnce(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
-	insert := `INSERT INTO usage_events (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, duration_ms, erp_ms)
+	insert := `INSERT INTO usage_events (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, duration_ms, erp_ms, client_id)
 		SELECT ('00000000-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid, $1, CASE WHEN i = 3 THEN NULL ELSE $2::uuid END,
-		       'site-a', 'oauth', 'r', 'tools/call', 'x', 'success', 10, 5
+		       'site-a', 'oauth', 'r', 'tools/call', 'x', 'success', 10, 5, 'k'
 		FROM generate_series(1, 3) i ON CONFLICT (event_id) DO NOTHING`
 	for range 2 {
 		if _, err := pool.Exec(ctx, insert, t0, siteA); err != nil {
@@ -498,7 +507,7 @@ func TestRollupCountsEachInsertOnce(t *testing.T) {
 		}
 	}
 	counts := map[uuid.UUID]int64{}
-	rows, err := pool.Query(ctx, `SELECT site_id, calls FROM usage_rollup`)
+	rows, err := pool.Query(ctx, `SELECT site_id, calls FROM usage_rollup WHERE client_id = ''`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,5 +521,9 @@ func TestRollupCountsEachInsertOnce(t *testing.T) {
 	}
 	if len(counts) != 2 || counts[siteA] != 2 || counts[AllSites] != 3 {
 		t.Errorf("rollup calls %v, want site A 2 and every site 3", counts)
+	}
+	var clientCalls int64
+	if err := pool.QueryRow(ctx, `SELECT sum(calls) FROM usage_rollup WHERE client_id = 'k' AND site_id = $1`, AllSites).Scan(&clientCalls); err != nil || clientCalls != 3 {
+		t.Errorf("client k's rollup calls %d (%v), want 3", clientCalls, err)
 	}
 }
