@@ -52,7 +52,7 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 
 	// run opens a site's preflight from the sites page, runs it and returns
 	// each check's row text by check id.
-	run := func(slug string) map[string]string {
+	run := func(t *testing.T, slug string) map[string]string {
 		t.Helper()
 		browserDo(t, ctx, "back to the sites", chromedp.Navigate(gw.URL+"/console/sites"))
 		waitForTitle(t, ctx, "Sites")
@@ -71,7 +71,7 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 		return rows
 	}
 	// status is a row's Result cell.
-	status := func(id string) string {
+	status := func(t *testing.T, id string) string {
 		t.Helper()
 		return browserResult(t, ctx, "read the result of "+id, chromedp.Text(chromedp.CSS(`tr[id="check-`+id+`"] td.status`)))
 	}
@@ -82,16 +82,16 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 		"acumatica.canary_exposed", "acumatica.canary_readable"}
 
 	t.Run("a healthy site passes every check", func(t *testing.T) {
-		rows := run("healthy")
+		rows := run(t, "healthy")
 		if len(rows) != len(allChecks) {
 			t.Errorf("checks shown %v, want %v", rows, allChecks)
 		}
 		for _, id := range allChecks {
-			if got := status(id); got != "pass" {
-				t.Errorf("%s: %q, want pass (%s)", id, got, rows[id])
+			if got := status(t, id); got != "passed" {
+				t.Errorf("%s: %q, want passed (%s)", id, got, rows[id])
 			}
 		}
-		if text := browserResult(t, ctx, "read the verdict", chromedp.Text(chromedp.CSS(`main p.ok`))); !strings.Contains(text, "Every check passed") {
+		if text := browserResult(t, ctx, "read the verdict", chromedp.Text(chromedp.CSS(`main p.good`))); !strings.Contains(text, "Every check passed") {
 			t.Errorf("verdict %q", text)
 		}
 		// The seeded inquiry, found and read by the seeded API user.
@@ -102,18 +102,18 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 	})
 
 	t.Run("a site whose API user may not read the canary fails that check", func(t *testing.T) {
-		rows := run("broken")
+		rows := run(t, "broken")
 		if len(rows) != len(allChecks) {
 			t.Errorf("checks shown %v, want %v", rows, allChecks)
 		}
 		for _, id := range allChecks {
-			want := "pass"
+			want := "passed"
 			// The inquiry is still exposed (the service document lists it
 			// whoever asks); only reading it is refused.
 			if id == "acumatica.canary_readable" {
-				want = "fail"
+				want = "failed"
 			}
-			if got := status(id); got != want {
+			if got := status(t, id); got != want {
 				t.Errorf("%s: %q, want %s (%s)", id, got, want, rows[id])
 			}
 		}
