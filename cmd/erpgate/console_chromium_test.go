@@ -77,6 +77,9 @@ func TestChromiumConsole(t *testing.T) {
 	// works, and the OAuth checks are not checked rather than failed, so
 	// the preflight passes. Those three are the redirect URI, the OAuth
 	// client's settings and the OAuth client itself, of eight checks.
+	if n := browserResult(t, ctx, "count the checks", chromedp.Evaluate[int](`document.querySelectorAll("tbody tr[id^='check-']").length`)); n != 8 {
+		t.Fatalf("%d checks shown, want the 8 of a Frappe site: %s", n, currentPage(ctx))
+	}
 	for id, want := range map[string]string{"api_credential": "passed", "oauth_client": "not checked", "frappe.version": "passed"} {
 		if text := browserResult(t, ctx, "read the "+id+" check", chromedp.Text(chromedp.CSS(`tr[id="check-`+id+`"] td.status`))); text != want {
 			t.Errorf("the %s check: %q, want %q", id, text, want)

@@ -64,6 +64,9 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 			t.Errorf("flash after running %s: %q", slug, text)
 		}
 		ids := browserResult(t, ctx, "list the checks", chromedp.Evaluate[[]string](`[...document.querySelectorAll("tbody tr[id^='check-']")].map(r => r.id.slice(6))`))
+		if len(ids) == 0 {
+			t.Fatalf("the preflight page of %s shows no checks after the run: %s", slug, currentPage(ctx))
+		}
 		rows := map[string]string{}
 		for _, id := range ids {
 			rows[id] = browserResult(t, ctx, "read check "+id, chromedp.Text(chromedp.CSS(`tr[id="check-`+id+`"]`)))
