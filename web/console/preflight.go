@@ -44,6 +44,9 @@ type preflightView struct {
 	Ran     string
 	Passed  bool
 	Checks  []connector.PreflightCheck
+	// Failed and Skipped count the checks that failed and those not
+	// checked, for the verdict.
+	Failed, Skipped int
 }
 
 func (c *Console) preflightPage(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +65,14 @@ func (c *Console) preflightPage(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		v.Ran, v.Passed, v.Checks = p.RanAt.UTC().Format("2006-01-02 15:04:05 UTC"), p.Passed, p.Checks
+		for _, ch := range p.Checks {
+			switch ch.Status {
+			case connector.CheckFail:
+				v.Failed++
+			case connector.CheckSkip:
+				v.Skipped++
+			}
+		}
 	}
 	flash := ""
 	if r.URL.Query().Get("done") == "ran" {
