@@ -24,7 +24,6 @@ import (
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
-	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
@@ -50,7 +49,6 @@ import (
 	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/register"
-	"github.com/erpgate/erpgate/web/viewer"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -252,7 +250,6 @@ func (a *App) build(ctx context.Context) error {
 		PublicURL:    cfg.PublicURL,
 		Logger:       a.log,
 	})
-	events := activity.NewStore(a.pool)
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,
@@ -264,12 +261,11 @@ func (a *App) build(ctx context.Context) error {
 		Logger:       a.log,
 		Admin:        siteAdmin,
 		Settings:     live,
-		Activity:     events,
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
 		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
-		cons := console.New(console.Deps{
+		console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
 			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
@@ -279,9 +275,7 @@ func (a *App) build(ctx context.Context) error {
 			Settings:      live,
 			ClientIP:      e.IPExtractor,
 			Logger:        a.log,
-		})
-		viewer.New(viewer.Deps{Shell: cons, Events: events, Sites: store, Logger: a.log}).Register(e)
-		cons.Register(e)
+		}).Register(e)
 	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)
