@@ -89,6 +89,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		Principal:  connector.Principal{AuthType: "oauth", Subject: g.subject},
 		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: g.subject},
 		LimitKey:   "user:" + site.site.ID.String() + ":" + g.subject,
+		ClientID:   g.clientID,
 	})
 }
 

@@ -19,6 +19,9 @@ type grant struct {
 	subject  string
 	audience fosite.Arguments
 	site     signInSite
+	// clientID is the MCP client the token was issued to, for usage
+	// events.
+	clientID string
 }
 
 // siteLoadError is a token that introspected well but whose site could not
@@ -53,7 +56,7 @@ func (s *Server) grantOf(ctx context.Context, token string) (grant, error) {
 			return grant{}, invalidate.Tags{}, time.Time{}, &siteLoadError{audience: audience, err: err}
 		}
 		tags := invalidate.Tags{Site: sess.SiteID.String(), Subject: sess.Subject}
-		return grant{subject: sess.Subject, audience: audience, site: site}, tags, sess.GetExpiresAt(fosite.AccessToken), nil
+		return grant{subject: sess.Subject, audience: audience, site: site, clientID: ar.GetClient().GetID()}, tags, sess.GetExpiresAt(fosite.AccessToken), nil
 	})
 }
 

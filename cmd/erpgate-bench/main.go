@@ -22,7 +22,9 @@
 //     and how fast a revocation or credential change reaches the other
 //     replica;
 //   - noisy_neighbour: other tenants' calls alone and while one tenant
-//     holds 1,000 GET streams and 200 bodies sent a byte at a time.
+//     holds 1,000 GET streams and 200 bodies sent a byte at a time;
+//   - viewer_1m: the console's usage and audit pages over 1,000,000 usage
+//     events, per typical filter set.
 package main
 
 import (
@@ -223,6 +225,7 @@ func run(ctx context.Context, o options) error {
 		{"large_results", b.largeResults},
 		{"two_replicas", b.twoReplicas},
 		{"noisy_neighbour", b.noisyNeighbour},
+		{"viewer_1m", b.viewer},
 	}
 	var failed []string
 	for _, s := range scenarios {

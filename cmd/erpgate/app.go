@@ -24,6 +24,7 @@ import (
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
+	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
@@ -49,6 +50,7 @@ import (
 	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/register"
+	"github.com/erpgate/erpgate/web/viewer"
 )
 
 // App is one running gateway replica. Everything it keeps in memory is a
@@ -250,6 +252,7 @@ func (a *App) build(ctx context.Context) error {
 		PublicURL:    cfg.PublicURL,
 		Logger:       a.log,
 	})
+	events := activity.NewStore(a.pool)
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,
@@ -261,11 +264,12 @@ func (a *App) build(ctx context.Context) error {
 		Logger:       a.log,
 		Admin:        siteAdmin,
 		Settings:     live,
+		Activity:     events,
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
 		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
-		console.New(console.Deps{
+		cons := console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
 			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
@@ -275,7 +279,9 @@ func (a *App) build(ctx context.Context) error {
 			Settings:      live,
 			ClientIP:      e.IPExtractor,
 			Logger:        a.log,
-		}).Register(e)
+		})
+		viewer.New(viewer.Deps{Shell: cons, Events: events, Sites: store, Logger: a.log}).Register(e)
+		cons.Register(e)
 	}
 	listener := invalidate.NewListener(cfg.DatabaseURL.Reveal(), a.log)
 	listener.OnMessage(ratelimit.NotifyPrefix, limiter.ReclaimMessage)

@@ -254,6 +254,16 @@ func TestUsageEvents(t *testing.T) {
 		}
 	}
 
+	// Each event names the service token as its client, and no ERP user.
+	tokens, err := gw.admin.listTokens(context.Background(), site.ID)
+	if err != nil || len(tokens) != 1 {
+		t.Fatalf("tokens %v, %v", tokens, err)
+	}
+	var wrong int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM usage_events WHERE erp_user <> '' OR client_id <> $1`, tokens[0].ID).Scan(&wrong); err != nil || wrong != 0 {
+		t.Errorf("%d usage events with an ERP user or another client than token %s (%v)", wrong, tokens[0].ID, err)
+	}
+
 	// Each tool call's time with the ERP: at least the delay the ERP took
 	// for the first, none for a tool that does not exist, and never more
 	// than the call's whole duration. Other requests have none.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
@@ -70,6 +71,16 @@ func TestOAuthFrappeEndToEnd(t *testing.T) {
 		rows := walkPages(t, alex.cs, "list_companies", nil)
 		if len(rows) != len(sim.Data().List("Company")) {
 			t.Errorf("%s sees %d companies", all.Email, len(rows))
+		}
+		// The usage events name the person and the MCP client they
+		// consented to, for the operator's viewer.
+		deadline := time.Now().Add(10 * time.Second)
+		for queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events u WHERE u.tool = 'get_current_user' AND u.erp_user = $1
+			AND u.client_id <> '' AND u.client_id = (SELECT client_id FROM auth_events WHERE event = 'consent' AND erp_user = $1)`, all.Email) != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no usage event of get_current_user names %s and the consented client", all.Email)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/netguard"
@@ -42,6 +43,8 @@ type Deps struct {
 	// Admin is the site-administration layer the handlers call. When nil,
 	// New builds one from the fields above.
 	Admin *siteadmin.Service
+	// Activity reads the usage and audit events.
+	Activity *activity.Store
 }
 
 // API serves /api/v1.
@@ -71,6 +74,8 @@ func New(deps Deps) *API {
 		panic("adminapi: New: PublicURL is nil")
 	case deps.HTTPClient == nil:
 		panic("adminapi: New: HTTPClient is nil")
+	case deps.Activity == nil:
+		panic("adminapi: New: Activity is nil")
 	}
 	log := deps.Logger
 	if log == nil {
@@ -113,6 +118,8 @@ func (a *API) Register(g *echo.Group) {
 	a.admin(g, http.MethodGet, "/sites/:id/people", "list_people", a.listPeople)
 	a.admin(g, http.MethodDelete, "/sites/:id/people/:erp_user", "revoke_person", a.revokePerson)
 
+	a.admin(g, http.MethodGet, "/usage-events", "list_usage_events", a.listUsageEvents)
+	a.admin(g, http.MethodGet, "/audit-events", "list_audit_events", a.listAuditEvents)
 	if a.deps.Settings != nil {
 		a.admin(g, http.MethodGet, "/settings", "list_settings", a.listSettings)
 		a.admin(g, http.MethodPut, "/settings/:name", "change_setting", a.putSetting)

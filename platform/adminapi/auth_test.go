@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/connector"
 )
@@ -53,6 +54,7 @@ func TestUnsetAdminTokenRefusesEverything(t *testing.T) {
 		Registry:   connector.NewRegistry(),
 		PublicURL:  func(p string) string { return p },
 		HTTPClient: authorizingClient,
+		Activity:   activity.NewStore(h.pool),
 	})
 	e := echo.New()
 	api.Register(e.Group("/api/v1"))

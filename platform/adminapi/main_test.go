@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/livesettings"
@@ -75,6 +76,7 @@ func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
 		IsDevHost:  func(host string) bool { return host == "erp.dev.test" },
 		HTTPClient: authorizingClient,
 		Logger:     zap.New(core),
+		Activity:   activity.NewStore(pool),
 	}
 	adjust(&deps)
 	api := adminapi.New(deps)

@@ -13,11 +13,14 @@ import (
 
 // personView is one ERP user who has connected to a site.
 type personView struct {
-	ERPUser     string             `json:"erp_user"`
-	DisplayName string             `json:"display_name"`
-	FirstUsedAt time.Time          `json:"first_used_at"`
-	LastUsedAt  time.Time          `json:"last_used_at"`
-	Clients     []personClientView `json:"clients"`
+	ERPUser     string    `json:"erp_user"`
+	DisplayName string    `json:"display_name"`
+	FirstUsedAt time.Time `json:"first_used_at"`
+	LastUsedAt  time.Time `json:"last_used_at"`
+	// ERPToken: erpgate holds the person's ERP tokens for the site.
+	ERPToken          bool               `json:"erp_token"`
+	ERPTokenExpiresAt *time.Time         `json:"erp_token_expires_at"`
+	Clients           []personClientView `json:"clients"`
 }
 
 // personClientView is one MCP client a person uses on the site.
@@ -26,6 +29,14 @@ type personClientView struct {
 	ClientName  string    `json:"client_name"`
 	FirstUsedAt time.Time `json:"first_used_at"`
 	LastUsedAt  time.Time `json:"last_used_at"`
+	// ConsentedAt is the person's consent to this client; null: none.
+	ConsentedAt *time.Time `json:"consented_at"`
+	// LiveGrants are the client's active, unexpired access and refresh
+	// tokens for the person, with their scopes and the last expiry.
+	LiveGrants     int        `json:"live_grants"`
+	GrantedScopes  []string   `json:"granted_scopes"`
+	GrantsExpireAt *time.Time `json:"grants_expire_at"`
+	RedirectURIs   []string   `json:"redirect_uris"`
 }
 
 type peopleList struct {
@@ -76,11 +87,32 @@ func personViewOf(p sites.Person) personView {
 		clients = append(clients, personClientView{
 			ClientID: c.ClientID, ClientName: c.ClientName,
 			FirstUsedAt: c.FirstUsedAt.UTC(), LastUsedAt: c.LastUsedAt.UTC(),
+			ConsentedAt: optionalTime(c.ConsentedAt), LiveGrants: c.LiveGrants,
+			GrantedScopes: nonNil(c.GrantedScopes), GrantsExpireAt: optionalTime(c.GrantsExpireAt),
+			RedirectURIs: nonNil(c.RedirectURIs),
 		})
 	}
 	return personView{
 		ERPUser: p.ERPUser, DisplayName: p.DisplayName,
 		FirstUsedAt: p.FirstUsedAt.UTC(), LastUsedAt: p.LastUsedAt.UTC(),
+		ERPToken: p.ERPToken, ERPTokenExpiresAt: optionalTime(p.ERPTokenExpiresAt),
 		Clients: clients,
 	}
+}
+
+// optionalTime is t in UTC, or nil (JSON null) when zero.
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// nonNil keeps an empty list a JSON [] rather than null.
+func nonNil(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
 }

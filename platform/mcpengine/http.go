@@ -134,6 +134,8 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		SiteID:     st.session.Site.ID,
 		SiteSlug:   st.session.Site.Slug,
 		AuthType:   st.session.Principal.AuthType,
+		ERPUser:    st.session.Principal.Subject,
+		ClientID:   st.session.ClientID,
 		RequestID:  st.id,
 		Method:     method,
 		Tool:       tool,

@@ -27,6 +27,9 @@ type Session struct {
 	// LimitKey identifies the caller for per-user limits, such as
 	// "service:<token id>" or "user:<erp user>".
 	LimitKey string
+	// ClientID names the MCP client for the usage event: the OAuth client
+	// id, or the service token's id.
+	ClientID string
 }
 
 // requestState travels in the context of one MCP request.

@@ -61,6 +61,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Authorizer:      res.auth,
 		ErrorsAsResults: strings.EqualFold(r.Header.Get(mcpengine.HeaderErrorFormat), "result"),
 		LimitKey:        "service:" + res.tokenID.String(),
+		ClientID:        res.tokenID.String(),
 	})
 }
 

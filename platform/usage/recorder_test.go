@@ -142,3 +142,33 @@ func TestRecorderStoresTheERPTimeOfToolCallsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderStoresWhoCalledWithoutLoggingIt: the ERP user and the MCP
+// client are stored for the viewer, and the log line carries neither (an
+// ERP user id is often an e-mail address).
+func TestRecorderStoresWhoCalledWithoutLoggingIt(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	core, logs := observer.New(zap.InfoLevel)
+	r := NewRecorder(pool, zap.New(core), Options{FlushInterval: time.Hour, BatchSize: 1000})
+	e := event(7)
+	e.AuthType, e.ERPUser, e.ClientID = "oauth", "jane@acme.example", "client-42"
+	r.Record(e)
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var user, client string
+	if err := pool.QueryRow(ctx, `SELECT erp_user, client_id FROM usage_events`).Scan(&user, &client); err != nil {
+		t.Fatal(err)
+	}
+	if user != "jane@acme.example" || client != "client-42" {
+		t.Errorf("stored erp_user %q, client_id %q; want jane@acme.example, client-42", user, client)
+	}
+	for _, l := range logs.All() {
+		for k, v := range l.ContextMap() {
+			if s, _ := v.(string); s == "jane@acme.example" || s == "client-42" {
+				t.Errorf("log field %s carries %q", k, s)
+			}
+		}
+	}
+}

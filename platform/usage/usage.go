@@ -27,11 +27,17 @@ const (
 type Event struct {
 	// ID identifies the event in storage, so that a batch written twice
 	// (its first answer lost) is stored once. Record sets it when zero.
-	ID         uuid.UUID
-	Timestamp  time.Time // when the request started, UTC
-	SiteID     uuid.UUID
-	SiteSlug   string
-	AuthType   string // "oauth" | "service_token"
+	ID        uuid.UUID
+	Timestamp time.Time // when the request started, UTC
+	SiteID    uuid.UUID
+	SiteSlug  string
+	AuthType  string // "oauth" | "service_token"
+	// ERPUser is the ERP user an OAuth call ran as ("" for a service
+	// token), and ClientID the MCP client: the OAuth client id, or the
+	// service token's id. Both are stored for the operator's viewer and
+	// never logged: an ERP user id is often an e-mail address.
+	ERPUser    string
+	ClientID   string
 	RequestID  string
 	Method     string // MCP method, or "unknown"
 	Tool       string // tool name for tools/call ("unknown" if unregistered), else ""
