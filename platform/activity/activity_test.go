@@ -232,9 +232,35 @@ func TestStatsCountsAndPercentilesPerBucket(t *testing.T) {
 	// Hour 2: one call. Hour 1 stays empty.
 	events = append(events, seeded{id: 12, at: at(125), site: siteA, client: "c", tool: "get_invoice", outcome: "error", code: "NOT_FOUND", duration: 40, erp: ms(30)})
 	seedUsage(t, pool, events)
-	st, err := NewStore(pool).Stats(context.Background(), Filter{From: t0, To: t0.Add(3 * time.Hour)}, time.Hour)
+	ctx := context.Background()
+	store := NewStore(pool)
+	chart := Filter{From: t0, To: t0.Add(3 * time.Hour)}
+	// Nothing is rolled up yet: the chart counts the events.
+	fromEvents, err := store.Stats(ctx, chart, time.Hour)
+	if err != nil || fromEvents.FromRollup {
+		t.Fatalf("before any roll-up: rollup %v, %v", fromEvents.FromRollup, err)
+	}
+	// Hours 0 and 1 are rolled up; hour 2 is still within its grace, so
+	// the chart reads it from the events.
+	if n, err := store.RollUp(ctx, t0.Add(3*time.Hour+RollUpGrace-time.Second)); err != nil || n != 2 {
+		t.Fatalf("first roll-up: %d hours, %v; want 2", n, err)
+	}
+	mixed, err := store.Stats(ctx, chart, time.Hour)
+	if err != nil || !mixed.FromRollup || !reflect.DeepEqual(mixed.Buckets, fromEvents.Buckets) || !reflect.DeepEqual(mixed.Tools, fromEvents.Tools) {
+		t.Errorf("rollup and events %+v (%v)\nevents only %+v", mixed.Buckets, err, fromEvents.Buckets)
+	}
+	if n, err := store.RollUp(ctx, t0.Add(3*time.Hour+RollUpGrace)); err != nil || n != 1 {
+		t.Fatalf("second roll-up: %d hours, %v; want 1", n, err)
+	}
+	if n, err := store.RollUp(ctx, t0.Add(3*time.Hour+RollUpGrace)); err != nil || n != 0 {
+		t.Fatalf("third roll-up: %d hours, %v; want none", n, err)
+	}
+	st, err := store.Stats(ctx, chart, time.Hour)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st.Buckets, fromEvents.Buckets) {
+		t.Errorf("from the rollup %+v\nfrom the events %+v", st.Buckets, fromEvents.Buckets)
 	}
 	if len(st.Buckets) != 3 {
 		t.Fatalf("%d buckets, want 3", len(st.Buckets))
@@ -492,8 +518,9 @@ func TestLatencyBoundsMatchTheDatabase(t *testing.T) {
 }
 
 // TestRollupCountsEachInsertOnce: rows written again by a retried batch
-// (ON CONFLICT DO NOTHING) are not counted again, and rows without a site
-// count for every site only.
+// (ON CONFLICT DO NOTHING) are not counted again, rows without a site
+// count for every site only, and a replica that finds the roll-up taken by
+// another does nothing.
 func TestRollupCountsEachInsertOnce(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
@@ -505,6 +532,24 @@ func TestRollupCountsEachInsertOnce(t *testing.T) {
 		if _, err := pool.Exec(ctx, insert, t0, siteA); err != nil {
 			t.Fatal(err)
 		}
+	}
+	store := NewStore(pool)
+	other, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_lock($1)`, rollUpLock); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.RollUp(ctx, t0.Add(time.Hour+RollUpGrace)); err != nil || n != 0 {
+		t.Errorf("roll-up while another replica holds it: %d hours, %v; want none", n, err)
+	}
+	if _, err := other.Exec(ctx, `SELECT pg_advisory_unlock($1)`, rollUpLock); err != nil {
+		t.Fatal(err)
+	}
+	other.Release()
+	if n, err := store.RollUp(ctx, t0.Add(time.Hour+RollUpGrace)); err != nil || n != 1 {
+		t.Fatalf("roll-up: %d hours, %v; want 1", n, err)
 	}
 	counts := map[uuid.UUID]int64{}
 	rows, err := pool.Query(ctx, `SELECT site_id, calls FROM usage_rollup WHERE client_id = ''`)

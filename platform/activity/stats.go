@@ -122,14 +122,26 @@ func (s *Store) Stats(ctx context.Context, f Filter, step time.Duration) (Stats,
 	}
 	sb := newStatsBuilder(first, step, n)
 	rollup := f.ERPUser == "" && f.Outcome == "" && f.ErrorCode == "" && (f.Client == "" || f.SiteID == uuid.Nil)
-	var err error
+	// The rollup holds the hours before rolledUntil; the later ones are
+	// counted from the events.
+	split := first
 	if rollup {
-		err = s.rollupStats(ctx, f, sb, end)
-	} else {
-		err = s.eventStats(ctx, f, sb, end)
+		until, err := s.rolledUntil(ctx)
+		if err != nil {
+			return Stats{}, fmt.Errorf("activity: chart data: %w", database.Classify(err))
+		}
+		split = clampTime(until, first, end)
+		rollup = split.After(first)
 	}
-	if err != nil {
-		return Stats{}, fmt.Errorf("activity: chart data: %w", err)
+	if rollup {
+		if err := s.rollupStats(ctx, f, sb, split); err != nil {
+			return Stats{}, fmt.Errorf("activity: chart data: %w", err)
+		}
+	}
+	if split.Before(end) {
+		if err := s.eventStats(ctx, f, sb, split, end); err != nil {
+			return Stats{}, fmt.Errorf("activity: chart data: %w", err)
+		}
 	}
 	st := sb.finish()
 	st.From, st.To, st.FromRollup = first, end, rollup
@@ -193,9 +205,9 @@ func (s *Store) rollupStats(ctx context.Context, f Filter, sb *statsBuilder, end
 // index: each event's two latency slots are computed once (OFFSET 0 keeps
 // the subquery from being folded into every use of them), and three
 // grouping sets count calls per tool and calls per slot of each kind.
-func (s *Store) eventStats(ctx context.Context, f Filter, sb *statsBuilder, end time.Time) error {
+func (s *Store) eventStats(ctx context.Context, f Filter, sb *statsBuilder, from, end time.Time) error {
 	g := f
-	g.From, g.To = sb.first, end
+	g.From, g.To = from, end
 	q := usageWhere(g)
 	q.where = append(q.where, "method = 'tools/call'")
 	step := q.arg(pgtype.Interval{Microseconds: sb.step.Microseconds(), Valid: true})
@@ -383,4 +395,15 @@ func siteIDText(id uuid.UUID) string {
 		return ""
 	}
 	return id.String()
+}
+
+// clampTime returns t within [lo, hi].
+func clampTime(t, lo, hi time.Time) time.Time {
+	switch {
+	case t.Before(lo):
+		return lo
+	case t.After(hi):
+		return hi
+	}
+	return t
 }
