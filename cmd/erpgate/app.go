@@ -253,6 +253,11 @@ func (a *App) build(ctx context.Context) error {
 		Logger:       a.log,
 	})
 	events := activity.NewStore(a.pool)
+	// Every minute one replica adds the closed hours to the chart rollup.
+	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
+		_, err := events.RollUp(ctx, time.Now())
+		return err
+	}, func(err error) { a.log.Warn("roll up usage for the charts", zap.Error(err)) })
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,
