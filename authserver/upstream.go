@@ -13,8 +13,8 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/invalidate"
+	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
