@@ -341,7 +341,10 @@ func (a *App) build(ctx context.Context) error {
 	}
 	sweeps = append(sweeps, sweep{"owner changes", store.SweepOwnerChanges})
 	// Every minute, so that expired proofs and registrations go promptly.
-	go a.sweepEvery(janitorCtx, time.Minute, sweeps)
+	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
+		a.sweepAll(ctx, sweeps)
+		return nil
+	}, nil)
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
 		return err
 	}
@@ -363,23 +366,14 @@ type sweep struct {
 	run  func(context.Context) (int64, error)
 }
 
-// sweepEvery runs the sweeps every interval until ctx ends. Expired rows
+// sweepAll runs every sweep once, logging what each removed. Expired rows
 // are refused when read anyway; this keeps their tables small.
-func (a *App) sweepEvery(ctx context.Context, interval time.Duration, sweeps []sweep) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, s := range sweeps {
-			if n, err := s.run(ctx); err != nil && ctx.Err() == nil {
-				a.log.Warn("sweep expired rows", zap.String("what", s.what), zap.Error(err))
-			} else if n > 0 {
-				a.log.Info("expired rows removed", zap.String("what", s.what), zap.Int64("count", n))
-			}
+func (a *App) sweepAll(ctx context.Context, sweeps []sweep) {
+	for _, s := range sweeps {
+		if n, err := s.run(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("sweep expired rows", zap.String("what", s.what), zap.Error(err))
+		} else if n > 0 {
+			a.log.Info("expired rows removed", zap.String("what", s.what), zap.Int64("count", n))
 		}
 	}
 }
