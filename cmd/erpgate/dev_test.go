@@ -83,26 +83,7 @@ func TestDevCommand(t *testing.T) {
 	var createdClients map[string]string // kind -> client id made on the registration simulator
 	runOnce := func(round int) devState {
 		t.Helper()
-		cmd := exec.Command(bin, "dev")
-		cmd.Dir, cmd.Env = dir, env
-		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		deadline := time.After(120 * time.Second)
-		for !strings.Contains(out.String(), devSummaryEnd) {
-			select {
-			case err := <-exited:
-				t.Fatalf("dev stopped early: %v\n%s", err, out)
-			case <-deadline:
-				_ = cmd.Process.Kill()
-				t.Fatalf("dev printed no summary within 120 s:\n%s", out)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
+		cmd, out, exited := startDev(t, bin, dir, env, devSummaryEnd, "printed no summary", 20*time.Millisecond)
 		state := readDevState(filepath.Join(dir, devDataDir, devStateFile))
 		checkDevSummary(t, out.String(), state, addrs, pgPort, wantCredentials)
 		if len(state.Sites) != 2 {
@@ -303,26 +284,8 @@ func TestDevInterruptedDuringStartUp(t *testing.T) {
 	bin, dir, env := devTestRun(t)
 	env = append(env, "ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_DEV_FRAPPE_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_ADDR="+freeAddr(t),
 		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR="+freeAddr(t), "ERPGATE_DEV_ACUMATICA_REGISTER_ADDR="+freeAddr(t))
-	cmd := exec.Command(bin, "dev")
-	cmd.Dir, cmd.Env = dir, env
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(120 * time.Second)
-	for !strings.Contains(out.String(), `"msg":"postgres: started"`) {
-		select {
-		case err := <-exited:
-			t.Fatalf("dev stopped early: %v\n%s", err, out)
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("the private Postgres did not start within 120 s:\n%s", out)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	// Polled often, so that the interrupt lands before the gateway listens.
+	cmd, out, exited := startDev(t, bin, dir, env, `"msg":"postgres: started"`, "did not start its private Postgres", 5*time.Millisecond)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -340,4 +303,33 @@ func TestDevInterruptedDuringStartUp(t *testing.T) {
 			t.Errorf("dev printed an error line when interrupted during start-up: %s", line)
 		}
 	}
+}
+
+// startDev starts bin dev and waits, polling its output every poll, until
+// it prints marker; it fails the test if dev stops first or takes over
+// 120 s (saying that dev "<what>"). It returns the running command, its
+// output so far and the channel its exit arrives on.
+func startDev(t *testing.T, bin, dir string, env []string, marker, what string, poll time.Duration) (*exec.Cmd, *syncBuffer, chan error) {
+	t.Helper()
+	cmd := exec.Command(bin, "dev")
+	cmd.Dir, cmd.Env = dir, env
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(120 * time.Second)
+	for !strings.Contains(out.String(), marker) {
+		select {
+		case err := <-exited:
+			t.Fatalf("dev stopped early: %v\n%s", err, out)
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("dev %s within 120 s:\n%s", what, out)
+		case <-time.After(poll):
+		}
+	}
+	return cmd, out, exited
 }
