@@ -79,7 +79,8 @@ func (r *Registry) Kinds() []string {
 
 // ValidateCatalogue checks the rules every catalogue must follow: unique,
 // well-formed names; a description; an input object schema; an object
-// output schema; a classified effect; a handler.
+// output schema; a classified effect; a handler; a preview exactly for
+// the tools that write.
 func ValidateCatalogue(tools []Tool) error {
 	seen := map[string]bool{}
 	for i, t := range tools {
@@ -100,6 +101,12 @@ func ValidateCatalogue(tools []Tool) error {
 			return fmt.Errorf("tool %s: effect is not classified", t.Name)
 		case t.Handler == nil:
 			return fmt.Errorf("tool %s: no handler", t.Name)
+		case t.Effect == Read && t.Preview != nil:
+			return fmt.Errorf("tool %s: a read tool has no preview", t.Name)
+		case t.Effect != Read && t.Preview == nil:
+			return fmt.Errorf("tool %s: a %s tool needs a preview for its approval", t.Name, t.Effect)
+		case t.Effect != Write && t.Idempotent:
+			return fmt.Errorf("tool %s: only a write tool says whether it is idempotent", t.Name)
 		}
 		seen[t.Name] = true
 	}

@@ -21,12 +21,14 @@ const (
 	// Read tools only read. They are advertised with readOnlyHint and their
 	// upstream requests may be retried, whatever their HTTP method.
 	Read
-	// Write tools change ERP data but a client can repeat them safely
-	// (idempotentHint). The transport never repeats their requests: the
-	// client decides, knowing whether the first call took effect.
+	// Write tools change ERP data in a way that can be changed back (a
+	// draft, a field, a note). Tool.Idempotent says whether repeating one
+	// is harmless. The transport never repeats their requests, and the
+	// engine runs one only after a person approved it (docs/writes.md).
 	Write
 	// Destructive tools change or delete data in ways that cannot be
-	// undone; their requests are never repeated either.
+	// undone (submitting a document); their requests are never repeated
+	// either, and they too run only after a person's approval.
 	Destructive
 )
 
@@ -57,6 +59,20 @@ type Tool struct {
 	// Output describes the structured result, which must be a JSON object.
 	Output *schema.Schema
 	Effect Effect
+	// Idempotent says, for a Write tool, that repeating a call with the
+	// same arguments has no further effect (setting a field). It is
+	// advertised as idempotentHint; read tools are always idempotent and
+	// destructive ones never.
+	Idempotent bool
+	// Preview is required for Write and Destructive tools and forbidden
+	// for Read ones. The engine calls it, as the caller and before
+	// anything is written, to show a person exactly what the call would
+	// change; it must not change ERP data. The person approves that
+	// preview on erpgate's page, and only then does the engine run
+	// Handler, with Call.Approved set. Errors are as for Handler: a
+	// customer that does not exist is NOT_FOUND, a document the caller may
+	// not read is the ERP's PERMISSION_DENIED.
+	Preview func(ctx context.Context, call *Call) (*Preview, error)
 	// Fields, when set, names the ERP fields the call's validated
 	// arguments make the ERP filter, sort, search, select or expand on.
 	// The engine refuses the call with INVALID_ARGUMENT, before the
@@ -119,6 +135,72 @@ type Call struct {
 	// Index is the site's schema-knowledge index, shared by every replica,
 	// or nil when the deployment has none.
 	Index SchemaIndex
+	// Approved is set when a write tool's Handler runs: the action a
+	// person approved. It is nil for Preview and for read tools.
+	Approved *Approved
+}
+
+// Approved is an approved write, handed to the write tool's Handler.
+type Approved struct {
+	// ID is the pending action's id, unique per approval. A connector may
+	// send it to an ERP that accepts an idempotency key.
+	ID string
+	// Preview is what the person approved, as Preview returned it.
+	Preview Preview
+	// By is the ERP user who approved.
+	By string
+}
+
+// Preview is what a write would change, as the person approving it sees
+// it. erpgate renders it on its own page: the connector gives data, never
+// markup, and every value is shown as text.
+type Preview struct {
+	// Operation is what happens: "create", "update", "comment" or
+	// "submit".
+	Operation string `json:"operation"`
+	// DocType is the ERP's name for the kind of document ("Sales Order",
+	// "Customer").
+	DocType string `json:"doc_type"`
+	// DocName is the document's key in the ERP ("SAL-ORD-2026-00012",
+	// "ABCSTUDIO"); empty for a document not yet created.
+	DocName string `json:"doc_name,omitempty"`
+	// Summary is one sentence in the connector's own words with the ERP's
+	// values ("Create a draft Sales Order for Acme Corp (Acme Corp), 2
+	// lines, total 1,250.00 USD").
+	Summary string `json:"summary"`
+	// Fields are the document's fields the write sets, in the order to
+	// show them. For an update, Before is the ERP's value now, read as the
+	// caller.
+	Fields []PreviewField `json:"fields,omitempty"`
+	// Tables are child rows the write sets (a sales order's lines).
+	Tables []PreviewTable `json:"tables,omitempty"`
+	// Warnings are plain sentences the person must read ("Submitting
+	// cannot be undone.").
+	Warnings []string `json:"warnings,omitempty"`
+	// Version identifies the state of the document the preview was read
+	// from (Frappe's modified), so that Handler can refuse, with
+	// APPROVAL_EXPIRED, a document that changed after it was approved.
+	// Empty when the ERP offers none or the document is new.
+	Version string `json:"version,omitempty"`
+}
+
+// PreviewField is one field a write sets.
+type PreviewField struct {
+	// Name is the ERP's field name; Label the one people read.
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// Before is the value now ("" when unset); HasBefore is false for a
+	// new document, where there is nothing before.
+	Before    string `json:"before,omitempty"`
+	HasBefore bool   `json:"has_before,omitempty"`
+	After     string `json:"after"`
+}
+
+// PreviewTable is a table of child rows a write sets.
+type PreviewTable struct {
+	Title   string     `json:"title"`
+	Columns []string   `json:"columns"`
+	Rows    [][]string `json:"rows"`
 }
 
 // Principal identifies the caller of a tool.

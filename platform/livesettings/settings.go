@@ -69,6 +69,12 @@ const (
 	CanaryInquiry   = "acumatica_canary_inquiry"
 	Tools           = "tools"
 	ReadOnly        = "read_only"
+	// The write policy (docs/writes.md). Writes are off unless a site
+	// enables them tool by tool; every write still needs a person's
+	// approval, which no setting turns off.
+	WriteTools           = "write_tools"
+	ServiceWrites        = "service_writes"
+	ServiceWriteApprover = "service_write_approver"
 )
 
 // Defs lists every live setting, in the order pages show them.
@@ -93,6 +99,12 @@ var Defs = []Def{
 		Help: "Tool names, or the groups read, write and destructive, that the site offers. Empty offers every tool."},
 	{Name: ReadOnly, Label: "Read-only", Type: TypeBool, Scope: Site,
 		Help: "When on, the site offers only tools that read."},
+	{Name: WriteTools, Label: "Write tools enabled", Type: TypeList, Scope: Site,
+		Help: "Names of the write tools the site enables. Empty enables none. Every write still waits for the signed-in person's approval on erpgate's page."},
+	{Name: ServiceWrites, Label: "Service tokens may propose writes", Type: TypeBool, Scope: Site,
+		Help: "When on, a service token may call the enabled write tools; each write then waits for the approval of the ERP user named below."},
+	{Name: ServiceWriteApprover, Label: "Approver of service-token writes", Type: TypeString, Scope: Site,
+		Help: "The ERP user (as the ERP names them, such as an e-mail address) who approves writes proposed by service tokens, signed in through the ERP."},
 }
 
 // Lookup returns the definition of name.

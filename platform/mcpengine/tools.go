@@ -22,7 +22,7 @@ func compileTool(kind string, t connector.Tool) (*compiledTool, error) {
 func mcpTool(t connector.Tool) mcp.Tool {
 	read := t.Effect == connector.Read
 	destructive := t.Effect == connector.Destructive
-	idempotent := t.Effect != connector.Destructive
+	idempotent := read || (t.Effect == connector.Write && t.Idempotent)
 	openWorld := true
 	return mcp.Tool{
 		Name:            t.Name,

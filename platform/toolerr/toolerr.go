@@ -28,12 +28,30 @@ const (
 	UpstreamInvalidResponse Code = "UPSTREAM_INVALID_RESPONSE"
 	ResponseTooLarge        Code = "RESPONSE_TOO_LARGE"
 	Internal                Code = "INTERNAL"
+
+	// The codes of a write tool's human approval (docs/writes.md).
+	//
+	// ApprovalRequired: nothing was written; a person must approve the
+	// change at the URL in the message, then the same call is repeated.
+	ApprovalRequired Code = "APPROVAL_REQUIRED"
+	// ApprovalRejected: the person rejected the change; nothing was
+	// written.
+	ApprovalRejected Code = "APPROVAL_REJECTED"
+	// ApprovalExpired: the approval (or the proposal awaiting it) ran out
+	// of time, or the document changed after it was approved; nothing was
+	// written.
+	ApprovalExpired Code = "APPROVAL_EXPIRED"
+	// ApprovalInvalid: what the call presented is not a usable approval
+	// (forged, already used, another caller's, or for other arguments);
+	// nothing was written.
+	ApprovalInvalid Code = "APPROVAL_INVALID"
 )
 
 // Codes lists every code, in documentation order.
 var Codes = []Code{
 	InvalidArgument, NotFound, PermissionDenied, AuthExpired, RateLimited,
 	UpstreamTimeout, UpstreamUnavailable, UpstreamInvalidResponse, ResponseTooLarge, Internal,
+	ApprovalRequired, ApprovalRejected, ApprovalExpired, ApprovalInvalid,
 }
 
 // Retryable reports whether a failure with this code may succeed when the

@@ -1,0 +1,103 @@
+// Package approval keeps the writes that wait for a person's approval
+// (docs/writes.md): a write tool's call is proposed (a pending action with
+// the ERP's preview of the change), a person approves or rejects it on
+// erpgate's page, signed in through the ERP as the user who must approve,
+// and the call's retry claims the approved action and runs it exactly
+// once.
+//
+// Everything lives in Postgres (pending_actions), so any replica serves
+// any step. Every query but Lookup (the page's first read, by an id that
+// cannot be guessed) takes the site id.
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/connector"
+)
+
+// Status is where a pending action stands.
+type Status string
+
+// The statuses, in the order an action passes through them.
+const (
+	Proposed  Status = "proposed"
+	Approved  Status = "approved"
+	Rejected  Status = "rejected"
+	Executing Status = "executing"
+	Executed  Status = "executed"
+	Failed    Status = "failed"
+)
+
+// TTL is how long a proposal, and the approval given to it, stays usable.
+const TTL = 10 * time.Minute
+
+// Key identifies what a call proposes: who, on which site, which tool,
+// with which arguments. Two calls with the same key are the same proposal.
+type Key struct {
+	SiteID uuid.UUID
+	// AuthType is "oauth" or "service_token".
+	AuthType string
+	// Principal is the ERP user an OAuth call runs as, or the service
+	// token's id.
+	Principal string
+	Tool      string
+	// ArgsDigest is Digest of the call's validated arguments.
+	ArgsDigest [32]byte
+}
+
+// Action is a pending action.
+type Action struct {
+	ID  uuid.UUID
+	Key Key
+	// SiteSlug and Kind name the site and its connector, for pages and
+	// events.
+	SiteSlug string
+	Kind     string
+	// ClientID is the MCP client that proposed it.
+	ClientID string
+	// Approver is the ERP user who must approve: the caller itself for
+	// OAuth, the site's named approver for a service token.
+	Approver string
+	Preview  connector.Preview
+	Status   Status
+
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	// DecidedAt and DecidedBy are set once a person approved or rejected.
+	DecidedAt time.Time
+	DecidedBy string
+	// ExecutedAt is when the claim that runs it was made.
+	ExecutedAt time.Time
+	// Result is the tool's result once Executed (as the caller saw it,
+	// redacted); ErrorCode and ErrorMessage say why it Failed.
+	Result       json.RawMessage
+	ErrorCode    string
+	ErrorMessage string
+}
+
+// Expired reports whether the action can no longer be approved or run.
+func (a Action) Expired(now time.Time) bool { return !now.Before(a.ExpiresAt) }
+
+// The errors of the store. Each is a sentence a page or a tool error may
+// build on; none carries a value of the action.
+var (
+	// ErrNotFound: no such action on that site.
+	ErrNotFound = errors.New("approval: no such pending action")
+	// ErrWrongUser: the person deciding is not the approver.
+	ErrWrongUser = errors.New("approval: signed in as another ERP user than the one who must approve")
+	// ErrDecided: approved or rejected already.
+	ErrDecided = errors.New("approval: already decided")
+	// ErrExpired: past its expiry.
+	ErrExpired = errors.New("approval: expired")
+	// ErrNotApproved: a claim of an action not (or not yet) approved.
+	ErrNotApproved = errors.New("approval: not approved")
+	// ErrUsed: a claim of an action already run (or running).
+	ErrUsed = errors.New("approval: already used")
+	// ErrMismatch: a claim whose key is not the action's.
+	ErrMismatch = errors.New("approval: for another caller, tool or arguments")
+)
