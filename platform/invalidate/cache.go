@@ -48,12 +48,20 @@ type Cache[V any] struct {
 	drops   uint64
 	// stored counts insertions; every 1024th sweeps out expired values.
 	stored uint64
+
+	// dropOn, once RefreshAhead set it, turns refreshing ahead on and says
+	// which reload errors remove a value at once; refreshing holds the
+	// keys being reloaded in the background.
+	dropOn     func(error) bool
+	refreshing map[string]bool
 }
 
 type cacheEntry[V any] struct {
-	v       V
-	tags    Tags
-	expires time.Time
+	v    V
+	tags Tags
+	// refreshAt is half-way to the TTL: a value used after it is reloaded
+	// in the background (RefreshAhead).
+	refreshAt, expires time.Time
 }
 
 // NewCache returns a cache fed by src; a nil src or a ttl of zero turns
@@ -74,6 +82,20 @@ func NewCache[V any](src Source, ttl time.Duration) *Cache[V] {
 	return c
 }
 
+// RefreshAhead makes the cache reload in the background a value used after
+// half its TTL, so that a key in steady use never makes a caller wait for
+// its load. A reload failing with an error for which drop reports true
+// (the token was revoked) removes the value at once; any other error
+// keeps it until it expires. Call it before the first Get.
+func (c *Cache[V]) RefreshAhead(drop func(error) bool) {
+	c.dropOn = drop
+	c.refreshing = map[string]bool{}
+}
+
+// SetClock replaces the cache's clock (tests). Call it before the first
+// Get.
+func (c *Cache[V]) SetClock(now func() time.Time) { c.now = now }
+
 // Load reads what Get caches: the value, its tags, and until when it may
 // be used at most (zero: for the TTL).
 type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
@@ -87,40 +109,20 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 		now := c.now()
 		c.mu.Lock()
 		e, ok := c.entries[key]
+		fresh := ok && now.Before(e.expires)
+		refresh := fresh && c.dropOn != nil && !now.Before(e.refreshAt) && !c.refreshing[key]
+		if refresh {
+			c.refreshing[key] = true
+		}
 		c.mu.Unlock()
-		if ok && now.Before(e.expires) {
+		if refresh {
+			go c.refresh(ctx, key, load)
+		}
+		if fresh {
 			return e.v, nil
 		}
 	}
-	// One caller giving up must not fail the others sharing the load: it
-	// runs detached from any caller, within loadTimeout.
-	ch := c.group.DoChan(key, func() (any, error) {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
-		defer cancel()
-		c.mu.Lock()
-		drops := c.drops
-		c.mu.Unlock()
-		v, tags, until, err := load(lctx)
-		if err != nil {
-			return nil, err
-		}
-		expires := c.now().Add(c.ttl)
-		if !until.IsZero() && until.Before(expires) {
-			expires = until
-		}
-		if caching && c.caching() {
-			c.mu.Lock()
-			if c.drops == drops {
-				c.entries[key] = cacheEntry[V]{v: v, tags: tags, expires: expires}
-				c.stored++
-				if c.stored%1024 == 0 {
-					c.sweepLocked()
-				}
-			}
-			c.mu.Unlock()
-		}
-		return v, nil
-	})
+	ch := c.start(ctx, key, load, caching)
 	var zero V
 	select {
 	case <-ctx.Done():
@@ -131,6 +133,52 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 		}
 		return r.Val.(V), nil
 	}
+}
+
+// refresh reloads key in the background (RefreshAhead).
+func (c *Cache[V]) refresh(ctx context.Context, key string, load Load[V]) {
+	r := <-c.start(ctx, key, load, true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refreshing, key)
+	if r.Err != nil && c.dropOn(r.Err) {
+		c.drops++
+		delete(c.entries, key)
+	}
+}
+
+// start begins the load of key, or joins the one under way. One caller
+// giving up must not fail the others sharing the load: it runs detached
+// from any caller, within loadTimeout.
+func (c *Cache[V]) start(ctx context.Context, key string, load Load[V], caching bool) <-chan singleflight.Result {
+	return c.group.DoChan(key, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
+		defer cancel()
+		c.mu.Lock()
+		drops := c.drops
+		c.mu.Unlock()
+		v, tags, until, err := load(lctx)
+		if err != nil {
+			return nil, err
+		}
+		now := c.now()
+		expires := now.Add(c.ttl)
+		if !until.IsZero() && until.Before(expires) {
+			expires = until
+		}
+		if caching && c.caching() {
+			c.mu.Lock()
+			if c.drops == drops {
+				c.entries[key] = cacheEntry[V]{v: v, tags: tags, refreshAt: now.Add(c.ttl / 2), expires: expires}
+				c.stored++
+				if c.stored%1024 == 0 {
+					c.sweepLocked()
+				}
+			}
+			c.mu.Unlock()
+		}
+		return v, nil
+	})
 }
 
 // loadTimeout bounds one shared load.

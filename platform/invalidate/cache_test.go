@@ -234,3 +234,48 @@ func TestCacheLoadOutlivesTheCallerThatStartedIt(t *testing.T) {
 		t.Fatalf("the caller sharing the load: %v", err)
 	}
 }
+
+// TestCacheRefreshAheadKeepsAValueOnATransientFailure: with RefreshAhead,
+// a value used after half its TTL is served at once and reloaded behind
+// the call; a reload failing for a passing reason keeps the value, one the
+// drop function names removes it.
+func TestCacheRefreshAheadKeepsAValueOnATransientFailure(t *testing.T) {
+	gone := errors.New("gone")
+	c := NewCache[string](&fakeSource{healthy: true}, time.Minute)
+	c.RefreshAhead(func(err error) bool { return errors.Is(err, gone) })
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	c.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	loads := make(chan error, 4)
+	load := func(context.Context) (string, Tags, time.Time, error) {
+		if err := <-loads; err != nil {
+			return "", Tags{}, time.Time{}, err
+		}
+		return "v", Tags{}, time.Time{}, nil
+	}
+	loads <- nil
+	if v, err := c.Get(t.Context(), "k", load); err != nil || v != "v" {
+		t.Fatalf("first Get: %q %v", v, err)
+	}
+	advance(31 * time.Second)
+	loads <- errors.New("the database is restarting")
+	if v, err := c.Get(t.Context(), "k", load); err != nil || v != "v" {
+		t.Fatalf("past half the TTL: %q %v, want the value at once", v, err)
+	}
+	waitFor(t, "the first reload", func() bool { return len(loads) == 0 && !c.isRefreshing("k") })
+	if c.Len() != 1 {
+		t.Fatal("a transient reload failure dropped the value")
+	}
+	loads <- gone
+	if _, err := c.Get(t.Context(), "k", load); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the value dropped", func() bool { return c.Len() == 0 })
+}
+
+func (c *Cache[V]) isRefreshing(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refreshing[key]
+}

@@ -47,9 +47,10 @@ type manualInvalidations struct {
 	reset   []func()
 }
 
-func (m *manualInvalidations) Healthy() bool         { m.mu.Lock(); defer m.mu.Unlock(); return m.healthy }
-func (m *manualInvalidations) OnSite(f func(string)) { m.site = append(m.site, f) }
-func (m *manualInvalidations) OnReset(f func())      { m.reset = append(m.reset, f) }
+func (m *manualInvalidations) Healthy() bool                  { m.mu.Lock(); defer m.mu.Unlock(); return m.healthy }
+func (m *manualInvalidations) OnSite(f func(string))          { m.site = append(m.site, f) }
+func (m *manualInvalidations) OnReset(f func())               { m.reset = append(m.reset, f) }
+func (m *manualInvalidations) OnMessage(string, func(string)) {}
 func (m *manualInvalidations) fireSite(id string) {
 	for _, f := range m.site {
 		f(id)
@@ -199,7 +200,7 @@ func resolvedOnAClock(t *testing.T) (*Resolver, *fakeClock, *sites.Store, sites.
 	store, reg, site, token := setup(t)
 	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Minute)
 	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	r.now = clock.now
+	r.cache.SetClock(clock.now)
 	if e, err := r.Resolve(context.Background(), token); err != nil || authOf(t, e) != "k-1" {
 		t.Fatalf("first resolve: %v", err)
 	}
@@ -260,3 +261,46 @@ func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
 }
 
 func (stubERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
+
+// TestResolverLookupOutlivesTheCallerThatStartedIt: concurrent first calls
+// with one token share one lookup. The caller that started it giving up
+// (its client went away) gets its own error, and the others still get the
+// token resolved: before, the shared lookup ran on the first caller's
+// context and failed every caller sharing it.
+func TestResolverLookupOutlivesTheCallerThatStartedIt(t *testing.T) {
+	store, reg, _, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Hour)
+	started, release := make(chan struct{}), make(chan struct{})
+	r.beforeLookup = func() {
+		r.beforeLookup = nil // once
+		close(started)
+		<-release
+	}
+	first, cancel := context.WithCancel(t.Context())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := r.Resolve(first, token)
+		firstErr <- err
+	}()
+	<-started
+	second := make(chan error, 1)
+	go func() {
+		e, err := r.Resolve(t.Context(), token)
+		if err == nil && authOf(t, e) != "k-1" {
+			err = errors.New("resolved to another credential")
+		}
+		second <- err
+	}()
+	// Give the second caller time to join the lookup (were it late, it
+	// would find the token cached and the test would pass for nothing; it
+	// cannot fail for that reason).
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	close(release)
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up got %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("the caller sharing the lookup: %v", err)
+	}
+}
