@@ -113,28 +113,37 @@ const (
 
 func newWriteFixture(t *testing.T) *writeFixture {
 	t.Helper()
-	pool := pgtest.NewPool(t)
-	f := &writeFixture{store: approval.NewStore(pool, nil), clock: &clock{t: time.Now()}, sink: &sink{},
-		runs: &atomic.Int64{}, previews: &atomic.Int64{}}
-	f.store.SetNow(f.clock.now)
+	f := &writeFixture{sink: &sink{}, runs: &atomic.Int64{}, previews: &atomic.Int64{}}
 	base, _ := url.Parse("https://erp.acme.test")
 	f.site = connector.Site{ID: uuid.New(), Slug: "acme", Kind: "writeerp", BaseURL: base}
-	if _, err := pool.Exec(t.Context(), `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, $3, $4, $2)`,
-		f.site.ID, f.site.Slug, f.site.Kind, base.String()); err != nil {
-		t.Fatal(err)
-	}
 	reg := connector.NewRegistry()
 	reg.MustRegister(writeERP{runs: f.runs, previews: f.previews})
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	e, err := New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink,
-		Budget: 10 * time.Second, Approvals: f.store, StateKey: key, PublicBaseURL: publicBase + "/"})
+	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second}
+	f.store, f.clock = withApprovals(t, &opts, f.site)
+	e, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.engine = e
 	f.setLive(SiteLive{WriteTools: []string{"make_thing", "drop_thing"}, ServiceWrites: true, ServiceWriteApprover: boss})
 	return f
+}
+
+// withApprovals gives opts an approval store on a new database holding
+// site, with a clock the test moves, a state key and the public base URL.
+func withApprovals(t *testing.T, opts *Options, site connector.Site) (*approval.Store, *clock) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(t.Context(), `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, $3, $4, $2)`,
+		site.ID, site.Slug, site.Kind, site.BaseURL.String()); err != nil {
+		t.Fatal(err)
+	}
+	store, c := approval.NewStore(pool, nil), &clock{t: time.Now()}
+	store.SetNow(c.now)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	opts.Approvals, opts.StateKey, opts.PublicBaseURL = store, key, publicBase+"/"
+	return store, c
 }
 
 func (f *writeFixture) setLive(s SiteLive) {
