@@ -103,15 +103,11 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		st.setApproval(StageRefused)
 		return nil, err
 	}
-	release, err := e.acquire(ctx, st, ct)
+	ctx, end, err := e.bounded(ctx, st, ct)
 	if err != nil {
 		return nil, err
 	}
-	if release != nil {
-		defer release()
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
-	defer cancel()
+	defer end.done()
 	store := e.opts.Approvals
 	mode := e.askMode(ctx, st)
 
