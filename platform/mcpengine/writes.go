@@ -152,12 +152,15 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 			return nil, toolerr.New(toolerr.ApprovalInvalid,
 				"the request state is not one erpgate issued for this call (same caller, tool and arguments); nothing was written. Call the tool again without it to propose the change afresh")
 		}
+		known := approval.Action{ID: k.Action, Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}
 		if k.expired(store.Now()) {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, known, approval.Reason(approval.ErrExpired))
 			return nil, toolerr.New(toolerr.ApprovalExpired, "the approval for this change ran out (%s after it was proposed); nothing was written. Call again to propose it afresh", approval.TTL)
 		}
 		if declined(req.Params.InputResponses) {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, known, "declined")
 			return nil, toolerr.New(toolerr.ApprovalRejected, "the approval was declined; nothing was written")
 		}
 		if a, err = store.Get(ctx, key.SiteID, k.Action); err != nil {
