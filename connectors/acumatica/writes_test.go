@@ -483,3 +483,27 @@ func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
 		})
 	}
 }
+
+// FuzzWriteErrorBodies feeds arbitrary 422 and 400 bodies to the parsers
+// of Acumatica's write errors: they never panic, always give
+// INVALID_ARGUMENT, and keep messages to one line.
+func FuzzWriteErrorBodies(f *testing.F) {
+	for _, name := range []string{"bill-put-422-detail-error.json", "customer-put-empty-body-400.json", "customer-put-200.json"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "samples", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"error":"x","A":{"B":{"value":1,"error":"bad\nline"}},"L":[{"error":"row"},{"F":{"error":"f"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		op := contractOp{entity: "SalesOrder"}
+		te := asToolErr(validationError(body, op))
+		if te == nil || te.Code != toolerr.InvalidArgument || strings.ContainsAny(te.Message, "\r\n") {
+			t.Fatalf("422 %q: %v", body, te)
+		}
+		if d := badRequestDetail(body, ""); strings.ContainsAny(d, "\r\n") {
+			t.Fatalf("400 %q: %q", body, d)
+		}
+	})
+}
