@@ -507,3 +507,36 @@ func FuzzWriteErrorBodies(f *testing.F) {
 		}
 	})
 }
+
+// The preview reads the lines' items 20 to a list request, not one
+// request each, and still names an item that does not exist.
+func TestCreateSalesOrderPreviewReadsItemsInBatches(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	items := h.sim.Data().Records("StockItem")
+	if len(items) < 25 {
+		t.Fatalf("seed has %d stock items", len(items))
+	}
+	var lines []any
+	for _, it := range items[:25] {
+		lines = append(lines, map[string]any{"InventoryID": it.String("InventoryID"), "OrderQty": 1})
+	}
+	args := map[string]any{"CustomerID": "C000001", "Details": lines}
+	h.userToken(kindFull.role)
+	path := h.sim.PathPrefix() + "/entity/Default/24.200.001/StockItem"
+	before := h.sim.RequestCount(path)
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.sim.RequestCount(path) - before; n != 2 {
+		t.Errorf("%d item requests for 25 lines, want 2", n)
+	}
+	if len(p.Tables[0].Rows) != 25 || p.Tables[0].Rows[24][0] != items[24].String("InventoryID") {
+		t.Errorf("rows %v", p.Tables[0].Rows)
+	}
+	args["Details"] = append(lines[:3:3], map[string]any{"InventoryID": "NOSUCHITEM", "OrderQty": 1})
+	_, err = h.preview(kindFull, "acumatica_create_sales_order", args)
+	if te := wantCode(t, err, toolerr.NotFound, "a missing item among others"); !strings.Contains(te.Message, "NOSUCHITEM") {
+		t.Errorf("message %q", te.Message)
+	}
+}
