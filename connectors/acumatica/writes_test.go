@@ -540,3 +540,24 @@ func TestCreateSalesOrderPreviewReadsItemsInBatches(t *testing.T) {
 		t.Errorf("message %q", te.Message)
 	}
 }
+
+// The write tools work the same on a site using Default/25.200.001.
+func TestWriteToolsOnEndpoint25(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_version":"25.200.001"}`})
+	d := h.sim.Data()
+	item := d.Records("StockItem")[3]
+	out := h.mustRun(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "C000002",
+		"Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 2}}})
+	if out["Status"] != "On Hold" || out["endpoint"] != "Default/25.200.001" {
+		t.Errorf("create: %v", out)
+	}
+	up := h.mustRun(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": "C000002",
+		"MainContact": map[string]any{"Email": "billing@c2.example.com"}, "CreditVerificationRules": map[string]any{"CreditDaysPastDue": 45}})
+	if f := up["fields"].(map[string]any); f["MainContact/Email"] != "billing@c2.example.com" || fmt.Sprint(f["CreditVerificationRules/CreditDaysPastDue"]) != "45" {
+		t.Errorf("update: %v", up)
+	}
+	note := h.mustRun(kindFull, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "OrderType": "SO", "OrderNbr": out["OrderNbr"], "text": "Rush."})
+	if note["note"] != "Rush." {
+		t.Errorf("note: %v", note)
+	}
+}
