@@ -84,14 +84,14 @@ func newRig(t *testing.T) *rig {
 	})
 	simURL, _ := url.Parse(sim.URL)
 	target := func(ctx context.Context, ref string) (erpadmin.Target, error) {
-			rg.mu.Lock()
-			defer rg.mu.Unlock()
-			rg.targets++
-			if rg.gone {
-				return erpadmin.Target{}, errTargetGone
-			}
-			return erpadmin.Target{Kind: "frappe", Site: connector.Site{ID: uuid.Nil, Slug: "pending", Kind: "frappe", BaseURL: simURL},
-				Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}}, nil
+		rg.mu.Lock()
+		defer rg.mu.Unlock()
+		rg.targets++
+		if rg.gone {
+			return erpadmin.Target{}, errTargetGone
+		}
+		return erpadmin.Target{Kind: "frappe", Site: connector.Site{ID: uuid.Nil, Slug: "pending", Kind: "frappe", BaseURL: simURL},
+			Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}}, nil
 	}
 	done := func(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
 		fmt.Fprintf(w, "done ref=%q user=%q admin=%v evidence=%q err=%v gone=%v", ref, p.User.ID, p.Check.Admin, p.Check.Evidence, err, errors.Is(err, errTargetGone))
