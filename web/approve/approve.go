@@ -112,7 +112,6 @@ type Handler struct {
 	log     *zap.Logger
 	now     func() time.Time
 	page    *pagekit.Page
-	decided *pagekit.Page
 	signIns *sourcelimit.Limiter
 	posts   *sourcelimit.Limiter
 }
@@ -138,7 +137,6 @@ func New(deps Deps) *Handler {
 	h.signIns = sourcelimit.New(deps.SignInLimit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second}), time.Now)
 	h.posts = sourcelimit.New(deps.PostLimit.WithDefault(sourcelimit.Limit{Burst: 30, Every: 10 * time.Second}), time.Now)
 	h.page = deps.Kit.MustParse(pageFiles, "templates/approve.html")
-	h.decided = deps.Kit.MustParse(pageFiles, "templates/decided.html")
 	deps.Proofs.Handle(erpadmin.Purpose{Name: Purpose, IdentityOnly: true, Target: h.signInTarget, Done: h.signInDone})
 	return h
 }
