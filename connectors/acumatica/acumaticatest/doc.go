@@ -60,6 +60,7 @@
 //	api.service     service-P@ss1  role service    dedicated API user for service connections
 //	no.api          noapi-P@ss1    role no-api     no API licence: token requests fail
 //	office.manager  office-P@ss1   role non-admin  every form and inquiry but MCPAdmin; not an Administrator
+//	sales.viewer    viewer-P@ss1   role sales-viewer  reads everything, View Only on Sales Orders: a PUT is 403
 //
 // Only admin has the Administrator role (User.Roles). The administrators'
 // inquiry MCPAdmin (over PX.SM.UsersInRoles: Username, Rolename) lists
@@ -109,6 +110,11 @@
 // ignored. API-user seats count distinct users with a live api-scope
 // token (a refresh does not take a second seat). Declined requests (429)
 // are answered at once instead of after the real 10-minute queue. Writes
-// (PUT, PATCH, DELETE, actions) validate references and key fields only;
-// inquiry rows are computed once and do not follow writes.
+// (PUT, PATCH, DELETE, actions) validate references, key fields and a few
+// required fields; a sales order also gets the graph's defaults, prices
+// and totals, is put On Hold when entered and its Status follows Hold
+// (contract_rules.go); other entities get no business logic. A user with
+// View Only on a form (sales.viewer on SO301000) gets the form's 403 on
+// any write. Writes show in every user's reads at once; inquiry rows are
+// computed once and do not follow writes.
 package acumaticatest
