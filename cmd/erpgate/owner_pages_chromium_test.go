@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -650,6 +651,7 @@ func ownerWritesSection(t *testing.T, ctx context.Context, gw *gateway, slug, ma
 		t.Errorf("a refused change stored %d write_tools values", n)
 	}
 	saveScreenshot(t, ctx, "owner-writes-refused-"+slug+".png")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="writes"]`, "owner-writes-section-refused-"+slug+".png")
 
 	navigate(t, ctx, "name the approver and save", chromedp.SendKeys(chromedp.CSS("#approver"), approver), save)
 	waitForNewTitle(t, ctx, title)
@@ -667,6 +669,7 @@ func ownerWritesSection(t *testing.T, ctx context.Context, gw *gateway, slug, ma
 		t.Errorf("%d change_setting events by the owner, want 3", n)
 	}
 	saveScreenshot(t, ctx, "owner-writes-"+slug+".png")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="writes"]`, "owner-writes-section-"+slug+".png")
 
 	navigate(t, ctx, "untick a tool", tick(tools[1]), save)
 	waitForNewTitle(t, ctx, title)
@@ -689,5 +692,17 @@ func ownerWritesSection(t *testing.T, ctx context.Context, gw *gateway, slug, ma
 	}
 	if n := queryInt(t, gw.DBURL, writeTools+` AND l.value = to_jsonb(ARRAY[$1::text])`, tools[0]); n != 1 {
 		t.Error("a refused post changed write_tools")
+	}
+}
+
+// saveSectionScreenshot is saveScreenshot of the element sel, for a
+// section of a long page.
+func saveSectionScreenshot(t *testing.T, ctx context.Context, sel, name string) {
+	t.Helper()
+	if dir := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); dir != "" {
+		png := browserResult(t, ctx, "screenshot "+name, chromedp.Screenshot(sel))
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
