@@ -58,7 +58,7 @@ func createSalesOrderTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("0: the order is a draft.")).Required(),
-			schema.Prop("status", schema.String("The ERP's status (Draft).")).Required(),
+			schema.Prop("erp_status", schema.String("The ERP's status field (Draft).")).Required(),
 			schema.Prop("grand_total", money("Grand total as the ERP computed it, in currency.")).Required(),
 			schema.Prop("currency", schema.String("Currency of the order.")).Required(),
 		),
@@ -189,15 +189,17 @@ func writtenResult(c *client, doctype string, doc map[string]any, fields ...stri
 	name := str(doc["name"])
 	out := map[string]any{"doctype": doctype, "name": name, "url": c.deskURL(doctype, name), "modified": str(doc["modified"])}
 	for _, f := range fields {
-		out[f] = doc[f]
+		key := f
+		if f == "status" {
+			key = "erp_status" // "status" is the engine's error envelope's
+		}
+		out[key] = doc[f]
 		if doc[f] == nil {
 			switch f {
-			case "grand_total":
-				out[f] = json.Number("0")
-			case "docstatus":
-				out[f] = json.Number("0")
+			case "grand_total", "docstatus":
+				out[key] = json.Number("0")
 			default:
-				out[f] = ""
+				out[key] = ""
 			}
 		}
 	}
@@ -547,7 +549,7 @@ func submitDocumentTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("1: submitted.")).Required(),
-			schema.Prop("status", schema.String("The ERP's status after submission.")).Required(),
+			schema.Prop("erp_status", schema.String("The ERP's status field after submission.")).Required(),
 			schema.Prop("grand_total", money("Grand total, in the document's currency.")).Required(),
 		),
 		Effect:  connector.Destructive,

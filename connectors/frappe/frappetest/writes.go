@@ -318,6 +318,20 @@ func crossRate(from, to string, d time.Time) int64 {
 	return roundHalfEven(crossRate(from, "USD", d)*crossRate("USD", to, d), 10000)
 }
 
+// forWrite takes the write lock and returns the stored document with a
+// copy to change (frappe.get_doc(doctype, name, for_update=True)); the
+// caller releases the lock with unlock. A missing document is a 404 and
+// leaves the lock released.
+func (rc *reqCtx) forWrite(doctype, name string) (unlock func(), cur, d *Doc, err *apiError) {
+	rc.s.writeMu.Lock()
+	cur = rc.lookup(doctype, name)
+	if cur == nil {
+		rc.s.writeMu.Unlock()
+		return nil, nil, nil, notFound(doctype + " " + name + " not found")
+	}
+	return rc.s.writeMu.Unlock, cur, cur.clone(), nil
+}
+
 // updateResource is PUT /api/resource/<doctype>/<name> (update_doc:
 // get_doc, doc.update(data), doc.save()).
 func (rc *reqCtx) updateResource(doctype, name string) *apiError {
@@ -325,13 +339,11 @@ func (rc *reqCtx) updateResource(doctype, name string) *apiError {
 	if meta == nil || rc.s.missing(doctype) {
 		return doctypeNotFound(doctype)
 	}
-	rc.s.writeMu.Lock()
-	defer rc.s.writeMu.Unlock()
-	cur := rc.lookup(doctype, name)
-	if cur == nil {
-		return notFound(doctype + " " + name + " not found")
+	unlock, cur, d, err := rc.forWrite(doctype, name)
+	if err != nil {
+		return err
 	}
-	d := cur.clone()
+	defer unlock()
 	if err := rc.applyUpdate(d, rc.bodyObject()); err != nil {
 		return err
 	}
@@ -579,13 +591,11 @@ func (rc *reqCtx) methodSubmit() *apiError {
 	if meta == nil {
 		return doctypeNotFound(doctype)
 	}
-	rc.s.writeMu.Lock()
-	defer rc.s.writeMu.Unlock()
-	cur := rc.lookup(doctype, name)
-	if cur == nil {
-		return notFound(doctype + " " + name + " not found")
+	unlock, cur, d, err := rc.forWrite(doctype, name)
+	if err != nil {
+		return err
 	}
-	d := cur.clone()
+	defer unlock()
 	d.Fields["modified"] = nil // get_doc(dict) has only what was sent
 	if err := rc.applyUpdate(d, in); err != nil {
 		return err
