@@ -40,6 +40,27 @@ import (
 //
 // The approval page (web/approve) decides with approval.Store.Decide; the
 // engine only proposes, claims, runs and records.
+//
+// Choices made here (where writes-design.md left them open or differs):
+//   - input_required and -32042 are used only for a client that declared
+//     elicitation.url (not merely elicitation): a form-only client could
+//     not open the page, and gets APPROVAL_REQUIRED;
+//   - of racing retries the loser gets APPROVAL_INVALID "already used" at
+//     once (it does not wait for the winner's result);
+//   - an outcome that ends an action (rejected, expired, executed,
+//     failed) is told to the caller once (Store.Report); the same call
+//     then proposes afresh, so a model is never stuck, and a replay never
+//     writes. A write still executing is told to every retry and stays
+//     open until it expires (outcome unknown: never run again);
+//   - a service token's principal is its id (Session.ClientID);
+//   - the capability session id is bound to the site, not the person: it
+//     says only what the client can show;
+//   - sealed states follow the keyring's primary key: rotating it makes
+//     outstanding request states invalid (the call proposes afresh) and
+//     session ids unreadable (the client is then asked by tool error);
+//   - an ask is recorded as usage outcome error APPROVAL_REQUIRED, stage
+//     proposed, whichever form it took; a call refused before anything
+//     was proposed (invalid arguments, a failed preview) has no stage.
 
 // StateKeyPurpose is the secrets.Keyring.DeriveKey purpose of
 // Options.StateKey.
@@ -103,15 +124,11 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		st.setApproval(StageRefused)
 		return nil, err
 	}
-	release, err := e.acquire(ctx, st, ct)
+	ctx, end, err := e.bounded(ctx, st, ct)
 	if err != nil {
 		return nil, err
 	}
-	if release != nil {
-		defer release()
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
-	defer cancel()
+	defer end.done()
 	store := e.opts.Approvals
 	mode := e.askMode(ctx, st)
 
@@ -131,6 +148,7 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		}
 		if !ok {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, approval.Action{Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}, "invalid_state")
 			return nil, toolerr.New(toolerr.ApprovalInvalid,
 				"the request state is not one erpgate issued for this call (same caller, tool and arguments); nothing was written. Call the tool again without it to propose the change afresh")
 		}
@@ -171,6 +189,7 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	// afresh. A write still running (not expired) is told to every
 	// racing retry, and stays open.
 	st.setApproval(StageRefused)
+	store.Refused(ctx, a, refusal(a, now))
 	if a.Status == approval.Executing && !a.Expired(now) {
 		return nil, outcomeError(a, now)
 	}
@@ -339,6 +358,17 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(data), len(data)))},
 		RawStructuredContent: data,
 	}, nil
+}
+
+// refusal is the audit reason for a call that found a no longer usable.
+func refusal(a approval.Action, now time.Time) string {
+	switch a.Status {
+	case approval.Rejected:
+		return approval.Reason(approval.ErrRejected)
+	case approval.Executing, approval.Executed, approval.Failed:
+		return approval.Reason(approval.ErrUsed)
+	}
+	return approval.Reason(approval.ErrExpired)
 }
 
 // maxTold bounds the stored result quoted in "already used".
