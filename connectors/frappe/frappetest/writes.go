@@ -154,28 +154,10 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 	if v := cint(must(in.get("docstatus"))); v != 0 {
 		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 0 (Draft) to "+strconv.FormatInt(v, 10), "")
 	}
-	var missing [][2]string
-	if customer == "" {
-		missing = append(missing, [2]string{"customer", "Error: Value missing for Sales Order: Customer"})
-	}
-	if company == "" {
-		missing = append(missing, [2]string{"company", "Error: Value missing for Sales Order: Company"})
-	}
-	if len(rows) == 0 {
-		missing = append(missing, [2]string{"items", "Error: Data missing in table: Items"})
-	}
-	for i, r := range rows {
-		if objStr(r, "item_code") == "" {
-			missing = append(missing, [2]string{"item_code", fmt.Sprintf("Error: <strong>Sales Order Item</strong> Row #%d: Value missing for: Item Code", i+1)})
-		}
-	}
-	if len(missing) > 0 {
-		return nil, mandatoryError("Sales Order", "new-sales-order-1", missing)
-	}
-	if !companyAllowed(rc.user, company) {
+	if company != "" && !companyAllowed(rc.user, company) {
 		return nil, docPermissionError(userName(rc.user), "Company", company, true)
 	}
-	if cust.Int("disabled") == 1 {
+	if cust != nil && cust.Int("disabled") == 1 {
 		return nil, erpnextError("PartyDisabled", "Customer "+cust.Name+" is disabled")
 	}
 	txDate := objStr(in, "transaction_date")
@@ -202,6 +184,25 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		e := frappeThrow("ValidationError", "Expected Delivery Date should be after Sales Order Date", "Invalid Delivery Date")
 		e.messages[0].set("indicator", "orange")
 		return nil, e
+	}
+	// _validate (mandatory fields) runs after the controller's validate.
+	var missing [][2]string
+	if customer == "" {
+		missing = append(missing, [2]string{"customer", "Error: Value missing for Sales Order: Customer"})
+	}
+	if company == "" {
+		missing = append(missing, [2]string{"company", "Error: Value missing for Sales Order: Company"})
+	}
+	if len(rows) == 0 {
+		missing = append(missing, [2]string{"items", "Error: Data missing in table: Items"})
+	}
+	for i, r := range rows {
+		if objStr(r, "item_code") == "" {
+			missing = append(missing, [2]string{"item_code", fmt.Sprintf("Error: <strong>Sales Order Item</strong> Row #%d: Value missing for: Item Code", i+1)})
+		}
+	}
+	if len(missing) > 0 {
+		return nil, mandatoryError("Sales Order", "new-sales-order-1", missing)
 	}
 	compCurrency := comp.Str("default_currency")
 	currency := cust.Str("default_currency")
