@@ -539,3 +539,36 @@ func FuzzWriteError(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteArgumentsAttacks: names and text come from the model. A name
+// that tries to reach another document through the URL path finds
+// nothing, markup in a comment is stored as text, and a document the
+// user may not read is refused by the ERP before anything is written.
+func TestWriteArgumentsAttacks(t *testing.T) {
+	s := writeSim(t)
+	so := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Str("company") != "Demo Holdings NZ Ltd" })
+	cust := seededCustomer(t, s, "NZD")
+	for _, name := range []string{"../Customer/" + cust.Name, so.Name + "/../../Customer/" + cust.Name, so.Name + "?x=1", so.Name + "#frag"} {
+		_, err := propose(t, s, allCompanies, "add_comment", map[string]any{"doctype": "Sales Order", "name": name, "text": "x"})
+		wantCode(t, err, toolerr.NotFound)
+		_, err = propose(t, s, allCompanies, "submit_document", map[string]any{"doctype": "Sales Order", "name": name})
+		wantCode(t, err, toolerr.NotFound)
+	}
+	// Another company's documents, for a user limited to one company.
+	_, err := propose(t, s, oneCompany, "submit_document", map[string]any{"doctype": "Sales Order", "name": so.Name})
+	wantCode(t, err, toolerr.PermissionDenied)
+
+	// Script in a comment is escaped, never markup in the ERP.
+	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	out := mustPropose(t, s, allCompanies, "add_comment", map[string]any{"doctype": "Customer", "name": cust.Name, "text": evil}).mustExecute(t)
+	q := url.Values{"fields": {`["content"]`}, "filters": {`[["name","=","` + out["name"].(string) + `"]]`}}
+	_, body := rawAPI(t, s, allCompanies, http.MethodGet, "/api/resource/Comment?"+q.Encode(), nil)
+	if strings.Contains(string(body), "<script") || strings.Contains(string(body), "<img") || !strings.Contains(string(body), "&lt;img src=x onerror=alert(2)&gt;") {
+		t.Errorf("comment content %s", body)
+	}
+	// Nothing was written by the refused calls: the only Comment is the one above.
+	_, body = rawAPI(t, s, allCompanies, http.MethodGet, "/api/resource/Comment?limit_page_length=100", nil)
+	if n := strings.Count(string(body), `"name"`); n != 1 {
+		t.Errorf("%d comments after the refused calls: %s", n, body)
+	}
+}
