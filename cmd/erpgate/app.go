@@ -362,8 +362,13 @@ func (a *App) build(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
-	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, a.log); err != nil {
 		return err
+	}
+	if a.approvals != nil {
+		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {
+			return err
+		}
 	}
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {

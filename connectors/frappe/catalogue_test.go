@@ -73,8 +73,8 @@ func TestCatalogueInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range tools {
-		if tool.Effect != connector.Read {
-			t.Errorf("%s: every Frappe tool is a read", tool.Name)
+		if (tool.Effect == connector.Read) != (tool.Preview == nil) {
+			t.Errorf("%s: a %s tool with Preview %v", tool.Name, tool.Effect, tool.Preview != nil)
 		}
 		if !strings.HasSuffix(strings.TrimSpace(tool.Description), ".") {
 			t.Errorf("%s: description should be full sentences", tool.Name)
@@ -82,6 +82,11 @@ func TestCatalogueInvariants(t *testing.T) {
 		for name := range tool.Input.Properties {
 			if name != strings.ToLower(name) {
 				t.Errorf("%s: argument %s is not lower snake case", tool.Name, name)
+			}
+		}
+		for _, reserved := range []string{"ok", "status", "error"} {
+			if _, ok := tool.Output.Properties[reserved]; ok {
+				t.Errorf("%s: output property %s is the engine's error envelope's", tool.Name, reserved)
 			}
 		}
 		if _, ok := tool.Output.Properties["data"]; ok {

@@ -134,6 +134,24 @@ func call(t testing.TB, role, tool string, args map[string]any) (map[string]any,
 func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[string]any, error) {
 	t.Helper()
 	tool := toolByName(t, name)
+	raw, err := validArgs(t, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	c := inv.newCall(t, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := tool.Handler(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return checkResult(t, tool, out)
+}
+
+// validArgs encodes args and validates them against the tool's input
+// schema, as the engine does before a handler runs.
+func validArgs(t testing.TB, tool connector.Tool, args map[string]any) (json.RawMessage, error) {
+	t.Helper()
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -145,9 +163,15 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compileSchema(t, name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
+	if err := compileSchema(t, tool.Name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %v", err)
 	}
+	return raw, nil
+}
+
+// newCall builds the connector.Call a tool gets for this invocation.
+func (inv invocation) newCall(t testing.TB, raw json.RawMessage) *connector.Call {
+	t.Helper()
 	s := inv.sim
 	if s == nil {
 		s = testSim(t)
@@ -165,19 +189,20 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 	if maxRecords == 0 {
 		maxRecords = 1000
 	}
-	c := &connector.Call{
+	return &connector.Call{
 		Site:       st,
 		HTTP:       factory.Client(st, auth),
 		Args:       raw,
 		Principal:  connector.Principal{AuthType: "service_token", Subject: u.Email},
 		MaxRecords: maxRecords,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := tool.Handler(ctx, c)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// checkResult checks a handler's result against the tool's output schema
+// and returns it decoded with exact numbers.
+func checkResult(t testing.TB, tool connector.Tool, out any) (map[string]any, error) {
+	t.Helper()
+	name := tool.Name
 	enc, err := json.Marshal(out)
 	if err != nil {
 		t.Fatalf("%s: result does not encode: %v", name, err)
