@@ -225,6 +225,13 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		}
 		s.lines = append(s.lines, line)
 	}
+	// set_missing_values applies the company's default Sales Taxes and
+	// Charges Template: GST for the NZ and AU companies on orders in their
+	// own currency (exports are zero-rated); the US company has none.
+	tax := defaultSalesTax(comp.Name)
+	if tax != nil && currency == compCurrency {
+		s.taxRateBP = tax.TaxRateBP
+	}
 	s.compute()
 	stamp := rc.s.stamp()
 	owner := userName(rc.user)
@@ -255,6 +262,10 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 	if !hasStockLine(s) {
 		f["delivery_status"] = "Not Applicable"
 	}
+	if s.taxRateBP != 0 {
+		addRow(d, "taxes", rc.s.reg.get("Sales Taxes and Charges"), taxRow(tax, s), 0)
+		f["taxes_and_charges"] = tax.TaxLabel + " - " + tax.Abbr
+	}
 	meta := rc.s.reg.get("Sales Order Item")
 	for i, l := range s.lines {
 		row := pricedItemRow(l)
@@ -270,6 +281,20 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		"outstanding": Cents(s.payable()), "base_payment_amount": Cents(s.basePayable()), "discount_type": "Percentage",
 	}, 0)
 	return d, nil
+}
+
+// defaultSalesTax returns the company's default sales tax, or nil.
+func defaultSalesTax(company string) *companyInfo {
+	for _, c := range demoCompanies {
+		if c.Name == company && c.Abbr != "DSUS" {
+			// A copy of the fields that never change (genSetup sets
+			// TaxAccount on the shared value).
+			ci := &companyInfo{Name: c.Name, Abbr: c.Abbr, Currency: c.Currency, TaxLabel: c.TaxLabel, TaxRateBP: c.TaxRateBP}
+			ci.TaxAccount = ci.acct(ci.TaxLabel)
+			return ci
+		}
+	}
+	return nil
 }
 
 func hasStockLine(s *sellingCalc) bool {
