@@ -310,6 +310,19 @@ func TestCreateSalesOrderRefusals(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 
+	// A fraction of an item sold in whole units: ERPNext's
+	// UOMMustBeIntegerError, INVALID_ARGUMENT with its words.
+	whole := seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+		u := s.Data().Get("UOM", d.Str("stock_uom"))
+		return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 1
+	})
+	p = mustPropose(t, s, allCompanies, "create_sales_order", map[string]any{"customer": cust.Name, "company": comp.Name, "delivery_date": "2026-06-30",
+		"items": []any{map[string]any{"item_code": whole.Name, "qty": 2.5}}})
+	_, err = p.execute(t)
+	if e := wantCode(t, err, toolerr.InvalidArgument); !strings.Contains(e.Message, "UOMMustBeIntegerError") || !strings.Contains(e.Message, "Row 1: Quantity (2.5) cannot be a fraction. To allow this, disable 'Must be Whole Number' in UOM "+whole.Str("stock_uom")) {
+		t.Errorf("message %q", e.Message)
+	}
+
 	// A disabled customer: the preview says so.
 	disabled := seededWhere(t, s, "Customer", func(d *frappetest.Doc) bool { return d.Int("disabled") == 1 })
 	_, err = propose(t, s, allCompanies, "create_sales_order", args(disabled.Name, "2026-06-30"))
