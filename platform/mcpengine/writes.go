@@ -17,6 +17,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/toolerr"
 	"github.com/erpgate/erpgate/platform/usage"
 )
@@ -286,6 +287,7 @@ func (e *Engine) propose(ctx context.Context, st *requestState, ct *compiledTool
 	if preview == nil {
 		return approval.Action{}, toolerr.New(toolerr.Internal, "the tool gave no preview of its change")
 	}
+	redactPreview(e.redactor(st, ct), preview)
 	a, err := e.opts.Approvals.Propose(ctx, approval.Action{Key: key, SiteSlug: st.session.Site.Slug, Kind: ct.kind,
 		ClientID: st.session.ClientID, Approver: approver, Preview: *preview})
 	if err != nil {
@@ -416,4 +418,45 @@ func (e *Engine) issueSession(w http.ResponseWriter, st *requestState, params js
 		return
 	}
 	w.Header().Set(HeaderSessionID, token)
+}
+
+// redactPreview applies the call's redaction rules to a preview before it
+// is stored and shown, as they apply to a result: the values of a field,
+// or of a table column, whose ERP name or label the rules cover become
+// the placeholder, and the sentences pass through RedactText.
+func redactPreview(r *redact.Redactor, p *connector.Preview) {
+	covered := func(names ...string) bool {
+		for _, n := range names {
+			if n != "" && r.SensitiveName(n) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		if covered(f.Name, f.Label) {
+			if f.Before != "" {
+				f.Before = redact.Placeholder
+			}
+			f.After = redact.Placeholder
+		}
+	}
+	for t := range p.Tables {
+		tab := &p.Tables[t]
+		for c, col := range tab.Columns {
+			if !covered(col) {
+				continue
+			}
+			for _, row := range tab.Rows {
+				if c < len(row) {
+					row[c] = redact.Placeholder
+				}
+			}
+		}
+	}
+	p.Summary, _ = r.RedactText(p.Summary)
+	for i := range p.Warnings {
+		p.Warnings[i], _ = r.RedactText(p.Warnings[i])
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/redact"
 	"github.com/erpgate/erpgate/platform/schema"
 	"github.com/erpgate/erpgate/platform/usage"
 )
@@ -54,8 +55,16 @@ func (w writeERP) Tools() []connector.Tool {
 				if err := c.Decode(&a); err != nil {
 					return nil, err
 				}
-				return &connector.Preview{Operation: op, DocType: "Thing", Summary: op + " the thing " + a.Name,
-					Fields: []connector.PreviewField{{Name: "name", Label: "Name", After: a.Name}}}, nil
+				p := &connector.Preview{Operation: op, DocType: "Thing", Summary: op + " the thing " + a.Name,
+					Fields: []connector.PreviewField{{Name: "name", Label: "Name", After: a.Name}}}
+				if a.Name == "Banked" {
+					// Fields the redaction rules cover (TestWritePreviewIsRedacted).
+					p.Fields = append(p.Fields, connector.PreviewField{Name: "bank_account", Label: "Bank account",
+						Before: "12-3456-7890123-00", HasBefore: true, After: "12-3456-0000000-00"})
+					p.Tables = []connector.PreviewTable{{Title: "Payees", Columns: []string{"Payee", "IBAN"},
+						Rows: [][]string{{"Acme", "NZ89370400440532013000"}}}}
+				}
+				return p, nil
 			},
 			Handler: func(ctx context.Context, c *connector.Call) (any, error) {
 				if c.Approved == nil {
@@ -722,5 +731,37 @@ func TestWriteRequestStateAttacks(t *testing.T) {
 	}
 	if n := f.runs.Load(); n != 1 {
 		t.Fatalf("%d writes, want 1", n)
+	}
+}
+
+// TestWritePreviewIsRedacted: a preview passes through the site's
+// redaction rules before it is stored and shown, as a result does: the
+// values of fields (and table columns) the rules cover never reach
+// pending_actions or the approval page.
+func TestWritePreviewIsRedacted(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	res, m := call(t, cs, "make_thing", map[string]any{"name": "Banked"})
+	a, err := f.store.Get(t.Context(), f.site.ID, approvalOf(t, res, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Preview.Fields[0]; got.After != "Banked" {
+		t.Fatalf("a field no rule covers was changed: %+v", got)
+	}
+	if got := a.Preview.Fields[1]; got.Before != redact.Placeholder || got.After != redact.Placeholder || !got.HasBefore {
+		t.Fatalf("bank_account stored as %+v", got)
+	}
+	if row := a.Preview.Tables[0].Rows[0]; row[0] != "Acme" || row[1] != redact.Placeholder {
+		t.Fatalf("the IBAN column stored as %v", row)
+	}
+	var raw string
+	if err := f.pool.QueryRow(t.Context(), `SELECT preview::text FROM pending_actions WHERE id = $1`, a.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"7890123", "0000000", "NZ89370400440532013000"} {
+		if strings.Contains(raw, secret) {
+			t.Fatalf("pending_actions holds %s: %s", secret, raw)
+		}
 	}
 }
