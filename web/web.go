@@ -7,6 +7,7 @@ package web
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -118,7 +119,7 @@ func (e *ReadinessError) Error() string { return e.Reason + ": " + e.Err.Error()
 func (e *ReadinessError) Unwrap() error { return e.Err }
 
 func readinessReason(err error) string {
-	if re, ok := err.(*ReadinessError); ok {
+	if re := (*ReadinessError)(nil); errors.As(err, &re) {
 		return re.Reason
 	}
 	return "not ready"

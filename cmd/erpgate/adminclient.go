@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,12 +102,12 @@ func (c *adminClient) ensureSite(ctx context.Context, previous devState, in site
 		body["settings"] = in.Settings
 	}
 	err := c.do(ctx, http.MethodPost, "/sites", body, &site)
-	if ae, ok := err.(*apiError); ok && ae.Status == http.StatusConflict {
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusConflict {
 		if err = c.do(ctx, http.MethodGet, "/sites/"+url.PathEscape(in.Slug), nil, &site); err == nil && site.BaseURL != in.BaseURL {
 			// A site with a stored credential cannot move (the credential
 			// would follow it); drop the credential, move, add it again.
 			err = c.do(ctx, http.MethodDelete, "/sites/"+site.ID+"/connections/api_token", nil, nil)
-			if ae, ok := err.(*apiError); ok && ae.Status == http.StatusNotFound {
+			if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 				err = nil
 			}
 			if err == nil {

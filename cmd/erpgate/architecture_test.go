@@ -12,8 +12,10 @@ import (
 
 const module = "github.com/erpgate/erpgate"
 
-// TestImportRules enforces the dependency direction of DEVELOPERS.md, so the
-// architecture cannot rot silently:
+// TestImportRules enforces the dependency direction of docs/architecture.md,
+// so the architecture cannot rot silently (depguard in .golangci.yml holds
+// the same rules for the linter; this test also holds the connectors'
+// allowlist of platform packages):
 //   - platform/ never imports connectors/, authserver/ or web/;
 //   - a connector uses only an allowlist of platform packages, so never
 //     authserver/, web/, mcp-go, pgx or the database packages;

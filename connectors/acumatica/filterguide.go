@@ -2,13 +2,13 @@ package acumatica
 
 import (
 	"fmt"
-
-	"github.com/erpgate/erpgate/platform/connector"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // Acumatica speaks two OData dialects, and a model mixing them is the most

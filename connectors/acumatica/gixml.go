@@ -109,7 +109,7 @@ func parseGIXML(src string) (*giDesign, error) {
 	seenAny := false
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -15,7 +16,8 @@ func TestParseQueryReportsEveryProblemAtOnce(t *testing.T) {
 		ParamAfter: {"not-a-cursor"}, ParamTool: {strings.Repeat("x", 400)},
 	}
 	_, err := ParseQuery(v, t0, UsageOutcomes)
-	qe, ok := err.(*QueryError)
+	var qe *QueryError
+	ok := errors.As(err, &qe)
 	if !ok {
 		t.Fatalf("error %v, want a QueryError", err)
 	}
@@ -73,7 +75,7 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		p, err := ParseQuery(v, now, UsageOutcomes)
 		if err != nil {
-			if len(err.(*QueryError).Problems) == 0 {
+			if qe := (*QueryError)(nil); !errors.As(err, &qe) || len(qe.Problems) == 0 {
 				t.Fatal("refused without a reason")
 			}
 			return

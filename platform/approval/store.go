@@ -258,7 +258,7 @@ func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) 
 	default:
 		err = ErrNotApproved
 	}
-	if err != ErrNotApproved {
+	if !errors.Is(err, ErrNotApproved) {
 		s.audit(ctx, a, EventRefused, ActorMCPClient, a.ClientID, "refused", reason(err), nil)
 	}
 	return a, err
@@ -324,22 +324,22 @@ func Reason(err error) string { return reason(err) }
 
 // reason is the audit row's reason for a store error.
 func reason(err error) string {
-	switch err {
-	case ErrNotFound:
+	switch {
+	case errors.Is(err, ErrNotFound):
 		return "not_found"
-	case ErrWrongUser:
+	case errors.Is(err, ErrWrongUser):
 		return "wrong_user"
-	case ErrDecided:
+	case errors.Is(err, ErrDecided):
 		return "already_decided"
-	case ErrExpired:
+	case errors.Is(err, ErrExpired):
 		return "expired"
-	case ErrNotApproved:
+	case errors.Is(err, ErrNotApproved):
 		return "not_approved"
-	case ErrRejected:
+	case errors.Is(err, ErrRejected):
 		return "rejected"
-	case ErrUsed:
+	case errors.Is(err, ErrUsed):
 		return "already_used"
-	case ErrMismatch:
+	case errors.Is(err, ErrMismatch):
 		return "mismatch"
 	}
 	return "error"

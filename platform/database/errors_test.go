@@ -147,7 +147,7 @@ func TestClassify(t *testing.T) {
 			if tt.err != nil && !errors.Is(got, tt.err) {
 				t.Errorf("Classify(%v) dropped the original error", tt.err)
 			}
-			if again := database.Classify(got); again != got {
+			if again := database.Classify(got); again != got { //nolint:errorlint // the very same error value is the point
 				t.Errorf("classifying twice changed the error: %v -> %v", got, again)
 			}
 		})

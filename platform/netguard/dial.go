@@ -95,7 +95,11 @@ func (p *Policy) CheckHost(ctx context.Context, resolver *net.Resolver, host str
 	for _, ip := range addrs {
 		// The resolver gives IPv4 answers in IPv4-mapped form.
 		if err := Check(ip.Unmap()); err != nil {
-			fe := *err.(*ForbiddenError)
+			var forbidden *ForbiddenError
+			if !errors.As(err, &forbidden) {
+				return err
+			}
+			fe := *forbidden
 			fe.Host = h
 			return &fe
 		}

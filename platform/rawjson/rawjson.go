@@ -71,7 +71,7 @@ var errStopped = errors.New("rawjson: stopped")
 func Strings(b []byte, sv StringVisitor) (complete bool, err error) {
 	start := skipSpace(b, 0)
 	stop, err := value(b, start, 0, sv)
-	if err == errStopped {
+	if errors.Is(err, errStopped) {
 		return false, nil
 	}
 	if err == nil {

@@ -218,7 +218,8 @@ func TestCreateSiteIsAudited(t *testing.T) {
 		t.Fatalf("ftp base URL: %v, want invalid", err)
 	}
 	_, err = f.svc.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: "nokind", DisplayName: "x", BaseURL: f.erp.URL})
-	if kindOf(err) != siteadmin.Invalid || !strings.Contains(err.(*siteadmin.Error).Message, "kind") {
+	var se *siteadmin.Error
+	if kindOf(err) != siteadmin.Invalid || !errors.As(err, &se) || !strings.Contains(se.Message, "kind") {
 		t.Fatalf("missing kind: %v", err)
 	}
 	list, err := f.store.ListSites(t.Context())
@@ -296,7 +297,8 @@ func TestPutAPIConnectionVerifiesFirst(t *testing.T) {
 		t.Fatalf("wrong secret: %v, want rejected", err)
 	}
 	_, err = f.svc.PutAPIConnection(ctx, siteadmin.Operator, site, map[string]string{"api_key": goodKey})
-	if kindOf(err) != siteadmin.Invalid || !strings.Contains(err.(*siteadmin.Error).Message, "missing credential field: api_secret") {
+	var se *siteadmin.Error
+	if kindOf(err) != siteadmin.Invalid || !errors.As(err, &se) || !strings.Contains(se.Message, "missing credential field: api_secret") {
 		t.Fatalf("missing field: %v", err)
 	}
 	down := httptest.NewServer(http.NotFoundHandler())

@@ -2,6 +2,7 @@ package register
 
 import (
 	"crypto/rand"
+	"errors"
 	"html/template"
 	"net/http"
 	"regexp"
@@ -122,8 +123,8 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 	admin := siteadmin.ERPAdmin(p.ERPUser)
 	saved, err := h.deps.Admin.PutAPIConnection(ctx, admin, site, creds)
 	if err != nil {
-		se, ok := err.(*siteadmin.Error)
-		if !ok || se.Kind == siteadmin.Internal {
+		var se *siteadmin.Error
+		if !errors.As(err, &se) || se.Kind == siteadmin.Internal {
 			h.internal(w, "save API credential", err)
 			return
 		}

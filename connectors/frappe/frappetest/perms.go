@@ -17,7 +17,7 @@ var readRoles = map[string][]string{
 	"Customer": sellingRoles, "Customer Group": sellingRoles, "Territory": sellingRoles, "Sales Order": sellingRoles,
 	"Supplier": buyingRoles, "Purchase Order": buyingRoles,
 	"Item": stockRoles, "Item Group": stockRoles, "Warehouse": stockRoles, "Bin": stockRoles,
-	"Stock Ledger Entry": []string{"Stock User", "Accounts Manager"},
+	"Stock Ledger Entry": {"Stock User", "Accounts Manager"},
 	"Project":            projectRoles,
 	"Supplier Group":     buyingRoles,
 	"Journal Entry":      accountsRoles, "Bank": accountsRoles, "Mode of Payment": accountsRoles,
