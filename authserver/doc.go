@@ -1,5 +1,5 @@
 // Package authserver is erpgate's own OAuth 2.1 authorization server and
-// the OAuth MCP endpoints it protects (design §2 and §4).
+// the OAuth MCP endpoints it protects (docs/architecture.md).
 //
 // MCP clients (Claude, ChatGPT, Codex, VS Code) discover it through
 // protected resource metadata (RFC 9728) and authorization server metadata

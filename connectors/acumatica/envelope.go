@@ -11,8 +11,7 @@ import (
 
 // The list tools do not page. Instead of a bare array they return an
 // envelope that says whether the result was cut off and, when it was, that
-// the model must narrow the request rather than call again (seed 000,
-// "Pagination Refusal Semantics"). The rule is a contract the model reads;
+// the model must narrow the request rather than call again. The rule is a contract the model reads;
 // no server-side cooldown enforces it.
 
 // listEnvelope is the result of every list tool.

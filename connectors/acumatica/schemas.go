@@ -46,8 +46,8 @@ func topProp() schema.Property {
 // defaultTop is how many rows a list returns when the caller says nothing.
 const defaultTop = 100
 
-// envelopeSchema is the output of every list: the truncation envelope of
-// seed 000, with rows described by row.
+// envelopeSchema is the output of every list: the truncation envelope
+// (envelope.go), with rows described by row.
 func envelopeSchema(row *schema.Schema, extra ...schema.Property) *schema.Schema {
 	props := append([]schema.Property{
 		schema.Prop("results", schema.Array(row, "The rows, in Acumatica's order.")).Required(),

@@ -2,7 +2,7 @@ package acumatica
 
 // Acumatica's contract-based API wraps every field: {"CustomerName":
 // {"value":"Acme"}}, and an empty field is {}. A model reads the plain
-// form far better (seed 000, "Why unwrapFields()"), so every record is
+// form far better (MCP4Acumatica found the same), so every record is
 // unwrapped before it leaves the connector. Numbers stay json.Number, so a
 // decimal keeps exactly the digits Acumatica sent ("30.0000").
 

@@ -108,7 +108,7 @@ type Tracing struct {
 	SamplePercent int `yaml:"sample_percent"`
 }
 
-// Upstream governs calls from tools to ERPs (design §3, steps 4 to 6).
+// Upstream governs calls from tools to ERPs.
 type Upstream struct {
 	// Budget bounds a whole tool call, lookups and retries included.
 	Budget time.Duration `yaml:"budget"`
@@ -118,7 +118,7 @@ type Upstream struct {
 	Retry bool `yaml:"retry"`
 }
 
-// Limits are the deployment-wide defaults for call limits (design §3).
+// Limits are the deployment-wide defaults for call limits.
 type Limits struct {
 	// MaxRecords caps the records one query may return.
 	MaxRecords int `yaml:"max_records"`

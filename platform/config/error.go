@@ -3,7 +3,7 @@ package config
 import "strings"
 
 // Error reports every problem found while loading the configuration, so an
-// operator fixes them all in one pass (design §6). Problems never contain
+// operator fixes them all in one pass. Problems never contain
 // secret values.
 type Error struct {
 	Problems []string

@@ -1,6 +1,6 @@
 // Package mcpengine is erpgate's shared MCP engine. It turns each
 // connector's catalogue into mcp-go tools and runs every tool call through
-// one chain (design.md §3): principal and site, input validation, limits,
+// one chain (docs/architecture.md): principal and site, input validation, limits,
 // the upstream budget, the outbound transport (retry and response bound),
 // redaction, a structured result, a usage event and error mapping.
 //

@@ -42,7 +42,7 @@ import (
 // The approval page (web/approve) decides with approval.Store.Decide; the
 // engine only proposes, claims, runs and records.
 //
-// Choices made here (where writes-design.md left them open or differs):
+// Choices made here (docs/writes.md has the design):
 //   - input_required and -32042 are used only for a client that declared
 //     elicitation.url (not merely elicitation): a form-only client could
 //     not open the page, and gets APPROVAL_REQUIRED;

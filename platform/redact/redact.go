@@ -21,8 +21,8 @@ import (
 const Placeholder = "[REDACTED]"
 
 // BuiltinPatterns are the field-name rules redacted everywhere unless a
-// deployment or site skips them (seed 000, "Sensitive Field Redaction",
-// widened by issue 14). Each is a word sequence written in any case style:
+// deployment or site skips them: MCP4Acumatica's sensitive-field list,
+// widened by issue 14. Each is a word sequence written in any case style:
 // "TaxID" matches tax_id, TaxID and "Tax ID", never "TaxIdentifierType"'s
 // neighbours by accident.
 var BuiltinPatterns = []string{

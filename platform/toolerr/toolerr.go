@@ -16,7 +16,8 @@ import (
 // Code is a stable, documented failure code. Clients may switch on it.
 type Code string
 
-// The codes of design.md §3. The set is closed: adding one is an API change.
+// The codes, as the Errors table of docs/architecture.md lists them. The
+// set is closed: adding one is an API change.
 const (
 	InvalidArgument         Code = "INVALID_ARGUMENT"
 	NotFound                Code = "NOT_FOUND"

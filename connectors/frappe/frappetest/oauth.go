@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Frappe v15's OAuth 2 provider (frappe.integrations.oauth2, API facts
+// Frappe v15's OAuth 2 provider (frappe.integrations.oauth2; shared/erp-api/frappe/api-facts.md
 // §2.2), with its quirks:
 //
 //   - authorize sends a Guest to /login?redirect-to=<the authorize URL>,

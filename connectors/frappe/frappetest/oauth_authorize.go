@@ -11,7 +11,7 @@ import (
 // oauthAuthorize is GET .../oauth2.authorize.
 func (rc *reqCtx) oauthAuthorize() *apiError {
 	// Frappe sends a Guest to the login page before it validates anything
-	// (API facts §2.2): a wrong client or redirect URI shows only after
+	// (shared/erp-api/frappe/api-facts.md §2.2): a wrong client or redirect URI shows only after
 	// sign-in.
 	if rc.user == nil {
 		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)

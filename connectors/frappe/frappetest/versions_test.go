@@ -35,7 +35,7 @@ func TestOAuthClientDocument(t *testing.T) {
 }
 
 // Frappe sends a Guest to the login page before it validates the client
-// or the redirect URI (API facts 2.2); a signed-in user gets the error.
+// or the redirect URI (shared/erp-api/frappe/api-facts.md §2.2); a signed-in user gets the error.
 func TestAuthorizeSendsAGuestToLoginFirst(t *testing.T) {
 	s := newServer(t, Options{})
 	c := s.RegisterClient("https://gw.example/oauth/callback")
