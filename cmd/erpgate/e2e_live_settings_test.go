@@ -37,14 +37,16 @@ func TestLiveSettingsReachEveryReplica(t *testing.T) {
 		}
 	}
 	// within polls check on replica b until it holds, and logs how long
-	// that took after the change was made on replica a.
+	// that took after the change was made on replica a. The bound says
+	// only that the change arrives, by NOTIFY or by the 500 ms poll; it is
+	// not a speed assertion (a loaded CI machine must not fail it).
 	within := func(what string, check func() bool) {
 		t.Helper()
 		start := time.Now()
-		deadline := start.Add(time.Second)
+		deadline := start.Add(15 * time.Second)
 		for !check() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: replica b did not apply the change within 1 s", what)
+				t.Fatalf("%s: replica b did not apply the change within 15 s", what)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
