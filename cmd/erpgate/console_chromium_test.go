@@ -108,10 +108,12 @@ func TestChromiumConsole(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#value-max_records`), "250"),
 		chromedp.Click(chromedp.CSS(`#setting-max_records button[type="submit"]`)))
 	start := time.Now()
-	deadline = start.Add(1 * time.Second)
+	// A bound on arrival, not a speed assertion (NOTIFY, or the 500 ms
+	// poll); the time taken is logged.
+	deadline = start.Add(15 * time.Second)
 	for other.App.live.Current().Deployment.MaxRecords != 250 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the other replica did not apply the change within 1 s of the form's submission")
+			t.Fatalf("the other replica did not apply the change within 15 s of the form's submission")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
