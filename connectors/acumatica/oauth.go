@@ -133,7 +133,8 @@ func grantError(ctx context.Context, err error, sent ...string) error {
 // (re == nil) the error to return. A *oauth2.RetrieveError's own message
 // quotes the ERP's body, which may echo what erpgate sent (the client
 // secret, the code, a token, the password): it is never wrapped or
-// printed.
+// printed. The library reads the answer itself (at most 1 MiB) instead of
+// outbound.ReadBody.
 func tokenAnswer(ctx context.Context, err error) (re *oauth2.RetrieveError, _ error) {
 	var ue *url.Error
 	switch {
@@ -148,7 +149,9 @@ func tokenAnswer(ctx context.Context, err error) (re *oauth2.RetrieveError, _ er
 		// Reading the body failed; the library flattens that error to text.
 		return nil, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint broke off its answer")
 	}
-	// HTTP 2xx without an access token, or with a body that is not JSON.
+	// HTTP 2xx without an access token, or with a body that is not JSON:
+	// the library keeps no body for those, so a 2xx page saying "API Login
+	// Limit" reads as an unusable answer here.
 	return nil, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered without a token")
 }
 
