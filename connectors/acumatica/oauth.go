@@ -9,11 +9,14 @@ package acumatica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -40,101 +43,128 @@ var (
 	_ connector.UpstreamAccessGate = OAuth{}
 )
 
+// tokenConfig is the site's OAuth client as golang.org/x/oauth2 sees it.
+// AuthStyleInParams puts the client credentials in the form, as the
+// Acumatica documentation shows. scope is sent by AuthorizationURL and the
+// password grant; the code and refresh grants send none.
+func tokenConfig(site connector.Site, client connector.OAuthClient, redirectURI, scope string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     client.ID,
+		ClientSecret: client.Secret.Reveal(),
+		Endpoint: oauth2.Endpoint{
+			AuthURL:   site.URL("/identity/connect/authorize", nil),
+			TokenURL:  site.URL("/identity/connect/token", nil),
+			AuthStyle: oauth2.AuthStyleInParams,
+		},
+		RedirectURL: redirectURI,
+		Scopes:      strings.Fields(scope),
+	}
+}
+
 // AuthorizationURL is /identity/connect/authorize with PKCE S256.
 func (OAuth) AuthorizationURL(site connector.Site, client connector.OAuthClient, req connector.AuthorizationRequest) (string, error) {
 	if client.ID == "" {
 		return "", fmt.Errorf("acumatica: authorization URL for %s: the OAuth connection has no client_id", site.Slug)
 	}
-	q := url.Values{
-		"response_type":         {"code"},
-		"client_id":             {client.ID},
-		"redirect_uri":          {req.RedirectURI},
-		"scope":                 {OAuthScope},
-		"state":                 {req.State},
-		"code_challenge":        {req.CodeChallenge},
-		"code_challenge_method": {"S256"},
-	}
-	return site.URL("/identity/connect/authorize", q), nil
+	return tokenConfig(site, client, req.RedirectURI, OAuthScope).AuthCodeURL(req.State,
+		oauth2.SetAuthURLParam("code_challenge", req.CodeChallenge),
+		oauth2.SetAuthURLParam("code_challenge_method", "S256")), nil
 }
 
-// ExchangeCode redeems a code; client credentials go in the form, as the
-// Acumatica documentation shows.
+// ExchangeCode redeems a code with the PKCE verifier.
 func (OAuth) ExchangeCode(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, code, redirectURI, codeVerifier string) (connector.UpstreamToken, error) {
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {redirectURI},
-		"code_verifier": {codeVerifier},
-	}
-	tok, err := postToken(ctx, site, client, hc, form)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	t, err := tokenConfig(site, client, redirectURI, "").Exchange(ctx, code, oauth2.VerifierOption(codeVerifier))
 	if err != nil {
+		err = grantError(ctx, err, client.Secret.Reveal(), code, codeVerifier)
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: exchange code on %s: %w", site.Slug, err)
 	}
-	return tok, nil
+	return upstreamToken(t), nil
 }
 
 // RefreshToken uses the refresh_token grant. Acumatica rotates refresh
 // tokens: the presented one dies on use, which is why the platform
 // serialises refreshes per user.
 func (OAuth) RefreshToken(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, refreshToken secrets.Secret) (connector.UpstreamToken, error) {
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken.Reveal()}}
-	tok, err := postToken(ctx, site, client, hc, form)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	t, err := tokenConfig(site, client, "", "").TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken.Reveal()}).Token()
 	if err != nil {
+		err = grantError(ctx, err, client.Secret.Reveal(), refreshToken.Reveal())
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: refresh token on %s: %w", site.Slug, err)
 	}
-	return tok, nil
+	return upstreamToken(t), nil
 }
 
-// tokenResponse is IdentityServer's token JSON.
-type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token"`
-	ExpiresIn    int64  `json:"expires_in"`
-	Scope        string `json:"scope"`
-	Error        string `json:"error"`
+// upstreamToken is a token IdentityServer issued. An answer without a new
+// refresh token keeps the one presented (golang.org/x/oauth2 does so).
+func upstreamToken(t *oauth2.Token) connector.UpstreamToken {
+	scope, _ := t.Extra("scope").(string)
+	tok := connector.UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
+	if t.ExpiresIn > 0 {
+		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
+	}
+	return tok
 }
 
-func postToken(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, form url.Values) (connector.UpstreamToken, error) {
-	form.Set("client_id", client.ID)
-	if client.Secret.IsSet() {
-		form.Set("client_secret", client.Secret.Reveal())
+// grantError classifies a failed code or refresh grant; sent are the
+// secrets the request carried.
+func grantError(ctx context.Context, err error, sent ...string) error {
+	re, err := tokenAnswer(ctx, err)
+	if re == nil {
+		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL("/identity/connect/token", nil), strings.NewReader(form.Encode()))
-	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return connector.UpstreamToken{}, err
-	}
-	body, err := outbound.ReadBody(resp)
-	if err != nil {
-		return connector.UpstreamToken{}, err
-	}
-	var tr tokenResponse
-	_ = json.Unmarshal(body, &tr)
+	status := re.Response.StatusCode
 	switch {
-	case resp.StatusCode == http.StatusOK && tr.AccessToken != "":
-		tok := connector.UpstreamToken{AccessToken: secrets.Secret(tr.AccessToken), RefreshToken: secrets.Secret(tr.RefreshToken), Scope: tr.Scope}
-		if tr.ExpiresIn > 0 {
-			tok.ExpiresIn = time.Duration(tr.ExpiresIn) * time.Second
-		}
-		return tok, nil
-	case resp.StatusCode == http.StatusBadRequest && (tr.Error == "invalid_grant" || tr.Error == "invalid_client" || tr.Error == "unauthorized_client"):
-		return connector.UpstreamToken{}, fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
-	case refusedCredentials(resp.StatusCode, body):
+	case status == http.StatusBadRequest && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client"):
+		return fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, re.ErrorCode)
+	case refusedCredentials(status, re.Body):
 		// The user's password changed or the user was disabled: the grant
 		// is as dead as after invalid_grant (issue 15 item 7).
-		detail, _ := credentialsRefused(resp.StatusCode, body)
-		return connector.UpstreamToken{}, fmt.Errorf("%w (Acumatica: %q)", connector.ErrRefreshTokenDead, detail)
-	case resp.StatusCode == http.StatusTooManyRequests:
-		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later")
-	case resp.StatusCode >= 500:
-		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", resp.StatusCode)
+		return fmt.Errorf("%w (Acumatica: %q)", connector.ErrRefreshTokenDead, refusedDetail(re, sent...))
+	case status == http.StatusTooManyRequests:
+		return toolerr.New(toolerr.RateLimited, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later")
+	case status >= 500:
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", status)
 	}
-	return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered HTTP %d without a token", resp.StatusCode)
+	return toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered HTTP %d without a token", status)
+}
+
+// tokenAnswer splits a failed token request: the ERP's refusal, or
+// (re == nil) the error to return. A *oauth2.RetrieveError's own message
+// quotes the ERP's body, which may echo what erpgate sent (the client
+// secret, the code, a token, the password): it is never wrapped or
+// printed. The library reads the answer itself (at most 1 MiB) instead of
+// outbound.ReadBody.
+func tokenAnswer(ctx context.Context, err error) (re *oauth2.RetrieveError, _ error) {
+	var ue *url.Error
+	switch {
+	case errors.As(err, &re):
+		return re, nil
+	case errors.As(err, &ue):
+		// The outbound transport's own error (refused destination, timeout).
+		return nil, err
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case strings.HasPrefix(err.Error(), "oauth2: cannot fetch token:"):
+		// Reading the body failed; the library flattens that error to text.
+		return nil, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint broke off its answer")
+	}
+	// HTTP 2xx without an access token, or with a body that is not JSON:
+	// the library keeps no body for those, so a 2xx page saying "API Login
+	// Limit" reads as an unusable answer here.
+	return nil, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered without a token")
+}
+
+// refusedDetail is Acumatica's message refusing a sign-in, left out when
+// the answer quotes one of the secrets erpgate sent.
+func refusedDetail(re *oauth2.RetrieveError, sent ...string) string {
+	detail, _ := credentialsRefused(re.Response.StatusCode, re.Body)
+	for _, s := range sent {
+		if s != "" && (strings.Contains(detail, s) || strings.Contains(string(re.Body), s)) {
+			return "a message quoting what erpgate sent, left out"
+		}
+	}
+	return detail
 }
 
 // userinfo is the OIDC userinfo JSON.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -196,63 +197,41 @@ func (s *serviceAuth) renew(site connector.Site, cred serviceCredential) connect
 // passwordGrant signs the API user in (grant_type=password). Refusals are
 // explained for the operator who set the connection up.
 func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredential, hc *http.Client) (connector.UpstreamToken, error) {
-	form := url.Values{
-		"grant_type": {"password"},
-		"client_id":  {cred.client.ID},
-		"username":   {cred.username},
-		"password":   {cred.password.Reveal()},
-		"scope":      {ServiceScope},
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	t, err := tokenConfig(site, cred.client, "", ServiceScope).PasswordCredentialsToken(ctx, cred.username, cred.password.Reveal())
+	if err == nil {
+		return upstreamToken(t), nil
 	}
-	if cred.client.Secret.IsSet() {
-		form.Set("client_secret", cred.client.Secret.Reveal())
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL("/identity/connect/token", nil), strings.NewReader(form.Encode()))
-	if err != nil {
+	re, err := tokenAnswer(ctx, err)
+	if re == nil {
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
-	}
-	body, err := outbound.ReadBody(resp)
-	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
-	}
-	var tr tokenResponse
-	_ = json.Unmarshal(body, &tr)
-	switch {
-	case resp.StatusCode == http.StatusOK && tr.AccessToken != "":
-		tok := connector.UpstreamToken{AccessToken: secrets.Secret(tr.AccessToken), RefreshToken: secrets.Secret(tr.RefreshToken), Scope: tr.Scope}
-		if tr.ExpiresIn > 0 {
-			tok.ExpiresIn = time.Duration(tr.ExpiresIn) * time.Second
-		}
-		return tok, nil
-	case tr.Error == "invalid_grant":
+	switch status := re.Response.StatusCode; {
+	case re.ErrorCode == "invalid_grant":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
 			"Acumatica refused to sign in the service connection's API user %q (invalid_grant): the username or password is wrong, the password must be changed, the user is not in the client's tenant, or it has no API licence; ask the operator to fix the connection", cred.username)
-	case tr.Error == "invalid_client":
+	case re.ErrorCode == "invalid_client":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
 			"Acumatica did not accept the service connection's OAuth client %q (invalid_client): check the client id (GUID@Tenant) and secret on Connected Applications (SM303010)", cred.client.ID)
-	case tr.Error == "unauthorized_client" || tr.Error == "unsupported_grant_type":
+	case re.ErrorCode == "unauthorized_client" || re.ErrorCode == "unsupported_grant_type":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.PermissionDenied,
 			"the OAuth client %q is not registered for the Resource Owner Password flow, which service connections use; register a Connected Application with that flow (SM303010)", cred.client.ID)
-	case tr.Error == "invalid_scope":
+	case re.ErrorCode == "invalid_scope":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.PermissionDenied,
 			"the OAuth client %q may not request the scopes %q", cred.client.ID, ServiceScope)
-	case refusedCredentials(resp.StatusCode, body):
-		detail, _ := credentialsRefused(resp.StatusCode, body)
+	case refusedCredentials(status, re.Body):
 		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
-			"Acumatica refused to sign in the service connection's API user %q (Acumatica: %q): the username or password is wrong or was changed; ask the operator to fix the connection", cred.username, detail)
-	case resp.StatusCode == http.StatusTooManyRequests || strings.Contains(string(body), "API Login Limit"):
+			"Acumatica refused to sign in the service connection's API user %q (Acumatica: %q): the username or password is wrong or was changed; ask the operator to fix the connection",
+			cred.username, refusedDetail(re, cred.client.Secret.Reveal(), cred.password.Reveal()))
+	case status == http.StatusTooManyRequests || strings.Contains(string(re.Body), "API Login Limit"):
 		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited,
 			"Acumatica refused the sign-in: all API-user seats of its licence are in use (API Login Limit); seats free up about an hour after their last token").
 			WithRetryAfter(time.Minute)
-	case resp.StatusCode >= 500:
-		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", resp.StatusCode)
+	case status >= 500:
+		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", status)
+	default:
+		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered HTTP %d without a token", status)
 	}
-	return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica's token endpoint answered HTTP %d without a token", resp.StatusCode)
 }
 
 // VerifyAPICredential signs the API user in and reads the configured

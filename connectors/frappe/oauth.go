@@ -6,14 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/secrets"
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
@@ -31,43 +33,49 @@ const (
 	oauthScope = "all openid"
 )
 
+// tokenConfig is the site's OAuth client as golang.org/x/oauth2 sees it.
+// AuthStyleInParams puts client_id (and the secret, when one is held) in
+// the form body: Frappe's global header check treats "Authorization:
+// Basic" as an API key pair and answers 401 before the OAuth code runs.
+// Frappe v15 does not check the secret there; later versions may.
+func tokenConfig(site connector.Site, client connector.OAuthClient, redirectURI string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     client.ID,
+		ClientSecret: client.Secret.Reveal(),
+		Endpoint: oauth2.Endpoint{
+			AuthURL:   site.URL(oauthMethodPrefix+"authorize", nil),
+			TokenURL:  site.URL(oauthMethodPrefix+"get_token", nil),
+			AuthStyle: oauth2.AuthStyleInParams,
+		},
+		RedirectURL: redirectURI,
+		Scopes:      strings.Fields(oauthScope),
+	}
+}
+
 // AuthorizationURL is Frappe's authorize method with PKCE S256.
 func (*Connector) AuthorizationURL(site connector.Site, client connector.OAuthClient, req connector.AuthorizationRequest) (string, error) {
 	if client.ID == "" {
 		return "", fmt.Errorf("frappe: authorization URL for %s: the OAuth connection has no client_id", site.Slug)
 	}
-	q := url.Values{
-		"client_id":             {client.ID},
-		"response_type":         {"code"},
-		"redirect_uri":          {req.RedirectURI},
-		"scope":                 {oauthScope},
-		"state":                 {req.State},
-		"code_challenge":        {req.CodeChallenge},
-		"code_challenge_method": {"S256"},
-	}
-	return site.URL(oauthMethodPrefix+"authorize", q), nil
+	return tokenConfig(site, client, req.RedirectURI).AuthCodeURL(req.State,
+		oauth2.SetAuthURLParam("code_challenge", req.CodeChallenge),
+		oauth2.SetAuthURLParam("code_challenge_method", "S256")), nil
 }
 
-// ExchangeCode redeems a code at get_token. client_id travels in the form
-// body: Frappe's global header check treats "Authorization: Basic" as an
-// API key pair and answers 401 before the OAuth code runs.
+// ExchangeCode redeems a code at get_token with the PKCE verifier.
 func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, code, redirectURI, codeVerifier string) (connector.UpstreamToken, error) {
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {redirectURI},
-		"client_id":     {client.ID},
-		"code_verifier": {codeVerifier},
-	}
-	addSecret(form, client)
-	tok, idToken, err := postToken(ctx, site, hc, form)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	t, err := tokenConfig(site, client, redirectURI).Exchange(ctx, code, oauth2.VerifierOption(codeVerifier))
 	if err == nil {
+		idToken, _ := t.Extra("id_token").(string)
 		err = checkIDTokenSignature(idToken, client)
+	} else {
+		err = tokenError(ctx, err)
 	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
-	return tok, nil
+	return upstreamToken(t), nil
 }
 
 // checkIDTokenSignature is the one check of the client secret Frappe v15
@@ -76,7 +84,7 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 // (frappe/oauth.py, finalize_id_token). A signature that the secret erpgate
 // holds does not verify means that secret is wrong: it is refused like
 // invalid_client. No id_token, no secret held or another algorithm: nothing
-// to check.
+// to check. golang.org/x/oauth2 does not read id_tokens, hence this.
 func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
 	if idToken == "" || !client.Secret.IsSet() {
 		return nil
@@ -110,78 +118,58 @@ func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
 // RefreshToken uses the refresh_token grant; Frappe issues a new refresh
 // token each time. invalid_grant means the refresh token is dead.
 func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, refreshToken secrets.Secret) (connector.UpstreamToken, error) {
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {refreshToken.Reveal()},
-		"client_id":     {client.ID},
-	}
-	addSecret(form, client)
-	tok, _, err := postToken(ctx, site, hc, form)
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	t, err := tokenConfig(site, client, "").TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken.Reveal()}).Token()
 	if err != nil {
-		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, err)
+		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, tokenError(ctx, err))
 	}
-	return tok, nil
+	return upstreamToken(t), nil
 }
 
-// addSecret sends the client secret in the body, as RFC 6749 §2.3.1
-// allows; Frappe v15 does not check it, later versions may.
-func addSecret(form url.Values, client connector.OAuthClient) {
-	if client.Secret.IsSet() {
-		form.Set("client_secret", client.Secret.Reveal())
+// upstreamToken is a token get_token issued. An answer without a new
+// refresh token keeps the one presented (golang.org/x/oauth2 does so).
+func upstreamToken(t *oauth2.Token) connector.UpstreamToken {
+	scope, _ := t.Extra("scope").(string)
+	tok := connector.UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
+	if t.ExpiresIn > 0 {
+		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
 	}
+	return tok
 }
 
-// tokenResponse is get_token's top-level JSON (no "message" wrapper).
-type tokenResponse struct {
-	AccessToken  string          `json:"access_token"`
-	RefreshToken string          `json:"refresh_token"`
-	ExpiresIn    json.Number     `json:"expires_in"`
-	Scope        string          `json:"scope"`
-	TokenType    string          `json:"token_type"`
-	IDToken      string          `json:"id_token"`
-	Error        string          `json:"error"`
-	Description  json.RawMessage `json:"error_description"`
-}
-
-// postToken calls get_token and returns the token and, when Frappe sent
-// one, the id_token.
-func postToken(ctx context.Context, site connector.Site, hc *http.Client, form url.Values) (connector.UpstreamToken, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, site.URL(oauthMethodPrefix+"get_token", nil), strings.NewReader(form.Encode()))
-	if err != nil {
-		return connector.UpstreamToken{}, "", fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return connector.UpstreamToken{}, "", err
-	}
-	body, err := outbound.ReadBody(resp)
-	if err != nil {
-		return connector.UpstreamToken{}, "", err
-	}
-	var tr tokenResponse
-	_ = json.Unmarshal(body, &tr)
+// tokenError classifies a failed token request. A *oauth2.RetrieveError's
+// own message quotes the ERP's body, which may echo what erpgate sent (the
+// client secret, the code, the refresh token): it is never wrapped or
+// printed, and the ERP's body is not read for detail here.
+func tokenError(ctx context.Context, err error) error {
+	var re *oauth2.RetrieveError
+	var ue *url.Error
 	switch {
-	case resp.StatusCode == http.StatusOK && tr.AccessToken != "":
-	case resp.StatusCode == http.StatusBadRequest && (tr.Error == "invalid_grant" || tr.Error == "invalid_client" || tr.Error == "unauthorized_client"):
+	case errors.As(err, &re) && re.Response.StatusCode == http.StatusBadRequest && deadGrant(re.ErrorCode):
 		// The code or refresh token is unknown, used, revoked or was issued
 		// to another client: it will never work again.
-		return connector.UpstreamToken{}, "", fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, tr.Error)
-	case resp.StatusCode == http.StatusOK:
-		return connector.UpstreamToken{}, "", invalidResponse("the ERP's token endpoint answered without an access token")
-	default:
-		return connector.UpstreamToken{}, "", upstreamError(resp.StatusCode, resp.Header, body)
+		return fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, re.ErrorCode)
+	case re != nil && re.Response.StatusCode/100 == 2:
+		return invalidResponse("the ERP's token endpoint answered with an error instead of a token")
+	case re != nil:
+		return upstreamError(re.Response.StatusCode, re.Response.Header, nil)
+	case errors.As(err, &ue):
+		// The outbound transport's own error (refused destination, timeout).
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case strings.HasPrefix(err.Error(), "oauth2: cannot fetch token:"):
+		// Reading the body failed; the library flattens that error to text.
+		return toolerr.New(toolerr.UpstreamUnavailable, "the ERP's token endpoint broke off its answer")
 	}
-	tok := connector.UpstreamToken{
-		AccessToken:  secrets.Secret(tr.AccessToken),
-		RefreshToken: secrets.Secret(tr.RefreshToken),
-		Scope:        tr.Scope,
-	}
-	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
-		tok.ExpiresIn = time.Duration(n) * time.Second
-	}
-	return tok, tr.IDToken, nil
+	// No access token, or a body that is not a token.
+	return invalidResponse("the ERP's token endpoint answered without an access token")
+}
+
+// deadGrant reports whether an OAuth error code says the grant presented
+// (code, refresh token, or the client it was issued to) is refused for good.
+func deadGrant(code string) bool {
+	return code == "invalid_grant" || code == "invalid_client" || code == "unauthorized_client"
 }
 
 // profile is openid_profile's top-level JSON.

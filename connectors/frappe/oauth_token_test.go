@@ -1,0 +1,194 @@
+package frappe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// echoingTokenEndpoint is a hostile or careless get_token that quotes
+// every value it was sent (client secret, code, verifier, refresh token)
+// in its answer: in the OAuth error fields, in Frappe's own exception
+// fields and as plain text.
+func echoingTokenEndpoint(t *testing.T, status int, contentType string) connector.Site {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		var all []string
+		for k, v := range r.PostForm {
+			all = append(all, k+"="+strings.Join(v, ","))
+		}
+		echo := strings.Join(all, " ")
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		if contentType == "text/html" {
+			_, _ = w.Write([]byte("<html>" + echo + "</html>"))
+			return
+		}
+		msgs, _ := json.Marshal([]string{`{"message": "` + echo + `"}`})
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"error": "invalid_request", "error_description": echo, "error_uri": "https://x/" + echo,
+			"exception": "frappe.exceptions.ValidationError: " + echo, "exc_type": "ValidationError",
+			"_server_messages": string(msgs), "message": echo,
+		})
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+}
+
+// TestTokenErrorsQuoteNoSecret: whatever get_token answers, the error
+// erpgate returns (shown to MCP clients, written to logs) never contains
+// a value erpgate sent it.
+func TestTokenErrorsQuoteNoSecret(t *testing.T) {
+	const clientSecret, code, verifier, refresh = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789"
+	client := connector.OAuthClient{ID: "cid", Secret: secrets.Secret(clientSecret)}
+	for _, status := range []int{200, 400, 401, 403, 404, 417, 429, 500, 502} {
+		for _, ct := range []string{"application/json", "text/html"} {
+			site := echoingTokenEndpoint(t, status, ct)
+			hc := &http.Client{}
+			_, err := (&Connector{}).ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+			if err == nil {
+				t.Fatalf("HTTP %d %s: exchange succeeded", status, ct)
+			}
+			for _, s := range []string{clientSecret, code, verifier} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("HTTP %d %s: exchange error quotes %q: %v", status, ct, s, err)
+				}
+			}
+			_, err = (&Connector{}).RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+			if err == nil {
+				t.Fatalf("HTTP %d %s: refresh succeeded", status, ct)
+			}
+			for _, s := range []string{clientSecret, refresh} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("HTTP %d %s: refresh error quotes %q: %v", status, ct, s, err)
+				}
+			}
+		}
+	}
+}
+
+// countingTransport stands for the outbound transport: every token
+// request must go through the client passed in.
+type countingTransport struct {
+	reqs []*http.Request
+	fail error
+}
+
+func (rt *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.reqs = append(rt.reqs, r)
+	if rt.fail != nil {
+		return nil, rt.fail
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestTokenRequestsOnTheWire: what get_token receives (through the client
+// passed in, credentials in the body, the PKCE verifier, no scope) and how
+// its answers are read.
+func TestTokenRequestsOnTheWire(t *testing.T) {
+	var form url.Values
+	var authz string
+	answer := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"at-1","refresh_token":"rt-2","expires_in":3600,"token_type":"Bearer","scope":"all openid"}`))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/method/frappe.integrations.oauth2.get_token" || r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		_ = r.ParseForm()
+		form, authz = r.PostForm, r.Header.Get("Authorization")
+		answer(w)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	site := connector.Site{Slug: "wire", Kind: Kind, BaseURL: u}
+	client := connector.OAuthClient{ID: "cid", Secret: "csecret"}
+	rt := &countingTransport{}
+	hc := &http.Client{Transport: rt}
+
+	tok, err := (&Connector{}).ExchangeCode(context.Background(), site, client, hc, "the-code", "https://gw/cb", "the-verifier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"grant_type": {"authorization_code"}, "code": {"the-code"}, "redirect_uri": {"https://gw/cb"},
+		"code_verifier": {"the-verifier"}, "client_id": {"cid"}, "client_secret": {"csecret"}}
+	if form.Encode() != want.Encode() || authz != "" || len(rt.reqs) != 1 {
+		t.Errorf("exchange sent %v (Authorization %q) in %d requests through the client; want %v in the body", form, authz, len(rt.reqs), want)
+	}
+	if tok.AccessToken != "at-1" || tok.RefreshToken != "rt-2" || tok.ExpiresIn != time.Hour || tok.Scope != "all openid" {
+		t.Errorf("token = %+v", tok)
+	}
+
+	// A refresh answered without a new refresh token keeps the one presented.
+	answer = func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"at-3","expires_in":"60"}`))
+	}
+	tok, err = (&Connector{}).RefreshToken(context.Background(), site, connector.OAuthClient{ID: "cid"}, hc, "rt-2")
+	want = url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt-2"}, "client_id": {"cid"}}
+	if err != nil || form.Encode() != want.Encode() || len(rt.reqs) != 2 {
+		t.Fatalf("refresh sent %v through the client %d times: %v", form, len(rt.reqs), err)
+	}
+	if tok.AccessToken != "at-3" || tok.RefreshToken != "rt-2" || tok.ExpiresIn != time.Minute {
+		t.Errorf("token = %+v", tok)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		answer func(http.ResponseWriter)
+		dead   bool
+		code   toolerr.Code
+	}{
+		{"invalid_grant", jsonAnswer(400, `{"error":"invalid_grant"}`), true, ""},
+		{"invalid_client", jsonAnswer(400, `{"error":"invalid_client"}`), true, ""},
+		{"invalid_request", jsonAnswer(400, `{"error":"invalid_request"}`), false, toolerr.InvalidArgument},
+		{"HTTP 503", jsonAnswer(503, `{"exc_type":"ServiceUnavailable"}`), false, toolerr.UpstreamUnavailable},
+		{"HTTP 429", jsonAnswer(429, `{}`), false, toolerr.RateLimited},
+		{"HTTP 200 without a token", jsonAnswer(200, `{"token_type":"Bearer"}`), false, toolerr.UpstreamInvalidResponse},
+		{"HTTP 200 with an error", jsonAnswer(200, `{"error":"invalid_grant"}`), false, toolerr.UpstreamInvalidResponse},
+		{"HTTP 200 not JSON", jsonAnswer(200, `<html>`), false, toolerr.UpstreamInvalidResponse},
+		{"body broken off", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Length", "100")
+			_, _ = w.Write([]byte(`{"access_token":`))
+		}, false, toolerr.UpstreamUnavailable},
+	} {
+		answer = tc.answer
+		_, err := (&Connector{}).RefreshToken(context.Background(), site, client, hc, "rt")
+		var te *toolerr.Error
+		switch {
+		case errors.Is(err, connector.ErrRefreshTokenDead) != tc.dead:
+			t.Errorf("%s: dead = %v, want %v: %v", tc.name, !tc.dead, tc.dead, err)
+		case !tc.dead && (!errors.As(err, &te) || te.Code != tc.code):
+			t.Errorf("%s: error = %v, want %s", tc.name, err, tc.code)
+		}
+	}
+
+	// The transport's own error (here: a refused destination) is kept.
+	refused := toolerr.New(toolerr.PermissionDenied, "outbound: destination refused")
+	_, err = (&Connector{}).RefreshToken(context.Background(), site, client, &http.Client{Transport: &countingTransport{fail: refused}}, "rt")
+	if !errors.Is(err, refused) || errors.Is(err, connector.ErrRefreshTokenDead) {
+		t.Errorf("transport failure = %v", err)
+	}
+}
+
+func jsonAnswer(status int, body string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}
+}
