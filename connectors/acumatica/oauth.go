@@ -28,8 +28,8 @@ import (
 // load-bearing: Acumatica then ties one server session (one API-user seat)
 // to each access token and closes it when the token expires. Under
 // "api:concurrent_access" every cookieless request would open a new
-// session and exhaust the licence's seats in seconds (seed 000, "The api
-// scope is load-bearing"). Never add it.
+// session and exhaust the licence's seats in seconds
+// (shared/erp-api/acumatica/api-facts.md). Never add it.
 const OAuthScope = "api openid profile email offline_access"
 
 // OAuth is Acumatica's upstream sign-in. The zero value is ready to use.

@@ -24,8 +24,8 @@ import (
 // "api" ties one server session (one API-user seat) to each access token
 // and closes it when the token expires; "offline_access" adds the refresh
 // token. Never "api:concurrent_access": every cookieless request would then
-// open a new session and exhaust the licence's seats (seed 000, "The api
-// scope is load-bearing").
+// open a new session and exhaust the licence's seats
+// (shared/erp-api/acumatica/api-facts.md).
 const ServiceScope = "api offline_access"
 
 // APICredentialFields are the four parts of a service connection: the

@@ -20,8 +20,8 @@ import (
 	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
-// Frappe is its own OAuth 2 provider (frappe.integrations.oauth2; see the
-// API facts §2.2). Users sign in with the site's OAuth Client; erpgate uses
+// Frappe is its own OAuth 2 provider (frappe.integrations.oauth2; see
+// shared/erp-api/frappe/api-facts.md §2.2). Users sign in with the site's OAuth Client; erpgate uses
 // PKCE S256 (Frappe accepts it and checks the verifier) and the user is
 // identified by openid_profile.
 var _ connector.UpstreamOAuth = (*Connector)(nil)
