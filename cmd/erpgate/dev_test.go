@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
@@ -102,6 +104,7 @@ func TestDevCommand(t *testing.T) {
 			if r := callTool(t, cs, tool, args); r.IsError {
 				t.Errorf("%s: %s failed: %s", site.Slug, tool, r.Text)
 			}
+			checkDevWrites(t, cs, site)
 			_ = cs.Close()
 		}
 		if round == 1 {
@@ -332,4 +335,32 @@ func startDev(t *testing.T, bin, dir string, env []string, marker, what string, 
 		}
 	}
 	return cmd, out, exited
+}
+
+// checkDevWrites: the demo site lists its write tools to its service token
+// (write_tools holds every one, service_writes is on) and names the
+// demo administrator as the approver of the token's writes.
+func checkDevWrites(t *testing.T, cs *mcp.ClientSession, site devSite) {
+	t.Helper()
+	want, approver := "create_sales_order", "it.admin@demo.example"
+	if site.Kind == "acumatica" {
+		want, approver = "acumatica_create_sales_order", "admin@"+site.ERPCredentials["tenant"]
+	}
+	if !slices.Contains(site.WriteTools, want) || site.ServiceWriteApprover != approver {
+		t.Errorf("%s: dev.json has write tools %v approved by %q, want %s among them approved by %s",
+			site.Slug, site.WriteTools, site.ServiceWriteApprover, want, approver)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tool := range res.Tools {
+		listed[tool.Name] = true
+	}
+	for _, name := range site.WriteTools {
+		if !listed[name] {
+			t.Errorf("%s: the service token is not offered the write tool %s", site.Slug, name)
+		}
+	}
 }
