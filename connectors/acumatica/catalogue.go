@@ -6,7 +6,8 @@ import (
 
 // catalogue lists every tool: the per-entity getters (declared as data in
 // getters.go), then the discovery, inquiry, schema-knowledge and
-// ChatGPT-compatible tools, each declared in the file of its area.
+// ChatGPT-compatible tools, and the write tools (writes.go), each declared
+// in the file of its area.
 func catalogue(conn *Connector) []connector.Tool {
 	var tools []connector.Tool
 	for _, g := range getterSpecs {
@@ -26,6 +27,9 @@ func catalogue(conn *Connector) []connector.Tool {
 		explainGIXMLTool(),
 		searchTool(conn),
 		fetchTool(conn),
+		createSalesOrderTool(conn),
+		updateCustomerTool(conn),
+		addNoteTool(conn),
 	)
 }
 

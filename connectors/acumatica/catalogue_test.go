@@ -63,6 +63,10 @@ func TestToolSnapshots(t *testing.T) {
 	}
 }
 
+// writeTools are the tools that change Acumatica, each with its
+// idempotency: setting fields is, creating and appending are not.
+var writeTools = map[string]bool{"acumatica_create_sales_order": false, "acumatica_update_customer": true, "acumatica_add_note": false}
+
 var (
 	optionName = regexp.MustCompile(`^[a-z][a-zA-Z]*$`)
 	fieldName  = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
@@ -87,8 +91,18 @@ func TestCatalogueInvariants(t *testing.T) {
 		getters["acumatica_get_"+g.Tool] = g
 	}
 	for _, tool := range tools {
-		if tool.Effect != connector.Read {
-			t.Errorf("%s: every Acumatica tool is a read", tool.Name)
+		idempotent, write := writeTools[tool.Name]
+		if tool.Idempotent != idempotent {
+			t.Errorf("%s: Idempotent = %v, want %v", tool.Name, tool.Idempotent, idempotent)
+		}
+		if (tool.Effect != connector.Read) != write || tool.Effect == connector.Destructive {
+			t.Errorf("%s: effect %s; the Acumatica tools are reads but for the write tools %v", tool.Name, tool.Effect, writeTools)
+		}
+		if write && tool.Preview == nil {
+			t.Errorf("%s: a write tool without a preview", tool.Name)
+		}
+		if write && !strings.Contains(tool.Description, "call this tool again with exactly the same arguments") {
+			t.Errorf("%s: the description must tell the model to repeat the call after approval", tool.Name)
 		}
 		if !strings.HasPrefix(tool.Name, "acumatica_") && tool.Name != "search" && tool.Name != "fetch" {
 			t.Errorf("%s: tools are named acumatica_*, except ChatGPT's search and fetch", tool.Name)
@@ -102,6 +116,8 @@ func TestCatalogueInvariants(t *testing.T) {
 		g, isGetter := getters[tool.Name]
 		for name := range tool.Input.Properties {
 			switch {
+			case write && fieldName.MatchString(name):
+				// Write tools name the fields they set as Acumatica does.
 			case isGetter && slicesContainsKey(g.Keys, name):
 				if !fieldName.MatchString(name) {
 					t.Errorf("%s: key argument %s is not an Acumatica field name", tool.Name, name)
@@ -126,11 +142,3 @@ func TestCatalogueInvariants(t *testing.T) {
 	}
 }
 
-func slicesContainsKey(keys []keySpec, name string) bool {
-	for _, k := range keys {
-		if k.Name == name {
-			return true
-		}
-	}
-	return false
-}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -80,26 +81,43 @@ type response struct {
 // once with a fresh sign-in; a password that really changed then fails the
 // sign-in itself, with AUTH_EXPIRED.
 func (c *client) get(ctx context.Context, escapedPath string, q url.Values, accept string) (response, error) {
+	return c.send(ctx, http.MethodGet, escapedPath, q, accept, nil, nil)
+}
+
+// send sends one request and reads the answer, with get's one repeat on
+// a refused service token: a request Acumatica refused for its
+// credentials did not run, so repeating it writes nothing twice.
+func (c *client) send(ctx context.Context, method, escapedPath string, q url.Values, accept string, body []byte, header http.Header) (response, error) {
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.site.URL(escapedPath, q), nil)
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, c.site.URL(escapedPath, q), rd)
 		if err != nil {
 			return response{}, fmt.Errorf("build request: %w", err)
 		}
 		req.Header.Set("Accept", accept)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		resp, err := c.http.Do(req)
 		if err != nil {
 			return response{}, err
 		}
-		body, err := outbound.ReadBody(resp)
+		b, err := outbound.ReadBody(resp)
 		if err != nil {
 			return response{}, err
 		}
-		_, refused := credentialsRefused(resp.StatusCode, body)
+		_, refused := credentialsRefused(resp.StatusCode, b)
 		if (resp.StatusCode == http.StatusUnauthorized || refused) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
 			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
 			continue
 		}
-		return response{status: resp.StatusCode, header: resp.Header, body: body, location: resp.Header.Get("Location")}, nil
+		return response{status: resp.StatusCode, header: resp.Header, body: b, location: resp.Header.Get("Location")}, nil
 	}
 }
 

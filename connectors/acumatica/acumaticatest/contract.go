@@ -68,6 +68,12 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeForbidden(w, es.Screen)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !p.user.canWriteScreen(es.Screen) {
+		// A role with View Only rights on the form reads it but may not
+		// save: the same 403 as for a form the role lacks.
+		writeForbidden(w, es.Screen)
+		return
+	}
 	base := pathPrefix(r) + "/entity/" + EndpointName + "/" + version
 	rn := &renderer{ep: ep, base: base}
 	switch r.Method {

@@ -94,6 +94,7 @@ func (s *Simulator) putEntity(w http.ResponseWriter, r *http.Request, rn *render
 		writeJSON(w, http.StatusBadRequest, `{"message":"The request is invalid.","modelState":{"entity":[`+jsonString(bad)+`]}}`)
 		return
 	}
+	s.applyRules(es, rec, body, existing == nil, errs, now)
 	for _, f := range []string{"LastModifiedDateTime", "LastModified"} {
 		if es.field(f) != nil {
 			rec.set(f, now)

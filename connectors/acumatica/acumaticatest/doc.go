@@ -60,6 +60,7 @@
 //	api.service     service-P@ss1  role service    dedicated API user for service connections
 //	no.api          noapi-P@ss1    role no-api     no API licence: token requests fail
 //	office.manager  office-P@ss1   role non-admin  every form and inquiry but MCPAdmin; not an Administrator
+//	sales.viewer    viewer-P@ss1   role sales-viewer  reads everything, View Only on Sales Orders: a PUT is 403
 //
 // Only admin has the Administrator role (User.Roles). The administrators'
 // inquiry MCPAdmin (over PX.SM.UsersInRoles: Username, Rolename) lists

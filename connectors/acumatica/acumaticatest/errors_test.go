@@ -84,8 +84,18 @@ func TestPutInsertUpdateDelete(t *testing.T) {
 	if out.OrderNbr["value"] != "SO000321" || out.OrderType["value"] != "SO" || len(out.Details) != 1 {
 		t.Errorf("inserted %s", b)
 	}
-	if !strings.Contains(string(b), `"OrderQty":{"value":3.0}`) || !strings.Contains(string(b), `"OrderTotal":{"value":0.0}`) {
+	if !strings.Contains(string(b), `"OrderQty":{"value":3.0}`) {
 		t.Errorf("insert response prints graph-computed decimals short: %.500s", b)
+	}
+	// The graph prices the line from the item and totals the order with
+	// the customer's tax zone's rate; the new order is on hold.
+	amount := it.Decimal("DefaultPrice").MulInt(3)
+	total := amount + amount.Mul(taxRates[c.String("TaxZone")], 2)
+	for _, want := range []string{`"OrderTotal":{"value":` + shortDecimal(total) + `}`, `"Amount":{"value":` + shortDecimal(amount) + `}`,
+		`"Status":{"value":"On Hold"}`, `"Hold":{"value":true}`, `"CurrencyID":{"value":"` + c.String("CurrencyID") + `"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("insert response lacks %s: %.3000s", want, b)
+		}
 	}
 	nbr := out.OrderNbr["value"].(string)
 	if s.Data().Find("SalesOrder", "SO", nbr) == nil {
@@ -112,4 +122,14 @@ func TestPutInsertUpdateDelete(t *testing.T) {
 	if status, _ := get(t, s.entityURL(Version24, "SalesOrder/SO/"+nbr, nil), tok); status != http.StatusInternalServerError {
 		t.Errorf("deleted order still answers %d", status)
 	}
+}
+
+// shortDecimal prints d as the graph prints values it computed in memory:
+// the shortest exact form with at least one fractional digit.
+func shortDecimal(d Decimal) string {
+	out := d.String()
+	if !strings.Contains(out, ".") {
+		out += ".0"
+	}
+	return out
 }

@@ -82,6 +82,10 @@ func (g *gen) genCustomers() {
 		if i%10 == 1 {
 			r.Note = "Key account: call before shipping large orders."
 		}
+		rules := g.linked(r, "CreditVerificationRules", "CreditVerificationRules")
+		rules.set("CreditLimit", r.Decimal("CreditLimit")).set("CreditVerification", "Limit and Days Past Due").
+			set("CreditDaysPastDue", int64(30)).set("OpenOrdersBalance", Decimal(0)).set("UnreleasedBalance", Decimal(0)).
+			set("RemainingCreditLimit", r.Decimal("CreditLimit"))
 		primary := g.contactLink(r, "MainContact", i, name)
 		r.set("PrimaryContactID", primary)
 		g.customers = append(g.customers, g.ds.add(r))

@@ -16,7 +16,14 @@ const (
 	// RoleNonAdmin reads every form and inquiry like RoleFull but lacks
 	// the Administrator role: the non-administrator of registration tests.
 	RoleNonAdmin = "non-admin"
+	// RoleSalesViewer reads every form and inquiry but has only View Only
+	// (Select) rights on Sales Orders (SO301000): it may read orders, not
+	// enter or change them.
+	RoleSalesViewer = "sales-viewer"
 )
+
+// screenSalesOrders is the Sales Orders form.
+const screenSalesOrders = "SO301000"
 
 // AdministratorRole is Acumatica's built-in role with full access to every
 // system object; the access restrictions of other roles do not apply to it.
@@ -62,6 +69,8 @@ func demoUsers() []User {
 			Roles: []string{"Employee"}},
 		{Username: "office.manager", Password: "office-P@ss1", Role: RoleNonAdmin, FirstName: "Olga", LastName: "Office", Email: "office.manager@demo-company.com",
 			Roles: []string{"Accountant", "Sales Manager", "MCP Access"}},
+		{Username: "sales.viewer", Password: "viewer-P@ss1", Role: RoleSalesViewer, FirstName: "Vera", LastName: "Viewer", Email: "sales.viewer@demo-company.com",
+			Roles: []string{"Sales Viewer", "MCP Access"}},
 	}
 }
 
@@ -71,6 +80,16 @@ func (u *User) canReadScreen(screen string) bool {
 		return false
 	}
 	return true
+}
+
+// canWriteScreen reports whether the user's role may insert, update or
+// delete records of a form (and run its actions): Acumatica's access
+// levels above View Only. Reading it is canReadScreen.
+func (u *User) canWriteScreen(screen string) bool {
+	if u.Role == RoleSalesViewer && screen == screenSalesOrders {
+		return false
+	}
+	return u.canReadScreen(screen)
 }
 
 // canReadInquiry reports whether the user may read an inquiry's data.

@@ -1,0 +1,264 @@
+package acumatica
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// acumatica_create_sales_order enters a sales order on hold: PUT
+// SalesOrder without OrderNbr inserts one and Acumatica numbers it. Hold
+// is sent as true, so the order waits for a person to release it in
+// Acumatica, whatever the order type's "Hold Document on Entry" says.
+
+type salesOrderLine struct {
+	InventoryID string       `json:"InventoryID"`
+	OrderQty    json.Number  `json:"OrderQty"`
+	UnitPrice   *json.Number `json:"UnitPrice"`
+}
+
+type createSalesOrderArgs struct {
+	OrderType   string           `json:"OrderType"`
+	CustomerID  string           `json:"CustomerID"`
+	Date        string           `json:"Date"`
+	Description string           `json:"Description"`
+	Details     []salesOrderLine `json:"Details"`
+}
+
+// salesOrderArgs decodes and checks the arguments beyond the schema.
+func salesOrderArgs(call *connector.Call) (createSalesOrderArgs, error) {
+	a, err := args[createSalesOrderArgs](call)
+	if err != nil {
+		return a, err
+	}
+	if a.OrderType == "" {
+		a.OrderType = "SO"
+	}
+	a.CustomerID = strings.TrimSpace(a.CustomerID)
+	if a.CustomerID == "" {
+		return a, toolerr.New(toolerr.InvalidArgument, "CustomerID must not be empty")
+	}
+	for i, l := range a.Details {
+		a.Details[i].InventoryID = strings.TrimSpace(l.InventoryID)
+		q, ok := decimal(l.OrderQty)
+		if !ok || q.Sign() <= 0 {
+			return a, toolerr.New(toolerr.InvalidArgument, "Details line %d: OrderQty must be a number above 0", i+1)
+		}
+		if l.UnitPrice != nil {
+			if p, ok := decimal(*l.UnitPrice); !ok || p.Sign() < 0 {
+				return a, toolerr.New(toolerr.InvalidArgument, "Details line %d: UnitPrice must be a number of 0 or more", i+1)
+			}
+		}
+	}
+	return a, nil
+}
+
+func createSalesOrderTool(conn *Connector) connector.Tool {
+	line := schema.Object(
+		schema.Prop("InventoryID", schema.String("The stock item's inventory id, as Acumatica shows it.").Len(1, 30)).Required(),
+		schema.Prop("OrderQty", schema.Number("Quantity in the item's sales unit, above 0.").Min(0).Max(1e9)).Required(),
+		schema.Prop("UnitPrice", schema.Number("Unit price in the customer's currency; leave out to let Acumatica price the line from its price lists.").Min(0).Max(1e12)),
+	)
+	return connector.Tool{
+		Name:  "acumatica_create_sales_order",
+		Title: "Create an Acumatica sales order (on hold)",
+		Description: "Enter a sales order in Acumatica as the signed-in user, on hold: the customer, lines of stock items with quantities and optional unit prices, an optional date and description. " +
+			"Acumatica numbers the order; it stays On Hold until someone releases it in Acumatica, so nothing is shipped or invoiced by this call. " +
+			"Returns OrderType, OrderNbr, Status, Hold, OrderTotal and CustomerID as Acumatica saved them. " +
+			"A customer or item that does not exist is NOT_FOUND; a user whose Acumatica roles may not enter sales orders gets PERMISSION_DENIED." + approvalHint,
+		Input: schema.Object(
+			schema.Prop("OrderType", schema.String("The order type's two-character code; default SO.").Match(`^[A-Z0-9]{2}$`).WithDefault("SO")),
+			schema.Prop("CustomerID", schema.String("The customer id, e.g. C000001; acumatica_list_customers finds it.").Len(1, 30)).Required(),
+			schema.Prop("Date", schema.Date("The order date, YYYY-MM-DD; default Acumatica's business date (today).")),
+			schema.Prop("Description", schema.String("The order's description.").Len(1, 256)),
+			schema.Prop("Details", schema.Array(line, "The order lines, in order.").Count(1, 100)).Required(),
+		),
+		Output: schema.Object(
+			schema.Prop("id", schema.String("Acumatica's id of the new order (its NoteID).")).Required(),
+			schema.Prop("OrderType", schema.String("The order type.")).Required(),
+			schema.Prop("OrderNbr", schema.String("The number Acumatica gave the order; acumatica_get_sales_order reads it with OrderType.")).Required(),
+			schema.Prop("Status", schema.String("The order's status: On Hold.")).Required(),
+			schema.Prop("Hold", schema.Boolean("Whether the order is on hold: true.")).Required(),
+			schema.Prop("OrderTotal", schema.Number("The order total Acumatica computed, taxes included.").Nullable()).Required(),
+			schema.Prop("CurrencyID", schema.String("The order's currency.").Nullable()),
+			schema.Prop("CustomerID", schema.String("The customer.")).Required(),
+			schema.Prop("Date", schema.String("The order date.").Nullable()),
+			schema.Prop("Description", schema.String("The description.").Nullable()),
+			schema.Prop("Details", schema.Array(schema.OpenObject(
+				schema.Prop("LineNbr", schema.Integer("The line number.").Nullable()),
+				schema.Prop("InventoryID", schema.String("The item.").Nullable()),
+				schema.Prop("OrderQty", schema.Number("The quantity.").Nullable()),
+				schema.Prop("UnitPrice", schema.Number("The unit price Acumatica used.").Nullable()),
+				schema.Prop("Amount", schema.Number("The line amount.").Nullable()),
+			), "The saved lines.")).Required(),
+			endpointProp(),
+		),
+		Effect: connector.Write,
+		Preview: func(ctx context.Context, call *connector.Call) (*connector.Preview, error) {
+			a, err := salesOrderArgs(call)
+			if err != nil {
+				return nil, err
+			}
+			return previewSalesOrder(ctx, newClient(conn, call), a)
+		},
+		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
+			a, err := salesOrderArgs(call)
+			if err != nil {
+				return nil, err
+			}
+			return createSalesOrder(ctx, newClient(conn, call), a)
+		},
+	}
+}
+
+// previewSalesOrder reads the customer and every item as the caller.
+func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (*connector.Preview, error) {
+	cust, err := c.getRecord(ctx, contractOp{entity: "Customer", keyNames: []string{"CustomerID"}, keys: []string{a.CustomerID},
+		sel: "CustomerID,CustomerName,Status,CurrencyID"})
+	if err != nil {
+		return nil, err
+	}
+	currency := fieldText(cust, "CurrencyID")
+	items := map[string]map[string]any{}
+	total := new(big.Rat)
+	priced := true
+	table := connector.PreviewTable{Title: "Lines", Columns: []string{"Inventory ID", "Description", "Quantity", "Unit price", "Amount"}}
+	for _, l := range a.Details {
+		item, ok := items[strings.ToUpper(l.InventoryID)]
+		if !ok {
+			item, err = c.getRecord(ctx, contractOp{entity: "StockItem", keyNames: []string{"InventoryID"}, keys: []string{l.InventoryID},
+				sel: "InventoryID,Description,DefaultPrice,ItemStatus"})
+			if err != nil {
+				return nil, err
+			}
+			items[strings.ToUpper(l.InventoryID)] = item
+		}
+		qty, _ := decimal(l.OrderQty)
+		priceText, amountText := "", ""
+		if l.UnitPrice != nil {
+			price, _ := decimal(*l.UnitPrice)
+			amount := new(big.Rat).Mul(qty, price)
+			total.Add(total, amount)
+			priceText, amountText = l.UnitPrice.String(), money(amount)
+		} else {
+			priced = false
+			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + ")"
+			if p, ok := new(big.Rat).SetString(fieldText(item, "DefaultPrice")); ok {
+				amount := new(big.Rat).Mul(qty, p)
+				total.Add(total, amount)
+				amountText = "about " + money(amount)
+			}
+		}
+		table.Rows = append(table.Rows, []string{fieldText(item, "InventoryID"), fieldText(item, "Description"), l.OrderQty.String(), priceText, amountText})
+	}
+	date := a.Date
+	if date == "" {
+		date = "Acumatica's business date (today)"
+	}
+	fields := []connector.PreviewField{
+		{Name: "OrderType", Label: "Order type", After: a.OrderType},
+		{Name: "CustomerID", Label: "Customer", After: fieldText(cust, "CustomerID") + " (" + fieldText(cust, "CustomerName") + ")"},
+		{Name: "Date", Label: "Date", After: date},
+	}
+	if a.Description != "" {
+		fields = append(fields, connector.PreviewField{Name: "Description", Label: "Description", After: a.Description})
+	}
+	fields = append(fields, connector.PreviewField{Name: "Hold", Label: "Hold", After: "true (the order is created On Hold)"})
+	about := ""
+	if !priced {
+		about = "about "
+	}
+	p := &connector.Preview{
+		Operation: "create",
+		DocType:   "Sales Order",
+		Summary: fmt.Sprintf("Create a sales order of type %s, on hold, for %s (%s): %d %s, %s%s %s before taxes and discounts.",
+			a.OrderType, fieldText(cust, "CustomerName"), fieldText(cust, "CustomerID"), len(a.Details), plural(len(a.Details), "line", "lines"),
+			about, money(total), currency),
+		Fields:   fields,
+		Tables:   []connector.PreviewTable{table},
+		Warnings: []string{"Acumatica numbers the order when it is saved. It stays On Hold until someone releases it in Acumatica."},
+	}
+	if !priced {
+		p.Warnings = append(p.Warnings, "Lines without a unit price are priced by Acumatica's price lists when saved; the amounts shown use the items' default prices and may differ.")
+	}
+	if st := fieldText(cust, "Status"); st != "" && st != "Active" {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("The customer's status in Acumatica is %s.", st))
+	}
+	for _, item := range items {
+		if st := fieldText(item, "ItemStatus"); st != "" && st != "Active" {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("The item %s has status %s in Acumatica.", fieldText(item, "InventoryID"), st))
+		}
+	}
+	return p, nil
+}
+
+// createSalesOrder inserts the order. If-None-Match: * makes the PUT an
+// insert only: it can never update an existing order.
+func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (any, error) {
+	body := map[string]any{"OrderType": wrap(a.OrderType), "CustomerID": wrap(a.CustomerID), "Hold": wrap(true)}
+	if a.Date != "" {
+		body["Date"] = wrap(a.Date)
+	}
+	if a.Description != "" {
+		body["Description"] = wrap(a.Description)
+	}
+	lines := make([]map[string]any, len(a.Details))
+	for i, l := range a.Details {
+		line := map[string]any{"InventoryID": wrap(l.InventoryID), "OrderQty": wrap(l.OrderQty)}
+		if l.UnitPrice != nil {
+			line["UnitPrice"] = wrap(*l.UnitPrice)
+		}
+		lines[i] = line
+	}
+	body["Details"] = lines
+	rec, err := c.put(ctx, contractOp{entity: "SalesOrder", expand: "Details"}, body, putHeaders(true, false))
+	if err != nil {
+		return nil, err
+	}
+	plain := unwrapRecord(rec)
+	out := pick(plain, "id", "OrderType", "OrderNbr", "Status", "Hold", "OrderTotal", "CurrencyID", "CustomerID", "Date", "Description")
+	details := []any{}
+	if ls, ok := plain["Details"].([]any); ok {
+		for _, l := range ls {
+			if m, ok := l.(map[string]any); ok {
+				details = append(details, pick(m, "LineNbr", "InventoryID", "OrderQty", "UnitPrice", "Amount"))
+			}
+		}
+	}
+	out["Details"] = details
+	out["endpoint"] = c.set.endpoint()
+	if _, ok := out["OrderNbr"].(string); !ok {
+		return nil, invalidResponse("Acumatica saved the sales order but its answer has no OrderNbr")
+	}
+	return out, nil
+}
+
+// pick copies the named members of an unwrapped record (null when
+// absent).
+func pick(rec map[string]any, names ...string) map[string]any {
+	out := make(map[string]any, len(names))
+	for _, n := range names {
+		out[n] = rec[n]
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,299 @@
+package acumatica
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// The write tools (tools_write_*.go) change Acumatica through the
+// contract API's PUT, which inserts or updates ("upserts") a record:
+// without the key fields it inserts (numbering the document), with them
+// it updates the record they name. Each tool has a Preview, which only
+// reads, as the caller, and a Handler, which the engine runs once a person
+// approved that preview (docs/writes.md).
+//
+// Acumatica has no optimistic concurrency on the contract API: no ETag,
+// and If-Match accepts only "*" (the record must exist). So a Handler that
+// updates re-reads the fields it sets and refuses, with APPROVAL_EXPIRED,
+// when they no longer hold what the person saw; a change that lands
+// between that read and the PUT (a fraction of a second) is not detected.
+
+// approvalHint ends every write tool's description.
+const approvalHint = " The call does not write at once: erpgate first answers with a link to an approval page that shows exactly what will change. " +
+	"Show the link to the user, ask them to approve there, then call this tool again with exactly the same arguments; only that call writes, once."
+
+// putHeaders are the conditional headers of a PUT: insertOnly makes it
+// fail instead of updating an existing record, mustExist instead of
+// inserting one.
+func putHeaders(insertOnly, mustExist bool) http.Header {
+	h := http.Header{}
+	switch {
+	case insertOnly:
+		h.Set("If-None-Match", "*")
+	case mustExist:
+		h.Set("If-Match", "*")
+	}
+	return h
+}
+
+// put sends one PUT of body to entity and returns the saved record,
+// decoded. op describes the write for errors.
+func (c *client) put(ctx context.Context, op contractOp, body map[string]any, header http.Header) (map[string]any, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", op.entity, err)
+	}
+	q := url.Values{}
+	if op.expand != "" {
+		q.Set("$expand", op.expand)
+	}
+	r, err := c.send(ctx, http.MethodPut, c.entityPath(op.entity), q, "application/json", raw, header)
+	if err != nil {
+		return nil, fmt.Errorf("put %s: %w", op.entity, err)
+	}
+	if !r.ok() {
+		return nil, c.writeError(ctx, r, op)
+	}
+	var rec map[string]any
+	if err := c.decode(r, &rec, "the saved "+op.entity+" record"); err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, invalidResponse("Acumatica answered with null instead of the saved %s record", op.entity)
+	}
+	return rec, nil
+}
+
+// writeError turns an unsuccessful PUT into the error a model sees.
+// Acumatica's own words are kept (cleaned): the model has to correct the
+// arguments from them.
+func (c *client) writeError(ctx context.Context, r response, op contractOp) error {
+	f := parseFailure(r, false)
+	switch {
+	case r.status == http.StatusUnprocessableEntity:
+		return validationError(r.body, op)
+	case r.status == http.StatusForbidden:
+		return c.writeForbidden(f, op)
+	case r.status == http.StatusPreconditionFailed:
+		if len(op.keys) > 0 {
+			return toolerr.New(toolerr.NotFound, "no %s record has %s any more (Acumatica: %q); nothing was written", op.entity, op.keysText(), f.detail)
+		}
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to insert the %s record (Acumatica: %q); nothing was written", op.entity, f.detail)
+	case r.status == http.StatusBadRequest:
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica rejected the %s request (HTTP 400): %s. Nothing was written", op.entity, badRequestDetail(r.body, f.detail))
+	case f.kind == failNoEntity:
+		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
+	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
+		// PX.Data.PXException and its kin are the business logic saying
+		// no ("The document is on hold", "Another process has added the
+		// record"): the save was rolled back.
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record: %s (%s). Nothing was written", op.entity, orUnknown(f.detail), f.exceptionType)
+	case f.kind == failServer:
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it rolls a failed save back, but look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f))
+	case f.kind == failMissing:
+		return c.missingEntity(ctx, op.entity)
+	}
+	return c.commonError(f, "saving the "+op.entity+" record")
+}
+
+// writeForbidden is a 403 on a write: the user's roles lack the right to
+// save on the form (View Only is not enough).
+func (c *client) writeForbidden(f failure, op contractOp) error {
+	form := "the form behind the " + op.entity + " entity"
+	if f.screen != "" {
+		form = "the form " + f.screen
+		if name := formOfScreen(f.screen); name != "" {
+			form = "the form " + name + " (" + f.screen + ")"
+		}
+	}
+	return toolerr.New(toolerr.PermissionDenied,
+		"Acumatica refused to save the %s record: this user's roles do not allow changes on %s (Acumatica: %q). An administrator has to grant the right; nothing was written",
+		op.entity, form, orUnknown(f.detail))
+}
+
+// badRequestDetail is a 400's message with its modelState messages.
+func badRequestDetail(body []byte, detail string) string {
+	var e struct {
+		Message    string              `json:"message"`
+		ModelState map[string][]string `json:"modelState"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return orUnknown(detail)
+	}
+	parts := []string{}
+	if e.Message != "" {
+		parts = append(parts, cleanDetail(e.Message))
+	}
+	keys := make([]string, 0, len(e.ModelState))
+	for k := range e.ModelState {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, m := range e.ModelState[k] {
+			if k != "" {
+				m = k + ": " + m
+			}
+			parts = append(parts, cleanDetail(m))
+		}
+	}
+	if len(parts) == 0 {
+		return orUnknown(detail)
+	}
+	return strings.Join(parts, " ")
+}
+
+// validationError reads a 422: the record as Acumatica tried to save it,
+// with a record-level "error" and an "error" on each field it refused,
+// in linked entities and detail lines too.
+func validationError(body []byte, op contractOp) error {
+	var rec map[string]any
+	if json.Unmarshal(body, &rec) != nil {
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record (HTTP 422) without saying why; nothing was written", op.entity)
+	}
+	var fields []string
+	collectFieldErrors(rec, "", &fields)
+	msg := fmt.Sprintf("Acumatica refused to save the %s record (HTTP 422)", op.entity)
+	if top, _ := rec["error"].(string); top != "" {
+		msg += ": " + cleanDetail(top)
+	}
+	if len(fields) > 0 {
+		msg += " Fields: " + strings.Join(fields, "; ") + "."
+	}
+	return toolerr.New(toolerr.InvalidArgument, "%s Nothing was written; correct the arguments and call again", strings.TrimSuffix(msg, ".")+".")
+}
+
+// collectFieldErrors appends "Path: message" for every field wrapper of
+// rec with an "error", depth first in name order.
+func collectFieldErrors(rec map[string]any, prefix string, out *[]string) {
+	names := make([]string, 0, len(rec))
+	for k := range rec {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		switch v := rec[name].(type) {
+		case map[string]any:
+			if msg, ok := v["error"].(string); ok && msg != "" {
+				*out = append(*out, fmt.Sprintf("%s%s: %s", prefix, name, cleanDetail(msg)))
+				continue
+			}
+			if name != "custom" && name != "_links" {
+				collectFieldErrors(v, prefix+name+"/", out)
+			}
+		case []any:
+			for i, line := range v {
+				if m, ok := line.(map[string]any); ok {
+					if msg, ok := m["error"].(string); ok && msg != "" {
+						*out = append(*out, fmt.Sprintf("%s%s line %d: %s", prefix, name, i+1, cleanDetail(msg)))
+					}
+					collectFieldErrors(m, fmt.Sprintf("%s%s line %d ", prefix, name, i+1), out)
+				}
+			}
+		}
+	}
+}
+
+// wrap is Acumatica's field wrapper {"value": v}.
+func wrap(v any) map[string]any { return map[string]any{"value": v} }
+
+// fieldText returns a field of a decoded record, following linked
+// entities by path ("MainContact", "Email"), as text: "" when empty.
+func fieldText(rec map[string]any, path ...string) string {
+	cur := rec
+	for i, p := range path {
+		m, ok := cur[p].(map[string]any)
+		if !ok {
+			return ""
+		}
+		if i < len(path)-1 {
+			cur = m
+			continue
+		}
+		return valueText(m["value"])
+	}
+	return ""
+}
+
+// valueText renders a field value as a person reads it: numbers exactly
+// as Acumatica wrote them.
+func valueText(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case json.Number:
+		return t.String()
+	case bool:
+		if t {
+			return "true"
+		}
+		return "false"
+	}
+	return fmt.Sprint(v)
+}
+
+// noteText is a decoded record's note ("" when none).
+func noteText(rec map[string]any) string {
+	if m, ok := rec["note"].(map[string]any); ok {
+		return valueText(m["value"])
+	}
+	return ""
+}
+
+// decimal parses a number argument exactly.
+func decimal(n json.Number) (*big.Rat, bool) {
+	return new(big.Rat).SetString(n.String())
+}
+
+// money formats r with two decimals and thousands separators: 1,250.00.
+func money(r *big.Rat) string {
+	s := r.FloatString(2)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	out := b.String() + "." + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// approvedField returns the approved preview's field name, if the call
+// runs an approved action (the engine sets Call.Approved).
+func approvedField(call *connector.Call, name string) (connector.PreviewField, bool) {
+	if call.Approved == nil {
+		return connector.PreviewField{}, false
+	}
+	for _, f := range call.Approved.Preview.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return connector.PreviewField{}, false
+}
+
+// changedSinceApproval is APPROVAL_EXPIRED for a record that no longer
+// holds the values the person approved a change of.
+func changedSinceApproval(what string, changed []string) error {
+	return toolerr.New(toolerr.ApprovalExpired,
+		"%s changed in Acumatica after the change was approved (%s now differ from what the approval page showed); nothing was written. Call the tool again to propose the change afresh",
+		what, strings.Join(changed, ", "))
+}
