@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestWritesFrappe: writes with approval end to end on the Frappe
+// simulator (runWriteSuite), creating draft Sales Orders.
+func TestWritesFrappe(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	person := func(role string) writePerson {
+		u := userWithRole(t, sim, role)
+		return writePerson{ERPUser: u.Email, Login: frappeLogin(u)}
+	}
+	customer := sim.Data().List("Customer")[0].Name
+	item := sim.Data().List("Item")[0].Name
+	runWriteSuite(t, &writeERP{
+		Kind: "frappe", GW: gw, Site: site,
+		Alice: person("all-companies"), Bob: person("one-company"), Forbidden: person("sales-viewer"),
+		CreateTool: "create_sales_order",
+		CreateArgs: func(n int) map[string]any {
+			return map[string]any{
+				"customer": customer, "delivery_date": "2026-12-31", "po_no": fmt.Sprintf("E2E-%d", n),
+				"items": []any{map[string]any{"item_code": item, "qty": n}},
+			}
+		},
+		Orders:      func() int { return len(sim.Data().List("Sales Order")) },
+		OrderWrites: func() int { return sim.RequestCount("/api/resource/Sales Order") },
+		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
+			name, _ := created["name"].(string)
+			doc := sim.Data().Get("Sales Order", name)
+			if doc == nil {
+				t.Fatalf("the simulator has no Sales Order %q (the tool returned %v)", name, created)
+			}
+			if doc.Get("po_no") != fmt.Sprintf("E2E-%d", n) || doc.Get("customer") != customer || fmt.Sprint(doc.Get("docstatus")) != "0" {
+				t.Errorf("the simulator's %s: po_no %v, customer %v, docstatus %v", name, doc.Get("po_no"), doc.Get("customer"), doc.Get("docstatus"))
+			}
+			got := mustSucceed(t, callTool(t, cs, "get_document", map[string]any{"doctype": "Sales Order", "name": name}), "get_document")
+			if po := findMember(got, "po_no"); len(po) != 1 || po[0] != fmt.Sprintf("E2E-%d", n) {
+				t.Errorf("get_document of %s as the caller: po_no %v", name, po)
+			}
+		},
+	})
+}
+
+// TestWritesAcumatica: writes with approval end to end on the Acumatica
+// simulator (runWriteSuite), creating sales orders on hold.
+func TestWritesAcumatica(t *testing.T) {
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	ctx := context.Background()
+	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	person := func(role string) writePerson {
+		u := sim.User(role)
+		return writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
+	}
+	customer := fmt.Sprint(sim.Data().Records("Customer")[0].Fields["CustomerID"])
+	item := fmt.Sprint(sim.Data().Records("StockItem")[0].Fields["InventoryID"])
+	description := func(n int) string { return fmt.Sprintf("E2E order %d", n) }
+	runWriteSuite(t, &writeERP{
+		Kind: "acumatica", GW: gw, Site: site,
+		Alice: person(acumaticatest.RoleFull), Bob: person(acumaticatest.RoleNonAdmin), Forbidden: person(acumaticatest.RoleSalesViewer),
+		CreateTool: "acumatica_create_sales_order",
+		CreateArgs: func(n int) map[string]any {
+			return map[string]any{
+				"CustomerID": customer, "Description": description(n),
+				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n}},
+			}
+		},
+		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },
+		OrderWrites: func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
+		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
+			nbr, _ := created["OrderNbr"].(string)
+			rec := sim.Data().Find("SalesOrder", "SO", nbr)
+			if rec == nil {
+				t.Fatalf("the simulator has no sales order SO %q (the tool returned %v)", nbr, created)
+			}
+			if rec.Fields["Description"] != description(n) || rec.Fields["Hold"] != true {
+				t.Errorf("the simulator's SO %s: Description %v, Hold %v", nbr, rec.Fields["Description"], rec.Fields["Hold"])
+			}
+			got := mustSucceed(t, callTool(t, cs, "acumatica_get_sales_order", map[string]any{"OrderType": "SO", "OrderNbr": nbr}), "acumatica_get_sales_order")
+			if d := findMember(got, "Description"); len(d) == 0 {
+				t.Errorf("acumatica_get_sales_order of SO %s as the caller: %v", nbr, got)
+			}
+		},
+	})
+}
