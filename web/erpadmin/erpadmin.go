@@ -3,7 +3,8 @@
 // for a token, the person identified, and the connector's administrator
 // check (connector.AdminProof) read as them. Self-service registration
 // proves ownership with it before anything is saved, and the site owner's
-// page signs its owners in with it.
+// page signs its owners in with it. The approval page uses the same
+// sign-in to learn only who the person is (Purpose.IdentityOnly).
 //
 // The ERP sends the browser back to erpgate's one redirect URI,
 // /oauth/callback, the same one people's sign-ins use, so that an ERP
@@ -49,7 +50,10 @@ type Target struct {
 
 // Proof is what a finished sign-in found.
 type Proof struct {
-	User  connector.UpstreamUser
+	User connector.UpstreamUser
+	// Check is the administrator check's answer; the zero AdminCheck
+	// (not an administrator) for an IdentityOnly purpose, which does not
+	// ask.
 	Check connector.AdminCheck
 }
 
@@ -58,6 +62,11 @@ type Proof struct {
 type Purpose struct {
 	// Name is stored with the sign-in: short, stable ("register", "manage").
 	Name string
+	// IdentityOnly signs the person in and identifies them without the
+	// administrator check: the purpose (the approval page) decides by who
+	// they are, not by whether they administer the ERP. Its connector
+	// needs OAuth sign-in but not connector.AdminProof.
+	IdentityOnly bool
 	// Target returns what to sign in with for ref (a pending
 	// registration's id, a site's id). It is called when the sign-in
 	// begins and again when the code is exchanged, so a secret is never

@@ -83,25 +83,28 @@ func newRig(t *testing.T) *rig {
 		PublicBaseURL: base, Now: rg.clock,
 	})
 	simURL, _ := url.Parse(sim.URL)
-	rg.svc.Handle(erpadmin.Purpose{
-		Name: "test",
-		Target: func(ctx context.Context, ref string) (erpadmin.Target, error) {
-			rg.mu.Lock()
-			defer rg.mu.Unlock()
-			rg.targets++
-			if rg.gone {
-				return erpadmin.Target{}, errTargetGone
-			}
-			return erpadmin.Target{Kind: "frappe", Site: connector.Site{ID: uuid.Nil, Slug: "pending", Kind: "frappe", BaseURL: simURL},
-				Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}}, nil
-		},
-		Done: func(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
-			fmt.Fprintf(w, "done ref=%q user=%q admin=%v err=%v gone=%v", ref, p.User.ID, p.Check.Admin, err, errors.Is(err, errTargetGone))
-		},
-	})
+	target := func(ctx context.Context, ref string) (erpadmin.Target, error) {
+		rg.mu.Lock()
+		defer rg.mu.Unlock()
+		rg.targets++
+		if rg.gone {
+			return erpadmin.Target{}, errTargetGone
+		}
+		return erpadmin.Target{Kind: "frappe", Site: connector.Site{ID: uuid.Nil, Slug: "pending", Kind: "frappe", BaseURL: simURL},
+			Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}}, nil
+	}
+	done := func(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
+		fmt.Fprintf(w, "done ref=%q user=%q admin=%v evidence=%q err=%v gone=%v", ref, p.User.ID, p.Check.Admin, p.Check.Evidence, err, errors.Is(err, errTargetGone))
+	}
+	rg.svc.Handle(erpadmin.Purpose{Name: "test", Target: target, Done: done})
+	rg.svc.Handle(erpadmin.Purpose{Name: "identity", IdentityOnly: true, Target: target, Done: done})
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /begin", func(w http.ResponseWriter, r *http.Request) {
-		if err := rg.svc.Begin(w, r, "test", r.URL.Query().Get("ref")); err != nil {
+		purpose := "test"
+		if p := r.URL.Query().Get("purpose"); p != "" {
+			purpose = p
+		}
+		if err := rg.svc.Begin(w, r, purpose, r.URL.Query().Get("ref")); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
@@ -164,7 +167,13 @@ func (b *browser) get(u string) (*http.Response, string) {
 // callback URL the ERP sent the browser to.
 func (b *browser) signIn(rg *rig, ref string, user frappetest.User) string {
 	b.t.Helper()
-	resp, _ := b.get(rg.base + "/begin?ref=" + url.QueryEscape(ref))
+	return b.signInFor(rg, "test", ref, user)
+}
+
+// signInFor is signIn for purpose.
+func (b *browser) signInFor(rg *rig, purpose, ref string, user frappetest.User) string {
+	b.t.Helper()
+	resp, _ := b.get(rg.base + "/begin?" + url.Values{"purpose": {purpose}, "ref": {ref}}.Encode())
 	if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, rg.base+"/oauth/callback?") {
 		return loc // still signed in at the ERP
 	}
@@ -194,8 +203,8 @@ func TestProofOfAnAdministrator(t *testing.T) {
 		t.Fatalf("state %q lacks the prefix", cbURL.Query().Get("state"))
 	}
 	_, body := b.get(cb)
-	want := fmt.Sprintf("done ref=%q user=%q admin=true err=<nil>", "reg-1", admin.Email)
-	if !strings.HasPrefix(body, want) {
+	want := fmt.Sprintf("done ref=%q user=%q admin=true", "reg-1", admin.Email)
+	if !strings.HasPrefix(body, want) || !strings.Contains(body, "err=<nil>") {
 		t.Fatalf("got %q, want %q", body, want)
 	}
 }
@@ -205,9 +214,34 @@ func TestProofOfANonAdministrator(t *testing.T) {
 	clerk := userWithRole(t, rg.sim, "all-companies")
 	b := newBrowser(t, rg)
 	_, body := b.get(b.signIn(rg, "reg-2", clerk))
-	want := fmt.Sprintf("done ref=%q user=%q admin=false err=<nil>", "reg-2", clerk.Email)
-	if !strings.HasPrefix(body, want) {
-		t.Fatalf("got %q, want %q", body, want)
+	want := fmt.Sprintf("done ref=%q user=%q admin=false", "reg-2", clerk.Email)
+	if !strings.HasPrefix(body, want) || !strings.Contains(body, "err=<nil>") {
+		t.Fatalf("got %q, want %q and no error", body, want)
+	}
+}
+
+// An identity-only purpose (the approval page) identifies whoever signs
+// in, administrator or not, and never asks the administrator check: the
+// proof carries the zero AdminCheck, so nothing can read an
+// administrator's answer into it.
+func TestIdentityOnlyProof(t *testing.T) {
+	rg := newRig(t)
+	for _, role := range []string{"all-companies", "administrator"} {
+		user := userWithRole(t, rg.sim, role)
+		b := newBrowser(t, rg)
+		_, body := b.get(b.signInFor(rg, "identity", "act-"+role, user))
+		want := fmt.Sprintf(`done ref=%q user=%q admin=false evidence="" err=<nil>`, "act-"+role, user.Email)
+		if !strings.HasPrefix(body, want) {
+			t.Errorf("%s: got %q, want %q", role, body, want)
+		}
+	}
+	// Its states are as single-use as any other's.
+	user := userWithRole(t, rg.sim, "all-companies")
+	b := newBrowser(t, rg)
+	cb := b.signInFor(rg, "identity", "act-replay", user)
+	b.get(cb)
+	if resp, body := b.get(cb); resp.StatusCode != http.StatusBadRequest || strings.Contains(body, "done ref") {
+		t.Fatalf("replayed identity sign-in: %d %q", resp.StatusCode, body)
 	}
 }
 
@@ -237,7 +271,7 @@ func TestProofFromAnotherBrowserIsRefusedAndSpent(t *testing.T) {
 	cb := owner.signIn(rg, "reg-4", admin)
 	other := newBrowser(t, rg)
 	_, body := other.get(cb)
-	if !strings.HasPrefix(body, `done ref="" user="" admin=false err=`+erpadmin.ErrState.Error()) {
+	if !strings.HasPrefix(body, `done ref="" user="" admin=false evidence="" err=`+erpadmin.ErrState.Error()) {
 		t.Fatalf("another browser got %q", body)
 	}
 	_, body = owner.get(cb)
@@ -263,7 +297,7 @@ func TestProofExpires(t *testing.T) {
 	cb := b.signIn(rg, "reg-5", admin)
 	rg.advance(10*time.Minute + time.Second)
 	_, body := b.get(cb)
-	if !strings.HasPrefix(body, `done ref="reg-5" user="" admin=false err=`+erpadmin.ErrState.Error()) {
+	if !strings.HasPrefix(body, `done ref="reg-5" user="" admin=false evidence="" err=`+erpadmin.ErrState.Error()) {
 		t.Fatalf("expired sign-in got %q", body)
 	}
 	// One never finished is swept once expired.

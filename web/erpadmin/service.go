@@ -134,8 +134,9 @@ func (s *Service) purpose(name string) (Purpose, bool) {
 	return p, ok
 }
 
-// oauthOf returns the connector's sign-in and administrator check for kind.
-func (s *Service) oauthOf(kind string) (connector.UpstreamOAuth, connector.AdminProof, error) {
+// oauthOf returns the connector's sign-in and, unless identityOnly, its
+// administrator check for kind.
+func (s *Service) oauthOf(kind string, identityOnly bool) (connector.UpstreamOAuth, connector.AdminProof, error) {
 	conn, ok := s.deps.Registry.Get(kind)
 	if !ok {
 		return nil, nil, fmt.Errorf("erpadmin: no connector for kind %q", kind)
@@ -143,6 +144,9 @@ func (s *Service) oauthOf(kind string) (connector.UpstreamOAuth, connector.Admin
 	oauth, ok := conn.(connector.UpstreamOAuth)
 	if !ok {
 		return nil, nil, fmt.Errorf("erpadmin: the %s connector has no OAuth sign-in", kind)
+	}
+	if identityOnly {
+		return oauth, nil, nil
 	}
 	proof, ok := conn.(connector.AdminProof)
 	if !ok {
@@ -154,7 +158,7 @@ func (s *Service) oauthOf(kind string) (connector.UpstreamOAuth, connector.Admin
 // Supports reports whether a site of kind can be proven administered here:
 // its connector signs people in with OAuth and checks administrators.
 func (s *Service) Supports(kind string) bool {
-	_, _, err := s.oauthOf(kind)
+	_, _, err := s.oauthOf(kind, false)
 	return err == nil
 }
 
@@ -176,7 +180,7 @@ func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref str
 	if err != nil {
 		return err
 	}
-	oauth, _, err := s.oauthOf(target.Kind)
+	oauth, _, err := s.oauthOf(target.Kind, p.IdentityOnly)
 	if err != nil {
 		return err
 	}
@@ -205,8 +209,9 @@ func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref str
 
 // ServeCallback serves /oauth/callback for a state that begins with
 // StatePrefix. The state is claimed once, whatever follows; then the code
-// is exchanged, the person identified and the administrator check read,
-// all as them, and the purpose's Done continues in the browser.
+// is exchanged, the person identified and (unless the purpose is
+// IdentityOnly) the administrator check read, all as them, and the
+// purpose's Done continues in the browser.
 func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -260,15 +265,15 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 	done(claimed.Ref, proof, err)
 }
 
-// prove exchanges the code, identifies the person and reads the
-// administrator check.
+// prove exchanges the code, identifies the person and, unless the purpose
+// is IdentityOnly, reads the administrator check.
 func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code string, log *zap.Logger) (Proof, error) {
 	target, err := p.Target(ctx, claimed.Ref)
 	if err != nil {
 		log.Info("erpadmin target is gone", zap.Error(err))
 		return Proof{}, fmt.Errorf("%w: %w", ErrState, err)
 	}
-	oauth, check, err := s.oauthOf(target.Kind)
+	oauth, check, err := s.oauthOf(target.Kind, p.IdentityOnly)
 	if err != nil {
 		log.Error("erpadmin: connector", zap.Error(err))
 		return Proof{}, ErrInternal
@@ -289,6 +294,10 @@ func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code st
 			return Proof{}, ErrUnreachable
 		}
 		return Proof{}, ErrNoIdentity
+	}
+	if p.IdentityOnly {
+		log.Info("erpadmin identity", zap.Bool("identity_only", true))
+		return Proof{User: user}, nil
 	}
 	answer, err := check.CheckAdmin(uctx, target.Site, authed, user)
 	if err != nil {

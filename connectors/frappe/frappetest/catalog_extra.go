@@ -5,6 +5,18 @@ package frappetest
 // Field lists are reduced to the columns that matter for reads.
 var extraCatalog = []catalogEntry{
 	{
+		// frappe/core/doctype/comment/comment.json (autoname hash).
+		name:   "Comment",
+		attrs:  `autoname='hash' is_submittable=0 istable=0 is_tree=0`,
+		fields: `comment_type:Select(Comment|Like|Info|Label|Workflow|Created|Submitted|Cancelled|Updated|Deleted|Assigned|Assignment Completed|Attachment|Attachment Removed|Shared|Unshared|Bot|Relinked|Edit)*=Comment, comment_email:Data, subject:Text, comment_by:Data, published:Check=0, seen:Check=0, reference_doctype:Link(DocType), reference_name:Dynamic Link(reference_doctype), reference_owner:Data, content:HTML Editor, ip_address:Data`,
+	},
+	{
+		// erpnext/selling/doctype/customer_credit_limit (child of Customer).
+		name:   "Customer Credit Limit",
+		attrs:  `istable=1`,
+		fields: `company:Link(Company)*, credit_limit:Currency, bypass_credit_limit_check:Check=0`,
+	},
+	{
 		name:   "Customer Group",
 		attrs:  `autoname='field:customer_group_name' is_submittable=0 istable=0 is_tree=1`,
 		fields: `customer_group_name:Data*, parent_customer_group:Link(Customer Group), is_group:Check=0, default_price_list:Link(Price List), payment_terms:Link(Payment Terms Template), lft:Int, rgt:Int, old_parent:Link(Customer Group), accounts:Table(Party Account)`,

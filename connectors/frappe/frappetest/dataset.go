@@ -75,10 +75,19 @@ type Dataset struct {
 
 	ledgerOnce sync.Once
 	ledgerIx   *ledgerIndex // report lookups (ledger_index.go)
+
+	// base is set on a simulator's written copy (writes.go): tables and
+	// child indexes it does not hold come from base, which is never
+	// modified.
+	base *Dataset
 }
 
 // ensure writes the derived ledger tables before doctype is read.
 func (ds *Dataset) ensure(doctype string) {
+	if ds.base != nil {
+		ds.base.ensure(doctype)
+		return
+	}
 	if ds.lazyTypes[doctype] {
 		ds.lazyOnce.Do(func() {
 			ds.lazyBuild()
@@ -108,7 +117,10 @@ func (ds *Dataset) List(doctype string) []*Doc {
 	if t := ds.tables[doctype]; t != nil {
 		return t.rows
 	}
-	return ds.children[doctype]
+	if c, ok := ds.children[doctype]; ok || ds.base == nil {
+		return c
+	}
+	return ds.base.List(doctype)
 }
 
 // Get returns one document by exact name (collation-insensitive lookup as
@@ -117,6 +129,9 @@ func (ds *Dataset) Get(doctype, name string) *Doc {
 	ds.ensure(doctype)
 	t := ds.tables[doctype]
 	if t == nil {
+		if ds.base != nil {
+			return ds.base.Get(doctype, name)
+		}
 		return nil
 	}
 	if d := t.byName[collationKey(name)]; d != nil {

@@ -19,13 +19,13 @@ func (rc *reqCtx) loadDoc(doctype, name string) (*Doc, *apiError) {
 	}
 	var d *Doc
 	if meta.IsTable {
-		for _, c := range rc.s.data.List(doctype) {
+		for _, c := range rc.s.dataset().List(doctype) {
 			if collateCompare(c.Name, name) == 0 {
 				d = c
 			}
 		}
 	} else {
-		d = rc.s.data.Get(doctype, name)
+		d = rc.s.dataset().Get(doctype, name)
 	}
 	if d == nil {
 		return nil, notFound(doctype + " " + name + " not found")

@@ -14,6 +14,9 @@ type ledgerIndex struct {
 }
 
 func (ds *Dataset) ledger() *ledgerIndex {
+	if ds.base != nil {
+		return ds.base.ledger() // writes never touch the ledgers
+	}
 	ds.ledgerOnce.Do(func() { ds.ledgerIx = buildLedgerIndex(ds) })
 	return ds.ledgerIx
 }

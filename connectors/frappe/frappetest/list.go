@@ -178,7 +178,7 @@ func (rc *reqCtx) getList(a listArgs) ([]any, *apiError) {
 
 // newQuery starts a permission-aware query for the request's user.
 func (rc *reqCtx) newQuery(meta *DocMeta) *query {
-	return &query{ds: rc.s.data, user: rc.user, today: rc.s.today, main: meta, applyUserPerms: true, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
+	return &query{ds: rc.s.dataset(), user: rc.user, today: rc.s.today, main: meta, applyUserPerms: true, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
 }
 
 // addFilters compiles filters (AND) or or_filters (OR) into the query.

@@ -19,6 +19,8 @@ var whitelisted = map[string]methodFunc{
 	"frappe.desk.reportview.get_count":    (*reqCtx).methodReportviewCount,
 	"frappe.desk.query_report.run":        (*reqCtx).methodQueryReportRun,
 	"frappe.desk.query_report.get_script": (*reqCtx).methodQueryReportGetScript,
+	"frappe.client.submit":                (*reqCtx).methodSubmit,
+	"frappe.desk.form.utils.add_comment":  (*reqCtx).methodAddComment,
 	"login":                               (*reqCtx).methodLogin,
 	"logout":                              (*reqCtx).methodLogout,
 }
@@ -28,7 +30,7 @@ var allowGuest = map[string]bool{"login": true, "logout": true}
 // knownModules are importable modules, for "Failed to get method" errors.
 var knownModules = map[string]bool{
 	"frappe": true, "frappe.auth": true, "frappe.client": true, "frappe.desk": true,
-	"frappe.desk.reportview": true, "frappe.desk.query_report": true, "frappe.integrations": true,
+	"frappe.desk.reportview": true, "frappe.desk.form": true, "frappe.desk.form.utils": true, "frappe.desk.query_report": true, "frappe.integrations": true,
 	"frappe.integrations.oauth2": true, "frappe.handler": true, "erpnext": true,
 	"frappe.utils": true, "frappe.utils.change_log": true,
 }
@@ -135,7 +137,7 @@ func (rc *reqCtx) methodClientCount() *apiError {
 	if meta == nil || rc.s.missing(doctype) {
 		return pythonError("pymysql.err.ProgrammingError", "(1146, \"Table '_5e5eaa6fd3a2d1b0.tab"+doctype+"' doesn't exist\")")
 	}
-	q := &query{ds: rc.s.data, today: rc.s.today, main: meta, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
+	q := &query{ds: rc.s.dataset(), today: rc.s.today, main: meta, accentSensitiveLike: rc.s.opts.AccentSensitiveLike}
 	q.items = []boundItem{{key: "name", expr: bCol{field: "name", typ: "Data"}}}
 	raw, _ := rc.arg("filters")
 	filters := raw

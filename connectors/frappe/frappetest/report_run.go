@@ -141,7 +141,7 @@ func (rc *reqCtx) methodQueryReportRun() *apiError {
 	if obj == nil {
 		obj = newObject(0)
 	}
-	ctx := &reportCtx{ds: rc.s.data, user: rc.user, f: &reportFilters{o: obj, today: rc.s.today}}
+	ctx := &reportCtx{ds: rc.s.dataset(), user: rc.user, f: &reportFilters{o: obj, today: rc.s.today}}
 	start := time.Now()
 	out, err := spec.execute(ctx)
 	if err != nil {

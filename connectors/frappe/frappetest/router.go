@@ -68,10 +68,16 @@ func (rc *reqCtx) route(rest string) *apiError {
 			if rc.r.Method == http.MethodPost && doctype == oauthClientDoctype {
 				return rc.insertOAuthClient()
 			}
+			if rc.r.Method == http.MethodPost && rc.user != nil {
+				return rc.insertResource(doctype)
+			}
 			if rc.r.Method != http.MethodGet && rc.r.Method != http.MethodHead {
 				return rc.readOnly(doctype)
 			}
 			return rc.listResource(doctype)
+		}
+		if rc.r.Method == http.MethodPut && rc.user != nil && doctype != oauthClientDoctype {
+			return rc.updateResource(doctype, name)
 		}
 		if rc.r.Method != http.MethodGet && rc.r.Method != http.MethodHead {
 			return rc.readOnly(doctype)
@@ -84,7 +90,9 @@ func (rc *reqCtx) route(rest string) *apiError {
 	return routeNotFound()
 }
 
-// readOnly answers write verbs: the simulator never grants write access.
+// readOnly answers the write verbs the simulator does not take (DELETE,
+// and POST or PUT where Frappe would run a document method or Guest
+// writes).
 func (rc *reqCtx) readOnly(doctype string) *apiError {
 	e := bareError("PermissionError")
 	e.messages = []*object{printMessage("No permission for " + doctype)}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -68,6 +69,12 @@ type Simulator struct {
 	mu     sync.Mutex
 	faults []*faultState
 	hits   map[string]int
+
+	// cur is the data as written (written.go); writeMu serialises writes
+	// and guards lastStamp.
+	cur       atomic.Pointer[Dataset]
+	writeMu   sync.Mutex
+	lastStamp time.Time
 }
 
 // NewHandler builds a simulator that can be mounted on any server.
@@ -77,7 +84,7 @@ func NewHandler(opts Options) *Simulator {
 		today = opts.Now()
 	}
 	reg, data := sharedDataset(today, opts.ExtraSalesInvoices, opts.ExtraCustomers)
-	return &Simulator{
+	s := &Simulator{
 		opts:     opts,
 		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
 		reg:      withoutFields(reg, opts.MissingFields),
@@ -87,11 +94,14 @@ func NewHandler(opts Options) *Simulator {
 		sessions: &sessionStore{sids: map[string]string{}},
 		hits:     map[string]int{},
 	}
+	s.cur.Store(data)
+	return s
 }
 
 // Data returns the seeded data (read-only) so tests can compute expected
 // values independently of the HTTP layer. Simulators built with the same
 // "today" and ExtraSalesInvoices share one Dataset: never modify it.
+// Documents written through the API are not in it (see Written).
 func (s *Simulator) Data() *Dataset { return s.data }
 
 // Users returns the demo users and their credentials.

@@ -25,7 +25,7 @@ type User struct {
 	Roles []string
 }
 
-var fullRoles = []string{"Accounts Manager", "Accounts User", "Sales User", "Purchase User", "Stock User", "Projects User"}
+var fullRoles = []string{"Accounts Manager", "Accounts User", "Sales User", "Sales Master Manager", "Purchase User", "Stock User", "Projects User"}
 
 // SystemManager is the Frappe role of a site's administrators: it may
 // create OAuth Clients and manage users and roles.
@@ -35,6 +35,10 @@ const SystemManager = "System Manager"
 const (
 	RoleAdministrator    = "administrator"
 	RoleNonAdministrator = "no-accounting"
+	// RoleOrderViewer reads sales orders, invoices and customers (Accounts
+	// User) but may not create Sales Orders nor change Customers: writes
+	// answer the ERP's 403.
+	RoleOrderViewer = "order-viewer"
 )
 
 // demoUsers returns the fixed demo users (see the package documentation).
@@ -50,6 +54,8 @@ func demoUsers() []User {
 			Password: "demo-clerk-pw", Role: "field-limited", Accounting: true, Roles: []string{"Accounts User", "Sales User", "Stock User"}},
 		{Email: "mcp.bot@demo.example", FullName: "MCP Service Bot", APIKey: "demobotkey001", APISecret: "demobotsecret01",
 			Password: "demo-bot-pw", Role: "service", Accounting: true, Roles: fullRoles},
+		{Email: "orders.viewer@demo.example", FullName: "Olive Orders", APIKey: "demoviewkey01", APISecret: "demoviewsecret01",
+			Password: "demo-viewer-pw", Role: RoleOrderViewer, Accounting: true, Roles: []string{"Accounts User"}},
 		{Email: "it.admin@demo.example", FullName: "Ines Admin", APIKey: "demoadminkey1", APISecret: "demoadminsecret1",
 			Password: "demo-admin-pw", Role: RoleAdministrator, Accounting: true, Roles: append([]string{SystemManager}, fullRoles...)},
 	}

@@ -1,0 +1,664 @@
+package frappetest
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Writes, as Frappe v15 / ERPNext v15 do them (frappe/api/v1.py create_doc
+// and update_doc, frappe/client.py submit, frappe/desk/form/utils.py
+// add_comment, frappe/model/document.py insert / save / submit). Only the
+// DocTypes erpgate writes are writable; every other write is refused with
+// the 403 a role without the right gets.
+
+// Role permissions for writes (ERPNext's doctype permissions for these
+// roles; a role not listed has only what readRoles give it).
+var (
+	createRoles = map[string][]string{
+		"Sales Order": {"Sales User", "Sales Manager", "Maintenance User"},
+	}
+	writeRoles = map[string][]string{
+		"Sales Order":   {"Sales User", "Sales Manager", "Maintenance User"},
+		"Sales Invoice": {"Accounts User", "Accounts Manager"},
+		"Customer":      {"Sales Master Manager"},
+	}
+	submitRoles = map[string][]string{
+		"Sales Order":   {"Sales User", "Sales Manager", "Maintenance User"},
+		"Sales Invoice": {"Accounts User", "Accounts Manager"},
+	}
+)
+
+func allowed(u *User, table map[string][]string, doctype string) bool {
+	roles, ok := table[doctype]
+	return u != nil && ok && u.hasRole(roles)
+}
+
+// noPermission is Document.check_permission's failure: the permission
+// log as a message and _error_message "Insufficient Permission for X".
+func noPermission(u *User, doctype string) *apiError {
+	e := bareError("PermissionError")
+	e.messages = []*object{printMessage("User <strong>" + userName(u) + "</strong> does not have doctype access via role permission for document <strong>" + doctype + "</strong>")}
+	e.errorMsg = "Insufficient Permission for " + doctype
+	return e
+}
+
+// erpnextError is a ValidationError subclass raised by ERPNext.
+func erpnextError(cls, msg string) *apiError {
+	e := frappeThrow("ValidationError", msg, "")
+	e.excType, e.excPath = cls, "erpnext.exceptions."+cls
+	return e
+}
+
+func frappeSubclass(cls, msg, title string) *apiError {
+	e := frappeThrow("ValidationError", msg, title)
+	e.excType, e.excPath = cls, "frappe.exceptions."+cls
+	return e
+}
+
+// mandatoryError is Document._validate_mandatory: one plain message per
+// missing field, then MandatoryError "[Doctype, name]: fields".
+func mandatoryError(doctype, name string, missing [][2]string) *apiError {
+	e := &apiError{status: 417, excType: "MandatoryError", excPath: "frappe.exceptions.MandatoryError", traceback: true}
+	var names []string
+	for _, m := range missing {
+		e.messages = append(e.messages, printMessage("Error: Value missing for "+m[1]))
+		names = append(names, m[0])
+	}
+	e.message = "[" + doctype + ", " + name + "]: " + strings.Join(names, ", ")
+	return e
+}
+
+// bodyObject returns the request's JSON body (frappe.form_dict for a
+// JSON request) as an object.
+func (rc *reqCtx) bodyObject() *object { return rc.form }
+
+// lookup finds a document in the current data.
+func (rc *reqCtx) lookup(doctype, name string) *Doc {
+	return rc.s.dataset().Get(doctype, name)
+}
+
+// insertResource is POST /api/resource/<doctype> (create_doc: new_doc(**data).insert()).
+func (rc *reqCtx) insertResource(doctype string) *apiError {
+	meta := rc.s.reg.get(doctype)
+	if meta == nil || rc.s.missing(doctype) {
+		return doctypeNotFound(doctype)
+	}
+	if doctype != "Sales Order" {
+		return noPermission(rc.user, doctype)
+	}
+	rc.s.writeMu.Lock()
+	defer rc.s.writeMu.Unlock()
+	d, err := rc.newSalesOrder(rc.bodyObject())
+	if err != nil {
+		return err
+	}
+	rc.s.cur.Store(rc.s.dataset().withDoc(d))
+	return rc.respond("data", stripHighPermlevel(rc.user, doctype, docAsDict(rc.s.reg, d, true)))
+}
+
+// objStr reads a string member of a JSON object ("" when absent or null).
+func objStr(o *object, k string) string {
+	v, _ := o.get(k)
+	return strings.TrimSpace(cstr(v))
+}
+
+func objList(o *object, k string) []*object {
+	v, _ := o.get(k)
+	list, _ := v.([]any)
+	var out []*object
+	for _, x := range list {
+		if r, ok := x.(*object); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// newSalesOrder validates and builds a draft Sales Order the way
+// Document.insert and ERPNext's SalesOrder.validate do, in their order:
+// links, create permission, naming, party, delivery date, mandatory.
+func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
+	ds := rc.s.dataset()
+	today := fmtDate(rc.s.today)
+	customer, company := objStr(in, "customer"), objStr(in, "company")
+	rows := objList(in, "items")
+	var bad []string
+	cust := ds.Get("Customer", customer)
+	if customer != "" && cust == nil {
+		bad = append(bad, "Customer: "+customer)
+	}
+	comp := ds.Get("Company", company)
+	if company != "" && comp == nil {
+		bad = append(bad, "Company: "+company)
+	}
+	items := make([]*Doc, len(rows))
+	for i, r := range rows {
+		code := objStr(r, "item_code")
+		items[i] = ds.Get("Item", code)
+		if code != "" && items[i] == nil {
+			bad = append(bad, fmt.Sprintf("Row #%d: Item Code: %s", i+1, code))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, frappeSubclass("LinkValidationError", "Could not find "+strings.Join(bad, ", "), "")
+	}
+	if !allowed(rc.user, createRoles, "Sales Order") {
+		return nil, noPermission(rc.user, "Sales Order")
+	}
+	if v := cint(must(in.get("docstatus"))); v != 0 {
+		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 0 (Draft) to "+strconv.FormatInt(v, 10), "")
+	}
+	var missing [][2]string
+	if customer == "" {
+		missing = append(missing, [2]string{"customer", "Sales Order: Customer"})
+	}
+	if company == "" {
+		missing = append(missing, [2]string{"company", "Sales Order: Company"})
+	}
+	if len(rows) == 0 {
+		missing = append(missing, [2]string{"items", "Sales Order: Items"})
+	}
+	for i, r := range rows {
+		if objStr(r, "item_code") == "" {
+			missing = append(missing, [2]string{"item_code", fmt.Sprintf("Sales Order Item: Item Code (row %d)", i+1)})
+		}
+	}
+	if len(missing) > 0 {
+		return nil, mandatoryError("Sales Order", "new-sales-order-1", missing)
+	}
+	if !companyAllowed(rc.user, company) {
+		return nil, docPermissionError(userName(rc.user), "Company", company, true)
+	}
+	if cust.Int("disabled") == 1 {
+		return nil, erpnextError("PartyDisabled", "Customer "+cust.Name+" is disabled")
+	}
+	txDate := objStr(in, "transaction_date")
+	if txDate == "" {
+		txDate = today
+	}
+	delivery := objStr(in, "delivery_date")
+	for _, r := range rows {
+		if dd := objStr(r, "delivery_date"); dd > delivery {
+			delivery = dd
+		}
+	}
+	if delivery == "" {
+		return nil, validationError("Please enter Delivery Date")
+	}
+	if _, err := time.Parse("2006-01-02", txDate); err != nil {
+		return nil, validationError("Invalid date: " + txDate)
+	}
+	if _, err := time.Parse("2006-01-02", delivery); err != nil {
+		return nil, validationError("Invalid date: " + delivery)
+	}
+	if txDate > delivery {
+		return nil, frappeThrow("ValidationError", "Expected Delivery Date should be after Sales Order Date", "Invalid Delivery Date")
+	}
+	compCurrency := comp.Str("default_currency")
+	currency := cust.Str("default_currency")
+	if currency == "" {
+		currency = compCurrency
+	}
+	posted, _ := time.Parse("2006-01-02", txDate)
+	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted)}
+	for i, r := range rows {
+		it := items[i]
+		info := &itemInfo{Code: it.Name, Name: it.Str("item_name"), Group: it.Str("item_group"), UOM: it.Str("stock_uom"),
+			PriceCents: it.Dec("standard_rate").Cents(), Stock: it.Int("is_stock_item") == 1}
+		qty := flt(must(r.get("qty")))
+		if qty <= 0 {
+			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
+		}
+		line := sellingLine{item: info, qtyH: int64(qty) / (decimalScale / 100), rateC: priceIn(info, currency)}
+		if v, ok := r.get("rate"); ok && v != nil {
+			line.rateC = flt(v).Cents()
+		}
+		s.lines = append(s.lines, line)
+	}
+	s.compute()
+	stamp := rc.s.stamp()
+	owner := userName(rc.user)
+	d := &Doc{DocType: "Sales Order", Fields: map[string]any{}, Children: map[string][]*Doc{}, defaults: rc.s.reg.get("Sales Order").template}
+	d.Name = nextName(ds, "Sales Order", fmt.Sprintf("SAL-ORD-%d-", rc.s.today.Year()))
+	f := d.Fields
+	for k, v := range map[string]any{"owner": owner, "creation": stamp, "modified": stamp, "modified_by": owner, "docstatus": int64(0), "idx": int64(0)} {
+		f[k] = v
+	}
+	f["title"] = cust.Str("customer_name")
+	f["naming_series"] = "SAL-ORD-.YYYY.-"
+	f["customer"] = cust.Name
+	f["customer_name"] = cust.Str("customer_name")
+	f["order_type"] = "Sales"
+	f["company"] = comp.Name
+	f["transaction_date"] = txDate
+	f["delivery_date"] = delivery
+	if po := objStr(in, "po_no"); po != "" {
+		f["po_no"] = po
+	}
+	f["territory"] = cust.Str("territory")
+	f["customer_group"] = cust.Str("customer_group")
+	f["party_account_currency"] = currency
+	fillSellingHeader(d, s)
+	f["status"] = "Draft"
+	f["delivery_status"] = "Not Delivered"
+	f["billing_status"] = "Not Billed"
+	if !hasStockLine(s) {
+		f["delivery_status"] = "Not Applicable"
+	}
+	meta := rc.s.reg.get("Sales Order Item")
+	for i, l := range s.lines {
+		row := pricedItemRow(l)
+		row["delivery_date"] = delivery
+		if dd := objStr(rows[i], "delivery_date"); dd != "" {
+			row["delivery_date"] = dd
+		}
+		row["transaction_date"] = txDate
+		addRow(d, "items", meta, row, i)
+	}
+	addRow(d, "payment_schedule", rc.s.reg.get("Payment Schedule"), map[string]any{
+		"due_date": txDate, "invoice_portion": Units(100), "payment_amount": Cents(s.payable()),
+		"outstanding": Cents(s.payable()), "base_payment_amount": Cents(s.basePayable()), "discount_type": "Percentage",
+	}, 0)
+	return d, nil
+}
+
+func hasStockLine(s *sellingCalc) bool {
+	for _, l := range s.lines {
+		if l.item.Stock {
+			return true
+		}
+	}
+	return false
+}
+
+// must drops the presence flag of object.get.
+func must(v any, _ bool) any { return v }
+
+// addRow appends a child row with the parent's standard columns and a
+// random name, as Document.set_new_name does for children.
+func addRow(parent *Doc, tf string, meta *DocMeta, values map[string]any, i int) {
+	for k, v := range map[string]any{
+		"owner": parent.Fields["owner"], "creation": parent.Fields["creation"], "modified": parent.Fields["modified"],
+		"modified_by": parent.Fields["modified_by"], "docstatus": parent.Fields["docstatus"], "idx": int64(i + 1),
+		"parent": parent.Name, "parentfield": tf, "parenttype": parent.DocType,
+	} {
+		values[k] = v
+	}
+	parent.Children[tf] = append(parent.Children[tf], &Doc{DocType: meta.Name, Name: excID()[:10], Fields: values, defaults: meta.template})
+}
+
+// nextName is the naming series' next name: prefix + 5 digits after the
+// highest existing one (tabSeries keeps the current value).
+func nextName(ds *Dataset, doctype, prefix string) string {
+	top := 0
+	for _, d := range ds.List(doctype) {
+		if rest, ok := strings.CutPrefix(d.Name, prefix); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n > top {
+				top = n
+			}
+		}
+	}
+	return fmt.Sprintf("%s%05d", prefix, top+1)
+}
+
+// crossRate is the deterministic exchange rate between any two of the
+// demo currencies, through USD.
+func crossRate(from, to string, d time.Time) int64 {
+	switch {
+	case from == to:
+		return 10000
+	case from == "USD":
+		return exchangeRate(from, to, d)
+	case to == "USD":
+		return roundHalfEven(10000*10000, exchangeRate(to, from, d))
+	}
+	return roundHalfEven(crossRate(from, "USD", d)*crossRate("USD", to, d), 10000)
+}
+
+// updateResource is PUT /api/resource/<doctype>/<name> (update_doc:
+// get_doc, doc.update(data), doc.save()).
+func (rc *reqCtx) updateResource(doctype, name string) *apiError {
+	meta := rc.s.reg.get(doctype)
+	if meta == nil || rc.s.missing(doctype) {
+		return doctypeNotFound(doctype)
+	}
+	rc.s.writeMu.Lock()
+	defer rc.s.writeMu.Unlock()
+	cur := rc.lookup(doctype, name)
+	if cur == nil {
+		return notFound(doctype + " " + name + " not found")
+	}
+	d := cur.clone()
+	if err := rc.applyUpdate(d, rc.bodyObject()); err != nil {
+		return err
+	}
+	saved, err := rc.save(cur, d, false)
+	if err != nil {
+		return err
+	}
+	return rc.respond("data", stripHighPermlevel(rc.user, doctype, docAsDict(rc.s.reg, saved, true)))
+}
+
+// applyUpdate is Document.update(data): header fields of the DocType and
+// whole child tables (rows keep their name when they send it).
+func (rc *reqCtx) applyUpdate(d *Doc, in *object) *apiError {
+	meta := rc.s.reg.get(d.DocType)
+	for i, k := range in.keys {
+		v := in.vals[i]
+		switch k {
+		case "name", "doctype", "owner", "creation", "flags":
+			continue
+		case "modified", "docstatus":
+			if k == "docstatus" {
+				d.Fields[k] = cint(v)
+			} else {
+				d.Fields[k] = cstr(v)
+			}
+			continue
+		}
+		f := meta.Field(k)
+		if f == nil {
+			continue
+		}
+		if f.IsTable() {
+			list, _ := v.([]any)
+			cm := rc.s.reg.get(f.Options)
+			old := map[string]*Doc{}
+			for _, r := range d.Children[k] {
+				old[r.Name] = r
+			}
+			d.Children[k] = nil
+			for j, x := range list {
+				r, ok := x.(*object)
+				if !ok {
+					continue
+				}
+				row := &Doc{DocType: cm.Name, Name: objStr(r, "name"), Fields: map[string]any{}, defaults: cm.template}
+				if prev := old[row.Name]; prev != nil {
+					row.Fields = cloneFields(prev.Fields)
+				} else {
+					row.Name = excID()[:10]
+				}
+				for ri, rk := range r.keys {
+					if cf := cm.Field(rk); cf != nil {
+						row.Fields[rk] = storedValue(cf, r.vals[ri])
+					}
+				}
+				for ck, cv := range map[string]any{"idx": int64(j + 1), "parent": d.Name, "parentfield": k, "parenttype": d.DocType} {
+					row.Fields[ck] = cv
+				}
+				d.Children[k] = append(d.Children[k], row)
+			}
+			continue
+		}
+		d.Fields[k] = storedValue(f, v)
+	}
+	return nil
+}
+
+func cloneFields(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// storedValue converts a JSON value to the column's stored Go type.
+func storedValue(f *Field, v any) any {
+	switch {
+	case v == nil:
+		return nil
+	case f.Type == "Check" || f.Type == "Int":
+		return cint(v)
+	case f.IsDecimal():
+		return flt(v)
+	}
+	return cstr(v)
+}
+
+// save is Document.save after the data is applied: write (or submit)
+// permission, check_if_latest (modified and the docstatus transition),
+// the DocType's validations, then the new modified stamp on the document
+// and its rows. submit is frappe.client.submit's doc.submit().
+func (rc *reqCtx) save(cur, d *Doc, submit bool) (*Doc, *apiError) {
+	dt := d.DocType
+	meta := rc.s.reg.get(dt)
+	if !canRead(rc.user, dt) || !docAllowed(rc.user, rc.s.reg, cur) {
+		return nil, noPermission(rc.user, dt)
+	}
+	from, to := cur.Int("docstatus"), d.Int("docstatus")
+	switch {
+	case from == 2:
+		return nil, validationError("Cannot edit cancelled document")
+	case from == 0 && to == 0:
+		if !allowed(rc.user, writeRoles, dt) {
+			return nil, noPermission(rc.user, dt)
+		}
+	case from == 0 && to == 1, from == 1 && to == 1:
+		if !meta.Submittable || !allowed(rc.user, submitRoles, dt) {
+			return nil, noPermission(rc.user, dt)
+		}
+	case from == 1 && to == 0:
+		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 1 (Submitted) to 0 (Draft)", "")
+	default:
+		return nil, validationError("Invalid docstatus")
+	}
+	stamp := rc.s.stamp()
+	if sent := d.Str("modified"); sent != cur.Str("modified") {
+		e := frappeSubclass("TimestampMismatchError", "Error: Document has been modified after you have opened it ("+cur.Str("modified")+", "+stamp+"). Please refresh to get the latest document.", "")
+		return nil, e
+	}
+	if from == 1 && to == 1 {
+		if f := changedAfterSubmit(meta, cur, d); f != nil {
+			return nil, frappeSubclass("UpdateAfterSubmitError", "Not allowed to change "+f.Name+" after submission from "+toText(cur.Get(f.Name))+" to "+toText(d.Get(f.Name)), "")
+		}
+	}
+	if dt == "Customer" {
+		if err := rc.validateCreditLimits(cur, d); err != nil {
+			return nil, err
+		}
+	}
+	if from == 0 && to == 1 {
+		switch dt {
+		case "Sales Order":
+			d.Fields["status"] = "To Deliver and Bill"
+			if d.Str("delivery_status") == "Not Applicable" {
+				d.Fields["status"] = "To Bill"
+			}
+		case "Sales Invoice":
+			if d.Dec("outstanding_amount") == 0 {
+				d.Fields["outstanding_amount"] = Cents(partyTotal(d))
+			}
+			d.Fields["status"] = invoiceStatus(d, fmtDate(rc.s.today), false)
+		}
+	}
+	user := userName(rc.user)
+	d.Fields["modified"], d.Fields["modified_by"] = stamp, user
+	for _, rows := range d.Children {
+		for _, r := range rows {
+			r.Fields["modified"], r.Fields["modified_by"], r.Fields["docstatus"] = stamp, user, to
+			if _, ok := r.Fields["owner"]; !ok {
+				r.Fields["owner"], r.Fields["creation"] = user, stamp
+			}
+		}
+	}
+	rc.s.cur.Store(rc.s.dataset().withDoc(d))
+	return d, nil
+}
+
+// changedAfterSubmit returns a header field a submitted document may not
+// change (none of the simulated fields is allow_on_submit).
+func changedAfterSubmit(meta *DocMeta, cur, d *Doc) *Field {
+	for _, f := range meta.DataFields() {
+		if toText(cur.Get(f.Name)) != toText(d.Get(f.Name)) {
+			return f
+		}
+	}
+	return nil
+}
+
+// validateCreditLimits is ERPNext's Customer.validate_credit_limit_on_change:
+// one row per company, and a limit no lower than what the customer owes
+// the company (submitted invoices' outstanding, in company currency, plus
+// submitted orders not yet billed unless bypass_credit_limit_check).
+func (rc *reqCtx) validateCreditLimits(cur, d *Doc) *apiError {
+	limits := d.Children["credit_limits"]
+	if len(limits) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, l := range limits {
+		c := l.Str("company")
+		if c == "" {
+			return mandatoryError("Customer", d.Name, [][2]string{{"company", fmt.Sprintf("Customer Credit Limit: Company (row %d)", l.Int("idx"))}})
+		}
+		if rc.s.dataset().Get("Company", c) == nil {
+			return frappeSubclass("LinkValidationError", fmt.Sprintf("Could not find Row #%d: Company: %s", l.Int("idx"), c), "")
+		}
+		if seen[c] {
+			return validationError("Credit limit is already defined for the Company " + c)
+		}
+		seen[c] = true
+		owed := rc.customerOutstanding(d.Name, c, l.Int("bypass_credit_limit_check") == 1)
+		if l.Dec("credit_limit").Cents() < owed {
+			return validationError("New credit limit is less than current outstanding amount for the customer. Credit limit has to be atleast " + Cents(owed).String())
+		}
+	}
+	return nil
+}
+
+// customerOutstanding is erpnext.selling.doctype.customer.get_customer_outstanding
+// in cents of the company currency.
+func (rc *reqCtx) customerOutstanding(customer, company string, bypassOrders bool) int64 {
+	ds := rc.s.dataset()
+	var total int64
+	for _, si := range ds.List("Sales Invoice") {
+		if si.Int("docstatus") != 1 || si.Str("customer") != customer || si.Str("company") != company {
+			continue
+		}
+		out := si.Dec("outstanding_amount").Cents()
+		if si.Str("party_account_currency") != "" && si.Str("party_account_currency") != ds.Get("Company", company).Str("default_currency") {
+			out = roundHalfEven(out*int64(si.Dec("conversion_rate")), decimalScale)
+		}
+		total += out
+	}
+	if !bypassOrders {
+		for _, so := range ds.List("Sales Order") {
+			if so.Int("docstatus") != 1 || so.Str("customer") != customer || so.Str("company") != company || so.Str("status") == "Closed" {
+				continue
+			}
+			total += roundHalfEven(so.Dec("base_grand_total").Cents()*(100*decimalScale-int64(so.Dec("per_billed"))), 100*decimalScale)
+		}
+	}
+	return total
+}
+
+// methodSubmit is frappe.client.submit(doc): the document is built from
+// the sent dict (so its modified is the one checked) and submitted.
+func (rc *reqCtx) methodSubmit() *apiError {
+	if rc.r.Method != http.MethodPost && rc.r.Method != http.MethodPut {
+		return frappeThrow("PermissionError", "Not permitted", "")
+	}
+	v, _ := rc.arg("doc")
+	if s, ok := v.(string); ok {
+		var err *apiError
+		if v, err = jsonLoads(s); err != nil {
+			return err
+		}
+	}
+	in, ok := v.(*object)
+	if !ok {
+		return pythonError("TypeError", "submit() missing 1 required positional argument: 'doc'")
+	}
+	doctype, name := objStr(in, "doctype"), objStr(in, "name")
+	meta := rc.s.reg.get(doctype)
+	if meta == nil {
+		return doctypeNotFound(doctype)
+	}
+	rc.s.writeMu.Lock()
+	defer rc.s.writeMu.Unlock()
+	cur := rc.lookup(doctype, name)
+	if cur == nil {
+		return notFound(doctype + " " + name + " not found")
+	}
+	d := cur.clone()
+	d.Fields["modified"] = nil // get_doc(dict) has only what was sent
+	if err := rc.applyUpdate(d, in); err != nil {
+		return err
+	}
+	d.Fields["docstatus"] = int64(1)
+	saved, err := rc.save(cur, d, true)
+	if err != nil {
+		return err
+	}
+	return rc.respond("message", stripHighPermlevel(rc.user, doctype, docAsDict(rc.s.reg, saved, false)))
+}
+
+// methodAddComment is frappe.desk.form.utils.add_comment: the reference
+// document must exist (404) and be readable by the user (403); the
+// Comment is inserted ignoring Comment permissions, with comment_email
+// and comment_by as the caller sent them.
+func (rc *reqCtx) methodAddComment() *apiError {
+	if rc.r.Method != http.MethodPost && rc.r.Method != http.MethodPut {
+		return frappeThrow("PermissionError", "Not permitted", "")
+	}
+	arg := func(k string) string { v, _ := rc.arg(k); return cstr(v) }
+	refType, refName, content := arg("reference_doctype"), arg("reference_name"), arg("content")
+	for _, k := range []string{"reference_doctype", "reference_name", "content", "comment_email", "comment_by"} {
+		if _, ok := rc.arg(k); !ok {
+			return pythonError("TypeError", "add_comment() missing 1 required positional argument: '"+k+"'")
+		}
+	}
+	meta := rc.s.reg.get(refType)
+	if meta == nil || meta.IsTable {
+		return doctypeNotFound(refType)
+	}
+	rc.s.writeMu.Lock()
+	defer rc.s.writeMu.Unlock()
+	ref := rc.lookup(refType, refName)
+	if ref == nil {
+		return notFound(refType + " " + refName + " not found")
+	}
+	if !canRead(rc.user, refType) {
+		return noPermission(rc.user, refType)
+	}
+	if !docAllowed(rc.user, rc.s.reg, ref) {
+		return docPermissionError(userName(rc.user), refType, ref.Name, true)
+	}
+	stamp := rc.s.stamp()
+	user := userName(rc.user)
+	cm := rc.s.reg.get("Comment")
+	c := &Doc{DocType: "Comment", Name: excID()[:10], Children: map[string][]*Doc{}, defaults: cm.template, Fields: map[string]any{
+		"owner": user, "creation": stamp, "modified": stamp, "modified_by": user, "docstatus": int64(0), "idx": int64(0),
+		"comment_type": "Comment", "comment_email": arg("comment_email"), "comment_by": arg("comment_by"),
+		"reference_doctype": refType, "reference_name": ref.Name, "reference_owner": ref.Str("owner"),
+		"content": sanitizeHTML(content),
+	}}
+	if c.Str("comment_email") == "" {
+		c.Fields["comment_email"] = user
+	}
+	rc.s.cur.Store(rc.s.dataset().withDoc(c))
+	return rc.respond("message", docAsDict(rc.s.reg, c, false))
+}
+
+// sanitizeHTML stands in for frappe.utils.html_utils.sanitize_html: the
+// simulator drops script elements and on* attributes' tags wholesale.
+func sanitizeHTML(s string) string {
+	lower := strings.ToLower(s)
+	for {
+		i := strings.Index(lower, "<script")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(lower[i:], "</script>")
+		end := len(s)
+		if j >= 0 {
+			end = i + j + len("</script>")
+		}
+		s, lower = s[:i]+s[end:], lower[:i]+lower[end:]
+	}
+}

@@ -1,0 +1,312 @@
+// Package approve is the approval page, /approve/{id}: where the person a
+// write waits for sees erpgate's rendering of the change (the preview the
+// connector read from the ERP, never text a model wrote) and approves or
+// rejects it (docs/writes.md).
+//
+// To decide, the person signs in at the site's ERP through its own OAuth
+// client (web/erpadmin, an identity-only purpose: no administrator check)
+// and must come back as the action's approver: the ERP user who proposed
+// it, or, for a service token's write, the user the site's owner named.
+// Then they hold an approval session: a cookie signed for the "approve"
+// purpose naming the site's id and their ERP user, for SessionLifetime,
+// so a second change on the same site needs no second sign-in. Decisions
+// are CSRF-protected form posts; the store (platform/approval) makes each
+// single-use, checks the approver and the expiry in one conditional
+// update and writes the audit row.
+//
+// Nothing is kept in memory: any replica serves any step.
+package approve
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/approval"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/usage"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// Purpose is the erpadmin purpose of the sign-in that identifies the
+// person deciding; its ref is the action's id.
+const Purpose = "approve"
+
+// SessionLifetime is how long an approval session lasts after the
+// sign-in at the ERP.
+const SessionLifetime = 30 * time.Minute
+
+// sessionPurpose is what approval session cookies are signed for.
+const sessionPurpose = "approve"
+
+const (
+	sessionCookie = "erpgate_approve"
+	csrfCookie    = "erpgate_approve_csrf"
+	// csrfLifetime: the CSRF cookie outlives sessions, so that a page
+	// shown before a sign-in still posts after it.
+	csrfLifetime = 12 * time.Hour
+)
+
+//go:embed templates/*.html
+var pageFiles embed.FS
+
+// Actions is the part of the approval store (approval.Store) the page
+// uses.
+type Actions interface {
+	// Lookup returns the action with id, on whatever site:
+	// approval.ErrNotFound when there is none.
+	Lookup(ctx context.Context, id uuid.UUID) (approval.Action, error)
+	// Decide approves or rejects a proposed action as erpUser:
+	// approval.ErrWrongUser, ErrDecided, ErrExpired or ErrNotFound when it
+	// cannot. It writes the audit row.
+	Decide(ctx context.Context, siteID, id uuid.UUID, erpUser string, approve bool) (approval.Action, error)
+}
+
+// UsageRecorder records usage events (usage.Recorder).
+type UsageRecorder interface{ Record(usage.Event) }
+
+// Deps is what the approval page needs.
+type Deps struct {
+	Kit     *pagekit.Kit
+	Actions Actions
+	Sites   *sites.Store
+	// Admin gives the site's OAuth client and records the audit rows of
+	// refusals the store does not see (a sign-in as another user).
+	Admin    *siteadmin.Service
+	Registry *connector.Registry
+	Proofs   *erpadmin.Service
+	// Signer signs approval sessions; its key is derived for this use
+	// only.
+	Signer *pagekit.Signer
+	// Usage records the approved and rejected usage events; nil records
+	// none.
+	Usage  UsageRecorder
+	Logger *zap.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// ClientIP tells where a request comes from (echo's IP extractor), for
+	// the per-source limits; nil is the connection's address.
+	ClientIP func(*http.Request) string
+	// SignInLimit bounds the sign-ins one source may start; zero is 20 at
+	// once, then one every 30 s. PostLimit bounds its decisions; zero is
+	// 30 at once, then one every 10 s.
+	SignInLimit, PostLimit sourcelimit.Limit
+}
+
+// Handler serves the approval page.
+type Handler struct {
+	deps    Deps
+	log     *zap.Logger
+	now     func() time.Time
+	page    *pagekit.Page
+	signIns *sourcelimit.Limiter
+	posts   *sourcelimit.Limiter
+}
+
+// New builds the page and registers its sign-in purpose with deps.Proofs.
+// It panics on a missing dependency (a wiring mistake).
+func New(deps Deps) *Handler {
+	switch {
+	case deps.Kit == nil, deps.Actions == nil, deps.Sites == nil, deps.Admin == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
+		panic("approve: New: a dependency is missing")
+	}
+	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now}
+	if h.log == nil {
+		h.log = zap.NewNop()
+	}
+	h.log = h.log.Named("approve")
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.deps.ClientIP == nil {
+		h.deps.ClientIP = sourcelimit.DirectIP
+	}
+	h.signIns = sourcelimit.New(deps.SignInLimit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second}), time.Now)
+	h.posts = sourcelimit.New(deps.PostLimit.WithDefault(sourcelimit.Limit{Burst: 30, Every: 10 * time.Second}), time.Now)
+	h.page = deps.Kit.MustParse(pageFiles, "templates/approve.html")
+	deps.Proofs.Handle(erpadmin.Purpose{Name: Purpose, IdentityOnly: true, Target: h.signInTarget, Done: h.signInDone})
+	return h
+}
+
+// Register mounts the page on e.
+func (h *Handler) Register(e *echo.Echo) {
+	e.GET("/approve/:id", func(c echo.Context) error { h.show(c.Response(), c.Request(), c.Param("id")); return nil })
+	e.POST("/approve/:id/sign-in", func(c echo.Context) error { h.beginSignIn(c.Response(), c.Request(), c.Param("id")); return nil })
+	e.POST("/approve/:id/decide", func(c echo.Context) error { h.decide(c.Response(), c.Request(), c.Param("id")); return nil })
+}
+
+// pageURL is the approval page of action id.
+func (h *Handler) pageURL(id uuid.UUID) string {
+	return h.deps.Kit.URL("/approve/" + url.PathEscape(id.String()))
+}
+
+// pending is an action with its site, as the page found them.
+type pending struct {
+	action approval.Action
+	site   sites.Site
+}
+
+// load finds the action the path names and its site. An id that is not
+// one, an unknown action and one whose site is gone get the same page, so
+// the page confirms nothing about actions it does not show.
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, raw string) (pending, bool) {
+	p, err := h.lookup(r.Context(), raw)
+	switch {
+	case errors.Is(err, approval.ErrNotFound), errors.Is(err, sites.ErrNotFound):
+		h.invalidLink(w)
+		return pending{}, false
+	case err != nil:
+		h.internalError(w, "load pending action", err)
+		return pending{}, false
+	}
+	return p, true
+}
+
+func (h *Handler) lookup(ctx context.Context, raw string) (pending, error) {
+	id, err := uuid.Parse(raw)
+	if err != nil || id == uuid.Nil {
+		return pending{}, approval.ErrNotFound
+	}
+	a, err := h.deps.Actions.Lookup(ctx, id)
+	if err != nil {
+		return pending{}, err
+	}
+	site, err := h.deps.Sites.GetSite(ctx, a.Key.SiteID)
+	if err != nil {
+		return pending{}, err
+	}
+	return pending{action: a, site: site}, nil
+}
+
+func (h *Handler) invalidLink(w http.ResponseWriter) {
+	h.renderError(w, http.StatusNotFound, pagekit.ErrorPage{
+		Title:   "This approval link is not valid",
+		Message: "erpgate has no change waiting for approval at this address. The link may be incomplete, or the change was removed a day after it expired.",
+		Next:    "Go back to your AI assistant and ask it to propose the change again; it gives you a new link.",
+	})
+}
+
+// session returns the ERP user of the request's approval session for
+// site. A session of another site, an expired or a forged one gives
+// nothing.
+func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
+	raw, ok := h.deps.Kit.ReadCookie(r, sessionCookie)
+	if !ok {
+		return "", false
+	}
+	value, ok := h.deps.Signer.Verify(sessionPurpose, raw, h.now())
+	if !ok {
+		return "", false
+	}
+	id, user, ok := strings.Cut(value, "|")
+	if !ok || id != site.ID.String() || user == "" {
+		return "", false
+	}
+	return user, true
+}
+
+// startSession sets the approval session cookie for user on site.
+func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
+	value := h.deps.Signer.Sign(sessionPurpose, site.ID.String()+"|"+user, h.now().Add(SessionLifetime))
+	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, value, SessionLifetime))
+}
+
+// csrfPurpose binds a form's token to the action it decides.
+func csrfPurpose(id uuid.UUID) string { return "approve\x00" + id.String() }
+
+// checkForm refuses a post another origin sent, or one without this
+// browser's token for the action.
+func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
+	if origin := r.Header.Get("Origin"); origin != "" && !strings.EqualFold(origin, h.origin()) {
+		h.formExpired(w, id)
+		return false
+	}
+	key, _ := h.deps.Kit.Binding(r, csrfCookie)
+	if !pagekit.CheckCSRF(key, csrfPurpose(id), r.PostFormValue("csrf")) {
+		h.formExpired(w, id)
+		return false
+	}
+	return true
+}
+
+func (h *Handler) origin() string {
+	u, err := url.Parse(h.deps.Kit.URL(""))
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func (h *Handler) formExpired(w http.ResponseWriter, id uuid.UUID) {
+	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+		Title:   "This form cannot be sent",
+		Message: "erpgate did not accept this form: it was not sent from the approval page in this browser, or it is too old. Nothing was approved or rejected.",
+		Next:    "Open the approval page again (" + h.pageURL(id) + ") and decide there.",
+	})
+}
+
+// limited answers a request over its source's limit.
+func (h *Handler) limited(w http.ResponseWriter, r *http.Request, l *sourcelimit.Limiter, what string) bool {
+	source := sourcelimit.Source(h.deps.ClientIP(r))
+	ok, wait, first := l.Allow(source)
+	if ok {
+		return false
+	}
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	if first {
+		h.log.Info("source rate limit", zap.String("endpoint", "approval "+what), zap.String("source", source))
+	}
+	h.renderError(w, http.StatusTooManyRequests, pagekit.ErrorPage{
+		Title:   "Too many requests",
+		Message: "This address has sent too many requests to erpgate's approval pages in a short time.",
+		Next:    "Wait " + strconv.Itoa(secs) + " seconds, then open the approval page again.",
+	})
+	return true
+}
+
+// formAction is what the page's forms may post to: erpgate, and the
+// ERP's origin, since the sign-in answers its post with a redirect there.
+func formAction(site sites.Site) []string {
+	out := []string{"'self'"}
+	if u, err := url.Parse(site.BaseURL); err == nil && u.Host != "" {
+		out = append(out, u.Scheme+"://"+u.Host)
+	}
+	return out
+}
+
+func (h *Handler) render(w http.ResponseWriter, status int, p *pagekit.Page, data any, site sites.Site) {
+	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: formAction(site)}); err != nil {
+		h.log.Error("approval page not rendered", zap.Error(err))
+	}
+}
+
+func (h *Handler) renderError(w http.ResponseWriter, status int, p pagekit.ErrorPage) {
+	if err := h.deps.Kit.RenderError(w, status, p); err != nil {
+		h.log.Error("error page not rendered", zap.Error(err))
+	}
+}
+
+// internalError logs err under a reference and shows the reference.
+func (h *Handler) internalError(w http.ResponseWriter, what string, err error) {
+	ref := pagekit.NewReference()
+	h.log.Error("approval page failed", zap.String("step", what), zap.String("reference", ref), zap.Error(err))
+	h.renderError(w, http.StatusInternalServerError, pagekit.ErrorPage{
+		Title:     "Something went wrong",
+		Message:   "erpgate could not finish this. Nothing was approved or rejected.",
+		Next:      "Try again in a moment. If it keeps happening, tell your erpgate operator.",
+		Reference: ref,
+	})
+}

@@ -1,0 +1,229 @@
+package approve
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/approval"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// The states the page shows, each with its own sentence.
+const (
+	stateAwaiting  = "awaiting"
+	stateApproved  = "approved"
+	stateExecuting = "executing"
+	stateRejected  = "rejected"
+	stateExecuted  = "executed"
+	stateFailed    = "failed"
+	stateExpired   = "expired"
+)
+
+// kindNames are the kinds of ERP as people call them.
+var kindNames = map[string]string{"frappe": "Frappe/ERPNext", "acumatica": "Acumatica"}
+
+func kindName(kind string) string {
+	if n, ok := kindNames[kind]; ok {
+		return n
+	}
+	return kind
+}
+
+// fieldView is one row of the fields table.
+type fieldView struct {
+	Label, Name, Before, After string
+	HasBefore, Changed         bool
+}
+
+// view is what approve.html and decided.html show. Every value is text
+// that html/template escapes: a value from the ERP or the model's
+// arguments can never become markup.
+type view struct {
+	ID, Title, State string
+	SiteName, ERP    string
+	// Sentence says where the change stands; Detail adds to it (a
+	// failure's reason); Next says what to do now.
+	Sentence, Detail, Next string
+	// ToolTitle names the write tool; Operation what it does.
+	ToolTitle, Tool, Operation string
+	// Signed-in approver only: the preview and who proposed it.
+	ShowDetails                bool
+	DocType, DocName, Summary  string
+	Fields                     []fieldView
+	HasBefore                  bool
+	Tables                     []connector.PreviewTable
+	Warnings                   []string
+	ProposedBy, Client         string
+	Created, Expires, TimeLeft string
+	// CanDecide shows the Approve and Reject buttons; SignIn the sign-in
+	// button. SignedInAs is the approval session's user.
+	CanDecide, SignIn bool
+	SignedInAs        string
+	CSRF              string
+}
+
+// URL is an action path of this page.
+func (v view) URL(path string) string { return "/approve/" + v.ID + path }
+
+// show answers GET /approve/{id}.
+func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
+	p, ok := h.load(w, r, raw)
+	if !ok {
+		return
+	}
+	key := h.deps.Kit.EnsureBinding(w, r, csrfCookie, csrfLifetime)
+	user, _ := h.session(r, p.site)
+	h.render(w, http.StatusOK, h.page, h.view(p, user, key), p.site)
+}
+
+// view builds the page of p for the person signed in as user ("" for
+// nobody) in the browser whose CSRF key is key.
+//
+// The preview (the ERP's values, the document, who proposed it) is shown
+// only to the approver, signed in through the ERP. The link travels
+// through the model and the AI client and may be pasted anywhere; whoever
+// holds it learns only that a change of this kind waits on this site.
+func (h *Handler) view(p pending, user, key string) view {
+	a, now := p.action, h.now()
+	v := view{
+		ID: a.ID.String(), SiteName: p.site.DisplayName, ERP: kindName(p.site.Kind),
+		Tool: a.Key.Tool, ToolTitle: h.toolTitle(p.site.Kind, a.Key.Tool), Operation: operationWords(a.Preview.Operation),
+		CSRF: pagekit.CSRFToken(key, csrfPurpose(a.ID)),
+	}
+	v.State = state(a, now)
+	v.Title, v.Sentence, v.Detail = stateWords(v.State, a, v.ERP)
+	v.Next = nextWords(v.State)
+	approver := user != "" && user == a.Approver
+	if user != "" {
+		v.SignedInAs = user
+	}
+	if approver {
+		v.ShowDetails = true
+		v.DocType, v.DocName, v.Summary = a.Preview.DocType, a.Preview.DocName, a.Preview.Summary
+		for _, f := range a.Preview.Fields {
+			label := f.Label
+			if label == "" {
+				label = f.Name
+			}
+			v.Fields = append(v.Fields, fieldView{Label: label, Name: f.Name, Before: f.Before, After: f.After,
+				HasBefore: f.HasBefore, Changed: !f.HasBefore || f.Before != f.After})
+			v.HasBefore = v.HasBefore || f.HasBefore
+		}
+		v.Tables, v.Warnings = a.Preview.Tables, a.Preview.Warnings
+		v.ProposedBy, v.Client = proposer(a), a.ClientID
+		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
+	}
+	if v.State == stateAwaiting {
+		v.TimeLeft = timeLeft(a.ExpiresAt.Sub(now))
+		v.CanDecide, v.SignIn = approver, !approver
+	}
+	return v
+}
+
+// state is where a stands at now, as the page tells it.
+func state(a approval.Action, now time.Time) string {
+	switch a.Status {
+	case approval.Proposed:
+		if a.Expired(now) {
+			return stateExpired
+		}
+		return stateAwaiting
+	case approval.Approved:
+		if a.Expired(now) {
+			return stateExpired
+		}
+		return stateApproved
+	case approval.Executing:
+		return stateExecuting
+	case approval.Rejected:
+		return stateRejected
+	case approval.Executed:
+		return stateExecuted
+	case approval.Failed:
+		return stateFailed
+	}
+	return stateExpired
+}
+
+// stateWords are the page's title, its sentence and a detail for state.
+func stateWords(state string, a approval.Action, erp string) (title, sentence, detail string) {
+	switch state {
+	case stateAwaiting:
+		return "Approve a change", "This change waits for your approval. Nothing has been written to " + erp + " yet.", ""
+	case stateApproved:
+		return "Change approved", "This change is approved. Your AI assistant carries it out when it calls again; nothing has been written yet.", ""
+	case stateExecuting:
+		return "Change being carried out", "This change was approved and is being carried out in " + erp + " now.", ""
+	case stateRejected:
+		return "Change rejected", "This change was rejected. Nothing was written to " + erp + ".", ""
+	case stateExecuted:
+		return "Change carried out", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) + ".", ""
+	case stateFailed:
+		detail = ""
+		if a.ErrorMessage != "" {
+			detail = "What " + erp + " answered: " + a.ErrorMessage
+		}
+		return "Change not carried out", "This change was approved, but it failed when it was carried out in " + erp + ".", detail
+	}
+	return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". Ask your AI assistant to propose it again.", ""
+}
+
+// nextWords says what to do after the page, by state.
+func nextWords(state string) string {
+	switch state {
+	case stateApproved, stateRejected:
+		return "Go back to your AI assistant. It will continue on its own, or you can ask it to try again."
+	case stateExecuted, stateFailed:
+		return "Go back to your AI assistant: it has the ERP's answer."
+	}
+	return ""
+}
+
+// operationWords says what a preview's operation does.
+func operationWords(op string) string {
+	switch op {
+	case "create":
+		return "Create a document"
+	case "update":
+		return "Change a document"
+	case "comment":
+		return "Add a comment to a document"
+	case "submit":
+		return "Submit a document (cannot be undone)"
+	}
+	return op
+}
+
+// toolTitle is the write tool's title in the catalogue, or its name.
+func (h *Handler) toolTitle(kind, name string) string {
+	for _, t := range h.deps.Registry.Tools(kind) {
+		if t.Name == name && t.Title != "" {
+			return t.Title
+		}
+	}
+	return name
+}
+
+// proposer says who proposed a: the ERP user an AI assistant acted for,
+// or a program with a service token.
+func proposer(a approval.Action) string {
+	if a.Key.AuthType == "service_token" {
+		return "a program using a service token of the site (token id " + a.Key.Principal + ")"
+	}
+	return a.Key.Principal + ", through their AI assistant"
+}
+
+// timeLeft says how long until an expiry d away.
+func timeLeft(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "less than a minute"
+	case d < 2*time.Minute:
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", int(d/time.Minute))
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
