@@ -26,7 +26,7 @@ func TestWritesFrappe(t *testing.T) {
 	item := sim.Data().List("Item")[0].Name
 	runWriteSuite(t, &writeERP{
 		Kind: "frappe", GW: gw, Site: site,
-		Alice: person("all-companies"), Bob: person("one-company"), Forbidden: person("sales-viewer"),
+		Alice: person("all-companies"), Bob: person("one-company"), Forbidden: person(frappetest.RoleOrderViewer),
 		CreateTool: "create_sales_order",
 		CreateArgs: func(n int) map[string]any {
 			return map[string]any{
