@@ -72,8 +72,8 @@ func TestWritesAcumatica(t *testing.T) {
 		u := sim.User(role)
 		return writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
 	}
-	customer := fmt.Sprint(sim.Data().Records("Customer")[0].Fields["CustomerID"])
-	item := fmt.Sprint(sim.Data().Records("StockItem")[0].Fields["InventoryID"])
+	customer := sim.Data().Records("Customer")[0].String("CustomerID")
+	item := sim.Data().Records("StockItem")[0].String("InventoryID")
 	description := func(n int) string { return fmt.Sprintf("E2E order %d", n) }
 	runWriteSuite(t, &writeERP{
 		Kind: "acumatica", GW: gw, Site: site,
@@ -93,8 +93,8 @@ func TestWritesAcumatica(t *testing.T) {
 			if rec == nil {
 				t.Fatalf("the simulator has no sales order SO %q (the tool returned %v)", nbr, created)
 			}
-			if rec.Fields["Description"] != description(n) || rec.Fields["Hold"] != true {
-				t.Errorf("the simulator's SO %s: Description %v, Hold %v", nbr, rec.Fields["Description"], rec.Fields["Hold"])
+			if rec.String("Description") != description(n) || !rec.Bool("Hold") || rec.String("Status") != "On Hold" || rec.String("CustomerID") != customer {
+				t.Errorf("the simulator's SO %s: Description %q, Hold %v, Status %q, CustomerID %q", nbr, rec.String("Description"), rec.Bool("Hold"), rec.String("Status"), rec.String("CustomerID"))
 			}
 			got := mustSucceed(t, callTool(t, cs, "acumatica_get_sales_order", map[string]any{"OrderType": "SO", "OrderNbr": nbr}), "acumatica_get_sales_order")
 			if d := findMember(got, "Description"); len(d) == 0 {
