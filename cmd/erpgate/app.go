@@ -26,6 +26,7 @@ import (
 	"github.com/erpgate/erpgate/connectors/frappe"
 	"github.com/erpgate/erpgate/platform/activity"
 	"github.com/erpgate/erpgate/platform/adminapi"
+	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/consolesession"
@@ -346,6 +347,9 @@ func (a *App) build(ctx context.Context) error {
 		return nil
 	}, nil)
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
+		return err
+	}
+	if err := mountApprovalPages(e, cfg, approval.NewStore(a.pool, a.log), siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {
 		return err
 	}
 	oauth := echo.WrapHandler(auth)

@@ -141,4 +141,3 @@ func TestCatalogueInvariants(t *testing.T) {
 		}
 	}
 }
-

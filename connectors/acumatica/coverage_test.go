@@ -42,6 +42,14 @@ func smokeCases(h *harness) map[string]smokeCase {
 	cases["acumatica_explain_gi_xml"] = smokeCase{args: map[string]any{"xml": readGI(h.t, "flat-export.xml")}}
 	cases["search"] = smokeCase{args: map[string]any{"query": cust.String("CustomerID")}}
 	cases["fetch"] = smokeCase{args: map[string]any{"id": "Customer:" + url.PathEscape(cust.String("CustomerID"))}, deniedTo: noAR}
+	order := d.Records("SalesOrder")[0]
+	item := d.Records("StockItem")[0]
+	cases["acumatica_create_sales_order"] = smokeCase{args: map[string]any{"CustomerID": cust.String("CustomerID"),
+		"Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 2}}}, deniedTo: noAR}
+	cases["acumatica_update_customer"] = smokeCase{args: map[string]any{"CustomerID": cust.String("CustomerID"),
+		"MainContact": map[string]any{"Phone2": "+1 (555) 010-0000"}}, deniedTo: noAR}
+	cases["acumatica_add_note"] = smokeCase{args: map[string]any{"entity": "SalesOrder", "OrderType": order.String("OrderType"),
+		"OrderNbr": order.String("OrderNbr"), "text": "Smoke test note."}}
 	return cases
 }
 

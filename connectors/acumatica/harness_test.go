@@ -37,7 +37,9 @@ var (
 	kindNoAR     = userKind{name: "no-ar", role: acumaticatest.RoleNoAR}
 	kindNoCanary = userKind{name: "no-canary", role: acumaticatest.RoleNoCanary}
 	kindService  = userKind{name: "service", role: acumaticatest.RoleService, service: true}
-	userKinds    = []userKind{kindFull, kindNoAR, kindNoCanary, kindService}
+	// kindSalesViewer reads everything but may not save sales orders.
+	kindSalesViewer = userKind{name: "sales-viewer", role: acumaticatest.RoleSalesViewer}
+	userKinds       = []userKind{kindFull, kindNoAR, kindNoCanary, kindService}
 )
 
 // harness runs tool handlers against a simulator the way the engine does:
@@ -212,7 +214,17 @@ func (h *harness) runCall(tool string, mk func([]byte) *connector.Call, args map
 	if err := validate(t.Input, raw); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "input schema: %v", err)
 	}
-	out, err := t.Handler(context.Background(), mk(raw))
+	call := mk(raw)
+	if t.Preview != nil && call.Approved == nil {
+		// As the engine does: the preview first, as the caller; the
+		// handler runs with the approved preview.
+		p, err := t.Preview(context.Background(), mk(raw))
+		if err != nil {
+			return nil, err
+		}
+		call.Approved = &connector.Approved{ID: uuid.NewString(), Preview: *p, By: call.Principal.Subject}
+	}
+	out, err := t.Handler(context.Background(), call)
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func collectFieldErrors(rec map[string]any, prefix string, out *[]string) {
 		switch v := rec[name].(type) {
 		case map[string]any:
 			if msg, ok := v["error"].(string); ok && msg != "" {
-				*out = append(*out, fmt.Sprintf("%s%s: %s", prefix, name, cleanDetail(msg)))
+				*out = append(*out, fmt.Sprintf("%s%s: %s", prefix, name, strings.TrimRight(cleanDetail(msg), ".")))
 				continue
 			}
 			if name != "custom" && name != "_links" {
@@ -194,7 +194,7 @@ func collectFieldErrors(rec map[string]any, prefix string, out *[]string) {
 			for i, line := range v {
 				if m, ok := line.(map[string]any); ok {
 					if msg, ok := m["error"].(string); ok && msg != "" {
-						*out = append(*out, fmt.Sprintf("%s%s line %d: %s", prefix, name, i+1, cleanDetail(msg)))
+						*out = append(*out, fmt.Sprintf("%s%s line %d: %s", prefix, name, i+1, strings.TrimRight(cleanDetail(msg), ".")))
 					}
 					collectFieldErrors(m, fmt.Sprintf("%s%s line %d ", prefix, name, i+1), out)
 				}

@@ -49,6 +49,11 @@ func catalogue() []connector.Tool {
 		// ChatGPT-compatible search and fetch.
 		searchTool(),
 		fetchTool(),
+		// Writes: each runs only after a person approved its preview.
+		createSalesOrderTool(),
+		updateCustomerTool(),
+		addCommentTool(),
+		submitDocumentTool(),
 	}
 }
 

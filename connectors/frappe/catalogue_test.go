@@ -73,8 +73,8 @@ func TestCatalogueInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range tools {
-		if tool.Effect != connector.Read {
-			t.Errorf("%s: every Frappe tool is a read", tool.Name)
+		if (tool.Effect == connector.Read) != (tool.Preview == nil) {
+			t.Errorf("%s: a %s tool with Preview %v", tool.Name, tool.Effect, tool.Preview != nil)
 		}
 		if !strings.HasSuffix(strings.TrimSpace(tool.Description), ".") {
 			t.Errorf("%s: description should be full sentences", tool.Name)

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/approval"
+	"github.com/erpgate/erpgate/platform/connector"
+)
+
+// approvals is the approval store of a gateway's database, as the engine
+// would use it to propose.
+type approvals struct {
+	store *approval.Store
+	pool  *pgxpool.Pool
+}
+
+func newApprovals(t *testing.T, gw *gateway) *approvals {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), gw.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return &approvals{store: approval.NewStore(pool, nil), pool: pool}
+}
+
+// customerUpdate is the preview of an update of a customer, with values
+// that would be markup if the page did not escape them: they stand for
+// what an ERP (or a model's arguments) could hold.
+func customerUpdate(docName string) connector.Preview {
+	return connector.Preview{
+		Operation: "update", DocType: "Customer", DocName: docName,
+		Summary: "Update the customer " + docName + ": credit limit and e-mail.",
+		Fields: []connector.PreviewField{
+			{Name: "credit_limit", Label: "Credit limit", Before: "5,000.00", HasBefore: true, After: "12,500.00"},
+			{Name: "email_id", Label: "E-mail", Before: "", HasBefore: true, After: `ap@acme.example"><script>alert(1)</script>`},
+			{Name: "customer_group", Label: "Customer group", Before: "Commercial", HasBefore: true, After: "Commercial"},
+			{Name: "notes", Label: "Notes", Before: "<b>old</b>", HasBefore: true, After: "<img src=x onerror=alert(2)>"},
+		},
+		Warnings: []string{"The new credit limit lets the customer order up to 12,500.00 without a hold."},
+	}
+}
+
+func salesOrderCreate() connector.Preview {
+	return connector.Preview{
+		Operation: "create", DocType: "Sales Order",
+		Summary: "Create a draft Sales Order for Acme Corp, 2 lines, total 1,250.00 USD.",
+		Fields: []connector.PreviewField{
+			{Name: "customer", Label: "Customer", After: "Acme Corp"},
+			{Name: "delivery_date", Label: "Delivery date", After: "2026-12-20"},
+		},
+		Tables: []connector.PreviewTable{{Title: "Items", Columns: []string{"Item", "Quantity", "Rate", "Amount"},
+			Rows: [][]string{{"WIDGET-01", "10", "100.00", "1,000.00"}, {"GADGET-02", "5", "50.00", "250.00"}}}},
+	}
+}
+
+// propose stores a pending action of tool on the site, proposed by user
+// through an OAuth client, as the engine does.
+func (ap *approvals) propose(t *testing.T, siteID, slug, kind, user, tool string, p connector.Preview) approval.Action {
+	t.Helper()
+	digest, err := approval.Digest(json.RawMessage(`{"n":"` + uuid.NewString() + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ap.store.Propose(context.Background(), approval.Action{
+		Key:      approval.Key{SiteID: uuid.MustParse(siteID), AuthType: "oauth", Principal: user, Tool: tool, ArgsDigest: digest},
+		SiteSlug: slug, Kind: kind, ClientID: "erpgate-chromium-client", Approver: user, Preview: p,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (ap *approvals) status(t *testing.T, a approval.Action) approval.Status {
+	t.Helper()
+	got, err := ap.store.Get(context.Background(), a.Key.SiteID, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Status
+}
+
+func siteIDOf(t *testing.T, gw *gateway, slug string) string {
+	t.Helper()
+	var id string
+	pool, err := pgxpool.New(context.Background(), gw.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.QueryRow(context.Background(), `SELECT id::text FROM sites WHERE slug = $1`, slug).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The approval page in real Chromium against the Frappe simulator: the
+// link alone shows no preview; a sign-in as another ERP user is refused
+// (audited, the action still proposed); the approver signs in, sees
+// erpgate's rendering of the preview with every value as text, and
+// approves; a second change on the site needs no second sign-in and is
+// rejected; an expired, an executed and a failed action say so; a post
+// without the form token or from another origin decides nothing; an
+// unknown id looks like a malformed one.
+func TestChromiumApprovalPageFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	ap := newApprovals(t, gw)
+	approver := userWithRole(t, sim, "all-companies")
+	other := userWithRole(t, sim, "one-company")
+	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
+	pageURL := gw.URL + "/approve/" + update.ID.String()
+
+	ctx := newChromiumWithin(t, 120*time.Second)
+	docs := recordDocumentResponses(t, ctx)
+
+	t.Run("the link alone shows no preview", func(t *testing.T) {
+		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		text := pageBody(t, ctx)
+		for _, want := range []string{"This change waits for your approval. Nothing has been written to Frappe/ERPNext yet.", "Time left to decide: 9 minutes", "Sign in with Frappe/ERPNext to decide"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("page lacks %q: %s", want, text)
+			}
+		}
+		for _, secret := range []string{"ACME-CORP", "12,500.00", approver.Email, "erpgate-chromium-client"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("the page shows %q before a sign-in: %s", secret, text)
+			}
+		}
+		h, _ := docs.last("/approve/" + update.ID.String())
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+sim.URL) || strings.Contains(csp, "script-src") {
+			t.Errorf("CSP %q", csp)
+		}
+		saveScreenshot(t, ctx, "approval-signin.png")
+	})
+
+	t.Run("another ERP user is refused", func(t *testing.T) {
+		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, other, "You cannot approve this change")
+		text := pageBody(t, ctx)
+		if !strings.Contains(text, "You are signed in to Test acme as "+other.Email+"; this change must be approved by the person who asked for it") || strings.Contains(text, " "+approver.Email) {
+			t.Errorf("refusal page says: %s", text)
+		}
+		if h, _ := docs.last("/oauth/callback"); h.status != http.StatusForbidden {
+			t.Errorf("refusal HTTP %d", h.status)
+		}
+		saveScreenshot(t, ctx, "approval-wrong-user.png")
+		if s := ap.status(t, update); s != approval.Proposed {
+			t.Errorf("after the refusal the action is %s", s)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = 'acme' AND action = 'write_refused'
+			AND actor_kind = 'erp_user' AND actor = $1 AND outcome = 'refused' AND details->>'action_id' = $2`, other.Email, update.ID.String()); n != 1 {
+			t.Errorf("%d refusal events for %s", n, other.Email)
+		}
+		// The refused person holds no session: the page still asks to sign in.
+		navigate(t, ctx, "open the approval page again", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "Sign in with Frappe/ERPNext to decide") || strings.Contains(text, "12,500.00") {
+			t.Errorf("after a refused sign-in: %s", text)
+		}
+		clearCookies(t, ctx) // sign out of the ERP
+	})
+
+	t.Run("the approver signs in and sees the preview as text", func(t *testing.T) {
+		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+		text := pageBody(t, ctx)
+		for _, want := range []string{
+			"Customer ACME-CORP", "Change a document", "Update the customer ACME-CORP: credit limit and e-mail.",
+			"5,000.00", "12,500.00", `ap@acme.example"><script>alert(1)</script>`, "<img src=x onerror=alert(2)>", "<b>old</b>",
+			"(unchanged)", "The new credit limit lets the customer order", approver.Email + ", through their AI assistant",
+			"erpgate-chromium-client", "Signed in as " + approver.Email,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("page lacks %q: %s", want, text)
+			}
+		}
+		markup := browserResult(t, ctx, "count markup from values", chromedp.Evaluate[int](`document.querySelectorAll("script, img, main b").length`))
+		if markup != 0 {
+			t.Errorf("%d elements came from preview values", markup)
+		}
+		for _, c := range browserCookies(t, ctx, gw.URL) {
+			if c.Name == "erpgate_approve" && (!c.HTTPOnly || c.Expires-float64(time.Now().Unix()) > 31*60) {
+				t.Errorf("session cookie %+v", c)
+			}
+		}
+		saveScreenshot(t, ctx, "approval-awaiting.png")
+	})
+
+	var decideCookies, decideCSRF string
+	t.Run("posts without the form token or from another origin decide nothing", func(t *testing.T) {
+		cookies := cookieHeader(browserCookies(t, ctx, gw.URL))
+		csrf := browserResult(t, ctx, "read the form token", chromedp.Evaluate[string](`document.querySelector('input[name="csrf"]').value`))
+		decideCookies, decideCSRF = cookies, csrf
+		other := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "add_comment", salesOrderCreate())
+		for _, c := range []struct {
+			name, path, origin string
+			form               url.Values
+		}{
+			{"no form token", "/approve/" + update.ID.String() + "/decide", "", url.Values{"decision": {"approve"}}},
+			{"a wrong form token", "/approve/" + update.ID.String() + "/decide", "", url.Values{"decision": {"approve"}, "csrf": {"x" + csrf[1:]}}},
+			{"another action's form token", "/approve/" + other.ID.String() + "/decide", "", url.Values{"decision": {"approve"}, "csrf": {csrf}}},
+			{"another origin", "/approve/" + update.ID.String() + "/decide", "https://attacker.example", url.Values{"decision": {"approve"}, "csrf": {csrf}}},
+		} {
+			status, body := postForm(t, gw.URL+c.path, cookies, c.origin, c.form)
+			if status != http.StatusForbidden || !strings.Contains(body, "This form cannot be sent") {
+				t.Errorf("%s: HTTP %d: %s", c.name, status, pageText(body))
+			}
+		}
+		// The same post without the session cookie: no decision either.
+		if status, body := postForm(t, gw.URL+"/approve/"+update.ID.String()+"/decide", onlyCookie(cookies, "erpgate_approve_csrf"), "", url.Values{"decision": {"approve"}, "csrf": {csrf}}); status != http.StatusForbidden || !strings.Contains(body, "Sign in to decide") {
+			t.Errorf("without a session: HTTP %d: %s", status, pageText(body))
+		}
+		if s, o := ap.status(t, update), ap.status(t, other); s != approval.Proposed || o != approval.Proposed {
+			t.Errorf("after the attacks: %s and %s", s, o)
+		}
+	})
+
+	t.Run("approve", func(t *testing.T) {
+		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		waitForNewTitle(t, ctx, "Change approved on Test acme")
+		text := pageBody(t, ctx)
+		if !strings.Contains(text, "This change is approved.") || !strings.Contains(text, "Go back to your AI assistant. It will continue on its own, or you can ask it to try again.") {
+			t.Errorf("after approving: %s", text)
+		}
+		if s := ap.status(t, update); s != approval.Approved {
+			t.Errorf("the store says %s", s)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'write_approved' AND actor = $1 AND details->>'action_id' = $2`, approver.Email, update.ID.String()); n != 1 {
+			t.Errorf("%d approval events", n)
+		}
+		waitFor(t, 10*time.Second, "the approved usage event", func() bool {
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND tool = 'update_customer'
+				AND erp_user = $1 AND client_id = 'erpgate-chromium-client'`, approver.Email) == 1
+		})
+		saveScreenshot(t, ctx, "approval-approved.png")
+		// The same decision posted again (a reload, another tab) decides
+		// nothing more: the page says where the change stands.
+		status, body := postForm(t, gw.URL+"/approve/"+update.ID.String()+"/decide", decideCookies, "", url.Values{"decision": {"reject"}, "csrf": {decideCSRF}})
+		if status != http.StatusConflict || !strings.Contains(body, "This change is approved.") {
+			t.Errorf("a second decision: HTTP %d: %s", status, pageText(body))
+		}
+		if s := ap.status(t, update); s != approval.Approved {
+			t.Errorf("after a second decision the store says %s", s)
+		}
+	})
+
+	t.Run("a second change needs no second sign-in, and is rejected", func(t *testing.T) {
+		order := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "create_sales_order", salesOrderCreate())
+		navigate(t, ctx, "open the second approval page", chromedp.Navigate(gw.URL+"/approve/"+order.ID.String()))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		text := pageBody(t, ctx)
+		for _, want := range []string{"Create a document", "Sales Order (a new one)", "WIDGET-01", "1,250.00", "Acme Corp"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("page lacks %q: %s", want, text)
+			}
+		}
+		saveScreenshot(t, ctx, "approval-create.png")
+		navigate(t, ctx, "reject", chromedp.Click(chromedp.CSS(`button[value="reject"]`)))
+		waitForNewTitle(t, ctx, "Change rejected on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "This change was rejected. Nothing was written to Frappe/ERPNext.") {
+			t.Errorf("after rejecting: %s", text)
+		}
+		if s := ap.status(t, order); s != approval.Rejected {
+			t.Errorf("the store says %s", s)
+		}
+		waitFor(t, 10*time.Second, "the rejected usage event", func() bool {
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND tool = 'create_sales_order'`) == 1
+		})
+		saveScreenshot(t, ctx, "approval-rejected.png")
+	})
+
+	t.Run("expired, executed and failed actions say so", func(t *testing.T) {
+		old := approval.NewStore(ap.pool, nil)
+		old.SetNow(func() time.Time { return time.Now().Add(-11 * time.Minute) })
+		expired := (&approvals{store: old}).propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-OLD"))
+		navigate(t, ctx, "open an expired approval", chromedp.Navigate(gw.URL+"/approve/"+expired.ID.String()))
+		waitForNewTitle(t, ctx, "Approval expired on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "This change expired before it was carried out") {
+			t.Errorf("expired: %s", text)
+		}
+		if n := browserResult(t, ctx, "count buttons", chromedp.Evaluate[int](`document.querySelectorAll("button").length`)); n != 0 {
+			t.Errorf("an expired approval shows %d buttons", n)
+		}
+		saveScreenshot(t, ctx, "approval-expired.png")
+
+		// The executed one: update was approved above; the engine claims and
+		// finishes it.
+		bg := context.Background()
+		if _, err := ap.store.Claim(bg, update.Key, update.ID); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "open the executing approval", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Change being carried out on Test acme")
+		saveScreenshot(t, ctx, "approval-executing.png")
+		if err := ap.store.Finish(bg, update.Key.SiteID, update.ID, json.RawMessage(`{"name":"ACME-CORP"}`), "", ""); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "open the executed approval", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Change carried out on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "This change was approved and carried out in Frappe/ERPNext on 20") {
+			t.Errorf("executed: %s", text)
+		}
+		saveScreenshot(t, ctx, "approval-executed.png")
+
+		failing := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-FAIL"))
+		if _, err := ap.store.Decide(bg, failing.Key.SiteID, failing.ID, approver.Email, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ap.store.Claim(bg, failing.Key, failing.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := ap.store.Finish(bg, failing.Key.SiteID, failing.ID, nil, "INVALID_ARGUMENT", "Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>."); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "open the failed approval", chromedp.Navigate(gw.URL+"/approve/"+failing.ID.String()))
+		waitForNewTitle(t, ctx, "Change not carried out on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "What Frappe/ERPNext answered: Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>.") {
+			t.Errorf("failed: %s", text)
+		}
+		saveScreenshot(t, ctx, "approval-failed.png")
+	})
+
+	t.Run("an unknown id looks like a malformed one", func(t *testing.T) {
+		var bodies []string
+		for _, id := range []string{uuid.NewString(), "not-an-id", uuid.Nil.String()} {
+			navigate(t, ctx, "open an unknown approval", chromedp.Navigate(gw.URL+"/approve/"+id))
+			waitForNewTitle(t, ctx, "This approval link is not valid")
+			if h, _ := docs.last("/approve/" + id); h.status != http.StatusNotFound {
+				t.Errorf("%s: HTTP %d", id, h.status)
+			}
+			bodies = append(bodies, pageBody(t, ctx))
+		}
+		if bodies[0] != bodies[1] || bodies[1] != bodies[2] {
+			t.Errorf("unknown ids answer differently: %q", bodies)
+		}
+		saveScreenshot(t, ctx, "approval-invalid.png")
+		// Deciding an unknown action: the same page.
+		status, body := postForm(t, gw.URL+"/approve/"+uuid.NewString()+"/decide", "", "", url.Values{"decision": {"approve"}})
+		if status != http.StatusNotFound || !strings.Contains(body, "This approval link is not valid") {
+			t.Errorf("deciding an unknown action: HTTP %d: %s", status, pageText(body))
+		}
+	})
+}
+
+// The approval page with the Acumatica simulator's sign-in: the approver
+// (login@tenant, as Acumatica's OIDC subject names them) approves.
+func TestChromiumApprovalPageAcumatica(t *testing.T) {
+	needChromium(t)
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	acumaticaOAuthSite(t, gw, "acu", sim)
+	ap := newApprovals(t, gw)
+	user := sim.User(acumaticatest.RoleFull)
+	userID := user.Username + "@" + sim.Tenant()
+	a := ap.propose(t, siteIDOf(t, gw, "acu"), "acu", "acumatica", userID, "acumatica_add_note", connector.Preview{
+		Operation: "comment", DocType: "Customer", DocName: "ABCSTUDIO", Summary: "Add a note to the customer ABCSTUDIO.",
+		Fields: []connector.PreviewField{{Name: "note", Label: "Note", After: "Called about the overdue invoice."}},
+	})
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval page", chromedp.Navigate(gw.URL+"/approve/"+a.ID.String()))
+	waitForNewTitle(t, ctx, "Approve a change on Acumatica acu")
+	navigate(t, ctx, "start the sign-in", chromedp.Click(chromedp.CSS(`form[action$="/sign-in"] button`)))
+	finishAcumaticaSignIn(t, ctx, user, "Approve a change on Acumatica acu")
+	if text := pageBody(t, ctx); !strings.Contains(text, "Add a comment to a document") || !strings.Contains(text, "Called about the overdue invoice.") || !strings.Contains(text, "Signed in as "+userID) {
+		t.Errorf("page: %s", text)
+	}
+	saveScreenshot(t, ctx, "approval-acumatica.png")
+	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Acumatica acu")
+	if s := ap.status(t, a); s != approval.Approved {
+		t.Errorf("the store says %s", s)
+	}
+}
+
+// onlyCookie keeps the cookie name of a Cookie header.
+func onlyCookie(header, name string) string {
+	for _, p := range strings.Split(header, "; ") {
+		if strings.HasPrefix(p, name+"=") {
+			return p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,421 @@
+package acumatica
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// The write tools against the simulator: each tool's preview (read as the
+// caller, values from the seeded data) and its write, the ERP's refusals
+// (a user without the right, validation errors, missing records), and the
+// write seen by another user's reads.
+
+// preview runs a write tool's Preview as kind.
+func (h *harness) preview(kind userKind, tool string, args map[string]any) (*connector.Preview, error) {
+	h.t.Helper()
+	t := h.tools[tool]
+	raw, err := json.Marshal(args)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := validate(t.Input, raw); err != nil {
+		h.t.Fatalf("%s: input schema: %v", tool, err)
+	}
+	return t.Preview(context.Background(), h.newCall(kind, raw))
+}
+
+// execute runs a write tool's Handler as kind with an approved preview,
+// as the engine does after the person approved p.
+func (h *harness) execute(kind userKind, tool string, args map[string]any, p *connector.Preview) (map[string]any, error) {
+	h.t.Helper()
+	return h.runCall(tool, func(raw []byte) *connector.Call {
+		call := h.newCall(kind, raw)
+		if p != nil {
+			call.Approved = &connector.Approved{ID: uuid.NewString(), Preview: *p, By: call.Principal.Subject}
+		}
+		return call
+	}, args)
+}
+
+// handlerOnly runs a write tool's Handler with no preview before it, to
+// reach the ERP's own checks.
+func (h *harness) handlerOnly(kind userKind, tool string, args map[string]any) error {
+	h.t.Helper()
+	raw, _ := json.Marshal(args)
+	_, err := h.tools[tool].Handler(context.Background(), h.newCall(kind, raw))
+	return err
+}
+
+func previewField(t *testing.T, p *connector.Preview, name string) connector.PreviewField {
+	t.Helper()
+	for _, f := range p.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("preview has no field %s: %+v", name, p.Fields)
+	return connector.PreviewField{}
+}
+
+// exemptCustomer is a seeded active customer in the tax-exempt zone, so
+// an order's total is the sum of its lines.
+func exemptCustomer(t *testing.T, sim *acumaticatest.Simulator) *acumaticatest.Record {
+	t.Helper()
+	for _, c := range sim.Data().Records("Customer") {
+		if c.String("TaxZone") == "EXEMPT" && c.String("Status") == "Active" {
+			return c
+		}
+	}
+	t.Fatal("no tax-exempt active customer in the seed")
+	return nil
+}
+
+func TestCreateSalesOrderPreviewWriteAndRead(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	items := d.Records("StockItem")
+	priced, unpriced := items[2], items[7]
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Date": "2026-06-10", "Description": "Spring restock",
+		"Details": []any{
+			map[string]any{"InventoryID": priced.String("InventoryID"), "OrderQty": 4, "UnitPrice": 12.5},
+			map[string]any{"InventoryID": unpriced.String("InventoryID"), "OrderQty": 3},
+		}}
+	before := len(d.Records("SalesOrder"))
+
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Operation != "create" || p.DocType != "Sales Order" || p.DocName != "" {
+		t.Errorf("preview header %+v", p)
+	}
+	for _, want := range []string{cust.String("CustomerName"), cust.String("CustomerID"), "2 lines", "on hold"} {
+		if !strings.Contains(p.Summary, want) {
+			t.Errorf("summary %q lacks %q", p.Summary, want)
+		}
+	}
+	if f := previewField(t, p, "CustomerID"); f.After != cust.String("CustomerID")+" ("+cust.String("CustomerName")+")" || f.HasBefore {
+		t.Errorf("customer field %+v", f)
+	}
+	if f := previewField(t, p, "Hold"); !strings.HasPrefix(f.After, "true") {
+		t.Errorf("hold field %+v", f)
+	}
+	rows := p.Tables[0].Rows
+	if len(rows) != 2 || rows[0][0] != priced.String("InventoryID") || rows[0][1] != priced.String("Description") ||
+		rows[0][2] != "4" || rows[0][3] != "12.5" || rows[0][4] != "50.00" {
+		t.Errorf("priced line %v", rows)
+	}
+	if !strings.Contains(rows[1][3], "price list") || !strings.Contains(rows[1][3], unpriced.Decimal("DefaultPrice").Format(6)) {
+		t.Errorf("unpriced line %v, want the item's default price %s", rows[1], unpriced.Decimal("DefaultPrice").Format(6))
+	}
+	if n := len(d.Records("SalesOrder")); n != before {
+		t.Fatalf("the preview wrote: %d orders, was %d", n, before)
+	}
+
+	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbr, _ := out["OrderNbr"].(string)
+	if out["OrderType"] != "SO" || nbr == "" || out["Status"] != "On Hold" || out["Hold"] != true || out["CustomerID"] != cust.String("CustomerID") {
+		t.Errorf("result %v", out)
+	}
+	// The seed numbers SO orders up to SO000320; Acumatica continues.
+	if nbr != "SO000321" {
+		t.Errorf("OrderNbr = %q, want SO000321", nbr)
+	}
+	// 4 × 12.50 + 3 × the item's default price; the customer is tax exempt.
+	want := acumaticatest.DecimalFromCents(5000) + unpriced.Decimal("DefaultPrice").MulInt(3)
+	if got := fmt.Sprint(out["OrderTotal"]); got != want.String() && got != want.String()+".0" {
+		t.Errorf("OrderTotal = %s, want %s", got, want.String())
+	}
+	if lines, _ := out["Details"].([]any); len(lines) != 2 {
+		t.Errorf("details %v", out["Details"])
+	}
+
+	// Another user's reads see the order, on hold, with its lines.
+	got := h.mustRun(kindNoCanary, "acumatica_get_sales_order", map[string]any{"OrderType": "SO", "OrderNbr": nbr, "expand": []any{"Details"}})
+	rec := got["record"].(map[string]any)
+	if rec["Status"] != "On Hold" || rec["Hold"] != true || rec["Description"] != "Spring restock" || rec["CustomerID"] != cust.String("CustomerID") ||
+		!strings.HasPrefix(fmt.Sprint(rec["Date"]), "2026-06-10") {
+		t.Errorf("another user reads %v", rec)
+	}
+	if lines, _ := rec["Details"].([]any); len(lines) != 2 || lines[1].(map[string]any)["UnitPrice"] == nil {
+		t.Errorf("another user reads lines %v", rec["Details"])
+	}
+	list := h.mustRun(kindService, "acumatica_list_entities", map[string]any{"entity": "SalesOrder", "filterExpression": "OrderNbr eq '" + nbr + "'"})
+	if res := list["results"].([]any); len(res) != 1 || res[0].(map[string]any)["Status"] != "On Hold" {
+		t.Errorf("list as the service user: %v", list["results"])
+	}
+}
+
+func TestCreateSalesOrderRefused(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := d.Records("Customer")[0]
+	item := d.Records("StockItem")[0]
+	line := []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 1}}
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Details": line}
+	before := len(d.Records("SalesOrder"))
+
+	t.Run("user without the right to enter sales orders", func(t *testing.T) {
+		p, err := h.preview(kindSalesViewer, "acumatica_create_sales_order", args)
+		if err != nil {
+			t.Fatalf("the viewer may read what the preview reads: %v", err)
+		}
+		_, err = h.execute(kindSalesViewer, "acumatica_create_sales_order", args, p)
+		te := wantCode(t, err, toolerr.PermissionDenied, "create as sales.viewer")
+		for _, want := range []string{"SO301000", "You have insufficient rights to access the object (SO301000).", "nothing was written"} {
+			if !strings.Contains(te.Message, want) {
+				t.Errorf("message %q lacks %q", te.Message, want)
+			}
+		}
+	})
+	t.Run("missing customer", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "NOSUCHCUST", "Details": line})
+		te := wantCode(t, err, toolerr.NotFound, "preview for a missing customer")
+		if !strings.Contains(te.Message, "No entity satisfies the condition.") || !strings.Contains(te.Message, "NOSUCHCUST") {
+			t.Errorf("message %q", te.Message)
+		}
+	})
+	t.Run("missing item", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": cust.String("CustomerID"),
+			"Details": []any{map[string]any{"InventoryID": "NOSUCHITEM", "OrderQty": 1}}})
+		te := wantCode(t, err, toolerr.NotFound, "preview for a missing item")
+		if !strings.Contains(te.Message, "StockItem") || !strings.Contains(te.Message, "NOSUCHITEM") {
+			t.Errorf("message %q", te.Message)
+		}
+	})
+	t.Run("the ERP's 422 for records gone since the preview", func(t *testing.T) {
+		err := h.handlerOnly(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "NOSUCHCUST",
+			"Details": []any{map[string]any{"InventoryID": "NOSUCHITEM", "OrderQty": 1}}})
+		te := wantCode(t, err, toolerr.InvalidArgument, "create with a missing customer and item")
+		for _, want := range []string{"HTTP 422", "Inserting 'SO Order' record raised at least one error.",
+			"CustomerID: 'Customer' cannot be found in the system;", "Details line 1 InventoryID: 'Inventory ID' cannot be found in the system.", "Nothing was written"} {
+			if !strings.Contains(te.Message, want) {
+				t.Errorf("message %q lacks %q", te.Message, want)
+			}
+		}
+	})
+	t.Run("quantity", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": cust.String("CustomerID"),
+			"Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 0}}})
+		wantCode(t, err, toolerr.InvalidArgument, "zero quantity")
+	})
+	if n := len(d.Records("SalesOrder")); n != before {
+		t.Errorf("refused calls wrote: %d orders, was %d", n, before)
+	}
+}
+
+func TestUpdateCustomerPreviewWriteAndRead(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := h.sim.Data().Records("Customer")[4]
+	id := cust.String("CustomerID")
+	args := map[string]any{"CustomerID": id, "MainContact": map[string]any{"Email": "orders@new-domain.example.com", "Attention": "Accounts payable"},
+		"CreditLimit": 25000, "CreditVerificationRules": map[string]any{"CreditVerification": "Limit"}}
+
+	p, err := h.preview(kindFull, "acumatica_update_customer", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Operation != "update" || p.DocType != "Customer" || p.DocName != id || p.Version == "" {
+		t.Errorf("preview header %+v", p)
+	}
+	if len(p.Fields) != 4 {
+		t.Errorf("preview shows %d fields, want exactly the 4 set: %+v", len(p.Fields), p.Fields)
+	}
+	for name, want := range map[string][2]string{
+		"MainContact/Email":                          {cust.Link("MainContact").String("Email"), "orders@new-domain.example.com"},
+		"MainContact/Attention":                      {"", "Accounts payable"},
+		"CreditLimit":                                {cust.Decimal("CreditLimit").Format(4), "25000"},
+		"CreditVerificationRules/CreditVerification": {"Limit and Days Past Due", "Limit"},
+	} {
+		f := previewField(t, p, name)
+		if !f.HasBefore || f.Before != want[0] || f.After != want[1] {
+			t.Errorf("%s: %q → %q, want %q → %q", name, f.Before, f.After, want[0], want[1])
+		}
+	}
+	if !strings.Contains(p.Summary, cust.String("CustomerName")) {
+		t.Errorf("summary %q", p.Summary)
+	}
+
+	out, err := h.execute(kindFull, "acumatica_update_customer", args, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := out["fields"].(map[string]any)
+	if out["CustomerID"] != id || fields["MainContact/Email"] != "orders@new-domain.example.com" || fmt.Sprint(fields["CreditLimit"]) != "25000.0" ||
+		fields["CreditVerificationRules/CreditVerification"] != "Limit" {
+		t.Errorf("result %v", out)
+	}
+	// (The PUT's answer prints the value it was sent short, as the graph
+	// holds it; reads print the column's scale.)
+	// Idempotent: the same call again (a fresh preview and approval)
+	// changes nothing and answers the same.
+	again := h.mustRun(kindFull, "acumatica_update_customer", args)
+	if fmt.Sprint(again["fields"]) != fmt.Sprint(out["fields"]) {
+		t.Errorf("repeated: %v, first %v", again["fields"], out["fields"])
+	}
+
+	// Another user's reads see the change.
+	got := h.mustRun(kindNoCanary, "acumatica_get_customer", map[string]any{"CustomerID": id, "expand": []any{"MainContact", "CreditVerificationRules"}})
+	rec := got["record"].(map[string]any)
+	mc := rec["MainContact"].(map[string]any)
+	if mc["Email"] != "orders@new-domain.example.com" || mc["Attention"] != "Accounts payable" || fmt.Sprint(rec["CreditLimit"]) != "25000.0000" ||
+		rec["CreditVerificationRules"].(map[string]any)["CreditVerification"] != "Limit" ||
+		fmt.Sprint(rec["CreditVerificationRules"].(map[string]any)["CreditLimit"]) != "25000.0000" {
+		t.Errorf("another user reads %v", rec)
+	}
+	if mc["Phone1"] != cust.Link("MainContact").String("Phone1") {
+		t.Errorf("a field not set changed: Phone1 %v", mc["Phone1"])
+	}
+	list := h.mustRun(kindService, "acumatica_list_customers", map[string]any{"search": id})
+	if res := list["results"].([]any); len(res) != 1 || fmt.Sprint(res[0].(map[string]any)["CreditLimit"]) != "25000.0000" {
+		t.Errorf("list as the service user: %v", list["results"])
+	}
+}
+
+func TestUpdateCustomerRefused(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := h.sim.Data().Records("Customer")[5]
+	id := cust.String("CustomerID")
+	args := map[string]any{"CustomerID": id, "MainContact": map[string]any{"Phone1": "+1 (555) 123-0000"}}
+
+	t.Run("changed since approval", func(t *testing.T) {
+		p, err := h.preview(kindFull, "acumatica_update_customer", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Someone else changes the phone after the approval page was read.
+		h.mustRun(kindNoCanary, "acumatica_update_customer", map[string]any{"CustomerID": id, "MainContact": map[string]any{"Phone1": "+1 (555) 999-9999"}})
+		_, err = h.execute(kindFull, "acumatica_update_customer", args, p)
+		te := wantCode(t, err, toolerr.ApprovalExpired, "update after a change")
+		if !strings.Contains(te.Message, "MainContact/Phone1") {
+			t.Errorf("message %q", te.Message)
+		}
+		got := h.mustRun(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": id, "expand": []any{"MainContact"}})
+		if ph := got["record"].(map[string]any)["MainContact"].(map[string]any)["Phone1"]; ph != "+1 (555) 999-9999" {
+			t.Errorf("the refused write wrote: Phone1 %v", ph)
+		}
+	})
+	t.Run("missing customer", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": "NOSUCHCUST", "CreditLimit": 1})
+		wantCode(t, err, toolerr.NotFound, "preview of a missing customer")
+		// A PUT with If-Match: * never inserts the customer it names.
+		before := len(h.sim.Data().Records("Customer"))
+		wantCode(t, h.handlerOnly(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": "NOSUCHCUST", "CreditLimit": 1}),
+			toolerr.NotFound, "update of a missing customer")
+		if n := len(h.sim.Data().Records("Customer")); n != before {
+			t.Errorf("the update inserted a customer: %d, was %d", n, before)
+		}
+	})
+	t.Run("no field", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": id})
+		wantCode(t, err, toolerr.InvalidArgument, "no field to change")
+	})
+	t.Run("user without the customer form", func(t *testing.T) {
+		_, err := h.preview(kindNoAR, "acumatica_update_customer", args)
+		wantCode(t, err, toolerr.PermissionDenied, "preview as ar.clerk")
+	})
+}
+
+func TestAddNote(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	// C000001 has a seeded note (every tenth customer is a key account).
+	cust := d.Find("Customer", "C000001")
+	if cust == nil || cust.Note == "" {
+		t.Fatal("seed: C000001 has no note")
+	}
+	args := map[string]any{"entity": "Customer", "CustomerID": "C000001", "text": "Called 2 Dec: prefers e-mail."}
+	p, err := h.preview(kindFull, "acumatica_add_note", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := previewField(t, p, "note")
+	if f.Before != cust.Note || f.After != cust.Note+"\nCalled 2 Dec: prefers e-mail." || p.DocType != "Customer" || p.DocName != "C000001" {
+		t.Errorf("preview %+v, note %+v", p, f)
+	}
+	out, err := h.execute(kindFull, "acumatica_add_note", args, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["note"] != f.After {
+		t.Errorf("saved note %q, want %q", out["note"], f.After)
+	}
+	got := h.mustRun(kindService, "acumatica_get_customer", map[string]any{"CustomerID": "C000001"})
+	if got["record"].(map[string]any)["note"] != f.After {
+		t.Errorf("another user reads note %q", got["record"].(map[string]any)["note"])
+	}
+
+	t.Run("sales invoice without a note", func(t *testing.T) {
+		var inv *acumaticatest.Record
+		for _, r := range d.Records("SalesInvoice") {
+			if r.Note == "" {
+				inv = r
+				break
+			}
+		}
+		a := map[string]any{"entity": "SalesInvoice", "Type": inv.String("Type"), "ReferenceNbr": inv.String("ReferenceNbr"), "text": "Customer disputes line 2."}
+		p, err := h.preview(kindFull, "acumatica_add_note", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := previewField(t, p, "note"); f.Before != "" || f.After != "Customer disputes line 2." {
+			t.Errorf("note %+v", f)
+		}
+		if _, err := h.execute(kindFull, "acumatica_add_note", a, p); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.Find("SalesInvoice", inv.String("Type"), inv.String("ReferenceNbr")).Note; n != "Customer disputes line 2." {
+			t.Errorf("stored note %q", n)
+		}
+	})
+	t.Run("note changed since approval", func(t *testing.T) {
+		order := d.Records("SalesOrder")[10]
+		a := map[string]any{"entity": "SalesOrder", "OrderType": order.String("OrderType"), "OrderNbr": order.String("OrderNbr"), "text": "Ship with the next truck."}
+		p, err := h.preview(kindFull, "acumatica_add_note", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.mustRun(kindNoCanary, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "OrderType": order.String("OrderType"),
+			"OrderNbr": order.String("OrderNbr"), "text": "Someone else's note."})
+		_, err = h.execute(kindFull, "acumatica_add_note", a, p)
+		wantCode(t, err, toolerr.ApprovalExpired, "note after a change")
+		if n := d.Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr")).Note; n != "Someone else's note." {
+			t.Errorf("stored note %q", n)
+		}
+	})
+	t.Run("sales viewer on a sales order", func(t *testing.T) {
+		order := d.Records("SalesOrder")[11]
+		a := map[string]any{"entity": "SalesOrder", "OrderType": order.String("OrderType"), "OrderNbr": order.String("OrderNbr"), "text": "x"}
+		_, err := h.run(kindSalesViewer, "acumatica_add_note", a)
+		wantCode(t, err, toolerr.PermissionDenied, "note as sales.viewer")
+		if n := d.Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr")).Note; n != order.Note {
+			t.Errorf("the refused note was stored: %q", n)
+		}
+		// The same user may annotate a customer.
+		h.mustRun(kindSalesViewer, "acumatica_add_note", map[string]any{"entity": "Customer", "CustomerID": "C000002", "text": "Viewer note."})
+	})
+	t.Run("missing order", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "OrderType": "SO", "OrderNbr": "SO999999", "text": "x"})
+		wantCode(t, err, toolerr.NotFound, "note on a missing order")
+	})
+	t.Run("keys of another entity", func(t *testing.T) {
+		_, err := h.preview(kindFull, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "CustomerID": "C000001", "text": "x"})
+		te := wantCode(t, err, toolerr.InvalidArgument, "note with a customer's key on an order")
+		if !strings.Contains(te.Message, "OrderType and OrderNbr") {
+			t.Errorf("message %q", te.Message)
+		}
+	})
+}

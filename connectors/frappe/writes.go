@@ -1,0 +1,160 @@
+package frappe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/url"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/toolerr"
+)
+
+// Shared parts of the write tools (tools_writes.go): the requests that
+// change data and what Frappe's refusals mean for them.
+
+// approvalNote ends every write tool's description.
+const approvalNote = " The first call changes nothing: it returns an approval link (APPROVAL_REQUIRED) that the user must open, check and approve in erpgate, outside this chat. " +
+	"Show the link to the user, and once they say they approved, call the tool again with exactly the same arguments; only that call writes. " +
+	"The ERP's own permissions still decide: PERMISSION_DENIED means this ERP user may not make the change."
+
+// send makes one write request with a JSON body and returns the ERP's
+// 2xx body; anything else is the ERP's refusal, classified for a write.
+func (c *client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.site.URL(path, nil), bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := outbound.ReadBody(resp)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, writeError(resp.StatusCode, resp.Header, out)
+	}
+	return out, nil
+}
+
+// sendDoc makes a write whose answer carries one document under key
+// ("data" for /api/resource, "message" for /api/method).
+func (c *client) sendDoc(ctx context.Context, method, path, key string, body any) (map[string]any, error) {
+	raw, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	var env map[string]json.RawMessage
+	if err := outbound.UnmarshalJSON(raw, &env); err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if len(env[key]) == 0 || outbound.UnmarshalJSON(env[key], &doc) != nil || doc == nil {
+		return nil, toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP accepted the change but its answer had no %s document; check the ERP before trying again", key)
+	}
+	return doc, nil
+}
+
+func resourcePath(doctype, name string) string {
+	p := "/api/resource/" + url.PathEscape(doctype)
+	if name != "" {
+		p += "/" + url.PathEscape(name)
+	}
+	return p
+}
+
+// writeError classifies Frappe's refusal of a write. The ERP decides:
+// its own message is quoted (without HTML), never a guess.
+func writeError(status int, header http.Header, body []byte) *toolerr.Error {
+	var fe frappeError
+	_ = json.Unmarshal(body, &fe)
+	detail := fe.userMessage()
+	if detail == "" {
+		detail = fe.ExcType
+	}
+	switch {
+	case fe.ExcType == "TimestampMismatchError":
+		return toolerr.New(toolerr.ApprovalExpired, "the document changed in the ERP after the change was approved, so nothing was written (the ERP said: %s); call the tool again to see a new preview and ask for a new approval", detail)
+	case status == http.StatusForbidden:
+		return toolerr.New(toolerr.PermissionDenied, "the ERP refused this change for this user (HTTP 403): %s", detail)
+	case status == http.StatusNotFound:
+		return toolerr.New(toolerr.NotFound, "not found in the ERP (HTTP 404): %s", detail)
+	case status == http.StatusConflict:
+		return toolerr.New(toolerr.InvalidArgument, "the ERP refused the change as a duplicate (HTTP 409 %s): %s", fe.ExcType, detail)
+	case status == http.StatusExpectationFailed:
+		return toolerr.New(toolerr.InvalidArgument, "the ERP refused the change (%s): %s", fe.ExcType, detail)
+	}
+	return upstreamError(status, header, body)
+}
+
+// readAsCaller reads one document for a preview, turning the ERP's 404
+// into a sentence naming what is missing.
+func readAsCaller(ctx context.Context, c *client, doctype, name string) (map[string]any, error) {
+	doc, err := c.get(ctx, doctype, name)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.NotFound {
+			return nil, toolerr.Wrap(toolerr.NotFound, err, "there is no %s %q in the ERP (%s)", doctype, name, te.Message)
+		}
+		return nil, err
+	}
+	return doc, nil
+}
+
+// approvedVersion returns the modified stamp the person approved.
+func approvedVersion(call *connector.Call) (string, error) {
+	if call.Approved == nil || call.Approved.Preview.Version == "" {
+		return "", toolerr.New(toolerr.ApprovalInvalid, "this change has no approved preview to check the document against; call the tool again for a new approval")
+	}
+	return call.Approved.Preview.Version, nil
+}
+
+// text renders an ERP value for a preview ("" for null).
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ratMul multiplies two exact numbers given as JSON numbers.
+func ratMul(a, b json.Number) (*big.Rat, bool) {
+	x, ok1 := parseDecimal(a.String())
+	y, ok2 := parseDecimal(b.String())
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	return new(big.Rat).Mul(x, y), true
+}
+
+// writtenProps are the output fields every write tool returns about the
+// document it wrote.
+func writtenProps(extra ...schema.Property) *schema.Schema {
+	props := []schema.Property{
+		schema.Prop("doctype", schema.String("Document type written.")).Required(),
+		schema.Prop("name", schema.String("The document's name in the ERP.")).Required(),
+		schema.Prop("url", schema.String("The document's page in the ERP.")).Required(),
+		schema.Prop("modified", schema.String("The ERP's modified stamp after the write.")).Required(),
+	}
+	return schema.Object(append(props, extra...)...)
+}
