@@ -58,7 +58,7 @@ func createSalesOrderTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("0: the order is a draft.")).Required(),
-			schema.Prop("status", schema.String("The ERP's status (Draft).")).Required(),
+			schema.Prop("document_status", schema.String("The ERP's status (Draft).")).Required(),
 			schema.Prop("grand_total", money("Grand total as the ERP computed it, in currency.")).Required(),
 			schema.Prop("currency", schema.String("Currency of the order.")).Required(),
 		),
@@ -189,7 +189,14 @@ func writtenResult(c *client, doctype string, doc map[string]any, fields ...stri
 	name := str(doc["name"])
 	out := map[string]any{"doctype": doctype, "name": name, "url": c.deskURL(doctype, name), "modified": str(doc["modified"])}
 	for _, f := range fields {
-		out[f] = doc[f]
+		key := f
+		if f == "status" {
+			// status is a member of the engine's error envelope
+			// (mcpengine.AdvertisedOutputSchema): the document's is
+			// document_status.
+			key = "document_status"
+		}
+		out[key] = doc[f]
 		if doc[f] == nil {
 			switch f {
 			case "grand_total":
@@ -197,7 +204,7 @@ func writtenResult(c *client, doctype string, doc map[string]any, fields ...stri
 			case "docstatus":
 				out[f] = json.Number("0")
 			default:
-				out[f] = ""
+				out[key] = ""
 			}
 		}
 	}
@@ -547,7 +554,7 @@ func submitDocumentTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("1: submitted.")).Required(),
-			schema.Prop("status", schema.String("The ERP's status after submission.")).Required(),
+			schema.Prop("document_status", schema.String("The ERP's status after submission.")).Required(),
 			schema.Prop("grand_total", money("Grand total, in the document's currency.")).Required(),
 		),
 		Effect:  connector.Destructive,
