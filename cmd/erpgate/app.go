@@ -77,6 +77,9 @@ type App struct {
 	metricsServer *http.Server
 	// tracing exports traces when ERPGATE_OTLP_ENDPOINT is set.
 	tracing *tracing.Provider
+	// approvals keeps the writes waiting for a person's approval; nil
+	// when the deployment has no encryption keys (no writes then).
+	approvals *approval.Store
 }
 
 // connectorDeps is what connectors need from the platform at run time.
@@ -205,7 +208,17 @@ func (a *App) build(ctx context.Context) error {
 	a.stopJanitor = stopJanitor
 	go limiter.Janitor(janitorCtx, 10*time.Second)
 	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
+	// Writes need a key to seal their approval state; without encryption
+	// keys the engine offers no write tool.
+	var stateKey []byte
+	if cfg.Keyring != nil {
+		a.approvals = approval.NewStore(a.pool, a.log)
+		stateKey = cfg.Keyring.DeriveKey(mcpengine.StateKeyPurpose)
+	}
 	engine, err := mcpengine.New(mcpengine.Options{
+		Approvals:      a.approvals,
+		StateKey:       stateKey,
+		PublicBaseURL:  cfg.PublicBaseURL,
 		Registry:       reg,
 		Outbound:       out,
 		Usage:          a.usage,
@@ -341,6 +354,9 @@ func (a *App) build(ctx context.Context) error {
 		}
 	}
 	sweeps = append(sweeps, sweep{"owner changes", store.SweepOwnerChanges})
+	if a.approvals != nil {
+		sweeps = append(sweeps, sweep{"pending actions", a.approvals.Sweep})
+	}
 	// Every minute, so that expired proofs and registrations go promptly.
 	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
@@ -393,7 +409,8 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	d := snap.Deployment
 	l := mcpengine.Live{MaxRecords: d.MaxRecords, Redaction: redact.Rules{Add: d.RedactionAdd, Skip: d.RedactionSkip}, Sites: map[uuid.UUID]mcpengine.SiteLive{}}
 	for id, s := range snap.Sites {
-		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly}
+		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly,
+			WriteTools: s.WriteTools, ServiceWrites: s.ServiceWrites, ServiceWriteApprover: s.ServiceWriteApprover}
 	}
 	engine.SetLive(l)
 	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)

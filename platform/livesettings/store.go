@@ -52,12 +52,18 @@ func (d Defaults) byName() map[string]any {
 }
 
 // SiteValues are one site's own settings: its redaction patterns (in
-// addition to the deployment's), the tools it offers (empty: all) and its
-// read-only switch.
+// addition to the deployment's), the tools it offers (empty: all), its
+// read-only switch and its write policy.
 type SiteValues struct {
 	RedactionAdd, RedactionSkip []string
 	Tools                       []string
 	ReadOnly                    bool
+	// WriteTools are the write tools the site enables (none by default);
+	// ServiceWrites lets service tokens propose them, each approved by
+	// ServiceWriteApprover (an ERP user of the site).
+	WriteTools           []string
+	ServiceWrites        bool
+	ServiceWriteApprover string
 }
 
 // Stored is a value an operator set.
@@ -146,6 +152,12 @@ func build(version int64, defaults map[string]any, stored map[key]Stored) *Snaps
 			sv.Tools = v.Value.([]string)
 		case ReadOnly:
 			sv.ReadOnly = v.Value.(bool)
+		case WriteTools:
+			sv.WriteTools = v.Value.([]string)
+		case ServiceWrites:
+			sv.ServiceWrites = v.Value.(bool)
+		case ServiceWriteApprover:
+			sv.ServiceWriteApprover = v.Value.(string)
 		}
 		snap.Sites[k.site] = sv
 	}

@@ -35,6 +35,9 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 		st.tool = ct.tool.Name
 		st.metrics = ct.metrics
 		st.mu.Unlock()
+		if ct.tool.Effect != connector.Read {
+			return e.writeCall(ctx, st, ct, req)
+		}
 
 		data, err := e.runTool(ctx, st, ct, req.Params.RawArguments)
 		if err != nil {
@@ -53,6 +56,25 @@ func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
 // runTool validates, limits, calls the handler within the budget, then
 // redacts and bounds the result. It returns the result as JSON.
 func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool, rawArgs json.RawMessage) ([]byte, error) {
+	args, err := e.checkArgs(st, ct, rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	release, err := e.acquire(ctx, st, ct)
+	if err != nil {
+		return nil, err
+	}
+	if release != nil {
+		defer release()
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
+	defer cancel()
+	return e.invoke(ctx, st, ct, e.newCall(st, ct, args, ct.tool.Effect))
+}
+
+// checkArgs refuses a tool the site does not offer, and arguments that
+// are invalid or name a redacted field; it returns them normalised.
+func (e *Engine) checkArgs(st *requestState, ct *compiledTool, rawArgs json.RawMessage) (json.RawMessage, error) {
 	if err := e.refuseUnoffered(st, ct); err != nil {
 		return nil, err
 	}
@@ -63,28 +85,37 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	if err := refuseRedactedFields(ct, e.redactor(st, ct), args); err != nil {
 		return nil, err
 	}
-	if e.opts.Limiter != nil {
-		_, span := startSpan(ctx, "limits")
-		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
-		endSpan(span, err)
-		if err != nil {
-			if toolerr.Classify(err).Code == toolerr.RateLimited {
-				e.opts.Metrics.LimitRefused(ct.kind)
-			}
-			return nil, err
-		}
-		defer release()
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
-	defer cancel()
+	return args, nil
+}
 
+// acquire takes the caller's limits, when the engine has a limiter; the
+// release is nil when it has none.
+func (e *Engine) acquire(ctx context.Context, st *requestState, ct *compiledTool) (func(), error) {
+	if e.opts.Limiter == nil {
+		return nil, nil
+	}
+	_, span := startSpan(ctx, "limits")
+	release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
+	endSpan(span, err)
+	if err != nil {
+		if toolerr.Classify(err).Code == toolerr.RateLimited {
+			e.opts.Metrics.LimitRefused(ct.kind)
+		}
+		return nil, err
+	}
+	return release, nil
+}
+
+// newCall is the connector's view of the call, its requests to the ERP
+// retried by effect.
+func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessage, effect connector.Effect) *connector.Call {
 	maxRecords := e.live.Load().maxRecords
 	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
 		maxRecords = m
 	}
 	call := &connector.Call{
 		Site:       st.session.Site,
-		HTTP:       e.upstreamClient(st, ct.tool.Effect),
+		HTTP:       e.upstreamClient(st, effect),
 		Args:       args,
 		Principal:  st.session.Principal,
 		MaxRecords: maxRecords,
@@ -93,6 +124,12 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 		call.Cache = e.opts.Storage.Cache(st.session.Site.ID)
 		call.Index = e.opts.Storage.SchemaIndex(st.session.Site.ID)
 	}
+	return call
+}
+
+// invoke runs the tool's handler and returns its result redacted and
+// bounded, as JSON.
+func (e *Engine) invoke(ctx context.Context, st *requestState, ct *compiledTool, call *connector.Call) ([]byte, error) {
 	out, err := ct.tool.Handler(ctx, call)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
@@ -206,6 +243,10 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
 	}
 	body := map[string]any{"code": string(te.Code), "message": message, "retryable": te.Retryable()}
+	var link *approvalLink
+	if te.Code == toolerr.ApprovalRequired && errors.As(err, &link) {
+		body["approval_url"] = link.url
+	}
 	if te.RetryAfter > 0 {
 		body["retry_after_seconds"] = int((te.RetryAfter + 999_999_999) / 1_000_000_000)
 	}

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/metrics"
 	"github.com/erpgate/erpgate/platform/outbound"
@@ -85,6 +86,18 @@ type Options struct {
 	// clients) are always accepted; any other Origin gets 403, which guards
 	// against DNS rebinding and cross-site use of a browser's network.
 	AllowedOrigins []string
+	// Approvals, when set, enables write tools (writes.go): a write is
+	// proposed, approved by a person on erpgate's page, then run once.
+	// Without it no Write or Destructive tool is offered anywhere.
+	Approvals *approval.Store
+	// StateKey seals approval request states and capability session ids
+	// (seal.go): secrets.Keyring.DeriveKey(StateKeyPurpose). Required with
+	// Approvals.
+	StateKey []byte
+	// PublicBaseURL is the one configured public base URL; an action's
+	// approval page is ApprovalURL(PublicBaseURL, id). Required with
+	// Approvals.
+	PublicBaseURL string
 }
 
 // Engine serves MCP for every registered connector kind.
@@ -100,6 +113,9 @@ type Engine struct {
 	exempt map[string][]string
 	// live is the operator's settings in force (live.go).
 	live atomic.Pointer[liveState]
+	// states and sessions seal approval request states and capability
+	// session ids (seal.go); nil without Approvals.
+	states, sessions *sealer
 }
 
 type kindServer struct {
@@ -108,6 +124,8 @@ type kindServer struct {
 	tools map[string]*compiledTool
 	// modern is what a 2026-07-28 result carries (modern.go).
 	modern modernResult
+	// writes says whether the kind has Write or Destructive tools.
+	writes bool
 }
 
 type compiledTool struct {
@@ -175,6 +193,18 @@ func New(opts Options) (*Engine, error) {
 		origins:   map[string]bool{},
 		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare),
 	}
+	if opts.Approvals != nil {
+		if opts.PublicBaseURL == "" {
+			return nil, fmt.Errorf("mcpengine: Approvals need PublicBaseURL, for the approval page's address")
+		}
+		var err error
+		if e.states, err = newSealer(opts.StateKey, "approval-state"); err != nil {
+			return nil, err
+		}
+		if e.sessions, err = newSealer(opts.StateKey, "capability-session"); err != nil {
+			return nil, err
+		}
+	}
 	for _, o := range opts.AllowedOrigins {
 		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
@@ -229,6 +259,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		ct.metrics = e.opts.Metrics.Tool(kind, t.Name)
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
+		ks.writes = ks.writes || t.Effect != connector.Read
 		ct.advertised = mcpTool(t)
 		ct.headerBound = len(mcp.ExtractParamHeaderBindings(&ct.advertised)) > 0
 		srv.AddTool(ct.advertised, ct.handler)

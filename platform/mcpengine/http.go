@@ -71,13 +71,16 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 
 	started := time.Now()
 	e.opts.Metrics.AdmissionWait(started.Sub(arrived))
-	st = &requestState{session: s, id: reqID, slot: slot, started: started}
+	st = &requestState{session: s, id: reqID, slot: slot, started: started, header: r.Header}
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
 	}
 	ctx := withState(r.Context(), st)
 	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
+		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) {
+			e.issueSession(w, st, msg.Params)
+		}
 		rw := newReplyWriter(w, st.method)
 		rw.ctx = ctx
 		st.reply = rw
@@ -101,6 +104,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 
 func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time) {
 	tool, outcome, code := st.snapshot()
+	st.mu.Lock()
+	stage := st.approval
+	st.mu.Unlock()
 	if r.Context().Err() != nil {
 		// The client went away before the reply could be delivered.
 		outcome, code = usage.Cancelled, ""
@@ -143,6 +149,7 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		ErrorCode:  code,
 		DurationMS: now.Sub(started).Milliseconds(),
 		ERPMS:      st.erpDuration(now).Milliseconds(),
+		Approval:   stage,
 	})
 }
 

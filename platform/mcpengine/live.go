@@ -31,11 +31,22 @@ type SiteLive struct {
 	Tools []string
 	// ReadOnly offers only tools that read.
 	ReadOnly bool
+	// WriteTools names the Write and Destructive tools the site enables;
+	// empty enables none (writes are off by default). Tools still applies.
+	WriteTools []string
+	// ServiceWrites lets service tokens propose the enabled writes, each
+	// approved by ServiceWriteApprover (an ERP user of the site); both
+	// are needed.
+	ServiceWrites        bool
+	ServiceWriteApprover string
 }
 
 // liveState is Live compiled: redactors built, tool lists as sets. Calls
 // read it with one atomic load.
 type liveState struct {
+	// writes is false when the engine has no approval store: no write
+	// tool is offered anywhere, whatever the settings.
+	writes     bool
 	maxRecords int
 	redactors  map[string]*redact.Redactor // by kind
 	sites      map[uuid.UUID]*siteState
@@ -45,6 +56,10 @@ type siteState struct {
 	redactors map[string]*redact.Redactor // by kind; nil: the deployment's
 	tools     map[string]bool             // nil: every tool
 	readOnly  bool
+	// writeTools are the write tools enabled (nil: none); approver is the
+	// approver of service-token writes, "" when they are not allowed.
+	writeTools map[string]bool
+	approver   string
 }
 
 // SetLive puts l in force. It builds the redactors once, so calls pay
@@ -53,12 +68,21 @@ func (e *Engine) SetLive(l Live) {
 	if l.MaxRecords <= 0 {
 		l.MaxRecords = e.opts.MaxRecords
 	}
-	ls := &liveState{maxRecords: l.MaxRecords, redactors: map[string]*redact.Redactor{}, sites: map[uuid.UUID]*siteState{}}
+	ls := &liveState{writes: e.opts.Approvals != nil, maxRecords: l.MaxRecords, redactors: map[string]*redact.Redactor{}, sites: map[uuid.UUID]*siteState{}}
 	for kind := range e.kinds {
 		ls.redactors[kind] = redact.New(l.Redaction.Merge(redact.Rules{Exempt: e.exempt[kind]}))
 	}
 	for id, s := range l.Sites {
 		ss := &siteState{readOnly: s.ReadOnly}
+		if len(s.WriteTools) > 0 {
+			ss.writeTools = map[string]bool{}
+			for _, t := range s.WriteTools {
+				ss.writeTools[t] = true
+			}
+		}
+		if s.ServiceWrites {
+			ss.approver = s.ServiceWriteApprover
+		}
 		if len(s.Redaction.Add) > 0 || len(s.Redaction.Skip) > 0 {
 			ss.redactors = map[string]*redact.Redactor{}
 			for kind := range e.kinds {
@@ -89,6 +113,9 @@ func (e *Engine) redactor(st *requestState, ct *compiledTool) *redact.Redactor {
 // sentence for the caller.
 func (ls *liveState) offered(site uuid.UUID, t connector.Tool) (bool, string) {
 	ss := ls.sites[site]
+	if t.Effect != connector.Read && (!ls.writes || ss == nil || !ss.writeTools[t.Name]) {
+		return false, ls.writesOff(t)
+	}
 	if ss == nil {
 		return true, ""
 	}
@@ -99,6 +126,15 @@ func (ls *liveState) offered(site uuid.UUID, t connector.Tool) (bool, string) {
 		return false, "the operator of this site does not offer the tool " + t.Name + " here"
 	}
 	return true, ""
+}
+
+// writesOff says why a write tool is not offered.
+func (ls *liveState) writesOff(t connector.Tool) string {
+	if !ls.writes {
+		return "this erpgate deployment runs no writes: it has no approval store"
+	}
+	return "writes are off on this site: its owner or operator must enable the write tool " + t.Name +
+		" (setting write_tools) before it can be used, and every write then waits for a person's approval"
 }
 
 // refuseUnoffered refuses a call of a tool the site does not offer.
@@ -118,10 +154,10 @@ func (e *Engine) filterListed(kind string) func(ctx context.Context, id any, req
 			return
 		}
 		ls := e.live.Load()
-		if ls.sites[st.session.Site.ID] == nil {
+		ks := e.kinds[kind]
+		if ls.sites[st.session.Site.ID] == nil && !ks.writes {
 			return
 		}
-		ks := e.kinds[kind]
 		result.Tools = slices.DeleteFunc(slices.Clone(result.Tools), func(t mcp.Tool) bool {
 			ct := ks.tools[t.Name]
 			if ct == nil {

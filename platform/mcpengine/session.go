@@ -2,6 +2,8 @@ package mcpengine
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -45,6 +47,10 @@ type requestState struct {
 	// reply is the writer mcp-go's transport writes the reply to; nil when
 	// the engine writes it itself.
 	reply *replyWriter
+	// header is the HTTP request's; meta is the _meta of a 2026-07-28
+	// write call served on the direct path (writes.go reads both).
+	header http.Header
+	meta   json.RawMessage
 
 	mu     sync.Mutex
 	method string
@@ -53,6 +59,8 @@ type requestState struct {
 	metrics   *metrics.Tool
 	outcome   usage.Outcome
 	errorCode string
+	// approval is the write's approval stage for the usage event.
+	approval string
 	// erpOpen counts the requests now with the ERP, erpSince is when the
 	// first of them was sent, and erpTime the time with the ERP before it:
 	// overlapping requests count once.

@@ -3,6 +3,7 @@ package mcpengine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // serveToolCall answers a tools/call request without mcp-go's HTTP
@@ -59,6 +62,13 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 		// See modern.go: only a plain call that passes every check.
 		if !plain || !modernDirect(r, version, ct, msg.Params, params.Meta) {
 			return false
+		}
+		if ct.tool.Effect != connector.Read {
+			// A write asks for approval by what the client declared
+			// (writes.go).
+			if st := stateFrom(r.Context()); st != nil {
+				st.meta = params.Meta
+			}
 		}
 		reply = e.directCall(r.Context(), ct, msg.ID, params.Arguments, &ks.modern)
 	case plain:
@@ -174,7 +184,15 @@ func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json
 		rid = mcp.NewRequestId(nil)
 	}
 	var resp any = mcp.NewJSONRPCResultResponse(rid, res)
-	if err != nil {
+	var required mcp.URLElicitationRequiredError
+	switch {
+	case err != nil && errors.As(err, &required):
+		// A write's approval asked of a client before 2026-07-28 that
+		// takes URL elicitations (writes.go): -32042, as mcp-go answers
+		// it on its own path.
+		d := required.JSONRPCError().Error
+		resp = mcp.NewJSONRPCError(rid, d.Code, d.Message, d.Data)
+	case err != nil:
 		e.onProtocolError(ctx, rid, mcp.MethodToolsCall, &req, err)
 		resp = mcp.NewJSONRPCError(rid, mcp.INTERNAL_ERROR, err.Error(), nil)
 	}

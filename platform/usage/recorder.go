@@ -235,10 +235,10 @@ func rowRefused(code string) bool {
 }
 
 const insertEvents = `INSERT INTO usage_events
-  (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, error_code, duration_ms, erp_ms, erp_user, client_id)
+  (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, error_code, duration_ms, erp_ms, erp_user, client_id, approval)
 SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[], $4::text[], $5::text[], $6::text[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::integer[], $12::integer[],
-                     $13::text[], $14::text[])
+                     $13::text[], $14::text[], $15::text[])
 ON CONFLICT (event_id) DO NOTHING`
 
 // insert writes batch in one statement under the statement timeout.
@@ -259,13 +259,14 @@ func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 		erp      = make([]pgtype.Int4, n)
 		users    = make([]string, n)
 		clients  = make([]string, n)
+		stages   = make([]string, n)
 	)
 	for i, e := range batch {
 		ids[i], at[i] = e.ID, e.Timestamp
 		siteIDs[i] = pgtype.UUID{Bytes: e.SiteID, Valid: e.SiteID != uuid.Nil}
 		slugs[i], auth[i], requests[i], methods[i] = e.SiteSlug, e.AuthType, e.RequestID, e.Method
 		tools[i], outcomes[i], codes[i] = e.Tool, string(e.Outcome), e.ErrorCode
-		users[i], clients[i] = e.ERPUser, e.ClientID
+		users[i], clients[i], stages[i] = e.ERPUser, e.ClientID, e.Approval
 		duration[i] = clampInt32(e.DurationMS)
 		if e.Method == methodToolsCall {
 			erp[i] = pgtype.Int4{Int32: clampInt32(max(e.ERPMS, 0)), Valid: true}
@@ -273,7 +274,7 @@ func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.StatementTimeout)
 	defer cancel()
-	if _, err := r.pool.Exec(ctx, insertEvents, ids, at, siteIDs, slugs, auth, requests, methods, tools, outcomes, codes, duration, erp, users, clients); err != nil {
+	if _, err := r.pool.Exec(ctx, insertEvents, ids, at, siteIDs, slugs, auth, requests, methods, tools, outcomes, codes, duration, erp, users, clients, stages); err != nil {
 		return fmt.Errorf("usage: store %d events: %w", n, err)
 	}
 	return nil

@@ -48,6 +48,11 @@ type Event struct {
 	// (sending each request to having read its answer, overlapping
 	// requests counted once). Stored and logged for tools/call only.
 	ERPMS int64
+	// Approval is the stage of a write's approval this event was
+	// (platform/approval): proposed, executed, failed or refused for a
+	// write tool's tools/call; approved or rejected for the approval
+	// page's events (method "approval"). "" for everything else.
+	Approval string
 }
 
 // Message is the short human summary shown in log viewers, built only from
@@ -83,6 +88,9 @@ func (e Event) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddInt64("duration_ms", e.DurationMS)
 	if e.Method == methodToolsCall {
 		enc.AddInt64("erp_ms", e.ERPMS)
+	}
+	if e.Approval != "" {
+		enc.AddString("approval", e.Approval)
 	}
 	return nil
 }
