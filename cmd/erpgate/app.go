@@ -362,7 +362,7 @@ func (a *App) build(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
-	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, a.log); err != nil {
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, a.log); err != nil {
 		return err
 	}
 	if err := mountApprovalPages(e, cfg, approval.NewStore(a.pool, a.log), siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
@@ -22,13 +23,13 @@ import (
 const ownerSessionKeyInfo = "owner session signing"
 
 // mountOwnerPages serves the site owner's page, /sites/{slug}/manage.
-func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service, store *sites.Store, reg *connector.Registry, proofs *erpadmin.Service, log *zap.Logger) error {
+func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service, store *sites.Store, reg *connector.Registry, proofs *erpadmin.Service, live *livesettings.Store, log *zap.Logger) error {
 	kit, err := pagekit.New(cfg.PublicURL(""))
 	if err != nil {
 		return fmt.Errorf("owner pages: %w", err)
 	}
 	manage.New(manage.Deps{
-		Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
+		Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs, Settings: live,
 		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Logger: log, ClientIP: e.IPExtractor,
 	}).Register(e)
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -418,4 +420,56 @@ func TestAddNote(t *testing.T) {
 			t.Errorf("message %q", te.Message)
 		}
 	})
+}
+
+// TestWriteErrorsFromAcumaticasBodies answers the create's PUT with
+// Acumatica's own error bodies (samples recorded from real instances, and
+// the PXException shape of a server-side refusal) and checks what the
+// model reads: the ERP's words, cleaned, with the fields it names.
+func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
+	sample := func(name string) string {
+		raw, err := os.ReadFile(filepath.Join("testdata", "samples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	orders := "/entity/Default/24.200.001/SalesOrder"
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		code   toolerr.Code
+		want   []string
+	}{
+		{"422 with a detail line's error", 422, sample("bill-put-422-detail-error.json"), toolerr.InvalidArgument,
+			[]string{"HTTP 422", "Inserting 'AP Transactions' record raised at least one error. Please review the errors.",
+				"Details line 1 Project: Project 'TES2323T ' cannot be found in the system", "Nothing was written"}},
+		{"400 empty body", 400, sample("customer-put-empty-body-400.json"), toolerr.InvalidArgument,
+			[]string{"HTTP 400", "The request is invalid. The request body should not be empty.", "Nothing was written"}},
+		{"403", 403, `{"message":"You have insufficient rights to access the object (SO301000)."}`, toolerr.PermissionDenied,
+			[]string{"Sales Orders (SO301000)", "You have insufficient rights to access the object (SO301000).", "nothing was written"}},
+		{"500 PXException", 500, `{"message":"An error has occurred.","exceptionMessage":"Error: The document cannot be saved:\r\n   the period is closed.","exceptionType":"PX.Data.PXException","stackTrace":"   at PX.Data.PXGraph.Persist()"}`,
+			toolerr.InvalidArgument, []string{"Acumatica refused to save the SalesOrder record: Error: The document cannot be saved: the period is closed. (PXException)", "Nothing was written"}},
+		{"500 other", 500, `{"message":"An error has occurred.","exceptionMessage":"Boom","exceptionType":"System.NullReferenceException","stackTrace":"   at X.Y()"}`,
+			toolerr.UpstreamUnavailable, []string{"HTTP 500", "NullReferenceException: Boom", "look at the document in Acumatica"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{noRetry: true})
+			h.userToken(kindFull.role)
+			h.sim.SetFault(acumaticatest.Fault{PathPrefix: h.sim.PathPrefix() + orders, Status: tc.status, Body: tc.body})
+			err := h.handlerOnly(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "C000001",
+				"Details": []any{map[string]any{"InventoryID": h.sim.Data().Records("StockItem")[0].String("InventoryID"), "OrderQty": 1}}})
+			te := wantCode(t, err, tc.code, tc.name)
+			for _, w := range tc.want {
+				if !strings.Contains(te.Message, w) {
+					t.Errorf("message lacks %q: %s", w, te.Message)
+				}
+			}
+			if strings.Contains(te.Message, "   at ") || strings.Contains(te.Message, "X.Y()") {
+				t.Errorf("a stack trace reached the message: %s", te.Message)
+			}
+		})
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/livesettings"
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 	"github.com/erpgate/erpgate/platform/sourcelimit"
@@ -70,7 +71,11 @@ type Deps struct {
 	Proofs   *erpadmin.Service
 	// Signer signs owner sessions; its key is derived for this use only.
 	Signer *pagekit.Signer
-	Logger *zap.Logger
+	// Settings are the live settings, where the site's write settings
+	// are read (and saved, through Admin.ChangeSetting); nil leaves the
+	// Writes section out.
+	Settings *livesettings.Store
+	Logger   *zap.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// ClientIP tells where a request comes from (echo's IP extractor), for
@@ -134,6 +139,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/sites/:slug/manage/sign-in", func(c echo.Context) error { h.beginSignIn(c); return nil })
 	post("/sign-out", h.signOut)
 	post("/settings", h.changeSettings)
+	post("/writes", h.changeWrites)
 	post("/oauth-secret", h.rotateSecret)
 	post("/api-credential", h.putAPICredential)
 	post("/tokens", h.issueToken)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/siteadmin"
 	"github.com/erpgate/erpgate/platform/sites"
 )
@@ -47,6 +49,7 @@ func kindName(kind string) string {
 var notices = map[string]string{
 	"signed-in":      "You are signed in as an administrator of this ERP.",
 	"settings":       "The site's settings are saved.",
+	"writes":         "The write settings are saved. Every write still waits for the approval of the person signed in.",
 	"secret":         "The ERP accepted the new client secret in a sign-in, and it is saved.",
 	"api-credential": "The ERP accepted the fixed API credential, and it is saved.",
 	"token-revoked":  "The service token is revoked; programs using it are refused from now on.",
@@ -96,6 +99,8 @@ type pageData struct {
 	People             []personView
 	Events             []eventView
 	Expires            string
+	// Writes is the Writes section; nil leaves it out.
+	Writes *writesView
 }
 
 // URL returns the address of the owner's action path.
@@ -133,6 +138,14 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, o owner, stat
 	data.Notice = notice
 	if problem != nil {
 		data.Problem, data.ProblemIn = h.problemText(problem), section
+		if section == "writes" && data.Writes != nil {
+			// The form shows what was sent, not what is stored.
+			for i := range data.Writes.Tools {
+				data.Writes.Tools[i].Enabled = slices.Contains(r.PostForm["write_tool"], data.Writes.Tools[i].Name)
+			}
+			data.Writes.ServiceWrites = r.PostFormValue("service_writes") == "on"
+			data.Writes.Approver = r.PostFormValue("approver")
+		}
 		if section == "settings" {
 			// Bad input loses nothing: the form shows what was typed.
 			data.FormName = r.PostFormValue("display_name")
@@ -154,6 +167,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		MCPURL: h.deps.Kit.URL("/sites/" + site.Slug + "/mcp"), Status: string(site.Status),
 		Active: site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
 	}
+	d.Writes = h.writesData(o)
 	var current map[string]any
 	_ = json.Unmarshal(site.Settings, &current)
 	for _, f := range kindSettings[site.Kind] {
@@ -233,6 +247,8 @@ func who(e sites.Event) string {
 		return "erpgate operator"
 	case siteadmin.ActorRegistrant:
 		return "registration"
+	case siteadmin.ActorKind(approval.ActorMCPClient):
+		return "AI client " + e.Actor
 	}
 	return e.Actor
 }
@@ -249,6 +265,13 @@ var actionNames = map[string]string{
 	siteadmin.ActionRevokeServiceToken: "revoked a service token",
 	siteadmin.ActionRevokePerson:       "revoked a person's access",
 	siteadmin.ActionOwnerSignIn:        "signed in to this page",
+	siteadmin.ActionChangeSetting:      "changed a setting",
+	approval.EventProposed:             "proposed a write",
+	approval.EventApproved:             "approved a write",
+	approval.EventRejected:             "rejected a write",
+	approval.EventExecuted:             "carried out a write",
+	approval.EventFailed:               "tried a write the ERP refused",
+	approval.EventRefused:              "was refused a write approval",
 }
 
 func actionWords(action string) string {
@@ -256,6 +279,18 @@ func actionWords(action string) string {
 		return s
 	}
 	return action
+}
+
+// approvalReasons are the approval store's refusal reasons in words.
+var approvalReasons = map[string]string{
+	"wrong_user":      "signed in as another ERP user than the approver",
+	"already_decided": "already approved or rejected",
+	"expired":         "expired",
+	"not_approved":    "not approved yet",
+	"rejected":        "rejected",
+	"already_used":    "already used",
+	"mismatch":        "for another caller, tool or arguments",
+	"not_found":       "no such approval",
 }
 
 func outcomeWords(e sites.Event) string {
@@ -267,6 +302,9 @@ func outcomeWords(e sites.Event) string {
 		reason := e.Reason
 		if kind, msg, ok := strings.Cut(reason, ": "); ok && !strings.Contains(kind, " ") {
 			reason = msg
+		}
+		if words, ok := approvalReasons[reason]; ok {
+			reason = words
 		}
 		return "refused: " + reason
 	}

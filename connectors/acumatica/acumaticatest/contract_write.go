@@ -431,6 +431,9 @@ func (s *Simulator) write422(w http.ResponseWriter, rn *renderer, es *entitySche
 	for _, k := range es.Keys {
 		sent[k] = true
 	}
+	for k := range errs { // a required field the request left out
+		sent[k] = true
+	}
 	for _, name := range es.Order {
 		f := es.Fields[name]
 		if !sent[name] {

@@ -110,6 +110,11 @@
 // ignored. API-user seats count distinct users with a live api-scope
 // token (a refresh does not take a second seat). Declined requests (429)
 // are answered at once instead of after the real 10-minute queue. Writes
-// (PUT, PATCH, DELETE, actions) validate references and key fields only;
-// inquiry rows are computed once and do not follow writes.
+// (PUT, PATCH, DELETE, actions) validate references, key fields and a few
+// required fields; a sales order also gets the graph's defaults, prices
+// and totals, is put On Hold when entered and its Status follows Hold
+// (contract_rules.go); other entities get no business logic. A user with
+// View Only on a form (sales.viewer on SO301000) gets the form's 403 on
+// any write. Writes show in every user's reads at once; inquiry rows are
+// computed once and do not follow writes.
 package acumaticatest

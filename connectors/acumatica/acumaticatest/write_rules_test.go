@@ -1,0 +1,107 @@
+package acumaticatest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// A sales order's hold status: a new order is On Hold, releasing it
+// (Hold false) opens it, holding it again puts it back On Hold; and the
+// change shows in another user's reads.
+func TestSalesOrderHoldStatus(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	other := passwordToken(t, s, "office.manager", "api")
+	c := s.Data().Records("Customer")[0]
+	it := s.Data().Records("StockItem")[0]
+	body := `{"CustomerID":{"value":"` + c.String("CustomerID") + `"},"Details":[{"InventoryID":{"value":"` + it.String("InventoryID") + `"},"OrderQty":{"value":1}}]}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(body))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("insert: %d %s", resp.StatusCode, b)
+	}
+	rec := decodeObject(t, b)
+	nbr := strings.Trim(value(t, rec["OrderNbr"]), `"`)
+	if value(t, rec["Status"]) != `"On Hold"` || value(t, rec["Hold"]) != "true" {
+		t.Errorf("new order %s", b)
+	}
+	for _, step := range []struct{ hold, status string }{{"false", `"Open"`}, {"true", `"On Hold"`}} {
+		req := `{"OrderType":{"value":"SO"},"OrderNbr":{"value":"` + nbr + `"},"Hold":{"value":` + step.hold + `}}`
+		resp, b = call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(req))
+		if resp.StatusCode != http.StatusOK || value(t, decodeObject(t, b)["Status"]) != step.status {
+			t.Errorf("Hold %s: %d %s", step.hold, resp.StatusCode, b)
+		}
+		status, got := get(t, s.entityURL(Version24, "SalesOrder/SO/"+nbr, nil), other)
+		if status != http.StatusOK || value(t, decodeObject(t, got)["Status"]) != step.status {
+			t.Errorf("another user reads after Hold %s: %d %s", step.hold, status, got)
+		}
+	}
+}
+
+// An order without a customer fails with the field's error and
+// stores nothing.
+func TestSalesOrderRequiresCustomer(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	before := len(s.Data().Records("SalesOrder"))
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(`{"Description":{"value":"no customer"}}`))
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	var got struct {
+		Error      string         `json:"error"`
+		CustomerID map[string]any `json:"CustomerID"`
+		OrderNbr   map[string]any `json:"OrderNbr"`
+	}
+	mustUnmarshal(t, b, &got)
+	if got.Error != "Inserting  'SO Order' record raised at least one error. Please review the errors." ||
+		got.CustomerID["error"] != "'Customer' cannot be empty." || got.OrderNbr["value"] != "<NEW>" {
+		t.Errorf("422 body %s", b)
+	}
+	if n := len(s.Data().Records("SalesOrder")); n != before {
+		t.Errorf("a failed PUT stored an order: %d, was %d", n, before)
+	}
+}
+
+// sales.viewer reads sales orders but may not save one: 403 with the
+// form's id, nothing stored; other forms stay writable.
+func TestViewOnlyUserCannotSaveSalesOrders(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "sales.viewer", "api")
+	order := s.Data().Records("SalesOrder")[0]
+	if status, b := get(t, s.entityURL(Version24, "SalesOrder/"+order.String("OrderType")+"/"+order.String("OrderNbr"), nil), tok); status != http.StatusOK {
+		t.Fatalf("read: %d %s", status, b)
+	}
+	req := `{"OrderType":{"value":"` + order.String("OrderType") + `"},"OrderNbr":{"value":"` + order.String("OrderNbr") + `"},"note":{"value":"x"}}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(req))
+	if resp.StatusCode != http.StatusForbidden || string(b) != `{"message":"You have insufficient rights to access the object (SO301000)."}` {
+		t.Errorf("PUT: %d %s", resp.StatusCode, b)
+	}
+	if n := s.Data().Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr")).Note; n != order.Note {
+		t.Errorf("the refused PUT stored note %q", n)
+	}
+	c := s.Data().Records("Customer")[1]
+	resp, b = call(t, http.MethodPut, s.entityURL(Version24, "Customer", nil), tok,
+		strings.NewReader(`{"CustomerID":{"value":"`+c.String("CustomerID")+`"},"note":{"value":"viewer"}}`))
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("customer PUT: %d %s", resp.StatusCode, b)
+	}
+}
+
+// The two contract fields over the customer's one credit limit column
+// stay equal whichever is written.
+func TestCustomerCreditLimitFieldsAgree(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	id := s.Data().Records("Customer")[2].String("CustomerID")
+	for _, body := range []string{`"CreditLimit":{"value":1234}`, `"CreditVerificationRules":{"CreditLimit":{"value":4321}}`} {
+		resp, b := call(t, http.MethodPut, s.entityURL(Version24, "Customer", nil), tok, strings.NewReader(`{"CustomerID":{"value":"`+id+`"},`+body+`}`))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, resp.StatusCode, b)
+		}
+		c := s.Data().Find("Customer", id)
+		if c.Decimal("CreditLimit") != c.Link("CreditVerificationRules").Decimal("CreditLimit") {
+			t.Errorf("after %s: %s and %s", body, c.Decimal("CreditLimit"), c.Link("CreditVerificationRules").Decimal("CreditLimit"))
+		}
+	}
+}
