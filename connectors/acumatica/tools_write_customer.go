@@ -208,11 +208,9 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 			}
 			target = sub
 		}
-		var v any = ch.value
-		if s, ok := v.(string); ok && s == "" {
-			v = nil // clears the field
-		}
-		target[ch.field.path[len(ch.field.path)-1]] = wrap(v)
+		// An empty string clears a text field; {"value": null} is not
+		// relied on, since the contract API may read it as "no change".
+		target[ch.field.path[len(ch.field.path)-1]] = wrap(ch.value)
 	}
 	op := contractOp{entity: "Customer", keyNames: []string{"CustomerID"}, keys: []string{a.CustomerID}, expand: "MainContact,CreditVerificationRules"}
 	rec, err := c.put(ctx, op, body, putHeaders(false, true))

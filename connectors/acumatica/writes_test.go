@@ -321,6 +321,16 @@ func TestUpdateCustomerRefused(t *testing.T) {
 			t.Errorf("the update inserted a customer: %d, was %d", n, before)
 		}
 	})
+	t.Run("empty string clears", func(t *testing.T) {
+		other := h.sim.Data().Records("Customer")[6]
+		out := h.mustRun(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": other.String("CustomerID"), "MainContact": map[string]any{"Phone1": ""}})
+		if out["fields"].(map[string]any)["MainContact/Phone1"] != nil {
+			t.Errorf("result %v", out)
+		}
+		if ph := h.sim.Data().Find("Customer", other.String("CustomerID")).Link("MainContact").String("Phone1"); ph != "" {
+			t.Errorf("stored Phone1 %q", ph)
+		}
+	})
 	t.Run("no field", func(t *testing.T) {
 		_, err := h.preview(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": id})
 		wantCode(t, err, toolerr.InvalidArgument, "no field to change")
