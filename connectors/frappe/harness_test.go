@@ -148,6 +148,19 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 	if err := compileSchema(t, name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %v", err)
 	}
+	c := inv.newCall(t, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := tool.Handler(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return checkResult(t, tool, out)
+}
+
+// newCall builds the connector.Call a tool gets for this invocation.
+func (inv invocation) newCall(t testing.TB, raw json.RawMessage) *connector.Call {
+	t.Helper()
 	s := inv.sim
 	if s == nil {
 		s = testSim(t)
@@ -165,19 +178,20 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 	if maxRecords == 0 {
 		maxRecords = 1000
 	}
-	c := &connector.Call{
+	return &connector.Call{
 		Site:       st,
 		HTTP:       factory.Client(st, auth),
 		Args:       raw,
 		Principal:  connector.Principal{AuthType: "service_token", Subject: u.Email},
 		MaxRecords: maxRecords,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := tool.Handler(ctx, c)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// checkResult checks a handler's result against the tool's output schema
+// and returns it decoded with exact numbers.
+func checkResult(t testing.TB, tool connector.Tool, out any) (map[string]any, error) {
+	t.Helper()
+	name := tool.Name
 	enc, err := json.Marshal(out)
 	if err != nil {
 		t.Fatalf("%s: result does not encode: %v", name, err)

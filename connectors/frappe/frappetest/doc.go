@@ -19,8 +19,43 @@
 //     filters as a JSON string or, in a JSON body, an object,
 //     ignore_prepared_report): the reports listed below
 //
-// Writes (POST/PUT/DELETE on /api/resource) are refused with 403: the
-// simulator is read-only.
+// Writes, as erpgate's write tools make them:
+//
+//   - POST /api/resource/Sales Order (create_doc: new_doc(**data).insert()):
+//     link validation first ("Could not find Customer: X, Row #1: Item
+//     Code: Y", LinkValidationError), then create permission (403
+//     "Insufficient Permission for Sales Order"), MandatoryError, a
+//     disabled customer (PartyDisabled), "Please enter Delivery Date",
+//     "Expected Delivery Date should be after Sales Order Date"; a draft
+//     named SAL-ORD-.YYYY.-.##### (the year of Options.Now), rates from
+//     the item's price in the order currency when not sent, totals
+//     without taxes; answer {"data": doc} without nulls.
+//   - PUT /api/resource/<doctype>/<name> (update_doc): doc.update(data)
+//     then save: write permission, check_if_latest (a sent modified that
+//     is not the stored one is a 417 TimestampMismatchError), docstatus
+//     transitions (cancelled: "Cannot edit cancelled document"; submitted:
+//     UpdateAfterSubmitError for any changed field), child tables replaced
+//     by the rows sent (rows sent with their name keep it), Customer credit
+//     limits checked as ERPNext does (one row per company, not below what
+//     the customer owes the company).
+//   - POST /api/method/frappe.client.submit (doc as a dict or JSON
+//     string): the document is the dict sent, so its modified is the one
+//     checked; draft to submitted needs the submit right (Sales User for
+//     Sales Order, Accounts User for Sales Invoice); a submitted document
+//     is saved again as update-after-submit, as Frappe does; answer
+//     {"message": doc} with nulls.
+//   - POST /api/method/frappe.desk.form.utils.add_comment: 404 for a
+//     missing document, 403 when the user may not read it, then a Comment
+//     (comment_type Comment, comment_email and comment_by as sent) that
+//     every user can list through /api/resource/Comment.
+//
+// Writes go to a copy of the seeded data owned by the simulator (Data
+// stays the seeded, shared Dataset); every read of that simulator, by any
+// user, sees them. DELETE, and writes to other DocTypes, are refused with
+// 403. Deviations: submitting a Sales Invoice sets its status and
+// outstanding_amount but posts no ledger entries; no primary Contact is
+// made from a Customer's e-mail or mobile; comments do not update the
+// document's _comments column.
 //
 // # Demo users
 //
@@ -34,7 +69,13 @@
 //	sales.viewer@demo.example  no-accounting  demosaleskey1  demosalessecret1  demo-sales-pw
 //	clerk@demo.example         field-limited  democlerkkey01 democlerksecret1  demo-clerk-pw
 //	mcp.bot@demo.example       service        demobotkey001  demobotsecret01   demo-bot-pw
+//	orders.viewer@demo.example order-viewer   demoviewkey01  demoviewsecret01  demo-viewer-pw
 //	it.admin@demo.example      administrator  demoadminkey1  demoadminsecret1  demo-admin-pw
+//
+// The order viewer has only the Accounts User role: it reads Sales Orders,
+// Sales Invoices and Customers but may not create Sales Orders or change
+// Customers (the ERP's 403). Every user with the full set of business
+// roles also has Sales Master Manager, which writes Customers.
 //
 // The administrator has the System Manager role (with every business role):
 // openid_profile lists it, and only it may create OAuth Clients. Every
