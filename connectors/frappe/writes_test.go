@@ -243,7 +243,7 @@ func TestCreateSalesOrderPreviewAndWrite(t *testing.T) {
 		}
 	}
 	wantName := fmt.Sprintf("SAL-ORD-2026-%05d", top+1)
-	if out["name"] != wantName || out["status"] != "Draft" || fmt.Sprint(out["docstatus"]) != "0" || out["currency"] != "NZD" {
+	if out["name"] != wantName || out["document_status"] != "Draft" || fmt.Sprint(out["docstatus"]) != "0" || out["currency"] != "NZD" {
 		t.Errorf("result %v, want %s Draft 0 NZD", out, wantName)
 	}
 	if rat(t, out["grand_total"]).Cmp(big.NewRat(23750, 100)) != 0 {
@@ -444,7 +444,7 @@ func TestSubmitDocument(t *testing.T) {
 		t.Errorf("preview %+v", pv)
 	}
 	out := p.mustExecute(t)
-	if fmt.Sprint(out["docstatus"]) != "1" || (out["status"] != "To Deliver and Bill" && out["status"] != "To Bill") {
+	if fmt.Sprint(out["docstatus"]) != "1" || (out["document_status"] != "To Deliver and Bill" && out["document_status"] != "To Bill") {
 		t.Errorf("result %v", out)
 	}
 	if rat(t, out["grand_total"]).Cmp(draft.Dec("grand_total").Rat()) != 0 {
@@ -468,7 +468,7 @@ func TestSubmitDocument(t *testing.T) {
 	// A draft invoice, submitted by an accounts user.
 	si := seededWhere(t, s, "Sales Invoice", func(d *frappetest.Doc) bool { return d.Int("docstatus") == 0 })
 	out = mustPropose(t, s, allCompanies, "submit_document", map[string]any{"doctype": "Sales Invoice", "name": si.Name}).mustExecute(t)
-	if fmt.Sprint(out["docstatus"]) != "1" || out["status"] == "Draft" {
+	if fmt.Sprint(out["docstatus"]) != "1" || out["document_status"] == "Draft" {
 		t.Errorf("invoice result %v", out)
 	}
 }
