@@ -224,6 +224,11 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 				t.Errorf("%s: HTTP %d: %s", c.name, status, pageText(body))
 			}
 		}
+		// A forged approval session (its value changed, its MAC kept).
+		forged := strings.Replace(cookies, "erpgate_approve=", "erpgate_approve=AAAA", 1)
+		if status, body := postForm(t, gw.URL+"/approve/"+update.ID.String()+"/decide", forged, "", url.Values{"decision": {"approve"}, "csrf": {csrf}}); status != http.StatusForbidden || !strings.Contains(body, "Sign in to decide") {
+			t.Errorf("a forged session: HTTP %d: %s", status, pageText(body))
+		}
 		// The same post without the session cookie: no decision either.
 		if status, body := postForm(t, gw.URL+"/approve/"+update.ID.String()+"/decide", onlyCookie(cookies, "erpgate_approve_csrf"), "", url.Values{"decision": {"approve"}, "csrf": {csrf}}); status != http.StatusForbidden || !strings.Contains(body, "Sign in to decide") {
 			t.Errorf("without a session: HTTP %d: %s", status, pageText(body))

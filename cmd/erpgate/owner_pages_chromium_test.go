@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -542,6 +543,11 @@ func TestChromiumOwnerPageAcumatica(t *testing.T) {
 		saveScreenshot(t, ctx, "owner-acumatica-settings-refused.png")
 	})
 
+	t.Run("writes", func(t *testing.T) {
+		ownerWritesSection(t, ctx, gw, "acu", manageURL, "Manage Acumatica acu", adminID, nonAdmin.Username+"@"+sim.Tenant(),
+			[]string{"acumatica_create_sales_order", "acumatica_update_customer", "acumatica_add_note"}, "acumatica_list_customers")
+	})
+
 	t.Run("a wrong new client secret is refused by the ERP", func(t *testing.T) {
 		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
 		waitForNewTitle(t, ctx, "Manage Acumatica acu")
@@ -599,5 +605,104 @@ func finishAcumaticaSignIn(t *testing.T, ctx context.Context, user acumaticatest
 	if title == "Acumatica ERP - Consent" {
 		navigate(t, ctx, "allow on Acumatica's consent page", chromedp.Click(chromedp.CSS(`form#consent button[value="yes"]`)))
 		waitForNewTitle(t, ctx, want...)
+	}
+}
+
+// ownerWritesSection walks the Writes section of a signed-in owner's page
+// (slug's, titled title): service writes without an approver are refused
+// and the form keeps what was ticked; two tools with an approver are
+// saved as the site's live settings, one change_setting event by the
+// owner each; unticking saves only what changed; a read tool or a name
+// the catalogue lacks, posted as a write tool, is refused.
+func ownerWritesSection(t *testing.T, ctx context.Context, gw *gateway, slug, manageURL, title, owner, approver string, tools []string, readTool string) {
+	t.Helper()
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+	waitForNewTitle(t, ctx, title)
+	text := pageBody(t, ctx)
+	for _, want := range append([]string{"Every write waits for the approval of the person signed in", "this cannot be turned off"}, tools...) {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Writes section lacks %q: %s", want, text)
+		}
+	}
+	if strings.Contains(text, readTool) {
+		t.Errorf("the Writes section lists the read tool %s", readTool)
+	}
+	writeTools := `SELECT count(*) FROM live_settings l JOIN sites s ON s.id = l.site_id WHERE s.slug = '` + slug + `' AND l.name = 'write_tools'`
+	events := func() int {
+		return queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = $1 AND action = 'change_setting' AND outcome = 'success'
+			AND actor_kind = 'erp_admin' AND actor = $2`, slug, owner)
+	}
+	tick := func(name string) chromedp.Action[chromedp.Void] {
+		return chromedp.Click(chromedp.CSS(`input[name="write_tool"][value="` + name + `"]`))
+	}
+	save := chromedp.Click(chromedp.CSS(`form[action$="/manage/writes"] button`))
+
+	navigate(t, ctx, "enable two tools and service writes without an approver",
+		tick(tools[0]), tick(tools[1]), chromedp.Click(chromedp.CSS(`input[name="service_writes"]`)), save)
+	waitForNewTitle(t, ctx, title)
+	if text := pageBody(t, ctx); !strings.Contains(text, "name the ERP user who approves them; nothing was changed") {
+		t.Errorf("service writes without an approver: %s", text)
+	}
+	kept := browserResult(t, ctx, "read the form", chromedp.Evaluate[int](`document.querySelectorAll('input[name="write_tool"]:checked, input[name="service_writes"]:checked').length`))
+	if kept != 3 {
+		t.Errorf("the refused form kept %d of its 3 ticks", kept)
+	}
+	if n := queryInt(t, gw.DBURL, writeTools); n != 0 {
+		t.Errorf("a refused change stored %d write_tools values", n)
+	}
+	saveScreenshot(t, ctx, "owner-writes-refused-"+slug+".png")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="writes"]`, "owner-writes-section-refused-"+slug+".png")
+
+	navigate(t, ctx, "name the approver and save", chromedp.SendKeys(chromedp.CSS("#approver"), approver), save)
+	waitForNewTitle(t, ctx, title)
+	if text := pageBody(t, ctx); !strings.Contains(text, "The write settings are saved.") {
+		t.Errorf("after saving the writes: %s", text)
+	}
+	if n := queryInt(t, gw.DBURL, writeTools+` AND l.value @> to_jsonb(ARRAY[$1::text, $2::text]) AND jsonb_array_length(l.value) = 2`, tools[0], tools[1]); n != 1 {
+		t.Error("write_tools is not the two tools ticked")
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM live_settings l JOIN sites s ON s.id = l.site_id WHERE s.slug = $1
+		AND ((l.name = 'service_writes' AND l.value = 'true') OR (l.name = 'service_write_approver' AND l.value = to_jsonb($2::text)))`, slug, approver); n != 2 {
+		t.Errorf("%d of the service-write settings stored, want 2", n)
+	}
+	if n := events(); n != 3 {
+		t.Errorf("%d change_setting events by the owner, want 3", n)
+	}
+	saveScreenshot(t, ctx, "owner-writes-"+slug+".png")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="writes"]`, "owner-writes-section-"+slug+".png")
+
+	navigate(t, ctx, "untick a tool", tick(tools[1]), save)
+	waitForNewTitle(t, ctx, title)
+	if n := queryInt(t, gw.DBURL, writeTools+` AND l.value = to_jsonb(ARRAY[$1::text])`, tools[0]); n != 1 {
+		t.Error("write_tools is not the one tool left ticked")
+	}
+	if n := events(); n != 4 {
+		t.Errorf("%d change_setting events, want 4 (only what changed is saved)", n)
+	}
+
+	// Attack: a read tool, or a name the catalogue lacks, posted as a
+	// write tool is refused, and nothing changes.
+	cookies := cookieHeader(browserCookies(t, ctx, gw.URL))
+	csrf := browserResult(t, ctx, "read the form token", chromedp.Evaluate[string](`document.querySelector('input[name="csrf"]').value`))
+	for _, name := range []string{readTool, "drop_everything"} {
+		status, body := postForm(t, manageURL+"/writes", cookies, gw.URL, url.Values{"csrf": {csrf}, "write_tool": {tools[0], name}})
+		if status != http.StatusBadRequest || !strings.Contains(body, "There is no write tool "+name+" on this site; nothing was changed.") {
+			t.Errorf("write tool %s: HTTP %d: %s", name, status, pageText(body))
+		}
+	}
+	if n := queryInt(t, gw.DBURL, writeTools+` AND l.value = to_jsonb(ARRAY[$1::text])`, tools[0]); n != 1 {
+		t.Error("a refused post changed write_tools")
+	}
+}
+
+// saveSectionScreenshot is saveScreenshot of the element sel, for a
+// section of a long page.
+func saveSectionScreenshot(t *testing.T, ctx context.Context, sel, name string) {
+	t.Helper()
+	if dir := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); dir != "" {
+		png := browserResult(t, ctx, "screenshot "+name, chromedp.Screenshot(sel))
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -34,9 +34,9 @@ func effectSentence(t connector.Tool) (word, sentence string) {
 	case t.Effect == connector.Destructive:
 		return "cannot be undone", "What it does stays done in the ERP; it cannot be changed back."
 	case t.Idempotent:
-		return "changes data", "It sets values in the ERP; the ERP keeps the old ones in its history, and repeating it changes nothing more."
+		return "changes data", "It sets values in the ERP, replacing the ones there; repeating it changes nothing more."
 	}
-	return "adds data", "It adds to the ERP's data (a draft, a note); each call adds again, and the ERP can delete or change what it added."
+	return "adds data", "It adds to the ERP's data (a draft, a note); each call adds again, and what it adds can be changed or deleted in the ERP."
 }
 
 // writeTools lists the write tools of kind's catalogue.
