@@ -226,6 +226,7 @@ func (h *Handler) recordDecision(p pending, a approval.Action, user string, appr
 	h.deps.Usage.Record(usage.Event{
 		Timestamp: h.now().UTC(), SiteID: p.site.ID, SiteSlug: p.site.Slug, AuthType: a.Key.AuthType,
 		ERPUser: user, ClientID: a.ClientID, Method: "approval", Tool: a.Key.Tool, Outcome: usage.Success,
+		Approval: decisionWord(approve),
 	})
 }
 
