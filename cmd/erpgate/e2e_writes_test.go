@@ -191,7 +191,11 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.approve(t, link, e.Alice)
 		e.oneWrite(t, "the approved call", func() { mustSucceed(t, callTool(t, plain.cs, e.CreateTool, a), e.CreateTool) })
 		e.noWrite(t, "the same call again", func() {
-			refused(t, "replay", callTool(t, plain.cs, e.CreateTool, a), "APPROVAL_INVALID", "APPROVAL_REQUIRED")
+			r := callTool(t, plain.cs, e.CreateTool, a)
+			refused(t, "replay", r, "APPROVAL_INVALID")
+			if !strings.Contains(errorMessage(r), "already used") {
+				t.Errorf("the replay's refusal does not say the approval was used: %s", r.Text)
+			}
 		})
 		if page := e.decide(t, link, e.Alice, "approve"); e.actionStatus(t, link) != "executed" {
 			t.Errorf("approving a used action again changed it: HTTP %d %s", page.Status, pageText(page.Body))
@@ -323,7 +327,11 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.approve(t, link, e.Forbidden)
 		asked := e.OrderWrites()
 		e.noWrite(t, "the forbidden user's approved call", func() {
-			refused(t, "forbidden user", callTool(t, c.cs, e.CreateTool, a), "PERMISSION_DENIED")
+			r := callTool(t, c.cs, e.CreateTool, a)
+			refused(t, "forbidden user", r, "PERMISSION_DENIED")
+			if !strings.Contains(errorMessage(r), "403") {
+				t.Errorf("PERMISSION_DENIED does not carry the ERP's answer: %s", r.Text)
+			}
 		})
 		if e.OrderWrites() == asked {
 			t.Error("the ERP was not asked: PERMISSION_DENIED came from a guess, not from the ERP")
