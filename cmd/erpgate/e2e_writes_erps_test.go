@@ -54,6 +54,7 @@ func TestWritesFrappe(t *testing.T) {
 			return int(n)
 		},
 		OrderWrites: func() int { return sim.RequestCount("/api/resource/Sales Order") },
+		ERPRefusal:  "does not have doctype access via role permission for document Sales Order",
 		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
 			name, _ := created["name"].(string)
 			if created["docstatus"] != json.Number("0") {
@@ -127,6 +128,7 @@ func TestWritesAcumatica(t *testing.T) {
 		},
 		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },
 		OrderWrites: func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
+		ERPRefusal:  "You have insufficient rights to access the object (SO301000).",
 		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
 			nbr, _ := created["OrderNbr"].(string)
 			rec := sim.Data().Find("SalesOrder", "SO", nbr)

@@ -50,6 +50,9 @@ type writeERP struct {
 	// Orders counts the simulator's sales orders: every write the tests
 	// expect, or expect not to happen, is one.
 	Orders func() int
+	// ERPRefusal is what the ERP's own refusal of Forbidden's write says,
+	// which PERMISSION_DENIED must carry.
+	ERPRefusal string
 	// OrderWrites counts the requests that reached the ERP's sales order
 	// endpoint (to tell the ERP's refusal from erpgate's).
 	OrderWrites func() int

@@ -329,7 +329,7 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.noWrite(t, "the forbidden user's approved call", func() {
 			r := callTool(t, c.cs, e.CreateTool, a)
 			refused(t, "forbidden user", r, "PERMISSION_DENIED")
-			if !strings.Contains(errorMessage(r), "403") {
+			if !strings.Contains(errorMessage(r), e.ERPRefusal) {
 				t.Errorf("PERMISSION_DENIED does not carry the ERP's answer: %s", r.Text)
 			}
 		})
