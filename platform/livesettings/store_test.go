@@ -49,6 +49,11 @@ func TestTwoReplicasShareTheSettings(t *testing.T) {
 	if _, _, err := a.Set(ctx, site, RedactionAdd, []string{"salary"}); err != nil {
 		t.Fatal(err)
 	}
+	for name, v := range map[string]any{WriteTools: []string{"create_sales_order"}, ServiceWrites: true, ServiceWriteApprover: "boss@acme.test"} {
+		if _, _, err := a.Set(ctx, site, name, v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// b polls (no notification reaches it here).
 	if err := b.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -59,6 +64,9 @@ func TestTwoReplicasShareTheSettings(t *testing.T) {
 	snap := b.Current()
 	if snap.Deployment.MaxRecords != 250 || !snap.Site(site).ReadOnly || !reflect.DeepEqual(snap.Site(site).RedactionAdd, []string{"salary"}) {
 		t.Errorf("b's snapshot: %+v, site %+v", snap.Deployment, snap.Site(site))
+	}
+	if sv := snap.Site(site); !reflect.DeepEqual(sv.WriteTools, []string{"create_sales_order"}) || !sv.ServiceWrites || sv.ServiceWriteApprover != "boss@acme.test" {
+		t.Errorf("the site's write policy: %+v", sv)
 	}
 	if _, src, at := snap.Effective(site, MaxRecords); src != SourceDeployment || at.IsZero() {
 		t.Errorf("a site's max records come from %s at %v", src, at)

@@ -103,10 +103,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 }
 
 func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time) {
-	tool, outcome, code := st.snapshot()
-	st.mu.Lock()
-	stage := st.approval
-	st.mu.Unlock()
+	tool, outcome, code, stage := st.snapshot()
 	if r.Context().Err() != nil {
 		// The client went away before the reply could be delivered.
 		outcome, code = usage.Cancelled, ""

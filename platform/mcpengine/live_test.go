@@ -19,8 +19,9 @@ import (
 
 // TestLiveSettingsChangeWhatASiteOffers: SetLive changes, for the next
 // request and without a restart, which tools a site lists and may call
-// (a tool list, the read-only switch), the redaction of its results (its
-// own patterns on top of the deployment's), and leaves other sites alone.
+// (a tool list, the read-only switch, the write tools it enables: none by
+// default), the redaction of its results (its own patterns on top of the
+// deployment's), and leaves other sites alone.
 func TestLiveSettingsChangeWhatASiteOffers(t *testing.T) {
 	var mu sync.Mutex
 	hits := map[string]int{}
@@ -34,14 +35,16 @@ func TestLiveSettingsChangeWhatASiteOffers(t *testing.T) {
 	t.Cleanup(upstream.Close)
 	reg := connector.NewRegistry()
 	reg.MustRegister(effectERP{})
-	e, err := New(Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{}, Budget: 30 * time.Second,
-		Redaction: redact.Rules{Add: []string{"bonus"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	base, _ := url.Parse(upstream.URL)
 	locked := connector.Site{ID: uuid.New(), Slug: "locked", Kind: "effecterp", BaseURL: base}
 	open := connector.Site{ID: uuid.New(), Slug: "open", Kind: "effecterp", BaseURL: base}
+	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{}, Budget: 30 * time.Second,
+		Redaction: redact.Rules{Add: []string{"bonus"}}}
+	withApprovals(t, &opts, locked)
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	serve := func(site connector.Site) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
@@ -66,18 +69,19 @@ func TestLiveSettingsChangeWhatASiteOffers(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	all := []string{"destroy_by_get", "read_by_get", "read_by_post", "write_by_get", "write_by_post"}
-	if got := listed(t, "locked"); !slices.Equal(got, all) {
-		t.Fatalf("before: %v", got)
+	reads := []string{"read_by_get", "read_by_post"}
+	if got := listed(t, "locked"); !slices.Equal(got, reads) {
+		t.Fatalf("before (writes are off by default): %v", got)
 	}
 
 	e.SetLive(Live{Redaction: redact.Rules{Add: []string{"bonus"}}, Sites: map[uuid.UUID]SiteLive{
-		locked.ID: {ReadOnly: true, Tools: []string{"read_by_get", "write"}, Redaction: redact.Rules{Add: []string{"nickname"}}},
+		locked.ID: {ReadOnly: true, Tools: []string{"read_by_get", "write"}, WriteTools: []string{"write_by_get"},
+			Redaction: redact.Rules{Add: []string{"nickname"}}},
 	}})
 	if got := listed(t, "locked"); !slices.Equal(got, []string{"read_by_get"}) {
 		t.Errorf("read-only with read_by_get and the write group: %v", got)
 	}
-	if got := listed(t, "open"); !slices.Equal(got, all) {
+	if got := listed(t, "open"); !slices.Equal(got, reads) {
 		t.Errorf("another site: %v", got)
 	}
 	for _, tool := range []string{"write_by_get", "read_by_post", "destroy_by_get"} {
@@ -101,9 +105,18 @@ func TestLiveSettingsChangeWhatASiteOffers(t *testing.T) {
 	}
 
 	// Read-only alone: the write tools go, the read tools stay.
-	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{locked.ID: {ReadOnly: true}}})
-	if got := listed(t, "locked"); !slices.Equal(got, []string{"read_by_get", "read_by_post"}) {
+	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{locked.ID: {ReadOnly: true, WriteTools: []string{"write_by_get"}}}})
+	if got := listed(t, "locked"); !slices.Equal(got, reads) {
 		t.Errorf("read-only: %v", got)
+	}
+	// Write tools enabled one by one; the tool list still applies.
+	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{locked.ID: {WriteTools: []string{"write_by_get", "destroy_by_get"}}}})
+	if got := listed(t, "locked"); !slices.Equal(got, []string{"destroy_by_get", "read_by_get", "read_by_post", "write_by_get"}) {
+		t.Errorf("two write tools enabled: %v", got)
+	}
+	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{locked.ID: {Tools: []string{"read", "write"}, WriteTools: []string{"write_by_get", "destroy_by_get"}}}})
+	if got := listed(t, "locked"); !slices.Equal(got, []string{"read_by_get", "read_by_post", "write_by_get"}) {
+		t.Errorf("the destructive group not offered: %v", got)
 	}
 	_, m = call(t, openCS, "read_by_get", nil)
 	if v, _ := m["value"].(map[string]any); v["bonus"] != "7000" {

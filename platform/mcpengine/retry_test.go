@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/schema"
@@ -42,7 +43,15 @@ func (effectERP) VerifyAPICredential(context.Context, connector.Site, *http.Clie
 func (effectERP) Tools() []connector.Tool {
 	out := schema.Object(schema.Prop("value", schema.Any("")))
 	tool := func(name string, effect connector.Effect, method string) connector.Tool {
-		return connector.Tool{Name: name, Description: "Test tool.", Input: schema.Object(), Output: out, Effect: effect,
+		var preview func(context.Context, *connector.Call) (*connector.Preview, error)
+		if effect != connector.Read {
+			// The preview sends nothing: each write tool's one request
+			// is its Handler's.
+			preview = func(context.Context, *connector.Call) (*connector.Preview, error) {
+				return &connector.Preview{Operation: "update", DocType: "Thing", Summary: "send " + name}, nil
+			}
+		}
+		return connector.Tool{Name: name, Description: "Test tool.", Input: schema.Object(), Output: out, Effect: effect, Preview: preview,
 			Handler: func(ctx context.Context, c *connector.Call) (any, error) {
 				req, _ := http.NewRequestWithContext(ctx, method, c.Site.URL("/"+name, nil), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"read"}`))
 				req.GetBody = func() (io.ReadCloser, error) {
@@ -75,6 +84,8 @@ func (effectERP) Tools() []connector.Tool {
 // Issue 15 item 12: the transport retries by what the tool does, not by
 // HTTP method. Each tool's first request gets a 503; a read tool's request
 // is sent again whatever its method, a write or destructive tool's never.
+// A write runs once approved (writes.go): each is proposed, approved in
+// the store as its approver would on the page, and then called again.
 func TestRetriesFollowTheToolsEffect(t *testing.T) {
 	var mu sync.Mutex
 	hits := map[string]int{}
@@ -100,14 +111,18 @@ func TestRetriesFollowTheToolsEffect(t *testing.T) {
 	reg.MustRegister(effectERP{})
 	opts := outbound.DefaultOptions()
 	opts.RetryBackoff = time.Millisecond
-	e, err := New(Options{Registry: reg, Outbound: outbound.NewFactory(opts), Usage: &sink{}, Budget: 30 * time.Second})
+	base, _ := url.Parse(upstream.URL)
+	site := connector.Site{ID: uuid.New(), Slug: "demo", Kind: "effecterp", BaseURL: base}
+	eopts := Options{Registry: reg, Outbound: outbound.NewFactory(opts), Usage: &sink{}, Budget: 30 * time.Second}
+	store, _ := withApprovals(t, &eopts, site)
+	e, err := New(eopts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := url.Parse(upstream.URL)
-	site := connector.Site{ID: uuid.New(), Slug: "demo", Kind: "effecterp", BaseURL: base}
+	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{site.ID: {WriteTools: []string{"write_by_get", "destroy_by_get", "write_by_post"},
+		ServiceWrites: true, ServiceWriteApprover: boss}}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, ClientID: "tok-1"})
 	}))
 	t.Cleanup(srv.Close)
 	cs := (&fixture{url: srv.URL}).session(t)
@@ -124,6 +139,16 @@ func TestRetriesFollowTheToolsEffect(t *testing.T) {
 		{"write_by_post", 1, false},
 	} {
 		res, m := call(t, cs, c.tool, nil)
+		if c.requests == 1 {
+			id := approvalOf(t, res, m)
+			if _, err := store.Decide(t.Context(), site.ID, id, boss, true); err != nil {
+				t.Fatal(err)
+			}
+			res, m = call(t, cs, c.tool, nil)
+			if a, _ := store.Get(t.Context(), site.ID, id); a.Status != approval.Failed || a.ErrorCode != "UPSTREAM_UNAVAILABLE" {
+				t.Errorf("%s: the failed write is stored as %s %s", c.tool, a.Status, a.ErrorCode)
+			}
+		}
 		mu.Lock()
 		n := hits["/"+c.tool]
 		mu.Unlock()

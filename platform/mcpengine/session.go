@@ -86,10 +86,10 @@ func (st *requestState) setOutcome(o usage.Outcome, code string) {
 	st.outcome, st.errorCode = o, code
 }
 
-func (st *requestState) snapshot() (tool string, o usage.Outcome, code string) {
+func (st *requestState) snapshot() (tool string, o usage.Outcome, code, approval string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.tool, st.outcome, st.errorCode
+	return st.tool, st.outcome, st.errorCode, st.approval
 }
 
 // erpBegin marks a request sent to the ERP.

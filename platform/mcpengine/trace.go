@@ -72,7 +72,7 @@ func finishRoot(span trace.Span, st *requestState) {
 		return
 	}
 	if st != nil {
-		tool, outcome, code := st.snapshot()
+		tool, outcome, code, _ := st.snapshot()
 		if st.method != "" {
 			name := st.method
 			if !knownMethod(name) {

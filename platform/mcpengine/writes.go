@@ -168,8 +168,12 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		return e.execute(ctx, st, ct, key, a, args)
 	}
 	// Every other outcome is told once: then the same call proposes
-	// afresh.
+	// afresh. A write still running (not expired) is told to every
+	// racing retry, and stays open.
 	st.setApproval(StageRefused)
+	if a.Status == approval.Executing && !a.Expired(now) {
+		return nil, outcomeError(a, now)
+	}
 	if err := store.Report(context.WithoutCancel(ctx), key.SiteID, a.ID); err != nil {
 		e.log.Warn("approval: mark reported", zap.String("action_id", a.ID.String()), zap.Error(err))
 	}
@@ -273,9 +277,9 @@ func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.Ca
 	st.setApproval(StageProposed)
 	st.setOutcome(usage.Error, string(toolerr.ApprovalRequired))
 	url := ApprovalURL(e.opts.PublicBaseURL, a.ID)
-	who := "you"
+	whose, who := "your approval", "you"
 	if a.Key.AuthType == "service_token" {
-		who = a.Approver
+		whose, who = "the approval of "+a.Approver, a.Approver
 	}
 	message := fmt.Sprintf("erpgate needs %s to approve this change before it is made: %s. Open the page, check it, and approve or reject it (within %s).",
 		who, a.Preview.Summary, a.ExpiresAt.Sub(e.opts.Approvals.Now()).Round(time.Minute))
@@ -295,8 +299,8 @@ func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.Ca
 		return nil, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{elicitation}}
 	}
 	return nil, toolerr.Wrap(toolerr.ApprovalRequired, &approvalLink{url: url},
-		"nothing was written yet: this change needs %s's approval. Show the user this link and ask them to approve it: %s — then call %s again with exactly the same arguments (within %s). The change: %s",
-		who, url, a.Key.Tool, approval.TTL, a.Preview.Summary)
+		"nothing was written yet: this change needs %s. Show the user this link and ask them to approve it: %s — then call %s again with exactly the same arguments (within %s). The change: %s",
+		whose, url, a.Key.Tool, approval.TTL, a.Preview.Summary)
 }
 
 // execute claims the approved action and runs the write once.

@@ -172,3 +172,43 @@ func TestRecorderStoresWhoCalledWithoutLoggingIt(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderStoresTheApprovalStage: a write's approval stage is stored
+// and logged; other events store ''.
+func TestRecorderStoresTheApprovalStage(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	core, logs := observer.New(zap.InfoLevel)
+	r := NewRecorder(pool, zap.New(core), Options{FlushInterval: time.Hour, BatchSize: 1000})
+	write := event(50)
+	write.Approval = "proposed"
+	r.Record(write)
+	r.Record(event(51))
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var stages []string
+	rows, err := pool.Query(ctx, `SELECT approval FROM usage_events ORDER BY approval DESC`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		stages = append(stages, s)
+	}
+	if len(stages) != 2 || stages[0] != "proposed" || stages[1] != "" {
+		t.Fatalf("stored stages %q", stages)
+	}
+	logged := 0
+	for _, e := range logs.All() {
+		if e.ContextMap()["approval"] == "proposed" {
+			logged++
+		}
+	}
+	if logged != 1 {
+		t.Fatalf("%d log lines carry the stage, want 1", logged)
+	}
+}
