@@ -365,8 +365,10 @@ func (a *App) build(ctx context.Context) error {
 	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, a.log); err != nil {
 		return err
 	}
-	if err := mountApprovalPages(e, cfg, approval.NewStore(a.pool, a.log), siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {
-		return err
+	if a.approvals != nil {
+		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {
+			return err
+		}
 	}
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {

@@ -252,7 +252,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 			t.Errorf("%d approval events", n)
 		}
 		waitFor(t, 10*time.Second, "the approved usage event", func() bool {
-			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND tool = 'update_customer'
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND approval = 'approved' AND tool = 'update_customer'
 				AND erp_user = $1 AND client_id = 'erpgate-chromium-client'`, approver.Email) == 1
 		})
 		saveScreenshot(t, ctx, "approval-approved.png")
@@ -287,7 +287,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 			t.Errorf("the store says %s", s)
 		}
 		waitFor(t, 10*time.Second, "the rejected usage event", func() bool {
-			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND tool = 'create_sales_order'`) == 1
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND approval = 'rejected' AND tool = 'create_sales_order'`) == 1
 		})
 		saveScreenshot(t, ctx, "approval-rejected.png")
 	})

@@ -1,0 +1,82 @@
+package approve
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/approval"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/sites"
+)
+
+func testAction(status approval.Status, created time.Time) approval.Action {
+	return approval.Action{
+		ID:       uuid.New(),
+		Key:      approval.Key{SiteID: uuid.New(), AuthType: "oauth", Principal: "ana@example.com", Tool: "update_customer"},
+		ClientID: "client-1", Approver: "ana@example.com", Status: status,
+		CreatedAt: created, ExpiresAt: created.Add(approval.TTL),
+		Preview: connector.Preview{Operation: "update", DocType: "Customer", DocName: "ACME", Summary: "Update ACME.",
+			Fields: []connector.PreviewField{{Name: "credit_limit", Label: "Credit limit", Before: "1", HasBefore: true, After: "2"}}},
+	}
+}
+
+// Each status, before and after the expiry, is shown as the state its
+// sentence tells; an approval not run before its expiry is expired.
+func TestState(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	before, after := created.Add(time.Minute), created.Add(approval.TTL)
+	for _, c := range []struct {
+		status        approval.Status
+		before, after string
+	}{
+		{approval.Proposed, stateAwaiting, stateExpired},
+		{approval.Approved, stateApproved, stateExpired},
+		{approval.Rejected, stateRejected, stateRejected},
+		{approval.Executing, stateExecuting, stateExecuting},
+		{approval.Executed, stateExecuted, stateExecuted},
+		{approval.Failed, stateFailed, stateFailed},
+		{approval.Status("unheard-of"), stateExpired, stateExpired},
+	} {
+		a := testAction(c.status, created)
+		if got := state(a, before); got != c.before {
+			t.Errorf("%s before expiry: %s, want %s", c.status, got, c.before)
+		}
+		if got := state(a, after); got != c.after {
+			t.Errorf("%s at expiry: %s, want %s", c.status, got, c.after)
+		}
+	}
+}
+
+// The preview, the proposer and the buttons are for the approver only:
+// nobody signed in, and someone signed in as another ERP user, see the
+// state and the sign-in button.
+func TestViewShowsThePreviewToTheApproverOnly(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	p := pending{action: testAction(approval.Proposed, created), site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
+	for _, user := range []string{"", "bob@example.com", "ANA@example.com"} {
+		v := h.view(p, user, "key")
+		if v.ShowDetails || v.CanDecide || !v.SignIn || v.Summary != "" || len(v.Fields) != 0 || v.ProposedBy != "" || v.Client != "" {
+			t.Errorf("signed in as %q: %+v", user, v)
+		}
+	}
+	v := h.view(p, "ana@example.com", "key")
+	if !v.ShowDetails || !v.CanDecide || v.SignIn || v.Summary != "Update ACME." || len(v.Fields) != 1 || !v.HasBefore || v.TimeLeft != "8 minutes" {
+		t.Errorf("the approver: %+v", v)
+	}
+	if v.CSRF == "" || v.CSRF == h.view(pending{action: testAction(approval.Proposed, created), site: p.site}, "ana@example.com", "key").CSRF {
+		t.Error("the form token is not bound to the action")
+	}
+}
+
+func TestTimeLeft(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		10 * time.Second: "less than a minute", 90 * time.Second: "1 minute", 2 * time.Minute: "2 minutes", 9*time.Minute + 59*time.Second: "9 minutes",
+	} {
+		if got := timeLeft(d); got != want {
+			t.Errorf("timeLeft(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
