@@ -125,20 +125,15 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		return nil, err
 	}
 	currency := fieldText(cust, "CurrencyID")
-	items := map[string]map[string]any{}
+	items, err := readStockItems(ctx, c, a.Details)
+	if err != nil {
+		return nil, err
+	}
 	total := new(big.Rat)
 	priced := true
 	table := connector.PreviewTable{Title: "Lines", Columns: []string{"Inventory ID", "Description", "Quantity", "Unit price", "Amount"}}
 	for _, l := range a.Details {
-		item, ok := items[strings.ToUpper(l.InventoryID)]
-		if !ok {
-			item, err = c.getRecord(ctx, contractOp{entity: "StockItem", keyNames: []string{"InventoryID"}, keys: []string{l.InventoryID},
-				sel: "InventoryID,Description,DefaultPrice,ItemStatus"})
-			if err != nil {
-				return nil, err
-			}
-			items[strings.ToUpper(l.InventoryID)] = item
-		}
+		item := items[itemKey(l.InventoryID)]
 		qty, _ := decimal(l.OrderQty)
 		priceText, amountText := "", ""
 		if l.UnitPrice != nil {
@@ -196,6 +191,54 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		}
 	}
 	return p, nil
+}
+
+// itemBatch is how many inventory ids one list request asks for.
+const itemBatch = 20
+
+// itemKey matches inventory ids as Acumatica's SQL does: case- and
+// trailing-space-insensitive.
+func itemKey(id string) string { return strings.ToUpper(strings.TrimRight(id, " ")) }
+
+// readStockItems reads the lines' stock items, itemBatch per list request
+// instead of one request each; an id the lists do not return is read by
+// key, so that a missing item is NOT_FOUND in Acumatica's words.
+func readStockItems(ctx context.Context, c *client, lines []salesOrderLine) (map[string]map[string]any, error) {
+	const fields = "InventoryID,Description,DefaultPrice,ItemStatus"
+	var ids []string
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if k := itemKey(l.InventoryID); !seen[k] {
+			seen[k] = true
+			ids = append(ids, l.InventoryID)
+		}
+	}
+	items := map[string]map[string]any{}
+	for start := 0; start < len(ids); start += itemBatch {
+		batch := ids[start:min(start+itemBatch, len(ids))]
+		conds := make([]string, len(batch))
+		for i, id := range batch {
+			conds[i] = "InventoryID eq " + odataV3Literal(keyText, id)
+		}
+		rows, err := c.listRecords(ctx, contractOp{entity: "StockItem", filter: strings.Join(conds, " or "), sel: fields}, len(batch)+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			items[itemKey(fieldText(r, "InventoryID"))] = r
+		}
+	}
+	for _, id := range ids {
+		if items[itemKey(id)] != nil {
+			continue
+		}
+		item, err := c.getRecord(ctx, contractOp{entity: "StockItem", keyNames: []string{"InventoryID"}, keys: []string{id}, sel: fields})
+		if err != nil {
+			return nil, err
+		}
+		items[itemKey(id)] = item
+	}
+	return items, nil
 }
 
 // createSalesOrder inserts the order. If-None-Match: * makes the PUT an

@@ -152,6 +152,9 @@ func badRequestDetail(body []byte, detail string) string {
 	return strings.Join(parts, " ")
 }
 
+// maxFieldErrors bounds the field errors one message lists.
+const maxFieldErrors = 20
+
 // validationError reads a 422: the record as Acumatica tried to save it,
 // with a record-level "error" and an "error" on each field it refused,
 // in linked entities and detail lines too.
@@ -165,6 +168,9 @@ func validationError(body []byte, op contractOp) error {
 	msg := fmt.Sprintf("Acumatica refused to save the %s record (HTTP 422)", op.entity)
 	if top, _ := rec["error"].(string); top != "" {
 		msg += ": " + cleanDetail(top)
+	}
+	if len(fields) > maxFieldErrors {
+		fields = append(fields[:maxFieldErrors], fmt.Sprintf("and %d more", len(fields)-maxFieldErrors))
 	}
 	if len(fields) > 0 {
 		msg += " Fields: " + strings.Join(fields, "; ") + "."
@@ -184,7 +190,7 @@ func collectFieldErrors(rec map[string]any, prefix string, out *[]string) {
 		switch v := rec[name].(type) {
 		case map[string]any:
 			if msg, ok := v["error"].(string); ok && msg != "" {
-				*out = append(*out, fmt.Sprintf("%s%s: %s", prefix, name, strings.TrimRight(cleanDetail(msg), ".")))
+				*out = append(*out, strings.TrimRight(cleanDetail(fmt.Sprintf("%s%s: %s", prefix, name, msg)), "."))
 				continue
 			}
 			if name != "custom" && name != "_links" {
@@ -194,7 +200,7 @@ func collectFieldErrors(rec map[string]any, prefix string, out *[]string) {
 			for i, line := range v {
 				if m, ok := line.(map[string]any); ok {
 					if msg, ok := m["error"].(string); ok && msg != "" {
-						*out = append(*out, fmt.Sprintf("%s%s line %d: %s", prefix, name, i+1, strings.TrimRight(cleanDetail(msg), ".")))
+						*out = append(*out, strings.TrimRight(cleanDetail(fmt.Sprintf("%s%s line %d: %s", prefix, name, i+1, msg)), "."))
 					}
 					collectFieldErrors(m, fmt.Sprintf("%s%s line %d ", prefix, name, i+1), out)
 				}

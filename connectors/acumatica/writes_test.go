@@ -483,3 +483,81 @@ func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
 		})
 	}
 }
+
+// FuzzWriteErrorBodies feeds arbitrary 422 and 400 bodies to the parsers
+// of Acumatica's write errors: they never panic, always give
+// INVALID_ARGUMENT, and keep messages to one line.
+func FuzzWriteErrorBodies(f *testing.F) {
+	for _, name := range []string{"bill-put-422-detail-error.json", "customer-put-empty-body-400.json", "customer-put-200.json"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", "samples", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"error":"x","A":{"B":{"value":1,"error":"bad\nline"}},"L":[{"error":"row"},{"F":{"error":"f"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		op := contractOp{entity: "SalesOrder"}
+		te := asToolErr(validationError(body, op))
+		if te == nil || te.Code != toolerr.InvalidArgument || strings.ContainsAny(te.Message, "\r\n") {
+			t.Fatalf("422 %q: %v", body, te)
+		}
+		if d := badRequestDetail(body, ""); strings.ContainsAny(d, "\r\n") {
+			t.Fatalf("400 %q: %q", body, d)
+		}
+	})
+}
+
+// The preview reads the lines' items 20 to a list request, not one
+// request each, and still names an item that does not exist.
+func TestCreateSalesOrderPreviewReadsItemsInBatches(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	items := h.sim.Data().Records("StockItem")
+	if len(items) < 25 {
+		t.Fatalf("seed has %d stock items", len(items))
+	}
+	var lines []any
+	for _, it := range items[:25] {
+		lines = append(lines, map[string]any{"InventoryID": it.String("InventoryID"), "OrderQty": 1})
+	}
+	args := map[string]any{"CustomerID": "C000001", "Details": lines}
+	h.userToken(kindFull.role)
+	path := h.sim.PathPrefix() + "/entity/Default/24.200.001/StockItem"
+	before := h.sim.RequestCount(path)
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := h.sim.RequestCount(path) - before; n != 2 {
+		t.Errorf("%d item requests for 25 lines, want 2", n)
+	}
+	if len(p.Tables[0].Rows) != 25 || p.Tables[0].Rows[24][0] != items[24].String("InventoryID") {
+		t.Errorf("rows %v", p.Tables[0].Rows)
+	}
+	args["Details"] = append(lines[:3:3], map[string]any{"InventoryID": "NOSUCHITEM", "OrderQty": 1})
+	_, err = h.preview(kindFull, "acumatica_create_sales_order", args)
+	if te := wantCode(t, err, toolerr.NotFound, "a missing item among others"); !strings.Contains(te.Message, "NOSUCHITEM") {
+		t.Errorf("message %q", te.Message)
+	}
+}
+
+// The write tools work the same on a site using Default/25.200.001.
+func TestWriteToolsOnEndpoint25(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Demo","endpoint_version":"25.200.001"}`})
+	d := h.sim.Data()
+	item := d.Records("StockItem")[3]
+	out := h.mustRun(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "C000002",
+		"Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 2}}})
+	if out["Status"] != "On Hold" || out["endpoint"] != "Default/25.200.001" {
+		t.Errorf("create: %v", out)
+	}
+	up := h.mustRun(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": "C000002",
+		"MainContact": map[string]any{"Email": "billing@c2.example.com"}, "CreditVerificationRules": map[string]any{"CreditDaysPastDue": 45}})
+	if f := up["fields"].(map[string]any); f["MainContact/Email"] != "billing@c2.example.com" || fmt.Sprint(f["CreditVerificationRules/CreditDaysPastDue"]) != "45" {
+		t.Errorf("update: %v", up)
+	}
+	note := h.mustRun(kindFull, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "OrderType": "SO", "OrderNbr": out["OrderNbr"], "text": "Rush."})
+	if note["note"] != "Rush." {
+		t.Errorf("note: %v", note)
+	}
+}

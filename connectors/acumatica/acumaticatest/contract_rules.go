@@ -104,8 +104,10 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 				set("DiscountPercent", Decimal(0)).set("DiscountAmount", Decimal(0)).set("Completed", false)
 		}
 		amount := l.Decimal("UnitPrice").Mul(l.Decimal("OrderQty"), 2)
-		l.set("Amount", amount).set("ExtendedPrice", amount).set("DiscountedUnitPrice", l.Decimal("UnitPrice")).
-			set("OpenQty", l.Decimal("OrderQty")).set("UnbilledAmount", amount)
+		l.set("Amount", amount).set("ExtendedPrice", amount).set("DiscountedUnitPrice", l.Decimal("UnitPrice"))
+		if l.Fields["OpenQty"] == nil { // a new line: nothing shipped or billed yet
+			l.set("OpenQty", l.Decimal("OrderQty")).set("UnbilledAmount", amount)
+		}
 		subtotal += amount
 		qty += l.Decimal("OrderQty")
 	}

@@ -105,3 +105,32 @@ func TestCustomerCreditLimitFieldsAgree(t *testing.T) {
 		}
 	}
 }
+
+// Saving a note on a completed order leaves its lines and totals as they
+// were: the graph recomputes amounts from the same prices, and shipped
+// quantities stay shipped.
+func TestNoteOnCompletedOrderKeepsLines(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	var order *Record
+	for _, r := range s.Data().Records("SalesOrder") {
+		if r.String("Status") == "Completed" {
+			order = r
+			break
+		}
+	}
+	req := `{"OrderType":{"value":"` + order.String("OrderType") + `"},"OrderNbr":{"value":"` + order.String("OrderNbr") + `"},"note":{"value":"done"}}`
+	if resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(req)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	saved := s.Data().Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr"))
+	if saved.Note != "done" || saved.String("Status") != "Completed" || saved.Decimal("OrderTotal") != order.Decimal("OrderTotal") {
+		t.Errorf("saved %s %s %s", saved.Note, saved.String("Status"), saved.Decimal("OrderTotal"))
+	}
+	for i, l := range saved.Detail("Details") {
+		was := order.Detail("Details")[i]
+		if l.Decimal("OpenQty") != was.Decimal("OpenQty") || l.Decimal("Amount") != was.Decimal("Amount") {
+			t.Errorf("line %d: open %s amount %s, was %s %s", i+1, l.Decimal("OpenQty"), l.Decimal("Amount"), was.Decimal("OpenQty"), was.Decimal("Amount"))
+		}
+	}
+}
