@@ -84,6 +84,11 @@ func TestCatalogueInvariants(t *testing.T) {
 				t.Errorf("%s: argument %s is not lower snake case", tool.Name, name)
 			}
 		}
+		for _, reserved := range []string{"ok", "status", "error"} {
+			if _, ok := tool.Output.Properties[reserved]; ok {
+				t.Errorf("%s: output property %s is the engine's error envelope's", tool.Name, reserved)
+			}
+		}
 		if _, ok := tool.Output.Properties["data"]; ok {
 			if _, ok := tool.Input.Properties["offset"]; !ok {
 				t.Errorf("%s: list tools take offset", tool.Name)

@@ -134,6 +134,24 @@ func call(t testing.TB, role, tool string, args map[string]any) (map[string]any,
 func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[string]any, error) {
 	t.Helper()
 	tool := toolByName(t, name)
+	raw, err := validArgs(t, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	c := inv.newCall(t, raw)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := tool.Handler(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return checkResult(t, tool, out)
+}
+
+// validArgs encodes args and validates them against the tool's input
+// schema, as the engine does before a handler runs.
+func validArgs(t testing.TB, tool connector.Tool, args map[string]any) (json.RawMessage, error) {
+	t.Helper()
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -145,17 +163,10 @@ func (inv invocation) call(t testing.TB, name string, args map[string]any) (map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compileSchema(t, name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
+	if err := compileSchema(t, tool.Name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %v", err)
 	}
-	c := inv.newCall(t, raw)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	out, err := tool.Handler(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return checkResult(t, tool, out)
+	return raw, nil
 }
 
 // newCall builds the connector.Call a tool gets for this invocation.

@@ -58,7 +58,7 @@ func createSalesOrderTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("0: the order is a draft.")).Required(),
-			schema.Prop("document_status", schema.String("The ERP's status (Draft).")).Required(),
+			schema.Prop("erp_status", schema.String("The ERP's status field (Draft).")).Required(),
 			schema.Prop("grand_total", money("Grand total as the ERP computed it, in currency.")).Required(),
 			schema.Prop("currency", schema.String("Currency of the order.")).Required(),
 		),
@@ -191,18 +191,13 @@ func writtenResult(c *client, doctype string, doc map[string]any, fields ...stri
 	for _, f := range fields {
 		key := f
 		if f == "status" {
-			// status is a member of the engine's error envelope
-			// (mcpengine.AdvertisedOutputSchema): the document's is
-			// document_status.
-			key = "document_status"
+			key = "erp_status" // "status" is the engine's error envelope's
 		}
 		out[key] = doc[f]
 		if doc[f] == nil {
 			switch f {
-			case "grand_total":
-				out[f] = json.Number("0")
-			case "docstatus":
-				out[f] = json.Number("0")
+			case "grand_total", "docstatus":
+				out[key] = json.Number("0")
 			default:
 				out[key] = ""
 			}
@@ -554,7 +549,7 @@ func submitDocumentTool() connector.Tool {
 		),
 		Output: writtenProps(
 			schema.Prop("docstatus", schema.Integer("1: submitted.")).Required(),
-			schema.Prop("document_status", schema.String("The ERP's status after submission.")).Required(),
+			schema.Prop("erp_status", schema.String("The ERP's status field after submission.")).Required(),
 			schema.Prop("grand_total", money("Grand total, in the document's currency.")).Required(),
 		),
 		Effect:  connector.Destructive,

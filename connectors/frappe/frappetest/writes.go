@@ -3,6 +3,7 @@ package frappetest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,12 +37,13 @@ func allowed(u *User, table map[string][]string, doctype string) bool {
 	return u != nil && ok && u.hasRole(roles)
 }
 
-// noPermission is Document.check_permission's failure: the permission
-// log as a message and _error_message "Insufficient Permission for X".
-func noPermission(u *User, doctype string) *apiError {
+// noPermission is Document.check_permission(perm) failing: the permission
+// check's log as a message (print_has_permission_check_logs) and
+// raise_no_permission_to's _error_message.
+func noPermission(u *User, perm, doctype, name string) *apiError {
 	e := bareError("PermissionError")
 	e.messages = []*object{printMessage("User <strong>" + userName(u) + "</strong> does not have doctype access via role permission for document <strong>" + doctype + "</strong>")}
-	e.errorMsg = "Insufficient Permission for " + doctype
+	e.errorMsg = "You need the '" + perm + "' permission on <strong>" + doctype + "</strong> " + name + " to perform this action."
 	return e
 }
 
@@ -59,12 +61,13 @@ func frappeSubclass(cls, msg, title string) *apiError {
 }
 
 // mandatoryError is Document._validate_mandatory: one plain message per
-// missing field, then MandatoryError "[Doctype, name]: fields".
+// missing field (BaseDocument._get_missing_mandatory_fields' texts), then
+// MandatoryError "[Doctype, name]: fields".
 func mandatoryError(doctype, name string, missing [][2]string) *apiError {
 	e := &apiError{status: 417, excType: "MandatoryError", excPath: "frappe.exceptions.MandatoryError", traceback: true}
 	var names []string
 	for _, m := range missing {
-		e.messages = append(e.messages, printMessage("Error: Value missing for "+m[1]))
+		e.messages = append(e.messages, printMessage(m[1]))
 		names = append(names, m[0])
 	}
 	e.message = "[" + doctype + ", " + name + "]: " + strings.Join(names, ", ")
@@ -87,7 +90,7 @@ func (rc *reqCtx) insertResource(doctype string) *apiError {
 		return doctypeNotFound(doctype)
 	}
 	if doctype != "Sales Order" {
-		return noPermission(rc.user, doctype)
+		return noPermission(rc.user, "create", doctype, "")
 	}
 	rc.s.writeMu.Lock()
 	defer rc.s.writeMu.Unlock()
@@ -146,33 +149,15 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		return nil, frappeSubclass("LinkValidationError", "Could not find "+strings.Join(bad, ", "), "")
 	}
 	if !allowed(rc.user, createRoles, "Sales Order") {
-		return nil, noPermission(rc.user, "Sales Order")
+		return nil, noPermission(rc.user, "create", "Sales Order", "")
 	}
 	if v := cint(must(in.get("docstatus"))); v != 0 {
 		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 0 (Draft) to "+strconv.FormatInt(v, 10), "")
 	}
-	var missing [][2]string
-	if customer == "" {
-		missing = append(missing, [2]string{"customer", "Sales Order: Customer"})
-	}
-	if company == "" {
-		missing = append(missing, [2]string{"company", "Sales Order: Company"})
-	}
-	if len(rows) == 0 {
-		missing = append(missing, [2]string{"items", "Sales Order: Items"})
-	}
-	for i, r := range rows {
-		if objStr(r, "item_code") == "" {
-			missing = append(missing, [2]string{"item_code", fmt.Sprintf("Sales Order Item: Item Code (row %d)", i+1)})
-		}
-	}
-	if len(missing) > 0 {
-		return nil, mandatoryError("Sales Order", "new-sales-order-1", missing)
-	}
-	if !companyAllowed(rc.user, company) {
+	if company != "" && !companyAllowed(rc.user, company) {
 		return nil, docPermissionError(userName(rc.user), "Company", company, true)
 	}
-	if cust.Int("disabled") == 1 {
+	if cust != nil && cust.Int("disabled") == 1 {
 		return nil, erpnextError("PartyDisabled", "Customer "+cust.Name+" is disabled")
 	}
 	txDate := objStr(in, "transaction_date")
@@ -195,7 +180,29 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		return nil, validationError("Invalid date: " + delivery)
 	}
 	if txDate > delivery {
-		return nil, frappeThrow("ValidationError", "Expected Delivery Date should be after Sales Order Date", "Invalid Delivery Date")
+		// frappe.msgprint(..., indicator="orange", raise_exception=True)
+		e := frappeThrow("ValidationError", "Expected Delivery Date should be after Sales Order Date", "Invalid Delivery Date")
+		e.messages[0].set("indicator", "orange")
+		return nil, e
+	}
+	// _validate (mandatory fields) runs after the controller's validate.
+	var missing [][2]string
+	if customer == "" {
+		missing = append(missing, [2]string{"customer", "Error: Value missing for Sales Order: Customer"})
+	}
+	if company == "" {
+		missing = append(missing, [2]string{"company", "Error: Value missing for Sales Order: Company"})
+	}
+	if len(rows) == 0 {
+		missing = append(missing, [2]string{"items", "Error: Data missing in table: Items"})
+	}
+	for i, r := range rows {
+		if objStr(r, "item_code") == "" {
+			missing = append(missing, [2]string{"item_code", fmt.Sprintf("Error: <strong>Sales Order Item</strong> Row #%d: Value missing for: Item Code", i+1)})
+		}
+	}
+	if len(missing) > 0 {
+		return nil, mandatoryError("Sales Order", "new-sales-order-1", missing)
 	}
 	compCurrency := comp.Str("default_currency")
 	currency := cust.Str("default_currency")
@@ -318,6 +325,20 @@ func crossRate(from, to string, d time.Time) int64 {
 	return roundHalfEven(crossRate(from, "USD", d)*crossRate("USD", to, d), 10000)
 }
 
+// forWrite takes the write lock and returns the stored document with a
+// copy to change (frappe.get_doc(doctype, name, for_update=True)); the
+// caller releases the lock with unlock. A missing document is a 404 and
+// leaves the lock released.
+func (rc *reqCtx) forWrite(doctype, name string) (unlock func(), cur, d *Doc, err *apiError) {
+	rc.s.writeMu.Lock()
+	cur = rc.lookup(doctype, name)
+	if cur == nil {
+		rc.s.writeMu.Unlock()
+		return nil, nil, nil, notFound(doctype + " " + name + " not found")
+	}
+	return rc.s.writeMu.Unlock, cur, cur.clone(), nil
+}
+
 // updateResource is PUT /api/resource/<doctype>/<name> (update_doc:
 // get_doc, doc.update(data), doc.save()).
 func (rc *reqCtx) updateResource(doctype, name string) *apiError {
@@ -325,17 +346,15 @@ func (rc *reqCtx) updateResource(doctype, name string) *apiError {
 	if meta == nil || rc.s.missing(doctype) {
 		return doctypeNotFound(doctype)
 	}
-	rc.s.writeMu.Lock()
-	defer rc.s.writeMu.Unlock()
-	cur := rc.lookup(doctype, name)
-	if cur == nil {
-		return notFound(doctype + " " + name + " not found")
+	unlock, cur, d, err := rc.forWrite(doctype, name)
+	if err != nil {
+		return err
 	}
-	d := cur.clone()
+	defer unlock()
 	if err := rc.applyUpdate(d, rc.bodyObject()); err != nil {
 		return err
 	}
-	saved, err := rc.save(cur, d, false)
+	saved, err := rc.save(cur, d)
 	if err != nil {
 		return err
 	}
@@ -420,41 +439,40 @@ func storedValue(f *Field, v any) any {
 	return cstr(v)
 }
 
-// save is Document.save after the data is applied: write (or submit)
-// permission, check_if_latest (modified and the docstatus transition),
-// the DocType's validations, then the new modified stamp on the document
-// and its rows. submit is frappe.client.submit's doc.submit().
-func (rc *reqCtx) save(cur, d *Doc, submit bool) (*Doc, *apiError) {
+// save is Document._save after the data is applied: write permission,
+// check_if_latest (modified, then the docstatus transition and its submit
+// permission), the DocType's validations, then the new modified stamp on
+// the document and its rows.
+func (rc *reqCtx) save(cur, d *Doc) (*Doc, *apiError) {
 	dt := d.DocType
 	meta := rc.s.reg.get(dt)
-	if !canRead(rc.user, dt) || !docAllowed(rc.user, rc.s.reg, cur) {
-		return nil, noPermission(rc.user, dt)
-	}
-	from, to := cur.Int("docstatus"), d.Int("docstatus")
-	switch {
-	case from == 2:
-		return nil, validationError("Cannot edit cancelled document")
-	case from == 0 && to == 0:
-		if !allowed(rc.user, writeRoles, dt) {
-			return nil, noPermission(rc.user, dt)
-		}
-	case from == 0 && to == 1, from == 1 && to == 1:
-		if !meta.Submittable || !allowed(rc.user, submitRoles, dt) {
-			return nil, noPermission(rc.user, dt)
-		}
-	case from == 1 && to == 0:
-		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 1 (Submitted) to 0 (Draft)", "")
-	default:
-		return nil, validationError("Invalid docstatus")
+	// _save: write permission first (submitting needs it too), then
+	// check_if_latest: the modified stamp, then the docstatus transition.
+	if !canRead(rc.user, dt) || !docAllowed(rc.user, rc.s.reg, cur) || !allowed(rc.user, writeRoles, dt) {
+		return nil, noPermission(rc.user, "write", dt, d.Name)
 	}
 	stamp := rc.s.stamp()
 	if sent := d.Str("modified"); sent != cur.Str("modified") {
-		e := frappeSubclass("TimestampMismatchError", "Error: Document has been modified after you have opened it ("+cur.Str("modified")+", "+stamp+"). Please refresh to get the latest document.", "")
-		return nil, e
+		return nil, frappeSubclass("TimestampMismatchError", "Error: Document has been modified after you have opened it ("+cur.Str("modified")+", "+stamp+"). Please refresh to get the latest document.", "")
+	}
+	from, to := cur.Int("docstatus"), d.Int("docstatus")
+	switch {
+	case from == 0 && to == 0:
+	case from == 0 && to == 1, from == 1 && to == 1:
+		if !meta.Submittable || !allowed(rc.user, submitRoles, dt) {
+			return nil, noPermission(rc.user, "submit", dt, d.Name)
+		}
+	case from == 1 && to == 0:
+		return nil, frappeSubclass("DocstatusTransitionError", "Cannot change docstatus from 1 (Submitted) to 0 (Draft)", "")
+	case from == 2:
+		return nil, validationError("Cannot edit cancelled document")
+	default:
+		return nil, validationError("Invalid docstatus")
 	}
 	if from == 1 && to == 1 {
 		if f := changedAfterSubmit(meta, cur, d); f != nil {
-			return nil, frappeSubclass("UpdateAfterSubmitError", "Not allowed to change "+f.Name+" after submission from "+toText(cur.Get(f.Name))+" to "+toText(d.Get(f.Name)), "")
+			// The simulator has no labels: the field name stands in.
+			return nil, frappeSubclass("UpdateAfterSubmitError", " Not allowed to change <strong>"+f.Name+"</strong> after submission from <strong>"+toText(cur.Get(f.Name))+"</strong> to <strong>"+toText(d.Get(f.Name))+"</strong>", "Cannot Update After Submit")
 		}
 	}
 	if dt == "Customer" {
@@ -507,14 +525,14 @@ func changedAfterSubmit(meta *DocMeta, cur, d *Doc) *Field {
 // submitted orders not yet billed unless bypass_credit_limit_check).
 func (rc *reqCtx) validateCreditLimits(cur, d *Doc) *apiError {
 	limits := d.Children["credit_limits"]
-	if len(limits) == 0 {
+	if len(limits) == 0 || slices.Equal(sortedLimits(cur), sortedLimits(d)) {
 		return nil
 	}
 	seen := map[string]bool{}
 	for _, l := range limits {
 		c := l.Str("company")
 		if c == "" {
-			return mandatoryError("Customer", d.Name, [][2]string{{"company", fmt.Sprintf("Customer Credit Limit: Company (row %d)", l.Int("idx"))}})
+			return mandatoryError("Customer", d.Name, [][2]string{{"company", fmt.Sprintf("Error: <strong>Customer Credit Limit</strong> Row #%d: Value missing for: Company", l.Int("idx"))}})
 		}
 		if rc.s.dataset().Get("Company", c) == nil {
 			return frappeSubclass("LinkValidationError", fmt.Sprintf("Could not find Row #%d: Company: %s", l.Int("idx"), c), "")
@@ -525,10 +543,22 @@ func (rc *reqCtx) validateCreditLimits(cur, d *Doc) *apiError {
 		seen[c] = true
 		owed := rc.customerOutstanding(d.Name, c, l.Int("bypass_credit_limit_check") == 1)
 		if l.Dec("credit_limit").Cents() < owed {
-			return validationError("New credit limit is less than current outstanding amount for the customer. Credit limit has to be atleast " + Cents(owed).String())
+			return validationError("New credit limit is less than current outstanding amount for the customer. Credit limit has to be atleast " + pyFloat(Cents(owed).Float64()))
 		}
 	}
 	return nil
+}
+
+// sortedLimits lists a customer's credit limits ordered by company, as
+// ERPNext compares the old and new ones.
+func sortedLimits(d *Doc) []Decimal {
+	rows := slices.Clone(d.Children["credit_limits"])
+	slices.SortStableFunc(rows, func(a, b *Doc) int { return collateCompare(a.Str("company"), b.Str("company")) })
+	out := make([]Decimal, len(rows))
+	for i, r := range rows {
+		out[i] = r.Dec("credit_limit")
+	}
+	return out
 }
 
 // customerOutstanding is erpnext.selling.doctype.customer.get_customer_outstanding
@@ -579,19 +609,17 @@ func (rc *reqCtx) methodSubmit() *apiError {
 	if meta == nil {
 		return doctypeNotFound(doctype)
 	}
-	rc.s.writeMu.Lock()
-	defer rc.s.writeMu.Unlock()
-	cur := rc.lookup(doctype, name)
-	if cur == nil {
-		return notFound(doctype + " " + name + " not found")
+	unlock, cur, d, err := rc.forWrite(doctype, name)
+	if err != nil {
+		return err
 	}
-	d := cur.clone()
+	defer unlock()
 	d.Fields["modified"] = nil // get_doc(dict) has only what was sent
 	if err := rc.applyUpdate(d, in); err != nil {
 		return err
 	}
 	d.Fields["docstatus"] = int64(1)
-	saved, err := rc.save(cur, d, true)
+	saved, err := rc.save(cur, d)
 	if err != nil {
 		return err
 	}
@@ -624,7 +652,7 @@ func (rc *reqCtx) methodAddComment() *apiError {
 		return notFound(refType + " " + refName + " not found")
 	}
 	if !canRead(rc.user, refType) {
-		return noPermission(rc.user, refType)
+		return noPermission(rc.user, "read", refType, ref.Name)
 	}
 	if !docAllowed(rc.user, rc.s.reg, ref) {
 		return docPermissionError(userName(rc.user), refType, ref.Name, true)
@@ -642,7 +670,7 @@ func (rc *reqCtx) methodAddComment() *apiError {
 		c.Fields["comment_email"] = user
 	}
 	rc.s.cur.Store(rc.s.dataset().withDoc(c))
-	return rc.respond("message", docAsDict(rc.s.reg, c, false))
+	return rc.respond("message", docAsDict(rc.s.reg, c, true)) // a Document: as_dict(no_nulls=True)
 }
 
 // sanitizeHTML stands in for frappe.utils.html_utils.sanitize_html: the

@@ -1,0 +1,172 @@
+package frappetest
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func newOrderBody(customer, company, item string) string {
+	return fmt.Sprintf(`{"customer":%q,"company":%q,"delivery_date":"2026-07-01","items":[{"item_code":%q,"qty":2}]}`, customer, company, item)
+}
+
+// seedFor returns an enabled customer, its company and an enabled item.
+func seedFor(t *testing.T, s *Server) (customer, company, item string) {
+	t.Helper()
+	for _, c := range s.Data().List("Company") {
+		if c.Str("default_currency") == "NZD" {
+			company = c.Name
+		}
+	}
+	for _, c := range s.Data().List("Customer") {
+		if c.Int("disabled") == 0 && c.Str("default_currency") == "NZD" {
+			customer = c.Name
+			break
+		}
+	}
+	for _, it := range s.Data().List("Item") {
+		if it.Int("disabled") == 0 {
+			item = it.Name
+			break
+		}
+	}
+	return
+}
+
+func TestWritesStayInTheirSimulator(t *testing.T) {
+	a, b := newServer(t, Options{}), newServer(t, Options{})
+	customer, company, item := seedFor(t, a)
+	before := len(a.Data().List("Sales Order"))
+	r := postJSON(t, a, tokenAuth(a.User("all-companies")), "/api/resource/Sales%20Order", newOrderBody(customer, company, item))
+	r.expectStatus(t, http.StatusOK)
+	doc := r.body["data"].(map[string]any)
+	name := doc["name"].(string)
+	if !strings.HasPrefix(name, "SAL-ORD-2026-") || doc["docstatus"].(fmt.Stringer).String() != "0" || doc["status"] != "Draft" || doc["doctype"] != "Sales Order" {
+		t.Fatalf("inserted %s", r.raw)
+	}
+	// The writer's simulator serves it to another user; the other
+	// simulator and the shared seeded data do not have it.
+	admin(t, a, "/api/resource/Sales%20Order/"+name, nil).expectStatus(t, http.StatusOK)
+	call(t, a, tokenAuth(a.User("no-accounting")), "/api/resource/Sales%20Order/"+name, nil).expectStatus(t, http.StatusOK)
+	admin(t, b, "/api/resource/Sales%20Order/"+name, nil).expectStatus(t, http.StatusNotFound)
+	if len(a.Data().List("Sales Order")) != before || a.Data().Get("Sales Order", name) != nil {
+		t.Fatal("the insert changed the shared seeded Dataset")
+	}
+	// Child rows are joined and listed with the new parent.
+	rows := admin(t, a, "/api/resource/Sales%20Order", map[string]string{
+		"fields": `["name","items.item_code"]`, "filters": `[["name","=","` + name + `"]]`}).rows(t)
+	if len(rows) != 1 || rows[0]["item_code"] != item {
+		t.Errorf("joined rows %v", rows)
+	}
+}
+
+func TestConcurrentInsertsGetDistinctNames(t *testing.T) {
+	s := newServer(t, Options{})
+	customer, company, item := seedFor(t, s)
+	auth := tokenAuth(s.User("all-companies"))
+	var mu sync.Mutex
+	var got []string
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := postJSON(t, s, auth, "/api/resource/Sales%20Order", newOrderBody(customer, company, item))
+			if r.status != http.StatusOK {
+				t.Errorf("insert: %d %s", r.status, r.raw)
+				return
+			}
+			mu.Lock()
+			got = append(got, r.body["data"].(map[string]any)["name"].(string))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Strings(got)
+	for i := 1; i < len(got); i++ {
+		if got[i] == got[i-1] {
+			t.Fatalf("duplicate names %v", got)
+		}
+	}
+	rows := admin(t, s, "/api/resource/Sales%20Order", map[string]string{"filters": `[["owner","=","accounts@demo.example"],["customer","=","` + customer + `"],["docstatus","=",0]]`, "limit_page_length": "500"}).rows(t)
+	found := 0
+	for _, r := range rows {
+		for _, n := range got {
+			if r["name"] == n {
+				found++
+			}
+		}
+	}
+	if found != len(got) {
+		t.Errorf("list shows %d of %d new orders", found, len(got))
+	}
+}
+
+func TestInsertRefusals(t *testing.T) {
+	s := newServer(t, Options{})
+	customer, company, item := seedFor(t, s)
+	auth := tokenAuth(s.User("all-companies"))
+
+	r := postJSON(t, s, tokenAuth(s.User(RoleOrderViewer)), "/api/resource/Sales%20Order", newOrderBody(customer, company, item))
+	r.expectStatus(t, http.StatusForbidden)
+	if r.body["exc_type"] != "PermissionError" || r.body["_error_message"] != "You need the 'create' permission on <strong>Sales Order</strong>  to perform this action." ||
+		!strings.Contains(r.raw, "does not have doctype access via role permission for document <strong>Sales Order</strong>") {
+		t.Errorf("viewer insert: %s", r.raw)
+	}
+
+	r = postJSON(t, s, auth, "/api/resource/Sales%20Order", `{"company":"`+company+`","delivery_date":"2026-07-01","items":[{"qty":1}]}`)
+	r.expectStatus(t, 417)
+	if r.body["exc_type"] != "MandatoryError" || r.body["exception"] != "frappe.exceptions.MandatoryError: [Sales Order, new-sales-order-1]: customer, item_code" ||
+		!strings.Contains(r.raw, "Error: Value missing for Sales Order: Customer") {
+		t.Errorf("mandatory: %s", r.raw)
+	}
+
+	r = postJSON(t, s, auth, "/api/resource/Sales%20Order", `{"customer":"`+customer+`","company":"`+company+`","items":[{"item_code":"`+item+`","qty":1}]}`)
+	if r.status != 417 || !strings.Contains(r.raw, "Please enter Delivery Date") {
+		t.Errorf("no delivery date: %d %s", r.status, r.raw)
+	}
+
+	// add_comment takes POST or PUT only.
+	r = admin(t, s, "/api/method/frappe.desk.form.utils.add_comment", map[string]string{"reference_doctype": "Customer", "reference_name": customer, "content": "x", "comment_email": "a", "comment_by": "a"})
+	r.expectStatus(t, http.StatusForbidden)
+	// DELETE stays refused.
+	req, _ := http.NewRequest(http.MethodDelete, s.URL+"/api/resource/Customer/"+customer, nil)
+	req.Header.Set("Authorization", auth)
+	if r := doReq(t, req); r.status != http.StatusForbidden {
+		t.Errorf("delete: %d", r.status)
+	}
+}
+
+func TestUpdateCancelledAndStale(t *testing.T) {
+	s := newServer(t, Options{})
+	auth := tokenAuth(s.User("all-companies"))
+	cancelled := filterDocs(s, "Sales Order", func(d *Doc) bool { return d.Int("docstatus") == 2 })[0]
+	r := putJSON(t, s, auth, "/api/resource/Sales%20Order/"+cancelled.Name, `{"po_no":"X"}`)
+	if r.status != 417 || !strings.Contains(r.raw, "Cannot edit cancelled document") {
+		t.Errorf("cancelled: %d %s", r.status, r.raw)
+	}
+	draft := filterDocs(s, "Sales Order", func(d *Doc) bool { return d.Int("docstatus") == 0 })[0]
+	r = putJSON(t, s, auth, "/api/resource/Sales%20Order/"+draft.Name, `{"po_no":"X","modified":"2020-01-01 00:00:00"}`)
+	if r.status != 417 || r.body["exc_type"] != "TimestampMismatchError" || !strings.Contains(r.raw, "Document has been modified after you have opened it ("+draft.Str("modified")+", ") {
+		t.Errorf("stale: %d %s", r.status, r.raw)
+	}
+	r = putJSON(t, s, auth, "/api/resource/Sales%20Order/"+draft.Name, `{"po_no":"X","modified":"`+draft.Str("modified")+`"}`)
+	r.expectStatus(t, http.StatusOK)
+	if d := r.body["data"].(map[string]any); d["po_no"] != "X" || d["modified"] == draft.Str("modified") {
+		t.Errorf("saved %s", r.raw)
+	}
+}
+
+func putJSON(t *testing.T, s *Server, auth, path, body string) resp {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, s.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	return doReq(t, req)
+}
