@@ -21,7 +21,7 @@ import (
 func TestWritesFrappe(t *testing.T) {
 	sim := frappetest.NewServer(frappetest.Options{})
 	defer sim.Close()
-	gw := startGateway(t, "", nil)
+	gw := startGateway(t, "", writesGatewayEnv)
 	site := frappeOAuthSite(t, gw, "acme", sim)
 	person := func(role string) writePerson {
 		u := userWithRole(t, sim, role)
@@ -55,6 +55,13 @@ func TestWritesFrappe(t *testing.T) {
 		},
 		OrderWrites: func() int { return sim.RequestCount("/api/resource/Sales Order") },
 		ERPRefusal:  "does not have doctype access via role permission for document Sales Order",
+		UpdateTool:  "update_customer",
+		UpdateArgs:  func(email string) map[string]any { return map[string]any{"customer": customer, "email_id": email} },
+		CustomerEmail: func(t *testing.T) string {
+			doc, _ := erp("frappe.client.get", url.Values{"doctype": {"Customer"}, "name": {customer}}).(map[string]any)
+			email, _ := doc["email_id"].(string)
+			return email
+		},
 		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
 			name, _ := created["name"].(string)
 			if created["docstatus"] != json.Number("0") {
@@ -99,7 +106,7 @@ func frappeGet(t *testing.T, target string, user frappetest.User, out any) {
 func TestWritesAcumatica(t *testing.T) {
 	sim := acumaticatest.NewServer(acumaticatest.Options{})
 	defer sim.Close()
-	gw := startGateway(t, "", nil)
+	gw := startGateway(t, "", writesGatewayEnv)
 	ctx := context.Background()
 	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
 	if err != nil {
@@ -129,6 +136,17 @@ func TestWritesAcumatica(t *testing.T) {
 		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },
 		OrderWrites: func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
 		ERPRefusal:  "You have insufficient rights to access the object (SO301000).",
+		UpdateTool:  "acumatica_update_customer",
+		UpdateArgs: func(email string) map[string]any {
+			return map[string]any{"CustomerID": customer, "MainContact": map[string]any{"Email": email}}
+		},
+		CustomerEmail: func(t *testing.T) string {
+			rec := sim.Data().Find("Customer", customer)
+			if rec == nil || rec.Link("MainContact") == nil {
+				t.Fatalf("the simulator has no customer %s with a main contact", customer)
+			}
+			return rec.Link("MainContact").String("Email")
+		},
 		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
 			nbr, _ := created["OrderNbr"].(string)
 			rec := sim.Data().Find("SalesOrder", "SO", nbr)

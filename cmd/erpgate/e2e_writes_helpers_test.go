@@ -24,6 +24,10 @@ import (
 	"github.com/erpgate/erpgate/cmd/internal/signin"
 )
 
+// writesGatewayEnv is the gateway's environment for the writes suite:
+// Alice makes more calls a minute than the default per-user limit allows.
+var writesGatewayEnv = map[string]string{"ERPGATE_LIMIT_USER_PER_MINUTE": "1000"}
+
 // writePerson is an ERP user: how erpgate names them (Frappe: e-mail;
 // Acumatica: user@tenant) and what they type into the ERP's login form.
 type writePerson struct {
@@ -56,6 +60,11 @@ type writeERP struct {
 	// OrderWrites counts the requests that reached the ERP's sales order
 	// endpoint (to tell the ERP's refusal from erpgate's).
 	OrderWrites func() int
+	// UpdateTool changes a seeded customer's e-mail address to the one
+	// UpdateArgs is given; CustomerEmail reads it from the simulator.
+	UpdateTool    string
+	UpdateArgs    func(email string) map[string]any
+	CustomerEmail func(t *testing.T) string
 	// ReadBack checks, through a read tool as the caller and in the
 	// simulator, the order a create returned.
 	ReadBack func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int)

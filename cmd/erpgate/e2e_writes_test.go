@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +198,13 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 				t.Errorf("the replay's refusal does not say the approval was used: %s", r.Text)
 			}
 		})
+		// Told once; the same call after that is a new proposal, with a
+		// link of its own.
+		e.noWrite(t, "the same call once the replay was told", func() {
+			if again := e.approvalRequired(t, callTool(t, plain.cs, e.CreateTool, a)); again == link {
+				t.Error("the used action was offered again")
+			}
+		})
 		if page := e.decide(t, link, e.Alice, "approve"); e.actionStatus(t, link) != "executed" {
 			t.Errorf("approving a used action again changed it: HTTP %d %s", page.Status, pageText(page.Body))
 		}
@@ -258,6 +266,43 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.decide(t, link, e.Alice, "approve")
 		if got := e.actionStatus(t, link); got != "proposed" {
 			t.Errorf("an expired proposal was decided: %q", got)
+		}
+	})
+
+	t.Run("a crash between claim and finish never runs the write again", func(t *testing.T) {
+		_, a := args()
+		link := propose(t, plain, a)
+		e.approve(t, link, e.Alice)
+		// What a replica that stopped after its claim leaves behind.
+		execSQL(t, e.GW.DBURL, `UPDATE pending_actions SET status = 'executing', executed_at = now() WHERE id = $1`, actionID(t, link))
+		for range 2 {
+			e.noWrite(t, "a retry of the claimed action", func() {
+				r := callTool(t, plain.cs, e.CreateTool, a)
+				refused(t, "claimed, never finished", r, "APPROVAL_INVALID")
+				if !strings.Contains(errorMessage(r), "Check the ERP") {
+					t.Errorf("the refusal does not say to check the ERP: %s", r.Text)
+				}
+			})
+		}
+	})
+
+	t.Run("a document changed in the ERP after approval is not written over", func(t *testing.T) {
+		k, _ := args()
+		mine, bobs := fmt.Sprintf("alice.%d@e2e.example", k), fmt.Sprintf("bob.%d@e2e.example", k)
+		link := e.approvalRequired(t, callTool(t, plain.cs, e.UpdateTool, e.UpdateArgs(mine)))
+		e.approve(t, link, e.Alice)
+		// Bob changes the same customer meanwhile, through his own
+		// approved write.
+		bob := e.connectWriter(t, e.Bob, pathPlain)
+		bl := e.approvalRequired(t, callTool(t, bob.cs, e.UpdateTool, e.UpdateArgs(bobs)))
+		e.approve(t, bl, e.Bob)
+		mustSucceed(t, callTool(t, bob.cs, e.UpdateTool, e.UpdateArgs(bobs)), "Bob's update")
+		refused(t, "changed after approval", callTool(t, plain.cs, e.UpdateTool, e.UpdateArgs(mine)), "APPROVAL_EXPIRED")
+		if got := e.CustomerEmail(t); got != bobs {
+			t.Errorf("the customer's e-mail is %q, want Bob's %q", got, bobs)
+		}
+		if got := e.actionStatus(t, link); got != "failed" {
+			t.Errorf("Alice's action is %q", got)
 		}
 	})
 
