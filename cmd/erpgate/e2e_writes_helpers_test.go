@@ -113,6 +113,8 @@ const (
 	pathURLError = "url-elicitation-error"
 	// pathPlain: a client that declares nothing: APPROVAL_REQUIRED.
 	pathPlain = "plain"
+	// pathPlainLegacy: the same on protocol 2025-11-25.
+	pathPlainLegacy = "plain-2025-11-25"
 )
 
 // writeClient is a person's MCP client on one of the paths.
@@ -153,6 +155,8 @@ func (e *writeERP) connectWriter(t *testing.T, p writePerson, path string) *writ
 		declareURL()
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	case pathPlain:
+	case pathPlainLegacy:
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	default:
 		t.Fatalf("no client path %q", path)
 	}

@@ -65,21 +65,11 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.ReadBack(t, c.cs, created, k)
 	})
 
-	t.Run("a client that declares nothing: APPROVAL_REQUIRED with the URL; after approval the same call writes", func(t *testing.T) {
-		c := e.connectWriter(t, e.Alice, pathPlain)
-		k, a := args()
-		var link string
-		e.noWrite(t, "the proposal", func() { link = e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, a)) })
-		if msg := strings.ToLower(errorMessage(callTool(t, c.cs, e.CreateTool, a))); !strings.Contains(msg, "same arguments") {
-			t.Errorf("APPROVAL_REQUIRED does not tell the model to call again with the same arguments: %s", msg)
-		}
-		e.approve(t, link, e.Alice)
-		var created map[string]any
-		e.oneWrite(t, "the same call after approval", func() {
-			created = mustSucceed(t, callTool(t, c.cs, e.CreateTool, a), e.CreateTool)
+	for _, path := range []string{pathPlain, pathPlainLegacy} {
+		t.Run("a client that declares nothing ("+path+"): APPROVAL_REQUIRED with the URL; after approval the same call writes", func(t *testing.T) {
+			plainPath(t, e, path, args)
 		})
-		e.ReadBack(t, c.cs, created, k)
-	})
+	}
 
 	plain := e.connectWriter(t, e.Alice, pathPlain)
 	manual := e.connectWriter(t, e.Alice, pathManualMRTR)
@@ -460,4 +450,23 @@ func clone(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// plainPath: a client that declares no URL elicitation gets
+// APPROVAL_REQUIRED with the link, and the same call writes once approved.
+func plainPath(t *testing.T, e *writeERP, path string, args func() (int, map[string]any)) {
+	t.Helper()
+	c := e.connectWriter(t, e.Alice, path)
+	k, a := args()
+	var link string
+	e.noWrite(t, "the proposal", func() { link = e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, a)) })
+	if msg := strings.ToLower(errorMessage(callTool(t, c.cs, e.CreateTool, a))); !strings.Contains(msg, "same arguments") {
+		t.Errorf("APPROVAL_REQUIRED does not tell the model to call again with the same arguments: %s", msg)
+	}
+	e.approve(t, link, e.Alice)
+	var created map[string]any
+	e.oneWrite(t, "the same call after approval", func() {
+		created = mustSucceed(t, callTool(t, c.cs, e.CreateTool, a), e.CreateTool)
+	})
+	e.ReadBack(t, c.cs, created, k)
 }
