@@ -310,6 +310,16 @@ func (s *Store) Sweep(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// Refused records a call refused for its approval (a replay, a rejected
+// or expired action, a forged or foreign request state): the audit row
+// write_refused with why. a may hold only the key when no action is known.
+func (s *Store) Refused(ctx context.Context, a Action, why string) {
+	s.audit(ctx, a, EventRefused, ActorMCPClient, a.ClientID, "refused", why, nil)
+}
+
+// Reason is the audit reason of a store error (ErrUsed: already_used).
+func Reason(err error) string { return reason(err) }
+
 // reason is the audit row's reason for a store error.
 func reason(err error) string {
 	switch err {

@@ -60,15 +60,11 @@ func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool
 	if err != nil {
 		return nil, err
 	}
-	release, err := e.acquire(ctx, st, ct)
+	ctx, end, err := e.bounded(ctx, st, ct)
 	if err != nil {
 		return nil, err
 	}
-	if release != nil {
-		defer release()
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
-	defer cancel()
+	defer end.done()
 	return e.invoke(ctx, st, ct, e.newCall(st, ct, args, ct.tool.Effect))
 }
 
@@ -88,22 +84,38 @@ func (e *Engine) checkArgs(st *requestState, ct *compiledTool, rawArgs json.RawM
 	return args, nil
 }
 
-// acquire takes the caller's limits, when the engine has a limiter; the
-// release is nil when it has none.
-func (e *Engine) acquire(ctx context.Context, st *requestState, ct *compiledTool) (func(), error) {
-	if e.opts.Limiter == nil {
-		return nil, nil
+// bounds are what bounded took: the caller's limits, and the budget.
+type bounds struct {
+	release func() // nil without a limiter
+	cancel  context.CancelFunc
+}
+
+// done gives the limits back and ends the budget.
+func (b bounds) done() {
+	b.cancel()
+	if b.release != nil {
+		b.release()
 	}
-	_, span := startSpan(ctx, "limits")
-	release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
-	endSpan(span, err)
-	if err != nil {
-		if toolerr.Classify(err).Code == toolerr.RateLimited {
-			e.opts.Metrics.LimitRefused(ct.kind)
+}
+
+// bounded takes the caller's limits, when the engine has a limiter, and
+// gives the call the budget.
+func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool) (context.Context, bounds, error) {
+	var b bounds
+	if e.opts.Limiter != nil {
+		_, span := startSpan(ctx, "limits")
+		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
+		endSpan(span, err)
+		if err != nil {
+			if toolerr.Classify(err).Code == toolerr.RateLimited {
+				e.opts.Metrics.LimitRefused(ct.kind)
+			}
+			return ctx, b, err
 		}
-		return nil, err
+		b.release = release
 	}
-	return release, nil
+	ctx, b.cancel = context.WithTimeout(ctx, e.opts.Budget)
+	return ctx, b, nil
 }
 
 // newCall is the connector's view of the call, its requests to the ERP

@@ -269,7 +269,8 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 }
 
 func instructions(kind string) string {
-	return "erpgate gives read-only access to one " + kind + " ERP site as the signed-in user; the ERP's own permissions decide what is visible. " +
+	return "erpgate gives access to one " + kind + " ERP site as the signed-in user; the ERP's own permissions decide what is visible. " +
+		"A tool that changes data never changes it at once: the user approves each change on erpgate's page first (the tool's answer says how), and a change is made once. " +
 		"Every tool returns JSON (structuredContent, and the same JSON as text). A failed call returns an error with a stable code and a message saying what to change; " +
 		"a failure never means that no records exist. Check important figures in the ERP before acting on them."
 }

@@ -103,15 +103,11 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		st.setApproval(StageRefused)
 		return nil, err
 	}
-	release, err := e.acquire(ctx, st, ct)
+	ctx, end, err := e.bounded(ctx, st, ct)
 	if err != nil {
 		return nil, err
 	}
-	if release != nil {
-		defer release()
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Budget)
-	defer cancel()
+	defer end.done()
 	store := e.opts.Approvals
 	mode := e.askMode(ctx, st)
 
@@ -131,6 +127,7 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		}
 		if !ok {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, approval.Action{Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}, "invalid_state")
 			return nil, toolerr.New(toolerr.ApprovalInvalid,
 				"the request state is not one erpgate issued for this call (same caller, tool and arguments); nothing was written. Call the tool again without it to propose the change afresh")
 		}
@@ -171,6 +168,7 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	// afresh. A write still running (not expired) is told to every
 	// racing retry, and stays open.
 	st.setApproval(StageRefused)
+	store.Refused(ctx, a, refusal(a, now))
 	if a.Status == approval.Executing && !a.Expired(now) {
 		return nil, outcomeError(a, now)
 	}
@@ -339,6 +337,17 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(data), len(data)))},
 		RawStructuredContent: data,
 	}, nil
+}
+
+// refusal is the audit reason for a call that found a no longer usable.
+func refusal(a approval.Action, now time.Time) string {
+	switch a.Status {
+	case approval.Rejected:
+		return approval.Reason(approval.ErrRejected)
+	case approval.Executing, approval.Executed, approval.Failed:
+		return approval.Reason(approval.ErrUsed)
+	}
+	return approval.Reason(approval.ErrExpired)
 }
 
 // maxTold bounds the stored result quoted in "already used".

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,6 +96,7 @@ func (c *clock) add(d time.Duration) {
 }
 
 type writeFixture struct {
+	pool   *pgxpool.Pool
 	engine *Engine
 	store  *approval.Store
 	clock  *clock
@@ -119,7 +121,7 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	reg := connector.NewRegistry()
 	reg.MustRegister(writeERP{runs: f.runs, previews: f.previews})
 	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second}
-	f.store, f.clock = withApprovals(t, &opts, f.site)
+	f.store, f.clock, f.pool = withApprovalsPool(t, &opts, f.site)
 	e, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +134,11 @@ func newWriteFixture(t *testing.T) *writeFixture {
 // withApprovals gives opts an approval store on a new database holding
 // site, with a clock the test moves, a state key and the public base URL.
 func withApprovals(t *testing.T, opts *Options, site connector.Site) (*approval.Store, *clock) {
+	store, c, _ := withApprovalsPool(t, opts, site)
+	return store, c
+}
+
+func withApprovalsPool(t *testing.T, opts *Options, site connector.Site) (*approval.Store, *clock, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	if _, err := pool.Exec(t.Context(), `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, $3, $4, $2)`,
@@ -143,7 +150,7 @@ func withApprovals(t *testing.T, opts *Options, site connector.Site) (*approval.
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	opts.Approvals, opts.StateKey, opts.PublicBaseURL = store, key, publicBase+"/"
-	return store, c
+	return store, c, pool
 }
 
 func (f *writeFixture) setLive(s SiteLive) {
@@ -277,6 +284,23 @@ func TestWriteApprovalByToolErrorRunsOnce(t *testing.T) {
 		if e.Method == "tools/call" && e.Approval == "executed" && (e.Outcome != usage.Success || e.ERPUser != jane) {
 			t.Fatalf("executed event %+v", e)
 		}
+	}
+	var audit []string
+	rows, err := f.pool.Query(t.Context(), `SELECT action || ' ' || actor_kind || ' ' || outcome || ' ' || reason FROM admin_events WHERE site_id = $1 ORDER BY id`, f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		audit = append(audit, strings.TrimSpace(line))
+	}
+	want := []string{"write_proposed mcp_client success", "write_approved erp_user success", "write_executed mcp_client success",
+		"write_refused mcp_client refused already_used", "write_proposed mcp_client success"}
+	if !equalStrings(audit, want) {
+		t.Fatalf("audit %q, want %q", audit, want)
 	}
 }
 
@@ -514,13 +538,17 @@ func TestWriteURLElicitationRequiredBeforeModern(t *testing.T) {
 			t.Fatalf("with the session id: %v", m)
 		}
 	}
+	// A request state on this protocol reaches the tool's chain too
+	// (through mcp-go's HandleMessage), and a forged one is refused.
+	forged := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"make_thing","arguments":{"name":"Other"},"requestState":"forged"}}`
+	if _, m := rawPost(t, endpoint, session, forged); errCode(structured(m)) != "APPROVAL_INVALID" {
+		t.Fatalf("a forged request state: %v", m)
+	}
 	tampered := []byte(session)
 	tampered[len(tampered)/2] ^= 1
 	for _, s := range []string{"", "mcp-session-" + uuid.NewString(), string(tampered)} {
 		_, m := rawPost(t, endpoint, s, direct)
-		res, _ := m["result"].(map[string]any)
-		sc, _ := res["structuredContent"].(map[string]any)
-		if errCode(sc) != "APPROVAL_REQUIRED" {
+		if errCode(structured(m)) != "APPROVAL_REQUIRED" {
 			t.Fatalf("session id %q: %v", s, m)
 		}
 	}
@@ -558,6 +586,13 @@ func rawPost(t *testing.T, endpoint, s, body string) (*http.Response, map[string
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	return resp, decodeReply(t, resp, data)
+}
+
+// structured is a reply's structuredContent.
+func structured(m map[string]any) map[string]any {
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	return sc
 }
 
 func decodeReply(t *testing.T, resp *http.Response, data []byte) map[string]any {
@@ -624,11 +659,7 @@ func TestWriteRequestStateAttacks(t *testing.T) {
 			map[string]string{mcp.HeaderName: "make_thing"})
 		return decodeReply(t, resp, body)
 	}
-	codeOf := func(m map[string]any) string {
-		res, _ := m["result"].(map[string]any)
-		sc, _ := res["structuredContent"].(map[string]any)
-		return errCode(sc)
-	}
+	codeOf := func(m map[string]any) string { return errCode(structured(m)) }
 	widget := `{"name":"Widget"}`
 	first := callWith(janeURL, widget, "")
 	res, _ := first["result"].(map[string]any)

@@ -174,7 +174,7 @@ func TestRecorderStoresWhoCalledWithoutLoggingIt(t *testing.T) {
 }
 
 // TestRecorderStoresTheApprovalStage: a write's approval stage is stored
-// and logged; other events store ''.
+// and logged; other events store ”.
 func TestRecorderStoresTheApprovalStage(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := context.Background()
