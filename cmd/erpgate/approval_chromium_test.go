@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -404,4 +405,63 @@ func onlyCookie(header, name string) string {
 		}
 	}
 	return ""
+}
+
+// approvalURL finds the approval page's address in an APPROVAL_REQUIRED
+// tool error's message.
+var approvalURL = regexp.MustCompile(`https?://[^\s"]+/approve/[0-9a-f-]{36}`)
+
+// The whole flow through the engine, with the official SDK client signed
+// in over OAuth: a write tool's call is refused with APPROVAL_REQUIRED and
+// the page's address; the person opens it in Chromium, signs in through
+// Frappe as themselves and approves; the same call then writes once, and
+// the page says the change was carried out.
+func TestChromiumApprovalThroughMCPFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"update_customer"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	user := userWithRole(t, sim, "all-companies")
+	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
+	rows := mustSucceed(t, callTool(t, client.cs, "list_customers", map[string]any{"limit": 1}), "list_customers")["data"].([]any)
+	customer := rows[0].(map[string]any)["name"].(string)
+	args := map[string]any{"customer": customer, "email_id": "approved@chromium.example"}
+
+	first := callTool(t, client.cs, "update_customer", args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	if !strings.HasPrefix(link, gw.URL+"/approve/") {
+		t.Fatalf("no approval URL of erpgate's in %s", first.Text)
+	}
+
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
+	text := pageBody(t, ctx)
+	for _, want := range []string{"Update a customer", "Customer " + customer, "approved@chromium.example", user.Email + ", through their AI assistant", "“erpgate e2e client” (the name it registered with) egc_"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q: %s", want, text)
+		}
+	}
+	saveScreenshot(t, ctx, "approval-mcp-awaiting.png")
+	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+
+	again := callTool(t, client.cs, "update_customer", args)
+	if again.IsError {
+		t.Fatalf("the call after approval: %s", again.Text)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM pending_actions WHERE status = 'executed' AND tool = 'update_customer' AND principal = $1`, user.Email); n != 1 {
+		t.Errorf("%d executed actions, want 1", n)
+	}
+	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Change carried out on Test acme")
+	saveScreenshot(t, ctx, "approval-mcp-executed.png")
 }

@@ -133,6 +133,11 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 		saveScreenshot(t, ctx, "owner-settings-refused.png")
 	})
 
+	t.Run("writes", func(t *testing.T) {
+		ownerWritesSection(t, ctx, gw, "acme", manageURL, "Manage Acme Holdings", admin.Email, person.Email,
+			[]string{"create_sales_order", "update_customer", "add_comment", "submit_document"}, "get_document")
+	})
+
 	t.Run("the fixed API credential", func(t *testing.T) {
 		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
 		waitForNewTitle(t, ctx, "Manage Acme Holdings")

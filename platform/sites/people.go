@@ -163,3 +163,19 @@ func (s *Store) RevokePerson(ctx context.Context, siteID uuid.UUID, erpUser stri
 	s.notifyChanged(siteID)
 	return nil
 }
+
+// ClientName returns the name an MCP client registered with erpgate's
+// OAuth server under (its own words, as the consent page shows them), or
+// "" when there is no such client or it gave none. Clients are not a
+// site's: one client may connect to many sites.
+func (s *Store) ClientName(ctx context.Context, clientID string) (string, error) {
+	var name string
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(name, '') FROM oauth_clients WHERE id = $1`, clientID).Scan(&name)
+	if database.IsNoRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("sites: client name: %w", database.Classify(err))
+	}
+	return name, nil
+}

@@ -157,6 +157,9 @@ func (h *Handler) pageURL(id uuid.UUID) string {
 type pending struct {
 	action approval.Action
 	site   sites.Site
+	// clientName is the OAuth client's registered name, read for the
+	// approver's page only.
+	clientName string
 }
 
 // load finds the action the path names and its site. An id that is not

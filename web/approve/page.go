@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -49,13 +51,16 @@ type view struct {
 	// ToolTitle names the write tool; Operation what it does.
 	ToolTitle, Tool, Operation string
 	// Signed-in approver only: the preview and who proposed it.
-	ShowDetails                bool
-	DocType, DocName, Summary  string
-	Fields                     []fieldView
-	HasBefore                  bool
-	Tables                     []connector.PreviewTable
-	Warnings                   []string
-	ProposedBy, Client         string
+	ShowDetails               bool
+	DocType, DocName, Summary string
+	Fields                    []fieldView
+	HasBefore                 bool
+	Tables                    []connector.PreviewTable
+	Warnings                  []string
+	ProposedBy, Client        string
+	// ClientName is the name the OAuth client registered itself under:
+	// its own words, shown as such next to its id.
+	ClientName                 string
 	Created, Expires, TimeLeft string
 	// CanDecide shows the Approve and Reject buttons; SignIn the sign-in
 	// button. SignedInAs is the approval session's user.
@@ -75,6 +80,13 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 	key := h.deps.Kit.EnsureBinding(w, r, csrfCookie, csrfLifetime)
 	user, _ := h.session(r, p.site)
+	if user != "" && user == p.action.Approver && p.action.Key.AuthType == "oauth" && p.action.ClientID != "" {
+		name, err := h.deps.Sites.ClientName(r.Context(), p.action.ClientID)
+		if err != nil {
+			h.log.Warn("read the client's name for the approval page", zap.Error(err))
+		}
+		p.clientName = name
+	}
 	h.render(w, http.StatusOK, h.page, h.view(p, user, key), p.site)
 }
 
@@ -112,7 +124,7 @@ func (h *Handler) view(p pending, user, key string) view {
 			v.HasBefore = v.HasBefore || f.HasBefore
 		}
 		v.Tables, v.Warnings = a.Preview.Tables, a.Preview.Warnings
-		v.ProposedBy, v.Client = proposer(a), a.ClientID
+		v.ProposedBy, v.Client, v.ClientName = proposer(a), a.ClientID, p.clientName
 		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
 	}
 	if v.State == stateAwaiting {
