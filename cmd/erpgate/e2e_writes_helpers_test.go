@@ -25,8 +25,9 @@ import (
 )
 
 // writesGatewayEnv is the gateway's environment for the writes suite:
-// Alice makes more calls a minute than the default per-user limit allows.
-var writesGatewayEnv = map[string]string{"ERPGATE_LIMIT_USER_PER_MINUTE": "1000"}
+// Alice, and the site, make more calls a minute than the default limits
+// allow.
+var writesGatewayEnv = map[string]string{"ERPGATE_LIMIT_USER_PER_MINUTE": "10000", "ERPGATE_LIMIT_SITE_PER_MINUTE": "10000"}
 
 // writePerson is an ERP user: how erpgate names them (Frappe: e-mail;
 // Acumatica: user@tenant) and what they type into the ERP's login form.

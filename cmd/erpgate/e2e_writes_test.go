@@ -390,6 +390,7 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 				link = e.approvalRequired(t, r)
 				return true
 			}
+			time.Sleep(50 * time.Millisecond) // a call less per poll
 			return false
 		})
 		if e.decide(t, link, e.Bob, "approve"); e.actionStatus(t, link) != "proposed" {
