@@ -25,21 +25,44 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		c := e.connectWriter(t, e.Alice, pathMRTR)
 		k, a := args()
 		ordersBefore := e.Orders()
-		c.onElicit = func(el *mcp.ElicitParams) *mcp.ElicitResult {
-			e.checkElicitation(t, el)
-			if got := e.actionStatus(t, el.URL); got != "proposed" {
-				t.Errorf("the action is %q while the person looks at it", got)
-			}
-			if e.Orders() != ordersBefore {
-				t.Error("the ERP was written before the approval")
-			}
-			e.approve(t, el.URL, e.Alice)
-			return &mcp.ElicitResult{Action: "accept"}
+		// The SDK calls the handler on a goroutine of its own while
+		// CallTool waits: the person's part runs here, on the test's.
+		asked, answer := make(chan *mcp.ElicitParams), make(chan *mcp.ElicitResult)
+		c.onElicit = func(el *mcp.ElicitParams) *mcp.ElicitResult { asked <- el; return <-answer }
+		type called struct {
+			res *mcp.CallToolResult
+			err error
 		}
-		var created map[string]any
-		e.oneWrite(t, "the approved call", func() {
-			created = mustSucceed(t, callTool(t, c.cs, e.CreateTool, a), e.CreateTool)
-		})
+		done := make(chan called, 1)
+		go func() {
+			res, err := callRaw(c.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: a})
+			done <- called{res, err}
+		}()
+		var el *mcp.ElicitParams
+		select {
+		case el = <-asked:
+		case r := <-done:
+			t.Fatalf("the call ended without asking for the approval: %+v %v", r.res, r.err)
+		case <-time.After(60 * time.Second):
+			t.Fatal("no elicitation within 60 s")
+		}
+		e.checkElicitation(t, el)
+		if got := e.actionStatus(t, el.URL); got != "proposed" {
+			t.Errorf("the action is %q while the person looks at it", got)
+		}
+		if e.Orders() != ordersBefore {
+			t.Error("the ERP was written before the approval")
+		}
+		e.approve(t, el.URL, e.Alice)
+		answer <- &mcp.ElicitResult{Action: "accept"}
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("the resumed call: %v", r.err)
+		}
+		created := mustSucceed(t, decodeToolResult(t, e.CreateTool, r.res), e.CreateTool)
+		if got := e.Orders(); got != ordersBefore+1 {
+			t.Errorf("%d sales orders written, want exactly 1", got-ordersBefore)
+		}
 		if len(c.elicited) != 1 {
 			t.Fatalf("%d elicitations, want 1", len(c.elicited))
 		}
@@ -322,7 +345,7 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		link := propose(t, plain, a)
 		e.approve(t, link, e.Alice)
 		second := e.connectWriter(t, e.Alice, pathPlain)
-		results := make([]toolResult, 2)
+		answers := make([]*mcp.CallToolResult, 2)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		e.oneWrite(t, "two racing retries", func() {
@@ -336,13 +359,20 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 						t.Errorf("racing retry: %v", err)
 						return
 					}
-					results[i] = decodeToolResult(t, e.CreateTool, res)
+					answers[i] = res
 				}()
 			}
 			close(start)
 			wg.Wait()
 		})
 		ok := 0
+		var results []toolResult
+		for _, res := range answers {
+			if res == nil {
+				t.FailNow() // the retry's error is reported above
+			}
+			results = append(results, decodeToolResult(t, e.CreateTool, res))
+		}
 		for _, r := range results {
 			if !r.IsError {
 				ok++
