@@ -134,13 +134,15 @@ func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 	return out, nil
 }
 
-// Open returns the newest action for k whose outcome the caller has not
-// been told yet (see Report); false when there is none.
+// Open returns the action for k whose outcome the caller has not been
+// told yet (see Report): an approved one first (two calls racing to
+// propose make two actions, and the person may approve either), else the
+// newest; false when there is none.
 func (s *Store) Open(ctx context.Context, k Key) (Action, bool, error) {
 	row := s.pool.QueryRow(ctx, `SELECT `+columns+` FROM pending_actions
 		WHERE site_id = $1 AND auth_type = $2 AND principal = $3 AND tool = $4 AND args_digest = $5
 		  AND NOT reported
-		ORDER BY created_at DESC LIMIT 1`,
+		ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
 		k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:])
 	a, err := scanAction(row)
 	if database.IsNoRows(err) {

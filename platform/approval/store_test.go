@@ -387,3 +387,23 @@ func TestOpenReturnsTheNewestUnreported(t *testing.T) {
 		t.Fatalf("lookup: %+v %v", a, err)
 	}
 }
+
+// Two proposals of one call (two racing first calls): the one the person
+// approved is the one found, whichever is newer.
+func TestOpenPrefersTheApprovedProposal(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	k := f.key(t, f.siteA, "jane@acme.test", `{"a":1}`)
+	older := f.propose(t, k, "jane@acme.test")
+	f.clock.add(time.Second)
+	newer := f.propose(t, k, "jane@acme.test")
+	if got, _, _ := f.store.Open(ctx, k); got.ID != newer.ID {
+		t.Fatalf("open before approval: %s, want the newer %s", got.ID, newer.ID)
+	}
+	if _, err := f.store.Decide(ctx, f.siteA, older.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := f.store.Open(ctx, k); got.ID != older.ID || got.Status != approval.Approved {
+		t.Fatalf("open after approving the older: %+v", got)
+	}
+}

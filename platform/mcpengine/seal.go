@@ -70,7 +70,7 @@ func (s *sealer) open(token string, v any) bool {
 	if token == "" || len(token) > maxSealed {
 		return false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
 		return false
 	}

@@ -40,6 +40,27 @@ import (
 //
 // The approval page (web/approve) decides with approval.Store.Decide; the
 // engine only proposes, claims, runs and records.
+//
+// Choices made here (where writes-design.md left them open or differs):
+//   - input_required and -32042 are used only for a client that declared
+//     elicitation.url (not merely elicitation): a form-only client could
+//     not open the page, and gets APPROVAL_REQUIRED;
+//   - of racing retries the loser gets APPROVAL_INVALID "already used" at
+//     once (it does not wait for the winner's result);
+//   - an outcome that ends an action (rejected, expired, executed,
+//     failed) is told to the caller once (Store.Report); the same call
+//     then proposes afresh, so a model is never stuck, and a replay never
+//     writes. A write still executing is told to every retry and stays
+//     open until it expires (outcome unknown: never run again);
+//   - a service token's principal is its id (Session.ClientID);
+//   - the capability session id is bound to the site, not the person: it
+//     says only what the client can show;
+//   - sealed states follow the keyring's primary key: rotating it makes
+//     outstanding request states invalid (the call proposes afresh) and
+//     session ids unreadable (the client is then asked by tool error);
+//   - an ask is recorded as usage outcome error APPROVAL_REQUIRED, stage
+//     proposed, whichever form it took; a call refused before anything
+//     was proposed (invalid arguments, a failed preview) has no stage.
 
 // StateKeyPurpose is the secrets.Keyring.DeriveKey purpose of
 // Options.StateKey.
@@ -131,12 +152,15 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 			return nil, toolerr.New(toolerr.ApprovalInvalid,
 				"the request state is not one erpgate issued for this call (same caller, tool and arguments); nothing was written. Call the tool again without it to propose the change afresh")
 		}
+		known := approval.Action{ID: k.Action, Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}
 		if k.expired(store.Now()) {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, known, approval.Reason(approval.ErrExpired))
 			return nil, toolerr.New(toolerr.ApprovalExpired, "the approval for this change ran out (%s after it was proposed); nothing was written. Call again to propose it afresh", approval.TTL)
 		}
 		if declined(req.Params.InputResponses) {
 			st.setApproval(StageRefused)
+			store.Refused(ctx, known, "declined")
 			return nil, toolerr.New(toolerr.ApprovalRejected, "the approval was declined; nothing was written")
 		}
 		if a, err = store.Get(ctx, key.SiteID, k.Action); err != nil {
