@@ -364,6 +364,26 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 			t.Errorf("deciding an unknown action: HTTP %d: %s", status, pageText(body))
 		}
 	})
+
+	// Last, since it spends this source's allowance: starting sign-ins
+	// (20 at once) and deciding (30 at once) are limited per source.
+	t.Run("per-source limits", func(t *testing.T) {
+		for _, path := range []string{"/sign-in", "/decide"} {
+			limited := 0
+			for range 40 {
+				status, body := postForm(t, gw.URL+"/approve/"+uuid.NewString()+path, "", "", url.Values{"decision": {"approve"}})
+				if status == http.StatusTooManyRequests {
+					if !strings.Contains(pageText(body), "too many requests to erpgate's approval pages") {
+						t.Errorf("%s limited: %s", path, pageText(body))
+					}
+					limited++
+				}
+			}
+			if limited == 0 {
+				t.Errorf("40 posts to %s from one source were never limited", path)
+			}
+		}
+	})
 }
 
 // The approval page with the Acumatica simulator's sign-in: the approver

@@ -14,6 +14,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/outbound"
 	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/toolerr"
 )
 
 // client speaks Frappe's v1 REST API for one site, as one caller.
@@ -240,6 +241,12 @@ func (c *client) getBody(ctx context.Context, path string, q url.Values) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
+	return c.roundTrip(req, upstreamError)
+}
+
+// roundTrip sends a request for JSON and returns a 2xx body; any other
+// status becomes the error fail builds from Frappe's error body.
+func (c *client) roundTrip(req *http.Request, fail func(int, http.Header, []byte) *toolerr.Error) ([]byte, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -250,7 +257,7 @@ func (c *client) getBody(ctx context.Context, path string, q url.Values) ([]byte
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, upstreamError(resp.StatusCode, resp.Header, body)
+		return nil, fail(resp.StatusCode, resp.Header, body)
 	}
 	return body, nil
 }

@@ -287,7 +287,9 @@ func previewUpdateCustomer(ctx context.Context, call *connector.Call) (*connecto
 		if contact := str(cust["customer_primary_contact"]); contact != "" {
 			return nil, toolerr.New(toolerr.InvalidArgument, "customer %q takes its e-mail and mobile from its primary Contact %q, and ERPNext would overwrite them from it on save; change that Contact in the ERP instead", a.Customer, contact)
 		}
-		warnings = append(warnings, "The customer has no primary Contact: ERPNext creates one from these details when it saves the customer.")
+		if str(cust["lead_name"]) == "" {
+			warnings = append(warnings, "The customer has no primary Contact: ERPNext creates one from these details when it saves the customer, and from then on takes them from that Contact.")
+		}
 	}
 	if a.EmailID != nil {
 		fields = append(fields, connector.PreviewField{Name: "email_id", Label: "E-mail", Before: str(cust["email_id"]), HasBefore: true, After: *a.EmailID})
@@ -304,7 +306,7 @@ func previewUpdateCustomer(ctx context.Context, call *connector.Call) (*connecto
 	}
 	var changes []string
 	for _, f := range fields {
-		changes = append(changes, strings.ToLower(f.Label))
+		changes = append(changes, f.Label)
 	}
 	return &connector.Preview{
 		Operation: "update", DocType: "Customer", DocName: str(cust["name"]),

@@ -35,20 +35,8 @@ func (c *client) send(ctx context.Context, method, path string, body any) ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	out, err := outbound.ReadBody(resp)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, writeError(resp.StatusCode, resp.Header, out)
-	}
-	return out, nil
+	return c.roundTrip(req, writeError)
 }
 
 // sendDoc makes a write whose answer carries one document under key

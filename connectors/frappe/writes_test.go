@@ -316,6 +316,10 @@ func TestUpdateCustomer(t *testing.T) {
 	cust := seededWhere(t, s, "Customer", func(d *frappetest.Doc) bool {
 		return d.Int("disabled") == 0 && d.Str("email_id") != "" && d.Str("customer_primary_contact") == ""
 	})
+	// A change proposed now and executed after someone else saved the
+	// customer.
+	stale := mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "mobile_no": "+64 21 555 0101"})
+
 	p := mustPropose(t, s, allCompanies, "update_customer", map[string]any{
 		"customer": cust.Name, "email_id": "billing@new.example", "credit_limit": 987654.5, "company": comp.Name,
 	})
@@ -329,8 +333,8 @@ func TestUpdateCustomer(t *testing.T) {
 	if f := field(t, pv, "credit_limits"); f.Before != "" || f.After != "987654.5" || !strings.Contains(f.Label, comp.Name) {
 		t.Errorf("credit field %+v", f)
 	}
-	if len(pv.Fields) != 2 {
-		t.Errorf("preview shows fields the call does not set: %+v", pv.Fields)
+	if len(pv.Fields) != 2 || len(pv.Warnings) != 1 || !strings.Contains(pv.Warnings[0], "creates one") {
+		t.Errorf("preview shows fields the call does not set, or no warning about the Contact: %+v", pv)
 	}
 	out := p.mustExecute(t)
 	if out["email_id"] != "billing@new.example" || out["modified"] == cust.Str("modified") {
@@ -340,33 +344,41 @@ func TestUpdateCustomer(t *testing.T) {
 	if len(limits) != 1 || limits[0].(map[string]any)["company"] != comp.Name || rat(t, limits[0].(map[string]any)["credit_limit"]).Cmp(big.NewRat(9876545, 10)) != 0 {
 		t.Errorf("credit limits %v", limits)
 	}
-	// Another user reads the change.
+	// Another user reads the change, and ERPNext made the primary Contact.
 	doc := readAs(t, s, noAccounting, "Customer", cust.Name)
-	if doc["email_id"] != "billing@new.example" {
-		t.Errorf("read back email %v", doc["email_id"])
+	if doc["email_id"] != "billing@new.example" || doc["customer_primary_contact"] != cust.Str("customer_name") {
+		t.Errorf("read back email %v, primary contact %v", doc["email_id"], doc["customer_primary_contact"])
 	}
 
-	// The customer changes between preview and execution: the ERP's
-	// timestamp check refuses, APPROVAL_EXPIRED, nothing written.
-	stale := mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "mobile_no": "+64 21 555 0101"})
-	mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "email_id": "second@new.example"}).mustExecute(t)
+	// The stale change: the ERP's timestamp check refuses it,
+	// APPROVAL_EXPIRED, nothing written.
 	_, err := stale.execute(t)
 	if e := wantCode(t, err, toolerr.ApprovalExpired); !strings.Contains(e.Message, "Document has been modified after you have opened it") {
 		t.Errorf("message %q", e.Message)
 	}
-	if doc := readAs(t, s, allCompanies, "Customer", cust.Name); doc["mobile_no"] != nil || doc["email_id"] != "second@new.example" {
-		t.Errorf("after the refused write: mobile %v email %v", doc["mobile_no"], doc["email_id"])
+	if doc := readAs(t, s, allCompanies, "Customer", cust.Name); doc["mobile_no"] != nil {
+		t.Errorf("after the refused write: mobile %v", doc["mobile_no"])
 	}
 
-	// Idempotent: the same approved change applied again sets the same
-	// values (a fresh preview, since modified moved on).
-	again := mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "email_id": "second@new.example"})
-	if out := again.mustExecute(t); out["email_id"] != "second@new.example" {
+	// Now the customer has a primary Contact, from which ERPNext fetches
+	// its e-mail and mobile: the tool refuses to set them on the customer.
+	_, err = propose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "email_id": "second@new.example"})
+	if e := wantCode(t, err, toolerr.InvalidArgument); !strings.Contains(e.Message, "primary Contact") {
+		t.Errorf("message %q", e.Message)
+	}
+
+	// Idempotent: the same credit limit applied again sets the same value
+	// (a fresh preview, since modified moved on).
+	again := mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": cust.Name, "credit_limit": 987654.5, "company": comp.Name})
+	if f := field(t, again.preview, "credit_limits"); f.Before != "987654.5" {
+		t.Errorf("before %q", f.Before)
+	}
+	if out := again.mustExecute(t); len(out["credit_limits"].([]any)) != 1 {
 		t.Errorf("repeat %v", out)
 	}
 
 	// A user without write permission on Customer: the ERP's 403.
-	p = mustPropose(t, s, orderViewer, "update_customer", map[string]any{"customer": cust.Name, "email_id": "x@y.example"})
+	p = mustPropose(t, s, orderViewer, "update_customer", map[string]any{"customer": cust.Name, "credit_limit": 5, "company": comp.Name})
 	_, err = p.execute(t)
 	if e := wantCode(t, err, toolerr.PermissionDenied); !strings.Contains(e.Message, "does not have doctype access via role permission for document Customer") {
 		t.Errorf("message %q", e.Message)
@@ -538,4 +550,37 @@ func FuzzWriteError(f *testing.F) {
 			t.Fatalf("writeError(%d, %q) = %v", status, body, e)
 		}
 	})
+}
+
+// TestWriteArgumentsAttacks: names and text come from the model. A name
+// that tries to reach another document through the URL path finds
+// nothing, markup in a comment is stored as text, and a document the
+// user may not read is refused by the ERP before anything is written.
+func TestWriteArgumentsAttacks(t *testing.T) {
+	s := writeSim(t)
+	so := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Str("company") != "Demo Holdings NZ Ltd" })
+	cust := seededCustomer(t, s, "NZD")
+	for _, name := range []string{"../Customer/" + cust.Name, so.Name + "/../../Customer/" + cust.Name, so.Name + "?x=1", so.Name + "#frag"} {
+		_, err := propose(t, s, allCompanies, "add_comment", map[string]any{"doctype": "Sales Order", "name": name, "text": "x"})
+		wantCode(t, err, toolerr.NotFound)
+		_, err = propose(t, s, allCompanies, "submit_document", map[string]any{"doctype": "Sales Order", "name": name})
+		wantCode(t, err, toolerr.NotFound)
+	}
+	// Another company's documents, for a user limited to one company.
+	_, err := propose(t, s, oneCompany, "submit_document", map[string]any{"doctype": "Sales Order", "name": so.Name})
+	wantCode(t, err, toolerr.PermissionDenied)
+
+	// Script in a comment is escaped, never markup in the ERP.
+	evil := `<script>alert(1)</script><img src=x onerror=alert(2)>`
+	out := mustPropose(t, s, allCompanies, "add_comment", map[string]any{"doctype": "Customer", "name": cust.Name, "text": evil}).mustExecute(t)
+	q := url.Values{"fields": {`["content"]`}, "filters": {`[["name","=","` + out["name"].(string) + `"]]`}}
+	_, body := rawAPI(t, s, allCompanies, http.MethodGet, "/api/resource/Comment?"+q.Encode(), nil)
+	if strings.Contains(string(body), "<script") || strings.Contains(string(body), "<img") || !strings.Contains(string(body), "&lt;img src=x onerror=alert(2)&gt;") {
+		t.Errorf("comment content %s", body)
+	}
+	// Nothing was written by the refused calls: the only Comment is the one above.
+	_, body = rawAPI(t, s, allCompanies, http.MethodGet, "/api/resource/Comment?limit_page_length=100", nil)
+	if n := strings.Count(string(body), `"name"`); n != 1 {
+		t.Errorf("%d comments after the refused calls: %s", n, body)
+	}
 }

@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,6 +113,8 @@ type Handler struct {
 	page    *pagekit.Page
 	signIns *sourcelimit.Limiter
 	posts   *sourcelimit.Limiter
+	// sessions are the approval sessions.
+	sessions pagekit.UserSession
 }
 
 // New builds the page and registers its sign-in purpose with deps.Proofs.
@@ -123,7 +124,8 @@ func New(deps Deps) *Handler {
 	case deps.Kit == nil, deps.Actions == nil, deps.Sites == nil, deps.Admin == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
 		panic("approve: New: a dependency is missing")
 	}
-	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now}
+	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now, sessions: pagekit.UserSession{
+		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime}}
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
@@ -202,29 +204,15 @@ func (h *Handler) invalidLink(w http.ResponseWriter) {
 	})
 }
 
-// session returns the ERP user of the request's approval session for
-// site. A session of another site, an expired or a forged one gives
-// nothing.
+// session returns the ERP user of the request's approval session for site.
+// A session of another site, an expired or a forged one gives nothing.
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	raw, ok := h.deps.Kit.ReadCookie(r, sessionCookie)
-	if !ok {
-		return "", false
-	}
-	value, ok := h.deps.Signer.Verify(sessionPurpose, raw, h.now())
-	if !ok {
-		return "", false
-	}
-	id, user, ok := strings.Cut(value, "|")
-	if !ok || id != site.ID.String() || user == "" {
-		return "", false
-	}
-	return user, true
+	return h.sessions.User(r, site.ID.String(), h.now())
 }
 
 // startSession sets the approval session cookie for user on site.
 func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	value := h.deps.Signer.Sign(sessionPurpose, site.ID.String()+"|"+user, h.now().Add(SessionLifetime))
-	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, value, SessionLifetime))
+	h.sessions.Start(w, site.ID.String(), user, h.now())
 }
 
 // csrfPurpose binds a form's token to the action it decides.
@@ -233,7 +221,7 @@ func csrfPurpose(id uuid.UUID) string { return "approve\x00" + id.String() }
 // checkForm refuses a post another origin sent, or one without this
 // browser's token for the action.
 func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
-	if origin := r.Header.Get("Origin"); origin != "" && !strings.EqualFold(origin, h.origin()) {
+	if h.deps.Kit.CrossOrigin(r) {
 		h.formExpired(w, id)
 		return false
 	}
@@ -243,14 +231,6 @@ func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, id uuid.UUID
 		return false
 	}
 	return true
-}
-
-func (h *Handler) origin() string {
-	u, err := url.Parse(h.deps.Kit.URL(""))
-	if err != nil {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func (h *Handler) formExpired(w http.ResponseWriter, id uuid.UUID) {
@@ -280,18 +260,8 @@ func (h *Handler) limited(w http.ResponseWriter, r *http.Request, l *sourcelimit
 	return true
 }
 
-// formAction is what the page's forms may post to: erpgate, and the
-// ERP's origin, since the sign-in answers its post with a redirect there.
-func formAction(site sites.Site) []string {
-	out := []string{"'self'"}
-	if u, err := url.Parse(site.BaseURL); err == nil && u.Host != "" {
-		out = append(out, u.Scheme+"://"+u.Host)
-	}
-	return out
-}
-
 func (h *Handler) render(w http.ResponseWriter, status int, p *pagekit.Page, data any, site sites.Site) {
-	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: formAction(site)}); err != nil {
+	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: pagekit.FormActionWith(site.BaseURL)}); err != nil {
 		h.log.Error("approval page not rendered", zap.Error(err))
 	}
 }

@@ -50,7 +50,7 @@ func (h *Handler) done(w http.ResponseWriter, r *http.Request, o owner, code str
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, o owner) {
-	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, "", 0))
+	h.sessions.End(w)
 	h.done(w, r, o, "signed-out")
 }
 
@@ -203,6 +203,6 @@ func (h *Handler) deleteSite(w http.ResponseWriter, r *http.Request, o owner) {
 		h.refused(w, r, o, "delete", err)
 		return
 	}
-	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, "", 0))
+	h.sessions.End(w)
 	h.render(w, http.StatusOK, h.deleted, deletedData{Slug: o.site.Slug, DisplayName: o.site.DisplayName}, o.site)
 }

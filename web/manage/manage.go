@@ -18,7 +18,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,6 +96,8 @@ type Handler struct {
 	token   *pagekit.Page
 	deleted *pagekit.Page
 	limit   *sourcelimit.Limiter
+	// sessions are the owner sessions.
+	sessions pagekit.UserSession
 }
 
 // New builds the owner's pages and registers their proof purposes with
@@ -106,7 +107,8 @@ func New(deps Deps) *Handler {
 	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
 		panic("manage: New: a dependency is missing")
 	}
-	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now}
+	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now, sessions: pagekit.UserSession{
+		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime}}
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
@@ -194,25 +196,12 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 // session returns the ERP user of the request's owner session for site.
 // A session of another site, an expired or a forged one gives nothing.
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	raw, ok := h.deps.Kit.ReadCookie(r, sessionCookie)
-	if !ok {
-		return "", false
-	}
-	value, ok := h.deps.Signer.Verify(sessionPurpose, raw, h.now())
-	if !ok {
-		return "", false
-	}
-	id, user, ok := strings.Cut(value, "|")
-	if !ok || id != site.ID.String() || user == "" {
-		return "", false
-	}
-	return user, true
+	return h.sessions.User(r, site.ID.String(), h.now())
 }
 
 // startSession sets the owner session cookie for user on site.
 func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	value := h.deps.Signer.Sign(sessionPurpose, site.ID.String()+"|"+user, h.now().Add(SessionLifetime))
-	http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, value, SessionLifetime))
+	h.sessions.Start(w, site.ID.String(), user, h.now())
 }
 
 // csrfKey returns this browser's CSRF cookie value, setting one when it
@@ -226,7 +215,7 @@ func csrfPurpose(site sites.Site) string { return "owner\x00" + site.ID.String()
 // checkForm refuses a post another origin sent, or one without this
 // browser's token for site.
 func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, site sites.Site) bool {
-	if origin := r.Header.Get("Origin"); origin != "" && !strings.EqualFold(origin, h.origin()) {
+	if h.deps.Kit.CrossOrigin(r) {
 		h.formExpired(w, site)
 		return false
 	}
@@ -236,14 +225,6 @@ func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, site sites.S
 		return false
 	}
 	return true
-}
-
-func (h *Handler) origin() string {
-	u, err := url.Parse(h.deps.Kit.URL(""))
-	if err != nil {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func (h *Handler) formExpired(w http.ResponseWriter, site sites.Site) {
@@ -275,18 +256,8 @@ func (h *Handler) action(c echo.Context, fn func(w http.ResponseWriter, r *http.
 	fn(w, r, owner{site: site, user: user, csrf: pagekit.CSRFToken(key, csrfPurpose(site))})
 }
 
-// formAction is what the owner's forms may post to: erpgate, and the
-// ERP's origin, since a sign-in answers its post with a redirect there.
-func formAction(site sites.Site) []string {
-	out := []string{"'self'"}
-	if u, err := url.Parse(site.BaseURL); err == nil && u.Host != "" {
-		out = append(out, u.Scheme+"://"+u.Host)
-	}
-	return out
-}
-
 func (h *Handler) render(w http.ResponseWriter, status int, p *pagekit.Page, data any, site sites.Site) {
-	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: formAction(site)}); err != nil {
+	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: pagekit.FormActionWith(site.BaseURL)}); err != nil {
 		h.log.Error("owner page not rendered", zap.Error(err))
 	}
 }

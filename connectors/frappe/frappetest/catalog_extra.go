@@ -11,6 +11,14 @@ var extraCatalog = []catalogEntry{
 		fields: `comment_type:Select(Comment|Like|Info|Label|Workflow|Created|Submitted|Cancelled|Updated|Deleted|Assigned|Assignment Completed|Attachment|Attachment Removed|Shared|Unshared|Bot|Relinked|Edit)*=Comment, comment_email:Data, subject:Text, comment_by:Data, published:Check=0, seen:Check=0, reference_doctype:Link(DocType), reference_name:Dynamic Link(reference_doctype), reference_owner:Data, content:HTML Editor, ip_address:Data`,
 	},
 	{
+		// frappe/contacts/doctype/contact, reduced to the header fields a
+		// Customer's primary contact fills (no email_ids, phone_nos or
+		// links tables).
+		name:   "Contact",
+		attrs:  `is_submittable=0 istable=0 is_tree=0`,
+		fields: `first_name:Data, last_name:Data, full_name:Data, email_id:Data, phone:Data, mobile_no:Data, is_primary_contact:Check=0, status:Select(Passive|Open|Replied)=Passive`,
+	},
+	{
 		// erpnext/selling/doctype/customer_credit_limit (child of Customer).
 		name:   "Customer Credit Limit",
 		attrs:  `istable=1`,

@@ -37,7 +37,10 @@
 //     UpdateAfterSubmitError for any changed field), child tables replaced
 //     by the rows sent (rows sent with their name keep it), Customer credit
 //     limits checked as ERPNext does (one row per company, not below what
-//     the customer owes the company).
+//     the customer owes the company); a Customer's email_id and mobile_no
+//     are fetched from its primary Contact on save, and a Customer without
+//     one that has either gets a Contact made from them, as ERPNext's
+//     create_primary_contact does.
 //   - POST /api/method/frappe.client.submit (doc as a dict or JSON
 //     string): the document is the dict sent, so its modified is the one
 //     checked; draft to submitted needs the submit right (Sales User for
@@ -53,8 +56,8 @@
 // stays the seeded, shared Dataset); every read of that simulator, by any
 // user, sees them. DELETE, and writes to other DocTypes, are refused with
 // 403. Deviations: submitting a Sales Invoice sets its status and
-// outstanding_amount but posts no ledger entries; no primary Contact is
-// made from a Customer's e-mail or mobile; comments do not update the
+// outstanding_amount but posts no ledger entries; Contacts have no
+// email_ids, phone_nos or links tables; comments do not update the
 // document's _comments column.
 //
 // # Demo users

@@ -18,7 +18,13 @@ import (
 // postJSON POSTs body as JSON with an Authorization header.
 func postJSON(t *testing.T, s *Server, auth, path, body string) resp {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(body))
+	return sendJSON(t, s, http.MethodPost, auth, path, body)
+}
+
+// sendJSON sends a JSON body with method as auth.
+func sendJSON(t *testing.T, s *Server, method, auth, path, body string) resp {
+	t.Helper()
+	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -475,10 +475,13 @@ func (rc *reqCtx) save(cur, d *Doc) (*Doc, *apiError) {
 			return nil, frappeSubclass("UpdateAfterSubmitError", " Not allowed to change <strong>"+f.Name+"</strong> after submission from <strong>"+toText(cur.Get(f.Name))+"</strong> to <strong>"+toText(d.Get(f.Name))+"</strong>", "Cannot Update After Submit")
 		}
 	}
+	var also *Doc
 	if dt == "Customer" {
+		rc.fetchFromContact(d)
 		if err := rc.validateCreditLimits(cur, d); err != nil {
 			return nil, err
 		}
+		also = rc.createPrimaryContact(d)
 	}
 	if from == 0 && to == 1 {
 		switch dt {
@@ -504,8 +507,46 @@ func (rc *reqCtx) save(cur, d *Doc) (*Doc, *apiError) {
 			}
 		}
 	}
-	rc.s.cur.Store(rc.s.dataset().withDoc(d))
+	next := rc.s.dataset().withDoc(d)
+	if also != nil {
+		next = next.withDoc(also)
+	}
+	rc.s.cur.Store(next)
 	return d, nil
+}
+
+// fetchFromContact is the fetch_from of Customer.email_id and mobile_no
+// (customer_primary_contact.email_id, .mobile_no): on save they are read
+// from the primary Contact, whatever was sent.
+func (rc *reqCtx) fetchFromContact(d *Doc) {
+	c := rc.s.dataset().Get("Contact", d.Str("customer_primary_contact"))
+	if c == nil {
+		return
+	}
+	d.Fields["email_id"], d.Fields["mobile_no"] = c.Get("email_id"), c.Get("mobile_no")
+}
+
+// createPrimaryContact is Customer.on_update's create_primary_contact: a
+// customer without a primary contact (and not made from a lead) that has
+// an e-mail or mobile gets a Contact made from them (make_contact), which
+// becomes its customer_primary_contact.
+func (rc *reqCtx) createPrimaryContact(d *Doc) *Doc {
+	if d.Str("customer_primary_contact") != "" || d.Str("lead_name") != "" || (d.Str("email_id") == "" && d.Str("mobile_no") == "") {
+		return nil
+	}
+	ds := rc.s.dataset()
+	name := d.Str("customer_name")
+	for i := 1; ds.Get("Contact", name) != nil; i++ {
+		name = fmt.Sprintf("%s-%d", d.Str("customer_name"), i)
+	}
+	m := rc.s.reg.get("Contact")
+	c := &Doc{DocType: "Contact", Name: name, Children: map[string][]*Doc{}, defaults: m.template, Fields: map[string]any{
+		"owner": d.Fields["modified_by"], "creation": d.Fields["modified"], "modified": d.Fields["modified"], "modified_by": d.Fields["modified_by"],
+		"docstatus": int64(0), "idx": int64(0), "first_name": d.Str("customer_name"), "full_name": d.Str("customer_name"),
+		"email_id": d.Get("email_id"), "mobile_no": d.Get("mobile_no"), "is_primary_contact": int64(1),
+	}}
+	d.Fields["customer_primary_contact"] = name
+	return c
 }
 
 // changedAfterSubmit returns a header field a submitted document may not

@@ -162,11 +162,5 @@ func TestUpdateCancelledAndStale(t *testing.T) {
 
 func putJSON(t *testing.T, s *Server, auth, path, body string) resp {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, s.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", auth)
-	return doReq(t, req)
+	return sendJSON(t, s, http.MethodPut, auth, path, body)
 }

@@ -1,0 +1,82 @@
+package pagekit
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A user session holds for its own scope and purpose until it expires;
+// another scope, another purpose's cookie (same key) or a changed value
+// gives nothing.
+func TestUserSession(t *testing.T) {
+	kit, err := New("https://gw.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := NewSigner([]byte(strings.Repeat("k", 32)))
+	owner := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute}
+	approve := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "approve", Lifetime: 30 * time.Minute}
+	now := time.Unix(1_800_000_000, 0)
+	rec := httptest.NewRecorder()
+	owner.Start(rec, "site-1", "ana@example.com", now)
+	cookie := rec.Result().Cookies()[0]
+	if cookie.Name != "__Host-erpgate_owner" || !cookie.HttpOnly || !cookie.Secure || cookie.MaxAge != 1800 {
+		t.Fatalf("cookie %+v", cookie)
+	}
+	req := func(value string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
+		r.AddCookie(&http.Cookie{Name: cookie.Name, Value: value})
+		return r
+	}
+	if u, ok := owner.User(req(cookie.Value), "site-1", now.Add(29*time.Minute)); !ok || u != "ana@example.com" {
+		t.Fatalf("own session: %q, %v", u, ok)
+	}
+	for name, c := range map[string]struct {
+		s     UserSession
+		value string
+		scope string
+		at    time.Time
+	}{
+		"another scope":         {owner, cookie.Value, "site-2", now},
+		"another purpose":       {approve, cookie.Value, "site-1", now},
+		"expired":               {owner, cookie.Value, "site-1", now.Add(30 * time.Minute)},
+		"a changed value":       {owner, "AAAA" + cookie.Value[4:], "site-1", now},
+		"a scope without users": {owner, signer.Sign("owner", "site-1|", now.Add(time.Hour)), "site-1", now},
+	} {
+		if u, ok := c.s.User(req(c.value), c.scope, c.at); ok {
+			t.Errorf("%s: accepted as %q", name, u)
+		}
+	}
+	rec = httptest.NewRecorder()
+	owner.End(rec)
+	if c := rec.Result().Cookies()[0]; c.MaxAge >= 0 || c.Value != "" {
+		t.Errorf("End set %+v", c)
+	}
+}
+
+func TestCrossOriginAndFormAction(t *testing.T) {
+	kit, err := New("https://gw.example/prefix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for origin, cross := range map[string]bool{"": false, "https://gw.example": false, "HTTPS://GW.EXAMPLE": false,
+		"https://attacker.example": true, "http://gw.example": true, "null": true} {
+		r := httptest.NewRequest(http.MethodPost, "https://gw.example/prefix/x", nil)
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if got := kit.CrossOrigin(r); got != cross {
+			t.Errorf("Origin %q: cross-origin %v, want %v", origin, got, cross)
+		}
+	}
+	if got := FormActionWith("https://erp.example:8443/erp/path"); !slices.Equal(got, []string{"'self'", "https://erp.example:8443"}) {
+		t.Errorf("FormActionWith = %v", got)
+	}
+	if got := FormActionWith("::"); !slices.Equal(got, []string{"'self'"}) {
+		t.Errorf("FormActionWith of no URL = %v", got)
+	}
+}
