@@ -50,7 +50,7 @@ func createSalesOrderTool() connector.Tool {
 			schema.Prop("items", schema.Array(schema.Object(
 				schema.Prop("item_code", schema.String("Exact item code (see list_items).").Len(1, 140)).Required(),
 				schema.Prop("qty", schema.Number("Quantity in the item's stock unit.").Min(0.01).Max(1e9)).Required(),
-				schema.Prop("rate", money("Price per unit in the order's currency; omit to use the ERP's price list rate.").Min(0).Max(1e12)),
+				schema.Prop("rate", money("Price per unit in the order's currency; omit to use the ERP's price list rate (ERPNext replaces a rate of 0 with the price list rate too, so 0 is not accepted).").Min(0.01).Max(1e12)),
 			), "Order lines.").Count(1, 50)).Required(),
 			schema.Prop("transaction_date", schema.Date("Order date (YYYY-MM-DD); the ERP's today when omitted.")),
 			companyProp("Company taking the order."),

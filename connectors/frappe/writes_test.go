@@ -213,18 +213,24 @@ func TestCreateSalesOrderPreviewAndWrite(t *testing.T) {
 		t.Errorf("summary %q", pv.Summary)
 	}
 
-	// Execute with both rates given so the total is known from the
-	// arguments alone.
+	// Execute with both rates given so the net total is known from the
+	// arguments; the ERP adds the company's default tax, at the rate its
+	// seeded orders in that currency carry.
 	p = mustPropose(t, s, allCompanies, "create_sales_order", map[string]any{
 		"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
 		"items": []any{
-			map[string]any{"item_code": items[0].Name, "qty": 3, "rate": 12.5},
+			map[string]any{"item_code": items[0].Name, "qty": 3, "rate": 10},
 			map[string]any{"item_code": items[1].Name, "qty": 2, "rate": 100},
 		},
 	})
-	if !strings.Contains(p.preview.Summary, "net total 237.50 NZD") {
+	if !strings.Contains(p.preview.Summary, "net total 230.00 NZD") {
 		t.Errorf("summary %q", p.preview.Summary)
 	}
+	taxed := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool {
+		return d.Str("company") == comp.Name && d.Str("currency") == "NZD" && len(d.Table("taxes")) > 0
+	})
+	rate := taxed.Table("taxes")[0].Dec("rate").Rat()
+	wantTotal := new(big.Rat).Mul(big.NewRat(230, 1), new(big.Rat).Add(big.NewRat(1, 1), new(big.Rat).Quo(rate, big.NewRat(100, 1))))
 	out := p.mustExecute(t)
 	top := 0
 	for _, so := range s.Data().List("Sales Order") {
@@ -237,8 +243,8 @@ func TestCreateSalesOrderPreviewAndWrite(t *testing.T) {
 	if out["name"] != wantName || out["erp_status"] != "Draft" || fmt.Sprint(out["docstatus"]) != "0" || out["currency"] != "NZD" {
 		t.Errorf("result %v, want %s Draft 0 NZD", out, wantName)
 	}
-	if rat(t, out["grand_total"]).Cmp(big.NewRat(23750, 100)) != 0 {
-		t.Errorf("grand_total %v, want 237.5", out["grand_total"])
+	if rat(t, out["grand_total"]).Cmp(wantTotal) != 0 {
+		t.Errorf("grand_total %v, want %s", out["grand_total"], wantTotal.FloatString(2))
 	}
 	if !strings.HasSuffix(out["url"].(string), "/app/sales-order/"+wantName) {
 		t.Errorf("url %v", out["url"])
@@ -301,6 +307,19 @@ func TestCreateSalesOrderRefusals(t *testing.T) {
 	p.raw, _ = json.Marshal(bad)
 	_, err = p.execute(t)
 	if e := wantCode(t, err, toolerr.InvalidArgument); !strings.Contains(e.Message, "Expected Delivery Date should be after Sales Order Date") {
+		t.Errorf("message %q", e.Message)
+	}
+
+	// A fraction of an item sold in whole units: ERPNext's
+	// UOMMustBeIntegerError, INVALID_ARGUMENT with its words.
+	whole := seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+		u := s.Data().Get("UOM", d.Str("stock_uom"))
+		return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 1
+	})
+	p = mustPropose(t, s, allCompanies, "create_sales_order", map[string]any{"customer": cust.Name, "company": comp.Name, "delivery_date": "2026-06-30",
+		"items": []any{map[string]any{"item_code": whole.Name, "qty": 2.5}}})
+	_, err = p.execute(t)
+	if e := wantCode(t, err, toolerr.InvalidArgument); !strings.Contains(e.Message, "UOMMustBeIntegerError") || !strings.Contains(e.Message, "Row 1: Quantity (2.5) cannot be a fraction. To allow this, disable 'Must be Whole Number' in UOM "+whole.Str("stock_uom")) {
 		t.Errorf("message %q", e.Message)
 	}
 

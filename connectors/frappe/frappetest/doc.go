@@ -28,8 +28,10 @@
 //     disabled customer (PartyDisabled), "Please enter Delivery Date",
 //     "Expected Delivery Date should be after Sales Order Date"; a draft
 //     named SAL-ORD-.YYYY.-.##### (the year of Options.Now), rates from
-//     the item's price in the order currency when not sent, totals
-//     without taxes; answer {"data": doc} without nulls.
+//     the item's price in the order currency when not sent, the company's
+//     default sales tax (GST for the NZ and AU companies, on orders in
+//     their currency; none for the US company); answer {"data": doc}
+//     without nulls.
 //   - PUT /api/resource/<doctype>/<name> (update_doc): doc.update(data)
 //     then save: write permission, check_if_latest (a sent modified that
 //     is not the stored one is a 417 TimestampMismatchError), docstatus

@@ -13,8 +13,10 @@ type User struct {
 	// "no-accounting" (only Sales User: the non-administrator of
 	// registration tests), "field-limited" (an accounts user without the
 	// Accounts Manager role, so fields at permlevel 1 are hidden),
-	// "service" or "administrator" (System Manager: the ERP administrator
-	// who may register the site with erpgate).
+	// "service", "order-viewer" (only Accounts User: reads sales orders and
+	// customers, may not create or change them) or "administrator" (System
+	// Manager: the ERP administrator who may register the site with
+	// erpgate).
 	Role string
 	// Companies limits visible companies via a User Permission on Company;
 	// nil means all companies.

@@ -219,11 +219,24 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		if qty <= 0 {
 			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
 		}
+		if u := ds.Get("UOM", info.UOM); u != nil && u.Int("must_be_whole_number") == 1 && int64(qty)%decimalScale != 0 {
+			// erpnext.utilities.transaction_base.validate_uom_is_integer
+			e := frappeThrow("ValidationError", fmt.Sprintf("Row %d: Quantity (%s) cannot be a fraction. To allow this, disable '<strong>Must be Whole Number</strong>' in UOM <strong>%s</strong>.", i+1, pyFloat(qty.Float64()), info.UOM), "")
+			e.excType, e.excPath = "UOMMustBeIntegerError", "erpnext.utilities.transaction_base.UOMMustBeIntegerError"
+			return nil, e
+		}
 		line := sellingLine{item: info, qtyH: int64(qty) / (decimalScale / 100), rateC: priceIn(info, currency)}
 		if v, ok := r.get("rate"); ok && v != nil {
 			line.rateC = flt(v).Cents()
 		}
 		s.lines = append(s.lines, line)
+	}
+	// set_missing_values applies the company's default Sales Taxes and
+	// Charges Template: GST for the NZ and AU companies on orders in their
+	// own currency (exports are zero-rated); the US company has none.
+	tax := defaultSalesTax(comp.Name)
+	if tax != nil && currency == compCurrency {
+		s.taxRateBP = tax.TaxRateBP
 	}
 	s.compute()
 	stamp := rc.s.stamp()
@@ -255,6 +268,10 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 	if !hasStockLine(s) {
 		f["delivery_status"] = "Not Applicable"
 	}
+	if s.taxRateBP != 0 {
+		addRow(d, "taxes", rc.s.reg.get("Sales Taxes and Charges"), taxRow(tax, s), 0)
+		f["taxes_and_charges"] = tax.TaxLabel + " - " + tax.Abbr
+	}
 	meta := rc.s.reg.get("Sales Order Item")
 	for i, l := range s.lines {
 		row := pricedItemRow(l)
@@ -270,6 +287,20 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		"outstanding": Cents(s.payable()), "base_payment_amount": Cents(s.basePayable()), "discount_type": "Percentage",
 	}, 0)
 	return d, nil
+}
+
+// defaultSalesTax returns the company's default sales tax, or nil.
+func defaultSalesTax(company string) *companyInfo {
+	for _, c := range demoCompanies {
+		if c.Name == company && c.Abbr != "DSUS" {
+			// A copy of the fields that never change (genSetup sets
+			// TaxAccount on the shared value).
+			ci := &companyInfo{Name: c.Name, Abbr: c.Abbr, Currency: c.Currency, TaxLabel: c.TaxLabel, TaxRateBP: c.TaxRateBP}
+			ci.TaxAccount = ci.acct(ci.TaxLabel)
+			return ci
+		}
+	}
+	return nil
 }
 
 func hasStockLine(s *sellingCalc) bool {
