@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/erpgate/erpgate/platform/livesettings"
 )
 
 // adminClient talks to a gateway's own admin API, the way an operator's
@@ -172,4 +174,25 @@ func (c *adminClient) listTokens(ctx context.Context, siteID string) ([]tokenRes
 func (c *adminClient) putOAuthClient(ctx context.Context, siteID, clientID, clientSecret string) error {
 	return c.do(ctx, http.MethodPut, "/sites/"+url.PathEscape(siteID)+"/connections/oauth",
 		map[string]any{"credentials": map[string]string{"client_id": clientID, "client_secret": clientSecret}}, nil)
+}
+
+// putSiteSetting changes one of a site's live settings.
+func (c *adminClient) putSiteSetting(ctx context.Context, siteID, name string, value any) error {
+	return c.do(ctx, http.MethodPut, "/sites/"+url.PathEscape(siteID)+"/settings/"+url.PathEscape(name), map[string]any{"value": value}, nil)
+}
+
+// enableWrites enables the write tools on a site (docs/writes.md) and lets
+// its service tokens propose writes for approver, an ERP user, to approve
+// (serviceApprover empty leaves service-token writes off).
+func (c *adminClient) enableWrites(ctx context.Context, siteID string, tools []string, serviceApprover string) error {
+	if err := c.putSiteSetting(ctx, siteID, livesettings.WriteTools, tools); err != nil {
+		return fmt.Errorf("enable the write tools: %w", err)
+	}
+	if err := c.putSiteSetting(ctx, siteID, livesettings.ServiceWriteApprover, serviceApprover); err != nil {
+		return fmt.Errorf("name the approver of service-token writes: %w", err)
+	}
+	if err := c.putSiteSetting(ctx, siteID, livesettings.ServiceWrites, serviceApprover != ""); err != nil {
+		return fmt.Errorf("let service tokens propose writes: %w", err)
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -329,6 +330,10 @@ func printDevSummary(w io.Writer, s devState, path string) {
 		fmt.Fprintf(&b, "    MCP (OAuth):  %s\n", site.MCPURL)
 		fmt.Fprintf(&b, "    owner's page: %s/sites/%s/manage  (sign in as its administrator)\n", s.BaseURL, site.Slug)
 		fmt.Fprintf(&b, "    service MCP:  %s  (X-Erpgate-Service-Token: %s)\n", site.ServiceMCPURL, site.ServiceToken)
+		if len(site.WriteTools) > 0 {
+			fmt.Fprintf(&b, "    writes:       %s (each waits for a person's approval; the service token's for %s)\n",
+				strings.Join(site.WriteTools, ", "), site.ServiceWriteApprover)
+		}
 		fmt.Fprintf(&b, "    ERP API credentials:")
 		for _, k := range slices.Sorted(maps.Keys(site.ERPCredentials)) {
 			fmt.Fprintf(&b, " %s=%s", k, site.ERPCredentials[k])
@@ -387,6 +392,9 @@ func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Con
 	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
 		return devSite{}, fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
 	}
+	if err := enableDemoWrites(ctx, admin, &site, sim.User(frappetest.RoleAdministrator).Email); err != nil {
+		return devSite{}, fmt.Errorf("enable the demo Frappe site's writes: %w", err)
+	}
 	site.ERPURL = erpURL
 	site.ERPCredentials = map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret}
 	for _, u := range sim.Users() {
@@ -408,6 +416,10 @@ func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.
 	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
 		return devSite{}, fmt.Errorf("add the demo Acumatica site's OAuth client: %w", err)
 	}
+	// Acumatica names a person by the OIDC subject, user@tenant.
+	if err := enableDemoWrites(ctx, admin, &site, sim.User(acumaticatest.RoleFull).Username+"@"+svc.Tenant); err != nil {
+		return devSite{}, fmt.Errorf("enable the demo Acumatica site's writes: %w", err)
+	}
 	site.ERPURL = erpURL
 	site.ERPCredentials = svc.credentials()
 	site.ERPCredentials["tenant"] = svc.Tenant
@@ -415,4 +427,18 @@ func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.
 		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role, Admin: u.IsAdministrator()})
 	}
 	return site, nil
+}
+
+// enableDemoWrites enables every write tool of the demo site, for people
+// and for its service token, whose writes approver (the ERP's demo
+// administrator) approves, so that the whole approval flow can be walked
+// locally (docs/writes.md).
+func enableDemoWrites(ctx context.Context, admin *adminClient, site *devSite, approver string) error {
+	reg, err := newRegistry()
+	if err != nil {
+		return err
+	}
+	site.WriteTools = writeToolNames(reg, site.Kind)
+	site.ServiceWriteApprover = approver
+	return admin.enableWrites(ctx, site.ID, site.WriteTools, approver)
 }

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
@@ -70,9 +72,17 @@ func TestDevCommand(t *testing.T) {
 	env = append(env, "ERPGATE_DEV_POSTGRES_PORT="+pgPort)
 
 	// Seeded simulator credentials, from fresh simulators.
-	frappeBot := frappetest.NewHandler(frappetest.Options{}).User("service")
+	frappeSim := frappetest.NewHandler(frappetest.Options{})
+	frappeBot := frappeSim.User("service")
 	acuSim := acumaticatest.NewHandler(acumaticatest.Options{})
 	acuLogin := acuSim.ServiceLogin()
+	// A sales order of seeded records, which the service token proposes.
+	proposals := map[string]map[string]any{
+		"frappe": {"customer": frappeSim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+			"items": []any{map[string]any{"item_code": frappeSim.Data().List("Item")[0].Name, "qty": 1}}},
+		"acumatica": {"CustomerID": acuSim.Data().Records("Customer")[0].String("CustomerID"),
+			"Details": []any{map[string]any{"InventoryID": acuSim.Data().Records("StockItem")[0].String("InventoryID"), "OrderQty": 1}}},
+	}
 	acuSim.Close()
 	wantCredentials := map[string]map[string]string{
 		"frappe": {"api_key": frappeBot.APIKey, "api_secret": frappeBot.APISecret},
@@ -101,6 +111,11 @@ func TestDevCommand(t *testing.T) {
 			}
 			if r := callTool(t, cs, tool, args); r.IsError {
 				t.Errorf("%s: %s failed: %s", site.Slug, tool, r.Text)
+			}
+			if link := checkDevWrites(t, cs, site, proposals[site.Kind]); link != "" {
+				if got := queryString(t, state.DatabaseURL, `SELECT approver FROM pending_actions WHERE id = $1`, actionID(t, link)); got != site.ServiceWriteApprover {
+					t.Errorf("%s: the service token's proposal waits for %q, want the demo administrator %q", site.Slug, got, site.ServiceWriteApprover)
+				}
 			}
 			_ = cs.Close()
 		}
@@ -332,4 +347,40 @@ func startDev(t *testing.T, bin, dir string, env []string, marker, what string, 
 		}
 	}
 	return cmd, out, exited
+}
+
+// checkDevWrites: the demo site offers its write tools to its service
+// token (write_tools holds every one), and the token's proposal of a sales
+// order (service_writes is on) waits for the demo administrator's approval
+// on the gateway's page, whose link it returns.
+func checkDevWrites(t *testing.T, cs *mcp.ClientSession, site devSite, proposal map[string]any) string {
+	t.Helper()
+	want, approver := "create_sales_order", "it.admin@demo.example"
+	if site.Kind == "acumatica" {
+		want, approver = "acumatica_create_sales_order", "admin@"+site.ERPCredentials["tenant"]
+	}
+	if !slices.Contains(site.WriteTools, want) || site.ServiceWriteApprover != approver {
+		t.Errorf("%s: dev.json has write tools %v approved by %q, want %s among them approved by %s",
+			site.Slug, site.WriteTools, site.ServiceWriteApprover, want, approver)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tool := range res.Tools {
+		listed[tool.Name] = true
+	}
+	for _, name := range site.WriteTools {
+		if !listed[name] {
+			t.Errorf("%s: the service token is not offered the write tool %s", site.Slug, name)
+		}
+	}
+	r := callTool(t, cs, want, proposal)
+	link := approvalURLPattern.FindString(errorMessage(r))
+	if r.errorCode() != "APPROVAL_REQUIRED" || !strings.Contains(link, "/approve/") {
+		t.Errorf("%s: the service token's %s: %s", site.Slug, want, r.Text)
+		return ""
+	}
+	return link
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // This file holds what `erpgate dev` (dev.go, built with -tags dev) and the
@@ -66,6 +68,11 @@ type devSite struct {
 	// names the admin API's connection takes (plus tenant for Acumatica).
 	ERPCredentials map[string]string `json:"erp_credentials,omitempty"`
 	Users          []devUser         `json:"users"`
+	// WriteTools are the write tools the site enables (every one, in
+	// dev) and ServiceWriteApprover the ERP user who approves the writes
+	// its service token proposes (docs/writes.md).
+	WriteTools           []string `json:"write_tools,omitempty"`
+	ServiceWriteApprover string   `json:"service_write_approver,omitempty"`
 }
 
 type devUser struct {
@@ -112,4 +119,16 @@ func registerAcumaticaService(ctx context.Context, admin *adminClient, previous 
 		Settings:    map[string]any{"tenant": svc.Tenant},
 		Credentials: svc.credentials(),
 	})
+}
+
+// writeToolNames lists the catalogue's tools of kind that change ERP data
+// (Write and Destructive), which the demo sites enable.
+func writeToolNames(reg *connector.Registry, kind string) []string {
+	var names []string
+	for _, t := range reg.Tools(kind) {
+		if t.Effect != connector.Read {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }

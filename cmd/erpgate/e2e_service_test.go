@@ -36,6 +36,13 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	if err != nil {
 		t.Fatalf("%s(%v): %v", name, args, err)
 	}
+	return decodeToolResult(t, name, res)
+}
+
+// decodeToolResult checks that a tool result's text and structuredContent
+// are the same JSON and decodes it with exact numbers.
+func decodeToolResult(t *testing.T, name string, res *mcp.CallToolResult) toolResult {
+	t.Helper()
 	var out toolResult
 	out.IsError = res.IsError
 	raw, err := json.Marshal(res.StructuredContent)

@@ -70,8 +70,15 @@ func (s *forceableTokenSource) current() *oauth2.Token {
 // /mcp), signing in through the headless browser.
 func connectOAuth(t *testing.T, endpoint string, fields map[string]string) *oauthMCPClient {
 	t.Helper()
+	return connectOAuthWith(t, endpoint, fields, nil, nil)
+}
+
+// connectOAuthWith is connectOAuth with the SDK client's options (its
+// capabilities and handlers) and session options (the protocol version).
+func connectOAuthWith(t *testing.T, endpoint string, fields map[string]string, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *oauthMCPClient {
+	t.Helper()
 	b := newHeadlessBrowser(t, e2eRedirectURI, fields)
-	c, err := tryConnectOAuth(t, endpoint, b)
+	c, err := tryConnectOAuthWith(t, endpoint, b, opts, sopts)
 	if err != nil {
 		t.Fatalf("connect %s: %v (last page: %s)", endpoint, err, pageText(b.LastPage().Body))
 	}
@@ -80,6 +87,11 @@ func connectOAuth(t *testing.T, endpoint string, fields map[string]string) *oaut
 
 // tryConnectOAuth is connectOAuth that reports a failed sign-in.
 func tryConnectOAuth(t *testing.T, endpoint string, b *headlessBrowser) (*oauthMCPClient, error) {
+	t.Helper()
+	return tryConnectOAuthWith(t, endpoint, b, nil, nil)
+}
+
+func tryConnectOAuthWith(t *testing.T, endpoint string, b *headlessBrowser, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) (*oauthMCPClient, error) {
 	t.Helper()
 	c := &oauthMCPClient{browser: b}
 	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
@@ -98,10 +110,10 @@ func tryConnectOAuth(t *testing.T, endpoint string, b *headlessBrowser) (*oauthM
 	if err != nil {
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "erpgate-oauth-e2e", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "erpgate-oauth-e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, OAuthHandler: handler, MaxRetries: -1}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, OAuthHandler: handler, MaxRetries: -1}, sopts)
 	if err != nil {
 		return nil, err
 	}
@@ -130,17 +142,24 @@ func execSQL(t *testing.T, dbURL, sql string, args ...any) int64 {
 // queryInt runs a counting query against the gateway's database.
 func queryInt(t *testing.T, dbURL, sql string, args ...any) int {
 	t.Helper()
+	var n int
+	queryRow(t, dbURL, sql, args, &n)
+	return n
+}
+
+// queryRow runs a query of one row against the gateway's database and
+// scans it into dest.
+func queryRow(t *testing.T, dbURL, sql string, args []any, dest ...any) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
-	return n
 }
 
 // expireUpstreamTokens makes erpgate see every stored ERP token as expired,

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestWritesFrappe: writes with approval end to end on the Frappe
+// simulator (runWriteSuite), creating draft Sales Orders. The simulator is
+// read back through Frappe's own API, as its service user.
+func TestWritesFrappe(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	person := func(role string) writePerson {
+		u := userWithRole(t, sim, role)
+		return writePerson{ERPUser: u.Email, Login: frappeLogin(u)}
+	}
+	bot := userWithRole(t, sim, "service")
+	erp := func(method string, q url.Values) any {
+		var out struct {
+			Message any `json:"message"`
+		}
+		frappeGet(t, sim.URL+"/api/method/"+method+"?"+q.Encode(), bot, &out)
+		return out.Message
+	}
+	company := "Demo Holdings NZ Ltd"
+	customer := sim.Data().List("Customer")[0].Name
+	item := sim.Data().List("Item")[0].Name
+	po := func(n int) string { return fmt.Sprintf("E2E-%d", n) }
+	runWriteSuite(t, &writeERP{
+		Kind: "frappe", GW: gw, Site: site,
+		Alice: person("all-companies"), Bob: person("one-company"), Forbidden: person(frappetest.RoleOrderViewer),
+		CreateTool: "create_sales_order",
+		CreateArgs: func(n int) map[string]any {
+			return map[string]any{
+				"customer": customer, "company": company, "delivery_date": "2026-12-31", "po_no": po(n),
+				"items": []any{map[string]any{"item_code": item, "qty": n}},
+			}
+		},
+		Orders: func() int {
+			n, _ := erp("frappe.client.get_count", url.Values{"doctype": {"Sales Order"}}).(float64)
+			return int(n)
+		},
+		OrderWrites: func() int { return sim.RequestCount("/api/resource/Sales Order") },
+		ERPRefusal:  "does not have doctype access via role permission for document Sales Order",
+		UpdateTool:  "update_customer",
+		UpdateArgs:  func(email string) map[string]any { return map[string]any{"customer": customer, "email_id": email} },
+		CustomerEmail: func(t *testing.T) string {
+			doc, _ := erp("frappe.client.get", url.Values{"doctype": {"Customer"}, "name": {customer}}).(map[string]any)
+			email, _ := doc["email_id"].(string)
+			return email
+		},
+		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
+			name, _ := created["name"].(string)
+			if created["docstatus"] != json.Number("0") {
+				t.Errorf("create_sales_order returned %v, want a draft", created)
+			}
+			doc, _ := erp("frappe.client.get", url.Values{"doctype": {"Sales Order"}, "name": {name}}).(map[string]any)
+			if doc["po_no"] != po(n) || doc["customer"] != customer || doc["docstatus"] != float64(0) {
+				t.Errorf("the ERP's Sales Order %q: %v", name, doc)
+			}
+			got := mustSucceed(t, callTool(t, cs, "get_document", map[string]any{"doctype": "Sales Order", "name": name}), "get_document")
+			if v := findMember(got, "po_no"); len(v) != 1 || v[0] != po(n) {
+				t.Errorf("get_document of %s as the caller: po_no %v", name, v)
+			}
+		},
+	})
+}
+
+// frappeGet GETs a Frappe API URL as user (token auth) into out.
+func frappeGet(t *testing.T, target string, user frappetest.User, out any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "token "+user.APIKey+":"+user.APISecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d %s", target, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("GET %s: %v", target, err)
+	}
+}
+
+// TestWritesAcumatica: writes with approval end to end on the Acumatica
+// simulator (runWriteSuite), creating sales orders on hold.
+func TestWritesAcumatica(t *testing.T) {
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", writesGatewayEnv)
+	ctx := context.Background()
+	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	person := func(role string) writePerson {
+		u := sim.User(role)
+		return writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
+	}
+	customer := sim.Data().Records("Customer")[0].String("CustomerID")
+	item := sim.Data().Records("StockItem")[0].String("InventoryID")
+	description := func(n int) string { return fmt.Sprintf("E2E order %d", n) }
+	runWriteSuite(t, &writeERP{
+		Kind: "acumatica", GW: gw, Site: site,
+		Alice: person(acumaticatest.RoleFull), Bob: person(acumaticatest.RoleNonAdmin), Forbidden: person(acumaticatest.RoleSalesViewer),
+		CreateTool: "acumatica_create_sales_order",
+		CreateArgs: func(n int) map[string]any {
+			return map[string]any{
+				"CustomerID": customer, "Description": description(n),
+				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n}},
+			}
+		},
+		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },
+		OrderWrites: func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
+		ERPRefusal:  "You have insufficient rights to access the object (SO301000).",
+		UpdateTool:  "acumatica_update_customer",
+		UpdateArgs: func(email string) map[string]any {
+			return map[string]any{"CustomerID": customer, "MainContact": map[string]any{"Email": email}}
+		},
+		CustomerEmail: func(t *testing.T) string {
+			rec := sim.Data().Find("Customer", customer)
+			if rec == nil || rec.Link("MainContact") == nil {
+				t.Fatalf("the simulator has no customer %s with a main contact", customer)
+			}
+			return rec.Link("MainContact").String("Email")
+		},
+		ReadBack: func(t *testing.T, cs *mcp.ClientSession, created map[string]any, n int) {
+			nbr, _ := created["OrderNbr"].(string)
+			rec := sim.Data().Find("SalesOrder", "SO", nbr)
+			if rec == nil {
+				t.Fatalf("the simulator has no sales order SO %q (the tool returned %v)", nbr, created)
+			}
+			if rec.String("Description") != description(n) || !rec.Bool("Hold") || rec.String("Status") != "On Hold" || rec.String("CustomerID") != customer {
+				t.Errorf("the simulator's SO %s: Description %q, Hold %v, Status %q, CustomerID %q", nbr, rec.String("Description"), rec.Bool("Hold"), rec.String("Status"), rec.String("CustomerID"))
+			}
+			got := mustSucceed(t, callTool(t, cs, "acumatica_get_sales_order", map[string]any{"OrderType": "SO", "OrderNbr": nbr}), "acumatica_get_sales_order")
+			if d := findMember(got, "Description"); len(d) == 0 {
+				t.Errorf("acumatica_get_sales_order of SO %s as the caller: %v", nbr, got)
+			}
+		},
+	})
+}
