@@ -59,13 +59,11 @@ func (h *harness) handlerOnly(kind userKind, tool string, args map[string]any) e
 
 func previewField(t *testing.T, p *connector.Preview, name string) connector.PreviewField {
 	t.Helper()
-	for _, f := range p.Fields {
-		if f.Name == name {
-			return f
-		}
+	f, ok := p.Field(name)
+	if !ok {
+		t.Fatalf("preview has no field %s: %+v", name, p.Fields)
 	}
-	t.Fatalf("preview has no field %s: %+v", name, p.Fields)
-	return connector.PreviewField{}
+	return f
 }
 
 // exemptCustomer is a seeded active customer in the tax-exempt zone, so

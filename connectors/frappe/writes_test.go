@@ -92,13 +92,11 @@ func (p *proposed) mustExecute(t *testing.T) map[string]any {
 
 func field(t *testing.T, p *connector.Preview, name string) connector.PreviewField {
 	t.Helper()
-	for _, f := range p.Fields {
-		if f.Name == name {
-			return f
-		}
+	f, ok := p.Field(name)
+	if !ok {
+		t.Fatalf("preview has no field %s: %+v", name, p.Fields)
 	}
-	t.Fatalf("preview has no field %s: %+v", name, p.Fields)
-	return connector.PreviewField{}
+	return f
 }
 
 // seeded helpers: expected values come from the simulator's seeded data.

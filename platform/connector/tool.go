@@ -184,6 +184,17 @@ type Preview struct {
 	Version string `json:"version,omitempty"`
 }
 
+// Field returns the preview's field of that ERP name, and whether it has
+// one.
+func (p *Preview) Field(name string) (PreviewField, bool) {
+	for _, f := range p.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return PreviewField{}, false
+}
+
 // PreviewField is one field a write sets.
 type PreviewField struct {
 	// Name is the ERP's field name; Label the one people read.
