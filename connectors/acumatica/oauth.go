@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
 
@@ -79,7 +78,7 @@ func (OAuth) ExchangeCode(ctx context.Context, site connector.Site, client conne
 		err = grantError(ctx, err, client.Secret.Reveal(), code, codeVerifier)
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: exchange code on %s: %w", site.Slug, err)
 	}
-	return upstreamToken(t), nil
+	return connector.UpstreamTokenOf(t), nil
 }
 
 // RefreshToken uses the refresh_token grant. Acumatica rotates refresh
@@ -92,20 +91,11 @@ func (OAuth) RefreshToken(ctx context.Context, site connector.Site, client conne
 		err = grantError(ctx, err, client.Secret.Reveal(), refreshToken.Reveal())
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: refresh token on %s: %w", site.Slug, err)
 	}
-	return upstreamToken(t), nil
+	return connector.UpstreamTokenOf(t), nil
 }
 
 // upstreamToken is a token IdentityServer issued. An answer without a new
 // refresh token keeps the one presented (golang.org/x/oauth2 does so).
-func upstreamToken(t *oauth2.Token) connector.UpstreamToken {
-	scope, _ := t.Extra("scope").(string)
-	tok := connector.UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
-	if t.ExpiresIn > 0 {
-		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
-	}
-	return tok
-}
-
 // grantError classifies a failed code or refresh grant; sent are the
 // secrets the request carried.
 func grantError(ctx context.Context, err error, sent ...string) error {

@@ -200,7 +200,7 @@ func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredent
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	t, err := tokenConfig(site, cred.client, "", ServiceScope).PasswordCredentialsToken(ctx, cred.username, cred.password.Reveal())
 	if err == nil {
-		return upstreamToken(t), nil
+		return connector.UpstreamTokenOf(t), nil
 	}
 	re, err := tokenAnswer(ctx, err)
 	if re == nil {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
 
@@ -75,7 +74,7 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
-	return upstreamToken(t), nil
+	return connector.UpstreamTokenOf(t), nil
 }
 
 // checkIDTokenSignature is the one check of the client secret Frappe v15
@@ -123,20 +122,11 @@ func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client 
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, tokenError(ctx, err))
 	}
-	return upstreamToken(t), nil
+	return connector.UpstreamTokenOf(t), nil
 }
 
 // upstreamToken is a token get_token issued. An answer without a new
 // refresh token keeps the one presented (golang.org/x/oauth2 does so).
-func upstreamToken(t *oauth2.Token) connector.UpstreamToken {
-	scope, _ := t.Extra("scope").(string)
-	tok := connector.UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
-	if t.ExpiresIn > 0 {
-		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
-	}
-	return tok
-}
-
 // tokenError classifies a failed token request. A *oauth2.RetrieveError's
 // own message quotes the ERP's body, which may echo what erpgate sent (the
 // client secret, the code, the refresh token): it is never wrapped or

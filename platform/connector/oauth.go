@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/erpgate/erpgate/platform/secrets"
 )
 
@@ -87,6 +89,18 @@ type UpstreamToken struct {
 	ExpiresIn time.Duration
 	// Scope is the granted scope, when the ERP says.
 	Scope string
+}
+
+// UpstreamTokenOf converts a token golang.org/x/oauth2 read from an ERP's
+// token endpoint (the connectors' code exchange, refresh and password
+// grant use that library) into an UpstreamToken.
+func UpstreamTokenOf(t *oauth2.Token) UpstreamToken {
+	scope, _ := t.Extra("scope").(string)
+	tok := UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
+	if t.ExpiresIn > 0 {
+		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
+	}
+	return tok
 }
 
 // UpstreamUser is the ERP identity behind a token.
