@@ -16,8 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSitePage) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // dbERP is an ERP with user sign-in whose instance serves several

@@ -8,13 +8,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/mcpengine"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/front/mcpengine"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // JSON-RPC error codes of the answers given before the engine sees a
-// request (mcp-go stays inside platform/mcpengine).
+// request (mcp-go stays inside platform/front/mcpengine).
 const (
 	jsonRPCInvalidRequest = -32600
 	jsonRPCInternalError  = -32603

@@ -7,8 +7,8 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/invalidate"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/invalidate"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // grant is what an MCP request needs from its access token: who it acts

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // Bounds on a registration: open registration must not be a way to fill

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // Scopes erpgate issues. ScopeRead is what every tool needs; offline_access

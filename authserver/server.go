@@ -17,10 +17,10 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/invalidate"
-	"github.com/erpgate/erpgate/platform/mcpengine"
-	"github.com/erpgate/erpgate/platform/metrics"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/front/mcpengine"
+	"github.com/erpgate/erpgate/platform/infra/invalidate"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // errNoSignIn means a site exists but users cannot sign in to it: it is

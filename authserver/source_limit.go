@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 )
 
 // SourceLimit is a token bucket per request source: Burst requests at

@@ -4,7 +4,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/netguard"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
 )
 
 // errForbiddenAddress means a fetch was about to connect to an address a
@@ -12,7 +12,7 @@ import (
 var errForbiddenAddress = netguard.ErrForbiddenAddress
 
 // guardedDialer connects only to public addresses, by the shared policy of
-// platform/netguard (the IANA special-purpose registries; IPv4-mapped and
+// platform/infra/netguard (the IANA special-purpose registries; IPv4-mapped and
 // NAT64 forms judged by the IPv4 address they carry). The check runs on
 // the address actually dialled, after DNS resolution, so a name that
 // resolves to 127.0.0.1 or 169.254.169.254 (DNS rebinding included) is

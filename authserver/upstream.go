@@ -13,10 +13,10 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/invalidate"
-	"github.com/erpgate/erpgate/platform/metrics"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/invalidate"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // upstreamTokens hands out fresh ERP access tokens for tool calls.

@@ -4,6 +4,6 @@
 //
 // It is its own module so that the Kubernetes API packages its tests decode
 // the manifests with stay out of erpgate's dependencies. It uses erpgate's
-// own packages (platform/config, platform/pgtest) through a replace
+// own packages (platform/infra/config, platform/infra/pgtest) through a replace
 // directive. Run it with `go tool task test:deploy` (part of `test`).
 package deploy

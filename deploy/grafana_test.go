@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/metrics"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
 )
 
 // dashboardPath is the Grafana dashboard of erpgate's series.
@@ -41,7 +41,7 @@ type dashboard struct {
 
 // servedSeries are the names erpgate's /metrics serves, histograms with
 // their _bucket, _sum and _count: every series recorded once through
-// platform/metrics, as the gateway records them.
+// platform/infra/metrics, as the gateway records them.
 func servedSeries(t *testing.T) map[string]bool {
 	t.Helper()
 	m := metrics.New(metrics.Options{})

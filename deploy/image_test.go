@@ -24,7 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 const (

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
-	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/infra/config"
 )
 
 const manifestDir = "kubernetes"

@@ -3,7 +3,7 @@ package deploy_test
 import (
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

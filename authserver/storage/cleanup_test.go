@@ -8,7 +8,7 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestCleanUpRemovesWhatUnauthenticatedRequestsLeft: the janitor removes

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/infra/database"
 )
 
 // RotateKeys re-seals, under the keyring's primary key, every user's ERP

@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"fmt"
 
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // tokenHMACSecret names the HMAC key that signs erpgate's tokens.

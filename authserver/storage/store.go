@@ -17,8 +17,8 @@ import (
 	"github.com/ory/fosite/handler/pkce"
 	fositestorage "github.com/ory/fosite/storage"
 
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // FositeStorage is everything fosite needs from persistence: exactly the

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 func keyring(t *testing.T, spec string) *secrets.Keyring {

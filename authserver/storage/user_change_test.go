@@ -10,8 +10,8 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestStoreReportsChangedUsersAfterCommit: deleting a user's access

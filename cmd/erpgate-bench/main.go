@@ -40,7 +40,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/erpgate/erpgate/platform/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 )
 
 // benchPostgres is the benchmark's private PostgreSQL cluster.

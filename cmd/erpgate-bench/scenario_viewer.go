@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/erpgate/erpgate/platform/activity"
+	"github.com/erpgate/erpgate/platform/store/activity"
 )
 
 // The viewer scenario's shape.

@@ -14,8 +14,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/erpgate/erpgate/platform/pgcluster"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestCtrlCUnderGoRun runs the README's first command, go run

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/livesettings"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
 )
 
 // adminClient talks to a gateway's own admin API, the way an operator's

@@ -24,29 +24,29 @@ import (
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
-	"github.com/erpgate/erpgate/platform/activity"
-	"github.com/erpgate/erpgate/platform/adminapi"
-	"github.com/erpgate/erpgate/platform/approval"
-	"github.com/erpgate/erpgate/platform/config"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/consolesession"
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/gctune"
-	"github.com/erpgate/erpgate/platform/invalidate"
-	"github.com/erpgate/erpgate/platform/livesettings"
-	"github.com/erpgate/erpgate/platform/mcpengine"
-	"github.com/erpgate/erpgate/platform/metrics"
-	"github.com/erpgate/erpgate/platform/netguard"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/ratelimit"
-	"github.com/erpgate/erpgate/platform/redact"
-	"github.com/erpgate/erpgate/platform/servicemcp"
-	"github.com/erpgate/erpgate/platform/servicetokens"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sitestore"
-	"github.com/erpgate/erpgate/platform/tracing"
-	"github.com/erpgate/erpgate/platform/usage"
+	"github.com/erpgate/erpgate/platform/front/adminapi"
+	"github.com/erpgate/erpgate/platform/front/mcpengine"
+	"github.com/erpgate/erpgate/platform/front/servicemcp"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/gctune"
+	"github.com/erpgate/erpgate/platform/infra/invalidate"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/ratelimit"
+	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/infra/tracing"
+	"github.com/erpgate/erpgate/platform/store/activity"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/consolesession"
+	"github.com/erpgate/erpgate/platform/store/erpmeta"
+	"github.com/erpgate/erpgate/platform/store/erptokens"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/platform/store/usage"
 	"github.com/erpgate/erpgate/web"
 	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/erpadmin"
@@ -176,7 +176,7 @@ func (a *App) build(ctx context.Context) error {
 	reg, err := newRegistryWith(connectorDeps{
 		HTTPClient:    out.Client,
 		CanaryInquiry: func() string { return live.Current().Deployment.CanaryInquiry },
-		ServiceTokens: servicetokens.New(a.pool, cfg.Keyring, servicetokens.Options{Logger: a.log, Metrics: a.metrics}),
+		ServiceTokens: erptokens.New(a.pool, cfg.Keyring, erptokens.Options{Logger: a.log, Metrics: a.metrics}),
 	})
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func (a *App) build(ctx context.Context) error {
 		CallerShare:    cfg.Limits.CallerShare,
 		BodyTimeout:    cfg.HTTP.BodyTimeout,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
-		Storage:        sitestore.New(a.pool),
+		Storage:        erpmeta.New(a.pool),
 		AllowedOrigins: origins,
 		Version:        version,
 		Metrics:        a.metrics,

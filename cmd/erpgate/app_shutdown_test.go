@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/config"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestStopRequestedAsServingStarts: a replica told to stop just as it

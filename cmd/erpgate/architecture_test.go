@@ -70,7 +70,7 @@ func forbidden(pkg, imp string) string {
 	case under(pkg, "platform") && isLocal && (under(local, "connectors") || under(local, "authserver") || under(local, "web")):
 		return "platform/ must not depend on connectors/, authserver/ or web/"
 	case under(pkg, "connectors"):
-		if isLocal && !under(local, "connectors") && !connectorMayImport[local] {
+		if isLocal && !under(local, "connectors") && !under(local, "platform/connector") && !connectorMayImport[local] {
 			return "a connector receives a site, an HTTP client and arguments; of the platform it may use only " + allowedList()
 		}
 		if strings.HasPrefix(imp, "github.com/mark3labs/mcp-go") || strings.HasPrefix(imp, "github.com/jackc/") {
@@ -80,18 +80,15 @@ func forbidden(pkg, imp string) string {
 	return ""
 }
 
-// connectorMayImport lists the platform packages a connector may use: the
-// contract and what helps it speak to its ERP. The database, the engine,
-// the OAuth server and the web layer are out of reach by construction.
+// connectorMayImport lists the platform packages outside platform/connector
+// (the contract and its helpers, all allowed) that a connector may use: what
+// helps it speak to its ERP. The database, the engine, the OAuth server and
+// the web layer are out of reach by construction.
 var connectorMayImport = map[string]bool{
-	"platform/connector": true,
-	"platform/schema":    true,
-	"platform/toolerr":   true,
-	"platform/outbound":  true,
-	"platform/secrets":   true,
-	"platform/redact":    true,
-	"platform/memstore":  true, // in-memory cache and index, for tests and as a fallback
-	"platform/rawjson":   true, // checks and splits the ERP's JSON without decoding it
+	"platform/connector/...":  true, // the contract, its helpers and its kit
+	"platform/infra/outbound": true,
+	"platform/infra/secrets":  true,
+	"platform/infra/redact":   true,
 }
 
 func allowedList() string {
@@ -106,8 +103,8 @@ func allowedList() string {
 // The page kit rule catches an import of erpgate's own packages, and only
 // those.
 func TestPageKitRule(t *testing.T) {
-	if forbidden("web/pagekit", module+"/platform/secrets") == "" {
-		t.Error("the page kit may import platform/secrets")
+	if forbidden("web/pagekit", module+"/platform/infra/secrets") == "" {
+		t.Error("the page kit may import platform/infra/secrets")
 	}
 	if forbidden("web/pagekit", "html/template") != "" || forbidden("web", module+"/web/pagekit") != "" || forbidden("authserver", module+"/web/pagekit") != "" {
 		t.Error("the page kit rule refuses an allowed import")

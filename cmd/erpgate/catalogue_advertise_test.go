@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/mcpengine"
+	"github.com/erpgate/erpgate/platform/front/mcpengine"
 )
 
 // TestWriteToolsOutputSchemasAdvertise: every tool of every catalogue,

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // renderCatalogue writes docs/tools.md from the registry, so the published

@@ -30,9 +30,9 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/config"
-	"github.com/erpgate/erpgate/platform/pgcluster"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // Dev-mode defaults. Each can be overridden by the usual environment

@@ -17,7 +17,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 )
 
 // devSummaryEnd is the last line of the summary `erpgate dev` prints once

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/web/console"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // TestLiveSettingsReachEveryReplica changes settings through one

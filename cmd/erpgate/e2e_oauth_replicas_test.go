@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // replica is an erpgate process.

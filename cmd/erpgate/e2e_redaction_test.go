@@ -8,7 +8,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // Issue 14, item 3: redaction cannot be bypassed through filters,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestRevocationReachesEveryReplica runs two replicas on one database. A

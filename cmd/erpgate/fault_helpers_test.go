@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 )
 
 // Helpers of the fault, shutdown and scale-out tests: raw service MCP

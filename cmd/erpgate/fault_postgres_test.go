@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 )
 
 // Phases of the Postgres outage, as the load workers see them.

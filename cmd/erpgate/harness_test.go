@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/config"
-	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/config"
+	"github.com/erpgate/erpgate/platform/infra/config"
 )
 
 // healthcheckTimeout bounds `erpgate healthcheck` as a whole.

@@ -7,11 +7,11 @@ import (
 
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 
-	"github.com/erpgate/erpgate/platform/config"
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/servicetokens"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/erptokens"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 func runKeys(ctx context.Context, configPath string, args []string) error {
@@ -48,7 +48,7 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		o, err := servicetokens.New(pool, cfg.Keyring, servicetokens.Options{}).RotateKeys(ctx)
+		o, err := erptokens.New(pool, cfg.Keyring, erptokens.Options{}).RotateKeys(ctx)
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestServeFlushesBufferedLogsOnExit: serve buffers its log lines, so the

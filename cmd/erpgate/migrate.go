@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/erpgate/erpgate/platform/config"
-	"github.com/erpgate/erpgate/platform/database"
+	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/database"
 )
 
 func runMigrate(ctx context.Context, configPath, direction string) error {

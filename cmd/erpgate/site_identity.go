@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // syncSiteIdentities gives every site the identity key its connector

@@ -10,7 +10,7 @@ import (
 
 // TestWritesAreWired: a gateway with encryption keys has the approval
 // store and the engine's sealing key: initialize on an MCP endpoint of an
-// earlier protocol gets the capability session id (platform/mcpengine,
+// earlier protocol gets the capability session id (platform/front/mcpengine,
 // writes.go), which a gateway without writes would not issue.
 func TestWritesAreWired(t *testing.T) {
 	gw := startGateway(t, "", nil)

@@ -2,7 +2,7 @@
 //
 //	go run ./cmd/pgrun -- go test ./...
 //
-// It starts a private cluster (platform/pgcluster) in a temporary directory,
+// It starts a private cluster (platform/infra/pgcluster) in a temporary directory,
 // runs the command with TEST_DATABASE_URL set to the server's admin URL,
 // forwards SIGINT and SIGTERM to it, then stops and deletes the cluster and
 // exits with the command's exit code. When TEST_DATABASE_URL is already set,
@@ -19,8 +19,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/pgcluster"
-	"github.com/erpgate/erpgate/platform/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/pgcluster"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 const (

@@ -11,7 +11,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // signIn walks the authorization-code sign-in of u on h's simulator, as

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // client reads one site's contract-based REST API and GI OData endpoint as

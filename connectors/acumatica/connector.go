@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/memstore"
+	"github.com/erpgate/erpgate/platform/connector/inmemory"
 )
 
 // Layout: connector.go, settings.go and service_auth.go implement the
@@ -61,7 +61,7 @@ var (
 // New returns the Acumatica connector.
 func New(opts Options) *Connector {
 	if opts.ServiceTokens == nil {
-		opts.ServiceTokens = memstore.NewServiceTokens(nil)
+		opts.ServiceTokens = inmemory.NewServiceTokens(nil)
 	}
 	c := &Connector{OAuth: OAuth{canary: opts.CanaryInquiry}, service: newServiceAuth(opts.HTTPClient, opts.ServiceTokens)}
 	c.tools = catalogue(c)

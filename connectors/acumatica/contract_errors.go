@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // defaultThrottleWait is the retry-after reported for Acumatica's 429,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // smokeCase is one call of a tool with the outcome each user kind gets.

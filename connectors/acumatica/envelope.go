@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // The list tools do not page. Instead of a bare array they return an

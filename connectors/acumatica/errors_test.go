@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 func acumaticaFault(prefix string, status int) acumaticatest.Fault {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // failureKind is what an unsuccessful Acumatica answer means.

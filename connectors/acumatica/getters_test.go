@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // keyArgs returns a getter's key arguments for a simulator record.

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // giQuery is one read of an inquiry's data over OData v4.

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // giModel is what the tenant's GI OData $metadata says: every inquiry

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // inquiryDenied reports whether the simulator denies kind an inquiry's

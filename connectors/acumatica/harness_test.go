@@ -18,10 +18,10 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/memstore"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/inmemory"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // userKind is one kind of caller the tests run every tool as.
@@ -54,7 +54,7 @@ type harness struct {
 	conn    *Connector
 	out     *outbound.Factory
 	site    connector.Site
-	storage *memstore.SiteStorage
+	storage *inmemory.SiteStorage
 	tools   map[string]connector.Tool
 
 	// tokMu guards tokens; it is held while signing in, so it is not mu,
@@ -134,7 +134,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	}
 	base, _ := url.Parse(h.srv.URL + h.sim.PathPrefix())
 	h.site = connector.Site{ID: uuid.New(), Slug: "demo", Kind: Kind, DisplayName: "Demo", BaseURL: base, Settings: norm}
-	h.storage = memstore.NewSiteStorage(nil)
+	h.storage = inmemory.NewSiteStorage(nil)
 	h.tools = map[string]connector.Tool{}
 	for _, tool := range h.conn.Tools() {
 		h.tools[tool.Name] = tool

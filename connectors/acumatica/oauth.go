@@ -18,9 +18,9 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // OAuthScope is what a user's sign-in asks for. The plain "api" scope is

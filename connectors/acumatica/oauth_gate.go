@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // DefaultCanaryInquiry is the generic inquiry whose readability decides

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // apiModel is the compact form of an endpoint's OpenAPI document that the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 func TestDescribeEntityForEveryUserKindIsCached(t *testing.T) {

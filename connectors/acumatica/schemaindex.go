@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/memstore"
+	"github.com/erpgate/erpgate/platform/connector/inmemory"
 )
 
 // The schema-knowledge index: one searchable document per entity, per
@@ -69,7 +69,7 @@ func (c *client) schemaIndex(ctx context.Context) (indexState, error) {
 			return indexState{index: idx}, nil
 		}
 	} else {
-		idx = memstore.NewSiteStorage(nil).SchemaIndex(c.site.ID)
+		idx = inmemory.NewSiteStorage(nil).SchemaIndex(c.site.ID)
 	}
 	build := func() (any, error) {
 		docs, warnings, err := c.buildIndexDocs(ctx)

@@ -1,7 +1,7 @@
 package acumatica
 
 import (
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // Shared pieces of the tool schemas.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 func TestSearchAndFetchForEveryUserKind(t *testing.T) {

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // ServiceScope is what a service connection's API user asks for. Plain

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 func TestNormalizeSettings(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // The customer list is the question asked most, so it has a tool that

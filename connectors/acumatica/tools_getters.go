@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // getterTool turns a getterSpec row into its acumatica_get_* tool.

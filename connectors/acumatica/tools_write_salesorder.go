@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // acumatica_create_sales_order enters a sales order on hold: PUT

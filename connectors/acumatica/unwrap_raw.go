@@ -1,7 +1,7 @@
 package acumatica
 
 import (
-	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
 )
 
 // The list tools unwrap records without decoding them: the same rules as

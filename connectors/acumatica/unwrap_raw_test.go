@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
 )
 
 // unwrapOracle is unwrapRecord on the decoded record, as JSON values.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/redact"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // The record samples in testdata/samples are Acumatica's own responses

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // checkReadable asks the ERP, as the caller, for one row of doctype, so

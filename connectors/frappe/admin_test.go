@@ -16,7 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // adminCheck runs CheckAdmin on s as user u (their OAuth access token, as

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/rawjson"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // catalogue lists every tool. Each tool is declared in the file of its area.

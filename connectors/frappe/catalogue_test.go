@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden tool snapshots")

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // A date range is given in one of two forms, never both: explicit

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 func firstDoc(t *testing.T, doctype string, keep func(*frappetest.Doc) bool) *frappetest.Doc {

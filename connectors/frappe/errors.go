@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 func invalidResponse(format string, args ...any) *toolerr.Error {

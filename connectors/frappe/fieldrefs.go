@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/rawjson"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // The Frappe fields a list call sorts, searches or filters on, so that the

@@ -19,8 +19,8 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/outbound"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // The harness calls tool handlers directly against the in-process Frappe

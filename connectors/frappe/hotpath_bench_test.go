@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
 )
 
 // cannedTransport answers every request with one recorded body, so a

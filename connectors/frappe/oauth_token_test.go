@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // echoingTokenEndpoint is a hostile or careless get_token that quotes

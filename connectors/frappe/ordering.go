@@ -3,8 +3,8 @@ package frappe
 import (
 	"slices"
 
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // ordering is a tool's allowlist of sort fields. Every order ends with the

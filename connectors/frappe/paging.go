@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/rawjson"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Names people say. A voice or chat user says "invoices for Acme Widgets";

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // A user who may not read the documents must hear so at once, not be asked

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/erpgate/erpgate/platform/rawjson"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Fields a list query cannot have. Frappe v15 meets a field of a list query

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Frappe v15's own 417 body (frappe/desk/reportview.py raise_invalid_field)

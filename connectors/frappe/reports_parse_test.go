@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // These tests feed report envelopes in Frappe v15's exact shapes (quoted

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // bigReport is a General Ledger-shaped answer of n rows, with the columns

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Report expectations are computed from the seeded ledger: the Payment

@@ -1,6 +1,6 @@
 package frappe
 
-import "github.com/erpgate/erpgate/platform/schema"
+import "github.com/erpgate/erpgate/platform/connector/schema"
 
 // Small schema helpers shared by the tool declarations.
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Traps of issue 15 for search and spoken names: more candidates than one

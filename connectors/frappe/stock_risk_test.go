@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // expectedStockRisks applies ERPNext's reorder rule to the seeded items,

@@ -6,8 +6,8 @@ import (
 	"math/big"
 	"slices"
 
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // summary: "count" and summary: "totals" answer "how many" and "how much"

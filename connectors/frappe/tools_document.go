@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // documentShape is what get_document returns of one DocType: its header

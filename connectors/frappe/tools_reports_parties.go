@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // Detailed receivables and payables: one row per open document, with

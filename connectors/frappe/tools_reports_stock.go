@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // Stock reports: Stock Balance and Stock Ledger.

@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // get_sales_summary: net invoice sales (submitted sales invoices, returns

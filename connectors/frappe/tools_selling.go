@@ -2,7 +2,7 @@ package frappe
 
 import (
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // Selling transactions: sales orders and sales invoices.

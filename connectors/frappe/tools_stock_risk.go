@@ -8,7 +8,7 @@ import (
 	"sort"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // get_stock_risk compares stock with the per-warehouse reorder levels kept

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 func getCurrentUserTool() connector.Tool {

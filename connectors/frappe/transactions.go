@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // The six transaction lists (sales orders and invoices, purchase orders and

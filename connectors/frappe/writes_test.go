@@ -15,7 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Write tools run against a simulator of their own, so their writes do not

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // ErrRefreshTokenDead means the ERP refused a refresh token for good: it

@@ -12,7 +12,7 @@ import (
 // Acumatica's endpoint version and canary inquiry, or Frappe's version and
 // the OAuth client's settings. The platform runs the checks every site has
 // (DNS and TLS, the API credential) and then these, and stores the result
-// (platform/siteadmin).
+// (platform/front/siteadmin).
 //
 // Every client in the input comes from the outbound transport: it reaches
 // only the site's own address. A check never returns a token, a secret or

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/erpgate/erpgate/platform/schema"
-	"github.com/erpgate/erpgate/platform/toolerr"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Effect classifies what a tool does to the ERP. The zero value is invalid,
@@ -100,7 +100,7 @@ type Handler func(ctx context.Context, call *Call) (any, error)
 
 // RawResult is a result the handler has already encoded: one JSON object,
 // typically the ERP's own rows passed on without being decoded (see
-// platform/rawjson). The engine checks that it is valid JSON but does not
+// platform/connector/rawjson). The engine checks that it is valid JSON but does not
 // encode it again; redaction and the size bound apply as to any result.
 type RawResult []byte
 

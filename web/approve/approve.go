@@ -10,7 +10,7 @@
 // Then they hold an approval session: a cookie signed for the "approve"
 // purpose naming the site's id and their ERP user, for SessionLifetime,
 // so a second change on the same site needs no second sign-in. Decisions
-// are CSRF-protected form posts; the store (platform/approval) makes each
+// are CSRF-protected form posts; the store (platform/store/approval) makes each
 // single-use, checks the approver and the expiry in one conditional
 // update and writes the audit row.
 //
@@ -30,12 +30,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sourcelimit"
-	"github.com/erpgate/erpgate/platform/usage"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/platform/store/usage"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

@@ -7,10 +7,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/approval"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/usage"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/platform/store/usage"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

@@ -7,8 +7,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/erpgate/erpgate/platform/approval"
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 func testAction(status approval.Status, created time.Time) approval.Action {

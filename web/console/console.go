@@ -5,7 +5,7 @@
 // packages add theirs with AddNav, Guard, Kit and Render.
 //
 // A session is a cookie signed with pagekit.Signer (purpose "console", 8
-// hours) naming a session row in Postgres (platform/consolesession). Every
+// hours) naming a session row in Postgres (platform/store/consolesession). Every
 // request checks the row, so signing out ends the cookie on every replica,
 // a stolen copy included. Every state-changing request (any method but GET
 // and HEAD) under the guard must carry the session's CSRF token in the
@@ -27,12 +27,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/consolesession"
-	"github.com/erpgate/erpgate/platform/livesettings"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/consolesession"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/livesettings"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

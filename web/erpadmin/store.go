@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/erpgate/erpgate/platform/database"
-	"github.com/erpgate/erpgate/platform/secrets"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // errNoProof: no proof has this state (unknown, already claimed, swept).

@@ -4,7 +4,7 @@
 // (web/erpadmin), and only when the connector's administrator check says
 // so do they get an owner session: a cookie signed for the "owner" purpose
 // naming the site's id and their ERP user, for SessionLifetime. Every
-// action goes through platform/siteadmin, which checks it, verifies what
+// action goes through platform/front/siteadmin, which checks it, verifies what
 // it must against the ERP and records an audit event naming the ERP user.
 //
 // A change that must be proven at the ERP before it is saved (a new OAuth
@@ -25,10 +25,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/livesettings"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

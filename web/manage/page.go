@@ -12,9 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/erpgate/erpgate/platform/approval"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // settingField is a connector setting the owner may change here. Other

@@ -11,9 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

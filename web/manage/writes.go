@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/livesettings"
-	"github.com/erpgate/erpgate/platform/siteadmin"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
 )
 
 // writeToolView is one write tool of the site's connector.
@@ -18,7 +18,7 @@ type writeToolView struct {
 
 // writesView is the Writes section: which write tools the site enables
 // and whether programs (service tokens) may propose writes, approved by
-// whom. The values are the site's live settings (platform/livesettings).
+// whom. The values are the site's live settings (platform/store/livesettings).
 type writesView struct {
 	Tools         []writeToolView
 	ServiceWrites bool

@@ -17,7 +17,7 @@
 // A registration in progress lives in pending_registrations, bound to its
 // browser by a cookie, and expires (30 minutes) leaving nothing active.
 // The pages never list or confirm other sites, and posts are rate-limited
-// per source. Every step is an audit event of platform/siteadmin.
+// per source. Every step is an audit event of platform/front/siteadmin.
 package register
 
 import (
@@ -35,10 +35,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/siteadmin"
-	"github.com/erpgate/erpgate/platform/sites"
-	"github.com/erpgate/erpgate/platform/sourcelimit"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
 )

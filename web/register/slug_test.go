@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // Whatever a person names their site, its slug is one the registry

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/activity"
+	"github.com/erpgate/erpgate/platform/store/activity"
 	"github.com/erpgate/erpgate/web/svgchart"
 )
 

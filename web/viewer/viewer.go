@@ -2,7 +2,7 @@
 // (usage events with charts) and /console/audit (sign-in and
 // administration events), each with a filter form sent by GET so that a
 // filtered view is a link, keyset pages, and a CSV export of everything the
-// filters select. It reads through platform/activity and sits behind the
+// filters select. It reads through platform/store/activity and sits behind the
 // console's guard.
 package viewer
 
@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/erpgate/erpgate/platform/activity"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/store/activity"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/erpgate/erpgate/platform/activity"
-	"github.com/erpgate/erpgate/platform/pgtest"
-	"github.com/erpgate/erpgate/platform/secrets"
-	"github.com/erpgate/erpgate/platform/sites"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/activity"
+	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 

@@ -1,9 +1,0 @@
-package database_test
-
-import (
-	"testing"
-
-	"github.com/erpgate/erpgate/platform/pgtest"
-)
-
-func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,0 +1,82 @@
+package adminapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+type issueServiceTokenRequest struct {
+	Name string `json:"name"`
+}
+
+type serviceTokenList struct {
+	ServiceTokens []serviceTokenView `json:"service_tokens"`
+}
+
+// issueServiceToken answers POST /sites/{id}/service-tokens. The response
+// is the only place the token's value ever appears.
+func (a *API) issueServiceToken(c echo.Context) error {
+	site, err := a.siteParam(c)
+	if err != nil {
+		return err
+	}
+	var req issueServiceTokenRequest
+	if err := decodeBody(c, &req, true); err != nil {
+		return err
+	}
+	st, value, err := a.layer.IssueServiceToken(c.Request().Context(), siteadmin.Operator, site, req.Name)
+	switch {
+	case errors.Is(err, sites.ErrNoAPIConnection):
+		connectionPath := strings.Replace(strings.TrimSuffix(c.Path(), "/service-tokens"), ":id", site.Slug, 1) + "/connections/api_token"
+		return conflict("site %q has no api_token connection; add one with PUT %s before issuing service tokens", site.Slug, connectionPath)
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusCreated, issuedServiceTokenView{
+		ID:        st.ID,
+		Name:      st.Name,
+		Prefix:    st.Prefix,
+		CreatedAt: st.CreatedAt.UTC(),
+		Token:     value.Reveal(),
+	})
+}
+
+// listServiceTokens answers GET /sites/{id}/service-tokens.
+func (a *API) listServiceTokens(c echo.Context) error {
+	site, err := a.siteParam(c)
+	if err != nil {
+		return err
+	}
+	list, err := a.layer.ListServiceTokens(c.Request().Context(), site)
+	if err != nil {
+		return err
+	}
+	out := serviceTokenList{ServiceTokens: make([]serviceTokenView, 0, len(list))}
+	for _, t := range list {
+		out.ServiceTokens = append(out.ServiceTokens, serviceTokenViewOf(t))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// revokeServiceToken answers DELETE /sites/{id}/service-tokens/{token_id}.
+func (a *API) revokeServiceToken(c echo.Context) error {
+	site, err := a.siteParam(c)
+	if err != nil {
+		return err
+	}
+	tokenID, perr := uuid.Parse(c.Param("token_id"))
+	if perr != nil {
+		tokenID = uuid.Nil
+	}
+	if err := a.layer.RevokeServiceToken(c.Request().Context(), siteadmin.Operator, site, tokenID, c.Param("token_id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

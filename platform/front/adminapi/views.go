@@ -1,0 +1,115 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// siteView is a site as the API shows it. It has no field that could hold
+// a secret.
+type siteView struct {
+	ID            uuid.UUID        `json:"id"`
+	Slug          string           `json:"slug"`
+	Kind          string           `json:"kind"`
+	DisplayName   string           `json:"display_name"`
+	BaseURL       string           `json:"base_url"`
+	Settings      json.RawMessage  `json:"settings"`
+	Status        sites.Status     `json:"status"`
+	CreatedAt     time.Time        `json:"created_at"`
+	UpdatedAt     time.Time        `json:"updated_at"`
+	MCPURL        string           `json:"mcp_url"`
+	ServiceMCPURL string           `json:"service_mcp_url"`
+	Connections   []connectionView `json:"connections"`
+}
+
+// connectionView is a connection as the API shows it: field names only.
+type connectionView struct {
+	Type             sites.ConnectionType `json:"type"`
+	VerifiedIdentity string               `json:"verified_identity"`
+	Fields           []string             `json:"fields"`
+	CreatedAt        time.Time            `json:"created_at"`
+	UpdatedAt        time.Time            `json:"updated_at"`
+}
+
+// serviceTokenView is a service token in listings: never its value or hash.
+type serviceTokenView struct {
+	ID         uuid.UUID  `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	Revoked    bool       `json:"revoked"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// issuedServiceTokenView is the one response that carries a token value.
+type issuedServiceTokenView struct {
+	ID        uuid.UUID `json:"id"`
+	Name      string    `json:"name"`
+	Prefix    string    `json:"prefix"`
+	CreatedAt time.Time `json:"created_at"`
+	Token     string    `json:"token"`
+}
+
+func (a *API) siteView(s sites.Site, conns []sites.Connection) siteView {
+	views := make([]connectionView, 0, len(conns))
+	for _, c := range conns {
+		views = append(views, connectionViewOf(c))
+	}
+	settings := s.Settings
+	if len(settings) == 0 {
+		settings = json.RawMessage(`{}`)
+	}
+	return siteView{
+		ID:            s.ID,
+		Slug:          s.Slug,
+		Kind:          s.Kind,
+		DisplayName:   s.DisplayName,
+		BaseURL:       s.BaseURL,
+		Settings:      settings,
+		Status:        s.Status,
+		CreatedAt:     s.CreatedAt.UTC(),
+		UpdatedAt:     s.UpdatedAt.UTC(),
+		MCPURL:        a.deps.PublicURL("/sites/" + s.Slug + "/mcp"),
+		ServiceMCPURL: a.deps.PublicURL("/service/mcp"),
+		Connections:   views,
+	}
+}
+
+func connectionViewOf(c sites.Connection) connectionView {
+	fields := c.Fields
+	if fields == nil {
+		fields = []string{}
+	}
+	return connectionView{
+		Type:             c.Type,
+		VerifiedIdentity: c.VerifiedIdentity,
+		Fields:           fields,
+		CreatedAt:        c.CreatedAt.UTC(),
+		UpdatedAt:        c.UpdatedAt.UTC(),
+	}
+}
+
+func serviceTokenViewOf(t sites.ServiceToken) serviceTokenView {
+	return serviceTokenView{
+		ID:         t.ID,
+		Name:       t.Name,
+		Prefix:     t.Prefix,
+		CreatedAt:  t.CreatedAt.UTC(),
+		LastUsedAt: utcPtr(t.LastUsedAt),
+		Revoked:    t.Revoked,
+		RevokedAt:  utcPtr(t.RevokedAt),
+	}
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

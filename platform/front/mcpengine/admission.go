@@ -1,0 +1,549 @@
+package mcpengine
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+)
+
+// Admission bounds what a replica takes on, with two counts:
+//
+//   - Work: how many MCP requests it works on at once, so that under
+//     overload the excess waits at the door, where a waiting request holds
+//     little more than its connection, instead of deep in the call chain
+//     (a request waiting there for the database pool or the CPU holds its
+//     MCP session, its decoded arguments and a deep goroutine stack: about
+//     three times the memory). A tool call gives its work slot back while it
+//     waits on the ERP, so this bound applies to the work erpgate itself
+//     does (CPU and database); calls coming back from the ERP are served
+//     before new arrivals, so work in progress finishes first.
+//   - Calls: how many requests it holds at once, waiting on the ERP
+//     included. A call at the ERP holds an ERP connection, its goroutines
+//     and, once answered, up to the response bound in memory; the limiter
+//     bounds such calls per caller and per site, and this bounds them per
+//     replica, however many sites are slow at once. A new request takes a
+//     call slot, at the door, before it takes a work slot.
+//
+// Both are shared fairly between callers: one caller (Session.LimitKey: a
+// service token, or a user of a site) holds at most its share
+// (Options.CallerShare) of each, so that however many requests it sends,
+// the rest of the replica stays free for everyone else. A caller over its
+// share of call slots waits briefly at the door (callerWait) and is then
+// refused; one over its share of work slots waits like any request.
+//
+// Besides, large ERP answers (a megabyte or more, such as big reports) are
+// bounded in bytes: a call holds its first large answer's size of the
+// replica's answer budget until it ends, and waits for room before the
+// answer is read when its length is announced. A report tool holds several
+// times its answer while it computes its totals, so this is what keeps a
+// replica's memory bounded when many large reports run at once; the many
+// small answers are not affected.
+
+// defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
+// every CPU and the database pool busy.
+func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
+
+// defaultMaxCalls is the bound when Options.MaxCalls is 0: at 20 ms per
+// ERP answer, enough calls in flight to keep every CPU busy several times
+// over.
+func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
+
+// largeAnswer is the size from which an ERP answer counts against the
+// replica's answer budget.
+const largeAnswer = 1 << 20
+
+// defaultMaxAnswerBytes is the answer budget when Options.MaxAnswerBytes is
+// 0.
+const defaultMaxAnswerBytes = 64 << 20
+
+// admission is a counting semaphore of work slots with two FIFO queues,
+// one of call slots with one, and a weighted one of answer bytes.
+type admission struct {
+	mu       sync.Mutex
+	free     int
+	resumes  list.List // *admissionWaiter: calls back from the ERP
+	arrivals list.List // *admissionWaiter: new requests
+	// callsFree counts the free call slots; entries are the new requests
+	// waiting for one.
+	callsFree int
+	entries   list.List // *admissionWaiter
+	// answers is the budget of large answers' bytes, answerBudget its
+	// size.
+	answers      *semaphore.Weighted
+	answerBudget int64
+	// answerWaits counts the calls waiting for room in the budget.
+	answerWaits atomic.Int32
+	// callers holds each caller to its share of the slots.
+	callers callerGates
+}
+
+type admissionWaiter struct{ granted chan struct{} }
+
+// defaultCallerShare is the percentage of the call and work slots one
+// caller may hold when Options.CallerShare is 0.
+const defaultCallerShare = 25
+
+// callerWait is the longest a caller over its share of call slots waits at
+// the door before it is refused (at most the budget).
+const callerWait = time.Second
+
+func newAdmission(work, calls int, answerBytes int64) *admission {
+	return newFairAdmission(work, calls, answerBytes, 100)
+}
+
+// newFairAdmission is newAdmission with each caller held to share percent
+// of the work and call slots (at least one of each).
+func newFairAdmission(work, calls int, answerBytes int64, share int) *admission {
+	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes,
+		callers: callerGates{callsCap: int64(calls), workCap: int64(work)}}
+	if share < 100 {
+		a.callers.m = map[string]*callerGate{}
+		a.callers.callsCap = int64(max(1, calls*share/100))
+		a.callers.workCap = int64(max(1, work*share/100))
+	}
+	return a
+}
+
+// callerGates holds each caller's share of the slots, for as long as it
+// has a request at the door or inside; a caller with none takes no memory.
+type callerGates struct {
+	mu                sync.Mutex
+	m                 map[string]*callerGate
+	callsCap, workCap int64
+}
+
+// callerGate is one caller's share: calls counts its call slots, work its
+// work slots.
+type callerGate struct {
+	refs        int
+	calls, work *semaphore.Weighted
+}
+
+func (g *callerGates) get(key string) *callerGate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.m[key]
+	if c == nil {
+		c = &callerGate{calls: semaphore.NewWeighted(g.callsCap), work: semaphore.NewWeighted(g.workCap)}
+		g.m[key] = c
+	}
+	c.refs++
+	return c
+}
+
+func (g *callerGates) put(key string, c *callerGate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.refs--; c.refs == 0 {
+		delete(g.m, key)
+	}
+}
+
+// size is the number of callers with a request at the door or inside
+// (0 with a share of 100 %).
+func (g *callerGates) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.m)
+}
+
+// errCallerShare is the refusal of a caller over its share of call slots.
+var errCallerShare = errors.New("the caller holds its share of this replica's requests")
+
+// enterAs takes, for caller key, a share of the call slots (waiting at
+// most callerWait, or wait if shorter) and then a call slot (waiting at
+// most wait). The slot it returns holds no work slot yet (see work).
+func (a *admission) enterAs(ctx context.Context, key string, wait time.Duration) (*callSlot, error) {
+	if a.callers.m == nil {
+		// A share of 100 %: no caller is held to less than the replica.
+		s := &callSlot{adm: a}
+		if !a.tryEnter() {
+			ectx, cancel := context.WithTimeout(ctx, wait)
+			err := a.enter(ectx)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+		}
+		s.entered = true
+		return s, nil
+	}
+	c := a.callers.get(key)
+	if !c.calls.TryAcquire(1) {
+		cctx, cancel := context.WithTimeout(ctx, min(callerWait, wait))
+		err := c.calls.Acquire(cctx, 1)
+		cancel()
+		if err != nil {
+			a.callers.put(key, c)
+			if ctx.Err() == nil {
+				err = errCallerShare
+			}
+			return nil, err
+		}
+	}
+	s := &callSlot{adm: a, key: key, caller: c}
+	if !a.tryEnter() {
+		ectx, cancel := context.WithTimeout(ctx, wait)
+		err := a.enter(ectx)
+		cancel()
+		if err != nil {
+			s.done()
+			return nil, err
+		}
+	}
+	s.entered = true
+	return s, nil
+}
+
+// work takes a work slot for s, its caller's share first, waiting at most
+// wait in all.
+func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
+	if s.caller == nil || s.caller.work.TryAcquire(1) {
+		if s.adm.tryAcquire() {
+			s.mu.Lock()
+			s.held = true
+			s.mu.Unlock()
+			return nil
+		}
+		if s.caller != nil {
+			s.caller.work.Release(1)
+		}
+	}
+	// Only a request that has to queue pays for a deadline.
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := s.takeWork(ctx, false); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.held = true
+	s.mu.Unlock()
+	return nil
+}
+
+// acquireWithin waits, as a new arrival, for a call slot and then a work
+// slot, for at most wait in all.
+func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error {
+	entered := a.tryEnter()
+	if entered && a.tryAcquire() {
+		return nil
+	}
+	// Only a request that has to queue pays for a deadline.
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if !entered {
+		if err := a.enter(ctx); err != nil {
+			return err
+		}
+	}
+	if err := a.acquire(ctx, false); err != nil {
+		a.exit()
+		return err
+	}
+	return nil
+}
+
+func (a *admission) tryEnter() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.callsFree > 0 {
+		a.callsFree--
+		return true
+	}
+	return false
+}
+
+// enter waits for a call slot, or until ctx ends.
+func (a *admission) enter(ctx context.Context) error {
+	a.mu.Lock()
+	if a.callsFree > 0 {
+		a.callsFree--
+		a.mu.Unlock()
+		return nil
+	}
+	return a.wait(ctx, &a.entries, a.exit)
+}
+
+// exit gives a call slot back, to the first waiting entry.
+func (a *admission) exit() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e := a.entries.Front(); e != nil {
+		a.entries.Remove(e)
+		close(e.Value.(*admissionWaiter).granted)
+		return
+	}
+	a.callsFree++
+}
+
+func (a *admission) tryAcquire() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.free > 0 {
+		a.free--
+		return true
+	}
+	return false
+}
+
+// acquire waits for a slot, or until ctx ends. resume marks a call coming
+// back from an upstream request; it goes ahead of new arrivals.
+func (a *admission) acquire(ctx context.Context, resume bool) error {
+	a.mu.Lock()
+	// A free slot with nobody waiting (release hands slots to waiters
+	// directly, so free > 0 means the queues are empty).
+	if a.free > 0 {
+		a.free--
+		a.mu.Unlock()
+		return nil
+	}
+	q := &a.arrivals
+	if resume {
+		q = &a.resumes
+	}
+	return a.wait(ctx, q, a.release)
+}
+
+// wait queues in q until a slot is handed over, or until ctx ends; a slot
+// handed over just as ctx ended is passed on with giveBack. It is called
+// with a.mu held and returns with it released.
+func (a *admission) wait(ctx context.Context, q *list.List, giveBack func()) error {
+	w := &admissionWaiter{granted: make(chan struct{})}
+	el := q.PushBack(w)
+	a.mu.Unlock()
+	select {
+	case <-w.granted:
+		return nil
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	select {
+	case <-w.granted:
+		a.mu.Unlock()
+		giveBack()
+	default:
+		q.Remove(el)
+		a.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// release gives a slot back, to the first waiting resume, else the first
+// arrival.
+func (a *admission) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, q := range []*list.List{&a.resumes, &a.arrivals} {
+		if e := q.Front(); e != nil {
+			q.Remove(e)
+			close(e.Value.(*admissionWaiter).granted)
+			return
+		}
+	}
+	a.free++
+}
+
+// callSlot is one request's hold on a slot. A tool call may send upstream
+// requests from several goroutines; the slot is given back while any of
+// them waits on the ERP and taken again when the last one is answered.
+type callSlot struct {
+	adm *admission
+	// key and caller are the caller's share (nil in tests of the slots
+	// alone).
+	key      string
+	caller   *callerGate
+	mu       sync.Mutex
+	upstream int // upstream requests under way
+	held     bool
+	entered  bool  // holds a call slot
+	answer   int64 // bytes of the answer budget it holds
+	answerMu sync.Mutex
+	finished bool // done was called
+}
+
+// leave gives the slot back before an upstream request.
+func (s *callSlot) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.upstream++
+	if s.held {
+		s.held = false
+		s.giveWork()
+	}
+}
+
+// takeWork waits for the caller's share of work slots and then for a
+// work slot; resume marks a call coming back from the ERP.
+func (s *callSlot) takeWork(ctx context.Context, resume bool) error {
+	if s.caller != nil {
+		if err := s.caller.work.Acquire(ctx, 1); err != nil {
+			return err
+		}
+	}
+	if err := s.adm.acquire(ctx, resume); err != nil {
+		if s.caller != nil {
+			s.caller.work.Release(1)
+		}
+		return err
+	}
+	return nil
+}
+
+// giveWork gives a work slot and the caller's share of it back.
+func (s *callSlot) giveWork() {
+	s.adm.release()
+	if s.caller != nil {
+		s.caller.work.Release(1)
+	}
+}
+
+// resume takes a slot again after an upstream request, unless another one
+// of the call's requests is still under way.
+func (s *callSlot) resume(ctx context.Context) error {
+	s.mu.Lock()
+	s.upstream--
+	if s.upstream > 0 || s.held {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	if err := s.takeWork(ctx, true); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held || s.upstream > 0 || s.finished {
+		// Another request of the call came back first, or a new one left,
+		// or the call has ended (a handler's stray request).
+		s.giveWork()
+		return nil
+	}
+	s.held = true
+	return nil
+}
+
+// done gives the slots back for good.
+func (s *callSlot) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held {
+		s.held = false
+		s.giveWork()
+	}
+	if s.entered {
+		s.entered = false
+		s.adm.exit()
+	}
+	if s.caller != nil && !s.finished {
+		s.caller.calls.Release(1)
+		s.adm.callers.put(s.key, s.caller)
+	}
+	if s.answer > 0 {
+		s.adm.answers.Release(s.answer)
+		s.answer = 0
+	}
+	s.finished = true
+}
+
+// takeAnswer reads resp's body now (outbound.Prefetch). A large answer
+// first takes room in the replica's answer budget, before it is read when
+// its length is announced, else once it is: a call waits for room only for
+// its first large answer (waiting while holding room could deadlock two
+// calls), and keeps it until it ends.
+func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
+	if resp.ContentLength >= largeAnswer {
+		if err := s.holdAnswer(ctx, resp.ContentLength); err != nil {
+			return err
+		}
+		_, _ = outbound.Prefetch(resp)
+		return nil
+	}
+	// An answer cut short (over the bound, a broken connection) fails
+	// anyway: it takes no room.
+	if n, err := outbound.Prefetch(resp); err == nil && n >= largeAnswer {
+		return s.holdAnswer(ctx, int64(n))
+	}
+	return nil
+}
+
+func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
+	// One acquisition per call at a time: a second large answer of the
+	// same call (sent in parallel) waits for the first's, then goes on.
+	s.answerMu.Lock()
+	defer s.answerMu.Unlock()
+	s.mu.Lock()
+	holding := s.answer > 0
+	s.mu.Unlock()
+	if holding {
+		return nil
+	}
+	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
+	s.adm.answerWaits.Add(1)
+	err := s.adm.answers.Acquire(ctx, n)
+	s.adm.answerWaits.Add(-1)
+	if err != nil {
+		return toolerr.Wrap(toolerr.RateLimited, err,
+			"this replica was busy with other large ERP answers until the call's time ran out; retry shortly, or ask for fewer rows or a narrower range").
+			WithRetryAfter(time.Second)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		// The call ended meanwhile (a handler's stray request): give the
+		// room back at once.
+		s.adm.answers.Release(n)
+		return nil
+	}
+	s.answer = n
+	return nil
+}
+
+// slotTransport gives the call's slot back while a request is with the
+// ERP, and while its answer is read: the body is read (bounded, and cut by
+// the budget) before the call waits for a slot to continue, so that a
+// waiting call holds the answer's bytes, not an ERP connection with its
+// goroutines and buffers.
+//
+// It also measures the call's time with the ERP (requestState.erpBegin and
+// erpEnd): from sending the request to having read the answer; the wait
+// for a slot afterwards, and what the tool does with the answer, are
+// erpgate's time. A large announced
+// answer that waits for room in the answer budget before it is read
+// counts that wait too; it is rare, and the answer is at the ERP's end of
+// the connection meanwhile.
+type slotTransport struct {
+	next http.RoundTripper
+	slot *callSlot
+	st   *requestState
+}
+
+func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.slot.leave()
+	t.st.erpBegin(time.Now())
+	resp, err := t.next.RoundTrip(req)
+	if err == nil {
+		if aerr := t.slot.takeAnswer(req.Context(), resp); aerr != nil {
+			_ = resp.Body.Close()
+			resp, err = nil, aerr
+		}
+	}
+	// The answer has been read (or the request failed): the time with the
+	// ERP ends here, before the wait for a slot and the tool's own work.
+	t.st.erpEnd(time.Now())
+	if rerr := t.slot.resume(req.Context()); rerr != nil && err == nil {
+		// The budget ran out while waiting to continue.
+		_ = resp.Body.Close()
+		return nil, rerr
+	}
+	return resp, err
+}

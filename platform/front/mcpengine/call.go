@@ -1,0 +1,332 @@
+package mcpengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unsafe"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/rawjson"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// toolHandler is the chain every call runs through.
+func (e *Engine) toolHandler(ct *compiledTool) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		st := stateFrom(ctx)
+		if st == nil {
+			// Only ServeMCP reaches the mcp-go server; anything else is a
+			// wiring bug, reported as a protocol error.
+			return nil, errors.New("mcpengine: tool call without a session")
+		}
+		st.mu.Lock()
+		st.tool = ct.tool.Name
+		st.metrics = ct.metrics
+		st.mu.Unlock()
+		if ct.tool.Effect != connector.Read {
+			return e.writeCall(ctx, st, ct, req)
+		}
+
+		data, err := e.runTool(ctx, st, ct, req.Params.RawArguments)
+		if err != nil {
+			return e.failure(ctx, st, ct, err), nil
+		}
+		st.setOutcome(usage.Success, "")
+		return &mcp.CallToolResult{
+			// The text block is the same JSON: share the bytes rather than
+			// copy them (data is never modified once encoded).
+			Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(data), len(data)))},
+			RawStructuredContent: data,
+		}, nil
+	}
+}
+
+// runTool validates, limits, calls the handler within the budget, then
+// redacts and bounds the result. It returns the result as JSON.
+func (e *Engine) runTool(ctx context.Context, st *requestState, ct *compiledTool, rawArgs json.RawMessage) ([]byte, error) {
+	args, err := e.checkArgs(st, ct, rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	ctx, end, err := e.bounded(ctx, st, ct)
+	if err != nil {
+		return nil, err
+	}
+	defer end.done()
+	return e.invoke(ctx, st, ct, e.newCall(st, ct, args, ct.tool.Effect))
+}
+
+// checkArgs refuses a tool the site does not offer, and arguments that
+// are invalid or name a redacted field; it returns them normalised.
+func (e *Engine) checkArgs(st *requestState, ct *compiledTool, rawArgs json.RawMessage) (json.RawMessage, error) {
+	if err := e.refuseUnoffered(st, ct); err != nil {
+		return nil, err
+	}
+	args, err := validateArgs(ct.fast, ct.input, rawArgs)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseRedactedFields(ct, e.redactor(st, ct), args); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// bounds are what bounded took: the caller's limits, and the budget.
+type bounds struct {
+	release func() // nil without a limiter
+	cancel  context.CancelFunc
+}
+
+// done gives the limits back and ends the budget.
+func (b bounds) done() {
+	b.cancel()
+	if b.release != nil {
+		b.release()
+	}
+}
+
+// bounded takes the caller's limits, when the engine has a limiter, and
+// gives the call the budget.
+func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool) (context.Context, bounds, error) {
+	var b bounds
+	if e.opts.Limiter != nil {
+		_, span := startSpan(ctx, "limits")
+		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
+		endSpan(span, err)
+		if err != nil {
+			if toolerr.Classify(err).Code == toolerr.RateLimited {
+				e.opts.Metrics.LimitRefused(ct.kind)
+			}
+			return ctx, b, err
+		}
+		b.release = release
+	}
+	ctx, b.cancel = context.WithTimeout(ctx, e.opts.Budget)
+	return ctx, b, nil
+}
+
+// newCall is the connector's view of the call, its requests to the ERP
+// retried by effect.
+func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessage, effect connector.Effect) *connector.Call {
+	maxRecords := e.live.Load().maxRecords
+	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
+		maxRecords = m
+	}
+	call := &connector.Call{
+		Site:       st.session.Site,
+		HTTP:       e.upstreamClient(st, effect),
+		Args:       args,
+		Principal:  st.session.Principal,
+		MaxRecords: maxRecords,
+	}
+	if e.opts.Storage != nil {
+		call.Cache = e.opts.Storage.Cache(st.session.Site.ID)
+		call.Index = e.opts.Storage.SchemaIndex(st.session.Site.ID)
+	}
+	return call
+}
+
+// invoke runs the tool's handler and returns its result redacted and
+// bounded, as JSON.
+func (e *Engine) invoke(ctx context.Context, st *requestState, ct *compiledTool, call *connector.Call) ([]byte, error) {
+	out, err := ct.tool.Handler(ctx, call)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
+	}
+	_, span := startSpan(ctx, "redaction")
+	data, err := e.finishResult(ctx, st, ct, out)
+	endSpan(span, err)
+	return data, err
+}
+
+// upstreamClient is the call's HTTP client to its site: the outbound
+// transport, retrying by the tool's effect (a read tool's requests
+// whatever their method, a write tool's never), giving the request's
+// admission slot back while it waits on the ERP.
+func (e *Engine) upstreamClient(st *requestState, effect connector.Effect) *http.Client {
+	hc := e.opts.Outbound.ToolClient(st.session.Site, st.session.Authorizer, effect)
+	if st.slot != nil {
+		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st}
+	}
+	return hc
+}
+
+// finishResult encodes, redacts and bounds a handler's result.
+func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compiledTool, out any) ([]byte, error) {
+	var raw []byte
+	var sensitive bool
+	var err error
+	redactor := e.redactor(st, ct)
+	if r, ok := out.(connector.RawResult); ok {
+		// Already encoded (the ERP's rows passed on): check it and look
+		// for anything to redact in one reading that decodes nothing.
+		if sensitive, err = redactor.InspectChecked(r); err == nil && sensitive {
+			// It stopped at the first string to redact: check the rest
+			// too (rare), as the decoding below would let trailing data
+			// or invalid UTF-8 through.
+			err = rawjson.Check(r)
+		}
+		if err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
+		raw = r
+	} else {
+		if raw, err = json.Marshal(out); err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
+		sensitive = redactor.Inspect(raw)
+	}
+	if !sensitive {
+		// Nothing to redact (the common case): the encoding is the result,
+		// with no decode, walk and second encode.
+		if len(raw) == 0 || raw[0] != '{' {
+			return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
+		}
+		return e.boundResult(raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep amounts exactly as the ERP sent them
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
+	}
+	doc, paths := redactor.Apply(doc)
+	if len(paths) > 0 {
+		e.log.Info("field_redaction",
+			zap.String("event", "field_redaction"),
+			zap.String("site_id", st.session.Site.ID.String()),
+			zap.String("site_slug", st.session.Site.Slug),
+			zap.String("request_id", st.id),
+			zap.String("tool", ct.tool.Name),
+			zap.Strings("redacted_fields", paths),
+			zap.Int("redacted_count", len(paths)))
+		if raw, err = json.Marshal(doc); err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
+		}
+	}
+	return e.boundResult(raw)
+}
+
+// boundResult refuses a result larger than one call may return.
+func (e *Engine) boundResult(raw []byte) ([]byte, error) {
+	if len(raw) > e.opts.MaxResultBytes {
+		return nil, toolerr.New(toolerr.ResponseTooLarge,
+			"the result is %d KiB, more than the %d KiB one call may return; ask for fewer rows or fields, or a narrower range", len(raw)>>10, e.opts.MaxResultBytes>>10)
+	}
+	return raw, nil
+}
+
+// failure maps an error to the result the client sees and records the
+// outcome. A call whose client went away is recorded as cancelled.
+func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool, err error) *mcp.CallToolResult {
+	te := toolerr.Classify(err)
+	// An ERP's error text can quote other records' values, SQL, a
+	// traceback or credentials: it passes through the same redaction as
+	// results (issue 14).
+	message, _ := e.redactor(st, ct).RedactText(te.Message)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		st.setOutcome(usage.Cancelled, "")
+	} else {
+		st.setOutcome(usage.Error, string(te.Code))
+	}
+	fields := []zap.Field{
+		zap.String("site_slug", st.session.Site.Slug), zap.String("request_id", st.id),
+		zap.String("tool", ct.tool.Name), zap.String("error_code", string(te.Code)),
+	}
+	if te.Code == toolerr.Internal {
+		e.log.Error("tool call failed", append(fields, zap.Error(err))...)
+	} else {
+		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
+	}
+	body := map[string]any{"code": string(te.Code), "message": message, "retryable": te.Retryable()}
+	var link *approvalLink
+	if te.Code == toolerr.ApprovalRequired && errors.As(err, &link) {
+		body["approval_url"] = link.url
+	}
+	if te.RetryAfter > 0 {
+		body["retry_after_seconds"] = int((te.RetryAfter + 999_999_999) / 1_000_000_000)
+	}
+	envelope := map[string]any{"ok": false, "status": "error", "error": body}
+	data, _ := json.Marshal(envelope)
+	return &mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(string(data))},
+		RawStructuredContent: data,
+		IsError:              !st.session.ErrorsAsResults,
+	}
+}
+
+// validateArgs checks raw arguments against the compiled input schema and
+// returns them normalised (absent or null become {}). The checker fast
+// accepts what it is sure of; everything else, invalid arguments included,
+// is decided and described by the full validator.
+func validateArgs(fast *schema.Checker, s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		trimmed = []byte("{}")
+	}
+	if fast.Valid(trimmed) {
+		return trimmed, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
+	if err != nil {
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
+	}
+	if err := s.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %s", describeValidation(ve))
+		}
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments")
+	}
+	return trimmed, nil
+}
+
+// describeValidation lists each failing location once, in a form a model
+// can act on: "/limit: got string, want integer; unknown argument 'foo'".
+func describeValidation(ve *jsonschema.ValidationError) string {
+	var parts []string
+	seen := map[string]bool{}
+	var walk func(u jsonschemaUnit)
+	walk = func(u jsonschemaUnit) {
+		if u.Error != nil && len(u.Errors) == 0 {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "arguments"
+			}
+			msg := loc + ": " + u.Error.String()
+			if !seen[msg] {
+				seen[msg] = true
+				parts = append(parts, msg)
+			}
+		}
+		for _, c := range u.Errors {
+			walk(c)
+		}
+	}
+	walk(*ve.BasicOutput())
+	if len(parts) == 0 {
+		return ve.Error()
+	}
+	if len(parts) > 8 {
+		parts = append(parts[:8], fmt.Sprintf("and %d more", len(parts)-8))
+	}
+	return strings.Join(parts, "; ")
+}
+
+type jsonschemaUnit = jsonschema.OutputUnit

@@ -1,0 +1,279 @@
+// Package mcpengine is erpgate's shared MCP engine. It turns each
+// connector's catalogue into mcp-go tools and runs every tool call through
+// one chain (docs/architecture.md): principal and site, input validation, limits,
+// the upstream budget, the outbound transport (retry and response bound),
+// redaction, a structured result, a usage event and error mapping.
+//
+// mcp-go types stay inside this package, so a library change touches one
+// place. Front doors (/service/mcp, the OAuth MCP endpoints) authenticate
+// the caller and hand the engine a Session; the engine never reads
+// credentials from storage itself.
+package mcpengine
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// UsageSink receives one event per terminal reply.
+type UsageSink interface {
+	Record(usage.Event)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Registry *connector.Registry
+	Outbound *outbound.Factory
+	Usage    UsageSink
+	Logger   *zap.Logger
+	// Limiter, when set, bounds concurrent and per-minute calls.
+	Limiter Limiter
+	// Budget bounds a whole tool call, lookups and retries included.
+	Budget time.Duration
+	// MaxResultBytes bounds the JSON a tool may return to the client.
+	MaxResultBytes int
+	// MaxRecords is the deployment's row cap per upstream query.
+	MaxRecords int
+	// Redaction adds to and skips from the built-in redaction patterns.
+	Redaction redact.Rules
+	// Storage, when set, gives each call its site's shared metadata cache
+	// and schema index (connector.Call.Cache and Call.Index).
+	Storage connector.SiteStorage
+	// MaxActive bounds the MCP requests this replica works on at once
+	// (admission.go); more wait at the door, for at most Budget. Calls
+	// waiting on the ERP do not count. Default 8 per CPU, at least 16.
+	MaxActive int
+	// MaxCalls bounds the MCP requests this replica holds at once, calls
+	// waiting on the ERP included (admission.go); more wait at the door,
+	// for at most Budget. Default 128 per CPU, at least 256.
+	MaxCalls int
+	// MaxAnswerBytes bounds the bytes of large ERP answers (1 MiB or more)
+	// the calls of this replica hold at once (admission.go). Default 64 MiB.
+	MaxAnswerBytes int64
+	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
+	MaxRequestBytes int64
+	// BodyTimeout bounds how long a request's body may take to arrive;
+	// a slower one is answered 408. Default 30 s.
+	BodyTimeout time.Duration
+	// CallerShare is the percentage of the replica's call slots and work
+	// slots one caller (Session.LimitKey) may hold at once (admission.go).
+	// Default 25.
+	CallerShare int
+	// Version is reported in serverInfo.
+	Version string
+	// Metrics, when set, receives the tool-call and admission series.
+	Metrics *metrics.Metrics
+	// Tracer, when set, makes each MCP request a trace (trace.go).
+	Tracer trace.Tracer
+	// AllowedOrigins are the browser origins (scheme://host[:port]) that may
+	// call MCP endpoints. Requests without an Origin header (non-browser
+	// clients) are always accepted; any other Origin gets 403, which guards
+	// against DNS rebinding and cross-site use of a browser's network.
+	AllowedOrigins []string
+	// Approvals, when set, enables write tools (writes.go): a write is
+	// proposed, approved by a person on erpgate's page, then run once.
+	// Without it no Write or Destructive tool is offered anywhere.
+	Approvals *approval.Store
+	// StateKey seals approval request states and capability session ids
+	// (seal.go): secrets.Keyring.DeriveKey(StateKeyPurpose). Required with
+	// Approvals.
+	StateKey []byte
+	// PublicBaseURL is the one configured public base URL; an action's
+	// approval page is ApprovalURL(PublicBaseURL, id). Required with
+	// Approvals.
+	PublicBaseURL string
+}
+
+// Engine serves MCP for every registered connector kind.
+type Engine struct {
+	opts    Options
+	log     *zap.Logger
+	kinds   map[string]*kindServer
+	origins map[string]bool
+	// admission bounds the requests worked on at once (admission.go).
+	admission *admission
+	// exempt is each kind's field names the connector exempts from
+	// redaction.
+	exempt map[string][]string
+	// live is the operator's settings in force (live.go).
+	live atomic.Pointer[liveState]
+	// states and sessions seal approval request states and capability
+	// session ids (seal.go); nil without Approvals.
+	states, sessions *sealer
+}
+
+type kindServer struct {
+	mcp   *server.MCPServer
+	http  *server.StreamableHTTPServer
+	tools map[string]*compiledTool
+	// modern is what a 2026-07-28 result carries (modern.go).
+	modern modernResult
+	// writes says whether the kind has Write or Destructive tools.
+	writes bool
+}
+
+type compiledTool struct {
+	kind string
+	tool connector.Tool
+	// advertised is the tool as mcp-go has it; headerBound says whether
+	// any of its parameters travel in headers too (x-mcp-header), which
+	// leaves its 2026-07-28 calls to mcp-go (modern.go).
+	advertised  mcp.Tool
+	headerBound bool
+	input       *jsonschema.Schema
+	// fast decides the common case, valid arguments, without input's
+	// decoding; anything it is not sure of goes to input.
+	fast *schema.Checker
+	// handler is the tool's call chain (toolHandler), as registered with
+	// mcp-go.
+	handler server.ToolHandlerFunc
+	// metrics are the tool's series.
+	metrics *metrics.Tool
+}
+
+// New builds an engine from the connectors in opts.Registry.
+func New(opts Options) (*Engine, error) {
+	if opts.Registry == nil || opts.Outbound == nil || opts.Usage == nil {
+		return nil, fmt.Errorf("mcpengine: Registry, Outbound and Usage are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = 50 * time.Second
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = 8 << 20
+	}
+	if opts.MaxRecords <= 0 {
+		opts.MaxRecords = 1000
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 1 << 20
+	}
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = defaultMaxActive()
+	}
+	if opts.MaxCalls <= 0 {
+		opts.MaxCalls = defaultMaxCalls()
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
+	}
+	if opts.CallerShare <= 0 || opts.CallerShare > 100 {
+		opts.CallerShare = defaultCallerShare
+	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = defaultMaxAnswerBytes
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	e := &Engine{
+		opts:      opts,
+		log:       opts.Logger,
+		kinds:     map[string]*kindServer{},
+		exempt:    map[string][]string{},
+		origins:   map[string]bool{},
+		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare),
+	}
+	if opts.Approvals != nil {
+		if opts.PublicBaseURL == "" {
+			return nil, fmt.Errorf("mcpengine: Approvals need PublicBaseURL, for the approval page's address")
+		}
+		var err error
+		if e.states, err = newSealer(opts.StateKey, "approval-state"); err != nil {
+			return nil, err
+		}
+		if e.sessions, err = newSealer(opts.StateKey, "capability-session"); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range opts.AllowedOrigins {
+		e.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+	}
+	// The bounds in force, defaults computed from the CPUs included.
+	e.log.Info("mcp_admission",
+		zap.Int("work_slots", opts.MaxActive),
+		zap.Int("call_slots", opts.MaxCalls),
+		zap.Int64("answer_bytes", opts.MaxAnswerBytes),
+		zap.Int64("caller_work_slots", e.admission.callers.workCap),
+		zap.Int64("caller_call_slots", e.admission.callers.callsCap))
+	for _, kind := range opts.Registry.Kinds() {
+		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
+		if err != nil {
+			return nil, err
+		}
+		e.kinds[kind] = ks
+	}
+	e.SetLive(Live{MaxRecords: opts.MaxRecords, Redaction: opts.Redaction})
+	return e, nil
+}
+
+func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, error) {
+	hooks := &server.Hooks{}
+	hooks.AddOnError(e.onProtocolError)
+	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
+	// A site lists only the tools it offers (live.go); a call of another
+	// gets a tool error saying why, not "tool not found".
+	hooks.AddAfterListTools(e.filterListed(kind))
+	name := "erpgate-" + kind
+	srv := server.NewMCPServer(name, e.opts.Version,
+		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		// Tool lists differ per site: nothing may be shared between callers.
+		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
+		server.WithInstructions(instructions(kind)),
+	)
+	// Redaction is per kind (and per site when it has rules of its own,
+	// live.go): the deployment's rules plus the exact field names the
+	// connector exempts.
+	if c, ok := e.opts.Registry.Get(kind); ok {
+		if ex, ok := c.(connector.RedactionExemptions); ok {
+			e.exempt[kind] = ex.RedactionExempt()
+		}
+	}
+	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}, modern: newModernResult(name, e.opts.Version)}
+	for _, t := range tools {
+		ct, err := compileTool(kind, t)
+		if err != nil {
+			return nil, err
+		}
+		ct.metrics = e.opts.Metrics.Tool(kind, t.Name)
+		ct.handler = e.toolHandler(ct)
+		ks.tools[t.Name] = ct
+		ks.writes = ks.writes || t.Effect != connector.Read
+		ct.advertised = mcpTool(t)
+		ct.headerBound = len(mcp.ExtractParamHeaderBindings(&ct.advertised)) > 0
+		srv.AddTool(ct.advertised, ct.handler)
+	}
+	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
+	return ks, nil
+}
+
+func instructions(kind string) string {
+	return "erpgate gives access to one " + kind + " ERP site as the signed-in user; the ERP's own permissions decide what is visible. " +
+		"A tool that changes data never changes it at once: the user approves each change on erpgate's page first (the tool's answer says how), and a change is made once. " +
+		"Every tool returns JSON (structuredContent, and the same JSON as text). A failed call returns an error with a stable code and a message saying what to change; " +
+		"a failure never means that no records exist. Check important figures in the ERP before acting on them."
+}
+
+// Kinds returns the connector kinds the engine serves.
+func (e *Engine) Kinds() []string { return e.opts.Registry.Kinds() }

@@ -1,0 +1,395 @@
+package mcpengine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// fakeERP is a connector whose tools exercise the engine's chain.
+type fakeERP struct{ upstream string }
+
+func (fakeERP) Kind() string { return "fakeerp" }
+func (fakeERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
+	return raw, nil
+}
+func (fakeERP) APICredentialFields() []connector.CredentialField { return nil }
+func (fakeERP) APIAuthorizer(connector.Site, map[string]secrets.Secret) (connector.Authorizer, error) {
+	return nil, nil
+}
+func (fakeERP) VerifyAPICredential(context.Context, connector.Site, *http.Client) (string, error) {
+	return "bot", nil
+}
+
+func (f fakeERP) Tools() []connector.Tool {
+	out := schema.Object(schema.Prop("value", schema.Any("")))
+	tool := func(name string, in *schema.Schema, h connector.Handler) connector.Tool {
+		return connector.Tool{Name: name, Description: "Test tool.", Input: in, Output: out, Effect: connector.Read, Handler: h}
+	}
+	return []connector.Tool{
+		tool("echo", schema.Object(
+			schema.Prop("n", schema.Integer("").Min(1).Max(10)).Required(),
+			schema.Prop("when", schema.Date("")),
+		), func(ctx context.Context, c *connector.Call) (any, error) {
+			var a struct {
+				N    json.Number `json:"n"`
+				When string      `json:"when"`
+			}
+			if err := c.Decode(&a); err != nil {
+				return nil, err
+			}
+			return map[string]any{"value": map[string]any{"n": a.N, "amount": json.Number("1180.10")}}, nil
+		}),
+		tool("big", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return map[string]any{"value": strings.Repeat("x", 5000)}, nil
+		}),
+		tool("wide", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return map[string]any{"value": strings.Repeat("w", 1500)}, nil
+		}),
+		tool("denied", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return nil, toolerr.New(toolerr.PermissionDenied, "no access to Sales Invoice")
+		}),
+		tool("panics", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return nil, io.ErrUnexpectedEOF
+		}),
+		tool("secretive", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return map[string]any{"value": map[string]any{"customer": "Acme", "tax_id": "GB123", "card": "4111 1111 1111 1111"}}, nil
+		}),
+		tool("reallypanics", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			var m map[string]int
+			m["boom"]++ // a connector bug: assignment to a nil map
+			return nil, nil
+		}),
+		tool("raw", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Passed on as the ERP wrote it: an escaped sensitive name and
+			// a decimal whose digits must survive.
+			return connector.RawResult(`{"value":{"customer":"Caf\u00e9","t\u0061x_id":"GB123","amount":1180.100}}`), nil
+		}),
+		tool("rawbroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return connector.RawResult(`{"value":[1,2}`), nil
+		}),
+		tool("rawsensitivebroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Something to redact first, then text that is not JSON.
+			return connector.RawResult(`{"tax_id":"GB123"} {"more":1}`), nil
+		}),
+		tool("rawarray", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return connector.RawResult(`[{"value":1}]`), nil
+		}),
+		tool("pause", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// Two requests to the ERP, one after the other, each answered
+			// after upstreamPause.
+			for range 2 {
+				if _, err := fetchJSON(ctx, c, "/pause"); err != nil {
+					return nil, err
+				}
+			}
+			return map[string]any{"value": "paused"}, nil
+		}),
+		tool("afterwork", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// One request to the ERP, answered after upstreamPause, then
+			// afterWork of the tool's own work.
+			if _, err := fetchJSON(ctx, c, "/pause"); err != nil {
+				return nil, err
+			}
+			time.Sleep(afterWork)
+			return map[string]any{"value": "worked"}, nil
+		}),
+		tool("upstream", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			v, err := fetchJSON(ctx, c, "/slow")
+			return map[string]any{"value": v}, err
+		}),
+	}
+}
+
+// fetchJSON GETs path from the call's site through the call's client and
+// decodes the answer.
+func fetchJSON(ctx context.Context, c *connector.Call, path string) (any, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.Site.URL(path, nil), nil)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := outbound.DecodeJSON(resp, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+type sink struct {
+	mu     sync.Mutex
+	events []usage.Event
+}
+
+func (s *sink) Record(e usage.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, e)
+}
+
+func (s *sink) all() []usage.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]usage.Event(nil), s.events...)
+}
+
+type fixture struct {
+	engine *Engine
+	site   connector.Site
+	url    string
+	sink   *sink
+	logs   *observer.ObservedLogs
+	errors bool
+}
+
+// upstreamPause is how long the fixture's ERP takes to answer /pause.
+const upstreamPause = 30 * time.Millisecond
+
+// afterWork is how long the "afterwork" tool works after the ERP answered.
+const afterWork = 100 * time.Millisecond
+
+func newFixture(t *testing.T, errorsAsResults bool) *fixture {
+	t.Helper()
+	return newFixtureWith(t, errorsAsResults, nil)
+}
+
+// newFixtureWith is newFixture with options changed by with.
+func newFixtureWith(t *testing.T, errorsAsResults bool, with func(*Options)) *fixture {
+	t.Helper()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/pause" {
+			time.Sleep(upstreamPause)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"ok":true}`))
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	t.Cleanup(upstream.Close)
+	reg := connector.NewRegistry()
+	reg.MustRegister(fakeERP{})
+	core, logs := observer.New(zap.DebugLevel)
+	s := &sink{}
+	opts := Options{
+		Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: s,
+		Logger: zap.New(core), Budget: 300 * time.Millisecond, MaxResultBytes: 4096,
+		AllowedOrigins: []string{"https://gw.example"},
+	}
+	if with != nil {
+		with(&opts)
+	}
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(upstream.URL)
+	site := connector.Site{ID: uuid.New(), Slug: "demo", Kind: "fakeerp", BaseURL: base}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, ErrorsAsResults: errorsAsResults})
+	}))
+	t.Cleanup(srv.Close)
+	return &fixture{engine: e, site: site, url: srv.URL, sink: s, logs: logs, errors: errorsAsResults}
+}
+
+func (f *fixture) session(t *testing.T) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: f.url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	// The text block carries the exact JSON; the SDK decodes
+	// structuredContent into float64s, which would hide number changes.
+	raw := []byte(res.Content[0].(*sdk.TextContent).Text)
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	_ = dec.Decode(&m)
+	return res, m
+}
+
+func errCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func TestCallChain(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+
+	res, m := call(t, cs, "echo", map[string]any{"n": 3})
+	if res.IsError {
+		t.Fatalf("echo failed: %v", m)
+	}
+	v := m["value"].(map[string]any)
+	if v["n"] != json.Number("3") || v["amount"] != json.Number("1180.10") {
+		t.Errorf("numbers changed on the way: %v", v)
+	}
+
+	cases := []struct {
+		tool string
+		args map[string]any
+		code string
+		text string
+	}{
+		{"echo", map[string]any{"n": "3"}, "INVALID_ARGUMENT", "/n"},
+		{"echo", map[string]any{"n": 11}, "INVALID_ARGUMENT", "/n"},
+		{"echo", map[string]any{"n": 1, "x": true}, "INVALID_ARGUMENT", "x"},
+		{"echo", map[string]any{}, "INVALID_ARGUMENT", "n"},
+		{"echo", map[string]any{"n": 1, "when": "tomorrow"}, "INVALID_ARGUMENT", "/when"},
+		{"big", nil, "RESPONSE_TOO_LARGE", "KiB"},
+		{"denied", nil, "PERMISSION_DENIED", "Sales Invoice"},
+		{"panics", nil, "INTERNAL", "operator"},
+		{"rawbroken", nil, "INTERNAL", "could not be encoded"},
+		{"rawsensitivebroken", nil, "INTERNAL", "could not be encoded"},
+		{"rawarray", nil, "INTERNAL", "JSON object"},
+		{"upstream", nil, "UPSTREAM_TIMEOUT", "does not mean there are no records"},
+	}
+	for _, c := range cases {
+		res, m := call(t, cs, c.tool, c.args)
+		if !res.IsError || errCode(m) != c.code {
+			t.Errorf("%s(%v): isError=%v %v, want %s", c.tool, c.args, res.IsError, m, c.code)
+			continue
+		}
+		text := res.Content[0].(*sdk.TextContent).Text
+		if !strings.Contains(text, c.text) {
+			t.Errorf("%s: message %q should mention %q", c.tool, text, c.text)
+		}
+		if c.code == "INTERNAL" && strings.Contains(text, io.ErrUnexpectedEOF.Error()) {
+			t.Errorf("INTERNAL leaked the cause: %s", text)
+		}
+	}
+
+	_, m = call(t, cs, "secretive", nil)
+	v = m["value"].(map[string]any)
+	if v["tax_id"] != "[REDACTED]" || v["card"] != "[REDACTED]" || v["customer"] != "Acme" {
+		t.Errorf("redaction: %v", v)
+	}
+	// A result the handler encoded itself is redacted like any other,
+	// however the ERP escaped its names, and keeps its digits otherwise.
+	_, m = call(t, cs, "raw", nil)
+	v = m["value"].(map[string]any)
+	if v["tax_id"] != "[REDACTED]" || v["customer"] != "Café" || v["amount"] != json.Number("1180.100") {
+		t.Errorf("raw result: %v", v)
+	}
+	if n := f.logs.FilterMessage("field_redaction").Len(); n != 2 {
+		t.Errorf("field_redaction events = %d", n)
+	}
+
+	events := f.sink.all()
+	var calls int
+	for _, e := range events {
+		if e.Method == "tools/call" {
+			calls++
+		}
+	}
+	if calls != 1+len(cases)+2 {
+		t.Errorf("%d tools/call usage events, want %d", calls, 3+len(cases))
+	}
+	last := events[len(events)-1]
+	if last.Tool != "raw" || last.Outcome != usage.Success || last.SiteSlug != "demo" || last.AuthType != "service_token" || last.RequestID == "" {
+		t.Errorf("last event = %+v", last)
+	}
+}
+
+func TestErrorsAsResults(t *testing.T) {
+	f := newFixture(t, true)
+	cs := f.session(t)
+	res, m := call(t, cs, "denied", nil)
+	if res.IsError || m["ok"] != false || m["status"] != "error" || errCode(m) != "PERMISSION_DENIED" {
+		t.Errorf("isError=%v %v", res.IsError, m)
+	}
+}
+
+func TestAdvertisedSchemasAndOrigin(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if !tool.Annotations.ReadOnlyHint {
+			t.Errorf("%s: readOnlyHint false", tool.Name)
+		}
+		out, _ := json.Marshal(tool.OutputSchema)
+		if !strings.Contains(string(out), `"error"`) {
+			t.Errorf("%s: output schema does not admit the error envelope: %s", tool.Name, out)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("foreign Origin: %d", resp.StatusCode)
+	}
+}
+
+func TestNotificationsMakeNoUsageEvent(t *testing.T) {
+	f := newFixture(t, false)
+	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if n := len(f.sink.all()); n != 0 {
+		t.Errorf("%d usage events for a notification", n)
+	}
+}
+
+func TestAdvertisedOutputSchemaKeepsRequiredAsAlternative(t *testing.T) {
+	s := AdvertisedOutputSchema(schema.Object(schema.Prop("data", schema.Array(schema.Any(""), "")).Required()))
+	var m map[string]any
+	if err := json.Unmarshal(s, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["required"]; ok {
+		t.Errorf("required must move into anyOf: %s", s)
+	}
+	if alts, _ := m["anyOf"].([]any); len(alts) != 2 {
+		t.Errorf("anyOf = %v", m["anyOf"])
+	}
+}
+
+func (fakeERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }

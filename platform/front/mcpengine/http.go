@@ -1,0 +1,342 @@
+package mcpengine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// HeaderErrorFormat opts a service client into errors delivered as results.
+const HeaderErrorFormat = "X-MCP-Error-Format"
+
+// ServeMCP serves one authenticated MCP HTTP request for s.Site. The front
+// door has already authenticated the caller; ServeMCP never does.
+func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
+	ks, ok := e.kinds[s.Site.Kind]
+	if !ok {
+		WriteJSONRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "this site's ERP kind is not served by this deployment")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !e.origins[strings.ToLower(origin)] {
+		WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "requests from this browser origin are not allowed")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodGet {
+		refuseStream(w, r)
+		return
+	}
+	r, root := e.startRoot(r, s)
+	var st *requestState
+	defer func() { finishRoot(root, st) }()
+	arrived := time.Now()
+	_, admission := startSpan(r.Context(), "admission")
+	slot, ok := e.admit(w, r, s)
+	if !ok {
+		endSpan(admission, errBusy)
+		return
+	}
+	defer slot.done()
+	reqID := newRequestID()
+	w.Header().Set("X-Request-Id", reqID)
+
+	var body []byte
+	if r.Method == http.MethodPost {
+		var ok bool
+		if body, ok = e.readBody(w, r); !ok {
+			endSpan(admission, errBody)
+			return
+		}
+	}
+	if !e.startWork(w, r, slot) {
+		endSpan(admission, errBusy)
+		return
+	}
+	endSpan(admission, nil)
+
+	started := time.Now()
+	e.opts.Metrics.AdmissionWait(started.Sub(arrived))
+	st = &requestState{session: s, id: reqID, slot: slot, started: started, header: r.Header}
+	msg, isRequest := peekRequest(body)
+	if isRequest {
+		st.method = msg.Method
+	}
+	ctx := withState(r.Context(), st)
+	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
+		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) {
+			e.issueSession(w, st, msg.Params)
+		}
+		rw := newReplyWriter(w, st.method)
+		rw.ctx = ctx
+		st.reply = rw
+		r2 := r.Clone(ctx)
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		ks.http.ServeHTTP(rw, r2)
+		endSpan(rw.span, nil)
+		if st.noteRefusal(rw) && isRequest && msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
+	}
+
+	if !isRequest {
+		// Notifications, responses and malformed messages are not requests
+		// the server answers with a result: they make no usage event.
+		return
+	}
+	e.emitUsage(r, st, started)
+}
+
+func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time) {
+	tool, outcome, code, stage := st.snapshot()
+	if r.Context().Err() != nil {
+		// The client went away before the reply could be delivered.
+		outcome, code = usage.Cancelled, ""
+	}
+	if outcome == "" {
+		outcome = usage.Success
+	}
+	method := st.method
+	if !knownMethod(method) {
+		method = "unknown"
+	}
+	if method == string(mcp.MethodToolsCall) && tool == "" {
+		tool = "unknown"
+	}
+	now := time.Now()
+	if method == string(mcp.MethodToolsCall) {
+		tm := st.metrics
+		if tm == nil {
+			// Refused before the tool's chain ran (mcp-go's own checks):
+			// its series if the tool is known, else "unknown".
+			if ct, ok := e.kinds[st.session.Site.Kind].tools[tool]; ok {
+				tm = ct.metrics
+			} else {
+				tm = e.opts.Metrics.Tool(st.session.Site.Kind, "")
+			}
+		}
+		tm.Call(st.session.Site.Slug, string(outcome), code, now.Sub(started))
+	}
+	e.opts.Usage.Record(usage.Event{
+		Timestamp:  started.UTC(),
+		SiteID:     st.session.Site.ID,
+		SiteSlug:   st.session.Site.Slug,
+		AuthType:   st.session.Principal.AuthType,
+		ERPUser:    st.session.Principal.Subject,
+		ClientID:   st.session.ClientID,
+		RequestID:  st.id,
+		Method:     method,
+		Tool:       tool,
+		Outcome:    outcome,
+		ErrorCode:  code,
+		DurationMS: now.Sub(started).Milliseconds(),
+		ERPMS:      st.erpDuration(now).Milliseconds(),
+		Approval:   stage,
+	})
+}
+
+// message is the part of a JSON-RPC message the engine reads before
+// handing it on.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// peekRequest parses a single request message (one with an id). Batches,
+// notifications and unparsable bodies are not requests.
+func peekRequest(body []byte) (msg message, ok bool) {
+	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
+		return message{}, false
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.Method == "" {
+		return message{}, false
+	}
+	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return message{}, false
+	}
+	return msg, true
+}
+
+// knownMethods are the MCP request methods of every protocol version,
+// recorded by name; any other method is recorded as "unknown", so that a
+// client cannot fill the table with names of its own.
+var knownMethods = map[string]bool{
+	string(mcp.MethodInitialize): true, string(mcp.MethodPing): true,
+	string(mcp.MethodToolsList): true, string(mcp.MethodToolsCall): true,
+	string(mcp.MethodResourcesList): true, string(mcp.MethodResourcesTemplatesList): true,
+	string(mcp.MethodResourcesRead): true, string(mcp.MethodResourcesSubscribe): true,
+	string(mcp.MethodResourcesUnsubscribe): true, string(mcp.MethodPromptsList): true,
+	string(mcp.MethodPromptsGet): true, string(mcp.MethodSetLogLevel): true,
+	string(mcp.MethodCompletionComplete): true, string(mcp.MethodServerDiscover): true,
+	string(mcp.MethodSubscriptionsListen): true,
+	string(mcp.MethodTasksGet):            true, string(mcp.MethodTasksList): true,
+	string(mcp.MethodTasksResult): true, string(mcp.MethodTasksCancel): true,
+	// Requests a server sends; a client that sends one is still recorded
+	// by name.
+	string(mcp.MethodSamplingCreateMessage): true, string(mcp.MethodElicitationCreate): true,
+	string(mcp.MethodListRoots): true,
+}
+
+func knownMethod(m string) bool { return knownMethods[m] }
+
+// onProtocolError records JSON-RPC errors (unknown tool, unknown method,
+// invalid params) on the request's usage event.
+func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return
+	}
+	code := "PROTOCOL_ERROR"
+	switch {
+	case errors.Is(err, server.ErrToolNotFound):
+		code = "UNKNOWN_TOOL"
+	case errors.Is(err, server.ErrUnsupported):
+		code = "METHOD_NOT_FOUND"
+	}
+	st.mu.Lock()
+	if st.outcome == "" {
+		st.outcome, st.errorCode = usage.Error, code
+	}
+	st.mu.Unlock()
+}
+
+// refuseStream answers a GET: in stateless mode erpgate never sends a
+// message on a standing stream, so it does not hold one open (an open
+// stream would hold a slot for as long as the client likes). The
+// streamable HTTP transport lets a server answer 405; clients then use
+// POST only. 2026-07-28 removed the GET stream altogether, and DELETE with
+// it, so its answer allows only POST, as mcp-go's does. The connection is
+// closed too: clients open the stream on a connection of its own, so
+// nothing is lost, and a caller cannot keep thousands of them idle.
+func refuseStream(w http.ResponseWriter, r *http.Request) {
+	allow := "POST, DELETE"
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		allow = "POST"
+	}
+	w.Header().Set("Allow", allow)
+	w.Header().Set("Connection", "close")
+	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
+		"this server sends nothing on a standing GET stream: send requests with POST")
+}
+
+// admit takes, for the session's caller, a call slot (see admission.go)
+// before the request body is read, so a waiting request holds only its
+// connection. A caller over its share of the replica's call slots is
+// refused after a short wait, and a request that waits longer than the
+// upstream budget, with 503: the replica is overloaded, and another one,
+// or a later retry, may serve it.
+func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*callSlot, bool) {
+	key := s.LimitKey
+	if key == "" {
+		key = "site:" + s.Site.ID.String()
+	}
+	slot, err := e.admission.enterAs(r.Context(), key, e.opts.Budget)
+	if err != nil {
+		// The body has not been read: close the connection rather than
+		// let the server read the rest of it (as slowly as the client
+		// likes) before it sends the answer.
+		w.Header().Set("Connection", "close")
+		e.busy(w, r, err)
+		return nil, false
+	}
+	return slot, true
+}
+
+// startWork takes a work slot for the request whose body has been read,
+// within the upstream budget; see admit.
+func (e *Engine) startWork(w http.ResponseWriter, r *http.Request, slot *callSlot) bool {
+	if err := slot.work(r.Context(), e.opts.Budget); err != nil {
+		e.busy(w, r, err)
+		return false
+	}
+	return true
+}
+
+func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	w.Header().Set("Retry-After", "1")
+	msg := "erpgate is busy; retry shortly"
+	reason := "busy"
+	if errors.Is(err, errCallerShare) {
+		msg = "this caller has as many requests in progress as one caller may have on this server; retry when one has ended"
+		reason = "caller_share"
+	}
+	e.opts.Metrics.AdmissionRefused(reason)
+	WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, msg)
+}
+
+// readBody reads the request body, at most MaxRequestBytes of it and
+// within BodyTimeout: the read deadline is on the connection, so a body
+// that arrives too slowly is cut off (408) and its connection closed. The
+// request holds a call slot meanwhile, never a work slot.
+func (e *Engine) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(e.opts.BodyTimeout)) == nil
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, e.opts.MaxRequestBytes))
+	if err == nil {
+		if deadline {
+			// The handler may run for the whole budget: no deadline on
+			// reading (the server watches the connection for the client
+			// going away).
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		return body, true
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		WriteJSONRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST, "the request body is larger than this server accepts")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The deadline stays: the connection cannot be reused, and the
+		// server closes it instead of reading the rest.
+		w.Header().Set("Connection", "close")
+		WriteJSONRPCError(w, http.StatusRequestTimeout, nil, mcp.INVALID_REQUEST,
+			fmt.Sprintf("the request body arrived too slowly: send it within %s", e.opts.BodyTimeout))
+	default:
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "the request body could not be read")
+	}
+	return nil, false
+}
+
+// errBusy marks an admission span of a request refused at the door.
+// errBody one whose body could not be read.
+var (
+	errBusy = toolerr.New(toolerr.UpstreamUnavailable, "refused at the door")
+	errBody = toolerr.New(toolerr.InvalidArgument, "the body could not be read")
+)
+
+// WriteJSONRPCError writes a JSON-RPC error response with an HTTP status.
+func WriteJSONRPCError(w http.ResponseWriter, status int, id any, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error":   map[string]any{"code": code, "message": message},
+	})
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,333 @@
+package mcpengine
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// postModern sends one JSON-RPC request of the 2026-07-28 era: the protocol
+// version in the header and in the body's _meta, and the method in
+// Mcp-Method (and the tool's name in Mcp-Name for tools/call). headers
+// overrides or, with an empty value, removes a header.
+func postModern(t *testing.T, url, method, params string, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, method)
+	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// modernMeta is the _meta member a 2026-07-28 request carries.
+const modernMeta = `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `",` +
+	`"` + mcp.MetaKeyClientInfo + `":{"name":"test","version":"1"},"` + mcp.MetaKeyClientCapabilities + `":{}}`
+
+// sseMessages reads the JSON messages of an SSE body in order; a JSON body
+// is one message.
+func sseMessages(t *testing.T, resp *http.Response, body []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	decode := func(data string) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("message %q: %v", data, err)
+		}
+		out = append(out, m)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		decode(string(body))
+		return out
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(body)))
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			decode(data)
+		}
+	}
+	return out
+}
+
+// TestSubscriptionsListenAcknowledgesBeforeItsResult: a 2026-07-28
+// subscriptions/listen stream carries notifications/subscriptions/acknowledged
+// before its result, every time. mcp-go's transport could lose it: its
+// notification goroutine took the acknowledgement off the session's channel
+// but found the request done once the handler's result had taken the lock
+// first, and dropped it. The race shows in a fraction of tries, so the test
+// makes 200.
+func TestSubscriptionsListenAcknowledgesBeforeItsResult(t *testing.T) {
+	f := newFixture(t, false)
+	const tries = 200
+	lost := 0
+	var example string
+	for i := range tries {
+		resp, body := postModern(t, f.url, string(mcp.MethodSubscriptionsListen),
+			`{"notifications":{"toolsListChanged":true},`+modernMeta+`}`, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("try %d: %d %s", i, resp.StatusCode, body)
+		}
+		msgs := sseMessages(t, resp, body)
+		ok := len(msgs) == 2 && msgs[0]["method"] == mcp.MethodNotificationSubscriptionsAcknowledged && msgs[1]["result"] != nil
+		if !ok {
+			lost++
+			example = string(body)
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d subscriptions/listen streams had no acknowledgement before the result; one was:\n%s", lost, tries, example)
+	}
+}
+
+// TestProtocolRefusalsAreRecordedAsErrors: a request mcp-go's transport
+// refuses before dispatch (2026-07-28 header checks, 400 with a JSON-RPC
+// error) is recorded as an error with the refusal's code, under its
+// method's name; before, a tools/call refused with 400/-32020 was recorded
+// as a success.
+func TestProtocolRefusalsAreRecordedAsErrors(t *testing.T) {
+	f := newFixture(t, false)
+	echo := `{"name":"echo","arguments":{"n":1},` + modernMeta + `}`
+	for _, c := range []struct {
+		name     string
+		method   string
+		params   string
+		headers  map[string]string
+		status   int
+		rpcCode  int
+		wantCode string
+		wantTool string
+	}{
+		{"tools/call without Mcp-Name", "tools/call", echo, nil,
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "echo"},
+		{"tools/call with another Mcp-Method", "tools/call", echo, map[string]string{mcp.HeaderMethod: "tools/list", mcp.HeaderName: "echo"},
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "echo"},
+		{"tools/call of a tool that does not exist, without Mcp-Name", "tools/call", `{"name":"drop_tables","arguments":{},` + modernMeta + `}`, nil,
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", "unknown"},
+		{"tools/list with Last-Event-ID", "tools/list", `{` + modernMeta + `}`, map[string]string{"Last-Event-ID": "3"},
+			http.StatusBadRequest, mcp.HEADER_MISMATCH, "HEADER_MISMATCH", ""},
+		{"tools/list without _meta version", "tools/list", `{}`, nil,
+			http.StatusBadRequest, mcp.INVALID_PARAMS, "INVALID_PARAMS", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(f.sink.all())
+			resp, body := postModern(t, f.url, c.method, c.params, c.headers)
+			var reply struct {
+				Error struct{ Code int } `json:"error"`
+			}
+			_ = json.Unmarshal(body, &reply)
+			if resp.StatusCode != c.status || reply.Error.Code != c.rpcCode {
+				t.Fatalf("answered %d %s, want %d with error %d", resp.StatusCode, body, c.status, c.rpcCode)
+			}
+			events := f.sink.all()[before:]
+			if len(events) != 1 {
+				t.Fatalf("usage events: %+v", events)
+			}
+			ev := events[0]
+			if ev.Method != c.method || ev.Outcome != usage.Error || ev.ErrorCode != c.wantCode {
+				t.Errorf("recorded method %q outcome %q code %q, want %q error %q", ev.Method, ev.Outcome, ev.ErrorCode, c.method, c.wantCode)
+			}
+			if ev.Tool != c.wantTool {
+				t.Errorf("recorded tool %q, want %q", ev.Tool, c.wantTool)
+			}
+		})
+	}
+}
+
+// TestEveryKnownMethodIsRecordedByName: each MCP method, of every era, is
+// recorded under its own name (subscriptions/listen was "unknown"); a
+// method MCP does not define is "unknown".
+func TestEveryKnownMethodIsRecordedByName(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct {
+		method, params string
+		modern         bool
+		want           string
+	}{
+		{"subscriptions/listen", `{"notifications":{},` + modernMeta + `}`, true, "subscriptions/listen"},
+		{"server/discover", `{` + modernMeta + `}`, true, "server/discover"},
+		{"tools/list", `{` + modernMeta + `}`, true, "tools/list"},
+		{"ping", `{` + modernMeta + `}`, true, "ping"},
+		{"resources/list", `{` + modernMeta + `}`, true, "resources/list"},
+		{"prompts/list", `{` + modernMeta + `}`, true, "prompts/list"},
+		{"resources/subscribe", `{"uri":"erp://x"}`, false, "resources/subscribe"},
+		{"resources/unsubscribe", `{"uri":"erp://x"}`, false, "resources/unsubscribe"},
+		{"tasks/list", `{}`, false, "tasks/list"},
+		{"tasks/get", `{"taskId":"t1"}`, false, "tasks/get"},
+		{"tasks/result", `{"taskId":"t1"}`, false, "tasks/result"},
+		{"tasks/cancel", `{"taskId":"t1"}`, false, "tasks/cancel"},
+		{"initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`, false, "initialize"},
+		{"erp/steal", `{}`, false, "unknown"},
+	} {
+		before := len(f.sink.all())
+		if c.modern {
+			postModern(t, f.url, c.method, c.params, nil)
+		} else {
+			postLegacy(t, f.url, c.method, c.params)
+		}
+		events := f.sink.all()[before:]
+		if len(events) != 1 || events[0].Method != c.want {
+			t.Errorf("%s: usage events %+v, want one with method %q", c.method, events, c.want)
+		}
+	}
+}
+
+// postLegacy sends one JSON-RPC request of the 2025-06-18 era.
+func postLegacy(t *testing.T, url, method, params string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"`+method+`","params":`+params+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if method != "initialize" {
+		req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+}
+
+// TestModernDirectCallRepliesAsMCPGo sends each 2026-07-28 call twice: as a
+// plain call, which serveToolCall answers itself (modern.go), and with a
+// progress token in _meta, which mcp-go's transport answers. The replies
+// must be the same: status, content type and JSON.
+func TestModernDirectCallRepliesAsMCPGo(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct{ name, args string }{
+		{"echo", `{"n":3}`}, {"echo", `{"n":30}`}, {"echo", `{"n":3,"extra":true}`}, {"big", `{}`},
+		{"denied", ``}, {"panics", `{}`}, {"reallypanics", `{}`}, {"echo", `null`}, {"echo", `[1]`},
+		{"secretive", `{}`}, {"wide", `{}`},
+	} {
+		args := ""
+		if c.args != "" {
+			args = `,"arguments":` + c.args
+		}
+		direct := `{"name":"` + c.name + `"` + args + `,` + modernMeta + `}`
+		viaMCPGo := strings.Replace(direct, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+		h := map[string]string{mcp.HeaderName: c.name}
+		r1, b1 := postModern(t, f.url, "tools/call", direct, h)
+		r2, b2 := postModern(t, f.url, "tools/call", viaMCPGo, h)
+		var got, want any
+		if json.Unmarshal(b1, &got) != nil || json.Unmarshal(b2, &want) != nil {
+			t.Fatalf("%s: replies %s / %s", c.name, b1, b2)
+		}
+		if r1.StatusCode != r2.StatusCode || r1.Header.Get("Content-Type") != r2.Header.Get("Content-Type") || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s:\n direct %d %s %s\n mcp-go %d %s %s", c.name, c.args, r1.StatusCode, r1.Header.Get("Content-Type"), b1,
+				r2.StatusCode, r2.Header.Get("Content-Type"), b2)
+		}
+	}
+}
+
+// TestModernDirectTakesOnlyCallsThatPassMCPGosChecks: a 2026-07-28 call
+// goes direct only with the version in the header and in _meta alike, the
+// client's capabilities, Mcp-Method and Mcp-Name matching the body, no
+// Last-Event-ID and nothing else in _meta; every other one is left to
+// mcp-go, untouched, which refuses or serves it as it always did.
+func TestModernDirectTakesOnlyCallsThatPassMCPGosChecks(t *testing.T) {
+	f := newFixture(t, false)
+	ks := f.engine.kinds["fakeerp"]
+	version := mcp.ProtocolVersion20260728
+	metaWith := func(members string) string {
+		return `{"name":"echo","arguments":{"n":1},"_meta":{` + members + `}}`
+	}
+	full := `"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":{}`
+	for _, c := range []struct {
+		name, params string
+		headers      map[string]string
+		served       bool
+	}{
+		{"a plain call", metaWith(full + `,"` + mcp.MetaKeyClientInfo + `":{"name":"c","version":"1"}`), nil, true},
+		{"no client info", metaWith(full), nil, true},
+		{"the name base64-encoded", metaWith(full), map[string]string{mcp.HeaderName: "=?base64?ZWNobw==?="}, true},
+		{"no _meta", `{"name":"echo","arguments":{"n":1}}`, nil, false},
+		{"a progress token", metaWith(full + `,"progressToken":1`), nil, false},
+		{"a log level", metaWith(full + `,"` + mcp.MetaKeyLogLevel + `":"debug"`), nil, false},
+		{"no capabilities", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"` + version + `"`), nil, false},
+		{"capabilities not an object", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":[]`), nil, false},
+		{"another version in _meta", metaWith(`"` + mcp.MetaKeyProtocolVersion + `":"2025-11-25","` + mcp.MetaKeyClientCapabilities + `":{}`), nil, false},
+		{"client info not an object", metaWith(full + `,"` + mcp.MetaKeyClientInfo + `":"c"`), nil, false},
+		{"Mcp-Name of another tool", metaWith(full), map[string]string{mcp.HeaderName: "big"}, false},
+		{"no Mcp-Name", metaWith(full), map[string]string{mcp.HeaderName: ""}, false},
+		{"no Mcp-Method", metaWith(full), map[string]string{mcp.HeaderMethod: ""}, false},
+		{"Mcp-Method of another method", metaWith(full), map[string]string{mcp.HeaderMethod: "tools/list"}, false},
+		{"Last-Event-ID", metaWith(full), map[string]string{mcp.HeaderLastEventID: "1"}, false},
+		{"a task", `{"name":"echo","arguments":{"n":1},"task":{"ttl":1000},"_meta":{` + full + `}}`, nil, false},
+		{"an unknown tool", `{"name":"no_such_tool","arguments":{},"_meta":{` + full + `}}`, map[string]string{mcp.HeaderName: "no_such_tool"}, false},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.params + `}`
+		st := &requestState{session: Session{Site: f.site}, id: "t"}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body)).WithContext(withState(t.Context(), st))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(mcp.HeaderProtocolVersion, version)
+		r.Header.Set(mcp.HeaderMethod, "tools/call")
+		r.Header.Set(mcp.HeaderName, "echo")
+		for k, v := range c.headers {
+			if v == "" {
+				r.Header.Del(k)
+			} else {
+				r.Header.Set(k, v)
+			}
+		}
+		w := httptest.NewRecorder()
+		msg, _ := peekRequest([]byte(body))
+		served := f.engine.serveToolCall(ks, w, r, []byte(body), msg)
+		if served != c.served {
+			t.Errorf("%s: served = %v, want %v", c.name, served, c.served)
+		}
+		if !served && (w.Body.Len() > 0 || w.Code != http.StatusOK || len(w.Header()) > 0) {
+			t.Errorf("%s: not served, but wrote %d %v %q", c.name, w.Code, w.Header(), w.Body.String())
+		}
+		if served && !strings.Contains(w.Body.String(), `"resultType":"complete"`) {
+			t.Errorf("%s: reply %s", c.name, w.Body.String())
+		}
+	}
+	// A tool with a parameter bound to a header is left to mcp-go, which
+	// checks the header against the argument.
+	bound := *ks.tools["echo"]
+	bound.advertised.RawInputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}}`)
+	bound.headerBound = len(mcp.ExtractParamHeaderBindings(&bound.advertised)) > 0
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Header.Set(mcp.HeaderMethod, "tools/call")
+	r.Header.Set(mcp.HeaderName, "echo")
+	params := metaWith(full)
+	var p callParams
+	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, json.RawMessage(params), p.Meta) {
+		t.Errorf("a tool with a header-bound parameter went direct (bound %v, %v)", bound.headerBound, err)
+	}
+	if !modernDirect(r, version, ks.tools["echo"], json.RawMessage(params), p.Meta) {
+		t.Error("the same call of the tool without the binding did not go direct")
+	}
+}

@@ -1,0 +1,127 @@
+package mcpengine
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/store/approval"
+)
+
+// Sealed tokens the engine hands to clients and reads back, so that
+// nothing about a caller's approval or capabilities lives in a replica's
+// memory: the request state of a 2026-07-28 approval (an input_required
+// result's requestState) and the capability session id of earlier
+// protocols (Mcp-Session-Id). Each is AES-256-GCM under a key of its own,
+// derived from Options.StateKey (secrets.Keyring.DeriveKey("approval-state")),
+// with its purpose as additional data: a token of one kind never opens as
+// the other, a changed byte opens as nothing, and a client learns nothing
+// from its content.
+
+// sealer seals and opens one kind of token.
+type sealer struct {
+	aead    cipher.AEAD
+	purpose []byte
+}
+
+func newSealer(key []byte, purpose string) (*sealer, error) {
+	if len(key) < 32 {
+		return nil, errors.New("mcpengine: the state key must have 32 bytes or more")
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("erpgate mcpengine " + purpose))
+	block, err := aes.NewCipher(mac.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &sealer{aead: aead, purpose: []byte(purpose)}, nil
+}
+
+// maxSealed bounds a token the engine will try to open.
+const maxSealed = 2048
+
+func (s *sealer) seal(v any) (string, error) {
+	plain, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, s.purpose)), nil
+}
+
+// open decodes token into v; false for anything the engine did not seal
+// with this purpose and key.
+func (s *sealer) open(token string, v any) bool {
+	if token == "" || len(token) > maxSealed {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
+		return false
+	}
+	n := s.aead.NonceSize()
+	plain, err := s.aead.Open(nil, raw[:n], raw[n:], s.purpose)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(plain, v) == nil
+}
+
+// approvalState is a 2026-07-28 approval's request state: the pending
+// action it is bound to, the whole key of the call that proposed it, and
+// its expiry.
+type approvalState struct {
+	Action    uuid.UUID `json:"a"`
+	Site      uuid.UUID `json:"s"`
+	AuthType  string    `json:"t"`
+	Principal string    `json:"p"`
+	Tool      string    `json:"n"`
+	Digest    []byte    `json:"d"`
+	Expires   int64     `json:"e"`
+}
+
+func newApprovalState(a approval.Action) approvalState {
+	return approvalState{Action: a.ID, Site: a.Key.SiteID, AuthType: a.Key.AuthType, Principal: a.Key.Principal,
+		Tool: a.Key.Tool, Digest: a.Key.ArgsDigest[:], Expires: a.ExpiresAt.Unix()}
+}
+
+// key is the key the state was issued for.
+func (s approvalState) key() (approval.Key, bool) {
+	k := approval.Key{SiteID: s.Site, AuthType: s.AuthType, Principal: s.Principal, Tool: s.Tool}
+	if len(s.Digest) != len(k.ArgsDigest) {
+		return k, false
+	}
+	copy(k.ArgsDigest[:], s.Digest)
+	return k, true
+}
+
+func (s approvalState) expired(now time.Time) bool { return !now.Before(time.Unix(s.Expires, 0)) }
+
+// HeaderSessionID is the header of the capability session id.
+const HeaderSessionID = "Mcp-Session-Id"
+
+// capabilitySession is what an earlier protocol's client declared at
+// initialize, carried by the session id the engine issued: its protocol
+// version, whether it takes URL-mode elicitations, and the site it was
+// issued on.
+type capabilitySession struct {
+	Version string    `json:"v"`
+	URL     bool      `json:"u"`
+	Site    uuid.UUID `json:"s"`
+	Issued  int64     `json:"i"`
+}

@@ -1,0 +1,147 @@
+package mcpengine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// Session is what a front door establishes for one HTTP request: who is
+// calling, on which site, and how to authorise upstream requests.
+type Session struct {
+	Site      connector.Site
+	Principal connector.Principal
+	// Authorizer adds the caller's ERP credentials to upstream requests.
+	Authorizer connector.Authorizer
+	// ErrorsAsResults delivers tool failures as normal results with
+	// {status:"error", ok:false, error:{…}} (X-MCP-Error-Format: result).
+	ErrorsAsResults bool
+	// MaxRecords is the site's cap on rows per upstream query; 0 means the
+	// deployment default. The lower of the two applies.
+	MaxRecords int
+	// LimitKey identifies the caller for per-user limits, such as
+	// "service:<token id>" or "user:<erp user>".
+	LimitKey string
+	// ClientID names the MCP client for the usage event: the OAuth client
+	// id, or the service token's id.
+	ClientID string
+}
+
+// requestState travels in the context of one MCP request.
+type requestState struct {
+	session Session
+	id      string
+	// slot is the request's admission slot, given back while a tool call
+	// waits on the ERP.
+	slot *callSlot
+
+	// started is when the request's body had been read.
+	started time.Time
+	// reply is the writer mcp-go's transport writes the reply to; nil when
+	// the engine writes it itself.
+	reply *replyWriter
+	// header is the HTTP request's; meta is the _meta of a 2026-07-28
+	// write call served on the direct path (writes.go reads both).
+	header http.Header
+	meta   json.RawMessage
+
+	mu     sync.Mutex
+	method string
+	tool   string
+	// metrics are the series of the tool called, once known.
+	metrics   *metrics.Tool
+	outcome   usage.Outcome
+	errorCode string
+	// approval is the write's approval stage for the usage event.
+	approval string
+	// erpOpen counts the requests now with the ERP, erpSince is when the
+	// first of them was sent, and erpTime the time with the ERP before it:
+	// overlapping requests count once.
+	erpOpen  int
+	erpSince time.Time
+	erpTime  time.Duration
+}
+
+type stateKey struct{}
+
+func withState(ctx context.Context, st *requestState) context.Context {
+	return context.WithValue(ctx, stateKey{}, st)
+}
+
+func stateFrom(ctx context.Context) *requestState {
+	st, _ := ctx.Value(stateKey{}).(*requestState)
+	return st
+}
+
+func (st *requestState) setOutcome(o usage.Outcome, code string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.outcome, st.errorCode = o, code
+}
+
+func (st *requestState) snapshot() (tool string, o usage.Outcome, code, approval string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.tool, st.outcome, st.errorCode, st.approval
+}
+
+// erpBegin marks a request sent to the ERP.
+func (st *requestState) erpBegin(now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.erpOpen == 0 {
+		st.erpSince = now
+	}
+	st.erpOpen++
+}
+
+// erpEnd marks a request's answer read (or its failure).
+func (st *requestState) erpEnd(now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.erpOpen--
+	if st.erpOpen == 0 {
+		st.erpTime += now.Sub(st.erpSince)
+	}
+}
+
+// erpDuration is the time the request spent with the ERP so far: from
+// sending a request to having read its answer, overlapping requests
+// counted once.
+func (st *requestState) erpDuration(now time.Time) time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	d := st.erpTime
+	if st.erpOpen > 0 {
+		d += now.Sub(st.erpSince)
+	}
+	return d
+}
+
+// appendServerTiming appends a Server-Timing header value: the time with
+// the ERP ("erp") and the time from having read the request to now
+// ("total"), in milliseconds. What erpgate itself added to a call, beyond
+// the network, is total minus erp.
+func (st *requestState) appendServerTiming(dst []byte, now time.Time) []byte {
+	dst = append(dst, "erp;dur="...)
+	dst = appendMillis(dst, st.erpDuration(now))
+	dst = append(dst, ", total;dur="...)
+	return appendMillis(dst, now.Sub(st.started))
+}
+
+// appendMillis appends d in milliseconds with three decimals (to the
+// microsecond).
+func appendMillis(dst []byte, d time.Duration) []byte {
+	us := max(d.Microseconds(), 0)
+	dst = strconv.AppendInt(dst, us/1000, 10)
+	frac := us % 1000
+	dst = append(dst, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	return dst
+}

@@ -1,0 +1,462 @@
+package mcpengine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+// Writes (docs/writes.md). A Write or Destructive tool's call never writes
+// at once: the engine proposes it (the connector's Preview, read as the
+// caller, stored as a pending action), asks the client to have the person
+// approve it on erpgate's page, and runs it only when a later call (the
+// retry with the same arguments, or the resumed 2026-07-28 request) finds
+// the action approved and wins the claim on it: once, whatever races.
+//
+// How the engine asks depends on the client:
+//   - 2026-07-28 with elicitation.url in the capabilities of _meta: an
+//     input_required result with a URL-mode elicitation of the page, and
+//     the sealed request state (seal.go) naming the action;
+//   - an earlier protocol whose client declared elicitation.url at
+//     initialize (carried by the sealed capability session id the engine
+//     issued, since erpgate keeps no session): JSON-RPC error -32042;
+//   - anyone else: the tool error APPROVAL_REQUIRED with the URL, telling
+//     the model to show it and call again with the same arguments.
+//
+// The approval page (web/approve) decides with approval.Store.Decide; the
+// engine only proposes, claims, runs and records.
+//
+// Choices made here (docs/writes.md has the design):
+//   - input_required and -32042 are used only for a client that declared
+//     elicitation.url (not merely elicitation): a form-only client could
+//     not open the page, and gets APPROVAL_REQUIRED;
+//   - of racing retries the loser gets APPROVAL_INVALID "already used" at
+//     once (it does not wait for the winner's result);
+//   - an outcome that ends an action (rejected, expired, executed,
+//     failed) is told to the caller once (Store.Report); the same call
+//     then proposes afresh, so a model is never stuck, and a replay never
+//     writes. A write still executing is told to every retry and stays
+//     open until it expires (outcome unknown: never run again);
+//   - a service token's principal is its id (Session.ClientID);
+//   - the capability session id is bound to the site, not the person: it
+//     says only what the client can show;
+//   - sealed states follow the keyring's primary key: rotating it makes
+//     outstanding request states invalid (the call proposes afresh) and
+//     session ids unreadable (the client is then asked by tool error);
+//   - an ask is recorded as usage outcome error APPROVAL_REQUIRED, stage
+//     proposed, whichever form it took; a call refused before anything
+//     was proposed (invalid arguments, a failed preview) has no stage.
+
+// StateKeyPurpose is the secrets.Keyring.DeriveKey purpose of
+// Options.StateKey.
+const StateKeyPurpose = "approval-state"
+
+// ApprovalURL is the approval page of action id, under the public base URL.
+func ApprovalURL(publicBaseURL string, id uuid.UUID) string {
+	return strings.TrimRight(publicBaseURL, "/") + "/approve/" + id.String()
+}
+
+// The approval stages a write tool's usage event records.
+const (
+	StageProposed = "proposed"
+	StageExecuted = "executed"
+	StageFailed   = "failed"
+	StageRefused  = "refused"
+)
+
+// inputKey is the key of the approval in an input_required result's
+// inputRequests.
+const inputKey = "approval"
+
+// askMode is how the engine asks a client for approval.
+type askMode int
+
+const (
+	askByError    askMode = iota // APPROVAL_REQUIRED tool error
+	askByURLError                // -32042 (before 2026-07-28)
+	askByInput                   // input_required (2026-07-28)
+)
+
+// approvalLink carries the approval URL in an APPROVAL_REQUIRED error, for
+// the error envelope's approval_url.
+type approvalLink struct{ url string }
+
+func (l *approvalLink) Error() string { return "approval required at " + l.url }
+
+func (st *requestState) setApproval(stage string) {
+	st.mu.Lock()
+	st.approval = stage
+	st.mu.Unlock()
+}
+
+// writeCall is the chain of a Write or Destructive tool's call.
+func (e *Engine) writeCall(ctx context.Context, st *requestState, ct *compiledTool, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := e.write(ctx, st, ct, req)
+	var required mcp.URLElicitationRequiredError
+	if err != nil && !errors.As(err, &required) {
+		return e.failure(ctx, st, ct, err), nil
+	}
+	return res, err
+}
+
+func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := e.checkArgs(st, ct, req.Params.RawArguments)
+	if err != nil {
+		return nil, err
+	}
+	key, approver, err := e.writeKey(st, ct, args)
+	if err != nil {
+		st.setApproval(StageRefused)
+		return nil, err
+	}
+	ctx, end, err := e.bounded(ctx, st, ct)
+	if err != nil {
+		return nil, err
+	}
+	defer end.done()
+	store := e.opts.Approvals
+	mode := e.askMode(ctx, st)
+
+	var (
+		a     approval.Action
+		found bool
+	)
+	if state := req.Params.RequestState; state != "" {
+		// The 2026-07-28 retry: the state names the action, and must
+		// have been issued for exactly this call.
+		var k approvalState
+		ok := e.states.open(state, &k)
+		if ok {
+			var sk approval.Key
+			sk, ok = k.key()
+			ok = ok && sk == key
+		}
+		if !ok {
+			st.setApproval(StageRefused)
+			store.Refused(ctx, approval.Action{Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}, "invalid_state")
+			return nil, toolerr.New(toolerr.ApprovalInvalid,
+				"the request state is not one erpgate issued for this call (same caller, tool and arguments); nothing was written. Call the tool again without it to propose the change afresh")
+		}
+		known := approval.Action{ID: k.Action, Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}
+		if k.expired(store.Now()) {
+			st.setApproval(StageRefused)
+			store.Refused(ctx, known, approval.Reason(approval.ErrExpired))
+			return nil, toolerr.New(toolerr.ApprovalExpired, "the approval for this change ran out (%s after it was proposed); nothing was written. Call again to propose it afresh", approval.TTL)
+		}
+		if declined(req.Params.InputResponses) {
+			st.setApproval(StageRefused)
+			store.Refused(ctx, known, "declined")
+			return nil, toolerr.New(toolerr.ApprovalRejected, "the approval was declined; nothing was written")
+		}
+		if a, err = store.Get(ctx, key.SiteID, k.Action); err != nil {
+			if errors.Is(err, approval.ErrNotFound) {
+				st.setApproval(StageRefused)
+				return nil, toolerr.New(toolerr.ApprovalInvalid, "the pending change this request names no longer exists; nothing was written. Call again to propose it afresh")
+			}
+			return nil, err
+		}
+		found = true
+	} else if a, found, err = store.Open(ctx, key); err != nil {
+		return nil, err
+	}
+	if !found {
+		if a, err = e.propose(ctx, st, ct, key, approver, args); err != nil {
+			return nil, err
+		}
+		return e.ask(st, a, mode)
+	}
+
+	now := store.Now()
+	switch {
+	case a.Status == approval.Proposed && !a.Expired(now):
+		return e.ask(st, a, mode)
+	case a.Status == approval.Approved && !a.Expired(now):
+		return e.execute(ctx, st, ct, key, a, args)
+	}
+	// Every other outcome is told once: then the same call proposes
+	// afresh. A write still running (not expired) is told to every
+	// racing retry, and stays open.
+	st.setApproval(StageRefused)
+	store.Refused(ctx, a, refusal(a, now))
+	if a.Status == approval.Executing && !a.Expired(now) {
+		return nil, outcomeError(a, now)
+	}
+	if err := store.Report(context.WithoutCancel(ctx), key.SiteID, a.ID); err != nil {
+		e.log.Warn("approval: mark reported", zap.String("action_id", a.ID.String()), zap.Error(err))
+	}
+	return nil, outcomeError(a, now)
+}
+
+// writeKey is the call's approval key and who must approve it, or why the
+// caller may not write.
+func (e *Engine) writeKey(st *requestState, ct *compiledTool, args json.RawMessage) (approval.Key, string, error) {
+	digest, err := approval.Digest(args)
+	if err != nil {
+		return approval.Key{}, "", toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments cannot be read one way only (a repeated name?)")
+	}
+	p := st.session.Principal
+	key := approval.Key{SiteID: st.session.Site.ID, AuthType: p.AuthType, Tool: ct.tool.Name, ArgsDigest: digest}
+	switch p.AuthType {
+	case "oauth":
+		if p.Subject == "" {
+			return key, "", toolerr.New(toolerr.PermissionDenied, "this sign-in names no ERP user, and a write needs that user's approval")
+		}
+		key.Principal = p.Subject
+		return key, p.Subject, nil
+	case "service_token":
+		var approver string
+		if ss := e.live.Load().sites[st.session.Site.ID]; ss != nil {
+			approver = ss.approver
+		}
+		if approver == "" || st.session.ClientID == "" {
+			return key, "", toolerr.New(toolerr.PermissionDenied,
+				"service tokens may not write on this site: its operator must turn on service_writes and name the ERP user who approves them (service_write_approver)")
+		}
+		key.Principal = st.session.ClientID
+		return key, approver, nil
+	}
+	return key, "", toolerr.New(toolerr.PermissionDenied, "this kind of caller may not write")
+}
+
+// askMode reads what the client declared: in the 2026-07-28 request's
+// _meta, or at initialize in the capability session id.
+func (e *Engine) askMode(ctx context.Context, st *requestState) askMode {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		if urlElicitation(info.ClientCapabilities) {
+			return askByInput
+		}
+		return askByError
+	}
+	if mcp.IsModernProtocol(st.header.Get(mcp.HeaderProtocolVersion)) {
+		var meta struct {
+			Caps *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		}
+		if len(st.meta) > 0 && json.Unmarshal(st.meta, &meta) == nil && urlElicitation(meta.Caps) {
+			return askByInput
+		}
+		return askByError
+	}
+	var cs capabilitySession
+	if e.sessions.open(st.header.Get(HeaderSessionID), &cs) && cs.URL && cs.Site == st.session.Site.ID {
+		return askByURLError
+	}
+	return askByError
+}
+
+func urlElicitation(c *mcp.ClientCapabilities) bool {
+	return c != nil && c.Elicitation != nil && c.Elicitation.URL != nil
+}
+
+// declined reports whether the client's answer to the approval's
+// elicitation was decline or cancel.
+func declined(responses mcp.InputResponses) bool {
+	r, ok := responses[inputKey]
+	if !ok {
+		return false
+	}
+	if err := r.DecodeFor(mcp.MethodElicitationCreate); err != nil || r.Elicitation == nil {
+		return false
+	}
+	return r.Elicitation.Action == mcp.ElicitationResponseActionDecline || r.Elicitation.Action == mcp.ElicitationResponseActionCancel
+}
+
+// propose reads the preview as the caller and stores the pending action.
+func (e *Engine) propose(ctx context.Context, st *requestState, ct *compiledTool, key approval.Key, approver string, args json.RawMessage) (approval.Action, error) {
+	_, span := startSpan(ctx, "preview")
+	preview, err := ct.tool.Preview(ctx, e.newCall(st, ct, args, connector.Read))
+	endSpan(span, err)
+	if err != nil {
+		return approval.Action{}, fmt.Errorf("%s/%s preview on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
+	}
+	if preview == nil {
+		return approval.Action{}, toolerr.New(toolerr.Internal, "the tool gave no preview of its change")
+	}
+	redactPreview(e.redactor(st, ct), preview)
+	a, err := e.opts.Approvals.Propose(ctx, approval.Action{Key: key, SiteSlug: st.session.Site.Slug, Kind: ct.kind,
+		ClientID: st.session.ClientID, Approver: approver, Preview: *preview})
+	if err != nil {
+		return approval.Action{}, err
+	}
+	return a, nil
+}
+
+// ask asks the client to have the person approve a.
+func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.CallToolResult, error) {
+	st.setApproval(StageProposed)
+	st.setOutcome(usage.Error, string(toolerr.ApprovalRequired))
+	url := ApprovalURL(e.opts.PublicBaseURL, a.ID)
+	whose, who := "your approval", "you"
+	if a.Key.AuthType == "service_token" {
+		whose, who = "the approval of "+a.Approver, a.Approver
+	}
+	message := fmt.Sprintf("erpgate needs %s to approve this change before it is made: %s. Open the page, check it, and approve or reject it (within %s).",
+		who, a.Preview.Summary, a.ExpiresAt.Sub(e.opts.Approvals.Now()).Round(time.Minute))
+	elicitation := mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, Message: message, ElicitationID: a.ID.String(), URL: url}
+	switch mode {
+	case askByInput:
+		state, err := e.states.seal(newApprovalState(a))
+		if err != nil {
+			return nil, toolerr.Wrap(toolerr.Internal, err, "the approval request could not be made")
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{}}
+		res.ResultType = mcp.ResultTypeInputRequired
+		res.InputRequests = mcp.InputRequests{inputKey: mcp.NewElicitationInputRequest(elicitation)}
+		res.RequestState = state
+		return res, nil
+	case askByURLError:
+		return nil, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{elicitation}}
+	}
+	return nil, toolerr.Wrap(toolerr.ApprovalRequired, &approvalLink{url: url},
+		"nothing was written yet: this change needs %s. Show the user this link and ask them to approve it: %s — then call %s again with exactly the same arguments (within %s). The change: %s",
+		whose, url, a.Key.Tool, approval.TTL, a.Preview.Summary)
+}
+
+// execute claims the approved action and runs the write once.
+func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool, key approval.Key, a approval.Action, args json.RawMessage) (*mcp.CallToolResult, error) {
+	store := e.opts.Approvals
+	claimed, err := store.Claim(ctx, key, a.ID)
+	if err != nil {
+		st.setApproval(StageRefused)
+		switch {
+		case errors.Is(err, approval.ErrUsed):
+			return nil, toolerr.New(toolerr.ApprovalInvalid, "this approval was already used by another call, which is making (or made) the change; nothing more was written. Check the ERP for the result")
+		case errors.Is(err, approval.ErrNotApproved):
+			return e.ask(st, a, e.askMode(ctx, st))
+		}
+		return nil, outcomeError(claimed, store.Now())
+	}
+	call := e.newCall(st, ct, args, ct.tool.Effect)
+	call.Approved = &connector.Approved{ID: claimed.ID.String(), Preview: claimed.Preview, By: claimed.DecidedBy}
+	data, err := e.invoke(ctx, st, ct, call)
+	done := context.WithoutCancel(ctx)
+	if err != nil {
+		te := toolerr.Classify(err)
+		message, _ := e.redactor(st, ct).RedactText(te.Message)
+		st.setApproval(StageFailed)
+		if ferr := store.Finish(done, key.SiteID, claimed.ID, nil, string(te.Code), message); ferr != nil {
+			e.log.Error("approval: store the failure", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
+		}
+		return nil, err
+	}
+	st.setApproval(StageExecuted)
+	if ferr := store.Finish(done, key.SiteID, claimed.ID, data, "", ""); ferr != nil {
+		e.log.Error("approval: store the result", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
+	}
+	st.setOutcome(usage.Success, "")
+	return &mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(data), len(data)))},
+		RawStructuredContent: data,
+	}, nil
+}
+
+// refusal is the audit reason for a call that found a no longer usable.
+func refusal(a approval.Action, now time.Time) string {
+	switch a.Status {
+	case approval.Rejected:
+		return approval.Reason(approval.ErrRejected)
+	case approval.Executing, approval.Executed, approval.Failed:
+		return approval.Reason(approval.ErrUsed)
+	}
+	return approval.Reason(approval.ErrExpired)
+}
+
+// maxTold bounds the stored result quoted in "already used".
+const maxTold = 1024
+
+// outcomeError is the tool error for an action that can no longer be run.
+func outcomeError(a approval.Action, now time.Time) error {
+	switch a.Status {
+	case approval.Rejected:
+		return toolerr.New(toolerr.ApprovalRejected, "%s rejected this change on erpgate's page; nothing was written. Call again only if the user wants to propose it afresh", a.DecidedBy)
+	case approval.Executing:
+		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change started at %s, and its outcome is not known (it may still be running, or erpgate stopped while it ran). Check the ERP before trying again", a.ExecutedAt.UTC().Format(time.RFC3339))
+	case approval.Executed:
+		result := string(a.Result)
+		if len(result) > maxTold {
+			result = result[:maxTold] + "…"
+		}
+		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change (%s) was made at %s, with the result %s. Nothing more was written; call again only to propose it afresh", a.Preview.Summary, a.ExecutedAt.UTC().Format(time.RFC3339), result)
+	case approval.Failed:
+		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change failed at %s (%s: %s). Call again to propose it afresh", a.ExecutedAt.UTC().Format(time.RFC3339), a.ErrorCode, a.ErrorMessage)
+	}
+	if a.ID != uuid.Nil && a.Expired(now) {
+		return toolerr.New(toolerr.ApprovalExpired, "the approval for this change ran out (%s after it was proposed) before the change was made; nothing was written. Call again to propose it afresh", approval.TTL)
+	}
+	return toolerr.New(toolerr.ApprovalInvalid, "this call has no usable approval; nothing was written. Call again to propose the change")
+}
+
+// issueSession sets, on an initialize reply, the capability session id:
+// what the client declared, sealed, so that a later call on any replica
+// knows whether it takes URL elicitations.
+func (e *Engine) issueSession(w http.ResponseWriter, st *requestState, params json.RawMessage) {
+	var p struct {
+		ProtocolVersion string                 `json:"protocolVersion"`
+		Capabilities    mcp.ClientCapabilities `json:"capabilities"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	token, err := e.sessions.seal(capabilitySession{Version: p.ProtocolVersion, URL: urlElicitation(&p.Capabilities),
+		Site: st.session.Site.ID, Issued: time.Now().Unix()})
+	if err != nil {
+		return
+	}
+	w.Header().Set(HeaderSessionID, token)
+}
+
+// redactPreview applies the call's redaction rules to a preview before it
+// is stored and shown, as they apply to a result: the values of a field,
+// or of a table column, whose ERP name or label the rules cover become
+// the placeholder, and the sentences pass through RedactText.
+func redactPreview(r *redact.Redactor, p *connector.Preview) {
+	covered := func(names ...string) bool {
+		for _, n := range names {
+			if n != "" && r.SensitiveName(n) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		if covered(f.Name, f.Label) {
+			if f.Before != "" {
+				f.Before = redact.Placeholder
+			}
+			f.After = redact.Placeholder
+		}
+	}
+	for t := range p.Tables {
+		tab := &p.Tables[t]
+		for c, col := range tab.Columns {
+			if !covered(col) {
+				continue
+			}
+			for _, row := range tab.Rows {
+				if c < len(row) {
+					row[c] = redact.Placeholder
+				}
+			}
+		}
+	}
+	p.Summary, _ = r.RedactText(p.Summary)
+	for i := range p.Warnings {
+		p.Warnings[i], _ = r.RedactText(p.Warnings[i])
+	}
+}

@@ -1,0 +1,767 @@
+package mcpengine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/usage"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// writeERP is a connector with write tools whose Handler runs are
+// counted: the one figure that says whether the ERP was written.
+type writeERP struct {
+	fakeERP
+	runs, previews *atomic.Int64
+}
+
+func (writeERP) Kind() string { return "writeerp" }
+
+func (w writeERP) Tools() []connector.Tool {
+	out := schema.Object(schema.Prop("value", schema.Any("")))
+	in := schema.Object(schema.Prop("name", schema.String("")).Required(), schema.Prop("qty", schema.Integer("")))
+	write := func(name string, effect connector.Effect, op string) connector.Tool {
+		return connector.Tool{Name: name, Description: "Test write.", Input: in, Output: out, Effect: effect,
+			Preview: func(ctx context.Context, c *connector.Call) (*connector.Preview, error) {
+				w.previews.Add(1)
+				var a struct {
+					Name string      `json:"name"`
+					Qty  json.Number `json:"qty"`
+				}
+				if err := c.Decode(&a); err != nil {
+					return nil, err
+				}
+				p := &connector.Preview{Operation: op, DocType: "Thing", Summary: op + " the thing " + a.Name,
+					Fields: []connector.PreviewField{{Name: "name", Label: "Name", After: a.Name}}}
+				if a.Name == "Banked" {
+					// Fields the redaction rules cover (TestWritePreviewIsRedacted).
+					p.Fields = append(p.Fields, connector.PreviewField{Name: "bank_account", Label: "Bank account",
+						Before: "12-3456-7890123-00", HasBefore: true, After: "12-3456-0000000-00"})
+					p.Tables = []connector.PreviewTable{{Title: "Payees", Columns: []string{"Payee", "IBAN"},
+						Rows: [][]string{{"Acme", "NZ89370400440532013000"}}}}
+				}
+				return p, nil
+			},
+			Handler: func(ctx context.Context, c *connector.Call) (any, error) {
+				if c.Approved == nil {
+					return nil, errors.New("a write ran without an approval")
+				}
+				w.runs.Add(1)
+				// Long enough for racing retries to overlap.
+				time.Sleep(20 * time.Millisecond)
+				var a struct {
+					Name string      `json:"name"`
+					Qty  json.Number `json:"qty"`
+				}
+				if err := c.Decode(&a); err != nil {
+					return nil, err
+				}
+				return map[string]any{"value": map[string]any{"made": a.Name, "by": c.Approved.By, "action": c.Approved.ID}}, nil
+			}}
+	}
+	return []connector.Tool{
+		{Name: "read_thing", Description: "Test read.", Input: schema.Object(), Output: out, Effect: connector.Read,
+			Handler: func(ctx context.Context, c *connector.Call) (any, error) { return map[string]any{"value": "read"}, nil }},
+		write("make_thing", connector.Write, "create"),
+		write("drop_thing", connector.Destructive, "submit"),
+	}
+}
+
+// clock is the approval store's clock in tests.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type writeFixture struct {
+	pool   *pgxpool.Pool
+	engine *Engine
+	store  *approval.Store
+	clock  *clock
+	site   connector.Site
+	sink   *sink
+	runs   *atomic.Int64
+	// previews counts Preview runs.
+	previews *atomic.Int64
+}
+
+const (
+	publicBase = "https://gw.example"
+	jane       = "jane@acme.test"
+	boss       = "boss@acme.test"
+)
+
+func newWriteFixture(t *testing.T) *writeFixture {
+	t.Helper()
+	f := &writeFixture{sink: &sink{}, runs: &atomic.Int64{}, previews: &atomic.Int64{}}
+	base, _ := url.Parse("https://erp.acme.test")
+	f.site = connector.Site{ID: uuid.New(), Slug: "acme", Kind: "writeerp", BaseURL: base}
+	reg := connector.NewRegistry()
+	reg.MustRegister(writeERP{runs: f.runs, previews: f.previews})
+	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second}
+	f.store, f.clock, f.pool = withApprovalsPool(t, &opts, f.site)
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.engine = e
+	f.setLive(SiteLive{WriteTools: []string{"make_thing", "drop_thing"}, ServiceWrites: true, ServiceWriteApprover: boss})
+	return f
+}
+
+// withApprovals gives opts an approval store on a new database holding
+// site, with a clock the test moves, a state key and the public base URL.
+func withApprovals(t *testing.T, opts *Options, site connector.Site) (*approval.Store, *clock) {
+	store, c, _ := withApprovalsPool(t, opts, site)
+	return store, c
+}
+
+func withApprovalsPool(t *testing.T, opts *Options, site connector.Site) (*approval.Store, *clock, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(t.Context(), `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, $3, $4, $2)`,
+		site.ID, site.Slug, site.Kind, site.BaseURL.String()); err != nil {
+		t.Fatal(err)
+	}
+	store, c := approval.NewStore(pool, nil), &clock{t: time.Now()}
+	store.SetNow(c.now)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	opts.Approvals, opts.StateKey, opts.PublicBaseURL = store, key, publicBase+"/"
+	return store, c, pool
+}
+
+func (f *writeFixture) setLive(s SiteLive) {
+	f.engine.SetLive(Live{Sites: map[uuid.UUID]SiteLive{f.site.ID: s}})
+}
+
+func (f *writeFixture) serve(t *testing.T, s Session) string {
+	t.Helper()
+	s.Site = f.site
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.engine.ServeMCP(w, r, s) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// person is the MCP endpoint as an OAuth caller, ERP user user.
+func (f *writeFixture) person(t *testing.T, user string) string {
+	return f.serve(t, Session{Principal: connector.Principal{AuthType: "oauth", Subject: user}, ClientID: "client-1", LimitKey: "user:" + user})
+}
+
+// service is the MCP endpoint as service token id.
+func (f *writeFixture) service(t *testing.T, id string) string {
+	return f.serve(t, Session{Principal: connector.Principal{AuthType: "service_token"}, ClientID: id, LimitKey: "service:" + id})
+}
+
+// connect opens an official SDK client session: version "" is the SDK's
+// latest (2026-07-28); elicit, when set, declares URL elicitation and
+// answers it.
+func connect(t *testing.T, endpoint, version string, elicit func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)) *sdk.ClientSession {
+	t.Helper()
+	var opts *sdk.ClientOptions
+	if elicit != nil {
+		opts = &sdk.ClientOptions{ElicitationHandler: elicit,
+			Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}}}
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
+	var so *sdk.ClientSessionOptions
+	if version != "" {
+		so = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// approvalOf is the action id in an APPROVAL_REQUIRED envelope, checked
+// against its message and approval_url.
+func approvalOf(t *testing.T, res *sdk.CallToolResult, m map[string]any) uuid.UUID {
+	t.Helper()
+	if !res.IsError || errCode(m) != "APPROVAL_REQUIRED" {
+		t.Fatalf("want APPROVAL_REQUIRED, got isError=%v %v", res.IsError, m)
+	}
+	e := m["error"].(map[string]any)
+	link, _ := e["approval_url"].(string)
+	id, err := uuid.Parse(strings.TrimPrefix(link, publicBase+"/approve/"))
+	if err != nil {
+		t.Fatalf("approval_url %q: %v", link, err)
+	}
+	msg, _ := e["message"].(string)
+	if !strings.Contains(msg, link) || !strings.Contains(msg, "same arguments") {
+		t.Fatalf("the message does not carry the link and the instruction: %q", msg)
+	}
+	return id
+}
+
+func (f *writeFixture) decide(t *testing.T, id uuid.UUID, user string, approve bool) {
+	t.Helper()
+	if _, err := f.store.Decide(t.Context(), f.site.ID, id, user, approve); err != nil {
+		t.Fatalf("decide %s as %s: %v", id, user, err)
+	}
+}
+
+func (f *writeFixture) stages() []string {
+	var out []string
+	for _, e := range f.sink.all() {
+		if e.Method == "tools/call" {
+			out = append(out, e.Approval)
+		}
+	}
+	return out
+}
+
+func equalStrings(a, b []string) bool { return strings.Join(a, ",") == strings.Join(b, ",") }
+
+// A client that declares no URL elicitation gets APPROVAL_REQUIRED; once
+// the person approved, the retry with the same arguments writes once; a
+// replay is refused with what was done; the next call proposes afresh.
+func TestWriteApprovalByToolErrorRunsOnce(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	args := map[string]any{"name": "Widget", "qty": 2}
+
+	res, m := call(t, cs, "make_thing", args)
+	id := approvalOf(t, res, m)
+	a, err := f.store.Get(t.Context(), f.site.ID, id)
+	if err != nil || a.Approver != jane || a.Preview.Summary != "create the thing Widget" || a.ClientID != "client-1" {
+		t.Fatalf("stored action: %+v %v", a, err)
+	}
+	// Asked again before the approval: the same action, no new preview.
+	res, m = call(t, cs, "make_thing", args)
+	if again := approvalOf(t, res, m); again != id || f.previews.Load() != 1 {
+		t.Fatalf("second ask: %s (want %s), %d previews", again, id, f.previews.Load())
+	}
+	f.decide(t, id, jane, true)
+	// The same arguments, written in another order: the same call.
+	res, m = call(t, cs, "make_thing", map[string]any{"qty": 2, "name": "Widget"})
+	v, _ := m["value"].(map[string]any)
+	if res.IsError || v["made"] != "Widget" || v["by"] != jane || v["action"] != id.String() {
+		t.Fatalf("the approved retry: isError=%v %v", res.IsError, m)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	if !res.IsError || errCode(m) != "APPROVAL_INVALID" || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "already used") {
+		t.Fatalf("replay: %v", m)
+	}
+	if got, _ := f.store.Get(t.Context(), f.site.ID, id); got.Status != approval.Executed || !strings.Contains(string(got.Result), "Widget") {
+		t.Fatalf("after the write: %+v", got)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	if fresh := approvalOf(t, res, m); fresh == id {
+		t.Fatal("after the replay was told, the same call must propose afresh")
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
+	}
+	if got, want := f.stages(), []string{"proposed", "proposed", "executed", "refused", "proposed"}; !equalStrings(got, want) {
+		t.Fatalf("usage stages %v, want %v", got, want)
+	}
+	for _, e := range f.sink.all() {
+		if e.Method == "tools/call" && e.Approval == "executed" && (e.Outcome != usage.Success || e.ERPUser != jane) {
+			t.Fatalf("executed event %+v", e)
+		}
+	}
+	var audit []string
+	rows, err := f.pool.Query(t.Context(), `SELECT action || ' ' || actor_kind || ' ' || outcome || ' ' || reason FROM admin_events WHERE site_id = $1 ORDER BY id`, f.site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		audit = append(audit, strings.TrimSpace(line))
+	}
+	want := []string{"write_proposed mcp_client success", "write_approved erp_user success", "write_executed mcp_client success",
+		"write_refused mcp_client refused already_used", "write_proposed mcp_client success"}
+	if !equalStrings(audit, want) {
+		t.Fatalf("audit %q, want %q", audit, want)
+	}
+}
+
+// The attacker's view of the retry: other arguments, another person, a
+// rejected or expired approval, an approval id the model made up.
+func TestWriteApprovalIsBoundToCallerToolAndArguments(t *testing.T) {
+	f := newWriteFixture(t)
+	janeCS := connect(t, f.person(t, jane), "", nil)
+	malloryCS := connect(t, f.person(t, "mallory@acme.test"), "", nil)
+	args := map[string]any{"name": "Widget"}
+	res, m := call(t, janeCS, "make_thing", args)
+	id := approvalOf(t, res, m)
+	f.decide(t, id, jane, true)
+
+	// Another person's identical call is a proposal of their own.
+	res, m = call(t, malloryCS, "make_thing", args)
+	if other := approvalOf(t, res, m); other == id {
+		t.Fatal("another person's call found jane's approval")
+	}
+	// Other arguments, another tool, a forged "approved" argument.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		code string
+	}{
+		{"make_thing", map[string]any{"name": "Widget", "qty": 1000}, "APPROVAL_REQUIRED"},
+		{"drop_thing", args, "APPROVAL_REQUIRED"},
+		{"make_thing", map[string]any{"name": "Widget", "approved": true}, "INVALID_ARGUMENT"},
+		{"make_thing", map[string]any{"name": "Widget", "approval_id": id.String()}, "INVALID_ARGUMENT"},
+	} {
+		res, m := call(t, janeCS, c.tool, c.args)
+		if errCode(m) != c.code {
+			t.Fatalf("%s %v: %v, want %s", c.tool, c.args, m, c.code)
+		}
+		if c.code == "APPROVAL_REQUIRED" && approvalOf(t, res, m) == id {
+			t.Fatalf("%s %v used the approval of other arguments", c.tool, c.args)
+		}
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes, want none", n)
+	}
+	// jane's own retry still works: nothing above used her approval.
+	if res, m := call(t, janeCS, "make_thing", args); res.IsError {
+		t.Fatalf("jane's retry: %v", m)
+	}
+
+	// Rejected: told once, no write, then proposed afresh.
+	res, m = call(t, janeCS, "make_thing", map[string]any{"name": "Gadget"})
+	rejected := approvalOf(t, res, m)
+	f.decide(t, rejected, jane, false)
+	if _, m = call(t, janeCS, "make_thing", map[string]any{"name": "Gadget"}); errCode(m) != "APPROVAL_REJECTED" {
+		t.Fatalf("after a rejection: %v", m)
+	}
+	res, m = call(t, janeCS, "make_thing", map[string]any{"name": "Gadget"})
+	if approvalOf(t, res, m) == rejected {
+		t.Fatal("a rejected action was asked again")
+	}
+
+	// Expired: approved in time, retried too late.
+	res, m = call(t, janeCS, "make_thing", map[string]any{"name": "Late"})
+	late := approvalOf(t, res, m)
+	f.decide(t, late, jane, true)
+	f.clock.add(approval.TTL)
+	if _, m = call(t, janeCS, "make_thing", map[string]any{"name": "Late"}); errCode(m) != "APPROVAL_EXPIRED" {
+		t.Fatalf("after the expiry: %v", m)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want only jane's approved one", n)
+	}
+}
+
+// Two (here six) retries racing after one approval make one write; the
+// others are told the approval was used (or, arriving after one was told,
+// are asked to approve afresh).
+func TestWriteRacingRetriesWriteOnce(t *testing.T) {
+	f := newWriteFixture(t)
+	endpoint := f.person(t, jane)
+	cs := connect(t, endpoint, "", nil)
+	args := map[string]any{"name": "Widget"}
+	res, m := call(t, cs, "make_thing", args)
+	f.decide(t, approvalOf(t, res, m), jane, true)
+
+	const n = 6
+	sessions := make([]*sdk.ClientSession, n)
+	for i := range sessions {
+		sessions[i] = connect(t, endpoint, "", nil)
+	}
+	var (
+		wg          sync.WaitGroup
+		start       = make(chan struct{})
+		ok, refused atomic.Int64
+	)
+	for _, s := range sessions {
+		wg.Go(func() {
+			<-start
+			res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: "make_thing", Arguments: args})
+			if err != nil {
+				t.Errorf("call: %v", err)
+				return
+			}
+			var m map[string]any
+			_ = json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &m)
+			switch {
+			case !res.IsError:
+				ok.Add(1)
+			case errCode(m) == "APPROVAL_INVALID" || errCode(m) == "APPROVAL_REQUIRED":
+				// Used by another call; or, once one was told so, a
+				// proposal afresh: never a second write.
+				refused.Add(1)
+			default:
+				t.Errorf("racing retry: %v", m)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if ok.Load() != 1 || refused.Load() != n-1 || f.runs.Load() != 1 {
+		t.Fatalf("%d succeeded, %d refused, %d writes; want 1, %d, 1", ok.Load(), refused.Load(), f.runs.Load(), n-1)
+	}
+}
+
+// Service tokens write only when the site allows it, each write approved
+// by the named ERP user; writes are off unless enabled tool by tool.
+func TestWritePolicy(t *testing.T) {
+	f := newWriteFixture(t)
+	svc := connect(t, f.service(t, "tok-1"), "", nil)
+	res, m := call(t, svc, "make_thing", map[string]any{"name": "Bot"})
+	id := approvalOf(t, res, m)
+	if _, err := f.store.Decide(t.Context(), f.site.ID, id, jane, true); !errors.Is(err, approval.ErrWrongUser) {
+		t.Fatalf("another ERP user approved a service write: %v", err)
+	}
+	f.decide(t, id, boss, true)
+	if res, m = call(t, svc, "make_thing", map[string]any{"name": "Bot"}); res.IsError {
+		t.Fatalf("approved service write: %v", m)
+	}
+	// Another token does not share the first one's approvals.
+	other := connect(t, f.service(t, "tok-2"), "", nil)
+	res, m = call(t, other, "make_thing", map[string]any{"name": "Bot"})
+	approvalOf(t, res, m)
+
+	for name, s := range map[string]SiteLive{
+		"service writes off": {WriteTools: []string{"make_thing", "drop_thing"}, ServiceWriteApprover: boss},
+		"no approver":        {WriteTools: []string{"make_thing", "drop_thing"}, ServiceWrites: true},
+	} {
+		f.setLive(s)
+		res, m := call(t, svc, "make_thing", map[string]any{"name": "Refused"})
+		text := res.Content[0].(*sdk.TextContent).Text
+		if errCode(m) != "PERMISSION_DENIED" || !strings.Contains(text, "service_writes") {
+			t.Fatalf("%s: %v", name, m)
+		}
+	}
+
+	// Only make_thing enabled: drop_thing is neither listed nor callable.
+	f.setLive(SiteLive{WriteTools: []string{"make_thing"}})
+	person := connect(t, f.person(t, jane), "", nil)
+	listed := map[string]*sdk.Tool{}
+	list, err := person.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		listed[tl.Name] = tl
+	}
+	if listed["drop_thing"] != nil || listed["make_thing"] == nil || listed["make_thing"].Annotations.ReadOnlyHint {
+		t.Fatalf("listed: %v", list.Tools)
+	}
+	previews := f.previews.Load()
+	if _, m := call(t, person, "drop_thing", map[string]any{"name": "X"}); errCode(m) != "PERMISSION_DENIED" {
+		t.Fatalf("a tool not in write_tools: %v", m)
+	}
+	// No settings at all: writes are off.
+	f.engine.SetLive(Live{})
+	list, _ = person.ListTools(context.Background(), nil)
+	for _, tl := range list.Tools {
+		if tl.Name != "read_thing" {
+			t.Fatalf("with no settings, %s is listed", tl.Name)
+		}
+	}
+	if _, m := call(t, person, "make_thing", map[string]any{"name": "X"}); errCode(m) != "PERMISSION_DENIED" {
+		t.Fatalf("writes off by default: %v", m)
+	}
+	if f.previews.Load() != previews || f.runs.Load() != 1 {
+		t.Fatalf("a refused tool ran: %d previews (want %d), %d writes", f.previews.Load(), previews, f.runs.Load())
+	}
+}
+
+// A client before 2026-07-28 that declared URL elicitation at initialize
+// gets -32042, on both the direct path and mcp-go's; the retry after the
+// approval writes once.
+func TestWriteURLElicitationRequiredBeforeModern(t *testing.T) {
+	f := newWriteFixture(t)
+	endpoint := f.person(t, jane)
+	cs := connect(t, endpoint, "2025-11-25", func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		return &sdk.ElicitResult{Action: "accept"}, nil
+	})
+	args := map[string]any{"name": "Widget"}
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "make_thing", Arguments: args})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != sdk.CodeURLElicitationRequired {
+		t.Fatalf("want -32042, got %v", err)
+	}
+	var data struct {
+		Elicitations []struct {
+			Mode, URL, ElicitationID, Message string
+		}
+	}
+	if err := json.Unmarshal(rpcErr.Data, &data); err != nil || len(data.Elicitations) != 1 {
+		t.Fatalf("data %s: %v", rpcErr.Data, err)
+	}
+	el := data.Elicitations[0]
+	id, _ := uuid.Parse(el.ElicitationID)
+	if el.Mode != "url" || el.URL != publicBase+"/approve/"+el.ElicitationID || id == uuid.Nil {
+		t.Fatalf("elicitation %+v", el)
+	}
+	f.decide(t, id, jane, true)
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "make_thing", Arguments: args})
+	if err != nil || res.IsError || f.runs.Load() != 1 {
+		t.Fatalf("approved retry: %v %v, %d writes", res, err, f.runs.Load())
+	}
+
+	// By hand: initialize issues the capability session id; a call with
+	// it, through mcp-go's transport (a _meta makes it go there), gets
+	// -32042 too; a forged or missing one gets the tool error.
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"x","version":"1"},"capabilities":{"elicitation":{"url":{}}}}}`
+	resp, _ := rawPost(t, endpoint, "", init)
+	session := resp.Header.Get(HeaderSessionID)
+	if session == "" {
+		t.Fatal("initialize issued no session id")
+	}
+	viaMCPGo := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"make_thing","arguments":{"name":"Other"},"_meta":{"progressToken":5}}}`
+	direct := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"make_thing","arguments":{"name":"Other"}}}`
+	for _, body := range []string{viaMCPGo, direct} {
+		_, m := rawPost(t, endpoint, session, body)
+		if e, _ := m["error"].(map[string]any); e == nil || e["code"] != json.Number("-32042") {
+			t.Fatalf("with the session id: %v", m)
+		}
+	}
+	// A request state on this protocol reaches the tool's chain too
+	// (through mcp-go's HandleMessage), and a forged one is refused.
+	forged := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"make_thing","arguments":{"name":"Other"},"requestState":"forged"}}`
+	if _, m := rawPost(t, endpoint, session, forged); errCode(structured(m)) != "APPROVAL_INVALID" {
+		t.Fatalf("a forged request state: %v", m)
+	}
+	tampered := []byte(session)
+	tampered[len(tampered)/2] ^= 1
+	for _, s := range []string{"", "mcp-session-" + uuid.NewString(), string(tampered)} {
+		_, m := rawPost(t, endpoint, s, direct)
+		if errCode(structured(m)) != "APPROVAL_REQUIRED" {
+			t.Fatalf("session id %q: %v", s, m)
+		}
+	}
+	// Ending the session answers as mcp-go does, holding nothing.
+	req, _ := http.NewRequest(http.MethodDelete, endpoint, nil)
+	req.Header.Set(HeaderSessionID, session)
+	req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+	dresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = dresp.Body.Close()
+	if dresp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d", dresp.StatusCode)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
+	}
+}
+
+// rawPost sends one message of protocol 2025-11-25 with session id s.
+func rawPost(t *testing.T, endpoint, s, body string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+	if s != "" {
+		req.Header.Set(HeaderSessionID, s)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, decodeReply(t, resp, data)
+}
+
+// structured is a reply's structuredContent.
+func structured(m map[string]any) map[string]any {
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	return sc
+}
+
+func decodeReply(t *testing.T, resp *http.Response, data []byte) map[string]any {
+	t.Helper()
+	msgs := sseMessages(t, resp, data)
+	if len(msgs) == 0 {
+		t.Fatalf("no reply: %s", data)
+	}
+	// Numbers as written: re-decode the last message.
+	raw, _ := json.Marshal(msgs[len(msgs)-1])
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	_ = dec.Decode(&m)
+	return m
+}
+
+// A 2026-07-28 client that declares URL elicitation gets input_required;
+// the SDK shows the page (here: the person approves in the store) and
+// resumes the request, which writes once. A declined elicitation writes
+// nothing.
+func TestWriteMultiRoundTrip(t *testing.T) {
+	f := newWriteFixture(t)
+	endpoint := f.person(t, jane)
+	var asked []string
+	cs := connect(t, endpoint, "", func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		asked = append(asked, r.Params.URL)
+		id, err := uuid.Parse(r.Params.ElicitationID)
+		if err != nil || r.Params.Mode != "url" || r.Params.URL != publicBase+"/approve/"+id.String() {
+			return nil, errors.New("not an approval elicitation")
+		}
+		f.decide(t, id, jane, true)
+		return &sdk.ElicitResult{Action: "accept"}, nil
+	})
+	res, m := call(t, cs, "make_thing", map[string]any{"name": "Widget"})
+	if v, _ := m["value"].(map[string]any); res.IsError || v["made"] != "Widget" || len(asked) != 1 {
+		t.Fatalf("resumed: isError=%v %v, asked %v", res.IsError, m, asked)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
+	}
+
+	declining := connect(t, endpoint, "", func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		return &sdk.ElicitResult{Action: "decline"}, nil
+	})
+	if _, m := call(t, declining, "make_thing", map[string]any{"name": "Declined"}); errCode(m) != "APPROVAL_REJECTED" {
+		t.Fatalf("declined: %v", m)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes after a decline, want 1", n)
+	}
+}
+
+// The request state of 2026-07-28 cannot be forged, tampered with, moved
+// to another caller or other arguments, replayed, or used after expiry.
+func TestWriteRequestStateAttacks(t *testing.T) {
+	f := newWriteFixture(t)
+	janeURL, malloryURL := f.person(t, jane), f.person(t, "mallory@acme.test")
+	meta := `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` +
+		mcp.MetaKeyClientCapabilities + `":{"elicitation":{"url":{}}}}`
+	callWith := func(endpoint, args, extra string) map[string]any {
+		t.Helper()
+		resp, body := postModern(t, endpoint, "tools/call", `{"name":"make_thing","arguments":`+args+extra+`,`+meta+`}`,
+			map[string]string{mcp.HeaderName: "make_thing"})
+		return decodeReply(t, resp, body)
+	}
+	codeOf := func(m map[string]any) string { return errCode(structured(m)) }
+	widget := `{"name":"Widget"}`
+	first := callWith(janeURL, widget, "")
+	res, _ := first["result"].(map[string]any)
+	state, _ := res["requestState"].(string)
+	inputs, _ := res["inputRequests"].(map[string]any)
+	if res["resultType"] != "input_required" || state == "" || inputs["approval"] == nil {
+		t.Fatalf("first call: %v", first)
+	}
+	accept := `,"inputResponses":{"approval":{"action":"accept"}}`
+	withState := func(s string) string { return accept + `,"requestState":"` + s + `"` }
+	tampered := []byte(state)
+	tampered[len(tampered)/2] ^= 1
+
+	for name, c := range map[string]struct {
+		endpoint, args, extra, code string
+	}{
+		"forged":           {janeURL, widget, withState("forged"), "APPROVAL_INVALID"},
+		"tampered":         {janeURL, widget, withState(string(tampered)), "APPROVAL_INVALID"},
+		"another person":   {malloryURL, widget, withState(state), "APPROVAL_INVALID"},
+		"other arguments":  {janeURL, `{"name":"Widget","qty":9}`, withState(state), "APPROVAL_INVALID"},
+		"not yet approved": {janeURL, widget, withState(state), ""},
+	} {
+		m := callWith(c.endpoint, c.args, c.extra)
+		if got := codeOf(m); got != c.code {
+			t.Fatalf("%s: %v, want %q", name, m, c.code)
+		}
+		if c.code == "" {
+			// Still proposed: asked again, with the same action.
+			r, _ := m["result"].(map[string]any)
+			if r["resultType"] != "input_required" {
+				t.Fatalf("%s: %v", name, m)
+			}
+		}
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes before the approval", n)
+	}
+	var id uuid.UUID
+	if in, _ := inputs["approval"].(map[string]any); in != nil {
+		p, _ := in["params"].(map[string]any)
+		id, _ = uuid.Parse(p["elicitationId"].(string))
+	}
+	f.decide(t, id, jane, true)
+	if m := callWith(janeURL, widget, withState(state)); codeOf(m) != "" {
+		t.Fatalf("approved: %v", m)
+	}
+	if m := callWith(janeURL, widget, withState(state)); codeOf(m) != "APPROVAL_INVALID" {
+		t.Fatalf("replayed state: %v", m)
+	}
+	// Expiry: a new proposal, approved, its state used too late.
+	second := callWith(janeURL, `{"name":"Late"}`, "")
+	r2, _ := second["result"].(map[string]any)
+	state2, _ := r2["requestState"].(string)
+	in2, _ := r2["inputRequests"].(map[string]any)["approval"].(map[string]any)
+	id2, _ := uuid.Parse(in2["params"].(map[string]any)["elicitationId"].(string))
+	f.decide(t, id2, jane, true)
+	f.clock.add(approval.TTL)
+	if m := callWith(janeURL, `{"name":"Late"}`, withState(state2)); codeOf(m) != "APPROVAL_EXPIRED" {
+		t.Fatalf("expired state: %v", m)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
+	}
+}
+
+// TestWritePreviewIsRedacted: a preview passes through the site's
+// redaction rules before it is stored and shown, as a result does: the
+// values of fields (and table columns) the rules cover never reach
+// pending_actions or the approval page.
+func TestWritePreviewIsRedacted(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	res, m := call(t, cs, "make_thing", map[string]any{"name": "Banked"})
+	a, err := f.store.Get(t.Context(), f.site.ID, approvalOf(t, res, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Preview.Fields[0]; got.After != "Banked" {
+		t.Fatalf("a field no rule covers was changed: %+v", got)
+	}
+	if got := a.Preview.Fields[1]; got.Before != redact.Placeholder || got.After != redact.Placeholder || !got.HasBefore {
+		t.Fatalf("bank_account stored as %+v", got)
+	}
+	if row := a.Preview.Tables[0].Rows[0]; row[0] != "Acme" || row[1] != redact.Placeholder {
+		t.Fatalf("the IBAN column stored as %v", row)
+	}
+	var raw string
+	if err := f.pool.QueryRow(t.Context(), `SELECT preview::text FROM pending_actions WHERE id = $1`, a.ID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"7890123", "0000000", "NZ89370400440532013000"} {
+		if strings.Contains(raw, secret) {
+			t.Fatalf("pending_actions holds %s: %s", secret, raw)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package servicemcp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/invalidate"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// errNoCredential means the token's site has no API credential any more.
+var errNoCredential = errors.New("servicemcp: the site has no API credential")
+
+// resolved is everything a service call needs, derived from one token.
+type resolved struct {
+	tokenID uuid.UUID
+	site    connector.Site
+	auth    connector.Authorizer
+}
+
+// Resolver turns a presented service token into a site and an authorizer.
+// With an invalidation source it caches results (token lookup and
+// credential decryption are the per-call cost) in an invalidate.Cache: for
+// at most TTL, dropped as soon as the token's site changes on any replica,
+// bypassed whenever invalidations might be missed, and looked up again in
+// the background when used after half its TTL, so a token in steady use
+// never makes a call wait for the lookup. Concurrent first calls with one
+// token share one lookup, which outlives a caller that gives up.
+type Resolver struct {
+	store    *sites.Store
+	registry *connector.Registry
+	cache    *invalidate.Cache[*resolved]
+
+	// beforeLookup and afterLookup, when set (tests), run before the
+	// lookup and between the lookup and caching.
+	beforeLookup, afterLookup func()
+}
+
+// NewResolver returns a resolver; src may be nil to disable caching.
+func NewResolver(store *sites.Store, registry *connector.Registry, src invalidate.Source, ttl time.Duration) *Resolver {
+	r := &Resolver{store: store, registry: registry}
+	r.cache = invalidate.NewCache[*resolved](src, ttl)
+	// A background lookup that finds the token gone drops its entry at
+	// once; a transient failure keeps it until it expires.
+	r.cache.RefreshAhead(func(err error) bool {
+		return errors.Is(err, sites.ErrTokenInvalid) || errors.Is(err, sites.ErrSiteDisabled) || errors.Is(err, errNoCredential)
+	})
+	return r
+}
+
+// Forget drops the cached entries of a site. The replica that changes a
+// site calls it (through sites.Store.OnChange) before acknowledging the
+// change, so the change applies at once here; other replicas learn of it
+// through the invalidation source.
+func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) }
+
+// Resolve returns the site and authorizer for token. Errors are those of
+// sites.Store.ResolveServiceToken, errNoCredential, or infrastructure errors.
+func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error) {
+	key := secrets.HashToken(token)
+	return r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
+		e, err := r.load(ctx, token)
+		if err != nil {
+			return nil, invalidate.Tags{}, time.Time{}, err
+		}
+		return e, invalidate.Tags{Site: e.site.ID.String()}, time.Time{}, nil
+	})
+}
+
+func (r *Resolver) load(ctx context.Context, token string) (*resolved, error) {
+	if r.beforeLookup != nil {
+		r.beforeLookup()
+	}
+	tok, site, err := r.store.ResolveServiceToken(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	csite, err := site.Connector()
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := r.registry.Get(site.Kind)
+	if !ok {
+		return nil, errors.New("servicemcp: no connector for kind " + site.Kind)
+	}
+	_, fields, err := r.store.GetConnection(ctx, site.ID, sites.ConnectionAPIToken)
+	if errors.Is(err, sites.ErrNotFound) {
+		return nil, errNoCredential
+	}
+	if err != nil {
+		return nil, err
+	}
+	auth, err := conn.APIAuthorizer(csite, fields)
+	if err != nil {
+		return nil, err
+	}
+	if r.afterLookup != nil {
+		r.afterLookup()
+	}
+	return &resolved{tokenID: tok.ID, site: csite, auth: auth}, nil
+}

@@ -1,0 +1,306 @@
+package servicemcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type stubERP struct{}
+
+func (stubERP) Kind() string { return "stuberp" }
+func (stubERP) Tools() []connector.Tool {
+	return []connector.Tool{{
+		Name: "noop", Description: "Nothing.", Input: schema.Object(), Output: schema.Object(), Effect: connector.Read,
+		Handler: func(context.Context, *connector.Call) (any, error) { return map[string]any{}, nil },
+	}}
+}
+func (stubERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
+func (stubERP) APICredentialFields() []connector.CredentialField {
+	return []connector.CredentialField{{Name: "key", Secret: true}}
+}
+func (stubERP) APIAuthorizer(_ connector.Site, f map[string]secrets.Secret) (connector.Authorizer, error) {
+	k := f["key"].Reveal()
+	return connector.AuthorizerFunc(func(r *http.Request) error { r.Header.Set("Authorization", k); return nil }), nil
+}
+func (stubERP) VerifyAPICredential(context.Context, connector.Site, *http.Client) (string, error) {
+	return "bot", nil
+}
+
+// manualInvalidations lets the test decide when invalidations arrive.
+type manualInvalidations struct {
+	mu      sync.Mutex
+	healthy bool
+	site    []func(string)
+	reset   []func()
+}
+
+func (m *manualInvalidations) Healthy() bool                  { m.mu.Lock(); defer m.mu.Unlock(); return m.healthy }
+func (m *manualInvalidations) OnSite(f func(string))          { m.site = append(m.site, f) }
+func (m *manualInvalidations) OnReset(f func())               { m.reset = append(m.reset, f) }
+func (m *manualInvalidations) OnMessage(string, func(string)) {}
+func (m *manualInvalidations) fireSite(id string) {
+	for _, f := range m.site {
+		f(id)
+	}
+}
+func (m *manualInvalidations) setHealthy(v bool) { m.mu.Lock(); m.healthy = v; m.mu.Unlock() }
+
+func setup(t *testing.T) (*sites.Store, *connector.Registry, sites.Site, string) {
+	t.Helper()
+	keys, err := secrets.ParseKeyring(mustKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := sites.NewStore(pgtest.NewPool(t), keys)
+	reg := connector.NewRegistry()
+	reg.MustRegister(stubERP{})
+	ctx := context.Background()
+	site, err := store.CreateSite(ctx, sites.NewSite{Slug: "acme", Kind: "stuberp", DisplayName: "Acme", BaseURL: "https://erp.acme.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := store.IssueServiceToken(ctx, site.ID, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, reg, site, token.Reveal()
+}
+
+func mustKey(t *testing.T) string {
+	t.Helper()
+	k, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func authOf(t *testing.T, r *resolved) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "https://erp.acme.example/", nil)
+	if err := r.auth.Authorize(req); err != nil {
+		t.Fatal(err)
+	}
+	return req.Header.Get("Authorization")
+}
+
+func TestResolverCachesUntilInvalidated(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+
+	first, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, first) != "k-1" {
+		t.Fatalf("first resolve: %v", err)
+	}
+	// Change the credential without an invalidation reaching this replica:
+	// the cached entry is still served, proving the cache is used.
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, cached) != "k-1" {
+		t.Fatalf("cached resolve: %v", err)
+	}
+	inv.fireSite(site.ID.String())
+	fresh, err := r.Resolve(ctx, token)
+	if err != nil || authOf(t, fresh) != "k-2" {
+		t.Fatalf("after invalidation: %v %v", err, fresh)
+	}
+
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	inv.fireSite(site.ID.String())
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("revoked token: %v", err)
+	}
+}
+
+func TestResolverBypassesCacheWhenUnhealthy(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: false}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+	if _, err := r.Resolve(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// No invalidation arrives, but the listener is down: nothing is cached.
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("revoked token served while invalidations were down: %v", err)
+	}
+}
+
+// TestResolverDoesNotCacheALookupOvertakenByARevocation: a lookup reads the
+// token as valid, the token is revoked and the invalidation arrives before
+// the lookup's result is cached (there was nothing to drop yet). The
+// result must not be cached: the next call looks again and is refused.
+func TestResolverDoesNotCacheALookupOvertakenByARevocation(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+	r.afterLookup = func() {
+		r.afterLookup = nil // once
+		toks, _ := store.ListServiceTokens(ctx, site.ID)
+		if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+			t.Error(err)
+		}
+		inv.fireSite(site.ID.String())
+	}
+	// The call that began before the revocation is served: it read the
+	// token while it was valid.
+	if _, err := r.Resolve(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("after the revocation: %v, want ErrTokenInvalid (a stale lookup was cached)", err)
+	}
+}
+
+// fakeClock is a settable clock for the resolver.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// resolvedOnAClock returns a caching resolver with a one-minute TTL on a
+// fake clock, its token already resolved (and cached) once, with key k-1.
+func resolvedOnAClock(t *testing.T) (*Resolver, *fakeClock, *sites.Store, sites.Site, string) {
+	t.Helper()
+	store, reg, site, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Minute)
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
+	r.cache.SetClock(clock.now)
+	if e, err := r.Resolve(context.Background(), token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("first resolve: %v", err)
+	}
+	return r, clock, store, site, token
+}
+
+// eventually polls check until it reports true, for at most ten seconds.
+func eventually(t *testing.T, what string, check func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !check(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+}
+
+// TestResolverRefreshesAheadWithoutMakingACallWait: an entry used after
+// half its TTL is still served, and looked up again in the background, so
+// that a change no invalidation announced is picked up without any call
+// waiting for the lookup.
+func TestResolverRefreshesAheadWithoutMakingACallWait(t *testing.T) {
+	r, clock, store, site, token := resolvedOnAClock(t)
+	ctx := context.Background()
+	// A change that no invalidation announces (as if its NOTIFY was lost).
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(29 * time.Second)
+	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("before half the TTL: %v; want the cached k-1", err)
+	}
+	clock.advance(2 * time.Second)
+	// Past half the TTL: this call gets the cached entry at once (k-1: it
+	// did not wait for the lookup), and the lookup runs behind it.
+	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+		t.Fatalf("past half the TTL: %v; want the cached k-1 at once", err)
+	}
+	eventually(t, "the refreshed credential", func() bool {
+		e, err := r.Resolve(ctx, token)
+		return err == nil && authOf(t, e) == "k-2"
+	})
+}
+
+// TestResolverDropsARefreshedTokenThatWasRevoked: a background lookup that
+// finds the token revoked drops its entry at once.
+func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
+	r, clock, store, site, token := resolvedOnAClock(t)
+	ctx := context.Background()
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(31 * time.Second)
+	eventually(t, "the revocation found by the background lookup", func() bool {
+		_, err := r.Resolve(ctx, token)
+		return errors.Is(err, sites.ErrTokenInvalid)
+	})
+}
+
+func (stubERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
+
+// TestResolverLookupOutlivesTheCallerThatStartedIt: concurrent first calls
+// with one token share one lookup. The caller that started it giving up
+// (its client went away) gets its own error, and the others still get the
+// token resolved: before, the shared lookup ran on the first caller's
+// context and failed every caller sharing it.
+func TestResolverLookupOutlivesTheCallerThatStartedIt(t *testing.T) {
+	store, reg, _, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Hour)
+	started, release := make(chan struct{}), make(chan struct{})
+	r.beforeLookup = func() {
+		r.beforeLookup = nil // once
+		close(started)
+		<-release
+	}
+	first, cancel := context.WithCancel(t.Context())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := r.Resolve(first, token)
+		firstErr <- err
+	}()
+	<-started
+	second := make(chan error, 1)
+	go func() {
+		e, err := r.Resolve(t.Context(), token)
+		if err == nil && authOf(t, e) != "k-1" {
+			err = errors.New("resolved to another credential")
+		}
+		second <- err
+	}()
+	// Give the second caller time to join the lookup (were it late, it
+	// would find the token cached and the test would pass for nothing; it
+	// cannot fail for that reason).
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	close(release)
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up got %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("the caller sharing the lookup: %v", err)
+	}
+}

@@ -1,0 +1,95 @@
+// Package servicemcp is the front door for bots: /service/mcp. A generated
+// service token (only its SHA-256 is stored) selects one site and that
+// site's fixed API credential; the call then runs through the shared engine
+// as that API user.
+//
+// Every request is authenticated afresh against Postgres, so a revoked token
+// stops working at once on every replica.
+package servicemcp
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/front/mcpengine"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// HeaderServiceToken carries the service token; Authorization: Bearer works too.
+const HeaderServiceToken = "X-Erpgate-Service-Token"
+
+// Handler serves /service/mcp.
+type Handler struct {
+	Resolver *Resolver
+	Engine   *mcpengine.Engine
+	Logger   *zap.Logger
+}
+
+// ServeHTTP authenticates the service token and hands the request to the
+// engine. Authentication failures are answered with 401 and a JSON-RPC error
+// body, before any MCP dispatch, so they make no usage event.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token := presentedToken(r)
+	if token == "" {
+		unauthorized(w, "a service token is required: send it in the X-Erpgate-Service-Token header or as Authorization: Bearer")
+		return
+	}
+	res, err := h.Resolver.Resolve(r.Context(), token)
+	switch {
+	case errors.Is(err, sites.ErrTokenInvalid):
+		unauthorized(w, "the service token is not valid: it is unknown or has been revoked")
+		return
+	case errors.Is(err, sites.ErrSiteDisabled):
+		mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token is disabled")
+		return
+	case errors.Is(err, errNoCredential):
+		mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token has no API credential any more; ask the operator to add one")
+		return
+	case err != nil:
+		h.unavailable(w, "resolve service token", err)
+		return
+	}
+	h.Engine.ServeMCP(w, r, mcpengine.Session{
+		Site:            res.site,
+		Principal:       connector.Principal{AuthType: "service_token"},
+		Authorizer:      res.auth,
+		ErrorsAsResults: strings.EqualFold(r.Header.Get(mcpengine.HeaderErrorFormat), "result"),
+		LimitKey:        "service:" + res.tokenID.String(),
+		ClientID:        res.tokenID.String(),
+	})
+}
+
+// presentedToken reads the token from the dedicated header or a Bearer
+// Authorization header. Tokens in the query string are never read.
+func presentedToken(r *http.Request) string {
+	if t := strings.TrimSpace(r.Header.Get(HeaderServiceToken)); t != "" {
+		return t
+	}
+	if scheme, value, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(value)
+	}
+	return ""
+}
+
+func unauthorized(w http.ResponseWriter, message string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="erpgate-service"`)
+	mcpengine.WriteJSONRPCError(w, http.StatusUnauthorized, nil, mcp.INVALID_REQUEST, message)
+}
+
+func (h *Handler) unavailable(w http.ResponseWriter, what string, err error) {
+	status := http.StatusInternalServerError
+	msg := "erpgate could not serve this request; the operator's logs have details"
+	if errors.Is(err, database.ErrUnavailable) {
+		status = http.StatusServiceUnavailable
+		msg = "erpgate's database is unavailable; retry shortly"
+		w.Header().Set("Retry-After", "5")
+	}
+	h.Logger.Error("service MCP request failed", zap.String("step", what), zap.Error(err))
+	mcpengine.WriteJSONRPCError(w, status, nil, mcp.INTERNAL_ERROR, msg)
+}

@@ -1,0 +1,280 @@
+package siteadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
+	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// VerifyTimeout bounds the ERP round trips that verify a credential, so an
+// unresponsive ERP gives the person an answer rather than a hung request.
+const VerifyTimeout = 30 * time.Second
+
+// OAuthCredentialFields are the fields of an oauth connection: the OAuth
+// client registered on the ERP for erpgate, whose redirect URI is
+// <public base URL>/oauth/callback.
+var OAuthCredentialFields = []connector.CredentialField{
+	{Name: "client_id", Description: "client id of the OAuth client registered on the ERP for erpgate"},
+	{Name: "client_secret", Description: "client secret of that OAuth client", Secret: true},
+}
+
+// PutAPIConnection verifies an API credential against the ERP and, only if
+// the ERP accepts it, saves it as the site's api_token connection with the
+// identity it authenticated as. credentials nil means none was given.
+func (s *Service) PutAPIConnection(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+	saved, err := s.putAPIConnection(ctx, site, credentials)
+	details := map[string]any{}
+	if err == nil {
+		details["verified_identity"] = saved.VerifiedIdentity
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionPutAPIConnection, details, err)
+	return saved, err
+}
+
+func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+	if credentials == nil {
+		return sites.Connection{}, invalid("missing required field: credentials")
+	}
+	conn, err := s.connectorOf(site)
+	if err != nil {
+		return sites.Connection{}, err
+	}
+	fields, err := credentialFields(conn.APICredentialFields(), credentials)
+	if err != nil {
+		return sites.Connection{}, err
+	}
+	identity, err := s.verifyAPICredential(ctx, site, conn, fields)
+	if err != nil {
+		return sites.Connection{}, err
+	}
+	saved, err := s.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, identity, fields)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		return sites.Connection{}, newError(NotFound, err, "site %q was deleted while its credential was being verified; nothing was saved", site.Slug)
+	case errors.Is(err, sites.ErrBaseURLChanged):
+		return sites.Connection{}, newError(Conflict, err, "site %q moved to another base URL while its credential was being verified against %s; nothing was saved", site.Slug, site.BaseURL)
+	case err != nil:
+		return sites.Connection{}, storeError(err)
+	}
+	return saved, nil
+}
+
+// PutOAuthConnection stores the site's OAuth client; putting it again
+// rotates the client secret. There is nothing to verify it with before a
+// user signs in (an OAuth client authenticates nobody by itself), so it is
+// saved as given; the first sign-in proves it.
+func (s *Service) PutOAuthConnection(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+	saved, err := s.putOAuthConnection(ctx, site, credentials)
+	details := map[string]any{}
+	if credentials != nil && err == nil {
+		details["client_id"] = strings.TrimSpace(credentials["client_id"])
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionPutOAuthConnection, details, err)
+	return saved, err
+}
+
+func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+	if credentials == nil {
+		return sites.Connection{}, invalid("missing required field: credentials")
+	}
+	conn, err := s.connectorOf(site)
+	if err != nil {
+		return sites.Connection{}, err
+	}
+	if _, ok := conn.(connector.UpstreamOAuth); !ok {
+		return sites.Connection{}, invalid("%s sites do not support user sign-in with OAuth", site.Kind)
+	}
+	fields, err := credentialFields(OAuthCredentialFields, credentials)
+	if err != nil {
+		return sites.Connection{}, err
+	}
+	saved, err := s.deps.Store.PutConnection(ctx, site.ID, sites.ConnectionOAuth, "", fields)
+	if err != nil {
+		if errors.Is(err, sites.ErrNotFound) {
+			return sites.Connection{}, newError(NotFound, err, "site %q was deleted; nothing was saved", site.Slug)
+		}
+		return sites.Connection{}, storeError(err)
+	}
+	return saved, nil
+}
+
+// DeleteConnection removes the site's connection of type typ.
+func (s *Service) DeleteConnection(ctx context.Context, actor Actor, site sites.Site, typ sites.ConnectionType) error {
+	err := s.deps.Store.DeleteConnection(ctx, site.ID, typ)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		err = newError(NotFound, err, "site %q has no %s connection", site.Slug, typ)
+	case err != nil:
+		err = internal(err)
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionDeleteConnection, map[string]any{"type": string(typ)}, err)
+	return err
+}
+
+// credentialFields checks the submitted credential against the connector's
+// field list, reporting every missing and unknown field at once, and wraps
+// the values as secrets. Surrounding white space, a common paste accident,
+// is dropped.
+func credentialFields(spec []connector.CredentialField, submitted map[string]string) (map[string]secrets.Secret, error) {
+	expected := make([]string, 0, len(spec))
+	fields := make(map[string]secrets.Secret, len(spec))
+	var missing, unknown []string
+	for _, f := range spec {
+		expected = append(expected, f.Name)
+		value := strings.TrimSpace(submitted[f.Name])
+		if value == "" {
+			missing = append(missing, f.Name)
+			continue
+		}
+		fields[f.Name] = secrets.Secret(value)
+	}
+	for name := range submitted {
+		if !slices.Contains(expected, name) {
+			unknown = append(unknown, fmt.Sprintf("%q", name))
+		}
+	}
+	slices.Sort(unknown)
+	var problems []string
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("missing credential %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", ")))
+	}
+	if len(unknown) > 0 {
+		problems = append(problems, fmt.Sprintf("unknown credential %s: %s", plural(len(unknown), "field", "fields"), strings.Join(unknown, ", ")))
+	}
+	if len(problems) > 0 {
+		return nil, invalid("%s (this kind of site expects: %s)", strings.Join(problems, "; "), strings.Join(expected, ", "))
+	}
+	return fields, nil
+}
+
+// verifyAPICredential asks the ERP, through the deployment's outbound
+// transport, who the credential authenticates as.
+func (s *Service) verifyAPICredential(ctx context.Context, site sites.Site, conn connector.Connector, fields map[string]secrets.Secret) (string, error) {
+	csite, err := site.Connector()
+	if err != nil {
+		return "", internal(err)
+	}
+	auth, err := conn.APIAuthorizer(csite, fields)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.InvalidArgument {
+			return "", &Error{Kind: Invalid, Message: te.Message + "; nothing was saved", Err: err}
+		}
+		return "", internal(fmt.Errorf("siteadmin: build %s authorizer for %s: %w", conn.Kind(), site.Slug, err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
+	defer cancel()
+	identity, err := conn.VerifyAPICredential(ctx, csite, s.deps.HTTPClient(csite, auth))
+	if err != nil {
+		return "", verificationError(site, err)
+	}
+	return identity, nil
+}
+
+// verificationError says plainly why a credential was not saved: the ERP
+// refused it (Rejected, with the connector's explanation), or the ERP could
+// not be asked (Unreachable). Transport messages are written for models,
+// so the person gets their own wording here.
+func verificationError(site sites.Site, err error) error {
+	if kind, reason, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
+		message := "could not verify the credential: " + reason + "; nothing was saved"
+		if kind == Unreachable {
+			message = fmt.Sprintf("could not verify the credential: %s (%s); nothing was saved", reason, classifyVerification(err).Code)
+		}
+		return &Error{Kind: kind, Message: message, Err: err}
+	}
+	te := classifyVerification(err)
+	switch te.Code {
+	case toolerr.AuthExpired, toolerr.PermissionDenied:
+		// The connector may quote the ERP's refusal (Acumatica's "Invalid
+		// credentials"), which passes through the same redaction of error
+		// text as a tool error's message.
+		message, _ := verificationText.RedactText(te.Message)
+		message = strings.TrimSuffix(strings.TrimSpace(message), ".")
+		return &Error{Kind: Rejected, Message: message + "; nothing was saved", Err: err}
+	case toolerr.InvalidArgument:
+		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
+		return &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
+	}
+	return internal(err)
+}
+
+// unreachableReason says why the ERP at baseURL could not be asked: an
+// address the transport refuses (Invalid), or no usable answer
+// (Unreachable). ok is false for any other failure.
+func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
+	var forbidden *netguard.ForbiddenError
+	if errors.As(err, &forbidden) {
+		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint), true
+	}
+	switch classifyVerification(err).Code {
+	case toolerr.UpstreamTimeout:
+		return Unreachable, fmt.Sprintf("the ERP at %s did not answer within %s", baseURL, VerifyTimeout), true
+	case toolerr.UpstreamUnavailable:
+		return Unreachable, fmt.Sprintf("the ERP at %s could not be reached", baseURL), true
+	case toolerr.RateLimited:
+		return Unreachable, fmt.Sprintf("the ERP at %s is limiting requests; try again later", baseURL), true
+	case toolerr.NotFound, toolerr.UpstreamInvalidResponse, toolerr.ResponseTooLarge:
+		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer a %s site does not give; check the base URL and the kind", baseURL, kind), true
+	}
+	return "", "", false
+}
+
+// verificationText redacts the ERP's words in a rejection, by the
+// built-in rules.
+var verificationText = redact.New(redact.Rules{})
+
+// classifyVerification is toolerr.Classify, except that a raw network
+// error (a connector that did not classify one) counts as unreachable.
+func classifyVerification(err error) *toolerr.Error {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && !errors.Is(err, context.DeadlineExceeded) {
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "the ERP could not be reached")
+	}
+	return toolerr.Classify(err)
+}
+
+// RotateOAuthClientSecret replaces the secret of the site's OAuth client,
+// keeping its client id: after the ERP's administrator generated a new
+// secret for the same client. The site must have an oauth connection.
+func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site sites.Site, secret string) (sites.Connection, error) {
+	saved, clientID, err := s.rotateOAuthClientSecret(ctx, site, secret)
+	details := map[string]any{}
+	if clientID != "" {
+		details["client_id"] = clientID
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionRotateOAuthSecret, details, err)
+	return saved, err
+}
+
+func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, secret string) (sites.Connection, string, error) {
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return sites.Connection{}, "", invalid("paste the new client secret")
+	}
+	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		return sites.Connection{}, "", newError(Conflict, err, "site %q has no OAuth client yet; add its client id and secret first", site.Slug)
+	case err != nil:
+		return sites.Connection{}, "", internal(err)
+	}
+	clientID := fields["client_id"].Reveal()
+	saved, err := s.putOAuthConnection(ctx, site, map[string]string{"client_id": clientID, "client_secret": secret})
+	return saved, clientID, err
+}

@@ -1,0 +1,81 @@
+package siteadmin
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+)
+
+// Kind says what sort of failure an *Error is, for callers to map to their
+// own answers (an HTTP status, a page).
+type Kind string
+
+// The kinds of failure.
+const (
+	// Invalid: the input breaks a rule; the message says which.
+	Invalid Kind = "invalid_request"
+	// NotFound: the site, connection, token or person does not exist.
+	NotFound Kind = "not_found"
+	// Conflict: the change conflicts with the registry's state.
+	Conflict Kind = "conflict"
+	// Rejected: the ERP refused the credential.
+	Rejected Kind = "credential_rejected"
+	// Unreachable: the ERP could not be asked, or answered unlike the kind
+	// of ERP the site is.
+	Unreachable Kind = "upstream_unreachable"
+	// Internal: erpgate failed (its database, a wiring mistake). The
+	// message says nothing more; Err has the cause, for the log.
+	Internal Kind = "internal"
+)
+
+// Error is a failure of a site-administration action. Message is written
+// for the person who acted and never contains a secret or a library's
+// error text; Err is the cause, for the server log only.
+type Error struct {
+	Kind    Kind
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Unavailable reports whether the failure is erpgate's database being
+// unreachable, so that trying again shortly is the right move.
+func (e *Error) Unavailable() bool {
+	return e.Kind == Internal && errors.Is(e.Err, database.ErrUnavailable)
+}
+
+func newError(kind Kind, cause error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+func invalid(format string, args ...any) *Error { return newError(Invalid, nil, format, args...) }
+
+func internal(cause error) *Error {
+	return &Error{Kind: Internal, Message: "an internal error stopped this action; the server log has details", Err: cause}
+}
+
+// asError turns any error into an *Error; one not already an *Error is
+// internal.
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return internal(err)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

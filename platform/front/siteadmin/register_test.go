@@ -1,0 +1,75 @@
+package siteadmin_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+)
+
+// CheckNewSite applies CreateSite's rules without a slug and stores
+// nothing; it tells whether the address (with its identity) is taken.
+func TestCheckNewSite(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	in := siteadmin.NewSite{Kind: "testerp", DisplayName: "  Acme  ", BaseURL: f.erp.URL + "/", Settings: json.RawMessage(`{"company":"acme"}`)}
+	checked, taken, err := f.svc.CheckNewSite(ctx, in)
+	if err != nil || taken {
+		t.Fatalf("check: taken %v, %v", taken, err)
+	}
+	if checked.BaseURL != f.erp.URL || checked.DisplayName != "Acme" || checked.IdentityKey != "acme" || checked.IdentityName != "company" {
+		t.Errorf("checked %+v", checked)
+	}
+	if list, _ := f.store.ListSites(ctx); len(list) != 0 {
+		t.Fatalf("a check stored %d sites", len(list))
+	}
+	f.create(t, "acme")
+	if _, taken, err := f.svc.CheckNewSite(ctx, in); err != nil || !taken {
+		t.Errorf("the same address and company: taken %v, %v", taken, err)
+	}
+	other := in
+	other.Settings = json.RawMessage(`{"company":"other"}`)
+	if _, taken, err := f.svc.CheckNewSite(ctx, other); err != nil || taken {
+		t.Errorf("another company at the address: taken %v, %v", taken, err)
+	}
+	bad := in
+	bad.DisplayName, bad.Settings = "", json.RawMessage(`{"colour":"red"}`)
+	_, _, err = f.svc.CheckNewSite(ctx, bad)
+	var se *siteadmin.Error
+	if !errors.As(err, &se) || se.Kind != siteadmin.Invalid || !strings.Contains(se.Message, "display_name") || strings.Contains(se.Message, "slug") {
+		t.Errorf("bad input: %v", err)
+	}
+}
+
+// Reachable asks the address for any HTTP answer, and says plainly when
+// there is none.
+func TestReachable(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	up, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Up", BaseURL: f.erp.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test ERP answers 401 without a credential: that is an answer.
+	if err := f.svc.Reachable(ctx, up); err != nil {
+		t.Errorf("a server that answers: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	down, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Down", BaseURL: dead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.svc.Reachable(ctx, down)
+	var se *siteadmin.Error
+	if !errors.As(err, &se) || se.Kind != siteadmin.Unreachable || se.Message != "the ERP at "+dead+" could not be reached" {
+		t.Errorf("nothing listening: %v", err)
+	}
+}

@@ -1,0 +1,208 @@
+package siteadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// Deps is what the layer needs from the rest of erpgate.
+type Deps struct {
+	// Store is the site registry; events are kept there too.
+	Store *sites.Store
+	// Registry holds the connectors this deployment serves.
+	Registry *connector.Registry
+	// IsDevHost reports whether plain http is acceptable for host (besides
+	// loopback, which always is). It may be nil.
+	IsDevHost func(host string) bool
+	// HTTPClient returns the outbound client for site, authorised with
+	// auth. It is used to verify credentials before they are saved.
+	HTTPClient func(site connector.Site, auth connector.Authorizer) *http.Client
+	// ERPAddresses is the address policy for ERPs: a site is registered
+	// (or moved) only if its host is exempt or resolves to public
+	// addresses only. Nil (development) allows every address.
+	ERPAddresses *netguard.Policy
+	// Settings is the live settings store ChangeSetting changes; nil
+	// refuses ChangeSetting.
+	Settings *livesettings.Store
+	// PublicURL builds erpgate's advertised URLs from the public base URL:
+	// the preflight checks the OAuth redirect URI it gives. It may be nil
+	// (then that check is skipped).
+	PublicURL func(path string) string
+	// Logger receives one line per audit event (event=admin_event), and
+	// one when an event cannot be stored. It may be nil.
+	Logger *zap.Logger
+}
+
+// Service carries out site-administration actions. It is safe for
+// concurrent use.
+type Service struct {
+	deps Deps
+	log  *zap.Logger
+}
+
+// New returns the layer. It panics if a required dependency is missing,
+// since that is a wiring mistake found at start-up.
+func New(deps Deps) *Service {
+	switch {
+	case deps.Store == nil:
+		panic("siteadmin: New: Store is nil")
+	case deps.Registry == nil:
+		panic("siteadmin: New: Registry is nil")
+	case deps.HTTPClient == nil:
+		panic("siteadmin: New: HTTPClient is nil")
+	}
+	log := deps.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Service{deps: deps, log: log.Named("siteadmin")}
+}
+
+// ActorKind says who carried out an action.
+type ActorKind string
+
+// The kinds of actor.
+const (
+	// ActorOperator is erpgate's operator, with the admin token.
+	ActorOperator ActorKind = "operator"
+	// ActorERPAdmin is an administrator of the site's ERP, signed in
+	// through the ERP on the site owner's page.
+	ActorERPAdmin ActorKind = "erp_admin"
+	// ActorRegistrant is a person registering a site on the registration
+	// page, before their ERP sign-in proved them its administrator.
+	ActorRegistrant ActorKind = "registrant"
+)
+
+// Actor is who carried out an action, as audit events name them.
+type Actor struct {
+	Kind ActorKind
+	// Name is the ERP user for an ERP administrator, "admin_token" for the
+	// operator, or a registration's id.
+	Name string
+}
+
+// Operator is the operator acting with the admin token.
+var Operator = Actor{Kind: ActorOperator, Name: "admin_token"}
+
+// OperatorSession is the operator acting in the console, in the console
+// session named by ref (consolesession.Session.Ref).
+func OperatorSession(ref string) Actor {
+	return Actor{Kind: ActorOperator, Name: "console_session:" + ref}
+}
+
+// ERPAdmin is the ERP administrator user acting on the owner's page.
+func ERPAdmin(user string) Actor { return Actor{Kind: ActorERPAdmin, Name: user} }
+
+// Registrant is the person behind the registration with id, before (and
+// while) their ERP sign-in proves them the ERP's administrator.
+func Registrant(id string) Actor { return Actor{Kind: ActorRegistrant, Name: id} }
+
+// The actions audit events name.
+const (
+	ActionCreateSite         = "create_site"
+	ActionUpdateSite         = "update_site"
+	ActionDeleteSite         = "delete_site"
+	ActionPutAPIConnection   = "put_api_connection"
+	ActionPutOAuthConnection = "put_oauth_connection"
+	ActionRotateOAuthSecret  = "rotate_oauth_secret"
+	ActionDeleteConnection   = "delete_connection"
+	ActionIssueServiceToken  = "issue_service_token"
+	ActionRevokeServiceToken = "revoke_service_token"
+	ActionRevokePerson       = "revoke_person"
+	// The steps of a self-service registration before the site exists:
+	// started (address checked), OAuth client given, the proof of
+	// ownership verified or refused. Registered is ActionCreateSite.
+	ActionRegisterStart  = "register_start"
+	ActionRegisterClient = "register_client"
+	ActionRegisterProof  = "register_proof"
+	// The operator console's own actions.
+	ActionConsoleSignIn  = "console_sign_in"
+	ActionConsoleSignOut = "console_sign_out"
+	ActionChangeSetting  = "change_setting"
+)
+
+// Record stores the audit event of an action carried out outside this
+// layer (a console sign-in, a settings change), as the layer's own
+// actions are: siteID is uuid.Nil and slug empty for a deployment-wide
+// action; err, if not nil, is the refusal (an *Error says why in its
+// Message; any other error is recorded as internal).
+func (s *Service) Record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
+	s.record(ctx, actor, siteID, slug, action, details, err)
+}
+
+// Refusal makes the *Error of a refusal of kind with message, for Record
+// and for callers that refuse in this layer's words.
+func Refusal(kind Kind, message string) *Error { return &Error{Kind: kind, Message: message} }
+
+// Outcomes of an action.
+const (
+	OutcomeSuccess = "success"
+	OutcomeRefused = "refused"
+	OutcomeError   = "error"
+)
+
+// record stores the audit event of one action. A refusal's reason is its
+// message (safe to show, never a secret); an internal failure's is only
+// "internal". A failure to store the event is logged, not returned: the
+// action has already happened or been refused.
+func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
+	e := sites.Event{SiteID: siteID, SiteSlug: slug, ActorKind: string(actor.Kind), Actor: actor.Name,
+		Action: action, Outcome: OutcomeSuccess, Details: details}
+	if err != nil {
+		ae := asError(err)
+		e.Outcome, e.Reason = OutcomeRefused, string(ae.Kind)+": "+ae.Message
+		if ae.Kind == Internal {
+			e.Outcome, e.Reason = OutcomeError, string(Internal)
+		}
+	}
+	fields := []zap.Field{zap.String("event", "admin_event"), zap.String("action", action),
+		zap.String("site_slug", slug), zap.String("actor_kind", e.ActorKind), zap.String("actor", e.Actor),
+		zap.String("outcome", e.Outcome)}
+	if siteID != uuid.Nil {
+		fields = append(fields, zap.String("site_id", siteID.String()))
+	}
+	if e.Reason != "" {
+		fields = append(fields, zap.String("reason", e.Reason))
+	}
+	s.log.Info("site admin event", fields...)
+	// The event is recorded even when the caller's request was cancelled
+	// right after the action.
+	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
+		s.log.Error("audit event not recorded", zap.String("action", action), zap.String("site_slug", slug), zap.Error(rerr))
+	}
+}
+
+// connectorOf returns the connector serving site's kind. A missing one
+// means the deployment dropped a connector its registry still has sites
+// for.
+func (s *Service) connectorOf(site sites.Site) (connector.Connector, error) {
+	conn, ok := s.deps.Registry.Get(site.Kind)
+	if !ok {
+		return nil, internal(fmt.Errorf("siteadmin: site %s has kind %q, which no registered connector serves", site.Slug, site.Kind))
+	}
+	return conn, nil
+}
+
+// storeError maps a store error nobody translated.
+func storeError(err error) error {
+	var ve *sites.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return &Error{Kind: Invalid, Message: ve.Message, Err: err}
+	case errors.Is(err, sites.ErrNotFound):
+		return &Error{Kind: NotFound, Message: "the resource does not exist", Err: err}
+	case errors.Is(err, sites.ErrConflict):
+		return &Error{Kind: Conflict, Message: "the change conflicts with an existing resource", Err: err}
+	}
+	return asError(err)
+}

@@ -1,0 +1,102 @@
+package siteadmin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// ChangeSetting sets a live setting from text as a person typed it
+// (livesettings.Def.Parse), for the deployment (site nil) or one site, or
+// with reset removes the stored value so that the default applies again.
+// The audit event keeps the old and new values in force.
+func (s *Service) ChangeSetting(ctx context.Context, actor Actor, site *sites.Site, name, text string, reset bool) (any, error) {
+	return s.changeSettingWith(ctx, actor, site, name, reset, func(d livesettings.Def) (any, error) { return d.Parse(text) })
+}
+
+// ChangeSettingJSON is ChangeSetting with the value given as JSON
+// (livesettings.Def.FromJSON), as the admin API receives it.
+func (s *Service) ChangeSettingJSON(ctx context.Context, actor Actor, site *sites.Site, name string, value json.RawMessage) (any, error) {
+	return s.changeSettingWith(ctx, actor, site, name, false, func(d livesettings.Def) (any, error) { return d.FromJSON(value) })
+}
+
+func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *sites.Site, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, error) {
+	var siteID uuid.UUID
+	slug := ""
+	if site != nil {
+		siteID, slug = site.ID, site.Slug
+	}
+	if site != nil && name == livesettings.Tools {
+		known := s.ToolNames(site.Kind)
+		inner := parse
+		parse = func(d livesettings.Def) (any, error) {
+			v, err := inner(d)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range v.([]string) {
+				if !slices.Contains(known, t) && !slices.Contains(livesettings.ToolGroups, t) {
+					return nil, fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+				}
+			}
+			return v, nil
+		}
+	}
+	after, details, err := s.changeSetting(ctx, siteID, name, reset, parse)
+	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
+	return after, err
+}
+
+// ToolNames lists the tools of a kind of site, in catalogue order.
+func (s *Service) ToolNames(kind string) []string {
+	var names []string
+	for _, t := range s.deps.Registry.Tools(kind) {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, map[string]any, error) {
+	if s.deps.Settings == nil {
+		return nil, nil, internal(errors.New("siteadmin: no live settings store"))
+	}
+	d, ok := livesettings.Lookup(name)
+	if !ok {
+		return nil, map[string]any{"setting": name}, invalid("there is no setting %q", name)
+	}
+	details := map[string]any{"setting": name}
+	var value any
+	if !reset {
+		v, err := parse(d)
+		if err != nil {
+			return nil, details, invalid("%s", err.Error())
+		}
+		value = v
+	}
+	before, after, err := s.deps.Settings.Set(ctx, siteID, name, value)
+	switch {
+	case errors.Is(err, livesettings.ErrScope):
+		where := "for the whole deployment"
+		if siteID != uuid.Nil {
+			where = "per site"
+		}
+		return nil, details, invalid("%s cannot be set %s", d.Label, where)
+	case errors.Is(err, livesettings.ErrNoSite):
+		return nil, details, newError(NotFound, err, "the site does not exist")
+	case err != nil:
+		return nil, details, internal(err)
+	}
+	details["old"], details["new"] = before, after
+	if reset {
+		details["reset"] = true
+	}
+	return after, details, nil
+}

@@ -1,0 +1,378 @@
+package siteadmin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// NewSite is a site to register, as a person gave it.
+type NewSite struct {
+	Slug        string
+	Kind        string
+	DisplayName string
+	BaseURL     string
+	// Settings is the connector's settings as JSON; nil means {}.
+	Settings json.RawMessage
+}
+
+// SiteChange changes some of a site's attributes; nil fields are kept.
+// Settings, when not nil, replaces the settings as a whole.
+type SiteChange struct {
+	DisplayName *string
+	BaseURL     *string
+	Settings    json.RawMessage
+	Status      *string
+}
+
+// CreateSite registers a site: the slug and display name by the registry's
+// rules, the base URL and settings by the connector's, and the ERP's
+// address by the address policy.
+func (s *Service) CreateSite(ctx context.Context, actor Actor, in NewSite) (sites.Site, error) {
+	site, err := s.createSite(ctx, in)
+	details := map[string]any{"kind": in.Kind, "base_url": site.BaseURL, "display_name": site.DisplayName, "settings": site.Settings}
+	if err != nil {
+		details = map[string]any{"kind": in.Kind}
+	}
+	slug := in.Slug
+	if err == nil {
+		slug = site.Slug
+	}
+	s.record(ctx, actor, site.ID, slug, ActionCreateSite, details, err)
+	return site, err
+}
+
+func (s *Service) createSite(ctx context.Context, in NewSite) (sites.Site, error) {
+	checked, err := s.checkNewSite(ctx, in, true)
+	if err != nil {
+		return sites.Site{}, err
+	}
+	site, err := s.deps.Store.CreateSite(ctx, sites.NewSite{
+		Slug: in.Slug, Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey,
+	})
+	if err != nil {
+		return sites.Site{}, siteWriteError(err, in.Slug, checked.BaseURL, checked.rules)
+	}
+	return site, nil
+}
+
+// CheckedSite is a new site as CreateSite's rules normalised it, not
+// stored.
+type CheckedSite struct {
+	Kind        string
+	DisplayName string
+	BaseURL     string
+	Settings    json.RawMessage
+	IdentityKey string
+	// IdentityName names what tells sites at one base URL apart
+	// ("tenant"), "" when nothing does.
+	IdentityName string
+	rules        connector.SiteRules
+}
+
+// CheckNewSite checks a site to register by CreateSite's rules, except the
+// slug (in.Slug is ignored), and stores nothing: self-service
+// registration checks what a person typed before its proof of ownership.
+// Taken reports whether a site is already registered at that address.
+func (s *Service) CheckNewSite(ctx context.Context, in NewSite) (checked CheckedSite, taken bool, err error) {
+	checked, err = s.checkNewSite(ctx, in, false)
+	if err != nil {
+		return CheckedSite{}, false, err
+	}
+	taken, err = s.deps.Store.AddressTaken(ctx, checked.BaseURL, checked.IdentityKey)
+	if err != nil {
+		return CheckedSite{}, false, internal(err)
+	}
+	return checked, taken, nil
+}
+
+func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (CheckedSite, error) {
+	in.DisplayName = strings.TrimSpace(in.DisplayName)
+	var missing []string
+	for _, f := range []struct {
+		name, value string
+		needed      bool
+	}{
+		{"slug", in.Slug, withSlug}, {"kind", in.Kind, true}, {"display_name", in.DisplayName, true}, {"base_url", in.BaseURL, true},
+	} {
+		if f.needed && strings.TrimSpace(f.value) == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return CheckedSite{}, invalid("missing required %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", "))
+	}
+	if withSlug {
+		if err := sites.ValidateSlug(in.Slug); err != nil {
+			return CheckedSite{}, validationError(err)
+		}
+	}
+	conn, ok := s.deps.Registry.Get(in.Kind)
+	if !ok {
+		return CheckedSite{}, invalid("unknown kind %q; this deployment serves: %s", in.Kind, strings.Join(s.deps.Registry.Kinds(), ", "))
+	}
+	if err := sites.ValidateDisplayName(in.DisplayName); err != nil {
+		return CheckedSite{}, validationError(err)
+	}
+	rules := conn.SiteRules()
+	baseURL, err := s.normalizeBaseURL(rules, in.BaseURL)
+	if err != nil {
+		return CheckedSite{}, err
+	}
+	if err := s.checkERPAddress(ctx, baseURL); err != nil {
+		return CheckedSite{}, err
+	}
+	settings, err := normalizeSettings(conn, nullToNil(in.Settings))
+	if err != nil {
+		return CheckedSite{}, err
+	}
+	return CheckedSite{Kind: in.Kind, DisplayName: in.DisplayName, BaseURL: baseURL, Settings: settings,
+		IdentityKey: rules.IdentityOf(settings), IdentityName: rules.IdentityName, rules: rules}, nil
+}
+
+// UpdateSite changes site's display name, base URL, settings or status by
+// the same rules as CreateSite. The audit event keeps the old and new
+// values of what changed.
+func (s *Service) UpdateSite(ctx context.Context, actor Actor, site sites.Site, change SiteChange) (sites.Site, error) {
+	updated, err := s.updateSite(ctx, site, change)
+	var details map[string]any
+	if err == nil {
+		details = changes(site, updated)
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionUpdateSite, details, err)
+	return updated, err
+}
+
+// changes lists, for the audit event, each attribute that differs between
+// before and after as {"old":..., "new":...}.
+func changes(before, after sites.Site) map[string]any {
+	out := map[string]any{}
+	add := func(name string, old, new any, same bool) {
+		if !same {
+			out[name] = map[string]any{"old": old, "new": new}
+		}
+	}
+	add("display_name", before.DisplayName, after.DisplayName, before.DisplayName == after.DisplayName)
+	add("base_url", before.BaseURL, after.BaseURL, before.BaseURL == after.BaseURL)
+	add("status", before.Status, after.Status, before.Status == after.Status)
+	add("settings", before.Settings, after.Settings, jsonEqual(before.Settings, after.Settings))
+	return out
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	ja, _ := json.Marshal(x)
+	jb, _ := json.Marshal(y)
+	return bytes.Equal(ja, jb)
+}
+
+func (s *Service) updateSite(ctx context.Context, site sites.Site, change SiteChange) (sites.Site, error) {
+	var upd sites.SiteUpdate
+	if change.DisplayName != nil {
+		name := strings.TrimSpace(*change.DisplayName)
+		if err := sites.ValidateDisplayName(name); err != nil {
+			return sites.Site{}, validationError(err)
+		}
+		upd.DisplayName = &name
+	}
+	var rules connector.SiteRules
+	raw := nullToNil(change.Settings)
+	if change.BaseURL != nil || raw != nil {
+		conn, err := s.connectorOf(site)
+		if err != nil {
+			return sites.Site{}, err
+		}
+		rules = conn.SiteRules()
+		if change.BaseURL != nil {
+			baseURL, err := s.normalizeBaseURL(rules, *change.BaseURL)
+			if err != nil {
+				return sites.Site{}, err
+			}
+			if err := s.checkERPAddress(ctx, baseURL); err != nil {
+				return sites.Site{}, err
+			}
+			upd.BaseURL = &baseURL
+		}
+		if raw != nil {
+			if upd.Settings, err = normalizeSettings(conn, raw); err != nil {
+				return sites.Site{}, err
+			}
+			key := rules.IdentityOf(upd.Settings)
+			upd.IdentityKey = &key
+		}
+	}
+	if change.Status != nil {
+		status := sites.Status(*change.Status)
+		if !status.Valid() {
+			return sites.Site{}, invalid("status %q is not valid; use %q or %q", *change.Status, sites.StatusActive, sites.StatusDisabled)
+		}
+		upd.Status = &status
+	}
+	updated, err := s.deps.Store.UpdateSite(ctx, site.ID, upd)
+	if err != nil {
+		baseURL := site.BaseURL
+		if upd.BaseURL != nil {
+			baseURL = *upd.BaseURL
+		}
+		return sites.Site{}, siteWriteError(err, site.Slug, baseURL, rules)
+	}
+	return updated, nil
+}
+
+// DeleteSite removes site with its connections, tokens and grants.
+func (s *Service) DeleteSite(ctx context.Context, actor Actor, site sites.Site) error {
+	err := s.deps.Store.DeleteSite(ctx, site.ID)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		err = newError(NotFound, err, "site %q does not exist", site.Slug)
+	case err != nil:
+		err = internal(err)
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionDeleteSite, map[string]any{"kind": site.Kind, "base_url": site.BaseURL}, err)
+	return err
+}
+
+// normalizeSettings checks that raw (nil for none) is a JSON object and
+// runs it through the connector's NormalizeSettings.
+func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawMessage, error) {
+	if raw == nil {
+		raw = json.RawMessage(`{}`)
+	}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, invalid("settings must be a JSON object")
+	}
+	normalized, err := conn.NormalizeSettings(raw)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.InvalidArgument {
+			return nil, &Error{Kind: Invalid, Message: "settings: " + te.Message, Err: err}
+		}
+		return nil, internal(fmt.Errorf("siteadmin: normalize %s settings: %w", conn.Kind(), err))
+	}
+	return normalized, nil
+}
+
+// normalizeBaseURL checks a base URL by the connector's rules: an origin,
+// or an origin and a virtual directory for a connector that accepts a
+// path.
+func (s *Service) normalizeBaseURL(rules connector.SiteRules, raw string) (string, error) {
+	normalize := sites.NormalizeBaseURL
+	if rules.BaseURLPath {
+		normalize = sites.NormalizeBaseURLPath
+	}
+	baseURL, err := normalize(raw, s.deps.IsDevHost)
+	if err != nil {
+		return "", validationError(err)
+	}
+	return baseURL, nil
+}
+
+// siteWriteError maps the store's errors for a site write.
+func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) error {
+	switch {
+	case errors.Is(err, sites.ErrSlugTaken):
+		return newError(Conflict, err, "slug %q is already in use", slug)
+	case errors.Is(err, sites.ErrBaseURLTaken):
+		if rules.IdentityName == "" {
+			return newError(Conflict, err, "a site for %s is already registered", baseURL)
+		}
+		return newError(Conflict, err, "a site for %s with the same %s is already registered", baseURL, rules.IdentityName)
+	case errors.Is(err, sites.ErrConnectionsExist):
+		return newError(Conflict, err, "site %q has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", slug)
+	case errors.Is(err, sites.ErrNotFound):
+		return newError(NotFound, err, "site %q does not exist", slug)
+	}
+	return storeError(err)
+}
+
+// PrivateHostsHint tells an operator how to allow an ERP on a private
+// network.
+const PrivateHostsHint = "erpgate reaches ERPs only at public addresses, except hosts listed in ERPGATE_ERP_PRIVATE_HOSTS"
+
+// checkERPAddress refuses a base URL (a normalised origin) whose host is
+// not allowed by the ERP address policy: in production, one that resolves
+// to a loopback, private, link-local or other non-public address and is
+// not listed. The dial-time check in the outbound transport still applies
+// later, so a name that rebinds is refused then.
+func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
+	if s.deps.ERPAddresses == nil {
+		return nil
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return internal(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = s.deps.ERPAddresses.CheckHost(ctx, nil, u.Hostname())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, netguard.ErrUnresolved):
+		return invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
+	case errors.Is(err, netguard.ErrForbiddenAddress):
+		return invalid("base URL %s: %s; %s", baseURL, err, PrivateHostsHint)
+	}
+	return internal(err)
+}
+
+// validationError turns a *sites.ValidationError into an Invalid error.
+func validationError(err error) error {
+	var ve *sites.ValidationError
+	if errors.As(err, &ve) {
+		return &Error{Kind: Invalid, Message: ve.Message}
+	}
+	return internal(err)
+}
+
+// nullToNil treats a JSON null as absent.
+func nullToNil(raw json.RawMessage) json.RawMessage {
+	if raw == nil || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// Reachable asks the ERP at a checked site's address for its base URL,
+// without credentials, through the outbound transport: any HTTP answer
+// means it can be reached. It reports Unreachable (or Invalid, for an
+// address the transport refuses) in the person's words, so that a
+// registration does not send a browser to an address that answers
+// nothing.
+func (s *Service) Reachable(ctx context.Context, checked CheckedSite) error {
+	u, err := url.Parse(checked.BaseURL)
+	if err != nil {
+		return internal(err)
+	}
+	csite := connector.Site{Kind: checked.Kind, BaseURL: u, Settings: checked.Settings}
+	ctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, csite.URL("/", nil), nil)
+	if err != nil {
+		return internal(err)
+	}
+	resp, err := s.deps.HTTPClient(csite, nil).Do(req)
+	if err != nil {
+		if kind, reason, ok := unreachableReason(checked.BaseURL, checked.Kind, err); ok {
+			return &Error{Kind: kind, Message: reason, Err: err}
+		}
+		return internal(err)
+	}
+	_ = resp.Body.Close()
+	return nil
+}

@@ -1,0 +1,68 @@
+package siteadmin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// IssueServiceToken creates a service token for the site and returns its
+// value, which exists nowhere else and cannot be shown again. The site
+// needs an api_token connection: without one the error is a Conflict that
+// matches sites.ErrNoAPIConnection.
+func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string) (sites.ServiceToken, secrets.Secret, error) {
+	st, value, err := s.issueServiceToken(ctx, site, name)
+	details := map[string]any{"name": name}
+	if err == nil {
+		details["token_id"], details["prefix"] = st.ID.String(), st.Prefix
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionIssueServiceToken, details, err)
+	return st, value, err
+}
+
+func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name string) (sites.ServiceToken, secrets.Secret, error) {
+	if err := sites.ValidateTokenName(name); err != nil {
+		return sites.ServiceToken{}, "", validationError(err)
+	}
+	st, value, err := s.deps.Store.IssueServiceToken(ctx, site.ID, name)
+	switch {
+	case errors.Is(err, sites.ErrNoAPIConnection):
+		return sites.ServiceToken{}, "", newError(Conflict, err, "site %q has no api_token connection; add one before issuing service tokens", site.Slug)
+	case errors.Is(err, sites.ErrNotFound):
+		return sites.ServiceToken{}, "", newError(NotFound, err, "site %q does not exist", site.Slug)
+	case err != nil:
+		return sites.ServiceToken{}, "", storeError(err)
+	}
+	return st, value, nil
+}
+
+// ListServiceTokens returns the site's tokens, revoked ones included.
+func (s *Service) ListServiceTokens(ctx context.Context, site sites.Site) ([]sites.ServiceToken, error) {
+	list, err := s.deps.Store.ListServiceTokens(ctx, site.ID)
+	if err != nil {
+		return nil, internal(err)
+	}
+	return list, nil
+}
+
+// RevokeServiceToken revokes the site's token tokenID; ref is how the
+// person named it, for the message when there is no such token (tokenID is
+// uuid.Nil when ref was not an id at all).
+func (s *Service) RevokeServiceToken(ctx context.Context, actor Actor, site sites.Site, tokenID uuid.UUID, ref string) error {
+	err := sites.ErrNotFound
+	if tokenID != uuid.Nil {
+		err = s.deps.Store.RevokeServiceToken(ctx, site.ID, tokenID)
+	}
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		err = newError(NotFound, err, "site %q has no service token %q", site.Slug, ref)
+	case err != nil:
+		err = internal(err)
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionRevokeServiceToken, map[string]any{"token_id": ref}, err)
+	return err
+}

@@ -1,0 +1,9 @@
+package database_test
+
+import (
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

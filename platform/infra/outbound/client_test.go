@@ -1,0 +1,369 @@
+package outbound
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+)
+
+func siteFor(t *testing.T, rawURL string) connector.Site {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return connector.Site{Slug: "demo", BaseURL: u}
+}
+
+var bearer = connector.AuthorizerFunc(func(r *http.Request) error {
+	r.Header.Set("Authorization", "token key:secret")
+	return nil
+})
+
+func codeOf(err error) toolerr.Code {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	return ""
+}
+
+func TestCredentialsOnlyToSiteOrigin(t *testing.T) {
+	var foreignAuth atomic.Value
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		foreignAuth.Store(r.Header.Get("Authorization"))
+	}))
+	defer foreign.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect-away":
+			http.Redirect(w, r, foreign.URL+"/x", http.StatusFound)
+		case "/redirect-home":
+			http.Redirect(w, r, "/echo", http.StatusFound)
+		case "/echo":
+			_, _ = io.WriteString(w, r.Header.Get("Authorization"))
+		}
+	}))
+	defer site.Close()
+
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, site.URL), bearer)
+	ctx := context.Background()
+
+	resp, err := c.Get(site.URL + "/redirect-home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := ReadBody(resp)
+	if string(body) != "token key:secret" {
+		t.Errorf("same-origin redirect lost auth: %q", body)
+	}
+
+	_, err = c.Get(site.URL + "/redirect-away")
+	if codeOf(err) != toolerr.UpstreamInvalidResponse {
+		t.Errorf("redirect to another host: err = %v", err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, foreign.URL+"/direct", nil)
+	if _, err := c.Do(req); codeOf(err) != toolerr.Internal {
+		t.Errorf("direct request to another host: err = %v", err)
+	}
+	if v := foreignAuth.Load(); v != nil {
+		t.Errorf("foreign host was contacted (Authorization %q)", v)
+	}
+}
+
+func TestRetriesRetryableReadOnce(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	opts := DefaultOptions()
+	opts.RetryBackoff = time.Millisecond
+	c := NewFactory(opts).Client(siteFor(t, srv.URL), nil)
+	resp, err := c.Get(srv.URL + "/x")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 2 {
+		t.Errorf("calls = %d, want 2", calls.Load())
+	}
+}
+
+func TestNoSecondRetryAndNoRetryForPost(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	opts := DefaultOptions()
+	opts.RetryBackoff = time.Millisecond
+	c := NewFactory(opts).Client(siteFor(t, srv.URL), nil)
+	resp, err := c.Get(srv.URL)
+	if err != nil || resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 2 {
+		t.Errorf("GET calls = %d, want 2", calls.Load())
+	}
+	calls.Store(0)
+	resp, err = c.Post(srv.URL, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 1 {
+		t.Errorf("POST calls = %d, want 1", calls.Load())
+	}
+}
+
+func TestRetryAfterBeyondBudgetIsNotAwaited(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 1 {
+		t.Errorf("calls = %d, want 1", calls.Load())
+	}
+}
+
+func TestBodyBound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := 2048
+		if r.URL.Path == "/exact" {
+			n = 1024
+		}
+		if r.URL.Path == "/stream" {
+			w.Header().Set("Transfer-Encoding", "chunked")
+			for i := 0; i < 4; i++ {
+				_, _ = w.Write([]byte(strings.Repeat("x", 512)))
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		_, _ = w.Write([]byte(strings.Repeat("x", n)))
+	}))
+	defer srv.Close()
+	opts := DefaultOptions()
+	opts.MaxResponseBytes = 1024
+	c := NewFactory(opts).Client(siteFor(t, srv.URL), nil)
+
+	if _, err := c.Get(srv.URL + "/declared"); codeOf(err) != toolerr.ResponseTooLarge {
+		t.Errorf("declared length: err = %v", err)
+	}
+	resp, err := c.Get(srv.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadBody(resp); codeOf(err) != toolerr.ResponseTooLarge {
+		t.Errorf("streamed body: err = %v", err)
+	}
+	resp, err = c.Get(srv.URL + "/exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body, err := ReadBody(resp); err != nil || len(body) != 1024 {
+		t.Errorf("exact-size body: len=%d err=%v", len(body), err)
+	}
+}
+
+func TestTimeoutAndUnreachable(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	_, err := c.Do(req)
+	if toolerr.Classify(err).Code != toolerr.UpstreamTimeout {
+		t.Errorf("hang: err = %v", err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	opts := DefaultOptions()
+	opts.RetryBackoff = time.Millisecond
+	c = NewFactory(opts).Client(siteFor(t, "http://"+addr), nil)
+	if _, err := c.Get("http://" + addr + "/"); codeOf(err) != toolerr.UpstreamUnavailable {
+		t.Errorf("refused: err = %v", err)
+	}
+}
+
+func TestDecodeJSONNeverCallsEmptyBodyNoRecords(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			_, _ = io.WriteString(w, `{"data":[`)
+		}
+	}))
+	defer srv.Close()
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), nil)
+	for _, path := range []string{"/empty", "/bad"} {
+		resp, err := c.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := DecodeJSON(resp, &v); codeOf(err) != toolerr.UpstreamInvalidResponse {
+			t.Errorf("%s: err = %v", path, err)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]time.Duration{
+		"":                              0,
+		"7":                             7 * time.Second,
+		"-1":                            0,
+		"soon":                          0,
+		"Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second,
+	}
+	for in, want := range cases {
+		if got := ParseRetryAfter(in, now); got != want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// renewing is a RenewableAuthorizer whose token the test can refuse.
+type renewing struct {
+	mu       sync.Mutex
+	current  string
+	next     string
+	rejected int
+}
+
+func (r *renewing) Authorize(req *http.Request) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	req.Header.Set("Authorization", "Bearer "+r.current)
+	return nil
+}
+
+func (r *renewing) RejectAuthorization(req *http.Request) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if req.Header.Get("Authorization") != "Bearer "+r.current || r.next == "" {
+		return false
+	}
+	r.rejected++
+	r.current, r.next = r.next, ""
+	return true
+}
+
+func TestRefusedCredentialIsRenewedOnce(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("Authorization") != "Bearer fresh" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	auth := &renewing{current: "revoked-early", next: "fresh"}
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), auth)
+	resp, err := c.Get(srv.URL + "/x")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 2 || auth.rejected != 1 {
+		t.Errorf("calls=%d rejected=%d, want 2 and 1", calls.Load(), auth.rejected)
+	}
+	// A credential that cannot be renewed: the 401 comes back, sent once.
+	calls.Store(0)
+	auth.current, auth.next = "refused", ""
+	resp, err = c.Get(srv.URL + "/x")
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("resp=%v err=%v", resp, err)
+	}
+	_ = resp.Body.Close()
+	if calls.Load() != 1 {
+		t.Errorf("an unrenewable credential was sent %d times", calls.Load())
+	}
+}
+
+// TestHTTPSSitesGetHTTP2 checks that the shared transport speaks HTTP/2 to
+// an ERP that offers it over TLS, as ERPs behind HTTPS do (one connection
+// then carries a site's concurrent calls), with the site's credential and
+// a read of the whole body as over HTTP/1.1.
+func TestHTTPSSitesGetHTTP2(t *testing.T) {
+	var proto atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto)
+		if r.Header.Get("Authorization") != "token key:secret" {
+			http.Error(w, "no credential", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"data":[{"name":"CUST-1"}]}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+
+	base := NewBaseTransport()
+	// Trust the test server's certificate, as SSL_CERT_FILE would.
+	base.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	f := NewFactory(Options{Base: base})
+	c := f.Client(siteFor(t, srv.URL), bearer)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/resource/Customer", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := ReadBody(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtoMajor != 2 || proto.Load() != "HTTP/2.0" {
+		t.Errorf("the ERP offered HTTP/2, the gateway used %s (server saw %v)", resp.Proto, proto.Load())
+	}
+	if string(body) != `{"data":[{"name":"CUST-1"}]}` {
+		t.Errorf("body %q", body)
+	}
+}

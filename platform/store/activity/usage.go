@@ -1,0 +1,185 @@
+package activity
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+)
+
+// Store reads the event tables.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore reads from pool.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// MaxPage is the most rows one page holds.
+const MaxPage = 500
+
+// UsageEvent is one row of usage_events.
+type UsageEvent struct {
+	ID         int64
+	OccurredAt time.Time
+	SiteID     uuid.UUID // uuid.Nil for rows stored without one
+	SiteSlug   string
+	AuthType   string
+	ERPUser    string
+	ClientID   string
+	RequestID  string
+	Method     string
+	Tool       string
+	Outcome    string
+	ErrorCode  string
+	DurationMS int64
+	// ERPMS is the time with the ERP; HasERPMS is false for requests
+	// other than tools/call and rows stored before it was measured.
+	ERPMS    int64
+	HasERPMS bool
+}
+
+// Cursor is the position of e in the newest-first order.
+func (e UsageEvent) Cursor() Cursor { return Cursor{At: e.OccurredAt, ID: e.ID} }
+
+// UsagePage is one page of usage events, newest first. Next is where the
+// next page starts; nil on the last page.
+type UsagePage struct {
+	Events []UsageEvent
+	Next   *Cursor
+}
+
+const usageColumns = `id, occurred_at, site_id, site_slug, auth_type, erp_user, client_id, request_id,
+	method, tool, outcome, error_code, duration_ms, erp_ms`
+
+// usageWhere is the filter on usage_events.
+func usageWhere(f Filter) *query {
+	q := &query{}
+	q.timeRange(f, "occurred_at")
+	if f.SiteID != uuid.Nil {
+		q.add("site_id = %s", f.SiteID)
+	}
+	if f.ERPUser != "" {
+		q.add("erp_user = %s", f.ERPUser)
+	}
+	if f.Tool != "" {
+		q.add("tool = %s", f.Tool)
+	}
+	if f.Outcome != "" {
+		q.add("outcome = %s", f.Outcome)
+		if f.Outcome != "success" {
+			// The same condition as the partial index of failed calls, so
+			// that the planner may use it.
+			q.where = append(q.where, "outcome <> 'success'")
+		}
+	}
+	if f.ErrorCode != "" {
+		q.add("error_code = %s", f.ErrorCode)
+		q.where = append(q.where, "error_code <> ''")
+	}
+	if f.Client != "" {
+		q.add("client_id = %s", f.Client)
+		q.where = append(q.where, "client_id <> ''")
+	}
+	if f.ERPUser != "" {
+		q.where = append(q.where, "erp_user <> ''")
+	}
+	return q
+}
+
+// Usage returns up to limit usage events matching f, newest first, after
+// the cursor (nil: from the newest).
+func (s *Store) Usage(ctx context.Context, f Filter, after *Cursor, limit int) (UsagePage, error) {
+	if err := f.Validate(); err != nil {
+		return UsagePage{}, err
+	}
+	limit = min(max(limit, 1), MaxPage)
+	q := usageWhere(f)
+	if after != nil {
+		q.after(*after, 0, "occurred_at", "id")
+	}
+	sql := `SELECT ` + usageColumns + ` FROM usage_events WHERE ` + q.clause() +
+		` ORDER BY occurred_at DESC, id DESC LIMIT ` + q.arg(limit+1)
+	events, next, err := page(ctx, s.pool, sql, q.args, scanUsage, limit, UsageEvent.Cursor)
+	if err != nil {
+		return UsagePage{}, fmt.Errorf("activity: usage events: %w", err)
+	}
+	return UsagePage{Events: events, Next: next}, nil
+}
+
+// EachUsage calls fn for every usage event matching f, newest first, as
+// the rows arrive: an export of a million rows holds one row at a time.
+func (s *Store) EachUsage(ctx context.Context, f Filter, fn func(UsageEvent) error) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	q := usageWhere(f)
+	err := each(ctx, s.pool, `SELECT `+usageColumns+` FROM usage_events WHERE `+q.clause()+
+		` ORDER BY occurred_at DESC, id DESC`, q.args, scanUsage, fn)
+	if err != nil {
+		return fmt.Errorf("activity: export usage events: %w", err)
+	}
+	return nil
+}
+
+// page runs a page query that asked for limit+1 rows: the rows beyond
+// limit only tell that there is a next page, which starts after the last
+// row shown.
+func page[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T], limit int, cursor func(T) Cursor) ([]T, *Cursor, error) {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, nil, database.Classify(err)
+	}
+	list, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, nil, database.Classify(err)
+	}
+	if len(list) <= limit {
+		return list, nil, nil
+	}
+	list = list[:limit]
+	c := cursor(list[limit-1])
+	return list, &c, nil
+}
+
+// each calls fn for every row of the query as it arrives.
+func each[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T], fn func(T) error) error {
+	rows, err := pool.Query(ctx, sql, args...)
+	if err != nil {
+		return database.Classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	return database.Classify(rows.Err())
+}
+
+func scanUsage(row pgx.CollectableRow) (UsageEvent, error) {
+	var (
+		e      UsageEvent
+		siteID pgtype.UUID
+		dur    int32
+		erp    pgtype.Int4
+	)
+	err := row.Scan(&e.ID, &e.OccurredAt, &siteID, &e.SiteSlug, &e.AuthType, &e.ERPUser, &e.ClientID, &e.RequestID,
+		&e.Method, &e.Tool, &e.Outcome, &e.ErrorCode, &dur, &erp)
+	if siteID.Valid {
+		e.SiteID = siteID.Bytes
+	}
+	e.OccurredAt = e.OccurredAt.UTC()
+	e.DurationMS, e.ERPMS, e.HasERPMS = int64(dur), int64(erp.Int32), erp.Valid
+	return e, err
+}

@@ -1,0 +1,86 @@
+package sites
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+)
+
+// Event is one site-administration action, as the admin_events table keeps
+// it. It never holds a secret.
+type Event struct {
+	ID         int64
+	OccurredAt time.Time
+	// SiteID is the site the action concerned; uuid.Nil when there was none
+	// (a refused creation). SiteSlug is kept so that events outlive sites.
+	SiteID   uuid.UUID
+	SiteSlug string
+	// ActorKind is operator, erp_admin or registrant; Actor names who
+	// (the ERP user, or "admin_token").
+	ActorKind string
+	Actor     string
+	Action    string
+	// Outcome is success, refused or error; Reason says why when not
+	// success.
+	Outcome string
+	Reason  string
+	// Details holds old and new values of what changed; nil for none.
+	Details map[string]any
+}
+
+// RecordEvent appends e to admin_events.
+func (s *Store) RecordEvent(ctx context.Context, e Event) error {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("sites: record %s event: %w", e.Action, err)
+	}
+	var siteID *uuid.UUID
+	if e.SiteID != uuid.Nil {
+		siteID = &e.SiteID
+	}
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO admin_events (site_id, site_slug, actor_kind, actor, action, outcome, reason, details)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		siteID, e.SiteSlug, e.ActorKind, e.Actor, e.Action, e.Outcome, e.Reason, raw); err != nil {
+		return fmt.Errorf("sites: record %s event: %w", e.Action, database.Classify(err))
+	}
+	return nil
+}
+
+// ListEvents returns the site's events, newest first, at most limit.
+func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]Event, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, occurred_at, coalesce(site_id, '00000000-0000-0000-0000-000000000000'), site_slug,
+		       actor_kind, actor, action, outcome, reason, details
+		FROM admin_events WHERE site_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, siteID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sites: list events of site %s: %w", siteID, database.Classify(err))
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var (
+			e   Event
+			raw []byte
+		)
+		if err := r.Scan(&e.ID, &e.OccurredAt, &e.SiteID, &e.SiteSlug, &e.ActorKind, &e.Actor, &e.Action, &e.Outcome, &e.Reason, &raw); err != nil {
+			return e, err
+		}
+		if err := json.Unmarshal(raw, &e.Details); err != nil {
+			return e, err
+		}
+		return e, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sites: list events of site %s: %w", siteID, database.Classify(err))
+	}
+	return list, nil
+}

@@ -1,0 +1,183 @@
+package sites
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// ServiceTokenPrefix starts every service token ("egs_..."), so a leaked
+// token is recognisable to secret scanners and to people.
+const ServiceTokenPrefix = "egs"
+
+// maxServiceTokenLength bounds what ResolveServiceToken will hash; real
+// tokens are 47 characters.
+const maxServiceTokenLength = 256
+
+// ServiceToken describes a token for /service/mcp. The token's value is
+// never stored: only its SHA-256 and a display prefix.
+type ServiceToken struct {
+	ID     uuid.UUID
+	SiteID uuid.UUID
+	Name   string
+	// Prefix is the start of the token ("egs_AbC123"), for recognising it.
+	Prefix     string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	Revoked    bool
+	RevokedAt  *time.Time
+}
+
+// serviceTokenColumns is the column list scanServiceToken reads, in order.
+const serviceTokenColumns = `id, site_id, name, prefix, created_at, last_used_at, revoked, revoked_at`
+
+// IssueServiceToken creates a service token for the site and returns its
+// value, which exists nowhere else and cannot be shown again. The site must
+// have an api_token connection (else ErrNoAPIConnection). It also reports
+// ErrNotFound and, for a bad name, ErrInvalid.
+func (s *Store) IssueServiceToken(ctx context.Context, siteID uuid.UUID, name string) (ServiceToken, secrets.Secret, error) {
+	if err := ValidateTokenName(name); err != nil {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	token, err := secrets.NewToken(ServiceTokenPrefix)
+	if err != nil {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: new id: %w", siteID, err)
+	}
+	// One statement: the token only appears if the api_token connection
+	// exists at that moment.
+	row := s.pool.QueryRow(ctx, `
+		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix)
+		SELECT $1, $2, $3, $4, $5
+		WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
+		RETURNING `+serviceTokenColumns,
+		id, siteID, name, token.Hash[:], token.DisplayPrefix)
+	st, err := scanServiceToken(row)
+	if database.IsNoRows(err) {
+		err = s.whyNoAPIConnection(ctx, siteID)
+	}
+	if err != nil {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, database.Classify(err))
+	}
+	return st, token.Value, nil
+}
+
+// whyNoAPIConnection tells a missing site from a site without an api_token
+// connection.
+func (s *Store) whyNoAPIConnection(ctx context.Context, siteID uuid.UUID) error {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sites WHERE id = $1)`, siteID).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return ErrNotFound
+	}
+	return ErrNoAPIConnection
+}
+
+// ListServiceTokens returns the site's tokens, revoked ones included, oldest
+// first. Values and hashes are never returned.
+func (s *Store) ListServiceTokens(ctx context.Context, siteID uuid.UUID) ([]ServiceToken, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+serviceTokenColumns+` FROM service_tokens
+		WHERE site_id = $1 ORDER BY created_at, id`, siteID)
+	if err != nil {
+		return nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) })
+	if err != nil {
+		return nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	return list, nil
+}
+
+// RevokeServiceToken revokes the site's token tokenID; revoking twice keeps
+// the first revocation time. It reports ErrNotFound, also when tokenID
+// belongs to another site.
+func (s *Store) RevokeServiceToken(ctx context.Context, siteID, tokenID uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE service_tokens SET revoked = true, revoked_at = coalesce(revoked_at, now())
+		WHERE site_id = $1 AND id = $2`, siteID, tokenID)
+	if err != nil {
+		return fmt.Errorf("sites: revoke service token %s of site %s: %w", tokenID, siteID, database.Classify(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("sites: revoke service token %s of site %s: %w", tokenID, siteID, ErrNotFound)
+	}
+	s.notifyChanged(siteID)
+	return nil
+}
+
+// lastUsedResolution is how stale last_used_at may get before a resolve
+// writes it again. Without it every service call would write a row.
+const lastUsedResolution = "1 minute"
+
+// ResolveServiceToken finds the token whose value is token and its site. An
+// unknown or revoked token gives ErrTokenInvalid; a token of a disabled site
+// gives ErrSiteDisabled. It records the use in last_used_at, at most once per
+// minute per token, in the same statement as the lookup.
+func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceToken, Site, error) {
+	if len(token) > maxServiceTokenLength || !strings.HasPrefix(token, ServiceTokenPrefix+"_") {
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token: %w", ErrTokenInvalid)
+	}
+	hash := secrets.HashToken(token)
+	// The UPDATE's own conditions are on the target row (t), so Postgres
+	// re-checks them if a concurrent resolve wrote the row first: two
+	// replicas racing still write once. The outer SELECT sees the snapshot
+	// from before the UPDATE, so the new time comes from touched.
+	row := s.pool.QueryRow(ctx, `
+		WITH tok AS (
+			SELECT `+serviceTokenColumns+` FROM service_tokens WHERE token_hash = $1
+		), touched AS (
+			UPDATE service_tokens t SET last_used_at = now()
+			FROM tok JOIN sites s ON s.id = tok.site_id
+			WHERE t.id = tok.id AND NOT t.revoked AND s.status = 'active'
+			  AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '`+lastUsedResolution+`')
+			RETURNING t.last_used_at
+		)
+		SELECT tok.id, tok.site_id, tok.name, tok.prefix, tok.created_at,
+		       coalesce((SELECT last_used_at FROM touched), tok.last_used_at),
+		       tok.revoked, tok.revoked_at,
+		       s.id, s.slug, s.kind, s.base_url, s.display_name, s.settings, s.identity_key, s.status, s.created_at, s.updated_at
+		FROM tok JOIN sites s ON s.id = tok.site_id`,
+		hash[:])
+	var (
+		st       ServiceToken
+		site     Site
+		settings []byte
+		status   string
+	)
+	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt,
+		&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName, &settings, &site.IdentityKey, &status, &site.CreatedAt, &site.UpdatedAt)
+	switch {
+	case database.IsNoRows(err):
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token: %w", ErrTokenInvalid)
+	case err != nil:
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token: %w", database.Classify(err))
+	case st.Revoked:
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token %s: %w", st.ID, ErrTokenInvalid)
+	}
+	site.Settings = settings
+	site.Status = Status(status)
+	if site.Status != StatusActive {
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token %s: site %s: %w", st.ID, site.Slug, ErrSiteDisabled)
+	}
+	return st, site, nil
+}
+
+// scanServiceToken reads one row of serviceTokenColumns.
+func scanServiceToken(row pgx.Row) (ServiceToken, error) {
+	var st ServiceToken
+	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt)
+	return st, err
+}
