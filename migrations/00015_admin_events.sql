@@ -1,7 +1,7 @@
 -- +goose Up
 
 -- Site-administration audit: one row per action of the site-administration
--- layer (platform/siteadmin), from the admin API or a site owner's page.
+-- layer (platform/front/siteadmin), from the admin API or a site owner's page.
 -- site_id has no foreign key and the slug is kept, so that the events of a
 -- deleted site outlive it. actor_kind says who acted (operator: the admin
 -- token; erp_admin: an ERP administrator signed in on the owner's page);

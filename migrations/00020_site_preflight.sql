@@ -1,6 +1,6 @@
 -- +goose Up
 
--- The last preflight of each site (platform/siteadmin, issue 17): when it
+-- The last preflight of each site (platform/front/siteadmin, issue 17): when it
 -- ran, whether every check passed, and the checks as a JSON array of
 -- {id, title, status, found, fix}. One row per site, replaced by each run;
 -- it goes with its site. It never holds a secret: the checks say what was

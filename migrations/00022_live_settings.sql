@@ -1,7 +1,7 @@
 -- +goose Up
 
 -- Live settings: the operator's changes to settings whose defaults come
--- from the environment (platform/livesettings), for the whole deployment
+-- from the environment (platform/store/livesettings), for the whole deployment
 -- (site_id NULL) or one site. A row is an override; no row means the
 -- default. Every change bumps live_settings_version and notifies every
 -- replica ('settings:<version>' on erpgate_invalidate); replicas also poll

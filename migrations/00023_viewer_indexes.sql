@@ -57,7 +57,7 @@ DROP INDEX IF EXISTS admin_events_site_time_idx;
 -- of at most its bound and more than the bound before it, the bounds in
 -- milliseconds being 0, 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150,
 -- 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 7000, 10000, 20000, 30000, 60000, and then everything longer
--- (platform/activity's LatencyBounds, which a test holds equal to
+-- (platform/store/activity's LatencyBounds, which a test holds equal to
 -- erpgate_latency_slot). A percentile is read as the bound of the slot it
 -- falls in: at most 50% more than the true value.
 --
@@ -176,7 +176,7 @@ END $$;
 -- +goose StatementEnd
 
 -- The rollup holds closed hours only. A replica's janitor
--- (platform/activity's RollUp, under an advisory lock, so one replica at a
+-- (platform/store/activity's RollUp, under an advisory lock, so one replica at a
 -- time) adds each hour's calls once the hour has been over for a grace
 -- period longer than a usage batch waits to be written, and moves
 -- rolled_until on; a chart reads the hours before rolled_until here and

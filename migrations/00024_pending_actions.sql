@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Writes waiting for a person's approval (platform/approval): a write
+-- Writes waiting for a person's approval (platform/store/approval): a write
 -- tool's call is proposed (the ERP's preview of the change), the approver
 -- (an ERP user of the site) approves or rejects it on erpgate's page, and
 -- the call's retry claims the approved action (approved -> executing, one

@@ -1,6 +1,6 @@
 -- +goose Up
 
--- Writes with approval (platform/approval) add two kinds of actor to the
+-- Writes with approval (platform/store/approval) add two kinds of actor to the
 -- audit: erp_user, a person approving or rejecting a write on erpgate's
 -- page, and mcp_client, the client whose call proposed or ran it. The
 -- tools/call usage event of a write tool says which stage of the approval

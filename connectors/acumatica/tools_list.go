@@ -13,9 +13,8 @@ import (
 // deniedEntity matches the entities the generic lister never reads,
 // whatever the caller's rights: sign-in, role and credential data. The
 // Default endpoint exposes none of them, but a site's custom endpoint may,
-// and the filter pass-through must not become a way to read them (seed
-// 000, "OData $filter Pass-Through"). Matched case-insensitively against
-// the entity and every expanded name.
+// and the filter pass-through must not become a way to read them.
+// Matched case-insensitively against the entity and every expanded name.
 var deniedEntity = regexp.MustCompile(`(?i)^(users?|userroles?|userinfo|userlogins?|roles?|rolemembers?|accessrights?|useraccess|members?inroles?|connectedapplications?|oauthclients?|apikeys?|logins?|loginsessions?|.*password.*|.*credential.*|.*secret.*|.*token.*|.*certificate.*)$`)
 
 type listEntitiesArgs struct {

@@ -164,7 +164,7 @@ func TestUnwrapCustomFields(t *testing.T) {
 }
 
 // Redaction runs on the unwrapped record, so field names match the
-// seed-000 patterns directly: a tax id or bank account in a real sample's
+// built-in patterns of platform/infra/redact directly: a tax id or bank account in a real sample's
 // shape is redacted, empty ones stay null and are not reported.
 func TestRedactionOnUnwrappedSamples(t *testing.T) {
 	r := redact.New(redact.Rules{})

@@ -17,7 +17,7 @@ import (
 var _ connector.Preflighter = (*Connector)(nil)
 
 // minFrappeMajor is the oldest Frappe release erpgate is built against
-// (the API facts were read from v15).
+// (shared/erp-api/frappe/api-facts.md was read from v15).
 const minFrappeMajor = 15
 
 // Preflight checks Frappe's version, its OAuth endpoints, that its OAuth

@@ -50,7 +50,7 @@ type Options struct {
 	// a development set-up can keep them across restarts (PutClient).
 	ClientAdded func(OAuthClient)
 	// FrappeVersion is the framework's version get_versions reports
-	// (default 15.55.1, the release the API facts were read from).
+	// (default 15.55.1, the release shared/erp-api/frappe/api-facts.md was read from).
 	FrappeVersion string
 }
 

@@ -3,8 +3,9 @@ package frappetest
 import "strings"
 
 // DefaultFrappeVersion is the framework release get_versions reports by
-// default: the one the API facts were read from. ERPNextVersion is the
-// ERPNext release of the report notes.
+// default: the one shared/erp-api/frappe/api-facts.md was read from.
+// ERPNextVersion is the ERPNext release of the report notes
+// (shared/erp-api/frappe/report-notes).
 const (
 	DefaultFrappeVersion = "15.55.1"
 	ERPNextVersion       = "15.110.0"

@@ -4,8 +4,8 @@
 // the upstream budget, the outbound transport (retry and response bound),
 // redaction, a structured result, a usage event and error mapping.
 //
-// mcp-go types stay inside this package, so a library change touches one
-// place. Front doors (/service/mcp, the OAuth MCP endpoints) authenticate
+// mcp-go types stay inside this package (servicemcp uses only its JSON-RPC
+// error codes), so a library change touches one place. Front doors (/service/mcp, the OAuth MCP endpoints) authenticate
 // the caller and hand the engine a Session; the engine never reads
 // credentials from storage itself.
 package mcpengine
