@@ -13,9 +13,9 @@ import (
 const module = "github.com/erpgate/erpgate"
 
 // TestImportRules enforces the dependency direction of docs/architecture.md,
-// so the architecture cannot rot silently (depguard in .golangci.yml holds
-// the same rules for the linter; this test also holds the connectors'
-// allowlist of platform packages):
+// so the architecture cannot rot silently. depguard in .golangci.yml holds
+// the platform, connector and cmd/ rules too, and alone the mcp-go rule;
+// this test alone holds the connectors' allowlist and the page-kit rule:
 //   - platform/ never imports connectors/, authserver/ or web/;
 //   - a connector uses only an allowlist of platform packages, so never
 //     authserver/, web/, mcp-go, pgx or the database packages;
