@@ -1,14 +1,16 @@
 // Package connectortest is the conformance suite every connector runs from
 // its own tests:
 //
-//	func TestConformance(t *testing.T) { connectortest.Run(t, frappe.New()) }
+//	func TestCatalogue(t *testing.T) { connectortest.Run(t, frappe.New()) }
 //
-// Run checks the catalogue as the engine will serve it, as subtests:
+// (named TestCatalogue in every connector, so `go test ./connectors/...
+// -run Catalogue` checks every catalogue). Run checks the catalogue as the engine will serve it, as subtests:
 //
 //	snapshots    a golden file per tool, testdata/toolsnaps/<tool>.snap: name, title,
 //	             description, effect and schemas; -update rewrites them
 //	catalogue    connector.ValidateCatalogue and the registry accept it; titles;
-//	             descriptions are full sentences; argument names; no output
+//	             descriptions are full sentences (80 characters or more); argument
+//	             names (WithArgumentNames; lower snake case by default); no output
 //	             member the error envelope uses; a paged list ("data") takes offset
 //	schemas      every input and output schema compiles with the engine's validator
 //	effects      a preview exactly for writes; only a Write tool claims idempotency
