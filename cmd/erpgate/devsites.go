@@ -9,7 +9,8 @@ import (
 )
 
 // This file holds what `erpgate dev` (dev.go, built with -tags dev) and the
-// tests share. It imports no simulator, so the release binary links none.
+// tests share. It imports no simulator and knows no kind by name; each
+// connector brings its demo (connector.Demoer, in its -tags dev file).
 
 // Where `erpgate dev` keeps its state, relative to the working directory.
 const (
@@ -39,7 +40,8 @@ type devState struct {
 type devRegistrationERP struct {
 	Kind   string `json:"kind"`
 	ERPURL string `json:"erp_url"`
-	// Tenant is the Acumatica tenant's login name.
+	// Tenant is the tenant to name at sign-in, where the ERP has tenants
+	// (Acumatica's login name).
 	Tenant string `json:"tenant,omitempty"`
 	// SignInURL is the ERP's own sign-in page; OAuthClientURL the page
 	// that creates the OAuth client (Frappe's OAuth Client form,
@@ -65,7 +67,9 @@ type devSite struct {
 	ServiceMCPURL string `json:"service_mcp_url"`
 	ServiceToken  string `json:"service_token"`
 	// ERPCredentials are the simulator's service credentials, under the
-	// names the admin API's connection takes (plus tenant for Acumatica).
+	// names the admin API's connection takes, plus the site's settings
+	// that are strings (Acumatica's tenant): what registering a second
+	// site by hand takes.
 	ERPCredentials map[string]string `json:"erp_credentials,omitempty"`
 	Users          []devUser         `json:"users"`
 	// WriteTools are the write tools the site enables (every one, in
