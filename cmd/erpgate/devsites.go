@@ -1,15 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // This file holds what `erpgate dev` (dev.go, built with -tags dev) and the
-// tests share. It imports no simulator, so the release binary links none.
+// tests share. It imports no simulator and knows no kind by name; each
+// connector brings its demo (connector.Demoer, in its -tags dev file).
 
 // Where `erpgate dev` keeps its state, relative to the working directory.
 const (
@@ -39,7 +40,8 @@ type devState struct {
 type devRegistrationERP struct {
 	Kind   string `json:"kind"`
 	ERPURL string `json:"erp_url"`
-	// Tenant is the Acumatica tenant's login name.
+	// Tenant is the tenant to name at sign-in, where the ERP has tenants
+	// (Acumatica's login name).
 	Tenant string `json:"tenant,omitempty"`
 	// SignInURL is the ERP's own sign-in page; OAuthClientURL the page
 	// that creates the OAuth client (Frappe's OAuth Client form,
@@ -65,7 +67,9 @@ type devSite struct {
 	ServiceMCPURL string `json:"service_mcp_url"`
 	ServiceToken  string `json:"service_token"`
 	// ERPCredentials are the simulator's service credentials, under the
-	// names the admin API's connection takes (plus tenant for Acumatica).
+	// names the admin API's connection takes, plus the site's settings
+	// that are strings (Acumatica's tenant): what registering a second
+	// site by hand takes.
 	ERPCredentials map[string]string `json:"erp_credentials,omitempty"`
 	Users          []devUser         `json:"users"`
 	// WriteTools are the write tools the site enables (every one, in
@@ -92,33 +96,11 @@ func readDevState(path string) devState {
 	return s
 }
 
-// acumaticaService is an Acumatica service connection: the tenant, the
-// password-grant application and the dedicated API user. It has the
-// fields of acumaticatest.ServiceLogin, so one converts to the other.
-type acumaticaService struct {
-	Tenant       string
-	ClientID     string
-	ClientSecret string
-	Username     string
-	Password     string
-}
-
-func (s acumaticaService) credentials() map[string]string {
-	return map[string]string{
-		"client_id": s.ClientID, "client_secret": s.ClientSecret,
-		"username": s.Username, "password": s.Password,
-	}
-}
-
-// registerAcumaticaService registers the Acumatica instance at erpURL as a
-// site whose service connection is svc.
-func registerAcumaticaService(ctx context.Context, admin *adminClient, previous devState, svc acumaticaService,
-	slug, name, erpURL string) (devSite, error) {
-	return admin.ensureSite(ctx, previous, siteRequest{
-		Slug: slug, Kind: "acumatica", DisplayName: name, BaseURL: erpURL,
-		Settings:    map[string]any{"tenant": svc.Tenant},
-		Credentials: svc.credentials(),
-	})
+// devAddrEnv is the variable that moves a kind's simulator:
+// ERPGATE_DEV_FRAPPE_ADDR, or with infix REGISTER_
+// ERPGATE_DEV_FRAPPE_REGISTER_ADDR for its registration simulator.
+func devAddrEnv(kind, infix string) string {
+	return "ERPGATE_DEV_" + strings.ToUpper(kind) + "_" + infix + "ADDR"
 }
 
 // writeToolNames lists the catalogue's tools of kind that change ERP data
