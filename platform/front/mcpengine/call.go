@@ -17,7 +17,6 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/rawjson"
-	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
@@ -74,7 +73,7 @@ func (e *Engine) checkArgs(st *requestState, ct *compiledTool, rawArgs json.RawM
 	if err := e.refuseUnoffered(st, ct); err != nil {
 		return nil, err
 	}
-	args, err := validateArgs(ct.fast, ct.input, rawArgs)
+	args, err := validateArgs(ct.input, rawArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -272,16 +271,11 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 }
 
 // validateArgs checks raw arguments against the compiled input schema and
-// returns them normalised (absent or null become {}). The checker fast
-// accepts what it is sure of; everything else, invalid arguments included,
-// is decided and described by the full validator.
-func validateArgs(fast *schema.Checker, s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
+// returns them normalised (absent or null become {}).
+func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
-	}
-	if fast.Valid(trimmed) {
-		return trimmed, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
