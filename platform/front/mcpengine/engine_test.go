@@ -168,13 +168,13 @@ const upstreamPause = 30 * time.Millisecond
 // afterWork is how long the "afterwork" tool works after the ERP answered.
 const afterWork = 100 * time.Millisecond
 
-func newFixture(t *testing.T, errorsAsResults bool) *fixture {
+func newFixture(t testing.TB, errorsAsResults bool) *fixture {
 	t.Helper()
 	return newFixtureWith(t, errorsAsResults, nil)
 }
 
 // newFixtureWith is newFixture with options changed by with.
-func newFixtureWith(t *testing.T, errorsAsResults bool, with func(*Options)) *fixture {
+func newFixtureWith(t testing.TB, errorsAsResults bool, with func(*Options)) *fixture {
 	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/pause" {
