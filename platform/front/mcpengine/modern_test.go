@@ -20,32 +20,11 @@ import (
 // overrides or, with an empty value, removes a header.
 func postModern(t *testing.T, url, method, params string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
-	req.Header.Set(mcp.HeaderMethod, method)
+	h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
 	for k, v := range headers {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
+		h[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, data
+	return postMCP(t, url, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`, h)
 }
 
 // modernMeta is the _meta member a 2026-07-28 request carries.

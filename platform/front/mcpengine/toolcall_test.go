@@ -16,9 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// post sends one JSON-RPC message with the given protocol version header
-// (none if empty) and returns the status, content type and decoded reply.
-func post(t *testing.T, url, version, body string) (int, string, map[string]any) {
+// postMCP sends body as an MCP client would, with headers on top (an empty
+// value removes one), and returns the response (its body read and closed)
+// and its body.
+func postMCP(t *testing.T, url, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -26,16 +27,32 @@ func post(t *testing.T, url, version, body string) (int, string, map[string]any)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
-		req.Header.Set(mcp.HeaderProtocolVersion, version)
+	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// post sends one JSON-RPC message with the given protocol version header
+// (none if empty) and returns the status, content type and decoded reply.
+func post(t *testing.T, url, version, body string) (int, string, map[string]any) {
+	t.Helper()
+	resp, data := postMCP(t, url, body, map[string]string{mcp.HeaderProtocolVersion: version})
 	var m map[string]any
-	dec := json.NewDecoder(resp.Body)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		t.Fatalf("reply to %s: %v", body, err)
@@ -107,28 +124,11 @@ func validHeaderValue(s string) bool {
 	return s == strings.TrimSpace(s)
 }
 
-// postRaw sends body with the usual headers and those given, and returns
-// the status, content type and decoded reply (nil if not JSON).
+// postRaw is postMCP, returning the status, content type and decoded
+// reply (its text if it is not JSON).
 func postRaw(t *testing.T, url, body string, headers map[string]string) (int, string, any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, data := postMCP(t, url, body, headers)
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -363,22 +363,8 @@ func TestERPTimeEndsWhenTheAnswerIsRead(t *testing.T) {
 // and returns the response (its body read and closed) and its body.
 func postPlainCall(t *testing.T, url, tool, args string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return postMCP(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`,
+		map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"})
 }
 
 // parseServerTiming reads a Server-Timing header of "name;dur=ms" entries.
