@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -313,6 +315,7 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 			walk(c)
 		}
 	}
+	settle(ve)
 	walk(*ve.BasicOutput())
 	if len(parts) == 0 {
 		return ve.Error()
@@ -324,3 +327,20 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 }
 
 type jsonschemaUnit = jsonschema.OutputUnit
+
+// settle puts a validation error's causes, and the names of an
+// additionalProperties error, in one order: the validator finds them by
+// walking a map, so the same arguments would otherwise get their message in
+// a different order from one call to the next.
+func settle(ve *jsonschema.ValidationError) {
+	if k, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
+		slices.Sort(k.Properties)
+	}
+	for _, c := range ve.Causes {
+		settle(c)
+	}
+	key := func(e *jsonschema.ValidationError) string {
+		return strings.Join(e.InstanceLocation, "/") + "\x00" + strings.Join(e.ErrorKind.KeywordPath(), "/") + "\x00" + e.SchemaURL
+	}
+	slices.SortStableFunc(ve.Causes, func(a, b *jsonschema.ValidationError) int { return strings.Compare(key(a), key(b)) })
+}
