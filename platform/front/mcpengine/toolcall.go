@@ -135,7 +135,7 @@ func (p callParams) bare() bool {
 
 // plainID reports whether a request id is one that mcp-go would encode
 // back exactly as written: a string without escapes, or an integer of at
-// most 15 digits.
+// most 15 digits other than -0.
 func plainID(id json.RawMessage) bool {
 	if len(id) >= 2 && id[0] == '"' {
 		for _, c := range id[1 : len(id)-1] {
@@ -149,7 +149,8 @@ func plainID(id json.RawMessage) bool {
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && (len(digits) > 1 || len(digits) < len(id))) {
+		// -0 too: mcp-go writes it back as it came, its request id type as 0.
 		return false
 	}
 	for _, c := range digits {

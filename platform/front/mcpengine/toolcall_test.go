@@ -203,7 +203,7 @@ func TestServeToolCallTakesOnlyPlainCalls(t *testing.T) {
 func TestDirectDispatchTakesPlainCalls(t *testing.T) {
 	for id, plain := range map[string]bool{
 		`7`: true, `-3`: true, `0`: true, `123456789012345`: true, `"req-1"`: true, `""`: true,
-		`1234567890123456`: false, `07`: false, `1.5`: false, `1e3`: false, `-`: false, `"a\"b"`: false,
+		`1234567890123456`: false, `07`: false, `-0`: false, `-07`: false, `1.5`: false, `1e3`: false, `-`: false, `"a\"b"`: false,
 		`"<b>"`: false, `"é"`: false, `true`: false, `{}`: false, `"x`: false,
 	} {
 		if plainID(json.RawMessage(id)) != plain {
