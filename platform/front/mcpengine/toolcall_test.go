@@ -85,6 +85,9 @@ func FuzzDirectPathRepliesAsMCPGo(f *testing.F) {
 		if !json.Valid([]byte(id)) || (args != "" && !json.Valid([]byte(args))) || !validHeaderValue(name) {
 			return // not a request of this shape: nothing to compare
 		}
+		if name == "pause" || name == "afterwork" || name == "upstream" {
+			return // tools that wait on the fixture's ERP: slow, and the same to both paths
+		}
 		params := ``
 		if name != "" {
 			n, _ := json.Marshal(name)
