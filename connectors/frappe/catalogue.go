@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/connector/rawjson"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -65,58 +64,40 @@ func args[T any](call *connector.Call) (T, error) {
 }
 
 // argsSplit takes the arguments named in split out of a call's arguments
-// (decoded with exact numbers) and decodes the rest into a new T. The
-// arguments are split on their JSON text (rawjson), so a call that uses
-// none of the split arguments, the common case, is decoded once.
+// (decoded with exact numbers) and decodes the rest into a new T. A name
+// given twice counts once, the last, as decoding keeps it.
 func argsSplit[T any](call *connector.Call, split []string) (T, map[string]any, error) {
 	var v T
 	taken := map[string]any{}
 	if len(call.Args) == 0 {
 		return v, taken, nil
 	}
-	splitName := func(f rawjson.Field) (string, bool) {
-		for _, k := range split {
-			if f.Is(k) {
-				return k, true
-			}
-		}
-		return "", false
-	}
-	found := false
-	if err := rawjson.EachMember(call.Args, func(f rawjson.Field) {
-		_, ok := splitName(f)
-		found = found || ok
-	}); err != nil {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(call.Args, &all); err != nil {
 		return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments must be a JSON object (%v)", err)
 	}
-	if !found {
-		err := call.Decode(&v)
-		return v, taken, err
-	}
-	rest := append(make([]byte, 0, len(call.Args)), '{')
-	var failed error
-	_ = rawjson.EachMember(call.Args, func(f rawjson.Field) {
-		k, ok := splitName(f)
+	for _, k := range split {
+		raw, ok := all[k]
 		if !ok {
-			if len(rest) > 1 {
-				rest = append(rest, ',')
-			}
-			rest = append(append(append(rest, f.Name...), ':'), f.Value...)
-			return
+			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(f.Value))
+		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		var x any
-		if err := dec.Decode(&x); err != nil && failed == nil {
-			failed = toolerr.Wrap(toolerr.InvalidArgument, err, "argument %s is not valid JSON", k)
+		if err := dec.Decode(&x); err != nil {
+			return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "argument %s is not valid JSON", k)
 		}
-		taken[k] = x // the last, when a name repeats, as decoding keeps it
-	})
-	if failed != nil {
-		return v, nil, failed
+		taken[k] = x
+		delete(all, k)
+	}
+	if len(taken) == 0 {
+		return v, taken, call.Decode(&v)
+	}
+	rest, err := json.Marshal(all)
+	if err != nil {
+		return v, nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments could not be read")
 	}
 	sub := *call
-	sub.Args = append(rest, '}')
-	err := sub.Decode(&v)
-	return v, taken, err
+	sub.Args = rest
+	return v, taken, sub.Decode(&v)
 }

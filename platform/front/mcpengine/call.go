@@ -7,17 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/rawjson"
-	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
@@ -74,7 +75,7 @@ func (e *Engine) checkArgs(st *requestState, ct *compiledTool, rawArgs json.RawM
 	if err := e.refuseUnoffered(st, ct); err != nil {
 		return nil, err
 	}
-	args, err := validateArgs(ct.fast, ct.input, rawArgs)
+	args, err := validateArgs(ct.input, rawArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -272,16 +273,11 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 }
 
 // validateArgs checks raw arguments against the compiled input schema and
-// returns them normalised (absent or null become {}). The checker fast
-// accepts what it is sure of; everything else, invalid arguments included,
-// is decided and described by the full validator.
-func validateArgs(fast *schema.Checker, s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
+// returns them normalised (absent or null become {}).
+func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
-	}
-	if fast.Valid(trimmed) {
-		return trimmed, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimmed))
 	if err != nil {
@@ -319,6 +315,7 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 			walk(c)
 		}
 	}
+	settle(ve)
 	walk(*ve.BasicOutput())
 	if len(parts) == 0 {
 		return ve.Error()
@@ -330,3 +327,20 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 }
 
 type jsonschemaUnit = jsonschema.OutputUnit
+
+// settle puts a validation error's causes, and the names of an
+// additionalProperties error, in one order: the validator finds them by
+// walking a map, so the same arguments would otherwise get their message in
+// a different order from one call to the next.
+func settle(ve *jsonschema.ValidationError) {
+	if k, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
+		slices.Sort(k.Properties)
+	}
+	for _, c := range ve.Causes {
+		settle(c)
+	}
+	key := func(e *jsonschema.ValidationError) string {
+		return strings.Join(e.InstanceLocation, "/") + "\x00" + strings.Join(e.ErrorKind.KeywordPath(), "/") + "\x00" + e.SchemaURL
+	}
+	slices.SortStableFunc(ve.Causes, func(a, b *jsonschema.ValidationError) int { return strings.Compare(key(a), key(b)) })
+}

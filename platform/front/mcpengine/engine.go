@@ -23,7 +23,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
-	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/infra/metrics"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/redact"
@@ -137,9 +136,6 @@ type compiledTool struct {
 	advertised  mcp.Tool
 	headerBound bool
 	input       *jsonschema.Schema
-	// fast decides the common case, valid arguments, without input's
-	// decoding; anything it is not sure of goes to input.
-	fast *schema.Checker
 	// handler is the tool's call chain (toolHandler), as registered with
 	// mcp-go.
 	handler server.ToolHandlerFunc

@@ -168,13 +168,13 @@ const upstreamPause = 30 * time.Millisecond
 // afterWork is how long the "afterwork" tool works after the ERP answered.
 const afterWork = 100 * time.Millisecond
 
-func newFixture(t *testing.T, errorsAsResults bool) *fixture {
+func newFixture(t testing.TB, errorsAsResults bool) *fixture {
 	t.Helper()
 	return newFixtureWith(t, errorsAsResults, nil)
 }
 
 // newFixtureWith is newFixture with options changed by with.
-func newFixtureWith(t *testing.T, errorsAsResults bool, with func(*Options)) *fixture {
+func newFixtureWith(t testing.TB, errorsAsResults bool, with func(*Options)) *fixture {
 	t.Helper()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/pause" {
@@ -393,3 +393,38 @@ func TestAdvertisedOutputSchemaKeepsRequiredAsAlternative(t *testing.T) {
 }
 
 func (fakeERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
+
+// TestInvalidArgumentsMessageIsStable: the same invalid arguments get the
+// same message every time, though the validator finds unknown names and
+// failing properties by walking maps.
+func TestInvalidArgumentsMessageIsStable(t *testing.T) {
+	in := schema.Object(
+		schema.Prop("n", schema.Integer("").Min(1)).Required(),
+		schema.Prop("when", schema.Date("")),
+		schema.Prop("note", schema.String("").Len(1, 3)),
+	)
+	v, err := schema.CompileValidator(in, "mem:///stable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"n":"x","when":5,"note":"long","zz":1,"aa":2,"mm":3,"":4}`)
+	var first string
+	for i := range 50 {
+		_, err := validateArgs(v, args)
+		if toolerr.Classify(err).Code != toolerr.InvalidArgument {
+			t.Fatalf("%v, want INVALID_ARGUMENT", err)
+		}
+		msg := toolerr.Classify(err).Message
+		if i == 0 {
+			first = msg
+			if !strings.Contains(msg, `additional properties '', 'aa', 'mm', 'zz' not allowed`) {
+				t.Fatalf("message %q does not list the unknown names in order", msg)
+			}
+			continue
+		}
+		if msg != first {
+			t.Fatalf("call %d: %q, first %q", i+1, msg, first)
+		}
+	}
+	t.Log(first)
+}

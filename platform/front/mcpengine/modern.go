@@ -21,7 +21,7 @@ import (
 // decoration adds to a modern result: resultType "complete" and the
 // server's identity in _meta. Anything else, every refusal included, is
 // left to mcp-go, which answers it with the error and status it always
-// did. TestModernDirectCallRepliesAsMCPGo holds both paths to the same
+// did. FuzzDirectPathRepliesAsMCPGo holds both paths to the same
 // replies.
 
 // modernMetaKeys are the _meta members a plain modern call may carry.

@@ -16,9 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// post sends one JSON-RPC message with the given protocol version header
-// (none if empty) and returns the status, content type and decoded reply.
-func post(t *testing.T, url, version, body string) (int, string, map[string]any) {
+// postMCP sends body as an MCP client would, with headers on top (an empty
+// value removes one), and returns the response (its body read and closed)
+// and its body.
+func postMCP(t *testing.T, url, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -26,16 +27,32 @@ func post(t *testing.T, url, version, body string) (int, string, map[string]any)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
-		req.Header.Set(mcp.HeaderProtocolVersion, version)
+	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+// post sends one JSON-RPC message with the given protocol version header
+// (none if empty) and returns the status, content type and decoded reply.
+func post(t *testing.T, url, version, body string) (int, string, map[string]any) {
+	t.Helper()
+	resp, data := postMCP(t, url, body, map[string]string{mcp.HeaderProtocolVersion: version})
 	var m map[string]any
-	dec := json.NewDecoder(resp.Body)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		t.Fatalf("reply to %s: %v", body, err)
@@ -43,36 +60,85 @@ func post(t *testing.T, url, version, body string) (int, string, map[string]any)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), m
 }
 
-// TestDirectToolCallRepliesAsMCPGo sends each call twice: as a plain
-// request, which serveToolCall answers, and with an empty _meta, which
-// mcp-go's transport answers. The replies must be the same JSON.
-func TestDirectToolCallRepliesAsMCPGo(t *testing.T) {
-	f := newFixture(t, false)
-	for _, params := range []string{
-		`{"name":"echo","arguments":{"n":3}}`,
-		`{"name":"echo","arguments":{"n":30}}`,
-		`{"name":"echo","arguments":{"n":3,"extra":true}}`,
-		`{"name":"big","arguments":{}}`,
-		`{"name":"denied"}`,
-		`{"name":"panics","arguments":{}}`,
-		`{"name":"reallypanics","arguments":{}}`,
-		`{"name":"echo","arguments":null}`,
-		`{"name":"echo","arguments":[1]}`,
-		`{"name":"echo","arguments":"n=3"}`,
-		`{"name":"secretive","arguments":{}}`,
-		`{"name":"no_such_tool","arguments":{}}`,
-		`{"arguments":{}}`,
+// FuzzDirectPathRepliesAsMCPGo holds the direct path (serveToolCall, the
+// one place erpgate answers a tools/call without mcp-go's transport) to
+// mcp-go: each call is sent twice, as it comes, and with a _meta member
+// that leaves it to mcp-go's transport (an empty _meta before 2026-07-28,
+// a progress token on 2026-07-28). Status, content type and JSON must be
+// the same. The seeds are successes, tool errors, a result too large,
+// redaction, panics, unknown tools, a missing name, odd arguments, and
+// ids of every kind, on both protocol eras.
+func FuzzDirectPathRepliesAsMCPGo(f *testing.F) {
+	for _, c := range []struct{ name, args string }{
+		{"echo", `{"n":3}`}, {"echo", `{"n":30}`}, {"echo", `{"n":3,"extra":true}`}, {"echo", `{"n":3,"when":"2024-02-30"}`},
+		{"big", `{}`}, {"denied", ``}, {"panics", `{}`}, {"reallypanics", `{}`}, {"secretive", `{}`}, {"wide", `{}`},
+		{"raw", `{}`}, {"rawbroken", `{}`}, {"echo", `null`}, {"echo", `[1]`}, {"echo", `"n=3"`},
+		{"no_such_tool", `{}`}, {"", `{}`},
 	} {
 		for _, id := range []string{`7`, `-3`, `"req-1"`, `123456789012345678`, `1.5`, `"a\"<b>"`, `"é"`} {
-			direct := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
-			viaMCPGo := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + strings.Replace(params, `{`, `{"_meta":{},`, 1) + `}`
-			s1, ct1, got := post(t, f.url, "2025-06-18", direct)
-			s2, ct2, want := post(t, f.url, "2025-06-18", viaMCPGo)
-			if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
-				t.Errorf("%s, id %s:\n direct  %d %s %v\n mcp-go  %d %s %v", params, id, s1, ct1, got, s2, ct2, want)
-			}
+			f.Add(false, c.name, c.args, id)
+		}
+		f.Add(true, c.name, c.args, `7`)
+	}
+	fx := newFixture(f, false)
+	f.Fuzz(func(t *testing.T, modern bool, name, args, id string) {
+		if !json.Valid([]byte(id)) || (args != "" && !json.Valid([]byte(args))) || !validHeaderValue(name) {
+			return // not a request of this shape: nothing to compare
+		}
+		if name == "pause" || name == "afterwork" || name == "upstream" {
+			return // tools that wait on the fixture's ERP: slow, and the same to both paths
+		}
+		params := ``
+		if name != "" {
+			n, _ := json.Marshal(name)
+			params = `"name":` + string(n)
+		}
+		if args != "" {
+			params = strings.TrimPrefix(params+`,"arguments":`+args, ",")
+		}
+		var direct, viaMCPGo string
+		headers := map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"}
+		if modern {
+			headers = map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: name}
+			direct = `{` + strings.TrimPrefix(params+`,`+modernMeta, ",") + `}`
+			viaMCPGo = strings.Replace(direct, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+		} else {
+			direct = `{` + params + `}`
+			viaMCPGo = `{"_meta":{}` + strings.TrimSuffix(","+params, ",") + `}`
+		}
+		envelope := func(p string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + p + `}`
+		}
+		s1, ct1, got := postRaw(t, fx.url, envelope(direct), headers)
+		s2, ct2, want := postRaw(t, fx.url, envelope(viaMCPGo), headers)
+		if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
+			t.Errorf("modern %v, params %s, id %s:\n direct  %d %s %v\n mcp-go  %d %s %v", modern, direct, id, s1, ct1, got, s2, ct2, want)
+		}
+	})
+}
+
+// validHeaderValue reports whether s can travel as Mcp-Name.
+func validHeaderValue(s string) bool {
+	for _, c := range []byte(s) {
+		if c < 0x20 || c == 0x7f || c >= 0x80 {
+			return false
 		}
 	}
+	return s == strings.TrimSpace(s)
+}
+
+// postRaw is postMCP, returning the status, content type and decoded
+// reply (its text if it is not JSON).
+func postRaw(t *testing.T, url, body string, headers map[string]string) (int, string, any) {
+	t.Helper()
+	resp, data := postMCP(t, url, body, headers)
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		v = string(data)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), v
 }
 
 // TestDirectReplyAnnouncesItsLength: a reply too long for net/http to
@@ -140,7 +206,7 @@ func TestServeToolCallTakesOnlyPlainCalls(t *testing.T) {
 func TestDirectDispatchTakesPlainCalls(t *testing.T) {
 	for id, plain := range map[string]bool{
 		`7`: true, `-3`: true, `0`: true, `123456789012345`: true, `"req-1"`: true, `""`: true,
-		`1234567890123456`: false, `07`: false, `1.5`: false, `1e3`: false, `-`: false, `"a\"b"`: false,
+		`1234567890123456`: false, `07`: false, `-0`: false, `-07`: false, `1.5`: false, `1e3`: false, `-`: false, `"a\"b"`: false,
 		`"<b>"`: false, `"é"`: false, `true`: false, `{}`: false, `"x`: false,
 	} {
 		if plainID(json.RawMessage(id)) != plain {
@@ -300,22 +366,8 @@ func TestERPTimeEndsWhenTheAnswerIsRead(t *testing.T) {
 // and returns the response (its body read and closed) and its body.
 func postPlainCall(t *testing.T, url, tool, args string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(mcp.HeaderProtocolVersion, "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return postMCP(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`,
+		map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"})
 }
 
 // parseServerTiming reads a Server-Timing header of "name;dur=ms" entries.

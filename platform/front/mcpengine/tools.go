@@ -15,7 +15,7 @@ func compileTool(kind string, t connector.Tool) (*compiledTool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpengine: %s/%s: input schema: %w", kind, t.Name, err)
 	}
-	return &compiledTool{kind: kind, tool: t, input: compiled, fast: schema.CompileChecker(t.Input)}, nil
+	return &compiledTool{kind: kind, tool: t, input: compiled}, nil
 }
 
 // mcpTool converts a catalogue entry into the tool mcp-go advertises.
