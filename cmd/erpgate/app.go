@@ -23,7 +23,6 @@ import (
 	"github.com/erpgate/erpgate/authserver"
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/acumatica"
-	"github.com/erpgate/erpgate/connectors/frappe"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/adminapi"
 	"github.com/erpgate/erpgate/platform/front/mcpengine"
@@ -90,21 +89,6 @@ type connectorDeps struct {
 	ServiceTokens connector.ServiceTokenStore
 	// CanaryInquiry is the live Acumatica canary inquiry.
 	CanaryInquiry func() string
-}
-
-// newRegistry registers every connector this build serves, catalogue only.
-func newRegistry() (*connector.Registry, error) { return newRegistryWith(connectorDeps{}) }
-
-// newRegistryWith registers every connector this build serves.
-func newRegistryWith(deps connectorDeps) (*connector.Registry, error) {
-	reg := connector.NewRegistry()
-	if err := reg.Register(frappe.New()); err != nil {
-		return nil, err
-	}
-	if err := reg.Register(acumatica.New(acumatica.Options{HTTPClient: deps.HTTPClient, ServiceTokens: deps.ServiceTokens, CanaryInquiry: deps.CanaryInquiry})); err != nil {
-		return nil, err
-	}
-	return reg, nil
 }
 
 // NewApp connects to Postgres, applies migrations and builds the handlers.
