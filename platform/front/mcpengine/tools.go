@@ -20,10 +20,7 @@ func compileTool(kind string, t connector.Tool) (*compiledTool, error) {
 
 // mcpTool converts a catalogue entry into the tool mcp-go advertises.
 func mcpTool(t connector.Tool) mcp.Tool {
-	read := t.Effect == connector.Read
-	destructive := t.Effect == connector.Destructive
-	idempotent := read || (t.Effect == connector.Write && t.Idempotent)
-	openWorld := true
+	h := t.Hints()
 	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
@@ -32,10 +29,10 @@ func mcpTool(t connector.Tool) mcp.Tool {
 		RawOutputSchema: AdvertisedOutputSchema(t.Output),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.Title,
-			ReadOnlyHint:    &read,
-			DestructiveHint: &destructive,
-			IdempotentHint:  &idempotent,
-			OpenWorldHint:   &openWorld,
+			ReadOnlyHint:    &h.ReadOnly,
+			DestructiveHint: &h.Destructive,
+			IdempotentHint:  &h.Idempotent,
+			OpenWorldHint:   &h.OpenWorld,
 		},
 	}
 }

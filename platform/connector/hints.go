@@ -1,0 +1,27 @@
+package connector
+
+// Hints are the MCP tool annotations the engine advertises for a tool. They
+// follow from its Effect and Idempotent alone, so a connector never states
+// them and cannot contradict itself.
+type Hints struct {
+	// ReadOnly: the tool changes nothing (readOnlyHint).
+	ReadOnly bool
+	// Destructive: what it changes cannot be undone (destructiveHint).
+	Destructive bool
+	// Idempotent: repeating a call with the same arguments has no further
+	// effect (idempotentHint). Reads always are, destructive tools never.
+	Idempotent bool
+	// OpenWorld: the tool reaches a system outside erpgate, the ERP
+	// (openWorldHint). Every connector tool does.
+	OpenWorld bool
+}
+
+// Hints returns the annotations the engine advertises for t.
+func (t Tool) Hints() Hints {
+	return Hints{
+		ReadOnly:    t.Effect == Read,
+		Destructive: t.Effect == Destructive,
+		Idempotent:  t.Effect == Read || (t.Effect == Write && t.Idempotent),
+		OpenWorld:   true,
+	}
+}
