@@ -6,7 +6,7 @@
 //	GET /api/customers/{id}        {"customer": {...}}
 //
 // Every request needs "Authorization: Key <api key>"; a wrong or missing
-// key is 401, an unknown customer 404, a limit over 50 or a bad number 400,
+// key is 401, an unknown customer 404, a limit over 100 or a bad number 400,
 // each with {"error": "<sentence>"}.
 package exampletest
 
@@ -20,7 +20,7 @@ import (
 )
 
 // MaxLimit is the most customers one list request returns.
-const MaxLimit = 50
+const MaxLimit = 100
 
 // Customer is one customer of the seed.
 type Customer struct {

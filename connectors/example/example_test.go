@@ -1,0 +1,51 @@
+package example_test
+
+import (
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/example"
+	"github.com/erpgate/erpgate/connectors/example/exampletest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e"
+)
+
+// TestConformance checks the catalogue: golden snapshots in
+// testdata/toolsnaps (go test -run TestConformance -update writes them),
+// schemas, effects, annotations and naming.
+func TestConformance(t *testing.T) { connectortest.Run(t, example.New()) }
+
+// TestEndToEnd runs the real gateway with the example connector (-tags
+// erpgate_example) and calls its tools with the demo site's service token.
+func TestEndToEnd(t *testing.T) {
+	gw := e2e.Start(t, e2e.Options{Tags: []string{"erpgate_example"}})
+	site := gw.Site(t, example.Kind)
+	seed := exampletest.New().Customers()
+
+	t.Run("list_customers pages through every customer", func(t *testing.T) {
+		var got []string
+		offset := any(0)
+		for offset != nil {
+			r := site.CallService(t, "list_customers", map[string]any{"limit": 5, "offset": offset})
+			if r.IsError {
+				t.Fatal(r.Text)
+			}
+			for _, c := range r.Structured["data"].([]any) {
+				got = append(got, c.(map[string]any)["id"].(string))
+			}
+			offset = r.Structured["meta"].(map[string]any)["next_offset"]
+		}
+		if len(got) != len(seed) || got[0] != seed[0].ID || got[len(got)-1] != seed[len(seed)-1].ID {
+			t.Errorf("walked %v, want the seed's %d customers in id order", got, len(seed))
+		}
+	})
+
+	t.Run("get_customer reads one, and an unknown one is NOT_FOUND", func(t *testing.T) {
+		r := site.CallService(t, "get_customer", map[string]any{"id": seed[2].ID})
+		if c, _ := r.Structured["customer"].(map[string]any); r.IsError || c["name"] != seed[2].Name || c["balance"] != seed[2].Balance {
+			t.Errorf("get_customer %s: %s, want %+v", seed[2].ID, r.Text, seed[2])
+		}
+		if r := site.CallService(t, "get_customer", map[string]any{"id": "C999"}); r.ErrorCode() != "NOT_FOUND" {
+			t.Errorf("an unknown customer: %s, want NOT_FOUND", r.Text)
+		}
+	})
+}
