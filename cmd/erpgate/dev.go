@@ -15,7 +15,6 @@ import (
 	"io"
 	"maps"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,8 +27,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/config"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
@@ -37,17 +35,14 @@ import (
 
 // Dev-mode defaults. Each can be overridden by the usual environment
 // variable (ERPGATE_LISTEN_ADDR, ERPGATE_PUBLIC_BASE_URL, DATABASE_URL, …);
-// the simulators' addresses by ERPGATE_DEV_FRAPPE_ADDR and
-// ERPGATE_DEV_ACUMATICA_ADDR, the private cluster's port by
-// ERPGATE_DEV_POSTGRES_PORT.
+// each connector's simulators' addresses by ERPGATE_DEV_<KIND>_ADDR and
+// ERPGATE_DEV_<KIND>_REGISTER_ADDR (ERPGATE_DEV_FRAPPE_ADDR, …; the
+// defaults are the connector's, see its demo_dev.go), the private
+// cluster's port by ERPGATE_DEV_POSTGRES_PORT.
 const (
-	devListenAddr    = "127.0.0.1:8080"
-	devFrappeAddr    = "127.0.0.1:8101"
-	devFrappeSlug    = "demo-frappe"
-	devAcumaticaAddr = "127.0.0.1:8102"
-	devAcumaticaSlug = "demo-acumatica"
-	devDatabase      = "erpgate"
-	devSecretsFile   = "dev-secrets.json"
+	devListenAddr  = "127.0.0.1:8080"
+	devDatabase    = "erpgate"
+	devSecretsFile = "dev-secrets.json"
 )
 
 func init() {
@@ -119,25 +114,6 @@ func runDev(ctx context.Context, args []string) error {
 		ports = append(ports, devPort{Name: "PostgreSQL", Addr: fmt.Sprintf("127.0.0.1:%d", cluster.Port()), Env: "ERPGATE_DEV_POSTGRES_PORT"})
 	}
 
-	sim := frappetest.NewHandler(frappetest.Options{})
-	frappeURL, stopFrappe, err := serveLocal(envOr("ERPGATE_DEV_FRAPPE_ADDR", devFrappeAddr), sim)
-	if err != nil {
-		return fmt.Errorf("start the Frappe simulator: %w", err)
-	}
-	defer stopFrappe()
-	acuSim := acumaticatest.NewHandler(acumaticatest.Options{})
-	defer acuSim.Close()
-	acumaticaURL, stopAcumatica, err := serveLocal(envOr("ERPGATE_DEV_ACUMATICA_ADDR", devAcumaticaAddr), acuSim)
-	if err != nil {
-		return fmt.Errorf("start the Acumatica simulator: %w", err)
-	}
-	defer stopAcumatica()
-	registration, registrationPorts, stopRegistration, err := startRegistrationSimulators(dataDir)
-	if err != nil {
-		return err
-	}
-	defer stopRegistration()
-
 	overlay := map[string]string{
 		"ERPGATE_LISTEN_ADDR":     devListenAddr,
 		"DATABASE_URL":            dbURL,
@@ -158,6 +134,15 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	reg, err := newRegistry()
+	if err != nil {
+		return err
+	}
+	demos, stopDemos, err := startDemos(ctx, dataDir, cfg.PublicURL("/oauth/callback"))
+	if err != nil {
+		return err
+	}
+	defer stopDemos()
 
 	listening := make(chan string, 1)
 	served := make(chan error, 1)
@@ -181,21 +166,25 @@ func runDev(ctx context.Context, args []string) error {
 	statePath := filepath.Join(dataDir, devStateFile)
 	previous := readDevState(statePath)
 	admin := &adminClient{base: cfg.PublicBaseURL, token: sec.AdminToken}
-	frappeSite, err := registerFrappeDemo(ctx, admin, cfg, previous, sim, frappeURL)
-	if err != nil {
-		return stopped(err)
+	var sites []devSite
+	var demoPorts, registrationPorts []devPort
+	var registration []devRegistrationERP
+	for _, d := range demos {
+		site, err := registerDemo(ctx, admin, reg, previous, d)
+		if err != nil {
+			return stopped(err)
+		}
+		sites = append(sites, site)
+		demoPorts = append(demoPorts, devPort{Name: d.Name + " simulator", Addr: hostPort(d.URL), Env: devAddrEnv(d.kind, "")})
+		if r := d.Registration; r != nil {
+			registration = append(registration, devRegistrationERP{Kind: d.kind, ERPURL: r.URL, Tenant: r.Tenant,
+				SignInURL: r.SignInURL, OAuthClientURL: r.OAuthClientURL, Users: devUsers(r.Users)})
+			registrationPorts = append(registrationPorts, devPort{Name: d.Name + " for registration", Addr: hostPort(r.URL), Env: devAddrEnv(d.kind, "REGISTER_")})
+		}
 	}
-	acumaticaSite, err := registerAcumaticaDemo(ctx, admin, cfg, previous, acuSim, acumaticaURL)
-	if err != nil {
-		return stopped(err)
-	}
-	ports = append([]devPort{
-		{Name: "gateway", Addr: gatewayAddr, Env: "ERPGATE_LISTEN_ADDR"},
-		{Name: "Frappe simulator", Addr: hostPort(frappeURL), Env: "ERPGATE_DEV_FRAPPE_ADDR"},
-		{Name: "Acumatica simulator", Addr: hostPort(acumaticaURL), Env: "ERPGATE_DEV_ACUMATICA_ADDR"},
-	}, append(registrationPorts, ports...)...)
+	ports = slices.Concat([]devPort{{Name: "gateway", Addr: gatewayAddr, Env: "ERPGATE_LISTEN_ADDR"}}, demoPorts, registrationPorts, ports)
 	state := devState{BaseURL: cfg.PublicBaseURL, AdminToken: sec.AdminToken, DatabaseURL: shownDBURL,
-		MetricsURL: devMetricsURL(cfg), Ports: ports, Sites: []devSite{frappeSite, acumaticaSite},
+		MetricsURL: devMetricsURL(cfg), Ports: ports, Sites: sites,
 		RegisterURL: cfg.PublicURL("/register"), Registration: registration}
 	if err := writeJSONFile(statePath, state, 0o600); err != nil {
 		return err
@@ -284,22 +273,6 @@ func ensureDatabase(ctx context.Context, adminURL, name string) error {
 	return nil
 }
 
-// serveLocal serves h on addr and returns its base URL and a stop function.
-func serveLocal(addr string, h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}
-	return "http://" + ln.Addr().String(), stop, nil
-}
-
 // devMetricsURL is where dev serves /metrics: on the gateway's address
 // behind the admin token, or on ERPGATE_METRICS_ADDR.
 func devMetricsURL(cfg *config.Config) string {
@@ -376,69 +349,112 @@ func userRole(u devUser) string {
 	return u.Role
 }
 
-// registerFrappeDemo registers the Frappe simulator as a site: its service
-// user's API key for bots, and a fresh OAuth client (the simulator forgets
-// clients between runs) so people can sign in as the demo users.
-func registerFrappeDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *frappetest.Simulator, erpURL string) (devSite, error) {
-	bot := sim.User("service")
+// devDemo is the running demo of a registered connector.
+type devDemo struct {
+	kind string
+	*connector.Demo
+}
+
+// startDemos starts the demo of every registered connector that brings
+// one (connector.Demoer), in the order of connectorList, on the addresses
+// ERPGATE_DEV_<KIND>_ADDR and ERPGATE_DEV_<KIND>_REGISTER_ADDR or the
+// connector's defaults, with what each saved in earlier runs.
+func startDemos(ctx context.Context, dataDir, callbackURL string) ([]devDemo, func(), error) {
+	saved, err := loadDemoSaved(filepath.Join(dataDir, devRegistrationClientsFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	var demos []devDemo
+	stop := func() {
+		for i := len(demos) - 1; i >= 0; i-- {
+			demos[i].Close()
+		}
+	}
+	for _, newConnector := range connectorList {
+		c := newConnector(connectorDeps{})
+		demoer, ok := c.(connector.Demoer)
+		if !ok {
+			continue
+		}
+		kind := c.Kind()
+		d, err := demoer.Demo(ctx, connector.DemoEnv{
+			Addr: os.Getenv(devAddrEnv(kind, "")), RegistrationAddr: os.Getenv(devAddrEnv(kind, "REGISTER_")),
+			CallbackURL: callbackURL, Saved: saved.of(kind), Save: saved.saver(kind),
+		})
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("start the %s demo: %w", kind, err)
+		}
+		if d.Name == "" {
+			d.Name = kind
+		}
+		demos = append(demos, devDemo{kind: kind, Demo: d})
+	}
+	return demos, stop, nil
+}
+
+// devAddrEnv is the variable that moves a kind's simulator:
+// ERPGATE_DEV_FRAPPE_ADDR, or with infix REGISTER_
+// ERPGATE_DEV_FRAPPE_REGISTER_ADDR for its registration simulator.
+func devAddrEnv(kind, infix string) string {
+	return "ERPGATE_DEV_" + strings.ToUpper(kind) + "_" + infix + "ADDR"
+}
+
+// registerDemo registers a demo's site through the admin API: the site and
+// its service connection (reusing the service token of the previous run),
+// the OAuth client for people, and every write tool, approved by the
+// demo's approver.
+func registerDemo(ctx context.Context, admin *adminClient, reg *connector.Registry, previous devState, d devDemo) (devSite, error) {
+	s := d.Site
 	site, err := admin.ensureSite(ctx, previous, siteRequest{
-		Slug: devFrappeSlug, Kind: "frappe", DisplayName: "Demo ERPNext (simulator)", BaseURL: erpURL,
-		Credentials: map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret},
+		Slug: s.Slug, Kind: d.kind, DisplayName: s.DisplayName, BaseURL: d.URL,
+		Settings: s.Settings, Credentials: s.Credentials,
 	})
 	if err != nil {
-		return devSite{}, fmt.Errorf("register the demo Frappe site: %w", err)
+		return devSite{}, fmt.Errorf("register the demo %s site: %w", d.Name, err)
 	}
-	client := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
-	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
-		return devSite{}, fmt.Errorf("add the demo Frappe site's OAuth client: %w", err)
+	if s.OAuthClientID != "" {
+		if err := admin.putOAuthClient(ctx, site.ID, s.OAuthClientID, s.OAuthClientSecret); err != nil {
+			return devSite{}, fmt.Errorf("add the demo %s site's OAuth client: %w", d.Name, err)
+		}
 	}
-	if err := enableDemoWrites(ctx, admin, &site, sim.User(frappetest.RoleAdministrator).Email); err != nil {
-		return devSite{}, fmt.Errorf("enable the demo Frappe site's writes: %w", err)
+	if err := enableDemoWrites(ctx, admin, reg, &site, s.WriteApprover); err != nil {
+		return devSite{}, fmt.Errorf("enable the demo %s site's writes: %w", d.Name, err)
 	}
-	site.ERPURL = erpURL
-	site.ERPCredentials = map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret}
-	for _, u := range sim.Users() {
-		site.Users = append(site.Users, devUser{Username: u.Email, Password: u.Password, Role: u.Role, Admin: u.IsSystemManager()})
+	site.ERPURL = d.URL
+	site.ERPCredentials = maps.Clone(s.Credentials)
+	// What registering a second site by hand takes: the credentials and
+	// the settings that are strings (Acumatica's tenant).
+	for k, v := range s.Settings {
+		if v, ok := v.(string); ok {
+			if site.ERPCredentials == nil {
+				site.ERPCredentials = map[string]string{}
+			}
+			site.ERPCredentials[k] = v
+		}
 	}
+	site.Users = devUsers(s.Users)
 	return site, nil
 }
 
-// registerAcumaticaDemo registers the Acumatica simulator as a site: the
-// simulator's password-grant application and dedicated API user for bots,
-// and a fresh authorization-code application so people can sign in.
-func registerAcumaticaDemo(ctx context.Context, admin *adminClient, cfg *config.Config, previous devState, sim *acumaticatest.Simulator, erpURL string) (devSite, error) {
-	svc := acumaticaService(sim.ServiceLogin())
-	site, err := registerAcumaticaService(ctx, admin, previous, svc, devAcumaticaSlug, "Demo Acumatica (simulator)", erpURL)
-	if err != nil {
-		return devSite{}, fmt.Errorf("register the demo Acumatica site: %w", err)
+func devUsers(users []connector.DemoUser) []devUser {
+	var out []devUser
+	for _, u := range users {
+		out = append(out, devUser{Username: u.Username, Password: u.Password, Role: u.Role, Admin: u.Admin})
 	}
-	client := sim.RegisterClient(cfg.PublicURL("/oauth/callback"))
-	if err := admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
-		return devSite{}, fmt.Errorf("add the demo Acumatica site's OAuth client: %w", err)
-	}
-	// Acumatica names a person by the OIDC subject, user@tenant.
-	if err := enableDemoWrites(ctx, admin, &site, sim.User(acumaticatest.RoleFull).Username+"@"+svc.Tenant); err != nil {
-		return devSite{}, fmt.Errorf("enable the demo Acumatica site's writes: %w", err)
-	}
-	site.ERPURL = erpURL
-	site.ERPCredentials = svc.credentials()
-	site.ERPCredentials["tenant"] = svc.Tenant
-	for _, u := range sim.Users() {
-		site.Users = append(site.Users, devUser{Username: u.Username, Password: u.Password, Role: u.Role, Admin: u.IsAdministrator()})
-	}
-	return site, nil
+	return out
 }
 
 // enableDemoWrites enables every write tool of the demo site, for people
 // and for its service token, whose writes approver (the ERP's demo
 // administrator) approves, so that the whole approval flow can be walked
-// locally (docs/writes.md).
-func enableDemoWrites(ctx context.Context, admin *adminClient, site *devSite, approver string) error {
-	reg, err := newRegistry()
-	if err != nil {
-		return err
-	}
+// locally (docs/writes.md). A kind without write tools has nothing to
+// enable.
+func enableDemoWrites(ctx context.Context, admin *adminClient, reg *connector.Registry, site *devSite, approver string) error {
 	site.WriteTools = writeToolNames(reg, site.Kind)
+	if len(site.WriteTools) == 0 {
+		return nil
+	}
 	site.ServiceWriteApprover = approver
 	return admin.enableWrites(ctx, site.ID, site.WriteTools, approver)
 }

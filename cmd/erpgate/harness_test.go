@@ -163,3 +163,32 @@ func userWithRole(t testing.TB, sim *frappetest.Server, role string) frappetest.
 	t.Fatalf("simulator has no %s user", role)
 	return frappetest.User{}
 }
+
+// acumaticaService is an Acumatica service connection: the tenant, the
+// password-grant application and the dedicated API user. It has the
+// fields of acumaticatest.ServiceLogin, so one converts to the other.
+type acumaticaService struct {
+	Tenant       string
+	ClientID     string
+	ClientSecret string
+	Username     string
+	Password     string
+}
+
+func (s acumaticaService) credentials() map[string]string {
+	return map[string]string{
+		"client_id": s.ClientID, "client_secret": s.ClientSecret,
+		"username": s.Username, "password": s.Password,
+	}
+}
+
+// registerAcumaticaService registers the Acumatica instance at erpURL as a
+// site whose service connection is svc.
+func registerAcumaticaService(ctx context.Context, admin *adminClient, previous devState, svc acumaticaService,
+	slug, name, erpURL string) (devSite, error) {
+	return admin.ensureSite(ctx, previous, siteRequest{
+		Slug: slug, Kind: "acumatica", DisplayName: name, BaseURL: erpURL,
+		Settings:    map[string]any{"tenant": svc.Tenant},
+		Credentials: svc.credentials(),
+	})
+}

@@ -72,17 +72,22 @@ func TestReleaseBinaryHasNoSimulators(t *testing.T) {
 
 // testOnlyPackage reports whether a symbol belongs to a package only
 // development and tests need: the simulators and every other *test package
-// of this module, the testing package, and the dev command.
+// of this module, the testing package, the dev command and the connectors'
+// demo hooks.
 func testOnlyPackage(sym string) (string, bool) {
 	if strings.HasPrefix(sym, "testing.") {
 		return "testing", true
 	}
-	if strings.HasPrefix(sym, "main.runDev") || strings.HasPrefix(sym, "main.registerFrappeDemo") {
+	if strings.HasPrefix(sym, "main.runDev") || strings.HasPrefix(sym, "main.startDemos") || strings.HasPrefix(sym, "main.registerDemo") {
 		return "the dev command (main.runDev)", true
 	}
 	rest, ok := strings.CutPrefix(sym, module+"/")
 	if !ok {
 		return "", false
+	}
+	// A connector's demo hook (connector.Demoer) is built only with -tags dev.
+	if strings.HasSuffix(rest, ").Demo") {
+		return module + "/" + rest, true
 	}
 	// The package path ends at the first dot after the last slash (of the
 	// name without its type arguments).

@@ -38,13 +38,9 @@ type Settings struct {
 
 // NormalizeSettings validates settings and returns them in canonical form.
 func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
-	var s Settings
-	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid Frappe settings: %s (known settings: default_company)", err.Error())
-		}
+	s, err := connector.DecodeSettings[Settings](raw)
+	if err != nil {
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid Frappe settings: %s", toolerr.Classify(err).Message)
 	}
 	s.DefaultCompany = strings.TrimSpace(s.DefaultCompany)
 	if len(s.DefaultCompany) > 140 {

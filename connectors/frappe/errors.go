@@ -2,12 +2,14 @@ package frappe
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
@@ -26,9 +28,10 @@ type frappeError struct {
 	ErrorMessage   string `json:"_error_message"`
 }
 
-// upstreamError classifies a non-2xx Frappe answer. The message quotes only
-// Frappe's own user-facing messages (never a traceback) and says what it
-// means for the caller.
+// upstreamError classifies a non-2xx Frappe answer: the code is the
+// shared mapping of its HTTP status (connector.StatusCode); the message
+// quotes only Frappe's own user-facing messages (never a traceback) and
+// says what it means for the caller.
 func upstreamError(status int, header http.Header, body []byte) *toolerr.Error {
 	var fe frappeError
 	_ = json.Unmarshal(body, &fe)
@@ -39,27 +42,33 @@ func upstreamError(status int, header http.Header, body []byte) *toolerr.Error {
 		}
 		return prefix + ": " + detail
 	}
-	switch {
-	case status == http.StatusUnauthorized:
-		return toolerr.New(toolerr.AuthExpired, "the ERP did not accept the credentials for this connection (HTTP 401); sign in again or ask the operator to renew the API credential")
-	case status == http.StatusForbidden:
-		return toolerr.New(toolerr.PermissionDenied, "%s", with("the ERP refused access for this user (HTTP 403); their role or user permissions do not allow it"))
-	case status == http.StatusNotFound:
-		return toolerr.New(toolerr.NotFound, "%s", with("not found in the ERP (HTTP 404)"))
-	case status == http.StatusExpectationFailed, status == http.StatusBadRequest, status == http.StatusConflict:
+	var msg string
+	var retryAfter time.Duration
+	switch connector.StatusCode(status) {
+	case toolerr.AuthExpired:
+		msg = "the ERP did not accept the credentials for this connection (HTTP 401); sign in again or ask the operator to renew the API credential"
+	case toolerr.PermissionDenied:
+		msg = with("the ERP refused access for this user (HTTP 403); their role or user permissions do not allow it")
+	case toolerr.NotFound:
+		msg = with("not found in the ERP (HTTP 404)")
+	case toolerr.InvalidArgument:
 		if field, ok := refusedFieldIn(fe, detail); ok {
-			return toolerr.Wrap(toolerr.InvalidArgument, &refusedField{field: field}, "the ERP has no field %s that this user may query (HTTP 417 %q): this site lacks it, or field permissions hide it from this user; leave out the argument that filters or sorts by it", bareColumn(field), detail)
+			e := connector.HTTPError(status, fmt.Sprintf("the ERP has no field %s that this user may query (HTTP 417 %q): this site lacks it, or field permissions hide it from this user; leave out the argument that filters or sorts by it", bareColumn(field), detail), 0)
+			e.Err = &refusedField{field: field}
+			return e
 		}
-		return toolerr.New(toolerr.InvalidArgument, "%s", with("the ERP rejected the query (HTTP "+http.StatusText(status)+")"))
-	case status == http.StatusTooManyRequests:
-		e := toolerr.New(toolerr.RateLimited, "the ERP is rate limiting requests (HTTP 429); wait and retry")
-		return e.WithRetryAfter(outbound.ParseRetryAfter(header.Get("Retry-After"), time.Now()))
-	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
-		return toolerr.New(toolerr.UpstreamTimeout, "the ERP timed out (HTTP %d); nothing was returned, which does not mean there are no records", status)
-	case status >= 500:
-		return toolerr.New(toolerr.UpstreamUnavailable, "the ERP failed with HTTP %d%s; nothing was returned, which does not mean there are no records", status, suffix(fe.ExcType))
+		msg = with("the ERP rejected the query (HTTP " + http.StatusText(status) + ")")
+	case toolerr.RateLimited:
+		msg = "the ERP is rate limiting requests (HTTP 429); wait and retry"
+		retryAfter = outbound.ParseRetryAfter(header.Get("Retry-After"), time.Now())
+	case toolerr.UpstreamTimeout:
+		msg = fmt.Sprintf("the ERP timed out (HTTP %d); nothing was returned, which does not mean there are no records", status)
+	case toolerr.UpstreamUnavailable:
+		msg = fmt.Sprintf("the ERP failed with HTTP %d%s; nothing was returned, which does not mean there are no records", status, suffix(fe.ExcType))
+	default:
+		msg = fmt.Sprintf("the ERP answered with unexpected HTTP %d", status)
 	}
-	return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with unexpected HTTP %d", status)
+	return connector.HTTPError(status, msg, retryAfter)
 }
 
 func suffix(excType string) string {

@@ -16,45 +16,18 @@ const (
 )
 
 // pageArgs are the paging arguments every list tool takes.
-type pageArgs struct {
-	Offset *int `json:"offset"`
-	Limit  *int `json:"limit"`
-}
+type pageArgs struct{ connector.PageArgs }
 
-func (p pageArgs) offset() int {
-	if p.Offset == nil {
-		return 0
-	}
-	return *p.Offset
-}
+func (p pageArgs) offset() int { return p.OffsetOrZero() }
 
-func (p pageArgs) limit(maxRecords int) int {
-	n := defaultLimit
-	if p.Limit != nil {
-		n = *p.Limit
-	}
-	return min(n, maxLimit, max(maxRecords, 1))
-}
+func (p pageArgs) limit(maxRecords int) int { return p.LimitOr(defaultLimit, maxLimit, maxRecords) }
 
-func pageProps() []schema.Property {
-	return []schema.Property{
-		schema.Prop("offset", schema.Integer("Rows to skip. Repeat the same request with meta.next_offset to get the next page.").Min(0).Max(1_000_000).WithDefault(0)),
-		schema.Prop("limit", schema.Integer("Rows per page.").Min(1).Max(maxLimit).WithDefault(defaultLimit)),
-	}
-}
+func pageProps() []schema.Property { return connector.PageProps(defaultLimit, maxLimit) }
 
-// pageMeta describes one page of a list.
+// pageMeta describes one page of a list: the shared paging members, then
+// Frappe's own.
 type pageMeta struct {
-	Offset   int    `json:"offset"`
-	Limit    int    `json:"limit"`
-	Returned int    `json:"returned"`
-	OrderBy  string `json:"order_by"`
-	// NextOffset is where the next page starts, or null when this page is
-	// the last one. erpgate asks for one row more than the limit, so the end
-	// is known without an extra empty request.
-	NextOffset *int `json:"next_offset"`
-	// Complete is true when this page reaches the end of the matching rows.
-	Complete bool `json:"complete"`
+	connector.PageMeta
 	// LiteralFiltered counts rows of this page that matched the ERP's
 	// pattern but not the literal search text, and were left out.
 	LiteralFiltered int `json:"literal_filtered,omitempty"`
@@ -65,16 +38,10 @@ type pageMeta struct {
 }
 
 func pageMetaSchema() *schema.Schema {
-	return schema.Object(
-		schema.Prop("offset", schema.Integer("Offset of this page.")).Required(),
-		schema.Prop("limit", schema.Integer("Page size used.")).Required(),
-		schema.Prop("returned", schema.Integer("Rows in this page.")).Required(),
-		schema.Prop("order_by", schema.String("Ordering used, always ending with the document name as tie-breaker.")).Required(),
-		schema.Prop("next_offset", schema.Integer("Offset of the next page; null when this is the last page.").Nullable()).Required(),
-		schema.Prop("complete", schema.Boolean("True when no rows follow this page.")).Required(),
+	return schema.Object(append(connector.PageMetaProps("Ordering used, always ending with the document name as tie-breaker."),
 		schema.Prop("literal_filtered", schema.Integer("Rows of this page left out because they matched the search only through a % or _ the ERP cannot match literally; a page may hold fewer rows than the limit, and next_offset still covers every row.")),
 		schema.Prop("unavailable_fields", schema.Array(schema.String(""), "Fields the rows lack because the ERP would not return them: hidden from this user by field permissions, or absent on this site. Their values are unknown, not empty.")),
-	)
+	)...)
 }
 
 // listPage is the result of a list tool. Its rows are the ERP's JSON,
@@ -126,13 +93,11 @@ func fetchPage(ctx context.Context, c *client, doctype string, q listQuery, page
 	if err != nil {
 		return listPage{}, err
 	}
-	meta := pageMeta{Offset: q.Start, Limit: limit, OrderBy: q.OrderBy, Complete: true}
-	if len(rows) > limit {
-		rows = rows[:limit]
-		next := q.Start + limit
-		meta.NextOffset = &next
-		meta.Complete = false
-	}
+	// erpgate asked for one row more than the limit, so the end is known
+	// without an extra empty request.
+	shared, kept := connector.NewPageMeta(q.Start, limit, len(rows), q.OrderBy)
+	meta := pageMeta{PageMeta: shared}
+	rows = rows[:kept]
 	if search != nil && hasWildcards(search.text) {
 		kept := rows[:0]
 		for _, r := range rows {

@@ -78,13 +78,13 @@ func writeError(status int, header http.Header, body []byte) *toolerr.Error {
 	case fe.ExcType == "TimestampMismatchError":
 		return toolerr.New(toolerr.ApprovalExpired, "the document changed in the ERP after the change was approved, so nothing was written (the ERP said: %s); call the tool again to see a new preview and ask for a new approval", detail)
 	case status == http.StatusForbidden:
-		return toolerr.New(toolerr.PermissionDenied, "the ERP refused this change for this user (HTTP 403): %s", detail)
+		return connector.HTTPError(status, "the ERP refused this change for this user (HTTP 403): "+detail, 0)
 	case status == http.StatusNotFound:
-		return toolerr.New(toolerr.NotFound, "not found in the ERP (HTTP 404): %s", detail)
+		return connector.HTTPError(status, "not found in the ERP (HTTP 404): "+detail, 0)
 	case status == http.StatusConflict:
-		return toolerr.New(toolerr.InvalidArgument, "the ERP refused the change as a duplicate (HTTP 409 %s): %s", fe.ExcType, detail)
+		return connector.HTTPError(status, fmt.Sprintf("the ERP refused the change as a duplicate (HTTP 409 %s): %s", fe.ExcType, detail), 0)
 	case status == http.StatusExpectationFailed:
-		return toolerr.New(toolerr.InvalidArgument, "the ERP refused the change (%s): %s", fe.ExcType, detail)
+		return connector.HTTPError(status, fmt.Sprintf("the ERP refused the change (%s): %s", fe.ExcType, detail), 0)
 	}
 	return upstreamError(status, header, body)
 }

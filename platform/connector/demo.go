@@ -3,8 +3,11 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -113,4 +116,48 @@ func ServeDemo(addr, fallback string, h http.Handler) (string, func(), error) {
 		_ = srv.Shutdown(ctx)
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// DemoSaved is a list that a demo keeps across runs of `erpgate dev`
+// through DemoEnv.Saved and DemoEnv.Save, each value known by its id: the
+// OAuth clients a person creates on a registration simulator, say. It is
+// safe for concurrent use.
+type DemoSaved[T any] struct {
+	mu    sync.Mutex
+	id    func(T) string
+	save  func(any)
+	items []T
+}
+
+// NewDemoSaved reads the list env.Saved holds (none on a first run).
+func NewDemoSaved[T any](env DemoEnv, id func(T) string) (*DemoSaved[T], error) {
+	s := &DemoSaved[T]{id: id, save: env.Save}
+	if len(env.Saved) > 0 {
+		if err := json.Unmarshal(env.Saved, &s.items); err != nil {
+			return nil, fmt.Errorf("read what the demo saved: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Items returns the list.
+func (s *DemoSaved[T]) Items() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.items)
+}
+
+// Put replaces the value with v's id, or appends v, and saves the list.
+func (s *DemoSaved[T]) Put(v T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.items, func(old T) bool { return s.id(old) == s.id(v) })
+	if i >= 0 {
+		s.items[i] = v
+	} else {
+		s.items = append(s.items, v)
+	}
+	if s.save != nil {
+		s.save(s.items)
+	}
 }
