@@ -56,13 +56,6 @@ const (
 	anyPorts = "ERPGATE_DEV_ANY_PORTS"
 )
 
-// legacyPortVars are the simulator addresses of a dev that predates
-// ERPGATE_DEV_ANY_PORTS; the kit moves them to free ports too.
-var legacyPortVars = []string{
-	"ERPGATE_DEV_FRAPPE_ADDR", "ERPGATE_DEV_ACUMATICA_ADDR",
-	"ERPGATE_DEV_FRAPPE_REGISTER_ADDR", "ERPGATE_DEV_ACUMATICA_REGISTER_ADDR",
-}
-
 // Options configures Start.
 type Options struct {
 	// Tags are build tags besides dev, e.g. "erpgate_example" for the
@@ -105,9 +98,6 @@ func Start(t *testing.T, opts Options) *Gateway {
 	env := map[string]string{
 		"ERPGATE_LISTEN_ADDR": freeAddr(t),
 		anyPorts:              "1",
-	}
-	for _, k := range legacyPortVars {
-		env[k] = freeAddr(t)
 	}
 	if dbURL, ok := pgtest.NewSharedDatabase(t); ok {
 		env["DATABASE_URL"] = dbURL
