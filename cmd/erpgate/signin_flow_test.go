@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/erpgate/erpgate/cmd/internal/signin"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 

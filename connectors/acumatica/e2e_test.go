@@ -46,6 +46,15 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a person signs in with OAuth and reads as themselves", func(t *testing.T) {
+		admin := seed.User(acumaticatest.RoleFull)
+		person := site.SignIn(t, map[string]string{"username": admin.Username, "password": admin.Password})
+		out := mustOK(t, person.Call(t, "acumatica_get_customer", map[string]any{"CustomerID": id}))
+		if record := out["record"].(map[string]any); record["CustomerName"] != name {
+			t.Errorf("acumatica_get_customer %s as %s = %v, want %s", id, admin.Username, record, name)
+		}
+	})
+
 	t.Run("a write waits for the demo administrator's approval", func(t *testing.T) {
 		r := site.CallService(t, "acumatica_create_sales_order", map[string]any{
 			"CustomerID": id,

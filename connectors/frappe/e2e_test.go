@@ -71,6 +71,15 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a person signs in with OAuth and calls as themselves", func(t *testing.T) {
+		admin := seed.User(frappetest.RoleAdministrator)
+		person := site.SignIn(t, map[string]string{"usr": admin.Email, "pwd": admin.Password})
+		out := mustOK(t, person.Call(t, "get_current_user", nil))
+		if out["user"] != admin.Email || out["auth_type"] != "oauth" {
+			t.Errorf("get_current_user as %s = %v", admin.Email, out)
+		}
+	})
+
 	t.Run("a second site registered with dev.json's credentials", func(t *testing.T) {
 		// One site per ERP address: reach the same simulator by name.
 		second := gw.RegisterSite(t, e2e.SiteRequest{

@@ -79,6 +79,11 @@ func (g *Gateway) Connect(t testing.TB, endpoint string, headers map[string]stri
 	if err != nil {
 		t.Fatalf("connect to %s: %v", endpoint, err)
 	}
+	return g.track(cs)
+}
+
+// track keeps a session to close when the gateway stops.
+func (g *Gateway) track(cs *mcp.ClientSession) *Session {
 	s := &Session{cs: cs}
 	g.mu.Lock()
 	g.sessions = append(g.sessions, s)
