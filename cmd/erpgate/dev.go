@@ -409,13 +409,6 @@ func devDemoAddr(kind, infix string) string {
 	return ""
 }
 
-// devAddrEnv is the variable that moves a kind's simulator:
-// ERPGATE_DEV_FRAPPE_ADDR, or with infix REGISTER_
-// ERPGATE_DEV_FRAPPE_REGISTER_ADDR for its registration simulator.
-func devAddrEnv(kind, infix string) string {
-	return "ERPGATE_DEV_" + strings.ToUpper(kind) + "_" + infix + "ADDR"
-}
-
 // registerDemo registers a demo's site through the admin API: the site and
 // its service connection (reusing the service token of the previous run),
 // the OAuth client for people, and every write tool, approved by the

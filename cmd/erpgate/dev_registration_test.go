@@ -5,53 +5,27 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
-// What `erpgate dev` offers for walking registration: two simulators no
-// site uses, their administrator and non-administrator, and where each
-// creates its OAuth client.
+// What `erpgate dev` offers for walking registration: for each kind, a
+// simulator no site uses, its administrator and non-administrator, and
+// where each creates its OAuth client.
 
-// checkRegistrationSummary checks dev.json's registration entries against
-// the seeded simulators and that the summary names them.
-func checkRegistrationSummary(t *testing.T, summary string, state devState, addrs map[string]string) {
+// checkRegistrationSummary checks dev.json's registration entries, against
+// the seeded simulators where the kind has a seed, and that the summary
+// names them.
+func checkRegistrationSummary(t *testing.T, summary string, state devState, addrs map[string]string, seeds map[string]devSeed) {
 	t.Helper()
 	if state.RegisterURL != state.BaseURL+"/register" || !strings.Contains(summary, state.RegisterURL) {
 		t.Errorf("register URL %q is not %s/register in dev.json and the summary:\n%s", state.RegisterURL, state.BaseURL, summary)
 	}
-	fsim := frappetest.NewHandler(frappetest.Options{})
-	asim := acumaticatest.NewHandler(acumaticatest.Options{})
-	defer asim.Close()
-	isAdmin := map[string]func(string) (known, admin bool){
-		"frappe": func(name string) (bool, bool) {
-			for _, u := range fsim.Users() {
-				if u.Email == name {
-					return true, u.IsSystemManager()
-				}
-			}
-			return false, false
-		},
-		"acumatica": func(name string) (bool, bool) {
-			for _, u := range asim.Users() {
-				if u.Username == name {
-					return true, u.IsAdministrator()
-				}
-			}
-			return false, false
-		},
-	}
-	wantAddr := map[string]string{"frappe": addrs["ERPGATE_DEV_FRAPPE_REGISTER_ADDR"], "acumatica": addrs["ERPGATE_DEV_ACUMATICA_REGISTER_ADDR"]}
-	if len(state.Registration) != 2 {
-		t.Fatalf("dev.json lists %d registration simulators, want one Frappe and one Acumatica", len(state.Registration))
-	}
+	listed := map[string]bool{}
 	for _, erp := range state.Registration {
-		if erp.ERPURL != "http://"+wantAddr[erp.Kind] {
-			t.Errorf("%s registration simulator at %s, want http://%s", erp.Kind, erp.ERPURL, wantAddr[erp.Kind])
+		listed[erp.Kind] = true
+		if want := "http://" + addrs[devAddrEnv(erp.Kind, "REGISTER_")]; erp.ERPURL != want {
+			t.Errorf("%s registration simulator at %s, want %s", erp.Kind, erp.ERPURL, want)
 		}
 		for _, site := range state.Sites {
 			if site.ERPURL == erp.ERPURL {
@@ -63,13 +37,13 @@ func checkRegistrationSummary(t *testing.T, summary string, state devState, addr
 				t.Errorf("%s: the summary does not give %s:\n%s", erp.Kind, s, summary)
 			}
 		}
+		seed, seeded := seeds[erp.Kind]
 		admins, others := 0, 0
 		for _, u := range erp.Users {
-			known, admin := isAdmin[erp.Kind](u.Username)
-			if !known || admin != u.Admin {
+			if admin, known := seed.users[u.Username]; seeded && (!known || admin != u.Admin) {
 				t.Errorf("%s: user %s (admin %v) is not so on the simulator", erp.Kind, u.Username, u.Admin)
 			}
-			if admin {
+			if u.Admin {
 				admins++
 			} else {
 				others++
@@ -81,9 +55,14 @@ func checkRegistrationSummary(t *testing.T, summary string, state devState, addr
 		if admins != 1 || others != 1 {
 			t.Errorf("%s: %d administrators and %d others, want one of each", erp.Kind, admins, others)
 		}
+		if seed.tenant != "" && (erp.Tenant != seed.tenant || !strings.Contains(summary, "tenant "+seed.tenant)) {
+			t.Errorf("%s: dev.json has tenant %q, want %q named in the summary:\n%s", erp.Kind, erp.Tenant, seed.tenant, summary)
+		}
 	}
-	if !strings.Contains(summary, "tenant "+asim.Tenant()) {
-		t.Errorf("the summary does not name the Acumatica tenant:\n%s", summary)
+	for kind, seed := range seeds {
+		if seed.createClient != nil && !listed[kind] {
+			t.Errorf("dev.json lists no %s registration simulator", kind)
+		}
 	}
 }
 
@@ -115,21 +94,11 @@ func (b *devRegBrowser) do(u string, form url.Values) (*http.Response, string) {
 	return res, string(body)
 }
 
-var (
-	reRegFrappeCSRF = regexp.MustCompile(`name="csrf_token" value="([0-9a-f]+)"`)
-	reRegAcuToken   = regexp.MustCompile(`name="__RequestVerificationToken" value="([0-9a-f]+)"`)
-	reRegClientID   = regexp.MustCompile(`<dd id="client-id">([^<]+)</dd>`)
-)
-
 // signInRegistrationERP signs u in at the ERP's own sign-in page.
-func signInRegistrationERP(t *testing.T, erp devRegistrationERP, u devUser) *devRegBrowser {
+func signInRegistrationERP(t *testing.T, erp devRegistrationERP, seed devSeed, u devUser) *devRegBrowser {
 	t.Helper()
 	b := newDevRegBrowser(t)
-	form := url.Values{"usr": {u.Username}, "pwd": {u.Password}, "redirect-to": {"/app"}}
-	if erp.Kind == "acumatica" {
-		form = url.Values{"UserName": {u.Username}, "Password": {u.Password}}
-	}
-	if res, page := b.do(erp.SignInURL, form); res.StatusCode != http.StatusFound {
+	if res, page := b.do(erp.SignInURL, seed.signInForm(u)); res.StatusCode != http.StatusFound {
 		t.Fatalf("%s: sign in as %s: %d %s", erp.Kind, u.Username, res.StatusCode, page)
 	}
 	return b
@@ -144,62 +113,41 @@ func registrationUser(erp devRegistrationERP, admin bool) devUser {
 	return devUser{}
 }
 
-// createRegistrationClients does, on each registration simulator, what the
-// registration page tells an administrator: sign in and create the OAuth
-// client. The non-administrator is refused.
-func createRegistrationClients(t *testing.T, state devState) map[string]string {
+// createRegistrationClients does, on each registration simulator whose
+// kind the test knows how to drive, what the registration page tells an
+// administrator: sign in and create the OAuth client. The
+// non-administrator is refused.
+func createRegistrationClients(t *testing.T, state devState, seeds map[string]devSeed) map[string]string {
 	t.Helper()
 	made := map[string]string{}
 	redirect := state.BaseURL + "/oauth/callback"
 	for _, erp := range state.Registration {
-		non := signInRegistrationERP(t, erp, registrationUser(erp, false))
+		seed := seeds[erp.Kind]
+		if seed.createClient == nil {
+			continue
+		}
+		non := signInRegistrationERP(t, erp, seed, registrationUser(erp, false))
 		if res, _ := non.do(erp.OAuthClientURL, nil); res.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: the non-administrator opened %s: %d", erp.Kind, erp.OAuthClientURL, res.StatusCode)
 		}
-		b := signInRegistrationERP(t, erp, registrationUser(erp, true))
-		res, page := b.do(erp.OAuthClientURL, nil)
-		var form url.Values
-		if erp.Kind == "frappe" {
-			m := reRegFrappeCSRF.FindStringSubmatch(page)
-			if res.StatusCode != http.StatusOK || m == nil {
-				t.Fatalf("frappe: OAuth Client form: %d %s", res.StatusCode, page)
-			}
-			form = url.Values{"csrf_token": {m[1]}, "app_name": {"erpgate"}, "scopes": {"all openid"}, "redirect_uris": {redirect},
-				"default_redirect_uri": {redirect}, "grant_type": {"Authorization Code"}, "response_type": {"Code"}}
-			res, _ = b.do(erp.OAuthClientURL, form)
-			if res.StatusCode != http.StatusSeeOther {
-				t.Fatalf("frappe: save the OAuth Client: %d", res.StatusCode)
-			}
-			res, page = b.do(erp.ERPURL+res.Header.Get("Location"), nil)
-		} else {
-			m := reRegAcuToken.FindStringSubmatch(page)
-			if res.StatusCode != http.StatusOK || m == nil {
-				t.Fatalf("acumatica: Connected Applications: %d %s", res.StatusCode, page)
-			}
-			form = url.Values{"__RequestVerificationToken": {m[1]}, "ClientName": {"erpgate"}, "Flow": {acumaticatest.FlowAuthorizationCode}, "RedirectUri": {redirect}}
-			res, page = b.do(erp.OAuthClientURL, form)
-		}
-		id := reRegClientID.FindStringSubmatch(page)
-		if res.StatusCode != http.StatusOK || id == nil {
-			t.Fatalf("%s: the saved client's page: %d %s", erp.Kind, res.StatusCode, page)
-		}
-		made[erp.Kind] = id[1]
+		b := signInRegistrationERP(t, erp, seed, registrationUser(erp, true))
+		made[erp.Kind] = seed.createClient(t, b, erp, redirect)
 	}
 	return made
 }
 
 // checkRegistrationClientsKept finds the clients made in the first run on
 // the restarted simulators.
-func checkRegistrationClientsKept(t *testing.T, state devState, made map[string]string) {
+func checkRegistrationClientsKept(t *testing.T, state devState, seeds map[string]devSeed, made map[string]string) {
 	t.Helper()
 	for _, erp := range state.Registration {
-		id := made[erp.Kind]
-		b := signInRegistrationERP(t, erp, registrationUser(erp, true))
-		page := erp.OAuthClientURL
-		if erp.Kind == "frappe" {
-			page = erp.ERPURL + "/app/oauth-client/" + url.PathEscape(id)
+		seed := seeds[erp.Kind]
+		if seed.createClient == nil {
+			continue
 		}
-		res, body := b.do(page, nil)
+		id := made[erp.Kind]
+		b := signInRegistrationERP(t, erp, seed, registrationUser(erp, true))
+		res, body := b.do(seed.clientPage(erp, id), nil)
 		if id == "" || res.StatusCode != http.StatusOK || !strings.Contains(body, id) {
 			t.Errorf("%s: the OAuth client %q made in the first run is gone after a restart: %d", erp.Kind, id, res.StatusCode)
 		}

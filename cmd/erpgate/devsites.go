@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 )
@@ -89,6 +90,13 @@ func readDevState(path string) devState {
 		_ = json.Unmarshal(b, &s)
 	}
 	return s
+}
+
+// devAddrEnv is the variable that moves a kind's simulator:
+// ERPGATE_DEV_FRAPPE_ADDR, or with infix REGISTER_
+// ERPGATE_DEV_FRAPPE_REGISTER_ADDR for its registration simulator.
+func devAddrEnv(kind, infix string) string {
+	return "ERPGATE_DEV_" + strings.ToUpper(kind) + "_" + infix + "ADDR"
 }
 
 // writeToolNames lists the catalogue's tools of kind that change ERP data

@@ -37,8 +37,9 @@ type DemoEnv struct {
 	CallbackURL string
 	// Saved is what the demo passed to Save in an earlier run (nil on the
 	// first), e.g. the OAuth clients a person created on the registration
-	// simulator; Save keeps v (JSON) for the next run, under .data/.
-	// Save may be called from any goroutine.
+	// simulator; Save keeps v (JSON) for the next run, under .data/. Save
+	// may be called from any goroutine, and is done with v when it
+	// returns. DemoSaved does both for a list.
 	Saved json.RawMessage
 	Save  func(v any)
 }
