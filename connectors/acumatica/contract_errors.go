@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -53,7 +54,10 @@ func (c *client) contractError(ctx context.Context, r response, op contractOp) e
 	return c.commonError(f, "the "+op.entity+" entity")
 }
 
-// commonError maps the failures both APIs share. object names what was
+// commonError maps the failures both APIs share. Where a kind is one HTTP
+// status, the code is the shared mapping's (connector.HTTPError); the rest
+// are Acumatica's own meanings (a sign-in page, HTTP 500 for refused
+// credentials or a seat limit). object names what was
 // read, for messages ("the Invoice entity", "the inquiry AR-OpenInvoices").
 func (c *client) commonError(f failure, object string) error {
 	switch f.kind {
@@ -74,9 +78,8 @@ func (c *client) commonError(f failure, object string) error {
 		if wait <= 0 {
 			wait = defaultThrottleWait
 		}
-		return toolerr.New(toolerr.RateLimited,
-			"Acumatica declined the request: more API requests are waiting than its licence allows (HTTP 429). Nothing was read; wait %d seconds and retry, and avoid running many calls at once", int(wait.Seconds())).
-			WithRetryAfter(wait)
+		return connector.HTTPError(f.status, fmt.Sprintf(
+			"Acumatica declined the request: more API requests are waiting than its licence allows (HTTP 429). Nothing was read; wait %d seconds and retry, and avoid running many calls at once", int(wait.Seconds())), wait)
 	case failLoginLimit:
 		return toolerr.New(toolerr.RateLimited,
 			"Acumatica refused the request: every API-user seat of its licence is in use (API Login Limit). Seats free up about an hour after a user's last sign-in; retry later").
@@ -84,9 +87,9 @@ func (c *client) commonError(f failure, object string) error {
 	case failRedirect:
 		return toolerr.New(toolerr.UpstreamInvalidResponse, "Acumatica redirected the request (HTTP %d) instead of answering; nothing was read, which does not mean there are no records", f.status)
 	case failBadRequest:
-		return toolerr.New(toolerr.InvalidArgument, "Acumatica rejected the request (HTTP 400): %s", orUnknown(f.detail))
+		return connector.HTTPError(f.status, "Acumatica rejected the request (HTTP 400): "+orUnknown(f.detail), 0)
 	case failMissing:
-		return toolerr.New(toolerr.NotFound, "Acumatica does not know %s (HTTP 404)", object)
+		return connector.HTTPError(f.status, "Acumatica does not know "+object+" (HTTP 404)", 0)
 	case failServer, failNoEntity, failCannotOptimize, failSelect, failQuery:
 		return toolerr.New(toolerr.UpstreamUnavailable,
 			"Acumatica failed with HTTP %d%s; nothing was returned, which does not mean there are no records", f.status, serverDetail(f))
@@ -121,9 +124,9 @@ func (c *client) forbidden(f failure, object string) error {
 		}
 		form = " to the form " + form
 	}
-	return toolerr.New(toolerr.PermissionDenied,
+	return connector.HTTPError(f.status, fmt.Sprintf(
 		"Acumatica says this user has insufficient rights%s, which %s needs. Access follows the user's Acumatica roles; an administrator has to grant it. Nothing was read",
-		form, object)
+		form, object), 0)
 }
 
 // formOfScreen names a Default-endpoint form by its screen id.

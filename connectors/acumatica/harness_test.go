@@ -14,11 +14,12 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
 	"github.com/erpgate/erpgate/platform/connector/inmemory"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
@@ -261,35 +262,8 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-var schemaCache sync.Map
-
 // validate checks JSON against a tool schema, as the engine does.
-func validate(s interface{ JSON() json.RawMessage }, raw []byte) error {
-	key := string(s.JSON())
-	compiled, ok := schemaCache.Load(key)
-	if !ok {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.JSON()))
-		if err != nil {
-			return err
-		}
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		if err := c.AddResource("mem:///s.json", doc); err != nil {
-			return err
-		}
-		sch, err := c.Compile("mem:///s.json")
-		if err != nil {
-			return err
-		}
-		schemaCache.Store(key, sch)
-		compiled = sch
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	return compiled.(*jsonschema.Schema).Validate(inst)
-}
+func validate(s *schema.Schema, raw []byte) error { return connectortest.Validate(s, raw) }
 
 // codeOf returns an error's tool error code.
 func codeOf(err error) toolerr.Code {

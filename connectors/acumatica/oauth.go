@@ -112,7 +112,7 @@ func grantError(ctx context.Context, err error, sent ...string) error {
 		// is as dead as after invalid_grant (issue 15 item 7).
 		return fmt.Errorf("%w (Acumatica: %q)", connector.ErrRefreshTokenDead, refusedDetail(re, sent...))
 	case status == http.StatusTooManyRequests:
-		return toolerr.New(toolerr.RateLimited, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later")
+		return connector.HTTPError(status, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later", 0)
 	case status >= 500:
 		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", status)
 	}

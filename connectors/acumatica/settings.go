@@ -1,7 +1,6 @@
 package acumatica
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -69,13 +68,9 @@ func invalidSettings(format string, args ...any) error {
 
 // parseSettings decodes, validates and completes settings.
 func parseSettings(raw json.RawMessage) (Settings, error) {
-	var s Settings
-	if t := bytes.TrimSpace(raw); len(t) > 0 && string(t) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return Settings{}, invalidSettings("%s (known settings: endpoint_name, endpoint_version, tenant, canary_gi, admin_gi, max_records)", err.Error())
-		}
+	s, err := connector.DecodeSettings[Settings](raw)
+	if err != nil {
+		return Settings{}, invalidSettings("%s", toolerr.Classify(err).Message)
 	}
 	s.EndpointName = strings.TrimSpace(s.EndpointName)
 	s.EndpointVersion = strings.TrimSpace(s.EndpointVersion)

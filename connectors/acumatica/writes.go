@@ -89,7 +89,7 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 		}
 		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to insert the %s record (Acumatica: %q); nothing was written", op.entity, f.detail)
 	case r.status == http.StatusBadRequest:
-		return toolerr.New(toolerr.InvalidArgument, "Acumatica rejected the %s request (HTTP 400): %s. Nothing was written", op.entity, badRequestDetail(r.body, f.detail))
+		return connector.HTTPError(r.status, fmt.Sprintf("Acumatica rejected the %s request (HTTP 400): %s. Nothing was written", op.entity, badRequestDetail(r.body, f.detail)), 0)
 	case f.kind == failNoEntity:
 		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
@@ -115,9 +115,9 @@ func (c *client) writeForbidden(f failure, op contractOp) error {
 			form = "the form " + name + " (" + f.screen + ")"
 		}
 	}
-	return toolerr.New(toolerr.PermissionDenied,
+	return connector.HTTPError(f.status, fmt.Sprintf(
 		"Acumatica refused to save the %s record: this user's roles do not allow changes on %s (Acumatica: %q). An administrator has to grant the right; nothing was written",
-		op.entity, form, orUnknown(f.detail))
+		op.entity, form, orUnknown(f.detail)), 0)
 }
 
 // badRequestDetail is a 400's message with its modelState messages.

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
@@ -54,33 +54,6 @@ func testSim(t testing.TB) *frappetest.Server {
 	t.Helper()
 	simOnce.Do(func() { sim = frappetest.NewServer(frappetest.Options{}) })
 	return sim
-}
-
-// compiled caches compiled tool schemas by tool name and direction.
-var compiled sync.Map
-
-func compileSchema(t testing.TB, key string, raw json.RawMessage) *jsonschema.Schema {
-	t.Helper()
-	if s, ok := compiled.Load(key); ok {
-		return s.(*jsonschema.Schema)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("%s: %v", key, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	url := "erpgate:///frappe/" + key + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatalf("%s: %v", key, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		t.Fatalf("%s: %v", key, err)
-	}
-	compiled.Store(key, s)
-	return s
 }
 
 func toolByName(t testing.TB, name string) connector.Tool {
@@ -159,11 +132,7 @@ func validArgs(t testing.TB, tool connector.Tool, args map[string]any) (json.Raw
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compileSchema(t, tool.Name+"/input", tool.Input.JSON()).Validate(doc); err != nil {
+	if err := connectortest.Validate(tool.Input, raw); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments: %v", err)
 	}
 	return raw, nil
@@ -207,11 +176,7 @@ func checkResult(t testing.TB, tool connector.Tool, out any) (map[string]any, er
 	if err != nil {
 		t.Fatalf("%s: result does not encode: %v", name, err)
 	}
-	res, err := jsonschema.UnmarshalJSON(bytes.NewReader(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compileSchema(t, name+"/output", tool.Output.JSON()).Validate(res); err != nil {
+	if err := connectortest.Validate(tool.Output, enc); err != nil {
 		t.Fatalf("%s: result does not match the output schema: %v\n%s", name, err, firstBytes(enc, 2000))
 	}
 	var m map[string]any

@@ -257,3 +257,25 @@ func TestRun(t *testing.T) {
 	}
 	Run(t, tiny{tools}, WithSnapshotDir(dir))
 }
+
+func TestValidate(t *testing.T) {
+	s := schema.Object(
+		schema.Prop("from", schema.Date("First day.")).Required(),
+		schema.Prop("limit", schema.Integer("Rows.").Min(1).Max(100)),
+	)
+	for doc, ok := range map[string]bool{
+		`{"from":"2026-01-31"}`:             true,
+		`{"from":"2026-01-31","limit":100}`: true,
+		`{"from":"2026-02-30"}`:             false, // formats are asserted, as the engine does
+		`{"from":"2026-01-31","limit":0}`:   false,
+		`{"limit":5}`:                       false,
+		`{"from":"2026-01-31","other":1}`:   false,
+		`{"from":`:                          false,
+	} {
+		for range 2 { // the second time from the cache
+			if err := Validate(s, []byte(doc)); (err == nil) != ok {
+				t.Errorf("Validate(%s) = %v, want valid %v", doc, err, ok)
+			}
+		}
+	}
+}
