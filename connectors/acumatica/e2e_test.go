@@ -21,7 +21,7 @@ func TestEndToEnd(t *testing.T) {
 	id, name := customer.String("CustomerID"), customer.String("CustomerName")
 
 	t.Run("acumatica_list_customers finds a seeded customer by its name", func(t *testing.T) {
-		out := mustOK(t, site.CallService(t, "acumatica_list_customers", map[string]any{"search": name}))
+		out := site.CallService(t, "acumatica_list_customers", map[string]any{"search": name}).OK(t)
 		found := false
 		for _, row := range out["results"].([]any) {
 			r := row.(map[string]any)
@@ -33,7 +33,7 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("acumatica_get_customer reads it", func(t *testing.T) {
-		out := mustOK(t, site.CallService(t, "acumatica_get_customer", map[string]any{"CustomerID": id}))
+		out := site.CallService(t, "acumatica_get_customer", map[string]any{"CustomerID": id}).OK(t)
 		record := out["record"].(map[string]any)
 		if record["CustomerName"] != name || record["Status"] != customer.String("Status") {
 			t.Errorf("acumatica_get_customer %s = %v, want %s (%s)", id, record, name, customer.String("Status"))
@@ -49,7 +49,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a person signs in with OAuth and reads as themselves", func(t *testing.T) {
 		admin := seed.User(acumaticatest.RoleFull)
 		person := site.SignIn(t, map[string]string{"username": admin.Username, "password": admin.Password})
-		out := mustOK(t, person.Call(t, "acumatica_get_customer", map[string]any{"CustomerID": id}))
+		out := person.Call(t, "acumatica_get_customer", map[string]any{"CustomerID": id}).OK(t)
 		if record := out["record"].(map[string]any); record["CustomerName"] != name {
 			t.Errorf("acumatica_get_customer %s as %s = %v, want %s", id, admin.Username, record, name)
 		}
@@ -67,12 +67,4 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("the demo site's writes wait for %q, want the demo administrator %q", site.ServiceWriteApprover, want)
 		}
 	})
-}
-
-func mustOK(t *testing.T, r e2e.Result) map[string]any {
-	t.Helper()
-	if r.IsError {
-		t.Fatalf("the call failed: %s", r.Text)
-	}
-	return r.Structured
 }

@@ -25,14 +25,11 @@ func TestEndToEnd(t *testing.T) {
 		var got []string
 		offset := any(0)
 		for offset != nil {
-			r := site.CallService(t, "list_customers", map[string]any{"limit": 5, "offset": offset})
-			if r.IsError {
-				t.Fatal(r.Text)
-			}
-			for _, c := range r.Structured["data"].([]any) {
+			out := site.CallService(t, "list_customers", map[string]any{"limit": 5, "offset": offset}).OK(t)
+			for _, c := range out["data"].([]any) {
 				got = append(got, c.(map[string]any)["id"].(string))
 			}
-			offset = r.Structured["meta"].(map[string]any)["next_offset"]
+			offset = out["meta"].(map[string]any)["next_offset"]
 		}
 		if len(got) != len(seed) || got[0] != seed[0].ID || got[len(got)-1] != seed[len(seed)-1].ID {
 			t.Errorf("walked %v, want the seed's %d customers in id order", got, len(seed))

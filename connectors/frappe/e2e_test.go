@@ -21,7 +21,7 @@ func TestEndToEnd(t *testing.T) {
 	bot := seed.User("service")
 
 	t.Run("get_current_user is the service user", func(t *testing.T) {
-		out := mustOK(t, site.CallService(t, "get_current_user", nil))
+		out := site.CallService(t, "get_current_user", nil).OK(t)
 		if out["user"] != bot.Email || out["auth_type"] != "service_token" {
 			t.Errorf("get_current_user = %v, want %s by service token", out, bot.Email)
 		}
@@ -40,7 +40,7 @@ func TestEndToEnd(t *testing.T) {
 		slices.Sort(want)
 		var got []string
 		for offset := 0; ; {
-			out := mustOK(t, site.CallService(t, "list_customers", map[string]any{"limit": 20, "offset": offset}))
+			out := site.CallService(t, "list_customers", map[string]any{"limit": 20, "offset": offset}).OK(t)
 			for _, row := range out["data"].([]any) {
 				got = append(got, row.(map[string]any)["name"].(string))
 			}
@@ -74,7 +74,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a person signs in with OAuth and calls as themselves", func(t *testing.T) {
 		admin := seed.User(frappetest.RoleAdministrator)
 		person := site.SignIn(t, map[string]string{"usr": admin.Email, "pwd": admin.Password})
-		out := mustOK(t, person.Call(t, "get_current_user", nil))
+		out := person.Call(t, "get_current_user", nil).OK(t)
 		if out["user"] != admin.Email || out["auth_type"] != "oauth" {
 			t.Errorf("get_current_user as %s = %v", admin.Email, out)
 		}
@@ -87,17 +87,9 @@ func TestEndToEnd(t *testing.T) {
 			BaseURL:     strings.Replace(site.ERPURL, "127.0.0.1", "localhost", 1),
 			Credentials: site.ERPCredentials,
 		})
-		out := mustOK(t, second.CallService(t, "get_current_user", nil))
+		out := second.CallService(t, "get_current_user", nil).OK(t)
 		if out["user"] != bot.Email {
 			t.Errorf("get_current_user on the second site = %v, want %s", out, bot.Email)
 		}
 	})
-}
-
-func mustOK(t *testing.T, r e2e.Result) map[string]any {
-	t.Helper()
-	if r.IsError {
-		t.Fatalf("the call failed: %s", r.Text)
-	}
-	return r.Structured
 }

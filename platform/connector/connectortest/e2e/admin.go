@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/erpgate/erpgate/platform/connector/devstate"
 )
 
 // AdminError is an error answer of the admin API.
@@ -93,7 +95,7 @@ func (g *Gateway) RegisterSite(t testing.TB, in SiteRequest) *Site {
 	if in.Settings != nil {
 		body["settings"] = in.Settings
 	}
-	var site SiteState
+	var site devstate.Site
 	if err := g.Admin(t, http.MethodPost, "/sites", body, &site); err != nil {
 		t.Fatalf("register site %s: %v", in.Slug, err)
 	}
@@ -104,7 +106,7 @@ func (g *Gateway) RegisterSite(t testing.TB, in SiteRequest) *Site {
 			t.Fatalf("site %s: store the OAuth client: %v", in.Slug, err)
 		}
 	}
-	s := &Site{SiteState: site, gw: g}
+	s := &Site{Site: site, gw: g}
 	s.ERPURL = in.BaseURL
 	if in.Credentials == nil {
 		return s

@@ -35,6 +35,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/erpgate/erpgate/platform/connector/devstate"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
@@ -72,7 +73,7 @@ type Gateway struct {
 	// token of its admin API (/api/v1), DatabaseURL its database.
 	BaseURL, AdminToken, DatabaseURL string
 	// State is .data/dev.json as dev wrote it.
-	State State
+	State devstate.State
 	// Dir is the folder dev runs in (its .data/ is there).
 	Dir string
 
@@ -163,7 +164,7 @@ func (g *Gateway) Site(t testing.TB, kind string) *Site {
 	var kinds []string
 	for i := range g.State.Sites {
 		if g.State.Sites[i].Kind == kind {
-			return &Site{SiteState: g.State.Sites[i], gw: g}
+			return &Site{Site: g.State.Sites[i], gw: g}
 		}
 		kinds = append(kinds, g.State.Sites[i].Kind)
 	}
@@ -175,7 +176,7 @@ func (g *Gateway) Site(t testing.TB, kind string) *Site {
 func (g *Gateway) Sites() []*Site {
 	sites := make([]*Site, len(g.State.Sites))
 	for i := range g.State.Sites {
-		sites[i] = &Site{SiteState: g.State.Sites[i], gw: g}
+		sites[i] = &Site{Site: g.State.Sites[i], gw: g}
 	}
 	return sites
 }

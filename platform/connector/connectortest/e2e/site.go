@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/platform/connector/devstate"
 )
 
 // Site is a site of the gateway: a demo site from dev.json or one a test
 // registered.
 type Site struct {
-	SiteState
-	gw *Gateway
+	devstate.Site // its addresses, service token, demo users, ...
+	gw            *Gateway
 
 	service *Session
 }
@@ -31,6 +33,15 @@ type Result struct {
 	IsError    bool
 	Structured map[string]any
 	Text       string
+}
+
+// OK returns the result's JSON, failing the test if the call failed.
+func (r Result) OK(t testing.TB) map[string]any {
+	t.Helper()
+	if r.IsError {
+		t.Fatalf("the call failed: %s", r.Text)
+	}
+	return r.Structured
 }
 
 // ErrorCode is the code of a failed call (error.code), or "".
