@@ -9,10 +9,10 @@ import (
 	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e"
 )
 
-// TestConformance checks the catalogue: golden snapshots in
-// testdata/toolsnaps (go test -run TestConformance -update writes them),
+// TestCatalogue checks the catalogue: golden snapshots in
+// testdata/toolsnaps (go test -run TestCatalogue -update writes them),
 // schemas, effects, annotations and naming.
-func TestConformance(t *testing.T) { connectortest.Run(t, example.New()) }
+func TestCatalogue(t *testing.T) { connectortest.Run(t, example.New()) }
 
 // TestEndToEnd runs the real gateway with the example connector (-tags
 // erpgate_example) and calls its tools with the demo site's service token.
