@@ -386,10 +386,13 @@ func startDemos(ctx context.Context, dataDir, callbackURL string) ([]devDemo, fu
 		})
 		if err != nil {
 			stop()
-			return nil, nil, fmt.Errorf("start the %s demo: %w", kind, err)
+			return nil, nil, fmt.Errorf("the %s demo: %w", kind, err)
 		}
 		if d.Name == "" {
 			d.Name = kind
+		}
+		if d.Close == nil {
+			d.Close = func() {}
 		}
 		demos = append(demos, devDemo{kind: kind, Demo: d})
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // This file holds what `erpgate dev` (dev.go, built with -tags dev) and the
-// tests share. It imports no simulator, so the release binary links none.
+// tests share. It imports no simulator and knows no kind by name; each
+// connector brings its demo (connector.Demoer, in its -tags dev file).
 
 // Where `erpgate dev` keeps its state, relative to the working directory.
 const (

@@ -26,7 +26,7 @@ type RegistrationERP struct {
 	Kind   string `json:"kind"`
 	ERPURL string `json:"erp_url"`
 	// Tenant is the tenant to name at sign-in, where the ERP has tenants
-	// (Acumatica's login name of the tenant).
+	// (Acumatica's login name).
 	Tenant string `json:"tenant,omitempty"`
 	// SignInURL is the ERP's own sign-in page; OAuthClientURL the page
 	// that creates the OAuth client (Frappe's OAuth Client form,
@@ -54,7 +54,8 @@ type Site struct {
 	ServiceToken  string `json:"service_token"`
 	// ERPCredentials are the simulator's service credentials, under the
 	// names the admin API's connection takes, plus the site's settings
-	// that are strings (Acumatica's tenant).
+	// that are strings (Acumatica's tenant): what registering a second
+	// site by hand takes.
 	ERPCredentials map[string]string `json:"erp_credentials,omitempty"`
 	Users          []User            `json:"users"`
 	// WriteTools are the write tools the site enables (every one, in
