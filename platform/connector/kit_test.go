@@ -63,17 +63,18 @@ func TestDecodeSettings(t *testing.T) {
 	}
 	const known = " (known settings: default_company, max_records, strict, tags)"
 	for in, want := range map[string]string{
-		`{"colour":"red"}`:                   `there is no setting "colour"` + known,
-		`{"max_records":"50"}`:               `the setting max_records must be a whole number, not a JSON string` + known,
-		`{"max_records":1.5}`:                `the setting max_records must be a whole number, not a JSON number` + known,
-		`{"strict":"yes"}`:                   `the setting strict must be true or false, not a JSON string` + known,
-		`{"default_company":7}`:              `the setting default_company must be a string, not a JSON number` + known,
-		`{"tags":"a"}`:                       `the setting tags must be a list, not a JSON string` + known,
-		`["default_company"]`:                `the settings must be one JSON object` + known,
-		`"Acme"`:                             `the settings must be one JSON object` + known,
-		`{"default_company":"Acme"`:          `the settings are not valid JSON` + known,
-		`{"default_company":"Acme"} {"x":1}`: `the settings must be one JSON object, with nothing after it` + known,
-		`{"default_company":"Acme",}`:        `the settings are not valid JSON` + known,
+		`{"colour":"red"}`:                        `there is no setting "colour"` + known,
+		`{"` + strings.Repeat("x", 5000) + `":1}`: `there is no setting "` + strings.Repeat("x", 63) + `…"` + known,
+		`{"max_records":"50"}`:                    `the setting max_records must be a whole number, not a JSON string` + known,
+		`{"max_records":1.5}`:                     `the setting max_records must be a whole number, not a JSON number` + known,
+		`{"strict":"yes"}`:                        `the setting strict must be true or false, not a JSON string` + known,
+		`{"default_company":7}`:                   `the setting default_company must be a string, not a JSON number` + known,
+		`{"tags":"a"}`:                            `the setting tags must be a list, not a JSON string` + known,
+		`["default_company"]`:                     `the settings must be one JSON object` + known,
+		`"Acme"`:                                  `the settings must be one JSON object` + known,
+		`{"default_company":"Acme"`:               `the settings are not valid JSON` + known,
+		`{"default_company":"Acme"} {"x":1}`:      `the settings must be one JSON object, with nothing after it` + known,
+		`{"default_company":"Acme",}`:             `the settings are not valid JSON` + known,
 	} {
 		_, err := DecodeSettings[testSettings](json.RawMessage(in))
 		var te *toolerr.Error

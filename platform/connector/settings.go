@@ -49,7 +49,11 @@ func DecodeSettings[T any](raw json.RawMessage) (T, error) {
 		case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 			return fail("the settings are not valid JSON")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return fail("there is no setting %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+			name := strings.TrimPrefix(err.Error(), "json: unknown field ") // quoted
+			if r := []rune(name); len(r) > 66 {
+				name = string(r[:64]) + "…\""
+			}
+			return fail("there is no setting %s", name)
 		}
 		return fail("the settings do not decode: %s", err.Error())
 	}

@@ -1,20 +1,25 @@
 // Package connectortest is the conformance suite every connector runs from
 // its own tests:
 //
-//	func TestConformance(t *testing.T) { connectortest.Run(t, frappe.New()) }
+//	func TestCatalogue(t *testing.T) { connectortest.Run(t, frappe.New()) }
 //
-// Run checks the catalogue as the engine will serve it, as subtests:
+// (named TestCatalogue in every connector, so `go test ./connectors/...
+// -run Catalogue` checks every catalogue). Run checks the catalogue as the engine will serve it, as subtests:
 //
 //	snapshots    a golden file per tool, testdata/toolsnaps/<tool>.snap: name, title,
 //	             description, effect and schemas; -update rewrites them
 //	catalogue    connector.ValidateCatalogue and the registry accept it; titles;
-//	             descriptions are full sentences; argument names; no output
+//	             descriptions are full sentences (80 characters or more); argument
+//	             names (WithArgumentNames; lower snake case by default); no output
 //	             member the error envelope uses; a paged list ("data") takes offset
 //	schemas      every input and output schema compiles with the engine's validator
 //	effects      a preview exactly for writes; only a Write tool claims idempotency
 //	annotations  the hints the engine advertises follow from the effect
 //	naming       the naming rule (below)
 //	search_fetch search and fetch, when present, have the shape ChatGPT expects
+//	settings     empty settings normalise, normalising twice changes nothing, an
+//	             unknown setting is INVALID_ARGUMENT (connector.DecodeSettings does
+//	             this); the connection's fields are lower snake case and described
 //
 // The naming rule: a tool name is lower snake case, at most 64 characters,
 // unique in the catalogue. Each site is its own MCP server, so names need
@@ -37,6 +42,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden tool snapshots (connectortest)")
@@ -110,6 +116,7 @@ func Run(t *testing.T, c connector.Connector, opts ...Option) {
 		{"annotations", func() []string { return checkAnnotations(tools) }},
 		{"naming", func() []string { return checkNaming(tools, o.prefix) }},
 		{"search_fetch", func() []string { return checkSearchFetch(tools) }},
+		{"settings", func() []string { return checkSettings(c) }},
 	} {
 		t.Run(check.name, func(t *testing.T) {
 			for _, p := range check.run() {
@@ -360,4 +367,46 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkSettings holds NormalizeSettings to its contract: defaults for no
+// settings, a canonical form that normalises to itself, and a refusal of
+// what it does not know; and APICredentialFields to names an operator can
+// type and descriptions that say what goes in.
+func checkSettings(c connector.Connector) []string {
+	var p problems
+	for _, empty := range []string{"", "null", "{}"} {
+		norm, err := c.NormalizeSettings(json.RawMessage(empty))
+		if err != nil {
+			p.add("NormalizeSettings(%q): %v; no settings must mean the defaults", empty, err)
+			continue
+		}
+		if !json.Valid(norm) || !bytes.HasPrefix(bytes.TrimSpace(norm), []byte("{")) {
+			p.add("NormalizeSettings(%q) = %s, not a JSON object", empty, norm)
+			continue
+		}
+		again, err := c.NormalizeSettings(norm)
+		if err != nil || !bytes.Equal(again, norm) {
+			p.add("NormalizeSettings(%s) = %s, %v; the canonical form must normalise to itself", norm, again, err)
+		}
+		_ = c.SiteRules().IdentityOf(norm)
+	}
+	const unknown = `{"connectortest_no_such_setting":true}`
+	if _, err := c.NormalizeSettings(json.RawMessage(unknown)); err == nil || toolerr.Classify(err).Code != toolerr.InvalidArgument {
+		p.add("NormalizeSettings(%s) = %v, want INVALID_ARGUMENT for an unknown setting", unknown, err)
+	}
+	seen := map[string]bool{}
+	for _, f := range c.APICredentialFields() {
+		if !lowerSnake.MatchString(f.Name) {
+			p.add("connection field %q is not lower snake case", f.Name)
+		}
+		if seen[f.Name] {
+			p.add("connection field %s is listed twice", f.Name)
+		}
+		seen[f.Name] = true
+		if strings.TrimSpace(f.Description) == "" {
+			p.add("connection field %s has no description", f.Name)
+		}
+	}
+	return p
 }

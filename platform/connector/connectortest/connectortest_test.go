@@ -7,22 +7,38 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // tiny is a connector of two good tools, which each case below breaks in
 // one way.
-type tiny struct{ tools []connector.Tool }
+type tiny struct {
+	tools    []connector.Tool
+	settings func(json.RawMessage) (json.RawMessage, error)
+	fields   []connector.CredentialField
+}
 
-func (tiny) Kind() string                                                   { return "tiny" }
-func (c tiny) Tools() []connector.Tool                                      { return c.tools }
-func (tiny) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
-func (tiny) APICredentialFields() []connector.CredentialField               { return nil }
+func (tiny) Kind() string              { return "tiny" }
+func (c tiny) Tools() []connector.Tool { return c.tools }
+func (c tiny) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
+	if c.settings != nil {
+		return c.settings(raw)
+	}
+	s, err := connector.DecodeSettings[tinySettings](raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}
+
+func (c tiny) APICredentialFields() []connector.CredentialField { return c.fields }
 func (tiny) APIAuthorizer(connector.Site, map[string]secrets.Secret) (connector.Authorizer, error) {
 	return nil, errors.New("none")
 }
@@ -30,6 +46,10 @@ func (tiny) VerifyAPICredential(context.Context, connector.Site, *http.Client) (
 	return "", errors.New("none")
 }
 func (tiny) SiteRules() connector.SiteRules { return connector.SiteRules{} }
+
+type tinySettings struct {
+	Warehouse string `json:"warehouse,omitempty"`
+}
 
 func handler(context.Context, *connector.Call) (any, error) { return map[string]any{}, nil }
 
@@ -79,7 +99,7 @@ func problemsOf(tools []connector.Tool, opts ...Option) []string {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c := tiny{tools}
+	c := tiny{tools: tools}
 	var all []string
 	all = append(all, checkCatalogue(c, tools, o)...)
 	all = append(all, checkSchemas(c.Kind(), tools)...)
@@ -255,7 +275,7 @@ func TestRun(t *testing.T) {
 	if p := checkSnapshots(tools, dir, true); len(p) > 0 {
 		t.Fatal(p)
 	}
-	Run(t, tiny{tools}, WithSnapshotDir(dir))
+	Run(t, tiny{tools: tools, fields: []connector.CredentialField{{Name: "api_key", Description: "The key.", Secret: true}}}, WithSnapshotDir(dir))
 }
 
 func TestValidate(t *testing.T) {
@@ -279,3 +299,43 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestSettings(t *testing.T) {
+	if p := checkSettings(tiny{fields: []connector.CredentialField{{Name: "api_key", Description: "The key."}}}); len(p) > 0 {
+		t.Fatalf("good connector: %q", p)
+	}
+	for _, c := range []struct {
+		name string
+		c    tiny
+		want string
+	}{
+		{"lenient", tiny{settings: func(raw json.RawMessage) (json.RawMessage, error) { return []byte("{}"), nil }}, "want INVALID_ARGUMENT for an unknown setting"},
+		{"empty refused", tiny{settings: func(raw json.RawMessage) (json.RawMessage, error) {
+			if len(raw) == 0 {
+				return nil, errors.New("no settings")
+			}
+			return raw, nil
+		}}, `NormalizeSettings(""): no settings`},
+		{"not canonical", tiny{settings: func(raw json.RawMessage) (json.RawMessage, error) {
+			if strings.Contains(string(raw), "connectortest") {
+				return nil, connectorErr()
+			}
+			return append([]byte(`{"n":`), append([]byte(strconv.Itoa(len(raw))), '}')...), nil
+		}}, "the canonical form must normalise to itself"},
+		{"field name", tiny{fields: []connector.CredentialField{{Name: "API Key", Description: "The key."}}}, `connection field "API Key" is not lower snake case`},
+		{"field description", tiny{fields: []connector.CredentialField{{Name: "api_key"}}}, "connection field api_key has no description"},
+		{"field twice", tiny{fields: []connector.CredentialField{{Name: "api_key", Description: "K."}, {Name: "api_key", Description: "K."}}}, "connection field api_key is listed twice"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := checkSettings(c.c)
+			for _, p := range got {
+				if strings.Contains(p, c.want) {
+					return
+				}
+			}
+			t.Errorf("problems %q, want one with %q", got, c.want)
+		})
+	}
+}
+
+func connectorErr() error { return toolerr.New(toolerr.InvalidArgument, "unknown setting") }
