@@ -40,19 +40,13 @@ func (*Connector) Tools() []connector.Tool {
 	return []connector.Tool{listCustomersTool(), getCustomerTool()}
 }
 
-// settings are a site's settings: Example ERP has none to speak of.
-type settings struct {
-	// Region is shown to nobody; it is here to show how settings work.
-	Region string `json:"region,omitempty"`
-}
-
-// NormalizeSettings refuses unknown settings and returns the canonical form.
+// NormalizeSettings: Example ERP has no settings, so any setting is refused
+// (DecodeSettings names it) and the canonical form is {}.
 func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
-	s, err := connector.DecodeSettings[settings](raw)
-	if err != nil {
+	if _, err := connector.DecodeSettings[struct{}](raw); err != nil {
 		return nil, err
 	}
-	return json.Marshal(s)
+	return json.RawMessage(`{}`), nil
 }
 
 // APICredentialFields: the service connection is one API key.

@@ -1,6 +1,9 @@
 package example_test
 
 import (
+	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/example"
@@ -33,6 +36,22 @@ func TestEndToEnd(t *testing.T) {
 		}
 		if len(got) != len(seed) || got[0] != seed[0].ID || got[len(got)-1] != seed[len(seed)-1].ID {
 			t.Errorf("walked %v, want the seed's %d customers in id order", got, len(seed))
+		}
+	})
+
+	t.Run("a wrong API key is refused before it is saved", func(t *testing.T) {
+		var created struct {
+			ID string `json:"id"`
+		}
+		if err := gw.Admin(t, http.MethodPost, "/sites", map[string]any{"slug": "wrong-key", "kind": example.Kind,
+			"display_name": "Wrong key", "base_url": strings.Replace(site.ERPURL, "127.0.0.1", "localhost", 1)}, &created); err != nil {
+			t.Fatal(err)
+		}
+		err := gw.Admin(t, http.MethodPut, "/sites/"+created.ID+"/connections/api_token",
+			map[string]any{"credentials": map[string]string{"api_key": "not-the-key"}}, nil)
+		var refused *e2e.AdminError
+		if !errors.As(err, &refused) || refused.Status != http.StatusUnprocessableEntity || !strings.Contains(refused.Message, "no valid API key was sent") {
+			t.Fatalf("storing a wrong API key: %v, want a refusal in Example ERP's words", err)
 		}
 	})
 

@@ -63,7 +63,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Header.Get("Authorization") != "Key "+s.APIKey {
-		fail(w, http.StatusUnauthorized, "the API key is missing or wrong")
+		fail(w, http.StatusUnauthorized, "no valid API key was sent")
 		return
 	}
 	switch path := r.URL.Path; {
