@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -40,8 +41,8 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
-// Package is the command the kit builds and runs.
-const Package = "github.com/erpgate/erpgate/cmd/erpgate"
+// erpgatePackage is the command the kit builds and runs.
+const erpgatePackage = "github.com/erpgate/erpgate/cmd/erpgate"
 
 const (
 	// startTimeout bounds `erpgate dev` from start to its summary
@@ -278,17 +279,52 @@ func binary(t testing.TB, tags []string) string {
 		}
 		b.bin = filepath.Join(b.dir, "erpgate")
 		var out bytes.Buffer
-		cmd := exec.Command("go", "build", "-tags", key, "-o", b.bin, Package)
+		cmd := exec.Command("go", "build", "-tags", key, "-o", b.bin, erpgatePackage)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			b.err = fmt.Errorf("go build -tags %s %s: %w\n%s", key, Package, err, out.String())
+			b.err = fmt.Errorf("go build -tags %s %s: %w\n%s", key, erpgatePackage, err, out.String())
 		}
+		consultSources()
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.bin
 }
+
+// consultSources looks at every file of the module (its size and time),
+// once per test binary. The go command caches a test's result until a file
+// the test consulted changes; the binary the kit builds comes from the
+// whole module, so without this a cached pass of a connector's test would
+// outlive a change to the engine.
+var consultSources = sync.OnceFunc(func() {
+	dir, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return
+		}
+		dir = parent
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && path != dir && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			_, _ = os.Stat(path)
+		}
+		return nil
+	})
+})
 
 // syncBuffer is a bytes.Buffer written by the process and read by the test.
 type syncBuffer struct {
@@ -308,7 +344,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// ctx is a context for one call of the kit.
+// callContext bounds one call of the kit.
 func callContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 90*time.Second)
 }
