@@ -101,11 +101,9 @@ func Start(t *testing.T, opts Options) *Gateway {
 		"ERPGATE_LISTEN_ADDR": freeAddr(t),
 		anyPorts:              "1",
 	}
+	// Without it, dev starts its private cluster on a free port.
 	if dbURL, ok := pgtest.NewSharedDatabase(t); ok {
 		env["DATABASE_URL"] = dbURL
-	} else {
-		_, port, _ := net.SplitHostPort(freeAddr(t))
-		env["ERPGATE_DEV_POSTGRES_PORT"] = port
 	}
 	for k, v := range opts.Env {
 		env[k] = v
@@ -148,8 +146,8 @@ func Start(t *testing.T, opts Options) *Gateway {
 		t.Fatalf("dev.json: %v", err)
 	}
 	g.BaseURL, g.AdminToken, g.DatabaseURL = g.State.BaseURL, g.State.AdminToken, g.State.DatabaseURL
-	if g.DatabaseURL == "" {
-		g.DatabaseURL = env["DATABASE_URL"]
+	if url, ok := env["DATABASE_URL"]; ok {
+		g.DatabaseURL = url // dev.json shows a given URL without its password
 	}
 	return g
 }

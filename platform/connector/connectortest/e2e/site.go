@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,7 @@ type Site struct {
 	devstate.Site // its addresses, service token, demo users, ...
 	gw            *Gateway
 
+	mu      sync.Mutex
 	service *Session
 }
 
@@ -64,6 +66,8 @@ func (r Result) Decode(t testing.TB, v any) {
 // until the gateway stops.
 func (s *Site) Service(t testing.TB) *Session {
 	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.service == nil {
 		s.service = s.gw.Connect(t, s.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": s.ServiceToken})
 	}
