@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/erpgate/erpgate/cmd/internal/signin"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // The people_path scenario compares the four ways a call reaches the same

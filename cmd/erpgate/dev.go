@@ -38,7 +38,10 @@ import (
 // each connector's simulators' addresses by ERPGATE_DEV_<KIND>_ADDR and
 // ERPGATE_DEV_<KIND>_REGISTER_ADDR (ERPGATE_DEV_FRAPPE_ADDR, …; the
 // defaults are the connector's, see its demo_dev.go), the private
-// cluster's port by ERPGATE_DEV_POSTGRES_PORT.
+// cluster's port by ERPGATE_DEV_POSTGRES_PORT. ERPGATE_DEV_ANY_PORTS=1
+// puts every simulator not given an address on a free port (dev.json
+// says where), so that several dev processes run side by side, as the
+// end-to-end kit (platform/connector/connectortest/e2e) runs them.
 const (
 	devListenAddr  = "127.0.0.1:8080"
 	devDatabase    = "erpgate"
@@ -378,7 +381,7 @@ func startDemos(ctx context.Context, dataDir, callbackURL string) ([]devDemo, fu
 		}
 		kind := c.Kind()
 		d, err := demoer.Demo(ctx, connector.DemoEnv{
-			Addr: os.Getenv(devAddrEnv(kind, "")), RegistrationAddr: os.Getenv(devAddrEnv(kind, "REGISTER_")),
+			Addr: devDemoAddr(kind, ""), RegistrationAddr: devDemoAddr(kind, "REGISTER_"),
 			CallbackURL: callbackURL, Saved: saved.of(kind), Save: saved.saver(kind),
 		})
 		if err != nil {
@@ -394,6 +397,19 @@ func startDemos(ctx context.Context, dataDir, callbackURL string) ([]devDemo, fu
 		demos = append(demos, devDemo{kind: kind, Demo: d})
 	}
 	return demos, stop, nil
+}
+
+// devDemoAddr is where a kind's simulator listens: its variable's
+// address, else any free port under ERPGATE_DEV_ANY_PORTS, else ""
+// (the connector's default).
+func devDemoAddr(kind, infix string) string {
+	if addr := os.Getenv(devAddrEnv(kind, infix)); addr != "" {
+		return addr
+	}
+	if os.Getenv("ERPGATE_DEV_ANY_PORTS") != "" {
+		return "127.0.0.1:0"
+	}
+	return ""
 }
 
 // registerDemo registers a demo's site through the admin API: the site and

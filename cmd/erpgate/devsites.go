@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/devstate"
 )
 
 // This file holds what `erpgate dev` (dev.go, built with -tags dev) and the
@@ -18,75 +19,15 @@ const (
 	devStateFile = "dev.json"
 )
 
-// devState is .data/dev.json: everything needed to use the local gateway,
-// and to register a second site by hand against the simulators.
-type devState struct {
-	BaseURL     string `json:"base_url"`
-	AdminToken  string `json:"admin_token"`
-	DatabaseURL string `json:"database_url"`
-	// MetricsURL is /metrics; on the main address it takes the admin
-	// token, on ERPGATE_METRICS_ADDR nothing.
-	MetricsURL string    `json:"metrics_url"`
-	Ports      []devPort `json:"ports,omitempty"`
-	Sites      []devSite `json:"sites"`
-	// RegisterURL is erpgate's self-service registration page, and
-	// Registration the simulators that are not registered, to walk it.
-	RegisterURL  string               `json:"register_url,omitempty"`
-	Registration []devRegistrationERP `json:"registration,omitempty"`
-}
-
-// devRegistrationERP is an ERP simulator no site uses yet: where a person
-// creates the OAuth client as the ERP's administrator, and who may sign in.
-type devRegistrationERP struct {
-	Kind   string `json:"kind"`
-	ERPURL string `json:"erp_url"`
-	// Tenant is the tenant to name at sign-in, where the ERP has tenants
-	// (Acumatica's login name).
-	Tenant string `json:"tenant,omitempty"`
-	// SignInURL is the ERP's own sign-in page; OAuthClientURL the page
-	// that creates the OAuth client (Frappe's OAuth Client form,
-	// Acumatica's Connected Applications).
-	SignInURL      string    `json:"sign_in_url"`
-	OAuthClientURL string    `json:"oauth_client_url"`
-	Users          []devUser `json:"users"`
-}
-
-// devPort is one address dev listens on and the variable that moves it.
-type devPort struct {
-	Name string `json:"name"`
-	Addr string `json:"addr"`
-	Env  string `json:"env"`
-}
-
-type devSite struct {
-	ID            string `json:"id"`
-	Slug          string `json:"slug"`
-	Kind          string `json:"kind"`
-	ERPURL        string `json:"erp_url"`
-	MCPURL        string `json:"mcp_url"`
-	ServiceMCPURL string `json:"service_mcp_url"`
-	ServiceToken  string `json:"service_token"`
-	// ERPCredentials are the simulator's service credentials, under the
-	// names the admin API's connection takes, plus the site's settings
-	// that are strings (Acumatica's tenant): what registering a second
-	// site by hand takes.
-	ERPCredentials map[string]string `json:"erp_credentials,omitempty"`
-	Users          []devUser         `json:"users"`
-	// WriteTools are the write tools the site enables (every one, in
-	// dev) and ServiceWriteApprover the ERP user who approves the writes
-	// its service token proposes (docs/writes.md).
-	WriteTools           []string `json:"write_tools,omitempty"`
-	ServiceWriteApprover string   `json:"service_write_approver,omitempty"`
-}
-
-type devUser struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
-	// Admin marks the ERP's administrator (Frappe: System Manager;
-	// Acumatica: the Administrator role), who may register the site.
-	Admin bool `json:"admin,omitempty"`
-}
+// The types of .data/dev.json (platform/connector/devstate, which the
+// end-to-end kit reads too).
+type (
+	devState           = devstate.State
+	devRegistrationERP = devstate.RegistrationERP
+	devPort            = devstate.Port
+	devSite            = devstate.Site
+	devUser            = devstate.User
+)
 
 func readDevState(path string) devState {
 	var s devState

@@ -21,7 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/erpgate/erpgate/cmd/internal/signin"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // writesGatewayEnv is the gateway's environment for the writes suite:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/erpgate/erpgate/cmd/internal/signin"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // headlessBrowser plays the user in an OAuth sign-in (signin.Browser) for

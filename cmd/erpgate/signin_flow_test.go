@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/erpgate/erpgate/cmd/internal/signin"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // TestSignInFlowGetsTokensThatWork: the benchmark's sign-in (one

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,30 @@ func NewDatabase(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return s.createDatabase(ctx, t, template)
+}
+
+// NewSharedDatabase is NewDatabase for a package without Main, such as a
+// connector's, whose end-to-end test starts the gateway through the kit
+// (platform/connector/connectortest/e2e): it uses only the server that
+// TEST_DATABASE_URL names, which outlives the test binary, so nothing is
+// left to clean up at exit. Without that variable it returns ok false and
+// the caller provides its own database.
+func NewSharedDatabase(t testing.TB) (url string, ok bool) {
+	t.Helper()
+	if os.Getenv(EnvDatabaseURL) == "" {
+		return "", false
+	}
+	s, err := connectServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), templateTimeout+createTimeout)
+	defer cancel()
+	template, err := s.ensureTemplate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.createDatabase(ctx, t, template), true
 }
 
 // NewEmptyDatabase returns the URL of a new database with no migration

@@ -144,3 +144,23 @@ func TestServerURLIsAnAdminURL(t *testing.T) {
 		t.Error("ServerURL is not a postgres URL")
 	}
 }
+
+// TestSharedDatabaseOnlyOnTheSharedServer: NewSharedDatabase, for packages
+// without Main, gives a fresh migrated database only on the server
+// TEST_DATABASE_URL names (which outlives the test binary), and nothing
+// without it, so it never starts a cluster that nobody would remove.
+func TestSharedDatabaseOnlyOnTheSharedServer(t *testing.T) {
+	server := pgtest.ServerURL(t)
+	t.Setenv(pgtest.EnvDatabaseURL, "")
+	if url, ok := pgtest.NewSharedDatabase(t); ok || url != "" {
+		t.Errorf("without %s: %q, %v; want no database", pgtest.EnvDatabaseURL, url, ok)
+	}
+	t.Setenv(pgtest.EnvDatabaseURL, server)
+	url, ok := pgtest.NewSharedDatabase(t)
+	if !ok {
+		t.Fatalf("with %s: no database", pgtest.EnvDatabaseURL)
+	}
+	if n := count(t, connect(t, url), "SELECT count(*) FROM sites"); n != 0 {
+		t.Errorf("the shared database has %d sites, want a fresh one", n)
+	}
+}

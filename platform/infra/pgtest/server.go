@@ -57,6 +57,12 @@ func getServer() (*server, error) {
 		return nil, errors.New("pgtest: the package has no `func TestMain(m *testing.M) { pgtest.Main(m) }`, " +
 			"which is needed to clean up the test database server")
 	}
+	return connectServer()
+}
+
+// connectServer returns the server, starting a private cluster on first use
+// (which only Main cleans up).
+func connectServer() (*server, error) {
 	serverMu.Lock()
 	defer serverMu.Unlock()
 	if current != nil {
