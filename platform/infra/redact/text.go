@@ -90,6 +90,10 @@ func (r *Redactor) redactNamedValues(s string) string {
 		if name == "" || value == "" || value == Placeholder || !r.sensitiveWords(Words(name)) {
 			continue
 		}
+		if strings.TrimSpace(s[sep[0]:sep[1]]) == "is" && stateWords[strings.ToLower(value)] {
+			// "API key is missing": English about the value, not the value.
+			continue
+		}
 		b.WriteString(s[last:sep[1]])
 		b.WriteString(Placeholder)
 		last = sep[1] + len(value)
@@ -99,6 +103,18 @@ func (r *Redactor) redactNamedValues(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// stateWords are the words after "is" that say what state a named value
+// is in, in the ERPs' messages ("Password is required", "API key is
+// missing", "token is not valid"): a sentence about the value, which does
+// not contain it. After ":" or "=" the same words are redacted, since there
+// they stand where a value is written.
+var stateWords = map[string]bool{
+	"missing": true, "required": true, "mandatory": true, "invalid": true, "incorrect": true,
+	"wrong": true, "expired": true, "empty": true, "blank": true, "not": true, "too": true,
+	"disabled": true, "revoked": true, "unknown": true, "a": true, "an": true, "the": true,
+	"already": true, "no": true, "set": true, "valid": true, "correct": true, "locked": true,
 }
 
 func isDigitRune(c rune) bool { return c >= '0' && c <= '9' }

@@ -29,6 +29,17 @@ func TestRedactText(t *testing.T) {
 		{"Operator must be one of =, !=, >, <, >=, <=, like, not like, in, not in, is, between", ""},
 		{"Posting date 2026-01-31 is outside fiscal year 2025", ""},
 		{"Account: 1110 - Cash - AC is frozen", ""},
+		// "is" before a word that says what state the value is in: the
+		// sentence is about the value, and the word is no value.
+		{"API key is missing", ""},
+		{"The API Secret is incorrect or expired", ""},
+		{"Password is required for user admin", ""},
+		{"Access token is not valid", ""},
+		{"The password is too short", ""},
+		// The same names before a value still lose it.
+		{"password is hunter2", "password is [REDACTED]"},
+		{"API key is 9f8e7d6c5b4a", "API key is [REDACTED]"},
+		{"password: missing", "password: [REDACTED]"},
 	}
 	for _, c := range cases {
 		want := c.want
