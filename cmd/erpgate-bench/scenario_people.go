@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +36,7 @@ var callPaths = []callPath{
 
 // peopleRounds is how many rounds each path gets (of half a window each),
 // alternating with the others'.
-const peopleRounds = 4
+const peopleRounds = 10
 
 type pathRun struct {
 	ERP     string     `json:"erp"`
@@ -60,8 +62,24 @@ type peopleScenario struct {
 	Machine     machineRef `json:"machine"`
 	Concurrency int        `json:"concurrency"`
 	Runs        []pathRun  `json:"runs"`
-	Targets     []target   `json:"targets"`
-	Notes       []string   `json:"notes,omitempty"`
+	// Hops are the floor: the same ERP requests sent through a do-nothing
+	// reverse proxy in the gateway's place, in the same rounds.
+	Hops    []hopRun `json:"do_nothing_proxy"`
+	Targets []target `json:"targets"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// hopRun is the ERP requests of one call sent at 16 callers through a
+// do-nothing reverse proxy (its own process, reading each answer whole as
+// erpgate does): the CPU any Go net/http hop spends on the call on this
+// machine, with no gateway logic at all.
+type hopRun struct {
+	ERP   string  `json:"erp"`
+	RPS   float64 `json:"rps"`
+	CPUUS float64 `json:"proxy_cpu_us_per_call"`
+	// GatewayShare is the proxy's CPU per call over the service path's
+	// gateway CPU per call (2025-11-25) in the same run.
+	GatewayShare float64 `json:"share_of_service_2025_gateway_cpu"`
 }
 
 // peopleTarget is one ERP's sites, with a service token and a signed-in
@@ -74,6 +92,9 @@ type peopleTarget struct {
 	sites   []benchSite
 	service []string
 	people  []string
+	// probe is the same sites as the overhead scenario sees them, to
+	// capture the ERP requests one call makes.
+	probe overheadTarget
 }
 
 func (b *bench) peoplePath(ctx context.Context, g *gatewayProc, tab *table) (any, error) {
@@ -82,27 +103,30 @@ func (b *bench) peoplePath(ctx context.Context, g *gatewayProc, tab *table) (any
 	for _, s := range frappe.sites {
 		frappe.service = append(frappe.service, s.Tokens[0])
 	}
+	frappe.probe = overheadTarget{erp: "frappe", sim: b.sim, tool: overheadTool, args: overheadArgs, rowsKey: "data", sites: frappe.sites, tokens: frappe.service}
 	acu, err := b.acumaticaTarget(ctx, g)
 	if err != nil {
 		return nil, err
 	}
 	defer acu.sim.stop()
-	acumatica := peopleTarget{erp: "acumatica", sim: acu.sim, tool: acu.tool, args: acu.args, sites: acu.sites, service: acu.tokens}
+	acumatica := peopleTarget{erp: "acumatica", sim: acu.sim, tool: acu.tool, args: acu.args, sites: acu.sites, service: acu.tokens, probe: acu}
 	for _, t := range []*peopleTarget{&frappe, &acumatica} {
 		if err := b.signPeopleIn(ctx, g, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.erp, err)
 		}
-		runs, err := b.pathRuns(ctx, g, tab, *t)
+		runs, hop, err := b.pathRuns(ctx, g, tab, *t)
 		if err != nil {
 			return nil, err
 		}
 		sc.Runs = append(sc.Runs, runs...)
+		sc.Hops = append(sc.Hops, hop)
 		sc.Targets = append(sc.Targets, pathTargets(t.erp, runs)...)
 	}
 	sc.Notes = append(sc.Notes,
 		fmt.Sprintf("16 callers, one site each, 0 ms upstream; Frappe %s and Acumatica %s (20 rows); %d rounds of %s per path, the paths alternating", overheadTool, acu.tool, peopleRounds, time.Duration(0.5*float64(b.opts.window))),
 		"oauth: each site got an OAuth application at the simulator, and a person signed in through the real flow (registration, authorization with PKCE, the ERP's login, consent, code exchange) before measuring, so every measured call is a warm call of a signed-in user",
-		"2026-07-28: every request carries _meta (protocol version, client info, capabilities) and the Mcp-Method and Mcp-Name headers, with no initialize")
+		"2026-07-28: every request carries _meta (protocol version, client info, capabilities) and the Mcp-Method and Mcp-Name headers, with no initialize",
+		"do_nothing_proxy: the ERP requests one service call makes (captured from a gateway call), sent by the same callers through httputil.ReverseProxy in its own process, which reads each answer whole; its rounds alternate with the paths' rounds")
 	tab.add("", "targets", metMark(sc.Targets))
 	return sc, nil
 }
@@ -172,10 +196,26 @@ func (t peopleTarget) pathCall(g *gatewayProc, p callPath, i int) step {
 	return step{method: http.MethodPost, url: url, header: h, body: body}
 }
 
-func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peopleTarget) ([]pathRun, error) {
+func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peopleTarget) ([]pathRun, hopRun, error) {
 	if err := t.sim.setLatency(0); err != nil {
-		return nil, err
+		return nil, hopRun{}, err
 	}
+	hop, err := b.hopSteps(ctx, g, t)
+	if err != nil {
+		return nil, hopRun{}, err
+	}
+	px, err := startProxy(ctx, siteURLs(t.sites), true)
+	if err != nil {
+		return nil, hopRun{}, err
+	}
+	defer px.stop()
+	for i := range hop {
+		for j := range hop[i] {
+			hop[i][j].url = px.URL + strings.TrimPrefix(hop[i][j].url, t.sites[i].BaseURL)
+		}
+	}
+	hp := parts{sim: t.sim.pid(), proxy: px.pid()}
+	var hopResult loadResult
 	p := b.parts(g)
 	p.sim = t.sim.pid()
 	client := newLoadClient(overheadCallers)
@@ -189,16 +229,47 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 	}
 	results := make([]loadResult, len(callPaths))
 	warmup := b.opts.warmup
+	// Each round runs the paths and the proxy in turn, starting one later
+	// each round: a window that follows another differs from one that
+	// follows the proxy's (the gateway idle, its deferred work done), and
+	// rotating the order spreads that over every path alike.
+	n := len(callPaths) + 1
 	for round := range peopleRounds {
-		for k := range callPaths {
-			r := runLoad(ctx, client, loadSpec{
+		for _, k := range roundOrder(round, n) {
+			if k == len(callPaths) {
+				r := runLoad(ctx, client, loadSpec{
+					concurrency: overheadCallers, warmup: warmup, duration: time.Duration(0.5 * float64(b.opts.window)),
+					call:   func(seq int64) []step { return hop[seq%overheadCallers] },
+					check:  checkDirect,
+					sample: hp.sample,
+				})
+				if r.failures() > 0 {
+					return nil, hopRun{}, fmt.Errorf("%s do-nothing proxy: failures %v of %d calls", t.erp, r.Outcomes, r.Calls)
+				}
+				if round == 0 {
+					hopResult = r
+				} else {
+					hopResult = hopResult.merge(r)
+				}
+				continue
+			}
+			spec := loadSpec{
 				concurrency: overheadCallers, warmup: warmup, duration: time.Duration(0.5 * float64(b.opts.window)),
 				call:   func(seq int64) []step { return calls[k][seq%overheadCallers] },
 				check:  checkMCP,
 				sample: p.sample,
-			})
+			}
+			if b.opts.profileDir != "" && round == 0 {
+				path := filepath.Join(b.opts.profileDir, fmt.Sprintf("people-%s-%s.pprof", t.erp, callPaths[k].name))
+				spec.onWindow = func(wctx context.Context) {
+					if err := g.profile(wctx, max(spec.duration-time.Second, time.Second), path); err != nil {
+						fmt.Println("profile:", err)
+					}
+				}
+			}
+			r := runLoad(ctx, client, spec)
 			if r.failures() > 0 {
-				return nil, fmt.Errorf("%s %s: failures %v of %d calls", t.erp, callPaths[k].name, r.Outcomes, r.Calls)
+				return nil, hopRun{}, fmt.Errorf("%s %s: failures %v of %d calls", t.erp, callPaths[k].name, r.Outcomes, r.Calls)
 			}
 			if round == 0 {
 				results[k] = r
@@ -228,6 +299,47 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			fmt.Sprintf("%s/s p50 %s p99 %s ms | CPU/call gateway %s µs + postgres %s µs | ratio to service 2025-11-25: calls/s %s, CPU %s | machine busy %.0f%%",
 				f1(run.Gateway.RPS), f2(run.Gateway.P50MS), f2(run.Gateway.P99MS), f1(c.Gateway), f1(c.Postgres),
 				f2(run.RPSRatio), f2(run.CPURatio), run.MachineCPU*100)+added)
+	}
+	hc := cpuPerCallOf(hopResult)
+	h := hopRun{ERP: t.erp, RPS: round(hopResult.rps(), 1), CPUUS: hc.Proxy, GatewayShare: ratio(hc.Proxy, baseCPU.Gateway)}
+	tab.add("people_path", fmt.Sprintf("%s, do-nothing proxy, c=%d", t.erp, overheadCallers),
+		fmt.Sprintf("%s/s | CPU/call proxy %s µs: %s of the service path's gateway CPU | machine busy %.0f%%",
+			f1(h.RPS), f1(h.CPUUS), f2(h.GatewayShare), hopResult.CPU.utilisation()*100))
+	return out, h, nil
+}
+
+// roundOrder is the order of n runs in a round: starting one later each
+// round, so that over n rounds each run has each place once.
+func roundOrder(round, n int) []int {
+	out := make([]int, n)
+	for j := range n {
+		out[j] = (round + j) % n
+	}
+	return out
+}
+
+// hopSteps are the ERP requests one service call on each site makes,
+// captured at the simulator from a call through the gateway.
+func (b *bench) hopSteps(ctx context.Context, g *gatewayProc, t peopleTarget) ([][]step, error) {
+	out := make([][]step, overheadCallers)
+	for i := range overheadCallers {
+		captured, err := t.sim.capture(func() error {
+			_, err := b.probeRows(ctx, g.URL, t.probe, t.service[i])
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(captured) == 0 {
+			return nil, fmt.Errorf("a %s call made no upstream request", t.tool)
+		}
+		for _, c := range captured {
+			h := http.Header{"Authorization": {c.Authorization}}
+			if c.Accept != "" {
+				h.Set("Accept", c.Accept)
+			}
+			out[i] = append(out[i], step{method: c.Method, url: t.sites[i].BaseURL + c.RequestURI, header: h})
+		}
 	}
 	return out, nil
 }
