@@ -123,6 +123,8 @@ type kindServer struct {
 	tools map[string]*compiledTool
 	// modern is what a 2026-07-28 result carries (modern.go).
 	modern modernResult
+	// metas are the 2026-07-28 _meta members that passed (modern.go).
+	metas metaVerdicts
 	// writes says whether the kind has Write or Destructive tools.
 	writes bool
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -31,14 +32,27 @@ var modernMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo,
 // to be plain apart from its _meta, passes every check mcp-go's transport
 // and server would make, with nothing in _meta beyond the version, the
 // client's identity and its capabilities (a progress token, trace context
-// or log level goes to mcp-go).
-func modernDirect(r *http.Request, version string, ct *compiledTool, params, meta json.RawMessage) bool {
+// or log level goes to mcp-go). name is the tool's name as the params
+// decoded (mcp-go decodes the same params the same way for Mcp-Name).
+// metas, if not nil, remembers the _meta members that passed.
+func modernDirect(r *http.Request, version string, ct *compiledTool, name string, meta json.RawMessage, metas *metaVerdicts) bool {
 	if ct.headerBound {
 		return false
 	}
 	if r.Header.Get(mcp.HeaderLastEventID) != "" {
 		return false
 	}
+	if !metas.ok(version, meta) {
+		return false
+	}
+	return standardHeadersMatch(r.Header.Get, version, name)
+}
+
+// modernMetaOK reports whether a plain modern call's _meta passes
+// mcp-go's checks: the members are only the version, which must be
+// version, the client's capabilities (an object) and, optionally, its
+// identity (an object), each decoding as mcp-go decodes it.
+func modernMetaOK(version string, meta json.RawMessage) bool {
 	var members map[string]json.RawMessage
 	if json.Unmarshal(meta, &members) != nil {
 		return false
@@ -62,7 +76,66 @@ func modernDirect(r *http.Request, version string, ct *compiledTool, params, met
 			return false
 		}
 	}
-	return mcp.ValidateStandardHeaders(r.Header.Get, version, mcp.MethodToolsCall, params) == nil
+	return true
+}
+
+// standardHeadersMatch is mcp.ValidateStandardHeaders for a tools/call
+// whose params named the tool name: Mcp-Method is tools/call and Mcp-Name,
+// decoded as mcp-go decodes it, is name. (mcp-go's own function decodes
+// the params once more to find the name.)
+func standardHeadersMatch(get func(string) string, version, name string) bool {
+	if !mcp.RequiresStandardHeaders(version) {
+		return true
+	}
+	if get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
+		return false
+	}
+	h := get(mcp.HeaderName)
+	if h == "" {
+		return false
+	}
+	decoded, ok := mcp.DecodeHeaderValue(h)
+	return ok && decoded == name
+}
+
+// metaVerdicts remembers, by their bytes, the _meta members that passed
+// modernMetaOK, with the version they name: a client sends the same _meta
+// on every call, and decoding its capabilities each time was most of what
+// a modern call cost beyond a 2025-11-25 one. The verdict is a function of
+// the bytes and the version alone, so a remembered one is never stale. The
+// set is bounded in entries and in the size of each; when full it starts
+// again, so a client sending ever new _meta only costs itself the checks.
+type metaVerdicts struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+const (
+	metaVerdictsMax   = 1024
+	metaVerdictMaxLen = 2048
+)
+
+// ok is modernMetaOK, remembered. A nil set remembers nothing.
+func (c *metaVerdicts) ok(version string, meta json.RawMessage) bool {
+	if c == nil || len(meta) > metaVerdictMaxLen {
+		return modernMetaOK(version, meta)
+	}
+	c.mu.RLock()
+	v, hit := c.m[string(meta)]
+	c.mu.RUnlock()
+	if hit {
+		return v == version
+	}
+	if !modernMetaOK(version, meta) {
+		return false
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= metaVerdictsMax {
+		c.m = make(map[string]string)
+	}
+	c.m[string(meta)] = version
+	c.mu.Unlock()
+	return true
 }
 
 // modernResult is what mcp-go adds to a modern call's result: how to read

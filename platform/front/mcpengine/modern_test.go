@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -271,10 +272,57 @@ func TestModernDirectTakesOnlyCallsThatPassMCPGosChecks(t *testing.T) {
 	r.Header.Set(mcp.HeaderName, "echo")
 	params := metaWith(full)
 	var p callParams
-	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, json.RawMessage(params), p.Meta) {
+	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, p.Name, p.Meta, nil) {
 		t.Errorf("a tool with a header-bound parameter went direct (bound %v, %v)", bound.headerBound, err)
 	}
-	if !modernDirect(r, version, ks.tools["echo"], json.RawMessage(params), p.Meta) {
+	if !modernDirect(r, version, ks.tools["echo"], p.Name, p.Meta, nil) {
 		t.Error("the same call of the tool without the binding did not go direct")
 	}
+}
+
+// The remembered verdicts are modernMetaOK's: asked twice, under the
+// version the _meta names and under another, the set answers as the
+// check does, remembers only what passed, and stays within its bound.
+func TestMetaVerdictsAnswerAsTheCheck(t *testing.T) {
+	version := mcp.ProtocolVersion20260728
+	ok := `{"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":{}}`
+	var c metaVerdicts
+	for _, meta := range []string{ok, `{"progressToken":1}`, `{"` + mcp.MetaKeyProtocolVersion + `":"` + version + `"}`, `not json`} {
+		for _, v := range []string{version, "2025-11-25", version} {
+			want := modernMetaOK(v, json.RawMessage(meta))
+			if got := c.ok(v, json.RawMessage(meta)); got != want {
+				t.Errorf("ok(%s, %s) = %v, the check says %v", v, meta, got, want)
+			}
+		}
+	}
+	if len(c.m) != 1 {
+		t.Errorf("remembered %d verdicts, want only the one that passed: %v", len(c.m), c.m)
+	}
+	for i := range metaVerdictsMax + 10 {
+		meta := `{"` + mcp.MetaKeyProtocolVersion + `":"` + version + `","` + mcp.MetaKeyClientCapabilities + `":{},"` +
+			mcp.MetaKeyClientInfo + `":{"name":"c` + strconv.Itoa(i) + `","version":"1"}}`
+		if !c.ok(version, json.RawMessage(meta)) {
+			t.Fatalf("client %d refused", i)
+		}
+	}
+	if len(c.m) > metaVerdictsMax {
+		t.Errorf("%d verdicts remembered, the bound is %d", len(c.m), metaVerdictsMax)
+	}
+}
+
+// FuzzMetaVerdicts: whatever _meta and version come, the remembered
+// answer, first and second time, is the check's.
+func FuzzMetaVerdicts(f *testing.F) {
+	f.Add(`{"`+mcp.MetaKeyProtocolVersion+`":"2026-07-28","`+mcp.MetaKeyClientCapabilities+`":{}}`, "2026-07-28")
+	f.Add(`{"`+mcp.MetaKeyProtocolVersion+`":"2026-07-28","`+mcp.MetaKeyClientCapabilities+`":{"roots":{"listChanged":true}},"`+mcp.MetaKeyClientInfo+`":{"name":"c","version":"1"}}`, "2026-07-28")
+	f.Add(`{"`+mcp.MetaKeyClientCapabilities+`":[]}`, "2025-11-25")
+	var c metaVerdicts
+	f.Fuzz(func(t *testing.T, meta, version string) {
+		want := modernMetaOK(version, json.RawMessage(meta))
+		for range 2 {
+			if got := c.ok(version, json.RawMessage(meta)); got != want {
+				t.Fatalf("ok(%q, %q) = %v, the check says %v", version, meta, got, want)
+			}
+		}
+	})
 }
