@@ -70,9 +70,10 @@ func newStatus(n, limit, recordCap int, refine string) (kept int, st envelopeSta
 }
 
 // unwrappedEnvelope encodes a list envelope whose rows are records as
-// Acumatica wrote them: each is unwrapped without being decoded
-// (appendUnwrappedRecord) and put, as "results", before the members of
-// rest, a struct that embeds the envelope's status.
+// Acumatica wrote them, rows rawjson.Elements returned (so checked): each
+// is unwrapped without being decoded (appendCheckedRecord) and put, as
+// "results", before the members of rest, a struct that embeds the
+// envelope's status.
 func unwrappedEnvelope(rows []json.RawMessage, rest any) (connector.RawResult, error) {
 	tail, err := json.Marshal(rest)
 	if err != nil {
@@ -85,7 +86,7 @@ func unwrappedEnvelope(rows []json.RawMessage, rest any) (connector.RawResult, e
 		if i > 0 {
 			out = append(out, ',')
 		}
-		if out, err = appendUnwrappedRecord(out, r); err != nil {
+		if out, err = appendCheckedRecord(out, r); err != nil {
 			return nil, outbound.InvalidJSON(err)
 		}
 	}

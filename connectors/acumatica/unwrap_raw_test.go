@@ -133,6 +133,12 @@ func FuzzRawUnwrap(f *testing.F) {
 		if want := unwrapOracle(t, rec); !reflect.DeepEqual(decodeExact(t, got), want) {
 			t.Fatalf("unwrap %s\n got %s\nwant %v", rec, got, want)
 		}
+		// A page's rows, which rawjson has checked, take the checked
+		// walks: the same bytes.
+		checked, err := appendCheckedRecord(nil, rec)
+		if err != nil || !bytes.Equal(checked, got) {
+			t.Fatalf("checked unwrap of %s\n got %s (%v)\nwant %s", rec, checked, err, got)
+		}
 	})
 }
 
@@ -161,4 +167,34 @@ func hasRepeatedNames(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkUnwrapPage is a list tool's work on a page of 20 customers
+// (the real sample record, repeated): the checking split into rows, then
+// each row unwrapped by the checked walks.
+func BenchmarkUnwrapPage(b *testing.B) {
+	one, err := os.ReadFile(filepath.Join("testdata", "samples", "customer-list-top1-200.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := bytes.TrimSuffix(bytes.TrimPrefix(bytes.TrimSpace(one), []byte("[")), []byte("]"))
+	page := []byte("[")
+	for i := range 20 {
+		if i > 0 {
+			page = append(page, ',')
+		}
+		page = append(page, rec...)
+	}
+	page = append(page, ']')
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rows, err := rawjson.Elements(page)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := unwrappedEnvelope(rows, struct{}{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
