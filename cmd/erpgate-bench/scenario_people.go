@@ -50,6 +50,11 @@ type pathRun struct {
 	// 2025-11-25 (calls per second; gateway plus PostgreSQL CPU per call).
 	RPSRatio float64 `json:"rps_ratio_to_service_2025"`
 	CPURatio float64 `json:"cpu_ratio_to_service_2025"`
+	// CPURatioPerSimulator is CPURatio with each side divided by the
+	// simulator's CPU per call in the same windows: the simulator does the
+	// same work on every path, so it is a control for how fast the machine
+	// was during each path's windows. Reported, not a target.
+	CPURatioPerSimulator float64 `json:"cpu_ratio_to_service_2025_per_simulator_cpu"`
 	// MachineCPU is how busy the whole machine was.
 	MachineCPU float64 `json:"machine_cpu_utilisation"`
 	// Added is what the gateway added to each call beyond its time with
@@ -286,19 +291,20 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 		r := results[k]
 		c := cpuPerCallOf(r)
 		run := pathRun{ERP: t.erp, Path: path.name, Gateway: figuresOf(r), CPU: c,
-			GatewayPostgresUS: round(c.Gateway+c.Postgres, 1),
-			RPSRatio:          ratio(r.rps(), base.rps()),
-			CPURatio:          ratio(c.Gateway+c.Postgres, baseCPU.Gateway+baseCPU.Postgres),
-			MachineCPU:        round(r.CPU.utilisation(), 3), Added: addedOf(r, nil)}
+			GatewayPostgresUS:    round(c.Gateway+c.Postgres, 1),
+			RPSRatio:             ratio(r.rps(), base.rps()),
+			CPURatio:             ratio(c.Gateway+c.Postgres, baseCPU.Gateway+baseCPU.Postgres),
+			CPURatioPerSimulator: ratio((c.Gateway+c.Postgres)*baseCPU.Simulator, (baseCPU.Gateway+baseCPU.Postgres)*c.Simulator),
+			MachineCPU:           round(r.CPU.utilisation(), 3), Added: addedOf(r, nil)}
 		out = append(out, run)
 		added := ""
 		if a := run.Added; a != nil {
 			added = fmt.Sprintf(" | added per call p50 %s ms, inside the gateway p50 %s ms", f2(a.P50MS), f2(a.InsideP50MS))
 		}
 		tab.add("people_path", fmt.Sprintf("%s, %s, c=%d", t.erp, path.name, overheadCallers),
-			fmt.Sprintf("%s/s p50 %s p99 %s ms | CPU/call gateway %s µs + postgres %s µs | ratio to service 2025-11-25: calls/s %s, CPU %s | machine busy %.0f%%",
+			fmt.Sprintf("%s/s p50 %s p99 %s ms | CPU/call gateway %s µs + postgres %s µs | ratio to service 2025-11-25: calls/s %s, CPU %s (%s per simulator CPU) | machine busy %.0f%%",
 				f1(run.Gateway.RPS), f2(run.Gateway.P50MS), f2(run.Gateway.P99MS), f1(c.Gateway), f1(c.Postgres),
-				f2(run.RPSRatio), f2(run.CPURatio), run.MachineCPU*100)+added)
+				f2(run.RPSRatio), f2(run.CPURatio), f2(run.CPURatioPerSimulator), run.MachineCPU*100)+added)
 	}
 	hc := cpuPerCallOf(hopResult)
 	h := hopRun{ERP: t.erp, RPS: round(hopResult.rps(), 1), CPUUS: hc.Proxy, GatewayShare: ratio(hc.Proxy, baseCPU.Gateway)}
