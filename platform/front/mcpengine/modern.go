@@ -18,7 +18,9 @@ import (
 // goroutine and channels, and re-encodes the result; its checks read the
 // request headers from a context key only that transport can set. A plain
 // call whose checks all pass (the same checks, with mcp-go's exported
-// validators) goes to directCall instead, and its reply gets what mcp-go's
+// helpers; a _meta that passed is remembered by its bytes, and Mcp-Name is
+// compared with the name already decoded) goes to directCall instead, and
+// its reply gets what mcp-go's
 // decoration adds to a modern result: resultType "complete" and the
 // server's identity in _meta. Anything else, every refusal included, is
 // left to mcp-go, which answers it with the error and status it always
