@@ -102,11 +102,12 @@ func standardHeadersMatch(get func(string) string, version, name string) bool {
 
 // metaVerdicts remembers, by their bytes, the _meta members that passed
 // modernMetaOK, with the version they name: a client sends the same _meta
-// on every call, and decoding its capabilities each time was most of what
-// a modern call cost beyond a 2025-11-25 one. The verdict is a function of
-// the bytes and the version alone, so a remembered one is never stale. The
-// set is bounded in entries and in the size of each; when full it starts
-// again, so a client sending ever new _meta only costs itself the checks.
+// on every call, and decoding it each time (6 µs and 36 allocations) was a
+// large part of what a modern call cost beyond a 2025-11-25 one. The
+// verdict is a function of the bytes and the version alone, so a
+// remembered one is never stale. The set is bounded in entries and in the
+// size of each; when full it starts again, so a client sending ever new
+// _meta can at most make the others pay the checks once more.
 type metaVerdicts struct {
 	mu sync.RWMutex
 	m  map[string]string
