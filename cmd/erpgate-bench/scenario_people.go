@@ -51,9 +51,11 @@ type pathRun struct {
 	RPSRatio float64 `json:"rps_ratio_to_service_2025"`
 	CPURatio float64 `json:"cpu_ratio_to_service_2025"`
 	// CPURatioPerSimulator is CPURatio with each side divided by the
-	// simulator's CPU per call in the same windows: the simulator does the
-	// same work on every path, so it is a control for how fast the machine
-	// was during each path's windows. Reported, not a target.
+	// simulator's CPU per call in the same windows: a rough control for how
+	// fast the machine was in each path's windows. The simulator answers
+	// the same request on both service paths (with a bearer token on the
+	// OAuth ones), but its CPU per call also moves with the rate a path
+	// drives. Reported, not a target.
 	CPURatioPerSimulator float64 `json:"cpu_ratio_to_service_2025_per_simulator_cpu"`
 	// MachineCPU is how busy the whole machine was.
 	MachineCPU float64 `json:"machine_cpu_utilisation"`
