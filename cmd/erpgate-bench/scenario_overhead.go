@@ -268,6 +268,31 @@ func (b *bench) acumaticaTarget(ctx context.Context, g *gatewayProc) (overheadTa
 	return t, nil
 }
 
+// replaySteps are the captured upstream requests, sent to baseURL with the
+// credentials and Accept header they had.
+func replaySteps(captured []capturedRequest, baseURL string) []step {
+	out := make([]step, 0, len(captured))
+	for _, c := range captured {
+		h := http.Header{"Authorization": {c.Authorization}}
+		if c.Accept != "" {
+			h.Set("Accept", c.Accept)
+		}
+		out = append(out, step{method: c.Method, url: baseURL + c.RequestURI, header: h})
+	}
+	return out
+}
+
+// viaProxy is steps addressed to baseURL, sent through the proxy at
+// proxyURL instead.
+func viaProxy(steps []step, baseURL, proxyURL string) []step {
+	out := make([]step, len(steps))
+	for i, st := range steps {
+		st.url = proxyURL + strings.TrimPrefix(st.url, baseURL)
+		out[i] = st
+	}
+	return out
+}
+
 // overheadRuns measures overheadRuns for one ERP and returns them, with
 // the rows one call returns and the upstream requests it makes.
 func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t overheadTarget) ([]overheadRun, int, int, error) {
@@ -296,14 +321,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 	gateway := make([][]step, overheadCallers)
 	body := toolCall(1, t.tool, t.args)
 	for i := range overheadCallers {
-		site := t.sites[i]
-		for _, c := range captured {
-			h := http.Header{"Authorization": {c.Authorization}}
-			if c.Accept != "" {
-				h.Set("Accept", c.Accept)
-			}
-			direct[i] = append(direct[i], step{method: c.Method, url: site.BaseURL + c.RequestURI, header: h})
-		}
+		direct[i] = replaySteps(captured, t.sites[i].BaseURL)
 		gateway[i] = []step{{method: http.MethodPost, url: g.URL + "/service/mcp", header: mcpHeader(t.tokens[i]), body: body}}
 	}
 	// The gateway signs the bot in once per site (Acumatica): call every
@@ -345,10 +363,7 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 			defer px.stop()
 			proxied = make([][]step, len(direct))
 			for i, steps := range direct {
-				for _, st := range steps {
-					st.url = px.URL + strings.TrimPrefix(st.url, t.sites[i].BaseURL)
-					proxied[i] = append(proxied[i], st)
-				}
+				proxied[i] = viaProxy(steps, t.sites[i].BaseURL, px.URL)
 			}
 		}
 		// Direct, proxied and gateway alternate, so that drift in the

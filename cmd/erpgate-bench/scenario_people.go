@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -99,24 +98,27 @@ type peopleTarget struct {
 	sites   []benchSite
 	service []string
 	people  []string
-	// probe is the same sites as the overhead scenario sees them, to
-	// capture the ERP requests one call makes.
-	probe overheadTarget
+	// rowsKey is the result's array of rows.
+	rowsKey string
+}
+
+// overhead is t as the overhead scenario's probe calls see it.
+func (t peopleTarget) overhead() overheadTarget {
+	return overheadTarget{erp: t.erp, sim: t.sim, tool: t.tool, args: t.args, rowsKey: t.rowsKey, sites: t.sites, tokens: t.service}
 }
 
 func (b *bench) peoplePath(ctx context.Context, g *gatewayProc, tab *table) (any, error) {
 	sc := &peopleScenario{Name: "people_path", Machine: b.machine.ref(), Concurrency: overheadCallers}
-	frappe := peopleTarget{erp: "frappe", sim: b.sim, tool: overheadTool, args: overheadArgs, sites: b.sites[:overheadCallers]}
+	frappe := peopleTarget{erp: "frappe", sim: b.sim, tool: overheadTool, args: overheadArgs, rowsKey: "data", sites: b.sites[:overheadCallers]}
 	for _, s := range frappe.sites {
 		frappe.service = append(frappe.service, s.Tokens[0])
 	}
-	frappe.probe = overheadTarget{erp: "frappe", sim: b.sim, tool: overheadTool, args: overheadArgs, rowsKey: "data", sites: frappe.sites, tokens: frappe.service}
 	acu, err := b.acumaticaTarget(ctx, g)
 	if err != nil {
 		return nil, err
 	}
 	defer acu.sim.stop()
-	acumatica := peopleTarget{erp: "acumatica", sim: acu.sim, tool: acu.tool, args: acu.args, sites: acu.sites, service: acu.tokens, probe: acu}
+	acumatica := peopleTarget{erp: "acumatica", sim: acu.sim, tool: acu.tool, args: acu.args, sites: acu.sites, service: acu.tokens, rowsKey: acu.rowsKey}
 	for _, t := range []*peopleTarget{&frappe, &acumatica} {
 		if err := b.signPeopleIn(ctx, g, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.erp, err)
@@ -217,12 +219,9 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 	}
 	defer px.stop()
 	for i := range hop {
-		for j := range hop[i] {
-			hop[i][j].url = px.URL + strings.TrimPrefix(hop[i][j].url, t.sites[i].BaseURL)
-		}
+		hop[i] = viaProxy(hop[i], t.sites[i].BaseURL, px.URL)
 	}
 	hp := parts{sim: t.sim.pid(), proxy: px.pid()}
-	var hopResult loadResult
 	p := b.parts(g)
 	p.sim = t.sim.pid()
 	client := newLoadClient(overheadCallers)
@@ -234,49 +233,39 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			calls[k][i] = []step{t.pathCall(g, path, i)}
 		}
 	}
-	results := make([]loadResult, len(callPaths))
+	// results[len(callPaths)] is the proxy's.
+	results := make([]loadResult, len(callPaths)+1)
 	warmup := b.opts.warmup
 	// Each round runs the paths and the proxy in turn, starting one later
 	// each round: a window that follows another differs from one that
 	// follows the proxy's (the gateway idle, its deferred work done), and
 	// rotating the order spreads that over every path alike.
-	n := len(callPaths) + 1
 	for round := range peopleRounds {
-		for _, k := range roundOrder(round, n) {
-			if k == len(callPaths) {
-				r := runLoad(ctx, client, loadSpec{
-					concurrency: overheadCallers, warmup: warmup, duration: time.Duration(0.5 * float64(b.opts.window)),
-					call:   func(seq int64) []step { return hop[seq%overheadCallers] },
-					check:  checkDirect,
-					sample: hp.sample,
-				})
-				if r.failures() > 0 {
-					return nil, hopRun{}, fmt.Errorf("%s do-nothing proxy: failures %v of %d calls", t.erp, r.Outcomes, r.Calls)
-				}
-				if round == 0 {
-					hopResult = r
-				} else {
-					hopResult = hopResult.merge(r)
-				}
-				continue
-			}
+		for _, k := range roundOrder(round, len(results)) {
 			spec := loadSpec{
 				concurrency: overheadCallers, warmup: warmup, duration: time.Duration(0.5 * float64(b.opts.window)),
 				call:   func(seq int64) []step { return calls[k][seq%overheadCallers] },
 				check:  checkMCP,
 				sample: p.sample,
 			}
-			if b.opts.profileDir != "" && round == 0 {
-				path := filepath.Join(b.opts.profileDir, fmt.Sprintf("people-%s-%s.pprof", t.erp, callPaths[k].name))
-				spec.onWindow = func(wctx context.Context) {
-					if err := g.profile(wctx, max(spec.duration-time.Second, time.Second), path); err != nil {
-						fmt.Println("profile:", err)
+			name := "do-nothing proxy"
+			if k == len(callPaths) {
+				spec.call = func(seq int64) []step { return hop[seq%overheadCallers] }
+				spec.check, spec.sample = checkDirect, hp.sample
+			} else {
+				name = callPaths[k].name
+				if b.opts.profileDir != "" && round == 0 {
+					path := filepath.Join(b.opts.profileDir, fmt.Sprintf("people-%s-%s.pprof", t.erp, name))
+					spec.onWindow = func(wctx context.Context) {
+						if err := g.profile(wctx, max(spec.duration-time.Second, time.Second), path); err != nil {
+							fmt.Println("profile:", err)
+						}
 					}
 				}
 			}
 			r := runLoad(ctx, client, spec)
 			if r.failures() > 0 {
-				return nil, hopRun{}, fmt.Errorf("%s %s: failures %v of %d calls", t.erp, callPaths[k].name, r.Outcomes, r.Calls)
+				return nil, hopRun{}, fmt.Errorf("%s %s: failures %v of %d calls", t.erp, name, r.Outcomes, r.Calls)
 			}
 			if round == 0 {
 				results[k] = r
@@ -308,6 +297,7 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 				f1(run.Gateway.RPS), f2(run.Gateway.P50MS), f2(run.Gateway.P99MS), f1(c.Gateway), f1(c.Postgres),
 				f2(run.RPSRatio), f2(run.CPURatio), f2(run.CPURatioPerSimulator), run.MachineCPU*100)+added)
 	}
+	hopResult := results[len(callPaths)]
 	hc := cpuPerCallOf(hopResult)
 	h := hopRun{ERP: t.erp, RPS: round(hopResult.rps(), 1), CPUUS: hc.Proxy, GatewayShare: ratio(hc.Proxy, baseCPU.Gateway)}
 	tab.add("people_path", fmt.Sprintf("%s, do-nothing proxy, c=%d", t.erp, overheadCallers),
@@ -332,7 +322,7 @@ func (b *bench) hopSteps(ctx context.Context, g *gatewayProc, t peopleTarget) ([
 	out := make([][]step, overheadCallers)
 	for i := range overheadCallers {
 		captured, err := t.sim.capture(func() error {
-			_, err := b.probeRows(ctx, g.URL, t.probe, t.service[i])
+			_, err := b.probeRows(ctx, g.URL, t.overhead(), t.service[i])
 			return err
 		})
 		if err != nil {
@@ -341,13 +331,7 @@ func (b *bench) hopSteps(ctx context.Context, g *gatewayProc, t peopleTarget) ([
 		if len(captured) == 0 {
 			return nil, fmt.Errorf("a %s call made no upstream request", t.tool)
 		}
-		for _, c := range captured {
-			h := http.Header{"Authorization": {c.Authorization}}
-			if c.Accept != "" {
-				h.Set("Accept", c.Accept)
-			}
-			out[i] = append(out[i], step{method: c.Method, url: t.sites[i].BaseURL + c.RequestURI, header: h})
-		}
+		out[i] = replaySteps(captured, t.sites[i].BaseURL)
 	}
 	return out, nil
 }
