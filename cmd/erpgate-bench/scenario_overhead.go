@@ -196,7 +196,7 @@ func (b *bench) gatewayOverhead(ctx context.Context, g *gatewayProc, tab *table)
 	sc.P99OverheadMS20 = twenty.P99OverheadMS
 	sc.Targets = overheadTargets("", zero, busy, twenty)
 
-	acu, err := b.acumaticaTarget(ctx, g)
+	acu, err := b.acumaticaTarget(ctx, g, "acu")
 	if err != nil {
 		return nil, err
 	}
@@ -249,14 +249,15 @@ func siteURLs(sites []benchSite) []string {
 }
 
 // acumaticaTarget starts an Acumatica simulator on overheadCallers ports
-// and registers a site with a service token on each.
-func (b *bench) acumaticaTarget(ctx context.Context, g *gatewayProc) (overheadTarget, error) {
+// and registers a site with a service token on each. prefix names their
+// slugs, which must differ between scenarios that share the gateway.
+func (b *bench) acumaticaTarget(ctx context.Context, g *gatewayProc, prefix string) (overheadTarget, error) {
 	sim, err := startSim(ctx, "acumatica", overheadCallers, 0, nil)
 	if err != nil {
 		return overheadTarget{}, err
 	}
 	api := &adminAPI{base: g.URL, token: b.env.adminToken, client: newLoadClient(8)}
-	sites, err := registerSites(ctx, api, "acu", sim, 1)
+	sites, err := registerSites(ctx, api, prefix, sim, 1)
 	if err != nil {
 		sim.stop()
 		return overheadTarget{}, err

@@ -113,7 +113,7 @@ func (b *bench) peoplePath(ctx context.Context, g *gatewayProc, tab *table) (any
 	for _, s := range frappe.sites {
 		frappe.service = append(frappe.service, s.Tokens[0])
 	}
-	acu, err := b.acumaticaTarget(ctx, g)
+	acu, err := b.acumaticaTarget(ctx, g, "acup")
 	if err != nil {
 		return nil, err
 	}
