@@ -149,8 +149,7 @@ func (u unwrapper) value(dst, v []byte) ([]byte, error) {
 // plainWrapper recognises the two wrappers nearly every field is, {} and
 // {"value":X} written without spaces, from their bytes, without walking
 // their members: it returns null or X. v must be one whole, checked JSON
-// object, so a string's end is its first unescaped quote, and X ends at
-// the closing brace when it holds nothing but a literal's characters.
+// object, so X is the value when it ends just before the closing brace.
 // Anything else is left to the walk.
 func plainWrapper(v []byte) ([]byte, bool) {
 	if len(v) == 2 {
@@ -161,34 +160,10 @@ func plainWrapper(v []byte) ([]byte, bool) {
 		return nil, false
 	}
 	x := v[len(prefix) : len(v)-1]
-	if x[0] == '"' {
-		for i := 1; i < len(x); i++ {
-			switch x[i] {
-			case '\\':
-				i++
-			case '"':
-				return x, i == len(x)-1
-			}
-		}
-		return nil, false
-	}
-	for _, c := range x {
-		if !literalByte[c] {
-			return nil, false
-		}
-	}
-	return x, true
+	return x, rawjson.ValueEndChecked(x, 0) == len(x)
 }
 
 var null = []byte("null")
-
-// literalByte holds the bytes of numbers, true, false and null.
-var literalByte = func() (t [256]bool) {
-	for _, c := range []byte("0123456789+-.eEtrufalsn") {
-		t[c] = true
-	}
-	return t
-}()
 
 // rawWrapperValue is wrapperValue on a member list: whether the object is
 // a field wrapper, and its "value" member if it has one (the last, as

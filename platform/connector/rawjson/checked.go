@@ -62,6 +62,10 @@ func ElementsChecked(b []byte) []json.RawMessage {
 	return out
 }
 
+// ValueEndChecked returns the index just past the value that starts at
+// b[i], in text this package has checked; i itself if none starts there.
+func ValueEndChecked(b []byte, i int) int { return skipValue(b, i) }
+
 // skipString returns the index just past the string whose opening quote
 // is b[i], and whether it has escapes; -1 if it does not end. (A byte loop:
 // most strings in ERP answers are a few bytes long, shorter than what
