@@ -13,10 +13,12 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // BenchmarkServiceToolCall is one tools/call of a 20-row customer list
-// through /service/mcp of a whole gateway, as the benchmark suite's load
+// through /service/mcp of a whole gateway (and, for Frappe, through
+// /sites/{slug}/mcp as a signed-in person), as the benchmark suite's load
 // generator sends it, against each simulator, all in this process: for
 // allocation counts and profiles of the gateway's path (-memprofile,
 // -cpuprofile), which `go tool task bench` measures across processes.
@@ -28,22 +30,53 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		"ERPGATE_LIMIT_USER_CONCURRENCY": "1000",
 		"ERPGATE_LIMIT_SITE_CONCURRENCY": "1000",
 	})
-	b.Run("frappe", func(b *testing.B) {
-		sim := frappetest.NewServer(frappetest.Options{})
-		defer sim.Close()
-		site := gw.registerFrappe(b, "acme", sim, userWithRole(b, sim, "service"))
-		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`, nil)
-	})
+	const (
+		list   = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20}}}`
+		list26 = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	)
 	// The same call on protocol 2026-07-28: _meta, Mcp-Method and
 	// Mcp-Name, no initialize.
-	b.Run("frappe_2026-07-28", func(b *testing.B) {
+	modern := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "list_customers"}
+	for _, p := range []struct {
+		name    string
+		oauth   bool
+		body    string
+		headers map[string]string
+	}{
+		{"frappe", false, list, nil},
+		{"frappe_2026-07-28", false, list26, modern},
+		{"frappe_oauth", true, list, nil},
+		{"frappe_oauth_2026-07-28", true, list26, modern},
+	} {
+		// Each path has its own simulator and site, set up once: -count
+		// runs the body again, and a site with an OAuth connection keeps
+		// its base URL.
 		sim := frappetest.NewServer(frappetest.Options{})
 		defer sim.Close()
-		site := gw.registerFrappe(b, "acme26", sim, userWithRole(b, sim, "service"))
-		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_customers","arguments":{"limit":20},`+
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
-			map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "list_customers"})
-	})
+		slug := strings.ReplaceAll(p.name, "_", "-")
+		var endpoint string
+		var headers map[string]string
+		if !p.oauth {
+			site := gw.registerFrappe(b, slug, sim, userWithRole(b, sim, "service"))
+			endpoint, headers = site.ServiceMCPURL, withHeader(p.headers, "X-Erpgate-Service-Token", site.ServiceToken)
+		} else {
+			// A person signed in through the real flow: every measured
+			// call is a warm call of a signed-in user.
+			site := frappeOAuthSite(b, gw, slug, sim)
+			ctx := context.Background()
+			clientID, err := signin.Register(ctx, gw.URL)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tok, err := signin.SignIn(ctx, gw.URL, clientID, site.MCPURL, frappeLogin(userWithRole(b, sim, "all-companies")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			endpoint, headers = site.MCPURL, withHeader(p.headers, "Authorization", "Bearer "+tok.AccessToken)
+		}
+		b.Run(p.name, func(b *testing.B) { benchToolCall(b, endpoint, headers, p.body) })
+	}
 	b.Run("acumatica", func(b *testing.B) {
 		// The bot's connection as `erpgate dev` registers it: the
 		// simulator's password-grant application and its API user.
@@ -54,23 +87,32 @@ func BenchmarkServiceToolCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchToolCall(b, site, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acumatica_list_customers","arguments":{"top":20}}}`, nil)
+		benchToolCall(b, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken},
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"acumatica_list_customers","arguments":{"top":20}}}`)
 	})
 }
 
-// benchToolCall measures body sent to the site's service MCP URL, with
-// headers on top of the usual ones.
-func benchToolCall(b *testing.B, site devSite, body string, headers map[string]string) {
+// withHeader is headers with one more.
+func withHeader(headers map[string]string, name, value string) map[string]string {
+	out := map[string]string{name: value}
+	for k, v := range headers {
+		out[k] = v
+	}
+	return out
+}
+
+// benchToolCall measures body sent to the MCP URL endpoint, with headers
+// (the credential among them) on top of the usual ones.
+func benchToolCall(b *testing.B, endpoint string, headers map[string]string, body string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := func() {
-		req, err := http.NewRequest(http.MethodPost, site.ServiceMCPURL, bytes.NewReader([]byte(body)))
+		req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader([]byte(body)))
 		if err != nil {
 			b.Fatal(err)
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		req.Header.Set("X-Erpgate-Service-Token", site.ServiceToken)
 		for k, v := range headers {
 			req.Header.Set(k, v)
 		}

@@ -14,7 +14,7 @@ func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 
 // frappeOAuthSite registers sim as site slug with an OAuth connection whose
 // client has the gateway's callback as its redirect URI.
-func frappeOAuthSite(t *testing.T, gw *gateway, slug string, sim *frappetest.Server) devSite {
+func frappeOAuthSite(t testing.TB, gw *gateway, slug string, sim *frappetest.Server) devSite {
 	t.Helper()
 	site := gw.registerFrappe(t, slug, sim, userWithRole(t, sim, "service"))
 	client := sim.RegisterClient(gw.URL + "/oauth/callback")
