@@ -222,10 +222,10 @@ func TestRecorderFlushWritesWhatWasBufferedWhenItBegan(t *testing.T) {
 	}
 }
 
-// TestRecorderRetriesALostAnswerWithoutDuplicates: the insert commits but
+// TestRecorderRetriesALostAnswerWithoutDuplicates: the write commits but
 // its answer never reaches erpgate (the connection breaks right after), so
-// the batch stays buffered and is written again. The retry adds nothing:
-// every event is stored exactly once.
+// the batch stays buffered and is written again, with events recorded
+// since. The retry stores only those: every event is stored exactly once.
 func TestRecorderRetriesALostAnswerWithoutDuplicates(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	proxy := newCuttingProxy(t, url)
@@ -253,11 +253,17 @@ func TestRecorderRetriesALostAnswerWithoutDuplicates(t *testing.T) {
 	if r.Pending() != 30 {
 		t.Fatalf("pending = %d after a lost answer, want 30", r.Pending())
 	}
+	for i := 30; i < 40; i++ {
+		r.Record(event(i))
+	}
 	if err := r.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := countRows(t, pool, `SELECT count(*) FROM usage_events`); n != 30 {
-		t.Errorf("stored %d events after the retry, want 30, each once", n)
+	if n := countRows(t, pool, `SELECT count(*) FROM usage_events`); n != 40 {
+		t.Errorf("stored %d events after the retry, want 40", n)
+	}
+	if n := countRows(t, pool, `SELECT count(DISTINCT event_id) FROM usage_events`); n != 40 {
+		t.Errorf("stored %d distinct events after the retry, want 40, each once", n)
 	}
 }
 
