@@ -39,6 +39,9 @@ type loadSpec struct {
 	// call returns the steps of call number seq (counted across callers).
 	call  func(seq int64) []step
 	check checkFunc
+	// wire sends the calls with a wireCaller per caller instead of the
+	// client: a lighter load generator.
+	wire bool
 	// onWindow, if set, runs in its own goroutine for the measured window,
 	// until its context ends (samplers of memory and goroutines).
 	onWindow func(ctx context.Context)
@@ -159,9 +162,20 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 		go func() {
 			defer wg.Done()
 			local := make([]callRecord, 0, 1024)
+			var wc *wireCaller
+			if spec.wire {
+				wc = newWireCaller()
+				defer wc.close()
+			}
 			for runCtx.Err() == nil {
 				start := time.Now()
-				outcome, timing := doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
+				var outcome string
+				var timing serverTiming
+				if wc != nil {
+					outcome, timing = doWireCall(ctx, wc, spec.call(seq.Add(1)-1), spec.check)
+				} else {
+					outcome, timing = doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
+				}
 				local = append(local, callRecord{start, time.Now(), outcome, timing})
 			}
 			mu.Lock()

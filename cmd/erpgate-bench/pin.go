@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,6 +80,35 @@ func (p *pinning) undo() {
 		_ = p.pin(pr, p.all, false)
 	}
 	p.moved = nil
+}
+
+// ownCore puts the processes alone on a core of their own, and the load
+// generator (this process), others and PostgreSQL (pg, with its backends)
+// on the other cores, then waits for the Go runtimes to see their new CPU
+// sets (Go updates GOMAXPROCS from the affinity mask within a second). Its
+// undo puts every process back on all CPUs and waits again.
+func ownCore(alone, others []int, pg int) (undo func(), err error) {
+	pin, err := newPinning()
+	if err != nil {
+		return nil, err
+	}
+	errs := []error{pin.pin(os.Getpid(), pin.rest(), false), pin.pin(pg, pin.rest(), true)}
+	for _, pid := range others {
+		errs = append(errs, pin.pin(pid, pin.rest(), false))
+	}
+	for _, pid := range alone {
+		errs = append(errs, pin.pin(pid, pin.alone(), false))
+	}
+	undo = func() {
+		pin.undo()
+		time.Sleep(2 * time.Second)
+	}
+	if err := errors.Join(errs...); err != nil {
+		undo()
+		return nil, err
+	}
+	time.Sleep(2 * time.Second)
+	return undo, nil
 }
 
 // childrenOf lists the processes whose parent is pid.

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -423,19 +421,12 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 		var pinned *pinnedLatency
 		if run.rounds > 2 {
 			sd, sg, sp := d, gw, pr
-			pin, err := newPinning()
+			undo, err := ownCore([]int{g.PID(), px.pid()}, []int{t.sim.pid()}, b.pg.pid())
 			if err == nil {
-				err = errors.Join(pin.pin(os.Getpid(), pin.rest(), false), pin.pin(t.sim.pid(), pin.rest(), false),
-					pin.pin(b.pg.pid(), pin.rest(), true), pin.pin(g.PID(), pin.alone(), false), pin.pin(px.pid(), pin.alone(), false))
-			}
-			if err == nil {
-				// Let the runtimes see their new CPU sets (Go updates
-				// GOMAXPROCS from the affinity mask within a second).
-				time.Sleep(2 * time.Second)
 				warmup = b.opts.warmup
 				measure(pinnedRounds, false)
+				undo()
 				if gw.failures() > 0 || d.failures() > 0 || pr.failures() > 0 {
-					pin.undo()
 					return nil, 0, 0, fmt.Errorf("%s, gateway on its own core: failures: gateway %v, direct %v, proxy %v", t.erp, gw.Outcomes, d.Outcomes, pr.Outcomes)
 				}
 				pinned = &pinnedLatency{Rounds: pinnedRounds, Gateway: figuresOf(gw), Direct: figuresOf(d), ThroughProxy: figuresOf(pr),
@@ -448,10 +439,6 @@ func (b *bench) overheadRuns(ctx context.Context, g *gatewayProc, tab *table, t 
 				}
 			} else {
 				pinned = &pinnedLatency{NotMeasured: err.Error()}
-			}
-			if pin != nil {
-				pin.undo()
-				time.Sleep(2 * time.Second) // GOMAXPROCS back up before the next run
 			}
 			d, gw, pr = sd, sg, sp
 		}

@@ -85,6 +85,10 @@ type benchHandler struct {
 	requests atomic.Int64
 	http2    atomic.Int64
 
+	// replaying turns on the replay mode (replayCache).
+	replaying atomic.Bool
+	replay    replayCache
+
 	mu        sync.Mutex
 	capturing bool
 	captured  []capturedRequest
@@ -120,6 +124,10 @@ func (h *benchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if h.replaying.Load() {
+		h.replay.serve(h.sim, w, r)
+		return
+	}
 	h.sim.ServeHTTP(w, r)
 }
 
@@ -144,6 +152,13 @@ func (h *benchHandler) control() http.Handler {
 		h.capturing, h.captured = false, nil
 		h.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("POST /replay", func(w http.ResponseWriter, r *http.Request) {
+		on := r.URL.Query().Get("on") == "1"
+		h.replaying.Store(on)
+		if !on {
+			h.replay.reset()
+		}
 	})
 	mux.HandleFunc("POST /oauth-client", func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(h.register(r.URL.Query().Get("redirect_uri")))
@@ -324,6 +339,14 @@ func (p *simProcess) get(path string, out any) error {
 
 func (p *simProcess) setLatency(d time.Duration) error {
 	return p.post("/latency?d=" + d.String())
+}
+
+// replaying turns the replay mode on or off (off forgets the answers).
+func (p *simProcess) replaying(on bool) error {
+	if on {
+		return p.post("/replay?on=1")
+	}
+	return p.post("/replay?on=0")
 }
 
 func (p *simProcess) stats(reset bool) (simStats, error) {
