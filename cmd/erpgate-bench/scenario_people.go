@@ -268,7 +268,7 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			spec := loadSpec{
 				concurrency: overheadCallers, warmup: warmup, duration: time.Duration(0.5 * float64(b.opts.window)),
 				call:   func(seq int64) []step { return calls[k][seq%overheadCallers] },
-				check:  checkMCP,
+				check:  sampledCheck(checkMCP, 16),
 				sample: p.sample,
 				wire:   true,
 			}

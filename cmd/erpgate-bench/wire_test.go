@@ -152,3 +152,37 @@ func TestReplayServesTheFirstAnswerAgain(t *testing.T) {
 		t.Fatalf("after replay off: %s", b)
 	}
 }
+
+// TestSampledCheckCatchesFailures: the cheap look between full checks
+// still refuses an HTTP error, a JSON-RPC error and a tool error, and the
+// full check runs on the first answer and every nth.
+func TestSampledCheckCatchesFailures(t *testing.T) {
+	var full int
+	check := sampledCheck(func(int, http.Header, []byte) string { full++; return "" }, 4)
+	ok := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{}}}`)
+	for i := range 8 {
+		if out := check(200, nil, ok); out != "" {
+			t.Fatalf("answer %d: %q", i, out)
+		}
+	}
+	if full != 2 {
+		t.Fatalf("full checks: %d of 8 answers, want 2", full)
+	}
+	for _, c := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{503, `{"jsonrpc":"2.0","id":1,"result":{}}`, "http_503"},
+		{200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}`, "no_result"},
+		{200, `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}`, "tool_error"},
+		{200, `<html>`, "invalid_json"},
+	} {
+		check(200, nil, ok) // the full check's turn
+		for range 3 {
+			if out := check(c.status, nil, []byte(c.body)); out != c.want {
+				t.Errorf("%d %s: %q, want %q", c.status, c.body, out, c.want)
+			}
+		}
+	}
+}
