@@ -56,6 +56,10 @@ type pathRun struct {
 	// OAuth ones), but its CPU per call also moves with the rate a path
 	// drives. Reported, not a target.
 	CPURatioPerSimulator float64 `json:"cpu_ratio_to_service_2025_per_simulator_cpu"`
+	// RoundCPURatios are CPURatio per round: the path's window against
+	// the service path's window of the same round, a few seconds apart.
+	// Their spread is how much one window moves the ratio.
+	RoundCPURatios []float64 `json:"cpu_ratio_to_service_2025_per_round"`
 	// MachineCPU is how busy the whole machine was.
 	MachineCPU float64 `json:"machine_cpu_utilisation"`
 	// OwnCore says whether the gateway had a core of its own (the
@@ -240,6 +244,8 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 	}
 	// results[len(callPaths)] is the proxy's.
 	results := make([]loadResult, len(callPaths)+1)
+	// rounds[k][j] is path k's window in round j.
+	rounds := make([][]loadResult, len(callPaths)+1)
 	warmup := b.opts.warmup
 	// The issue's layout: the gateway (and the proxy, in its rounds) on
 	// a core of its own; the load generator, the simulator and PostgreSQL
@@ -291,6 +297,7 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			if r.failures() > 0 {
 				return nil, hopRun{}, fmt.Errorf("%s %s: failures %v of %d calls", t.erp, name, r.Outcomes, r.Calls)
 			}
+			rounds[k] = append(rounds[k], r)
 			if round == 0 {
 				results[k] = r
 			} else {
@@ -311,6 +318,10 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 			CPURatio:             ratio(c.Gateway+c.Postgres, baseCPU.Gateway+baseCPU.Postgres),
 			CPURatioPerSimulator: ratio((c.Gateway+c.Postgres)*baseCPU.Simulator, (baseCPU.Gateway+baseCPU.Postgres)*c.Simulator),
 			MachineCPU:           round(r.CPU.utilisation(), 3), Added: addedOf(r, nil), OwnCore: alone}
+		for j, w := range rounds[k] {
+			wc, bc := cpuPerCallOf(w), cpuPerCallOf(rounds[0][j])
+			run.RoundCPURatios = append(run.RoundCPURatios, ratio(wc.Gateway+wc.Postgres, bc.Gateway+bc.Postgres))
+		}
 		out = append(out, run)
 		added := ""
 		if a := run.Added; a != nil {
