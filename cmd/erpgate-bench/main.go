@@ -13,7 +13,9 @@
 //   - gateway_overhead: list_customers through /service/mcp against the
 //     same upstream requests made directly, 0 ms and 20 ms upstream latency;
 //   - people_path: the same call by service token and by a person signed
-//     in through OAuth, each on protocol 2025-11-25 and 2026-07-28;
+//     in through OAuth, each on protocol 2025-11-25 and 2026-07-28, with
+//     the gateway on a core of its own, a light load generator and the
+//     simulator replaying its answers (as the issue measured);
 //   - concurrency_sweep: 1, 16, 128 and 1,000 callers over 100 sites and
 //     1,000 service tokens, limits raised so they do not bind;
 //   - large_results: a 50,000-row Accounts Receivable report;
