@@ -162,20 +162,15 @@ func runLoad(ctx context.Context, client *http.Client, spec loadSpec) loadResult
 		go func() {
 			defer wg.Done()
 			local := make([]callRecord, 0, 1024)
-			var wc *wireCaller
+			var snd sender = clientSender{client}
 			if spec.wire {
-				wc = newWireCaller()
+				wc := newWireCaller()
 				defer wc.close()
+				snd = wc
 			}
 			for runCtx.Err() == nil {
 				start := time.Now()
-				var outcome string
-				var timing serverTiming
-				if wc != nil {
-					outcome, timing = doWireCall(ctx, wc, spec.call(seq.Add(1)-1), spec.check)
-				} else {
-					outcome, timing = doCall(ctx, client, spec.call(seq.Add(1)-1), spec.check)
-				}
+				outcome, timing := doCall(ctx, snd, spec.call(seq.Add(1)-1), spec.check)
 				local = append(local, callRecord{start, time.Now(), outcome, timing})
 			}
 			mu.Lock()
@@ -257,36 +252,52 @@ func summarise(records []callRecord, from, to time.Time) loadResult {
 	return res
 }
 
+// sender sends one step and returns the answer's status, header and body.
+type sender interface {
+	send(ctx context.Context, s step) (int, http.Header, []byte, error)
+}
+
+// clientSender sends with net/http's client.
+type clientSender struct{ client *http.Client }
+
+func (c clientSender) send(ctx context.Context, s step) (int, http.Header, []byte, error) {
+	var body io.Reader
+	if s.body != nil {
+		body = bytes.NewReader(s.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, s.method, s.url, body)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return resp.StatusCode, resp.Header, raw, nil
+}
+
 // doCall sends the steps of one call in order and classifies the last
 // response (any failing step ends the call), with what the last response's
 // Server-Timing header says.
-func doCall(ctx context.Context, client *http.Client, steps []step, check checkFunc) (outcome string, timing serverTiming) {
+func doCall(ctx context.Context, snd sender, steps []step, check checkFunc) (outcome string, timing serverTiming) {
 	timing = noTiming
 	for _, s := range steps {
-		var body io.Reader
-		if s.body != nil {
-			body = bytes.NewReader(s.body)
-		}
-		req, err := http.NewRequestWithContext(ctx, s.method, s.url, body)
-		if err != nil {
-			return "request: " + err.Error(), noTiming
-		}
-		for k, v := range s.header {
-			req.Header[k] = v
-		}
-		resp, err := client.Do(req)
+		status, header, body, err := snd.send(ctx, s)
 		if err != nil {
 			return transportOutcome(err), noTiming
 		}
-		raw, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil {
-			return transportOutcome(err), noTiming
-		}
-		if out := check(resp.StatusCode, resp.Header, raw); out != "" {
+		if out := check(status, header, body); out != "" {
 			return out, noTiming
 		}
-		h := resp.Header.Get("Server-Timing")
+		h := header.Get("Server-Timing")
 		timing = serverTiming{erp: timingEntry(h, "erp"), total: timingEntry(h, "total")}
 	}
 	return "", timing

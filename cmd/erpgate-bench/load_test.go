@@ -106,10 +106,10 @@ func TestDoCallReadsTheLastReplysTiming(t *testing.T) {
 		return ""
 	}
 	client := newLoadClient(1)
-	if out, timing := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/ok"}}, check); out != "" || timing != (serverTiming{3250 * time.Microsecond, 3400 * time.Microsecond}) {
+	if out, timing := doCall(context.Background(), clientSender{client}, []step{{method: http.MethodGet, url: srv.URL + "/ok"}}, check); out != "" || timing != (serverTiming{3250 * time.Microsecond, 3400 * time.Microsecond}) {
 		t.Errorf("ok: %q, timing %+v", out, timing)
 	}
-	if out, timing := doCall(context.Background(), client, []step{{method: http.MethodGet, url: srv.URL + "/fail"}}, check); out != "http_502" || timing != noTiming {
+	if out, timing := doCall(context.Background(), clientSender{client}, []step{{method: http.MethodGet, url: srv.URL + "/fail"}}, check); out != "http_502" || timing != noTiming {
 		t.Errorf("fail: %q, timing %+v", out, timing)
 	}
 }

@@ -36,8 +36,8 @@ func (w *wireCaller) close() {
 	}
 }
 
-// do sends s and returns the answer's status, header and body.
-func (w *wireCaller) do(ctx context.Context, s step) (int, http.Header, []byte, error) {
+// send sends s and returns the answer's status, header and body.
+func (w *wireCaller) send(ctx context.Context, s step) (int, http.Header, []byte, error) {
 	u, err := url.Parse(s.url)
 	if err != nil {
 		return 0, nil, nil, err
@@ -92,23 +92,6 @@ func (w *wireCaller) drop(host string) {
 		_ = c.c.Close()
 		delete(w.conns, host)
 	}
-}
-
-// doWireCall is doCall for a wireCaller.
-func doWireCall(ctx context.Context, w *wireCaller, steps []step, check checkFunc) (outcome string, timing serverTiming) {
-	timing = noTiming
-	for _, s := range steps {
-		status, header, body, err := w.do(ctx, s)
-		if err != nil {
-			return transportOutcome(err), noTiming
-		}
-		if out := check(status, header, body); out != "" {
-			return out, noTiming
-		}
-		h := header.Get("Server-Timing")
-		timing = serverTiming{erp: timingEntry(h, "erp"), total: timingEntry(h, "total")}
-	}
-	return "", timing
 }
 
 // sampledCheck is check on the first answer and every nth after it, and

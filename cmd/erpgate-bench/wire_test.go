@@ -46,7 +46,7 @@ func TestWireCallerSpeaksHTTP(t *testing.T) {
 	ctx := context.Background()
 	get := func(s step) (int, string, http.Header) {
 		t.Helper()
-		status, h, body, err := w.do(ctx, s)
+		status, h, body, err := w.send(ctx, s)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s.method, s.url, err)
 		}
@@ -72,16 +72,16 @@ func TestWireCallerSpeaksHTTP(t *testing.T) {
 	if n := conns.Load(); n != 2 {
 		t.Fatalf("a call after the server closed its connection: %d dials in all, want 2", n)
 	}
-	outcome, timing := doWireCall(ctx, w, []step{{method: http.MethodGet, url: srv.URL + "/plain"}}, func(status int, _ http.Header, _ []byte) string {
+	outcome, timing := doCall(ctx, w, []step{{method: http.MethodGet, url: srv.URL + "/plain"}}, func(status int, _ http.Header, _ []byte) string {
 		if status != 200 {
 			return "bad"
 		}
 		return ""
 	})
 	if outcome != "" || timing.erp != 1500000 || timing.total != 2000000 {
-		t.Fatalf("doWireCall: %q %+v", outcome, timing)
+		t.Fatalf("doCall over a wireCaller: %q %+v", outcome, timing)
 	}
-	if _, _, _, err := w.do(ctx, step{method: http.MethodGet, url: "https://" + srv.Listener.Addr().String()}); err == nil {
+	if _, _, _, err := w.send(ctx, step{method: http.MethodGet, url: "https://" + srv.Listener.Addr().String()}); err == nil {
 		t.Fatal("an https step went out over plain TCP")
 	}
 }
