@@ -60,6 +60,10 @@ type pathRun struct {
 	// the service path's window of the same round, a few seconds apart.
 	// Their spread is how much one window moves the ratio.
 	RoundCPURatios []float64 `json:"cpu_ratio_to_service_2025_per_round"`
+	// RoundGatewayUS and RoundPostgresUS are the path's CPU per call in
+	// each round, to tell which of the two moved a round's ratio.
+	RoundGatewayUS  []float64 `json:"gateway_cpu_us_per_call_per_round"`
+	RoundPostgresUS []float64 `json:"postgres_cpu_us_per_call_per_round"`
 	// MachineCPU is how busy the whole machine was.
 	MachineCPU float64 `json:"machine_cpu_utilisation"`
 	// OwnCore says whether the gateway had a core of its own (the
@@ -321,6 +325,8 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 		for j, w := range rounds[k] {
 			wc, bc := cpuPerCallOf(w), cpuPerCallOf(rounds[0][j])
 			run.RoundCPURatios = append(run.RoundCPURatios, ratio(wc.Gateway+wc.Postgres, bc.Gateway+bc.Postgres))
+			run.RoundGatewayUS = append(run.RoundGatewayUS, wc.Gateway)
+			run.RoundPostgresUS = append(run.RoundPostgresUS, wc.Postgres)
 		}
 		out = append(out, run)
 		added := ""
