@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -257,6 +258,12 @@ type sender interface {
 	send(ctx context.Context, s step) (int, http.Header, []byte, error)
 }
 
+// badStep is a step that could not be made into a request; doCall names
+// it as such, not as a transport error.
+type badStep struct{ err error }
+
+func (e badStep) Error() string { return e.err.Error() }
+
 // clientSender sends with net/http's client.
 type clientSender struct{ client *http.Client }
 
@@ -267,7 +274,7 @@ func (c clientSender) send(ctx context.Context, s step) (int, http.Header, []byt
 	}
 	req, err := http.NewRequestWithContext(ctx, s.method, s.url, body)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, badStep{err}
 	}
 	for k, v := range s.header {
 		req.Header[k] = v
@@ -291,6 +298,10 @@ func doCall(ctx context.Context, snd sender, steps []step, check checkFunc) (out
 	timing = noTiming
 	for _, s := range steps {
 		status, header, body, err := snd.send(ctx, s)
+		var bad badStep
+		if errors.As(err, &bad) {
+			return "request: " + bad.Error(), noTiming
+		}
 		if err != nil {
 			return transportOutcome(err), noTiming
 		}

@@ -58,13 +58,6 @@ func (c *replayCache) serve(next http.Handler, w http.ResponseWriter, r *http.Re
 	c.mu.Unlock()
 }
 
-// size is how many answers the cache keeps.
-func (c *replayCache) size() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.answers)
-}
-
 func (c *replayCache) reset() {
 	c.mu.Lock()
 	c.answers = nil

@@ -40,10 +40,10 @@ func (w *wireCaller) close() {
 func (w *wireCaller) send(ctx context.Context, s step) (int, http.Header, []byte, error) {
 	u, err := url.Parse(s.url)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, badStep{err}
 	}
 	if u.Scheme != "http" {
-		return 0, nil, nil, fmt.Errorf("wire caller: %s is not plain HTTP", s.url)
+		return 0, nil, nil, badStep{fmt.Errorf("wire caller: %s is not plain HTTP", s.url)}
 	}
 	c := w.conns[u.Host]
 	if c == nil {

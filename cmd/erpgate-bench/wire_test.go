@@ -186,3 +186,16 @@ func TestSampledCheckCatchesFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestBadStepIsNamedAsSuch: a step that cannot become a request is
+// reported as the request it is, by either sender, not as a transport
+// failure.
+func TestBadStepIsNamedAsSuch(t *testing.T) {
+	ok := func(int, http.Header, []byte) string { return "" }
+	bad := []step{{method: http.MethodGet, url: "http://[::1"}}
+	for name, snd := range map[string]sender{"client": clientSender{&http.Client{}}, "wire": newWireCaller()} {
+		if out, _ := doCall(context.Background(), snd, bad, ok); len(out) < 9 || out[:9] != "request: " {
+			t.Errorf("%s: %q, want a request: outcome", name, out)
+		}
+	}
+}
