@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,25 +61,36 @@ func BenchmarkWriteBatch(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				var pg time.Duration
+				var pg, own time.Duration
 				events := 0
 				for b.Loop() {
 					b.StopTimer()
 					fill()
-					before := postgresCPU(b)
+					before, ownBefore := postgresCPU(b), processCPU(b)
 					b.StartTimer()
 					if err := way.write(r, ctx, batch); err != nil {
 						b.Fatal(err)
 					}
 					b.StopTimer()
+					own += processCPU(b) - ownBefore // before postgresCPU reads /proc
 					pg += postgresCPU(b) - before
 					events += size
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(pg)/float64(events), "pg-cpu-ns/event")
+				b.ReportMetric(float64(own)/float64(events), "go-cpu-ns/event")
 			})
 		}
 	}
+}
+
+// processCPU is the user and system CPU this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // postgresCPU is the user and system CPU of every process named postgres

@@ -258,9 +258,11 @@ func rowRefused(code string) bool {
 var eventColumns = []string{"event_id", "occurred_at", "site_id", "site_slug", "auth_type", "request_id", "method", "tool",
 	"outcome", "error_code", "duration_ms", "erp_ms", "erp_user", "client_id", "approval"}
 
-// row is e's values for eventColumns.
+// row is e's values for eventColumns. The ids go as pgtype.UUID, which pgx
+// writes in binary as they are; a uuid.UUID would take pgx's driver.Valuer
+// path (its text, parsed back), a tenth of the gateway's work per event.
 func row(e Event) []any {
-	return []any{e.ID, e.Timestamp, siteColumn(e), e.SiteSlug, e.AuthType, e.RequestID, e.Method, e.Tool,
+	return []any{pgtype.UUID{Bytes: e.ID, Valid: true}, e.Timestamp, siteColumn(e), e.SiteSlug, e.AuthType, e.RequestID, e.Method, e.Tool,
 		string(e.Outcome), e.ErrorCode, clampInt32(e.DurationMS), erpColumn(e), e.ERPUser, e.ClientID, e.Approval}
 }
 
@@ -300,7 +302,7 @@ ON CONFLICT (event_id) DO NOTHING`
 func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 	n := len(batch)
 	var (
-		ids      = make([]uuid.UUID, n)
+		ids      = make([]pgtype.UUID, n)
 		at       = make([]time.Time, n)
 		siteIDs  = make([]pgtype.UUID, n)
 		slugs    = make([]string, n)
@@ -317,7 +319,7 @@ func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 		stages   = make([]string, n)
 	)
 	for i, e := range batch {
-		ids[i], at[i] = e.ID, e.Timestamp
+		ids[i], at[i] = pgtype.UUID{Bytes: e.ID, Valid: true}, e.Timestamp
 		siteIDs[i], erp[i] = siteColumn(e), erpColumn(e)
 		slugs[i], auth[i], requests[i], methods[i] = e.SiteSlug, e.AuthType, e.RequestID, e.Method
 		tools[i], outcomes[i], codes[i] = e.Tool, string(e.Outcome), e.ErrorCode
