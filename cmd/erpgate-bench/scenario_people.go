@@ -288,8 +288,10 @@ func (b *bench) pathRuns(ctx context.Context, g *gatewayProc, tab *table, t peop
 				spec.check, spec.sample = checkDirect, hp.sample
 			} else {
 				name = callPaths[k].name
-				if b.opts.profileDir != "" && round == 0 {
-					path := filepath.Join(b.opts.profileDir, fmt.Sprintf("people-%s-%s.pprof", t.erp, name))
+				if b.opts.profileDir != "" {
+					// Every round: `go tool pprof` merges a path's files,
+					// long enough to compare two paths' profiles.
+					path := filepath.Join(b.opts.profileDir, fmt.Sprintf("people-%s-%s-round%d.pprof", t.erp, name, round))
 					spec.onWindow = func(wctx context.Context) {
 						if err := g.profile(wctx, max(spec.duration-time.Second, time.Second), path); err != nil {
 							fmt.Println("profile:", err)
