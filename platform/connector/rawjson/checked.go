@@ -67,18 +67,26 @@ func ElementsChecked(b []byte) []json.RawMessage {
 func ValueEndChecked(b []byte, i int) int { return skipValue(b, i) }
 
 // skipString returns the index just past the string whose opening quote
-// is b[i], and whether it has escapes; -1 if it does not end. (A byte loop:
-// most strings in ERP answers are a few bytes long, shorter than what
-// bytes.IndexByte needs to pay.)
+// is b[i], and whether it has escapes; -1 if it does not end. Plain bytes
+// are skipped by str's table: most strings in ERP answers are a dozen
+// bytes, too short for bytes.IndexByte or eight-byte words to pay.
 func skipString(b []byte, i int) (int, bool) {
 	escaped := false
-	for j := i + 1; j < len(b); j++ {
+	for j := i + 1; j < len(b); {
+		for j < len(b) && plain[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '"':
 			return j + 1, escaped
 		case '\\':
 			escaped = true
-			j++ // the byte it escapes
+			j += 2 // and the byte it escapes
+		default:
+			j++ // a control character or a byte of a multi-byte one
 		}
 	}
 	return -1, false
