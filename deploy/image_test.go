@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
@@ -86,7 +86,7 @@ func TestContainerImage(t *testing.T) {
 
 	// serve until /readyz is green.
 	keys := strings.TrimSpace(output(t, asImageUser(exec.CommandContext(ctx, bin, "keys", "generate", "k1"))))
-	addr := freeAddr(t)
+	addr := freeport.Loopback(t)
 	serve := asImageUser(exec.Command(bin, "serve"))
 	var logs bytes.Buffer
 	serve.Stdout, serve.Stderr = &logs, &logs
@@ -381,16 +381,6 @@ func lineWith(text, s string) string {
 		}
 	}
 	return ""
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func randomHex(t *testing.T, n int) string {

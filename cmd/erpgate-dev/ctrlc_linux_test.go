@@ -3,12 +3,9 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
@@ -47,7 +45,7 @@ func TestCtrlCUnderGoRun(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOWORK="+work, "DATABASE_URL="+pgtest.NewDatabase(t),
 		// The simulators take any free port as they start; the gateway's
 		// address names its public URL, so it is chosen here.
-		"ERPGATE_LISTEN_ADDR="+freeAddr(t), "ERPGATE_PUBLIC_BASE_URL=",
+		"ERPGATE_LISTEN_ADDR="+freeport.Loopback(t), "ERPGATE_PUBLIC_BASE_URL=",
 		"ERPGATE_DEV_FRAPPE_ADDR=127.0.0.1:0", "ERPGATE_DEV_ACUMATICA_ADDR=127.0.0.1:0",
 		"ERPGATE_DEV_FRAPPE_REGISTER_ADDR=127.0.0.1:0", "ERPGATE_DEV_ACUMATICA_REGISTER_ADDR=127.0.0.1:0")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
@@ -128,34 +126,6 @@ func openPTY(t *testing.T) (ptmx, pts *os.File) {
 		t.Fatalf("open the pseudo-terminal: %v", err)
 	}
 	return ptmx, pts
-}
-
-// freeAddr returns a loopback address that is free now, below the
-// kernel's range of ephemeral ports: the command listens on it only after
-// go run has built it, seconds later, and in that time a port from the
-// ephemeral range can go to any other test's listener on port 0 or to an
-// outgoing connection (a run once failed so).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 11024 {
-				low = n
-			}
-		}
-	}
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(low-10000+rand.IntN(10000)))
-		if err != nil {
-			continue // taken
-		}
-		addr := ln.Addr().String()
-		_ = ln.Close()
-		return addr
-	}
-	t.Fatalf("no free port in the 10,000 below %d", low)
-	return ""
 }
 
 type lockedBuffer struct {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/infra/config"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
@@ -14,7 +15,7 @@ import (
 // with nobody left to shut it down. The stop is requested from the
 // started callback, before the server's goroutine has run.
 func TestStopRequestedAsServingStarts(t *testing.T) {
-	addr := freeAddr(t)
+	addr := freeport.Loopback(t)
 	env, _ := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LISTEN_ADDR": addr})
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, "")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 )
 
@@ -61,10 +62,10 @@ func devKinds(t *testing.T) (*connector.Registry, []string) {
 // simulator and registration simulator, by the variables that move them.
 func devAddrs(t *testing.T, kinds []string) map[string]string {
 	t.Helper()
-	addrs := map[string]string{"ERPGATE_LISTEN_ADDR": freeAddr(t)}
+	addrs := map[string]string{"ERPGATE_LISTEN_ADDR": freeport.Loopback(t)}
 	for _, kind := range kinds {
-		addrs[devAddrEnv(kind, "")] = freeAddr(t)
-		addrs[devAddrEnv(kind, "REGISTER_")] = freeAddr(t)
+		addrs[devAddrEnv(kind, "")] = freeport.Loopback(t)
+		addrs[devAddrEnv(kind, "REGISTER_")] = freeport.Loopback(t)
 	}
 	return addrs
 }
@@ -82,7 +83,7 @@ func TestDevCommand(t *testing.T) {
 	bin, dir, env := devTestRun(t)
 	reg, kinds := devKinds(t)
 	addrs := devAddrs(t, kinds)
-	pgAddr := freeAddr(t)
+	pgAddr := freeport.Loopback(t)
 	pgPort := pgAddr[strings.LastIndexByte(pgAddr, ':')+1:]
 	for k, v := range addrs {
 		env = append(env, k+"="+v)

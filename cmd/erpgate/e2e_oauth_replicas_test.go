@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
@@ -57,17 +57,6 @@ func buildErpgate(t *testing.T) string {
 		t.Fatalf("go build: %v: %s", err, out)
 	}
 	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // startReplica runs `erpgate serve` with env and waits until it is ready.
@@ -186,7 +175,7 @@ func TestOAuthTwoReplicasRefreshOnce(t *testing.T) {
 func twoReplicas(t *testing.T, extra map[string]string) (a, b *replica, gw *gateway) {
 	t.Helper()
 	bin := buildErpgate(t)
-	addrA, addrB := freeAddr(t), freeAddr(t)
+	addrA, addrB := freeport.Loopback(t), freeport.Loopback(t)
 	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), extra)
 	a = startReplica(t, bin, addrA, env)
 	b = startReplica(t, bin, addrB, env)

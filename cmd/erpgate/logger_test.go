@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
@@ -15,7 +16,7 @@ func TestServeFlushesBufferedLogsOnExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := freeport.Loopback(t)
 	env, _ := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LOG_LEVEL": "info"})
 	r := startReplica(t, bin, addr, env)
 	r.stop(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
@@ -33,11 +34,11 @@ func TestTwoProcessesShareLimitsAndInvalidations(t *testing.T) {
 	gauge := &inFlightGauge{next: sim, delay: 150 * time.Millisecond}
 	upstream := httptest.NewServer(gauge)
 	defer upstream.Close()
-	addrA := freeAddr(t)
+	addrA := freeport.Loopback(t)
 	dbURL := pgtest.NewDatabase(t)
 	env, adminToken := replicaEnv(t, addrA, dbURL, map[string]string{"ERPGATE_LOG_LEVEL": "warn"})
 	a := startReplica(t, bin, addrA, env)
-	b := startReplica(t, bin, freeAddr(t), env)
+	b := startReplica(t, bin, freeport.Loopback(t), env)
 	gw := &gateway{URL: a.URL, admin: &adminClient{base: a.URL, token: adminToken}}
 	site := gw.registerFrappeAt(t, "acme", upstream.URL, sim.User("service"))
 	ctx := context.Background()

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +36,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector/devstate"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
@@ -98,7 +98,7 @@ func Start(t *testing.T, opts Options) *Gateway {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 
 	env := map[string]string{
-		"ERPGATE_LISTEN_ADDR": freeAddr(t),
+		"ERPGATE_LISTEN_ADDR": freeport.Loopback(t),
 		anyPorts:              "1",
 	}
 	// Without it, dev starts its private cluster on a free port.
@@ -217,18 +217,6 @@ func environ(env map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // builds holds the binary of each set of tags while a test uses it; the

@@ -1,0 +1,54 @@
+// Package freeport finds a loopback address for a server that a test
+// starts in another process.
+//
+// A port the kernel gives to a listener on port 0 comes from its range of
+// ephemeral ports, which also serves every other listener on port 0 and
+// every outgoing connection. Closed and handed to a process that listens
+// on it only after starting (or after go run has built it), such a port
+// can be taken in between by a test running in parallel; a CI run once
+// failed so. Loopback chooses below that range, where only a listener
+// that names its port can land.
+package freeport
+
+import (
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// span is how many ports below the ephemeral range Loopback chooses from.
+const span = 10000
+
+// Loopback returns "127.0.0.1:port" for a port that is free now, below
+// the kernel's range of ephemeral ports.
+func Loopback(t testing.TB) string {
+	t.Helper()
+	low := ephemeralLow()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(low-span+rand.IntN(span)))
+		if err != nil {
+			continue // taken
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		return addr
+	}
+	t.Fatalf("freeport: no free port among the %d below %d", span, low)
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range
+// (Linux's default when it cannot be read).
+func ephemeralLow() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > span+1024 {
+				return n
+			}
+		}
+	}
+	return 32768
+}
