@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -139,6 +140,11 @@ func describeMachine(ctx context.Context, root string) machineInfo {
 	}
 	if out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
+		// A build with changes not yet committed says so: the commit
+		// alone would name code that did not run.
+		if st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+			m.Commit += "-dirty"
+		}
 	}
 	return m
 }
