@@ -35,34 +35,16 @@ func runProxy(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	transport := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConns:        4096,
-		MaxIdleConnsPerHost: 2048,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}
-	var backends []*httputil.ReverseProxy
+	var backends []*url.URL
 	for _, raw := range strings.Split(*list, ",") {
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" {
 			fmt.Fprintf(os.Stderr, "proxy: bad backend %q\n", raw)
 			return 2
 		}
-		rp := httputil.NewSingleHostReverseProxy(u)
-		rp.Transport = transport
-		if *timing {
-			rp.Transport = timedTransport{transport}
-		}
-		backends = append(backends, rp)
+		backends = append(backends, u)
 	}
-	var next atomic.Uint64
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if *timing {
-			r = r.WithContext(context.WithValue(r.Context(), proxyStartKey{}, time.Now()))
-		}
-		backends[(next.Add(1)-1)%uint64(len(backends))].ServeHTTP(w, r)
-	})
+	handler := proxyHandler(backends, *timing)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "proxy:", err)
@@ -110,6 +92,41 @@ func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	resp.Header.Set("Server-Timing", fmt.Sprintf("erp;dur=%.3f, total;dur=%.3f", float64(now.Sub(sent).Microseconds())/1e3, float64(total.Microseconds())/1e3))
 	return resp, nil
+}
+
+// proxyHandler sends each request to the next of backends in turn.
+func proxyHandler(backends []*url.URL, timing bool) http.Handler {
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        4096,
+		MaxIdleConnsPerHost: 2048,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	var proxies []*httputil.ReverseProxy
+	for _, u := range backends {
+		rp := httputil.NewSingleHostReverseProxy(u)
+		rp.Transport = transport
+		if timing {
+			rp.Transport = timedTransport{transport}
+		}
+		proxies = append(proxies, rp)
+	}
+	var next atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if timing {
+			r = r.WithContext(context.WithValue(r.Context(), proxyStartKey{}, time.Now()))
+		}
+		// Without full duplex, net/http's server drains and closes the
+		// request's body as the backend's answer starts to go out, while
+		// the transport may still be reading that body (after the last
+		// byte, to see its end). Its read then fails, the transport closes
+		// the backend connection under the answer being copied, and the
+		// client gets a connection closed mid-answer (golang/go#40747;
+		// two_replicas met it about once in ten runs).
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		proxies[(next.Add(1)-1)%uint64(len(proxies))].ServeHTTP(w, r)
+	})
 }
 
 // proxyProcess is a running proxy.
