@@ -29,16 +29,9 @@ func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // BenchmarkListCustomersHandler is list_customers' handler and the
 // encoding of its result, on a recorded 20-row page.
 func BenchmarkListCustomersHandler(b *testing.B) {
-	args := map[string]any{"limit": 20}
-	// Record what the simulator answers to the request the tool makes.
-	var recorded []byte
-	rec := &recordingTransport{next: factory.Client(site(b, ""), simAuth(b, allCompanies)).Transport, body: &recorded}
 	tool := toolByName(b, "list_customers")
-	raw, _ := json.Marshal(args)
 	st := site(b, "")
-	if _, err := tool.Handler(context.Background(), &connector.Call{Site: st, HTTP: &http.Client{Transport: rec}, Args: raw, MaxRecords: 1000}); err != nil {
-		b.Fatal(err)
-	}
+	recorded, raw := recordListPage(b)
 	call := &connector.Call{Site: st, HTTP: &http.Client{Transport: cannedTransport{recorded}}, Args: raw, MaxRecords: 1000}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(recorded)))
@@ -89,12 +82,7 @@ func simAuth(t testing.TB, role string) connector.Authorizer {
 // BenchmarkSplitRows is the reading of a recorded 20-row list page: the
 // check of the whole body and the finding of its rows.
 func BenchmarkSplitRows(b *testing.B) {
-	var recorded []byte
-	rec := &recordingTransport{next: factory.Client(site(b, ""), simAuth(b, allCompanies)).Transport, body: &recorded}
-	raw, _ := json.Marshal(map[string]any{"limit": 20})
-	if _, err := toolByName(b, "list_customers").Handler(context.Background(), &connector.Call{Site: site(b, ""), HTTP: &http.Client{Transport: rec}, Args: raw, MaxRecords: 1000}); err != nil {
-		b.Fatal(err)
-	}
+	recorded, _ := recordListPage(b)
 	b.SetBytes(int64(len(recorded)))
 	for b.Loop() {
 		rows, err := splitRows(recorded, "Customer")
@@ -102,4 +90,17 @@ func BenchmarkSplitRows(b *testing.B) {
 			b.Fatal(len(rows), err)
 		}
 	}
+}
+
+// recordListPage runs list_customers once against the simulator, with a
+// limit of 20, and returns the page the simulator answered and the tool's
+// arguments.
+func recordListPage(b *testing.B) (page, args []byte) {
+	b.Helper()
+	rec := &recordingTransport{next: factory.Client(site(b, ""), simAuth(b, allCompanies)).Transport, body: &page}
+	args, _ = json.Marshal(map[string]any{"limit": 20})
+	if _, err := toolByName(b, "list_customers").Handler(context.Background(), &connector.Call{Site: site(b, ""), HTTP: &http.Client{Transport: rec}, Args: args, MaxRecords: 1000}); err != nil {
+		b.Fatal(err)
+	}
+	return page, args
 }
