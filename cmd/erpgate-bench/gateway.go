@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 )
 
 // binaries are the gateway builds the benchmark runs: the production binary
@@ -58,16 +59,6 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// freeLoopbackAddr returns a loopback address nobody listens on.
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
 // gatewayEnv is the configuration every benchmark replica shares.
 type gatewayEnv struct {
 	dbURL, adminToken, keys string
@@ -90,7 +81,7 @@ func (g *gatewayProc) PID() int { return g.cmd.Process.Pid }
 // startGatewayProc starts bin serving on a free loopback port and waits
 // until /readyz is green, polling every millisecond.
 func startGatewayProc(ctx context.Context, bin string, env gatewayEnv, logPath string) (*gatewayProc, error) {
-	addr, err := freeLoopbackAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +96,7 @@ func startGatewayProc(ctx context.Context, bin string, env gatewayEnv, logPath s
 		"ERPGATE_ENCRYPTION_KEYS=" + env.keys,
 	}
 	if strings.HasSuffix(bin, "-pprof") {
-		paddr, err := freeLoopbackAddr()
+		paddr, err := freeport.Addr()
 		if err != nil {
 			return nil, err
 		}

@@ -1,5 +1,5 @@
-// Package freeport finds a loopback address for a server that a test
-// starts in another process.
+// Package freeport finds a loopback address for a server that a test, or
+// the benchmark suite, starts in another process.
 //
 // A port the kernel gives to a listener on port 0 comes from its range of
 // ephemeral ports, which also serves every other listener on port 0 and
@@ -11,6 +11,7 @@
 package freeport
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -19,13 +20,12 @@ import (
 	"testing"
 )
 
-// span is how many ports below the ephemeral range Loopback chooses from.
+// span is how many ports below the ephemeral range Addr chooses from.
 const span = 10000
 
-// Loopback returns "127.0.0.1:port" for a port that is free now, below
-// the kernel's range of ephemeral ports.
-func Loopback(t testing.TB) string {
-	t.Helper()
+// Addr returns "127.0.0.1:port" for a port that is free now, below the
+// kernel's range of ephemeral ports.
+func Addr() (string, error) {
 	low := ephemeralLow()
 	for range 100 {
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(low-span+rand.IntN(span)))
@@ -34,10 +34,19 @@ func Loopback(t testing.TB) string {
 		}
 		addr := ln.Addr().String()
 		_ = ln.Close()
-		return addr
+		return addr, nil
 	}
-	t.Fatalf("freeport: no free port among the %d below %d", span, low)
-	return ""
+	return "", fmt.Errorf("freeport: no free port among the %d below %d", span, low)
+}
+
+// Loopback is Addr for a test, which fails when there is none.
+func Loopback(t testing.TB) string {
+	t.Helper()
+	addr, err := Addr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // ephemeralLow is the first port of the kernel's ephemeral range
