@@ -22,12 +22,14 @@ const (
 
 // serveSiteMCP is /sites/{slug}/mcp.
 func (s *Server) serveSiteMCP(w http.ResponseWriter, r *http.Request) {
-	res, ok := s.parseResource(s.publicURL("/sites/" + r.PathValue("slug") + "/mcp"))
-	if !ok {
+	// The route gives one path segment; parseResource would accept the
+	// URL built from it exactly when the slug is valid.
+	slug := r.PathValue("slug")
+	if sites.ValidateSlug(slug) != nil {
 		http.NotFound(w, r)
 		return
 	}
-	s.serveMCP(w, r, res)
+	s.serveMCP(w, r, s.siteResource(slug))
 }
 
 // serveGenericMCP is /mcp, whose tokens name their site in the grant.
@@ -87,8 +89,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 	s.deps.Engine.ServeMCP(w, r, mcpengine.Session{
 		Site:       site.csite,
 		Principal:  connector.Principal{AuthType: "oauth", Subject: g.subject},
-		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: g.subject},
-		LimitKey:   "user:" + site.site.ID.String() + ":" + g.subject,
+		Authorizer: g.authorizer,
+		LimitKey:   g.limitKey,
 		ClientID:   g.clientID,
 	})
 }

@@ -153,6 +153,19 @@ func TestOAuthRefusals(t *testing.T) {
 		}
 	})
 
+	t.Run("an MCP URL whose slug no site could have is not found", func(t *testing.T) {
+		// Upper case, reserved, UUID-shaped, too long, a leading "-": none
+		// is a resource of this server, so no challenge sends a client to
+		// sign in for it.
+		for _, slug := range []string{"Acme", "api", "6f1c1f9e-4b7a-4c43-9d1e-2a4f3f0b8c11", strings.Repeat("a", 49), "-acme", "ac_me"} {
+			resp := rawMCP(t, r.gw.URL+"/sites/"+slug+"/mcp", "")
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound || resp.Header.Get("WWW-Authenticate") != "" {
+				t.Errorf("%s: HTTP %d, WWW-Authenticate %q", slug, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
+		}
+	})
+
 	for name, mutate := range map[string]func(url.Values){
 		"missing PKCE": func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
 		"plain PKCE":   func(q url.Values) { q.Set("code_challenge", rigVerifier); q.Set("code_challenge_method", "plain") },

@@ -12,8 +12,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// slugPattern matches the sites_slug_check constraint of the schema.
-var slugPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$`)
+// maxSlugLength is the longest slug, as the sites_slug_check constraint
+// of the schema has it.
+const maxSlugLength = 48
 
 // reservedSlugs would read as erpgate's own paths or be confused with them
 // in URLs, logs and the console.
@@ -23,8 +24,25 @@ var reservedSlugs = map[string]bool{
 	"static": true, "well-known": true,
 }
 
-// hostLabelPattern matches one DNS label in lower case (LDH rule).
-var hostLabelPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$`)
+// maxHostLabelLength is the longest DNS label.
+const maxHostLabelLength = 63
+
+// ldhLabel reports whether s is 1 to max characters of a-z, 0-9 and "-",
+// starting and ending with a letter or digit: a DNS label in lower case
+// (the LDH rule), and with max 48 a slug as the sites_slug_check
+// constraint of the schema has it. A loop, not a regular expression: the
+// slug of every OAuth MCP request is checked.
+func ldhLabel(s string, max int) bool {
+	if s == "" || len(s) > max || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 const (
 	maxDisplayNameRunes = 200
@@ -38,7 +56,7 @@ const (
 // The error is a *ValidationError.
 func ValidateSlug(slug string) error {
 	switch {
-	case !slugPattern.MatchString(slug):
+	case !ldhLabel(slug, maxSlugLength):
 		return invalidf("slug %q is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", slug)
 	case reservedSlugs[slug]:
 		return invalidf("slug %q is reserved; choose another", slug)
@@ -197,7 +215,7 @@ func normalizeHost(host string) (string, error) {
 		return "", invalidf("base URL host is longer than %d characters", maxHostLength)
 	}
 	for _, label := range strings.Split(host, ".") {
-		if !hostLabelPattern.MatchString(label) {
+		if !ldhLabel(label, maxHostLabelLength) {
 			return "", invalidf("base URL host %q is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", host)
 		}
 	}
