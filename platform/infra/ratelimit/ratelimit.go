@@ -274,13 +274,22 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	ss.busy++
 	ss.lastUse = now
 	// Reserve more before the reservations run out, so that the caller's
-	// next calls need no round trip either.
+	// next calls need no round trip either. The site's reservation is
+	// spent by all its callers, so it runs low at other times than this
+	// caller's: when either is due, the other comes along if it is within
+	// a reservation of being due, and the two then stay in step, one
+	// round trip per top-up instead of two.
 	var userExtra, siteExtra int
-	if chunk := reserveChunk(l.cur().UserPerMinute); chunk > 0 && !cs.toppingUp && cs.budget.left <= chunk/2 {
-		userExtra = chunk
-	}
-	if chunk := reserveChunk(l.cur().SitePerMinute); chunk > 0 && !ss.toppingUp && ss.budget.left <= chunk/2 {
-		siteExtra = chunk
+	userChunk, siteChunk := reserveChunk(l.cur().UserPerMinute), reserveChunk(l.cur().SitePerMinute)
+	userDue := userChunk > 0 && !cs.toppingUp && cs.budget.left <= userChunk/2
+	siteDue := siteChunk > 0 && !ss.toppingUp && ss.budget.left <= siteChunk/2
+	if userDue || siteDue {
+		if userChunk > 0 && !cs.toppingUp && cs.budget.left <= userChunk {
+			userExtra = userChunk
+		}
+		if siteChunk > 0 && !ss.toppingUp && ss.budget.left <= siteChunk {
+			siteExtra = siteChunk
+		}
 	}
 	if (userExtra > 0 || siteExtra > 0) && !l.closing {
 		cs.toppingUp = cs.toppingUp || userExtra > 0

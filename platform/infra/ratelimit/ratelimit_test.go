@@ -696,6 +696,60 @@ func TestReservationsAreToppedUpAhead(t *testing.T) {
 	}
 }
 
+// TestASitesTopUpRidesWithItsCallers: a site's reservation is spent by all
+// its callers, so it runs low at other times than any one caller's. When
+// either is due, the other is topped up in the same round trip if it is
+// within a reservation of being due: after the first, the two stay in
+// step and each top-up is one round trip, not two. Forty calls by one of
+// two callers reserving ten at a time take at most five top-ups; out of
+// step, they took seven.
+func TestASitesTopUpRidesWithItsCallers(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	lim := warmLimits()
+	lim.UserPerMinute, lim.SitePerMinute = 80, 80 // both reserving 10 at a time
+	l, pool := replica(t, url, lim)
+	site := newSite(t, pool)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		start := dbMinute(t, pool)
+		other, caller := "user:"+uuid.NewString(), "user:"+uuid.NewString()
+		call := func(who string) {
+			t.Helper()
+			rel, err := l.Acquire(ctx, site, who)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel()
+			waitForTopUps(t, l)
+		}
+		// The other caller spends part of the site's reservation.
+		for range 7 {
+			call(other)
+		}
+		topUps := l.topUps.Load()
+		for range 40 {
+			call(caller)
+		}
+		if n := l.topUps.Load() - topUps; n > 5 {
+			t.Errorf("%d top-ups for 40 calls reserving 10 at a time, want at most 5", n)
+		}
+		if err := l.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !dbMinute(t, pool).Equal(start) {
+			l = New(pool, lim, nil) // the minute turned: once more in one minute
+			continue
+		}
+		if _, calls := rowCounts(t, pool, site, caller); calls != 40 {
+			t.Errorf("the caller's row counts %d calls this minute, want 40", calls)
+		}
+		if _, calls := rowCounts(t, pool, site, ""); calls != 47 {
+			t.Errorf("the site's row counts %d calls this minute, want 47", calls)
+		}
+		return
+	}
+}
+
 func waitForTopUps(t *testing.T, l *Limiter) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
