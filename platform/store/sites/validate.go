@@ -27,13 +27,13 @@ var reservedSlugs = map[string]bool{
 // maxHostLabelLength is the longest DNS label.
 const maxHostLabelLength = 63
 
-// ldhLabel reports whether s is 1 to max characters of a-z, 0-9 and "-",
-// starting and ending with a letter or digit: a DNS label in lower case
-// (the LDH rule), and with max 48 a slug as the sites_slug_check
+// ldhLabel reports whether s is 1 to maxLen characters of a-z, 0-9 and
+// "-", starting and ending with a letter or digit: a DNS label in lower
+// case (the LDH rule), and with maxLen 48 a slug as the sites_slug_check
 // constraint of the schema has it. A loop, not a regular expression: the
 // slug of every OAuth MCP request is checked.
-func ldhLabel(s string, max int) bool {
-	if s == "" || len(s) > max || s[0] == '-' || s[len(s)-1] == '-' {
+func ldhLabel(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen || s[0] == '-' || s[len(s)-1] == '-' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
