@@ -89,8 +89,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 	s.deps.Engine.ServeMCP(w, r, mcpengine.Session{
 		Site:       site.csite,
 		Principal:  connector.Principal{AuthType: "oauth", Subject: g.subject},
-		Authorizer: g.authorizer,
-		LimitKey:   g.limitKey,
+		Authorizer: userAuthorizer{tokens: s.upstream, site: site, user: g.subject},
+		LimitKey:   "user:" + site.site.ID.String() + ":" + g.subject,
 		ClientID:   g.clientID,
 	})
 }

@@ -22,10 +22,6 @@ type grant struct {
 	// clientID is the MCP client the token was issued to, for usage
 	// events.
 	clientID string
-	// limitKey and authorizer are the engine session's, built once per
-	// token rather than on every call.
-	limitKey   string
-	authorizer *userAuthorizer
 }
 
 // siteLoadError is a token that introspected well but whose site could not
@@ -60,11 +56,7 @@ func (s *Server) grantOf(ctx context.Context, token string) (grant, error) {
 			return grant{}, invalidate.Tags{}, time.Time{}, &siteLoadError{audience: audience, err: err}
 		}
 		tags := invalidate.Tags{Site: sess.SiteID.String(), Subject: sess.Subject}
-		return grant{
-			subject: sess.Subject, audience: audience, site: site, clientID: ar.GetClient().GetID(),
-			limitKey:   "user:" + site.site.ID.String() + ":" + sess.Subject,
-			authorizer: &userAuthorizer{tokens: s.upstream, site: site, user: sess.Subject},
-		}, tags, sess.GetExpiresAt(fosite.AccessToken), nil
+		return grant{subject: sess.Subject, audience: audience, site: site, clientID: ar.GetClient().GetID()}, tags, sess.GetExpiresAt(fosite.AccessToken), nil
 	})
 }
 
