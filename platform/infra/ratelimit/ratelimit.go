@@ -281,13 +281,13 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	// round trip per top-up instead of two.
 	var userExtra, siteExtra int
 	userChunk, siteChunk := reserveChunk(l.cur().UserPerMinute), reserveChunk(l.cur().SitePerMinute)
-	userDue := userChunk > 0 && !cs.toppingUp && cs.budget.left <= userChunk/2
-	siteDue := siteChunk > 0 && !ss.toppingUp && ss.budget.left <= siteChunk/2
-	if userDue || siteDue {
-		if userChunk > 0 && !cs.toppingUp && cs.budget.left <= userChunk {
+	userFree := userChunk > 0 && !cs.toppingUp
+	siteFree := siteChunk > 0 && !ss.toppingUp
+	if userFree && cs.budget.left <= userChunk/2 || siteFree && ss.budget.left <= siteChunk/2 {
+		if userFree && cs.budget.left <= userChunk {
 			userExtra = userChunk
 		}
-		if siteChunk > 0 && !ss.toppingUp && ss.budget.left <= siteChunk {
+		if siteFree && ss.budget.left <= siteChunk {
 			siteExtra = siteChunk
 		}
 	}
