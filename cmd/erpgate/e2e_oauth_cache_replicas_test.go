@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestOAuthRevocationsReachTheOtherReplica runs two erpgate processes on
@@ -50,24 +53,9 @@ func TestOAuthRevocationsReachTheOtherReplica(t *testing.T) {
 		}
 		return c
 	}
-	// refusedOnB waits until B answers the token with 401.
 	refusedOnB := func(t *testing.T, site devSite, token string, since time.Time) {
 		t.Helper()
-		endpoint := b.URL + "/sites/" + site.Slug + "/mcp"
-		// Well under the cache's 30 s backstop: only an invalidation
-		// makes B refuse the token in time.
-		deadline := since.Add(10 * time.Second)
-		for {
-			status, body := mcpCallStatus(t, endpoint, token)
-			if status == http.StatusUnauthorized {
-				t.Logf("replica B refused the token %v after the change", time.Since(since).Round(time.Millisecond))
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("replica B still answers the token with HTTP %d: %s", status, body)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitRefused(t, b.URL+"/sites/"+site.Slug+"/mcp", token, since)
 	}
 
 	t.Run("a revoked grant", func(t *testing.T) {
@@ -132,6 +120,70 @@ func TestOAuthRevocationsReachTheOtherReplica(t *testing.T) {
 		}
 		refusedOnB(t, beta, token, since)
 	})
+}
+
+// waitRefused waits until endpoint answers the token with 401, at most
+// 10 s after since: well under the cache's 30 s backstop, so that only an
+// invalidation makes a replica that cached the token refuse it in time.
+func waitRefused(t *testing.T, endpoint, token string, since time.Time) {
+	t.Helper()
+	deadline := since.Add(10 * time.Second)
+	for {
+		status, body := mcpCallStatus(t, endpoint, token)
+		if status == http.StatusUnauthorized {
+			t.Logf("%s refused the token %v after the change", endpoint, time.Since(since).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still answers the token with HTTP %d: %s", endpoint, status, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestARevocationReachesAReplicaWhoseListenerWentSilent: replica B's
+// listening connection goes silent while its pool keeps working, as when a
+// NAT or load balancer forgets the one idle flow. The revocation's
+// notification never reaches B, and no error tells it so; B must notice
+// the silence, drop its cache, and refuse the revoked token well before
+// the cache's 30 s backstop.
+func TestARevocationReachesAReplicaWhoseListenerWentSilent(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	bin := buildErpgate(t)
+	addrA, addrB := freeport.Loopback(t), freeport.Loopback(t)
+	env, adminToken := replicaEnv(t, addrA, pgtest.NewDatabase(t), map[string]string{
+		"ERPGATE_LOG_LEVEL": "warn",
+		// The polling below makes more calls than a person would.
+		"ERPGATE_LIMIT_USER_PER_MINUTE": "100000",
+		"ERPGATE_LIMIT_SITE_PER_MINUTE": "100000",
+	})
+	a := startReplica(t, bin, addrA, env)
+	silencer := pgtest.NewSilencer(t, env["DATABASE_URL"])
+	envB := maps.Clone(env)
+	envB["DATABASE_URL"] = silencer.URL
+	b := startReplica(t, bin, addrB, envB)
+	gw := &gateway{URL: a.URL, DBURL: env["DATABASE_URL"], admin: &adminClient{base: a.URL, token: adminToken}}
+	acme := frappeOAuthSite(t, gw, "acme", sim)
+
+	user := userWithRole(t, sim, "all-companies")
+	c := connectOAuth(t, acme.MCPURL, frappeLogin(user))
+	tok := c.source.current()
+	for i, base := range []string{a.URL, b.URL, b.URL} {
+		if err := callAsUser(base+"/sites/acme/mcp", tok.AccessToken, user.Email, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := silencer.SilenceListening(); n != 1 {
+		t.Fatalf("silenced %d listening connections of B, want 1", n)
+	}
+	since := time.Now()
+	status, out := tokenEndpoint(t, a.URL+"/oauth/revoke", url.Values{
+		"token": {tok.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {c.source.cfg.ClientID}})
+	if status != http.StatusOK {
+		t.Fatalf("revoke: HTTP %d %s", status, out)
+	}
+	waitRefused(t, b.URL+"/sites/acme/mcp", tok.AccessToken, since)
 }
 
 // tokenEndpoint posts a form to an OAuth endpoint.

@@ -6,22 +6,37 @@
 //
 // While the listening connection is down a replica cannot know what changed,
 // so the Listener reports itself unhealthy and calls every reset function:
-// caches must then be dropped and bypassed until it is healthy again.
+// caches must then be dropped and bypassed until it is healthy again. A
+// connection can also die silently (a NAT or load balancer forgets an idle
+// flow, the network splits): nothing arrives and no error either. So when
+// the connection has been quiet for QuietBeforeCheck, the listener asks
+// Postgres for an answer within CheckTimeout, and treats no answer as a
+// lost connection. A dead connection is noticed within their sum, 0.75 s,
+// inside the 1 s in which a revocation must reach every replica.
 package invalidate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 )
 
 // Channel is the notification channel the triggers use.
 const Channel = "erpgate_invalidate"
+
+// The silence check (see the package comment). Checking costs Postgres an
+// empty query four times a second per replica while no change arrives.
+const (
+	QuietBeforeCheck = 250 * time.Millisecond
+	CheckTimeout     = 500 * time.Millisecond
+)
 
 // Listener receives invalidations for one replica.
 type Listener struct {
@@ -80,6 +95,9 @@ func (l *Listener) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := l.listenOnce(ctx)
+		if l.healthy.Load() { // it had listened: this is a new failure
+			backoff = 100 * time.Millisecond
+		}
 		l.setHealthy(false)
 		if ctx.Err() != nil {
 			return
@@ -101,36 +119,63 @@ func (l *Listener) listenOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer func() {
+		// Bounded: the connection may be the silent one.
+		closeCtx, cancel := context.WithTimeout(context.Background(), CheckTimeout)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return err
 	}
 	// Anything cached before LISTEN took effect may be stale.
 	l.setHealthy(true)
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		waitCtx, cancel := context.WithTimeout(ctx, QuietBeforeCheck)
+		n, err := conn.WaitForNotification(waitCtx)
+		cancel()
 		if err != nil {
-			return err
-		}
-		if id, ok := strings.CutPrefix(n.Payload, "site:"); ok {
-			l.mu.RLock()
-			subs := l.onSite
-			l.mu.RUnlock()
-			for _, fn := range subs {
-				fn(id)
+			if ctx.Err() != nil || !pgconn.Timeout(err) {
+				return err
+			}
+			// Quiet for a while: the connection must show that it still
+			// carries bytes. A notification that arrives meanwhile is
+			// kept by pgx for the next wait.
+			pingCtx, cancel := context.WithTimeout(ctx, CheckTimeout)
+			err = conn.Ping(pingCtx)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				return fmt.Errorf("the listening connection was silent for %v: %w", QuietBeforeCheck+CheckTimeout, err)
 			}
 			continue
 		}
-		prefix, rest, ok := strings.Cut(n.Payload, ":")
-		if !ok {
-			continue
-		}
+		l.deliver(n.Payload)
+	}
+}
+
+// deliver calls the subscribers of one notification's payload.
+func (l *Listener) deliver(payload string) {
+	if id, ok := strings.CutPrefix(payload, "site:"); ok {
 		l.mu.RLock()
-		subs := l.handlers[prefix+":"]
+		subs := l.onSite
 		l.mu.RUnlock()
 		for _, fn := range subs {
-			fn(rest)
+			fn(id)
 		}
+		return
+	}
+	prefix, rest, ok := strings.Cut(payload, ":")
+	if !ok {
+		return
+	}
+	l.mu.RLock()
+	subs := l.handlers[prefix+":"]
+	l.mu.RUnlock()
+	for _, fn := range subs {
+		fn(rest)
 	}
 }
 

@@ -135,3 +135,55 @@ func TestOtherMessagesGoToTheirHandlers(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestASilentConnectionIsNoticed: the path to Postgres stops carrying
+// bytes without closing (a NAT or load balancer that forgot an idle flow,
+// a network partition). No error ever reaches the listener, and a change
+// made meanwhile never arrives, so the listener must notice the silence
+// itself: report unhealthy and reset the caches, then listen again on a
+// new connection and hear the next change.
+func TestASilentConnectionIsNoticed(t *testing.T) {
+	dbURL, pool := newDatabase(t)
+	ctx := t.Context()
+	silencer := pgtest.NewSilencer(t, dbURL)
+
+	l := NewListener(silencer.URL, nil)
+	got := make(chan string, 16)
+	resets := make(chan struct{}, 16)
+	l.OnSite(func(id string) { got <- id })
+	l.OnReset(func() { resets <- struct{}{} })
+	go l.Run(ctx)
+	waitFor(t, "the listener", l.Healthy)
+	for len(resets) > 0 {
+		<-resets
+	}
+
+	if n := silencer.SilenceListening(); n != 1 {
+		t.Fatalf("silenced %d listening connections, want 1", n)
+	}
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://erp.acme.example', 'Acme')`, site); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-resets:
+	case id := <-got:
+		t.Fatalf("a silenced connection delivered %s", id)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the listener still trusts a connection that has been silent for 20 s")
+	}
+
+	// A new connection carries bytes again.
+	waitFor(t, "the listener to listen again", l.Healthy)
+	if _, err := pool.Exec(ctx, `UPDATE sites SET display_name = 'Acme 2' WHERE id = $1`, site); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != site.String() {
+			t.Errorf("notified %s, want %s", id, site)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no notification on the new connection")
+	}
+}

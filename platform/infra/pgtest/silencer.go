@@ -1,0 +1,117 @@
+package pgtest
+
+import (
+	"bytes"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Silencer forwards connections to a database, so that a test can make
+// the ones that listen for notifications go silent: they stay open but
+// carry no byte either way, as an idle flow does once a NAT or load
+// balancer has forgotten it. Connections opened later are forwarded.
+type Silencer struct {
+	// URL is the database's URL through the silencer.
+	URL string
+
+	mu    sync.Mutex
+	conns []*silencedConn
+}
+
+type silencedConn struct {
+	listening atomic.Bool // it sent LISTEN
+	silent    atomic.Bool
+}
+
+// NewSilencer forwards a local port to the server of dbURL until the test
+// ends.
+func NewSilencer(t testing.TB, dbURL string) *Silencer {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Silencer{}
+	var (
+		openMu sync.Mutex
+		open   []net.Conn
+	)
+	t.Cleanup(func() {
+		ln.Close()
+		openMu.Lock()
+		defer openMu.Unlock()
+		for _, c := range open {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			openMu.Lock()
+			open = append(open, client, server)
+			openMu.Unlock()
+			c := &silencedConn{}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			go c.forward(server, client, true)
+			go c.forward(client, server, false)
+		}
+	}()
+	u.Host = ln.Addr().String()
+	s.URL = u.String()
+	return s
+}
+
+// SilenceListening silences every open connection that has sent LISTEN,
+// and returns how many it silenced.
+func (s *Silencer) SilenceListening() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.conns {
+		if c.listening.Load() && !c.silent.Swap(true) {
+			n++
+		}
+	}
+	return n
+}
+
+// forward copies src to dst until either closes; once the connection is
+// silent it reads and drops what src sends.
+func (c *silencedConn) forward(dst, src net.Conn, fromClient bool) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if fromClient && bytes.Contains(buf[:n], []byte("LISTEN ")) {
+				c.listening.Store(true)
+			}
+			if !c.silent.Load() {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
