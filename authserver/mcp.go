@@ -10,6 +10,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/mcpengine"
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -48,7 +49,17 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 		s.challenge(w, res, "", "this MCP endpoint needs an OAuth access token: sign in with your MCP client")
 		return
 	}
-	g, err := s.grantOf(ctx, token)
+	g, err := s.grantOf(ctx, token, s.lookups.For(r))
+	var refused *sourcelimit.LookupsRefused
+	if errors.As(err, &refused) {
+		if refused.First {
+			s.log.Warn("MCP: a source sent too many access tokens that are not valid; refusing its lookups",
+				zap.String("source", refused.Source))
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, jsonRPCInvalidRequest, refused.Answer(w.Header()))
+		return
+	}
 	var siteErr *siteLoadError
 	if errors.As(err, &siteErr) {
 		if !siteErr.audience.Has(res.URL) {

@@ -7,8 +7,10 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/invalidate"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 )
 
 // grant is what an MCP request needs from its access token: who it acts
@@ -36,16 +38,26 @@ func (e *siteLoadError) Error() string { return e.err.Error() }
 func (e *siteLoadError) Unwrap() error { return e.err }
 
 // grantOf returns the grant of an access token, from the cache when a
-// replica has not been told of a change since it was read.
-func (s *Server) grantOf(ctx context.Context, token string) (grant, error) {
+// replica has not been told of a change since it was read. A token that is
+// not cached is introspected only if admit lets its source make one more
+// lookup; the lookup is charged to the source only when the token is not
+// valid.
+func (s *Server) grantOf(ctx context.Context, token string, admit sourcelimit.Admit) (grant, error) {
 	key := secrets.HashToken(token)
 	return s.grants.Get(ctx, string(key[:]), func(ctx context.Context) (grant, invalidate.Tags, time.Time, error) {
+		charge, err := admit()
+		if err != nil {
+			return grant{}, invalidate.Tags{}, time.Time{}, err
+		}
 		sess := &storage.Session{}
 		use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
 		if err == nil && use != fosite.AccessToken {
 			// The configuration stops fosite from validating refresh
 			// tokens here; this holds even if that ever changes.
 			err = fosite.ErrInvalidTokenFormat
+		}
+		if err != nil && !database.IsUnavailable(err) {
+			charge()
 		}
 		if err != nil {
 			return grant{}, invalidate.Tags{}, time.Time{}, err

@@ -20,6 +20,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/mcpengine"
 	"github.com/erpgate/erpgate/platform/infra/invalidate"
 	"github.com/erpgate/erpgate/platform/infra/metrics"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -59,6 +60,10 @@ type Deps struct {
 	// SourceLimits bound unauthenticated requests per source; zero fields
 	// take their defaults.
 	SourceLimits SourceLimits
+	// Lookups bounds the access tokens that are not valid one source may
+	// have looked up, shared with the other doors that take tokens. nil:
+	// a bound of the authserver's own, at sourcelimit.DefaultLookups.
+	Lookups *sourcelimit.Lookups
 	// Metrics, when set, counts sign-ins and ERP token refreshes.
 	Metrics *metrics.Metrics
 	// Invalidations, when set, lets each replica cache for CacheTTL what
@@ -90,6 +95,7 @@ type Server struct {
 	mux      *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
 	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
+	lookups                                        *sourcelimit.Lookups
 }
 
 // New builds the server. It reads (or, on first start, creates) the token
@@ -139,6 +145,10 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 	s.registerLimit = newSourceLimiter(deps.SourceLimits.Register, time.Now)
 	s.authorizeLimit = newSourceLimiter(deps.SourceLimits.Authorize, time.Now)
 	s.chooseSiteLimit = newSourceLimiter(deps.SourceLimits.ChooseSite, time.Now)
+	s.lookups = deps.Lookups
+	if s.lookups == nil {
+		s.lookups = sourcelimit.NewLookups(sourcelimit.Limit{}, deps.ClientIP)
+	}
 	s.cimd = newCIMDResolver(deps.Store, deps.CIMD, s.devMode)
 	s.cimd.fetchLimit = newSourceLimiter(deps.SourceLimits.FetchDocument, time.Now)
 	deps.Store.SetClientResolver(s.cimd)

@@ -37,6 +37,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/ratelimit"
 	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/infra/tracing"
 	"github.com/erpgate/erpgate/platform/store/activity"
 	"github.com/erpgate/erpgate/platform/store/approval"
@@ -291,7 +292,10 @@ func (a *App) build(ctx context.Context) error {
 	listener.OnMessage(livesettings.NotifyPrefix, live.Notified)
 	go listener.Run(janitorCtx)
 	resolver := servicemcp.NewResolver(store, reg, listener, cacheTTL)
-	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log})
+	// One bound per replica on the tokens that are not valid, for every
+	// door that takes tokens.
+	lookups := sourcelimit.NewLookups(sourcelimit.Limit{}, e.IPExtractor)
+	service := echo.WrapHandler(&servicemcp.Handler{Resolver: resolver, Engine: engine, Logger: a.log, Lookups: lookups})
 	e.Any("/service/mcp", service)
 	if cfg.Metrics.ListenAddr == "" {
 		// No address of its own: /metrics is the operator's, like the
@@ -306,7 +310,7 @@ func (a *App) build(ctx context.Context) error {
 		AccessTokenLifespan: cfg.OAuth.AccessTokenLifespan, RefreshTokenLifespan: cfg.OAuth.RefreshTokenLifespan,
 		SignInTimeout: cfg.OAuth.SignInTimeout, AccessGateInterval: cfg.OAuth.AccessGateInterval, ClientIP: e.IPExtractor,
 		Metrics:       a.metrics,
-		Invalidations: listener, CacheTTL: cacheTTL,
+		Invalidations: listener, CacheTTL: cacheTTL, Lookups: lookups,
 	})
 	if err != nil {
 		return err

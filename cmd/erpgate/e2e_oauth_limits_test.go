@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 // TestOAuthRegistrationIsBounded: open registration must not be a way to
@@ -223,5 +227,82 @@ func TestOAuthMetadataDocumentFetchesAreLimitedPerSource(t *testing.T) {
 	}
 	if n := fetches.Load(); n > 11 {
 		t.Errorf("25 token requests naming new URL client ids made %d fetches, want at most 11", n)
+	}
+}
+
+// TestMadeUpTokensAreBoundedPerSource: valid tokens are cached, so a token
+// that is not valid is the one request that always costs a database
+// lookup. One source sending made-up tokens, at either door, must get at
+// most its burst of lookups (100, then ten a second) and then 429 with
+// Retry-After, while its own valid token and other sources' made-up
+// tokens are still answered as before.
+func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	person := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
+
+	call := func(endpoint, token, source string) (int, http.Header, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, endpoint,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_current_user","arguments":{}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-Forwarded-For", source)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(body)
+	}
+	madeUp := func(like string, i int) string {
+		// The shape of a real token of the door, other bytes.
+		return like[:len(like)-8] + fmt.Sprintf("%08d", i)
+	}
+
+	for i, door := range []struct{ name, endpoint, valid string }{
+		{"service tokens", site.ServiceMCPURL, site.ServiceToken},
+		{"access tokens", site.MCPURL, person},
+	} {
+		t.Run(door.name, func(t *testing.T) {
+			attacker, other := fmt.Sprintf("198.51.100.%d", 10+i), fmt.Sprintf("203.0.113.%d", 10+i)
+			if status, _, body := call(door.endpoint, door.valid, attacker); status != http.StatusOK {
+				t.Fatalf("the valid token: HTTP %d %s", status, body)
+			}
+			start := time.Now()
+			statuses := map[int]int{}
+			for n := range 300 {
+				status, h, body := call(door.endpoint, madeUp(door.valid, n), attacker)
+				statuses[status]++
+				if status == http.StatusTooManyRequests {
+					if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 {
+						t.Errorf("429 with Retry-After %q", h.Get("Retry-After"))
+					}
+					if !strings.Contains(body, "not valid") {
+						t.Errorf("429 body: %s", body)
+					}
+				}
+			}
+			t.Logf("300 made-up tokens from one source: %v", statuses)
+			// The burst, and what ten a second refilled meanwhile.
+			allowed := 100 + 10*int(time.Since(start).Seconds()+1)
+			if statuses[http.StatusUnauthorized] > allowed || statuses[http.StatusTooManyRequests] == 0 {
+				t.Errorf("300 made-up tokens from one source: %v, want at most %d looked up (401) and the rest 429", statuses, allowed)
+			}
+			if status, _, body := call(door.endpoint, door.valid, attacker); status != http.StatusOK {
+				t.Errorf("the attacker's address with its cached valid token: HTTP %d %s", status, body)
+			}
+			if status, _, body := call(door.endpoint, madeUp(door.valid, 1), other); status != http.StatusUnauthorized {
+				t.Errorf("another source's made-up token: HTTP %d %s", status, body)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/invalidate"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -60,11 +61,24 @@ func NewResolver(store *sites.Store, registry *connector.Registry, src invalidat
 func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) }
 
 // Resolve returns the site and authorizer for token. Errors are those of
-// sites.Store.ResolveServiceToken, errNoCredential, or infrastructure errors.
-func (r *Resolver) Resolve(ctx context.Context, token string) (*resolved, error) {
+// sites.Store.ResolveServiceToken, errNoCredential, admit's refusal, or
+// infrastructure errors. A token that is not cached is looked up only if
+// admit (nil: always) lets its source make one more lookup; the lookup is
+// charged to the source only when the token is unknown or revoked.
+func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.Admit) (*resolved, error) {
 	key := secrets.HashToken(token)
 	return r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
+		charge := func() {}
+		if admit != nil {
+			var err error
+			if charge, err = admit(); err != nil {
+				return nil, invalidate.Tags{}, time.Time{}, err
+			}
+		}
 		e, err := r.load(ctx, token)
+		if errors.Is(err, sites.ErrTokenInvalid) {
+			charge()
+		}
 		if err != nil {
 			return nil, invalidate.Tags{}, time.Time{}, err
 		}

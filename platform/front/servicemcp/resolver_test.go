@@ -106,7 +106,7 @@ func TestResolverCachesUntilInvalidated(t *testing.T) {
 	r := NewResolver(store, reg, inv, time.Hour)
 	ctx := context.Background()
 
-	first, err := r.Resolve(ctx, token)
+	first, err := r.Resolve(ctx, token, nil)
 	if err != nil || authOf(t, first) != "k-1" {
 		t.Fatalf("first resolve: %v", err)
 	}
@@ -115,12 +115,12 @@ func TestResolverCachesUntilInvalidated(t *testing.T) {
 	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
 		t.Fatal(err)
 	}
-	cached, err := r.Resolve(ctx, token)
+	cached, err := r.Resolve(ctx, token, nil)
 	if err != nil || authOf(t, cached) != "k-1" {
 		t.Fatalf("cached resolve: %v", err)
 	}
 	inv.fireSite(site.ID.String())
-	fresh, err := r.Resolve(ctx, token)
+	fresh, err := r.Resolve(ctx, token, nil)
 	if err != nil || authOf(t, fresh) != "k-2" {
 		t.Fatalf("after invalidation: %v %v", err, fresh)
 	}
@@ -130,7 +130,7 @@ func TestResolverCachesUntilInvalidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv.fireSite(site.ID.String())
-	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
 		t.Fatalf("revoked token: %v", err)
 	}
 }
@@ -140,7 +140,7 @@ func TestResolverBypassesCacheWhenUnhealthy(t *testing.T) {
 	inv := &manualInvalidations{healthy: false}
 	r := NewResolver(store, reg, inv, time.Hour)
 	ctx := context.Background()
-	if _, err := r.Resolve(ctx, token); err != nil {
+	if _, err := r.Resolve(ctx, token, nil); err != nil {
 		t.Fatal(err)
 	}
 	toks, _ := store.ListServiceTokens(ctx, site.ID)
@@ -148,7 +148,7 @@ func TestResolverBypassesCacheWhenUnhealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No invalidation arrives, but the listener is down: nothing is cached.
-	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
 		t.Fatalf("revoked token served while invalidations were down: %v", err)
 	}
 }
@@ -172,10 +172,10 @@ func TestResolverDoesNotCacheALookupOvertakenByARevocation(t *testing.T) {
 	}
 	// The call that began before the revocation is served: it read the
 	// token while it was valid.
-	if _, err := r.Resolve(ctx, token); err != nil {
+	if _, err := r.Resolve(ctx, token, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Resolve(ctx, token); !errors.Is(err, sites.ErrTokenInvalid) {
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
 		t.Fatalf("after the revocation: %v, want ErrTokenInvalid (a stale lookup was cached)", err)
 	}
 }
@@ -201,7 +201,7 @@ func resolvedOnAClock(t *testing.T) (*Resolver, *fakeClock, *sites.Store, sites.
 	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Minute)
 	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
 	r.cache.SetClock(clock.now)
-	if e, err := r.Resolve(context.Background(), token); err != nil || authOf(t, e) != "k-1" {
+	if e, err := r.Resolve(context.Background(), token, nil); err != nil || authOf(t, e) != "k-1" {
 		t.Fatalf("first resolve: %v", err)
 	}
 	return r, clock, store, site, token
@@ -229,17 +229,17 @@ func TestResolverRefreshesAheadWithoutMakingACallWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.advance(29 * time.Second)
-	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+	if e, err := r.Resolve(ctx, token, nil); err != nil || authOf(t, e) != "k-1" {
 		t.Fatalf("before half the TTL: %v; want the cached k-1", err)
 	}
 	clock.advance(2 * time.Second)
 	// Past half the TTL: this call gets the cached entry at once (k-1: it
 	// did not wait for the lookup), and the lookup runs behind it.
-	if e, err := r.Resolve(ctx, token); err != nil || authOf(t, e) != "k-1" {
+	if e, err := r.Resolve(ctx, token, nil); err != nil || authOf(t, e) != "k-1" {
 		t.Fatalf("past half the TTL: %v; want the cached k-1 at once", err)
 	}
 	eventually(t, "the refreshed credential", func() bool {
-		e, err := r.Resolve(ctx, token)
+		e, err := r.Resolve(ctx, token, nil)
 		return err == nil && authOf(t, e) == "k-2"
 	})
 }
@@ -255,7 +255,7 @@ func TestResolverDropsARefreshedTokenThatWasRevoked(t *testing.T) {
 	}
 	clock.advance(31 * time.Second)
 	eventually(t, "the revocation found by the background lookup", func() bool {
-		_, err := r.Resolve(ctx, token)
+		_, err := r.Resolve(ctx, token, nil)
 		return errors.Is(err, sites.ErrTokenInvalid)
 	})
 }
@@ -279,13 +279,13 @@ func TestResolverLookupOutlivesTheCallerThatStartedIt(t *testing.T) {
 	first, cancel := context.WithCancel(t.Context())
 	firstErr := make(chan error, 1)
 	go func() {
-		_, err := r.Resolve(first, token)
+		_, err := r.Resolve(first, token, nil)
 		firstErr <- err
 	}()
 	<-started
 	second := make(chan error, 1)
 	go func() {
-		e, err := r.Resolve(t.Context(), token)
+		e, err := r.Resolve(t.Context(), token, nil)
 		if err == nil && authOf(t, e) != "k-1" {
 			err = errors.New("resolved to another credential")
 		}

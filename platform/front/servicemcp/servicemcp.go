@@ -19,6 +19,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/mcpengine"
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -30,6 +31,9 @@ type Handler struct {
 	Resolver *Resolver
 	Engine   *mcpengine.Engine
 	Logger   *zap.Logger
+	// Lookups bounds the unknown tokens one source may have looked up
+	// (nil: unbounded).
+	Lookups *sourcelimit.Lookups
 }
 
 // ServeHTTP authenticates the service token and hands the request to the
@@ -41,8 +45,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unauthorized(w, "a service token is required: send it in the X-Erpgate-Service-Token header or as Authorization: Bearer")
 		return
 	}
-	res, err := h.Resolver.Resolve(r.Context(), token)
+	res, err := h.Resolver.Resolve(r.Context(), token, h.Lookups.For(r))
+	var refused *sourcelimit.LookupsRefused
 	switch {
+	case errors.As(err, &refused):
+		if refused.First {
+			h.Logger.Warn("service MCP: a source sent too many tokens that are not valid; refusing its lookups",
+				zap.String("source", refused.Source))
+		}
+		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, mcp.INVALID_REQUEST, refused.Answer(w.Header()))
+		return
 	case errors.Is(err, sites.ErrTokenInvalid):
 		unauthorized(w, "the service token is not valid: it is unknown or has been revoked")
 		return

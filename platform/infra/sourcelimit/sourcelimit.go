@@ -65,14 +65,7 @@ func (l *Limiter) Allow(source string) (ok bool, wait time.Duration, first bool)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, found := l.buckets[source]
-	if !found {
-		if len(l.buckets) >= maxSources {
-			l.sweep(now)
-		}
-		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
-		l.buckets[source] = b
-	}
+	b := l.bucket(source, now)
 	r := b.tokens.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
@@ -81,6 +74,49 @@ func (l *Limiter) Allow(source string) (ok bool, wait time.Duration, first bool)
 	}
 	b.refused = false
 	return true, 0, false
+}
+
+// Check is Allow for requests that count only when they fail (Charge):
+// it takes nothing, and refuses while the source's bucket is empty or in
+// debt.
+func (l *Limiter) Check(source string) (ok bool, wait time.Duration, first bool) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, found := l.buckets[source]
+	if !found {
+		return true, 0, false
+	}
+	if tokens := b.tokens.TokensAt(now); tokens < 1 {
+		first, b.refused = !b.refused, true
+		return false, time.Duration((1 - tokens) * float64(l.limit.Every)), first
+	}
+	b.refused = false
+	return true, 0, false
+}
+
+// Charge takes one request of source from its bucket after it failed,
+// into debt if the bucket is empty: requests that Check let through at
+// once are all paid for, with a longer wait.
+func (l *Limiter) Charge(source string) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(source, now)
+	b.tokens.ReserveN(now, 1)
+}
+
+// bucket returns source's bucket, new if need be. l.mu is held.
+func (l *Limiter) bucket(source string, now time.Time) *bucket {
+	b, found := l.buckets[source]
+	if !found {
+		if len(l.buckets) >= maxSources {
+			l.sweep(now)
+		}
+		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
+		l.buckets[source] = b
+	}
+	return b
 }
 
 // sweep forgets the sources whose bucket has filled up again (they are as

@@ -1,6 +1,10 @@
 package sourcelimit
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,5 +48,88 @@ func TestSourceGroupsIPv6By64(t *testing.T) {
 	}
 	if got := Source("::ffff:192.0.2.10"); got != "192.0.2.10" {
 		t.Errorf("IPv4-mapped source %q", got)
+	}
+}
+
+// TestCheckAndCharge: requests that count only when they fail. Check
+// takes nothing; Charge takes one after a failure, into debt when
+// requests let through at once all fail, and the debt makes the wait
+// longer.
+func TestCheckAndCharge(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(Limit{Burst: 2, Every: time.Minute}, func() time.Time { return now })
+	const src = "198.51.100.7"
+	for i := range 10 {
+		now = now.Add(time.Second)
+		if ok, _, _ := l.Check(src); !ok {
+			t.Fatalf("request %d that did not fail refused", i+1)
+		}
+	}
+	// Five let through at once, all failing.
+	for range 5 {
+		if ok, _, _ := l.Check(src); !ok {
+			t.Fatal("refused before any failure")
+		}
+	}
+	for range 5 {
+		l.Charge(src)
+	}
+	ok, wait, first := l.Check(src)
+	if ok || wait != 4*time.Minute || !first {
+		t.Fatalf("after 5 failures on a burst of 2: allowed %v, wait %v, first %v; want refused for 4m (3 in debt), first", ok, wait, first)
+	}
+	if _, _, first := l.Check(src); first {
+		t.Error("the second refusal in a row was reported as the first")
+	}
+	if ok, _, _ := l.Check("198.51.100.8"); !ok {
+		t.Error("another source was refused")
+	}
+	now = now.Add(4 * time.Minute)
+	if ok, _, _ := l.Check(src); !ok {
+		t.Error("refused once the debt was paid")
+	}
+}
+
+// TestLookupsChargeEachSourceItsOwn: Lookups tells sources apart by the
+// given address function, charges only the lookups said to fail, refuses
+// with the wait, and a nil Lookups admits everything.
+func TestLookupsChargeEachSourceItsOwn(t *testing.T) {
+	g := NewLookups(Limit{Burst: 2, Every: time.Hour}, func(r *http.Request) string { return r.Header.Get("X-Test-Source") })
+	from := func(source string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/service/mcp", nil)
+		r.Header.Set("X-Test-Source", source)
+		return r
+	}
+	for range 10 { // valid: never charged
+		if _, err := g.For(from("192.0.2.1"))(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		charge, err := g.For(from("192.0.2.1"))()
+		if err != nil {
+			t.Fatal(err)
+		}
+		charge()
+	}
+	_, err := g.For(from("192.0.2.1"))()
+	var refused *LookupsRefused
+	if !errors.As(err, &refused) || refused.Source != "192.0.2.1" || refused.Wait <= 0 || !refused.First {
+		t.Fatalf("after two failures: %v (%+v)", err, refused)
+	}
+	h := http.Header{}
+	if msg := refused.Answer(h); h.Get("Retry-After") == "" || !strings.Contains(msg, "retry in "+h.Get("Retry-After")+" s") {
+		t.Errorf("answer %q, Retry-After %q", msg, h.Get("Retry-After"))
+	}
+	if _, err := g.For(from("192.0.2.2"))(); err != nil {
+		t.Errorf("another source: %v", err)
+	}
+	var none *Lookups
+	for range 5 {
+		charge, err := none.For(from("192.0.2.1"))()
+		if err != nil {
+			t.Fatal(err)
+		}
+		charge()
 	}
 }
