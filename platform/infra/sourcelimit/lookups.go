@@ -22,9 +22,10 @@ type Lookups struct {
 }
 
 // DefaultLookups is the bound when NewLookups is given a zero Limit: 100
-// invalid credentials at once, then ten a second. Clients whose tokens
-// expired overnight, a thousand behind one address, fit; a source that
-// makes up tokens costs the database little.
+// invalid credentials at once, then ten a second. A thousand clients
+// behind one address whose tokens all expired overnight have all been
+// answered 401, and so refresh, within about 90 s (429 with Retry-After
+// until then); a source that makes up tokens costs the database little.
 var DefaultLookups = Limit{Burst: 100, Every: 100 * time.Millisecond}
 
 // NewLookups returns the bound; ip tells a request's client address
