@@ -148,7 +148,7 @@ func (l *Listener) listenOnce(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return err
 				}
-				return fmt.Errorf("the listening connection was silent for %v: %w", QuietBeforeCheck+CheckTimeout, err)
+				return fmt.Errorf("the listening connection did not answer a check within %v: %w", CheckTimeout, err)
 			}
 			continue
 		}
