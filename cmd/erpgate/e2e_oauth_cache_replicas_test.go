@@ -202,6 +202,14 @@ func tokenEndpoint(t *testing.T, endpoint string, form url.Values) (int, string)
 // HTTP status and body.
 func mcpCallStatus(t *testing.T, endpoint, token string) (int, string) {
 	t.Helper()
+	status, _, body := mcpCallFrom(t, endpoint, token, "")
+	return status, body
+}
+
+// mcpCallFrom is mcpCallStatus with the answer's headers, sent through a
+// proxy as forwardedFor when that is not empty.
+func mcpCallFrom(t *testing.T, endpoint, token, forwardedFor string) (int, http.Header, string) {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_current_user","arguments":{}}}`
 	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
 	if err != nil {
@@ -211,6 +219,9 @@ func mcpCallStatus(t *testing.T, endpoint, token string) (int, string) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 	req.Header.Set("Authorization", "Bearer "+token)
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +230,7 @@ func mcpCallStatus(t *testing.T, endpoint, token string) (int, string) {
 	raw, _ := io.ReadAll(resp.Body)
 	var msg json.RawMessage
 	if json.Unmarshal(raw, &msg) != nil {
-		return resp.StatusCode, fmt.Sprintf("%q", raw)
+		return resp.StatusCode, resp.Header, fmt.Sprintf("%q", raw)
 	}
-	return resp.StatusCode, string(msg)
+	return resp.StatusCode, resp.Header, string(msg)
 }

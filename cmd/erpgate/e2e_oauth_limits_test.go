@@ -243,26 +243,6 @@ func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
 	site := frappeOAuthSite(t, gw, "acme", sim)
 	person := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
 
-	call := func(endpoint, token, source string) (int, http.Header, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, endpoint,
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_current_user","arguments":{}}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("X-Forwarded-For", source)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(body)
-	}
 	madeUp := func(like string, i int) string {
 		// The shape of a real token of the door, other bytes.
 		return like[:len(like)-8] + fmt.Sprintf("%08d", i)
@@ -274,13 +254,13 @@ func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
 	} {
 		t.Run(door.name, func(t *testing.T) {
 			attacker, other := fmt.Sprintf("198.51.100.%d", 10+i), fmt.Sprintf("203.0.113.%d", 10+i)
-			if status, _, body := call(door.endpoint, door.valid, attacker); status != http.StatusOK {
+			if status, _, body := mcpCallFrom(t, door.endpoint, door.valid, attacker); status != http.StatusOK {
 				t.Fatalf("the valid token: HTTP %d %s", status, body)
 			}
 			start := time.Now()
 			statuses := map[int]int{}
 			for n := range 300 {
-				status, h, body := call(door.endpoint, madeUp(door.valid, n), attacker)
+				status, h, body := mcpCallFrom(t, door.endpoint, madeUp(door.valid, n), attacker)
 				statuses[status]++
 				if status == http.StatusTooManyRequests {
 					if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 {
@@ -297,10 +277,10 @@ func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
 			if statuses[http.StatusUnauthorized] > allowed || statuses[http.StatusTooManyRequests] == 0 {
 				t.Errorf("300 made-up tokens from one source: %v, want at most %d looked up (401) and the rest 429", statuses, allowed)
 			}
-			if status, _, body := call(door.endpoint, door.valid, attacker); status != http.StatusOK {
+			if status, _, body := mcpCallFrom(t, door.endpoint, door.valid, attacker); status != http.StatusOK {
 				t.Errorf("the attacker's address with its cached valid token: HTTP %d %s", status, body)
 			}
-			if status, _, body := call(door.endpoint, madeUp(door.valid, 1), other); status != http.StatusUnauthorized {
+			if status, _, body := mcpCallFrom(t, door.endpoint, madeUp(door.valid, 1), other); status != http.StatusUnauthorized {
 				t.Errorf("another source's made-up token: HTTP %d %s", status, body)
 			}
 		})

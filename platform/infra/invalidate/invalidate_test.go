@@ -37,17 +37,25 @@ func newDatabase(t *testing.T) (string, *pgxpool.Pool) {
 	return url, pool
 }
 
-func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
-	url, pool := newDatabase(t)
-	ctx := t.Context()
-
+// listening starts a listener on the database at url until the test ends,
+// and returns it healthy, with the site ids it is told of and its resets.
+func listening(t *testing.T, url string) (*Listener, chan string, chan struct{}) {
+	t.Helper()
 	l := NewListener(url, nil)
 	got := make(chan string, 16)
 	resets := make(chan struct{}, 16)
 	l.OnSite(func(id string) { got <- id })
 	l.OnReset(func() { resets <- struct{}{} })
-	go l.Run(ctx)
+	go l.Run(t.Context())
 	waitFor(t, "the listener", l.Healthy)
+	return l, got, resets
+}
+
+func TestSiteChangesNotifyAndResetsOnReconnect(t *testing.T) {
+	url, pool := newDatabase(t)
+	ctx := t.Context()
+
+	l, got, resets := listening(t, url)
 
 	site := uuid.New()
 	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://erp.acme.example', 'Acme')`, site); err != nil {
@@ -147,13 +155,7 @@ func TestASilentConnectionIsNoticed(t *testing.T) {
 	ctx := t.Context()
 	silencer := pgtest.NewSilencer(t, dbURL)
 
-	l := NewListener(silencer.URL, nil)
-	got := make(chan string, 16)
-	resets := make(chan struct{}, 16)
-	l.OnSite(func(id string) { got <- id })
-	l.OnReset(func() { resets <- struct{}{} })
-	go l.Run(ctx)
-	waitFor(t, "the listener", l.Healthy)
+	l, got, resets := listening(t, silencer.URL)
 	for len(resets) > 0 {
 		<-resets
 	}
