@@ -30,6 +30,25 @@ type silencedConn struct {
 // ends.
 func NewSilencer(t testing.TB, dbURL string) *Silencer {
 	t.Helper()
+	s := &Silencer{}
+	s.URL = Forward(t, dbURL, func(client, server net.Conn) {
+		c := &silencedConn{}
+		s.mu.Lock()
+		s.conns = append(s.conns, c)
+		s.mu.Unlock()
+		go c.forward(server, client, true)
+		go c.forward(client, server, false)
+	})
+	return s
+}
+
+// Forward listens on a local port until the test ends, connects each
+// connection it accepts to the server of dbURL, and hands both ends to
+// serve, which must not block. It returns dbURL with the local port in
+// the server's place. Connections still open when the test ends are
+// closed.
+func Forward(t testing.TB, dbURL string, serve func(client, server net.Conn)) string {
+	t.Helper()
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -39,15 +58,14 @@ func NewSilencer(t testing.TB, dbURL string) *Silencer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Silencer{}
 	var (
-		openMu sync.Mutex
-		open   []net.Conn
+		mu   sync.Mutex
+		open []net.Conn
 	)
 	t.Cleanup(func() {
 		ln.Close()
-		openMu.Lock()
-		defer openMu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
 		for _, c := range open {
 			c.Close()
 		}
@@ -63,20 +81,14 @@ func NewSilencer(t testing.TB, dbURL string) *Silencer {
 				client.Close()
 				continue
 			}
-			openMu.Lock()
+			mu.Lock()
 			open = append(open, client, server)
-			openMu.Unlock()
-			c := &silencedConn{}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			go c.forward(server, client, true)
-			go c.forward(client, server, false)
+			mu.Unlock()
+			serve(client, server)
 		}
 	}()
 	u.Host = ln.Addr().String()
-	s.URL = u.String()
-	return s
+	return u.String()
 }
 
 // SilenceListening silences every open connection that has sent LISTEN,

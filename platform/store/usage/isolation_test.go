@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -304,34 +303,11 @@ type cuttingProxy struct {
 
 func newCuttingProxy(t *testing.T, dbURL string) *cuttingProxy {
 	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	p := &cuttingProxy{}
-	go func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			go func() { _, _ = io.Copy(server, client); server.Close() }()
-			go p.forwardAnswers(client, server)
-		}
-	}()
-	u.Host = ln.Addr().String()
-	p.url = u.String()
+	p.url = pgtest.Forward(t, dbURL, func(client, server net.Conn) {
+		go func() { _, _ = io.Copy(server, client); server.Close() }()
+		go p.forwardAnswers(client, server)
+	})
 	return p
 }
 
