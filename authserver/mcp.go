@@ -53,8 +53,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 	var refused *sourcelimit.LookupsRefused
 	if errors.As(err, &refused) {
 		if refused.First {
-			s.log.Warn("MCP: a source sent too many access tokens that are not valid; refusing its lookups",
-				zap.String("source", refused.Source))
+			// Once per run of refusals, as the other source limits.
+			s.log.Info("source rate limit", zap.String("endpoint", "MCP: access tokens that are not valid"), zap.String("source", refused.Source))
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, jsonRPCInvalidRequest, refused.Answer(w.Header()))

@@ -50,8 +50,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &refused):
 		if refused.First {
-			h.Logger.Warn("service MCP: a source sent too many tokens that are not valid; refusing its lookups",
-				zap.String("source", refused.Source))
+			// Once per run of refusals, as the other source limits.
+			h.Logger.Info("source rate limit", zap.String("endpoint", "service MCP: tokens that are not valid"), zap.String("source", refused.Source))
 		}
 		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, mcp.INVALID_REQUEST, refused.Answer(w.Header()))
 		return

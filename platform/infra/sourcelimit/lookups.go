@@ -73,5 +73,9 @@ func (e *LookupsRefused) Error() string {
 // client.
 func (e *LookupsRefused) Answer(h http.Header) string {
 	secs := RetryAfter(h, e.Wait)
-	return fmt.Sprintf("too many requests from your address carried a token that is not valid; retry in %d s", secs)
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
+	return fmt.Sprintf("too many requests from your address carried a token that is not valid; retry in %d %s", secs, unit)
 }

@@ -118,7 +118,7 @@ func TestLookupsChargeEachSourceItsOwn(t *testing.T) {
 		t.Fatalf("after two failures: %v (%+v)", err, refused)
 	}
 	h := http.Header{}
-	if msg := refused.Answer(h); h.Get("Retry-After") == "" || !strings.Contains(msg, "retry in "+h.Get("Retry-After")+" s") {
+	if msg := refused.Answer(h); h.Get("Retry-After") != "3600" || !strings.HasSuffix(msg, "retry in 3600 seconds") {
 		t.Errorf("answer %q, Retry-After %q", msg, h.Get("Retry-After"))
 	}
 	if _, err := g.For(from("192.0.2.2"))(); err != nil {
