@@ -52,12 +52,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) 
 	g, err := s.grantOf(ctx, token, s.lookups.For(r))
 	var refused *sourcelimit.LookupsRefused
 	if errors.As(err, &refused) {
-		if refused.First {
-			// Once per run of refusals, as the other source limits.
-			s.log.Info("source rate limit", zap.String("endpoint", "MCP: access tokens that are not valid"), zap.String("source", refused.Source))
-		}
 		w.Header().Set("Cache-Control", "no-store")
-		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, jsonRPCInvalidRequest, refused.Answer(w.Header()))
+		mcpengine.WriteLookupsRefused(w, s.log, "MCP: access tokens that are not valid", refused)
 		return
 	}
 	var siteErr *siteLoadError

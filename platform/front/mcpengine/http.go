@@ -16,8 +16,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
 
@@ -333,6 +335,18 @@ func WriteJSONRPCError(w http.ResponseWriter, status int, id any, code int, mess
 		"id":      id,
 		"error":   map[string]any{"code": code, "message": message},
 	})
+}
+
+// WriteLookupsRefused answers a request whose source has sent too many
+// tokens that are not valid (sourcelimit.Lookups), at any door that takes
+// tokens: 429 with Retry-After and a JSON-RPC error, and a log line once
+// per run of refusals, as the other source limits. endpoint names the door
+// in that line.
+func WriteLookupsRefused(w http.ResponseWriter, log *zap.Logger, endpoint string, refused *sourcelimit.LookupsRefused) {
+	if refused.First {
+		log.Info("source rate limit", zap.String("endpoint", endpoint), zap.String("source", refused.Source))
+	}
+	WriteJSONRPCError(w, http.StatusTooManyRequests, nil, mcp.INVALID_REQUEST, refused.Answer(w.Header()))
 }
 
 func newRequestID() string {

@@ -49,11 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var refused *sourcelimit.LookupsRefused
 	switch {
 	case errors.As(err, &refused):
-		if refused.First {
-			// Once per run of refusals, as the other source limits.
-			h.Logger.Info("source rate limit", zap.String("endpoint", "service MCP: tokens that are not valid"), zap.String("source", refused.Source))
-		}
-		mcpengine.WriteJSONRPCError(w, http.StatusTooManyRequests, nil, mcp.INVALID_REQUEST, refused.Answer(w.Header()))
+		mcpengine.WriteLookupsRefused(w, h.Logger, "service MCP: tokens that are not valid", refused)
 		return
 	case errors.Is(err, sites.ErrTokenInvalid):
 		unauthorized(w, "the service token is not valid: it is unknown or has been revoked")
