@@ -132,7 +132,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 
 // redirectToERP sends the browser to the ERP's sign-in.
 func (s *Server) redirectToERP(w http.ResponseWriter, r *http.Request, site signInSite, flowID, challenge string) {
-	target, err := site.oauth.AuthorizationURL(site.csite, site.client, connectorAuthorizationRequest(s.publicURL("/oauth/callback"), flowID, challenge))
+	target, err := site.oauth.AuthorizationURL(site.csite, site.client, connectorAuthorizationRequest(s.publicURL(site.site.CallbackPath()), flowID, challenge))
 	if err != nil {
 		s.pageError(w, "build ERP authorization URL", err)
 		return

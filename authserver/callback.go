@@ -46,6 +46,24 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		s.flowError(w, err)
 		return
 	}
+	site, err := s.loadSignInSite(ctx, flow.SiteID)
+	if err != nil {
+		s.endFlow(ctx, flowID)
+		s.pageError(w, "load site for callback", err)
+		return
+	}
+	if r.URL.Path != site.site.CallbackPath() {
+		// The answer came back at another site's redirect URI: another
+		// ERP sent it, with this sign-in's state. Its code must not go to
+		// this site's ERP, which may be an attacker's (the mix-up attack).
+		s.endFlow(ctx, flowID)
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "wrong_callback"})
+		s.log.Warn("sign-in answered at another site's redirect URI; ended", zap.String("site_slug", site.site.Slug), zap.String("path", r.URL.Path))
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "The sign-in came back from another ERP",
+			Message: "This sign-in was sent to one ERP, but the answer came back from another ERP, so erpgate has ended it. The sign-in link may not have been your own.",
+			Next:    "Go back to your AI client and connect again. If you did not start this sign-in yourself, tell your administrator."})
+		return
+	}
 	if q.Get("error") != "" || q.Get("code") == "" {
 		// The user declined at the ERP (or the ERP refused the request).
 		s.endFlow(ctx, flowID)
@@ -53,22 +71,16 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		s.denyToClient(w, r, flow, "The sign-in at the ERP was cancelled or refused.")
 		return
 	}
-	site, err := s.loadSignInSite(ctx, flow.SiteID)
-	if err != nil {
-		s.endFlow(ctx, flowID)
-		s.pageError(w, "load site for callback", err)
-		return
-	}
 	uctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
 	defer cancel()
 	tok, err := site.oauth.ExchangeCode(uctx, site.csite, site.client, s.deps.HTTPClient(site.csite, nil),
-		q.Get("code"), s.publicURL("/oauth/callback"), flow.Verifier.Reveal())
+		q.Get("code"), s.publicURL(site.site.CallbackPath()), flow.Verifier.Reveal())
 	if err != nil {
 		s.endFlow(ctx, flowID)
 		s.log.Warn("ERP code exchange failed", zap.String("site_slug", site.site.Slug), zap.Error(err))
 		s.renderMessage(w, http.StatusBadGateway, messagePage{Title: "The ERP did not complete the sign-in",
 			Message: "erpgate could not exchange the ERP's sign-in code for a token.",
-			Causes:  []string{"The site's OAuth client in the ERP is missing, disabled or has another redirect URI than " + s.publicURL("/oauth/callback") + ".", "The ERP could not be reached."},
+			Causes:  []string{"The site's OAuth client in the ERP is missing, disabled or has another redirect URI than " + s.publicURL(site.site.CallbackPath()) + ".", "The ERP could not be reached."},
 			Next:    "Go back to your AI client and connect again; if it happens again, tell your administrator."})
 		return
 	}

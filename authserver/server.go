@@ -209,7 +209,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/site", s.serveChooseSite)
-	m.HandleFunc("GET /oauth/callback", s.serveCallback)
+	m.HandleFunc("GET "+sites.SharedCallbackPath, s.serveCallback)
+	m.HandleFunc("GET "+sites.SiteCallbackPath("{slug}"), s.serveCallback)
 	m.HandleFunc("GET /oauth/consent", s.serveConsentPage)
 	m.HandleFunc("POST /oauth/consent", s.serveConsent)
 	m.HandleFunc("POST /oauth/token", s.serveToken)
@@ -240,7 +241,8 @@ func Paths() []string {
 		"/oauth/register",
 		"/oauth/authorize",
 		"/oauth/site",
-		"/oauth/callback",
+		sites.SharedCallbackPath,
+		sites.SiteCallbackPath(":slug"),
 		"/oauth/consent",
 		"/oauth/token",
 		"/oauth/revoke",

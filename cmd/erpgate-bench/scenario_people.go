@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // The people_path scenario compares the four ways a call reaches the same
@@ -171,7 +172,7 @@ func (b *bench) signPeopleIn(ctx context.Context, g *gatewayProc, t *peopleTarge
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			client, err := t.sim.registerClient(g.URL + "/oauth/callback")
+			client, err := t.sim.registerClient(g.URL + sites.SiteCallbackPath(s.Slug))
 			if err == nil {
 				err = api.do(ctx, http.MethodPut, "/sites/"+s.ID+"/connections/oauth",
 					map[string]any{"credentials": map[string]string{"client_id": client.ID, "client_secret": client.Secret}}, nil)

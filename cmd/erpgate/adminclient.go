@@ -35,6 +35,10 @@ type siteResponse struct {
 	BaseURL       string `json:"base_url"`
 	MCPURL        string `json:"mcp_url"`
 	ServiceMCPURL string `json:"service_mcp_url"`
+	// OAuthRedirectURI is the redirect URI the site's OAuth client must
+	// have; SharedCallback says it is the shared one.
+	OAuthRedirectURI string `json:"oauth_redirect_uri"`
+	SharedCallback   bool   `json:"shared_callback"`
 }
 
 type tokenResponse struct {
@@ -116,6 +120,11 @@ func (c *adminClient) ensureSite(ctx context.Context, previous devState, in site
 				err = c.do(ctx, http.MethodPatch, "/sites/"+site.ID, map[string]any{"base_url": in.BaseURL}, &site)
 			}
 		}
+	}
+	if err == nil && site.SharedCallback {
+		// A site of a run before sites had their own redirect URI: the
+		// simulators' OAuth clients are made with the site's own.
+		err = c.do(ctx, http.MethodPatch, "/sites/"+site.ID, map[string]any{"shared_callback": false}, &site)
 	}
 	if err != nil {
 		return devSite{}, err

@@ -360,7 +360,7 @@ func (a *App) build(ctx context.Context) error {
 	}
 	oauth := echo.WrapHandler(auth)
 	for _, path := range authserver.Paths() {
-		if path == "/oauth/callback" {
+		if path == sites.SharedCallbackPath || path == sites.SiteCallbackPath(":slug") {
 			e.Any(path, echo.WrapHandler(callbackRouter(proofs, auth)))
 			continue
 		}
@@ -423,8 +423,9 @@ func every(ctx context.Context, interval time.Duration, fn func(context.Context)
 	}
 }
 
-// callbackRouter serves /oauth/callback: a state made by erpadmin goes to
-// its proofs, every other one to the authorization server.
+// callbackRouter serves the redirect URIs (each site's and the shared
+// one): a state made by erpadmin goes to its proofs, every other one to
+// the authorization server.
 func callbackRouter(proofs *erpadmin.Service, auth http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Query().Get("state"), erpadmin.StatePrefix) {

@@ -158,7 +158,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 		if !strings.Contains(text, "You are signed in to Test acme as "+other.Email+"; this change must be approved by the person who asked for it") || strings.Contains(text, " "+approver.Email) {
 			t.Errorf("refusal page says: %s", text)
 		}
-		if h, _ := docs.last("/oauth/callback"); h.status != http.StatusForbidden {
+		if h, _ := docs.last("/sites/acme/oauth/callback"); h.status != http.StatusForbidden {
 			t.Errorf("refusal HTTP %d", h.status)
 		}
 		saveScreenshot(t, ctx, "approval-wrong-user.png")

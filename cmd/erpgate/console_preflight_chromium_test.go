@@ -27,7 +27,7 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		client := acu.RegisterClient(gw.URL + "/oauth/callback")
+		client := acu.RegisterClient(gw.callbackURL(t, site.Slug))
 		if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/config"
 	"github.com/erpgate/erpgate/platform/infra/pgcluster"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // Dev-mode defaults. Each can be overridden by the usual environment
@@ -141,7 +142,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	demos, stopDemos, err := startDemos(ctx, dataDir, cfg.PublicURL("/oauth/callback"))
+	demos, stopDemos, err := startDemos(ctx, dataDir, func(slug string) string { return cfg.PublicURL(sites.SiteCallbackPath(slug)) })
 	if err != nil {
 		return err
 	}
@@ -362,7 +363,7 @@ type devDemo struct {
 // one (connector.Demoer), in the order of connectorList, on the addresses
 // ERPGATE_DEV_<KIND>_ADDR and ERPGATE_DEV_<KIND>_REGISTER_ADDR or the
 // connector's defaults, with what each saved in earlier runs.
-func startDemos(ctx context.Context, dataDir, callbackURL string) ([]devDemo, func(), error) {
+func startDemos(ctx context.Context, dataDir string, callbackURL func(slug string) string) ([]devDemo, func(), error) {
 	saved, err := loadDemoSaved(filepath.Join(dataDir, devRegistrationClientsFile))
 	if err != nil {
 		return nil, nil, err

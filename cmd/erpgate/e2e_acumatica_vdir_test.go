@@ -32,7 +32,7 @@ func TestAcumaticaUnderVirtualDirectory(t *testing.T) {
 		if site.BaseURL != sim.URL {
 			t.Errorf("base_url %q, want %q", site.BaseURL, sim.URL)
 		}
-		client := sim.RegisterClient(gw.URL + "/oauth/callback")
+		client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 		if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@ func acumaticaOAuthSite(t *testing.T, gw *gateway, slug string, sim *acumaticate
 	}, &site); err != nil {
 		t.Fatal(err)
 	}
-	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func TestOAuthErrorsBeforeConsentStayOnErpgate(t *testing.T) {
 		}
 		resp.Body.Close()
 		erp, _ := url.Parse(resp.Header.Get("Location"))
-		callback := r.gw.URL + "/oauth/callback?" + url.Values{"error": {"access_denied"}, "state": {erp.Query().Get("state")}}.Encode()
+		callback := r.callback(url.Values{"error": {"access_denied"}, "state": {erp.Query().Get("state")}})
 		resp, err = b.HC.Get(callback)
 		if err != nil {
 			t.Fatal(err)

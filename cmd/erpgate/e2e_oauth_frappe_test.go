@@ -17,7 +17,7 @@ func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
 func frappeOAuthSite(t testing.TB, gw *gateway, slug string, sim *frappetest.Server) devSite {
 	t.Helper()
 	site := gw.registerFrappe(t, slug, sim, userWithRole(t, sim, "service"))
-	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,12 @@ func (r *oauthRig) exchange(code string) (int, map[string]any) {
 	return status, out
 }
 
+// callback is the rig's site's redirect URI with q, as the ERP would send
+// the browser back.
+func (r *oauthRig) callback(q url.Values) string {
+	return r.gw.callbackURL(r.t, r.site.Slug) + "?" + q.Encode()
+}
+
 // noFollow sends one GET without following redirects.
 func noFollow(t *testing.T, target string) *http.Response {
 	t.Helper()
@@ -284,7 +290,7 @@ func TestOAuthRefusals(t *testing.T) {
 		erp, _ := url.Parse(resp.Header.Get("Location"))
 		state := erp.Query().Get("state")
 		execSQL(t, r.gw.DBURL, `UPDATE oauth_signin_flows SET expires_at = now() - interval '1 minute'`)
-		_, err = b.Run(context.Background(), http.MethodGet, r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {state}}.Encode(), nil)
+		_, err = b.Run(context.Background(), http.MethodGet, r.callback(url.Values{"code": {"x"}, "state": {state}}), nil)
 		if p := b.LastPage(); err == nil || p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "expired") {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}
@@ -300,7 +306,7 @@ func TestOAuthRefusals(t *testing.T) {
 		resp.Body.Close()
 		erp, _ := url.Parse(resp.Header.Get("Location"))
 		state := erp.Query().Get("state")
-		callback := r.gw.URL + "/oauth/callback?" + url.Values{"code": {"not-a-code"}, "state": {state}}.Encode()
+		callback := r.callback(url.Values{"code": {"not-a-code"}, "state": {state}})
 		_, _ = b.Run(context.Background(), http.MethodGet, callback, nil)
 		if p := b.LastPage(); p.Status != http.StatusBadGateway {
 			t.Errorf("first use with a bad code: HTTP %d: %s", p.Status, pageText(p.Body))

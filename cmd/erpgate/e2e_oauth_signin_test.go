@@ -53,7 +53,7 @@ func TestOAuthCallbackInAnotherBrowserEndsTheSignIn(t *testing.T) {
 
 			other := stranger()
 			_, _ = other.Run(context.Background(), http.MethodGet,
-				r.gw.URL+"/oauth/callback?"+url.Values{"code": {"planted-code"}, "state": {state}}.Encode(), nil)
+				r.callback(url.Values{"code": {"planted-code"}, "state": {state}}), nil)
 			if p := other.LastPage(); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "another browser") {
 				t.Errorf("the other browser: HTTP %d: %s", p.Status, pageText(p.Body))
 			}
@@ -83,7 +83,7 @@ func TestOAuthCallbackInAnotherBrowserEndsTheSignIn(t *testing.T) {
 		before := burned()
 		other := r.browser()
 		_, _ = other.Run(context.Background(), http.MethodGet,
-			r.gw.URL+"/oauth/callback?"+url.Values{"code": {"x"}, "state": {"no-such-state-0123456789"}}.Encode(), nil)
+			r.callback(url.Values{"code": {"x"}, "state": {"no-such-state-0123456789"}}), nil)
 		if p := other.LastPage(); p.Status != http.StatusBadRequest {
 			t.Errorf("HTTP %d: %s", p.Status, pageText(p.Body))
 		}

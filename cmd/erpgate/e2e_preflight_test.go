@@ -79,7 +79,7 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	bot := userWithRole(t, sim, "service")
 	site := gw.registerFrappe(t, "acme", sim, bot)
-	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 	if found, _ := p.check(t, "frappe.version"); !strings.Contains(found, "frappe "+frappetest.DefaultFrappeVersion) || !strings.Contains(found, "erpnext "+frappetest.ERPNextVersion) {
 		t.Errorf("frappe.version found %q", found)
 	}
-	if found, _ := p.check(t, "frappe.oauth_client"); !strings.Contains(found, gw.URL+"/oauth/callback") {
+	if found, _ := p.check(t, "frappe.oauth_client"); !strings.Contains(found, gw.callbackURL(t, site.Slug)) {
 		t.Errorf("frappe.oauth_client does not say which redirect URI to look for: %q", found)
 	}
 
@@ -125,7 +125,7 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 			t.Fatalf("preflight with a client for another redirect URI: %+v", p.Checks)
 		}
 		found, fix := p.check(t, "frappe.redirect_uri")
-		if !strings.Contains(found, "does not list") || !strings.Contains(fix, gw.URL+"/oauth/callback") || !strings.Contains(fix, other.ID) {
+		if !strings.Contains(found, "does not list") || !strings.Contains(fix, gw.callbackURL(t, site.Slug)) || !strings.Contains(fix, other.ID) {
 			t.Errorf("found %q, fix %q", found, fix)
 		}
 	})
@@ -151,7 +151,7 @@ func TestPreflightAcumaticaCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := acu.RegisterClient(gw.URL + "/oauth/callback")
+	client := acu.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestWritesAcumatica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}

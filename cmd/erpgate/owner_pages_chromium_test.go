@@ -34,7 +34,7 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 	defer other.Close()
 	gw := startGateway(t, "", nil)
 	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
-	client := sim.RegisterClient(gw.URL + "/oauth/callback")
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
 	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 		if !strings.Contains(text, "You signed in to your ERP as "+nonAdmin.Email+", who is not one of its administrators") {
 			t.Errorf("refusal page says: %s", text)
 		}
-		if h, _ := docs.last("/oauth/callback"); h.status != http.StatusForbidden {
+		if h, _ := docs.last("/sites/acme/oauth/callback"); h.status != http.StatusForbidden {
 			t.Errorf("refusal page HTTP %d", h.status)
 		}
 		saveScreenshot(t, ctx, "owner-refused.png")

@@ -169,7 +169,7 @@ func TestChromiumSignInPages(t *testing.T) {
 			}
 		}
 		saveScreenshot(t, ctx, "access-denied.png")
-		if h, ok := docs.last("/oauth/callback"); !ok || h.status != http.StatusForbidden {
+		if h, ok := docs.last("/sites/acu/oauth/callback"); !ok || h.status != http.StatusForbidden {
 			t.Errorf("access-denied page: seen %v, HTTP %d, want 403", ok, h.status)
 		}
 		if loc := browserResult(t, ctx, "read the final URL", chromedp.Location()); strings.HasPrefix(loc, redirectURI) {

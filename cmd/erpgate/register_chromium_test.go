@@ -219,6 +219,17 @@ func (r *registration) count(sql string) int {
 	return countRows(r.t, r.gw.DBURL, sql)
 }
 
+// redirectURI is the redirect URI of the latest registration, by the site
+// name it was given when it began.
+func (r *registration) redirectURI() string {
+	r.t.Helper()
+	slug := queryString(r.t, r.gw.DBURL, `SELECT slug FROM pending_registrations ORDER BY created_at DESC LIMIT 1`)
+	if slug == "" {
+		r.t.Fatal("the registration has no site name")
+	}
+	return r.gw.URL + "/sites/" + slug + "/oauth/callback"
+}
+
 func (r *registration) expectText(page string, wants ...string) {
 	r.t.Helper()
 	text := r.text()
@@ -303,13 +314,13 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		if shown := browserResult(t, ctx, "count shown copy buttons", chromedp.Evaluate[int](`[...document.querySelectorAll('button[data-copy]')].filter(b => b.offsetParent !== null).length`)); shown != 0 {
 			t.Errorf("without JavaScript %d copy buttons show", shown)
 		}
-		r.expectText("client page without JavaScript", r.gw.URL+"/oauth/callback", "all openid")
+		r.expectText("client page without JavaScript", r.redirectURI(), "all openid")
 		if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false}); err != nil {
 			t.Fatal(err)
 		}
 		browserDo(t, ctx, "reload with JavaScript", chromedp.Navigate(registrationURL))
 		waitForTitle(t, ctx, "Create the OAuth client")
-		r.expectText("client page", r.gw.URL+"/oauth/callback", "all openid", "Authorization Code", "Skip Authorization")
+		r.expectText("client page", r.redirectURI(), "all openid", "Authorization Code", "Skip Authorization")
 		id, secret := r.createFrappeClient(sim, admin)
 		if c, ok := sim.Client(id); !ok || c.Secret != secret || c.SkipAuthorization {
 			t.Fatalf("the OAuth Client made as the page says: %+v", c)
@@ -346,6 +357,12 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		mcpURL := browserResult(t, ctx, "read the MCP URL", chromedp.Evaluate[string](`document.querySelector('#mcp-url').textContent`))
 		if !strings.HasPrefix(mcpURL, r.gw.URL+"/sites/demo-frappe-ltd-") || !strings.HasSuffix(mcpURL, "/mcp") {
 			t.Errorf("MCP URL %q", mcpURL)
+		}
+		// The site has the name its redirect URI was given with, and its
+		// own redirect URI.
+		if n := r.count(`SELECT count(*) FROM sites s JOIN pending_registrations p ON p.site_id = s.id
+			WHERE s.slug = p.slug AND NOT s.shared_callback AND s.slug LIKE 'demo-frappe-ltd-%'`); n != 1 {
+			t.Errorf("%d registered sites with the redirect URI their OAuth client was made with", n)
 		}
 		r.expectText("result page", "claude mcp add --transport http erp "+mcpURL, "[mcp_servers.erp]", "ChatGPT", "VS Code")
 		// Registering starts the new site's preflight; its result is stored.
@@ -408,7 +425,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		r.start("frappe", "Late Ltd", other.URL, nil)
 		waitForTitle(t, ctx, "Create the OAuth client")
 		r.exec(`UPDATE pending_registrations SET expires_at = now() - interval '1 second' WHERE stage = 'client'`)
-		client := other.RegisterClient(r.gw.URL + "/oauth/callback")
+		client := other.RegisterClient(r.redirectURI())
 		r.pasteClient(client.ID, client.Secret)
 		waitForTitle(t, ctx, "This registration is not open")
 		r.shot("expired")
@@ -419,6 +436,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		if n := r.count(`SELECT count(*) FROM pending_registrations WHERE display_name = 'Late Ltd'`); n != 0 {
 			t.Errorf("the expired registration was not swept: %d", n)
 		}
+		client = other.RegisterClient(r.redirectURI())
 		r.pasteClient(client.ID, client.Secret)
 		waitForTitle(t, ctx, "Login")
 		r.exec(`UPDATE pending_registrations SET expires_at = now() - interval '1 second' WHERE stage = 'client'`)
@@ -533,7 +551,7 @@ func TestChromiumRegistrationAcumatica(t *testing.T) {
 		waitForTitle(t, ctx, "Create the OAuth client")
 		r.shot("client-step")
 		r.kitChecks("client page")
-		r.expectText("client page", acumatica.OAuthScope, "Authorization Code", r.gw.URL+"/oauth/callback", "MCPAdmin", "@"+sim.Tenant())
+		r.expectText("client page", acumatica.OAuthScope, "Authorization Code", r.redirectURI(), "MCPAdmin", "@"+sim.Tenant())
 		if text := r.text(); strings.Count(text, "api:concurrent_access") != 1 || !strings.Contains(text, "never asks for api:concurrent_access") {
 			t.Errorf("the page must name api:concurrent_access only to say erpgate never asks for it:\n%s", text)
 		}

@@ -47,9 +47,10 @@ func (c *Connector) Demo(_ context.Context, env connector.DemoEnv) (*connector.D
 	}
 
 	svc := sim.ServiceLogin()
-	client := sim.RegisterClient(env.CallbackURL)
+	const slug = "demo-acumatica"
+	client := sim.RegisterClient(env.CallbackURL(slug))
 	site := connector.DemoSite{
-		Slug: "demo-acumatica", DisplayName: "Demo Acumatica (simulator)",
+		Slug: slug, DisplayName: "Demo Acumatica (simulator)",
 		Settings: map[string]any{"tenant": svc.Tenant},
 		Credentials: map[string]string{
 			"client_id": svc.ClientID, "client_secret": svc.ClientSecret,

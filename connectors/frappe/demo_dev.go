@@ -43,9 +43,10 @@ func (c *Connector) Demo(_ context.Context, env connector.DemoEnv) (*connector.D
 	}
 
 	bot := sim.User("service")
-	client := sim.RegisterClient(env.CallbackURL)
+	const slug = "demo-frappe"
+	client := sim.RegisterClient(env.CallbackURL(slug))
 	site := connector.DemoSite{
-		Slug: "demo-frappe", DisplayName: "Demo ERPNext (simulator)",
+		Slug: slug, DisplayName: "Demo ERPNext (simulator)",
 		Credentials:   map[string]string{"api_key": bot.APIKey, "api_secret": bot.APISecret},
 		OAuthClientID: client.ID, OAuthClientSecret: client.Secret,
 		WriteApprover: sim.User(frappetest.RoleAdministrator).Email,

@@ -32,9 +32,9 @@ type DemoEnv struct {
 	// RegistrationAddr is the same for the registration simulator, from
 	// ERPGATE_DEV_<KIND>_REGISTER_ADDR.
 	RegistrationAddr string
-	// CallbackURL is erpgate's OAuth redirect URI, for the OAuth client
-	// the demo creates on its simulator.
-	CallbackURL string
+	// CallbackURL is erpgate's OAuth redirect URI for the site named slug,
+	// for the OAuth client the demo creates on its simulator.
+	CallbackURL func(slug string) string
 	// Saved is what the demo passed to Save in an earlier run (nil on the
 	// first), e.g. the OAuth clients a person created on the registration
 	// simulator; Save keeps v (JSON) for the next run, under .data/. Save

@@ -68,7 +68,7 @@ func (h *Handler) signInTarget(ctx context.Context, ref string) (erpadmin.Target
 	if err != nil {
 		return erpadmin.Target{}, err
 	}
-	return erpadmin.Target{SiteID: p.site.ID, Kind: p.site.Kind, Site: csite, Client: client}, nil
+	return erpadmin.Target{SiteID: p.site.ID, Kind: p.site.Kind, Site: csite, Client: client, CallbackPath: p.site.CallbackPath()}, nil
 }
 
 // signInDone gives the action's approver an approval session, and nobody

@@ -6,9 +6,11 @@
 // page signs its owners in with it. The approval page uses the same
 // sign-in to learn only who the person is (Purpose.IdentityOnly).
 //
-// The ERP sends the browser back to erpgate's one redirect URI,
-// /oauth/callback, the same one people's sign-ins use, so that an ERP
-// administrator configures one redirect URI on their OAuth client. A
+// The ERP sends the browser back to the target's redirect URI
+// (Target.CallbackPath), the same one people's sign-ins at that site use,
+// so that an ERP administrator configures one redirect URI on their OAuth
+// client. A code that comes back at another redirect URI than its
+// target's is never exchanged: another ERP sent it (the mix-up attack). A
 // state made here begins with StatePrefix; cmd/erpgate sends those
 // callbacks to ServeCallback and every other one to the authorization
 // server.
@@ -46,6 +48,9 @@ type Target struct {
 	// Site is the ERP as the connector sees it (base URL, settings).
 	Site   connector.Site
 	Client connector.OAuthClient
+	// CallbackPath is the path, under the public base URL, of the
+	// redirect URI the OAuth client has (sites.Site.CallbackPath).
+	CallbackPath string
 }
 
 // Proof is what a finished sign-in found.

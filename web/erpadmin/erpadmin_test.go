@@ -91,7 +91,7 @@ func newRig(t *testing.T) *rig {
 			return erpadmin.Target{}, errTargetGone
 		}
 		return erpadmin.Target{Kind: "frappe", Site: connector.Site{ID: uuid.Nil, Slug: "pending", Kind: "frappe", BaseURL: simURL},
-			Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}}, nil
+			Client: connector.OAuthClient{ID: rg.client.ID, Secret: secrets.Secret(rg.client.Secret)}, CallbackPath: "/oauth/callback"}, nil
 	}
 	done := func(w http.ResponseWriter, r *http.Request, ref string, p erpadmin.Proof, err error) {
 		fmt.Fprintf(w, "done ref=%q user=%q admin=%v evidence=%q err=%v gone=%v", ref, p.User.ID, p.Check.Admin, p.Check.Evidence, err, errors.Is(err, errTargetGone))
@@ -108,13 +108,15 @@ func newRig(t *testing.T) *rig {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
-	mux.HandleFunc("GET /oauth/callback", func(w http.ResponseWriter, r *http.Request) {
+	callback := func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Query().Get("state"), erpadmin.StatePrefix) {
 			http.Error(w, "authorization server", http.StatusTeapot)
 			return
 		}
 		rg.svc.ServeCallback(w, r)
-	})
+	}
+	mux.HandleFunc("GET /oauth/callback", callback)
+	mux.HandleFunc("GET /sites/{slug}/oauth/callback", callback)
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -370,5 +372,33 @@ func TestProofERPUnreachable(t *testing.T) {
 	rg.sim.Close()
 	if _, body := b.get(cb); !strings.Contains(body, "err="+erpadmin.ErrUnreachable.Error()) {
 		t.Fatalf("unreachable: %q", body)
+	}
+}
+
+// TestACodeBackAtAnotherRedirectURIIsNotExchanged is the mix-up attack on
+// a proof: an attacker's ERP sends the person on to another ERP, which
+// sends its code back at that ERP's own redirect URI with this proof's
+// state. The code must not reach the target's ERP (the attacker's), and
+// the sign-in ends.
+func TestACodeBackAtAnotherRedirectURIIsNotExchanged(t *testing.T) {
+	rg := newRig(t)
+	admin := userWithRole(t, rg.sim, "administrator")
+	b := newBrowser(t, rg)
+	cb, err := url.Parse(b.signIn(rg, "reg-mixup", admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := rg.sim.RequestCount("/api/method/frappe.integrations.oauth2.get_token")
+	elsewhere := rg.base + "/sites/another/oauth/callback?" + cb.RawQuery
+	if _, body := b.get(elsewhere); !strings.Contains(body, "err="+erpadmin.ErrState.Error()) {
+		t.Fatalf("a code back at another site's redirect URI: %s", body)
+	}
+	if n := rg.sim.RequestCount("/api/method/frappe.integrations.oauth2.get_token") - before; n != 0 {
+		t.Fatalf("the code went to the target's token endpoint %d time(s)", n)
+	}
+	// The state is spent: the same answer at the right redirect URI is
+	// refused too.
+	if resp, body := b.get(cb.String()); resp.StatusCode != http.StatusBadRequest || strings.Contains(body, "done ref=") {
+		t.Fatalf("the state was used again: HTTP %d %s", resp.StatusCode, body)
 	}
 }

@@ -109,9 +109,9 @@ func New(deps Deps) *Service {
 	}
 }
 
-// RedirectURI is the one redirect URI an ERP administrator configures on
-// the OAuth client: the public base URL + /oauth/callback.
-func (s *Service) RedirectURI() string { return s.kit.URL("/oauth/callback") }
+// RedirectURI is the redirect URI whose path is callbackPath: the one an
+// ERP administrator configures on the OAuth client.
+func (s *Service) RedirectURI(callbackPath string) string { return s.kit.URL(callbackPath) }
 
 // Handle registers a purpose. It panics on a duplicate or empty name, or a
 // purpose without Target or Done (wiring mistakes).
@@ -196,8 +196,11 @@ func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref str
 	}); err != nil {
 		return err
 	}
+	if target.CallbackPath == "" {
+		return errors.New("erpadmin: Begin: the target has no redirect URI")
+	}
 	to, err := oauth.AuthorizationURL(target.Site, target.Client, connector.AuthorizationRequest{
-		RedirectURI: s.RedirectURI(), State: state.Value.Reveal(), CodeChallenge: challenge,
+		RedirectURI: s.RedirectURI(target.CallbackPath), State: state.Value.Reveal(), CodeChallenge: challenge,
 	})
 	if err != nil {
 		return fmt.Errorf("erpadmin: authorization URL: %w", err)
@@ -261,17 +264,23 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 		done(claimed.Ref, Proof{}, ErrCancelled)
 		return
 	}
-	proof, err := s.prove(ctx, p, claimed, q.Get("code"), log)
+	proof, err := s.prove(ctx, p, claimed, q.Get("code"), r.URL.Path, log)
 	done(claimed.Ref, proof, err)
 }
 
 // prove exchanges the code, identifies the person and, unless the purpose
 // is IdentityOnly, reads the administrator check.
-func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code string, log *zap.Logger) (Proof, error) {
+func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code, path string, log *zap.Logger) (Proof, error) {
 	target, err := p.Target(ctx, claimed.Ref)
 	if err != nil {
 		log.Info("erpadmin target is gone", zap.Error(err))
 		return Proof{}, fmt.Errorf("%w: %w", ErrState, err)
+	}
+	if path != target.CallbackPath {
+		// Another ERP sent this code back, with this sign-in's state: it
+		// must not go to the target's ERP, which may be an attacker's.
+		log.Warn("erpadmin callback at another redirect URI than its target's; the sign-in was ended", zap.String("path", path))
+		return Proof{}, fmt.Errorf("%w: answered at another redirect URI", ErrState)
 	}
 	oauth, check, err := s.oauthOf(target.Kind, p.IdentityOnly)
 	if err != nil {
@@ -281,7 +290,7 @@ func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code st
 	uctx, cancel := context.WithTimeout(ctx, s.deps.Timeout)
 	defer cancel()
 	tok, err := oauth.ExchangeCode(uctx, target.Site, target.Client, s.deps.HTTPClient(target.Site, nil),
-		code, s.RedirectURI(), claimed.Verifier.Reveal())
+		code, s.RedirectURI(target.CallbackPath), claimed.Verifier.Reveal())
 	if err != nil {
 		log.Info("ERP code exchange failed", zap.Error(err))
 		return Proof{}, exchangeError(err)

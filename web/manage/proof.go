@@ -78,7 +78,7 @@ func (h *Handler) signInTarget(ctx context.Context, ref string) (erpadmin.Target
 	if err != nil {
 		return erpadmin.Target{}, err
 	}
-	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client}, nil
+	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client, CallbackPath: site.CallbackPath()}, nil
 }
 
 // changeRef splits a change proof's ref.
@@ -104,7 +104,7 @@ func (h *Handler) changeTarget(ctx context.Context, ref string) (erpadmin.Target
 	if err != nil {
 		return erpadmin.Target{}, err
 	}
-	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client}, nil
+	return erpadmin.Target{SiteID: site.ID, Kind: site.Kind, Site: csite, Client: client, CallbackPath: site.CallbackPath()}, nil
 }
 
 // siteGone answers a proof whose site was deleted meanwhile.

@@ -235,7 +235,7 @@ func (h *Handler) renderClient(w http.ResponseWriter, status int, browser string
 	}
 	_ = json.Unmarshal(p.Settings, &s)
 	page := clientPage{ID: p.ID.String(), Kind: p.Kind, KindLabel: labelOf(p.Kind), DisplayName: p.DisplayName, BaseURL: p.BaseURL,
-		Tenant: s.Tenant, RedirectURI: h.deps.Proofs.RedirectURI(), AppName: "erpgate", Scopes: scopesOf[p.Kind],
+		Tenant: s.Tenant, RedirectURI: h.deps.Proofs.RedirectURI(p.callbackPath()), AppName: "erpgate", Scopes: scopesOf[p.Kind],
 		ClientID: clientID, Error: problem, CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
 	if err := h.kit.Render(w, status, h.pages.client, page, pagekit.Options{FormAction: h.formActionTo(p), Script: true}); err != nil {
 		h.log.Error("render registration client step", zap.Error(err))
@@ -331,9 +331,14 @@ func (h *Handler) target(ctx context.Context, ref string) (erpadmin.Target, erro
 	if err != nil {
 		return erpadmin.Target{}, fmt.Errorf("register: base URL: %w", err)
 	}
+	slug := p.Slug
+	if slug == "" {
+		slug = "registration"
+	}
 	return erpadmin.Target{Kind: p.Kind,
-		Site:   connector.Site{Slug: "registration", Kind: p.Kind, DisplayName: p.DisplayName, BaseURL: base, Settings: p.Settings},
-		Client: connector.OAuthClient{ID: p.ClientID, Secret: p.Secret}}, nil
+		Site:         connector.Site{Slug: slug, Kind: p.Kind, DisplayName: p.DisplayName, BaseURL: base, Settings: p.Settings},
+		Client:       connector.OAuthClient{ID: p.ClientID, Secret: p.Secret},
+		CallbackPath: p.callbackPath()}, nil
 }
 
 // proofDone continues once the ERP sent the browser back: the site is
@@ -381,7 +386,7 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 		m.Title = "The ERP refused the OAuth client"
 		m.Message = "The ERP at " + p.BaseURL + " did not accept the client id and secret you pasted, so nothing was registered."
 		m.Causes = []string{"The client secret is not the one the ERP shows for this client (copy it again, without spaces).",
-			"The OAuth client's redirect URI is not exactly " + h.deps.Proofs.RedirectURI() + ".", "The OAuth client is not active."}
+			"The OAuth client's redirect URI is not exactly " + h.deps.Proofs.RedirectURI(p.callbackPath()) + ".", "The OAuth client is not active."}
 		m.Next = "Check the OAuth client in the ERP, then paste its client id and secret again."
 		m.FormAction, m.FormButton = "", ""
 		refuse("client_refused: the ERP refused the OAuth client", http.StatusBadRequest, m)
@@ -426,11 +431,18 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 	admin := siteadmin.ERPAdmin(proof.User.ID)
 	var site sites.Site
 	var err error
-	for range 3 {
-		site, err = h.deps.Admin.CreateSite(ctx, admin, siteadmin.NewSite{Slug: newSlug(p.DisplayName), Kind: p.Kind,
+	if p.Slug != "" {
+		// The ERP's OAuth client has this name's redirect URI: there is
+		// no other to try.
+		site, err = h.deps.Admin.CreateSite(ctx, admin, siteadmin.NewSite{Slug: p.Slug, Kind: p.Kind,
 			DisplayName: p.DisplayName, BaseURL: p.BaseURL, Settings: p.Settings})
-		if !errors.Is(err, sites.ErrSlugTaken) {
-			break
+	} else {
+		for range 3 {
+			site, err = h.deps.Admin.CreateSite(ctx, admin, siteadmin.NewSite{Slug: newSlug(p.DisplayName), Kind: p.Kind,
+				DisplayName: p.DisplayName, BaseURL: p.BaseURL, Settings: p.Settings, SharedCallback: true})
+			if !errors.Is(err, sites.ErrSlugTaken) {
+				break
+			}
 		}
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // The stages of pending_registrations_stage_check.
@@ -44,6 +45,19 @@ type pendingReg struct {
 	SiteID      uuid.UUID
 	ERPUser     string
 	ExpiresAt   time.Time
+	// Slug is the site's name, chosen when the registration began so that
+	// the page can give the site's redirect URI before the site exists;
+	// "" for a registration begun before sites had their own.
+	Slug string
+}
+
+// callbackPath is the path of the redirect URI the registration's OAuth
+// client must have.
+func (p pendingReg) callbackPath() string {
+	if p.Slug == "" {
+		return sites.SharedCallbackPath
+	}
+	return sites.SiteCallbackPath(p.Slug)
 }
 
 // store keeps registrations in pending_registrations.
@@ -80,9 +94,9 @@ func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl t
 		return uuid.Nil, fmt.Errorf("register: new id: %w", err)
 	}
 	_, err = st.pool.Exec(ctx, `
-		INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, expires_at)
-		VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, now() + $8::interval)`,
-		id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey,
+		INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at)
+		VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval)`,
+		id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
 		fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("register: create: %w", database.Classify(err))
@@ -116,10 +130,10 @@ func (st *store) load(ctx context.Context, id uuid.UUID) (pendingReg, []byte, er
 	)
 	err := st.pool.QueryRow(ctx, `
 		SELECT browser_hash, stage, kind, display_name, base_url, settings, identity_key, client_id, key_id,
-		       secret_ciphertext, site_id, erp_user, expires_at
+		       secret_ciphertext, site_id, erp_user, expires_at, slug
 		FROM pending_registrations WHERE id = $1 AND expires_at > now()`, id).
 		Scan(&hash, &p.Stage, &p.Kind, &p.DisplayName, &p.BaseURL, &settings, &p.IdentityKey, &p.ClientID, &keyID,
-			&ct, &siteID, &p.ERPUser, &p.ExpiresAt)
+			&ct, &siteID, &p.ERPUser, &p.ExpiresAt, &p.Slug)
 	if database.IsNoRows(err) {
 		return pendingReg{}, nil, errUnknown
 	}

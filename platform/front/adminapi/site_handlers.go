@@ -25,6 +25,8 @@ type updateSiteRequest struct {
 	BaseURL     *string         `json:"base_url"`
 	Settings    json.RawMessage `json:"settings"`
 	Status      *string         `json:"status"`
+	// SharedCallback false moves the site to its own redirect URI.
+	SharedCallback *bool `json:"shared_callback"`
 }
 
 type siteList struct {
@@ -90,7 +92,7 @@ func (a *API) updateSite(c echo.Context) error {
 		return err
 	}
 	updated, err := a.layer.UpdateSite(c.Request().Context(), siteadmin.Operator, site, siteadmin.SiteChange{
-		DisplayName: req.DisplayName, BaseURL: req.BaseURL, Settings: req.Settings, Status: req.Status,
+		DisplayName: req.DisplayName, BaseURL: req.BaseURL, Settings: req.Settings, Status: req.Status, SharedCallback: req.SharedCallback,
 	})
 	if err != nil {
 		return err

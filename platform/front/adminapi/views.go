@@ -12,18 +12,22 @@ import (
 // siteView is a site as the API shows it. It has no field that could hold
 // a secret.
 type siteView struct {
-	ID            uuid.UUID        `json:"id"`
-	Slug          string           `json:"slug"`
-	Kind          string           `json:"kind"`
-	DisplayName   string           `json:"display_name"`
-	BaseURL       string           `json:"base_url"`
-	Settings      json.RawMessage  `json:"settings"`
-	Status        sites.Status     `json:"status"`
-	CreatedAt     time.Time        `json:"created_at"`
-	UpdatedAt     time.Time        `json:"updated_at"`
-	MCPURL        string           `json:"mcp_url"`
-	ServiceMCPURL string           `json:"service_mcp_url"`
-	Connections   []connectionView `json:"connections"`
+	ID            uuid.UUID       `json:"id"`
+	Slug          string          `json:"slug"`
+	Kind          string          `json:"kind"`
+	DisplayName   string          `json:"display_name"`
+	BaseURL       string          `json:"base_url"`
+	Settings      json.RawMessage `json:"settings"`
+	Status        sites.Status    `json:"status"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	MCPURL        string          `json:"mcp_url"`
+	ServiceMCPURL string          `json:"service_mcp_url"`
+	// OAuthRedirectURI is the redirect URI the site's OAuth client on the
+	// ERP must have.
+	OAuthRedirectURI string           `json:"oauth_redirect_uri"`
+	SharedCallback   bool             `json:"shared_callback"`
+	Connections      []connectionView `json:"connections"`
 }
 
 // connectionView is a connection as the API shows it: field names only.
@@ -65,18 +69,20 @@ func (a *API) siteView(s sites.Site, conns []sites.Connection) siteView {
 		settings = json.RawMessage(`{}`)
 	}
 	return siteView{
-		ID:            s.ID,
-		Slug:          s.Slug,
-		Kind:          s.Kind,
-		DisplayName:   s.DisplayName,
-		BaseURL:       s.BaseURL,
-		Settings:      settings,
-		Status:        s.Status,
-		CreatedAt:     s.CreatedAt.UTC(),
-		UpdatedAt:     s.UpdatedAt.UTC(),
-		MCPURL:        a.deps.PublicURL("/sites/" + s.Slug + "/mcp"),
-		ServiceMCPURL: a.deps.PublicURL("/service/mcp"),
-		Connections:   views,
+		ID:               s.ID,
+		Slug:             s.Slug,
+		Kind:             s.Kind,
+		DisplayName:      s.DisplayName,
+		BaseURL:          s.BaseURL,
+		Settings:         settings,
+		Status:           s.Status,
+		CreatedAt:        s.CreatedAt.UTC(),
+		UpdatedAt:        s.UpdatedAt.UTC(),
+		MCPURL:           a.deps.PublicURL("/sites/" + s.Slug + "/mcp"),
+		ServiceMCPURL:    a.deps.PublicURL("/service/mcp"),
+		OAuthRedirectURI: a.deps.PublicURL(s.CallbackPath()),
+		SharedCallback:   s.SharedCallback,
+		Connections:      views,
 	}
 }
 

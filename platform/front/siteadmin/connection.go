@@ -22,8 +22,8 @@ import (
 const VerifyTimeout = 30 * time.Second
 
 // OAuthCredentialFields are the fields of an oauth connection: the OAuth
-// client registered on the ERP for erpgate, whose redirect URI is
-// <public base URL>/oauth/callback.
+// client registered on the ERP for erpgate, whose redirect URI is the
+// site's (sites.Site.CallbackPath under the public base URL).
 var OAuthCredentialFields = []connector.CredentialField{
 	{Name: "client_id", Description: "client id of the OAuth client registered on the ERP for erpgate"},
 	{Name: "client_secret", Description: "client secret of that OAuth client", Secret: true},

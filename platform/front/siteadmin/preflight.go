@@ -57,10 +57,6 @@ const (
 // certificateWarning is how close to its expiry a certificate is reported.
 const certificateWarning = 14 * 24 * time.Hour
 
-// OAuthCallbackPath is erpgate's OAuth callback, under the public base
-// URL: the redirect URI the ERP's OAuth client must accept.
-const OAuthCallbackPath = "/oauth/callback"
-
 // RunPreflight runs every check against site, stores the result as the
 // site's last preflight and records an audit event naming actor. It fails
 // only when the result cannot be stored (or the site is unknown to its
@@ -165,7 +161,7 @@ func (s *Service) preflightChecks(ctx context.Context, site sites.Site, csite co
 
 	in := connector.PreflightInput{API: api}
 	if s.deps.PublicURL != nil {
-		in.RedirectURI = s.deps.PublicURL(OAuthCallbackPath)
+		in.RedirectURI = s.deps.PublicURL(site.CallbackPath())
 	}
 	in.HTTP = s.deps.HTTPClient(csite, nil)
 	if _, ok := conn.(connector.UpstreamOAuth); ok {

@@ -25,6 +25,9 @@ type NewSite struct {
 	BaseURL     string
 	// Settings is the connector's settings as JSON; nil means {}.
 	Settings json.RawMessage
+	// SharedCallback keeps the shared redirect URI (sites.Site.CallbackPath):
+	// only for a registration begun before sites had their own.
+	SharedCallback bool
 }
 
 // SiteChange changes some of a site's attributes; nil fields are kept.
@@ -34,6 +37,9 @@ type SiteChange struct {
 	BaseURL     *string
 	Settings    json.RawMessage
 	Status      *string
+	// SharedCallback false moves a site from the shared redirect URI to
+	// its own; true is refused: there is no way back.
+	SharedCallback *bool
 }
 
 // CreateSite registers a site: the slug and display name by the registry's
@@ -60,7 +66,7 @@ func (s *Service) createSite(ctx context.Context, in NewSite) (sites.Site, error
 	}
 	site, err := s.deps.Store.CreateSite(ctx, sites.NewSite{
 		Slug: in.Slug, Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
-		Settings: checked.Settings, IdentityKey: checked.IdentityKey,
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey, SharedCallback: in.SharedCallback,
 	})
 	if err != nil {
 		return sites.Site{}, siteWriteError(err, in.Slug, checked.BaseURL, checked.rules)
@@ -168,6 +174,7 @@ func changes(before, after sites.Site) map[string]any {
 	add("base_url", before.BaseURL, after.BaseURL, before.BaseURL == after.BaseURL)
 	add("status", before.Status, after.Status, before.Status == after.Status)
 	add("settings", before.Settings, after.Settings, jsonEqual(before.Settings, after.Settings))
+	add("shared_callback", before.SharedCallback, after.SharedCallback, before.SharedCallback == after.SharedCallback)
 	return out
 }
 
@@ -222,6 +229,12 @@ func (s *Service) updateSite(ctx context.Context, site sites.Site, change SiteCh
 			return sites.Site{}, invalid("status %q is not valid; use %q or %q", *change.Status, sites.StatusActive, sites.StatusDisabled)
 		}
 		upd.Status = &status
+	}
+	if change.SharedCallback != nil {
+		if *change.SharedCallback {
+			return sites.Site{}, invalid("shared_callback can only be turned off: the shared redirect URI lets another site's ERP send back a code meant for this one")
+		}
+		upd.OwnCallback = true
 	}
 	updated, err := s.deps.Store.UpdateSite(ctx, site.ID, upd)
 	if err != nil {

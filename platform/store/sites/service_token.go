@@ -148,7 +148,7 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 		SELECT tok.id, tok.site_id, tok.name, tok.prefix, tok.created_at,
 		       coalesce((SELECT last_used_at FROM touched), tok.last_used_at),
 		       tok.revoked, tok.revoked_at,
-		       s.id, s.slug, s.kind, s.base_url, s.display_name, s.settings, s.identity_key, s.status, s.created_at, s.updated_at
+		       s.id, s.slug, s.kind, s.base_url, s.display_name, s.settings, s.identity_key, s.status, s.shared_callback, s.created_at, s.updated_at
 		FROM tok JOIN sites s ON s.id = tok.site_id`,
 		hash[:])
 	var (
@@ -158,7 +158,7 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 		status   string
 	)
 	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt,
-		&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName, &settings, &site.IdentityKey, &status, &site.CreatedAt, &site.UpdatedAt)
+		&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName, &settings, &site.IdentityKey, &status, &site.SharedCallback, &site.CreatedAt, &site.UpdatedAt)
 	switch {
 	case database.IsNoRows(err):
 		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token: %w", ErrTokenInvalid)

@@ -39,9 +39,30 @@ type Site struct {
 	// is one site).
 	IdentityKey string
 	Status      Status
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// SharedCallback: the site's ERP sends people back to the redirect URI
+	// every site shared before sites had their own (CallbackPath).
+	SharedCallback bool
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
+
+// SharedCallbackPath is the redirect URI path every site shared before
+// sites had their own, kept by the sites registered then until their
+// operator switches them.
+const SharedCallbackPath = "/oauth/callback"
+
+// CallbackPath is the path, under the public base URL, of the redirect
+// URI the site's OAuth client on its ERP must have: the site's own, so
+// that a code is only ever exchanged with the ERP that sent it back.
+func (s Site) CallbackPath() string {
+	if s.SharedCallback {
+		return SharedCallbackPath
+	}
+	return SiteCallbackPath(s.Slug)
+}
+
+// SiteCallbackPath is the path of the redirect URI of the site named slug.
+func SiteCallbackPath(slug string) string { return "/sites/" + slug + "/oauth/callback" }
 
 // Connector returns what a connector needs to know about the site.
 func (s Site) Connector() (connector.Site, error) {
@@ -71,6 +92,9 @@ type NewSite struct {
 	// Settings must be a JSON object; nil means {}.
 	Settings    json.RawMessage
 	IdentityKey string
+	// SharedCallback keeps the shared redirect URI: a registration begun
+	// before sites had their own.
+	SharedCallback bool
 }
 
 // SiteUpdate changes some of a site's attributes; nil fields are kept.
@@ -82,4 +106,7 @@ type SiteUpdate struct {
 	Settings    json.RawMessage
 	IdentityKey *string
 	Status      *Status
+	// OwnCallback, when true, moves a site from the shared redirect URI to
+	// its own. There is no way back.
+	OwnCallback bool
 }

@@ -17,7 +17,7 @@ import (
 var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // siteColumns is the column list scanSite reads, in order.
-const siteColumns = `id, slug, kind, base_url, display_name, settings, identity_key, status, created_at, updated_at`
+const siteColumns = `id, slug, kind, base_url, display_name, settings, identity_key, status, shared_callback, created_at, updated_at`
 
 // CreateSite registers a site. It refuses invalid input with ErrInvalid and
 // a taken slug or base URL (with the same identity key) with ErrSlugTaken
@@ -35,10 +35,10 @@ func (s *Store) CreateSite(ctx context.Context, in NewSite) (Site, error) {
 		return Site{}, fmt.Errorf("sites: create %s: new id: %w", in.Slug, err)
 	}
 	row := s.pool.QueryRow(ctx, `
-		INSERT INTO sites (id, slug, kind, base_url, display_name, settings, identity_key, status)
-		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, 'active')
+		INSERT INTO sites (id, slug, kind, base_url, display_name, settings, identity_key, status, shared_callback)
+		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, 'active', $8)
 		RETURNING `+siteColumns,
-		id, in.Slug, in.Kind, in.BaseURL, in.DisplayName, string(settings), in.IdentityKey)
+		id, in.Slug, in.Kind, in.BaseURL, in.DisplayName, string(settings), in.IdentityKey, in.SharedCallback)
 	site, err := scanSite(row)
 	if err != nil {
 		return Site{}, fmt.Errorf("sites: create %s: %w", in.Slug, siteWriteError(err))
@@ -111,7 +111,7 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 		text := string(obj)
 		settings = &text
 	}
-	if upd.DisplayName == nil && upd.BaseURL == nil && settings == nil && upd.IdentityKey == nil && upd.Status == nil {
+	if upd.DisplayName == nil && upd.BaseURL == nil && settings == nil && upd.IdentityKey == nil && upd.Status == nil && !upd.OwnCallback {
 		return s.GetSite(ctx, id)
 	}
 	var site Site
@@ -129,10 +129,11 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 				settings     = coalesce($4::jsonb, settings),
 				status       = coalesce($5, status),
 				identity_key = coalesce($6, identity_key),
+				shared_callback = shared_callback AND NOT $7,
 				updated_at   = now()
 			WHERE id = $1
 			RETURNING `+siteColumns,
-			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status), upd.IdentityKey))
+			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status), upd.IdentityKey, upd.OwnCallback))
 		return err
 	})
 	if err != nil {
@@ -209,7 +210,7 @@ func scanSite(row pgx.Row) (Site, error) {
 		status   string
 	)
 	if err := row.Scan(&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName,
-		&settings, &site.IdentityKey, &status, &site.CreatedAt, &site.UpdatedAt); err != nil {
+		&settings, &site.IdentityKey, &status, &site.SharedCallback, &site.CreatedAt, &site.UpdatedAt); err != nil {
 		return Site{}, err
 	}
 	site.Settings = json.RawMessage(settings)

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// mixUpERP is an attacker's "ERP", registered as a site of its own: its
+// sign-in page sends the browser on to an honest site's ERP with that
+// site's client id and redirect URI and the attacker's own PKCE challenge,
+// keeping erpgate's state; a code erpgate hands its token endpoint is
+// redeemed at the honest ERP with the attacker's verifier (Frappe does not
+// ask a PKCE client for its secret). Everything else is a simulator's, so
+// the site registers like any other.
+type mixUpERP struct {
+	*httptest.Server
+	mu sync.Mutex
+	// codes counts the codes erpgate sent to the attacker's token
+	// endpoint; stolen is what redeeming them at the honest ERP gave.
+	codes  int
+	stolen map[string]any
+}
+
+const mixUpVerifier = "attacker-verifier-0123456789-0123456789-0123456789"
+
+// newMixUpERP answers for the attacker; honest is the victim site's ERP,
+// honestAuthorize a redirect erpgate made to it (its client id and
+// redirect URI are in it, for anyone to read).
+func newMixUpERP(t *testing.T, backing, honest *frappetest.Server, honestAuthorize *url.URL) *mixUpERP {
+	t.Helper()
+	clientID, redirect := honestAuthorize.Query().Get("client_id"), honestAuthorize.Query().Get("redirect_uri")
+	m := &mixUpERP{}
+	base, err := url.Parse(backing.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(base)
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/method/frappe.integrations.oauth2.authorize":
+			q := r.URL.Query()
+			q.Set("client_id", clientID)
+			q.Set("redirect_uri", redirect)
+			q.Set("code_challenge", s256(mixUpVerifier))
+			http.Redirect(w, r, honest.URL+r.URL.Path+"?"+q.Encode(), http.StatusFound)
+		case "/api/method/frappe.integrations.oauth2.get_token":
+			_ = r.ParseForm()
+			m.mu.Lock()
+			m.codes++
+			m.mu.Unlock()
+			resp, err := http.PostForm(honest.URL+r.URL.Path, url.Values{
+				"grant_type": {"authorization_code"}, "code": {r.PostForm.Get("code")},
+				"redirect_uri": {redirect}, "client_id": {clientID}, "code_verifier": {mixUpVerifier}})
+			if err == nil {
+				var out map[string]any
+				_ = json.NewDecoder(resp.Body).Decode(&out)
+				_ = resp.Body.Close()
+				m.mu.Lock()
+				m.stolen = out
+				m.mu.Unlock()
+			}
+			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// mixUp is the attack's set-up on one gateway: the honest site acme
+// (with its own redirect URI, or the shared one) and the attacker's site
+// evil, whose "ERP" knows acme's client id and redirect URI.
+type mixUp struct {
+	honest  *frappetest.Server
+	evil    *mixUpERP
+	evilMCP string
+}
+
+func newMixUp(t *testing.T, gw *gateway, shared bool) *mixUp {
+	t.Helper()
+	honest := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(honest.Close)
+	backing := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(backing.Close)
+	acme := gw.registerFrappe(t, "acme", honest, userWithRole(t, honest, "service"))
+	if shared {
+		gw.useSharedCallback(t, acme)
+	}
+	client := honest.RegisterClient(gw.callbackURL(t, acme.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), acme.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	// Anyone learns acme's client id and redirect URI from the redirect
+	// erpgate makes to acme's ERP.
+	rig := &oauthRig{t: t, gw: gw, site: acme}
+	rig.clientID = rig.register(e2eRedirectURI)
+	toHonest, err := url.Parse(noFollow(t, rig.authorizeURL(nil)).Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mixUp{honest: honest, evil: newMixUpERP(t, backing, honest, toHonest)}
+	evilSite := gw.registerFrappeAt(t, "evil", m.evil.URL, userWithRole(t, backing, "service"))
+	evilClient := backing.RegisterClient(gw.callbackURL(t, evilSite.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), evilSite.ID, evilClient.ID, evilClient.Secret); err != nil {
+		t.Fatal(err)
+	}
+	m.evilMCP = evilSite.MCPURL
+	return m
+}
+
+// noCodeTaken fails the test if erpgate sent the attacker's ERP a code.
+func (m *mixUp) noCodeTaken(t *testing.T) {
+	t.Helper()
+	m.evil.mu.Lock()
+	defer m.evil.mu.Unlock()
+	if m.evil.codes != 0 || m.evil.stolen != nil {
+		t.Fatalf("erpgate sent the attacker's ERP %d code(s) from the honest ERP; redeeming them gave an access token: %v",
+			m.evil.codes, m.evil.stolen["access_token"] != nil)
+	}
+}
+
+// TestAnotherSitesERPCannotTakeAPersonsCode is the ERP mix-up attack
+// (RFC 9700 §4.4): anyone may register a site, so an attacker registers
+// their own "ERP" and sends a person of an honest site a sign-in link for
+// it. Their ERP sends the person on to the honest ERP, which sends the
+// code back to erpgate with the attacker's flow's state. erpgate must not
+// hand that code to the attacker's ERP: each site has its own redirect
+// URI, and a code that comes back at another site's is refused before
+// any exchange. The honest site is tried with its own redirect URI and
+// with the shared one that sites registered before it keep.
+func TestAnotherSitesERPCannotTakeAPersonsCode(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		name := "own redirect URI"
+		if shared {
+			name = "shared redirect URI"
+		}
+		t.Run(name, func(t *testing.T) {
+			gw := startGateway(t, "", nil)
+			m := newMixUp(t, gw, shared)
+			attacker := &oauthRig{t: t, gw: gw, site: devSite{MCPURL: m.evilMCP}}
+			attacker.clientID = attacker.register(e2eRedirectURI)
+
+			victim := userWithRole(t, m.honest, "all-companies")
+			b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(victim))
+			final, err := b.Run(context.Background(), http.MethodGet, attacker.authorizeURL(nil), nil)
+			m.noCodeTaken(t)
+			if final != nil && final.Query().Get("code") != "" {
+				t.Fatalf("the MCP client got a code: %s", final)
+			}
+			last := b.LastPage()
+			text := pageText(last.Body)
+			if last.Status != http.StatusBadRequest || !strings.Contains(text, "another ERP") {
+				t.Fatalf("last page %d %s (err %v): %s", last.Status, last.URL, err, text)
+			}
+			if !strings.HasPrefix(last.URL, gw.URL) {
+				t.Fatalf("the refusal is not erpgate's page: %s", last.URL)
+			}
+		})
+	}
+}
+
+// TestChromiumMixUpRefusalPage: the person the attack is tried on sees, in
+// a real browser, erpgate's page saying the sign-in came back from
+// another ERP and was ended.
+func TestChromiumMixUpRefusalPage(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	m := newMixUp(t, gw, false)
+	const redirectURI = "http://127.0.0.1:9/callback"
+	clientID := registerPublicClient(t, gw.URL, "mix-up client", redirectURI)
+	_, link := authorizeURL(t, gw.URL, clientID, redirectURI, m.evilMCP)
+	ctx := newChromium(t)
+	docs := recordDocumentResponses(t, ctx)
+	victim := userWithRole(t, m.honest, "all-companies")
+	browserDo(t, ctx, "open the attacker's link", chromedp.Navigate(link))
+	waitForTitle(t, ctx, "Login")
+	browserDo(t, ctx, "sign in to the honest ERP",
+		chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), victim.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), victim.Password),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
+	waitForTitle(t, ctx, "Confirm Access")
+	browserDo(t, ctx, "allow on the honest ERP's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
+	waitForTitle(t, ctx, "The sign-in came back from another ERP")
+	saveScreenshot(t, ctx, "signin-mixup.png")
+	text := pageBody(t, ctx)
+	for _, want := range []string{"came back from another ERP", "has ended it", "connect again"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not say %q: %s", want, text)
+		}
+	}
+	if h, ok := docs.last("/sites/acme/oauth/callback"); !ok || h.status != http.StatusBadRequest {
+		t.Errorf("refusal page: seen %v, HTTP %d, want 400", ok, h.status)
+	}
+	m.noCodeTaken(t)
+}
+
+// callbackURL is the redirect URI the site's OAuth client must have, as
+// the admin API states it.
+func (g *gateway) callbackURL(t testing.TB, slug string) string {
+	t.Helper()
+	var site siteResponse
+	if err := g.admin.do(context.Background(), http.MethodGet, "/sites/"+url.PathEscape(slug), nil, &site); err != nil {
+		t.Fatal(err)
+	}
+	if site.OAuthRedirectURI == "" {
+		t.Fatalf("site %s: no oauth_redirect_uri", slug)
+	}
+	return site.OAuthRedirectURI
+}
+
+// useSharedCallback makes the site one registered before sites had a
+// redirect URI of their own, as migration 00027 left those.
+func (g *gateway) useSharedCallback(t *testing.T, site devSite) {
+	t.Helper()
+	execSQL(t, g.DBURL, `UPDATE sites SET shared_callback = true WHERE id = $1`, site.ID)
+}
+
+// TestASiteKeepsTheSharedRedirectURIUntilSwitched: a site registered
+// before sites had their own redirect URI keeps signing people in through
+// the shared one, whose OAuth client its ERP has; the operator switches
+// it, after adding the site's own to the ERP, and cannot switch it back.
+func TestASiteKeepsTheSharedRedirectURIUntilSwitched(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	own := gw.callbackURL(t, site.Slug)
+	if own != gw.URL+"/sites/acme/oauth/callback" {
+		t.Fatalf("a new site's redirect URI is %s", own)
+	}
+	gw.useSharedCallback(t, site)
+	shared := gw.callbackURL(t, site.Slug)
+	if shared != gw.URL+"/oauth/callback" {
+		t.Fatalf("a shared site's redirect URI is %s", shared)
+	}
+	client := sim.RegisterClient(shared)
+	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	rig := &oauthRig{t: t, gw: gw, sim: sim, site: site, user: userWithRole(t, sim, "all-companies")}
+	rig.clientID = rig.register(e2eRedirectURI)
+	if status, out := rig.exchange(rig.code()); status != http.StatusOK || out["access_token"] == nil {
+		t.Fatalf("sign-in through the shared redirect URI: HTTP %d %v", status, out)
+	}
+
+	var patched siteResponse
+	err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]any{"shared_callback": true}, &patched)
+	if ae := (*apiError)(nil); !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
+		t.Fatalf("switching back to the shared redirect URI: %v", err)
+	}
+	if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]any{"shared_callback": false}, &patched); err != nil {
+		t.Fatal(err)
+	}
+	if patched.SharedCallback || patched.OAuthRedirectURI != own {
+		t.Fatalf("after the switch: shared %v, redirect URI %s", patched.SharedCallback, patched.OAuthRedirectURI)
+	}
+	loc, err := url.Parse(noFollow(t, rig.authorizeURL(nil)).Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loc.Query().Get("redirect_uri"); got != own {
+		t.Fatalf("after the switch the ERP is asked to send people back to %s", got)
+	}
+	// The ERP's client still has only the shared one: until the operator
+	// adds the site's own, the ERP refuses the sign-in, as it should.
+	client.RedirectURIs = append(client.RedirectURIs, own)
+	sim.PutClient(client)
+	if status, out := rig.exchange(rig.code()); status != http.StatusOK || out["access_token"] == nil {
+		t.Fatalf("sign-in through the site's own redirect URI: HTTP %d %v", status, out)
+	}
+}
