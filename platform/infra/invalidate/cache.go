@@ -2,6 +2,7 @@ package invalidate
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,9 @@ type Source interface {
 // disconnected it neither serves nor stores anything, since changes may be
 // missed. A lookup during which any invalidation arrived is returned to its
 // callers but not stored: it may have read a row just before a change
-// whose notification then found nothing to drop.
+// whose notification then found nothing to drop. Its callers are only
+// those that began before that invalidation: a Get that begins after one
+// never shares a lookup begun before it.
 type Cache[V any] struct {
 	src Source
 	ttl time.Duration
@@ -45,7 +48,9 @@ type Cache[V any] struct {
 	group   singleflight.Group
 	mu      sync.Mutex
 	entries map[string]cacheEntry[V]
-	drops   uint64
+	// drops counts invalidations: a Get loads in the generation it read,
+	// shares loads only within it, and stores only if it is still current.
+	drops uint64
 	// stored counts insertions; every 1024th sweeps out expired values.
 	stored uint64
 
@@ -54,6 +59,10 @@ type Cache[V any] struct {
 	// keys being reloaded in the background.
 	dropOn     func(error) bool
 	refreshing map[string]bool
+
+	// onJoin, when set (tests), runs once a Get that found no value has
+	// begun its load or joined one.
+	onJoin func()
 }
 
 type cacheEntry[V any] struct {
@@ -101,13 +110,21 @@ func (c *Cache[V]) SetClock(now func() time.Time) { c.now = now }
 type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
 
 // Get returns the value stored under key, or loads it. Concurrent Gets of
-// one key share one load. Errors are not cached; a caller whose ctx ends
-// gets its error at once.
+// one key share one load, unless an invalidation came between their
+// starts: a Get begun after DropUser, DropSite or a reset returned never
+// gets the value of a load (or background reload) begun before. Errors
+// are not cached; a caller whose ctx ends gets its error at once.
 func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error) {
 	caching := c.caching()
-	if caching {
+	var gen uint64
+	if !caching {
+		c.mu.Lock()
+		gen = c.drops
+		c.mu.Unlock()
+	} else {
 		now := c.now()
 		c.mu.Lock()
+		gen = c.drops
 		e, ok := c.entries[key]
 		fresh := ok && now.Before(e.expires)
 		refresh := fresh && c.dropOn != nil && !now.Before(e.refreshAt) && !c.refreshing[key]
@@ -116,13 +133,16 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 		}
 		c.mu.Unlock()
 		if refresh {
-			go c.refresh(ctx, key, load)
+			go c.refresh(ctx, key, gen, load)
 		}
 		if fresh {
 			return e.v, nil
 		}
 	}
-	ch := c.start(ctx, key, load, caching)
+	ch := c.start(ctx, key, gen, load, caching)
+	if c.onJoin != nil {
+		c.onJoin()
+	}
 	var zero V
 	select {
 	case <-ctx.Done():
@@ -135,9 +155,9 @@ func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error)
 	}
 }
 
-// refresh reloads key in the background (RefreshAhead).
-func (c *Cache[V]) refresh(ctx context.Context, key string, load Load[V]) {
-	r := <-c.start(ctx, key, load, true)
+// refresh reloads key in the background (RefreshAhead), in generation gen.
+func (c *Cache[V]) refresh(ctx context.Context, key string, gen uint64, load Load[V]) {
+	r := <-c.start(ctx, key, gen, load, true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.refreshing, key)
@@ -147,16 +167,19 @@ func (c *Cache[V]) refresh(ctx context.Context, key string, load Load[V]) {
 	}
 }
 
-// start begins the load of key, or joins the one under way. One caller
+// start begins the load of key in generation gen (drops as the caller
+// read it), or joins the one of that generation under way. One caller
 // giving up must not fail the others sharing the load: it runs detached
 // from any caller, within loadTimeout.
-func (c *Cache[V]) start(ctx context.Context, key string, load Load[V], caching bool) <-chan singleflight.Result {
-	return c.group.DoChan(key, func() (any, error) {
+func (c *Cache[V]) start(ctx context.Context, key string, gen uint64, load Load[V], caching bool) <-chan singleflight.Result {
+	// The flight's name is key, a NUL and gen in decimal: the last NUL
+	// separates them, so no two (key, gen) share one. The string(bytes)
+	// in the concatenation is not copied first (one allocation).
+	var n [20]byte
+	flight := key + "\x00" + string(strconv.AppendUint(n[:0], gen, 10))
+	return c.group.DoChan(flight, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()
-		c.mu.Lock()
-		drops := c.drops
-		c.mu.Unlock()
 		v, tags, until, err := load(lctx)
 		if err != nil {
 			return nil, err
@@ -168,7 +191,7 @@ func (c *Cache[V]) start(ctx context.Context, key string, load Load[V], caching 
 		}
 		if caching && c.caching() {
 			c.mu.Lock()
-			if c.drops == drops {
+			if c.drops == gen {
 				c.entries[key] = cacheEntry[V]{v: v, tags: tags, refreshAt: now.Add(c.ttl / 2), expires: expires}
 				c.stored++
 				if c.stored%1024 == 0 {

@@ -279,3 +279,144 @@ func (c *Cache[V]) isRefreshing(key string) bool {
 	defer c.mu.Unlock()
 	return c.refreshing[key]
 }
+
+// TestCacheLookupAfterAnInvalidationDoesNotJoinALoadBegunBeforeIt: a
+// request with a token whose grant is revoked on this replica while
+// another request's lookup of it is under way must not be handed that
+// lookup's value: it reads the grant afresh. The request that began
+// before the revocation may still get the older value.
+func TestCacheLookupAfterAnInvalidationDoesNotJoinALoadBegunBeforeIt(t *testing.T) {
+	errRevoked := errors.New("the token was revoked")
+	for _, tc := range []struct {
+		name       string
+		down       bool
+		invalidate func(*fakeSource, *Cache[string])
+	}{
+		{"the user dropped by the replica revoking", false, func(_ *fakeSource, c *Cache[string]) { c.DropUser("s", "u") }},
+		// Nothing is cached, but concurrent lookups still share loads.
+		{"the same with the listener down", true, func(_ *fakeSource, c *Cache[string]) { c.DropUser("s", "u") }},
+		{"the user's notification", false, func(src *fakeSource, _ *Cache[string]) { src.notify(UserPrefix + "s:u") }},
+		{"the site's notification", false, func(src *fakeSource, _ *Cache[string]) { src.notify("site:s") }},
+		{"a reset", false, func(src *fakeSource, _ *Cache[string]) {
+			for _, fn := range src.reset {
+				fn()
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{healthy: !tc.down}
+			c := NewCache[string](src, time.Minute)
+			joined := make(chan struct{}, 2)
+			c.onJoin = func() { joined <- struct{}{} }
+			tags := Tags{Site: "s", Subject: "u"}
+			started, release := make(chan struct{}), make(chan struct{})
+			before := func(context.Context) (string, Tags, time.Time, error) {
+				close(started)
+				<-release
+				return "grant", tags, time.Time{}, nil
+			}
+			after := func(context.Context) (string, Tags, time.Time, error) {
+				return "", Tags{}, time.Time{}, errRevoked
+			}
+			first := make(chan string, 1)
+			go func() {
+				v, err := c.Get(t.Context(), "k", before)
+				if err != nil {
+					v = err.Error()
+				}
+				first <- v
+			}()
+			<-started
+			<-joined
+			tc.invalidate(src, c)
+			second := make(chan error, 1)
+			go func() {
+				v, err := c.Get(t.Context(), "k", after)
+				if err == nil {
+					err = errors.New("got " + v)
+				}
+				second <- err
+			}()
+			<-joined // the second lookup has begun its load or joined one
+			close(release)
+			if err := <-second; !errors.Is(err, errRevoked) {
+				t.Errorf("a lookup begun after the invalidation: %v, want it to load afresh (%v)", err, errRevoked)
+			}
+			if v := <-first; v != "grant" {
+				t.Errorf("the lookup begun before the invalidation: %q, want the value of its load", v)
+			}
+			if c.Len() != 0 {
+				t.Error("a lookup overtaken by an invalidation was stored")
+			}
+		})
+	}
+}
+
+// TestCacheLookupAfterAnInvalidationDoesNotJoinARefreshBegunBeforeIt: the
+// same for a background reload (RefreshAhead) under way when the value is
+// dropped.
+func TestCacheLookupAfterAnInvalidationDoesNotJoinARefreshBegunBeforeIt(t *testing.T) {
+	errRevoked := errors.New("the token was revoked")
+	c := NewCache[string](&fakeSource{healthy: true}, time.Minute)
+	c.RefreshAhead(func(err error) bool { return errors.Is(err, errRevoked) })
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	c.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	joined := make(chan struct{}, 2)
+	c.onJoin = func() { joined <- struct{}{} }
+	tags := Tags{Site: "s", Subject: "u"}
+	if _, err := c.Get(t.Context(), "k", func(context.Context) (string, Tags, time.Time, error) {
+		return "grant", tags, time.Time{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-joined
+	mu.Lock()
+	now = now.Add(31 * time.Second)
+	mu.Unlock()
+	started, release := make(chan struct{}), make(chan struct{})
+	reload := func(context.Context) (string, Tags, time.Time, error) {
+		close(started)
+		<-release
+		return "grant", tags, time.Time{}, nil
+	}
+	if v, err := c.Get(t.Context(), "k", reload); err != nil || v != "grant" {
+		t.Fatalf("past half the TTL: %q %v, want the value at once", v, err)
+	}
+	<-started // the reload has read the grant
+	c.DropUser("s", "u")
+	second := make(chan error, 1)
+	go func() {
+		v, err := c.Get(t.Context(), "k", func(context.Context) (string, Tags, time.Time, error) {
+			return "", Tags{}, time.Time{}, errRevoked
+		})
+		if err == nil {
+			err = errors.New("got " + v)
+		}
+		second <- err
+	}()
+	<-joined
+	close(release)
+	if err := <-second; !errors.Is(err, errRevoked) {
+		t.Errorf("a lookup begun after the invalidation: %v, want it to load afresh (%v)", err, errRevoked)
+	}
+	waitFor(t, "the reload", func() bool { return !c.isRefreshing("k") })
+	if c.Len() != 0 {
+		t.Error("a reload overtaken by an invalidation was stored")
+	}
+}
+
+// TestCacheStoredValueAllocatesNothing: a Get answered from the cache is
+// on every call's path.
+func TestCacheStoredValueAllocatesNothing(t *testing.T) {
+	c := NewCache[string](&fakeSource{healthy: true}, time.Minute)
+	l := &counter{}
+	load := l.load
+	ctx := context.Background()
+	if _, err := c.Get(ctx, "k", load); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = c.Get(ctx, "k", load) }); n != 0 {
+		t.Errorf("a stored value: %v allocations a Get, want none", n)
+	}
+}
