@@ -237,3 +237,29 @@ func TestOverdueIsOmittedWhenItCannotBeConfirmed(t *testing.T) {
 		})
 	}
 }
+
+// A Profit and Loss answer whose last account rows no total row closes
+// (which ERPNext does not send) leaves those rows without a section and
+// says so, rather than guessing one.
+func TestProfitAndLossRowsWithoutTotalRowGetNoSection(t *testing.T) {
+	srv := fakeReports(t, map[string]string{reportProfitAndLoss: `{"message":{"result":[
+ {"account":"Income - DC","account_name":"Income","parent_account":"","indent":0.0,"is_group":1,"jul_2025":500.0},
+ {"account":"'Total Income (Credit)'","account_name":"'Total Income (Credit)'","jul_2025":500.0},
+ {},
+ {"account":"Expenses - DC","account_name":"Expenses","parent_account":"","indent":0.0,"is_group":1,"jul_2025":200.0}
+],"columns":[{"label":"Account","fieldname":"account","fieldtype":"Link"},{"label":"Currency","fieldname":"currency","fieldtype":"Link","hidden":1},{"label":"2025","fieldname":"jul_2025","fieldtype":"Currency"}]}}`})
+	out, err := callFake(t, srv, "get_profit_and_loss", map[string]any{"company": "Demo Co", "from_date": "2025-07-01", "to_date": "2025-07-31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := out["rows"].([]any)
+	if len(rows) != 2 || rows[0].(map[string]any)["section"] != "Income" {
+		t.Fatalf("rows %v", rows)
+	}
+	if s, present := rows[1].(map[string]any)["section"]; present {
+		t.Fatalf("unclosed row got section %v", s)
+	}
+	if w := out["warnings"].([]any); len(w) != 2 || !contains(w[0].(string), "last 1 account row(s) came after") {
+		t.Fatalf("warnings %v", w)
+	}
+}

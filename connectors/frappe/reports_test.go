@@ -284,6 +284,55 @@ func TestTrialBalanceAndProfitAndLossEqualGLEntries(t *testing.T) {
 	}
 }
 
+// A project with expenses but no income in a period gets no income section
+// at all from ERPNext (not even its total row), and one with income but no
+// expenses no expense section; every account row still carries the section
+// of its root type.
+func TestProfitAndLossSectionsWhenOneIsMissing(t *testing.T) {
+	data := testSim(t).Data()
+	rootType := map[string]string{}
+	for _, a := range data.List("Account") {
+		rootType[a.Name] = a.Str("root_type")
+	}
+	company := "Demo Holdings NZ Ltd"
+	for _, c := range []struct {
+		from, to, has, lacks string
+	}{
+		{"2025-07-01", "2025-07-31", "Expense", "Income"},
+		{"2026-03-01", "2026-03-31", "Income", "Expense"},
+	} {
+		// The seeded ledger: the project posted to one root type only.
+		posted := map[string]int{}
+		for _, g := range data.List("GL Entry") {
+			d := g.Str("posting_date")
+			if g.Str("company") == company && g.Str("project") == "PROJ-0001" && g.Int("is_cancelled") == 0 && d >= c.from && d <= c.to {
+				posted[rootType[g.Str("account")]]++
+			}
+		}
+		if posted[c.has] == 0 || posted[c.lacks] != 0 {
+			t.Fatalf("%s to %s: seeded entries by root type %v, want %s only", c.from, c.to, posted, c.has)
+		}
+		pl := mustCall(t, allCompanies, "get_profit_and_loss", map[string]any{"company": company, "project": "PROJ-0001", "from_date": c.from, "to_date": c.to})
+		rows := pl["rows"].([]any)
+		if len(rows) == 0 {
+			t.Fatalf("%s to %s: no account rows", c.from, c.to)
+		}
+		for _, r := range rows {
+			row := r.(map[string]any)
+			if want := rootType[row["account"].(string)]; row["section"] != want || want != c.has {
+				t.Errorf("%s to %s: %v has section %v, its root type is %s", c.from, c.to, row["account"], row["section"], want)
+			}
+		}
+		totals := map[string]any{"Income": pl["total_income"], "Expense": pl["total_expense"]}
+		if totals[c.has] == nil || totals[c.lacks] != nil {
+			t.Errorf("%s to %s: total_income %v, total_expense %v", c.from, c.to, pl["total_income"], pl["total_expense"])
+		}
+		if w := pl["warnings"].([]any); len(w) != 0 {
+			t.Errorf("%s to %s: warnings %v", c.from, c.to, w)
+		}
+	}
+}
+
 func TestStockReportsEqualTheStockLedger(t *testing.T) {
 	company, from, to := visibleCompany(t), "2025-01-01", "2025-12-31"
 	closing, moved := new(big.Rat), new(big.Rat)

@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -312,7 +313,7 @@ func getProfitAndLossTool() connector.Tool {
 	)
 	props = append(props, reportPageProps()...)
 	row := schema.OpenObject(
-		schema.Prop("section", schema.String("Income or Expense.")),
+		schema.Prop("section", schema.String("Income or Expense; absent on a row the ERP did not close with a section total (see warnings).")),
 		schema.Prop("account", schema.String("Account.")),
 		schema.Prop("account_name", schema.String("Account name.")),
 		schema.Prop("parent_account", schema.String("Parent group account.").Nullable()),
@@ -385,21 +386,33 @@ func getProfitAndLoss(ctx context.Context, call *connector.Call) (any, error) {
 		}
 		return m
 	}
-	var accounts []map[string]any
-	section := "Income"
+	// A section's account rows come before its total row, and ERPNext
+	// leaves out a section without amounts, total row included, so each
+	// row takes the section of the total row that closes it.
+	var accounts, open []map[string]any
+	closeSection := func(section string) {
+		for _, r := range open {
+			r["section"] = section
+		}
+		open = nil
+	}
 	for _, row := range d.rows {
 		switch rowLabel(row, "account") {
 		case "Total Income (Credit)":
 			out.TotalIncome = amounts(row)
-			section = "Expense"
+			closeSection("Income")
 		case "Total Expense (Debit)":
 			out.TotalExpense = amounts(row)
+			closeSection("Expense")
 		case "Profit for the year":
 			out.NetProfit = amounts(row)
 		case "":
-			row["section"] = section
 			accounts = append(accounts, row)
+			open = append(open, row)
 		}
+	}
+	if len(open) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("The last %d account row(s) came after the ERP's last total row, so it is not known whether they are income or expense; they have no section.", len(open)))
 	}
 	out.setRows(d, accounts, a.reportPageArgs, call.MaxRecords, "section", "account_name", "parent_account", "indent", "is_group")
 	for _, r := range out.Rows {
