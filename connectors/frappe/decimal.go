@@ -3,6 +3,7 @@ package frappe
 import (
 	"encoding/json"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -12,6 +13,9 @@ import (
 // text as json.Number in every row it passes on, and every amount it adds up
 // itself (totals, summaries, ageing) is computed with math/big.Rat from the
 // text, never through float64, so a sum is exact to the cent and beyond.
+// Reports compute running balances and totals as Python floats, so their
+// numbers first lose any binary noise (withoutFloatNoise, applied to every
+// report row as it is parsed).
 
 // decimalText parses a JSON number, a numeric string or an integer into an
 // exact rational. Empty strings and null are zero, as Frappe prints an
@@ -150,6 +154,69 @@ func trimDecimal(s string) string {
 	}
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// floatDigits is DBL_DIG: every decimal with at most this many significant
+// digits survives a round trip through float64 unchanged.
+const floatDigits = 15
+
+// withoutFloatNoise removes binary floating-point noise from an amount a
+// report computed as a Python float (a running balance, a total): text with
+// more than 15 significant digits, such as 4316.700000000001, is rounded
+// half away from zero to 15 (4316.7) and rendered as a plain decimal. No
+// currency precision is assumed. Shorter numbers, and integers (Python ints
+// are exact and their text has no point or exponent), are returned as they
+// came, as is anything that is not a number.
+func withoutFloatNoise(n json.Number) json.Number {
+	s := n.String()
+	if !strings.ContainsAny(s, ".eE") {
+		return n
+	}
+	if _, ok := parseDecimal(s); !ok {
+		return n
+	}
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return n
+		}
+		mant, exp = s[:i], e
+	}
+	sign := ""
+	if strings.HasPrefix(mant, "-") {
+		sign = "-"
+	}
+	intPart, frac, _ := strings.Cut(strings.TrimLeft(mant, "+-"), ".")
+	// The value is 0.<digits> × 10^exp.
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp += len(intPart) - (len(intPart+frac) - len(digits))
+	digits = strings.TrimRight(digits, "0")
+	if len(digits) <= floatDigits {
+		return n
+	}
+	kept := []byte(digits[:floatDigits])
+	if digits[floatDigits] >= '5' {
+		i := len(kept) - 1
+		for ; i >= 0 && kept[i] == '9'; i-- {
+			kept[i] = '0'
+		}
+		if i < 0 {
+			kept, exp = append([]byte{'1'}, kept...), exp+1
+		} else {
+			kept[i]++
+		}
+	}
+	var plain string
+	switch k := string(kept); {
+	case exp <= 0:
+		plain = "0." + strings.Repeat("0", -exp) + k
+	case exp >= len(k):
+		plain = k + strings.Repeat("0", exp-len(k))
+	default:
+		plain = k[:exp] + "." + k[exp:]
+	}
+	return json.Number(sign + trimDecimal(plain))
 }
 
 // canonicalNumber re-renders a number Frappe sent (possibly in exponent

@@ -2,6 +2,9 @@ package frappe
 
 import (
 	"encoding/json"
+	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -64,4 +67,123 @@ func TestRoundRat(t *testing.T) {
 			t.Errorf("roundRat(%s, %d) = %s, want %s", tc.in, tc.places, got, tc.want)
 		}
 	}
+}
+
+func TestWithoutFloatNoise(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		// Python float sums and their shortest repr.
+		{"4316.700000000001", "4316.7"},
+		{"0.30000000000000004", "0.3"},
+		{"-0.30000000000000004", "-0.3"},
+		{"99999.99999999999", "100000"},
+		{"1.0000000000000002e-05", "0.00001"},
+		{"1.2345678901234567e+16", "12345678901234600"},
+		{"123456789012345.67", "123456789012346"},
+		{"-7.0000000000000075e-06", "-0.00000700000000000001"},
+		// At most 15 significant digits: kept as sent.
+		{"1180.5", "1180.5"},
+		{"0.1", "0.1"},
+		{"1e+16", "1e+16"},
+		{"-12.340", "-12.340"},
+		{"123456789012.345", "123456789012.345"},
+		// A Python int is exact, however long.
+		{"12345678901234567", "12345678901234567"},
+		// Not a number: left for the caller to refuse.
+		{"NaN", "NaN"},
+	} {
+		if got := withoutFloatNoise(json.Number(tc.in)); got != json.Number(tc.want) {
+			t.Errorf("withoutFloatNoise(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzWithoutFloatNoise checks the rounding against math/big: a float64's
+// shortest text rounded to 15 significant digits, and every decimal of at
+// most 15 significant digits recovered exactly after a float64 sum.
+func FuzzWithoutFloatNoise(f *testing.F) {
+	f.Add(int64(431670), int64(0), int8(-2))
+	f.Add(int64(1), int64(2), int8(-1))
+	f.Add(int64(-999999999999999), int64(1), int8(-10))
+	f.Add(int64(123456789), int64(-987654321), int8(-4))
+	f.Fuzz(func(t *testing.T, a, b int64, exp int8) {
+		const lim = 1_000_000_000_000_000 // 10^15
+		e := int(exp)%12 - 6              // -17..5
+		x, y := decimalOf(a%lim, e), decimalOf(b%lim, e)
+		fx, _ := x.Float64()
+		fy, _ := y.Float64()
+		// Fewer than 16 digits survive float64 exactly.
+		if got := withoutFloatNoise(pyRepr(fx)); !ratEq(rat(t, got), x) {
+			t.Fatalf("%s through float64 came back as %s", x.FloatString(20), got)
+		}
+		// A float sum rounds to 15 significant digits as math/big does it.
+		in := pyRepr(fx + fy)
+		got := withoutFloatNoise(in)
+		if want := roundSignificant(rat(t, in), 15); !ratEq(rat(t, got), want) {
+			t.Fatalf("withoutFloatNoise(%s) = %s, want %s", in, got, want.FloatString(20))
+		}
+		if strings.ContainsAny(got.String(), "eE") && got != in {
+			t.Fatalf("rounded %s is not plain: %s", in, got)
+		}
+		// Adding amounts of one sign errs by less than half a unit of the
+		// 15th digit, so a sum of at most 15 digits comes back exactly.
+		// (Cancelling amounts can err by more, relative to what is left.)
+		if sum := new(big.Rat).Add(x, y); x.Sign()*y.Sign() >= 0 && sigDigits(sum) <= 15 && !ratEq(rat(t, got), sum) {
+			t.Fatalf("%s + %s: %s, exact %s", x.FloatString(20), y.FloatString(20), got, sum.FloatString(20))
+		}
+	})
+}
+
+// decimalOf is m × 10^e.
+func decimalOf(m int64, e int) *big.Rat {
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(e))), nil))
+	r := new(big.Rat).SetInt64(m)
+	if e < 0 {
+		return r.Quo(r, p)
+	}
+	return r.Mul(r, p)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// pyRepr is Python's repr of a float: the shortest text that reads back
+// as f, with a point or an exponent.
+func pyRepr(f float64) json.Number {
+	return json.Number(strconv.FormatFloat(f, 'e', -1, 64))
+}
+
+// roundSignificant rounds r half away from zero to n significant digits.
+func roundSignificant(r *big.Rat, n int) *big.Rat {
+	if r.Sign() == 0 {
+		return r
+	}
+	ten := big.NewRat(10, 1)
+	a := new(big.Rat).Abs(r)
+	k := 0 // 10^(k-1) <= a < 10^k
+	for p := big.NewRat(1, 1); a.Cmp(p) >= 0; p.Mul(p, ten) {
+		k++
+	}
+	for p := big.NewRat(1, 10); a.Cmp(p) < 0; p.Quo(p, ten) {
+		k--
+	}
+	scale := decimalOf(1, n-k)
+	q, rem := new(big.Int).QuoRem(new(big.Rat).Mul(a, scale).Num(), new(big.Rat).Mul(a, scale).Denom(), new(big.Int))
+	if new(big.Int).Mul(rem, big.NewInt(2)).Cmp(new(big.Rat).Mul(a, scale).Denom()) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	out := new(big.Rat).Quo(new(big.Rat).SetInt(q), scale)
+	if r.Sign() < 0 {
+		out.Neg(out)
+	}
+	return out
+}
+
+// sigDigits counts the significant digits of a terminating decimal.
+func sigDigits(r *big.Rat) int {
+	s := strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(r.FloatString(40), "-"), ".", ""), "0")
+	return len(strings.TrimRight(s, "0"))
 }

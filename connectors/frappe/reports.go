@@ -141,7 +141,7 @@ func parseReport(name string, body []byte) (*reportData, error) {
 		switch r := r.(type) {
 		case map[string]any:
 			if !blankRow(r) {
-				out.rows = append(out.rows, r)
+				out.rows = append(out.rows, withoutNoise(r))
 			}
 		case []any:
 			// Frappe appends the total row of add_total_row reports as a
@@ -157,7 +157,7 @@ func parseReport(name string, body []byte) (*reportData, error) {
 					row[col.Fieldname] = r[j]
 				}
 			}
-			out.rows = append(out.rows, row)
+			out.rows = append(out.rows, withoutNoise(row))
 		}
 		env.result[i] = nil // the row is in out.rows now, or dropped
 	}
@@ -284,6 +284,18 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 func skipValue(dec *json.Decoder) error {
 	var skip json.RawMessage
 	return dec.Decode(&skip)
+}
+
+// withoutNoise removes float noise from every number of a row (see
+// withoutFloatNoise), so every reader of report rows (the rows shown, the
+// summary rows, erpgate's own sums) sees the same amounts.
+func withoutNoise(row map[string]any) map[string]any {
+	for k, v := range row {
+		if n, ok := v.(json.Number); ok {
+			row[k] = withoutFloatNoise(n)
+		}
+	}
+	return row
 }
 
 // blankRow reports a spacer row: {} or only empty cells (the General

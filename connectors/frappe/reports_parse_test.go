@@ -263,3 +263,45 @@ func TestProfitAndLossRowsWithoutTotalRowGetNoSection(t *testing.T) {
 		t.Fatalf("warnings %v", w)
 	}
 }
+
+// Frappe computes running balances, totals and outstanding amounts as
+// Python floats, so its answers carry binary noise (0.3 - 0.1 is
+// 0.19999999999999998). Rows, summary rows and erpgate's own sums all read
+// the amounts without it.
+func TestReportAmountsLoseFloatNoise(t *testing.T) {
+	noisyAR := strings.Replace(arEnvelope,
+		`"invoiced":0.2,"paid":0.1,"credit_note":0.0,"outstanding":0.1,`,
+		`"invoiced":0.3,"paid":0.1,"credit_note":0.0,"outstanding":0.19999999999999998,`, 1)
+	srv := fakeReports(t, map[string]string{
+		reportReceivable: noisyAR,
+		reportGeneralLedger: `{"message":{"result":[
+ {"account":"'Opening'","debit":0.30000000000000004,"credit":0.0,"balance":0.30000000000000004},
+ {"posting_date":"2025-03-01","account":"Debtors - DC","debit":4316.4,"credit":0.0,"balance":4316.700000000001,"voucher_no":"SINV-1","gl_entry":"GLE-1"},
+ {"account":"'Total'","debit":4316.4,"credit":0.0,"balance":4316.4},
+ {"account":"'Closing (Opening + Total)'","debit":4316.700000000001,"credit":0.0,"balance":4316.700000000001}
+],"columns":[{"label":"Posting Date","fieldname":"posting_date","fieldtype":"Date"},{"label":"Account","fieldname":"account","fieldtype":"Link"},{"label":"Debit (USD)","fieldname":"debit","fieldtype":"Currency"},{"label":"Credit (USD)","fieldname":"credit","fieldtype":"Currency"},{"label":"Balance (USD)","fieldname":"balance","fieldtype":"Currency"},{"label":"Voucher No","fieldname":"voucher_no","fieldtype":"Dynamic Link"}]}}`,
+	})
+	gl, err := callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := gl["rows"].([]any)[0].(map[string]any)["balance"]; b != json.Number("4316.7") {
+		t.Errorf("row balance %v", b)
+	}
+	if o := gl["opening"].(map[string]any); o["debit"] != json.Number("0.3") || o["balance"] != json.Number("0.3") {
+		t.Errorf("opening %v", o)
+	}
+	if c := gl["closing"].(map[string]any); c["debit"] != json.Number("4316.7") || c["balance"] != json.Number("4316.7") {
+		t.Errorf("closing %v", c)
+	}
+	ar, err := callFake(t, srv, "get_accounts_receivable", map[string]any{"company": "Demo Co", "report_date": "2025-03-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot := ar["totals"].(map[string]any); tot["outstanding"] != json.Number("1130.3") || tot["invoiced"] != json.Number("1180.4") {
+		t.Errorf("totals %v", tot)
+	}
+	if o := ar["rows"].([]any)[1].(map[string]any)["outstanding"]; o != json.Number("0.2") {
+		t.Errorf("row outstanding %v", o)
+	}
+}
