@@ -1,8 +1,12 @@
 package frappe
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math/big"
+	"net/url"
+	"sort"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
@@ -226,6 +230,81 @@ func TestGeneralLedgerEqualsGLEntries(t *testing.T) {
 	opening := out["opening"].(map[string]any)
 	if got, want := rat(t, opening["balance"]), new(big.Rat).Sub(od, oc); !ratEq(got, want) {
 		t.Fatalf("opening balance of %s = %s, want %s", account, got.FloatString(2), want.FloatString(2))
+	}
+}
+
+// ERPNext adds up General Ledger balances as Python floats, so the
+// simulator's answers carry binary noise (40310.88000000001); the tool's
+// balances equal the seeded GL Entries added up in cents.
+func TestGeneralLedgerBalancesAreExactDespiteFloatNoise(t *testing.T) {
+	company, from, to := "Demo Holdings NZ Ltd", "2025-07-01", "2025-07-31"
+	for _, account := range []string{"Administrative Expenses - DHNZ"} {
+		// The ERP's own answer has balances that are not whole cents.
+		f, _ := json.Marshal(map[string]any{"company": company, "from_date": from, "to_date": to, "account": []string{account},
+			"categorize_by": "Categorize by Voucher (Consolidated)", "include_dimensions": 1, "include_default_book_entries": 1})
+		c := invocation{role: allCompanies}.newCall(t, nil)
+		body, err := newClient(c.Site, c.HTTP).getBody(context.Background(), "/api/method/frappe.desk.query_report.run", url.Values{"report_name": {reportGeneralLedger}, "filters": {string(f)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw struct {
+			Message struct{ Result []map[string]any } `json:"message"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatal(err)
+		}
+		noisy := 0
+		for _, r := range raw.Message.Result {
+			if b, ok := r["balance"].(json.Number); ok && !rat(t, b).Mul(rat(t, b), big.NewRat(100, 1)).IsInt() {
+				noisy++
+			}
+		}
+		if noisy == 0 {
+			t.Fatalf("%s: the ERP's balances are all whole cents; pick an account with float noise", account)
+		}
+
+		// The seeded ledger, in cents and in the report's order.
+		var entries []*frappetest.Doc
+		var opening int64
+		for _, g := range testSim(t).Data().List("GL Entry") {
+			if g.Str("company") != company || g.Str("account") != account || g.Int("is_cancelled") != 0 || g.Str("posting_date") > to {
+				continue
+			}
+			if g.Str("posting_date") < from {
+				opening += g.Dec("debit").Cents() - g.Dec("credit").Cents()
+			} else {
+				entries = append(entries, g)
+			}
+		}
+		sort.SliceStable(entries, func(i, j int) bool {
+			a, b := entries[i], entries[j]
+			return a.Str("posting_date") < b.Str("posting_date") || a.Str("posting_date") == b.Str("posting_date") && a.Str("creation") < b.Str("creation")
+		})
+		out := mustCall(t, allCompanies, "get_general_ledger", map[string]any{"company": company, "from_date": from, "to_date": to, "account": account})
+		rows := out["rows"].([]any)
+		if len(rows) != len(entries) || out["complete"] != true {
+			t.Fatalf("%s: %d rows, seeded %d entries", account, len(rows), len(entries))
+		}
+		inCents := func(c int64) json.Number { return decimalNumber(big.NewRat(c, 100)) }
+		balance, moved := opening, int64(0)
+		for i, r := range rows {
+			net := entries[i].Dec("debit").Cents() - entries[i].Dec("credit").Cents()
+			balance, moved = balance+net, moved+net
+			if got := r.(map[string]any)["balance"]; got != inCents(balance) {
+				t.Errorf("%s row %d: balance %v, ledger %v", account, i, got, inCents(balance))
+			}
+		}
+		if got := out["opening"].(map[string]any)["balance"]; got != inCents(opening) {
+			t.Errorf("%s: opening %v, ledger %v", account, got, inCents(opening))
+		}
+		if got := out["total"].(map[string]any)["balance"]; got != inCents(moved) {
+			t.Errorf("%s: total %v, ledger %v", account, got, inCents(moved))
+		}
+		if got := out["closing"].(map[string]any)["balance"]; got != inCents(balance) {
+			t.Errorf("%s: closing %v, ledger %v", account, got, inCents(balance))
+		}
 	}
 }
 

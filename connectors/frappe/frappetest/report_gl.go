@@ -11,16 +11,20 @@ import (
 // quotes, the categorize_by groupings and the running balance.
 
 // glRow is one output row before it becomes a JSON object: a GL Entry (src)
-// or a totals row (label), with amounts in cents.
+// or a totals row (label). Amounts are float64, as ERPNext reads decimal
+// columns as Python floats and adds them up as floats.
 type glRow struct {
 	src                 *Doc
 	label               string
-	debit, credit       int64
-	debitAcc, creditAcc int64
-	debitTxn, creditTxn int64
-	againstVoucher      string
-	spacer              bool
-	accountType         string
+	debit, credit       float64
+	debitAcc, creditAcc float64
+	debitTxn, creditTxn float64
+	// intZero marks amounts netting set to the int 0 (debit, credit,
+	// debitAcc, creditAcc), which Python prints as 0, not 0.0.
+	intZero        [4]bool
+	againstVoucher string
+	spacer         bool
+	accountType    string
 }
 
 type glTotals struct{ opening, total, closing *glRow }

@@ -1,6 +1,9 @@
 package frappetest
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // General Ledger rows: opening / total / closing accumulation, the
 // categorize_by groupings, presentation currency and the running balance
@@ -12,9 +15,9 @@ func (rc *reportCtx) glResult(gf *glFilters) []any {
 	rows := make([]*glRow, len(entries))
 	singleCcy := ""
 	for i, e := range entries {
-		rows[i] = &glRow{src: e, debit: e.Dec("debit").Cents(), credit: e.Dec("credit").Cents(),
-			debitAcc: e.Dec("debit_in_account_currency").Cents(), creditAcc: e.Dec("credit_in_account_currency").Cents(),
-			debitTxn: e.Dec("debit_in_transaction_currency").Cents(), creditTxn: e.Dec("credit_in_transaction_currency").Cents(),
+		rows[i] = &glRow{src: e, debit: e.Dec("debit").Float64(), credit: e.Dec("credit").Float64(),
+			debitAcc: e.Dec("debit_in_account_currency").Float64(), creditAcc: e.Dec("credit_in_account_currency").Float64(),
+			debitTxn: e.Dec("debit_in_transaction_currency").Float64(), creditTxn: e.Dec("credit_in_transaction_currency").Float64(),
 			againstVoucher: e.Str("against_voucher"),
 			accountType:    ix.accounts[e.Str("account")].Str("account_type")}
 		if i == 0 {
@@ -119,13 +122,15 @@ func (rc *reportCtx) glResult(gf *glFilters) []any {
 	return glRowsAsObjects(data, gf, ix)
 }
 
-// update is update_value_in_dict: add the entry's amounts to a row and
-// optionally net debit against credit.
+// update is update_value_in_dict: add the entry's amounts to a row as
+// Python floats and optionally net debit against credit, setting the other
+// side to the int 0.
 func (gf *glFilters) update(dst, src *glRow, netValues bool) {
 	dst.debit += src.debit
 	dst.credit += src.credit
 	dst.debitAcc += src.debitAcc
 	dst.creditAcc += src.creditAcc
+	dst.intZero = [4]bool{}
 	if gf.addTxn && dst.src != nil {
 		dst.debitTxn += src.debitTxn
 		dst.creditTxn += src.creditTxn
@@ -133,11 +138,13 @@ func (gf *glFilters) update(dst, src *glRow, netValues bool) {
 	if gf.netParty && (dst.accountType == "Receivable" || dst.accountType == "Payable") || netValues {
 		net, netAcc := dst.debit-dst.credit, dst.debitAcc-dst.creditAcc
 		if net < 0 {
-			dst.debit, dst.credit = 0, -net
-			dst.debitAcc, dst.creditAcc = 0, abs64(netAcc)
+			dst.debit, dst.credit = 0, math.Abs(net)
+			dst.debitAcc, dst.creditAcc = 0, math.Abs(netAcc)
+			dst.intZero = [4]bool{true, false, true, false}
 		} else {
-			dst.debit, dst.credit = net, 0
-			dst.debitAcc, dst.creditAcc = abs64(netAcc), 0
+			dst.debit, dst.credit = math.Abs(net), 0
+			dst.debitAcc, dst.creditAcc = math.Abs(netAcc), 0
+			dst.intZero = [4]bool{false, true, false, true}
 		}
 	}
 	if dst.againstVoucher != "" && src.againstVoucher != "" && dst != src {
@@ -157,10 +164,10 @@ func convertToPresentation(rows []*glRow, gf *glFilters, singleCcy string) {
 		}
 		rate := conversionE4(gf.companyCcy, gf.presentation, gf.to)
 		if r.debit != 0 {
-			r.debit = roundHalfEven(r.debit*rate, 10000)
+			r.debit = Cents(roundHalfEven(r.src.Dec("debit").Cents()*rate, 10000)).Float64()
 		}
 		if r.credit != 0 {
-			r.credit = roundHalfEven(r.credit*rate, 10000)
+			r.credit = Cents(roundHalfEven(r.src.Dec("credit").Cents()*rate, 10000)).Float64()
 		}
 	}
 }
@@ -185,7 +192,7 @@ func conversionE4(from, to, date string) int64 {
 // that restarts on rows without a posting date.
 func glRowsAsObjects(data []*glRow, gf *glFilters, ix *ledgerIndex) []any {
 	out := make([]any, 0, len(data))
-	var balance int64
+	var balance float64
 	var accountCcy any
 	if gf.accountCcy != "" {
 		accountCcy = gf.accountCcy
@@ -212,16 +219,16 @@ func glRowsAsObjects(data []*glRow, gf *glFilters, ix *ledgerIndex) []any {
 		if r.src == nil {
 			o = newObject(12)
 			o.set("account", r.label)
-			o.set("debit", Cents(r.debit))
-			o.set("credit", Cents(r.credit))
-			o.set("debit_in_account_currency", Cents(r.debitAcc))
-			o.set("credit_in_account_currency", Cents(r.creditAcc))
+			o.set("debit", r.amount(0, r.debit))
+			o.set("credit", r.amount(1, r.credit))
+			o.set("debit_in_account_currency", r.amount(2, r.debitAcc))
+			o.set("credit_in_account_currency", r.amount(3, r.creditAcc))
 			o.set("debit_in_transaction_currency", nil)
 			o.set("credit_in_transaction_currency", nil)
 		} else {
 			o = glEntryRow(r, gf, ix)
 		}
-		o.set("balance", Cents(balance))
+		o.set("balance", balance)
 		o.set("account_currency", accountCcy)
 		o.set("presentation_currency", gf.presentation)
 		out = append(out, o)
@@ -237,8 +244,8 @@ func glEntryRow(r *glRow, gf *glFilters, ix *ledgerIndex) *object {
 		o.set(k, e.Get(k))
 	}
 	if gf.addTxn {
-		o.set("debit_in_transaction_currency", Cents(r.debitTxn))
-		o.set("credit_in_transaction_currency", Cents(r.creditTxn))
+		o.set("debit_in_transaction_currency", r.debitTxn)
+		o.set("credit_in_transaction_currency", r.creditTxn)
 		o.set("transaction_currency", e.Get("transaction_currency"))
 	}
 	o.set("against_voucher_type", e.Get("against_voucher_type"))
@@ -251,10 +258,10 @@ func glEntryRow(r *glRow, gf *glFilters, ix *ledgerIndex) *object {
 	o.set("against", e.Get("against"))
 	o.set("is_opening", e.Get("is_opening"))
 	o.set("creation", e.Get("creation"))
-	o.set("debit", Cents(r.debit))
-	o.set("credit", Cents(r.credit))
-	o.set("debit_in_account_currency", Cents(r.debitAcc))
-	o.set("credit_in_account_currency", Cents(r.creditAcc))
+	o.set("debit", r.amount(0, r.debit))
+	o.set("credit", r.amount(1, r.credit))
+	o.set("debit_in_account_currency", r.amount(2, r.debitAcc))
+	o.set("credit_in_account_currency", r.amount(3, r.creditAcc))
 	if gf.showRemarks {
 		o.set("remarks", e.Get("remarks"))
 	}
@@ -263,4 +270,13 @@ func glEntryRow(r *glRow, gf *glFilters, ix *ledgerIndex) *object {
 	}
 	o.set("bill_no", ix.billNo[e.Str("against_voucher")])
 	return o
+}
+
+// amount is the i-th of debit, credit, debitAcc, creditAcc as Python holds
+// it: a float, or the int 0 that netting left.
+func (r *glRow) amount(i int, v float64) any {
+	if r.intZero[i] {
+		return int64(0)
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package frappetest
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 )
@@ -238,4 +239,41 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ERPNext adds GL amounts as Python floats (update_value_in_dict,
+// get_balance), so balances and total rows carry binary noise. The expected
+// texts are what Python prints for these seeded GL Entries, read as floats
+// and added in the report's order; the opening row's netted-away side is
+// the int 0.
+func TestGeneralLedgerAddsUpLikePythonFloats(t *testing.T) {
+	s := testServer(t)
+	r := mustReport(t, s, "General Ledger", map[string]any{"company": nzCompany, "from_date": "2025-07-01", "to_date": "2025-07-31",
+		"account": []string{"Administrative Expenses - DHNZ"}, "categorize_by": "Categorize by Voucher (Consolidated)", "include_dimensions": 1})
+	want := [][3]string{ // debit, credit, balance
+		{"37051.71000000001", "0", "37051.71000000001"},
+		{"628.25", "0.0", "37679.96000000001"},
+		{"2561.62", "0.0", "40241.58000000001"},
+		{"69.3", "0.0", "40310.88000000001"},
+		{"475.2", "0.0", "40786.08000000001"},
+		{"3734.37", "0.0", "3734.37"},
+		{"40786.08000000001", "0.0", "40786.08000000001"},
+	}
+	if len(r.rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(r.rows), len(want))
+	}
+	for i, w := range want {
+		row := r.rows[i]
+		if got := [3]string{fmt.Sprint(row["debit"]), fmt.Sprint(row["credit"]), fmt.Sprint(row["balance"])}; got != w {
+			t.Errorf("row %d (%v): debit, credit, balance %v, Python %v", i, row["account"], got, w)
+		}
+	}
+	// Noise also comes from cancelling amounts: a payable account whose
+	// balance swings around zero.
+	r = mustReport(t, s, "General Ledger", map[string]any{"company": nzCompany, "from_date": "2025-04-01", "to_date": "2025-06-30",
+		"account": []string{"Creditors - DHNZ"}, "categorize_by": "Categorize by Voucher (Consolidated)", "include_dimensions": 1})
+	total, closing := r.rows[len(r.rows)-2], r.rows[len(r.rows)-1]
+	if total["debit"] != jsonNumber("106018.02999999998") || total["balance"] != jsonNumber("884.1599999999889") || closing["balance"] != jsonNumber("-3170.4600000000064") {
+		t.Errorf("total %v / %v, closing balance %v", total["debit"], total["balance"], closing["balance"])
+	}
 }
