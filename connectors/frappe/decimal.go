@@ -89,7 +89,7 @@ func (s *decimalSum) sign() int { return s.r.Sign() }
 func decimalNumber(r *big.Rat) json.Number {
 	places := terminatingPlaces(r)
 	if places < 0 || places > 18 {
-		places = 9
+		places = columnPlaces
 	}
 	s := roundRat(r, places)
 	return json.Number(trimDecimal(s))
@@ -160,13 +160,20 @@ func trimDecimal(s string) string {
 // digits survives a round trip through float64 unchanged.
 const floatDigits = 15
 
-// withoutFloatNoise removes binary floating-point noise from an amount a
-// report computed as a Python float (a running balance, a total): text with
-// more than 15 significant digits, such as 4316.700000000001, is rounded
-// half away from zero to 15 (4316.7) and rendered as a plain decimal. No
-// currency precision is assumed. Shorter numbers, and integers (Python ints
-// are exact and their text has no point or exponent), are returned as they
-// came, as is anything that is not a number.
+// columnPlaces is the scale of Frappe's decimal(21,9) Currency and Float
+// columns: no stored amount, and no sum or difference of them, has more
+// decimal places.
+const columnPlaces = 9
+
+// withoutFloatNoise removes binary floating-point noise from a number a
+// report computed as a Python float (a running balance, a total). Its text
+// is rounded half away from zero at the 15th significant digit or the 9th
+// decimal place, whichever is coarser, and rendered as a plain decimal:
+// 4316.700000000001 becomes 4316.7 and, where amounts cancelled out and the
+// noise reached the 13th digit, -1787.8599999999933 becomes -1787.86. No
+// currency precision is assumed. Numbers with no digit beyond that point are
+// returned as they came, as are integers (Python ints are exact, and their
+// text has no point or exponent) and anything that is not a number.
 func withoutFloatNoise(n json.Number) json.Number {
 	s := n.String()
 	if !strings.ContainsAny(s, ".eE") {
@@ -192,11 +199,18 @@ func withoutFloatNoise(n json.Number) json.Number {
 	digits := strings.TrimLeft(intPart+frac, "0")
 	exp += len(intPart) - (len(intPart+frac) - len(digits))
 	digits = strings.TrimRight(digits, "0")
-	if len(digits) <= floatDigits {
+	keep := min(floatDigits, exp+columnPlaces)
+	switch {
+	case len(digits) <= keep:
 		return n
+	case keep < 0:
+		return "0"
+	case keep == 0:
+		// Below the last place: rounds to 0 or to one unit of it.
+		digits, exp, keep = "0"+digits, exp+1, 1
 	}
-	kept := []byte(digits[:floatDigits])
-	if digits[floatDigits] >= '5' {
+	kept := []byte(digits[:keep])
+	if digits[keep] >= '5' {
 		i := len(kept) - 1
 		for ; i >= 0 && kept[i] == '9'; i-- {
 			kept[i] = '0'
@@ -207,8 +221,12 @@ func withoutFloatNoise(n json.Number) json.Number {
 			kept[i]++
 		}
 	}
+	k := strings.TrimLeft(string(kept), "0")
+	exp -= len(kept) - len(k)
 	var plain string
-	switch k := string(kept); {
+	switch {
+	case k == "":
+		return "0"
 	case exp <= 0:
 		plain = "0." + strings.Repeat("0", -exp) + k
 	case exp >= len(k):

@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"encoding/json"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -77,15 +78,25 @@ func TestWithoutFloatNoise(t *testing.T) {
 		{"-0.30000000000000004", "-0.3"},
 		{"99999.99999999999", "100000"},
 		{"1.0000000000000002e-05", "0.00001"},
+		// Large: the 15th significant digit is the coarser.
 		{"1.2345678901234567e+16", "12345678901234600"},
 		{"123456789012345.67", "123456789012346"},
-		{"-7.0000000000000075e-06", "-0.00000700000000000001"},
-		// At most 15 significant digits: kept as sent.
+		// Cancelled amounts: the noise reaches the 13th digit, below the
+		// 9th decimal place.
+		{"-1787.8599999999933", "-1787.86"},
+		{"-1787.85999999999", "-1787.86"},
+		{"-0.08000000000000013", "-0.08"},
+		// Below the 9th place.
+		{"-7.0000000000000075e-06", "-0.000007"},
+		{"5e-10", "0.000000001"},
+		{"-4.9e-10", "0"},
+		{"1e-11", "0"},
+		// Nothing beyond either place: kept as sent.
 		{"1180.5", "1180.5"},
 		{"0.1", "0.1"},
 		{"1e+16", "1e+16"},
 		{"-12.340", "-12.340"},
-		{"123456789012.345", "123456789012.345"},
+		{"123456.123456789", "123456.123456789"},
 		// A Python int is exact, however long.
 		{"12345678901234567", "12345678901234567"},
 		// Not a number: left for the caller to refuse.
@@ -97,37 +108,42 @@ func TestWithoutFloatNoise(t *testing.T) {
 	}
 }
 
-// FuzzWithoutFloatNoise checks the rounding against math/big: a float64's
-// shortest text rounded to 15 significant digits, and every decimal of at
-// most 15 significant digits recovered exactly after a float64 sum.
+// FuzzWithoutFloatNoise checks the rounding against math/big, and that
+// decimal amounts come back exactly after float64 sums.
 func FuzzWithoutFloatNoise(f *testing.F) {
 	f.Add(int64(431670), int64(0), int8(-2))
 	f.Add(int64(1), int64(2), int8(-1))
 	f.Add(int64(-999999999999999), int64(1), int8(-10))
 	f.Add(int64(123456789), int64(-987654321), int8(-4))
+	f.Add(int64(-178786), int64(178785), int8(4))
 	f.Fuzz(func(t *testing.T, a, b int64, exp int8) {
 		const lim = 1_000_000_000_000_000 // 10^15
 		e := int(exp)%12 - 6              // -17..5
 		x, y := decimalOf(a%lim, e), decimalOf(b%lim, e)
 		fx, _ := x.Float64()
 		fy, _ := y.Float64()
-		// Fewer than 16 digits survive float64 exactly.
-		if got := withoutFloatNoise(pyRepr(fx)); !ratEq(rat(t, got), x) {
+		// A decimal of at most 15 digits survives float64; only places
+		// beyond the 9th are rounded.
+		if got := withoutFloatNoise(pyRepr(fx)); !ratEq(rat(t, got), roundNoise(x)) {
 			t.Fatalf("%s through float64 came back as %s", x.FloatString(20), got)
 		}
-		// A float sum rounds to 15 significant digits as math/big does it.
+		// A float sum is rounded as math/big rounds it.
 		in := pyRepr(fx + fy)
 		got := withoutFloatNoise(in)
-		if want := roundSignificant(rat(t, in), 15); !ratEq(rat(t, got), want) {
+		if want := roundNoise(rat(t, in)); !ratEq(rat(t, got), want) {
 			t.Fatalf("withoutFloatNoise(%s) = %s, want %s", in, got, want.FloatString(20))
 		}
 		if strings.ContainsAny(got.String(), "eE") && got != in {
 			t.Fatalf("rounded %s is not plain: %s", in, got)
 		}
-		// Adding amounts of one sign errs by less than half a unit of the
-		// 15th digit, so a sum of at most 15 digits comes back exactly.
-		// (Cancelling amounts can err by more, relative to what is left.)
-		if sum := new(big.Rat).Add(x, y); x.Sign()*y.Sign() >= 0 && sigDigits(sum) <= 15 && !ratEq(rat(t, got), sum) {
+		// The sum of two amounts (at most 9 places) comes back exactly:
+		// adding amounts of one sign errs by less than half a unit of the
+		// 15th digit; cancelling amounts below 10^5 by less than half a unit
+		// of the 9th place.
+		sum := new(big.Rat).Add(x, y)
+		amounts := roundNoise(x).Cmp(x) == 0 && roundNoise(y).Cmp(y) == 0
+		small := math.Abs(fx) < 1e5 && math.Abs(fy) < 1e5
+		if amounts && (x.Sign()*y.Sign() >= 0 && roundNoise(sum).Cmp(sum) == 0 || small) && !ratEq(rat(t, got), sum) {
 			t.Fatalf("%s + %s: %s, exact %s", x.FloatString(20), y.FloatString(20), got, sum.FloatString(20))
 		}
 	})
@@ -156,8 +172,9 @@ func pyRepr(f float64) json.Number {
 	return json.Number(strconv.FormatFloat(f, 'e', -1, 64))
 }
 
-// roundSignificant rounds r half away from zero to n significant digits.
-func roundSignificant(r *big.Rat, n int) *big.Rat {
+// roundNoise rounds r half away from zero at its 15th significant digit
+// or its 9th decimal place, whichever is coarser.
+func roundNoise(r *big.Rat) *big.Rat {
 	if r.Sign() == 0 {
 		return r
 	}
@@ -170,9 +187,10 @@ func roundSignificant(r *big.Rat, n int) *big.Rat {
 	for p := big.NewRat(1, 10); a.Cmp(p) < 0; p.Quo(p, ten) {
 		k--
 	}
-	scale := decimalOf(1, n-k)
-	q, rem := new(big.Int).QuoRem(new(big.Rat).Mul(a, scale).Num(), new(big.Rat).Mul(a, scale).Denom(), new(big.Int))
-	if new(big.Int).Mul(rem, big.NewInt(2)).Cmp(new(big.Rat).Mul(a, scale).Denom()) >= 0 {
+	scale := decimalOf(1, min(15-k, 9))
+	m := new(big.Rat).Mul(a, scale)
+	q, rem := new(big.Int).QuoRem(m.Num(), m.Denom(), new(big.Int))
+	if new(big.Int).Mul(rem, big.NewInt(2)).Cmp(m.Denom()) >= 0 {
 		q.Add(q, big.NewInt(1))
 	}
 	out := new(big.Rat).Quo(new(big.Rat).SetInt(q), scale)
@@ -180,10 +198,4 @@ func roundSignificant(r *big.Rat, n int) *big.Rat {
 		out.Neg(out)
 	}
 	return out
-}
-
-// sigDigits counts the significant digits of a terminating decimal.
-func sigDigits(r *big.Rat) int {
-	s := strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(r.FloatString(40), "-"), ".", ""), "0")
-	return len(strings.TrimRight(s, "0"))
 }
