@@ -218,8 +218,16 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 		return nil, err
 	}
 	fields := map[string]any{}
+	var unsaved []unsavedField
 	for _, ch := range a.changes {
-		fields[ch.field.name()] = fieldValue(rec, ch.field.path...)
+		v := fieldValue(rec, ch.field.path...)
+		fields[ch.field.name()] = v
+		if !sameValue(ch.value, v) {
+			unsaved = append(unsaved, unsavedField{name: ch.field.name(), got: v})
+		}
+	}
+	if len(unsaved) > 0 {
+		return nil, notSaved("the customer "+a.CustomerID, unsaved)
 	}
 	return map[string]any{"CustomerID": fieldText(rec, "CustomerID"), "CustomerName": nullIfEmpty(fieldText(rec, "CustomerName")),
 		"fields": fields, "endpoint": c.set.endpoint()}, nil

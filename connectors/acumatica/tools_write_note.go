@@ -169,7 +169,8 @@ func addNote(ctx context.Context, c *client, call *connector.Call, a addNoteArgs
 	if f, ok := approvedField(call, "note"); ok && f.Before != before {
 		return nil, changedSinceApproval(fmt.Sprintf("The note of %s %s", a.entity.Label, strings.Join(a.keys, " ")), []string{"note"})
 	}
-	body := map[string]any{"note": wrap(appendNote(before, a.text))}
+	note := appendNote(before, a.text)
+	body := map[string]any{"note": wrap(note)}
 	keys := map[string]any{}
 	for i, k := range a.entity.Keys {
 		v := fieldText(rec, k.Name)
@@ -182,6 +183,9 @@ func addNote(ctx context.Context, c *client, call *connector.Call, a addNoteArgs
 	saved, err := c.put(ctx, op, body, putHeaders(false, true))
 	if err != nil {
 		return nil, err
+	}
+	if got := noteText(saved); got != note {
+		return nil, notSaved(fmt.Sprintf("the note of %s %s", a.entity.Label, strings.Join(a.keys, " ")), []unsavedField{{name: "note", got: got}})
 	}
 	return map[string]any{"entity": a.entity.Entity, "keys": keys, "note": noteText(saved), "endpoint": c.set.endpoint()}, nil
 }

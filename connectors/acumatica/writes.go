@@ -303,3 +303,49 @@ func changedSinceApproval(what string, changed []string) error {
 		"%s changed in Acumatica after the change was approved (%s now differ from what the approval page showed); nothing was written. Call the tool again to propose the change afresh",
 		what, strings.Join(changed, ", "))
 }
+
+// unsavedField is an approved value the record Acumatica answered a PUT
+// with does not hold.
+type unsavedField struct {
+	name string // as Acumatica names it: MainContact/Email, note
+	got  any    // the answer's value (nil when empty)
+}
+
+// sameValue reports whether the answer's value got is the value want that
+// was sent: numbers compared exactly as numbers (the answer may print
+// 25000.0 where reads print 25000.0000), text exactly; an empty string
+// matches an empty field.
+func sameValue(want, got any) bool {
+	if wn, ok := want.(json.Number); ok {
+		gn, ok := got.(json.Number)
+		if !ok {
+			return false
+		}
+		w, okW := decimal(wn)
+		g, okG := decimal(gn)
+		return okW && okG && w.Cmp(g) == 0
+	}
+	if want == nil || want == "" {
+		return got == nil || got == ""
+	}
+	return want == got
+}
+
+// notSaved is the error for a PUT Acumatica answered 200 without saving
+// the approved values: a 200 does not prove the values saved (View Only
+// rights on the form, or the form's logic overriding a value), so the
+// record in the answer is the proof.
+func notSaved(what string, fields []unsavedField) error {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		v := valueText(f.got)
+		if v == "" {
+			parts[i] = f.name + " is empty"
+		} else {
+			parts[i] = fmt.Sprintf("%s is %q", f.name, v)
+		}
+	}
+	return toolerr.New(toolerr.PermissionDenied,
+		"Acumatica accepted the request to change %s but did not save the approved values: in Acumatica %s. This is most likely because this user's roles have only View Only rights on the form; an administrator has to grant the right to change it. Check the record in Acumatica before trying again",
+		what, strings.Join(parts, "; "))
+}

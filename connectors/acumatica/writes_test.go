@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -339,6 +340,28 @@ func TestUpdateCustomerRefused(t *testing.T) {
 	})
 }
 
+// A user with View Only rights on the Customers form: Acumatica answers
+// the PUT 200 with the customer as it is. The tool reports the fields that
+// did not take, with the values Acumatica holds, instead of success.
+func TestUpdateCustomerNotSaved(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := h.sim.Data().Records("Customer")[7]
+	id := cust.String("CustomerID")
+	h.sim.SetViewOnly(h.sim.User(kindNoCanary.role).Username, "AR303000")
+	args := map[string]any{"CustomerID": id, "MainContact": map[string]any{"Email": "viewer@new-domain.example.com"}, "CreditLimit": 25000}
+	_, err := h.run(kindNoCanary, "acumatica_update_customer", args)
+	te := wantCode(t, err, toolerr.PermissionDenied, "update with View Only rights")
+	for _, want := range []string{"accepted", "did not save", "MainContact/Email", strconv.Quote(cust.Link("MainContact").String("Email")),
+		"CreditLimit", cust.Decimal("CreditLimit").Format(4), "rights"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message %q lacks %q", te.Message, want)
+		}
+	}
+	if e := h.sim.Data().Find("Customer", id).Link("MainContact").String("Email"); e != cust.Link("MainContact").String("Email") {
+		t.Errorf("stored Email %q", e)
+	}
+}
+
 func TestAddNote(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	d := h.sim.Data()
@@ -407,10 +430,25 @@ func TestAddNote(t *testing.T) {
 		}
 	})
 	t.Run("sales viewer on a sales order", func(t *testing.T) {
-		order := d.Records("SalesOrder")[11]
+		// The order gets a note first, so the message can show the note
+		// Acumatica kept.
+		seeded := d.Records("SalesOrder")[11]
+		h.mustRun(kindFull, "acumatica_add_note", map[string]any{"entity": "SalesOrder", "OrderType": seeded.String("OrderType"),
+			"OrderNbr": seeded.String("OrderNbr"), "text": "Ship by air."})
+		order := d.Find("SalesOrder", seeded.String("OrderType"), seeded.String("OrderNbr"))
+		if order.Note != "Ship by air." {
+			t.Fatalf("stored note %q", order.Note)
+		}
 		a := map[string]any{"entity": "SalesOrder", "OrderType": order.String("OrderType"), "OrderNbr": order.String("OrderNbr"), "text": "x"}
+		// View Only rights: Acumatica answers the PUT 200 with the order
+		// as it is; the tool must not report the note as added.
 		_, err := h.run(kindSalesViewer, "acumatica_add_note", a)
-		wantCode(t, err, toolerr.PermissionDenied, "note as sales.viewer")
+		te := wantCode(t, err, toolerr.PermissionDenied, "note as sales.viewer")
+		for _, want := range []string{"accepted", "did not save", "note", strconv.Quote(order.Note), "rights"} {
+			if !strings.Contains(te.Message, want) {
+				t.Errorf("message %q lacks %q", te.Message, want)
+			}
+		}
 		if n := d.Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr")).Note; n != order.Note {
 			t.Errorf("the refused note was stored: %q", n)
 		}

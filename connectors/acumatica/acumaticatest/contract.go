@@ -68,9 +68,11 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeForbidden(w, es.Screen)
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && !p.user.canWriteScreen(es.Screen) {
+	viewOnly := !s.canWriteScreen(p.user, es.Screen)
+	if viewOnly && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut {
 		// A role with View Only rights on the form reads it but may not
-		// save: the same 403 as for a form the role lacks.
+		// save: the same 403 as for a form the role lacks. A PUT is
+		// answered in putEntity.
 		writeForbidden(w, es.Screen)
 		return
 	}
@@ -91,7 +93,7 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 			writeNotFound(w, r)
 			return
 		}
-		s.putEntity(w, r, rn, es, false)
+		s.putEntity(w, r, rn, es, false, viewOnly)
 	case http.MethodPatch:
 		if version == Version24 {
 			writeMethodNotAllowed(w, r.Method)
@@ -101,7 +103,7 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 			writeNotFound(w, r)
 			return
 		}
-		s.putEntity(w, r, rn, es, true)
+		s.putEntity(w, r, rn, es, true, false)
 	case http.MethodDelete:
 		if len(rest) < 2 {
 			writeMethodNotAllowed(w, r.Method)

@@ -41,7 +41,11 @@ var dacNames = map[string]string{"Bill": "AP Transactions", "Invoice": "AR Trans
 type fieldErrors map[string]string
 
 // putEntity creates or updates a record (PUT), or updates one (PATCH).
-func (s *Simulator) putEntity(w http.ResponseWriter, r *http.Request, rn *renderer, es *entitySchema, patch bool) {
+// viewOnly is a PUT by a role with View Only rights on the form: an
+// update is answered 200 with the record as it is and saves nothing (a
+// PUT's 200 does not prove the values saved, api-facts.md §2.3); an
+// insert is the form's 403.
+func (s *Simulator) putEntity(w http.ResponseWriter, r *http.Request, rn *renderer, es *entitySchema, patch, viewOnly bool) {
 	opts, ok := parseQuery(w, r, rn.ep, es)
 	if !ok {
 		return
@@ -73,6 +77,14 @@ func (s *Simulator) putEntity(w http.ResponseWriter, r *http.Request, rn *render
 		return
 	case existing == nil && r.Header.Get("If-Match") == "*":
 		writeJSON(w, http.StatusPreconditionFailed, httpError("There is no entity with these keys in the database."))
+		return
+	case viewOnly && existing == nil:
+		writeForbidden(w, es.Screen)
+		return
+	case viewOnly:
+		var b strings.Builder
+		rn.top(&b, existing, 1, opts.expand, opts.sel)
+		writeJSON(w, http.StatusOK, b.String())
 		return
 	}
 

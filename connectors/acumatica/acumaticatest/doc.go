@@ -60,7 +60,7 @@
 //	api.service     service-P@ss1  role service    dedicated API user for service connections
 //	no.api          noapi-P@ss1    role no-api     no API licence: token requests fail
 //	office.manager  office-P@ss1   role non-admin  every form and inquiry but MCPAdmin; not an Administrator
-//	sales.viewer    viewer-P@ss1   role sales-viewer  reads everything, View Only on Sales Orders: a PUT is 403
+//	sales.viewer    viewer-P@ss1   role sales-viewer  reads everything, View Only on Sales Orders: an update saves nothing (200), an insert is 403
 //
 // Only admin has the Administrator role (User.Roles). The administrators'
 // inquiry MCPAdmin (over PX.SM.UsersInRoles: Username, Rolename) lists
@@ -114,7 +114,10 @@
 // required fields; a sales order also gets the graph's defaults, prices
 // and totals, is put On Hold when entered and its Status follows Hold
 // (contract_rules.go); other entities get no business logic. A user with
-// View Only on a form (sales.viewer on SO301000) gets the form's 403 on
-// any write. Writes show in every user's reads at once; inquiry rows are
+// View Only on a form (sales.viewer on SO301000) who PUTs an update of a
+// record gets 200 with the record as it is and nothing saved, as on the
+// real server (a PUT's 200 does not prove the values saved); public
+// material is silent on View Only inserts, PATCH, DELETE and actions,
+// which get the form's 403. Writes show in every user's reads at once; inquiry rows are
 // computed once and do not follow writes.
 package acumaticatest

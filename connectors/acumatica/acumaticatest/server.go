@@ -79,6 +79,9 @@ type Simulator struct {
 	// administrator editing a user's access rights at run time would:
 	// lower-case user name → inquiry name → allowed.
 	inquiryAccess map[string]map[string]bool
+	// viewOnly lowers a user's rights on forms to View Only (SetViewOnly):
+	// user (lower case) → screen id.
+	viewOnly map[string]map[string]bool
 	// uiSessions are the browser sessions of the administrator's pages
 	// (connected_apps.go).
 	uiSessions map[string]*User

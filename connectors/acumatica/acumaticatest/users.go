@@ -175,6 +175,32 @@ func (s *Simulator) ResetInquiryAccess() {
 	s.inquiryAccess = nil
 }
 
+// SetViewOnly lowers one user's rights on a form (screen id, such as
+// "AR303000") to View Only from the next request on, as an administrator
+// does on Access Rights by Role: the user still reads the form's entity,
+// but a PUT updating a record saves nothing (contract.go).
+func (s *Simulator) SetViewOnly(username, screen string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.viewOnly == nil {
+		s.viewOnly = map[string]map[string]bool{}
+	}
+	user := strings.ToLower(username)
+	if s.viewOnly[user] == nil {
+		s.viewOnly[user] = map[string]bool{}
+	}
+	s.viewOnly[user][screen] = true
+}
+
+// canWriteScreen is the user's right to save on a form: View Only by a
+// run-time change (SetViewOnly) or by their role.
+func (s *Simulator) canWriteScreen(u *User, screen string) bool {
+	s.mu.Lock()
+	viewOnly := s.viewOnly[strings.ToLower(u.Username)][screen]
+	s.mu.Unlock()
+	return !viewOnly && u.canWriteScreen(screen)
+}
+
 // canReadInquiry is the user's right to an inquiry: a run-time change if
 // there is one, else their role's.
 func (s *Simulator) canReadInquiry(u *User, q *Inquiry) bool {

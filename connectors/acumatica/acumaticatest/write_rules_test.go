@@ -63,8 +63,11 @@ func TestSalesOrderRequiresCustomer(t *testing.T) {
 	}
 }
 
-// sales.viewer reads sales orders but may not save one: 403 with the
-// form's id, nothing stored; other forms stay writable.
+// sales.viewer reads sales orders but may not save one. An update of an
+// order is answered as the real server answers View Only rights: 200 with
+// the record as it is, nothing saved (api-facts.md §2.3: "200 does not
+// prove the value saved"); inserting one is the form's 403. Other forms
+// stay writable.
 func TestViewOnlyUserCannotSaveSalesOrders(t *testing.T) {
 	s := newTestServer(t, Options{})
 	tok := passwordToken(t, s, "sales.viewer", "api")
@@ -72,18 +75,36 @@ func TestViewOnlyUserCannotSaveSalesOrders(t *testing.T) {
 	if status, b := get(t, s.entityURL(Version24, "SalesOrder/"+order.String("OrderType")+"/"+order.String("OrderNbr"), nil), tok); status != http.StatusOK {
 		t.Fatalf("read: %d %s", status, b)
 	}
-	req := `{"OrderType":{"value":"` + order.String("OrderType") + `"},"OrderNbr":{"value":"` + order.String("OrderNbr") + `"},"note":{"value":"x"}}`
+	before := len(s.Data().Records("SalesOrder"))
+	req := `{"OrderType":{"value":"` + order.String("OrderType") + `"},"OrderNbr":{"value":"` + order.String("OrderNbr") + `"},"note":{"value":"x"},"Description":{"value":"viewer's"}}`
 	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(req))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("update PUT: %d %s", resp.StatusCode, b)
+	}
+	rec := decodeObject(t, b)
+	if got, want := value(t, rec["Description"]), jsonString(order.String("Description")); got != want {
+		t.Errorf("the answer's Description %s, stored %s", got, want)
+	}
+	if got, want := value(t, rec["note"]), jsonString(order.Note); got != want {
+		t.Errorf("the answer's note %s, stored %s", got, want)
+	}
+	saved := s.Data().Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr"))
+	if saved.Note != order.Note || saved.String("Description") != order.String("Description") {
+		t.Errorf("the View Only PUT stored note %q, Description %q", saved.Note, saved.String("Description"))
+	}
+	c := s.Data().Records("Customer")[0]
+	resp, b = call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok,
+		strings.NewReader(`{"CustomerID":{"value":"`+c.String("CustomerID")+`"},"Description":{"value":"viewer's"}}`))
 	if resp.StatusCode != http.StatusForbidden || string(b) != `{"message":"You have insufficient rights to access the object (SO301000)."}` {
-		t.Errorf("PUT: %d %s", resp.StatusCode, b)
+		t.Errorf("insert PUT: %d %s", resp.StatusCode, b)
 	}
-	if n := s.Data().Find("SalesOrder", order.String("OrderType"), order.String("OrderNbr")).Note; n != order.Note {
-		t.Errorf("the refused PUT stored note %q", n)
+	if n := len(s.Data().Records("SalesOrder")); n != before {
+		t.Errorf("a View Only user's PUT stored an order: %d, was %d", n, before)
 	}
-	c := s.Data().Records("Customer")[1]
+	c = s.Data().Records("Customer")[1]
 	resp, b = call(t, http.MethodPut, s.entityURL(Version24, "Customer", nil), tok,
 		strings.NewReader(`{"CustomerID":{"value":"`+c.String("CustomerID")+`"},"note":{"value":"viewer"}}`))
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK || s.Data().Find("Customer", c.String("CustomerID")).Note != "viewer" {
 		t.Errorf("customer PUT: %d %s", resp.StatusCode, b)
 	}
 }
@@ -132,5 +153,22 @@ func TestNoteOnCompletedOrderKeepsLines(t *testing.T) {
 		if l.Decimal("OpenQty") != was.Decimal("OpenQty") || l.Decimal("Amount") != was.Decimal("Amount") {
 			t.Errorf("line %d: open %s amount %s, was %s %s", i+1, l.Decimal("OpenQty"), l.Decimal("Amount"), was.Decimal("OpenQty"), was.Decimal("Amount"))
 		}
+	}
+}
+
+// SetViewOnly lowers a user to View Only on a form: their customer update
+// is answered 200 with the customer as it is, and nothing is saved.
+func TestSetViewOnly(t *testing.T) {
+	s := newTestServer(t, Options{})
+	s.SetViewOnly("office.manager", "AR303000")
+	tok := passwordToken(t, s, "office.manager", "api")
+	c := s.Data().Records("Customer")[3]
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "Customer", nil), tok,
+		strings.NewReader(`{"CustomerID":{"value":"`+c.String("CustomerID")+`"},"CustomerName":{"value":"Renamed by a viewer"}}`))
+	if resp.StatusCode != http.StatusOK || value(t, decodeObject(t, b)["CustomerName"]) != jsonString(c.String("CustomerName")) {
+		t.Errorf("PUT: %d %s", resp.StatusCode, b)
+	}
+	if n := s.Data().Find("Customer", c.String("CustomerID")).String("CustomerName"); n != c.String("CustomerName") {
+		t.Errorf("stored CustomerName %q", n)
 	}
 }
