@@ -16,8 +16,9 @@ type entityInfo struct {
 }
 
 // defaultEntities describes every top-level entity of the Default endpoint.
-// An entity without keys is an inquiry or processing form: it is read with
-// a list request, never by key.
+// An entity without keys is an inquiry, processing or list form, never
+// read by key: the inquiries (*Inquiry, CompaniesStructure) only with a
+// PUT that expands Results, the others with a list request.
 var defaultEntities = map[string]entityInfo{
 	"Account":                         {Form: "Chart of Accounts", Screen: "GL202500", Keys: []string{"AccountCD"}},
 	"AccountDetailsForPeriodInquiry":  {Form: "Account Details for Period", Screen: "GL404001", Keys: nil},

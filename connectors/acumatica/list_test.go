@@ -100,6 +100,31 @@ func TestListEntitiesRefusals(t *testing.T) {
 	}
 }
 
+// An inquiry entity (keyless, read with a PUT that expands Results) has
+// nothing to list: Acumatica answers a GET list of one with a 500
+// CannotOptimizeException. The tool refuses it before asking, and its
+// guidance fits an entity without keys: no select, expand or by-key advice.
+func TestListEntitiesInquiryEntity(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, name := range []string{"InventorySummaryInquiry", "inventorysummaryinquiry", "CompaniesStructure"} {
+		_, err := h.run(kindFull, "acumatica_list_entities", map[string]any{"entity": name})
+		te := wantCode(t, err, toolerr.InvalidArgument, name)
+		for _, want := range []string{"inquiry", "no records to list", "acumatica_run_inquiry"} {
+			if !strings.Contains(te.Message, want) {
+				t.Errorf("%s: message lacks %q: %s", name, want, te.Message)
+			}
+		}
+		for _, bad := range []string{"select", "expand", "by key", "no records.", "optimis"} {
+			if strings.Contains(te.Message, bad) {
+				t.Errorf("%s: message has %q: %s", name, bad, te.Message)
+			}
+		}
+	}
+	if n := h.sim.RequestCount("/entity/Default/24.200.001/InventorySummaryInquiry") + h.sim.RequestCount("/entity/Default/24.200.001/CompaniesStructure"); n != 0 {
+		t.Errorf("refused requests reached Acumatica %d times", n)
+	}
+}
+
 // A v4-style filter sent to the contract API: Acumatica rejects it, and
 // the guidance names the dialect, the real fields and that nothing ran.
 func TestListEntitiesBadFilterGuidance(t *testing.T) {

@@ -33,7 +33,7 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			"Rows have plain values (wrappers removed, empty fields null, decimals exact). Results stop at top (default 100) and the site's record cap; there is no paging: " +
 			"when truncated is true, follow actionRequired and narrow the filter instead of calling again. " +
 			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them. " +
-			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed. " +
+			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed, nor inquiry entities (names ending in Inquiry, and CompaniesStructure), which have no records to list. " +
 			"Fields erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, selected or expanded: such a call is refused as INVALID_ARGUMENT naming the field.",
 		Input: schema.Object(
 			schema.Prop("entity", schema.String("The entity name, e.g. Customer, SalesOrder, Invoice, Bill, StockItem, Vendor.").Match(entityNamePattern)).Required(),
@@ -74,6 +74,12 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 	if err := checkSelect(a.Select, a.Expand); err != nil {
 		return nil, err
 	}
+	if name, info, ok := inquiryEntity(a.Entity); ok {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"%s is an inquiry form in Acumatica (%s, %s), not a set of records: it has no records to list, and Acumatica computes its rows only from the parameters sent with it, which this tool does not do. "+
+				"For the same data, find a generic inquiry with acumatica_list_generic_inquiries and read it with acumatica_run_inquiry, or list the entity whose records it summarises. Nothing was read",
+			name, info.Form, info.Screen)
+	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
 	op := contractOp{entity: a.Entity, filter: a.FilterExpression, sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
 	rows, err := c.listRows(ctx, op, limit+1)
@@ -86,4 +92,18 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 		Entity   string `json:"entity"`
 		Endpoint string `json:"endpoint"`
 	}{status, a.Entity, c.set.endpoint()})
+}
+
+// inquiryEntity finds a Default-endpoint inquiry entity by name (any case):
+// keyless, named *Inquiry or CompaniesStructure. Acumatica reads one only
+// with a PUT carrying its parameters and $expand=Results, and answers a
+// GET list of one with a 500 CannotOptimizeException (api-facts.md).
+func inquiryEntity(entity string) (string, entityInfo, bool) {
+	for name, info := range defaultEntities {
+		if strings.EqualFold(name, entity) && len(info.Keys) == 0 &&
+			(strings.HasSuffix(name, "Inquiry") || name == "CompaniesStructure") {
+			return name, info, true
+		}
+	}
+	return "", entityInfo{}, false
 }

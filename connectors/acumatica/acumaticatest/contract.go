@@ -158,7 +158,35 @@ func validSelect(ep *endpointSchema, es *entitySchema, sel pathSet) bool {
 	return true
 }
 
+// isInquiry reports whether a top-level entity is an inquiry form: keyless,
+// and named *Inquiry or CompaniesStructure. Acumatica computes its rows
+// from the parameters a PUT sends (with $expand=Results); it has no list.
+func isInquiry(es *entitySchema) bool {
+	return len(es.Keys) == 0 && (strings.HasSuffix(es.Name, "Inquiry") || es.Name == "CompaniesStructure")
+}
+
+// writeCannotOptimize is the real answer to a GET list of an inquiry
+// entity (api-facts.md §3.2): a 500 CannotOptimizeException naming the
+// inquiry's parameters, whose values a BQL delegate of the form's filter
+// needs. The names are the entity's scalar fields, as in the recorded
+// body for InventorySummaryInquiry.
+func writeCannotOptimize(w http.ResponseWriter, es *entitySchema) {
+	var b strings.Builder
+	b.WriteString("Optimization cannot be performed.The following fields cause the error:\r\n")
+	for _, name := range es.Order {
+		if es.Fields[name].Kind == kindScalar {
+			b.WriteString(name + ": View Filter has BQL delegate\r\n")
+		}
+	}
+	writeJSON(w, http.StatusInternalServerError, exceptionError(b.String(),
+		"PX.Api.ContractBased.OptimizedExport.CannotOptimizeException", stackTraceCannotOptimize))
+}
+
 func (s *Simulator) getList(w http.ResponseWriter, r *http.Request, rn *renderer, es *entitySchema) {
+	if isInquiry(es) {
+		writeCannotOptimize(w, es)
+		return
+	}
 	q := r.URL.Query()
 	opts, ok := parseQuery(w, r, rn.ep, es)
 	if !ok {

@@ -80,6 +80,37 @@ func TestMissingRecordBody(t *testing.T) {
 	}
 }
 
+// A keyless inquiry entity is read with a PUT that expands Results; a GET
+// list of one is the real 500 CannotOptimizeException (api-facts.md §3.2,
+// recorded for InventorySummaryInquiry), not an empty list.
+func TestInquiryEntityList(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	var got struct {
+		Message, ExceptionMessage, ExceptionType, StackTrace string
+	}
+	for _, name := range []string{"InventorySummaryInquiry", "AccountSummaryInquiry", "CompaniesStructure"} {
+		status, b := get(t, s.entityURL(Version24, name, nil), tok)
+		mustUnmarshal(t, b, &got)
+		if status != http.StatusInternalServerError || got.Message != "An error has occurred." ||
+			got.ExceptionType != "PX.Api.ContractBased.OptimizedExport.CannotOptimizeException" ||
+			!strings.HasPrefix(got.ExceptionMessage, "Optimization cannot be performed.The following fields cause the error:\r\n") ||
+			!strings.Contains(got.StackTrace, "CanOptimize") {
+			t.Errorf("GET %s: %d %s", name, status, b)
+		}
+		if name == "InventorySummaryInquiry" && got.ExceptionMessage != "Optimization cannot be performed.The following fields cause the error:\r\n"+
+			"ExpandByLotSerialNbr: View Filter has BQL delegate\r\nInventoryID: View Filter has BQL delegate\r\nLocationID: View Filter has BQL delegate\r\n"+
+			"Subitem: View Filter has BQL delegate\r\nWarehouseID: View Filter has BQL delegate\r\n" {
+			t.Errorf("GET %s: message %q", name, got.ExceptionMessage)
+		}
+	}
+	// A keyless entity that is not an inquiry is a list form: its GET list
+	// is a list.
+	if status, b := get(t, s.entityURL(Version24, "UnitsOfMeasure", nil), tok); status != http.StatusOK {
+		t.Errorf("GET UnitsOfMeasure: %d %s", status, b)
+	}
+}
+
 func TestUnknownEntityVersionEndpoint(t *testing.T) {
 	s := newTestServer(t, Options{})
 	tok := passwordToken(t, s, "admin", "api")

@@ -19,7 +19,10 @@
 // Error bodies follow the real ones: 401 HttpError; 403 "You have
 // insufficient rights to access the object (AR301000)."; 500 "No entity
 // satisfies the condition." for a missing key; 500 KeyNotFoundException
-// for an unknown $select field; 500 ODataException for a bad $filter; 422
+// for an unknown $select field; 500 ODataException for a bad $filter; 500
+// CannotOptimizeException for a GET list of a keyless inquiry entity
+// (*Inquiry, CompaniesStructure), which Acumatica reads only with a PUT
+// that expands Results (the simulator serves no inquiry rows); 422
 // entity-with-errors from PUT; 400 for an empty PUT body; 429 plain text
 // when more requests are in flight than Options.ConcurrencyLimit.
 //

@@ -51,9 +51,10 @@ const (
 	msgLoginLimit  = "API Login Limit"
 	// msgInvalidCredentials is PXLogin's refusal (recorded on a cookie
 	// login with a wrong password).
-	msgInvalidCredentials = "Error: Invalid credentials. Please try again."
-	stackTraceFilter      = "   at PX.Api.ContractBased.OData.FilterParser.Parse(String filter)\r\n   at PX.Api.ContractBased.EntityService.GetList(EntityImpl entity, ODataQueryOptions options)"
-	stackTraceSelect      = "   at System.Collections.Generic.Dictionary`2.get_Item(TKey key)\r\n   at PX.Api.ContractBased.OptimizedExport.SelectBuilder.Build(EntityImpl entity, String select)"
+	msgInvalidCredentials    = "Error: Invalid credentials. Please try again."
+	stackTraceFilter         = "   at PX.Api.ContractBased.OData.FilterParser.Parse(String filter)\r\n   at PX.Api.ContractBased.EntityService.GetList(EntityImpl entity, ODataQueryOptions options)"
+	stackTraceCannotOptimize = "   at PX.Api.ContractBased.OptimizedExport.NotWorkingOptimizedExportProvider.get_CanOptimize()"
+	stackTraceSelect         = "   at System.Collections.Generic.Dictionary`2.get_Item(TKey key)\r\n   at PX.Api.ContractBased.OptimizedExport.SelectBuilder.Build(EntityImpl entity, String select)"
 )
 
 // writeInvalidCredentials is PXLogin refusing a user's credentials: HTTP
