@@ -104,6 +104,15 @@ func TestGetterKeepsDecimalsExactAndEmptyFieldsNull(t *testing.T) {
 	if nulls == 0 {
 		t.Error("no empty field came back as null")
 	}
+	// An empty boolean ({}) is null too, not false; a set one keeps its
+	// value. The output schema accepts both.
+	rec = out["record"].(map[string]any)
+	for _, name := range []string{"ShippingAddressOverride", "BillingAddressOverride", "PrintDunningLetters"} {
+		v, ok := rec[name]
+		if want := cust.Fields[name]; !ok || v != want {
+			t.Errorf("%s = %#v (present %v), seeded %#v", name, v, ok, want)
+		}
+	}
 }
 
 func TestGetterExpandAndSelect(t *testing.T) {

@@ -378,14 +378,12 @@ func (s *contractScope) member(path []string) (string, func(any) any, error) {
 	return "", nil, &filterError{"Empty member path."}
 }
 
-// filterValue applies the same defaults rendering does (an empty boolean
-// is false, an empty decimal 0) and normalises GUIDs to lower case.
+// filterValue applies the same defaults rendering does (an empty decimal
+// is 0; an empty boolean stays empty, SQL NULL, equal to neither false nor
+// true) and normalises GUIDs to lower case.
 func filterValue(wrapper string, v any) any {
 	if v == nil {
-		switch wrapper {
-		case tBool:
-			return false
-		case tDecimal, tDouble:
+		if wrapper == tDecimal || wrapper == tDouble {
 			return Decimal(0)
 		}
 		return nil

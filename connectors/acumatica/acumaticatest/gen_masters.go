@@ -75,6 +75,13 @@ func (g *gen) genCustomers() {
 			set("PrintDunningLetters", true).set("PrintInvoices", i%3 == 0).set("SendInvoicesbyEmail", i%3 != 0).
 			set("ApplyOverdueCharges", false).set("AutoApplyPayments", i%2 == 0).set("EnableWriteOffs", i%4 != 0).
 			set("OrderPriority", int64(0)).set("CustomerCategory", "Individual").set("IsGuestCustomer", false)
+		// Booleans the recorded customer (customer-list-top1-200.json) has
+		// false; its ShippingAddressOverride and ShippingContactOverride
+		// are empty, {}, and stay unset here.
+		for _, f := range []string{"BillingAddressOverride", "BillingContactOverride", "EnableCurrencyOverride", "EnableRateOverride",
+			"MultiCurrencyStatements", "PrintStatements", "ResidentialDelivery", "SaturdayDelivery", "SendDunningLettersbyEmail", "SendStatementsbyEmail"} {
+			r.set(f, false)
+		}
 		if i%7 == 0 {
 			r.set("ParentRecord", fmt.Sprintf("C%06d", i-6))
 			r.set("AccountRef", fmt.Sprintf("EXT-%05d", i*13))

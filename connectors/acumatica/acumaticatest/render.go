@@ -205,9 +205,6 @@ func (rn *renderer) scalar(o *jsonObject, f *schemaField, v any, top bool) {
 	b := o.key(f.Name)
 	if v == nil {
 		switch f.Type {
-		case tBool:
-			b.WriteString(`{"value":false}`)
-			return
 		case tDecimal, tDouble:
 			v = Decimal(0)
 		default:

@@ -2,6 +2,7 @@ package acumaticatest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -186,5 +187,48 @@ func TestDecimalFormat(t *testing.T) {
 	}
 	if got := mustDecimal("19.99").Mul(mustDecimal("0.0725"), 2); got.Format(2) != "1.45" {
 		t.Errorf("rounding: %s", got.Format(2))
+	}
+}
+
+// An empty boolean is {} as any empty field, not false (the recorded
+// customer has "ShippingAddressOverride":{} next to
+// "BillingAddressOverride":{"value":false}): the simulator's customer has
+// its booleans empty or set exactly where the recording does.
+func TestEmptyBooleanIsEmpty(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	var sample, ours map[string]json.RawMessage
+	mustUnmarshal(t, firstElement(t, readSample(t, "customer-list-top1-200.json")), &sample)
+	_, b := get(t, s.entityURL(Version24, "Customer", url.Values{"$top": {"1"}}), tok)
+	mustUnmarshal(t, firstElement(t, b), &ours)
+	es := endpoints()[Version24].entity("Customer")
+	for name, f := range es.Fields {
+		if f.Type != tBool || sample[name] == nil {
+			continue
+		}
+		if sampleEmpty, ourEmpty := string(sample[name]) == "{}", string(ours[name]) == "{}"; sampleEmpty != ourEmpty {
+			t.Errorf("Customer.%s: recorded %s, simulated %s", name, sample[name], ours[name])
+		}
+	}
+}
+
+// In a $filter an empty boolean is SQL NULL: it equals neither false nor
+// true.
+func TestFilterEmptyBoolean(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	for _, v := range []bool{false, true} {
+		want := 0
+		for _, r := range s.Data().Records("Customer") {
+			if b, ok := r.Fields["ShippingAddressOverride"].(bool); ok && b == v {
+				want++
+			}
+		}
+		_, b := get(t, s.entityURL(Version24, "Customer", url.Values{"$filter": {fmt.Sprintf("ShippingAddressOverride eq %t", v)}}), tok)
+		var got []json.RawMessage
+		mustUnmarshal(t, b, &got)
+		if len(got) != want {
+			t.Errorf("ShippingAddressOverride eq %t: %d customers, seeded %d", v, len(got), want)
+		}
 	}
 }
