@@ -137,6 +137,29 @@ func TestChromiumConsole(t *testing.T) {
 	waitForTitle(t, ctx, "Settings")
 	saveScreenshot(t, ctx, "console-site-settings.png")
 
+	// A site on the shared redirect URI: the console says which to add
+	// and switches it; a site with its own offers nothing.
+	gw.useSharedCallback(t, site)
+	browserDo(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForTitle(t, ctx, "Sites")
+	own := gw.URL + "/sites/acme/oauth/callback"
+	browserDo(t, ctx, "open the redirect URI switch", chromedp.Click(chromedp.CSS(`#site-acme details summary`)))
+	if text := browserResult(t, ctx, "read the switch", chromedp.Text(chromedp.CSS(`#site-acme details`))); !strings.Contains(text, "Add "+own) {
+		t.Errorf("the switch says: %q", text)
+	}
+	saveScreenshot(t, ctx, "console-sites-shared-redirect.png")
+	browserDo(t, ctx, "switch to its own", chromedp.Click(chromedp.CSS(`#site-acme details button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
+	if text := browserResult(t, ctx, "read the notice", chromedp.Text(chromedp.CSS(`p.flash`))); !strings.Contains(text, "acme now sends people back to its own redirect URI") {
+		t.Errorf("notice after the switch: %q", text)
+	}
+	if got := gw.callbackURL(t, "acme"); got != own {
+		t.Errorf("after the switch the site's redirect URI is %s", got)
+	}
+	if n := browserResult(t, ctx, "count the switches", chromedp.Evaluate[int](`document.querySelectorAll('#site-acme input[value="own-callback"]').length`)); n != 0 {
+		t.Errorf("a site with its own redirect URI is offered the switch")
+	}
+
 	browserDo(t, ctx, "disable the site", chromedp.Navigate(gw.URL+"/console/sites"))
 	waitForTitle(t, ctx, "Sites")
 	browserDo(t, ctx, "click disable", chromedp.Click(chromedp.CSS(`#site-acme form.inline button`)),
@@ -165,5 +188,12 @@ func TestChromiumConsole(t *testing.T) {
 	}
 	if !strings.Contains(details, `"old": 1000`) || !strings.Contains(details, `"new": 250`) {
 		t.Errorf("settings event details %s", details)
+	}
+	if err := gw.App.pool.QueryRow(t.Context(), `SELECT details::text FROM admin_events WHERE action = 'update_site' AND outcome = 'success'
+		AND actor LIKE 'console_session:%' AND details ? 'shared_callback'`).Scan(&details); err != nil {
+		t.Fatalf("no event for the redirect URI switch: %v", err)
+	}
+	if !strings.Contains(details, `"old": true`) || !strings.Contains(details, `"new": false`) {
+		t.Errorf("redirect URI switch event details %s", details)
 	}
 }

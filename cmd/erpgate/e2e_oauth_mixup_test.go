@@ -186,11 +186,7 @@ func TestChromiumMixUpRefusalPage(t *testing.T) {
 	docs := recordDocumentResponses(t, ctx)
 	victim := userWithRole(t, m.honest, "all-companies")
 	browserDo(t, ctx, "open the attacker's link", chromedp.Navigate(link))
-	waitForTitle(t, ctx, "Login")
-	browserDo(t, ctx, "sign in to the honest ERP",
-		chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), victim.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), victim.Password),
-		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
+	logInAtFrappe(t, ctx, victim)
 	waitForTitle(t, ctx, "Confirm Access")
 	browserDo(t, ctx, "allow on the honest ERP's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
 	waitForTitle(t, ctx, "The sign-in came back from another ERP")

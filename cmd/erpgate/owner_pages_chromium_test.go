@@ -89,12 +89,28 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 		waitForNewTitle(t, ctx, "Manage site acme")
 		clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
 		text := pageBody(t, ctx)
-		for _, want := range []string{"Signed in as " + admin.Email, "You are signed in as an administrator", site.MCPURL, person.Email, "erpgate e2e client", service.Email} {
+		own := gw.callbackURL(t, site.Slug)
+		for _, want := range []string{"Signed in as " + admin.Email, "You are signed in as an administrator", site.MCPURL, person.Email, "erpgate e2e client", service.Email,
+			"whose redirect URI is " + own} {
 			if !strings.Contains(text, want) {
 				t.Errorf("owner page lacks %q: %s", want, text)
 			}
 		}
+		if strings.Contains(text, "all sites once shared") {
+			t.Errorf("a site with its own redirect URI is told to switch: %s", text)
+		}
 		saveScreenshot(t, ctx, "owner-page.png")
+		// A site registered before sites had their own redirect URI is
+		// told which to add and why.
+		gw.useSharedCallback(t, site)
+		navigate(t, ctx, "open the owner page of a site on the shared redirect URI", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "whose redirect URI is "+gw.URL+"/oauth/callback") ||
+			!strings.Contains(text, "Add the site's own, "+own) {
+			t.Errorf("owner page of a shared site: %s", text)
+		}
+		saveScreenshot(t, ctx, "owner-page-shared-redirect.png")
+		execSQL(t, gw.DBURL, `UPDATE sites SET shared_callback = false WHERE id = $1`, site.ID)
 		for _, c := range browserCookies(t, ctx, gw.URL) {
 			if c.Name == "erpgate_owner" && (!c.HTTPOnly || c.Expires-float64(time.Now().Unix()) > 31*60) {
 				t.Errorf("session cookie %+v", c)

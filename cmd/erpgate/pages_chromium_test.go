@@ -249,16 +249,22 @@ func TestChromiumSignInPages(t *testing.T) {
 func signInAtFrappe(t *testing.T, ctx context.Context, authURL string, user frappetest.User, clientName string) {
 	t.Helper()
 	browserDo(t, ctx, "open the authorize URL", chromedp.Navigate(authURL))
-	waitForTitle(t, ctx, "Login")
-	browserDo(t, ctx, "fill in the Frappe login",
-		chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
-		chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
-		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
+	logInAtFrappe(t, ctx, user)
 	consentTitle := "Allow " + clientName + " to read"
 	if title := waitForTitle(t, ctx, "Confirm Access", consentTitle); title == "Confirm Access" {
 		browserDo(t, ctx, "allow on Frappe's Confirm Access page", chromedp.Click(chromedp.CSS(`#allow`)))
 		waitForTitle(t, ctx, consentTitle)
 	}
+}
+
+// logInAtFrappe fills in Frappe's login page, once it shows, as user.
+func logInAtFrappe(t *testing.T, ctx context.Context, user frappetest.User) {
+	t.Helper()
+	waitForTitle(t, ctx, "Login")
+	browserDo(t, ctx, "fill in the Frappe login",
+		chromedp.SendKeys(chromedp.CSS(`input[name="usr"]`), user.Email),
+		chromedp.SendKeys(chromedp.CSS(`input[name="pwd"]`), user.Password),
+		chromedp.Click(chromedp.CSS(`form[action="/login"] button[type="submit"]`)))
 }
 
 // saveScreenshot writes the page as it looks to ERPGATE_TEST_SCREENSHOTS,

@@ -79,9 +79,16 @@ func submitAndWait(t *testing.T, ctx context.Context, what, title string, steps 
 	browserDo(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.__erpgateOld = true`))
 	browserDo(t, ctx, what, steps...)
 	deadline := time.Now().Add(20 * time.Second)
-	for browserResult(t, ctx, "check the page changed", chromedp.Evaluate[bool](`window.__erpgateOld === true`)) {
+	for {
+		// An evaluation can fail while the old page is being replaced
+		// ("Inspected target navigated or closed"): that is the change
+		// under way, so look again.
+		old, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__erpgateOld === true`))
+		if err == nil && !old {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: the page did not change (%s)", what, currentPage(ctx))
+			t.Fatalf("%s: the page did not change (%s; last error %v)", what, currentPage(ctx), err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

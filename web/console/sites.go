@@ -49,6 +49,10 @@ type siteRow struct {
 	Preflight                                string
 	PreflightURL                             string
 	Settings                                 string
+	// SharedCallback: the site still uses the shared redirect URI;
+	// OwnRedirectURI is the one to switch to.
+	SharedCallback bool
+	OwnRedirectURI string
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +72,8 @@ func siteDone(q url.Values) string {
 		return "Site " + slug + " is now " + q.Get("done") + "."
 	case "deleted":
 		return "Site " + slug + " is deleted, with its connections, tokens and grants."
+	case "own-callback":
+		return "Site " + slug + " now sends people back to its own redirect URI."
 	}
 	return ""
 }
@@ -124,7 +130,8 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		}
 		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
-			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug)}
+			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug),
+			SharedCallback: s.SharedCallback, OwnRedirectURI: c.kit.URL(sites.SiteCallbackPath(s.Slug))}
 		if row.Preflight, err = c.preflightSummary(r, s); err != nil {
 			return nil, err
 		}
@@ -140,7 +147,8 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 }
 
 // siteAction disables, enables or deletes a site (deletion needs the
-// site's slug typed again), through siteadmin.
+// site's slug typed again), or moves it to its own redirect URI, through
+// siteadmin.
 func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 	slug, action := r.PostFormValue("site"), r.PostFormValue("action")
 	site, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
@@ -169,6 +177,10 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		}
 		err = c.deps.Admin.DeleteSite(r.Context(), Actor(r), site)
 		done.Set("done", "deleted")
+	case "own-callback":
+		shared := false
+		_, err = c.deps.Admin.UpdateSite(r.Context(), Actor(r), site, siteadmin.SiteChange{SharedCallback: &shared})
+		done.Set("done", "own-callback")
 	default:
 		c.renderSites(w, r, http.StatusBadRequest, "That action is not known; nothing was changed.")
 		return

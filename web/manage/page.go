@@ -81,6 +81,12 @@ type eventView struct{ When, Who, What, Outcome string }
 // pageData is what manage.html and signin.html show.
 type pageData struct {
 	Slug, DisplayName, Kind, BaseURL, MCPURL, Status string
+	// RedirectURI is the redirect URI the site's OAuth client must have;
+	// SharedCallback says it is the one sites once shared.
+	RedirectURI    string
+	SharedCallback bool
+	// OwnRedirectURI is the site's own, to switch to.
+	OwnRedirectURI string
 	// FormName is the display name in the settings form: the site's, or
 	// what the owner typed when the change was refused.
 	FormName string
@@ -165,7 +171,9 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	d := pageData{
 		Slug: site.Slug, DisplayName: site.DisplayName, Kind: kindName(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.deps.Kit.URL("/sites/" + site.Slug + "/mcp"), Status: string(site.Status),
-		Active: site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
+		RedirectURI: h.deps.Kit.URL(site.CallbackPath()), SharedCallback: site.SharedCallback,
+		OwnRedirectURI: h.deps.Kit.URL(sites.SiteCallbackPath(site.Slug)),
+		Active:         site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
 	}
 	d.Writes = h.writesData(o)
 	var current map[string]any
