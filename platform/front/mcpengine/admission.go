@@ -44,7 +44,8 @@ import (
 // Besides, large ERP answers (a megabyte or more, such as big reports) are
 // bounded in bytes: a call holds its first large answer's size of the
 // replica's answer budget until it ends, and waits for room before the
-// answer is read when its length is announced. A report tool holds several
+// answer is read when its length is announced. A caller holds at most its
+// share of that budget too. A report tool holds several
 // times its answer while it computes its totals, so this is what keeps a
 // replica's memory bounded when many large reports run at once; the many
 // small answers are not affected.
@@ -105,11 +106,14 @@ func newAdmission(work, calls int, answerBytes int64) *admission {
 // of the work and call slots (at least one of each).
 func newFairAdmission(work, calls int, answerBytes int64, share int) *admission {
 	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes,
-		callers: callerGates{callsCap: int64(calls), workCap: int64(work)}}
+		callers: callerGates{callsCap: int64(calls), workCap: int64(work), answersCap: answerBytes}}
 	if share < 100 {
 		a.callers.m = map[string]*callerGate{}
 		a.callers.callsCap = int64(max(1, calls*share/100))
 		a.callers.workCap = int64(max(1, work*share/100))
+		// At least one large answer: a caller's answer larger than its
+		// share still goes, alone.
+		a.callers.answersCap = max(largeAnswer, answerBytes*int64(share)/100)
 	}
 	return a
 }
@@ -120,13 +124,15 @@ type callerGates struct {
 	mu                sync.Mutex
 	m                 map[string]*callerGate
 	callsCap, workCap int64
+	// answersCap is a caller's share of the answer budget, in bytes.
+	answersCap int64
 }
 
 // callerGate is one caller's share: calls counts its call slots, work its
-// work slots.
+// work slots, answers its bytes of the answer budget.
 type callerGate struct {
-	refs        int
-	calls, work *semaphore.Weighted
+	refs                 int
+	calls, work, answers *semaphore.Weighted
 }
 
 func (g *callerGates) get(key string) *callerGate {
@@ -134,7 +140,7 @@ func (g *callerGates) get(key string) *callerGate {
 	defer g.mu.Unlock()
 	c := g.m[key]
 	if c == nil {
-		c = &callerGate{calls: semaphore.NewWeighted(g.callsCap), work: semaphore.NewWeighted(g.workCap)}
+		c = &callerGate{calls: semaphore.NewWeighted(g.callsCap), work: semaphore.NewWeighted(g.workCap), answers: semaphore.NewWeighted(g.answersCap)}
 		g.m[key] = c
 	}
 	c.refs++
@@ -367,6 +373,8 @@ type callSlot struct {
 	held     bool
 	entered  bool  // holds a call slot
 	answer   int64 // bytes of the answer budget it holds
+	// mine is the part of answer taken from its caller's share.
+	mine     int64
 	answerMu sync.Mutex
 	finished bool // done was called
 }
@@ -444,6 +452,10 @@ func (s *callSlot) done() {
 		s.entered = false
 		s.adm.exit()
 	}
+	if s.mine > 0 {
+		s.caller.answers.Release(s.mine)
+		s.mine = 0
+	}
 	if s.caller != nil && !s.finished {
 		s.caller.calls.Release(1)
 		s.adm.callers.put(s.key, s.caller)
@@ -488,13 +500,22 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		return nil
 	}
 	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
+	var mine int64
 	s.adm.answerWaits.Add(1)
-	err := s.adm.answers.Acquire(ctx, n)
-	s.adm.answerWaits.Add(-1)
-	if err != nil {
-		return toolerr.Wrap(toolerr.RateLimited, err,
-			"this replica was busy with other large ERP answers until the call's time ran out; retry shortly, or ask for fewer rows or a narrower range").
-			WithRetryAfter(time.Second)
+	defer s.adm.answerWaits.Add(-1)
+	if s.caller != nil {
+		// The caller's share first, so that a caller over it waits for
+		// its own room and takes none of the replica's meanwhile.
+		mine = min(n, s.adm.callers.answersCap)
+		if err := s.caller.answers.Acquire(ctx, mine); err != nil {
+			return answerRoomRefused(err)
+		}
+	}
+	if err := s.adm.answers.Acquire(ctx, n); err != nil {
+		if mine > 0 {
+			s.caller.answers.Release(mine)
+		}
+		return answerRoomRefused(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -502,10 +523,21 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		// The call ended meanwhile (a handler's stray request): give the
 		// room back at once.
 		s.adm.answers.Release(n)
+		if mine > 0 {
+			s.caller.answers.Release(mine)
+		}
 		return nil
 	}
-	s.answer = n
+	s.answer, s.mine = n, mine
 	return nil
+}
+
+// answerRoomRefused is the error of a call whose time ran out while its
+// large answer waited for room.
+func answerRoomRefused(err error) error {
+	return toolerr.Wrap(toolerr.RateLimited, err,
+		"this replica was busy with other large ERP answers until the call's time ran out; retry shortly, or ask for fewer rows or a narrower range").
+		WithRetryAfter(time.Second)
 }
 
 // slotTransport gives the call's slot back while a request is with the

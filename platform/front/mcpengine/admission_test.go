@@ -525,3 +525,62 @@ func TestAnswerRoomPerCall(t *testing.T) {
 }
 
 func (gatedERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
+
+// TestOneCallerHoldsItsShareOfTheAnswerBudget: a caller whose calls each
+// hold a large answer (eight of 8 MiB, the response bound, in a budget of
+// 64 MiB) takes at most its share of the budget; the others wait for its
+// room, not for everyone's. Another caller's large answer then gets room
+// at once. Before the share, the first caller's eight answers held the
+// whole budget, and the other's waited until its time ran out.
+func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
+	const budget, answer = 64 << 20, 8 << 20
+	a := newFairAdmission(16, 256, budget, 25)
+	ctx := context.Background()
+	var held []*callSlot
+	defer func() {
+		for _, s := range held {
+			s.done()
+		}
+	}()
+	granted := 0
+	for range 8 {
+		s, err := a.enterAs(ctx, "user:site-a:u1", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, s)
+		// A call whose time ran out gives up its wait; as the hog's
+		// calls, these have 50 ms.
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		err = s.holdAnswer(cctx, answer)
+		cancel()
+		if err == nil {
+			granted++
+		} else if !strings.Contains(err.Error(), "large ERP answers") {
+			t.Fatalf("a call over the caller's share: %v", err)
+		}
+	}
+	if granted != 2 {
+		t.Errorf("the caller holds %d answers of 8 MiB at once, want 2 (its 25 %% of 64 MiB)", granted)
+	}
+	other, err := a.enterAs(ctx, "service:site-b", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, other)
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a wait into a failure
+	defer cancel()
+	if err := other.holdAnswer(octx, 2<<20); err != nil {
+		t.Fatalf("another caller's large answer while the first holds what it can: %v", err)
+	}
+	// What the refused calls held comes back: the replica's whole budget
+	// once every call is done.
+	for _, s := range held {
+		s.done()
+	}
+	held = nil
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget did not all come back")
+	}
+	a.answers.Release(budget)
+}
