@@ -217,9 +217,13 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 			zap.String("tool", ct.tool.Name),
 			zap.Strings("redacted_fields", paths),
 			zap.Int("redacted_count", len(paths)))
-		if raw, err = json.Marshal(doc); err != nil {
-			return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
-		}
+	}
+	// Encoded again even when nothing was redacted: the scan saw something
+	// sensitive in raw that the decoded document may not hold, such as
+	// the first of two members of one name (decoding keeps the last), and
+	// raw must not go out with it.
+	if raw, err = json.Marshal(doc); err != nil {
+		return nil, toolerr.Wrap(toolerr.Internal, err, "the result of this call could not be encoded")
 	}
 	return e.boundResult(raw)
 }

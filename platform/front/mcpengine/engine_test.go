@@ -85,6 +85,11 @@ func (f fakeERP) Tools() []connector.Tool {
 			// a decimal whose digits must survive.
 			return connector.RawResult(`{"value":{"customer":"Caf\u00e9","t\u0061x_id":"GB123","amount":1180.100}}`), nil
 		}),
+		tool("rawrepeated", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			// An ERP answer that names a member twice: the sensitive copy
+			// first, a harmless one after it.
+			return connector.RawResult(`{"value":{"customer":"Acme","tax_id":"GB123456789","tax_id":null,"note":"card 4111 1111 1111 1111","note":"ok"}}`), nil
+		}),
 		tool("rawbroken", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
 			return connector.RawResult(`{"value":[1,2}`), nil
 		}),
@@ -427,4 +432,28 @@ func TestInvalidArgumentsMessageIsStable(t *testing.T) {
 		}
 	}
 	t.Log(first)
+}
+
+// TestARepeatedNameDoesNotCarryASecretPast: a result that names a member
+// twice, a sensitive value first and a harmless one after, reaches the
+// client without the sensitive value, in the text block and in
+// structuredContent. Before, the scan saw the first copy, the decoded
+// document kept only the last, nothing was left to redact, and the
+// original bytes, first copy included, went out.
+func TestARepeatedNameDoesNotCarryASecretPast(t *testing.T) {
+	f := newFixture(t, false)
+	res, _ := call(t, f.session(t), "rawrepeated", nil)
+	text := res.Content[0].(*sdk.TextContent).Text
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"GB123456789", "4111"} {
+		if strings.Contains(text, secret) || strings.Contains(string(structured), secret) {
+			t.Errorf("%s reached the client: %s", secret, text)
+		}
+	}
+	if res.IsError || !strings.Contains(text, "Acme") {
+		t.Errorf("the rest of the result: %s", text)
+	}
 }
