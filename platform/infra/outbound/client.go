@@ -65,6 +65,9 @@ func NewFactory(opts Options) *Factory {
 	return &Factory{opts: opts, base: base, fresh: withoutReuse(base)}
 }
 
+// maxResponseHeaderBytes bounds an ERP answer's headers.
+const maxResponseHeaderBytes = 256 << 10
+
 // NewBaseTransport returns the shared HTTP transport: pooled keep-alive
 // connections, bounded dial and header waits, no proxy from the environment
 // (ERP traffic must not silently detour through one).
@@ -81,6 +84,11 @@ func newBaseTransport(policy *netguard.Policy) *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ResponseHeaderTimeout: 0, // the call budget, carried by the context, bounds the wait
+		// The answer's headers are bounded like its body: Go's default
+		// of 10 MiB of tiny header lines costs some 33 MiB of heap once
+		// parsed. Real ERPs send a few kilobytes (Acumatica's cookies
+		// included); HTTP/2 takes its bound from here too.
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		// Every connection keeps a read and a write buffer. Requests are
 		// GETs of well under a kilobyte and answers of known length are
 		// read past the buffer straight into the body's own; a longer

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -156,6 +157,35 @@ func TestRetryAfterBeyondBudgetIsNotAwaited(t *testing.T) {
 	if calls.Load() != 1 {
 		t.Errorf("calls = %d, want 1", calls.Load())
 	}
+}
+
+// TestHeaderBound: an ERP's answer headers are bounded like its body. A
+// hostile ERP's megabyte of tiny header lines (each one a string and a
+// map entry once parsed: some 33 MiB of heap for Go's default bound of
+// 10 MiB) is refused before they are all read; a large but real set of
+// headers (cookies of some 40 KiB) still goes.
+func TestHeaderBound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lines, value := 200_000, "b"
+		if r.URL.Path == "/real" {
+			lines, value = 40, strings.Repeat("c", 1000)
+		}
+		for i := range lines {
+			w.Header().Add("X-"+strconv.Itoa(i%50), value)
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := NewFactory(DefaultOptions()).Client(siteFor(t, srv.URL), nil)
+	if resp, err := c.Get(srv.URL + "/hostile"); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("an answer with 200,000 header lines was read")
+	}
+	resp, err := c.Get(srv.URL + "/real")
+	if err != nil {
+		t.Fatalf("an answer with 40 KiB of headers: %v", err)
+	}
+	_ = resp.Body.Close()
 }
 
 func TestBodyBound(t *testing.T) {
