@@ -36,8 +36,9 @@ var (
 	nameSeparator = regexp.MustCompile(`\s*(?::|=|\bis\b)\s*`)
 	// valueToken is the value after a separator.
 	valueToken = regexp.MustCompile(`^(?:'[^']*'|"[^"]*"|[^\s,;]+)`)
-	// nameBefore is the name before a separator: up to four words.
-	nameBefore = regexp.MustCompile(`(?:[A-Za-z][A-Za-z0-9_]*[ ]?){1,4}$`)
+	// nameBefore is the name before a separator: up to four words, or
+	// one in quotes, as JSON or a Python dict in a message has it.
+	nameBefore = regexp.MustCompile(`(?:(?:[A-Za-z][A-Za-z0-9_]*[ ]?){1,4}|"[A-Za-z][A-Za-z0-9_ ]*"|'[A-Za-z][A-Za-z0-9_ ]*')$`)
 )
 
 // RedactText returns s fit for a model, and whether it changed.
@@ -87,7 +88,7 @@ func (r *Redactor) redactNamedValues(s string) string {
 		}
 		name := nameBefore.FindString(s[last:sep[0]])
 		value := valueToken.FindString(s[sep[1]:])
-		if name == "" || value == "" || value == Placeholder || !r.sensitiveWords(Words(name)) {
+		if name == "" || value == "" || value == Placeholder || !r.sensitiveWords(Words(strings.Trim(name, `"'`))) {
 			continue
 		}
 		if strings.TrimSpace(s[sep[0]:sep[1]]) == "is" && stateWords[strings.ToLower(value)] {

@@ -40,6 +40,12 @@ func TestRedactText(t *testing.T) {
 		{"password is hunter2", "password is [REDACTED]"},
 		{"API key is 9f8e7d6c5b4a", "API key is [REDACTED]"},
 		{"password: missing", "password: [REDACTED]"},
+		// A name in quotes, as in JSON or a Python dict an ERP prints in
+		// its message: what Apply would redact in a result.
+		{`Could not save Employee: {"bank_ac_no": "00012345678", "tax_id": "GB123456789", "api_secret": "5f1c2e9ab", "first_name": "Ann"}`,
+			`Could not save Employee: {"bank_ac_no": [REDACTED], "tax_id": [REDACTED], "api_secret": [REDACTED], "first_name": "Ann"}`},
+		{`{'password': 'hunter2', 'api_secret': 'abc123'}`, `{'password': [REDACTED], 'api_secret': [REDACTED]}`},
+		{`"AccountNbr"="000123456789"`, `"AccountNbr"=[REDACTED]`},
 	}
 	for _, c := range cases {
 		want := c.want
