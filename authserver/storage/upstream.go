@@ -38,7 +38,15 @@ func upstreamAD(siteID uuid.UUID, user, field string) []byte {
 
 // PutUpstreamToken stores (or replaces) a user's ERP token for a site.
 func (s *Store) PutUpstreamToken(ctx context.Context, t UpstreamToken) error {
-	if err := s.putUpstreamToken(ctx, s.pool, t); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// A refresh under way refreshed the token this one replaces: it
+		// loses its lease and stores nothing.
+		if _, err := tx.Exec(ctx, `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2`, t.SiteID, t.ERPUser); err != nil {
+			return database.Classify(err)
+		}
+		return s.putUpstreamToken(ctx, tx, t)
+	})
+	if err != nil {
 		return fmt.Errorf("storage: store ERP token of a user on site %s: %w", t.SiteID, err)
 	}
 	s.usersChanged(ctx, changedUser{t.SiteID, t.ERPUser})
@@ -139,29 +147,63 @@ var ErrUpstreamTokenDead = errors.New("storage: the ERP refused the user's refre
 // refresh function found that the ERP no longer lets the user use erpgate.
 var ErrUpstreamAccessWithdrawn = errors.New("storage: the ERP withdrew the user's access to erpgate; their grants were revoked")
 
-// RefreshUpstreamToken runs refresh while holding the row lock of the
-// user's ERP token, so that on any number of replicas only one refresh runs
-// at a time; the others wait and then see its result (refresh should check
-// whether the token it is given is still stale). It returns the token as
-// it is after refresh. A dead outcome deletes the token, revokes the
-// user's erpgate grants on the site and records a grants_revoked event, in
-// the same transaction, and returns ErrUpstreamTokenDead; an
-// access-withdrawn outcome does the same with the reason access_denied and
-// returns ErrUpstreamAccessWithdrawn.
+// RefreshUpstreamToken runs refresh under a lease on the user's ERP token,
+// so that on any number of replicas only one refresh runs at a time; the
+// others wait for the lease to go and then see its result (refresh should
+// check whether the token it is given is still stale). The lease is a row,
+// not a lock: no database connection is held while refresh talks to the
+// ERP, so a slow ERP slows its own users' refreshes and nobody else's
+// queries. It returns the token as it is after refresh. A dead outcome
+// deletes the token, revokes the user's erpgate grants on the site and
+// records a grants_revoked event, in one transaction, and returns
+// ErrUpstreamTokenDead; an access-withdrawn outcome does the same with the
+// reason access_denied and returns ErrUpstreamAccessWithdrawn. A refresh
+// whose lease was lost meanwhile (a new sign-in replaced the token, or the
+// lease outlived its time) stores nothing and returns ErrRefreshOvertaken.
 func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user string,
 	refresh func(ctx context.Context, current UpstreamToken) (RefreshOutcome, error)) (UpstreamToken, error) {
+	result, err := s.refreshUpstreamToken(ctx, siteID, user, refresh)
+	if err != nil && !errors.Is(err, ErrUpstreamTokenDead) && !errors.Is(err, ErrUpstreamAccessWithdrawn) {
+		return UpstreamToken{}, fmt.Errorf("storage: refresh ERP token of a user on site %s: %w", siteID, err)
+	}
+	return result, err
+}
+
+// ErrRefreshOvertaken is returned by RefreshUpstreamToken when the token
+// changed under its lease: what it refreshed is not stored.
+var ErrRefreshOvertaken = errors.New("storage: the ERP token changed while it was being refreshed")
+
+// refreshLeaseLongest bounds a lease whose caller set no deadline; a
+// lease otherwise lasts until the caller's deadline and a little more.
+const refreshLeaseLongest = 2 * time.Minute
+
+func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user string,
+	refresh func(ctx context.Context, current UpstreamToken) (RefreshOutcome, error)) (UpstreamToken, error) {
+	lease, err := s.takeRefreshLease(ctx, siteID, user)
+	if err != nil {
+		return UpstreamToken{}, err
+	}
+	current, err := s.readUpstreamToken(ctx, s.pool, siteID, user, false)
+	if err != nil {
+		s.dropRefreshLease(ctx, siteID, user, lease)
+		return UpstreamToken{}, err
+	}
+	outcome, err := refresh(ctx, current)
+	if err != nil {
+		s.dropRefreshLease(ctx, siteID, user, lease)
+		return UpstreamToken{}, err
+	}
 	var (
 		result UpstreamToken
 		ended  error
 	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		current, err := s.readUpstreamToken(ctx, tx, siteID, user, true)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2 AND lease = $3`, siteID, user, lease)
 		if err != nil {
-			return err
+			return database.Classify(err)
 		}
-		outcome, err := refresh(ctx, current)
-		if err != nil {
-			return err
+		if tag.RowsAffected() == 0 {
+			return ErrRefreshOvertaken
 		}
 		switch {
 		case outcome.Dead || outcome.AccessWithdrawn:
@@ -191,13 +233,51 @@ func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 		return nil
 	})
 	if err != nil {
-		return UpstreamToken{}, fmt.Errorf("storage: refresh ERP token of a user on site %s: %w", siteID, err)
+		return UpstreamToken{}, err
 	}
 	s.usersChanged(ctx, changedUser{siteID, user})
 	if ended != nil {
 		return UpstreamToken{}, ended
 	}
 	return result, nil
+}
+
+// takeRefreshLease takes the lease on refreshing the user's token, waiting
+// (without a connection) while another refresh, on any replica, holds a
+// lease that has not run out.
+func (s *Store) takeRefreshLease(ctx context.Context, siteID uuid.UUID, user string) (uuid.UUID, error) {
+	lease := uuid.New()
+	life := refreshLeaseLongest
+	if d, ok := ctx.Deadline(); ok {
+		life = min(life, time.Until(d)+5*time.Second)
+	}
+	pause := 5 * time.Millisecond
+	for {
+		tag, err := s.pool.Exec(ctx, `
+			INSERT INTO upstream_refresh_leases AS l (site_id, erp_user, lease, until)
+			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+			ON CONFLICT (site_id, erp_user) DO UPDATE SET lease = excluded.lease, until = excluded.until
+			WHERE l.until < now()`, siteID, user, lease, life.Milliseconds())
+		if err != nil {
+			return uuid.Nil, database.Classify(err)
+		}
+		if tag.RowsAffected() == 1 {
+			return lease, nil
+		}
+		select {
+		case <-ctx.Done():
+			return uuid.Nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// dropRefreshLease gives the lease back, so that the next refresh need
+// not wait for it to run out.
+func (s *Store) dropRefreshLease(ctx context.Context, siteID uuid.UUID, user string, lease uuid.UUID) {
+	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2 AND lease = $3`,
+		siteID, user, lease)
 }
 
 // DeleteUpstreamTokens removes every ERP token erpgate holds for a site

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -204,5 +205,115 @@ func TestRotateKeys(t *testing.T) {
 	key, err := after.TokenHMACKey(ctx)
 	if err != nil || string(key) != string(signing) {
 		t.Errorf("signing key changed or unreadable: %v", err)
+	}
+}
+
+// TestAnERPRefreshHoldsNoDatabaseConnection: while a site's ERP takes its
+// time over its users' token refreshes (here, more refreshes than the
+// pool has connections, all waiting on the ERP at once), the database
+// still serves everyone else. Before, each refresh held a connection and a
+// row lock for its whole round trip to the ERP, so one tenant whose ERP
+// was slow, or made slow by its owner, could take the pool every tenant
+// shares.
+func TestAnERPRefreshHoldsNoDatabaseConnection(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
+	slow, other := newSite(t, pool), newSite(t, pool)
+	const users = 8
+	for i := range users {
+		if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: slow, ERPUser: fmt.Sprint("u", i), Access: "old",
+			Refresh: "old-refresh", ExpiresAt: time.Now().Add(-time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: other, ERPUser: "b", Access: "b-access",
+		ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	atERP, answer := make(chan struct{}, users), make(chan struct{})
+	var wg sync.WaitGroup
+	release := sync.OnceFunc(func() { close(answer) })
+	t.Cleanup(func() { release(); wg.Wait() }) // before the pool closes
+	for i := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := st.RefreshUpstreamToken(ctx, slow, fmt.Sprint("u", i), func(ctx context.Context, cur storage.UpstreamToken) (storage.RefreshOutcome, error) {
+				atERP <- struct{}{}
+				<-answer // the slow ERP
+				next := cur
+				next.Access, next.ExpiresAt = "new", time.Now().Add(time.Hour)
+				return storage.RefreshOutcome{Replace: &next}, nil
+			})
+			if err != nil || got.Access.Reveal() != "new" {
+				t.Errorf("refresh of u%d: %v, access %q", i, err, got.Access.Reveal())
+			}
+		}()
+	}
+	// Every refresh is at the ERP at once; before, only as many as the
+	// pool had connections got there, and the rest waited for one.
+	for range users {
+		select {
+		case <-atERP:
+		case <-time.After(10 * time.Second): // turns a hang into a failure
+			t.Fatalf("fewer than %d refreshes reached the ERP: they wait for a database connection", users)
+		}
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a hang into a failure
+	got, err := st.UpstreamToken(octx, other, "b")
+	cancel()
+	if err != nil || got.Access.Reveal() != "b-access" {
+		t.Errorf("another site's token while the slow site's refreshes wait on its ERP: %v", err)
+	}
+	release()
+	wg.Wait()
+}
+
+// TestARefreshOvertakenByASignInStoresNothing: a person signs in again
+// while a refresh of their old token waits on the ERP; the sign-in's token
+// stays, and the refresh says it was overtaken.
+func TestARefreshOvertakenByASignInStoresNothing(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
+	site := newSite(t, pool)
+	old := storage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "old", Refresh: "old-refresh", ExpiresAt: time.Now().Add(-time.Minute)}
+	if err := st.PutUpstreamToken(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.RefreshUpstreamToken(ctx, site, "u@x", func(ctx context.Context, cur storage.UpstreamToken) (storage.RefreshOutcome, error) {
+		signedIn := old
+		signedIn.Access, signedIn.ExpiresAt = "signed-in", time.Now().Add(time.Hour)
+		if err := st.PutUpstreamToken(ctx, signedIn); err != nil {
+			t.Fatal(err)
+		}
+		next := cur
+		next.Access, next.ExpiresAt = "refreshed", time.Now().Add(time.Hour)
+		return storage.RefreshOutcome{Replace: &next}, nil
+	})
+	if !errors.Is(err, storage.ErrRefreshOvertaken) {
+		t.Errorf("refresh overtaken by a sign-in: %v", err)
+	}
+	if got, err := st.UpstreamToken(ctx, site, "u@x"); err != nil || got.Access.Reveal() != "signed-in" {
+		t.Errorf("stored token %q (%v), want the sign-in's", got.Access.Reveal(), err)
+	}
+	// The lease went with it: the next refresh does not wait for it to
+	// run out (two minutes without a deadline).
+	nctx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a wait into a failure
+	defer cancel()
+	if _, err := st.RefreshUpstreamToken(nctx, site, "u@x", func(ctx context.Context, cur storage.UpstreamToken) (storage.RefreshOutcome, error) {
+		return storage.RefreshOutcome{}, nil
+	}); err != nil {
+		t.Errorf("the next refresh: %v", err)
 	}
 }
