@@ -11,6 +11,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/leases"
 )
 
 // ErrNoUpstreamToken means erpgate holds no ERP token for the user on the
@@ -41,8 +42,8 @@ func (s *Store) PutUpstreamToken(ctx context.Context, t UpstreamToken) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// A refresh under way refreshed the token this one replaces: it
 		// loses its lease and stores nothing.
-		if _, err := tx.Exec(ctx, `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2`, t.SiteID, t.ERPUser); err != nil {
-			return database.Classify(err)
+		if err := leases.Forget(ctx, tx, t.SiteID, refreshLeaseKey(t.ERPUser)); err != nil {
+			return err
 		}
 		return s.putUpstreamToken(ctx, tx, t)
 	})
@@ -173,24 +174,23 @@ func (s *Store) RefreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 // changed under its lease: what it refreshed is not stored.
 var ErrRefreshOvertaken = errors.New("storage: the ERP token changed while it was being refreshed")
 
-// refreshLeaseLongest bounds a lease whose caller set no deadline; a
-// lease otherwise lasts until the caller's deadline and a little more.
-const refreshLeaseLongest = 2 * time.Minute
+// refreshLeaseKey names the lease on refreshing user's ERP token.
+func refreshLeaseKey(user string) string { return "erp_token:" + user }
 
 func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user string,
 	refresh func(ctx context.Context, current UpstreamToken) (RefreshOutcome, error)) (UpstreamToken, error) {
-	lease, err := s.takeRefreshLease(ctx, siteID, user)
+	lease, err := leases.Take(ctx, s.pool, siteID, refreshLeaseKey(user))
 	if err != nil {
 		return UpstreamToken{}, err
 	}
 	current, err := s.readUpstreamToken(ctx, s.pool, siteID, user, false)
 	if err != nil {
-		s.dropRefreshLease(ctx, siteID, user, lease)
+		lease.Drop(ctx, s.pool)
 		return UpstreamToken{}, err
 	}
 	outcome, err := refresh(ctx, current)
 	if err != nil {
-		s.dropRefreshLease(ctx, siteID, user, lease)
+		lease.Drop(ctx, s.pool)
 		return UpstreamToken{}, err
 	}
 	var (
@@ -198,12 +198,10 @@ func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 		ended  error
 	)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2 AND lease = $3`, siteID, user, lease)
-		if err != nil {
-			return database.Classify(err)
-		}
-		if tag.RowsAffected() == 0 {
+		if err := lease.End(ctx, tx); errors.Is(err, leases.ErrLost) {
 			return ErrRefreshOvertaken
+		} else if err != nil {
+			return err
 		}
 		switch {
 		case outcome.Dead || outcome.AccessWithdrawn:
@@ -240,44 +238,6 @@ func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 		return UpstreamToken{}, ended
 	}
 	return result, nil
-}
-
-// takeRefreshLease takes the lease on refreshing the user's token, waiting
-// (without a connection) while another refresh, on any replica, holds a
-// lease that has not run out.
-func (s *Store) takeRefreshLease(ctx context.Context, siteID uuid.UUID, user string) (uuid.UUID, error) {
-	lease := uuid.New()
-	life := refreshLeaseLongest
-	if d, ok := ctx.Deadline(); ok {
-		life = min(life, time.Until(d)+5*time.Second)
-	}
-	pause := 5 * time.Millisecond
-	for {
-		tag, err := s.pool.Exec(ctx, `
-			INSERT INTO upstream_refresh_leases AS l (site_id, erp_user, lease, until)
-			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-			ON CONFLICT (site_id, erp_user) DO UPDATE SET lease = excluded.lease, until = excluded.until
-			WHERE l.until < now()`, siteID, user, lease, life.Milliseconds())
-		if err != nil {
-			return uuid.Nil, database.Classify(err)
-		}
-		if tag.RowsAffected() == 1 {
-			return lease, nil
-		}
-		select {
-		case <-ctx.Done():
-			return uuid.Nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 100*time.Millisecond)
-	}
-}
-
-// dropRefreshLease gives the lease back, so that the next refresh need
-// not wait for it to run out.
-func (s *Store) dropRefreshLease(ctx context.Context, siteID uuid.UUID, user string, lease uuid.UUID) {
-	_, _ = s.pool.Exec(context.WithoutCancel(ctx), `DELETE FROM upstream_refresh_leases WHERE site_id = $1 AND erp_user = $2 AND lease = $3`,
-		siteID, user, lease)
 }
 
 // DeleteUpstreamTokens removes every ERP token erpgate holds for a site

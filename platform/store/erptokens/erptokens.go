@@ -5,12 +5,13 @@
 // present at /service/mcp, are kept as hashes in platform/store/sites.
 //
 // Renewal is serialised twice: an in-process singleflight per (site, user)
-// means one replica sends one lock request however many calls wait, and a
-// transaction-scoped advisory lock per (site, user) means one replica at a
-// time renews. The ERP rotates refresh tokens on every use; two renewals
-// racing with one refresh token would make the loser's token look dead, so
-// the lock is load-bearing. Whoever takes the lock re-reads the row and
-// renews only if it is still stale.
+// means one replica asks for one lease however many calls wait, and a
+// lease per (site, user) (platform/store/leases) means one replica at a
+// time renews, holding no database connection while the ERP answers. The
+// ERP rotates refresh tokens on every use; two renewals racing with one
+// refresh token would make the loser's token look dead, so the lease is
+// load-bearing. Whoever takes the lease re-reads the row and renews only
+// if it is still stale.
 package erptokens
 
 import (
@@ -18,7 +19,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -32,6 +32,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/metrics"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/leases"
 )
 
 // Options tune a Store.
@@ -85,7 +86,7 @@ func (s *Store) fresh(t connector.StoredToken) bool {
 }
 
 // Token returns a fresh access token of user on site, renewing it under the
-// lock when needed.
+// lease when needed.
 func (s *Store) Token(ctx context.Context, site uuid.UUID, user string, renew connector.RenewToken) (secrets.Secret, error) {
 	key := memKey(site, user)
 	s.mu.Lock()
@@ -110,56 +111,53 @@ func (s *Store) Token(ctx context.Context, site uuid.UUID, user string, renew co
 	return t.Access, nil
 }
 
-// lockKey maps (site, user) to the advisory lock that serialises renewals.
-// The top bit is cleared to namespace erpgate's service-token locks away
-// from the limiter's.
-func lockKey(site uuid.UUID, user string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("erpgate/servicetokens/" + site.String() + "/" + user))
-	return int64(h.Sum64() >> 1)
-}
+// renewLeaseKey names the lease on renewing user's service token.
+func renewLeaseKey(user string) string { return "service_token:" + user }
 
+// renewLocked renews the token under the lease on it, unless another
+// replica renewed it while this one waited: one renewal at a time across
+// replicas, and no database connection held while the ERP answers.
 func (s *Store) renewLocked(ctx context.Context, site uuid.UUID, user string, renew connector.RenewToken) (connector.StoredToken, error) {
-	var result connector.StoredToken
-	var renewErr error
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(site, user)); err != nil {
+	lease, err := leases.Take(ctx, s.pool, site, renewLeaseKey(user))
+	if err != nil {
+		return connector.StoredToken{}, fmt.Errorf("erptokens: renew token of %q on site %s: %w", user, site, err)
+	}
+	current, err := s.read(ctx, s.pool, site, user)
+	if err != nil {
+		lease.Drop(ctx, s.pool)
+		return connector.StoredToken{}, fmt.Errorf("erptokens: renew token of %q on site %s: %w", user, site, database.Classify(err))
+	}
+	if s.fresh(current) {
+		lease.Drop(ctx, s.pool)
+		return current, nil
+	}
+	tok, err := renew(ctx, current)
+	if err != nil {
+		// The renew error is the caller's.
+		s.opts.Metrics.TokenRefresh("service", metrics.RefreshFailed)
+		lease.Drop(ctx, s.pool)
+		return connector.StoredToken{}, err
+	}
+	s.opts.Metrics.TokenRefresh("service", metrics.RefreshOK)
+	next := connector.StoredToken{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: expiry(time.Now(), tok)}
+	if !next.Refresh.IsSet() {
+		next.Refresh = current.Refresh
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := lease.End(ctx, tx); err != nil {
 			return err
 		}
-		current, err := s.read(ctx, tx, site, user)
-		if err != nil {
-			return err
-		}
-		if s.fresh(current) {
-			result = current
-			return nil
-		}
-		tok, err := renew(ctx, current)
-		if err != nil {
-			// Keep the renew error as the caller's; the transaction only
-			// has to end.
-			s.opts.Metrics.TokenRefresh("service", metrics.RefreshFailed)
-			renewErr = err
-			return nil
-		}
-		s.opts.Metrics.TokenRefresh("service", metrics.RefreshOK)
-		next := connector.StoredToken{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: expiry(time.Now(), tok)}
-		if !next.Refresh.IsSet() {
-			next.Refresh = current.Refresh
-		}
-		if err := s.write(ctx, tx, site, user, next); err != nil {
-			return err
-		}
-		result = next
-		return nil
+		return s.write(ctx, tx, site, user, next)
 	})
 	if err != nil {
 		return connector.StoredToken{}, fmt.Errorf("erptokens: renew token of %q on site %s: %w", user, site, database.Classify(err))
 	}
-	if renewErr != nil {
-		return connector.StoredToken{}, renewErr
-	}
-	return result, nil
+	return next, nil
+}
+
+// querier reads: a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // ad binds a sealed token to its site, user and field.
@@ -175,7 +173,7 @@ func hashOf(access secrets.Secret) []byte {
 // read returns the stored token, or the zero token when there is none or it
 // cannot be opened (its key was retired): the connector then signs in
 // afresh, which is always possible for a service connection.
-func (s *Store) read(ctx context.Context, q pgx.Tx, site uuid.UUID, user string) (connector.StoredToken, error) {
+func (s *Store) read(ctx context.Context, q querier, site uuid.UUID, user string) (connector.StoredToken, error) {
 	var (
 		keyID           string
 		access, refresh []byte

@@ -245,3 +245,63 @@ func TestTokensAreSealedAndSurviveARetiredKey(t *testing.T) {
 		t.Fatalf("with a retired key: %q, %v, grants %d", tok.Reveal(), err, erp.grants.Load())
 	}
 }
+
+// TestARenewalHoldsNoDatabaseConnection: while many sites' service
+// connections renew at once with ERPs that take their time (more than the
+// pool has connections), the database still serves everyone else. Before,
+// each renewal held an advisory lock, and so a pooled connection, for its
+// whole round trip to the ERP: anyone who registers sites with slow ERPs
+// and calls them at once could take the pool every tenant shares.
+func TestARenewalHoldsNoDatabaseConnection(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s := New(pool, keyring(t, "k1"), Options{})
+	const sites = 8
+	ids := make([]uuid.UUID, sites)
+	for i := range ids {
+		ids[i] = newSite(t, pool)
+	}
+	atERP, answer := make(chan struct{}, sites), make(chan struct{})
+	var wg sync.WaitGroup
+	release := sync.OnceFunc(func() { close(answer) })
+	t.Cleanup(func() { release(); wg.Wait() }) // before the pool closes
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok, err := s.Token(ctx, ids[i], "svc", func(ctx context.Context, _ connector.StoredToken) (connector.UpstreamToken, error) {
+				atERP <- struct{}{}
+				<-answer // the slow ERP
+				return connector.UpstreamToken{AccessToken: secrets.Secret(fmt.Sprint("access-", i)), ExpiresIn: time.Hour}, nil
+			})
+			if err != nil || tok.Reveal() != fmt.Sprint("access-", i) {
+				t.Errorf("site %d: %v, token %q", i, err, tok.Reveal())
+			}
+		}()
+	}
+	for range sites {
+		select {
+		case <-atERP:
+		case <-time.After(10 * time.Second): // turns a hang into a failure
+			t.Fatalf("fewer than %d renewals reached the ERP: they wait for a database connection", sites)
+		}
+	}
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a hang into a failure
+	var one int
+	err = pool.QueryRow(qctx, `SELECT 1`).Scan(&one)
+	cancel()
+	if err != nil {
+		t.Errorf("a query while the sites' renewals wait on their ERPs: %v", err)
+	}
+	release()
+	wg.Wait()
+}
