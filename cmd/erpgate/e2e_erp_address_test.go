@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,10 +71,29 @@ func TestProductionRefusesNonPublicERPAddresses(t *testing.T) {
 		t.Errorf("the ERP at a loopback address got %d requests", n)
 	}
 
-	// Listed, the same simulator is registered and its credential checked.
+	// Listed with its port, the same simulator is registered and its
+	// credential checked.
+	simURL, err := url.Parse(sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	listed := startGateway(t, "", map[string]string{
+		"ERPGATE_PUBLIC_BASE_URL":   "https://gw.example.com",
+		"ERPGATE_ERP_PRIVATE_HOSTS": "127.0.0.1:" + simURL.Port(),
+	})
+	listed.registerFrappe(t, "internal", sim, user)
+
+	// Listed without a port, the host is exempt on 443 only: the
+	// simulator's port, as any other service of the host, stays refused.
+	// Before, listing a host opened all its ports to anyone who may
+	// register a site.
+	bare := startGateway(t, "", map[string]string{
 		"ERPGATE_PUBLIC_BASE_URL":   "https://gw.example.com",
 		"ERPGATE_ERP_PRIVATE_HOSTS": "127.0.0.1",
 	})
-	listed.registerFrappe(t, "internal", sim, user)
+	_, err = bare.admin.ensureSite(ctx, devState{}, siteRequest{Slug: "elsewhere", Kind: "frappe", DisplayName: "Elsewhere", BaseURL: sim.URL,
+		Credentials: map[string]string{"api_key": user.APIKey, "api_secret": user.APISecret}})
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, "list 127.0.0.1:"+simURL.Port()) {
+		t.Errorf("another port of a host listed without one: %v, want 400 saying to list 127.0.0.1:%s", err, simURL.Port())
+	}
 }

@@ -2,6 +2,7 @@ package adminapi_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,12 +14,18 @@ import (
 
 // newProductionHarness serves the API as production does: the ERP address
 // policy, exempting hosts, at registration and in a real outbound
-// transport.
+// transport. A host "upstream" stands for the fake ERP's host and port.
 func newProductionHarness(t *testing.T, hosts ...string) *harness {
 	t.Helper()
-	policy := netguard.NewPolicy(hosts)
-	out := outbound.NewFactory(outbound.Options{AddressPolicy: policy})
-	return newHarnessWith(t, func(d *adminapi.Deps) {
+	return newHarnessWith(t, func(d *adminapi.Deps, up *fakeUpstream) {
+		listed := slices.Clone(hosts)
+		for i, h := range listed {
+			if h == "upstream" {
+				listed[i] = strings.TrimPrefix(up.URL, "http://")
+			}
+		}
+		policy := netguard.NewPolicy(listed)
+		out := outbound.NewFactory(outbound.Options{AddressPolicy: policy})
 		d.ERPAddresses = policy
 		d.HTTPClient = out.Client
 	})
@@ -83,7 +90,7 @@ func TestCredentialCheckNeverDialsANonPublicAddress(t *testing.T) {
 		t.Errorf("the ERP at a loopback address got %d requests", n)
 	}
 
-	listed := newProductionHarness(t, "127.0.0.1")
+	listed := newProductionHarness(t, "upstream")
 	listed.createSite("internal")
 	listed.connect("internal")
 }

@@ -40,11 +40,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	return newHarnessWith(t, func(*adminapi.Deps) {})
+	return newHarnessWith(t, func(*adminapi.Deps, *fakeUpstream) {})
 }
 
-// newHarnessWith is newHarness with deps changed by adjust.
-func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
+// newHarnessWith is newHarness with deps changed by adjust, which is
+// given the harness's fake ERP.
+func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps, *fakeUpstream)) *harness {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	spec, err := secrets.GenerateKeySpec("k1")
@@ -78,11 +79,12 @@ func newHarnessWith(t *testing.T, adjust func(*adminapi.Deps)) *harness {
 		Logger:     zap.New(core),
 		Activity:   activity.NewStore(pool),
 	}
-	adjust(&deps)
+	upstream := newFakeUpstream(t)
+	adjust(&deps, upstream)
 	api := adminapi.New(deps)
 	e := echo.New()
 	api.Register(e.Group("/api/v1"))
-	return &harness{t: t, e: e, store: store, pool: pool, upstream: newFakeUpstream(t), logs: logs}
+	return &harness{t: t, e: e, store: store, pool: pool, upstream: upstream, logs: logs}
 }
 
 // response is one answer of the API.

@@ -199,14 +199,14 @@ func (s *Service) checkDNS(ctx context.Context, site connector.Site) connector.P
 	ctx, cancel := context.WithTimeout(ctx, CheckTimeout)
 	defer cancel()
 	if s.deps.ERPAddresses != nil {
-		err := s.deps.ERPAddresses.CheckHost(ctx, nil, host)
+		err := s.deps.ERPAddresses.CheckHost(ctx, nil, netguard.URLHostPort(site.BaseURL))
 		switch {
 		case errors.Is(err, netguard.ErrUnresolved):
 			return connector.Fail(id, title, "the host name "+host+" does not resolve",
 				"check the site's base URL, and that the ERP's name is in the DNS erpgate uses")
 		case errors.Is(err, netguard.ErrForbiddenAddress):
 			return connector.Fail(id, title, err.Error(),
-				"list "+host+" in ERPGATE_ERP_PRIVATE_HOSTS if the ERP is on your own network ("+PrivateHostsHint+")")
+				"list "+netguard.Listing(site.BaseURL)+" in ERPGATE_ERP_PRIVATE_HOSTS if the ERP is on your own network ("+PrivateHostsHint+")")
 		case err != nil:
 			return connector.Fail(id, title, "the host name "+host+" could not be checked", "try again; if it persists, check erpgate's DNS")
 		}
@@ -272,7 +272,7 @@ func unreachableCheck(id, title string, site connector.Site, err error) connecto
 	switch {
 	case errors.As(err, &forbidden):
 		return connector.Fail(id, title, "erpgate does not connect to "+host+": "+forbidden.Error(),
-			"list the host in ERPGATE_ERP_PRIVATE_HOSTS if the ERP is on your own network")
+			"list the host (host:port for a port other than 443) in ERPGATE_ERP_PRIVATE_HOSTS if the ERP is on your own network")
 	case errors.As(err, &unknownCA) || errors.As(err, &verifyErr) && errors.As(verifyErr.Err, &unknownCA):
 		return connector.Fail(id, title, host+"'s TLS certificate is not signed by an authority erpgate trusts",
 			"install a certificate from a public certificate authority on the ERP, with its intermediate certificates, or add your own authority to the trust store of erpgate's machine")

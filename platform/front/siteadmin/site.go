@@ -315,7 +315,7 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 
 // PrivateHostsHint tells an operator how to allow an ERP on a private
 // network.
-const PrivateHostsHint = "erpgate reaches ERPs only at public addresses, except hosts listed in ERPGATE_ERP_PRIVATE_HOSTS"
+const PrivateHostsHint = "erpgate reaches ERPs only at public addresses, except hosts listed in ERPGATE_ERP_PRIVATE_HOSTS (host for port 443, host:port for another)"
 
 // checkERPAddress refuses a base URL (a normalised origin) whose host is
 // not allowed by the ERP address policy: in production, one that resolves
@@ -332,14 +332,14 @@ func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err = s.deps.ERPAddresses.CheckHost(ctx, nil, u.Hostname())
+	err = s.deps.ERPAddresses.CheckHost(ctx, nil, netguard.URLHostPort(u))
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, netguard.ErrUnresolved):
 		return invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
 	case errors.Is(err, netguard.ErrForbiddenAddress):
-		return invalid("base URL %s: %s; %s", baseURL, err, PrivateHostsHint)
+		return invalid("base URL %s: %s; %s: for this ERP, list %s", baseURL, err, PrivateHostsHint, netguard.Listing(u))
 	}
 	return internal(err)
 }

@@ -57,27 +57,43 @@ func applyOTLPEndpoint(c *Config, v value) error {
 var hostnamePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
 func applyDevHosts(c *Config, v value) error {
-	hosts, err := hostList(v)
+	hosts, err := hostList(v, false)
 	c.DevHosts = hosts
 	return err
 }
 
 func applyERPPrivateHosts(c *Config, v value) error {
-	hosts, err := hostList(v)
+	hosts, err := hostList(v, true)
 	c.ERPPrivateHosts = hosts
 	return err
 }
 
 // hostList reads a list of host names or IP addresses, lower case and
-// without a trailing dot.
-func hostList(v value) ([]string, error) {
+// without a trailing dot; withPort allows each a port (host:port,
+// [v6]:port).
+func hostList(v value, withPort bool) ([]string, error) {
 	var problems []error
 	hosts := make([]string, 0, len(v.items))
 	for _, item := range v.items {
-		h := strings.TrimSuffix(strings.ToLower(item), ".")
+		h, port := strings.ToLower(item), ""
+		if host, p, err := net.SplitHostPort(h); err == nil && withPort && !strings.Contains(h, "/") {
+			h, port = host, p
+		}
+		h = strings.TrimSuffix(h, ".")
 		if !hostnamePattern.MatchString(h) && net.ParseIP(h) == nil {
-			problems = append(problems, fmt.Errorf("%q is not a host name (give the name only, without scheme or port)", item))
+			hint := "give the name only, without scheme or port"
+			if withPort {
+				hint = "give the name, or name:port, without scheme"
+			}
+			problems = append(problems, fmt.Errorf("%q is not a host name (%s)", item, hint))
 			continue
+		}
+		if port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				problems = append(problems, fmt.Errorf("%q has no valid port (1 to 65535)", item))
+				continue
+			}
+			h = net.JoinHostPort(h, port)
 		}
 		hosts = append(hosts, h)
 	}

@@ -42,10 +42,11 @@ type Config struct {
 	// Empty: the connection's own address counts, and X-Forwarded-For is
 	// ignored.
 	TrustedProxies []netip.Prefix `yaml:"trusted_proxies"`
-	// ERPPrivateHosts are lower-case ERP host names (or IP addresses) that
-	// erpgate may reach at non-public addresses (loopback, private, link-
-	// local) when it runs in production (see Production). Every other ERP
-	// must be at public addresses, checked at registration and at each dial.
+	// ERPPrivateHosts are lower-case ERP host names (or IP addresses), each
+	// with a port or without (then 443), that erpgate may reach on that port
+	// at non-public addresses (loopback, private, link-local) when it runs
+	// in production (see Production). Every other ERP must be at public
+	// addresses, checked at registration and at each dial.
 	ERPPrivateHosts []string `yaml:"erp_private_hosts"`
 	// LogLevel is one of debug, info, warn, error.
 	LogLevel zapcore.Level `yaml:"log_level"`

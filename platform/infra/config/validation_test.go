@@ -30,7 +30,8 @@ func TestValidation(t *testing.T) {
 		{"trace sample over 100", "ERPGATE_TRACE_SAMPLE_PERCENT", "101", "must be a whole number from 0 to 100"},
 		{"trace sample none", "ERPGATE_TRACE_SAMPLE_PERCENT", "0", ""},
 		{"erp private host with scheme", "ERPGATE_ERP_PRIVATE_HOSTS", "https://erp.lan", "is not a host name"},
-		{"erp private host with port", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan:8000", "is not a host name"},
+		{"erp private host with port", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan:8000, [fd00::7]:8443", ""},
+		{"erp private host with a bad port", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan:99999", "has no valid port"},
 		{"erp private hosts", "ERPGATE_ERP_PRIVATE_HOSTS", "erp.lan, 10.0.0.7", ""},
 
 		{"base url relative", "ERPGATE_PUBLIC_BASE_URL", "erpgate.example.com", "must be an absolute URL"},

@@ -43,7 +43,10 @@ func TestPolicyExemptsOnlyListedHosts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	p := NewPolicy([]string{"LocalHost."})
+	p := NewPolicy([]string{"LocalHost.:" + port})
+	// A host listed without a port is exempt on 443 only: listing the
+	// company's ERP must not open every other port of that host.
+	bare := NewPolicy([]string{"localhost", "127.0.0.1"})
 	for _, tc := range []struct {
 		policy  *Policy
 		host    string
@@ -51,6 +54,8 @@ func TestPolicyExemptsOnlyListedHosts(t *testing.T) {
 	}{
 		{p, "localhost", true},
 		{p, "127.0.0.1", false},
+		{bare, "localhost", false},
+		{bare, "127.0.0.1", false},
 		{nil, "127.0.0.1", true},
 	} {
 		conn, err := tc.policy.DialContext(d)(ctx, "tcp", net.JoinHostPort(tc.host, port))
@@ -69,26 +74,31 @@ func TestPolicyExemptsOnlyListedHosts(t *testing.T) {
 func TestPolicyCheckHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p := NewPolicy([]string{"erp.internal.example", "10.0.0.7"})
+	p := NewPolicy([]string{"erp.internal.example", "10.0.0.7", "10.0.0.8:8443"})
 	for host, want := range map[string]string{
-		"127.0.0.1":            "127.0.0.1 is a loopback address",
-		"169.254.169.254":      "169.254.169.254 is a link-local address",
-		"[::1]:5432":           "::1 is a loopback address",
-		"localhost":            "localhost resolves to 127.0.0.1, a loopback address",
-		"erp.internal.example": "",
-		"10.0.0.7":             "",
-		"8.8.8.8":              "",
+		"127.0.0.1:443":            "127.0.0.1 is a loopback address",
+		"169.254.169.254:80":       "169.254.169.254 is a link-local address",
+		"[::1]:5432":               "::1 is a loopback address",
+		"localhost:443":            "localhost resolves to 127.0.0.1, a loopback address",
+		"erp.internal.example:443": "",
+		"10.0.0.7:443":             "",
+		"10.0.0.8:8443":            "",
+		"8.8.8.8:443":              "",
+		// Another port of a listed host is not listed.
+		"10.0.0.7:22":   "10.0.0.7 is a private address",
+		"10.0.0.8:443":  "10.0.0.8 is a private address",
+		"10.0.0.7:8443": "10.0.0.7 is a private address",
 	} {
 		err := p.CheckHost(ctx, nil, host)
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
-		if got != want && !(host == "localhost" && got == "localhost resolves to ::1, a loopback address") {
+		if got != want && !(host == "localhost:443" && got == "localhost resolves to ::1, a loopback address") {
 			t.Errorf("CheckHost(%s) = %q, want %q", host, got, want)
 		}
 	}
-	if err := p.CheckHost(ctx, nil, "no-such-host.invalid"); !errors.Is(err, ErrUnresolved) {
+	if err := p.CheckHost(ctx, nil, "no-such-host.invalid:443"); !errors.Is(err, ErrUnresolved) {
 		t.Errorf("CheckHost of an unresolvable name = %v, want ErrUnresolved", err)
 	}
 }
