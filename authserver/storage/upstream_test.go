@@ -217,16 +217,7 @@ func TestRotateKeys(t *testing.T) {
 // shares.
 func TestAnERPRefreshHoldsNoDatabaseConnection(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.NewPoolOf(t, 4)
 	st := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
 	slow, other := newSite(t, pool), newSite(t, pool)
 	const users = 8

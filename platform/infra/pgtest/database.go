@@ -90,6 +90,23 @@ func NewPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// NewPoolOf is NewPool with at most conns connections, for tests of what
+// happens when a pool runs short.
+func NewPoolOf(t testing.TB, conns int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(NewDatabase(t))
+	if err != nil {
+		t.Fatalf("pgtest: pool config: %v", err)
+	}
+	cfg.MaxConns = conns
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("pgtest: open pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // ServerURL returns the admin URL of the server in use, for tests that
 // create roles or databases, or otherwise manage the server themselves.
 func ServerURL(t testing.TB) string {

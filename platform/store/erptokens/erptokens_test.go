@@ -254,16 +254,7 @@ func TestTokensAreSealedAndSurviveARetiredKey(t *testing.T) {
 // and calls them at once could take the pool every tenant shares.
 func TestARenewalHoldsNoDatabaseConnection(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 4
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool := pgtest.NewPoolOf(t, 4)
 	s := New(pool, keyring(t, "k1"), Options{})
 	const sites = 8
 	ids := make([]uuid.UUID, sites)
@@ -297,7 +288,7 @@ func TestARenewalHoldsNoDatabaseConnection(t *testing.T) {
 	}
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a hang into a failure
 	var one int
-	err = pool.QueryRow(qctx, `SELECT 1`).Scan(&one)
+	err := pool.QueryRow(qctx, `SELECT 1`).Scan(&one)
 	cancel()
 	if err != nil {
 		t.Errorf("a query while the sites' renewals wait on their ERPs: %v", err)
