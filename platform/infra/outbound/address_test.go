@@ -44,8 +44,15 @@ func TestAddressPolicyGuardsEveryDial(t *testing.T) {
 		t.Errorf("the loopback ERP got %d requests", n)
 	}
 
-	listed := NewFactory(Options{AddressPolicy: netguard.NewPolicy([]string{"localhost"})})
+	// Listed without a port, the host is exempt on 443 only.
+	bare := NewFactory(Options{AddressPolicy: netguard.NewPolicy([]string{"localhost"})})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://localhost:"+port+"/api/x", nil)
+	_, err := bare.Client(siteFor(t, "http://localhost:"+port), bearer).Do(req)
+	if te := (*toolerr.Error)(nil); !errors.As(err, &te) || !strings.Contains(te.Message, "list it (localhost:"+port+")") {
+		t.Errorf("GET of another port of a host listed without one: %v", err)
+	}
+	listed := NewFactory(Options{AddressPolicy: netguard.NewPolicy([]string{"localhost:" + port})})
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://localhost:"+port+"/api/x", nil)
 	resp, err := listed.Client(siteFor(t, "http://localhost:"+port), bearer).Do(req)
 	if err != nil {
 		t.Fatalf("GET of a listed host: %v", err)

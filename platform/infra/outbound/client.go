@@ -284,7 +284,7 @@ func classifyTransportError(req *http.Request, err error) error {
 	if errors.Is(err, netguard.ErrForbiddenAddress) {
 		// The operator's log and the admin API name the address; the
 		// model is told only that the site is misconfigured.
-		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "erpgate does not connect to the ERP at %s because its address is not public; the operator must list the host as a private ERP host", req.URL.Host)
+		return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "erpgate does not connect to the ERP at %s because its address is not public; the operator must list it (%s) as a private ERP host", req.URL.Host, netguard.Listing(req.URL))
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
