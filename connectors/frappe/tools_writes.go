@@ -136,10 +136,19 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	if a.PONo != "" {
 		fields = append(fields, connector.PreviewField{Name: "po_no", Label: "Customer's PO number", After: a.PONo})
 	}
+	warnings := []string{"The ERP applies its taxes, discounts and pricing rules when it saves the draft, so its grand total can differ from the net total shown."}
+	for i, l := range a.Items {
+		if l.Rate == nil {
+			continue
+		}
+		if r, ok := decimalText(*l.Rate); ok && terminatingPlaces(r) > 2 {
+			warnings = append(warnings, fmt.Sprintf("Line %d's rate %s has more than two decimal places: if the ERP rounds it to its currency's precision, the draft is created but the call fails and names the difference.", i+1, l.Rate.String()))
+		}
+	}
 	return &connector.Preview{
 		Operation: "create", DocType: "Sales Order", Summary: summary + ".",
 		Fields: fields, Tables: []connector.PreviewTable{table},
-		Warnings: []string{"The ERP applies its taxes, discounts and pricing rules when it saves the draft, so its grand total can differ from the net total shown."},
+		Warnings: warnings,
 	}, nil
 }
 
@@ -175,12 +184,62 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 		items[i] = row
 	}
 	body["items"] = items
+	currency := approvedValue(call, "currency")
+	if currency != "" {
+		// The approved currency, not the ERP's choice: the preview may
+		// not have seen the customer's (a field above the user's
+		// permission level reads as absent).
+		body["currency"] = currency
+	}
 	c := newClient(call.Site, call.HTTP)
 	doc, err := c.sendDoc(ctx, http.MethodPost, resourcePath("Sales Order", ""), "data", body)
 	if err != nil {
 		return nil, err
 	}
+	if diffs := salesOrderDiffers(a, currency, doc); len(diffs) > 0 {
+		name := str(doc["name"])
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"the ERP created draft Sales Order %s (%s), but not as approved: %s. It is a draft: check it in the ERP, and correct or delete it",
+			name, c.deskURL("Sales Order", name), strings.Join(diffs, "; "))
+	}
 	return writtenResult(c, "Sales Order", doc, "docstatus", "status", "grand_total", "currency"), nil
+}
+
+// approvedValue is the value the approval page showed for the preview
+// field name, "" when it showed none.
+func approvedValue(call *connector.Call, name string) string {
+	if call.Approved == nil {
+		return ""
+	}
+	for _, f := range call.Approved.Preview.Fields {
+		if f.Name == name {
+			return f.After
+		}
+	}
+	return ""
+}
+
+// salesOrderDiffers lists what the order the ERP created differs in from
+// the approved one: its currency, and each given rate (ERPNext rounds a
+// rate to the currency's precision).
+func salesOrderDiffers(a createSalesOrderArgs, currency string, doc map[string]any) []string {
+	var diffs []string
+	if got := str(doc["currency"]); currency != "" && got != currency {
+		diffs = append(diffs, fmt.Sprintf("currency %s, approved %s", got, currency))
+	}
+	lines, _ := doc["items"].([]any)
+	for i, l := range a.Items {
+		if l.Rate == nil || i >= len(lines) {
+			continue
+		}
+		row, _ := lines[i].(map[string]any)
+		want, okW := decimalText(*l.Rate)
+		got, okG := decimalText(row["rate"])
+		if !okW || !okG || want.Cmp(got) != 0 {
+			diffs = append(diffs, fmt.Sprintf("line %d rate %s, approved %s", i+1, text(row["rate"]), l.Rate.String()))
+		}
+	}
+	return diffs
 }
 
 // writtenResult is the output of a write: the document's key and the

@@ -601,3 +601,43 @@ func TestWriteArgumentsAttacks(t *testing.T) {
 		t.Errorf("%d comments after the refused calls: %s", n, body)
 	}
 }
+
+// TestASalesOrderTheERPChangedIsNotReportedAsApproved: the ERP can create
+// an order other than the one approved. A user who may not read a
+// customer's currency (permlevel 1) is shown the company's, and the ERP
+// takes the customer's; a rate with more places than the currency has is
+// rounded. Before, both came back as a success, the person none the
+// wiser. Now the call fails, naming the draft and what differs.
+func TestASalesOrderTheERPChangedIsNotReportedAsApproved(t *testing.T) {
+	s := writeSim(t)
+	comp := seededCompany(t, s)
+	item := seededItems(t, s, 1)[0]
+	for _, tc := range []struct {
+		name, role, currency string
+		rate                 float64
+		says                 []string
+	}{
+		{"a currency the user may not read", noAccounting, "USD", 10, []string{"currency USD, approved " + comp.Str("default_currency")}},
+		{"a rate with three places", allCompanies, comp.Str("default_currency"), 10.005, []string{"line 1 rate 10.01, approved 10.005"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cust := seededCustomer(t, s, tc.currency)
+			p := mustPropose(t, s, tc.role, "create_sales_order", map[string]any{
+				"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+				"items": []any{map[string]any{"item_code": item.Name, "qty": 3, "rate": tc.rate}},
+			})
+			if tc.rate == 10.005 && !strings.Contains(strings.Join(p.preview.Warnings, " "), "Line 1's rate 10.005 has more than two decimal places") {
+				t.Errorf("the preview does not warn of the rate's places: %q", p.preview.Warnings)
+			}
+			out, err := p.execute(t)
+			if err == nil {
+				t.Fatalf("the ERP's different order was reported as the approved one: %v", out)
+			}
+			for _, want := range append(tc.says, "SAL-ORD-2026-", "not as approved") {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q: %v", want, err)
+				}
+			}
+		})
+	}
+}
