@@ -3,7 +3,6 @@ package frappe
 import (
 	"encoding/json"
 	"math/big"
-	"strconv"
 	"strings"
 )
 
@@ -179,62 +178,42 @@ func withoutFloatNoise(n json.Number) json.Number {
 	if !strings.ContainsAny(s, ".eE") {
 		return n
 	}
-	if _, ok := parseDecimal(s); !ok {
+	r, ok := parseDecimal(s)
+	if !ok || r.Sign() == 0 {
 		return n
 	}
-	mant, exp := s, 0
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.Atoi(s[i+1:])
-		if err != nil {
-			return n
-		}
-		mant, exp = s[:i], e
+	places := min(columnPlaces, floatDigits-intDigits(r))
+	// In units of the last place kept: nothing to do when that is whole.
+	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(places))), nil))
+	units := new(big.Rat).Mul(r, scale)
+	if places < 0 {
+		units.Quo(r, scale)
 	}
-	sign := ""
-	if strings.HasPrefix(mant, "-") {
-		sign = "-"
-	}
-	intPart, frac, _ := strings.Cut(strings.TrimLeft(mant, "+-"), ".")
-	// The value is 0.<digits> × 10^exp.
-	digits := strings.TrimLeft(intPart+frac, "0")
-	exp += len(intPart) - (len(intPart+frac) - len(digits))
-	digits = strings.TrimRight(digits, "0")
-	keep := min(floatDigits, exp+columnPlaces)
-	switch {
-	case len(digits) <= keep:
+	if units.IsInt() {
 		return n
-	case keep < 0:
-		return "0"
-	case keep == 0:
-		// Below the last place: rounds to 0 or to one unit of it.
-		digits, exp, keep = "0"+digits, exp+1, 1
 	}
-	kept := []byte(digits[:keep])
-	if digits[keep] >= '5' {
-		i := len(kept) - 1
-		for ; i >= 0 && kept[i] == '9'; i-- {
-			kept[i] = '0'
-		}
-		if i < 0 {
-			kept, exp = append([]byte{'1'}, kept...), exp+1
-		} else {
-			kept[i]++
-		}
+	if places >= 0 {
+		return json.Number(trimDecimal(roundRat(r, places)))
 	}
-	k := strings.TrimLeft(string(kept), "0")
-	exp -= len(kept) - len(k)
-	var plain string
-	switch {
-	case k == "":
-		return "0"
-	case exp <= 0:
-		plain = "0." + strings.Repeat("0", -exp) + k
-	case exp >= len(k):
-		plain = k + strings.Repeat("0", exp-len(k))
-	default:
-		plain = k[:exp] + "." + k[exp:]
+	// Past the 15th digit of a number of more than 15 whole digits.
+	return json.Number(roundRat(units, 0) + strings.Repeat("0", -places))
+}
+
+func abs(n int) int { return max(n, -n) }
+
+// intDigits is the place of r's first significant digit: the number of its
+// whole digits when |r| >= 1, otherwise minus the zeros after the point
+// (0.00123: -2). r is not zero.
+func intDigits(r *big.Rat) int {
+	a := new(big.Rat).Abs(r)
+	if whole := new(big.Int).Quo(a.Num(), a.Denom()); whole.Sign() > 0 {
+		return len(whole.String())
 	}
-	return json.Number(sign + trimDecimal(plain))
+	n, ten, one := 0, big.NewRat(10, 1), big.NewRat(1, 1)
+	for a.Mul(a, ten).Cmp(one) < 0 {
+		n--
+	}
+	return n
 }
 
 // canonicalNumber re-renders a number Frappe sent (possibly in exponent

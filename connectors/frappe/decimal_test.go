@@ -159,13 +159,6 @@ func decimalOf(m int64, e int) *big.Rat {
 	return r.Mul(r, p)
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
 // pyRepr is Python's repr of a float: the shortest text that reads back
 // as f, with a point or an exponent.
 func pyRepr(f float64) json.Number {
