@@ -166,7 +166,7 @@ func addNote(ctx context.Context, c *client, call *connector.Call, a addNoteArgs
 		return nil, err
 	}
 	before := noteText(rec)
-	if f, ok := approvedField(call, "note"); ok && f.Before != before {
+	if f, ok := call.ApprovedField("note"); ok && f.Before != before {
 		return nil, changedSinceApproval(fmt.Sprintf("The note of %s %s", a.entity.Label, strings.Join(a.keys, " ")), []string{"note"})
 	}
 	note := appendNote(before, a.text)

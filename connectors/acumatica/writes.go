@@ -282,20 +282,6 @@ func money(r *big.Rat) string {
 	return out
 }
 
-// approvedField returns the approved preview's field name, if the call
-// runs an approved action (the engine sets Call.Approved).
-func approvedField(call *connector.Call, name string) (connector.PreviewField, bool) {
-	if call.Approved == nil {
-		return connector.PreviewField{}, false
-	}
-	for _, f := range call.Approved.Preview.Fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return connector.PreviewField{}, false
-}
-
 // changedSinceApproval is APPROVAL_EXPIRED for a record that no longer
 // holds the values the person approved a change of.
 func changedSinceApproval(what string, changed []string) error {

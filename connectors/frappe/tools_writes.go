@@ -184,7 +184,8 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 		items[i] = row
 	}
 	body["items"] = items
-	currency := approvedValue(call, "currency")
+	approved, _ := call.ApprovedField("currency")
+	currency := approved.After
 	if currency != "" {
 		// The approved currency, not the ERP's choice: the preview may
 		// not have seen the customer's (a field above the user's
@@ -203,20 +204,6 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 			name, c.deskURL("Sales Order", name), strings.Join(diffs, "; "))
 	}
 	return writtenResult(c, "Sales Order", doc, "docstatus", "status", "grand_total", "currency"), nil
-}
-
-// approvedValue is the value the approval page showed for the preview
-// field name, "" when it showed none.
-func approvedValue(call *connector.Call, name string) string {
-	if call.Approved == nil {
-		return ""
-	}
-	for _, f := range call.Approved.Preview.Fields {
-		if f.Name == name {
-			return f.After
-		}
-	}
-	return ""
 }
 
 // salesOrderDiffers lists what the order the ERP created differs in from

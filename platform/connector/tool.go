@@ -151,6 +151,21 @@ type Approved struct {
 	By string
 }
 
+// ApprovedField is the preview field name as the person approved it; ok
+// is false when the call is not an approved write or the preview had no
+// such field.
+func (c *Call) ApprovedField(name string) (f PreviewField, ok bool) {
+	if c.Approved == nil {
+		return PreviewField{}, false
+	}
+	for _, f := range c.Approved.Preview.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return PreviewField{}, false
+}
+
 // Preview is what a write would change, as the person approving it sees
 // it. erpgate renders it on its own page: the connector gives data, never
 // markup, and every value is shown as text.
