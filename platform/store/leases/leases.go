@@ -68,11 +68,14 @@ func Take(ctx context.Context, pool *pgxpool.Pool, site uuid.UUID, key string) (
 	}
 }
 
+// deleteLease gives back the lease $3 on key $2 of site $1.
+const deleteLease = `DELETE FROM work_leases WHERE site_id = $1 AND key = $2 AND lease = $3`
+
 // End gives the lease back within tx, whose writes are the work's result:
 // ErrLost, when the lease was no longer held, says they must not be
 // committed.
 func (l Lease) End(ctx context.Context, tx pgx.Tx) error {
-	tag, err := tx.Exec(ctx, `DELETE FROM work_leases WHERE site_id = $1 AND key = $2 AND lease = $3`, l.site, l.key, l.id)
+	tag, err := tx.Exec(ctx, deleteLease, l.site, l.key, l.id)
 	if err != nil {
 		return database.Classify(err)
 	}
@@ -86,7 +89,7 @@ func (l Lease) End(ctx context.Context, tx pgx.Tx) error {
 // found nothing to do), so that the next holder need not wait for it to
 // run out. Best effort: a lease not given back runs out.
 func (l Lease) Drop(ctx context.Context, pool *pgxpool.Pool) {
-	_, _ = pool.Exec(context.WithoutCancel(ctx), `DELETE FROM work_leases WHERE site_id = $1 AND key = $2 AND lease = $3`, l.site, l.key, l.id)
+	_, _ = pool.Exec(context.WithoutCancel(ctx), deleteLease, l.site, l.key, l.id)
 }
 
 // Execer runs a statement: a pool or a transaction.
