@@ -53,12 +53,7 @@ type pendingReg struct {
 
 // callbackPath is the path of the redirect URI the registration's OAuth
 // client must have.
-func (p pendingReg) callbackPath() string {
-	if p.Slug == "" {
-		return sites.SharedCallbackPath
-	}
-	return sites.SiteCallbackPath(p.Slug)
-}
+func (p pendingReg) callbackPath() string { return sites.CallbackPathOf(p.Slug, p.Slug == "") }
 
 // store keeps registrations in pending_registrations.
 type store struct {

@@ -54,11 +54,15 @@ const SharedCallbackPath = "/oauth/callback"
 // CallbackPath is the path, under the public base URL, of the redirect
 // URI the site's OAuth client on its ERP must have: the site's own, so
 // that a code is only ever exchanged with the ERP that sent it back.
-func (s Site) CallbackPath() string {
-	if s.SharedCallback {
+func (s Site) CallbackPath() string { return CallbackPathOf(s.Slug, s.SharedCallback) }
+
+// CallbackPathOf is the redirect URI path of the site named slug: the
+// shared one when shared, its own otherwise.
+func CallbackPathOf(slug string, shared bool) string {
+	if shared {
 		return SharedCallbackPath
 	}
-	return SiteCallbackPath(s.Slug)
+	return SiteCallbackPath(slug)
 }
 
 // SiteCallbackPath is the path of the redirect URI of the site named slug.
