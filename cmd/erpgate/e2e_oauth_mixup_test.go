@@ -203,27 +203,6 @@ func TestChromiumMixUpRefusalPage(t *testing.T) {
 	m.noCodeTaken(t)
 }
 
-// callbackURL is the redirect URI the site's OAuth client must have, as
-// the admin API states it.
-func (g *gateway) callbackURL(t testing.TB, slug string) string {
-	t.Helper()
-	var site siteResponse
-	if err := g.admin.do(context.Background(), http.MethodGet, "/sites/"+url.PathEscape(slug), nil, &site); err != nil {
-		t.Fatal(err)
-	}
-	if site.OAuthRedirectURI == "" {
-		t.Fatalf("site %s: no oauth_redirect_uri", slug)
-	}
-	return site.OAuthRedirectURI
-}
-
-// useSharedCallback makes the site one registered before sites had a
-// redirect URI of their own, as migration 00027 left those.
-func (g *gateway) useSharedCallback(t *testing.T, site devSite) {
-	t.Helper()
-	execSQL(t, g.DBURL, `UPDATE sites SET shared_callback = true WHERE id = $1`, site.ID)
-}
-
 // TestASiteKeepsTheSharedRedirectURIUntilSwitched: a site registered
 // before sites had their own redirect URI keeps signing people in through
 // the shared one, whose OAuth client its ERP has; the operator switches

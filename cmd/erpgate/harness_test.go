@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -191,4 +192,25 @@ func registerAcumaticaService(ctx context.Context, admin *adminClient, previous 
 		Settings:    map[string]any{"tenant": svc.Tenant},
 		Credentials: svc.credentials(),
 	})
+}
+
+// callbackURL is the redirect URI the site's OAuth client must have, as
+// the admin API states it.
+func (g *gateway) callbackURL(t testing.TB, slug string) string {
+	t.Helper()
+	var site siteResponse
+	if err := g.admin.do(context.Background(), http.MethodGet, "/sites/"+url.PathEscape(slug), nil, &site); err != nil {
+		t.Fatal(err)
+	}
+	if site.OAuthRedirectURI == "" {
+		t.Fatalf("site %s: no oauth_redirect_uri", slug)
+	}
+	return site.OAuthRedirectURI
+}
+
+// useSharedCallback makes the site one registered before sites had a
+// redirect URI of their own, as migration 00027 left those.
+func (g *gateway) useSharedCallback(t *testing.T, site devSite) {
+	t.Helper()
+	execSQL(t, g.DBURL, `UPDATE sites SET shared_callback = true WHERE id = $1`, site.ID)
 }
