@@ -277,7 +277,10 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 }
 
 // validateArgs checks raw arguments against the compiled input schema and
-// returns them normalised (absent or null become {}).
+// returns them normalised: absent or null arguments become {}, and an
+// argument whose value is null is left out, as if the client had not sent
+// it (clients that send every parameter send null for those they have no
+// value for; no tool's input takes null as a value).
 func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
@@ -287,6 +290,20 @@ func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, e
 	if err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
 	}
+	if obj, ok := doc.(map[string]any); ok && hasNullMember(obj) {
+		for k, v := range obj {
+			if v == nil {
+				delete(obj, k)
+			}
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(obj); err != nil {
+			return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
+		}
+		trimmed = bytes.TrimSpace(buf.Bytes())
+	}
 	if err := s.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
@@ -295,6 +312,17 @@ func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, e
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "invalid arguments")
 	}
 	return trimmed, nil
+}
+
+// hasNullMember reports whether an argument object has a member whose
+// value is null.
+func hasNullMember(obj map[string]any) bool {
+	for _, v := range obj {
+		if v == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // describeValidation lists each failing location once, in a form a model

@@ -457,3 +457,24 @@ func TestARepeatedNameDoesNotCarryASecretPast(t *testing.T) {
 		t.Errorf("the rest of the result: %s", text)
 	}
 }
+
+// TestNullArgumentsAreAbsent: a client that sends null for an optional
+// argument it has no value for (voice agents and some function-calling
+// models send every parameter) is answered as if it had left the argument
+// out, as NexWave MCP did, rather than refused as INVALID_ARGUMENT. A
+// required argument sent as null is still missing.
+func TestNullArgumentsAreAbsent(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+	res, m := call(t, cs, "echo", map[string]any{"n": 3, "when": nil})
+	if res.IsError {
+		t.Fatalf("echo with when null: %v", m)
+	}
+	if v := m["value"].(map[string]any); v["n"] != json.Number("3") {
+		t.Errorf("value = %v", v)
+	}
+	res, m = call(t, cs, "echo", map[string]any{"n": nil})
+	if !res.IsError || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "n") {
+		t.Errorf("required n as null: isError=%v %v, want INVALID_ARGUMENT naming n", res.IsError, m)
+	}
+}

@@ -422,3 +422,19 @@ func TestERPTimeCountsOverlapOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyJSONOnlyClientGetsJSON: a service client that posts one
+// tools/call, without initialize and accepting only application/json
+// (NexWave MCP's "legacy JSON-RPC service tool calls"), gets one finite
+// application/json reply.
+func TestLegacyJSONOnlyClientGetsJSON(t *testing.T) {
+	f := newFixture(t, false)
+	resp, data := postMCP(t, f.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":2}}}`,
+		map[string]string{"Accept": "application/json"})
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("status %d, content type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+	if !strings.Contains(string(data), `\"n\":2`) {
+		t.Errorf("reply %s", data)
+	}
+}
