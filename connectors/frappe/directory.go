@@ -68,7 +68,7 @@ func (s dirSpec) build() connector.Tool {
 		p = append(p, companyProp("The company whose records to list."))
 	}
 	if len(s.searchFields) > 0 {
-		p = append(p, schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters).").Len(1, 140)))
+		p = append(p, schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters); an empty string is the same as no search.").Len(0, 140)))
 	}
 	for _, f := range s.filters {
 		p = append(p, schema.Prop(f.arg, f.schema))

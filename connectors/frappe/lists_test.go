@@ -573,3 +573,22 @@ func TestDirectoryFilterArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptySearchIsNoSearch: an empty search string, which voice agents
+// send for "no search", lists what no search lists, as NexWave MCP's
+// directory and transaction lists did, rather than being refused.
+func TestEmptySearchIsNoSearch(t *testing.T) {
+	for _, tool := range []string{"list_customers", "list_items", "list_sales_invoices", "list_payments"} {
+		t.Run(tool, func(t *testing.T) {
+			want := mustCall(t, allCompanies, tool, map[string]any{"summary": "count"})
+			got := mustCall(t, allCompanies, tool, map[string]any{"search": "", "summary": "count"})
+			w := mustInt(t, want["summary"].(map[string]any)["count"])
+			if w == 0 {
+				t.Fatal("nothing seeded: the test would prove nothing")
+			}
+			if g := mustInt(t, got["summary"].(map[string]any)["count"]); g != w {
+				t.Fatalf("count with empty search %d, without %d", g, w)
+			}
+		})
+	}
+}

@@ -155,7 +155,7 @@ func (s txnSpec) props() []schema.Property {
 	}
 	p = append(p, dateRangeProps(strings.ReplaceAll(s.dateField, "_", " "))...)
 	p = append(p,
-		schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters).").Len(1, 140)),
+		schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters); an empty string is the same as no search.").Len(0, 140)),
 		summaryProp(true, s.totals.rule),
 	)
 	p = append(p, s.order.props()...)
