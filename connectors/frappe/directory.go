@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"context"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -33,6 +34,10 @@ type dirSpec struct {
 	// disabledField, when set, hides disabled records unless
 	// include_disabled is true.
 	disabledField string
+	// party, for the customer and supplier directories, makes a search
+	// that no record contains literally fall back to resolving it as a
+	// spoken name (resolveParty), reported as party_match.
+	party *partyKind
 }
 
 // dirArgs is the union of every directory list's arguments.
@@ -52,14 +57,21 @@ type dirResult struct {
 	// sends no data at all.
 	Meta    *pageMeta    `json:"meta,omitempty"`
 	Summary *listSummary `json:"summary,omitempty"`
+	// PartyMatch is set when a search no record contains literally was
+	// resolved as a spoken party name.
+	PartyMatch *partyMatch `json:"party_match,omitempty"`
 }
 
-func dirResultSchema(row *schema.Schema) *schema.Schema {
-	return schema.Object(
+func dirResultSchema(row *schema.Schema, party *partyKind) *schema.Schema {
+	p := []schema.Property{
 		schema.Prop("data", schema.Array(row, "The records of this page (absent for a summary).")),
 		schema.Prop("meta", withDesc(pageMetaSchema(), "Paging of data.")),
 		schema.Prop("summary", withDesc(listSummarySchema(), "Present when summary was requested; then no page is returned.")),
-	)
+	}
+	if party != nil {
+		p = append(p, schema.Prop("party_match", withDesc(partyMatchSchema(), "Present when no "+strings.ToLower(party.Doctype)+" id or name contains search literally and it was compared as a spoken name instead. matched: data is that record. Otherwise data is empty: ask the user which candidate is meant.")))
+	}
+	return schema.Object(p...)
 }
 
 func (s dirSpec) build() connector.Tool {
@@ -84,7 +96,7 @@ func (s dirSpec) build() connector.Tool {
 		Title:       s.title,
 		Description: s.description,
 		Input:       schema.Object(p...),
-		Output:      dirResultSchema(s.row),
+		Output:      dirResultSchema(s.row, s.party),
 		Effect:      connector.Read,
 		Fields:      listFields(s.searchFields, s.filters),
 		Handler:     s.handle,
@@ -145,11 +157,52 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	page, err := fetchPage(ctx, c, s.doctype, listQuery{Fields: s.fields, Filters: f, OrderBy: orderBy}, a.pageArgs, call.MaxRecords, search)
+	q := listQuery{Fields: s.fields, Filters: f, OrderBy: orderBy}
+	page, err := fetchPage(ctx, c, s.doctype, q, a.pageArgs, call.MaxRecords, search)
 	if err != nil {
 		return nil, err
 	}
-	return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
+	if s.party == nil || search == nil || a.offset() != 0 || len(page.Data) != 0 || !page.Meta.Complete || len(raw) != 0 {
+		return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
+	}
+	// Nothing contains the text literally and no other filter narrows the
+	// list: compare it as a name a person says, as customer_query does.
+	m, err := resolveParty(ctx, c, *s.party, a.Search)
+	if err != nil {
+		return nil, err
+	}
+	m.Message = directoryMatchMessage(m, s.party)
+	if m.Status == matchMatched {
+		q.Filters.add("name", "=", m.ID)
+		if page, err = fetchPage(ctx, c, s.doctype, q, a.pageArgs, call.MaxRecords, nil); err != nil {
+			return nil, err
+		}
+		if len(page.Data) == 0 {
+			m.Message = "No " + strings.ToLower(s.party.Doctype) + " id or name contains " + quote(m.Query) + " as typed; it is the name of " + quote(m.ID) + " once case, accents, punctuation and legal suffixes are ignored, which is disabled and so listed only with include_disabled."
+		}
+	}
+	return encodeWithRows(dirResult{Meta: &page.Meta, PartyMatch: m}, page.Data)
+}
+
+// directoryMatchMessage says what a spoken-name fallback of a directory
+// search found, pointing at the arguments of other tools rather than at
+// the directory's own.
+func directoryMatchMessage(m *partyMatch, kind *partyKind) string {
+	what := strings.ToLower(kind.Doctype)
+	q := quote(m.Query)
+	switch m.Status {
+	case matchMatched:
+		return "No " + what + " id or name contains " + q + " as typed; it is the name of " + what + " " + quote(m.ID) + " once case, accents, punctuation and legal suffixes such as Ltd are ignored, which is the record listed. Use its id as the " + kind.ExactArg + " filter of other tools."
+	case matchAmbiguous:
+		return "No " + what + " id or name contains " + q + " as typed; the candidates fit it once case, accents, punctuation and legal suffixes are ignored, or contain its words. Ask the user which one is meant, then use its id as the " + kind.ExactArg + " filter of other tools."
+	}
+	msg := "No " + what + " id or name contains " + q + ", and none is called that once case, accents, punctuation and legal suffixes are ignored."
+	if len(m.Candidates) > 0 {
+		msg += " The candidates share a word with it; ask the user whether one of them is meant."
+	} else {
+		msg += " Check the spelling with the user."
+	}
+	return msg
 }
 
 // exactText is the schema of an exact-match text filter on what.

@@ -592,3 +592,77 @@ func TestEmptySearchIsNoSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectorySearchFallsBackToSpokenName: list_customers and
+// list_suppliers searched with a name as a person says it ("o brien and
+// sons", "acme widgets ltd") that no id or name contains literally do not
+// answer with an empty page alone: as in NexWave MCP's directory tools, the
+// name is compared once more after normalising (case, accents,
+// punctuation, legal suffixes) and party_match gives the one match (its
+// record is the page) or the candidates to confirm. Explicit filters and
+// later pages keep the plain literal search.
+func TestDirectorySearchFallsBackToSpokenName(t *testing.T) {
+	for _, tc := range []struct {
+		query, status string
+		candidates    []string
+	}{
+		{query: "o brien and sons", status: matchMatched, candidates: []string{"O'Brien & Sons Ltd"}},
+		{query: "acme widgets ltd", status: matchAmbiguous, candidates: []string{"Acme Widgets Inc", "Acme Widgets LLC"}},
+		{query: "Zebra Holdings", status: matchNotFound},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			out := mustCall(t, allCompanies, "list_customers", map[string]any{"search": tc.query})
+			m, ok := out["party_match"].(map[string]any)
+			if !ok {
+				t.Fatalf("no party_match in %v", out)
+			}
+			if m["status"] != tc.status {
+				t.Fatalf("status %v (%v), want %s", m["status"], m["message"], tc.status)
+			}
+			var got []string
+			for _, c := range m["candidates"].([]any) {
+				got = append(got, c.(map[string]any)["id"].(string))
+			}
+			sort.Strings(got)
+			if tc.candidates != nil && !slices.Equal(got, tc.candidates) {
+				t.Fatalf("candidates %v, want %v", got, tc.candidates)
+			}
+			var page []map[string]any
+			for _, r := range out["data"].([]any) {
+				page = append(page, r.(map[string]any))
+			}
+			rows := rowNames(page)
+			if tc.status == matchMatched {
+				if !slices.Equal(rows, tc.candidates) {
+					t.Fatalf("page %v, want the matched record %v", rows, tc.candidates)
+				}
+			} else if len(rows) != 0 {
+				t.Fatalf("an unconfirmed name listed %v", rows)
+			}
+			if strings.Contains(m["message"].(string), "customer set to") {
+				t.Errorf("message points at an argument list_customers lacks: %v", m["message"])
+			}
+		})
+	}
+	// A literal hit is answered as before, without party_match.
+	out := mustCall(t, allCompanies, "list_customers", map[string]any{"search": "O'Brien"})
+	if _, ok := out["party_match"]; ok || len(out["data"].([]any)) == 0 {
+		t.Fatalf("literal search: %v", out)
+	}
+	// An explicit filter, or a later page, keeps the literal search alone.
+	for _, args := range []map[string]any{
+		{"search": "o brien and sons", "territory": "All Territories"},
+		{"search": "o brien and sons", "offset": 20},
+	} {
+		out := mustCall(t, allCompanies, "list_customers", args)
+		if _, ok := out["party_match"]; ok {
+			t.Errorf("%v: party_match %v", args, out["party_match"])
+		}
+	}
+	sup := docsWhere(t, "Supplier", func(d *frappetest.Doc) bool { return d.Int("disabled") == 0 })
+	spoken := strings.ToUpper(sup[0].Str("supplier_name")) + " LIMITED"
+	out = mustCall(t, allCompanies, "list_suppliers", map[string]any{"search": spoken})
+	if m, ok := out["party_match"].(map[string]any); !ok || m["status"] != matchMatched || m["id"] != sup[0].Name {
+		t.Fatalf("list_suppliers %q: %v", spoken, out)
+	}
+}
