@@ -38,6 +38,9 @@ func listFields(searchFields []string, filters []dirFilter) func(json.RawMessage
 				}
 				refs = append(refs, connector.FieldRef{Arg: "order_by", Name: field})
 			case f.Is("search"):
+				if string(bytes.TrimSpace(f.Value)) == `""` {
+					return // an empty search searches nothing
+				}
 				for _, name := range searchFields {
 					refs = append(refs, connector.FieldRef{Arg: "search", Name: name})
 				}
