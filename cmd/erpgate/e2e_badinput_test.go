@@ -164,6 +164,19 @@ func TestServiceMCPBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("null arguments and an empty search are arguments left out", func(t *testing.T) {
+		// A voice agent sends every parameter, null or "" when it has none.
+		for tool, args := range map[string]map[string]any{
+			"list_customers":      {"search": "", "customer_group": nil, "territory": nil, "limit": 5},
+			"list_sales_invoices": {"search": "", "customer": nil, "customer_query": nil, "status": nil, "limit": 5},
+		} {
+			r := callTool(t, cs, tool, args)
+			if r.IsError {
+				t.Errorf("%s %v: %s", tool, args, r.Text)
+			}
+		}
+	})
+
 	t.Run("revocation takes effect at once", func(t *testing.T) {
 		g2 := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
 		tokens, err := gw.admin.listTokens(context.Background(), g2.ID)
