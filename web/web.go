@@ -1,5 +1,5 @@
 // Package web serves erpgate's own pages and probes: the landing page and
-// the page kit's stylesheet, /healthz (the process is up) and /readyz (the
+// the page kit's stylesheet, /healthz and /health (the process is up) and /readyz (the
 // database answers and its migrations are current). Pages are made with
 // web/pagekit, which gives them their layout and security headers.
 package web
@@ -34,10 +34,15 @@ type Deps struct {
 
 // Register mounts the pages and probes on e.
 func Register(e *echo.Echo, d Deps) {
-	e.GET("/healthz", func(c echo.Context) error {
+	alive := func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-	})
+	}
+	e.GET("/healthz", alive)
+	// /health is the same probe where the systems erpgate replaces
+	// (MCP4Acumatica, NexWave MCP) served theirs, so their monitors keep
+	// working.
+	e.GET("/health", alive)
 	e.GET("/readyz", func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "no-store")
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)

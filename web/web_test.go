@@ -28,6 +28,12 @@ func TestProbes(t *testing.T) {
 	if rec := serve(t, nil, "/healthz"); rec.Code != http.StatusOK {
 		t.Errorf("/healthz = %d", rec.Code)
 	}
+	// /health is where MCP4Acumatica and NexWave MCP, which erpgate
+	// replaces, answered their health checks: monitors pointed there keep
+	// working.
+	if rec := serve(t, nil, "/health"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"ok"`) || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Errorf("/health = %d %s", rec.Code, rec.Body)
+	}
 	if rec := serve(t, nil, "/readyz"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"ready"`) {
 		t.Errorf("/readyz = %d %s", rec.Code, rec.Body)
 	}
