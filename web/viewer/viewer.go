@@ -176,6 +176,8 @@ type formView struct {
 	// ToolLabel and CodeLabel name the tool and code fields (the audit
 	// calls them event and reason).
 	ToolLabel, CodeLabel string
+	// Redactions offers the redaction filter (usage only).
+	Redactions []option
 }
 
 type option struct {
@@ -262,6 +264,9 @@ type usageRow struct {
 	What, ToolLink, Outcome, Code, CodeLink, Auth             string
 	DurationMS, ERPMS                                         string
 	Failed                                                    bool
+	// Redacted says what redaction took out of the result: "3 values
+	// redacted: data[].tax_id".
+	Redacted string
 }
 
 type usageView struct {
@@ -283,6 +288,8 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view := usageView{Form: v.form(ctx, UsagePath, q, req, activity.UsageOutcomes), Problems: req.problems}
+	redacted := q.Get(activity.ParamRedacted)
+	view.Form.Redactions = []option{{Value: "", Label: "Any call", Selected: redacted != "yes"}, {Value: "yes", Label: "Only calls with values redacted", Selected: redacted == "yes"}}
 	if len(req.problems) > 0 {
 		v.deps.Shell.Render(w, r, http.StatusBadRequest, v.usage, "", view)
 		return
@@ -312,6 +319,9 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 		}
 		if e.HasERPMS {
 			row.ERPMS = fmt.Sprint(e.ERPMS)
+		}
+		if e.RedactedCount > 0 {
+			row.Redacted = fmt.Sprintf("%d %s redacted: %s", e.RedactedCount, plural(e.RedactedCount, "value", "values"), e.RedactedFields)
 		}
 		if e.SiteID != uuid.Nil && req.parsed.Site == "" {
 			row.SiteLink = v.filterLink(UsagePath, req, activity.ParamSite, e.SiteSlug)
@@ -443,4 +453,12 @@ func (v *Viewer) renderError(w http.ResponseWriter, status int, p pagekit.ErrorP
 
 func rangeText(from, to time.Time) string {
 	return from.Format("2 Jan 2006 15:04") + " to " + to.Format("2 Jan 2006 15:04") + " UTC"
+}
+
+// plural is one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

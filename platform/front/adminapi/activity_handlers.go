@@ -33,6 +33,10 @@ type usageEventView struct {
 	ErrorCode  string    `json:"error_code"`
 	DurationMS int64     `json:"duration_ms"`
 	ERPMS      *int64    `json:"erp_ms"`
+	// RedactedCount values were redacted from the result, in the fields
+	// RedactedFields names.
+	RedactedCount  int    `json:"redacted_count"`
+	RedactedFields string `json:"redacted_fields"`
 }
 
 // auditEventView is one audit event.
@@ -140,6 +144,7 @@ func (a *API) listUsageEvents(c echo.Context) error {
 			ID: e.ID, OccurredAt: e.OccurredAt, SiteID: siteIDView(e.SiteID), SiteSlug: e.SiteSlug, AuthType: e.AuthType,
 			ERPUser: e.ERPUser, ClientID: e.ClientID, RequestID: e.RequestID, Method: e.Method, Tool: e.Tool,
 			Outcome: e.Outcome, ErrorCode: e.ErrorCode, DurationMS: e.DurationMS,
+			RedactedCount: e.RedactedCount, RedactedFields: e.RedactedFields,
 		}
 		if e.HasERPMS {
 			v.ERPMS = &e.ERPMS

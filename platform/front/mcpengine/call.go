@@ -209,6 +209,7 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 	}
 	doc, paths := redactor.Apply(doc)
 	if len(paths) > 0 {
+		st.setRedacted(paths)
 		e.log.Info("field_redaction",
 			zap.String("event", "field_redaction"),
 			zap.String("site_id", st.session.Site.ID.String()),

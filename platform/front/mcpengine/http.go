@@ -134,6 +134,7 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		}
 		tm.Call(st.session.Site.Slug, string(outcome), code, now.Sub(started))
 	}
+	redactedCount, redactedFields := st.redacted()
 	e.opts.Usage.Record(usage.Event{
 		Timestamp:  started.UTC(),
 		SiteID:     st.session.Site.ID,
@@ -149,6 +150,9 @@ func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time)
 		DurationMS: now.Sub(started).Milliseconds(),
 		ERPMS:      st.erpDuration(now).Milliseconds(),
 		Approval:   stage,
+
+		RedactedCount:  redactedCount,
+		RedactedFields: redactedFields,
 	})
 }
 

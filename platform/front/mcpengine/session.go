@@ -61,6 +61,10 @@ type requestState struct {
 	errorCode string
 	// approval is the write's approval stage for the usage event.
 	approval string
+	// redactedCount and redactedFields say what redaction took out of the
+	// result, for the usage event.
+	redactedCount  int
+	redactedFields string
 	// erpOpen counts the requests now with the ERP, erpSince is when the
 	// first of them was sent, and erpTime the time with the ERP before it:
 	// overlapping requests count once.
@@ -90,6 +94,21 @@ func (st *requestState) snapshot() (tool string, o usage.Outcome, code, approval
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.tool, st.outcome, st.errorCode, st.approval
+}
+
+// setRedacted records what redaction took out of the result: the values
+// at paths.
+func (st *requestState) setRedacted(paths []string) {
+	fields := usage.RedactedFields(paths)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.redactedCount, st.redactedFields = len(paths), fields
+}
+
+func (st *requestState) redacted() (count int, fields string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.redactedCount, st.redactedFields
 }
 
 // erpBegin marks a request sent to the ERP.

@@ -11,7 +11,7 @@ import (
 
 // UsageCSVHeader is the first line of a usage export.
 var UsageCSVHeader = []string{"id", "occurred_at", "site_id", "site_slug", "auth_type", "erp_user", "client_id",
-	"request_id", "method", "tool", "outcome", "error_code", "duration_ms", "erp_ms"}
+	"request_id", "method", "tool", "outcome", "error_code", "duration_ms", "erp_ms", "redacted_count", "redacted_fields"}
 
 // AuditCSVHeader is the first line of an audit export.
 var AuditCSVHeader = []string{"source", "id", "occurred_at", "site_id", "site_slug", "event", "erp_user", "client_id",
@@ -31,7 +31,7 @@ func (s *Store) ExportUsage(ctx context.Context, f Filter, w io.Writer) error {
 		}
 		return cw.Write(cells(strconv.FormatInt(e.ID, 10), e.OccurredAt.Format(time.RFC3339Nano), siteIDText(e.SiteID),
 			e.SiteSlug, e.AuthType, e.ERPUser, e.ClientID, e.RequestID, e.Method, e.Tool, e.Outcome, e.ErrorCode,
-			strconv.FormatInt(e.DurationMS, 10), erp))
+			strconv.FormatInt(e.DurationMS, 10), erp, strconv.Itoa(e.RedactedCount), e.RedactedFields))
 	})
 	cw.Flush()
 	if err != nil {

@@ -38,6 +38,8 @@ type Filter struct {
 	ErrorCode string
 	// Client is the MCP client: OAuth client id or service token id.
 	Client string
+	// Redacted keeps only calls whose result had values redacted (usage).
+	Redacted bool
 }
 
 // Bad input is refused with one of these; the message is a plain sentence.

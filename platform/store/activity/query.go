@@ -19,6 +19,7 @@ const (
 	ParamOutcome   = "outcome"
 	ParamErrorCode = "error_code"
 	ParamClient    = "client"
+	ParamRedacted  = "redacted"
 	ParamAfter     = "after"
 )
 
@@ -113,6 +114,13 @@ func ParseQuery(v url.Values, now time.Time, outcomes []string) (Parsed, error) 
 			f.Outcome = o
 		}
 	}
+	switch strings.TrimSpace(v.Get(ParamRedacted)) {
+	case "":
+	case "yes":
+		f.Redacted = true
+	default:
+		problems = append(problems, "The redacted filter is either yes (only calls with redacted values) or empty.")
+	}
 	c, ok, err := ParseCursor(v.Get(ParamAfter))
 	if err != nil {
 		problems = append(problems, "The page position is not one this viewer made; start again from the first page.")
@@ -159,5 +167,8 @@ func Values(f Filter, site string) url.Values {
 	set(ParamOutcome, f.Outcome)
 	set(ParamErrorCode, f.ErrorCode)
 	set(ParamClient, f.Client)
+	if f.Redacted {
+		v.Set(ParamRedacted, "yes")
+	}
 	return v
 }

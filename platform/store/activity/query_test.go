@@ -13,7 +13,7 @@ import (
 func TestParseQueryReportsEveryProblemAtOnce(t *testing.T) {
 	v := url.Values{
 		ParamFrom: {"yesterday"}, ParamTo: {"3000-01-01T00:00"}, ParamOutcome: {"maybe"},
-		ParamAfter: {"not-a-cursor"}, ParamTool: {strings.Repeat("x", 400)},
+		ParamAfter: {"not-a-cursor"}, ParamTool: {strings.Repeat("x", 400)}, ParamRedacted: {"some"},
 	}
 	_, err := ParseQuery(v, t0, UsageOutcomes)
 	var qe *QueryError
@@ -21,8 +21,8 @@ func TestParseQueryReportsEveryProblemAtOnce(t *testing.T) {
 	if !ok {
 		t.Fatalf("error %v, want a QueryError", err)
 	}
-	if len(qe.Problems) != 5 {
-		t.Errorf("%d problems, want 5: %q", len(qe.Problems), qe.Problems)
+	if len(qe.Problems) != 6 {
+		t.Errorf("%d problems, want 6: %q", len(qe.Problems), qe.Problems)
 	}
 	for _, p := range qe.Problems {
 		if !strings.HasSuffix(p, ".") || strings.Contains(p, "parsing time") {
@@ -47,7 +47,7 @@ func TestParseQueryDefaultsAndRoundTrip(t *testing.T) {
 	}
 	in := url.Values{ParamFrom: {"2026-11-30T08:00"}, ParamTo: {"2026-12-01T08:00:00Z"}, ParamSite: {"acme"},
 		ParamERPUser: {"jane@acme.example"}, ParamTool: {"list_customers"}, ParamOutcome: {"error"},
-		ParamErrorCode: {"NOT_FOUND"}, ParamClient: {"claude"}}
+		ParamErrorCode: {"NOT_FOUND"}, ParamClient: {"claude"}, ParamRedacted: {"yes"}}
 	p, err = ParseQuery(in, now, UsageOutcomes)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestParseQueryDefaultsAndRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Filter != p.Filter || again.Site != "acme" {
+	if again.Filter != p.Filter || again.Site != "acme" || !p.Filter.Redacted {
 		t.Errorf("round trip %+v, want %+v", again.Filter, p.Filter)
 	}
 }

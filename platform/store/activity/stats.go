@@ -83,7 +83,8 @@ type Stats struct {
 	Buckets  []Bucket
 	Tools    []ToolCount
 	// FromRollup says the figures came from the hourly rollup (no filter
-	// on ERP user, outcome or error code, nor on a client of one site)
+	// on ERP user, outcome, error code or redaction, nor on a client of one
+	// site)
 	// rather than the events.
 	FromRollup bool
 }
@@ -96,8 +97,8 @@ var binOrigin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 var AllSites = uuid.MustParse("ffffffff-ffff-ffff-ffff-ffffffffffff")
 
 // Stats aggregates the tool calls matching f (From and To required) by
-// step, a whole number of hours. Without a filter on ERP user, outcome or
-// error code, and with a client only across every site, it reads the
+// step, a whole number of hours. Without a filter on ERP user, outcome,
+// error code or redaction, and with a client only across every site, it reads the
 // hourly rollup (migration 00023): at most one row per hour and tool,
 // whatever the number of events; otherwise the matching events, through
 // the filter's index. Both give the same figures for the same calls.
@@ -121,7 +122,7 @@ func (s *Store) Stats(ctx context.Context, f Filter, step time.Duration) (Stats,
 		return Stats{}, ErrTooManyBuckets
 	}
 	sb := newStatsBuilder(first, step, n)
-	rollup := f.ERPUser == "" && f.Outcome == "" && f.ErrorCode == "" && (f.Client == "" || f.SiteID == uuid.Nil)
+	rollup := f.ERPUser == "" && f.Outcome == "" && f.ErrorCode == "" && !f.Redacted && (f.Client == "" || f.SiteID == uuid.Nil)
 	// The rollup holds the hours before rolledUntil; the later ones are
 	// counted from the events.
 	split := first

@@ -43,6 +43,10 @@ type UsageEvent struct {
 	// other than tools/call and rows stored before it was measured.
 	ERPMS    int64
 	HasERPMS bool
+	// RedactedCount values were redacted from the result, in the fields
+	// RedactedFields names.
+	RedactedCount  int
+	RedactedFields string
 }
 
 // Cursor is the position of e in the newest-first order.
@@ -56,7 +60,7 @@ type UsagePage struct {
 }
 
 const usageColumns = `id, occurred_at, site_id, site_slug, auth_type, erp_user, client_id, request_id,
-	method, tool, outcome, error_code, duration_ms, erp_ms`
+	method, tool, outcome, error_code, duration_ms, erp_ms, redacted_count, redacted_fields`
 
 // usageWhere is the filter on usage_events.
 func usageWhere(f Filter) *query {
@@ -89,6 +93,10 @@ func usageWhere(f Filter) *query {
 	}
 	if f.ERPUser != "" {
 		q.where = append(q.where, "erp_user <> ''")
+	}
+	if f.Redacted {
+		// The partial index's condition.
+		q.where = append(q.where, "redacted_count > 0")
 	}
 	return q
 }
@@ -173,13 +181,15 @@ func scanUsage(row pgx.CollectableRow) (UsageEvent, error) {
 		siteID pgtype.UUID
 		dur    int32
 		erp    pgtype.Int4
+		rc     int32
 	)
 	err := row.Scan(&e.ID, &e.OccurredAt, &siteID, &e.SiteSlug, &e.AuthType, &e.ERPUser, &e.ClientID, &e.RequestID,
-		&e.Method, &e.Tool, &e.Outcome, &e.ErrorCode, &dur, &erp)
+		&e.Method, &e.Tool, &e.Outcome, &e.ErrorCode, &dur, &erp, &rc, &e.RedactedFields)
 	if siteID.Valid {
 		e.SiteID = siteID.Bytes
 	}
 	e.OccurredAt = e.OccurredAt.UTC()
 	e.DurationMS, e.ERPMS, e.HasERPMS = int64(dur), int64(erp.Int32), erp.Valid
+	e.RedactedCount = int(rc)
 	return e, err
 }

@@ -256,12 +256,13 @@ func rowRefused(code string) bool {
 // eventColumns are the columns of usage_events an event fills, in the
 // order of row's values.
 var eventColumns = []string{"event_id", "occurred_at", "site_id", "site_slug", "auth_type", "request_id", "method", "tool",
-	"outcome", "error_code", "duration_ms", "erp_ms", "erp_user", "client_id", "approval"}
+	"outcome", "error_code", "duration_ms", "erp_ms", "erp_user", "client_id", "approval", "redacted_count", "redacted_fields"}
 
 // row is e's values for eventColumns.
 func row(e Event) []any {
 	return []any{idColumn(e), e.Timestamp, siteColumn(e), e.SiteSlug, e.AuthType, e.RequestID, e.Method, e.Tool,
-		string(e.Outcome), e.ErrorCode, clampInt32(e.DurationMS), erpColumn(e), e.ERPUser, e.ClientID, e.Approval}
+		string(e.Outcome), e.ErrorCode, clampInt32(e.DurationMS), erpColumn(e), e.ERPUser, e.ClientID, e.Approval,
+		clampInt32(int64(e.RedactedCount)), e.RedactedFields}
 }
 
 // idColumn is e's event_id. As pgtype.UUID pgx writes it in binary as it
@@ -297,10 +298,11 @@ func (r *Recorder) copyIn(ctx context.Context, batch []Event) error {
 }
 
 const insertEvents = `INSERT INTO usage_events
-  (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, error_code, duration_ms, erp_ms, erp_user, client_id, approval)
+  (event_id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, error_code, duration_ms, erp_ms, erp_user, client_id, approval,
+   redacted_count, redacted_fields)
 SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[], $4::text[], $5::text[], $6::text[],
                      $7::text[], $8::text[], $9::text[], $10::text[], $11::integer[], $12::integer[],
-                     $13::text[], $14::text[], $15::text[])
+                     $13::text[], $14::text[], $15::text[], $16::integer[], $17::text[])
 ON CONFLICT (event_id) DO NOTHING`
 
 // insert writes batch in one statement under the statement timeout.
@@ -322,6 +324,8 @@ func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 		users    = make([]string, n)
 		clients  = make([]string, n)
 		stages   = make([]string, n)
+		rcounts  = make([]int32, n)
+		rfields  = make([]string, n)
 	)
 	for i, e := range batch {
 		ids[i], at[i] = idColumn(e), e.Timestamp
@@ -330,10 +334,11 @@ func (r *Recorder) insert(ctx context.Context, batch []Event) error {
 		tools[i], outcomes[i], codes[i] = e.Tool, string(e.Outcome), e.ErrorCode
 		users[i], clients[i], stages[i] = e.ERPUser, e.ClientID, e.Approval
 		duration[i] = clampInt32(e.DurationMS)
+		rcounts[i], rfields[i] = clampInt32(int64(e.RedactedCount)), e.RedactedFields
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.StatementTimeout)
 	defer cancel()
-	if _, err := r.pool.Exec(ctx, insertEvents, ids, at, siteIDs, slugs, auth, requests, methods, tools, outcomes, codes, duration, erp, users, clients, stages); err != nil {
+	if _, err := r.pool.Exec(ctx, insertEvents, ids, at, siteIDs, slugs, auth, requests, methods, tools, outcomes, codes, duration, erp, users, clients, stages, rcounts, rfields); err != nil {
 		return fmt.Errorf("usage: store %d events: %w", n, err)
 	}
 	return nil

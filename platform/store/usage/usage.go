@@ -6,6 +6,8 @@
 package usage
 
 import (
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +55,65 @@ type Event struct {
 	// write tool's tools/call; approved or rejected for the approval
 	// page's events (method "approval"). "" for everything else.
 	Approval string
+	// RedactedCount is how many values redaction took out of a tools/call
+	// result, and RedactedFields where (RedactedFields of the paths).
+	RedactedCount  int
+	RedactedFields string
+}
+
+// maxRedactedFields bounds the field list of one event: past it the list
+// ends with ", …" (the count still counts every value).
+const maxRedactedFields = 400
+
+// RedactedFields names the fields of redacted paths for an event: each
+// path with its array positions left out ("data[3].tax_id" is
+// "data[].tax_id"), each once, sorted, joined by ", ", at most about 400
+// bytes.
+func RedactedFields(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	seen := make(map[string]bool, len(paths))
+	var fields []string
+	for _, p := range paths {
+		f := withoutPositions(p)
+		if !seen[f] {
+			seen[f] = true
+			fields = append(fields, f)
+		}
+	}
+	sort.Strings(fields)
+	var b strings.Builder
+	for i, f := range fields {
+		if i > 0 && b.Len()+2+len(f) > maxRedactedFields {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// withoutPositions drops the digits of every [n] in a path.
+func withoutPositions(p string) string {
+	var b strings.Builder
+	inIndex := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '[':
+			inIndex = true
+		case c == ']':
+			inIndex = false
+		case inIndex && c >= '0' && c <= '9':
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // Message is the short human summary shown in log viewers, built only from
@@ -91,6 +152,9 @@ func (e Event) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	}
 	if e.Approval != "" {
 		enc.AddString("approval", e.Approval)
+	}
+	if e.RedactedCount > 0 {
+		enc.AddInt("redacted_count", e.RedactedCount)
 	}
 	return nil
 }
