@@ -21,6 +21,9 @@ const (
 	stateExecuted  = "executed"
 	stateFailed    = "failed"
 	stateExpired   = "expired"
+	// stateUnknown: failed in a way that says nothing of whether the ERP
+	// made the change (approval.OutcomeUnknown).
+	stateUnknown = "unknown"
 )
 
 // kindNames are the kinds of ERP as people call them.
@@ -154,6 +157,9 @@ func state(a approval.Action, now time.Time) string {
 	case approval.Executed:
 		return stateExecuted
 	case approval.Failed:
+		if a.OutcomeUnknown() {
+			return stateUnknown
+		}
 		return stateFailed
 	}
 	return stateExpired
@@ -178,6 +184,12 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 			detail = "What " + erp + " answered: " + a.ErrorMessage
 		}
 		return "Change not carried out", "This change was approved, but it failed when it was carried out in " + erp + ".", detail
+	case stateUnknown:
+		if a.ErrorMessage != "" {
+			detail = "What erpgate saw: " + a.ErrorMessage
+		}
+		return "Outcome not known", "This change was approved and erpgate began carrying it out in " + erp + " on " + stamp(a.ExecutedAt) +
+			", but did not get " + erp + "'s answer: the change may have been made. Check " + erp + " before you ask for it again.", detail
 	}
 	return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". Ask your AI assistant to propose it again.", ""
 }
@@ -189,6 +201,8 @@ func nextWords(state string) string {
 		return "Go back to your AI assistant. It will continue on its own, or you can ask it to try again."
 	case stateExecuted, stateFailed:
 		return "Go back to your AI assistant: it has the ERP's answer."
+	case stateUnknown:
+		return "Look for the change in the ERP; ask your AI assistant to propose it again only if it is not there."
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package approve
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,24 @@ func TestTimeLeft(t *testing.T) {
 		if got := timeLeft(d); got != want {
 			t.Errorf("timeLeft(%s) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// A write whose answer from the ERP was lost may have been made: the page
+// never tells it as not carried out, and says to check the ERP.
+func TestViewOfAWriteWhoseOutcomeIsUnknown(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	a := testAction(approval.Failed, created)
+	a.ExecutedAt, a.ErrorCode, a.ErrorMessage = created.Add(time.Minute), "UPSTREAM_TIMEOUT", "the ERP at erp.acme.test did not answer in time"
+	v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	if strings.Contains(v.Title+v.Sentence, "not carried out") || strings.Contains(v.Sentence, "failed") ||
+		!strings.Contains(v.Sentence+" "+v.Next, "Check Frappe/ERPNext") {
+		t.Fatalf("a write whose outcome is unknown is shown as %q / %q / %q", v.Title, v.Sentence, v.Next)
+	}
+	// A refusal by the ERP is still a failure: nothing was written.
+	a.ErrorCode, a.ErrorMessage = "PERMISSION_DENIED", "the ERP refused this change for this user (HTTP 403)"
+	if v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key"); v.State != stateFailed {
+		t.Fatalf("a refused write is shown as %s", v.State)
 	}
 }

@@ -260,7 +260,8 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 	} else {
 		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
 	}
-	body := map[string]any{"code": string(te.Code), "message": message, "retryable": te.Retryable()}
+	var unknown unknownOutcome
+	body := map[string]any{"code": string(te.Code), "message": message, "retryable": te.Retryable() && !errors.As(err, &unknown)}
 	var link *approvalLink
 	if te.Code == toolerr.ApprovalRequired && errors.As(err, &link) {
 		body["approval_url"] = link.url

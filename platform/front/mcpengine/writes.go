@@ -99,6 +99,10 @@ type approvalLink struct{ url string }
 
 func (l *approvalLink) Error() string { return "approval required at " + l.url }
 
+// unknownOutcome marks the error of an approved write that may have been
+// made (approval.OutcomeUnknown): it is never told as retryable.
+type unknownOutcome struct{ error }
+
 func (st *requestState) setApproval(stage string) {
 	st.mu.Lock()
 	st.approval = stage
@@ -352,6 +356,13 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		if ferr := store.Finish(done, key.SiteID, claimed.ID, nil, string(te.Code), message); ferr != nil {
 			e.log.Error("approval: store the failure", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
 		}
+		if approval.OutcomeUnknown(string(te.Code)) {
+			// Sent, maybe made: a retry would propose it afresh and could
+			// make it twice.
+			return nil, toolerr.Wrap(te.Code, unknownOutcome{err},
+				"%s. The outcome of the approved change is not known: the ERP may have made it. Check the ERP before proposing it again; do not simply retry",
+				strings.TrimSuffix(te.Message, "."))
+		}
 		return nil, err
 	}
 	st.setApproval(StageExecuted)
@@ -393,6 +404,9 @@ func outcomeError(a approval.Action, now time.Time) error {
 		}
 		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change (%s) was made at %s, with the result %s. Nothing more was written; call again only to propose it afresh", a.Preview.Summary, a.ExecutedAt.UTC().Format(time.RFC3339), result)
 	case approval.Failed:
+		if a.OutcomeUnknown() {
+			return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change started at %s, and its outcome is not known (%s: %s): the ERP may have made it. Check the ERP before proposing it again", a.ExecutedAt.UTC().Format(time.RFC3339), a.ErrorCode, a.ErrorMessage)
+		}
 		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change failed at %s (%s: %s). Call again to propose it afresh", a.ExecutedAt.UTC().Format(time.RFC3339), a.ErrorCode, a.ErrorMessage)
 	}
 	if a.ID != uuid.Nil && a.Expired(now) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/redact"
@@ -79,6 +80,12 @@ func (w writeERP) Tools() []connector.Tool {
 				}
 				if err := c.Decode(&a); err != nil {
 					return nil, err
+				}
+				if a.Name == "Lost" {
+					// The ERP made the change, but its answer never came
+					// back: the outbound transport's timeout
+					// (TestWriteWhoseAnswerIsLostIsNotToldAsFailed).
+					return nil, toolerr.Wrap(toolerr.UpstreamTimeout, context.DeadlineExceeded, "the ERP at %s did not answer in time", c.Site.BaseURL.Host)
 				}
 				return map[string]any{"value": map[string]any{"made": a.Name, "by": c.Approved.By, "action": c.Approved.ID}}, nil
 			}}
@@ -763,5 +770,37 @@ func TestWritePreviewIsRedacted(t *testing.T) {
 		if strings.Contains(raw, secret) {
 			t.Fatalf("pending_actions holds %s: %s", secret, raw)
 		}
+	}
+}
+
+// An approved write whose answer from the ERP is lost (a timeout, a broken
+// connection, an answer that cannot be read) may have been made: it is
+// never told as a failure to retry, neither when it happens nor to a
+// replay, since proposing it afresh would make it twice.
+func TestWriteWhoseAnswerIsLostIsNotToldAsFailed(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	args := map[string]any{"name": "Lost"}
+	res, m := call(t, cs, "make_thing", args)
+	id := approvalOf(t, res, m)
+	f.decide(t, id, jane, true)
+
+	res, m = call(t, cs, "make_thing", args)
+	e, _ := m["error"].(map[string]any)
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !res.IsError || errCode(m) != "UPSTREAM_TIMEOUT" || e["retryable"] != false || !strings.Contains(text, "Check the ERP") {
+		t.Fatalf("the write whose answer was lost: %s", text)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	text = res.Content[0].(*sdk.TextContent).Text
+	if errCode(m) != "APPROVAL_INVALID" || !strings.Contains(text, "Check the ERP") || strings.Contains(text, "propose it afresh") {
+		t.Fatalf("the replay: %s", text)
+	}
+	a, err := f.store.Get(t.Context(), f.site.ID, id)
+	if err != nil || !a.OutcomeUnknown() {
+		t.Fatalf("stored action %+v %v: want its outcome unknown", a, err)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Status is where a pending action stands.
@@ -82,6 +83,25 @@ type Action struct {
 
 // Expired reports whether the action can no longer be approved or run.
 func (a Action) Expired(now time.Time) bool { return !now.Before(a.ExpiresAt) }
+
+// OutcomeUnknown reports whether a failed action may have been made all
+// the same (see OutcomeUnknown): it is told as "check the ERP", never as a
+// failure to propose again, which could make the change twice.
+func (a Action) OutcomeUnknown() bool { return a.Status == Failed && OutcomeUnknown(a.ErrorCode) }
+
+// OutcomeUnknown reports whether a write that failed with code may have
+// reached the ERP and been made: its answer timed out or did not come
+// (the connection broke, the ERP or a proxy in front of it failed), or
+// came but could not be read or kept. Only the ERP's own refusals, and
+// erpgate's refusals before it sent anything, say nothing was written.
+func OutcomeUnknown(code string) bool {
+	switch toolerr.Code(code) {
+	case toolerr.UpstreamTimeout, toolerr.UpstreamUnavailable, toolerr.UpstreamInvalidResponse,
+		toolerr.ResponseTooLarge, toolerr.Internal:
+		return true
+	}
+	return false
+}
 
 // The errors of the store. Each is a sentence a page or a tool error may
 // build on; none carries a value of the action.
