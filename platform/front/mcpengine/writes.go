@@ -179,6 +179,16 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	} else if a, found, err = store.Open(ctx, key); err != nil {
 		return nil, err
 	}
+	if found && a.Approver != approver && (a.Status == approval.Proposed || a.Status == approval.Approved) {
+		// The site named another approver of service-token writes since
+		// it was proposed: what the one replaced approves (or would) no
+		// longer counts. The call is proposed afresh, to the new one.
+		store.Refused(ctx, a, "approver_changed")
+		if err := store.Report(context.WithoutCancel(ctx), key.SiteID, a.ID); err != nil {
+			e.log.Warn("approval: mark reported", zap.String("action_id", a.ID.String()), zap.Error(err))
+		}
+		found = false
+	}
 	if !found {
 		if a, err = e.propose(ctx, st, ct, key, approver, args); err != nil {
 			return nil, err

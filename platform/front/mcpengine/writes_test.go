@@ -804,3 +804,35 @@ func TestWriteWhoseAnswerIsLostIsNotToldAsFailed(t *testing.T) {
 		t.Fatalf("%d writes, want 1", n)
 	}
 }
+
+// The site's owner names another approver of service-token writes: the
+// one they replaced can no longer approve what a token proposed before,
+// and the token's call is proposed afresh, to the new approver.
+func TestWriteServiceApproverReplacedApprovesNothing(t *testing.T) {
+	f := newWriteFixture(t)
+	svc := connect(t, f.service(t, "tok-1"), "", nil)
+	args := map[string]any{"name": "Bot"}
+	res, m := call(t, svc, "make_thing", args)
+	id := approvalOf(t, res, m)
+
+	const successor = "successor@acme.test"
+	f.setLive(SiteLive{WriteTools: []string{"make_thing", "drop_thing"}, ServiceWrites: true, ServiceWriteApprover: successor})
+	// The former approver still holds the link (and a session on the
+	// page), and approves after being replaced.
+	if _, err := f.store.Decide(t.Context(), f.site.ID, id, boss, true); err != nil {
+		t.Fatal(err)
+	}
+	res, m = call(t, svc, "make_thing", args)
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("the replaced approver's approval made %d writes: %v", n, m)
+	}
+	fresh := approvalOf(t, res, m)
+	a, err := f.store.Get(t.Context(), f.site.ID, fresh)
+	if fresh == id || err != nil || a.Approver != successor {
+		t.Fatalf("after the approver changed: action %s (was %s), approver %q %v", fresh, id, a.Approver, err)
+	}
+	f.decide(t, fresh, successor, true)
+	if res, m = call(t, svc, "make_thing", args); res.IsError || f.runs.Load() != 1 {
+		t.Fatalf("the new approver's approval: %v, %d writes", m, f.runs.Load())
+	}
+}
