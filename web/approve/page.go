@@ -114,6 +114,10 @@ func (h *Handler) view(p pending, user, key string) view {
 	if user != "" {
 		v.SignedInAs = user
 	}
+	if !approver {
+		// What the ERP answered quotes its values, like the preview.
+		v.Detail = ""
+	}
 	if approver {
 		v.ShowDetails = true
 		v.DocType, v.DocName, v.Summary = a.Preview.DocType, a.Preview.DocName, a.Preview.Summary

@@ -100,3 +100,25 @@ func TestViewOfAWriteWhoseOutcomeIsUnknown(t *testing.T) {
 		t.Fatalf("a refused write is shown as %s", v.State)
 	}
 }
+
+// What the ERP answered a failed write quotes its values (amounts, names,
+// documents): like the preview, it is for the approver only, never for
+// whoever holds the link.
+func TestViewShowsTheERPAnswerToTheApproverOnly(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	const answer = "Credit limit cannot be lower than the outstanding amount 4,000.00 of ACME"
+	for _, code := range []string{"INVALID_ARGUMENT", "UPSTREAM_TIMEOUT"} {
+		a := testAction(approval.Failed, created)
+		a.ExecutedAt, a.ErrorCode, a.ErrorMessage = created.Add(time.Minute), code, answer
+		p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
+		for _, user := range []string{"", "bob@example.com"} {
+			if v := h.view(p, user, "key"); strings.Contains(v.Title+v.Sentence+v.Detail+v.Next, "4,000.00") {
+				t.Errorf("%s, signed in as %q: the ERP's answer is shown: %q", code, user, v.Detail)
+			}
+		}
+		if v := h.view(p, "ana@example.com", "key"); !strings.Contains(v.Detail, answer) {
+			t.Errorf("%s: the approver is not shown the ERP's answer: %q", code, v.Detail)
+		}
+	}
+}
