@@ -189,7 +189,7 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 		}
 		var changed []string
 		for _, ch := range a.changes {
-			if f, ok := call.ApprovedField(ch.field.name()); ok && f.Before != fieldText(cust, ch.field.path...) {
+			if f, ok := call.ApprovedField(ch.field.name()); ok && !asApproved(call, f.Before, fieldText(cust, ch.field.path...), cust) {
 				changed = append(changed, ch.field.name())
 			}
 		}

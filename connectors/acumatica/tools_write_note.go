@@ -136,6 +136,7 @@ func addNoteTool(conn *Connector) connector.Tool {
 				DocName:   strings.Join(a.keys, " "),
 				Summary:   fmt.Sprintf("Add to the note of %s %s.", a.entity.Label, strings.Join(a.keys, " ")),
 				Fields:    []connector.PreviewField{{Name: "note", Label: "Note", Before: before, HasBefore: true, After: appendNote(before, a.text)}},
+				Version:   lastModified(rec),
 			}, nil
 		},
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
@@ -166,7 +167,7 @@ func addNote(ctx context.Context, c *client, call *connector.Call, a addNoteArgs
 		return nil, err
 	}
 	before := noteText(rec)
-	if f, ok := call.ApprovedField("note"); ok && f.Before != before {
+	if f, ok := call.ApprovedField("note"); ok && !asApproved(call, f.Before, before, rec) {
 		return nil, changedSinceApproval(fmt.Sprintf("The note of %s %s", a.entity.Label, strings.Join(a.keys, " ")), []string{"note"})
 	}
 	note := appendNote(before, a.text)

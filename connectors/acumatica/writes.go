@@ -12,6 +12,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // The write tools (tools_write_*.go) change Acumatica through the
@@ -280,6 +281,28 @@ func money(r *big.Rat) string {
 		out = "-" + out
 	}
 	return out
+}
+
+// asApproved reports whether rec's value now still is before, the value the
+// person approved a change of. erpgate's redaction may have hidden part of
+// before on the approval page (a card number in a note reads [REDACTED]),
+// and such a value cannot be compared: then the record's
+// last modification (lastModified) must be the preview's Version.
+func asApproved(call *connector.Call, before, now string, rec map[string]any) bool {
+	if !strings.Contains(before, redact.Placeholder) {
+		return before == now
+	}
+	v := call.Approved.Preview.Version
+	return v != "" && v == lastModified(rec)
+}
+
+// lastModified is when rec was last saved: LastModifiedDateTime, or
+// LastModified as SalesOrder names it.
+func lastModified(rec map[string]any) string {
+	if v := fieldText(rec, "LastModifiedDateTime"); v != "" {
+		return v
+	}
+	return fieldText(rec, "LastModified")
 }
 
 // changedSinceApproval is APPROVAL_EXPIRED for a record that no longer

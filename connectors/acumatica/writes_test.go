@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // The write tools against the simulator: each tool's preview (read as the
@@ -596,4 +599,81 @@ func TestWriteToolsOnEndpoint25(t *testing.T) {
 	if note["note"] != "Rush." {
 		t.Errorf("note: %v", note)
 	}
+}
+
+// asShown is p as the engine stores and shows it: the values of a
+// sensitive shape (a card number in a note) redacted, as in a result.
+func asShown(t *testing.T, p *connector.Preview) *connector.Preview {
+	t.Helper()
+	r := redact.New(redact.Rules{})
+	out := *p
+	out.Fields = append([]connector.PreviewField(nil), p.Fields...)
+	for i, f := range out.Fields {
+		for _, v := range []*string{&out.Fields[i].Before, &out.Fields[i].After} {
+			if *v != "" {
+				m, _ := r.Apply(map[string]any{f.Name: *v})
+				*v = m.(map[string]any)[f.Name].(string)
+			}
+		}
+	}
+	return &out
+}
+
+// A note holding a card number is redacted on the approval page, so the
+// person approves a note whose before they could not read whole: the
+// write compares the record's version instead, and still refuses a note
+// changed since.
+func TestAddNoteToANoteThePageRedacted(t *testing.T) {
+	// Acumatica's clock moves: each save has its own LastModified.
+	var ticks atomic.Int64
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{Now: func() time.Time {
+		return acumaticatest.DefaultNow.Add(time.Duration(ticks.Add(1)) * time.Second)
+	}}})
+	d := h.sim.Data()
+	const card = "Card on file 4111 1111 1111 1111."
+	var orders []*acumaticatest.Record
+	for _, o := range d.Records("SalesOrder") {
+		if o.Note == "" {
+			orders = append(orders, o)
+		}
+	}
+	keys := func(o *acumaticatest.Record) map[string]any {
+		return map[string]any{"entity": "SalesOrder", "OrderType": o.String("OrderType"), "OrderNbr": o.String("OrderNbr")}
+	}
+	with := func(m map[string]any, text string) map[string]any {
+		out := map[string]any{"text": text}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	for _, o := range orders[:2] {
+		h.mustRun(kindFull, "acumatica_add_note", with(keys(o), card))
+	}
+
+	a := with(keys(orders[0]), "Refunded 3 Dec.")
+	p, err := h.preview(kindFull, "acumatica_add_note", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := asShown(t, p)
+	if f := previewField(t, shown, "note"); strings.Contains(f.Before, "4111") || !strings.Contains(f.Before, redact.Placeholder) {
+		t.Fatalf("the page's note %q", f.Before)
+	}
+	out, err := h.execute(kindFull, "acumatica_add_note", a, shown)
+	if err != nil {
+		t.Fatalf("a note approved as the page showed it: %v", err)
+	}
+	if want := card + "\nRefunded 3 Dec."; out["note"] != want || d.Find("SalesOrder", orders[0].String("OrderType"), orders[0].String("OrderNbr")).Note != want {
+		t.Errorf("saved note %q, want %q", out["note"], want)
+	}
+
+	b := with(keys(orders[1]), "Refunded 4 Dec.")
+	p, err = h.preview(kindFull, "acumatica_add_note", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mustRun(kindNoCanary, "acumatica_add_note", with(keys(orders[1]), "Someone else's note."))
+	_, err = h.execute(kindFull, "acumatica_add_note", b, asShown(t, p))
+	wantCode(t, err, toolerr.ApprovalExpired, "a redacted note changed after approval")
 }

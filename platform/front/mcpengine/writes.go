@@ -457,6 +457,18 @@ func redactPreview(r *redact.Redactor, p *connector.Preview) {
 		}
 		return false
 	}
+	// shaped redacts what has a sensitive shape in a value (a card number,
+	// an IBAN, an SSN), as in a result's string under the member name.
+	shaped := func(name, v string) string {
+		if v == "" {
+			return v
+		}
+		out, _ := r.Apply(map[string]any{name: v})
+		if s, ok := out.(map[string]any)[name].(string); ok {
+			return s
+		}
+		return redact.Placeholder
+	}
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if covered(f.Name, f.Label) {
@@ -464,17 +476,21 @@ func redactPreview(r *redact.Redactor, p *connector.Preview) {
 				f.Before = redact.Placeholder
 			}
 			f.After = redact.Placeholder
+			continue
 		}
+		f.Before, f.After = shaped(f.Name, f.Before), shaped(f.Name, f.After)
 	}
 	for t := range p.Tables {
 		tab := &p.Tables[t]
 		for c, col := range tab.Columns {
-			if !covered(col) {
-				continue
-			}
 			for _, row := range tab.Rows {
-				if c < len(row) {
+				if c >= len(row) {
+					continue
+				}
+				if covered(col) {
 					row[c] = redact.Placeholder
+				} else {
+					row[c] = shaped(col, row[c])
 				}
 			}
 		}

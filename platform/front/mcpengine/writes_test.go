@@ -65,6 +65,14 @@ func (w writeERP) Tools() []connector.Tool {
 					p.Tables = []connector.PreviewTable{{Title: "Payees", Columns: []string{"Payee", "IBAN"},
 						Rows: [][]string{{"Acme", "NZ89370400440532013000"}}}}
 				}
+				if a.Name == "Carded" {
+					// Values of a sensitive shape under names no rule
+					// covers (TestWritePreviewValuesAreRedactedByShape).
+					p.Fields = append(p.Fields, connector.PreviewField{Name: "note", Label: "Note",
+						Before: "Paid by card 4111 1111 1111 1111.", HasBefore: true, After: "Paid by card 4111 1111 1111 1111.\nRefund to GB82 WEST 1234 5698 7654 32."})
+					p.Tables = []connector.PreviewTable{{Title: "Payments", Columns: []string{"Payer", "Reference"},
+						Rows: [][]string{{"Acme", "5555-5555-5555-4444"}}}}
+				}
 				return p, nil
 			},
 			Handler: func(ctx context.Context, c *connector.Call) (any, error) {
@@ -834,5 +842,34 @@ func TestWriteServiceApproverReplacedApprovesNothing(t *testing.T) {
 	f.decide(t, fresh, successor, true)
 	if res, m = call(t, svc, "make_thing", args); res.IsError || f.runs.Load() != 1 {
 		t.Fatalf("the new approver's approval: %v, %d writes", m, f.runs.Load())
+	}
+}
+
+// A preview's values pass through the value rules a result's do: a card
+// number or an IBAN in a note, or as a cell of a column no rule names, is
+// never stored in pending_actions nor shown.
+func TestWritePreviewValuesAreRedactedByShape(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	res, m := call(t, cs, "make_thing", map[string]any{"name": "Carded"})
+	id := approvalOf(t, res, m)
+	var raw string
+	if err := f.pool.QueryRow(t.Context(), `SELECT preview::text FROM pending_actions WHERE id = $1`, id).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"4111 1111 1111 1111", "GB82 WEST", "5555-5555-5555-4444"} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("pending_actions holds %s: %s", secret, raw)
+		}
+	}
+	a, err := f.store.Get(t.Context(), f.site.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Preview.Fields[1]; !strings.HasPrefix(got.Before, "Paid by card ") || !strings.Contains(got.After, redact.Placeholder) {
+		t.Errorf("the note stored as %+v", got)
+	}
+	if row := a.Preview.Tables[0].Rows[0]; row[0] != "Acme" || row[1] != redact.Placeholder {
+		t.Errorf("the payments row stored as %v", row)
 	}
 }
