@@ -103,6 +103,8 @@ func (l *approvalLink) Error() string { return "approval required at " + l.url }
 // made (approval.OutcomeUnknown): it is never told as retryable.
 type unknownOutcome struct{ error }
 
+func (u unknownOutcome) Unwrap() error { return u.error }
+
 func (st *requestState) setApproval(stage string) {
 	st.mu.Lock()
 	st.approval = stage

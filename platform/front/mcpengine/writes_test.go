@@ -873,3 +873,13 @@ func TestWritePreviewValuesAreRedactedByShape(t *testing.T) {
 		t.Errorf("the payments row stored as %v", row)
 	}
 }
+
+// The mark of an unknown outcome keeps its cause: a write cancelled by
+// its client is still recorded as cancelled.
+func TestUnknownOutcomeKeepsItsCause(t *testing.T) {
+	err := toolerr.Wrap(toolerr.UpstreamTimeout, unknownOutcome{context.Canceled}, "lost")
+	var u unknownOutcome
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &u) {
+		t.Fatalf("%v: cause or mark lost", err)
+	}
+}
