@@ -155,6 +155,11 @@ func state(a approval.Action, now time.Time) string {
 		}
 		return stateApproved
 	case approval.Executing:
+		if a.Expired(now) {
+			// Claimed and never finished (its replica stopped): the
+			// engine tells every retry its outcome is not known.
+			return stateUnknown
+		}
 		return stateExecuting
 	case approval.Rejected:
 		return stateRejected

@@ -35,7 +35,7 @@ func TestState(t *testing.T) {
 		{approval.Proposed, stateAwaiting, stateExpired},
 		{approval.Approved, stateApproved, stateExpired},
 		{approval.Rejected, stateRejected, stateRejected},
-		{approval.Executing, stateExecuting, stateExecuting},
+		{approval.Executing, stateExecuting, stateUnknown},
 		{approval.Executed, stateExecuted, stateExecuted},
 		{approval.Failed, stateFailed, stateFailed},
 		{approval.Status("unheard-of"), stateExpired, stateExpired},
@@ -119,6 +119,26 @@ func TestViewShowsTheERPAnswerToTheApproverOnly(t *testing.T) {
 		}
 		if v := h.view(p, "ana@example.com", "key"); !strings.Contains(v.Detail, answer) {
 			t.Errorf("%s: the approver is not shown the ERP's answer: %q", code, v.Detail)
+		}
+	}
+}
+
+// A write claimed but never finished (its replica stopped) is not "being
+// carried out now" forever: once its approval ran out, the page says its
+// outcome is not known, as the engine tells its caller.
+func TestViewOfAWriteThatNeverFinished(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	a := testAction(approval.Executing, created)
+	a.ExecutedAt = created.Add(time.Minute)
+	site := sites.Site{DisplayName: "Acme", Kind: "frappe"}
+	for _, c := range []struct {
+		at    time.Time
+		state string
+	}{{created.Add(2 * time.Minute), stateExecuting}, {created.Add(approval.TTL + time.Hour), "unknown"}} {
+		h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return c.at }}
+		v := h.view(pending{action: a, site: site}, "ana@example.com", "key")
+		if v.State != c.state || (c.state != stateExecuting && strings.Contains(v.Sentence, "now")) {
+			t.Errorf("at %s: %s %q, want %s", c.at.Sub(created), v.State, v.Sentence, c.state)
 		}
 	}
 }
