@@ -168,6 +168,11 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if approved, ok := call.ApprovedField("company"); ok && approved.After != "" {
+		// The approved company, not the site's default now: the operator
+		// may have changed it since the preview.
+		company = approved.After
+	}
 	body := map[string]any{"customer": a.Customer, "company": company, "delivery_date": a.DeliveryDate, "docstatus": 0}
 	if a.TransactionDate != "" {
 		body["transaction_date"] = a.TransactionDate
@@ -348,7 +353,7 @@ func previewUpdateCustomer(ctx context.Context, call *connector.Call) (*connecto
 		if row := creditRow(cust, company); row != nil {
 			before = text(row["credit_limit"])
 		}
-		fields = append(fields, connector.PreviewField{Name: "credit_limits", Label: "Credit limit (" + company + ")", Before: before, HasBefore: true, After: a.CreditLimit.String()})
+		fields = append(fields, connector.PreviewField{Name: "credit_limits", Label: creditLabel(company), Before: before, HasBefore: true, After: a.CreditLimit.String()})
 	}
 	var changes []string
 	for _, f := range fields {
@@ -362,6 +367,9 @@ func previewUpdateCustomer(ctx context.Context, call *connector.Call) (*connecto
 		Version:  str(cust["modified"]),
 	}, nil
 }
+
+// creditLabel is the label of the credit limit field for company.
+func creditLabel(company string) string { return "Credit limit (" + company + ")" }
 
 // creditRow returns the customer's credit limit row for company, or nil.
 func creditRow(cust map[string]any, company string) map[string]any {
@@ -402,6 +410,10 @@ func updateCustomer(ctx context.Context, call *connector.Call) (any, error) {
 		body["mobile_no"] = *a.MobileNo
 	}
 	if a.CreditLimit != nil {
+		if f, ok := call.ApprovedField("credit_limits"); ok && !strings.EqualFold(f.Label, creditLabel(company)) {
+			// The site's default company changed since the preview.
+			return nil, toolerr.New(toolerr.ApprovalExpired, "the credit limit was approved as %q, but this call would set it for company %s (the site's default company changed), so nothing was written; call the tool again to see a new preview and ask for a new approval", f.Label, company)
+		}
 		cust, err := readAsCaller(ctx, c, "Customer", name)
 		if err != nil {
 			return nil, err

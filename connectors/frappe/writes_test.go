@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -640,4 +641,74 @@ func TestASalesOrderTheERPChangedIsNotReportedAsApproved(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The site's default company is read when a call names none: changed
+// between the approval and the write, it must not move the approved order
+// or credit limit to another company than the page showed.
+func TestADefaultCompanyChangedAfterApprovalIsNotWrittenTo(t *testing.T) {
+	s := writeSim(t)
+	approved := seededCompany(t, s)
+	var other *frappetest.Doc
+	for _, c := range s.Data().List("Company") {
+		if c.Name != approved.Name {
+			other = c
+			break
+		}
+	}
+	if other == nil {
+		t.Fatal("the seed has one company")
+	}
+	settings := func(company string) string { return `{"default_company":` + strconv.Quote(company) + `}` }
+	cust := seededCustomer(t, s, approved.Str("default_currency"))
+	item := seededItems(t, s, 1)[0]
+
+	order := mustProposeWith(t, s, settings(approved.Name), "create_sales_order", map[string]any{
+		"customer": cust.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+		"items": []any{map[string]any{"item_code": item.Name, "qty": 1, "rate": 10}},
+	})
+	if f := field(t, order.preview, "company"); f.After != approved.Name {
+		t.Fatalf("the page shows company %q", f.After)
+	}
+	order.inv.settings = settings(other.Name)
+	out, err := order.execute(t)
+	switch {
+	case err != nil:
+		wantCode(t, err, toolerr.ApprovalExpired)
+	default:
+		if got := readAs(t, s, allCompanies, "Sales Order", out["name"].(string))["company"]; got != approved.Name {
+			t.Errorf("the order approved for %s was written to %v", approved.Name, got)
+		}
+	}
+
+	limit := mustProposeWith(t, s, settings(approved.Name), "update_customer", map[string]any{"customer": cust.Name, "credit_limit": 4321})
+	limit.inv.settings = settings(other.Name)
+	out, err = limit.execute(t)
+	switch {
+	case err != nil:
+		wantCode(t, err, toolerr.ApprovalExpired)
+	default:
+		for _, row := range out["credit_limits"].([]any) {
+			if m := row.(map[string]any); m["company"] == other.Name {
+				t.Errorf("the credit limit approved for %s was written for %s: %v", approved.Name, other.Name, out["credit_limits"])
+			}
+		}
+	}
+}
+
+// mustProposeWith is mustPropose with the site's settings.
+func mustProposeWith(t *testing.T, s *frappetest.Server, settings, name string, args map[string]any) *proposed {
+	t.Helper()
+	tool := toolByName(t, name)
+	raw, err := validArgs(t, tool, args)
+	if err != nil {
+		t.Fatalf("%s: arguments fail the input schema: %v", name, err)
+	}
+	p := &proposed{inv: invocation{role: allCompanies, sim: s, settings: settings}, tool: tool, raw: raw}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if p.preview, err = tool.Preview(ctx, p.inv.newCall(t, raw)); err != nil {
+		t.Fatalf("%s preview: %v", name, err)
+	}
+	return p
 }
