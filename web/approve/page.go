@@ -114,10 +114,6 @@ func (h *Handler) view(p pending, user, key string) view {
 	if user != "" {
 		v.SignedInAs = user
 	}
-	if !approver {
-		// What the ERP answered quotes its values, like the preview.
-		v.Detail = ""
-	}
 	if approver {
 		v.ShowDetails = true
 		v.DocType, v.DocName, v.Summary = a.Preview.DocType, a.Preview.DocName, a.Preview.Summary
@@ -133,6 +129,9 @@ func (h *Handler) view(p pending, user, key string) view {
 		v.Tables, v.Warnings = a.Preview.Tables, a.Preview.Warnings
 		v.ProposedBy, v.Client, v.ClientName = proposer(a), a.ClientID, p.clientName
 		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
+	} else {
+		// What the ERP answered quotes its values, like the preview.
+		v.Detail = ""
 	}
 	if v.State == stateAwaiting {
 		v.TimeLeft = timeLeft(a.ExpiresAt.Sub(now))
