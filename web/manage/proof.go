@@ -229,14 +229,17 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 		})
 	default:
 		change, gerr := h.deps.Store.GetOwnerChange(ctx, site.ID, changeID)
-		if _, aerr := h.deps.Admin.ApplyOwnerChange(ctx, actor, site, changeID); aerr != nil || gerr != nil {
+		updated, aerr := h.deps.Admin.ApplyOwnerChange(ctx, actor, site, changeID)
+		if aerr != nil || gerr != nil {
 			if aerr == nil {
 				aerr = gerr
 			}
 			h.changeFailed(w, site, aerr)
 			return
 		}
-		h.startSession(w, site, p.User.ID)
+		// The session is for the site as it is now: after a move to
+		// another tenant, the one the owner just proved.
+		h.startSession(w, updated, p.User.ID)
 		code := "settings"
 		if change.ClientSecret.IsSet() {
 			code = "secret"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
@@ -48,6 +49,7 @@ func newPages(t *testing.T) *pages {
 	}
 	reg := connector.NewRegistry()
 	reg.MustRegister(frappe.New())
+	reg.MustRegister(acumatica.New(acumatica.Options{}))
 	store := sites.NewStore(pool, keys)
 	hc := func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }
 	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc})
@@ -213,5 +215,58 @@ func TestSessionDoesNotOutliveItsSite(t *testing.T) {
 	}
 	if _, body := p.get(t, "/sites/acme/manage", old); !strings.Contains(body, signInPage+"acme") || strings.Contains(body, ownerPage) {
 		t.Errorf("the old site's session on the new acme: %s", body)
+	}
+}
+
+// A site moved to another ERP is another company's site: an owner
+// session proven at the old ERP does not carry over to it.
+func TestSessionDoesNotFollowItsSiteToAnotherERP(t *testing.T) {
+	p := newPages(t)
+	old := p.session(p.acme, "it.admin@demo.example")
+	if _, body := p.get(t, "/sites/acme/manage", old); !strings.Contains(body, ownerPage+"it.admin@demo.example") {
+		t.Fatalf("the session before the move: %s", body)
+	}
+	moved := "http://127.0.0.1:8009"
+	if _, err := p.h.deps.Admin.UpdateSite(t.Context(), siteadmin.Operator, p.acme, siteadmin.SiteChange{BaseURL: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := p.get(t, "/sites/acme/manage", old); !strings.Contains(body, signInPage+"acme") || strings.Contains(body, ownerPage) {
+		t.Errorf("the old ERP's owner on the moved site: %s", body)
+	}
+}
+
+// An owner who proved a move to another tenant stays signed in on the
+// moved site, and the session proven at the old tenant does not.
+func TestProvenTenantMoveKeepsItsProver(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	admin := p.h.deps.Admin
+	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
+		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := p.session(site, "admin@Company")
+	id, err := admin.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("admin@Company"), site,
+		siteadmin.OwnerChangeRequest{Settings: json.RawMessage(`{"tenant":"OtherCompany"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
+	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
+		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+	cookies := rec.Result().Cookies()
+	if len(cookies) != 1 {
+		t.Fatalf("cookies %v", cookies)
+	}
+	if _, body := p.get(t, "/sites/acu/manage", cookies[0]); !strings.Contains(body, ownerPage+"admin@OtherCompany") {
+		t.Errorf("the prover after the move: %s", body)
+	}
+	if _, body := p.get(t, "/sites/acu/manage", old); !strings.Contains(body, signInPage+"acu") || strings.Contains(body, ownerPage) {
+		t.Errorf("the old tenant's owner after the move: %s", body)
 	}
 }
