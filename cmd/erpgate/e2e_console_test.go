@@ -113,6 +113,37 @@ func adminEvents(t *testing.T, g *gateway, action string) [][3]string {
 	return out
 }
 
+// A console session is opened with the admin token: when the operator
+// replaces a token that leaked, the sessions opened with it end too, on
+// every replica that runs with the new one.
+func TestConsoleSessionsEndWithTheirAdminToken(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("sign-in: HTTP %d", status)
+	}
+	taken := b.sessionCookie().Value
+	same := startGateway(t, gw.DBURL, map[string]string{"ERPGATE_ADMIN_TOKEN": gw.AdminToken, "ERPGATE_ENCRYPTION_KEYS": gw.Keys})
+	if status, _, _ := withCookie(t, same.URL, taken).do(http.MethodGet, "/console/sites", nil); status != http.StatusOK {
+		t.Fatalf("a replica with the same admin token refused the session: HTTP %d", status)
+	}
+	newToken, err := secrets.NewToken("ega")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated := startGateway(t, gw.DBURL, map[string]string{"ERPGATE_ADMIN_TOKEN": newToken.Value.Reveal(), "ERPGATE_ENCRYPTION_KEYS": gw.Keys})
+	if status, _, h := withCookie(t, rotated.URL, taken).do(http.MethodGet, "/console/sites", nil); status != http.StatusSeeOther || !strings.HasSuffix(h.Get("Location"), "/console/sign-in") {
+		t.Errorf("after the admin token was replaced, a session opened with the old one: HTTP %d to %q", status, h.Get("Location"))
+	}
+	fresh := newConsoleBrowser(t, rotated.URL)
+	if status, _, _ := fresh.signIn(newToken.Value.Reveal()); status != http.StatusSeeOther {
+		t.Fatalf("sign-in with the new token: HTTP %d", status)
+	}
+	if status, _, _ := fresh.do(http.MethodGet, "/console/sites", nil); status != http.StatusOK {
+		t.Errorf("a session opened with the new token: HTTP %d", status)
+	}
+}
+
 // TestConsoleSessionAttacks signs in to the console over HTTP and tries
 // what an attacker would: a cookie with a forged signature, one re-signed
 // past its expiry or for another purpose, a stolen copy after sign-out, a
@@ -149,7 +180,7 @@ func TestConsoleSessionAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	right := pagekit.NewSigner(keyring.DeriveKey(console.KeyPurpose))
+	right := pagekit.NewSigner(console.SigningKey(keyring.DeriveKey(console.KeyPurpose), secrets.Secret(gw.AdminToken)))
 	forged := map[string]string{
 		"forged signature":   parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2])),
 		"other key":          pagekit.NewSigner([]byte(strings.Repeat("k", 32))).Sign(console.Purpose, id, time.Now().Add(time.Hour)),

@@ -16,6 +16,8 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"fmt"
@@ -47,6 +49,18 @@ const Purpose = "console"
 // from the encryption keys (secrets.Keyring.DeriveKey) for this use only.
 const KeyPurpose = "erpgate console session cookie"
 
+// SigningKey is the key session cookies are signed with: sessionKey (the
+// key derived for KeyPurpose) bound to the admin token the sessions are
+// opened with, so that replacing a token that leaked ends every session
+// opened with it.
+func SigningKey(sessionKey []byte, adminToken secrets.Secret) []byte {
+	token := sha256.Sum256([]byte(adminToken.Reveal()))
+	m := hmac.New(sha256.New, sessionKey)
+	m.Write([]byte("erpgate console session\x00"))
+	m.Write(token[:])
+	return m.Sum(nil)
+}
+
 // Cookie names (with __Host- over https).
 const (
 	sessionCookie = "erpgate_console"
@@ -70,8 +84,9 @@ type Deps struct {
 	// AdminToken is the operator's token (ERPGATE_ADMIN_TOKEN); unset, no
 	// one can sign in.
 	AdminToken secrets.Secret
-	// SessionKey signs the session cookies: at least 32 bytes, derived for
-	// this use only (KeyPurpose).
+	// SessionKey signs the session cookies, bound to AdminToken
+	// (SigningKey): at least 32 bytes, derived for this use only
+	// (KeyPurpose).
 	SessionKey []byte
 	Sessions   *consolesession.Store
 	// Admin records the audit events and carries out site actions and
@@ -139,8 +154,11 @@ func New(d Deps) *Console {
 	if err != nil {
 		panic(err)
 	}
+	if len(d.SessionKey) < 32 {
+		panic("console: New: SessionKey must be at least 32 bytes")
+	}
 	c := &Console{
-		deps: d, kit: kit, signer: pagekit.NewSigner(d.SessionKey),
+		deps: d, kit: kit, signer: pagekit.NewSigner(SigningKey(d.SessionKey, d.AdminToken)),
 		limiter: sourcelimit.New(d.SignInLimit, d.Now), log: d.Logger.Named("console"),
 	}
 	c.pages.signIn = kit.MustParse(files, "templates/sign_in.html")
