@@ -207,12 +207,12 @@ func (h *Handler) invalidLink(w http.ResponseWriter) {
 // session returns the ERP user of the request's approval session for site.
 // A session of another site, an expired or a forged one gives nothing.
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	return h.sessions.User(r, site.ID.String(), h.now())
+	return h.sessions.User(r, site.SessionScope(), h.now())
 }
 
 // startSession sets the approval session cookie for user on site.
 func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	h.sessions.Start(w, site.ID.String(), user, h.now())
+	h.sessions.Start(w, site.SessionScope(), user, h.now())
 }
 
 // csrfPurpose binds a form's token to the action it decides.

@@ -14,9 +14,7 @@ package manage
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/url"
@@ -198,21 +196,12 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 // session returns the ERP user of the request's owner session for site.
 // A session of another site, an expired or a forged one gives nothing.
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	return h.sessions.User(r, sessionScope(site), h.now())
+	return h.sessions.User(r, site.SessionScope(), h.now())
 }
 
 // startSession sets the owner session cookie for user on site.
 func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	h.sessions.Start(w, sessionScope(site), user, h.now())
-}
-
-// sessionScope is what an owner session is for: the site's id and the ERP
-// the sign-in proved its owner at (base URL and identity key, such as an
-// Acumatica tenant). A site moved to another ERP or tenant is another
-// company's, so the old owner's session stops working there.
-func sessionScope(site sites.Site) string {
-	sum := sha256.Sum256([]byte(site.BaseURL + "\x00" + site.IdentityKey))
-	return site.ID.String() + "." + hex.EncodeToString(sum[:16])
+	h.sessions.Start(w, site.SessionScope(), user, h.now())
 }
 
 // csrfKey returns this browser's CSRF cookie value, setting one when it

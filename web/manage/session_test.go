@@ -134,10 +134,10 @@ func TestOwnerSessionIsOneSitesAndShort(t *testing.T) {
 	}
 	p.now = p.now.Add(-SessionLifetime)
 	for name, value := range map[string]string{
-		"another purpose": p.h.deps.Signer.Sign("operator", p.acme.ID.String()+"|it.admin@demo.example", p.now.Add(time.Minute)),
-		"another key":     pagekit.NewSigner([]byte(strings.Repeat("k", 32))).Sign(sessionPurpose, p.acme.ID.String()+"|it.admin@demo.example", p.now.Add(time.Minute)),
-		"no user":         p.h.deps.Signer.Sign(sessionPurpose, p.acme.ID.String()+"|", p.now.Add(time.Minute)),
-		"a site id only":  p.h.deps.Signer.Sign(sessionPurpose, p.acme.ID.String(), p.now.Add(time.Minute)),
+		"another purpose": p.h.deps.Signer.Sign("operator", p.acme.SessionScope()+"|it.admin@demo.example", p.now.Add(time.Minute)),
+		"another key":     pagekit.NewSigner([]byte(strings.Repeat("k", 32))).Sign(sessionPurpose, p.acme.SessionScope()+"|it.admin@demo.example", p.now.Add(time.Minute)),
+		"no user":         p.h.deps.Signer.Sign(sessionPurpose, p.acme.SessionScope()+"|", p.now.Add(time.Minute)),
+		"a site id only":  p.h.deps.Signer.Sign(sessionPurpose, p.acme.SessionScope(), p.now.Add(time.Minute)),
 	} {
 		if _, body := p.get(t, "/sites/acme/manage", &http.Cookie{Name: acme.Name, Value: value}); !strings.Contains(body, signInPage+"acme") {
 			t.Errorf("%s: %s", name, body)

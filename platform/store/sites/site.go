@@ -1,6 +1,8 @@
 package sites
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -67,6 +69,16 @@ func CallbackPathOf(slug string, shared bool) string {
 
 // SiteCallbackPath is the path of the redirect URI of the site named slug.
 func SiteCallbackPath(slug string) string { return "/sites/" + slug + "/oauth/callback" }
+
+// SessionScope is what a session proven at the site's ERP is for: the
+// site's id and, hashed, the ERP it reaches (base URL and identity key).
+// A site moved to another ERP or tenant is another company's, where the
+// same user id may be another person, so the sessions of the old one stop
+// working there.
+func (s Site) SessionScope() string {
+	sum := sha256.Sum256([]byte(s.BaseURL + "\x00" + s.IdentityKey))
+	return s.ID.String() + "." + hex.EncodeToString(sum[:16])
+}
 
 // Connector returns what a connector needs to know about the site.
 func (s Site) Connector() (connector.Site, error) {
