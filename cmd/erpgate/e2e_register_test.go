@@ -206,3 +206,24 @@ func TestCallbackRoutesByStatePrefix(t *testing.T) {
 		t.Errorf("forged callbacks left %d audit events", n)
 	}
 }
+
+// TestRegistrationKeepsPastedPasswordsOutOfEvents: an address typed with
+// a password in it (user:password@host) is refused, and the audit event
+// of the refusal does not keep the password.
+func TestRegistrationKeepsPastedPasswordsOutOfEvents(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newRegistrationClient(t, gw.URL)
+	const secret = "Hunter2Secret"
+	for _, raw := range []string{"https://admin:" + secret + "@erp.example.com", "admin:" + secret + "@erp.example.com"} {
+		form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target Ltd"}, "base_url": {raw}}
+		if status, _, page := b.do(http.MethodPost, "/register", form, nil); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", raw, status, pageText(page))
+		}
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'register_start' AND outcome = 'refused'`); n != 2 {
+		t.Errorf("%d refused register_start events, want 2", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE position($1 in details::text || reason) > 0`, secret); n != 0 {
+		t.Errorf("%d audit events keep the password", n)
+	}
+}

@@ -115,7 +115,9 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		*dst = strings.TrimSpace(r.PostForm.Get(field))
 	}
 	actor := siteadmin.Registrant("")
-	details := map[string]any{"kind": f.Kind, "base_url": f.BaseURL}
+	// The address as typed may carry a pasted password: the event keeps
+	// what can be shown of it.
+	details := map[string]any{"kind": f.Kind, "base_url": sites.ShownBaseURL(f.BaseURL)}
 	if !h.deps.Proofs.Supports(f.Kind) {
 		h.renderStart(w, http.StatusBadRequest, browser, f, "Choose the kind of your ERP.")
 		return

@@ -73,3 +73,34 @@ func TestReachable(t *testing.T) {
 		t.Errorf("nothing listening: %v", err)
 	}
 }
+
+// A password or token pasted into a base URL (user:password@host, a
+// query) is refused, and neither the refusal's message, which the admin
+// API answers and the audit event and log line keep, nor the event says
+// it.
+func TestBaseURLSecretsAreNotRepeated(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	const secret = "Hunter2Secret"
+	for _, raw := range []string{
+		"https://admin:" + secret + "@erp.example.com",
+		"admin:" + secret + "@erp.example.com",
+		"ftp://admin:" + secret + "@erp.example.com",
+		"https://erp.example.com/?api_secret=" + secret,
+		"https://erp.example.com/#" + secret,
+	} {
+		_, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Acme", BaseURL: raw})
+		if kindOf(err) != siteadmin.Invalid || strings.Contains(err.Error(), secret) {
+			t.Errorf("CheckNewSite(%q): %v", raw, err)
+		}
+		_, err = f.svc.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acme", Kind: "testerp", DisplayName: "Acme", BaseURL: raw})
+		if kindOf(err) != siteadmin.Invalid || strings.Contains(err.Error(), secret) {
+			t.Errorf("CreateSite(%q): %v", raw, err)
+		}
+	}
+	for _, e := range f.events(t) {
+		if details, _ := json.Marshal(e.Details); strings.Contains(e.Reason, secret) || strings.Contains(string(details), secret) {
+			t.Errorf("event %s %s: reason %q, details %s", e.Action, e.Outcome, e.Reason, details)
+		}
+	}
+}

@@ -95,6 +95,33 @@ func checkText(what, s string, maxRunes int) error {
 	return nil
 }
 
+// ShownBaseURL is an address a person typed as an error message, an
+// audit event or a log line may repeat it: without a user name and
+// password, query or fragment, where a secret may have been pasted along.
+// It is "" when nothing of it can safely be shown (user:password@host
+// without a scheme reads as a scheme and an opaque part).
+func ShownBaseURL(raw string) string {
+	raw = strings.TrimSpace(raw)
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		if strings.ContainsAny(raw, "@?#") {
+			return ""
+		}
+		return raw
+	}
+	shown := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return shown.String()
+}
+
+// quoteBaseURL names raw in a validation message: quoted as ShownBaseURL
+// shows it, or not at all.
+func quoteBaseURL(raw string) string {
+	if shown := ShownBaseURL(raw); shown != "" {
+		return "base URL " + strconv.Quote(shown)
+	}
+	return "the base URL"
+}
+
 // NormalizeBaseURL turns an operator-entered ERP address into the origin
 // erpgate stores and matches against: scheme://host[:port], lower case, with
 // the scheme's default port dropped.
@@ -135,7 +162,7 @@ func normalizeBasePath(raw string, u *url.URL) (string, error) {
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
 		if seg == "." || seg == ".." || !pathSegmentPattern.MatchString(seg) {
-			return "", invalidf("base URL %q has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, \"-\", \"_\", \".\" and \"~\" between single slashes, and no \".\" or \"..\" parts", raw)
+			return "", invalidf("%s has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, \"-\", \"_\", \".\" and \"~\" between single slashes, and no \".\" or \"..\" parts", quoteBaseURL(raw))
 		}
 	}
 	return p, nil
@@ -148,20 +175,20 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", invalidf("base URL %q is not a valid URL", raw)
+		return "", invalidf("%s is not a valid URL", quoteBaseURL(raw))
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme != "http" && scheme != "https":
-		return "", invalidf("base URL %q must start with https:// (or http:// for a development host)", raw)
+		return "", invalidf("%s must start with https:// (or http:// for a development host)", quoteBaseURL(raw))
 	case u.Opaque != "" || u.Host == "":
-		return "", invalidf("base URL %q must be absolute, like https://erp.example.com", raw)
+		return "", invalidf("%s must be absolute, like https://erp.example.com", quoteBaseURL(raw))
 	case u.User != nil:
 		return "", invalidf("base URL must not contain a user name or password")
 	case u.RawQuery != "" || u.ForceQuery:
-		return "", invalidf("base URL %q must not have a query", raw)
+		return "", invalidf("%s must not have a query", quoteBaseURL(raw))
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return "", invalidf("base URL %q must not have a fragment", raw)
+		return "", invalidf("%s must not have a fragment", quoteBaseURL(raw))
 	case !allowPath && u.Path != "" && u.Path != "/":
 		return "", invalidf("base URL %q must be the site's origin, without a path (got %q)", raw, u.Path)
 	}
@@ -177,7 +204,7 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 	if port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return "", invalidf("base URL %q has an invalid port", raw)
+			return "", invalidf("%s has an invalid port", quoteBaseURL(raw))
 		}
 		port = strconv.Itoa(n)
 		if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
@@ -185,7 +212,7 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 		}
 	}
 	if scheme == "http" && !isLoopbackHost(host) && (isDevHost == nil || !isDevHost(host)) {
-		return "", invalidf("base URL %q must use https; plain http is allowed only for loopback and configured development hosts", raw)
+		return "", invalidf("%s must use https; plain http is allowed only for loopback and configured development hosts", quoteBaseURL(raw))
 	}
 	hostport := host
 	switch {
