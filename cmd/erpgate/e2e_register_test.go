@@ -227,3 +227,22 @@ func TestRegistrationKeepsPastedPasswordsOutOfEvents(t *testing.T) {
 		t.Errorf("%d audit events keep the password", n)
 	}
 }
+
+// TestRegistrationRefusesOversizedForms: the registration's forms are
+// anyone's to post, so a body far larger than any of them is refused
+// unread, as the other pages' forms are, and starts nothing.
+func TestRegistrationRefusesOversizedForms(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	b := newRegistrationClient(t, gw.URL)
+	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target Ltd"}, "base_url": {sim.URL},
+		"padding": {strings.Repeat("x", 2<<20)}}
+	status, _, page := b.do(http.MethodPost, "/register", form, nil)
+	if status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2 MiB start form: %d %s", status, pageText(page))
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations`); n != 0 {
+		t.Errorf("a 2 MiB form started %d registrations", n)
+	}
+}

@@ -71,6 +71,11 @@ type Deps struct {
 // every form is keyed by it.
 const browserCookie = "erpgate_register"
 
+// maxFormBytes bounds the body of a registration form: anyone may post
+// one, and the largest (an OAuth client, an API credential) is a few
+// hundred bytes.
+const maxFormBytes = 64 << 10
+
 // Handler serves the registration pages.
 type Handler struct {
 	deps  Deps
@@ -178,7 +183,15 @@ func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request, purpose stri
 			Next:    "Open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
 		return ""
 	}
-	if err := r.ParseForm(); err != nil || browser == "" || !pagekit.CheckCSRF(browser, purpose, r.PostForm.Get("csrf")) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	err := r.ParseForm()
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		h.message(w, http.StatusRequestEntityTooLarge, message{Title: "This form is too large",
+			Message: "erpgate's registration forms are far smaller than what was sent, so it was not read.",
+			Next:    "Open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
+		return ""
+	}
+	if err != nil || browser == "" || !pagekit.CheckCSRF(browser, purpose, r.PostForm.Get("csrf")) {
 		h.message(w, http.StatusForbidden, message{Title: "This form has expired",
 			Message: "erpgate could not match this form to your browser: its cookie is missing or the form is from an older page.",
 			Next:    "Allow cookies for erpgate, open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
