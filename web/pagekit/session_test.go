@@ -73,6 +73,20 @@ func TestCrossOriginAndFormAction(t *testing.T) {
 			t.Errorf("Origin %q: cross-origin %v, want %v", origin, got, cross)
 		}
 	}
+	// A base URL that spells out the scheme's default port is the same
+	// origin as one without it, which is how browsers send it.
+	for base, origin := range map[string]string{"https://gw.example:443": "https://gw.example", "http://127.0.0.1:80": "http://127.0.0.1",
+		"https://[2001:db8::1]:443/x": "https://[2001:db8::1]"} {
+		k, err := New(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, base, nil)
+		r.Header.Set("Origin", origin)
+		if k.CrossOrigin(r) {
+			t.Errorf("base URL %s: its own origin %s is called cross-origin", base, origin)
+		}
+	}
 	if got := FormActionWith("https://erp.example:8443/erp/path"); !slices.Equal(got, []string{"'self'", "https://erp.example:8443"}) {
 		t.Errorf("FormActionWith = %v", got)
 	}

@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -177,7 +176,7 @@ func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request, purpose stri
 		return ""
 	}
 	browser := h.browser(r)
-	if origin := r.Header.Get("Origin"); origin != "" && !h.sameOrigin(origin) {
+	if h.kit.CrossOrigin(r) {
 		h.message(w, http.StatusForbidden, message{Title: "This form came from another site",
 			Message: "erpgate accepts the registration's forms only from its own pages.",
 			Next:    "Open the registration page again and use its form.", Link: h.kit.URL("/register"), LinkText: "Start a registration"})
@@ -198,11 +197,6 @@ func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request, purpose stri
 		return ""
 	}
 	return browser
-}
-
-func (h *Handler) sameOrigin(origin string) bool {
-	u, err := url.Parse(h.kit.URL(""))
-	return err == nil && strings.EqualFold(origin, u.Scheme+"://"+u.Host)
 }
 
 func seconds(n int) string {
