@@ -56,3 +56,53 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 		t.Errorf("replica A accepts the revoked token: %d", status)
 	}
 }
+
+// TestDeletedSiteLeavesNoUsableServiceToken: a site deleted on one
+// replica takes its service tokens with it on every replica, and a site
+// registered again under the same slug at the same ERP does not revive
+// them.
+func TestDeletedSiteLeavesNoUsableServiceToken(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	db := pgtest.NewDatabase(t)
+	a := startGateway(t, db, nil)
+	b := startGateway(t, db, map[string]string{"ERPGATE_ENCRYPTION_KEYS": a.Keys})
+	service := userWithRole(t, sim, "service")
+	site := a.registerFrappe(t, "acme", sim, service)
+	h := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	for _, gw := range []*gateway{a, b} {
+		if status, _ := postRPC(t, gw.URL+"/service/mcp", h, ping); status != http.StatusOK {
+			t.Fatalf("%s refused a valid token: %d", gw.URL, status)
+		}
+	}
+	if err := a.admin.do(context.Background(), http.MethodDelete, "/sites/"+site.ID, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := postRPC(t, a.URL+"/service/mcp", h, ping); status != http.StatusUnauthorized {
+		t.Errorf("the replica that deleted the site accepts its token: %d", status)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _ := postRPC(t, b.URL+"/service/mcp", h, ping)
+		if status == http.StatusUnauthorized {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica B still accepts the deleted site's token (status %d)", status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	again := a.registerFrappe(t, "acme", sim, service)
+	if again.ID == site.ID {
+		t.Fatal("the site came back with its id")
+	}
+	for _, gw := range []*gateway{a, b} {
+		if status, _ := postRPC(t, gw.URL+"/service/mcp", h, ping); status != http.StatusUnauthorized {
+			t.Errorf("%s accepts the deleted site's token on the new acme: %d", gw.URL, status)
+		}
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM service_tokens`); n != 1 {
+		t.Errorf("%d service tokens, want the new site's one", n)
+	}
+}
