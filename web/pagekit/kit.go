@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/erpgate/erpgate/platform/infra/config"
 )
 
 //go:embed templates/*.html
@@ -38,7 +40,7 @@ func New(publicBaseURL string) (*Kit, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pagekit: the public base URL must be an absolute http or https URL, got %q", publicBaseURL)
 	}
-	k := &Kit{base: base, origin: originOf(u), secure: u.Scheme == "https"}
+	k := &Kit{base: base, origin: config.Origin(u), secure: u.Scheme == "https"}
 	k.layout, err = template.New("layout.html").Funcs(template.FuncMap{
 		"url":        k.URL,
 		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
@@ -51,16 +53,6 @@ func New(publicBaseURL string) (*Kit, error) {
 		return nil, err
 	}
 	return k, nil
-}
-
-// originOf is the origin of u as a browser sends it in an Origin header:
-// scheme://host[:port], without the scheme's default port.
-func originOf(u *url.URL) string {
-	host := u.Host
-	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
-		host = strings.TrimSuffix(host, ":"+p)
-	}
-	return u.Scheme + "://" + host
 }
 
 // URL joins the public base URL and path: every link a page shows is made

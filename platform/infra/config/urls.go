@@ -18,14 +18,25 @@ func (c *Config) PublicURL(path string) string {
 	return base + "/" + strings.TrimLeft(path, "/")
 }
 
-// PublicOrigin returns the origin (scheme://host[:port]) of the public base
-// URL, in lower case, or "" if the base URL is not set.
+// PublicOrigin returns the origin of the public base URL as a browser
+// sends it (Origin), in lower case, or "" if the base URL is not set.
 func (c *Config) PublicOrigin() string {
 	u, err := url.Parse(c.PublicBaseURL)
 	if err != nil || u.Host == "" {
 		return ""
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
+	return strings.ToLower(Origin(u))
+}
+
+// Origin is u's origin as a browser sends it in an Origin header:
+// scheme://host[:port], without the scheme's default port (a base URL
+// written https://host:443 is the origin https://host).
+func Origin(u *url.URL) string {
+	host := u.Host
+	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host
 }
 
 // AcceptsOrigin reports whether a browser Origin header value may call the

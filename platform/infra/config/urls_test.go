@@ -76,6 +76,18 @@ func TestAcceptsOrigin(t *testing.T) {
 			t.Errorf("AcceptsOrigin(%q) = %v, want %v", origin, got, want)
 		}
 	}
+	// A browser leaves the scheme's default port out of Origin.
+	for base, origin := range map[string]string{
+		"https://gw.example.com:443/erpgate": "https://gw.example.com",
+		"http://gw.example.com:80":           "http://gw.example.com",
+		"https://[2001:db8::1]:443":          "https://[2001:db8::1]",
+		"http://127.0.0.1:8080":              "http://127.0.0.1:8080",
+	} {
+		c := &Config{PublicBaseURL: base}
+		if !c.AcceptsOrigin(origin) {
+			t.Errorf("base URL %s refuses its browsers' Origin %s", base, origin)
+		}
+	}
 	if (&Config{}).PublicOrigin() != "" || (&Config{}).AcceptsOrigin("null") {
 		t.Error("an unset base URL must accept nothing")
 	}
