@@ -21,6 +21,7 @@ import (
 // pageSet holds the console's own pages.
 type pageSet struct {
 	sites, settings, preflight *pagekit.Page
+	newSite, siteAdded         *pagekit.Page
 }
 
 func (c *Console) parsePages() {
@@ -28,11 +29,15 @@ func (c *Console) parsePages() {
 	c.pages.sites = c.kit.MustParse(files, "templates/sites.html")
 	c.pages.settings = c.kit.MustParse(files, "templates/settings.html")
 	c.pages.preflight = c.kit.MustParse(files, "templates/preflight.html")
+	c.pages.newSite = c.kit.MustParse(files, "templates/new_site.html")
+	c.pages.siteAdded = c.kit.MustParse(files, "templates/site_added.html")
 }
 
 func (c *Console) registerPages(e *echo.Echo) {
 	e.GET("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.sitesPage))))
 	e.POST("/console/sites", echo.WrapHandler(c.Guard(http.HandlerFunc(c.siteAction))))
+	e.GET(NewSitePath, echo.WrapHandler(c.Guard(http.HandlerFunc(c.newSitePage))))
+	e.POST(NewSitePath, echo.WrapHandler(c.Guard(http.HandlerFunc(c.addSite))))
 	e.GET("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.settingsPage))))
 	e.POST("/console/settings", echo.WrapHandler(c.Guard(http.HandlerFunc(c.changeSetting))))
 	e.GET("/console/preflight", echo.WrapHandler(c.Guard(http.HandlerFunc(c.preflightPage))))

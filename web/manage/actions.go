@@ -61,7 +61,7 @@ func (h *Handler) changeSettings(w http.ResponseWriter, r *http.Request, o owner
 	ctx := r.Context()
 	current := map[string]any{}
 	_ = json.Unmarshal(o.site.Settings, &current)
-	for _, f := range kindSettings[o.site.Kind] {
+	for _, f := range siteadmin.SettingFields(o.site.Kind) {
 		if v, ok := r.PostForm["setting_"+f.Key]; ok && len(v) == 1 {
 			current[f.Key] = strings.TrimSpace(v[0])
 		}

@@ -17,34 +17,6 @@ import (
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
-// settingField is a connector setting the owner may change here. Other
-// settings (Acumatica's canary inquiry, a row cap) are kept as they are.
-type settingField struct {
-	Key, Label, Help string
-}
-
-// kindSettings lists, per kind of site, the settings on the owner's page.
-var kindSettings = map[string][]settingField{
-	"frappe": {
-		{Key: "default_company", Label: "Default company", Help: "The company tools use when a request names none. Leave it empty for none."},
-	},
-	"acumatica": {
-		{Key: "tenant", Label: "Tenant", Help: "The tenant's login name. Moving the site to another tenant takes a sign-in as an administrator of that tenant."},
-		{Key: "endpoint_name", Label: "Endpoint name", Help: "The contract-based REST endpoint, normally Default."},
-		{Key: "endpoint_version", Label: "Endpoint version", Help: "The endpoint's version, such as 24.200.001."},
-	},
-}
-
-// kindNames are the kinds as people call them.
-var kindNames = map[string]string{"frappe": "Frappe/ERPNext", "acumatica": "Acumatica"}
-
-func kindName(kind string) string {
-	if n, ok := kindNames[kind]; ok {
-		return n
-	}
-	return kind
-}
-
 // notices are the sentences a page shows after an action redirected to it.
 var notices = map[string]string{
 	"signed-in":      "You are signed in as an administrator of this ERP.",
@@ -123,7 +95,7 @@ func (h *Handler) page(c echo.Context) error {
 		return nil
 	}
 	key := h.csrfKey(w, r)
-	data := pageData{Slug: site.Slug, Kind: kindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
+	data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
 	user, ok := h.session(r, site)
 	if !ok {
 		h.render(w, http.StatusOK, h.signIn, data, site)
@@ -169,7 +141,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	ctx := r.Context()
 	site := o.site
 	d := pageData{
-		Slug: site.Slug, DisplayName: site.DisplayName, Kind: kindName(site.Kind), BaseURL: site.BaseURL,
+		Slug: site.Slug, DisplayName: site.DisplayName, Kind: siteadmin.KindName(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.deps.Kit.URL("/sites/" + site.Slug + "/mcp"), Status: string(site.Status),
 		RedirectURI: h.deps.Kit.URL(site.CallbackPath()), SharedCallback: site.SharedCallback,
 		OwnRedirectURI: h.deps.Kit.URL(sites.SiteCallbackPath(site.Slug)),
@@ -178,7 +150,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	d.Writes = h.writesData(o)
 	var current map[string]any
 	_ = json.Unmarshal(site.Settings, &current)
-	for _, f := range kindSettings[site.Kind] {
+	for _, f := range siteadmin.SettingFields(site.Kind) {
 		v := ""
 		if s, ok := current[f.Key].(string); ok {
 			v = s

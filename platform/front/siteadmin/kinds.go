@@ -1,0 +1,49 @@
+package siteadmin
+
+import "github.com/erpgate/erpgate/platform/connector"
+
+// SettingField is a connector setting people set on erpgate's pages (the
+// owner's page, the console's new site). Other settings (Acumatica's
+// canary inquiry, a row cap) keep their defaults there.
+type SettingField struct {
+	Key, Label, Help string
+}
+
+// settingFields lists, per kind of site, the settings the pages offer.
+var settingFields = map[string][]SettingField{
+	"frappe": {
+		{Key: "default_company", Label: "Default company", Help: "The company tools use when a request names none. Leave it empty for none."},
+	},
+	"acumatica": {
+		{Key: "tenant", Label: "Tenant", Help: "The tenant's login name. Moving the site to another tenant takes a sign-in as an administrator of that tenant."},
+		{Key: "endpoint_name", Label: "Endpoint name", Help: "The contract-based REST endpoint, normally Default."},
+		{Key: "endpoint_version", Label: "Endpoint version", Help: "The endpoint's version, such as 24.200.001."},
+	},
+}
+
+// SettingFields are the settings the pages offer for a kind of site.
+func SettingFields(kind string) []SettingField { return settingFields[kind] }
+
+// kindNames are the kinds as people call them.
+var kindNames = map[string]string{"frappe": "Frappe/ERPNext", "acumatica": "Acumatica"}
+
+// KindName is a kind of site as people call it.
+func KindName(kind string) string {
+	if n, ok := kindNames[kind]; ok {
+		return n
+	}
+	return kind
+}
+
+// Kinds are the kinds of site this deployment serves.
+func (s *Service) Kinds() []string { return s.deps.Registry.Kinds() }
+
+// APICredentialFields are the fields of a kind's fixed API credential;
+// false for a kind this deployment does not serve.
+func (s *Service) APICredentialFields(kind string) ([]connector.CredentialField, bool) {
+	conn, ok := s.deps.Registry.Get(kind)
+	if !ok {
+		return nil, false
+	}
+	return conn.APICredentialFields(), true
+}
