@@ -207,7 +207,8 @@ func normalizedAuthorizeQuery(form url.Values) url.Values {
 }
 
 // newAuthorizeRequest has fosite parse and check the authorization request
-// whose normalized query is query.
+// whose normalized query is query, then checks that its redirect URI is a
+// registered one exactly (isRegisteredRedirectURI).
 //
 // OAuth 2.1 (§4.1.1) makes state optional for a client that uses PKCE,
 // which erpgate requires, and the MCP TypeScript SDK leaves it out when its
@@ -218,6 +219,19 @@ func normalizedAuthorizeQuery(form url.Values) url.Values {
 // again: the answer carries no state, as RFC 6749 §4.1.2 wants. A state
 // the client did send keeps fosite's minimum, and erpgate's 1 KiB bound.
 func (s *Server) newAuthorizeRequest(r *http.Request, query url.Values) (fosite.AuthorizeRequester, error) {
+	ar, err := s.parseAuthorizeRequest(r, query)
+	if err != nil {
+		return ar, err
+	}
+	if raw := query.Get("redirect_uri"); raw != "" && !isRegisteredRedirectURI(raw, ar.GetClient().GetRedirectURIs()) {
+		return nil, fosite.ErrInvalidRequest.WithHint("The 'redirect_uri' parameter does not match any of the OAuth 2.0 Client's pre-registered redirect urls.")
+	}
+	return ar, nil
+}
+
+// parseAuthorizeRequest is fosite's parse of the request, with the
+// placeholder state described at newAuthorizeRequest.
+func (s *Server) parseAuthorizeRequest(r *http.Request, query url.Values) (fosite.AuthorizeRequester, error) {
 	if query.Get("state") != "" {
 		return s.provider.NewAuthorizeRequest(r.Context(), authorizeRequestFor(r, query))
 	}

@@ -118,6 +118,48 @@ func isReverseDomainScheme(scheme string) bool {
 	return scheme[0] >= 'a' && scheme[0] <= 'z'
 }
 
+// isRegisteredRedirectURI reports whether a requested redirect URI is one
+// of registered: the same string, or the same string but for the port of
+// an http loopback IP literal (RFC 8252 §7.3). fosite's own loopback match
+// ignores the scheme and compares decoded paths, so it would also take
+// http://127.0.0.1:9/cb for https://127.0.0.1/cb, or /a%2Fb for /a/b; this
+// is the exact match erpgate promises, checked as well.
+func isRegisteredRedirectURI(requested string, registered []string) bool {
+	portless, loopback := withoutLoopbackPort(requested)
+	for _, r := range registered {
+		if r == requested {
+			return true
+		}
+		if p, ok := withoutLoopbackPort(r); loopback && ok && p == portless {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutLoopbackPort returns raw without its port when raw is an http URL
+// whose host is a loopback IP literal (not localhost, whose port RFC 8252
+// does not let vary), written exactly as such; everything after the host
+// stays as written.
+func withoutLoopbackPort(raw string) (string, bool) {
+	const prefix = "http://"
+	if !strings.HasPrefix(raw, prefix) {
+		return "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil || !strings.HasPrefix(raw, prefix+u.Host) {
+		return "", false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || !isLoopbackHost(host) {
+		return "", false
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return prefix + host + raw[len(prefix+u.Host):], true
+}
+
 // hostOf is what the consent page shows as the place that receives the
 // answer: the host (and port) of an http(s) redirect URI, never its
 // userinfo, or the app's scheme for a private-use scheme.

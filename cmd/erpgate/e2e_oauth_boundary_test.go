@@ -105,6 +105,42 @@ func TestOAuthRedirectURIPolicy(t *testing.T) {
 	}
 }
 
+// TestOAuthRedirectURIMatchVariesOnlyTheLoopbackPort: a requested redirect
+// URI must be one the client registered, character for character, except
+// the port of a loopback IP literal (RFC 8252 §7.3). fosite's own loopback
+// match also let the scheme change (https to http) and compared decoded
+// paths (/a%2Fb for /a/b, /c%62 for /cb).
+func TestOAuthRedirectURIMatchVariesOnlyTheLoopbackPort(t *testing.T) {
+	r := newOAuthRig(t)
+	for _, c := range []struct {
+		registered, requested string
+		allowed               bool
+	}{
+		{"http://127.0.0.1/cb", "http://127.0.0.1:54321/cb", true},
+		{"http://127.0.0.1:5/cb", "http://127.0.0.1:54321/cb", true},
+		{"http://[::1]:8080/cb", "http://[::1]:54321/cb", true},
+		{"http://127.0.0.1/cb?x=1", "http://127.0.0.1:54321/cb?x=1", true},
+		{"https://app.example/cb", "https://app.example/cb", true},
+		{"https://127.0.0.1/cb", "http://127.0.0.1:9/cb", false},
+		{"http://127.0.0.1/a/b", "http://127.0.0.1:9/a%2Fb", false},
+		{"http://127.0.0.1:5/cb", "http://127.0.0.1:9/c%62", false},
+		{"http://127.0.0.1/cb", "http://127.0.0.2:9/cb", false},
+		{"http://127.0.0.1/cb", "http://[::1]:9/cb", false},
+		{"http://127.0.0.1/cb", "http://localhost:9/cb", false},
+		{"http://localhost:3000/cb", "http://localhost:4000/cb", false},
+		{"http://127.0.0.1/cb", "http://127.0.0.1:9/cb?x=1", false},
+		{"http://127.0.0.1/cb", "http://127.0.0.1:9/CB", false},
+		{"https://app.example/cb", "https://app.example:443/cb", false},
+	} {
+		id := r.register(c.registered)
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("client_id", id); q.Set("redirect_uri", c.requested) }))
+		if got := resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(resp.Header.Get("Location"), r.sim.URL); got != c.allowed {
+			t.Errorf("registered %s, requested %s: HTTP %d to %q, want allowed=%v", c.registered, c.requested,
+				resp.StatusCode, resp.Header.Get("Location"), c.allowed)
+		}
+	}
+}
+
 // TestOAuthErrorsBeforeConsentStayOnErpgate: registration is open, so a
 // client's redirect URI may be anyone's site. An authorization error before
 // the user has approved the client is shown on an erpgate page, never
