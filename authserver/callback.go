@@ -101,15 +101,15 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.recordEvent(ctx, storage.AuthEvent{SiteID: site.site.ID, Kind: storage.EventSignIn, ERPUser: user.ID, ClientID: flow.ClientID})
 	pending := storage.PendingToken{Access: tok.AccessToken, Refresh: tok.RefreshToken, ExpiresAt: upstreamExpiry(tok)}
-	consented, err := s.deps.Store.HasConsent(ctx, site.site.ID, user.ID, flow.ClientID)
+	consented, err := s.deps.Store.HasConsent(ctx, site.site.ID, user.ID, flow.ClientID, consentHost(s.flowRedirectURI(r, flow)))
 	if err != nil {
 		s.endFlow(ctx, flowID)
 		s.pageError(w, "read consent", err)
 		return
 	}
 	if consented {
-		// Consent is kept per (user, client): a returning user goes
-		// straight back to their client.
+		// Consent is kept per (user, client, redirect host): a returning
+		// user goes straight back to their client at a host they approved.
 		if err := s.deps.Store.EndFlow(ctx, flowID); err != nil {
 			s.pageError(w, "finish sign-in", err)
 			return

@@ -73,7 +73,7 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request, flow *storage.Flo
 func (s *Server) denyToClient(w http.ResponseWriter, r *http.Request, flow *storage.Flow, hint string) {
 	approved := flow.Stage == storage.StageConsent
 	if !approved && flow.ERPUser != "" && flow.SiteID != uuid.Nil {
-		ok, err := s.deps.Store.HasConsent(r.Context(), flow.SiteID, flow.ERPUser, flow.ClientID)
+		ok, err := s.deps.Store.HasConsent(r.Context(), flow.SiteID, flow.ERPUser, flow.ClientID, consentHost(s.flowRedirectURI(r, flow)))
 		if err != nil {
 			s.pageError(w, "read consent", err)
 			return

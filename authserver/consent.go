@@ -29,15 +29,7 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, "load site for consent", err)
 		return
 	}
-	query, _ := url.ParseQuery(flow.AuthorizeQuery)
-	redirect := query.Get("redirect_uri")
-	if redirect == "" {
-		// The request left it to the registration: the client's only
-		// registered redirect URI, as fosite chose it.
-		if ar, err := s.replayAuthorizeRequest(r, flow); err == nil {
-			redirect = ar.GetRedirectURI().String()
-		}
-	}
+	redirect := s.flowRedirectURI(r, flow)
 	userName := flow.ERPUserName
 	if userName == "" {
 		userName = flow.ERPUser
@@ -80,12 +72,29 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, "load site for consent", err)
 		return
 	}
-	if err := s.deps.Store.SaveConsent(ctx, flow.SiteID, flow.ERPUser, flow.ClientID); err != nil {
+	// The consent covers the host the page named, not the client's other
+	// redirect URIs.
+	if err := s.deps.Store.SaveConsent(ctx, flow.SiteID, flow.ERPUser, flow.ClientID, consentHost(s.flowRedirectURI(r, flow))); err != nil {
 		s.pageError(w, "save consent", err)
 		return
 	}
 	s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventConsent, ERPUser: flow.ERPUser, ClientID: flow.ClientID})
 	s.grant(w, r, flow, site, flow.ERPUser, flow.ERPUserName, *flow.Token)
+}
+
+// flowRedirectURI is where a flow's answer goes: the request's
+// redirect_uri or, when the request left it to the registration, the
+// client's only registered redirect URI, as fosite chooses it. It is ""
+// when the request no longer parses (the client is gone).
+func (s *Server) flowRedirectURI(r *http.Request, flow *storage.Flow) string {
+	query, _ := url.ParseQuery(flow.AuthorizeQuery)
+	if redirect := query.Get("redirect_uri"); redirect != "" {
+		return redirect
+	}
+	if ar, err := s.replayAuthorizeRequest(r, flow); err == nil {
+		return ar.GetRedirectURI().String()
+	}
+	return ""
 }
 
 // clientName is what the consent page calls a client: its registered or

@@ -174,6 +174,16 @@ func hostOf(raw string) string {
 	return u.Scheme
 }
 
+// consentHost is what a consent covers: the host the consent page names
+// (hostOf), without the port of a loopback IP literal, which a client may
+// choose anew for every sign-in.
+func consentHost(raw string) string {
+	if portless, ok := withoutLoopbackPort(raw); ok {
+		return hostOf(portless)
+	}
+	return hostOf(raw)
+}
+
 // quoteURI quotes a redirect URI for an error message, shortened.
 func quoteURI(raw string) string {
 	if len(raw) > 80 {

@@ -47,7 +47,7 @@ func TestCleanUpRemovesWhatUnauthenticatedRequestsLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(`UPDATE oauth_clients SET last_used_at = now() - interval '31 days' WHERE id = 'idle-long'`)
-	if err := store.SaveConsent(ctx, site, "u@example.com", "never-used-old"); err != nil {
+	if err := store.SaveConsent(ctx, site, "u@example.com", "never-used-old", "127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
 	for id, expires := range map[string]time.Time{

@@ -241,3 +241,46 @@ func TestOAuthConsentShowsTheRealRedirectHost(t *testing.T) {
 	}
 	t.Fatal("no consent page was shown")
 }
+
+// TestOAuthConsentCoversOnlyTheRedirectHostItNamed: the consent page names
+// the host that receives the answer, so a consent covers that host only. A
+// client may register several redirect URIs; a person who approved it for
+// one (a harmless-looking 127.0.0.1) must not have codes sent to another
+// (the attacker's https site, where the attacker redeems them with its own
+// PKCE verifier) without being asked.
+func TestOAuthConsentCoversOnlyTheRedirectHostItNamed(t *testing.T) {
+	r := newOAuthRig(t)
+	const attacker = "https://attacker.example/cb"
+	r.clientID = r.register(e2eRedirectURI, attacker)
+	consentShown := func(b *headlessBrowser) string {
+		for _, p := range b.Pages {
+			if strings.Contains(p.URL, "/oauth/consent") {
+				return pageText(p.Body)
+			}
+		}
+		return ""
+	}
+	signIn := func(redirectURI string) *headlessBrowser {
+		t.Helper()
+		b := newHeadlessBrowser(t, redirectURI, frappeLogin(r.user))
+		final, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Set("redirect_uri", redirectURI) }), nil)
+		if err != nil || final.Query().Get("code") == "" {
+			t.Fatalf("sign-in to %s: %v %v (last page %s)", redirectURI, final, err, pageText(b.LastPage().Body))
+		}
+		return b
+	}
+	if text := consentShown(signIn(e2eRedirectURI)); !strings.Contains(text, "127.0.0.1:9") {
+		t.Fatalf("first consent page: %q", text)
+	}
+	if text := consentShown(signIn(attacker)); !strings.Contains(text, "attacker.example") {
+		t.Errorf("a code went to attacker.example on the consent given for 127.0.0.1; consent page: %q", text)
+	}
+	// What was approved is not asked again: the same loopback host on
+	// another port, and the other host once approved.
+	if text := consentShown(signIn("http://127.0.0.1:54321/callback")); text != "" {
+		t.Errorf("asked again for 127.0.0.1 on another port: %q", text)
+	}
+	if text := consentShown(signIn(attacker)); text != "" {
+		t.Errorf("asked again for an approved host: %q", text)
+	}
+}
