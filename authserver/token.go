@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // serveToken is the token endpoint: authorization_code (with PKCE) and
@@ -27,6 +29,19 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		!ar.GetRequestedAudience().Has(res) && !ar.GetGrantedAudience().Has(res) {
 		s.accessError(w, r, ar, errInvalidTarget("The resource is not the MCP URL this grant was made for."))
 		return
+	}
+	// A grant of a site that no longer offers sign-in (disabled, removed,
+	// or without its OAuth connection) gets no new tokens: its MCP URL
+	// would refuse them. Refused, not spent: the code or refresh token is
+	// left as it was.
+	if sess, ok := ar.GetSession().(*storage.Session); ok {
+		if _, err := s.loadSignInSite(ctx, sess.SiteID); errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
+			s.accessError(w, r, ar, fosite.ErrInvalidGrant.WithHint("The site of this grant no longer offers sign-in."))
+			return
+		} else if err != nil {
+			s.accessError(w, r, ar, fosite.ErrServerError.WithWrap(err))
+			return
+		}
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
 	if err != nil {

@@ -419,3 +419,33 @@ func TestOAuthGenericEndpoint(t *testing.T) {
 		}
 	})
 }
+
+// TestOAuthDisabledSiteGetsNoNewTokens: a disabled site's MCP URL refuses
+// its tokens, and its token endpoint must not mint new ones either: neither
+// from a refresh token nor from a code issued just before. A client that
+// kept refreshing would get a token that 401s, refresh again, and never be
+// told to sign in (where it would learn the site is disabled).
+func TestOAuthDisabledSiteGetsNoNewTokens(t *testing.T) {
+	r := newOAuthRig(t)
+	_, tok := r.exchange(r.code())
+	code := r.code()
+	if err := r.gw.admin.do(t.Context(), http.MethodPatch, "/sites/"+r.site.ID, map[string]any{"status": "disabled"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if resp := rawMCP(t, r.site.MCPURL, tok["access_token"].(string)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("access token of a disabled site: HTTP %d", resp.StatusCode)
+	}
+	if status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+		t.Errorf("refresh at a disabled site: HTTP %d %v", status, out)
+	}
+	if status, out := r.exchange(code); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+		t.Errorf("code exchange at a disabled site: HTTP %d %v", status, out)
+	}
+	// Enabled again, the refresh token works: it was refused, not spent.
+	if err := r.gw.admin.do(t.Context(), http.MethodPatch, "/sites/"+r.site.ID, map[string]any{"status": "active"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}); status != http.StatusOK {
+		t.Errorf("refresh after the site was enabled again: HTTP %d %v", status, out)
+	}
+}
