@@ -175,11 +175,16 @@ func hostOf(raw string) string {
 }
 
 // consentHost is what a consent covers: the host the consent page names
-// (hostOf), without the port of a loopback IP literal, which a client may
-// choose anew for every sign-in.
+// (hostOf), without the port of an http loopback host, which a client may
+// choose anew for every sign-in on the same machine.
 func consentHost(raw string) string {
-	if portless, ok := withoutLoopbackPort(raw); ok {
-		return hostOf(portless)
+	u, err := url.Parse(raw)
+	if err == nil && u.Scheme == "http" && isLoopbackHost(u.Hostname()) {
+		host := strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		return host
 	}
 	return hostOf(raw)
 }

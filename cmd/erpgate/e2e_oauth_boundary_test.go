@@ -283,4 +283,12 @@ func TestOAuthConsentCoversOnlyTheRedirectHostItNamed(t *testing.T) {
 	if text := consentShown(signIn(attacker)); text != "" {
 		t.Errorf("asked again for an approved host: %q", text)
 	}
+	// localhost is a host of its own, but on any port too.
+	r.clientID = r.register("http://localhost:3000/cb", "http://localhost:4000/cb")
+	if text := consentShown(signIn("http://localhost:3000/cb")); !strings.Contains(text, "localhost:3000") {
+		t.Errorf("consent page for localhost: %q", text)
+	}
+	if text := consentShown(signIn("http://localhost:4000/cb")); text != "" {
+		t.Errorf("asked again for localhost on another port: %q", text)
+	}
 }
