@@ -196,6 +196,12 @@ func normalizedAuthorizeQuery(form url.Values) url.Values {
 			q.Set(k, v)
 		}
 	}
+	// query is the code flow's default mode, the one the metadata
+	// advertises; fosite refuses any response_mode a client names, so
+	// the default is left unnamed. Other modes stay, to be refused.
+	if q.Get("response_mode") == "query" {
+		q.Del("response_mode")
+	}
 	scopes := []string{ScopeRead}
 	for _, sc := range strings.Fields(form.Get("scope")) {
 		if slices.Contains(supportedScopes, sc) && !slices.Contains(scopes, sc) {

@@ -449,3 +449,26 @@ func TestOAuthDisabledSiteGetsNoNewTokens(t *testing.T) {
 		t.Errorf("refresh after the site was enabled again: HTTP %d %v", status, out)
 	}
 }
+
+// TestOAuthResponseModeQueryIsAccepted: the metadata advertises
+// response_modes_supported ["query"], so a client that names it explicitly
+// must get the same sign-in as one that leaves it out; the modes erpgate
+// does not give (fragment, form_post) stay refused on a page.
+func TestOAuthResponseModeQueryIsAccepted(t *testing.T) {
+	r := newOAuthRig(t)
+	resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("response_mode", "query") }))
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), r.sim.URL) {
+		t.Errorf("response_mode=query: HTTP %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	b := r.browser()
+	final, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Set("response_mode", "query") }), nil)
+	if err != nil || final.Query().Get("code") == "" || final.Query().Get("iss") != r.gw.URL {
+		t.Errorf("sign-in with response_mode=query: %v %v (last page %s)", final, err, pageText(b.LastPage().Body))
+	}
+	for _, mode := range []string{"fragment", "form_post"} {
+		resp := noFollow(t, r.authorizeURL(func(q url.Values) { q.Set("response_mode", mode) }))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Errorf("response_mode=%s: HTTP %d to %q", mode, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+}
