@@ -12,12 +12,19 @@ import (
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
+// maxTokenBodyBytes bounds a token or revocation request, read before the
+// client is known: a code, verifier, refresh token and client credentials
+// take well under 4 KiB; fosite would otherwise take up to 10 MiB in
+// memory, and multipart file parts of any size in temporary files.
+const maxTokenBodyBytes = 64 << 10
+
 // serveToken is the token endpoint: authorization_code (with PKCE) and
 // refresh_token (rotated, with reuse detection). fosite's writers set
 // Cache-Control: no-store on every answer.
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	w.Header().Set("Access-Control-Allow-Origin", "*")
+	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
 	ar, err := s.provider.NewAccessRequest(ctx, r, &storage.Session{})
 	if err != nil {
 		s.accessError(w, r, ar, err)
@@ -66,6 +73,7 @@ func (s *Server) accessError(w http.ResponseWriter, r *http.Request, ar fosite.A
 func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Cache-Control", "no-store")
+	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
 	err := s.provider.NewRevocationRequest(r.Context(), r)
 	s.provider.WriteRevocationResponse(r.Context(), w, err)
 }

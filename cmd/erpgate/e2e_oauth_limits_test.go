@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -284,5 +285,57 @@ func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
 				t.Errorf("another source's made-up token: HTTP %d %s", status, body)
 			}
 		})
+	}
+}
+
+// TestOAuthTokenAndRevocationBodiesAreBounded: /oauth/token and
+// /oauth/revoke read their body before they know the client, so, like
+// registration and /oauth/authorize, they must bound it. Before, a request
+// padded with megabytes (in memory, or as multipart file parts in
+// temporary files) was read whole and then served.
+func TestOAuthTokenAndRevocationBodiesAreBounded(t *testing.T) {
+	r := newOAuthRig(t)
+	_, tok := r.exchange(r.code())
+	refresh := tok["refresh_token"].(string)
+	padding := strings.Repeat("x", 2<<20)
+	post := func(path, contentType string, body io.Reader) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(r.gw.URL+path, contentType, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	refreshForm := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {r.clientID}}
+
+	padded := url.Values{"padding": {padding}}
+	for k, v := range refreshForm {
+		padded[k] = v
+	}
+	if status, out := post("/oauth/token", "application/x-www-form-urlencoded", strings.NewReader(padded.Encode())); status != http.StatusBadRequest {
+		t.Errorf("refresh padded with 2 MiB: HTTP %d %v", status, out)
+	}
+	var mp strings.Builder
+	w := multipart.NewWriter(&mp)
+	for k, v := range refreshForm {
+		_ = w.WriteField(k, v[0])
+	}
+	fw, _ := w.CreateFormFile("padding", "padding.bin")
+	_, _ = io.WriteString(fw, padding)
+	_ = w.Close()
+	if status, out := post("/oauth/token", w.FormDataContentType(), strings.NewReader(mp.String())); status != http.StatusBadRequest {
+		t.Errorf("refresh with a 2 MiB multipart file part: HTTP %d %v", status, out)
+	}
+	revoke := url.Values{"token": {refresh}, "client_id": {r.clientID}, "padding": {padding}}
+	if status, out := post("/oauth/revoke", "application/x-www-form-urlencoded", strings.NewReader(revoke.Encode())); status != http.StatusBadRequest {
+		t.Errorf("revocation padded with 2 MiB: HTTP %d %v", status, out)
+	}
+	// Refused, not served: the refresh token was neither rotated nor
+	// revoked, and a normal request still works.
+	if status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); status != http.StatusOK {
+		t.Errorf("refresh without padding: HTTP %d %v", status, out)
 	}
 }
