@@ -206,6 +206,12 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /.well-known/oauth-protected-resource/sites/{slug}/mcp", s.serveSiteResourceMetadata)
 	m.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.serveGenericResourceMetadata)
 	m.HandleFunc("POST /oauth/register", s.serveRegister)
+	// Registration, token and revocation answer any origin, for MCP
+	// clients that run in a browser; a browser asks first (a JSON
+	// registration, or a request with an Authorization header).
+	for _, path := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		m.HandleFunc("OPTIONS "+path, servePreflight)
+	}
 	m.HandleFunc("GET /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/site", s.serveChooseSite)
@@ -218,6 +224,18 @@ func (s *Server) routes() {
 	m.HandleFunc("/sites/{slug}/mcp", s.serveSiteMCP)
 	m.HandleFunc("/mcp", s.serveGenericMCP)
 	s.mux = m
+}
+
+// servePreflight answers a CORS preflight of a back-channel endpoint: any
+// origin, POST, the headers those requests carry. Never credentials:
+// cookies play no part there.
+func servePreflight(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "POST")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // ServeHTTP serves the paths Paths lists. The OAuth endpoints learn the

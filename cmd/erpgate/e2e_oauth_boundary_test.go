@@ -292,3 +292,40 @@ func TestOAuthConsentCoversOnlyTheRedirectHostItNamed(t *testing.T) {
 		t.Errorf("asked again for localhost on another port: %q", text)
 	}
 }
+
+// TestOAuthBrowserClientsPassTheCORSPreflight: registration, token and
+// revocation answer any origin (Access-Control-Allow-Origin: *), for MCP
+// clients that run in a browser. A registration is JSON, which a browser
+// only sends after an OPTIONS preflight; answered 405, that preflight
+// made the header useless and browser clients could not register.
+func TestOAuthBrowserClientsPassTheCORSPreflight(t *testing.T) {
+	r := newOAuthRig(t)
+	for _, path := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
+		req, _ := http.NewRequest(http.MethodOptions, r.gw.URL+path, nil)
+		req.Header.Set("Origin", "https://inspector.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if resp.StatusCode/100 != 2 || h.Get("Access-Control-Allow-Origin") != "*" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") ||
+			!strings.Contains(strings.ToLower(h.Get("Access-Control-Allow-Headers")), "content-type") ||
+			h.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("preflight of %s: HTTP %d %v", path, resp.StatusCode, h)
+		}
+	}
+	// Other methods are still refused.
+	req, _ := http.NewRequest(http.MethodPut, r.gw.URL+"/oauth/register", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("PUT /oauth/register: HTTP %d", resp.StatusCode)
+	}
+}
