@@ -231,7 +231,9 @@ func (s *Store) CreateRefreshTokenSession(ctx context.Context, signature, access
 
 // GetRefreshTokenSession returns the request of a refresh token. A rotated
 // token keeps working for the grace period, so two concurrent refreshes
-// with one token both succeed; after that it is returned with
+// with one token both succeed, but only while no token issued after it has
+// been used in turn: then the family has moved on and the old token is not
+// concurrent with anything. Otherwise it is returned with
 // fosite.ErrInactiveToken, which makes fosite revoke the whole family
 // (refresh-token reuse detection, OAuth 2.1 §4.3.1).
 func (s *Store) GetRefreshTokenSession(ctx context.Context, signature string, session fosite.Session) (fosite.Requester, error) {
@@ -243,7 +245,16 @@ func (s *Store) GetRefreshTokenSession(ctx context.Context, signature string, se
 		return row.requester, nil
 	}
 	if row.usedAt != nil && s.now().Sub(*row.usedAt) <= s.refreshGrace {
-		return row.requester, nil
+		var movedOn bool
+		if err := s.db(ctx).QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM oauth_tokens WHERE kind = 'refresh' AND request_id = $1
+				AND signature_hash <> $2 AND created_at >= $3 AND used_at IS NOT NULL)`,
+			row.requester.GetID(), hash(signature), *row.usedAt).Scan(&movedOn); err != nil {
+			return nil, fmt.Errorf("storage: read refresh token family: %w", notFound(err))
+		}
+		if !movedOn {
+			return row.requester, nil
+		}
 	}
 	return row.requester, fosite.ErrInactiveToken
 }

@@ -472,3 +472,42 @@ func TestOAuthResponseModeQueryIsAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthRefreshGraceEndsOnceTheFamilyMovesOn: a rotated refresh token
+// keeps working for the grace period so that two concurrent refreshes with
+// it both succeed. Once a token issued after it has itself been used, a
+// request with the old token is no longer concurrent with anything: it is
+// reuse (a copy that leaked), and revokes the family, grace or not.
+func TestOAuthRefreshGraceEndsOnceTheFamilyMovesOn(t *testing.T) {
+	r := newOAuthRig(t)
+	refresh := func(rt string) (int, map[string]any) {
+		status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+		return status, out
+	}
+	_, tok := r.exchange(r.code())
+	r1 := tok["refresh_token"].(string)
+	status, second := refresh(r1)
+	if status != http.StatusOK {
+		t.Fatalf("refresh: HTTP %d %v", status, second)
+	}
+	// Concurrent with the first: still fine.
+	status, sibling := refresh(r1)
+	if status != http.StatusOK {
+		t.Fatalf("refresh within grace: HTTP %d %v", status, sibling)
+	}
+	status, third := refresh(second["refresh_token"].(string))
+	if status != http.StatusOK {
+		t.Fatalf("refresh with the successor: HTTP %d %v", status, third)
+	}
+	if status, out := refresh(r1); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+		t.Errorf("the first token after its successor was used: HTTP %d %v", status, out)
+	}
+	for name, rt := range map[string]string{"newest": third["refresh_token"].(string), "sibling": sibling["refresh_token"].(string)} {
+		if status, out := refresh(rt); status != http.StatusBadRequest {
+			t.Errorf("the family's %s refresh token still works: HTTP %d %v", name, status, out)
+		}
+	}
+	if resp := rawMCP(t, r.site.MCPURL, third["access_token"].(string)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the family's access token still works: HTTP %d", resp.StatusCode)
+	}
+}
