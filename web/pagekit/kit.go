@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/erpgate/erpgate/platform/infra/config"
 )
 
 //go:embed templates/*.html
@@ -40,7 +38,7 @@ func New(publicBaseURL string) (*Kit, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pagekit: the public base URL must be an absolute http or https URL, got %q", publicBaseURL)
 	}
-	k := &Kit{base: base, origin: config.Origin(u), secure: u.Scheme == "https"}
+	k := &Kit{base: base, origin: originOf(u), secure: u.Scheme == "https"}
 	k.layout, err = template.New("layout.html").Funcs(template.FuncMap{
 		"url":        k.URL,
 		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
@@ -53,6 +51,18 @@ func New(publicBaseURL string) (*Kit, error) {
 		return nil, err
 	}
 	return k, nil
+}
+
+// originOf is the origin of u as a browser sends it in an Origin header:
+// scheme://host[:port], without the scheme's default port. The page kit
+// imports nothing of erpgate's, so this is its own copy of config.Origin's
+// rule; TestCrossOriginAndFormAction and TestAcceptsOrigin check both.
+func originOf(u *url.URL) string {
+	host := u.Host
+	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host
 }
 
 // URL joins the public base URL and path: every link a page shows is made

@@ -30,7 +30,8 @@ func (c *Config) PublicOrigin() string {
 
 // Origin is u's origin as a browser sends it in an Origin header:
 // scheme://host[:port], without the scheme's default port (a base URL
-// written https://host:443 is the origin https://host).
+// written https://host:443 is the origin https://host). web/pagekit,
+// which imports nothing of erpgate's, keeps its own copy (originOf).
 func Origin(u *url.URL) string {
 	host := u.Host
 	if p := u.Port(); (u.Scheme == "https" && p == "443") || (u.Scheme == "http" && p == "80") {
