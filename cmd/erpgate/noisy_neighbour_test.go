@@ -365,3 +365,79 @@ func TestWaitAtTheDoorLeavesTheBodyItsTime(t *testing.T) {
 		t.Errorf("the slow call: %v", o)
 	}
 }
+
+// TestOneSiteCannotTakeTheWholeReplica: a site's owner issues as many
+// service tokens as they like, and each token is a caller with its own
+// share of the replica. One site's five tokens each hold their share of
+// requests with bodies that never finish (40 call slots, ten per caller),
+// for longer than the call budget. Another site's call is still served
+// rather than waiting at the door until its budget runs out (before each
+// site had a share of the replica, the five tokens held all 40 slots and
+// the other site's call got 503 "erpgate is busy").
+func TestOneSiteCannotTakeTheWholeReplica(t *testing.T) {
+	const callers, perCaller = 5, 10
+	raiseFileLimit(t, 4*callers*perCaller+1024)
+	ctx := context.Background()
+	sim, quietSim := frappetest.NewServer(frappetest.Options{}), frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	defer quietSim.Close()
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_LIMIT_REPLICA_CALLS":   "40",
+		"ERPGATE_LIMIT_CALLER_SHARE":    "25",
+		"ERPGATE_UPSTREAM_BUDGET":       "3s",
+		"ERPGATE_HTTP_BODY_TIMEOUT":     "30s",
+		"ERPGATE_LIMIT_USER_PER_MINUTE": "10000",
+		"ERPGATE_LIMIT_SITE_PER_MINUTE": "10000",
+	})
+	noisy := gw.registerFrappe(t, "noisy", sim, userWithRole(t, sim, "service"))
+	quiet := gw.registerFrappe(t, "quiet", quietSim, userWithRole(t, quietSim, "service"))
+	tokens := []string{noisy.ServiceToken}
+	for i := 1; i < callers; i++ {
+		var created tokenResponse
+		if err := gw.admin.do(ctx, http.MethodPost, "/sites/"+noisy.ID+"/service-tokens", map[string]any{"name": fmt.Sprintf("bot %d", i)}, &created); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, created.Token)
+	}
+	client := &http.Client{Timeout: time.Minute}
+	for _, token := range append([]string{quiet.ServiceToken}, tokens...) {
+		if o := callService(ctx, client, gw.URL, token, "list_customers", map[string]any{"limit": 5}); !o.ok() {
+			t.Fatalf("warm-up call: %v", o)
+		}
+	}
+
+	// Each of the noisy site's tokens opens its share of requests whose
+	// bodies stop after a few bytes.
+	u, _ := url.Parse(gw.URL)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for _, token := range tokens {
+		for range perCaller {
+			c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			head := fmt.Sprintf("POST /service/mcp HTTP/1.1\r\nHost: %s\r\nX-Erpgate-Service-Token: %s\r\nAccept: application/json, text/event-stream\r\n"+
+				"MCP-Protocol-Version: 2025-06-18\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{\"jsonrpc\"", u.Host, token)
+			if _, err := c.Write([]byte(head)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Once every token's next request is refused, its unfinished ones are
+	// at the door (or the replica is full).
+	for _, token := range tokens {
+		waitFor(t, 30*time.Second, "the noisy site's token to be refused", func() bool {
+			return callService(ctx, client, gw.URL, token, "list_customers", map[string]any{"limit": 5}).Status == http.StatusServiceUnavailable
+		})
+	}
+
+	if o := callService(ctx, client, gw.URL, quiet.ServiceToken, "list_customers", map[string]any{"limit": 5}); !o.ok() {
+		t.Errorf("the other site's call while one site's callers hold their shares: %v", o)
+	}
+}

@@ -37,15 +37,18 @@ import (
 // Both are shared fairly between callers: one caller (Session.LimitKey: a
 // service token, or a user of a site) holds at most its share
 // (Options.CallerShare) of each, so that however many requests it sends,
-// the rest of the replica stays free for everyone else. A caller over its
-// share of call slots waits briefly at the door (callerWait) and is then
-// refused; one over its share of work slots waits like any request.
+// the rest of the replica stays free for everyone else. A site's owner
+// makes as many callers as they like (service tokens, users of an ERP they
+// control), so the callers of one site together hold at most the site's
+// share (Options.SiteShare) too. A caller over its share of call slots, or
+// of its site's, waits briefly at the door (callerWait) and is then
+// refused; one over a share of work slots waits like any request.
 //
 // Besides, large ERP answers (a megabyte or more, such as big reports) are
 // bounded in bytes: a call holds its first large answer's size of the
 // replica's answer budget until it ends, and waits for room before the
-// answer is read when its length is announced. A caller holds at most its
-// share of that budget too. A report tool holds several
+// answer is read when its length is announced. A caller, and a site, hold
+// at most their share of that budget too. A report tool holds several
 // times its answer while it computes its totals, so this is what keeps a
 // replica's memory bounded when many large reports run at once; the many
 // small answers are not affected.
@@ -84,8 +87,9 @@ type admission struct {
 	answerBudget int64
 	// answerWaits counts the calls waiting for room in the budget.
 	answerWaits atomic.Int32
-	// callers holds each caller to its share of the slots.
-	callers callerGates
+	// callers holds each caller to its share of the slots, sites each
+	// site (all its callers together) to its share.
+	callers, sites callerGates
 }
 
 type admissionWaiter struct{ granted chan struct{} }
@@ -98,28 +102,41 @@ const defaultCallerShare = 25
 // the door before it is refused (at most the budget).
 const callerWait = time.Second
 
+// defaultSiteShare is the site's share when Options.SiteShare is 0: twice
+// a caller's, at most the whole replica.
+func defaultSiteShare(callerShare int) int { return min(100, 2*callerShare) }
+
 func newAdmission(work, calls int, answerBytes int64) *admission {
-	return newFairAdmission(work, calls, answerBytes, 100)
+	return newFairAdmission(work, calls, answerBytes, 100, 100)
 }
 
 // newFairAdmission is newAdmission with each caller held to share percent
-// of the work and call slots (at least one of each).
-func newFairAdmission(work, calls int, answerBytes int64, share int) *admission {
-	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes,
-		callers: callerGates{callsCap: int64(calls), workCap: int64(work), answersCap: answerBytes}}
-	if share < 100 {
-		a.callers.m = map[string]*callerGate{}
-		a.callers.callsCap = int64(max(1, calls*share/100))
-		a.callers.workCap = int64(max(1, work*share/100))
-		// At least one large answer: a caller's answer larger than its
-		// share still goes, alone.
-		a.callers.answersCap = max(largeAnswer, answerBytes*int64(share)/100)
-	}
+// of the work and call slots and of the answer budget, and each site to
+// siteShare percent of them (at least one of each).
+func newFairAdmission(work, calls int, answerBytes int64, share, siteShare int) *admission {
+	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes}
+	a.callers.init(work, calls, answerBytes, share)
+	a.sites.init(work, calls, answerBytes, siteShare)
 	return a
 }
 
-// callerGates holds each caller's share of the slots, for as long as it
-// has a request at the door or inside; a caller with none takes no memory.
+// init holds each key to share percent of the bounds; with 100 %, it holds
+// none (its map stays nil).
+func (g *callerGates) init(work, calls int, answerBytes int64, share int) {
+	g.callsCap, g.workCap, g.answersCap = int64(calls), int64(work), answerBytes
+	if share < 100 {
+		g.m = map[string]*callerGate{}
+		g.callsCap = int64(max(1, calls*share/100))
+		g.workCap = int64(max(1, work*share/100))
+		// At least one large answer: an answer larger than the share
+		// still goes, alone.
+		g.answersCap = max(largeAnswer, answerBytes*int64(share)/100)
+	}
+}
+
+// callerGates holds each caller's (or each site's) share of the slots, for
+// as long as it has a request at the door or inside; one with none takes
+// no memory.
 type callerGates struct {
 	mu                sync.Mutex
 	m                 map[string]*callerGate
@@ -163,41 +180,57 @@ func (g *callerGates) size() int {
 	return len(g.m)
 }
 
-// errCallerShare is the refusal of a caller over its share of call slots.
-var errCallerShare = errors.New("the caller holds its share of this replica's requests")
-
-// enterAs takes, for caller key, a share of the call slots (waiting at
-// most callerWait, or wait if shorter) and then a call slot (waiting at
-// most wait). The slot it returns holds no work slot yet (see work).
-func (a *admission) enterAs(ctx context.Context, key string, wait time.Duration) (*callSlot, error) {
-	if a.callers.m == nil {
-		// A share of 100 %: no caller is held to less than the replica.
-		s := &callSlot{adm: a}
-		if !a.tryEnter() {
-			ectx, cancel := context.WithTimeout(ctx, wait)
-			err := a.enter(ectx)
-			cancel()
-			if err != nil {
-				return nil, err
-			}
-		}
-		s.entered = true
-		return s, nil
+// enter takes a call slot of key's share, waiting at most wait; a share
+// of 100 % (a nil map) holds nobody and returns nil.
+func (g *callerGates) enter(ctx context.Context, key string, wait time.Duration) (*callerGate, error) {
+	if g.m == nil {
+		return nil, nil
 	}
-	c := a.callers.get(key)
+	c := g.get(key)
 	if !c.calls.TryAcquire(1) {
-		cctx, cancel := context.WithTimeout(ctx, min(callerWait, wait))
+		cctx, cancel := context.WithTimeout(ctx, wait)
 		err := c.calls.Acquire(cctx, 1)
 		cancel()
 		if err != nil {
-			a.callers.put(key, c)
-			if ctx.Err() == nil {
-				err = errCallerShare
-			}
+			g.put(key, c)
 			return nil, err
 		}
 	}
-	s := &callSlot{adm: a, key: key, caller: c}
+	return c, nil
+}
+
+// errCallerShare is the refusal of a caller over its share of call slots,
+// errSiteShare that of a caller whose site is over its share.
+var (
+	errCallerShare = errors.New("the caller holds its share of this replica's requests")
+	errSiteShare   = errors.New("the site's callers hold its share of this replica's requests")
+)
+
+// enterAs takes, for caller key of site, a share of the call slots and
+// then one of the site's share (waiting at most callerWait for each, or
+// wait if shorter) and then a call slot (waiting at most wait). The slot
+// it returns holds no work slot yet (see work).
+func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Duration) (*callSlot, error) {
+	s := &callSlot{adm: a}
+	c, err := a.callers.enter(ctx, key, min(callerWait, wait))
+	if err != nil {
+		if ctx.Err() == nil {
+			err = errCallerShare
+		}
+		return nil, err
+	}
+	s.key, s.caller = key, c
+	// The caller's share first: a caller over it waits for its own room
+	// and takes none of its site's meanwhile.
+	sc, err := a.sites.enter(ctx, site, min(callerWait, wait))
+	if err != nil {
+		s.done()
+		if ctx.Err() == nil {
+			err = errSiteShare
+		}
+		return nil, err
+	}
+	s.siteKey, s.site = site, sc
 	if !a.tryEnter() {
 		ectx, cancel := context.WithTimeout(ctx, wait)
 		err := a.enter(ectx)
@@ -211,19 +244,14 @@ func (a *admission) enterAs(ctx context.Context, key string, wait time.Duration)
 	return s, nil
 }
 
-// work takes a work slot for s, its caller's share first, waiting at most
-// wait in all.
+// work takes a work slot for s, its caller's share and its site's first,
+// waiting at most wait in all.
 func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
-	if s.caller == nil || s.caller.work.TryAcquire(1) {
-		if s.adm.tryAcquire() {
-			s.mu.Lock()
-			s.held = true
-			s.mu.Unlock()
-			return nil
-		}
-		if s.caller != nil {
-			s.caller.work.Release(1)
-		}
+	if s.tryWork() {
+		s.mu.Lock()
+		s.held = true
+		s.mu.Unlock()
+		return nil
 	}
 	// Only a request that has to queue pays for a deadline.
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -364,17 +392,21 @@ func (a *admission) release() {
 // them waits on the ERP and taken again when the last one is answered.
 type callSlot struct {
 	adm *admission
-	// key and caller are the caller's share (nil in tests of the slots
-	// alone).
+	// key and caller are the caller's share, siteKey and site its site's
+	// (nil in tests of the slots alone, and with a share of 100 %).
 	key      string
 	caller   *callerGate
+	siteKey  string
+	site     *callerGate
 	mu       sync.Mutex
 	upstream int // upstream requests under way
 	held     bool
 	entered  bool  // holds a call slot
 	answer   int64 // bytes of the answer budget it holds
-	// mine is the part of answer taken from its caller's share.
+	// mine is the part of answer taken from its caller's share, siteMine
+	// the part taken from its site's.
 	mine     int64
+	siteMine int64
 	answerMu sync.Mutex
 	finished bool // done was called
 }
@@ -390,29 +422,60 @@ func (s *callSlot) leave() {
 	}
 }
 
-// takeWork waits for the caller's share of work slots and then for a
-// work slot; resume marks a call coming back from the ERP.
+// tryWork takes a work slot, and its caller's and site's shares of it,
+// if all three are free at once.
+func (s *callSlot) tryWork() bool {
+	if s.caller != nil && !s.caller.work.TryAcquire(1) {
+		return false
+	}
+	if s.site != nil && !s.site.work.TryAcquire(1) {
+		s.giveShares(true, false)
+		return false
+	}
+	if !s.adm.tryAcquire() {
+		s.giveShares(true, true)
+		return false
+	}
+	return true
+}
+
+// takeWork waits for the caller's share of work slots, then its site's,
+// and then for a work slot; resume marks a call coming back from the ERP.
 func (s *callSlot) takeWork(ctx context.Context, resume bool) error {
 	if s.caller != nil {
 		if err := s.caller.work.Acquire(ctx, 1); err != nil {
 			return err
 		}
 	}
-	if err := s.adm.acquire(ctx, resume); err != nil {
-		if s.caller != nil {
-			s.caller.work.Release(1)
+	if s.site != nil {
+		if err := s.site.work.Acquire(ctx, 1); err != nil {
+			s.giveShares(true, false)
+			return err
 		}
+	}
+	if err := s.adm.acquire(ctx, resume); err != nil {
+		s.giveShares(true, true)
 		return err
 	}
 	return nil
 }
 
-// giveWork gives a work slot and the caller's share of it back.
-func (s *callSlot) giveWork() {
-	s.adm.release()
-	if s.caller != nil {
+// giveShares gives the caller's share of a work slot back, and the
+// site's.
+func (s *callSlot) giveShares(caller, site bool) {
+	if caller && s.caller != nil {
 		s.caller.work.Release(1)
 	}
+	if site && s.site != nil {
+		s.site.work.Release(1)
+	}
+}
+
+// giveWork gives a work slot and the caller's and site's shares of it
+// back.
+func (s *callSlot) giveWork() {
+	s.adm.release()
+	s.giveShares(true, true)
 }
 
 // resume takes a slot again after an upstream request, unless another one
@@ -456,9 +519,17 @@ func (s *callSlot) done() {
 		s.caller.answers.Release(s.mine)
 		s.mine = 0
 	}
+	if s.siteMine > 0 {
+		s.site.answers.Release(s.siteMine)
+		s.siteMine = 0
+	}
 	if s.caller != nil && !s.finished {
 		s.caller.calls.Release(1)
 		s.adm.callers.put(s.key, s.caller)
+	}
+	if s.site != nil && !s.finished {
+		s.site.calls.Release(1)
+		s.adm.sites.put(s.siteKey, s.site)
 	}
 	if s.answer > 0 {
 		s.adm.answers.Release(s.answer)
@@ -500,21 +571,36 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		return nil
 	}
 	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
-	var mine int64
+	var mine, siteMine int64
 	s.adm.answerWaits.Add(1)
 	defer s.adm.answerWaits.Add(-1)
+	giveBack := func() {
+		if mine > 0 {
+			s.caller.answers.Release(mine)
+		}
+		if siteMine > 0 {
+			s.site.answers.Release(siteMine)
+		}
+	}
 	if s.caller != nil {
-		// The caller's share first, so that a caller over it waits for
-		// its own room and takes none of the replica's meanwhile.
+		// The caller's share first, then its site's, so that a caller
+		// over one waits for its own room and takes none of the
+		// replica's meanwhile.
 		mine = min(n, s.adm.callers.answersCap)
 		if err := s.caller.answers.Acquire(ctx, mine); err != nil {
 			return answerRoomRefused(err)
 		}
 	}
-	if err := s.adm.answers.Acquire(ctx, n); err != nil {
-		if mine > 0 {
-			s.caller.answers.Release(mine)
+	if s.site != nil {
+		take := min(n, s.adm.sites.answersCap)
+		if err := s.site.answers.Acquire(ctx, take); err != nil {
+			giveBack()
+			return answerRoomRefused(err)
 		}
+		siteMine = take
+	}
+	if err := s.adm.answers.Acquire(ctx, n); err != nil {
+		giveBack()
 		return answerRoomRefused(err)
 	}
 	s.mu.Lock()
@@ -523,12 +609,10 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		// The call ended meanwhile (a handler's stray request): give the
 		// room back at once.
 		s.adm.answers.Release(n)
-		if mine > 0 {
-			s.caller.answers.Release(mine)
-		}
+		giveBack()
 		return nil
 	}
-	s.answer, s.mine = n, mine
+	s.answer, s.mine, s.siteMine = n, mine, siteMine
 	return nil
 }
 

@@ -304,9 +304,25 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 		t.Fatal(err)
 	}
 	base, _ := url.Parse(upstream.URL)
-	site := connector.Site{ID: uuid.New(), Slug: "gated", Kind: "gatederp", BaseURL: base}
+	// The site is "gated", or the one its X-Test-Site header names.
+	var mu sync.Mutex
+	sites := map[string]connector.Site{}
+	siteOf := func(slug string) connector.Site {
+		mu.Lock()
+		defer mu.Unlock()
+		site, ok := sites[slug]
+		if !ok {
+			site = connector.Site{ID: uuid.New(), Slug: slug, Kind: "gatederp", BaseURL: base}
+			sites[slug] = site
+		}
+		return site
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, LimitKey: r.Header.Get("X-Test-Caller")})
+		slug := r.Header.Get("X-Test-Site")
+		if slug == "" {
+			slug = "gated"
+		}
+		e.ServeMCP(w, r, Session{Site: siteOf(slug), Principal: connector.Principal{AuthType: "service_token"}, LimitKey: r.Header.Get("X-Test-Caller")})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, hold, upstreamGo, upstreamSeen, e
@@ -534,7 +550,7 @@ func (gatedERP) SiteRules() connector.SiteRules { return connector.SiteRules{} }
 // whole budget, and the other's waited until its time ran out.
 func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	const budget, answer = 64 << 20, 8 << 20
-	a := newFairAdmission(16, 256, budget, 25)
+	a := newFairAdmission(16, 256, budget, 25, 50)
 	ctx := context.Background()
 	var held []*callSlot
 	defer func() {
@@ -544,7 +560,7 @@ func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	}()
 	granted := 0
 	for range 8 {
-		s, err := a.enterAs(ctx, "user:site-a:u1", time.Second)
+		s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -563,7 +579,7 @@ func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	if granted != 2 {
 		t.Errorf("the caller holds %d answers of 8 MiB at once, want 2 (its 25 %% of 64 MiB)", granted)
 	}
-	other, err := a.enterAs(ctx, "service:site-b", time.Second)
+	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,4 +599,62 @@ func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 		t.Fatal("the answer budget did not all come back")
 	}
 	a.answers.Release(budget)
+}
+
+// TestOneSiteHoldsItsShareOfTheAnswerBudget: a site's four callers, each
+// holding its own share of the answer budget (two answers of 8 MiB), hold
+// together at most the site's share (half of 64 MiB); another site's large
+// answer then gets room at once. Without the site's share, the four
+// callers held the whole budget and the other site's answer waited until
+// its time ran out.
+func TestOneSiteHoldsItsShareOfTheAnswerBudget(t *testing.T) {
+	const budget, answer = 64 << 20, 8 << 20
+	a := newFairAdmission(16, 256, budget, 25, 50)
+	ctx := context.Background()
+	var held []*callSlot
+	defer func() {
+		for _, s := range held {
+			s.done()
+		}
+	}()
+	granted := 0
+	for i := range 8 {
+		s, err := a.enterAs(ctx, "site-a", fmt.Sprintf("service:token-%d", i%4), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, s)
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		err = s.holdAnswer(cctx, answer)
+		cancel()
+		if err == nil {
+			granted++
+		} else if !strings.Contains(err.Error(), "large ERP answers") {
+			t.Fatalf("a call over the site's share: %v", err)
+		}
+	}
+	if granted != 4 {
+		t.Errorf("the site's callers hold %d answers of 8 MiB at once, want 4 (its 50 %% of 64 MiB)", granted)
+	}
+	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, other)
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second) // turns a wait into a failure
+	defer cancel()
+	if err := other.holdAnswer(octx, answer); err != nil {
+		t.Fatalf("another site's large answer while the first site holds what it can: %v", err)
+	}
+	for _, s := range held {
+		s.done()
+	}
+	held = nil
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget did not all come back")
+	}
+	a.answers.Release(budget)
+	if n := a.sites.size(); n != 0 {
+		t.Errorf("%d sites still hold a share once every call is done", n)
+	}
 }

@@ -17,21 +17,7 @@ import (
 // header and the body.
 func postAs(t *testing.T, endpoint, caller, tool string) (status int, retryAfter, body string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	req.Header.Set("X-Test-Caller", caller)
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Error(err)
-		return 0, "", ""
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
-	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+	return postAsSite(t, endpoint, "", caller, tool)
 }
 
 // rawRequest opens a connection to endpoint and sends head (request line
@@ -251,4 +237,78 @@ func TestRefusalBeforeTheBodyIsNotHeldByIt(t *testing.T) {
 	if status := <-first; status != http.StatusOK {
 		t.Errorf("the held call: %d", status)
 	}
+}
+
+// TestOneSiteHoldsOnlyItsShare: a site's owner makes as many callers as
+// they like; together they hold at most the site's share of the replica's
+// call slots (beyond it: 503 with Retry-After), and another site's call is
+// served. Eight call slots, two per caller and four per site: of the
+// greedy site's four callers' eight held calls, four are let in and four
+// refused.
+func TestOneSiteHoldsOnlyItsShare(t *testing.T) {
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 16, MaxCalls: 8, CallerShare: 25, SiteShare: 50})
+	release := releaseOnce(t, hold)
+	done := make(chan int, 8)
+	for i := range 8 {
+		go func() {
+			status, retry, body := postAsSite(t, endpoint, "greedy", fmt.Sprintf("token-%d", i%4), "hold")
+			if status == http.StatusServiceUnavailable && (retry == "" || !strings.Contains(body, "this site's callers")) {
+				t.Errorf("503 without Retry-After or the site's reason: %s", body)
+			}
+			done <- status
+		}()
+	}
+	inside, refused := 0, 0
+	for deadline := time.Now().Add(20 * time.Second); inside+refused < 8; {
+		e.admission.mu.Lock()
+		inside = 16 - e.admission.free
+		e.admission.mu.Unlock()
+		select {
+		case status := <-done:
+			if status != http.StatusServiceUnavailable {
+				t.Errorf("a greedy site's call ended with %d while its calls hold; want 503", status)
+			}
+			refused++
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the greedy site's calls: %d let in, %d refused", inside, refused)
+		}
+	}
+	if status, _, body := postAsSite(t, endpoint, "other", "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("the other site's call while the greedy site holds %d calls: %d %s", inside, status, body)
+	}
+	if inside != 4 || refused != 4 {
+		t.Errorf("the greedy site had %d calls let in and %d refused; want 4 and 4", inside, refused)
+	}
+	release()
+	for range inside {
+		if status := <-done; status != http.StatusOK {
+			t.Errorf("the greedy site's held call: %d", status)
+		}
+	}
+	waitCount(t, e.admission, "sites with a share", 0, e.admission.sites.size)
+}
+
+// postAsSite is postAs on the site named site ("": the engine's first).
+func postAsSite(t *testing.T, endpoint, site, caller, tool string) (status int, retryAfter, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	if site != "" {
+		req.Header.Set("X-Test-Site", site)
+	}
+	req.Header.Set("X-Test-Caller", caller)
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, "", ""
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
 }

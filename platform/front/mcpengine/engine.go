@@ -74,6 +74,11 @@ type Options struct {
 	// slots one caller (Session.LimitKey) may hold at once (admission.go).
 	// Default 25.
 	CallerShare int
+	// SiteShare is the percentage of them, and of the answer budget, the
+	// callers of one site may hold at once together (admission.go): a
+	// site's owner makes as many callers as they like. Default twice
+	// CallerShare, at most 100.
+	SiteShare int
 	// Version is reported in serverInfo.
 	Version string
 	// Metrics, when set, receives the tool-call and admission series.
@@ -177,6 +182,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.CallerShare <= 0 || opts.CallerShare > 100 {
 		opts.CallerShare = defaultCallerShare
 	}
+	if opts.SiteShare <= 0 || opts.SiteShare > 100 {
+		opts.SiteShare = defaultSiteShare(opts.CallerShare)
+	}
 	if opts.MaxAnswerBytes <= 0 {
 		opts.MaxAnswerBytes = defaultMaxAnswerBytes
 	}
@@ -189,7 +197,7 @@ func New(opts Options) (*Engine, error) {
 		kinds:     map[string]*kindServer{},
 		exempt:    map[string][]string{},
 		origins:   map[string]bool{},
-		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare),
+		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
 	}
 	if opts.Approvals != nil {
 		if opts.PublicBaseURL == "" {
@@ -212,7 +220,9 @@ func New(opts Options) (*Engine, error) {
 		zap.Int("call_slots", opts.MaxCalls),
 		zap.Int64("answer_bytes", opts.MaxAnswerBytes),
 		zap.Int64("caller_work_slots", e.admission.callers.workCap),
-		zap.Int64("caller_call_slots", e.admission.callers.callsCap))
+		zap.Int64("caller_call_slots", e.admission.callers.callsCap),
+		zap.Int64("site_work_slots", e.admission.sites.workCap),
+		zap.Int64("site_call_slots", e.admission.sites.callsCap))
 	for _, kind := range opts.Registry.Kinds() {
 		ks, err := e.buildKind(kind, opts.Registry.Tools(kind))
 		if err != nil {

@@ -244,16 +244,16 @@ func refuseStream(w http.ResponseWriter, r *http.Request) {
 
 // admit takes, for the session's caller, a call slot (see admission.go)
 // before the request body is read, so a waiting request holds only its
-// connection. A caller over its share of the replica's call slots is
-// refused after a short wait, and a request that waits longer than the
-// upstream budget, with 503: the replica is overloaded, and another one,
-// or a later retry, may serve it.
+// connection. A caller over its share of the replica's call slots, or
+// whose site is over its share, is refused after a short wait, and a
+// request that waits longer than the upstream budget, with 503: the
+// replica is overloaded, and another one, or a later retry, may serve it.
 func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*callSlot, bool) {
 	key := s.LimitKey
 	if key == "" {
 		key = "site:" + s.Site.ID.String()
 	}
-	slot, err := e.admission.enterAs(r.Context(), key, e.opts.Budget)
+	slot, err := e.admission.enterAs(r.Context(), s.Site.ID.String(), key, e.opts.Budget)
 	if err != nil {
 		// The body has not been read: close the connection rather than
 		// let the server read the rest of it (as slowly as the client
@@ -285,6 +285,10 @@ func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errCallerShare) {
 		msg = "this caller has as many requests in progress as one caller may have on this server; retry when one has ended"
 		reason = "caller_share"
+	}
+	if errors.Is(err, errSiteShare) {
+		msg = "this site's callers have as many requests in progress as one site may have on this server; retry when one has ended"
+		reason = "site_share"
 	}
 	e.opts.Metrics.AdmissionRefused(reason)
 	WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, msg)
