@@ -65,6 +65,11 @@ func (s *Server) grantOf(ctx context.Context, token string, admit sourcelimit.Ad
 		audience := ar.GetGrantedAudience()
 		site, err := s.loadSignInSite(ctx, sess.SiteID)
 		if err != nil {
+			if !database.IsUnavailable(err) {
+				// Not cached either: each request with the token is a
+				// lookup (its site disabled, say).
+				charge()
+			}
 			return grant{}, invalidate.Tags{}, time.Time{}, &siteLoadError{audience: audience, err: err}
 		}
 		tags := invalidate.Tags{Site: sess.SiteID.String(), Subject: sess.Subject}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -337,5 +338,41 @@ func TestOAuthTokenAndRevocationBodiesAreBounded(t *testing.T) {
 	// revoked, and a normal request still works.
 	if status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}); status != http.StatusOK {
 		t.Errorf("refresh without padding: HTTP %d %v", status, out)
+	}
+}
+
+// TestTokensOfADisabledSiteAreBoundedPerSource: a token whose site is
+// disabled is valid but cannot be served; it is never cached, so each
+// request with it costs the database a lookup, like a made-up token.
+// Registration is open, so anyone can own a site, issue tokens and
+// disable it: such lookups are bounded per source like made-up tokens'
+// (before, 300 of them from one source were all looked up).
+func TestTokensOfADisabledSiteAreBoundedPerSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	person := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
+	if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]any{"status": "disabled"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, door := range []struct{ name, endpoint, token string }{
+		{"service tokens", site.ServiceMCPURL, site.ServiceToken},
+		{"access tokens", site.MCPURL, person},
+	} {
+		t.Run(door.name, func(t *testing.T) {
+			source := fmt.Sprintf("198.51.100.%d", 20+i)
+			start := time.Now()
+			statuses := map[int]int{}
+			for range 300 {
+				status, _, _ := mcpCallFrom(t, door.endpoint, door.token, source)
+				statuses[status]++
+			}
+			t.Logf("300 requests with a disabled site's token from one source: %v", statuses)
+			allowed := 100 + 10*int(time.Since(start).Seconds()+1)
+			if statuses[http.StatusTooManyRequests] == 0 || 300-statuses[http.StatusTooManyRequests] > allowed {
+				t.Errorf("300 requests with a disabled site's token from one source: %v, want at most %d looked up and the rest 429", statuses, allowed)
+			}
+		})
 	}
 }

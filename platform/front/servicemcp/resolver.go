@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/invalidate"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
@@ -76,7 +77,10 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 			}
 		}
 		e, err := r.load(ctx, token)
-		if errors.Is(err, sites.ErrTokenInvalid) {
+		if err != nil && !database.IsUnavailable(err) {
+			// A token that cannot be served (unknown, revoked, of a
+			// disabled site or of one without a credential) is never
+			// cached: each request with it is a lookup, charged alike.
 			charge()
 		}
 		if err != nil {

@@ -12,8 +12,9 @@ import (
 // request that always reaches the database: without a bound, anyone could
 // keep the database busy for every tenant by sending made-up tokens. A
 // lookup is let through while the source's bucket has a request left, and
-// charged only when the credential is not valid, so people and bots with
-// valid tokens are never charged, however many share an address. Lookups
+// charged only when the credential is not valid or cannot be served (its
+// site is disabled: not cached either), so people and bots with usable
+// tokens are never charged, however many share an address. Lookups
 // let through at once are all charged, into debt: a source cannot get
 // more than its rate by sending many at a time.
 type Lookups struct {
