@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -25,8 +26,13 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
+	charge, ok := s.admitLookups(w, r)
+	if !ok {
+		return
+	}
 	ar, err := s.provider.NewAccessRequest(ctx, r, &storage.Session{})
 	if err != nil {
+		chargeRefusal(charge, err)
 		s.accessError(w, r, ar, err)
 		return
 	}
@@ -52,6 +58,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
 	if err != nil {
+		chargeRefusal(charge, err)
 		s.accessError(w, r, ar, err)
 		return
 	}
@@ -74,6 +81,44 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
+	charge, ok := s.admitLookups(w, r)
+	if !ok {
+		return
+	}
 	err := s.provider.NewRevocationRequest(r.Context(), r)
+	if err == nil || fosite.ErrorToRFC6749Error(err).CodeField < http.StatusInternalServerError {
+		// An unknown token's revocation succeeds (RFC 7009 §2.2), after
+		// the same lookups: every revocation counts.
+		charge()
+	}
 	s.provider.WriteRevocationResponse(r.Context(), w, err)
+}
+
+// admitLookups lets a token or revocation request look up its client and
+// the code or token it carries, within its source's bound of lookups that
+// fail (sourcelimit.Lookups, shared with the MCP doors' tokens that are
+// not valid). Over it, the request is answered 429 here.
+func (s *Server) admitLookups(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := s.lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if errors.As(err, &refused) {
+		if refused.First {
+			s.log.Info("source rate limit", zap.String("endpoint", r.URL.Path), zap.String("source", refused.Source))
+		}
+		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable", refused.Answer(w.Header()))
+		return nil, false
+	}
+	if err != nil {
+		s.internalError(w, "admit token lookups", err)
+		return nil, false
+	}
+	return charge, true
+}
+
+// chargeRefusal charges a token request refused for what it carried (not
+// for erpgate's own failure, such as its database being unavailable).
+func chargeRefusal(charge func(), err error) {
+	if fosite.ErrorToRFC6749Error(err).CodeField < http.StatusInternalServerError {
+		charge()
+	}
 }

@@ -376,3 +376,54 @@ func TestTokensOfADisabledSiteAreBoundedPerSource(t *testing.T) {
 		})
 	}
 }
+
+// TestMadeUpTokenRequestsAreBoundedPerSource: a token or revocation
+// request is a database lookup of its client and of the code or token it
+// carries, and needs no authentication. The MCP doors bound the lookups of
+// tokens that are not valid per source; the token endpoint did not, so
+// one source could make as many lookups as it could send requests (before,
+// 300 refresh requests with made-up tokens were all looked up). Failed
+// token requests, and revocations, now count with the made-up MCP tokens.
+func TestMadeUpTokenRequestsAreBoundedPerSource(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	client := registerPublicClient(t, gw.URL, "bounded", e2eRedirectURI)
+	post := func(path, source string, form url.Values) (int, http.Header, string) {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", source)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(body)
+	}
+	for i, path := range []string{"/oauth/token", "/oauth/revoke"} {
+		t.Run(path, func(t *testing.T) {
+			source := fmt.Sprintf("198.51.100.%d", 30+i)
+			start := time.Now()
+			statuses := map[int]int{}
+			for n := range 300 {
+				status, h, body := post(path, source, url.Values{"grant_type": {"refresh_token"}, "token": {fmt.Sprintf("made-up-%d", n)},
+					"refresh_token": {fmt.Sprintf("made-up-%d", n)}, "client_id": {client}})
+				statuses[status]++
+				if status == http.StatusTooManyRequests {
+					if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 || !strings.Contains(body, "not valid") {
+						t.Errorf("429 with Retry-After %q: %s", h.Get("Retry-After"), body)
+					}
+				}
+			}
+			t.Logf("300 requests with made-up tokens from one source: %v", statuses)
+			allowed := 100 + 10*int(time.Since(start).Seconds()+1)
+			if statuses[http.StatusTooManyRequests] == 0 || 300-statuses[http.StatusTooManyRequests] > allowed {
+				t.Errorf("300 requests with made-up tokens from one source: %v, want at most %d looked up and the rest 429", statuses, allowed)
+			}
+			// Another source is answered as before.
+			if status, _, body := post(path, fmt.Sprintf("203.0.113.%d", 30+i), url.Values{"grant_type": {"refresh_token"}, "token": {"made-up"},
+				"refresh_token": {"made-up"}, "client_id": {client}}); status == http.StatusTooManyRequests {
+				t.Errorf("another source: HTTP %d %s", status, body)
+			}
+		})
+	}
+}
