@@ -117,7 +117,7 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 		return nil, err
 	}
 	if cfg.Metrics.ListenAddr != "" {
-		a.metricsServer = &http.Server{Handler: metricsOnly(a.metrics.Handler()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout}
+		a.metricsServer = &http.Server{Handler: metricsOnly(a.metrics.Handler()), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, MaxHeaderBytes: maxHeaderBytes}
 	}
 	// The server exists before Serve runs, so a Shutdown that comes first
 	// (a replica stopped as it starts) still stops it: Serve then returns
@@ -126,6 +126,7 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 		Handler:           bodyDeadline(a.echo, cfg.HTTP.BodyTimeout),
 		ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout,
 		IdleTimeout:       cfg.HTTP.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		// No ReadTimeout: it would stay on the connection while the
 		// handler runs, and cancel a long call's context when it fires;
 		// bodyDeadline bounds the body instead. No WriteTimeout: a tool
@@ -551,6 +552,11 @@ func (a *App) Shutdown(ctx context.Context) error {
 	a.pool.Close()
 	return errors.Join(errs...)
 }
+
+// maxHeaderBytes bounds a request's line and headers, read from anyone
+// before any authentication (Go's default is 1 MiB): tokens, cookies and a
+// trace context take a few kilobytes. Beyond it the answer is 431.
+const maxHeaderBytes = 64 << 10
 
 // bodyDeadline gives every request with a body timeout to send it: a
 // read deadline on the connection, lifted once the body has been read to

@@ -89,9 +89,13 @@ func TestOAuthRegistrationIsBounded(t *testing.T) {
 // addresses from the redirect) without limit (issue 14, items 6 and 8).
 func TestOAuthAuthorizeIsBounded(t *testing.T) {
 	r := newOAuthRig(t)
-	status, location, text := pageNoFollow(t, r.authorizeURL(func(q url.Values) { q.Set("state", strings.Repeat("s", 600<<10)) }))
+	status, location, text := pageNoFollow(t, r.authorizeURL(func(q url.Values) { q.Set("state", strings.Repeat("s", 32<<10)) }))
 	if status != http.StatusBadRequest || location != "" || !strings.Contains(text, "state") {
-		t.Errorf("600 KiB state: HTTP %d to %q: %s", status, location, text)
+		t.Errorf("32 KiB state: HTTP %d to %q: %s", status, location, text)
+	}
+	// A request line longer than the server reads is refused before.
+	if status, location, _ := pageNoFollow(t, r.authorizeURL(func(q url.Values) { q.Set("state", strings.Repeat("s", 600<<10)) })); status != http.StatusRequestHeaderFieldsTooLarge || location != "" {
+		t.Errorf("600 KiB state: HTTP %d to %q", status, location)
 	}
 	if n := queryInt(t, r.gw.DBURL, `SELECT count(*) FROM oauth_signin_flows`); n != 0 {
 		t.Errorf("%d sign-in flows stored for a refused request", n)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -251,6 +252,45 @@ func TestOAuthMCPGetIsRefused(t *testing.T) {
 	}
 	// The client connected with its GET stream refused goes on with POST.
 	mustSucceed(t, callTool(t, c.cs, "get_current_user", nil), "get_current_user")
+}
+
+// TestRequestHeadersAreBounded: a request's line and headers were read up
+// to Go's default of 1 MiB, before any authentication, by anyone, on as
+// many connections as they opened, each holding that much for up to the
+// header timeout; a call let in held its megabyte for its whole life,
+// where a replica's memory budget counts 60 KiB per call. Headers over
+// the bound are refused with 431 once it is reached.
+func TestRequestHeadersAreBounded(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	u, _ := url.Parse(gw.URL)
+	request := []byte("GET /healthz HTTP/1.1\r\nHost: " + u.Host + "\r\nX-Padding: " + strings.Repeat("x", 900<<10) + "\r\n\r\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 8
+	for range n {
+		c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The server may answer and close before it has read everything.
+		_, _ = c.Write(request)
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("a request with 900 KiB of headers: %v %v", resp, err)
+		}
+		_ = c.Close()
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > n*(900<<10)/2 {
+		t.Errorf("%d requests with 900 KiB of headers made the replica allocate %d KiB", n, grew>>10)
+	}
+	// Ordinary headers are read as before.
+	resp, err := http.Get(gw.URL + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	_ = resp.Body.Close()
 }
 
 // TestServerTimeouts: a request's headers, its body and an idle
