@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/erpgate/erpgate/authserver"
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
@@ -64,6 +66,8 @@ type App struct {
 	echo     *echo.Echo
 	server   *http.Server
 	draining atomic.Bool
+	// readiness keeps the database's readiness for a moment (ready).
+	readiness readiness
 	// stopJanitor ends the background work: the limiter's purge and the
 	// invalidation listener.
 	stopJanitor context.CancelFunc
@@ -466,14 +470,57 @@ func (a *App) ready(ctx context.Context) error {
 	if a.draining.Load() {
 		return &web.ReadinessError{Reason: "shutting down", Err: errors.New("draining")}
 	}
-	if err := database.CheckReady(ctx, a.pool); err != nil {
-		reason := "database unavailable"
-		if !database.IsUnavailable(err) {
-			reason = "migrations not current"
+	return a.readiness.check(ctx, func(ctx context.Context) error {
+		if err := database.CheckReady(ctx, a.pool); err != nil {
+			reason := "database unavailable"
+			if !database.IsUnavailable(err) {
+				reason = "migrations not current"
+			}
+			return &web.ReadinessError{Reason: reason, Err: err}
 		}
-		return &web.ReadinessError{Reason: reason, Err: err}
+		return nil
+	})
+}
+
+// readyFor is how long the database's readiness is kept: /readyz is on
+// the public address and needs no authentication, and its check is two
+// queries on the pool every tenant's requests use.
+const readyFor = time.Second
+
+// readiness is the outcome of the last database check, and the check
+// under way, which concurrent requests share.
+type readiness struct {
+	mu      sync.Mutex
+	at      time.Time
+	err     error
+	running singleflight.Group
+}
+
+// check returns the outcome of a check run less than readyFor ago, else
+// runs run (once for all requests waiting meanwhile, detached from any of
+// them, within the probe's 2 s).
+func (r *readiness) check(ctx context.Context, run func(context.Context) error) error {
+	r.mu.Lock()
+	if !r.at.IsZero() && time.Since(r.at) < readyFor {
+		defer r.mu.Unlock()
+		return r.err
 	}
-	return nil
+	r.mu.Unlock()
+	ch := r.running.DoChan("", func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		err := run(cctx)
+		r.mu.Lock()
+		r.at, r.err = time.Now(), err
+		r.mu.Unlock()
+		return nil, err
+	})
+	select {
+	case res := <-ch:
+		return res.Err
+	case <-ctx.Done():
+		return &web.ReadinessError{Reason: "database unavailable", Err: ctx.Err()}
+	}
 }
 
 // metricsPath is where the Prometheus series are served.

@@ -481,3 +481,27 @@ func TestOneSiteCannotTakeTheWholeReplica(t *testing.T) {
 		t.Errorf("the other site's call while one site's callers hold their shares: %v", o)
 	}
 }
+
+// TestReadinessIsNotALookupPerRequest: /readyz is on the public address
+// and needs no authentication; it checked the database (two queries) on
+// every request, so anyone could make the replica's pool, shared by every
+// tenant, run as many queries as they could send requests. The check's
+// outcome is now kept for a moment: 200 requests cost a few queries.
+func TestReadinessIsNotALookupPerRequest(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	before := gw.App.pool.Stat().AcquireCount()
+	const n = 200
+	for range n {
+		resp, err := http.Get(gw.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("/readyz: %s", resp.Status)
+		}
+	}
+	if used := gw.App.pool.Stat().AcquireCount() - before; used > n/4 {
+		t.Errorf("%d readiness checks took the database pool %d times", n, used)
+	}
+}
