@@ -145,6 +145,18 @@ func (e *Engine) refuseUnoffered(st *requestState, ct *compiledTool) error {
 	return nil
 }
 
+// serviceMayCall reports whether the caller, if a service token, may call
+// tool: a write only when the site lets service tokens write (an approver
+// is named), so a service token is offered the read-only catalogue
+// otherwise. writeKey refuses such calls too.
+func (ls *liveState) serviceMayCall(st *requestState, t connector.Tool) bool {
+	if st.session.Principal.AuthType != "service_token" || t.Effect == connector.Read {
+		return true
+	}
+	ss := ls.sites[st.session.Site.ID]
+	return ss != nil && ss.approver != ""
+}
+
 // filterListed removes from a tools/list result the tools the caller's
 // site does not offer.
 func (e *Engine) filterListed(kind string) func(ctx context.Context, id any, req *mcp.ListToolsRequest, result *mcp.ListToolsResult) {
@@ -164,7 +176,7 @@ func (e *Engine) filterListed(kind string) func(ctx context.Context, id any, req
 				return true
 			}
 			ok, _ := ls.offered(st.session.Site.ID, ct.tool)
-			return !ok
+			return !ok || !ls.serviceMayCall(st, ct.tool)
 		})
 	}
 }

@@ -47,7 +47,9 @@ func TestLiveSettingsChangeWhatASiteOffers(t *testing.T) {
 	}
 	serve := func(site connector.Site) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}})
+			// A person: a service token is offered no write tool unless
+			// the site lets service tokens write (TestServiceCatalogueIsReadOnlyUnlessServiceWritesAreOn).
+			e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "oauth", Subject: jane}})
 		}))
 		t.Cleanup(srv.Close)
 		return srv.URL

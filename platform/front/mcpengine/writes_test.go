@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -881,5 +882,52 @@ func TestUnknownOutcomeKeepsItsCause(t *testing.T) {
 	var u unknownOutcome
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &u) {
 		t.Fatalf("%v: cause or mark lost", err)
+	}
+}
+
+// A service token is offered the read-only catalogue unless the site lets
+// service tokens write (service_writes with an approver): a write tool it
+// may never call is not listed to it, though the same site lists it to
+// people.
+func TestServiceCatalogueIsReadOnlyUnlessServiceWritesAreOn(t *testing.T) {
+	f := newWriteFixture(t)
+	svc := connect(t, f.service(t, "tok-1"), "", nil)
+	person := connect(t, f.person(t, jane), "", nil)
+	names := func(cs *sdk.ClientSession) string {
+		t.Helper()
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range list.Tools {
+			out = append(out, tl.Name)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	writes := []string{"make_thing", "drop_thing"}
+	for name, s := range map[string]SiteLive{
+		"service writes off": {WriteTools: writes, ServiceWriteApprover: boss},
+		"no approver":        {WriteTools: writes, ServiceWrites: true},
+	} {
+		f.setLive(s)
+		if got := names(svc); got != "read_thing" {
+			t.Errorf("%s: the service token is offered %s, want only read_thing", name, got)
+		}
+		if got := names(person); got != "drop_thing,make_thing,read_thing" {
+			t.Errorf("%s: a person is offered %s", name, got)
+		}
+		res, m := call(t, svc, "make_thing", map[string]any{"name": "Refused"})
+		if text := res.Content[0].(*sdk.TextContent).Text; errCode(m) != "PERMISSION_DENIED" || !strings.Contains(text, "service_writes") {
+			t.Errorf("%s: calling a write anyway: %v", name, m)
+		}
+	}
+	f.setLive(SiteLive{WriteTools: writes, ServiceWrites: true, ServiceWriteApprover: boss})
+	if got := names(svc); got != "drop_thing,make_thing,read_thing" {
+		t.Errorf("with service writes on, the service token is offered %s", got)
+	}
+	if f.previews.Load() != 0 || f.runs.Load() != 0 {
+		t.Fatalf("a refused write ran: %d previews, %d writes", f.previews.Load(), f.runs.Load())
 	}
 }
