@@ -40,7 +40,12 @@ type Handler struct {
 // engine. Authentication failures are answered with 401 and a JSON-RPC error
 // body, before any MCP dispatch, so they make no usage event.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token := presentedToken(r)
+	token, ok := presentedToken(r)
+	if !ok {
+		mcpengine.WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"the request carries two different service tokens, one in X-Erpgate-Service-Token and one as Authorization: Bearer; send one token")
+		return
+	}
 	if token == "" {
 		unauthorized(w, "a service token is required: send it in the X-Erpgate-Service-Token header or as Authorization: Bearer")
 		return
@@ -75,15 +80,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // presentedToken reads the token from the dedicated header or a Bearer
-// Authorization header. Tokens in the query string are never read.
-func presentedToken(r *http.Request) string {
-	if t := strings.TrimSpace(r.Header.Get(HeaderServiceToken)); t != "" {
-		return t
+// Authorization header. Tokens in the query string are never read. Two
+// different tokens, one in each header, are refused (ok false): which
+// site the call runs as must not depend on which header is read first.
+func presentedToken(r *http.Request) (token string, ok bool) {
+	dedicated := strings.TrimSpace(r.Header.Get(HeaderServiceToken))
+	var bearer string
+	if scheme, value, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
+		bearer = strings.TrimSpace(value)
 	}
-	if scheme, value, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return strings.TrimSpace(value)
+	switch {
+	case dedicated == "":
+		return bearer, true
+	case bearer != "" && bearer != dedicated:
+		return "", false
 	}
-	return ""
+	return dedicated, true
 }
 
 func unauthorized(w http.ResponseWriter, message string) {
