@@ -105,14 +105,16 @@ func grantError(ctx context.Context, err error, sent ...string) error {
 	}
 	status := re.Response.StatusCode
 	switch {
+	case seatsTaken(re):
+		// Before invalid_grant: a refusal for want of a seat may come
+		// with that code, and the grant is as alive as before.
+		return connector.HTTPError(http.StatusTooManyRequests, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later", 0)
 	case status == http.StatusBadRequest && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_client" || re.ErrorCode == "unauthorized_client"):
 		return fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, re.ErrorCode)
 	case refusedCredentials(status, re.Body):
 		// The user's password changed or the user was disabled: the grant
 		// is as dead as after invalid_grant (issue 15 item 7).
 		return fmt.Errorf("%w (Acumatica: %q)", connector.ErrRefreshTokenDead, refusedDetail(re, sent...))
-	case status == http.StatusTooManyRequests:
-		return connector.HTTPError(status, "Acumatica refused the sign-in: its licence's API users are all in use (API Login Limit); try again later", 0)
 	case status >= 500:
 		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", status)
 	}

@@ -170,6 +170,10 @@ func TestTokenRequestsOnTheWire(t *testing.T) {
 		{"Invalid credentials", jsonAnswer(500, invalidCredentials), true, "", toolerr.AuthExpired},
 		{"HTTP 503", jsonAnswer(503, `{}`), false, toolerr.UpstreamUnavailable, toolerr.UpstreamUnavailable},
 		{"HTTP 429", jsonAnswer(429, `{"message":"API Login Limit"}`), false, toolerr.RateLimited, toolerr.RateLimited},
+		// A seat refusal that comes with invalid_grant (as the simulator
+		// answers, with 429, and possibly with 400): not a dead grant.
+		{"invalid_grant at the login limit, 429", jsonAnswer(429, `{"error":"invalid_grant","error_description":"API Login Limit"}`), false, toolerr.RateLimited, toolerr.RateLimited},
+		{"invalid_grant at the login limit, 400", jsonAnswer(400, `{"error":"invalid_grant","error_description":"API Login Limit"}`), false, toolerr.RateLimited, toolerr.RateLimited},
 		{"HTTP 200 without a token", jsonAnswer(200, `{"token_type":"Bearer"}`), false, toolerr.UpstreamInvalidResponse, toolerr.UpstreamInvalidResponse},
 		{"body broken off", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Length", "100")

@@ -207,6 +207,12 @@ func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredent
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
 	}
 	switch status := re.Response.StatusCode; {
+	case seatsTaken(re):
+		// Before invalid_grant: a refusal for want of a seat may come
+		// with that code, and says nothing about the credential.
+		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited,
+			"Acumatica refused the sign-in: all API-user seats of its licence are in use (API Login Limit); seats free up about an hour after their last token").
+			WithRetryAfter(time.Minute)
 	case re.ErrorCode == "invalid_grant":
 		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
 			"Acumatica refused to sign in the service connection's API user %q (invalid_grant): the username or password is wrong, the password must be changed, the user is not in the client's tenant, or it has no API licence; ask the operator to fix the connection", cred.username)
@@ -223,10 +229,6 @@ func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredent
 		return connector.UpstreamToken{}, toolerr.New(toolerr.AuthExpired,
 			"Acumatica refused to sign in the service connection's API user %q (Acumatica: %q): the username or password is wrong or was changed; ask the operator to fix the connection",
 			cred.username, refusedDetail(re, cred.client.Secret.Reveal(), cred.password.Reveal()))
-	case status == http.StatusTooManyRequests || strings.Contains(string(re.Body), "API Login Limit"):
-		return connector.UpstreamToken{}, toolerr.New(toolerr.RateLimited,
-			"Acumatica refused the sign-in: all API-user seats of its licence are in use (API Login Limit); seats free up about an hour after their last token").
-			WithRetryAfter(time.Minute)
 	case status >= 500:
 		return connector.UpstreamToken{}, toolerr.New(toolerr.UpstreamUnavailable, "Acumatica's token endpoint failed with HTTP %d", status)
 	default:
@@ -285,6 +287,13 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 		return "", toolerr.New(toolerr.Internal, "the verification request was not sent with the service connection's token")
 	}
 	return o.user, nil
+}
+
+// seatsTaken reports whether a token request was refused for want of an
+// API-user seat: HTTP 429, or any answer naming the API Login Limit
+// (Acumatica's own client maps that to 429 whatever the status and code).
+func seatsTaken(re *oauth2.RetrieveError) bool {
+	return re.Response.StatusCode == http.StatusTooManyRequests || loginLimit.Match(re.Body)
 }
 
 // refusedCredentials is credentialsRefused as a condition.

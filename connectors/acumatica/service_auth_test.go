@@ -114,3 +114,18 @@ func TestServiceAuthorizerWithoutTransport(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/entity", nil)
 	wantCode(t, auth.Authorize(req), toolerr.Internal, "no transport")
 }
+
+// Every API-user seat of the licence taken (the simulator answers the
+// sign-in 429 invalid_grant "API Login Limit"): the service connection's
+// sign-in is RATE_LIMITED with a wait, not reported as a wrong password
+// that sends the operator to fix a credential that is fine.
+func TestServiceSignInAtTheLoginLimitIsRateLimited(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{SeatLimit: 1}})
+	args := map[string]any{"CurrencyID": "USD"}
+	h.mustRun(kindFull, "acumatica_get_currency", args) // takes the one seat
+	_, err := h.run(kindService, "acumatica_get_currency", args)
+	te := wantCode(t, err, toolerr.RateLimited, "a service sign-in beyond the licence's seats")
+	if !strings.Contains(te.Message, "API Login Limit") || te.RetryAfter <= 0 || strings.Contains(te.Message, "password") {
+		t.Errorf("message = %s (retry after %s)", te.Message, te.RetryAfter)
+	}
+}
