@@ -3,6 +3,7 @@ package acumatica
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -174,4 +175,28 @@ func TestVerifyAPICredentialAfterThePasswordChanged(t *testing.T) {
 	if n := len(h.grantsOf("password")); n != 2 {
 		t.Errorf("%d password grants, want 2 (the first save, then the fresh sign-in)", n)
 	}
+}
+
+// A service connection whose password no longer signs in is not tried
+// again on every call: a bot calling in a loop would otherwise send the
+// ERP a failed sign-in per call (a storm of refusals that can lock the API
+// user out). The refusal is told to the calls that follow without asking
+// the ERP; a corrected credential (another fingerprint) signs in at once.
+func TestARefusedServiceSignInIsNotRepeatedOnEveryCall(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	args := map[string]any{"CurrencyID": "USD"}
+	h.mustRun(kindService, "acumatica_get_currency", args)
+	h.fields = h.serviceFields()
+	h.sim.ChangePassword(h.sim.User(acumaticatest.RoleService).Username, "changed-P@ss2")
+	h.sim.ExpireTokens()
+	before := h.tokenRequests()
+	for i := range 5 {
+		_, err := h.run(kindService, "acumatica_get_currency", args)
+		wantCode(t, err, toolerr.AuthExpired, fmt.Sprintf("call %d with the old password", i+1))
+	}
+	if n := h.tokenRequests() - before; n > 2 {
+		t.Errorf("5 calls with a refused password made %d token requests, want at most 2 (one refresh, one password grant)", n)
+	}
+	h.fields = nil // the operator saves the new password
+	h.mustRun(kindService, "acumatica_get_currency", args)
 }

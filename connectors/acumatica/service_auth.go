@@ -85,6 +85,30 @@ type serviceAuth struct {
 	// keeps one entry per (site, user), so the map stays small.
 	owners map[[32]byte]tokenOwner
 	latest map[tokenOwner][32]byte
+	// refused holds, per site and store key (so per credential), the
+	// ERP's refusal of the credential, told to the calls that follow until
+	// it runs out instead of asking the ERP again on every call.
+	refused map[refusalKey]refusal
+}
+
+type refusalKey struct{ site, key string }
+
+type refusal struct {
+	err   error
+	until time.Time
+}
+
+// refusalHold is how long a refused service credential is not tried
+// again: a wrong or changed password would otherwise cost a failed sign-in
+// at the ERP per call (a bot in a loop can lock its API user out), while a
+// corrected credential has another store key and is tried at once.
+const refusalHold = time.Minute
+
+// credentialRefused reports whether err is the ERP refusing the service
+// credential itself (not a passing failure, nor the login limit).
+func credentialRefused(err error) bool {
+	var te *toolerr.Error
+	return errors.As(err, &te) && (te.Code == toolerr.AuthExpired || te.Code == toolerr.PermissionDenied)
 }
 
 type tokenOwner struct {
@@ -95,7 +119,8 @@ type tokenOwner struct {
 }
 
 func newServiceAuth(hc func(connector.Site, connector.Authorizer) *http.Client, tokens connector.ServiceTokenStore) *serviceAuth {
-	return &serviceAuth{httpClient: hc, tokens: tokens, owners: map[[32]byte]tokenOwner{}, latest: map[tokenOwner][32]byte{}}
+	return &serviceAuth{httpClient: hc, tokens: tokens, owners: map[[32]byte]tokenOwner{}, latest: map[tokenOwner][32]byte{},
+		refused: map[refusalKey]refusal{}}
 }
 
 // APIAuthorizer returns the authorisation of a service connection: a Bearer
@@ -130,8 +155,30 @@ func (s *serviceAuth) token(ctx context.Context, site connector.Site, cred servi
 		return "", toolerr.New(toolerr.Internal, "this erpgate build cannot sign in service connections (no outbound transport was configured)")
 	}
 	key := cred.storeKey()
+	rk := refusalKey{site: site.ID.String(), key: key}
+	s.mu.Lock()
+	held, ok := s.refused[rk]
+	if ok && !time.Now().Before(held.until) {
+		delete(s.refused, rk)
+		ok = false
+	}
+	s.mu.Unlock()
+	if ok {
+		return "", held.err
+	}
 	tok, err := s.tokens.Token(ctx, site.ID, key, s.renew(site, cred))
 	if err != nil {
+		if credentialRefused(err) {
+			now := time.Now()
+			s.mu.Lock()
+			for k, r := range s.refused {
+				if !now.Before(r.until) {
+					delete(s.refused, k) // the map keeps only live refusals
+				}
+			}
+			s.refused[rk] = refusal{err: err, until: now.Add(refusalHold)}
+			s.mu.Unlock()
+		}
 		return "", err
 	}
 	s.remember(tok, tokenOwner{site: site.ID.String(), key: key, user: cred.username})
