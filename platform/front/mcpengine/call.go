@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"unsafe"
@@ -143,7 +144,7 @@ func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessag
 // invoke runs the tool's handler and returns its result redacted and
 // bounded, as JSON.
 func (e *Engine) invoke(ctx context.Context, st *requestState, ct *compiledTool, call *connector.Call) ([]byte, error) {
-	out, err := ct.tool.Handler(ctx, call)
+	out, err := runHandler(ctx, ct, call)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s on %s: %w", ct.kind, ct.tool.Name, st.session.Site.Slug, err)
 	}
@@ -151,6 +152,18 @@ func (e *Engine) invoke(ctx context.Context, st *requestState, ct *compiledTool,
 	data, err := e.finishResult(ctx, st, ct, out)
 	endSpan(span, err)
 	return data, err
+}
+
+// runHandler runs the tool's handler. A panic (a connector's bug) fails
+// the call as an internal error: the client gets the error envelope with
+// a plain sentence, the operator's log the panic and its stack.
+func runHandler(ctx context.Context, ct *compiledTool, call *connector.Call) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("panic in the tool's handler: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return ct.tool.Handler(ctx, call)
 }
 
 // upstreamClient is the call's HTTP client to its site: the outbound

@@ -340,6 +340,33 @@ func TestErrorsAsResults(t *testing.T) {
 	}
 }
 
+// A connector that panics fails its call like any other internal error:
+// the error envelope (as a result with X-MCP-Error-Format: result), a
+// plain sentence, and the panic in the operator's log, not Go's runtime
+// text as a JSON-RPC error the client cannot take as a result.
+func TestAPanickingToolIsAnInternalError(t *testing.T) {
+	for _, asResults := range []bool{false, true} {
+		f := newFixture(t, asResults)
+		cs := f.session(t)
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "reallypanics", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("results %v: a protocol error: %v", asResults, err)
+		}
+		text := res.Content[0].(*sdk.TextContent).Text
+		var m map[string]any
+		_ = json.Unmarshal([]byte(text), &m)
+		if res.IsError == asResults || errCode(m) != "INTERNAL" || m["status"] != "error" {
+			t.Errorf("results %v: isError=%v %s", asResults, res.IsError, text)
+		}
+		if strings.Contains(text, "nil map") || strings.Contains(text, "panic") {
+			t.Errorf("results %v: the answer quotes the panic: %s", asResults, text)
+		}
+		if f.logs.FilterMessage("tool call failed").FilterField(zap.String("tool", "reallypanics")).Len() != 1 {
+			t.Errorf("results %v: the panic was not logged for the operator", asResults)
+		}
+	}
+}
+
 func TestAdvertisedSchemasAndOrigin(t *testing.T) {
 	f := newFixture(t, false)
 	cs := f.session(t)
