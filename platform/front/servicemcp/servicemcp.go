@@ -43,7 +43,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, ok := presentedToken(r)
 	if !ok {
 		mcpengine.WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
-			"the request carries two different service tokens, one in X-Erpgate-Service-Token and one as Authorization: Bearer; send one token")
+			"the request carries two different service tokens (in X-Erpgate-Service-Token or as Authorization: Bearer); send one token")
 		return
 	}
 	if token == "" {
@@ -81,21 +81,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // presentedToken reads the token from the dedicated header or a Bearer
 // Authorization header. Tokens in the query string are never read. Two
-// different tokens, one in each header, are refused (ok false): which
-// site the call runs as must not depend on which header is read first.
+// different tokens (one in each header, or in two lines of one) are
+// refused (ok false): which site the call runs as must not depend on
+// which header or line is read first.
 func presentedToken(r *http.Request) (token string, ok bool) {
-	dedicated := strings.TrimSpace(r.Header.Get(HeaderServiceToken))
-	var bearer string
-	if scheme, value, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
-		bearer = strings.TrimSpace(value)
+	var found []string
+	for _, v := range r.Header.Values(HeaderServiceToken) {
+		if t := strings.TrimSpace(v); t != "" {
+			found = append(found, t)
+		}
 	}
-	switch {
-	case dedicated == "":
-		return bearer, true
-	case bearer != "" && bearer != dedicated:
-		return "", false
+	for _, v := range r.Header.Values("Authorization") {
+		if scheme, value, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			if t := strings.TrimSpace(value); t != "" {
+				found = append(found, t)
+			}
+		}
 	}
-	return dedicated, true
+	for _, t := range found[min(1, len(found)):] {
+		if t != found[0] {
+			return "", false
+		}
+	}
+	if len(found) == 0 {
+		return "", true
+	}
+	return found[0], true
 }
 
 func unauthorized(w http.ResponseWriter, message string) {

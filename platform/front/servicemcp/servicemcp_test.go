@@ -60,7 +60,9 @@ func post(t *testing.T, endpoint string, header map[string]string) (int, string)
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	for k, v := range header {
-		req.Header.Set(k, v)
+		for _, one := range strings.Split(v, "\n") { // one header line each
+			req.Header.Add(k, one)
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -90,6 +92,8 @@ func TestServiceTokenInBothHeadersMustAgree(t *testing.T) {
 	for name, h := range map[string]map[string]string{
 		"a valid token of another site as bearer": {HeaderServiceToken: acme, "Authorization": "Bearer " + globex},
 		"an unknown token as bearer":              {HeaderServiceToken: acme, "Authorization": "Bearer egs_other"},
+		"two lines of the dedicated header":       {HeaderServiceToken: acme + "\n" + globex},
+		"two bearer lines":                        {"Authorization": "Bearer " + acme + "\nBearer " + globex},
 	} {
 		status, body := post(t, endpoint, h)
 		if status != http.StatusBadRequest || !strings.Contains(body, "two different") {
