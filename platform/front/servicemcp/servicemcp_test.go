@@ -2,6 +2,7 @@ package servicemcp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -103,5 +104,15 @@ func TestServiceTokenInBothHeadersMustAgree(t *testing.T) {
 			t.Errorf("%s: the answer echoes a token", name)
 		}
 	}
-	_ = events
+	// The usage events of the calls served name the token by its id only.
+	events.mu.Lock()
+	defer events.mu.Unlock()
+	if len(events.events) == 0 {
+		t.Fatal("no usage event was recorded")
+	}
+	for _, e := range events.events {
+		if text := fmt.Sprintf("%+v", e); strings.Contains(text, acme) || strings.Contains(text, globex) || e.AuthType != "service_token" {
+			t.Errorf("usage event %s", text)
+		}
+	}
 }
