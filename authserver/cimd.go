@@ -67,6 +67,10 @@ const (
 	maxCIMDFailures = 10_000
 )
 
+// cimdMaxHeaderBytes bounds a document answer's headers: a document host
+// sends a few hundred bytes of them.
+const cimdMaxHeaderBytes = 64 << 10
+
 // cimdResolver fetches, checks and caches Client ID Metadata Documents.
 // Documents are cached in Postgres (shared by replicas); failures briefly,
 // in memory. Concurrent requests for one URL share one fetch.
@@ -115,8 +119,12 @@ func newCIMDResolver(store *storage.Store, opts CIMDOptions, devMode bool) *cimd
 			Proxy:                 nil, // a proxy would hide the address actually reached
 			TLSHandshakeTimeout:   opts.Timeout,
 			ResponseHeaderTimeout: opts.Timeout,
-			MaxIdleConns:          16,
-			IdleConnTimeout:       30 * time.Second,
+			// Anyone chooses the host: its headers are bounded like the
+			// document (Go's default of 10 MiB costs some 33 MiB of heap
+			// per fetch once parsed).
+			MaxResponseHeaderBytes: cimdMaxHeaderBytes,
+			MaxIdleConns:           16,
+			IdleConnTimeout:        30 * time.Second,
 		}
 		if opts.AllowPrivateAddresses {
 			t.DialContext = (&net.Dialer{Timeout: opts.Timeout}).DialContext

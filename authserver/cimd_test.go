@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -243,5 +244,33 @@ func TestCIMDFetchesAreLimitedPerSource(t *testing.T) {
 	// A cached document costs no fetch, whatever the source.
 	if _, err := r.ResolveClient(attacker, docURL); err != nil {
 		t.Errorf("cached document for the limited source: %v", err)
+	}
+}
+
+// TestCIMDAnswerHeadersAreBounded: the host of a URL client id is anyone's
+// choice, and the document is fetched before any sign-in. Its answer's
+// headers are bounded like the ERPs' (outbound.TestHeaderBound): a
+// megabyte of tiny header lines, some 33 MiB of heap per fetch once
+// parsed under Go's default bound of 10 MiB, is refused; an ordinary
+// document host's headers still go.
+func TestCIMDAnswerHeadersAreBounded(t *testing.T) {
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		lines := 5
+		if req.URL.Path == "/hostile/client.json" {
+			lines = 200_000
+		}
+		for i := range lines {
+			w.Header().Add("X-"+strconv.Itoa(i%50), "b")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "http://" + req.Host + req.URL.Path, "redirect_uris": []string{"http://127.0.0.1/cb"}})
+	}))
+	t.Cleanup(srv.Close)
+	if _, err := r.ResolveClient(context.Background(), srv.URL+"/hostile/client.json"); err == nil {
+		t.Error("a document answered with 200,000 header lines was used")
+	}
+	if _, err := r.ResolveClient(context.Background(), srv.URL+"/plain/client.json"); err != nil {
+		t.Errorf("a document with a few headers: %v", err)
 	}
 }
