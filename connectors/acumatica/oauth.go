@@ -133,8 +133,9 @@ func tokenAnswer(ctx context.Context, err error) (re *oauth2.RetrieveError, _ er
 	case errors.As(err, &re):
 		return re, nil
 	case errors.As(err, &ue):
-		// The outbound transport's own error (refused destination, timeout).
-		return nil, err
+		// The outbound transport's own error (refused destination, timeout),
+		// without the URL: a refused redirect's Location may quote the form.
+		return nil, outbound.WithoutURL(err)
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case strings.HasPrefix(err.Error(), "oauth2: cannot fetch token:"):

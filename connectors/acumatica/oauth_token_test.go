@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -80,6 +82,46 @@ func TestTokenErrorsQuoteNoSecret(t *testing.T) {
 					check("password grant "+what, err, clientSecret, password)
 				}
 			}
+		}
+	}
+}
+
+// TestTokenRedirectsQuoteNoSecret: a token endpoint that answers with a
+// redirect out of the site, its Location quoting every value it was sent,
+// is refused by the outbound transport without being followed, and the
+// error erpgate returns (written to logs, shown to the operator who
+// verifies a service connection) does not carry that Location.
+func TestTokenRedirectsQuoteNoSecret(t *testing.T) {
+	const clientSecret, code, verifier, refresh, password = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789", "passw0rd-JKL-012"
+	client := connector.OAuthClient{ID: "cid@Tenant", Secret: secrets.Secret(clientSecret)}
+	cred := serviceCredential{client: client, username: "api-user", password: secrets.Secret(password)}
+	factory := outbound.NewFactory(outbound.DefaultOptions())
+	check := func(what string, err error, sent ...string) {
+		t.Helper()
+		for _, s := range sent {
+			if err == nil || strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error quotes %q: %v", what, s, err)
+			}
+		}
+	}
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		for _, away := range []string{"https://elsewhere.example/collect", "/Other/collect"} {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				w.Header().Set("Location", away+"?"+r.PostForm.Encode())
+				w.WriteHeader(status)
+			}))
+			u, _ := url.Parse(srv.URL + "/AcumaticaERP")
+			site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+			hc := factory.Client(site, nil)
+			what := fmt.Sprintf("HTTP %d to %s", status, away)
+			_, err := OAuth{}.ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+			check("exchange "+what, err, clientSecret, code, verifier)
+			_, err = OAuth{}.RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+			check("refresh "+what, err, clientSecret, refresh)
+			_, err = passwordGrant(context.Background(), site, cred, hc)
+			check("password grant "+what, err, clientSecret, password)
+			srv.Close()
 		}
 	}
 }

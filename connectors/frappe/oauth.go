@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -144,8 +145,9 @@ func tokenError(ctx context.Context, err error) error {
 	case re != nil:
 		return upstreamError(re.Response.StatusCode, re.Response.Header, nil)
 	case errors.As(err, &ue):
-		// The outbound transport's own error (refused destination, timeout).
-		return err
+		// The outbound transport's own error (refused destination, timeout),
+		// without the URL: a refused redirect's Location may quote the form.
+		return outbound.WithoutURL(err)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case strings.HasPrefix(err.Error(), "oauth2: cannot fetch token:"):

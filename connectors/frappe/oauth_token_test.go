@@ -79,6 +79,40 @@ func TestTokenErrorsQuoteNoSecret(t *testing.T) {
 	}
 }
 
+// TestTokenRedirectsQuoteNoSecret: a get_token that answers with a
+// redirect off the site, its Location quoting every value it was sent, is
+// refused by the outbound transport without being followed, and the
+// error erpgate returns (written to logs) does not carry that Location.
+func TestTokenRedirectsQuoteNoSecret(t *testing.T) {
+	const clientSecret, code, verifier, refresh = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789"
+	client := connector.OAuthClient{ID: "cid", Secret: secrets.Secret(clientSecret)}
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		for _, away := range []string{"https://elsewhere.example/collect", "/other-app/collect"} {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm()
+				w.Header().Set("Location", away+"?"+r.PostForm.Encode())
+				w.WriteHeader(status)
+			}))
+			u, _ := url.Parse(srv.URL)
+			site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+			hc := factory.Client(site, nil)
+			_, err := (&Connector{}).ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+			for _, s := range []string{clientSecret, code, verifier} {
+				if err == nil || strings.Contains(err.Error(), s) {
+					t.Errorf("HTTP %d to %s: exchange error quotes %q: %v", status, away, s, err)
+				}
+			}
+			_, err = (&Connector{}).RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+			for _, s := range []string{clientSecret, refresh} {
+				if err == nil || strings.Contains(err.Error(), s) {
+					t.Errorf("HTTP %d to %s: refresh error quotes %q: %v", status, away, s, err)
+				}
+			}
+			srv.Close()
+		}
+	}
+}
+
 // countingTransport stands for the outbound transport: every token
 // request must go through the client passed in.
 type countingTransport struct {

@@ -1,9 +1,11 @@
 package outbound
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -291,6 +293,30 @@ func classifyTransportError(req *http.Request, err error) error {
 		return toolerr.Wrap(toolerr.UpstreamTimeout, err, "the ERP at %s did not answer in time", req.URL.Host)
 	}
 	return toolerr.Wrap(toolerr.UpstreamUnavailable, err, "could not reach the ERP at %s; nothing was read, which does not mean there are no records", req.URL.Host)
+}
+
+// WithoutURL returns the failure an *http.Client reported in err without
+// the URL its *url.Error names. For a redirect the client refused, that URL
+// is the ERP's Location header as the ERP wrote it, which may quote what
+// the request sent (a token request's client secret, code, refresh token
+// or password): it must not reach an error, a log or a page. The
+// transport's classified errors and context errors come back as they are;
+// any other failure of the client (a Location it could not read) becomes
+// UPSTREAM_INVALID_RESPONSE without its text. Other errors are returned
+// unchanged.
+func WithoutURL(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	var te *toolerr.Error
+	switch {
+	case errors.As(ue.Err, &te):
+		return te
+	case errors.Is(ue.Err, context.DeadlineExceeded) || errors.Is(ue.Err, context.Canceled):
+		return ue.Err
+	}
+	return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with a redirect erpgate could not follow")
 }
 
 func tooLarge(limit int64) *toolerr.Error {
