@@ -78,7 +78,11 @@ func (OAuth) ExchangeCode(ctx context.Context, site connector.Site, client conne
 		err = grantError(ctx, err, client.Secret.Reveal(), code, codeVerifier)
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: exchange code on %s: %w", site.Slug, err)
 	}
-	return connector.UpstreamTokenOf(t), nil
+	tok, err := connector.UpstreamTokenOf(t)
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("acumatica: exchange code on %s: %w", site.Slug, err)
+	}
+	return tok, nil
 }
 
 // RefreshToken uses the refresh_token grant. Acumatica rotates refresh
@@ -91,7 +95,11 @@ func (OAuth) RefreshToken(ctx context.Context, site connector.Site, client conne
 		err = grantError(ctx, err, client.Secret.Reveal(), refreshToken.Reveal())
 		return connector.UpstreamToken{}, fmt.Errorf("acumatica: refresh token on %s: %w", site.Slug, err)
 	}
-	return connector.UpstreamTokenOf(t), nil
+	tok, err := connector.UpstreamTokenOf(t)
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("acumatica: refresh token on %s: %w", site.Slug, err)
+	}
+	return tok, nil
 }
 
 // upstreamToken is a token IdentityServer issued. An answer without a new

@@ -217,6 +217,9 @@ func TestTokenRequestsOnTheWire(t *testing.T) {
 		{"invalid_grant at the login limit, 429", jsonAnswer(429, `{"error":"invalid_grant","error_description":"API Login Limit"}`), false, toolerr.RateLimited, toolerr.RateLimited},
 		{"invalid_grant at the login limit, 400", jsonAnswer(400, `{"error":"invalid_grant","error_description":"API Login Limit"}`), false, toolerr.RateLimited, toolerr.RateLimited},
 		{"HTTP 200 without a token", jsonAnswer(200, `{"token_type":"Bearer"}`), false, toolerr.UpstreamInvalidResponse, toolerr.UpstreamInvalidResponse},
+		// erpgate sends every token as "Authorization: Bearer"; a token of
+		// another type must not be used (RFC 6749 section 7.1).
+		{"HTTP 200 with a MAC token", jsonAnswer(200, `{"access_token":"at","token_type":"mac","refresh_token":"rt"}`), false, toolerr.UpstreamInvalidResponse, toolerr.UpstreamInvalidResponse},
 		{"body broken off", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Length", "100")
 			_, _ = w.Write([]byte(`{"access_token":`))

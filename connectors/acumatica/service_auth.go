@@ -247,7 +247,11 @@ func passwordGrant(ctx context.Context, site connector.Site, cred serviceCredent
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	t, err := tokenConfig(site, cred.client, "", ServiceScope).PasswordCredentialsToken(ctx, cred.username, cred.password.Reveal())
 	if err == nil {
-		return connector.UpstreamTokenOf(t), nil
+		tok, err := connector.UpstreamTokenOf(t)
+		if err != nil {
+			return connector.UpstreamToken{}, fmt.Errorf("acumatica: sign in service user on %s: %w", site.Slug, err)
+		}
+		return tok, nil
 	}
 	re, err := tokenAnswer(ctx, err)
 	if re == nil {

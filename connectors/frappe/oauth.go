@@ -72,10 +72,14 @@ func (*Connector) ExchangeCode(ctx context.Context, site connector.Site, client 
 	} else {
 		err = tokenError(ctx, err)
 	}
+	var tok connector.UpstreamToken
+	if err == nil {
+		tok, err = connector.UpstreamTokenOf(t)
+	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: exchange code on %s: %w", site.Slug, err)
 	}
-	return connector.UpstreamTokenOf(t), nil
+	return tok, nil
 }
 
 // checkIDTokenSignature is the one check of the client secret Frappe v15
@@ -123,7 +127,11 @@ func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client 
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, tokenError(ctx, err))
 	}
-	return connector.UpstreamTokenOf(t), nil
+	tok, err := connector.UpstreamTokenOf(t)
+	if err != nil {
+		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, err)
+	}
+	return tok, nil
 }
 
 // upstreamToken is a token get_token issued. An answer without a new

@@ -195,6 +195,10 @@ func TestTokenRequestsOnTheWire(t *testing.T) {
 		{"HTTP 200 without a token", jsonAnswer(200, `{"token_type":"Bearer"}`), false, toolerr.UpstreamInvalidResponse},
 		{"HTTP 200 with an error", jsonAnswer(200, `{"error":"invalid_grant"}`), false, toolerr.UpstreamInvalidResponse},
 		{"HTTP 200 not JSON", jsonAnswer(200, `<html>`), false, toolerr.UpstreamInvalidResponse},
+		// erpgate sends every token as "Authorization: Bearer"; a token of
+		// another type must not be used (RFC 6749 section 7.1).
+		{"HTTP 200 with a MAC token", jsonAnswer(200, `{"access_token":"at","token_type":"mac","refresh_token":"rt"}`), false, toolerr.UpstreamInvalidResponse},
+		{"HTTP 200 with a DPoP token", jsonAnswer(200, `{"access_token":"at","token_type":"DPoP"}`), false, toolerr.UpstreamInvalidResponse},
 		{"body broken off", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Length", "100")
 			_, _ = w.Write([]byte(`{"access_token":`))

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -93,14 +95,22 @@ type UpstreamToken struct {
 
 // UpstreamTokenOf converts a token golang.org/x/oauth2 read from an ERP's
 // token endpoint (the connectors' code exchange, refresh and password
-// grant use that library) into an UpstreamToken.
-func UpstreamTokenOf(t *oauth2.Token) UpstreamToken {
+// grant use that library) into an UpstreamToken. erpgate sends every ERP
+// token as "Authorization: Bearer", so a token of another type (MAC,
+// DPoP) is refused: a client must not use a token whose type it does not
+// understand (RFC 6749 section 7.1). An answer without a type is taken as
+// Bearer.
+func UpstreamTokenOf(t *oauth2.Token) (UpstreamToken, error) {
+	if t.TokenType != "" && !strings.EqualFold(t.TokenType, "bearer") {
+		return UpstreamToken{}, toolerr.New(toolerr.UpstreamInvalidResponse,
+			"the ERP issued a token of type %q, which erpgate cannot use: it sends ERP tokens as Bearer tokens only", ERPWord(t.TokenType))
+	}
 	scope, _ := t.Extra("scope").(string)
 	tok := UpstreamToken{AccessToken: secrets.Secret(t.AccessToken), RefreshToken: secrets.Secret(t.RefreshToken), Scope: scope}
 	if t.ExpiresIn > 0 {
 		tok.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
 	}
-	return tok
+	return tok, nil
 }
 
 // UpstreamUser is the ERP identity behind a token.
