@@ -105,7 +105,7 @@ func TestTokenRedirectsQuoteNoSecret(t *testing.T) {
 		}
 	}
 	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
-		for _, away := range []string{"https://elsewhere.example/collect", "/Other/collect"} {
+		for _, away := range []string{"https://elsewhere.example/collect", "/Other/collect", "/%zz/collect"} {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_ = r.ParseForm()
 				w.Header().Set("Location", away+"?"+r.PostForm.Encode())

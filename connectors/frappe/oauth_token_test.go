@@ -87,7 +87,7 @@ func TestTokenRedirectsQuoteNoSecret(t *testing.T) {
 	const clientSecret, code, verifier, refresh = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789"
 	client := connector.OAuthClient{ID: "cid", Secret: secrets.Secret(clientSecret)}
 	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
-		for _, away := range []string{"https://elsewhere.example/collect", "/other-app/collect"} {
+		for _, away := range []string{"https://elsewhere.example/collect", "/other-app/collect", "/%zz/collect"} {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_ = r.ParseForm()
 				w.Header().Set("Location", away+"?"+r.PostForm.Encode())
