@@ -22,12 +22,7 @@ func TestChromiumConsoleAddsASite(t *testing.T) {
 	user := userWithRole(t, sim, "service")
 	ctx := newChromium(t)
 
-	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
-	waitForTitle(t, ctx, "Console sign-in")
-	browserDo(t, ctx, "sign in",
-		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
-	waitForTitle(t, ctx, "Sites")
+	signInToConsole(t, ctx, gw, "/console")
 	submitAndWait(t, ctx, "add a site", "Add a site", chromedp.Click(chromedp.CSS(`#add-site`)))
 	saveScreenshot(t, ctx, "console-new-site-kind.png")
 	submitAndWait(t, ctx, "choose Frappe", "Add a site", chromedp.Click(chromedp.CSS(`a[href$="kind=frappe"]`)))

@@ -38,12 +38,7 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 	broken.SetInquiryAccess(brokenSvc.Username, acumaticatest.CanaryInquiry, false)
 
 	ctx := newChromium(t)
-	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
-	waitForTitle(t, ctx, "Console sign-in")
-	browserDo(t, ctx, "sign in",
-		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
-	waitForTitle(t, ctx, "Sites")
+	signInToConsole(t, ctx, gw, "/console")
 	for _, slug := range []string{"healthy", "broken"} {
 		if text := browserResult(t, ctx, "read the stored preflight of "+slug, chromedp.Text(chromedp.CSS(`#site-`+slug+` a[href*="/console/preflight"]`))); text != "not run yet" {
 			t.Fatalf("%s before the console's run: %q, want \"not run yet\" (registration through the admin API runs none), so what follows comes from the console's run", slug, text)

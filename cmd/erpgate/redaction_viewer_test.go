@@ -77,12 +77,7 @@ func TestChromiumRedactionsInTheUsageViewer(t *testing.T) {
 	}
 
 	ctx := newChromium(t)
-	browserDo(t, ctx, "open the viewer", chromedp.Navigate(gw.URL+"/console/usage"))
-	waitForTitle(t, ctx, "Console sign-in")
-	browserDo(t, ctx, "sign in",
-		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
-	waitForTitle(t, ctx, "Sites")
+	signInToConsole(t, ctx, gw, "/console/usage")
 	submitAndWait(t, ctx, "open the viewer", "Usage", chromedp.Click(chromedp.CSS(`nav a[href$="/console/usage"]`)))
 	// Without the filter: every reply, initialize included.
 	all := browserResult(t, ctx, "read every row", chromedp.Evaluate[[]string](

@@ -71,6 +71,19 @@ func seedViewerEvents(t *testing.T, gw *gateway) {
 	}
 }
 
+// signInToConsole opens path of the console, which asks for the sign-in,
+// signs in with the admin token and waits for the sites page, where a
+// sign-in lands.
+func signInToConsole(t *testing.T, ctx context.Context, gw *gateway, path string) {
+	t.Helper()
+	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+path))
+	waitForTitle(t, ctx, "Console sign-in")
+	browserDo(t, ctx, "sign in",
+		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
+	waitForTitle(t, ctx, "Sites")
+}
+
 // submitAndWait runs steps that leave the page (a form sent, a link
 // followed) and waits until another page with a title starting with title
 // is loaded: the same title would otherwise be seen on the old page.
@@ -135,12 +148,7 @@ func TestChromiumViewer(t *testing.T) {
 	seedViewerEvents(t, gw)
 	ctx := newChromium(t)
 
-	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console/usage"))
-	waitForTitle(t, ctx, "Console sign-in")
-	browserDo(t, ctx, "sign in",
-		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
-	waitForTitle(t, ctx, "Sites")
+	signInToConsole(t, ctx, gw, "/console/usage")
 	submitAndWait(t, ctx, "open the viewer", "Usage", chromedp.Click(chromedp.CSS(`nav a[href$="/console/usage"]`)))
 	if n := browserResult(t, ctx, "count the rows", chromedp.Evaluate[int](`document.querySelectorAll("#events tbody tr").length`)); n != 50 {
 		t.Errorf("first page: %d rows, want 50", n)
