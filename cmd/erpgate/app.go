@@ -257,11 +257,22 @@ func (a *App) build(ctx context.Context) error {
 		Logger:       a.log,
 	})
 	events := activity.NewStore(a.pool)
-	// Every minute one replica adds the closed hours to the chart rollup.
+	// Every minute one replica adds the closed hours to the chart rollup,
+	// and deletes the events past their retention that the rollup counts.
 	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
-		_, err := events.RollUp(ctx, time.Now())
-		return err
-	}, func(err error) { a.log.Warn("roll up usage for the charts", zap.Error(err)) })
+		now := time.Now()
+		if _, err := events.RollUp(ctx, now); err != nil {
+			return err
+		}
+		if days := cfg.Usage.RetentionDays; days > 0 {
+			n, err := events.Prune(ctx, now.AddDate(0, 0, -days))
+			if n > 0 {
+				a.log.Info("usage events past their retention deleted", zap.Int64("deleted", n), zap.Int("retention_days", days))
+			}
+			return err
+		}
+		return nil
+	}, func(err error) { a.log.Warn("roll up or prune usage events", zap.Error(err)) })
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,

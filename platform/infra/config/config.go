@@ -174,6 +174,9 @@ type Usage struct {
 	FlushInterval time.Duration `yaml:"flush_interval"`
 	// BatchSize is the most events written in one statement.
 	BatchSize int `yaml:"batch_size"`
+	// RetentionDays is how long usage events are kept, in days; 0 keeps
+	// them for ever. The hourly chart rollup is kept regardless.
+	RetentionDays int `yaml:"retention_days"`
 }
 
 // MCP governs the MCP endpoints.

@@ -110,6 +110,9 @@ func TestValidation(t *testing.T) {
 
 		{"flush interval too short", "ERPGATE_USAGE_FLUSH_INTERVAL", "1ms", "must be between 10ms and 1m0s"},
 		{"batch size zero", "ERPGATE_USAGE_BATCH_SIZE", "0", "from 1 to 10000"},
+		{"retention for ever", "ERPGATE_USAGE_RETENTION_DAYS", "0", ""},
+		{"retention negative", "ERPGATE_USAGE_RETENTION_DAYS", "-1", "from 0 to 36500"},
+		{"retention in words", "ERPGATE_USAGE_RETENTION_DAYS", "a year", "got \"a year\""},
 
 		{"shutdown timeout zero", "ERPGATE_SHUTDOWN_TIMEOUT", "0s", "must be between 1s and 10m0s"},
 

@@ -630,3 +630,57 @@ func TestRollupCountsEachInsertOnce(t *testing.T) {
 		t.Errorf("client k's rollup calls %d (%v), want 3", clientCalls, err)
 	}
 }
+
+// TestPruneDeletesOnlyWhatTheRollupCounts: retention deletes the events
+// before its cutoff that the chart rollup already counts, in several
+// statements when there are many, and the charts of those hours keep their
+// figures; events of hours not rolled up yet stay, however old.
+func TestPruneDeletesOnlyWhatTheRollupCounts(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	events := fixture()
+	seedUsage(t, pool, events)
+	const many = 12000 // more than two statements' worth
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO usage_events (id, occurred_at, site_id, site_slug, auth_type, request_id, method, tool, outcome, duration_ms, erp_ms)
+		SELECT 1000 + i, $1::timestamptz + i * interval '1 millisecond', $2, 'site-a', 'oauth', 'r', 'tools/call', 'list_customers', 'success', 10, 5
+		FROM generate_series(1, $3) i`, t0.Add(30*time.Minute), siteA, many); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(pool)
+	// The hours of t0 and t0+1h are over; t0+2h is not.
+	if n, err := s.RollUp(ctx, t0.Add(2*time.Hour+RollUpGrace)); err != nil || n != 2 {
+		t.Fatalf("roll-up: %d hours, %v; want 2", n, err)
+	}
+	deleted, err := s.Prune(ctx, t0.Add(3*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func(e seeded) bool { return !e.at.Before(t0.Add(2 * time.Hour)) }
+	old := 0
+	for _, e := range events {
+		if !kept(e) {
+			old++
+		}
+	}
+	if deleted != int64(old+many) {
+		t.Errorf("deleted %d events, want the %d before the rollup's end", deleted, old+many)
+	}
+	if got, want := walkUsage(t, s, Filter{}, MaxPage), newestFirst(events, kept); !slices.Equal(got, want) {
+		t.Errorf("left %v, want %v", got, want)
+	}
+	st, err := s.Stats(ctx, Filter{From: t0, To: t0.Add(3 * time.Hour)}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	for _, b := range st.Buckets {
+		calls += b.Calls
+	}
+	if calls != int64(len(events)+many) {
+		t.Errorf("the charts count %d calls after pruning, want every one of the %d", calls, len(events)+many)
+	}
+	if again, err := s.Prune(ctx, t0.Add(3*time.Hour)); err != nil || again != 0 {
+		t.Errorf("a second run deleted %d (%v), want 0", again, err)
+	}
+}

@@ -103,3 +103,66 @@ func (s *Store) rolledUntil(ctx context.Context) (time.Time, error) {
 	}
 	return until, err
 }
+
+// pruneBatch is the most events one statement of Prune deletes, and
+// maxPruneBatches the most statements one run makes: a backlog of millions
+// (retention first turned on) is deleted over several runs of short
+// statements, never by one that holds the table for minutes.
+const (
+	pruneBatch      = 5000
+	maxPruneBatches = 40
+)
+
+// pruneLock is the advisory lock of a pruning statement: one replica at a
+// time.
+const pruneLock int64 = 0x6572706761746502 // "erpgate" 02
+
+// pruneEvents deletes up to $2 of the oldest events before $1, through the
+// (occurred_at, id) index.
+const pruneEvents = `DELETE FROM usage_events WHERE id = ANY(ARRAY(
+  SELECT id FROM usage_events WHERE occurred_at < $1 ORDER BY occurred_at, id LIMIT $2))`
+
+// Prune deletes the usage events older than before that the chart rollup
+// already counts (before rolled_until): the charts of those hours keep
+// their figures, the lists and exports lose the rows. It deletes at most
+// pruneBatch events per statement and maxPruneBatches statements per run,
+// and returns how many it deleted. When another replica is pruning, a
+// statement deletes nothing and the run ends.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	until, err := s.rolledUntil(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("activity: prune usage: %w", database.Classify(err))
+	}
+	if until.Before(before) {
+		before = until
+	}
+	var total int64
+	for range maxPruneBatches {
+		n, err := s.pruneOnce(ctx, before)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("activity: prune usage: %w", database.Classify(err))
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	return total, nil
+}
+
+func (s *Store) pruneOnce(ctx context.Context, before time.Time) (int64, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var mine bool
+	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pruneLock).Scan(&mine); err != nil || !mine {
+		return 0, err
+	}
+	tag, err := tx.Exec(ctx, pruneEvents, before, pruneBatch)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), tx.Commit(ctx)
+}
