@@ -596,3 +596,46 @@ func canonicalJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The General Ledger of one foreign-currency account (or one party kept in
+// a foreign currency) is, unless told otherwise, presented by ERPNext in
+// that account's currency. The tool states its amounts in the company
+// currency, so they must be the company-currency amounts the GL Entries
+// carry, never the USD amounts under an NZD label.
+func TestGeneralLedgerOfAForeignCurrencyAccountIsInTheCompanyCurrency(t *testing.T) {
+	data := testSim(t).Data()
+	from, to := "2025-01-01", "2025-12-31"
+	checked := 0
+	for _, c := range data.List("Company") {
+		if c.Str("default_currency") == "USD" {
+			continue
+		}
+		company := c.Name
+		account := "Debtors USD - " + abbrOf(t, company)
+		onAccount := func(g *frappetest.Doc) bool { return g.Str("account") == account }
+		debit, credit := glSums(t, company, from, to, onAccount)
+		if debit.Sign() == 0 && credit.Sign() == 0 {
+			continue
+		}
+		checked++
+		args := map[string]any{"company": company, "from_date": from, "to_date": to, "account": account}
+		out := mustCall(t, allCompanies, "get_general_ledger", args)
+		if out["currency"] != c.Str("default_currency") {
+			t.Errorf("%s: currency %v, want %s", account, out["currency"], c.Str("default_currency"))
+		}
+		total := out["total"].(map[string]any)
+		if !ratEq(rat(t, total["debit"]), debit) || !ratEq(rat(t, total["credit"]), credit) {
+			t.Errorf("%s: total %v/%v, GL Entries in %s add up to %s/%s", account, total["debit"], total["credit"], c.Str("default_currency"), debit.FloatString(2), credit.FloatString(2))
+		}
+		sumD := new(big.Rat)
+		for _, r := range walkReport(t, allCompanies, "get_general_ledger", args) {
+			sumD.Add(sumD, rat(t, r["debit"]))
+		}
+		if !ratEq(sumD, debit) {
+			t.Errorf("%s: entries debit %s, GL Entries %s", account, sumD.FloatString(2), debit.FloatString(2))
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no foreign-currency account has GL Entries in the range")
+	}
+}

@@ -103,6 +103,10 @@ func getGeneralLedger(ctx context.Context, call *connector.Call) (any, error) {
 		"categorize_by":                "Categorize by Voucher (Consolidated)",
 		"include_dimensions":           1,
 		"include_default_book_entries": 1,
+		// Without it ERPNext presents one foreign-currency account (or one
+		// party) in that account's currency, while the tool states
+		// company-currency amounts.
+		"presentation_currency": company.Currency,
 	}
 	setIf(f, "account", listFilter(a.Account))
 	setIf(f, "party_type", a.PartyType)
