@@ -210,14 +210,51 @@ func (c *client) fiscalYearFor(ctx context.Context, company, date string) (fisca
 		return fy, nil
 	}
 	if len(mine) == 0 {
-		if fy, ok := pick(all); ok {
+		// A year linked to other companies only is never this company's.
+		shared, err := c.unlinkedYears(ctx, all)
+		if err != nil {
+			return fiscalYear{}, err
+		}
+		if fy, ok := pick(shared); ok {
 			return fy, nil
 		}
-	}
-	if len(all) == 0 {
-		return fiscalYear{}, toolerr.New(toolerr.NotFound, "the ERP has no enabled fiscal year containing %s that this user can see; use from_date and to_date instead", date)
+		if len(shared) == 0 {
+			return fiscalYear{}, toolerr.New(toolerr.NotFound, "the ERP has no enabled fiscal year of company %s containing %s that this user can see; use from_date and to_date instead", company, date)
+		}
 	}
 	return fiscalYear{}, toolerr.New(toolerr.InvalidArgument, "more than one fiscal year contains %s for company %s; use from_date and to_date instead (see list_fiscal_years)", date, company)
+}
+
+// unlinkedYears returns the fiscal years of rows that are linked to no
+// company, which ERPNext lets every company use.
+func (c *client) unlinkedYears(ctx context.Context, rows []map[string]any) ([]map[string]any, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = str(r["name"])
+	}
+	q := listQuery{Fields: []string{"name", "parent"}, OrderBy: "parent asc, idx asc, name asc"}
+	q.Filters.add("parent", "in", names)
+	links, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", q, walkPageSize, literalWalkBound)
+	if err != nil {
+		return nil, err
+	}
+	if truncated {
+		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years containing this date are linked to more than %d companies; use from_date and to_date instead", literalWalkBound)
+	}
+	linked := map[string]bool{}
+	for _, l := range links {
+		linked[str(l["parent"])] = true
+	}
+	var out []map[string]any
+	for _, r := range rows {
+		if !linked[str(r["name"])] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // str returns a string value or "".

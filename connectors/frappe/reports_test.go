@@ -639,3 +639,32 @@ func TestGeneralLedgerOfAForeignCurrencyAccountIsInTheCompanyCurrency(t *testing
 		t.Fatal("no foreign-currency account has GL Entries in the range")
 	}
 }
+
+// ERPNext picks a company's fiscal year among the years linked to that
+// company and the years linked to no company; a year linked only to other
+// companies is never that company's. On a site where fiscal year 2026 is
+// linked to one company only, another company has no fiscal year in 2026.
+func TestFiscalYearOfAnotherCompanyIsNeverUsed(t *testing.T) {
+	companies := companyNames(t)
+	owner, other := companies[0], companies[1]
+	s := frappetest.NewServer(frappetest.Options{FiscalYearCompanies: map[string][]string{"2026": {owner}}})
+	defer s.Close()
+	inv := invocation{role: allCompanies, sim: s}
+
+	_, err := inv.call(t, "get_trial_balance", map[string]any{"company": other, "from_date": "2026-01-01", "to_date": "2026-03-31"})
+	wantCode(t, err, toolerr.NotFound)
+	_, err = inv.call(t, "get_profit_and_loss", map[string]any{"company": other, "period": "current_fiscal_year", "as_of_date": "2026-02-01"})
+	wantCode(t, err, toolerr.NotFound)
+
+	// The owner still has it, and a year linked to no company is everyone's.
+	out, err := inv.call(t, "get_trial_balance", map[string]any{"company": owner, "from_date": "2026-01-01", "to_date": "2026-03-31"})
+	if err != nil || out["fiscal_year"] != "2026" {
+		t.Fatalf("owner: fiscal_year %v, err %v", out["fiscal_year"], err)
+	}
+	shared := frappetest.NewServer(frappetest.Options{FiscalYearCompanies: map[string][]string{"2026": {}}})
+	defer shared.Close()
+	out, err = invocation{role: allCompanies, sim: shared}.call(t, "get_trial_balance", map[string]any{"company": other, "from_date": "2026-01-01", "to_date": "2026-03-31"})
+	if err != nil || out["fiscal_year"] != "2026" {
+		t.Fatalf("year linked to no company: fiscal_year %v, err %v", out["fiscal_year"], err)
+	}
+}

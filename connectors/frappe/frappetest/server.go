@@ -49,6 +49,11 @@ type Options struct {
 	// (AddClient, RegisterClient, the REST API or the desk form), so that
 	// a development set-up can keep them across restarts (PutClient).
 	ClientAdded func(OAuthClient)
+	// FiscalYearCompanies links each seeded Fiscal Year named here to only
+	// these companies (an empty list: to no company, a year every company
+	// shares), as a site whose companies keep different fiscal years has
+	// them. By default every seeded year is linked to every company.
+	FiscalYearCompanies map[string][]string
 	// FrappeVersion is the framework's version get_versions reports
 	// (default 15.55.1, the release shared/erp-api/frappe/api-facts.md was read from).
 	FrappeVersion string
@@ -95,6 +100,22 @@ func NewHandler(opts Options) *Simulator {
 		hits:     map[string]int{},
 	}
 	s.cur.Store(data)
+	for year, companies := range opts.FiscalYearCompanies {
+		fy := data.Get("Fiscal Year", year)
+		if fy == nil {
+			panic("frappetest: no seeded Fiscal Year " + year)
+		}
+		d := fy.clone()
+		var kept []*Doc
+		for _, c := range d.Children["companies"] {
+			if slices.Contains(companies, c.Str("company")) {
+				c.Fields["idx"] = int64(len(kept) + 1)
+				kept = append(kept, c)
+			}
+		}
+		d.Children["companies"] = kept
+		s.cur.Store(s.dataset().withDoc(d))
+	}
 	return s
 }
 
