@@ -668,3 +668,21 @@ func TestFiscalYearOfAnotherCompanyIsNeverUsed(t *testing.T) {
 		t.Fatalf("year linked to no company: fiscal_year %v, err %v", out["fiscal_year"], err)
 	}
 }
+
+// ERPNext clamps a Trial Balance range that leaves the fiscal year to the
+// year, saying so only in a message; the tool's date_range must never
+// state a range the figures do not cover.
+func TestTrialBalanceRangeOutsideItsFiscalYear(t *testing.T) {
+	company := visibleCompany(t)
+	fy := testSim(t).Data().Get("Fiscal Year", "2025")
+	start := fy.Str("year_start_date")
+	out, err := call(t, allCompanies, "get_trial_balance", map[string]any{"company": company, "fiscal_year": "2025", "from_date": "2024-12-01", "to_date": "2025-06-30"})
+	if err == nil {
+		dr := out["date_range"].(map[string]any)
+		if dr["from_date"] != start {
+			t.Fatalf("date_range %v for a trial balance ERPNext runs from %s", dr, start)
+		}
+		return
+	}
+	wantCode(t, err, toolerr.InvalidArgument)
+}

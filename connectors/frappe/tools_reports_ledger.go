@@ -248,6 +248,17 @@ func getTrialBalance(ctx context.Context, call *connector.Call) (any, error) {
 		fy = y.Name
 	case fy == "":
 		return nil, toolerr.New(toolerr.InvalidArgument, "add fiscal_year (see list_fiscal_years), or a date range (from_date/to_date, or period with as_of_date)")
+	case dr != nil:
+		// ERPNext would clamp a range leaving the year to the year, and
+		// the figures would not cover the date_range stated.
+		doc, err := c.get(ctx, "Fiscal Year", fy)
+		if err != nil {
+			return nil, err
+		}
+		start, end := str(doc["year_start_date"]), str(doc["year_end_date"])
+		if dr.From < start || dr.To > end {
+			return nil, toolerr.New(toolerr.InvalidArgument, "the range %s to %s is not inside fiscal year %s (%s to %s); the Trial Balance covers one fiscal year, so narrow or split the range", dr.From, dr.To, fy, start, end)
+		}
 	}
 	f := map[string]any{
 		"company": company.Name, "fiscal_year": fy,
