@@ -638,6 +638,29 @@ func TestGeneralLedgerOfAForeignCurrencyAccountIsInTheCompanyCurrency(t *testing
 	if checked == 0 {
 		t.Fatal("no foreign-currency account has GL Entries in the range")
 	}
+
+	// One party whose receivable account is in USD.
+	var company, party string
+	for _, g := range data.List("GL Entry") {
+		if g.Str("party_type") == "Customer" && g.Str("account_currency") == "USD" && companyCurrencyOf(t, g.Str("company")) != "USD" && g.Str("posting_date") >= from && g.Str("posting_date") <= to {
+			company, party = g.Str("company"), g.Str("party")
+			break
+		}
+	}
+	if party == "" {
+		t.Fatal("no customer kept in USD by a non-USD company")
+	}
+	debit, credit := glSums(t, company, from, to, func(g *frappetest.Doc) bool { return g.Str("party_type") == "Customer" && g.Str("party") == party })
+	out := mustCall(t, allCompanies, "get_general_ledger", map[string]any{"company": company, "from_date": from, "to_date": to, "party_type": "Customer", "party": party})
+	total := out["total"].(map[string]any)
+	if !ratEq(rat(t, total["debit"]), debit) || !ratEq(rat(t, total["credit"]), credit) {
+		t.Errorf("%s: total %v/%v, GL Entries in %s add up to %s/%s", party, total["debit"], total["credit"], out["currency"], debit.FloatString(2), credit.FloatString(2))
+	}
+}
+
+func companyCurrencyOf(t *testing.T, company string) string {
+	t.Helper()
+	return testSim(t).Data().Get("Company", company).Str("default_currency")
 }
 
 // ERPNext picks a company's fiscal year among the years linked to that
