@@ -709,3 +709,27 @@ func TestTrialBalanceRangeOutsideItsFiscalYear(t *testing.T) {
 	}
 	wantCode(t, err, toolerr.InvalidArgument)
 }
+
+// Fiscal Year Company.company ignores User Permissions in ERPNext v15
+// (fiscal_year_company.json, "ignore_user_permissions": 1), so a user kept
+// to one company still sees that a year belongs to another company, and
+// never takes it for a year every company shares.
+func TestFiscalYearOfAnotherCompanyForAOneCompanyUser(t *testing.T) {
+	mine, other := visibleCompany(t), otherCompany(t)
+	s := frappetest.NewServer(frappetest.Options{FiscalYearCompanies: map[string][]string{"2026": {other}}})
+	defer s.Close()
+	inv := invocation{role: oneCompany, sim: s}
+	_, err := inv.call(t, "get_trial_balance", map[string]any{"company": mine, "from_date": "2026-01-01", "to_date": "2026-03-31"})
+	wantCode(t, err, toolerr.NotFound)
+
+	out, err := inv.call(t, "list_fiscal_years", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out["data"].([]any) {
+		row := r.(map[string]any)
+		if row["name"] == "2026" && len(row["companies"].([]any)) == 0 {
+			t.Fatalf("year 2026, linked to %s only, is listed as every company's: %v", other, row)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func listFiscalYearsTool() connector.Tool {
 		schema.Prop("year_end_date", schema.String("Last day.")),
 		schema.Prop("disabled", schema.Integer("1 when disabled.")),
 		schema.Prop("is_short_year", schema.Integer("1 for a short year.")),
-		schema.Prop("companies", schema.Array(schema.String(""), "Companies the year is linked to that this user may see; empty means it applies to every company.")),
+		schema.Prop("companies", schema.Array(schema.String(""), "Companies the year is linked to; empty means it applies to every company.")),
 	)
 	return connector.Tool{
 		Name:  "list_fiscal_years",

@@ -92,7 +92,7 @@ func (m *DocMeta) derive() {
 		if f.IsTable() {
 			m.tableFields = append(m.tableFields, f)
 		}
-		if f.Type == "Link" && f.Options == "Company" {
+		if f.Type == "Link" && f.Options == "Company" && !ignoresUserPermissions[m.Name+"."+f.Name] {
 			m.companyLinks = append(m.companyLinks, f)
 		}
 		if noValueTypes[f.Type] {

@@ -24,6 +24,13 @@ var readRoles = map[string][]string{
 	"Stock Entry": {"Stock User", "Accounts Manager"},
 }
 
+// ignoresUserPermissions are the Company links ERPNext v15 marks
+// "ignore_user_permissions": 1, which User Permissions never filter
+// (DatabaseQuery.add_user_permissions, has_user_permission).
+var ignoresUserPermissions = map[string]bool{
+	"Fiscal Year Company.company": true,
+}
+
 // canRead reports whether user (nil = Guest) has role permission to read
 // doctype.
 func canRead(u *User, doctype string) bool {
