@@ -47,6 +47,7 @@ var errorEnvelopeSchema = map[string]*schema.Schema{
 		schema.Prop("message", schema.String("What went wrong and what to change.")).Required(),
 		schema.Prop("retryable", schema.Boolean("Whether repeating the same call later may succeed.")).Required(),
 		schema.Prop("retry_after_seconds", schema.Integer("How long to wait before retrying, when known.")),
+		schema.Prop("approval_url", schema.String("For APPROVAL_REQUIRED: the page where the user approves the change.")),
 	),
 }
 

@@ -1,6 +1,7 @@
 package mcpengine
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -929,5 +932,70 @@ func TestServiceCatalogueIsReadOnlyUnlessServiceWritesAreOn(t *testing.T) {
 	}
 	if f.previews.Load() != 0 || f.runs.Load() != 0 {
 		t.Fatalf("a refused write ran: %d previews, %d writes", f.previews.Load(), f.runs.Load())
+	}
+}
+
+// TestApprovalRequiredResultMatchesTheOutputSchema: the APPROVAL_REQUIRED
+// error result, which carries the approval page's address, validates
+// against the output schema tools/list advertises for the tool (clients
+// such as the TypeScript SDK check structuredContent against it, errors
+// included, and fail the call when it does not).
+func TestApprovalRequiredResultMatchesTheOutputSchema(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	res, m := call(t, cs, "make_thing", map[string]any{"name": "Widget", "qty": 2})
+	approvalOf(t, res, m)
+	checkAdvertisedOutput(t, cs, "make_thing", res)
+}
+
+// checkAdvertisedOutput validates a result's structuredContent against the
+// output schema tools/list advertises for tool (JSON Schema 2020-12, the
+// full validator), and checks that the text block is the same JSON.
+func checkAdvertisedOutput(t *testing.T, cs *sdk.ClientSession, tool string, res *sdk.CallToolResult) {
+	t.Helper()
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var advertised any
+	for _, tl := range list.Tools {
+		if tl.Name == tool {
+			advertised = tl.OutputSchema
+		}
+	}
+	if advertised == nil {
+		t.Fatalf("%s: no output schema advertised", tool)
+	}
+	raw, err := json.Marshal(advertised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("erpgate:///out.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("erpgate:///out.json")
+	if err != nil {
+		t.Fatalf("%s: the advertised output schema does not compile: %v", tool, err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("%s: text block is not JSON: %v", tool, err)
+	}
+	if err := s.Validate(inst); err != nil {
+		t.Errorf("%s: the result does not match the advertised output schema: %v\n%s", tool, err, text)
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	var a, b any
+	_ = json.Unmarshal(structured, &a)
+	_ = json.Unmarshal([]byte(text), &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: text and structuredContent differ:\n%s\n%s", tool, text, structured)
 	}
 }
