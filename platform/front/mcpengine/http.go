@@ -79,7 +79,18 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		st.method = msg.Method
 	}
 	ctx := withState(r.Context(), st)
-	if !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg) {
+	switch {
+	case isRequest && msg.answers():
+		// A request that also carries a result or an error is not a
+		// JSON-RPC message: mcp-go's server would take it for a response
+		// and answer nothing (202), leaving the client waiting, while the
+		// direct path would run the call.
+		st.setOutcome(usage.Error, "INVALID_REQUEST")
+		WriteJSONRPCError(w, http.StatusBadRequest, msg.ID, mcp.INVALID_REQUEST, "a request must not carry a result or an error")
+		if msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
+	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
 		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) {
 			e.issueSession(w, st, msg.Params)
 		}
@@ -163,6 +174,14 @@ type message struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// answers reports whether the message carries a result or an error (not
+// null), as only a response may.
+func (m message) answers() bool {
+	return (len(m.Result) > 0 && string(m.Result) != "null") || (len(m.Error) > 0 && string(m.Error) != "null")
 }
 
 // peekRequest parses a single request message (one with an id). Batches,

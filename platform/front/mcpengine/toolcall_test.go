@@ -438,3 +438,41 @@ func TestLegacyJSONOnlyClientGetsJSON(t *testing.T) {
 		t.Errorf("reply %s", data)
 	}
 }
+
+// TestDirectPathAnswersOddEnvelopesAsMCPGo: JSON-RPC envelopes the fuzz
+// test does not vary (members beside method, params and id) get the same
+// answer on the direct path as through mcp-go's transport, on both
+// protocol eras.
+func TestDirectPathAnswersOddEnvelopesAsMCPGo(t *testing.T) {
+	fx := newFixture(t, false)
+	for _, extra := range []string{
+		`"result":{}`, `"result":1`, `"result":null`, `"error":{"code":1,"message":"x"}`, `"extra":true`,
+	} {
+		for _, modern := range []bool{false, true} {
+			headers := map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"}
+			direct, viaMCPGo := `{"name":"echo","arguments":{"n":3}}`, `{"_meta":{},"name":"echo","arguments":{"n":3}}`
+			if modern {
+				headers = map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: "echo"}
+				direct = `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`
+				viaMCPGo = strings.Replace(direct, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+			}
+			envelope := func(p string) string {
+				return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + p + `,` + extra + `}`
+			}
+			s1, ct1, got := postRaw(t, fx.url, envelope(direct), headers)
+			s2, ct2, want := postRaw(t, fx.url, envelope(viaMCPGo), headers)
+			if s1 != s2 || ct1 != ct2 || !reflect.DeepEqual(got, want) {
+				t.Errorf("modern %v, %s:\n direct  %d %s %v\n mcp-go  %d %s %v", modern, extra, s1, ct1, got, s2, ct2, want)
+			}
+			// A request that carries a result or an error is no JSON-RPC
+			// request: refused, the call not run.
+			if refused := strings.HasPrefix(extra, `"result":{`) || strings.HasPrefix(extra, `"result":1`) || strings.HasPrefix(extra, `"error"`); refused {
+				m, _ := got.(map[string]any)
+				e, _ := m["error"].(map[string]any)
+				if s1 != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != json.Number("7") {
+					t.Errorf("modern %v, %s: %d %v, want 400 and -32600", modern, extra, s1, got)
+				}
+			}
+		}
+	}
+}
