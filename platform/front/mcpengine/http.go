@@ -90,6 +90,14 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
+	case isRequest && !msg.validID():
+		// JSON-RPC ids are strings or numbers (MCP: strings or integers);
+		// mcp-go would run the call and echo an object, array or boolean.
+		st.setOutcome(usage.Error, "INVALID_REQUEST")
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a request's id must be a string or a number")
+		if msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
 	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
 		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) {
 			e.issueSession(w, st, msg.Params)
@@ -176,6 +184,16 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+}
+
+// validID reports whether the message's id, if any, is a string or a
+// number.
+func (m message) validID() bool {
+	if len(m.ID) == 0 {
+		return true
+	}
+	c := m.ID[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
 }
 
 // answers reports whether the message carries a result or an error (not

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/store/usage"
 )
 
 // postMCP sends body as an MCP client would, with headers on top (an empty
@@ -473,6 +475,35 @@ func TestDirectPathAnswersOddEnvelopesAsMCPGo(t *testing.T) {
 					t.Errorf("modern %v, %s: %d %v, want 400 and -32600", modern, extra, s1, got)
 				}
 			}
+		}
+	}
+}
+
+// TestRequestIDsMustBeStringsOrNumbers: a request whose id is an object,
+// an array or a boolean is not a valid JSON-RPC request (MCP: a string or
+// an integer); it is refused with -32600 and a null id, and the call is
+// not run, on either path and either era.
+func TestRequestIDsMustBeStringsOrNumbers(t *testing.T) {
+	fx := newFixture(t, false)
+	for _, id := range []string{`{"a":1}`, `[1]`, `true`, `false`} {
+		for _, modern := range []bool{false, true} {
+			headers := map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"}
+			params := `{"name":"echo","arguments":{"n":3}}`
+			if modern {
+				headers = map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: "echo"}
+				params = `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`
+			}
+			s, _, got := postRaw(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":`+params+`}`, headers)
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil || m["result"] != nil {
+				t.Errorf("modern %v, id %s: %d %v, want 400, -32600 and a null id", modern, id, s, got)
+			}
+		}
+	}
+	for _, ev := range fx.sink.all() {
+		if ev.Outcome == usage.Success {
+			t.Errorf("a call with an invalid id ran: %+v", ev)
 		}
 	}
 }
