@@ -99,7 +99,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
-		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) {
+		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) && !modernRequest(r.Header, msg.Params) {
 			e.issueSession(w, st, msg.Params)
 		}
 		rw := newReplyWriter(w, st.method)
@@ -215,6 +215,20 @@ func peekRequest(body []byte) (msg message, ok bool) {
 		return message{}, false
 	}
 	return msg, true
+}
+
+// modernRequest reports whether a request belongs to protocol 2026-07-28
+// or later, by its header or its _meta, as mcp-go's transport decides:
+// such a request never gets a session id.
+func modernRequest(h http.Header, params json.RawMessage) bool {
+	if mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
+		return true
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var v string
+	return json.Unmarshal(params, &p) == nil && json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
 }
 
 // knownMethods are the MCP request methods of every protocol version,

@@ -999,3 +999,26 @@ func checkAdvertisedOutput(t *testing.T, cs *sdk.ClientSession, tool string, res
 		t.Errorf("%s: text and structuredContent differ:\n%s\n%s", tool, text, structured)
 	}
 }
+
+// TestModernRequestsGetNoSessionID: protocol 2026-07-28 has no sessions
+// (a modern message never carries or mints a session id) and no
+// initialize; an initialize sent in that era is refused, and its reply
+// carries no capability session id. One sent before 2026-07-28 gets one.
+func TestModernRequestsGetNoSessionID(t *testing.T) {
+	f := newWriteFixture(t)
+	u := f.person(t, jane)
+	modern := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"x","version":"1"},` + modernMeta + `}}`
+	for name, headers := range map[string]map[string]string{
+		"header and _meta": {mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "initialize"},
+		"_meta only":       {},
+	} {
+		resp, body := postMCP(t, u, modern, headers)
+		if resp.StatusCode == http.StatusOK || resp.Header.Get(HeaderSessionID) != "" {
+			t.Errorf("%s: %d, session id %q: %s", name, resp.StatusCode, resp.Header.Get(HeaderSessionID), body)
+		}
+	}
+	legacy := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	if resp, body := postMCP(t, u, legacy, nil); resp.StatusCode != http.StatusOK || resp.Header.Get(HeaderSessionID) == "" {
+		t.Errorf("2025-06-18 initialize: %d, no session id: %s", resp.StatusCode, body)
+	}
+}
