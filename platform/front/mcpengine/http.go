@@ -80,6 +80,10 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	ctx := withState(r.Context(), st)
 	switch {
+	case batch(body):
+		// mcp-go reads an array as JSON it cannot parse (-32700); it is
+		// valid JSON, only not a message this server takes.
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "batches are not supported: send one JSON-RPC message per request")
 	case isRequest && msg.answers():
 		// A request that also carries a result or an error is not a
 		// JSON-RPC message: mcp-go's server would take it for a response
@@ -184,6 +188,12 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+}
+
+// batch reports whether a body is a JSON array (a JSON-RPC batch).
+func batch(body []byte) bool {
+	trimmed := bytes.TrimSpace(body)
+	return len(trimmed) > 0 && trimmed[0] == '[' && json.Valid(trimmed)
 }
 
 // validID reports whether the message's id, if any, is a string or a

@@ -507,3 +507,26 @@ func TestRequestIDsMustBeStringsOrNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesAreInvalidRequests: a JSON array is valid JSON but, since
+// 2025-06-18, no MCP message (batching was removed): it is refused with
+// -32600 Invalid Request, not -32700 Parse error, and nothing in it runs.
+func TestBatchesAreInvalidRequests(t *testing.T) {
+	fx := newFixture(t, false)
+	for _, body := range []string{
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":3}}}]`,
+		` [] `,
+	} {
+		for _, v := range []string{"2025-06-18", "2025-11-25"} {
+			s, _, got := postRaw(t, fx.url, body, map[string]string{mcp.HeaderProtocolVersion: v})
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil {
+				t.Errorf("%s, %s: %d %v, want 400 and -32600", v, body, s, got)
+			}
+		}
+	}
+	if ev := fx.sink.all(); len(ev) != 0 {
+		t.Errorf("usage events for refused batches: %+v", ev)
+	}
+}
