@@ -312,3 +312,29 @@ func postAsSite(t *testing.T, endpoint, site, caller, tool string) (status int, 
 	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
 	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
 }
+
+// TestOtherMethodsAreNotAllowed: the endpoint takes POST (and GET and
+// DELETE, which it refuses or ends), so any other method is answered 405
+// with the methods it allows and a JSON-RPC error, as GET is, never 404
+// or 200, and without a slot.
+func TestOtherMethodsAreNotAllowed(t *testing.T) {
+	f := newFixture(t, false)
+	for _, method := range []string{http.MethodPut, http.MethodPatch, http.MethodOptions, http.MethodHead} {
+		for _, c := range []struct{ version, allow string }{
+			{"2025-06-18", "POST, DELETE"},
+			{mcp.ProtocolVersion20260728, "POST"},
+		} {
+			req, _ := http.NewRequest(method, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(mcp.HeaderProtocolVersion, c.version)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow {
+				t.Errorf("%s (%s): %d, Allow %q; want 405, Allow %q", method, c.version, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+			}
+		}
+	}
+}

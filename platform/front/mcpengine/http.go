@@ -39,7 +39,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Method == http.MethodGet {
+	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
 		refuseStream(w, r)
 		return
 	}
@@ -284,9 +284,11 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 	st.mu.Unlock()
 }
 
-// refuseStream answers a GET: in stateless mode erpgate never sends a
-// message on a standing stream, so it does not hold one open (an open
-// stream would hold a slot for as long as the client likes). The
+// refuseStream answers a GET, and any other method but POST and DELETE
+// (405 with the methods allowed, not a 404). In stateless mode erpgate
+// never sends a message on a standing stream, so it does not hold one
+// open (an open stream would hold a slot for as long as the client
+// likes). The
 // streamable HTTP transport lets a server answer 405; clients then use
 // POST only. 2026-07-28 removed the GET stream altogether, and DELETE with
 // it, so its answer allows only POST, as mcp-go's does. The connection is
@@ -299,8 +301,12 @@ func refuseStream(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Allow", allow)
 	w.Header().Set("Connection", "close")
-	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
-		"this server sends nothing on a standing GET stream: send requests with POST")
+	msg := "this server sends nothing on a standing GET stream: send requests with POST"
+	if r.Method != http.MethodGet {
+		// Any other method but POST and DELETE: not one of the endpoint's.
+		msg = "send MCP requests with POST"
+	}
+	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, msg)
 }
 
 // admit takes, for the session's caller, a call slot (see admission.go)
