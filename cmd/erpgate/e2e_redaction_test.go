@@ -154,6 +154,19 @@ func TestRedactionAcumaticaEndToEnd(t *testing.T) {
 		t.Fatal("the simulator has no vendor with a tax registration id")
 	}
 
+	t.Run("a tax code is not a person's tax id", func(t *testing.T) {
+		// The Tax entity's key TaxID names a tax (NYSTATE, EUVAT): a code
+		// the model needs to say which tax it read, not a registration
+		// number to hide.
+		tax := data.Records("Tax")[0]
+		r := callTool(t, cs, "acumatica_get_tax", map[string]any{"TaxID": tax.String("TaxID")})
+		out := mustSucceed(t, r, "acumatica_get_tax")
+		got := findMember(out, "TaxID")
+		if len(got) == 0 || got[0] != tax.String("TaxID") {
+			t.Errorf("acumatica_get_tax's TaxID = %v, want %q: %s", got, tax.String("TaxID"), r.Text)
+		}
+	})
+
 	t.Run("a filter, order or select on a redacted field is refused", func(t *testing.T) {
 		for _, c := range []struct {
 			tool string

@@ -152,3 +152,11 @@ func (*Connector) SiteRules() connector.SiteRules {
 		return s.Tenant
 	}}
 }
+
+// RedactionExempt: in Acumatica's contract, TaxID is only ever a tax's code
+// (NYSTATE, EUVAT): the key of the Tax entity and a field of its tax
+// detail lines (TaxDetail, InvoiceTaxDetail, SalesInvoiceTaxDetail,
+// PurchaseOrderTaxDetail and the other *TaxDetail sub-entities of the
+// 24.200.001 endpoint). A party's registration number is TaxRegistrationID,
+// which stays redacted. Redacting TaxID hid which tax a record is.
+func (*Connector) RedactionExempt() []string { return []string{"TaxID"} }
