@@ -66,6 +66,8 @@ type App struct {
 	echo     *echo.Echo
 	server   *http.Server
 	draining atomic.Bool
+	// handling counts the requests being handled (drainGuard).
+	handling atomic.Int64
 	// readiness keeps the database's readiness for a moment (ready).
 	readiness readiness
 	// stopJanitor ends the background work: the limiter's purge and the
@@ -583,12 +585,27 @@ func (a *App) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops taking new requests (they get 503), waits for in-flight
-// calls, flushes buffered usage events and closes the database pool.
+// calls (cutting off those still running when only shutdownReserve of ctx
+// is left), flushes buffered usage events and closes the database pool.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.draining.Store(true)
 	var errs []error
-	if err := a.server.Shutdown(ctx); err != nil {
+	// The calls get the shutdown's time but for a reserve kept for what
+	// follows: a call that outlasts them (a slow ERP, within a budget
+	// longer than the timeout) must not cost the leases and usage events
+	// of the calls that finished.
+	drainCtx, cancel := reserveTail(ctx, shutdownReserve)
+	err := a.server.Shutdown(drainCtx)
+	cancel()
+	if err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		// Cut the calls still running: their contexts end, and they
+		// record their usage and release their leases while the first
+		// half of the reserve lasts.
+		_ = a.server.Close()
+		waitCtx, cancel := reserveTail(ctx, shutdownReserve/2)
+		a.waitHandlers(waitCtx)
+		cancel()
 	}
 	// In-flight calls are done: give back their leases, and the warm
 	// slots and reservations this replica holds, before the pool goes.
@@ -609,6 +626,35 @@ func (a *App) Shutdown(ctx context.Context) error {
 	}
 	a.pool.Close()
 	return errors.Join(errs...)
+}
+
+// shutdownReserve is the most of the shutdown's time kept for releasing
+// leases and storing usage events after the calls; a fifth of it when the
+// timeout is short.
+const shutdownReserve = 5 * time.Second
+
+// reserveTail returns ctx with its deadline moved reserve earlier, or by a
+// fifth of the time left when that is less; without a deadline, ctx.
+func reserveTail(ctx context.Context, reserve time.Duration) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	reserve = min(reserve, time.Until(deadline)/5)
+	return context.WithDeadline(ctx, deadline.Add(-reserve))
+}
+
+// waitHandlers waits until no request is being handled, or ctx ends.
+func (a *App) waitHandlers(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for a.handling.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // maxHeaderBytes bounds a request's line and headers, read from anyone
@@ -657,6 +703,8 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // drainGuard refuses new requests with 503 once shutdown has begun.
 func (a *App) drainGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		a.handling.Add(1)
+		defer a.handling.Add(-1)
 		if a.draining.Load() {
 			c.Response().Header().Set("Connection", "close")
 			c.Response().Header().Set("Retry-After", "1")

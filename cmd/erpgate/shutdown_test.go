@@ -109,3 +109,69 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		t.Errorf("%d of %d usage events stored at shutdown", stored, len(ids))
 	}
 }
+
+// TestShutdownPastItsTimeoutStillStoresUsage: a call still waiting on the
+// ERP when ERPGATE_SHUTDOWN_TIMEOUT runs out (the default timeout, 30 s, is
+// below the default call budget, 50 s) must not cost the usage events of
+// the calls that did finish: Postgres is up, and they are only buffered.
+// The flush interval is a minute, so only shutdown writes them.
+func TestShutdownPastItsTimeoutStillStoresUsage(t *testing.T) {
+	ctx := context.Background()
+	gauge := &inFlightGauge{next: frappetest.NewHandler(frappetest.Options{})}
+	upstream := httptest.NewServer(gauge)
+	defer upstream.Close()
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_USAGE_FLUSH_INTERVAL": "1m",
+		"ERPGATE_USAGE_BATCH_SIZE":     "10000",
+	})
+	site := gw.registerFrappeAt(t, "acme", upstream.URL, gauge.next.(*frappetest.Simulator).User("service"))
+	client := &http.Client{Timeout: time.Minute}
+	defer client.CloseIdleConnections()
+
+	var ids []string
+	for range 3 {
+		o := callService(ctx, client, gw.URL, site.ServiceToken, "get_current_user", map[string]any{})
+		if !o.ok() {
+			t.Fatalf("warm-up call: %v", o)
+		}
+		ids = append(ids, o.RequestID)
+	}
+
+	release := gauge.holdRequests("/api/resource/Customer")
+	defer release()
+	outcome := make(chan serviceOutcome, 1)
+	go func() {
+		outcome <- callService(ctx, client, gw.URL, site.ServiceToken, "list_customers", map[string]any{"limit": 3})
+	}()
+	waitFor(t, 30*time.Second, "a call waiting on the ERP", func() bool { return gauge.now.Load() == 1 })
+
+	// The held call outlasts the shutdown's time.
+	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	err := gw.App.Shutdown(sctx)
+	cancel()
+	t.Logf("shutdown with a call in flight past its timeout: %v", err)
+	release()
+	<-outcome
+
+	conn, err := pgx.Connect(ctx, gw.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var stored int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM usage_events WHERE request_id = ANY($1)`, ids).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != len(ids) {
+		t.Errorf("%d of the %d finished calls' usage events stored at shutdown", stored, len(ids))
+	}
+	// Nor must the leases the replica held stay taken, on every other
+	// replica, until they expire.
+	var leases int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(cardinality(leases)), 0) FROM call_limits`).Scan(&leases); err != nil {
+		t.Fatal(err)
+	}
+	if leases != 0 {
+		t.Errorf("%d call leases left behind by the stopped replica", leases)
+	}
+}
