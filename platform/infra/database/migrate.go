@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
@@ -63,12 +63,15 @@ func MigrateUp(ctx context.Context, url string) error {
 
 // openSQL opens a database/sql handle through pgx's stdlib driver, which is
 // what goose needs. Migrations get no statement timeout from us: a long index
-// build must not be cut off half-way; ctx bounds the whole run.
+// build must not be cut off half-way; ctx bounds the whole run. The URL is
+// the pool's (Open), so it is parsed as one: its pool_* settings are not
+// sent to the server, which would refuse them.
 func openSQL(url string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	poolCfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database: parse connection URL: %w", err)
 	}
+	cfg := poolCfg.ConnConfig
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = ApplicationName
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -249,5 +250,40 @@ func TestCheckReady(t *testing.T) {
 	pool.Close()
 	if err := database.CheckReady(t.Context(), pool); !errors.Is(err, database.ErrUnavailable) {
 		t.Errorf("CheckReady on a closed pool = %v, want ErrUnavailable", err)
+	}
+}
+
+// withParam returns url with the query parameter name=value added.
+func withParam(t *testing.T, raw, name, value string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestMigrateAcceptsPoolSettingsInTheURL: docs/deploy.md has the operator
+// size the pool with pool_max_conns in DATABASE_URL. Migrating with that
+// URL must not hand the pool's settings to the server, which refuses an
+// unknown parameter and so every replica's start.
+func TestMigrateAcceptsPoolSettingsInTheURL(t *testing.T) {
+	dbURL := withParam(t, pgtest.NewEmptyDatabase(t), "pool_max_conns", "3")
+	if err := database.MigrateUp(t.Context(), dbURL); err != nil {
+		t.Fatalf("MigrateUp with pool_max_conns in the URL: %v", err)
+	}
+	pool, err := database.Open(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if got := pool.Config().MaxConns; got != 3 {
+		t.Errorf("pool of %d connections, want the URL's 3", got)
+	}
+	if err := database.CheckReady(t.Context(), pool); err != nil {
+		t.Errorf("CheckReady after migrating: %v", err)
 	}
 }

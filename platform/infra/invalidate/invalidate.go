@@ -25,6 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 )
 
@@ -113,8 +114,14 @@ func (l *Listener) Run(ctx context.Context) {
 }
 
 func (l *Listener) listenOnce(ctx context.Context) error {
+	// The URL is the pool's: parsed as one, its pool_* settings are not
+	// sent to the server, which would refuse them.
+	cfg, err := pgxpool.ParseConfig(l.url)
+	if err != nil {
+		return err
+	}
 	connectCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := pgx.Connect(connectCtx, l.url)
+	conn, err := pgx.ConnectConfig(connectCtx, cfg.ConnConfig)
 	cancel()
 	if err != nil {
 		return err

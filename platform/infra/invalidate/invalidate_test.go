@@ -2,6 +2,7 @@ package invalidate
 
 import (
 	"context"
+	"net/url"
 	"testing"
 	"time"
 
@@ -187,5 +188,28 @@ func TestASilentConnectionIsNoticed(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no notification on the new connection")
+	}
+}
+
+// TestListenerAcceptsPoolSettingsInTheURL: the listener gets the
+// deployment's DATABASE_URL, which may size the pool (pool_max_conns, as
+// docs/deploy.md says); its own connection must not send that to the
+// server, which refuses it, leaving every cache bypassed for good.
+func TestListenerAcceptsPoolSettingsInTheURL(t *testing.T) {
+	raw, pool := newDatabase(t)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "3")
+	u.RawQuery = q.Encode()
+	_, got, _ := listening(t, u.String())
+	site := uuid.New()
+	if _, err := pool.Exec(t.Context(), `SELECT pg_notify($1, $2)`, Channel, "site:"+site.String()); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-got; id != site.String() {
+		t.Errorf("notified of site %s, want %s", id, site)
 	}
 }
