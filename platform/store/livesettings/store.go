@@ -175,6 +175,9 @@ type Store struct {
 	reload sync.Mutex
 	mu     sync.Mutex
 	subs   []func(*Snapshot)
+	// loading is set while a load that a notification asked for runs;
+	// again, when another notification came meanwhile (Notified).
+	loading, again bool
 }
 
 // New returns a store whose snapshot holds the defaults until Load.
@@ -257,14 +260,41 @@ func (s *Store) Load(ctx context.Context) error {
 
 // Notified handles a settings notification (the text after
 // NotifyPrefix): it loads the settings unless they are current already.
+// It returns at once: the invalidation listener calling it must go on
+// delivering the notifications behind this one (a revocation must not
+// wait while the settings load on a busy pool). One load runs at a time
+// in the background; a notification during it makes another follow.
 func (s *Store) Notified(rest string) {
 	if v, err := strconv.ParseInt(rest, 10, 64); err == nil && v <= s.Current().Version {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.Load(ctx); err != nil {
-		s.log.Warn("load settings after a notification", zap.Error(err))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading {
+		s.again = true
+		return
+	}
+	s.loading = true
+	go s.loadNotified()
+}
+
+// loadNotified loads the settings until no notification came during the
+// last load.
+func (s *Store) loadNotified() {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.Load(ctx); err != nil {
+			s.log.Warn("load settings after a notification", zap.Error(err))
+		}
+		cancel()
+		s.mu.Lock()
+		if !s.again {
+			s.loading = false
+			s.mu.Unlock()
+			return
+		}
+		s.again = false
+		s.mu.Unlock()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -93,8 +94,12 @@ func TestTwoReplicasShareTheSettings(t *testing.T) {
 	if _, err := pool.Exec(ctx, `DELETE FROM sites WHERE id = $1`, site); err != nil {
 		t.Fatal(err)
 	}
-	b.Notified("") // as the trigger's notification would
-	if _, ok := b.Current().Sites[site]; ok || b.Current().Deployment.MaxRecords != 1000 {
-		t.Errorf("after the site's deletion and the reset: %+v", b.Current())
+	b.Notified("") // as the trigger's notification would; it loads in the background
+	deadline := time.Now().Add(20 * time.Second)
+	for _, ok := b.Current().Sites[site]; ok || b.Current().Deployment.MaxRecords != 1000; _, ok = b.Current().Sites[site] {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the site's deletion and the reset: %+v", b.Current())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
