@@ -93,7 +93,10 @@ func (r *Recorder) Record(e Event) {
 	r.mu.Lock()
 	r.buf = append(r.buf, e)
 	if over := len(r.buf) - r.opts.MaxBuffered; over > 0 {
-		r.buf = append(r.buf[:0:0], r.buf[over:]...)
+		// The head slides on: no copy of the buffer per event (append
+		// moves it, now and then, when its array is full).
+		clear(r.buf[:over])
+		r.buf = r.buf[over:]
 		r.dropped += over
 		r.trimmed += over
 	}
@@ -187,7 +190,11 @@ func (r *Recorder) flush(ctx context.Context) (int, error) {
 		// Record may have trimmed some of the written events off the head
 		// meanwhile; remove only those still there.
 		if still := n - (r.trimmed - trimmedBefore); still > 0 {
-			r.buf = append(r.buf[:0:0], r.buf[still:]...)
+			clear(r.buf[:still])
+			r.buf = r.buf[still:]
+		}
+		if len(r.buf) == 0 {
+			r.buf = nil // lets the array go
 		}
 		r.mu.Unlock()
 		todo -= n

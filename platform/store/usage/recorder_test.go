@@ -2,8 +2,10 @@ package usage
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -210,5 +212,90 @@ func TestRecorderStoresTheApprovalStage(t *testing.T) {
 	}
 	if logged != 1 {
 		t.Fatalf("%d log lines carry the stage, want 1", logged)
+	}
+}
+
+// TestRecorderAtItsBoundCostsLittlePerEvent: during a long outage the
+// buffer is full and every event recorded drops the oldest. That must
+// not cost each call a copy of the whole buffer (MaxBuffered events,
+// some 26 MB at the default bound, allocated per call while every replica
+// is already struggling): what an event costs must not grow with the
+// bound.
+func TestRecorderAtItsBoundCostsLittlePerEvent(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	const bound = 10000
+	// No flush runs: the interval is long and no batch fills up.
+	r := NewRecorder(pool, zap.NewNop(), Options{FlushInterval: time.Hour, BatchSize: 1 << 20, MaxBuffered: bound})
+	defer func() { _ = r.Close(ctx) }()
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events RENAME TO usage_events_away`); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]Event, bound+2000)
+	for i := range events {
+		events[i] = event(i)
+		events[i].ID = uuid.New()
+	}
+	for _, e := range events[:bound] {
+		r.Record(e)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, e := range events[bound:] {
+		r.Record(e)
+	}
+	runtime.ReadMemStats(&after)
+	if r.Pending() != bound {
+		t.Fatalf("pending = %d, want the bound %d", r.Pending(), bound)
+	}
+	perEvent := (after.TotalAlloc - before.TotalAlloc) / uint64(len(events)-bound)
+	buffer := uint64(bound) * uint64(unsafe.Sizeof(Event{}))
+	t.Logf("%d bytes allocated per event recorded at the bound (the buffer: %d bytes)", perEvent, buffer)
+	if perEvent > buffer/20 {
+		t.Errorf("each event recorded at the bound allocated %d bytes, of the order of the whole buffer (%d)", perEvent, buffer)
+	}
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events_away RENAME TO usage_events`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecorderCatchingUpCostsLittlePerEvent: once the database is back, a
+// full buffer is written batch by batch. Taking each batch off the head
+// must not copy the rest of the buffer each time: what storing an event
+// costs must not grow with the backlog.
+func TestRecorderCatchingUpCostsLittlePerEvent(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	const backlog = 20000
+	r := NewRecorder(pool, zap.NewNop(), Options{FlushInterval: time.Hour, BatchSize: 100, MaxBuffered: backlog})
+	defer func() { _ = r.Close(ctx) }()
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events RENAME TO usage_events_away`); err != nil {
+		t.Fatal(err)
+	}
+	// Flushes kicked by full batches fail meanwhile; the events stay.
+	for i := range backlog {
+		r.Record(event(i))
+	}
+	if _, err := pool.Exec(ctx, `ALTER TABLE usage_events_away RENAME TO usage_events`); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM usage_events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != backlog {
+		t.Fatalf("stored %d events, want %d", n, backlog)
+	}
+	perEvent := (after.TotalAlloc - before.TotalAlloc) / backlog
+	buffer := uint64(backlog) * uint64(unsafe.Sizeof(Event{}))
+	t.Logf("%d bytes allocated per event stored from a backlog of %d (%d bytes)", perEvent, backlog, buffer)
+	if perEvent > 16*uint64(unsafe.Sizeof(Event{})) {
+		t.Errorf("storing each event of the backlog allocated %d bytes, %d times an event's size", perEvent, perEvent/uint64(unsafe.Sizeof(Event{})))
 	}
 }
