@@ -240,7 +240,7 @@ func (a *App) build(ctx context.Context) error {
 	if err := live.Load(ctx); err != nil {
 		return err
 	}
-	go every(janitorCtx, settingsPoll, live.Load, func(err error) { a.log.Warn("poll the live settings", zap.Error(err)) })
+	go every(janitorCtx, settingsPoll, settingsPollBound, live.Load, func(err error) { a.log.Warn("poll the live settings", zap.Error(err)) })
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -261,7 +261,7 @@ func (a *App) build(ctx context.Context) error {
 	events := activity.NewStore(a.pool)
 	// Every minute one replica adds the closed hours to the chart rollup,
 	// and deletes the events past their retention that the rollup counts.
-	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
+	go every(janitorCtx, time.Minute, janitorBound, func(ctx context.Context) error {
 		now := time.Now()
 		if _, err := events.RollUp(ctx, now); err != nil {
 			return err
@@ -290,7 +290,7 @@ func (a *App) build(ctx context.Context) error {
 	}).Register(e.Group("/api/v1"))
 	if cfg.Keyring != nil {
 		sessions := consolesession.New(a.pool)
-		go every(janitorCtx, time.Hour, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
+		go every(janitorCtx, time.Hour, janitorBound, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
 		cons := console.New(console.Deps{
 			PublicBaseURL: cfg.PublicBaseURL,
 			AdminToken:    cfg.AdminToken,
@@ -364,7 +364,7 @@ func (a *App) build(ctx context.Context) error {
 		sweeps = append(sweeps, sweep{"pending actions", a.approvals.Sweep})
 	}
 	// Every minute, so that expired proofs and registrations go promptly.
-	go every(janitorCtx, time.Minute, func(ctx context.Context) error {
+	go every(janitorCtx, time.Minute, janitorBound, func(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
@@ -408,8 +408,16 @@ func (a *App) sweepAll(ctx context.Context, sweeps []sweep) {
 
 // settingsPoll is how often a replica checks the live settings' version,
 // in case it missed a notification: a change is in force everywhere within
-// it.
-const settingsPoll = 500 * time.Millisecond
+// it. settingsPollBound bounds one check.
+const (
+	settingsPoll      = 500 * time.Millisecond
+	settingsPollBound = 5 * time.Second
+)
+
+// janitorBound bounds one run of the housekeeping (roll-up and pruning,
+// sweeps): far above what a run takes, it only ends a run stuck on a dead
+// connection.
+const janitorBound = 10 * time.Minute
 
 // applyLiveSettings puts a snapshot of the live settings in force in the
 // engine and the limiter.
@@ -424,9 +432,12 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
 }
 
-// every runs fn every interval until ctx ends, handing failures to
-// failed.
-func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {
+// every runs fn every interval until ctx ends, each run within bound,
+// handing failures to failed. The bound is what frees the loop from a
+// pooled connection gone silent (a partition that dropped the flow
+// without a reset), on which a statement would otherwise wait for as long
+// as the kernel takes to give up, a quarter of an hour.
+func every(ctx context.Context, interval, bound time.Duration, fn func(context.Context) error, failed func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -434,7 +445,10 @@ func every(ctx context.Context, interval time.Duration, fn func(context.Context)
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := fn(ctx); err != nil && ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, bound)
+			err := fn(rctx)
+			cancel()
+			if err != nil && ctx.Err() == nil && failed != nil {
 				failed(err)
 			}
 		}
