@@ -663,20 +663,35 @@ func (l *Limiter) Janitor(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-l.kick:
-			_ = l.Flush(ctx)
+			l.bounded(ctx, l.Flush)
 		case <-retry.C:
-			_ = l.Flush(ctx)
+			l.bounded(ctx, l.Flush)
 		case now := <-linger:
 			l.expireIdle(now)
 		case now := <-t.C:
 			// Also here, so that without warm slots (no linger ticker)
 			// the per-caller states of finished calls are dropped too.
 			l.expireIdle(now)
-			if err := l.purge(ctx, now); err != nil && ctx.Err() == nil {
+			err := l.bounded(ctx, func(ctx context.Context) error { return l.purge(ctx, now) })
+			if err != nil && ctx.Err() == nil {
 				l.log.Warn("purging call limit rows failed", zap.Error(err))
 			}
 		}
 	}
+}
+
+// janitorBound bounds each statement the janitor runs. It is what frees
+// the janitor from a pooled connection gone silent (a partition dropped
+// the flow without a reset), on which a statement would wait for as long
+// as the kernel takes to give up, a quarter of an hour, while the leases
+// it gives back stay taken on every replica.
+const janitorBound = 5 * time.Second
+
+// bounded runs fn within janitorBound of ctx.
+func (l *Limiter) bounded(ctx context.Context, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, janitorBound)
+	defer cancel()
+	return fn(ctx)
 }
 
 // purge removes leases taken before now - the lease TTL and deletes rows

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -877,4 +878,90 @@ func TestReleaseLocksTheSiteRowFirst(t *testing.T) {
 		t.Errorf("site row leases after giving back b's = %d (%v), want a's alone", siteLeases, err)
 	}
 	rels[0]()
+}
+
+// TestJanitorSurvivesASilentConnection: the pooled connection goes silent
+// (a partition dropped the flow without a reset) just before the janitor
+// gives back a finished call's lease. The janitor must not wait on it for
+// as long as the kernel takes to give up (a quarter of an hour) while the
+// lease keeps the caller's slot taken on every replica: it gives the
+// lease back on a new connection.
+func TestJanitorSurvivesASilentConnection(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	good, err := database.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(good.Close)
+	var (
+		mu      sync.Mutex
+		silence []chan struct{}
+	)
+	forward := func(dst, src net.Conn, silent <-chan struct{}) {
+		defer dst.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			select {
+			case <-silent:
+				n = 0
+			default:
+			}
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	through := pgtest.Forward(t, url, func(client, server net.Conn) {
+		silent := make(chan struct{})
+		mu.Lock()
+		silence = append(silence, silent)
+		mu.Unlock()
+		go forward(server, client, silent)
+		go forward(client, server, silent)
+	})
+	pool, err := database.Open(ctx, through, database.WithMaxConns(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	site := newSite(t, good)
+	l := New(pool, generous(), nil)
+	rel, err := l.Acquire(ctx, site, "user:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	mu.Lock()
+	for _, s := range silence {
+		close(s)
+	}
+	silence = nil
+	mu.Unlock()
+	jctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop) // before the pool closes: frees a connection stuck in the janitor
+	go l.Janitor(jctx, time.Minute)
+
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	for {
+		var left int
+		if err := good.QueryRow(ctx, liveLeasesSQL).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			t.Logf("the lease was given back %v after the connection went silent", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leases still held 20 s after the call ended", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
