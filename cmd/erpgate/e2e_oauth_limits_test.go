@@ -260,8 +260,15 @@ func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
 	} {
 		t.Run(door.name, func(t *testing.T) {
 			attacker, other := fmt.Sprintf("198.51.100.%d", 10+i), fmt.Sprintf("203.0.113.%d", 10+i)
-			if status, _, body := mcpCallFrom(t, door.endpoint, door.valid, attacker); status != http.StatusOK {
-				t.Fatalf("the valid token: HTTP %d %s", status, body)
+			// The valid token is cached by a lookup that no invalidation
+			// overtook: the site was made a moment ago, and a lookup
+			// running while its notifications arrive is not kept. The
+			// second call, after they have arrived, is.
+			for range 2 {
+				if status, _, body := mcpCallFrom(t, door.endpoint, door.valid, attacker); status != http.StatusOK {
+					t.Fatalf("the valid token: HTTP %d %s", status, body)
+				}
+				time.Sleep(250 * time.Millisecond)
 			}
 			start := time.Now()
 			statuses := map[int]int{}
