@@ -37,21 +37,7 @@ func TestEveryReadToolAnswersToItsOutputSchema(t *testing.T) {
 
 	acu := acumaticatest.NewServer(acumaticatest.Options{})
 	defer acu.Close()
-	var service acumaticatest.Client
-	for _, c := range acu.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	u := acu.User("service")
-	asite, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-		Slug: "acu-cat", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
-		Settings: map[string]any{"tenant": acu.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": u.Username, "password": u.Password,
-		},
-	})
+	asite, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, acumaticaService(acu.ServiceLogin()), "acu-cat", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
