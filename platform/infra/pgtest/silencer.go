@@ -10,20 +10,24 @@ import (
 )
 
 // Silencer forwards connections to a database, so that a test can make
-// the ones that listen for notifications go silent: they stay open but
-// carry no byte either way, as an idle flow does once a NAT or load
-// balancer has forgotten it. Connections opened later are forwarded.
+// some or all of them go silent: they stay open but carry no byte either
+// way, as an idle flow does once a NAT or load balancer has forgotten it.
+// Connections opened later are forwarded, or held while the silencer
+// holds new ones (a partition).
 type Silencer struct {
 	// URL is the database's URL through the silencer.
 	URL string
 
 	mu    sync.Mutex
 	conns []*silencedConn
+	// held, while not nil, keeps new connections waiting until it closes.
+	held chan struct{}
 }
 
 type silencedConn struct {
-	listening atomic.Bool // it sent LISTEN
-	silent    atomic.Bool
+	client, server net.Conn
+	listening      atomic.Bool // it sent LISTEN
+	silent         atomic.Bool
 }
 
 // NewSilencer forwards a local port to the server of dbURL until the test
@@ -32,12 +36,18 @@ func NewSilencer(t testing.TB, dbURL string) *Silencer {
 	t.Helper()
 	s := &Silencer{}
 	s.URL = Forward(t, dbURL, func(client, server net.Conn) {
-		c := &silencedConn{}
+		c := &silencedConn{client: client, server: server}
 		s.mu.Lock()
 		s.conns = append(s.conns, c)
+		held := s.held
 		s.mu.Unlock()
-		go c.forward(server, client, true)
-		go c.forward(client, server, false)
+		go func() {
+			if held != nil {
+				<-held
+			}
+			go c.forward(server, client, true)
+			c.forward(client, server, false)
+		}()
 	})
 	return s
 }
@@ -103,6 +113,54 @@ func (s *Silencer) SilenceListening() int {
 		}
 	}
 	return n
+}
+
+// SilenceAll silences every open connection, and returns how many it
+// silenced.
+func (s *Silencer) SilenceAll() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.conns {
+		if !c.silent.Swap(true) {
+			n++
+		}
+	}
+	return n
+}
+
+// Hold keeps the connections opened from now on waiting, unforwarded,
+// until Release.
+func (s *Silencer) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held == nil {
+		s.held = make(chan struct{})
+	}
+}
+
+// Release forwards the held connections and lets new ones through; the
+// silenced ones stay silent.
+func (s *Silencer) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil {
+		close(s.held)
+		s.held = nil
+	}
+}
+
+// CloseAll closes every connection it forwarded, now rather than when the
+// test ends: a test whose gateway must stop before then (its shutdown
+// would wait on a silent connection) registers it as a cleanup after
+// starting the gateway.
+func (s *Silencer) CloseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.client.Close()
+		c.server.Close()
+	}
 }
 
 // forward copies src to dst until either closes; once the connection is

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -894,39 +893,8 @@ func TestJanitorSurvivesASilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(good.Close)
-	var (
-		mu      sync.Mutex
-		silence []chan struct{}
-	)
-	forward := func(dst, src net.Conn, silent <-chan struct{}) {
-		defer dst.Close()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			select {
-			case <-silent:
-				n = 0
-			default:
-			}
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	through := pgtest.Forward(t, url, func(client, server net.Conn) {
-		silent := make(chan struct{})
-		mu.Lock()
-		silence = append(silence, silent)
-		mu.Unlock()
-		go forward(server, client, silent)
-		go forward(client, server, silent)
-	})
-	pool, err := database.Open(ctx, through, database.WithMaxConns(2))
+	silencer := pgtest.NewSilencer(t, url)
+	pool, err := database.Open(ctx, silencer.URL, database.WithMaxConns(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -938,12 +906,7 @@ func TestJanitorSurvivesASilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel()
-	mu.Lock()
-	for _, s := range silence {
-		close(s)
-	}
-	silence = nil
-	mu.Unlock()
+	silencer.SilenceAll()
 	jctx, stop := context.WithCancel(ctx)
 	t.Cleanup(stop) // before the pool closes: frees a connection stuck in the janitor
 	go l.Janitor(jctx, time.Minute)
