@@ -13,6 +13,33 @@ import (
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
+// startShutdownFixture starts a gateway whose usage events only shutdown
+// writes (the flush interval is a minute) and a Frappe site behind a gauge
+// that can hold the ERP's answers, and makes three warm-up calls, whose
+// request ids it returns.
+func startShutdownFixture(t *testing.T) (*inFlightGauge, *gateway, devSite, *http.Client, []string) {
+	t.Helper()
+	gauge := &inFlightGauge{next: frappetest.NewHandler(frappetest.Options{})}
+	upstream := httptest.NewServer(gauge)
+	t.Cleanup(upstream.Close)
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_USAGE_FLUSH_INTERVAL": "1m",
+		"ERPGATE_USAGE_BATCH_SIZE":     "10000",
+	})
+	site := gw.registerFrappeAt(t, "acme", upstream.URL, gauge.next.(*frappetest.Simulator).User("service"))
+	client := &http.Client{Timeout: time.Minute}
+	t.Cleanup(client.CloseIdleConnections)
+	var ids []string
+	for range 3 {
+		o := callService(t.Context(), client, gw.URL, site.ServiceToken, "get_current_user", map[string]any{})
+		if !o.ok() {
+			t.Fatalf("warm-up call: %v", o)
+		}
+		ids = append(ids, o.RequestID)
+	}
+	return gauge, gw, site, client, ids
+}
+
 // TestGracefulShutdownUnderLoad shuts a replica down while three calls wait
 // on the ERP. The calls complete with their results; requests arriving
 // after shutdown began are refused with 503 (or find the listener closed),
@@ -20,25 +47,7 @@ import (
 // interval is a minute, so only shutdown writes them) are all stored.
 func TestGracefulShutdownUnderLoad(t *testing.T) {
 	ctx := context.Background()
-	gauge := &inFlightGauge{next: frappetest.NewHandler(frappetest.Options{})}
-	upstream := httptest.NewServer(gauge)
-	defer upstream.Close()
-	gw := startGateway(t, "", map[string]string{
-		"ERPGATE_USAGE_FLUSH_INTERVAL": "1m",
-		"ERPGATE_USAGE_BATCH_SIZE":     "10000",
-	})
-	site := gw.registerFrappeAt(t, "acme", upstream.URL, gauge.next.(*frappetest.Simulator).User("service"))
-	client := &http.Client{Timeout: time.Minute}
-	defer client.CloseIdleConnections()
-
-	var ids []string
-	for range 3 {
-		o := callService(ctx, client, gw.URL, site.ServiceToken, "get_current_user", map[string]any{})
-		if !o.ok() {
-			t.Fatalf("warm-up call: %v", o)
-		}
-		ids = append(ids, o.RequestID)
-	}
+	gauge, gw, site, client, ids := startShutdownFixture(t)
 
 	release := gauge.holdRequests("/api/resource/Customer")
 	defer release()
@@ -117,25 +126,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 // The flush interval is a minute, so only shutdown writes them.
 func TestShutdownPastItsTimeoutStillStoresUsage(t *testing.T) {
 	ctx := context.Background()
-	gauge := &inFlightGauge{next: frappetest.NewHandler(frappetest.Options{})}
-	upstream := httptest.NewServer(gauge)
-	defer upstream.Close()
-	gw := startGateway(t, "", map[string]string{
-		"ERPGATE_USAGE_FLUSH_INTERVAL": "1m",
-		"ERPGATE_USAGE_BATCH_SIZE":     "10000",
-	})
-	site := gw.registerFrappeAt(t, "acme", upstream.URL, gauge.next.(*frappetest.Simulator).User("service"))
-	client := &http.Client{Timeout: time.Minute}
-	defer client.CloseIdleConnections()
-
-	var ids []string
-	for range 3 {
-		o := callService(ctx, client, gw.URL, site.ServiceToken, "get_current_user", map[string]any{})
-		if !o.ok() {
-			t.Fatalf("warm-up call: %v", o)
-		}
-		ids = append(ids, o.RequestID)
-	}
+	gauge, gw, site, client, ids := startShutdownFixture(t)
 
 	release := gauge.holdRequests("/api/resource/Customer")
 	defer release()
