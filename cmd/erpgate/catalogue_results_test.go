@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 )
 
 // TestEveryReadToolAnswersToItsOutputSchema calls every read tool of both
@@ -183,18 +183,7 @@ func compileAdvertised(t *testing.T, tool *mcp.Tool) *jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	url := "erpgate:///advertised/" + tool.Name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
+	s, err := schema.CompileJSON(raw, "erpgate:///advertised/"+tool.Name+".json")
 	if err != nil {
 		t.Fatalf("%s: the advertised output schema does not compile: %v", tool.Name, err)
 	}

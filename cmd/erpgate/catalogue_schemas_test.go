@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/front/mcpengine"
 )
 
@@ -42,18 +40,7 @@ func TestCatalogueAdvertisesValidTools(t *testing.T) {
 					t.Errorf("%s/%s: %s schema's root is not an object schema: %s", kind, tool.Name, what, s)
 					continue
 				}
-				doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c := jsonschema.NewCompiler()
-				c.DefaultDraft(jsonschema.Draft2020)
-				c.AssertFormat()
-				url := "erpgate:///" + kind + "/" + tool.Name + "/" + what + ".json"
-				if err := c.AddResource(url, doc); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := c.Compile(url); err != nil {
+				if _, err := schema.CompileJSON(s, "erpgate:///"+kind+"/"+tool.Name+"/"+what+".json"); err != nil {
 					t.Errorf("%s/%s: %s schema does not compile as 2020-12: %v", kind, tool.Name, what, err)
 				}
 			}

@@ -10,7 +10,13 @@ import (
 // checks every call's arguments with (draft 2020-12, formats asserted),
 // under the resource name url.
 func CompileValidator(s *Schema, url string) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.JSON()))
+	return CompileJSON(s.JSON(), url)
+}
+
+// CompileJSON is CompileValidator for a schema as JSON, such as one a
+// client read from tools/list.
+func CompileJSON(raw []byte, url string) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}

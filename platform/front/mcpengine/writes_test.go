@@ -1,7 +1,6 @@
 package mcpengine
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -970,16 +969,7 @@ func checkAdvertisedOutput(t *testing.T, cs *sdk.ClientSession, tool string, res
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("erpgate:///out.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("erpgate:///out.json")
+	s, err := schema.CompileJSON(raw, "erpgate:///out.json")
 	if err != nil {
 		t.Fatalf("%s: the advertised output schema does not compile: %v", tool, err)
 	}
