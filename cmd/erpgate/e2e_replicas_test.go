@@ -85,17 +85,10 @@ func TestDeletedSiteLeavesNoUsableServiceToken(t *testing.T) {
 	if status, _ := postRPC(t, a.URL+"/service/mcp", h, ping); status != http.StatusUnauthorized {
 		t.Errorf("the replica that deleted the site accepts its token: %d", status)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitFor(t, 20*time.Second, "replica B to refuse the deleted site's token", func() bool {
 		status, _ := postRPC(t, b.URL+"/service/mcp", h, ping)
-		if status == http.StatusUnauthorized {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica B still accepts the deleted site's token (status %d)", status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return status == http.StatusUnauthorized
+	})
 	again := a.registerFrappe(t, "acme", sim, service)
 	if again.ID == site.ID {
 		t.Fatal("the site came back with its id")
