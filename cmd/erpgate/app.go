@@ -222,6 +222,7 @@ func (a *App) build(ctx context.Context) error {
 		MaxCalls:       cfg.Limits.ReplicaCalls,
 		MaxAnswerBytes: cfg.Limits.ReplicaAnswerBytes,
 		CallerShare:    cfg.Limits.CallerShare,
+		SiteShare:      cfg.Limits.SiteShare,
 		BodyTimeout:    cfg.HTTP.BodyTimeout,
 		Redaction:      redact.Rules{Add: cfg.Redaction.Patterns, Skip: cfg.Redaction.Skip},
 		Storage:        erpmeta.New(a.pool),

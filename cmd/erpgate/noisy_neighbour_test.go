@@ -448,38 +448,79 @@ func TestOneSiteCannotTakeTheWholeReplica(t *testing.T) {
 
 	// Each of the noisy site's tokens opens its share of requests whose
 	// bodies stop after a few bytes.
-	u, _ := url.Parse(gw.URL)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
 	for _, token := range tokens {
-		for range perCaller {
-			c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conns = append(conns, c)
-			head := fmt.Sprintf("POST /service/mcp HTTP/1.1\r\nHost: %s\r\nX-Erpgate-Service-Token: %s\r\nAccept: application/json, text/event-stream\r\n"+
-				"MCP-Protocol-Version: 2025-06-18\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{\"jsonrpc\"", u.Host, token)
-			if _, err := c.Write([]byte(head)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	// Once every token's next request is refused, its unfinished ones are
-	// at the door (or the replica is full).
-	for _, token := range tokens {
-		waitFor(t, 30*time.Second, "the noisy site's token to be refused", func() bool {
-			return callService(ctx, client, gw.URL, token, "list_customers", map[string]any{"limit": 5}).Status == http.StatusServiceUnavailable
-		})
+		holdShare(t, gw, client, token, perCaller)
 	}
 
 	if o := callService(ctx, client, gw.URL, quiet.ServiceToken, "list_customers", map[string]any{"limit": 5}); !o.ok() {
 		t.Errorf("the other site's call while one site's callers hold their shares: %v", o)
 	}
+}
+
+// TestOneSiteMayTakeTheReplicaWhenSetTo: a deployment that serves one
+// site sets ERPGATE_LIMIT_SITE_SHARE to 100, and that site's callers may
+// then hold the whole replica: three tokens each hold their share (30 of 40
+// call slots, more than the default site share of 20) and a fourth
+// token's call is still served.
+func TestOneSiteMayTakeTheReplicaWhenSetTo(t *testing.T) {
+	const callers, perCaller = 3, 10
+	raiseFileLimit(t, 4*callers*perCaller+1024)
+	ctx := context.Background()
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_LIMIT_REPLICA_CALLS":   "40",
+		"ERPGATE_LIMIT_CALLER_SHARE":    "25",
+		"ERPGATE_LIMIT_SITE_SHARE":      "100",
+		"ERPGATE_UPSTREAM_BUDGET":       "3s",
+		"ERPGATE_HTTP_BODY_TIMEOUT":     "30s",
+		"ERPGATE_LIMIT_USER_PER_MINUTE": "10000",
+		"ERPGATE_LIMIT_SITE_PER_MINUTE": "10000",
+	})
+	only := gw.registerFrappe(t, "only", sim, userWithRole(t, sim, "service"))
+	tokens := []string{only.ServiceToken}
+	for i := range callers {
+		var created tokenResponse
+		if err := gw.admin.do(ctx, http.MethodPost, "/sites/"+only.ID+"/service-tokens", map[string]any{"name": fmt.Sprintf("bot %d", i)}, &created); err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, created.Token)
+	}
+	client := &http.Client{Timeout: time.Minute}
+	for _, token := range tokens {
+		if o := callService(ctx, client, gw.URL, token, "list_customers", map[string]any{"limit": 5}); !o.ok() {
+			t.Fatalf("warm-up call: %v", o)
+		}
+	}
+	for _, token := range tokens[1:] {
+		holdShare(t, gw, client, token, perCaller)
+	}
+	if o := callService(ctx, client, gw.URL, tokens[0], "list_customers", map[string]any{"limit": 5}); !o.ok() {
+		t.Errorf("a fourth caller of the site while three hold 30 of 40 slots: %v", o)
+	}
+}
+
+// holdShare opens n requests for a service token whose bodies stop after a
+// few bytes, closed when the test ends, and waits until the token's next
+// request is refused: its unfinished ones are then at the door or inside.
+func holdShare(t *testing.T, gw *gateway, client *http.Client, token string, n int) {
+	t.Helper()
+	u, _ := url.Parse(gw.URL)
+	for range n {
+		c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		head := fmt.Sprintf("POST /service/mcp HTTP/1.1\r\nHost: %s\r\nX-Erpgate-Service-Token: %s\r\nAccept: application/json, text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2025-06-18\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{\"jsonrpc\"", u.Host, token)
+		if _, err := c.Write([]byte(head)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "the token to be refused", func() bool {
+		return callService(context.Background(), client, gw.URL, token, "list_customers", map[string]any{"limit": 5}).Status == http.StatusServiceUnavailable
+	})
 }
 
 // TestReadinessIsNotALookupPerRequest: /readyz is on the public address

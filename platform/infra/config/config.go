@@ -143,6 +143,10 @@ type Limits struct {
 	// slots one caller (a service token, or a user of a site) may hold at
 	// once. Default 25.
 	CallerShare int `yaml:"caller_share"`
+	// SiteShare is the percentage of the same bounds the callers of one
+	// site may hold together. 0: twice CallerShare, at most 100. A
+	// deployment that serves one site can set 100.
+	SiteShare int `yaml:"site_share"`
 }
 
 // HTTP bounds how long a client may take over the parts of a request.
