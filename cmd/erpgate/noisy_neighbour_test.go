@@ -457,6 +457,52 @@ func TestOneSiteCannotTakeTheWholeReplica(t *testing.T) {
 	}
 }
 
+// TestTwoSitesCannotTakeTheWholeReplica: two sites of one owner each hold
+// their share of requests with bodies that never finish (two tokens of 10
+// slots each, a site's share being 20 of 40). Another site's call is still
+// served: the last tenth of the slots is kept for sites under their part
+// of the replica. Before, the two sites held all 40 slots and the other
+// site's call got 503 "erpgate is busy".
+func TestTwoSitesCannotTakeTheWholeReplica(t *testing.T) {
+	const perCaller = 10
+	raiseFileLimit(t, 4*4*perCaller+1024)
+	ctx := context.Background()
+	gw := startGateway(t, "", map[string]string{
+		"ERPGATE_LIMIT_REPLICA_CALLS":   "40",
+		"ERPGATE_LIMIT_CALLER_SHARE":    "25",
+		"ERPGATE_UPSTREAM_BUDGET":       "3s",
+		"ERPGATE_HTTP_BODY_TIMEOUT":     "30s",
+		"ERPGATE_LIMIT_USER_PER_MINUTE": "10000",
+		"ERPGATE_LIMIT_SITE_PER_MINUTE": "10000",
+	})
+	client := &http.Client{Timeout: time.Minute}
+	var noisy []string
+	for _, slug := range []string{"noisy-a", "noisy-b"} {
+		sim := frappetest.NewServer(frappetest.Options{})
+		defer sim.Close()
+		site := gw.registerFrappe(t, slug, sim, userWithRole(t, sim, "service"))
+		var created tokenResponse
+		if err := gw.admin.do(ctx, http.MethodPost, "/sites/"+site.ID+"/service-tokens", map[string]any{"name": "second bot"}, &created); err != nil {
+			t.Fatal(err)
+		}
+		noisy = append(noisy, site.ServiceToken, created.Token)
+	}
+	quietSim := frappetest.NewServer(frappetest.Options{})
+	defer quietSim.Close()
+	quiet := gw.registerFrappe(t, "quiet", quietSim, userWithRole(t, quietSim, "service"))
+	for _, token := range append([]string{quiet.ServiceToken}, noisy...) {
+		if o := callService(ctx, client, gw.URL, token, "list_customers", map[string]any{"limit": 5}); !o.ok() {
+			t.Fatalf("warm-up call: %v", o)
+		}
+	}
+	for _, token := range noisy {
+		holdShare(t, gw, client, token, perCaller)
+	}
+	if o := callService(ctx, client, gw.URL, quiet.ServiceToken, "list_customers", map[string]any{"limit": 5}); !o.ok() {
+		t.Errorf("a third site's call while two sites hold their shares: %v", o)
+	}
+}
+
 // TestOneSiteMayTakeTheReplicaWhenSetTo: a deployment that serves one
 // site sets ERPGATE_LIMIT_SITE_SHARE to 100, and that site's callers may
 // then hold the whole replica: three tokens each hold their share (30 of 40

@@ -44,6 +44,13 @@ import (
 // of its site's, waits briefly at the door (callerWait) and is then
 // refused; one over a share of work slots waits like any request.
 //
+// Shares alone let two sites fill a replica (two of 50 %). So the last
+// tenth of the call slots (the reserve) is kept for sites that hold less
+// than their part of the replica, the call slots divided by one more than
+// the number of sites with requests at the door or inside: a site arriving
+// at a replica that others have filled still gets in, and a site already
+// holding its part waits for a slot outside the reserve.
+//
 // Besides, large ERP answers (a megabyte or more, such as big reports) are
 // bounded in bytes: a call holds its first large answer's size of the
 // replica's answer budget until it ends, and waits for room before the
@@ -78,9 +85,15 @@ type admission struct {
 	resumes  list.List // *admissionWaiter: calls back from the ERP
 	arrivals list.List // *admissionWaiter: new requests
 	// callsFree counts the free call slots; entries are the new requests
-	// waiting for one.
-	callsFree int
-	entries   list.List // *admissionWaiter
+	// waiting for one, reserveEntries those that may take one of the
+	// reserve (see enterAs), served first.
+	callsFree      int
+	entries        list.List // *admissionWaiter
+	reserveEntries list.List // *admissionWaiter
+	// calls is the number of call slots, reserve how many of the last
+	// free ones only sites under their part may take (0 without site
+	// shares).
+	calls, reserve int
 	// answers is the budget of large answers' bytes, answerBudget its
 	// size.
 	answers      *semaphore.Weighted
@@ -114,9 +127,12 @@ func newAdmission(work, calls int, answerBytes int64) *admission {
 // of the work and call slots and of the answer budget, and each site to
 // siteShare percent of them (at least one of each).
 func newFairAdmission(work, calls int, answerBytes int64, share, siteShare int) *admission {
-	a := &admission{free: work, callsFree: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes}
+	a := &admission{free: work, callsFree: calls, calls: calls, answers: semaphore.NewWeighted(answerBytes), answerBudget: answerBytes}
 	a.callers.init(work, calls, answerBytes, share)
 	a.sites.init(work, calls, answerBytes, siteShare)
+	if a.sites.m != nil {
+		a.reserve = max(1, calls/10)
+	}
 	return a
 }
 
@@ -146,13 +162,16 @@ type callerGates struct {
 }
 
 // callerGate is one caller's share: calls counts its call slots, work its
-// work slots, answers its bytes of the answer budget.
+// work slots, answers its bytes of the answer budget. inside counts the
+// replica's call slots a site's requests hold.
 type callerGate struct {
 	refs                 int
 	calls, work, answers *semaphore.Weighted
+	inside               atomic.Int32
 }
 
-func (g *callerGates) get(key string) *callerGate {
+// get returns key's gate and the number of keys with one.
+func (g *callerGates) get(key string) (*callerGate, int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.m[key]
@@ -161,7 +180,7 @@ func (g *callerGates) get(key string) *callerGate {
 		g.m[key] = c
 	}
 	c.refs++
-	return c
+	return c, len(g.m)
 }
 
 func (g *callerGates) put(key string, c *callerGate) {
@@ -180,23 +199,24 @@ func (g *callerGates) size() int {
 	return len(g.m)
 }
 
-// enter takes a call slot of key's share, waiting at most wait; a share
-// of 100 % (a nil map) holds nobody and returns nil.
-func (g *callerGates) enter(ctx context.Context, key string, wait time.Duration) (*callerGate, error) {
+// enter takes a call slot of key's share, waiting at most wait, and
+// returns the number of keys with a gate too; a share of 100 % (a nil
+// map) holds nobody and returns nil.
+func (g *callerGates) enter(ctx context.Context, key string, wait time.Duration) (*callerGate, int, error) {
 	if g.m == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	c := g.get(key)
+	c, n := g.get(key)
 	if !c.calls.TryAcquire(1) {
 		cctx, cancel := context.WithTimeout(ctx, wait)
 		err := c.calls.Acquire(cctx, 1)
 		cancel()
 		if err != nil {
 			g.put(key, c)
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return c, nil
+	return c, n, nil
 }
 
 // errCallerShare is the refusal of a caller over its share of call slots,
@@ -212,7 +232,7 @@ var (
 // it returns holds no work slot yet (see work).
 func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Duration) (*callSlot, error) {
 	s := &callSlot{adm: a}
-	c, err := a.callers.enter(ctx, key, min(callerWait, wait))
+	c, _, err := a.callers.enter(ctx, key, min(callerWait, wait))
 	if err != nil {
 		if ctx.Err() == nil {
 			err = errCallerShare
@@ -222,7 +242,7 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 	s.key, s.caller = key, c
 	// The caller's share first: a caller over it waits for its own room
 	// and takes none of its site's meanwhile.
-	sc, err := a.sites.enter(ctx, site, min(callerWait, wait))
+	sc, sites, err := a.sites.enter(ctx, site, min(callerWait, wait))
 	if err != nil {
 		s.done()
 		if ctx.Err() == nil {
@@ -231,9 +251,11 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 		return nil, err
 	}
 	s.siteKey, s.site = site, sc
-	if !a.tryEnter() {
+	// A site under its part of the replica may take the reserve.
+	reserve := sc == nil || int(sc.inside.Load()) < a.calls/(sites+1)
+	if !a.tryEnter(reserve) {
 		ectx, cancel := context.WithTimeout(ctx, wait)
-		err := a.enter(ectx)
+		err := a.enter(ectx, reserve)
 		cancel()
 		if err != nil {
 			s.done()
@@ -241,6 +263,9 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 		}
 	}
 	s.entered = true
+	if sc != nil {
+		sc.inside.Add(1)
+	}
 	return s, nil
 }
 
@@ -268,7 +293,7 @@ func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
 // acquireWithin waits, as a new arrival, for a call slot and then a work
 // slot, for at most wait in all.
 func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error {
-	entered := a.tryEnter()
+	entered := a.tryEnter(true)
 	if entered && a.tryAcquire() {
 		return nil
 	}
@@ -276,7 +301,7 @@ func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if !entered {
-		if err := a.enter(ctx); err != nil {
+		if err := a.enter(ctx, true); err != nil {
 			return err
 		}
 	}
@@ -287,32 +312,53 @@ func (a *admission) acquireWithin(ctx context.Context, wait time.Duration) error
 	return nil
 }
 
-func (a *admission) tryEnter() bool {
+// tryEnter takes a free call slot; one of the reserve only if reserve.
+func (a *admission) tryEnter(reserve bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.callsFree > 0 {
+	if a.callsFree > a.kept(reserve) {
 		a.callsFree--
 		return true
 	}
 	return false
 }
 
-// enter waits for a call slot, or until ctx ends.
-func (a *admission) enter(ctx context.Context) error {
+// kept is how many free call slots a request may not take.
+func (a *admission) kept(reserve bool) int {
+	if reserve {
+		return 0
+	}
+	return a.reserve
+}
+
+// enter waits for a call slot (one of the reserve only if reserve), or
+// until ctx ends.
+func (a *admission) enter(ctx context.Context, reserve bool) error {
 	a.mu.Lock()
-	if a.callsFree > 0 {
+	if a.callsFree > a.kept(reserve) {
 		a.callsFree--
 		a.mu.Unlock()
 		return nil
 	}
-	return a.wait(ctx, &a.entries, a.exit)
+	q := &a.entries
+	if reserve {
+		q = &a.reserveEntries
+	}
+	return a.wait(ctx, q, a.exit)
 }
 
-// exit gives a call slot back, to the first waiting entry.
+// exit gives a call slot back: to the first entry waiting that may take
+// the reserve, else to the first other one if the slot is not one of the
+// reserve.
 func (a *admission) exit() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if e := a.entries.Front(); e != nil {
+	if e := a.reserveEntries.Front(); e != nil {
+		a.reserveEntries.Remove(e)
+		close(e.Value.(*admissionWaiter).granted)
+		return
+	}
+	if e := a.entries.Front(); e != nil && a.callsFree >= a.reserve {
 		a.entries.Remove(e)
 		close(e.Value.(*admissionWaiter).granted)
 		return
@@ -513,6 +559,9 @@ func (s *callSlot) done() {
 	}
 	if s.entered {
 		s.entered = false
+		if s.site != nil {
+			s.site.inside.Add(-1)
+		}
 		s.adm.exit()
 	}
 	if s.mine > 0 {

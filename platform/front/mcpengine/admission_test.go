@@ -122,8 +122,8 @@ func TestAdmissionBoundsCallsHeld(t *testing.T) {
 	second := &callSlot{adm: a, held: true, entered: true}
 	second.done()
 	second.done()
-	if a.free != 2 || a.callsFree != 1 || a.entries.Len() != 0 {
-		t.Errorf("after both: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entries.Len())
+	if a.free != 2 || a.callsFree != 1 || a.entering() != 0 {
+		t.Errorf("after both: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entering())
 	}
 
 	// A request that cannot enter within its wait gives up and leaves the
@@ -135,15 +135,79 @@ func TestAdmissionBoundsCallsHeld(t *testing.T) {
 		t.Fatal("a second request entered a replica holding its one call")
 	}
 	(&callSlot{adm: a, held: true, entered: true}).done()
-	if a.free != 2 || a.callsFree != 1 || a.entries.Len() != 0 {
-		t.Errorf("after a request gave up: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entries.Len())
+	if a.free != 2 || a.callsFree != 1 || a.entering() != 0 {
+		t.Errorf("after a request gave up: free %d, calls free %d, entering %d; want 2, 1, 0", a.free, a.callsFree, a.entering())
+	}
+}
+
+// entering is the number of requests waiting for a call slot, read with
+// a.mu held or when nothing else runs.
+func (a *admission) entering() int { return a.entries.Len() + a.reserveEntries.Len() }
+
+// TestTwoSitesLeaveTheReserveToAThird: with shares alone, two sites of
+// 50 % each filled the replica and a third site's request waited at the
+// door until it was refused. The last tenth of the call slots is kept for
+// sites under their part of the replica: the second site stops one slot
+// short, the third site gets that slot, and a slot given back goes to a
+// third site's request before the second site's.
+func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
+	a := newFairAdmission(10, 10, 1<<20, 25, 50) // 2 slots a caller, 5 a site, a reserve of 1
+	ctx := context.Background()
+	enter := func(site, caller string, wait time.Duration) (*callSlot, error) {
+		return a.enterAs(ctx, site, site+"/"+caller, wait)
+	}
+	var held []*callSlot
+	for _, c := range []struct{ site, caller string }{{"a", "1"}, {"a", "1"}, {"a", "2"}, {"a", "2"}, {"a", "3"}, {"b", "1"}, {"b", "1"}, {"b", "2"}, {"b", "2"}} {
+		s, err := enter(c.site, c.caller, time.Second)
+		if err != nil {
+			t.Fatalf("site %s caller %s: %v", c.site, c.caller, err)
+		}
+		held = append(held, s)
+	}
+	if _, err := enter("b", "3", 20*time.Millisecond); err == nil {
+		t.Fatal("the second site took the replica's last call slot")
+	}
+	third, err := enter("c", "1", 20*time.Millisecond)
+	if err != nil {
+		t.Fatalf("a third site's request while two sites hold 9 of 10 call slots: %v", err)
+	}
+
+	// Both wait for a slot: the second site's request first.
+	got := make(chan string, 2)
+	go func() {
+		if s, err := enter("b", "3", time.Minute); err == nil {
+			got <- "b"
+			s.done()
+		}
+	}()
+	waitEntering(t, a, 1)
+	go func() {
+		if s, err := enter("c", "2", time.Minute); err == nil {
+			got <- "c"
+			s.done()
+		}
+	}()
+	waitEntering(t, a, 2)
+	held[0].done()
+	if first := <-got; first != "c" {
+		t.Errorf("the slot given back went to site %s, want the third site's request", first)
+	}
+	third.done()
+	if second := <-got; second != "b" {
+		t.Errorf("then %s, want the second site's", second)
+	}
+	for _, s := range held[1:] {
+		s.done()
+	}
+	if a.callsFree != 10 || a.entering() != 0 || a.sites.size() != 0 {
+		t.Errorf("after all: calls free %d, entering %d, sites %d; want 10, 0, 0", a.callsFree, a.entering(), a.sites.size())
 	}
 }
 
 // waitEntering waits until n requests wait for a call slot.
 func waitEntering(t *testing.T, a *admission, n int) {
 	t.Helper()
-	waitCount(t, a, "waiting to enter", n, func() int { return a.entries.Len() })
+	waitCount(t, a, "waiting to enter", n, func() int { return a.entering() })
 }
 
 // waitQueued waits until n requests wait for a work slot.
