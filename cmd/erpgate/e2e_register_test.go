@@ -246,3 +246,38 @@ func TestRegistrationRefusesOversizedForms(t *testing.T) {
 		t.Errorf("a 2 MiB form started %d registrations", n)
 	}
 }
+
+// TestRegistrationStartDoesNotRevealRegisteredAddresses: an anonymous
+// visitor who starts a registration for an address another tenant has
+// registered is answered as for any other address (on to the OAuth client
+// step), so the start page cannot be used to find out which ERPs use
+// erpgate. Only the proof at the ERP, by one of its administrators, can
+// tell them.
+func TestRegistrationStartDoesNotRevealRegisteredAddresses(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	registered := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(registered.Close)
+	gw.registerFrappe(t, "acme", registered, userWithRole(t, registered, "service"))
+	free := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(free.Close)
+
+	visitor := newRegistrationClient(t, gw.URL)
+	var pages []string
+	for _, base := range []string{registered.URL, free.URL} {
+		form := url.Values{"csrf": {visitor.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target Ltd"}, "base_url": {base}}
+		status, h, page := visitor.do(http.MethodPost, "/register", form, nil)
+		if status != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), gw.URL+"/register/") {
+			t.Errorf("start for %s: HTTP %d to %q: %s", base, status, h.Get("Location"), pageText(page))
+			continue
+		}
+		status, _, page = visitor.do(http.MethodGet, strings.TrimPrefix(h.Get("Location"), gw.URL), nil, nil)
+		text := pageText(page)
+		if status != http.StatusOK || strings.Contains(text, "already registered") {
+			t.Errorf("client step for %s: HTTP %d: %s", base, status, text)
+		}
+		pages = append(pages, strings.ReplaceAll(regexp.MustCompile(`/register/[0-9a-f-]{36}`).ReplaceAllString(text, "/register/ID"), base, "BASE"))
+	}
+	if len(pages) == 2 && pages[0] != pages[1] {
+		t.Errorf("the client step differs for a registered address:\n%s\n---\n%s", pages[0], pages[1])
+	}
+}

@@ -407,9 +407,27 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 	})
 
 	t.Run("the same address cannot be registered twice", func(t *testing.T) {
+		// The start and a non-administrator's sign-in say nothing of the
+		// address being registered: only the ERP's administrator learns it.
 		r.start("frappe", "Someone Else", sim.URL+"/", nil)
+		waitForTitle(t, ctx, "Create the OAuth client")
+		r.shot("taken-client-step")
+		client := sim.RegisterClient(r.redirectURI())
+		r.signOutOfERP()
+		r.pasteClient(client.ID, client.Secret)
+		r.frappeLogin(clerk)
+		waitForTitle(t, ctx, "You are not an administrator of this ERP")
+		if text := r.text(); strings.Contains(text, "already registered") {
+			t.Errorf("a non-administrator is told the address is registered:\n%s", text)
+		}
+		r.signOutOfERP()
+		r.submit("sign in again", `form[action$="/prove"] button`)
+		r.frappeLogin(admin)
 		waitForTitle(t, ctx, "This ERP is already registered")
 		r.shot("already-registered")
+		if n := r.count(`SELECT count(*) FROM sites`); n != 1 {
+			t.Errorf("%d sites after registering the same address again", n)
+		}
 		text := r.text()
 		for _, private := range []string{"Demo Frappe Ltd", "demo-frappe-ltd", admin.Email} {
 			if strings.Contains(text, private) {
@@ -463,7 +481,7 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 			"put_api_connection refused",
 			"put_api_connection success",
 			"issue_service_token success",
-			"register_start refused conflict: already_registered",
+			"create_site refused conflict: a site for " + sim.URL + " is already registered",
 			"register_proof refused credential_rejected: state",
 		} {
 			if !hasEvent(events, want) {
@@ -605,6 +623,10 @@ func TestChromiumRegistrationAcumatica(t *testing.T) {
 
 	t.Run("the same instance and tenant cannot be registered twice", func(t *testing.T) {
 		r.start("acumatica", "Again", base+"/", map[string]string{"tenant": sim.Tenant()})
+		waitForTitle(t, ctx, "Create the OAuth client")
+		client := sim.RegisterClient(r.redirectURI())
+		r.pasteClient(client.ID, client.Secret)
+		r.acumaticaSignIn(admin.Username, admin.Password)
 		waitForTitle(t, ctx, "This ERP is already registered")
 		r.shot("already-registered")
 		r.expectText("already registered", "with this tenant")
@@ -622,7 +644,7 @@ func TestChromiumRegistrationAcumatica(t *testing.T) {
 			"put_oauth_connection success",
 			"put_api_connection success",
 			"issue_service_token success",
-			"register_start refused conflict: already_registered",
+			"create_site refused conflict: a site for " + base + " with the same tenant is already registered",
 		} {
 			if !hasEvent(events, want) {
 				t.Errorf("no event %q in:\n%s", want, strings.Join(events, "\n"))

@@ -3,8 +3,9 @@
 // operator. The steps:
 //
 //  1. Start: the ERP's kind and address (and its tenant and endpoint, or
-//     default company), checked by the site-administration layer's rules;
-//     an address already registered is refused here.
+//     default company), checked by the site-administration layer's rules.
+//     Whether the address is registered already is not said here, to
+//     anyone: only step 3 refuses it, to the ERP's proven administrator.
 //  2. The OAuth client: exact instructions to create it in the ERP, then
 //     its client id and secret.
 //  3. Proof of ownership (web/erpadmin, purpose "register"): a sign-in at

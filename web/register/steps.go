@@ -127,7 +127,10 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		h.renderStart(w, http.StatusBadRequest, browser, f, "Give the Acumatica tenant's login name, as on its sign-in page.")
 		return
 	}
-	checked, taken, err := h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settingsOf(f)})
+	// Whether the address is registered already is not checked here: that
+	// would tell anyone which ERPs use erpgate. CreateSite refuses it once
+	// the sign-in at the ERP proved the person its administrator.
+	checked, err := h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settingsOf(f)})
 	if err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
@@ -139,12 +142,6 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	details["base_url"] = checked.BaseURL
-	if taken {
-		h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details,
-			&siteadmin.Error{Kind: siteadmin.Conflict, Message: "already_registered: the address is registered"})
-		h.alreadyRegistered(w, checked)
-		return
-	}
 	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
@@ -165,13 +162,14 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, h.kit.URL("/register/"+id.String()), http.StatusSeeOther)
 }
 
-// alreadyRegistered tells the person that the address is taken and how
-// its administrators manage it, naming nothing of the site: not its short
+// alreadyRegistered tells the person, once their sign-in at the ERP proved
+// them its administrator, that the address is taken and how its
+// administrators manage it, naming nothing of the site: not its short
 // name, display name or owner.
-func (h *Handler) alreadyRegistered(w http.ResponseWriter, checked siteadmin.CheckedSite) {
+func (h *Handler) alreadyRegistered(w http.ResponseWriter, kind string) {
 	what := "This ERP address"
-	if checked.IdentityName != "" {
-		what = "This ERP address with this " + checked.IdentityName
+	if conn, ok := h.deps.Registry.Get(kind); ok && conn.SiteRules().IdentityName != "" {
+		what = "This ERP address with this " + conn.SiteRules().IdentityName
 	}
 	h.message(w, http.StatusConflict, message{Title: "This ERP is already registered",
 		Message: what + " is already registered with erpgate, so it cannot be registered again.",
@@ -449,7 +447,7 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 	}
 	if err != nil {
 		if errors.Is(err, sites.ErrBaseURLTaken) {
-			h.alreadyRegistered(w, siteadmin.CheckedSite{})
+			h.alreadyRegistered(w, p.Kind)
 			return
 		}
 		h.internal(w, "create site", err)

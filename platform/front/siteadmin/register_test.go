@@ -11,14 +11,15 @@ import (
 )
 
 // CheckNewSite applies CreateSite's rules without a slug and stores
-// nothing; it tells whether the address (with its identity) is taken.
+// nothing; it answers the same whether or not the address (with its
+// identity) is taken, which CreateSite refuses.
 func TestCheckNewSite(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	in := siteadmin.NewSite{Kind: "testerp", DisplayName: "  Acme  ", BaseURL: f.erp.URL + "/", Settings: json.RawMessage(`{"company":"acme"}`)}
-	checked, taken, err := f.svc.CheckNewSite(ctx, in)
-	if err != nil || taken {
-		t.Fatalf("check: taken %v, %v", taken, err)
+	checked, err := f.svc.CheckNewSite(ctx, in)
+	if err != nil {
+		t.Fatalf("check: %v", err)
 	}
 	if checked.BaseURL != f.erp.URL || checked.DisplayName != "Acme" || checked.IdentityKey != "acme" || checked.IdentityName != "company" {
 		t.Errorf("checked %+v", checked)
@@ -27,17 +28,12 @@ func TestCheckNewSite(t *testing.T) {
 		t.Fatalf("a check stored %d sites", len(list))
 	}
 	f.create(t, "acme")
-	if _, taken, err := f.svc.CheckNewSite(ctx, in); err != nil || !taken {
-		t.Errorf("the same address and company: taken %v, %v", taken, err)
-	}
-	other := in
-	other.Settings = json.RawMessage(`{"company":"other"}`)
-	if _, taken, err := f.svc.CheckNewSite(ctx, other); err != nil || taken {
-		t.Errorf("another company at the address: taken %v, %v", taken, err)
+	if again, err := f.svc.CheckNewSite(ctx, in); err != nil || again.BaseURL != checked.BaseURL || again.IdentityKey != checked.IdentityKey {
+		t.Errorf("the same address and company, once registered: %+v, %v", again, err)
 	}
 	bad := in
 	bad.DisplayName, bad.Settings = "", json.RawMessage(`{"colour":"red"}`)
-	_, _, err = f.svc.CheckNewSite(ctx, bad)
+	_, err = f.svc.CheckNewSite(ctx, bad)
 	var se *siteadmin.Error
 	if !errors.As(err, &se) || se.Kind != siteadmin.Invalid || !strings.Contains(se.Message, "display_name") || strings.Contains(se.Message, "slug") {
 		t.Errorf("bad input: %v", err)
@@ -49,7 +45,7 @@ func TestCheckNewSite(t *testing.T) {
 func TestReachable(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	up, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Up", BaseURL: f.erp.URL})
+	up, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Up", BaseURL: f.erp.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +59,7 @@ func TestReachable(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	down, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Down", BaseURL: dead})
+	down, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Down", BaseURL: dead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +85,7 @@ func TestBaseURLSecretsAreNotRepeated(t *testing.T) {
 		"https://erp.example.com/?api_secret=" + secret,
 		"https://erp.example.com/#" + secret,
 	} {
-		_, _, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Acme", BaseURL: raw})
+		_, err := f.svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Acme", BaseURL: raw})
 		if kindOf(err) != siteadmin.Invalid || strings.Contains(err.Error(), secret) {
 			t.Errorf("CheckNewSite(%q): %v", raw, err)
 		}

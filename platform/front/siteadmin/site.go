@@ -91,17 +91,10 @@ type CheckedSite struct {
 // CheckNewSite checks a site to register by CreateSite's rules, except the
 // slug (in.Slug is ignored), and stores nothing: self-service
 // registration checks what a person typed before its proof of ownership.
-// Taken reports whether a site is already registered at that address.
-func (s *Service) CheckNewSite(ctx context.Context, in NewSite) (checked CheckedSite, taken bool, err error) {
-	checked, err = s.checkNewSite(ctx, in, false)
-	if err != nil {
-		return CheckedSite{}, false, err
-	}
-	taken, err = s.deps.Store.AddressTaken(ctx, checked.BaseURL, checked.IdentityKey)
-	if err != nil {
-		return CheckedSite{}, false, internal(err)
-	}
-	return checked, taken, nil
+// It does not say whether the address is already registered: an anonymous
+// person must not learn that; CreateSite refuses it after the proof.
+func (s *Service) CheckNewSite(ctx context.Context, in NewSite) (CheckedSite, error) {
+	return s.checkNewSite(ctx, in, false)
 }
 
 func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (CheckedSite, error) {

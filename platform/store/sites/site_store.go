@@ -254,15 +254,3 @@ func notFound(err error) error {
 	}
 	return database.Classify(err)
 }
-
-// AddressTaken reports whether a site is registered at baseURL (compared
-// as the unique index compares it) with identityKey.
-func (s *Store) AddressTaken(ctx context.Context, baseURL, identityKey string) (bool, error) {
-	var taken bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sites WHERE lower(base_url) = lower($1) AND identity_key = $2)`,
-		baseURL, identityKey).Scan(&taken)
-	if err != nil {
-		return false, fmt.Errorf("sites: address taken: %w", database.Classify(err))
-	}
-	return taken, nil
-}
