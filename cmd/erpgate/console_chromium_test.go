@@ -164,7 +164,7 @@ func TestChromiumConsole(t *testing.T) {
 	waitForTitle(t, ctx, "Sites")
 	browserDo(t, ctx, "click disable", chromedp.Click(chromedp.CSS(`#site-acme form.inline button`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
-	if text := browserResult(t, ctx, "read the site's status", chromedp.Text(chromedp.CSS("#site-acme .status"))); text != "disabled" {
+	if text := browserResult(t, ctx, "read the site's status", chromedp.Text(chromedp.CSS("#site-acme .status"))); strings.Join(strings.Fields(text), " ") != "disabled by the operator" {
 		t.Errorf("status after disable: %q", text)
 	}
 	saveScreenshot(t, ctx, "console-sites-disabled.png")

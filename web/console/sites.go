@@ -58,6 +58,9 @@ type siteRow struct {
 	// OwnRedirectURI is the one to switch to.
 	SharedCallback bool
 	OwnRedirectURI string
+	// DisabledBy says who disabled the site, in words; "" when it is
+	// active.
+	DisabledBy string
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
@@ -137,6 +140,12 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
 			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug),
 			SharedCallback: s.SharedCallback, OwnRedirectURI: c.kit.URL(sites.SiteCallbackPath(s.Slug))}
+		switch s.DisabledBy {
+		case sites.ByOperator:
+			row.DisabledBy = "by the operator"
+		case sites.ByOwner:
+			row.DisabledBy = "by its owner"
+		}
 		if row.Preflight, err = c.preflightSummary(r, s); err != nil {
 			return nil, err
 		}

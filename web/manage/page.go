@@ -77,6 +77,9 @@ type pageData struct {
 	People             []personView
 	Events             []eventView
 	Expires            string
+	// OperatorDisabled: the operator disabled the site; only they can
+	// enable it, and the owner can neither change nor delete it.
+	OperatorDisabled bool
 	// Writes is the Writes section; nil leaves it out.
 	Writes *writesView
 }
@@ -146,6 +149,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		RedirectURI: h.deps.Kit.URL(site.CallbackPath()), SharedCallback: site.SharedCallback,
 		OwnRedirectURI: h.deps.Kit.URL(sites.SiteCallbackPath(site.Slug)),
 		Active:         site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
+		OperatorDisabled: site.Status == sites.StatusDisabled && site.DisabledBy == sites.ByOperator,
 	}
 	d.Writes = h.writesData(o)
 	var current map[string]any

@@ -19,6 +19,7 @@ type siteView struct {
 	BaseURL       string          `json:"base_url"`
 	Settings      json.RawMessage `json:"settings"`
 	Status        sites.Status    `json:"status"`
+	DisabledBy    *sites.Party    `json:"disabled_by"`
 	CreatedAt     time.Time       `json:"created_at"`
 	UpdatedAt     time.Time       `json:"updated_at"`
 	MCPURL        string          `json:"mcp_url"`
@@ -76,6 +77,7 @@ func (a *API) siteView(s sites.Site, conns []sites.Connection) siteView {
 		BaseURL:          s.BaseURL,
 		Settings:         settings,
 		Status:           s.Status,
+		DisabledBy:       disabledBy(s),
 		CreatedAt:        s.CreatedAt.UTC(),
 		UpdatedAt:        s.UpdatedAt.UTC(),
 		MCPURL:           a.deps.PublicURL("/sites/" + s.Slug + "/mcp"),
@@ -118,4 +120,12 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// disabledBy is who disabled s, nil while it is active.
+func disabledBy(s sites.Site) *sites.Party {
+	if s.DisabledBy == "" {
+		return nil
+	}
+	return &s.DisabledBy
 }

@@ -144,8 +144,12 @@ func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (
 // UpdateSite changes site's display name, base URL, settings or status by
 // the same rules as CreateSite. The audit event keeps the old and new
 // values of what changed.
+//
+// An ERP administrator (the site's owner) may pause and resume the site,
+// but may not enable, change or delete one the operator disabled: that is
+// the operator's decision, recorded with the status.
 func (s *Service) UpdateSite(ctx context.Context, actor Actor, site sites.Site, change SiteChange) (sites.Site, error) {
-	updated, err := s.updateSite(ctx, site, change)
+	updated, err := s.updateSite(ctx, partyOf(actor), site, change)
 	var details map[string]any
 	if err == nil {
 		details = changes(site, updated)
@@ -181,8 +185,23 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(ja, jb)
 }
 
-func (s *Service) updateSite(ctx context.Context, site sites.Site, change SiteChange) (sites.Site, error) {
-	var upd sites.SiteUpdate
+// partyOf is who actor is to a site: its owner when an ERP administrator,
+// its operator otherwise.
+func partyOf(actor Actor) sites.Party {
+	if actor.Kind == ActorERPAdmin {
+		return sites.ByOwner
+	}
+	return sites.ByOperator
+}
+
+// operatorDisabled is the owner's refusal of what the operator's disable
+// forbids them, in their words.
+func operatorDisabled(err error, what string) *Error {
+	return newError(Conflict, err, "your erpgate operator disabled this site, so %s", what)
+}
+
+func (s *Service) updateSite(ctx context.Context, by sites.Party, site sites.Site, change SiteChange) (sites.Site, error) {
+	upd := sites.SiteUpdate{By: by}
 	if change.DisplayName != nil {
 		name := strings.TrimSpace(*change.DisplayName)
 		if err := sites.ValidateDisplayName(name); err != nil {
@@ -230,6 +249,12 @@ func (s *Service) updateSite(ctx context.Context, site sites.Site, change SiteCh
 		upd.OwnCallback = true
 	}
 	updated, err := s.deps.Store.UpdateSite(ctx, site.ID, upd)
+	if errors.Is(err, sites.ErrOperatorDisabled) {
+		if change.Status != nil {
+			return sites.Site{}, operatorDisabled(err, "only they can enable it again; nothing was changed")
+		}
+		return sites.Site{}, operatorDisabled(err, "it cannot be changed until they enable it again; nothing was changed")
+	}
 	if err != nil {
 		baseURL := site.BaseURL
 		if upd.BaseURL != nil {
@@ -240,10 +265,19 @@ func (s *Service) updateSite(ctx context.Context, site sites.Site, change SiteCh
 	return updated, nil
 }
 
-// DeleteSite removes site with its connections, tokens and grants.
+// DeleteSite removes site with its connections, tokens and grants. Its
+// owner may not delete it while the operator has it disabled: they could
+// then register its address again, as a new, active site.
 func (s *Service) DeleteSite(ctx context.Context, actor Actor, site sites.Site) error {
-	err := s.deps.Store.DeleteSite(ctx, site.ID)
+	var err error
+	if partyOf(actor) == sites.ByOwner {
+		err = s.deps.Store.DeleteSiteByOwner(ctx, site.ID)
+	} else {
+		err = s.deps.Store.DeleteSite(ctx, site.ID)
+	}
 	switch {
+	case errors.Is(err, sites.ErrOperatorDisabled):
+		err = operatorDisabled(err, "it cannot be deleted until they enable it again; nothing was deleted")
 	case errors.Is(err, sites.ErrNotFound):
 		err = newError(NotFound, err, "site %q does not exist", site.Slug)
 	case err != nil:

@@ -31,6 +31,9 @@ var (
 	ErrNoAPIConnection = errors.New("site has no api_token connection")
 	// ErrSiteDisabled: the site exists but an operator disabled it.
 	ErrSiteDisabled = errors.New("site is disabled")
+	// ErrOperatorDisabled: the site's owner tried to enable, change or
+	// delete a site the operator disabled.
+	ErrOperatorDisabled = errors.New("the operator disabled the site")
 	// ErrTokenInvalid: the presented service token is unknown or revoked.
 	// Callers must not tell the two apart in what they show the client.
 	ErrTokenInvalid = errors.New("service token is invalid")

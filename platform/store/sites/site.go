@@ -24,6 +24,18 @@ const (
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool { return s == StatusActive || s == StatusDisabled }
 
+// Party is who changes a site: its operator (the admin API, the console)
+// or its owner (an ERP administrator on the owner page). A disabled site
+// records who disabled it: the owner may pause and resume their site, but
+// may neither enable, change nor delete one the operator disabled.
+type Party string
+
+// The parties of the schema's sites_disabled_by_check.
+const (
+	ByOperator Party = "operator"
+	ByOwner    Party = "owner"
+)
+
 // Site is one registered ERP instance: erpgate's unit of tenancy.
 type Site struct {
 	ID          uuid.UUID
@@ -41,6 +53,8 @@ type Site struct {
 	// is one site).
 	IdentityKey string
 	Status      Status
+	// DisabledBy is who disabled the site; "" when it is active.
+	DisabledBy Party
 	// SharedCallback: the site's ERP sends people back to the redirect URI
 	// every site shared before sites had their own (CallbackPath).
 	SharedCallback bool
@@ -122,6 +136,10 @@ type SiteUpdate struct {
 	Settings    json.RawMessage
 	IdentityKey *string
 	Status      *Status
+	// By is who makes the change: ByOperator ("" is the operator too) or
+	// ByOwner, who is refused ErrOperatorDisabled on a site the operator
+	// disabled. A change to disabled records By as who did it.
+	By Party
 	// OwnCallback, when true, moves a site from the shared redirect URI to
 	// its own. There is no way back.
 	OwnCallback bool

@@ -17,7 +17,7 @@ import (
 var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // siteColumns is the column list scanSite reads, in order.
-const siteColumns = `id, slug, kind, base_url, display_name, settings, identity_key, status, shared_callback, created_at, updated_at`
+const siteColumns = `id, slug, kind, base_url, display_name, settings, identity_key, status, coalesce(disabled_by, ''), shared_callback, created_at, updated_at`
 
 // CreateSite registers a site. It refuses invalid input with ErrInvalid and
 // a taken slug or base URL (with the same identity key) with ErrSlugTaken
@@ -98,6 +98,8 @@ func (s *Store) GetSiteBySlug(ctx context.Context, slug string) (Site, error) {
 // identity key belong to another site, and ErrConnectionsExist when the base URL
 // would change while the site has connections: their credentials were
 // verified against the current origin and must never be sent to another.
+// It reports ErrOperatorDisabled when upd is the owner's and the operator
+// disabled the site.
 func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (Site, error) {
 	if err := validateUpdate(upd); err != nil {
 		return Site{}, fmt.Errorf("sites: update %s: %w", id, err)
@@ -116,6 +118,11 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 	}
 	var site Site
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if upd.By == ByOwner {
+			if err := checkOwnerMayChange(ctx, tx, id); err != nil {
+				return err
+			}
+		}
 		if upd.BaseURL != nil {
 			if err := checkOriginChange(ctx, tx, id, *upd.BaseURL); err != nil {
 				return err
@@ -128,12 +135,13 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 				base_url     = coalesce($3, base_url),
 				settings     = coalesce($4::jsonb, settings),
 				status       = coalesce($5, status),
+				disabled_by  = CASE WHEN $5::text IS NULL THEN disabled_by WHEN $5 = 'active' THEN NULL ELSE coalesce(nullif($8, ''), 'operator') END,
 				identity_key = coalesce($6, identity_key),
 				shared_callback = shared_callback AND NOT $7,
 				updated_at   = now()
 			WHERE id = $1
 			RETURNING `+siteColumns,
-			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status), upd.IdentityKey, upd.OwnCallback))
+			id, upd.DisplayName, upd.BaseURL, settings, (*string)(upd.Status), upd.IdentityKey, upd.OwnCallback, string(upd.By)))
 		return err
 	})
 	if err != nil {
@@ -141,6 +149,20 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 	}
 	s.notifyChanged(id)
 	return site, nil
+}
+
+// checkOwnerMayChange refuses the owner's change of a site the operator
+// disabled. The site row stays locked until the transaction ends, so the
+// operator cannot disable it between this check and the UPDATE.
+func checkOwnerMayChange(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	var by string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR UPDATE`, id).Scan(&by); err != nil {
+		return err
+	}
+	if Party(by) == ByOperator {
+		return ErrOperatorDisabled
+	}
+	return nil
 }
 
 // checkOriginChange refuses to move a site with connections to another
@@ -184,6 +206,9 @@ func validateUpdate(upd SiteUpdate) error {
 	if upd.Status != nil && !upd.Status.Valid() {
 		return invalidf("status %q is not valid: use %q or %q", *upd.Status, StatusActive, StatusDisabled)
 	}
+	if upd.By != "" && upd.By != ByOperator && upd.By != ByOwner {
+		return invalidf("party %q is not valid: use %q or %q", upd.By, ByOperator, ByOwner)
+	}
 	return nil
 }
 
@@ -202,19 +227,40 @@ func (s *Store) DeleteSite(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
+// DeleteSiteByOwner is DeleteSite for the site's owner: it reports
+// ErrOperatorDisabled, and deletes nothing, when the operator disabled the
+// site, so that the owner cannot register its address again as a new,
+// active site.
+func (s *Store) DeleteSiteByOwner(ctx context.Context, id uuid.UUID) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkOwnerMayChange(ctx, tx, id); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM sites WHERE id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sites: delete %s: %w", id, notFound(err))
+	}
+	s.notifyChanged(id)
+	return nil
+}
+
 // scanSite reads one row of siteColumns.
 func scanSite(row pgx.Row) (Site, error) {
 	var (
-		site     Site
-		settings []byte
-		status   string
+		site       Site
+		settings   []byte
+		status     string
+		disabledBy string
 	)
 	if err := row.Scan(&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName,
-		&settings, &site.IdentityKey, &status, &site.SharedCallback, &site.CreatedAt, &site.UpdatedAt); err != nil {
+		&settings, &site.IdentityKey, &status, &disabledBy, &site.SharedCallback, &site.CreatedAt, &site.UpdatedAt); err != nil {
 		return Site{}, err
 	}
 	site.Settings = json.RawMessage(settings)
 	site.Status = Status(status)
+	site.DisabledBy = Party(disabledBy)
 	return site, nil
 }
 

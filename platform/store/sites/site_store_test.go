@@ -210,3 +210,53 @@ func TestDeleteSiteCascades(t *testing.T) {
 		t.Errorf("usage events kept with the deleted site's id and slug: %d, want 1", n)
 	}
 }
+
+// A site records who disabled it. Its owner pauses and resumes it; a site
+// the operator disabled (even one the owner had paused) its owner can
+// neither enable, disable again, change nor delete, until the operator
+// enables it.
+func TestOperatorDisableBindsTheOwner(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	site := mustCreate(t, s, "acme")
+	set := func(status sites.Status, by sites.Party) (sites.Site, error) {
+		return s.UpdateSite(ctx, site.ID, sites.SiteUpdate{Status: &status, By: by})
+	}
+	if got, err := set(sites.StatusDisabled, sites.ByOwner); err != nil || got.Status != sites.StatusDisabled || got.DisabledBy != sites.ByOwner {
+		t.Fatalf("the owner pauses: %+v, %v", got, err)
+	}
+	if got, err := set(sites.StatusDisabled, sites.ByOperator); err != nil || got.DisabledBy != sites.ByOperator {
+		t.Fatalf("the operator disables a paused site: %+v, %v", got, err)
+	}
+	name, active, disabled := "Renamed", sites.StatusActive, sites.StatusDisabled
+	for what, upd := range map[string]sites.SiteUpdate{
+		"enable":  {Status: &active, By: sites.ByOwner},
+		"disable": {Status: &disabled, By: sites.ByOwner},
+		"rename":  {DisplayName: &name, By: sites.ByOwner},
+	} {
+		if _, err := s.UpdateSite(ctx, site.ID, upd); !errors.Is(err, sites.ErrOperatorDisabled) {
+			t.Errorf("the owner's %s: %v, want ErrOperatorDisabled", what, err)
+		}
+	}
+	if err := s.DeleteSiteByOwner(ctx, site.ID); !errors.Is(err, sites.ErrOperatorDisabled) {
+		t.Errorf("the owner's delete: %v, want ErrOperatorDisabled", err)
+	}
+	if got, err := s.GetSite(ctx, site.ID); err != nil || got.Status != sites.StatusDisabled || got.DisabledBy != sites.ByOperator || got.DisplayName == name {
+		t.Fatalf("after the owner's attempts: %+v, %v", got, err)
+	}
+	if got, err := set(sites.StatusActive, sites.ByOperator); err != nil || got.Status != sites.StatusActive || got.DisabledBy != "" {
+		t.Fatalf("the operator enables: %+v, %v", got, err)
+	}
+	if got, err := set(sites.StatusDisabled, sites.ByOwner); err != nil || got.DisabledBy != sites.ByOwner {
+		t.Fatalf("the owner pauses again: %+v, %v", got, err)
+	}
+	if got, err := set(sites.StatusActive, sites.ByOwner); err != nil || got.Status != sites.StatusActive || got.DisabledBy != "" {
+		t.Fatalf("the owner resumes: %+v, %v", got, err)
+	}
+	if err := s.DeleteSiteByOwner(ctx, site.ID); err != nil {
+		t.Fatalf("the owner deletes an active site: %v", err)
+	}
+	if err := s.DeleteSiteByOwner(ctx, site.ID); !errors.Is(err, sites.ErrNotFound) {
+		t.Errorf("the owner deletes it again: %v, want ErrNotFound", err)
+	}
+}

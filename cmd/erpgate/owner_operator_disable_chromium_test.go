@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// A site the operator disabled stays disabled until the operator enables
+// it: its owner, signed in on the owner page, is told so in a plain
+// sentence, and neither the page's status form nor its delete form (delete,
+// then register the same address again) undoes the operator's decision.
+// The owner still pauses and resumes the site themselves, and the console
+// and the admin API say who disabled it.
+func TestChromiumOwnerCannotUndoOperatorDisable(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+	ctx := newChromium(t)
+	manageURL := gw.URL + "/sites/acme/manage"
+	const operatorSentence = "Your erpgate operator disabled this site, so only they can enable it again"
+
+	// apiSite is the site as the admin API shows it.
+	apiSite := func(t *testing.T) (status, disabledBy string) {
+		t.Helper()
+		var s struct {
+			Status     string  `json:"status"`
+			DisabledBy *string `json:"disabled_by"`
+		}
+		if err := gw.admin.do(context.Background(), http.MethodGet, "/sites/"+site.ID, nil, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.DisabledBy == nil {
+			return s.Status, "null"
+		}
+		return s.Status, *s.DisabledBy
+	}
+	setStatus := func(t *testing.T, status string) {
+		t.Helper()
+		if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]string{"status": status}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ownerPost posts one of the owner page's forms as the signed-in
+	// browser would, with its cookies and form token.
+	ownerPost := func(t *testing.T, path string, form url.Values) (int, string) {
+		t.Helper()
+		form.Set("csrf", browserResult(t, ctx, "read the form token", chromedp.Evaluate[string](`document.querySelector('input[name="csrf"]').value`)))
+		return postForm(t, manageURL+path, cookieHeader(browserCookies(t, ctx, gw.URL)), gw.URL, form)
+	}
+	statusButtons := func(t *testing.T) int {
+		t.Helper()
+		return browserResult(t, ctx, "count the status forms", chromedp.Evaluate[int](`document.querySelectorAll('form[action$="/manage/status"] button').length`))
+	}
+
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+	waitForNewTitle(t, ctx, "Manage site acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+
+	t.Run("the operator disables the site in the console", func(t *testing.T) {
+		navigate(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
+		waitForNewTitle(t, ctx, "Console sign-in")
+		navigate(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken), chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
+		waitForNewTitle(t, ctx, "Sites")
+		navigate(t, ctx, "click disable", chromedp.Click(chromedp.CSS(`#site-acme form.inline button`)))
+		waitForNewTitle(t, ctx, "Sites")
+		if text := browserResult(t, ctx, "read the site's status", chromedp.Text(chromedp.CSS("#site-acme .status"))); strings.Join(strings.Fields(text), " ") != "disabled by the operator" {
+			t.Errorf("console status after the operator's disable: %q", text)
+		}
+		saveScreenshot(t, ctx, "console-sites-operator-disabled.png")
+		if status, by := apiSite(t); status != "disabled" || by != "operator" {
+			t.Errorf("admin API: status %s, disabled_by %s", status, by)
+		}
+	})
+
+	t.Run("the owner cannot enable it", func(t *testing.T) {
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, operatorSentence) {
+			t.Errorf("the owner page does not say the operator disabled the site: %s", text)
+		}
+		if n := statusButtons(t); n != 0 {
+			t.Errorf("the owner page offers %d status buttons on a site the operator disabled", n)
+		}
+		saveScreenshot(t, ctx, "owner-operator-disabled.png")
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="status"]`, "owner-operator-disabled-section.png")
+
+		// The page's form, posted as it was before the operator's disable.
+		for _, status := range []string{"active", "disabled"} {
+			code, body := ownerPost(t, "/status", url.Values{"status": {status}})
+			if code != http.StatusConflict || !strings.Contains(pageText(body), operatorSentence+"; nothing was changed.") {
+				t.Errorf("owner posts status %s: HTTP %d: %s", status, code, pageText(body))
+			}
+		}
+		if status, by := apiSite(t); status != "disabled" || by != "operator" {
+			t.Errorf("after the owner's posts: status %s, disabled_by %s", status, by)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = 'acme' AND action = 'update_site'
+			AND actor_kind = 'erp_admin' AND outcome = 'refused'`); n != 2 {
+			t.Errorf("%d refused update_site events by the owner, want 2", n)
+		}
+	})
+
+	t.Run("the owner cannot delete it to register it again", func(t *testing.T) {
+		code, body := ownerPost(t, "/delete", url.Values{"confirm": {"acme"}})
+		if code != http.StatusConflict || !strings.Contains(pageText(body), "Your erpgate operator disabled this site, so it cannot be deleted until they enable it again; nothing was deleted.") {
+			t.Errorf("owner deletes: HTTP %d: %s", code, pageText(body))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acme' AND status = 'disabled'`); n != 1 {
+			t.Error("the operator's disabled site is gone or enabled")
+		}
+	})
+
+	t.Run("the owner pauses and resumes it once the operator enabled it", func(t *testing.T) {
+		setStatus(t, "active")
+		if status, by := apiSite(t); status != "active" || by != "null" {
+			t.Errorf("after the operator's enable: status %s, disabled_by %s", status, by)
+		}
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		navigate(t, ctx, "pause the site", chromedp.Click(chromedp.CSS(`form[action$="/manage/status"] button`)))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "The site is disabled") || strings.Contains(text, operatorSentence) || statusButtons(t) != 1 {
+			t.Errorf("after the owner's disable: %s", text)
+		}
+		if status, by := apiSite(t); status != "disabled" || by != "owner" {
+			t.Errorf("after the owner's disable: status %s, disabled_by %s", status, by)
+		}
+		saveScreenshot(t, ctx, "owner-paused.png")
+		navigate(t, ctx, "resume the site", chromedp.Click(chromedp.CSS(`form[action$="/manage/status"] button`)))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "The site is enabled.") {
+			t.Errorf("after the owner's enable: %s", text)
+		}
+		if status, by := apiSite(t); status != "active" || by != "null" {
+			t.Errorf("after the owner's enable: status %s, disabled_by %s", status, by)
+		}
+	})
+
+	t.Run("the operator's disable of a paused site is the operator's", func(t *testing.T) {
+		navigate(t, ctx, "pause the site", chromedp.Click(chromedp.CSS(`form[action$="/manage/status"] button`)))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		setStatus(t, "disabled")
+		if status, by := apiSite(t); status != "disabled" || by != "operator" {
+			t.Errorf("the operator disabled a paused site: status %s, disabled_by %s", status, by)
+		}
+		// The owner's page, open since the pause, still offers to enable.
+		navigate(t, ctx, "click enable on the page shown before the operator's disable", chromedp.Click(chromedp.CSS(`form[action$="/manage/status"] button`)))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, operatorSentence+"; nothing was changed.") || statusButtons(t) != 0 {
+			t.Errorf("owner resumes a site the operator then disabled: %s", text)
+		}
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="status"]`, "owner-operator-disabled-refused.png")
+		if status, by := apiSite(t); status != "disabled" || by != "operator" {
+			t.Errorf("after the owner's click: status %s, disabled_by %s", status, by)
+		}
+		navigate(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console/sites"))
+		waitForNewTitle(t, ctx, "Sites")
+		if text := browserResult(t, ctx, "read the site's status", chromedp.Text(chromedp.CSS("#site-acme .status"))); strings.Join(strings.Fields(text), " ") != "disabled by the operator" {
+			t.Errorf("console status: %q", text)
+		}
+	})
+}
