@@ -479,3 +479,37 @@ func TestRotateOAuthClientSecret(t *testing.T) {
 		t.Errorf("rotation events:\n%s\nwant:\n%s", strings.Join(outcomes, "\n"), want)
 	}
 }
+
+// While the operator has a site disabled, its owner cannot move it to
+// another identity (then register the old one again as a new site) or
+// delete it (then register it again): each is refused, in a sentence
+// saying why, and recorded.
+func TestOwnerCannotEscapeOperatorDisable(t *testing.T) {
+	f := newFixture(t)
+	site := f.create(t, "acme")
+	disabled := "disabled"
+	site, err := f.svc.UpdateSite(t.Context(), siteadmin.Operator, site, siteadmin.SiteChange{Status: &disabled})
+	if err != nil || site.DisabledBy != sites.ByOperator {
+		t.Fatalf("the operator disables: %+v, %v", site, err)
+	}
+	owner := siteadmin.ERPAdmin("admin@acme.example")
+	_, err = f.svc.UpdateSite(t.Context(), owner, site, siteadmin.SiteChange{Settings: json.RawMessage(`{"company":"elsewhere"}`)})
+	var se *siteadmin.Error
+	if !errors.As(err, &se) || se.Kind != siteadmin.Conflict || se.Message != "your erpgate operator disabled this site, so it cannot be changed until they enable it again; nothing was changed" {
+		t.Errorf("the owner moves the site: %v", err)
+	}
+	if err := f.svc.DeleteSite(t.Context(), owner, site); !errors.As(err, &se) || se.Kind != siteadmin.Conflict ||
+		se.Message != "your erpgate operator disabled this site, so it cannot be deleted until they enable it again; nothing was deleted" {
+		t.Errorf("the owner deletes the site: %v", err)
+	}
+	if got, err := f.store.GetSite(t.Context(), site.ID); err != nil || got.IdentityKey != "acme" || got.DisabledBy != sites.ByOperator {
+		t.Errorf("after the owner's attempts: %+v, %v", got, err)
+	}
+	ev := f.events(t)
+	if n := len(ev); n != 4 || ev[2].Outcome != "refused" || ev[3].Action != siteadmin.ActionDeleteSite || ev[3].Outcome != "refused" || ev[3].ActorKind != "erp_admin" {
+		t.Errorf("events = %+v", ev)
+	}
+	if err := f.svc.DeleteSite(t.Context(), siteadmin.Operator, site); err != nil {
+		t.Errorf("the operator deletes the site: %v", err)
+	}
+}
