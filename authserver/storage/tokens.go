@@ -244,15 +244,17 @@ func (s *Store) GetRefreshTokenSession(ctx context.Context, signature string, se
 	if row.active {
 		return row.requester, nil
 	}
-	if row.usedAt != nil && s.now().Sub(*row.usedAt) <= s.refreshGrace {
-		var movedOn bool
+	// used_at is stamped by the database, so the grace is measured by its
+	// clock too: a replica's clock may be off by more than the grace.
+	if row.usedAt != nil && s.refreshGrace > 0 {
+		var concurrent bool
 		if err := s.db(ctx).QueryRow(ctx, `
-			SELECT EXISTS (SELECT 1 FROM oauth_tokens WHERE kind = 'refresh' AND request_id = $1
-				AND signature_hash <> $2 AND created_at >= $3 AND used_at IS NOT NULL)`,
-			row.requester.GetID(), hash(signature), *row.usedAt).Scan(&movedOn); err != nil {
+			SELECT $3 >= now() - $4::interval AND NOT EXISTS (SELECT 1 FROM oauth_tokens WHERE kind = 'refresh'
+				AND request_id = $1 AND signature_hash <> $2 AND created_at >= $3 AND used_at IS NOT NULL)`,
+			row.requester.GetID(), hash(signature), *row.usedAt, s.refreshGrace).Scan(&concurrent); err != nil {
 			return nil, fmt.Errorf("storage: read refresh token family: %w", notFound(err))
 		}
-		if !movedOn {
+		if concurrent {
 			return row.requester, nil
 		}
 	}

@@ -1,0 +1,64 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ory/fosite"
+
+	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+)
+
+// TestRefreshGraceFollowsTheDatabaseClock: a rotated refresh token keeps
+// working for the grace period after its rotation, which the database
+// stamps. A replica whose own clock is off by more than the grace must
+// neither extend it (a token rotated longer ago than the grace still
+// works) nor cut it short (a concurrent refresh is taken for reuse, which
+// revokes the family).
+func TestRefreshGraceFollowsTheDatabaseClock(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	const grace = 10 * time.Second
+	site := newSite(t, pool)
+	for _, tc := range []struct {
+		name string
+		skew time.Duration
+		// rotatedAgo is how long before the database's now() the token
+		// was rotated.
+		rotatedAgo string
+		wantReuse  bool
+	}{
+		{"replica clock behind, rotated after the grace", -30 * time.Second, "20 seconds", true},
+		{"replica clock ahead, rotated just now", 30 * time.Second, "0 seconds", false},
+		{"replica clock behind, rotated just now", -30 * time.Second, "0 seconds", false},
+		{"replica clock ahead, rotated after the grace", 30 * time.Second, "20 seconds", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{RefreshGrace: grace})
+			store.SetNow(func() time.Time { return time.Now().Add(tc.skew) })
+			sess := &storage.Session{SiteID: site, Subject: "u@example.com"}
+			sess.SetExpiresAt(fosite.RefreshToken, time.Now().Add(time.Hour))
+			requestID := "grant-" + tc.name
+			req := &fosite.Request{ID: requestID, RequestedAt: time.Now(), Client: &fosite.DefaultClient{ID: "c"}, Session: sess}
+			signature := "sig-" + tc.name
+			if err := store.CreateRefreshTokenSession(ctx, signature, "", req); err != nil {
+				t.Fatal(err)
+			}
+			if err := store.RotateRefreshToken(ctx, requestID, signature); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `UPDATE oauth_tokens SET used_at = now() - $2::interval
+				WHERE kind = 'refresh' AND request_id = $1`, requestID, tc.rotatedAgo); err != nil {
+				t.Fatal(err)
+			}
+			_, err := store.GetRefreshTokenSession(ctx, signature, &storage.Session{})
+			if reuse := errors.Is(err, fosite.ErrInactiveToken); reuse != tc.wantReuse || (err != nil && !reuse) {
+				t.Errorf("refresh token rotated %s ago (by the database), replica clock off by %s: %v, want reuse %v",
+					tc.rotatedAgo, tc.skew, err, tc.wantReuse)
+			}
+		})
+	}
+}
