@@ -37,9 +37,22 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		s.burnFlow(ctx, w, flowID)
 		return
 	}
-	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageERP, To: storage.StageConsent})
+	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageERP, To: storage.StageConsent,
+		ERPCode: q.Get("code")})
 	if errors.Is(err, storage.ErrFlowWrongBrowser) {
 		s.burnFlow(ctx, w, flowID)
+		return
+	}
+	if errors.Is(err, storage.ErrERPCodeReused) {
+		// Another sign-in was given this code: on the shared redirect URI
+		// another site's ERP may have been handed it, and brings it back
+		// here to finish a sign-in of its own as the person it was for.
+		s.endFlow(ctx, flowID)
+		s.recordEvent(ctx, storage.AuthEvent{Kind: storage.EventLoginDenied, Reason: "code_reused"})
+		s.log.Warn("sign-in answered with an ERP code another sign-in was given; ended")
+		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "This sign-in code was already used",
+			Message: "The ERP's sign-in code in this link was already used for another sign-in, so erpgate has ended this one.",
+			Next:    "Go back to your AI client and connect again. If you did not start this sign-in yourself, tell your administrator."})
 		return
 	}
 	if err != nil {

@@ -44,6 +44,9 @@ var (
 	// ErrFlowBurned means the sign-in was ended because its callback was
 	// opened in a browser that did not start it (BurnFlow).
 	ErrFlowBurned = errors.New("this sign-in was ended because its link was opened in another browser")
+	// ErrERPCodeReused means the ERP's code was already brought back to
+	// another sign-in (FlowStep.ERPCode).
+	ErrERPCodeReused = errors.New("this ERP sign-in code was already used for another sign-in")
 )
 
 // Flow is one sign-in in progress, with its secrets opened.
@@ -90,7 +93,8 @@ func flowAD(idHash []byte, field string) []byte {
 	return secrets.AdditionalData("signin_flow", hex.EncodeToString(idHash), field)
 }
 
-// CreateFlow stores a new flow, and removes flows that expired long ago.
+// CreateFlow stores a new flow, and removes flows that expired long ago
+// and ERP codes seen long ago.
 func (s *Store) CreateFlow(ctx context.Context, f NewFlow) error {
 	idHash := hash(f.ID)
 	var keyID *string
@@ -106,7 +110,9 @@ func (s *Store) CreateFlow(ctx context.Context, f NewFlow) error {
 	if f.SiteID != uuid.Nil {
 		siteID = &f.SiteID
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM oauth_signin_flows WHERE expires_at < now() - interval '1 hour'`); err != nil {
+	if _, err := s.pool.Exec(ctx, `
+		WITH codes AS (DELETE FROM oauth_erp_codes WHERE seen_at < now() - interval '1 day')
+		DELETE FROM oauth_signin_flows WHERE expires_at < now() - interval '1 hour'`); err != nil {
 		return fmt.Errorf("storage: start sign-in: clean up: %w", database.Classify(err))
 	}
 	_, err := s.pool.Exec(ctx, `
@@ -128,6 +134,9 @@ type FlowStep struct {
 	// SiteID and Verifier, when set, are stored (choosing the site).
 	SiteID   uuid.UUID
 	Verifier secrets.Secret
+	// ERPCode, when set, is the code the ERP sent back. Only its hash is
+	// kept; a code another sign-in took is refused with ErrERPCodeReused.
+	ERPCode string
 	// Moving to StageDone drops any held token.
 }
 
@@ -235,6 +244,15 @@ func (s *Store) applyStep(ctx context.Context, tx pgx.Tx, idHash []byte, step Fl
 		}
 		if _, err := tx.Exec(ctx, `UPDATE oauth_signin_flows SET site_id = $2, key_id = $3, verifier_ciphertext = $4 WHERE id_hash = $1`,
 			idHash, step.SiteID, kid, ct); err != nil {
+			return fmt.Errorf("storage: sign-in step: %w", database.Classify(err))
+		}
+	}
+	if step.ERPCode != "" {
+		_, err := tx.Exec(ctx, `INSERT INTO oauth_erp_codes (code_hash) VALUES ($1)`, hash(step.ERPCode))
+		if _, ok := database.IsUniqueViolation(err); ok {
+			return ErrERPCodeReused
+		}
+		if err != nil {
 			return fmt.Errorf("storage: sign-in step: %w", database.Classify(err))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -255,5 +256,126 @@ func TestASiteKeepsTheSharedRedirectURIUntilSwitched(t *testing.T) {
 	sim.PutClient(client)
 	if status, out := rig.exchange(rig.code()); status != http.StatusOK || out["access_token"] == nil {
 		t.Fatalf("sign-in through the site's own redirect URI: HTTP %d %v", status, out)
+	}
+}
+
+// injectERP is an attacker's "ERP" on the shared redirect URI whose
+// sign-in sends the browser on to an honest ERP with the authorization
+// request of a sign-in the attacker began there themselves (client id,
+// redirect URI, PKCE challenge), keeping the state of the sign-in it was
+// sent; its token endpoint keeps the code erpgate hands it. An ERP that
+// asks for the client's secret (Acumatica) will not redeem that code for
+// the attacker, so they bring it back to erpgate, into their own sign-in.
+type injectERP struct {
+	*httptest.Server
+	mu     sync.Mutex
+	honest *url.URL
+	code   string
+}
+
+func newInjectERP(t *testing.T, backing *frappetest.Server) *injectERP {
+	t.Helper()
+	base, err := url.Parse(backing.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(base)
+	e := &injectERP{}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		switch r.URL.Path {
+		case "/api/method/frappe.integrations.oauth2.authorize":
+			to := *e.honest
+			q := to.Query()
+			q.Set("state", r.URL.Query().Get("state"))
+			to.RawQuery = q.Encode()
+			http.Redirect(w, r, to.String(), http.StatusFound)
+		case "/api/method/frappe.integrations.oauth2.get_token":
+			_ = r.ParseForm()
+			e.code = r.PostForm.Get("code")
+			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(e.Close)
+	return e
+}
+
+// TestAnERPCodeCompletesOneSignInOnly: two sites still on the shared
+// redirect URI cannot tell whose ERP sent a code back, so the attacker's
+// shared site gets, at its token endpoint, a code the honest Acumatica
+// ERP issued to a person (see injectERP). Acumatica will not redeem it
+// without the honest site's client secret; erpgate has it, so the
+// attacker brings the code back to erpgate in a sign-in of their own for
+// the honest site, whose PKCE challenge the code carries. erpgate must
+// not complete a second sign-in with a code it was already given: the
+// attacker would get tokens that act as the person.
+func TestAnERPCodeCompletesOneSignInOnly(t *testing.T) {
+	ctx := context.Background()
+	gw := startGateway(t, "", nil)
+	honest := acumaticatest.NewServer(acumaticatest.Options{})
+	t.Cleanup(honest.Close)
+	var acme siteResponse
+	if err := gw.admin.do(ctx, http.MethodPost, "/sites", map[string]any{
+		"slug": "acme", "kind": "acumatica", "display_name": "Acme", "base_url": honest.URL,
+		"settings": map[string]string{"tenant": honest.Tenant()},
+	}, &acme); err != nil {
+		t.Fatal(err)
+	}
+	gw.useSharedCallback(t, devSite{ID: acme.ID})
+	client := honest.RegisterClient(gw.callbackURL(t, acme.Slug))
+	if err := gw.admin.putOAuthClient(ctx, acme.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	backing := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(backing.Close)
+	evil := newInjectERP(t, backing)
+	evilSite := gw.registerFrappeAt(t, "evil", evil.URL, userWithRole(t, backing, "service"))
+	gw.useSharedCallback(t, evilSite)
+	evilClient := backing.RegisterClient(gw.callbackURL(t, evilSite.Slug))
+	if err := gw.admin.putOAuthClient(ctx, evilSite.ID, evilClient.ID, evilClient.Secret); err != nil {
+		t.Fatal(err)
+	}
+
+	// The attacker begins a sign-in for acme in their own browser.
+	attacker := &oauthRig{t: t, gw: gw, site: devSite{MCPURL: acme.MCPURL}}
+	attacker.clientID = attacker.register(e2eRedirectURI)
+	ab := newHeadlessBrowser(t, e2eRedirectURI, nil)
+	toHonest, attackerState := attacker.startSignIn(ab)
+	evil.mu.Lock()
+	evil.honest = toHonest
+	evil.mu.Unlock()
+
+	// The person opens the attacker's sign-in link for evil and signs in
+	// at acme's ERP, which sends its code to the shared redirect URI.
+	lure := &oauthRig{t: t, gw: gw, site: devSite{MCPURL: evilSite.MCPURL}}
+	lure.clientID = lure.register(e2eRedirectURI)
+	victim := honest.User(acumaticatest.RoleFull)
+	vb := newHeadlessBrowser(t, e2eRedirectURI, acumaticaLogin(victim))
+	_, _ = vb.Run(ctx, http.MethodGet, lure.authorizeURL(nil), nil)
+	evil.mu.Lock()
+	code := evil.code
+	evil.mu.Unlock()
+	if code == "" {
+		t.Fatalf("the attacker's ERP got no code (last page %d %s)", vb.LastPage().Status, pageText(vb.LastPage().Body))
+	}
+
+	final, err := ab.Run(ctx, http.MethodGet, gw.URL+"/oauth/callback?"+url.Values{"code": {code}, "state": {attackerState}}.Encode(), nil)
+	if final != nil && final.Query().Get("code") != "" {
+		status, tok := attacker.exchange(final.Query().Get("code"))
+		t.Fatalf("the attacker's sign-in completed with the person's code: token endpoint HTTP %d, access token %v",
+			status, tok["access_token"] != nil)
+	}
+	last := ab.LastPage()
+	if last.Status != http.StatusBadRequest || !strings.HasPrefix(last.URL, gw.URL) {
+		t.Errorf("the attacker's sign-in: %v, last page HTTP %d at %s: %s", err, last.Status, last.URL, pageText(last.Body))
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM upstream_tokens WHERE site_id = $1`, acme.ID); n != 0 {
+		t.Errorf("erpgate keeps %d ERP token(s) for acme", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM auth_events WHERE event = 'login_denied' AND reason = 'code_reused'`); n != 1 {
+		t.Errorf("%d login_denied/code_reused events, want 1", n)
 	}
 }
