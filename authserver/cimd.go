@@ -204,8 +204,7 @@ func (c *cimdResolver) fetchShared(ctx context.Context, clientID string) (json.R
 			return nil, err
 		}
 		if ttl > 0 {
-			now := c.now()
-			if err := c.store.CacheDocument(fctx, clientID, raw, now, now.Add(ttl)); err != nil {
+			if err := c.store.CacheDocument(fctx, clientID, raw, ttl); err != nil {
 				return nil, err
 			}
 		}

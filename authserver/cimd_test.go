@@ -176,6 +176,27 @@ func TestCIMDFailuresAreCachedBriefly(t *testing.T) {
 	}
 }
 
+// TestCIMDCacheLifetimeFollowsTheDatabaseClock: a document's cache
+// lifetime is read against the database's clock, so it is also set by it.
+// A replica whose clock is behind the database's by more than max-age
+// would store documents already expired, and fetch them again on every
+// request (each fetch counting against the per-source limit).
+func TestCIMDCacheLifetimeFollowsTheDatabaseClock(t *testing.T) {
+	r := newCIMDResolver(testStore(t), CIMDOptions{}, true)
+	r.now = func() time.Time { return time.Now().Add(-20 * time.Minute) }
+	url, fetches := documentServer(t, "max-age=600", func(u string) any {
+		return map[string]any{"client_id": u, "redirect_uris": []string{"http://127.0.0.1/cb"}}
+	})
+	for range 3 {
+		if _, err := r.ResolveClient(context.Background(), url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("fetched %d times with max-age=600 on a replica whose clock is 20 minutes behind, want 1", n)
+	}
+}
+
 // TestCIMDFetchesOneURLOnceAtATime: concurrent requests naming one URL
 // share one fetch (issue 14, item 6).
 func TestCIMDFetchesOneURLOnceAtATime(t *testing.T) {

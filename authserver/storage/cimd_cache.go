@@ -24,12 +24,13 @@ func (s *Store) CachedDocument(ctx context.Context, url string) (json.RawMessage
 	return doc, true, nil
 }
 
-// CacheDocument keeps a fetched document until expires.
-func (s *Store) CacheDocument(ctx context.Context, url string, doc json.RawMessage, fetched, expires time.Time) error {
+// CacheDocument keeps a document fetched just now for ttl. Both times are
+// the database's, by whose clock CachedDocument decides expiry.
+func (s *Store) CacheDocument(ctx context.Context, url string, doc json.RawMessage, ttl time.Duration) error {
 	_, err := s.pool.Exec(ctx, `
-		INSERT INTO oauth_cimd_cache (url, document, fetched_at, expires_at) VALUES ($1, $2, $3, $4)
+		INSERT INTO oauth_cimd_cache (url, document, fetched_at, expires_at) VALUES ($1, $2, now(), now() + $3::interval)
 		ON CONFLICT (url) DO UPDATE SET document = excluded.document, fetched_at = excluded.fetched_at,
-			expires_at = excluded.expires_at`, url, doc, fetched, expires)
+			expires_at = excluded.expires_at`, url, doc, ttl)
 	if err != nil {
 		return fmt.Errorf("storage: cache client metadata: %w", notFound(err))
 	}
