@@ -150,7 +150,8 @@ func TestChromiumConsole(t *testing.T) {
 	saveScreenshot(t, ctx, "console-sites-shared-redirect.png")
 	browserDo(t, ctx, "switch to its own", chromedp.Click(chromedp.CSS(`#site-acme details button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.flash`)))
-	if text := browserResult(t, ctx, "read the notice", chromedp.Text(chromedp.CSS(`p.flash`))); !strings.Contains(text, "acme now sends people back to its own redirect URI") {
+	if text := browserResult(t, ctx, "read the notice", chromedp.Text(chromedp.CSS(`p.flash`))); !strings.Contains(text, "acme now sends people back to its own redirect URI") ||
+		!strings.Contains(text, "Remove the shared one from its OAuth client in the ERP") {
 		t.Errorf("notice after the switch: %q", text)
 	}
 	if got := gw.callbackURL(t, "acme"); got != own {

@@ -81,7 +81,7 @@ func siteDone(q url.Values) string {
 	case "deleted":
 		return "Site " + slug + " is deleted, with its connections, tokens and grants."
 	case "own-callback":
-		return "Site " + slug + " now sends people back to its own redirect URI."
+		return "Site " + slug + " now sends people back to its own redirect URI. Remove the shared one from its OAuth client in the ERP: while the ERP accepts it, a site still on it can be handed this site's sign-ins."
 	}
 	return ""
 }
