@@ -250,6 +250,50 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.oneWrite(t, "Alice's call", func() { mustSucceed(t, callTool(t, plain.cs, e.CreateTool, a), e.CreateTool) })
 	})
 
+	t.Run("an approval given through one AI client is not used by another client of the same user", func(t *testing.T) {
+		_, a := args()
+		link := propose(t, plain, a)
+		e.approve(t, link, e.Alice)
+		// Alice's other AI client: an OAuth client of its own, on the
+		// same site.
+		other := e.connectWriter(t, e.Alice, pathPlain)
+		e.noWrite(t, "Alice's identical call through another client", func() {
+			if own := e.approvalRequired(t, callTool(t, other.cs, e.CreateTool, a)); own == link {
+				t.Error("another client was given the approved action")
+			}
+		})
+		if got := e.actionStatus(t, link); got != "approved" {
+			t.Errorf("after the other client's call the approved action is %q", got)
+		}
+		// 2026-07-28: the first client's requestState sent by another.
+		_, b := args()
+		first, err := callRaw(manual.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.approve(t, inputRequired(t, e, first).URL, e.Alice)
+		otherManual := e.connectWriter(t, e.Alice, pathManualMRTR)
+		e.noWrite(t, "another client with the first one's requestState", func() {
+			res, err := callRaw(otherManual.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: b, RequestState: first.RequestState, InputResponses: acceptApproval()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := decodeToolResult(t, e.CreateTool, res)
+			refused(t, "another client's requestState", r, "APPROVAL_INVALID")
+			if !strings.Contains(errorMessage(r), "another AI client") {
+				t.Errorf("the refusal does not say the approval is another client's: %s", r.Text)
+			}
+		})
+		e.oneWrite(t, "the first client's call", func() { mustSucceed(t, callTool(t, plain.cs, e.CreateTool, a), e.CreateTool) })
+		e.oneWrite(t, "the first client's resumed call", func() {
+			res, err := callRaw(manual.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: b, RequestState: first.RequestState, InputResponses: acceptApproval()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSucceed(t, decodeToolResult(t, e.CreateTool, res), "the resumed call")
+		})
+	})
+
 	t.Run("an approval for other arguments does not write them", func(t *testing.T) {
 		_, a := args()
 		_, other := args()
@@ -344,7 +388,9 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		_, a := args()
 		link := propose(t, plain, a)
 		e.approve(t, link, e.Alice)
-		second := e.connectWriter(t, e.Alice, pathPlain)
+		// Another MCP session of the same client (an approval is bound to
+		// the client, not to a session, which erpgate does not keep).
+		second := &writeClient{oauthMCPClient: plain.anotherSession(t, e.Site.MCPURL)}
 		answers := make([]*mcp.CallToolResult, 2)
 		var wg sync.WaitGroup
 		start := make(chan struct{})

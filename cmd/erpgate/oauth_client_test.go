@@ -122,6 +122,22 @@ func tryConnectOAuthWith(t *testing.T, endpoint string, b *headlessBrowser, opts
 	return c, nil
 }
 
+// anotherSession opens a second MCP session of the same OAuth client (its
+// tokens), as a client does for a second conversation.
+func (c *oauthMCPClient) anotherSession(t *testing.T, endpoint string) *oauthMCPClient {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "erpgate-oauth-e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &oauth2.Transport{Source: c.source}}}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &oauthMCPClient{browser: c.browser, source: c.source, cs: cs}
+}
+
 // exec runs SQL against the gateway's database (to move the clock of a
 // stored token, which the test cannot wait for).
 func execSQL(t *testing.T, dbURL, sql string, args ...any) int64 {

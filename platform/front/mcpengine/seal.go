@@ -83,13 +83,14 @@ func (s *sealer) open(token string, v any) bool {
 }
 
 // approvalState is a 2026-07-28 approval's request state: the pending
-// action it is bound to, the whole key of the call that proposed it, and
-// its expiry.
+// action it is bound to, the whole key of the call that proposed it (its
+// client too), and its expiry.
 type approvalState struct {
 	Action    uuid.UUID `json:"a"`
 	Site      uuid.UUID `json:"s"`
 	AuthType  string    `json:"t"`
 	Principal string    `json:"p"`
+	Client    string    `json:"c"`
 	Tool      string    `json:"n"`
 	Digest    []byte    `json:"d"`
 	Expires   int64     `json:"e"`
@@ -97,12 +98,12 @@ type approvalState struct {
 
 func newApprovalState(a approval.Action) approvalState {
 	return approvalState{Action: a.ID, Site: a.Key.SiteID, AuthType: a.Key.AuthType, Principal: a.Key.Principal,
-		Tool: a.Key.Tool, Digest: a.Key.ArgsDigest[:], Expires: a.ExpiresAt.Unix()}
+		Client: a.Key.ClientID, Tool: a.Key.Tool, Digest: a.Key.ArgsDigest[:], Expires: a.ExpiresAt.Unix()}
 }
 
 // key is the key the state was issued for.
 func (s approvalState) key() (approval.Key, bool) {
-	k := approval.Key{SiteID: s.Site, AuthType: s.AuthType, Principal: s.Principal, Tool: s.Tool}
+	k := approval.Key{SiteID: s.Site, AuthType: s.AuthType, Principal: s.Principal, ClientID: s.Client, Tool: s.Tool}
 	if len(s.Digest) != len(k.ArgsDigest) {
 		return k, false
 	}

@@ -54,6 +54,9 @@ import (
 //     writes. A write still executing is told to every retry and stays
 //     open until it expires (outcome unknown: never run again);
 //   - a service token's principal is its id (Session.ClientID);
+//   - an approval is bound to the client that proposed it (the key holds
+//     Session.ClientID): the same person's call through another OAuth
+//     client is a proposal of its own;
 //   - the capability session id is bound to the site, not the person: it
 //     says only what the client can show;
 //   - sealed states follow the keyring's primary key: rotating it makes
@@ -148,10 +151,18 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		// have been issued for exactly this call.
 		var k approvalState
 		ok := e.states.open(state, &k)
+		otherClient := false
 		if ok {
 			var sk approval.Key
 			sk, ok = k.key()
-			ok = ok && sk == key
+			otherClient = ok && sk.ClientID != key.ClientID
+			sk.ClientID = key.ClientID
+			ok = ok && sk == key && !otherClient
+		}
+		if otherClient {
+			st.setApproval(StageRefused)
+			store.Refused(ctx, approval.Action{ID: k.Action, Key: key, SiteSlug: st.session.Site.Slug, ClientID: st.session.ClientID}, approval.Reason(approval.ErrOtherClient))
+			return nil, toolerr.New(toolerr.ApprovalInvalid, otherClientMessage)
 		}
 		if !ok {
 			st.setApproval(StageRefused)
@@ -227,7 +238,7 @@ func (e *Engine) writeKey(st *requestState, ct *compiledTool, args json.RawMessa
 		return approval.Key{}, "", toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments cannot be read one way only (a repeated name?)")
 	}
 	p := st.session.Principal
-	key := approval.Key{SiteID: st.session.Site.ID, AuthType: p.AuthType, Tool: ct.tool.Name, ArgsDigest: digest}
+	key := approval.Key{SiteID: st.session.Site.ID, AuthType: p.AuthType, ClientID: st.session.ClientID, Tool: ct.tool.Name, ArgsDigest: digest}
 	switch p.AuthType {
 	case "oauth":
 		if p.Subject == "" {
@@ -350,6 +361,8 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 	if err != nil {
 		st.setApproval(StageRefused)
 		switch {
+		case errors.Is(err, approval.ErrOtherClient):
+			return nil, toolerr.New(toolerr.ApprovalInvalid, otherClientMessage)
 		case errors.Is(err, approval.ErrUsed):
 			return nil, toolerr.New(toolerr.ApprovalInvalid, "this approval was already used by another call, which is making (or made) the change; nothing more was written. Check the ERP for the result")
 		case errors.Is(err, approval.ErrNotApproved):
@@ -387,6 +400,10 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		RawStructuredContent: data,
 	}, nil
 }
+
+// otherClientMessage refuses an approval given to what another MCP client
+// proposed (the same person's, or another service token's).
+const otherClientMessage = "this approval was given to a change proposed through another AI client, and only that client can use it; nothing was written. Call the tool again without the request state to propose the change from this client"
 
 // refusal is the audit reason for a call that found a no longer usable.
 func refusal(a approval.Action, now time.Time) string {

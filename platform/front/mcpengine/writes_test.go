@@ -399,6 +399,76 @@ func TestWriteApprovalIsBoundToCallerToolAndArguments(t *testing.T) {
 	}
 }
 
+// personVia is the MCP endpoint as ERP user user through OAuth client
+// client.
+func (f *writeFixture) personVia(t *testing.T, user, client string) string {
+	return f.serve(t, Session{Principal: connector.Principal{AuthType: "oauth", Subject: user}, ClientID: client, LimitKey: "user:" + user})
+}
+
+// An approval is bound to the AI client (OAuth client) that proposed the
+// change: another client of the same person, on the same site, with the
+// same arguments, neither uses it by retrying nor by presenting the first
+// client's request state.
+func TestWriteApprovalIsBoundToTheProposingClient(t *testing.T) {
+	f := newWriteFixture(t)
+	first := connect(t, f.personVia(t, jane, "client-1"), "", nil)
+	other := connect(t, f.personVia(t, jane, "client-2"), "", nil)
+	args := map[string]any{"name": "Widget"}
+	res, m := call(t, first, "make_thing", args)
+	id := approvalOf(t, res, m)
+	f.decide(t, id, jane, true)
+
+	// The other client's identical call is a proposal of its own.
+	res, m = call(t, other, "make_thing", args)
+	if !res.IsError || errCode(m) != "APPROVAL_REQUIRED" || approvalOf(t, res, m) == id {
+		t.Fatalf("another client of jane's used the approval given to client-1: %v", m)
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes through another client, want none", n)
+	}
+	if got, _ := f.store.Get(t.Context(), f.site.ID, id); got.Status != approval.Approved {
+		t.Fatalf("client-1's action is %s after the other client's call", got.Status)
+	}
+
+	// 2026-07-28: client-1's request state presented by client-2.
+	meta := `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` +
+		mcp.MetaKeyClientCapabilities + `":{"elicitation":{"url":{}}}}`
+	callWith := func(endpoint, extra string) map[string]any {
+		t.Helper()
+		resp, body := postModern(t, endpoint, "tools/call", `{"name":"make_thing","arguments":{"name":"Gadget"}`+extra+`,`+meta+`}`,
+			map[string]string{mcp.HeaderName: "make_thing"})
+		return decodeReply(t, resp, body)
+	}
+	firstURL, otherURL := f.personVia(t, jane, "client-1"), f.personVia(t, jane, "client-2")
+	r, _ := callWith(firstURL, "")["result"].(map[string]any)
+	state, _ := r["requestState"].(string)
+	in, _ := r["inputRequests"].(map[string]any)["approval"].(map[string]any)
+	gadget, _ := uuid.Parse(in["params"].(map[string]any)["elicitationId"].(string))
+	f.decide(t, gadget, jane, true)
+	withState := `,"inputResponses":{"approval":{"action":"accept"}},"requestState":"` + state + `"`
+	reply := callWith(otherURL, withState)
+	if errCode(structured(reply)) != "APPROVAL_INVALID" {
+		t.Fatalf("client-2 with client-1's request state: %v", reply)
+	}
+	if msg, _ := structured(reply)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "another AI client") {
+		t.Fatalf("the refusal does not say the approval belongs to another client: %q", msg)
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes through another client, want none", n)
+	}
+
+	// The proposing client's own retries still write, once each.
+	if res, m := call(t, first, "make_thing", args); res.IsError {
+		t.Fatalf("client-1's retry: %v", m)
+	}
+	if m := callWith(firstURL, withState); errCode(structured(m)) != "" {
+		t.Fatalf("client-1's resumed request: %v", m)
+	}
+	if n := f.runs.Load(); n != 2 {
+		t.Fatalf("%d writes, want client-1's two", n)
+	}
+}
+
 // Two (here six) retries racing after one approval make one write; the
 // others are told the approval was used (or, arriving after one was told,
 // are asked to approve afresh).

@@ -37,8 +37,9 @@ const (
 // TTL is how long a proposal, and the approval given to it, stays usable.
 const TTL = 10 * time.Minute
 
-// Key identifies what a call proposes: who, on which site, which tool,
-// with which arguments. Two calls with the same key are the same proposal.
+// Key identifies what a call proposes: who, through which client, on
+// which site, which tool, with which arguments. Two calls with the same
+// key are the same proposal.
 type Key struct {
 	SiteID uuid.UUID
 	// AuthType is "oauth" or "service_token".
@@ -46,7 +47,11 @@ type Key struct {
 	// Principal is the ERP user an OAuth call runs as, or the service
 	// token's id.
 	Principal string
-	Tool      string
+	// ClientID is the MCP client the call comes through: the OAuth client
+	// id, or the service token's id. An approval given to what one client
+	// proposed is not another client's, even the same person's.
+	ClientID string
+	Tool     string
 	// ArgsDigest is Digest of the call's validated arguments.
 	ArgsDigest [32]byte
 }
@@ -59,7 +64,7 @@ type Action struct {
 	// events.
 	SiteSlug string
 	Kind     string
-	// ClientID is the MCP client that proposed it.
+	// ClientID is the MCP client that proposed it (Key.ClientID).
 	ClientID string
 	// Approver is the ERP user who must approve: the caller itself for
 	// OAuth, the site's named approver for a service token.
@@ -120,4 +125,7 @@ var (
 	ErrUsed = errors.New("approval: already used")
 	// ErrMismatch: a claim whose key is not the action's.
 	ErrMismatch = errors.New("approval: for another caller, tool or arguments")
+	// ErrOtherClient: a claim whose key is the action's but for the
+	// client: the same person's call through another MCP client.
+	ErrOtherClient = errors.New("approval: proposed through another client")
 )

@@ -84,6 +84,7 @@ func scanAction(row pgx.Row) (Action, error) {
 		return Action{}, fmt.Errorf("approval: stored digest of %d bytes", len(digest))
 	}
 	copy(a.Key.ArgsDigest[:], digest)
+	a.Key.ClientID = a.ClientID
 	if err := json.Unmarshal(preview, &a.Preview); err != nil {
 		return Action{}, fmt.Errorf("approval: stored preview: %w", err)
 	}
@@ -100,8 +101,8 @@ func scanAction(row pgx.Row) (Action, error) {
 	return a, nil
 }
 
-// Propose stores a new pending action: a.Key, SiteSlug, Kind, ClientID,
-// Approver and Preview set. It returns it with its ID, Status proposed,
+// Propose stores a new pending action: a.Key, SiteSlug, Kind, Approver
+// and Preview set, and the client in Key.ClientID or ClientID. It returns it with its ID, Status proposed,
 // CreatedAt and ExpiresAt (TTL from now), and records write_proposed.
 func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 	if a.Approver == "" {
@@ -109,6 +110,12 @@ func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 	}
 	if a.Key.AuthType != "oauth" && a.Key.AuthType != "service_token" {
 		return Action{}, fmt.Errorf("approval: propose: auth type %q", a.Key.AuthType)
+	}
+	if a.Key.ClientID == "" {
+		a.Key.ClientID = a.ClientID
+	}
+	if a.ClientID != "" && a.ClientID != a.Key.ClientID {
+		return Action{}, errors.New("approval: propose: two client ids")
 	}
 	preview, err := json.Marshal(a.Preview)
 	if err != nil {
@@ -125,7 +132,7 @@ func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'proposed', $12, $13)
 		RETURNING `+columns,
 		id, a.Key.SiteID, a.SiteSlug, a.Kind, a.Key.AuthType, a.Key.Principal, a.Key.Tool, a.Key.ArgsDigest[:],
-		a.ClientID, a.Approver, preview, now, now.Add(TTL))
+		a.Key.ClientID, a.Approver, preview, now, now.Add(TTL))
 	out, err := scanAction(row)
 	if err != nil {
 		return Action{}, fmt.Errorf("approval: propose %s: %w", a.Key.Tool, database.Classify(err))
@@ -141,9 +148,9 @@ func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 func (s *Store) Open(ctx context.Context, k Key) (Action, bool, error) {
 	row := s.pool.QueryRow(ctx, `SELECT `+columns+` FROM pending_actions
 		WHERE site_id = $1 AND auth_type = $2 AND principal = $3 AND tool = $4 AND args_digest = $5
-		  AND NOT reported
+		  AND client_id = $6 AND NOT reported
 		ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
-		k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:])
+		k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:], k.ClientID)
 	a, err := scanAction(row)
 	if database.IsNoRows(err) {
 		return Action{}, false, nil
@@ -220,7 +227,7 @@ func (s *Store) Decide(ctx context.Context, siteID, id uuid.UUID, erpUser string
 // of k, in one conditional UPDATE that checks the status, the expiry and
 // the whole key: of two racing claims exactly one wins. The winner runs
 // the write and then calls Finish. Otherwise ErrNotFound, ErrMismatch,
-// ErrNotApproved (still proposed), ErrRejected, ErrUsed (executing or
+// ErrOtherClient (the key but for the client), ErrNotApproved (still proposed), ErrRejected, ErrUsed (executing or
 // done) or ErrExpired, with the action when the key matched; every
 // refusal is audited.
 func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) {
@@ -228,8 +235,8 @@ func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) 
 	a, err := scanAction(s.pool.QueryRow(ctx, `
 		UPDATE pending_actions SET status = 'executing', executed_at = $7
 		WHERE id = $1 AND site_id = $2 AND auth_type = $3 AND principal = $4 AND tool = $5 AND args_digest = $6
-		  AND status = 'approved' AND expires_at > $7
-		RETURNING `+columns, id, k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:], now))
+		  AND client_id = $8 AND status = 'approved' AND expires_at > $7
+		RETURNING `+columns, id, k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:], now, k.ClientID))
 	if err == nil {
 		return a, nil
 	}
@@ -244,7 +251,13 @@ func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) 
 	if err != nil {
 		return Action{}, err
 	}
+	sameButClient := a.Key
+	sameButClient.ClientID = k.ClientID
 	switch {
+	case sameButClient == k && a.Key != k:
+		s.audit(ctx, a, EventRefused, ActorMCPClient, a.ClientID, "refused", reason(ErrOtherClient),
+			map[string]any{"caller_client_id": k.ClientID})
+		return Action{}, ErrOtherClient
 	case a.Key != k:
 		s.audit(ctx, a, EventRefused, ActorMCPClient, a.ClientID, "refused", reason(ErrMismatch),
 			map[string]any{"caller": k.Principal, "caller_tool": k.Tool})
@@ -341,6 +354,8 @@ func reason(err error) string {
 		return "already_used"
 	case errors.Is(err, ErrMismatch):
 		return "mismatch"
+	case errors.Is(err, ErrOtherClient):
+		return "other_client"
 	}
 	return "error"
 }

@@ -65,7 +65,7 @@ func mustDigest(t *testing.T, args string) [32]byte {
 }
 
 func (f *fixture) key(t *testing.T, site uuid.UUID, user, args string) approval.Key {
-	return approval.Key{SiteID: site, AuthType: "oauth", Principal: user, Tool: "create_sales_order", ArgsDigest: mustDigest(t, args)}
+	return approval.Key{SiteID: site, AuthType: "oauth", Principal: user, ClientID: "client-1", Tool: "create_sales_order", ArgsDigest: mustDigest(t, args)}
 }
 
 func (f *fixture) propose(t *testing.T, k approval.Key, approver string) approval.Action {
@@ -255,6 +255,16 @@ func TestAttackerCannotDecideOrClaimWhatIsNotTheirs(t *testing.T) {
 			t.Fatalf("claim with another %s: %+v %v", name, got, err)
 		}
 	}
+	// The same person's call through another MCP client: not theirs
+	// either, and said so.
+	otherClient := k
+	otherClient.ClientID = "client-2"
+	if got, err := f.store.Claim(ctx, otherClient, a.ID); !errors.Is(err, approval.ErrOtherClient) || got.ID != uuid.Nil {
+		t.Fatalf("claim through another client: %+v %v", got, err)
+	}
+	if _, ok, _ := f.store.Open(ctx, otherClient); ok {
+		t.Fatal("open through another client found the action")
+	}
 	if _, err := f.store.Claim(ctx, otherSite, a.ID); !errors.Is(err, approval.ErrNotFound) {
 		t.Fatalf("claim from another site: %v", err)
 	}
@@ -271,9 +281,10 @@ func TestAttackerCannotDecideOrClaimWhatIsNotTheirs(t *testing.T) {
 			refused++
 		}
 	}
-	// 2 wrong users, 2 double decides, 4 mismatches, 1 made-up id.
-	if refused != 9 {
-		t.Fatalf("%d refusals audited, want 9", refused)
+	// 2 wrong users, 2 double decides, 4 mismatches, 1 other client, 1
+	// made-up id.
+	if refused != 10 {
+		t.Fatalf("%d refusals audited, want 10", refused)
 	}
 }
 
