@@ -386,6 +386,158 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 	})
 }
 
+// Withdrawing an approval on the page, in real Chromium against the
+// Frappe simulator: the approver approves and sees a Withdraw button;
+// withdrawing leaves the change withdrawn (audited, a usage event, no
+// buttons); an approval the engine claimed meanwhile cannot be withdrawn,
+// and the page says plainly that the change is being carried out; the
+// approver can come back in another browser, sign in and withdraw; the
+// withdrawal form checks its token and origin; a proposal still awaiting
+// has a Reject button (declining).
+func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	ap := newApprovals(t, gw)
+	approver := userWithRole(t, sim, "all-companies")
+	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
+	pageURL := gw.URL + "/approve/" + update.ID.String()
+	ctx := newChromiumWithin(t, 120*time.Second)
+	docs := recordDocumentResponses(t, ctx)
+	buttons := func(t *testing.T) []string {
+		t.Helper()
+		return browserResult(t, ctx, "read the buttons", chromedp.Evaluate[[]string](`[...document.querySelectorAll("button")].map(b => b.textContent.trim())`))
+	}
+
+	t.Run("a proposal awaiting has Approve and Reject", func(t *testing.T) {
+		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+		if got := strings.Join(buttons(t), ","); got != "Approve,Reject" {
+			t.Errorf("buttons %q", got)
+		}
+	})
+
+	t.Run("the approver approves, and may withdraw until it runs", func(t *testing.T) {
+		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		waitForNewTitle(t, ctx, "Change approved on Test acme")
+		text := pageBody(t, ctx)
+		for _, want := range []string{"This change is approved.", "Until your AI assistant carries it out, you can withdraw your approval: then nothing is written."} {
+			if !strings.Contains(text, want) {
+				t.Errorf("page lacks %q: %s", want, text)
+			}
+		}
+		if got := strings.Join(buttons(t), ","); got != "Withdraw approval" {
+			t.Errorf("buttons %q", got)
+		}
+		saveScreenshot(t, ctx, "approval-approved-withdrawable.png")
+	})
+
+	t.Run("posts without the form token or from another origin withdraw nothing", func(t *testing.T) {
+		cookies := cookieHeader(browserCookies(t, ctx, gw.URL))
+		csrf := browserResult(t, ctx, "read the form token", chromedp.Evaluate[string](`document.querySelector('form[action$="/withdraw"] input[name="csrf"]').value`))
+		for name, c := range map[string]struct {
+			origin string
+			form   url.Values
+		}{
+			"no form token":      {"", url.Values{}},
+			"a wrong form token": {"", url.Values{"csrf": {flipFirst(csrf)}}},
+			"another origin":     {"https://attacker.example", url.Values{"csrf": {csrf}}},
+		} {
+			status, body := postForm(t, pageURL+"/withdraw", cookies, c.origin, c.form)
+			if status != http.StatusForbidden || !strings.Contains(body, "This form cannot be sent") {
+				t.Errorf("%s: HTTP %d: %s", name, status, pageText(body))
+			}
+		}
+		if status, body := postForm(t, pageURL+"/withdraw", onlyCookie(cookies, "erpgate_approve_csrf"), "", url.Values{"csrf": {csrf}}); status != http.StatusForbidden || !strings.Contains(body, "Sign in to withdraw") {
+			t.Errorf("without a session: HTTP %d: %s", status, pageText(body))
+		}
+		if s := ap.status(t, update); s != approval.Approved {
+			t.Errorf("after the attacks: %s", s)
+		}
+	})
+
+	t.Run("withdraw", func(t *testing.T) {
+		navigate(t, ctx, "withdraw", chromedp.Click(chromedp.CSS(`form[action$="/withdraw"] button`)))
+		waitForNewTitle(t, ctx, "Approval withdrawn on Test acme")
+		if text := pageBody(t, ctx); !strings.Contains(text, "The approval of this change was withdrawn before it was carried out. Nothing was written to Frappe/ERPNext.") {
+			t.Errorf("after withdrawing: %s", text)
+		}
+		if n := len(buttons(t)); n != 0 {
+			t.Errorf("a withdrawn approval shows %d buttons", n)
+		}
+		if s := ap.status(t, update); s != approval.Withdrawn {
+			t.Errorf("the store says %s", s)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'write_withdrawn' AND actor_kind = 'erp_user' AND actor = $1 AND details->>'action_id' = $2`, approver.Email, update.ID.String()); n != 1 {
+			t.Errorf("%d withdrawal events", n)
+		}
+		waitFor(t, 10*time.Second, "the withdrawn usage event", func() bool {
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM usage_events WHERE method = 'approval' AND approval = 'withdrawn' AND tool = 'update_customer' AND erp_user = $1`, approver.Email) == 1
+		})
+		saveScreenshot(t, ctx, "approval-withdrawn.png")
+	})
+
+	t.Run("a change already being carried out cannot be withdrawn, and the page says so", func(t *testing.T) {
+		order := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "create_sales_order", salesOrderCreate())
+		navigate(t, ctx, "open the second approval page", chromedp.Navigate(gw.URL+"/approve/"+order.ID.String()))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		waitForNewTitle(t, ctx, "Change approved on Test acme")
+		// The AI assistant's retry claims it while the page is open.
+		if _, err := ap.store.Claim(context.Background(), order.Key, order.ID); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "withdraw too late", chromedp.Click(chromedp.CSS(`form[action$="/withdraw"] button`)))
+		waitForNewTitle(t, ctx, "Change being carried out on Test acme")
+		text := pageBody(t, ctx)
+		if !strings.Contains(text, "Your approval could not be withdrawn: erpgate had already begun carrying out this change.") {
+			t.Errorf("withdrawn too late: %s", text)
+		}
+		if h, _ := docs.last("/approve/" + order.ID.String() + "/withdraw"); h.status != http.StatusConflict {
+			t.Errorf("withdrawn too late: HTTP %d", h.status)
+		}
+		if n := len(buttons(t)); n != 0 {
+			t.Errorf("a change being carried out shows %d buttons", n)
+		}
+		if s := ap.status(t, order); s != approval.Executing {
+			t.Errorf("the store says %s", s)
+		}
+		saveScreenshot(t, ctx, "approval-withdraw-too-late.png")
+		if err := ap.store.Finish(context.Background(), order.Key.SiteID, order.ID, json.RawMessage(`{"name":"SO-1"}`), "", ""); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, "open the executed approval", chromedp.Navigate(gw.URL+"/approve/"+order.ID.String()))
+		waitForNewTitle(t, ctx, "Change carried out on Test acme")
+		if n := len(buttons(t)); n != 0 {
+			t.Errorf("a change carried out shows %d buttons", n)
+		}
+	})
+
+	t.Run("in another browser the approver signs in to withdraw", func(t *testing.T) {
+		third := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-THIRD"))
+		if _, err := ap.store.Decide(context.Background(), third.Key.SiteID, third.ID, approver.Email, true); err != nil {
+			t.Fatal(err)
+		}
+		clearCookies(t, ctx)
+		navigate(t, ctx, "open the approved page signed out", chromedp.Navigate(gw.URL+"/approve/"+third.ID.String()))
+		waitForNewTitle(t, ctx, "Change approved on Test acme")
+		text := pageBody(t, ctx)
+		if strings.Contains(text, "ACME-THIRD") || !strings.Contains(text, "Sign in with Frappe/ERPNext to withdraw") {
+			t.Errorf("signed out: %s", text)
+		}
+		saveScreenshot(t, ctx, "approval-approved-signin.png")
+		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Change approved on Test acme")
+		navigate(t, ctx, "withdraw", chromedp.Click(chromedp.CSS(`form[action$="/withdraw"] button`)))
+		waitForNewTitle(t, ctx, "Approval withdrawn on Test acme")
+		if s := ap.status(t, third); s != approval.Withdrawn {
+			t.Errorf("the store says %s", s)
+		}
+	})
+}
+
 // The approval page with the Acumatica simulator's sign-in: the approver
 // (login@tenant, as Acumatica's OIDC subject names them) approves.
 func TestChromiumApprovalPageAcumatica(t *testing.T) {

@@ -247,13 +247,26 @@ func queryString(t *testing.T, dbURL, sql string, args ...any) string {
 // browser would. It returns the last page shown.
 func (e *writeERP) decide(t *testing.T, link string, p writePerson, decision string) signin.Page {
 	t.Helper()
-	b := signin.NewBrowser(e2eRedirectURI, p.Login)
+	return e.decideIn(t, e.browser(p), link, decision)
+}
+
+// browser is a person's browser, signed in nowhere yet, that never
+// presses Withdraw approval unless told to (decideIn).
+func (e *writeERP) browser(p writePerson) *signin.Browser {
+	return signin.NewBrowser(e2eRedirectURI, p.Login)
+}
+
+// decideIn is decide in the browser b, which may already hold an approval
+// session. decision "withdraw" presses Withdraw approval.
+func (e *writeERP) decideIn(t *testing.T, b *signin.Browser, link, decision string) signin.Page {
+	t.Helper()
 	b.Decision = decision
+	b.Avoid = func(action string) bool { return decision != "withdraw" && strings.HasSuffix(action, "/withdraw") }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// The browser fills each form it meets (the page's sign-in, the ERP's
-	// login and consent, the decision) until a page has none: the
-	// decision's answer, or a refusal.
+	// login and consent, the decision) until a page has none (or only
+	// Withdraw approval): the decision's answer, or a refusal.
 	_, err := b.Run(ctx, http.MethodGet, link, nil)
 	if err == nil {
 		t.Fatalf("the approval page sent the browser to the MCP client's redirect URI")
@@ -264,7 +277,14 @@ func (e *writeERP) decide(t *testing.T, link string, p writePerson, decision str
 // approve approves the action at link as p and checks the store says so.
 func (e *writeERP) approve(t *testing.T, link string, p writePerson) {
 	t.Helper()
-	page := e.decide(t, link, p, "approve")
+	e.approveIn(t, e.browser(p), link, p)
+}
+
+// approveIn is approve in p's browser b, which may hold an approval
+// session already (sign-ins are limited per source).
+func (e *writeERP) approveIn(t *testing.T, b *signin.Browser, link string, p writePerson) {
+	t.Helper()
+	page := e.decideIn(t, b, link, "approve")
 	if got := e.actionStatus(t, link); got != "approved" {
 		t.Fatalf("after %s approved on the page, the action is %q; last page HTTP %d: %s", p.ERPUser, got, page.Status, pageText(page.Body))
 	}

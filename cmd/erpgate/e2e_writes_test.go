@@ -3,6 +3,10 @@ package main
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -253,7 +257,8 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 	t.Run("an approval given through one AI client is not used by another client of the same user", func(t *testing.T) {
 		_, a := args()
 		link := propose(t, plain, a)
-		e.approve(t, link, e.Alice)
+		browser := e.browser(e.Alice)
+		e.approveIn(t, browser, link, e.Alice)
 		// Alice's other AI client: an OAuth client of its own, on the
 		// same site.
 		other := e.connectWriter(t, e.Alice, pathPlain)
@@ -271,7 +276,7 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.approve(t, inputRequired(t, e, first).URL, e.Alice)
+		e.approveIn(t, browser, inputRequired(t, e, first).URL, e.Alice)
 		otherManual := e.connectWriter(t, e.Alice, pathManualMRTR)
 		e.noWrite(t, "another client with the first one's requestState", func() {
 			res, err := callRaw(otherManual.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: b, RequestState: first.RequestState, InputResponses: acceptApproval()})
@@ -429,6 +434,67 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		if ok < 1 {
 			t.Errorf("no retry succeeded: %+v", results)
 		}
+	})
+
+	t.Run("a withdrawal racing the retry ends in exactly one of the two", func(t *testing.T) {
+		csrfField := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+		outcomes := map[string]int{}
+		// Alice's browser: signed in on the first approval, its approval
+		// session serves the others (sign-ins are limited per source).
+		b := e.browser(e.Alice)
+		for round := range 4 {
+			_, a := args()
+			link := propose(t, plain, a)
+			// Alice approves; her browser stays on the page with Withdraw
+			// approval.
+			page := e.decideIn(t, b, link, "approve")
+			token := csrfField.FindStringSubmatch(page.Body)
+			if e.actionStatus(t, link) != "approved" || token == nil || !strings.Contains(page.Body, "/withdraw") {
+				t.Fatalf("round %d: after approving, HTTP %d: %s", round, page.Status, pageText(page.Body))
+			}
+			before := e.Orders()
+			var (
+				wg        sync.WaitGroup
+				start     = make(chan struct{})
+				res       *mcp.CallToolResult
+				callErr   error
+				withdrawn *http.Response
+				body      []byte
+				postErr   error
+			)
+			wg.Go(func() {
+				<-start
+				res, callErr = callRaw(plain.cs, &mcp.CallToolParams{Name: e.CreateTool, Arguments: a})
+			})
+			wg.Go(func() {
+				<-start
+				withdrawn, postErr = b.HC.PostForm(link+"/withdraw", url.Values{"csrf": {token[1]}})
+				if postErr == nil {
+					body, _ = io.ReadAll(withdrawn.Body)
+					withdrawn.Body.Close()
+				}
+			})
+			close(start)
+			wg.Wait()
+			if callErr != nil || postErr != nil {
+				t.Fatalf("round %d: the retry: %v; the withdrawal: %v", round, callErr, postErr)
+			}
+			r := decodeToolResult(t, e.CreateTool, res)
+			status, written := e.actionStatus(t, link), e.Orders()-before
+			switch {
+			case !r.IsError && status == "executed" && written == 1 &&
+				withdrawn.StatusCode == http.StatusConflict && strings.Contains(string(body), "Your approval could not be withdrawn"):
+				outcomes["written"]++
+			case r.errorCode() == "APPROVAL_REJECTED" && strings.Contains(errorMessage(r), "withdrew the approval") &&
+				strings.Contains(errorMessage(r), "nothing was written") && status == "withdrawn" && written == 0 &&
+				withdrawn.StatusCode == http.StatusSeeOther:
+				outcomes["withdrawn"]++
+			default:
+				t.Fatalf("round %d: the retry %s; the withdrawal HTTP %d %s; the action %q; %d sales orders written",
+					round, r.Text, withdrawn.StatusCode, pageText(string(body)), status, written)
+			}
+		}
+		t.Logf("outcomes: %v", outcomes)
 	})
 
 	t.Run("a user the ERP forbids to create sales orders gets PERMISSION_DENIED from the ERP after approval", func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package approve is the approval page, /approve/{id}: where the person a
 // write waits for sees erpgate's rendering of the change (the preview the
 // connector read from the ERP, never text a model wrote) and approves or
-// rejects it (docs/writes.md).
+// rejects it (docs/writes.md), and where the person who approved it can
+// withdraw the approval until the change begins.
 //
 // To decide, the person signs in at the site's ERP through its own OAuth
 // client (web/erpadmin, an identity-only purpose: no administrator check)
@@ -72,6 +73,11 @@ type Actions interface {
 	// approval.ErrWrongUser, ErrDecided, ErrExpired or ErrNotFound when it
 	// cannot. It writes the audit row.
 	Decide(ctx context.Context, siteID, id uuid.UUID, erpUser string, approve bool) (approval.Action, error)
+	// Withdraw withdraws the approval erpUser gave, before a call claimed
+	// it: approval.ErrWrongUser, ErrNotApproved, ErrDecided, ErrWithdrawn,
+	// ErrUsed, ErrExpired or ErrNotFound when it cannot. It writes the
+	// audit row.
+	Withdraw(ctx context.Context, siteID, id uuid.UUID, erpUser string) (approval.Action, error)
 }
 
 // UsageRecorder records usage events (usage.Recorder).
@@ -148,6 +154,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.GET("/approve/:id", func(c echo.Context) error { h.show(c.Response(), c.Request(), c.Param("id")); return nil })
 	e.POST("/approve/:id/sign-in", func(c echo.Context) error { h.beginSignIn(c.Response(), c.Request(), c.Param("id")); return nil })
 	e.POST("/approve/:id/decide", func(c echo.Context) error { h.decide(c.Response(), c.Request(), c.Param("id")); return nil })
+	e.POST("/approve/:id/withdraw", func(c echo.Context) error { h.withdraw(c.Response(), c.Request(), c.Param("id")); return nil })
 }
 
 // pageURL is the approval page of action id.
@@ -236,7 +243,7 @@ func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, id uuid.UUID
 func (h *Handler) formExpired(w http.ResponseWriter, id uuid.UUID) {
 	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 		Title:   "This form cannot be sent",
-		Message: "erpgate did not accept this form: it was not sent from the approval page in this browser, or it is too old. Nothing was approved or rejected.",
+		Message: "erpgate did not accept this form: it was not sent from the approval page in this browser, or it is too old. Nothing was approved, rejected or withdrawn.",
 		Next:    "Open the approval page again (" + h.pageURL(id) + ") and decide there.",
 	})
 }

@@ -26,8 +26,9 @@ func (h *Handler) beginSignIn(w http.ResponseWriter, r *http.Request, raw string
 	if !ok || !h.checkForm(w, r, p.action.ID) {
 		return
 	}
-	if state(p.action, h.now()) != stateAwaiting {
-		// Decided or expired meanwhile: the page says so.
+	if st := state(p.action, h.now()); st != stateAwaiting && st != stateApproved {
+		// Decided (and no longer withdrawable) or expired meanwhile: the
+		// page says so.
 		http.Redirect(w, r, h.pageURL(p.action.ID), http.StatusSeeOther)
 		return
 	}
@@ -217,16 +218,85 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 }
 
+// withdraw answers the Withdraw approval button: the person who approved
+// the change takes the approval back, unless a call has begun carrying
+// it out (the store's conditional update decides which came first).
+func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
+	if h.limited(w, r, h.posts, "decision") {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	p, ok := h.load(w, r, raw)
+	if !ok || !h.checkForm(w, r, p.action.ID) {
+		return
+	}
+	user, ok := h.session(r, p.site)
+	if !ok {
+		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+			Title:   "Sign in to withdraw",
+			Message: "Your sign-in for approvals on " + p.site.DisplayName + " has ended, or you have not signed in in this browser. Nothing was withdrawn.",
+			Next:    "Open the approval page (" + h.pageURL(p.action.ID) + "), sign in through your ERP, and withdraw again.",
+		})
+		return
+	}
+	a, err := h.deps.Actions.Withdraw(r.Context(), p.site.ID, p.action.ID, user)
+	switch {
+	case err == nil:
+		h.recordApprovalEvent(p, a, user, string(approval.Withdrawn))
+		http.Redirect(w, r, h.pageURL(a.ID), http.StatusSeeOther)
+	case errors.Is(err, approval.ErrWrongUser):
+		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+			Title:   "You cannot withdraw this approval",
+			Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; only the person who approved this change can withdraw the approval. Nothing was withdrawn.",
+			Next:    "If the approval is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p.action.ID) + ") again and sign in as yourself.",
+		})
+	case errors.Is(err, approval.ErrNotFound):
+		h.invalidLink(w)
+	case errors.Is(err, approval.ErrNotApproved), errors.Is(err, approval.ErrDecided), errors.Is(err, approval.ErrWithdrawn),
+		errors.Is(err, approval.ErrUsed), errors.Is(err, approval.ErrExpired):
+		// Too late (the change began, or ran out), or nothing to
+		// withdraw: the page says where the change stands, and why.
+		p.action = a
+		key, _ := h.deps.Kit.Binding(r, csrfCookie)
+		v := h.view(p, user, key)
+		v.Notice = withdrawRefusal(err)
+		h.render(w, http.StatusConflict, h.page, v, p.site)
+	default:
+		h.internalError(w, "withdraw", err)
+	}
+}
+
+// withdrawRefusal says why an approval could not be withdrawn.
+func withdrawRefusal(err error) string {
+	switch {
+	case errors.Is(err, approval.ErrUsed):
+		return "Your approval could not be withdrawn: erpgate had already begun carrying out this change."
+	case errors.Is(err, approval.ErrWithdrawn):
+		return "The approval was already withdrawn."
+	case errors.Is(err, approval.ErrNotApproved):
+		return "There is no approval to withdraw: the change is not approved."
+	case errors.Is(err, approval.ErrExpired):
+		return "There is no approval to withdraw any more: the change ran out before it was carried out."
+	}
+	return "There is no approval to withdraw."
+}
+
 // recordDecision records the usage event of a decision (method
 // "approval"), so that the viewer shows the write's lifecycle.
 func (h *Handler) recordDecision(p pending, a approval.Action, user string, approve bool) {
+	h.recordApprovalEvent(p, a, user, decisionWord(approve))
+}
+
+// recordApprovalEvent records a usage event of method "approval" whose
+// stage is what the person did (approved, rejected, withdrawn).
+func (h *Handler) recordApprovalEvent(p pending, a approval.Action, user, stage string) {
 	if h.deps.Usage == nil {
 		return
 	}
 	h.deps.Usage.Record(usage.Event{
 		Timestamp: h.now().UTC(), SiteID: p.site.ID, SiteSlug: p.site.Slug, AuthType: a.Key.AuthType,
 		ERPUser: user, ClientID: a.ClientID, Method: "approval", Tool: a.Key.Tool, Outcome: usage.Success,
-		Approval: decisionWord(approve),
+		Approval: stage,
 	})
 }
 

@@ -18,6 +18,7 @@ const (
 	stateApproved  = "approved"
 	stateExecuting = "executing"
 	stateRejected  = "rejected"
+	stateWithdrawn = "withdrawn"
 	stateExecuted  = "executed"
 	stateFailed    = "failed"
 	stateExpired   = "expired"
@@ -65,11 +66,17 @@ type view struct {
 	// its own words, shown as such next to its id.
 	ClientName                 string
 	Created, Expires, TimeLeft string
-	// CanDecide shows the Approve and Reject buttons; SignIn the sign-in
-	// button. SignedInAs is the approval session's user.
-	CanDecide, SignIn bool
-	SignedInAs        string
-	CSRF              string
+	// CanDecide shows the Approve and Reject buttons; CanWithdraw the
+	// Withdraw approval button; SignIn the sign-in button (to decide, or
+	// to withdraw when Approved). SignedInAs is the approval session's
+	// user.
+	CanDecide, CanWithdraw, SignIn bool
+	Approved                       bool
+	SignedInAs                     string
+	CSRF                           string
+	// Notice says why what the person just asked for was not done (a
+	// withdrawal too late).
+	Notice string
 }
 
 // URL is an action path of this page.
@@ -133,9 +140,16 @@ func (h *Handler) view(p pending, user, key string) view {
 		// What the ERP answered quotes its values, like the preview.
 		v.Detail = ""
 	}
-	if v.State == stateAwaiting {
+	switch v.State {
+	case stateAwaiting:
 		v.TimeLeft = timeLeft(a.ExpiresAt.Sub(now))
 		v.CanDecide, v.SignIn = approver, !approver
+	case stateApproved:
+		// Only the person who approved it may take the approval back
+		// (the approver, who decided it: the store checks both).
+		v.Approved = true
+		v.CanWithdraw = approver && a.DecidedBy == user
+		v.SignIn = !v.CanWithdraw
 	}
 	return v
 }
@@ -162,6 +176,8 @@ func state(a approval.Action, now time.Time) string {
 		return stateExecuting
 	case approval.Rejected:
 		return stateRejected
+	case approval.Withdrawn:
+		return stateWithdrawn
 	case approval.Executed:
 		return stateExecuted
 	case approval.Failed:
@@ -184,6 +200,8 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		return "Change being carried out", "This change was approved and is being carried out in " + erp + " now.", ""
 	case stateRejected:
 		return "Change rejected", "This change was rejected. Nothing was written to " + erp + ".", ""
+	case stateWithdrawn:
+		return "Approval withdrawn", "The approval of this change was withdrawn before it was carried out. Nothing was written to " + erp + ".", ""
 	case stateExecuted:
 		return "Change carried out", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) + ".", ""
 	case stateFailed:
@@ -207,6 +225,8 @@ func nextWords(state string) string {
 	switch state {
 	case stateApproved, stateRejected:
 		return "Go back to your AI assistant. It will continue on its own, or you can ask it to try again."
+	case stateWithdrawn:
+		return "Go back to your AI assistant: it is told the approval was withdrawn. It can propose the change again if you ask it to."
 	case stateExecuted, stateFailed:
 		return "Go back to your AI assistant: it has the ERP's answer."
 	case stateUnknown:

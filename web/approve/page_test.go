@@ -35,6 +35,7 @@ func TestState(t *testing.T) {
 		{approval.Proposed, stateAwaiting, stateExpired},
 		{approval.Approved, stateApproved, stateExpired},
 		{approval.Rejected, stateRejected, stateRejected},
+		{approval.Withdrawn, stateWithdrawn, stateWithdrawn},
 		{approval.Executing, stateExecuting, stateUnknown},
 		{approval.Executed, stateExecuted, stateExecuted},
 		{approval.Failed, stateFailed, stateFailed},
@@ -69,6 +70,30 @@ func TestViewShowsThePreviewToTheApproverOnly(t *testing.T) {
 	}
 	if v.CSRF == "" || v.CSRF == h.view(pending{action: testAction(approval.Proposed, created), site: p.site}, "ana@example.com", "key").CSRF {
 		t.Error("the form token is not bound to the action")
+	}
+}
+
+// An approved change offers Withdraw approval to the person who approved
+// it only; anyone else is offered the sign-in; no other state offers it.
+func TestViewOffersWithdrawalToWhoApproved(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	a := testAction(approval.Approved, created)
+	a.DecidedBy = "ana@example.com"
+	p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
+	if v := h.view(p, "ana@example.com", "key"); !v.CanWithdraw || v.SignIn || v.CanDecide || !v.ShowDetails {
+		t.Errorf("the approver: %+v", v)
+	}
+	for _, user := range []string{"", "bob@example.com"} {
+		if v := h.view(p, user, "key"); v.CanWithdraw || !v.SignIn || v.ShowDetails {
+			t.Errorf("signed in as %q: %+v", user, v)
+		}
+	}
+	for _, status := range []approval.Status{approval.Proposed, approval.Rejected, approval.Withdrawn, approval.Executing, approval.Executed, approval.Failed} {
+		p.action.Status = status
+		if v := h.view(p, "ana@example.com", "key"); v.CanWithdraw {
+			t.Errorf("%s offers Withdraw approval", status)
+		}
 	}
 }
 

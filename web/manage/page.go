@@ -253,6 +253,7 @@ var actionNames = map[string]string{
 	approval.EventProposed:             "proposed a write",
 	approval.EventApproved:             "approved a write",
 	approval.EventRejected:             "rejected a write",
+	approval.EventWithdrawn:            "withdrew a write approval",
 	approval.EventExecuted:             "carried out a write",
 	approval.EventFailed:               "tried a write the ERP refused",
 	approval.EventRefused:              "was refused a write approval",
@@ -274,6 +275,8 @@ var approvalReasons = map[string]string{
 	"rejected":        "rejected",
 	"already_used":    "already used",
 	"mismatch":        "for another caller, tool or arguments",
+	"other_client":    "proposed through another AI client",
+	"withdrawn":       "approval withdrawn",
 	"not_found":       "no such approval",
 }
 

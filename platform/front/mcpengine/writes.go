@@ -48,8 +48,8 @@ import (
 //     not open the page, and gets APPROVAL_REQUIRED;
 //   - of racing retries the loser gets APPROVAL_INVALID "already used" at
 //     once (it does not wait for the winner's result);
-//   - an outcome that ends an action (rejected, expired, executed,
-//     failed) is told to the caller once (Store.Report); the same call
+//   - an outcome that ends an action (rejected, withdrawn, expired,
+//     executed, failed) is told to the caller once (Store.Report); the same call
 //     then proposes afresh, so a model is never stuck, and a replay never
 //     writes. A write still executing is told to every retry and stays
 //     open until it expires (outcome unknown: never run again);
@@ -367,6 +367,12 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 			return nil, toolerr.New(toolerr.ApprovalInvalid, "this approval was already used by another call, which is making (or made) the change; nothing more was written. Check the ERP for the result")
 		case errors.Is(err, approval.ErrNotApproved):
 			return e.ask(st, a, e.askMode(ctx, st))
+		case errors.Is(err, approval.ErrWithdrawn):
+			// Withdrawn between this call's read and its claim: told
+			// once, like a withdrawal the call found.
+			if rerr := store.Report(context.WithoutCancel(ctx), key.SiteID, claimed.ID); rerr != nil {
+				e.log.Warn("approval: mark reported", zap.String("action_id", claimed.ID.String()), zap.Error(rerr))
+			}
 		}
 		return nil, outcomeError(claimed, store.Now())
 	}
@@ -410,6 +416,8 @@ func refusal(a approval.Action, now time.Time) string {
 	switch a.Status {
 	case approval.Rejected:
 		return approval.Reason(approval.ErrRejected)
+	case approval.Withdrawn:
+		return approval.Reason(approval.ErrWithdrawn)
 	case approval.Executing, approval.Executed, approval.Failed:
 		return approval.Reason(approval.ErrUsed)
 	}
@@ -424,6 +432,8 @@ func outcomeError(a approval.Action, now time.Time) error {
 	switch a.Status {
 	case approval.Rejected:
 		return toolerr.New(toolerr.ApprovalRejected, "%s rejected this change on erpgate's page; nothing was written. Call again only if the user wants to propose it afresh", a.DecidedBy)
+	case approval.Withdrawn:
+		return toolerr.New(toolerr.ApprovalRejected, "%s withdrew the approval of this change on erpgate's page before it was made; nothing was written. Call again only if the user wants to propose it afresh", a.DecidedBy)
 	case approval.Executing:
 		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change started at %s, and its outcome is not known (it may still be running, or erpgate stopped while it ran). Check the ERP before trying again", a.ExecutedAt.UTC().Format(time.RFC3339))
 	case approval.Executed:

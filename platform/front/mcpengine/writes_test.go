@@ -469,6 +469,73 @@ func TestWriteApprovalIsBoundToTheProposingClient(t *testing.T) {
 	}
 }
 
+// An approval its approver withdrew before the retry: the retry is told
+// the approval was withdrawn and nothing was written, once; the same call
+// then proposes afresh. The same through a 2026-07-28 request state.
+func TestWriteWithdrawnApprovalWritesNothing(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	args := map[string]any{"name": "Widget"}
+	res, m := call(t, cs, "make_thing", args)
+	id := approvalOf(t, res, m)
+	f.decide(t, id, jane, true)
+	if _, err := f.store.Withdraw(t.Context(), f.site.ID, id, jane); err != nil {
+		t.Fatal(err)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !res.IsError || errCode(m) != "APPROVAL_REJECTED" || !strings.Contains(text, jane+" withdrew the approval") || !strings.Contains(text, "nothing was written") {
+		t.Fatalf("the retry after the withdrawal: %s", text)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	if fresh := approvalOf(t, res, m); fresh == id {
+		t.Fatal("after the withdrawal was told, the same call must propose afresh")
+	}
+
+	meta := `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` +
+		mcp.MetaKeyClientCapabilities + `":{"elicitation":{"url":{}}}}`
+	endpoint := f.person(t, jane)
+	callWith := func(extra string) map[string]any {
+		t.Helper()
+		resp, body := postModern(t, endpoint, "tools/call", `{"name":"make_thing","arguments":{"name":"Gadget"}`+extra+`,`+meta+`}`,
+			map[string]string{mcp.HeaderName: "make_thing"})
+		return decodeReply(t, resp, body)
+	}
+	r, _ := callWith("")["result"].(map[string]any)
+	state, _ := r["requestState"].(string)
+	in, _ := r["inputRequests"].(map[string]any)["approval"].(map[string]any)
+	gadget, _ := uuid.Parse(in["params"].(map[string]any)["elicitationId"].(string))
+	f.decide(t, gadget, jane, true)
+	if _, err := f.store.Withdraw(t.Context(), f.site.ID, gadget, jane); err != nil {
+		t.Fatal(err)
+	}
+	reply := structured(callWith(`,"inputResponses":{"approval":{"action":"accept"}},"requestState":"` + state + `"`))
+	if msg, _ := reply["error"].(map[string]any)["message"].(string); errCode(reply) != "APPROVAL_REJECTED" || !strings.Contains(msg, "withdrew the approval") {
+		t.Fatalf("the resumed request after the withdrawal: %v", reply)
+	}
+	// A service token's write, withdrawn by the approver the site named.
+	svc := connect(t, f.service(t, "tok-1"), "", nil)
+	res, m = call(t, svc, "make_thing", map[string]any{"name": "Bot"})
+	bot := approvalOf(t, res, m)
+	f.decide(t, bot, boss, true)
+	if _, err := f.store.Withdraw(t.Context(), f.site.ID, bot, jane); !errors.Is(err, approval.ErrWrongUser) {
+		t.Fatalf("someone other than the approver withdrew: %v", err)
+	}
+	if _, err := f.store.Withdraw(t.Context(), f.site.ID, bot, boss); err != nil {
+		t.Fatal(err)
+	}
+	if res, m = call(t, svc, "make_thing", map[string]any{"name": "Bot"}); errCode(m) != "APPROVAL_REJECTED" ||
+		!strings.Contains(res.Content[0].(*sdk.TextContent).Text, boss+" withdrew the approval") {
+		t.Fatalf("the service token's retry after the withdrawal: %v", m)
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes, want none", n)
+	}
+	if got, want := f.stages(), []string{"proposed", "refused", "proposed", "proposed", "refused", "proposed", "refused"}; !equalStrings(got, want) {
+		t.Fatalf("usage stages %v, want %v", got, want)
+	}
+}
+
 // Two (here six) retries racing after one approval make one write; the
 // others are told the approval was used (or, arriving after one was told,
 // are asked to approve afresh).

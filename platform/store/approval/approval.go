@@ -26,9 +26,12 @@ type Status string
 
 // The statuses, in the order an action passes through them.
 const (
-	Proposed  Status = "proposed"
-	Approved  Status = "approved"
-	Rejected  Status = "rejected"
+	Proposed Status = "proposed"
+	Approved Status = "approved"
+	Rejected Status = "rejected"
+	// Withdrawn: approved, then its approver withdrew the approval before
+	// a call claimed it; it is never run.
+	Withdrawn Status = "withdrawn"
 	Executing Status = "executing"
 	Executed  Status = "executed"
 	Failed    Status = "failed"
@@ -77,6 +80,8 @@ type Action struct {
 	// DecidedAt and DecidedBy are set once a person approved or rejected.
 	DecidedAt time.Time
 	DecidedBy string
+	// WithdrawnAt is when the approver withdrew the approval.
+	WithdrawnAt time.Time
 	// ExecutedAt is when the claim that runs it was made.
 	ExecutedAt time.Time
 	// Result is the tool's result once Executed (as the caller saw it,
@@ -119,8 +124,12 @@ var (
 	ErrDecided = errors.New("approval: already decided")
 	// ErrExpired: past its expiry.
 	ErrExpired = errors.New("approval: expired")
-	// ErrNotApproved: a claim of an action not (or not yet) approved.
+	// ErrNotApproved: a claim (or a withdrawal) of an action not (or not
+	// yet) approved.
 	ErrNotApproved = errors.New("approval: not approved")
+	// ErrWithdrawn: a claim (or a second withdrawal) of an action whose
+	// approval its approver withdrew.
+	ErrWithdrawn = errors.New("approval: approval withdrawn")
 	// ErrUsed: a claim of an action already run (or running).
 	ErrUsed = errors.New("approval: already used")
 	// ErrMismatch: a claim whose key is not the action's.

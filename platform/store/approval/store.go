@@ -24,12 +24,13 @@ const SweepAfter = 24 * time.Hour
 
 // The audit actions the store records in admin_events.
 const (
-	EventProposed = "write_proposed"
-	EventApproved = "write_approved"
-	EventRejected = "write_rejected"
-	EventExecuted = "write_executed"
-	EventFailed   = "write_failed"
-	EventRefused  = "write_refused"
+	EventProposed  = "write_proposed"
+	EventApproved  = "write_approved"
+	EventRejected  = "write_rejected"
+	EventWithdrawn = "write_withdrawn"
+	EventExecuted  = "write_executed"
+	EventFailed    = "write_failed"
+	EventRefused   = "write_refused"
 )
 
 // The audit actor kinds (migration 00025).
@@ -65,7 +66,7 @@ func (s *Store) Now() time.Time { return s.now() }
 
 const columns = `id, site_id, site_slug, kind, auth_type, principal, tool, args_digest, client_id, approver,
 	preview, status, created_at, expires_at, coalesce(decided_at, 'epoch'), decided_by,
-	coalesce(executed_at, 'epoch'), result, error_code, error_message`
+	coalesce(withdrawn_at, 'epoch'), coalesce(executed_at, 'epoch'), result, error_code, error_message`
 
 func scanAction(row pgx.Row) (Action, error) {
 	var (
@@ -73,10 +74,11 @@ func scanAction(row pgx.Row) (Action, error) {
 		digest, preview, res  []byte
 		status                string
 		decidedAt, executedAt time.Time
+		withdrawnAt           time.Time
 	)
 	err := row.Scan(&a.ID, &a.Key.SiteID, &a.SiteSlug, &a.Kind, &a.Key.AuthType, &a.Key.Principal, &a.Key.Tool,
 		&digest, &a.ClientID, &a.Approver, &preview, &status, &a.CreatedAt, &a.ExpiresAt, &decidedAt, &a.DecidedBy,
-		&executedAt, &res, &a.ErrorCode, &a.ErrorMessage)
+		&withdrawnAt, &executedAt, &res, &a.ErrorCode, &a.ErrorMessage)
 	if err != nil {
 		return Action{}, err
 	}
@@ -91,6 +93,9 @@ func scanAction(row pgx.Row) (Action, error) {
 	a.Status = Status(status)
 	if !decidedAt.Equal(time.Unix(0, 0)) {
 		a.DecidedAt = decidedAt
+	}
+	if !withdrawnAt.Equal(time.Unix(0, 0)) {
+		a.WithdrawnAt = withdrawnAt
 	}
 	if !executedAt.Equal(time.Unix(0, 0)) {
 		a.ExecutedAt = executedAt
@@ -223,6 +228,51 @@ func (s *Store) Decide(ctx context.Context, siteID, id uuid.UUID, erpUser string
 	return a, err
 }
 
+// Withdraw withdraws the approval erpUser gave to the site's action id,
+// before any call claimed it: one conditional UPDATE checks that it is
+// still approved (not yet claimed: Claim's UPDATE checks the same, so of
+// a withdrawal and a claim racing exactly one wins), that erpUser is its
+// approver and the one who approved it, and that it has not expired.
+// Otherwise ErrNotFound, ErrWrongUser, ErrNotApproved (still proposed),
+// ErrDecided (rejected), ErrWithdrawn, ErrUsed (claimed: running or done)
+// or ErrExpired, with the action except for ErrNotFound. Every outcome is
+// audited.
+func (s *Store) Withdraw(ctx context.Context, siteID, id uuid.UUID, erpUser string) (Action, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	a, err := scanAction(s.pool.QueryRow(ctx, `
+		UPDATE pending_actions SET status = 'withdrawn', withdrawn_at = $4
+		WHERE id = $1 AND site_id = $2 AND status = 'approved' AND approver = $3 AND decided_by = $3 AND $3 <> ''
+		  AND expires_at > $4
+		RETURNING `+columns, id, siteID, erpUser, now))
+	if err == nil {
+		s.audit(ctx, a, EventWithdrawn, ActorERPUser, erpUser, "success", "", nil)
+		return a, nil
+	}
+	if !database.IsNoRows(err) {
+		return Action{}, fmt.Errorf("approval: withdraw %s: %w", id, database.Classify(err))
+	}
+	a, err = s.Get(ctx, siteID, id)
+	if err != nil {
+		return Action{}, err
+	}
+	switch {
+	case a.Approver != erpUser || erpUser == "" || (a.DecidedBy != "" && a.DecidedBy != erpUser):
+		err = ErrWrongUser
+	case a.Status == Proposed && !a.Expired(now):
+		err = ErrNotApproved
+	case a.Status == Rejected:
+		err = ErrDecided
+	case a.Status == Withdrawn:
+		err = ErrWithdrawn
+	case a.Status == Executing || a.Status == Executed || a.Status == Failed:
+		err = ErrUsed
+	default:
+		err = ErrExpired
+	}
+	s.audit(ctx, a, EventRefused, ActorERPUser, erpUser, "refused", reason(err), map[string]any{"decision": "withdraw"})
+	return a, err
+}
+
 // Claim flips the site's approved action id to executing, for the caller
 // of k, in one conditional UPDATE that checks the status, the expiry and
 // the whole key: of two racing claims exactly one wins. The winner runs
@@ -266,6 +316,8 @@ func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) 
 		err = ErrUsed
 	case a.Status == Rejected:
 		err = ErrRejected
+	case a.Status == Withdrawn:
+		err = ErrWithdrawn
 	case a.Expired(now):
 		err = ErrExpired
 	default:
@@ -356,6 +408,8 @@ func reason(err error) string {
 		return "mismatch"
 	case errors.Is(err, ErrOtherClient):
 		return "other_client"
+	case errors.Is(err, ErrWithdrawn):
+		return "withdrawn"
 	}
 	return "error"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -417,4 +418,137 @@ func TestOpenPrefersTheApprovedProposal(t *testing.T) {
 	if got, _, _ := f.store.Open(ctx, k); got.ID != older.ID || got.Status != approval.Approved {
 		t.Fatalf("open after approving the older: %+v", got)
 	}
+}
+
+// The person who approved withdraws the approval before the change ran:
+// the action is withdrawn, never claimed; nobody else can withdraw it; an
+// action not approved, expired, or already claimed cannot be withdrawn.
+func TestWithdraw(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	k := f.key(t, f.siteA, "jane@acme.test", `{"customer":"Acme Corp"}`)
+	a := f.propose(t, k, "jane@acme.test")
+
+	// Not approved yet: nothing to withdraw (the page rejects instead).
+	if got, err := f.store.Withdraw(ctx, f.siteA, a.ID, "jane@acme.test"); !errors.Is(err, approval.ErrNotApproved) || got.Status != approval.Proposed {
+		t.Fatalf("withdraw a proposal: %+v %v", got.Status, err)
+	}
+	if _, err := f.store.Decide(ctx, f.siteA, a.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	// Another person, another site, nobody.
+	if _, err := f.store.Withdraw(ctx, f.siteA, a.ID, "mallory@acme.test"); !errors.Is(err, approval.ErrWrongUser) {
+		t.Fatalf("another person withdrew: %v", err)
+	}
+	if _, err := f.store.Withdraw(ctx, f.siteA, a.ID, ""); !errors.Is(err, approval.ErrWrongUser) {
+		t.Fatalf("nobody withdrew: %v", err)
+	}
+	if _, err := f.store.Withdraw(ctx, f.siteB, a.ID, "jane@acme.test"); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("withdraw from another site: %v", err)
+	}
+	f.clock.add(time.Minute)
+	w, err := f.store.Withdraw(ctx, f.siteA, a.ID, "jane@acme.test")
+	if err != nil || w.Status != approval.Withdrawn || !w.WithdrawnAt.Equal(f.clock.now().UTC().Truncate(time.Microsecond)) || w.DecidedBy != "jane@acme.test" {
+		t.Fatalf("withdraw: %+v %v", w, err)
+	}
+	// Withdrawn: never claimed, not withdrawn twice, not decided again;
+	// the caller is told (Open returns it until reported).
+	if got, err := f.store.Claim(ctx, k, a.ID); !errors.Is(err, approval.ErrWithdrawn) || got.Status != approval.Withdrawn {
+		t.Fatalf("claim of a withdrawn action: %+v %v", got.Status, err)
+	}
+	if _, err := f.store.Withdraw(ctx, f.siteA, a.ID, "jane@acme.test"); !errors.Is(err, approval.ErrWithdrawn) {
+		t.Fatalf("second withdrawal: %v", err)
+	}
+	if _, err := f.store.Decide(ctx, f.siteA, a.ID, "jane@acme.test", true); !errors.Is(err, approval.ErrDecided) {
+		t.Fatalf("approve a withdrawn action: %v", err)
+	}
+	if open, ok, err := f.store.Open(ctx, k); err != nil || !ok || open.ID != a.ID || open.Status != approval.Withdrawn {
+		t.Fatalf("open: %+v %v %v", open, ok, err)
+	}
+
+	// Claimed (running or done): too late.
+	k2 := f.key(t, f.siteA, "jane@acme.test", `{"customer":"Beta Ltd"}`)
+	b := f.propose(t, k2, "jane@acme.test")
+	if _, err := f.store.Decide(ctx, f.siteA, b.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Claim(ctx, k2, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.store.Withdraw(ctx, f.siteA, b.ID, "jane@acme.test"); !errors.Is(err, approval.ErrUsed) || got.Status != approval.Executing {
+		t.Fatalf("withdraw a running write: %+v %v", got.Status, err)
+	}
+	if err := f.store.Finish(ctx, f.siteA, b.ID, json.RawMessage(`{"name":"SO-1"}`), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.store.Withdraw(ctx, f.siteA, b.ID, "jane@acme.test"); !errors.Is(err, approval.ErrUsed) || got.Status != approval.Executed {
+		t.Fatalf("withdraw a write made: %+v %v", got.Status, err)
+	}
+
+	// Expired: nothing left to withdraw.
+	k3 := f.key(t, f.siteA, "jane@acme.test", `{"customer":"Gamma"}`)
+	c := f.propose(t, k3, "jane@acme.test")
+	if _, err := f.store.Decide(ctx, f.siteA, c.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.add(approval.TTL)
+	if _, err := f.store.Withdraw(ctx, f.siteA, c.ID, "jane@acme.test"); !errors.Is(err, approval.ErrExpired) {
+		t.Fatalf("withdraw an expired approval: %v", err)
+	}
+
+	var withdrawn, refused int
+	for _, e := range f.events(t, f.siteA) {
+		switch {
+		case e.action == approval.EventWithdrawn && e.actorKind == approval.ActorERPUser && e.actor == "jane@acme.test" && e.outcome == "success":
+			withdrawn++
+		case e.action == approval.EventRefused && e.actorKind == approval.ActorERPUser:
+			refused++
+		}
+	}
+	// Refused on the page: the proposal, mallory, nobody, the second
+	// withdrawal, the double decide, twice too late, the expired one.
+	if withdrawn != 1 || refused != 8 {
+		t.Fatalf("%d withdrawals and %d refusals by a person audited, want 1 and 8", withdrawn, refused)
+	}
+}
+
+// A retry claiming an approval and its approver withdrawing it, racing:
+// exactly one of the two wins, every time, and the row says which.
+func TestConcurrentClaimAndWithdrawExactlyOneWins(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	const rounds = 40
+	claims, withdrawals := 0, 0
+	for i := range rounds {
+		k := f.key(t, f.siteA, "jane@acme.test", `{"round":`+strconv.Itoa(i)+`}`)
+		a := f.propose(t, k, "jane@acme.test")
+		if _, err := f.store.Decide(ctx, f.siteA, a.ID, "jane@acme.test", true); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg                   sync.WaitGroup
+			start                = make(chan struct{})
+			claimErr, withdrawEr error
+		)
+		wg.Go(func() { <-start; _, claimErr = f.store.Claim(context.Background(), k, a.ID) })
+		wg.Go(func() {
+			<-start
+			_, withdrawEr = f.store.Withdraw(context.Background(), f.siteA, a.ID, "jane@acme.test")
+		})
+		close(start)
+		wg.Wait()
+		got, err := f.store.Get(ctx, f.siteA, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case claimErr == nil && errors.Is(withdrawEr, approval.ErrUsed) && got.Status == approval.Executing && got.WithdrawnAt.IsZero():
+			claims++
+		case withdrawEr == nil && errors.Is(claimErr, approval.ErrWithdrawn) && got.Status == approval.Withdrawn && got.ExecutedAt.IsZero():
+			withdrawals++
+		default:
+			t.Fatalf("round %d: claim %v, withdraw %v, row %s (executed %v, withdrawn %v)", i, claimErr, withdrawEr, got.Status, got.ExecutedAt, got.WithdrawnAt)
+		}
+	}
+	t.Logf("%d claims won, %d withdrawals won", claims, withdrawals)
 }

@@ -52,7 +52,7 @@ type Event struct {
 	ERPMS int64
 	// Approval is the stage of a write's approval this event was
 	// (platform/store/approval): proposed, executed, failed or refused for a
-	// write tool's tools/call; approved or rejected for the approval
+	// write tool's tools/call; approved, rejected or withdrawn for the approval
 	// page's events (method "approval"). "" for everything else.
 	Approval string
 	// RedactedCount is how many values redaction took out of a tools/call

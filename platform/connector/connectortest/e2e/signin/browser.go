@@ -25,6 +25,9 @@ type Browser struct {
 	Fields map[string]string
 	// Decision is the consent button pressed: "accept" or "deny".
 	Decision string
+	// Avoid, when set, names the form actions the browser does not send:
+	// a page whose form is one ends the run, as a page without a form does.
+	Avoid func(action string) bool
 	// Pages records each page shown, for assertions.
 	Pages []Page
 }
@@ -91,6 +94,9 @@ func (b *Browser) Run(ctx context.Context, method, target string, form url.Value
 			continue
 		}
 		f, ok := b.formOf(string(raw), req.URL)
+		if ok && b.Avoid != nil && b.Avoid(f.action) {
+			ok = false
+		}
 		if !ok {
 			return nil, fmt.Errorf("stopped at %s (HTTP %d): %s", target, resp.StatusCode, PageText(string(raw)))
 		}
