@@ -402,6 +402,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 	site := frappeOAuthSite(t, gw, "acme", sim)
 	ap := newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
+	other := userWithRole(t, sim, "one-company")
 	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
 	pageURL := gw.URL + "/approve/" + update.ID.String()
 	ctx := newChromiumWithin(t, 120*time.Second)
@@ -529,6 +530,21 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 			t.Errorf("signed out: %s", text)
 		}
 		saveScreenshot(t, ctx, "approval-approved-signin.png")
+		// Another ERP user signs in: refused, audited, nothing withdrawn.
+		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, other, "You cannot withdraw this approval")
+		if text := pageBody(t, ctx); !strings.Contains(text, "You are signed in to Test acme as "+other.Email+"; only the person who approved this change can withdraw the approval. Nothing was withdrawn.") {
+			t.Errorf("another user: %s", text)
+		}
+		saveScreenshot(t, ctx, "approval-withdraw-wrong-user.png")
+		if s := ap.status(t, third); s != approval.Approved {
+			t.Errorf("after another user's sign-in: %s", s)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'write_refused' AND actor_kind = 'erp_user' AND actor = $1 AND details->>'action_id' = $2`, other.Email, third.ID.String()); n != 1 {
+			t.Errorf("%d refusal events for %s", n, other.Email)
+		}
+		clearCookies(t, ctx)
+		navigate(t, ctx, "open the approved page again", chromedp.Navigate(gw.URL+"/approve/"+third.ID.String()))
+		waitForNewTitle(t, ctx, "Change approved on Test acme")
 		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Change approved on Test acme")
 		navigate(t, ctx, "withdraw", chromedp.Click(chromedp.CSS(`form[action$="/withdraw"] button`)))
 		waitForNewTitle(t, ctx, "Approval withdrawn on Test acme")

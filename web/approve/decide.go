@@ -127,6 +127,15 @@ func (h *Handler) wrongUser(w http.ResponseWriter, p pending, user string) {
 	if p.action.Key.AuthType == "service_token" {
 		who = "the ERP user the site's owner named to approve the changes programs propose"
 	}
+	if state(p.action, h.now()) == stateApproved {
+		// Signed in to withdraw an approval that is not theirs.
+		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
+			Title:   "You cannot withdraw this approval",
+			Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; only the person who approved this change can withdraw the approval. Nothing was withdrawn.",
+			Next:    "If the approval is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p.action.ID) + ") again and sign in as yourself.",
+		})
+		return
+	}
 	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 		Title:   "You cannot approve this change",
 		Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; this change must be approved by " + who + ". Nothing was approved or rejected.",
@@ -245,11 +254,8 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 		h.recordApprovalEvent(p, a, user, string(approval.Withdrawn))
 		http.Redirect(w, r, h.pageURL(a.ID), http.StatusSeeOther)
 	case errors.Is(err, approval.ErrWrongUser):
-		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
-			Title:   "You cannot withdraw this approval",
-			Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; only the person who approved this change can withdraw the approval. Nothing was withdrawn.",
-			Next:    "If the approval is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p.action.ID) + ") again and sign in as yourself.",
-		})
+		p.action = a
+		h.wrongUser(w, p, user)
 	case errors.Is(err, approval.ErrNotFound):
 		h.invalidLink(w)
 	case errors.Is(err, approval.ErrNotApproved), errors.Is(err, approval.ErrDecided), errors.Is(err, approval.ErrWithdrawn),
