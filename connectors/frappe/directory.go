@@ -2,10 +2,13 @@ package frappe
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Master-data lists (companies, parties, items, warehouses, accounts, cost
@@ -38,6 +41,28 @@ type dirSpec struct {
 	// that no record contains literally fall back to resolving it as a
 	// spoken name (resolveParty), reported as party_match.
 	party *partyKind
+	// names does the same for directories of records that are not
+	// parties (items, companies), reported as name_match.
+	names *partyKind
+}
+
+// Values of search_mode, on the directories that compare spoken names.
+const (
+	// searchAuto searches literally and, when nothing contains the text,
+	// compares it as a spoken name.
+	searchAuto = "auto"
+	// searchLiteral searches literally only.
+	searchLiteral = "literal"
+	// searchName compares the text as a spoken name only.
+	searchName = "name"
+)
+
+// nameKind is the kind whose spoken names the directory compares, or nil.
+func (s dirSpec) nameKind() *partyKind {
+	if s.party != nil {
+		return s.party
+	}
+	return s.names
 }
 
 // dirArgs is the union of every directory list's arguments.
@@ -45,6 +70,7 @@ type dirArgs struct {
 	pageArgs
 	Company         string `json:"company"`
 	Search          string `json:"search"`
+	SearchMode      string `json:"search_mode"`
 	IncludeDisabled bool   `json:"include_disabled"`
 	Summary         string `json:"summary"`
 	OrderBy         string `json:"order_by"`
@@ -60,18 +86,28 @@ type dirResult struct {
 	// PartyMatch is set when a search no record contains literally was
 	// resolved as a spoken party name.
 	PartyMatch *partyMatch `json:"party_match,omitempty"`
+	// NameMatch is PartyMatch for items and companies.
+	NameMatch *partyMatch `json:"name_match,omitempty"`
 }
 
-func dirResultSchema(row *schema.Schema, party *partyKind) *schema.Schema {
+func dirResultSchema(row *schema.Schema, s dirSpec) *schema.Schema {
 	p := []schema.Property{
 		schema.Prop("data", schema.Array(row, "The records of this page (absent for a summary).")),
 		schema.Prop("meta", withDesc(pageMetaSchema(), "Paging of data.")),
 		schema.Prop("summary", withDesc(listSummarySchema(), "Present when summary was requested; then no page is returned.")),
 	}
-	if party != nil {
-		p = append(p, schema.Prop("party_match", withDesc(partyMatchSchema(), "Present when no "+strings.ToLower(party.Doctype)+" id or name contains search literally and it was compared as a spoken name instead. matched: data is that record. Otherwise data is empty: ask the user which candidate is meant.")))
+	if s.party != nil {
+		p = append(p, schema.Prop("party_match", withDesc(partyMatchSchema(), matchDesc(s.party))))
+	}
+	if s.names != nil {
+		p = append(p, schema.Prop("name_match", withDesc(nameMatchSchema(*s.names), matchDesc(s.names))))
 	}
 	return schema.Object(p...)
+}
+
+// matchDesc describes party_match or name_match of a directory.
+func matchDesc(kind *partyKind) string {
+	return "Present when search was compared as a spoken name: with search_mode name, or when no " + strings.ToLower(kind.Doctype) + " id or name contains it literally. matched: data is that record. Otherwise data is empty: ask the user which candidate is meant."
 }
 
 func (s dirSpec) build() connector.Tool {
@@ -81,6 +117,12 @@ func (s dirSpec) build() connector.Tool {
 	}
 	if len(s.searchFields) > 0 {
 		p = append(p, schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters); an empty string is the same as no search.").Len(0, 140)))
+	}
+	if len(s.searchFields) > 0 && s.nameKind() != nil {
+		p = append(p, schema.Prop("search_mode", schema.String("How search is matched. auto: literally and, when no record contains the text and no other filter is set, as a name a person says. "+
+			"literal: literally only. "+
+			"name: only as a name a person says (ignoring case, accents, punctuation and legal suffixes), even when records contain the text; the answer is the one matching record or the candidates to confirm, so it takes no offset, summary or other filter.").
+			OneOf(searchAuto, searchLiteral, searchName).WithDefault(searchAuto)))
 	}
 	for _, f := range s.filters {
 		p = append(p, schema.Prop(f.arg, f.schema))
@@ -96,7 +138,7 @@ func (s dirSpec) build() connector.Tool {
 		Title:       s.title,
 		Description: s.description,
 		Input:       schema.Object(p...),
-		Output:      dirResultSchema(s.row, s.party),
+		Output:      dirResultSchema(s.row, s),
 		Effect:      connector.Read,
 		Fields:      listFields(s.searchFields, s.filters),
 		Handler:     s.handle,
@@ -114,6 +156,11 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	a, raw, err := argsSplit[dirArgs](call, filterArgs)
 	if err != nil {
 		return nil, err
+	}
+	if a.SearchMode == searchName {
+		if err := s.checkNameMode(a, raw); err != nil {
+			return nil, err
+		}
 	}
 	c := newClient(call.Site, call.HTTP)
 	var f filters
@@ -158,38 +205,89 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 		return nil, err
 	}
 	q := listQuery{Fields: s.fields, Filters: f, OrderBy: orderBy}
+	kind := s.nameKind()
+	if a.SearchMode == searchName {
+		// Compared as a spoken name alone; until a record is matched the
+		// page is empty.
+		meta, _ := connector.NewPageMeta(0, a.limit(call.MaxRecords), 0, orderBy)
+		empty := listPage{Data: []json.RawMessage{}, Meta: pageMeta{PageMeta: meta}}
+		return s.matchName(ctx, c, call, q, a, empty, false)
+	}
 	page, err := fetchPage(ctx, c, s.doctype, q, a.pageArgs, call.MaxRecords, search)
 	if err != nil {
 		return nil, err
 	}
-	if s.party == nil || search == nil || a.offset() != 0 || len(page.Data) != 0 || !page.Meta.Complete || len(raw) != 0 {
+	if kind == nil || a.SearchMode == searchLiteral || search == nil || a.offset() != 0 || len(page.Data) != 0 || !page.Meta.Complete || len(raw) != 0 {
 		return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
 	}
 	// Nothing contains the text literally and no other filter narrows the
 	// list: compare it as a name a person says, as customer_query does.
-	m, err := resolveParty(ctx, c, *s.party, a.Search)
+	return s.matchName(ctx, c, call, q, a, page, true)
+}
+
+// checkNameMode refuses the arguments search_mode name cannot honour: the
+// spoken-name comparison reads every record of the kind and answers with
+// one record or candidates, so it has no pages, count or other filters.
+func (s dirSpec) checkNameMode(a dirArgs, raw map[string]any) error {
+	switch {
+	case a.Search == "":
+		return toolerr.New(toolerr.InvalidArgument, "search_mode name compares search as a name a person says: give the name in search")
+	case a.Summary != "":
+		return toolerr.New(toolerr.InvalidArgument, "search_mode name answers with one record or candidates to confirm, not a summary: use search_mode literal to count the records containing the text")
+	case a.offset() != 0:
+		return toolerr.New(toolerr.InvalidArgument, "search_mode name answers on one page, so it takes no offset: use search_mode literal to page through the records containing the text")
+	case len(raw) != 0:
+		var given []string
+		for _, df := range s.filters {
+			if _, ok := raw[df.arg]; ok {
+				given = append(given, df.arg)
+			}
+		}
+		slices.Sort(given)
+		return toolerr.New(toolerr.InvalidArgument, "search_mode name compares search with every %s, so it cannot be combined with %s: leave it out, or use search_mode literal", strings.ToLower(s.nameKind().Doctype), strings.Join(given, ", "))
+	}
+	return nil
+}
+
+// matchName compares a.Search as a spoken name and answers with the
+// matched record (read with q, so disabled records stay hidden unless
+// include_disabled) or with page and the candidates. literal says whether
+// the text was searched literally first and found in no record.
+func (s dirSpec) matchName(ctx context.Context, c *client, call *connector.Call, q listQuery, a dirArgs, page listPage, literal bool) (connector.RawResult, error) {
+	kind := s.nameKind()
+	m, err := resolveParty(ctx, c, *kind, a.Search)
 	if err != nil {
 		return nil, err
 	}
-	m.Message = directoryMatchMessage(m, s.party)
+	m.Message = directoryMatchMessage(m, kind, literal)
 	if m.Status == matchMatched {
 		q.Filters.add("name", "=", m.ID)
 		if page, err = fetchPage(ctx, c, s.doctype, q, a.pageArgs, call.MaxRecords, nil); err != nil {
 			return nil, err
 		}
 		if len(page.Data) == 0 {
-			m.Message = "No " + strings.ToLower(s.party.Doctype) + " id or name contains " + quote(m.Query) + " as typed; it is the name of " + quote(m.ID) + " once case, accents, punctuation and legal suffixes are ignored, which is disabled and so listed only with include_disabled."
+			m.Message = directoryDisabledMessage(m, kind, literal)
 		}
 	}
-	return encodeWithRows(dirResult{Meta: &page.Meta, PartyMatch: m}, page.Data)
+	res := dirResult{Meta: &page.Meta}
+	if s.party != nil {
+		res.PartyMatch = m
+	} else {
+		res.NameMatch = m
+	}
+	return encodeWithRows(res, page.Data)
 }
 
-// directoryMatchMessage says what a spoken-name fallback of a directory
+// directoryMatchMessage says what a spoken-name comparison of a directory
 // search found, pointing at the arguments of other tools rather than at
-// the directory's own.
-func directoryMatchMessage(m *partyMatch, kind *partyKind) string {
+// the directory's own. literal says whether it was the fallback of a
+// literal search that found nothing.
+func directoryMatchMessage(m *partyMatch, kind *partyKind, literal bool) string {
 	what := strings.ToLower(kind.Doctype)
 	q := quote(m.Query)
+	if !literal {
+		return nameModeMessage(m, kind)
+	}
 	switch m.Status {
 	case matchMatched:
 		return "No " + what + " id or name contains " + q + " as typed; it is the name of " + what + " " + quote(m.ID) + " once case, accents, punctuation and legal suffixes such as Ltd are ignored, which is the record listed. Use its id as the " + kind.ExactArg + " filter of other tools."
@@ -197,6 +295,39 @@ func directoryMatchMessage(m *partyMatch, kind *partyKind) string {
 		return "No " + what + " id or name contains " + q + " as typed; the candidates fit it once case, accents, punctuation and legal suffixes are ignored, or contain its words. Ask the user which one is meant, then use its id as the " + kind.ExactArg + " filter of other tools."
 	}
 	msg := "No " + what + " id or name contains " + q + ", and none is called that once case, accents, punctuation and legal suffixes are ignored."
+	if len(m.Candidates) > 0 {
+		msg += " The candidates share a word with it; ask the user whether one of them is meant."
+	} else {
+		msg += " Check the spelling with the user."
+	}
+	return msg
+}
+
+// directoryDisabledMessage says that the matched record is disabled, so
+// not listed.
+func directoryDisabledMessage(m *partyMatch, kind *partyKind, literal bool) string {
+	if !literal {
+		return quote(m.Query) + " is the name of " + strings.ToLower(kind.Doctype) + " " + quote(m.ID) + ", which is disabled and so listed only with include_disabled."
+	}
+	return "No " + strings.ToLower(kind.Doctype) + " id or name contains " + quote(m.Query) + " as typed; it is the name of " + quote(m.ID) + " once case, accents, punctuation and legal suffixes are ignored, which is disabled and so listed only with include_disabled."
+}
+
+// nameModeMessage is directoryMatchMessage for search_mode name, where no
+// literal search came first.
+func nameModeMessage(m *partyMatch, kind *partyKind) string {
+	what := strings.ToLower(kind.Doctype)
+	q := quote(m.Query)
+	switch m.Status {
+	case matchMatched:
+		msg := q + " is the name of " + what + " " + quote(m.ID)
+		if m.Method != "exact" {
+			msg += " once case, accents, punctuation and legal suffixes such as Ltd are ignored"
+		}
+		return msg + ", which is the record listed. Use its id as the " + kind.ExactArg + " filter of other tools."
+	case matchAmbiguous:
+		return "Several " + what + " names fit " + q + " once case, accents, punctuation and legal suffixes are ignored, or contain its words. Ask the user which one is meant, then use its id as the " + kind.ExactArg + " filter of other tools."
+	}
+	msg := "No " + what + " is called " + q + ", even once case, accents, punctuation and legal suffixes are ignored."
 	if len(m.Candidates) > 0 {
 		msg += " The candidates share a word with it; ask the user whether one of them is meant."
 	} else {

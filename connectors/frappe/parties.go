@@ -33,11 +33,20 @@ type partyKind struct {
 	ExactArg, QueryArg string
 	// ListTool is the directory tool for this party.
 	ListTool string
+	// DisabledField is the Check field that marks a disabled record, or
+	// "" when the DocType has none (Company).
+	DisabledField string
 }
 
 var (
-	customerParty = partyKind{Doctype: "Customer", NameField: "customer_name", ExactArg: "customer", QueryArg: "customer_query", ListTool: "list_customers"}
-	supplierParty = partyKind{Doctype: "Supplier", NameField: "supplier_name", ExactArg: "supplier", QueryArg: "supplier_query", ListTool: "list_suppliers"}
+	customerParty = partyKind{Doctype: "Customer", NameField: "customer_name", ExactArg: "customer", QueryArg: "customer_query", ListTool: "list_customers", DisabledField: "disabled"}
+	supplierParty = partyKind{Doctype: "Supplier", NameField: "supplier_name", ExactArg: "supplier", QueryArg: "supplier_query", ListTool: "list_suppliers", DisabledField: "disabled"}
+
+	// Items and companies are not parties, but list_items and
+	// list_companies compare a search as a spoken name the same way
+	// (dirSpec.names); they have no spoken-name argument elsewhere.
+	itemKind    = partyKind{Doctype: "Item", NameField: "item_name", ExactArg: "item_code", ListTool: "list_items", DisabledField: "disabled"}
+	companyKind = partyKind{Doctype: "Company", NameField: "company_name", ExactArg: "company", ListTool: "list_companies"}
 )
 
 // partyKindOf returns the party kind of a party_type value.
@@ -91,20 +100,39 @@ type partyMatch struct {
 }
 
 func partyMatchSchema() *schema.Schema {
+	return matchSchema("party", "parties", "party", "Customer or Supplier.")
+}
+
+// nameMatchSchema is partyMatchSchema for a directory of records that are
+// not parties (items, companies); party_type then names their DocType.
+func nameMatchSchema(kind partyKind) *schema.Schema {
+	what := strings.ToLower(kind.Doctype)
+	plural := what + "s"
+	if strings.HasSuffix(what, "y") {
+		plural = strings.TrimSuffix(what, "y") + "ies"
+	}
+	return matchSchema(what, plural, kind.ExactArg, "Always "+kind.Doctype+".")
+}
+
+// matchSchema is the schema of a partyMatch about what (plural whats),
+// whose id is the filter named filter and whose party_type is described
+// by typeDesc.
+func matchSchema(what, whats, filter, typeDesc string) *schema.Schema {
+	Whats := strings.ToUpper(whats[:1]) + whats[1:]
 	cand := schema.Object(
-		schema.Prop("id", schema.String("Party id: pass it as the exact party filter once the user confirms.")).Required(),
+		schema.Prop("id", schema.String(strings.ToUpper(what[:1])+what[1:]+" id: pass it as the exact "+filter+" filter once the user confirms.")).Required(),
 		schema.Prop("name", schema.String("Display name.")).Required(),
-		schema.Prop("disabled", schema.Boolean("True when the party is disabled.")).Required(),
+		schema.Prop("disabled", schema.Boolean("True when the "+what+" is disabled.")).Required(),
 	)
 	return schema.Object(
-		schema.Prop("status", schema.String("matched: one party was found and used. ambiguous: several parties fit (or only partly); nothing was read, ask the user which candidate is meant. not_found: no party fits; nothing was read.").OneOf(matchMatched, matchAmbiguous, matchNotFound)).Required(),
+		schema.Prop("status", schema.String("matched: one "+what+" was found and used. ambiguous: several "+whats+" fit (or only partly); nothing was read, ask the user which candidate is meant. not_found: no "+what+" fits; nothing was read.").OneOf(matchMatched, matchAmbiguous, matchNotFound)).Required(),
 		schema.Prop("query", schema.String("The spoken name as given.")).Required(),
-		schema.Prop("party_type", schema.String("Customer or Supplier.")).Required(),
-		schema.Prop("id", schema.String("The matched party id.")),
-		schema.Prop("name", schema.String("The matched party's name.")),
+		schema.Prop("party_type", schema.String(typeDesc)).Required(),
+		schema.Prop("id", schema.String("The matched "+what+" id.")),
+		schema.Prop("name", schema.String("The matched "+what+"'s name.")),
 		schema.Prop("method", schema.String("exact (the phrase is the id or name), normalised (equal after ignoring case, punctuation and legal suffixes such as Ltd or Inc) or partial (some words match).").OneOf("exact", "normalised", "partial")),
-		schema.Prop("candidates", schema.Array(cand, "Parties the phrase may mean, for the user to confirm; for not_found, parties sharing a word.")).Required(),
-		schema.Prop("candidates_truncated", schema.Boolean("True when more parties share the words than were compared; ask for a fuller name.")).Required(),
+		schema.Prop("candidates", schema.Array(cand, Whats+" the phrase may mean, for the user to confirm; for not_found, "+whats+" sharing a word.")).Required(),
+		schema.Prop("candidates_truncated", schema.Boolean("True when more "+whats+" share the words than were compared; ask for a fuller name.")).Required(),
 		schema.Prop("message", schema.String("What happened, in a sentence to relay to the user.")).Required(),
 	)
 }
@@ -114,7 +142,10 @@ func partyMatchSchema() *schema.Schema {
 func resolveParty(ctx context.Context, c *client, kind partyKind, query string) (*partyMatch, error) {
 	query = strings.TrimSpace(query)
 	m := &partyMatch{Query: query, PartyType: kind.Doctype, Candidates: []partyCandidate{}}
-	fields := []string{"name", kind.NameField, "disabled"}
+	fields := []string{"name", kind.NameField}
+	if kind.DisabledField != "" {
+		fields = append(fields, kind.DisabledField)
+	}
 	order := kind.NameField + " asc, name asc"
 
 	exact := listQuery{Fields: fields, OrderBy: order, PageLength: shownCandidates + 1}
@@ -241,7 +272,7 @@ func candidates(rows []map[string]any, kind partyKind) []partyCandidate {
 		if name == "" {
 			name = id
 		}
-		out = append(out, partyCandidate{ID: id, Name: name, Disabled: isTrue(r["disabled"])})
+		out = append(out, partyCandidate{ID: id, Name: name, Disabled: kind.DisabledField != "" && isTrue(r[kind.DisabledField])})
 	}
 	return out
 }

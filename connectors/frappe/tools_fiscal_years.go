@@ -37,7 +37,7 @@ func listFiscalYearsTool() connector.Tool {
 		Description: "List the enabled fiscal years, newest first, with the companies each applies to. " +
 			"Use a year's name as fiscal_year of get_trial_balance; period current_fiscal_year resolves the same way, per company.",
 		Input:   schema.Object(props...),
-		Output:  dirResultSchema(row, nil),
+		Output:  dirResultSchema(row, dirSpec{}),
 		Effect:  connector.Read,
 		Handler: listFiscalYears,
 	}

@@ -12,7 +12,8 @@ func listCompaniesTool() connector.Tool {
 		tool:    "list_companies",
 		title:   "Companies",
 		doctype: "Company",
-		description: "List the companies this user may see. Use a company's name as the company filter of other tools; amounts in base_* fields and the accounting reports are in its default_currency. " +
+		description: "List the companies this user may see, or search them by name or abbreviation. The search is literal text, not a filter language; when no name or abbreviation contains it, it is compared as a name a person says and name_match gives the company or the candidates to confirm (search_mode chooses). " +
+			"Use a company's name as the company filter of other tools; amounts in base_* fields and the accounting reports are in its default_currency. " +
 			"A user restricted to some companies sees only those, here and in every other tool.",
 		fields: []string{"name", "abbr", "default_currency", "country"},
 		row: schema.OpenObject(
@@ -21,7 +22,9 @@ func listCompaniesTool() connector.Tool {
 			schema.Prop("default_currency", schema.String("Company (base) currency.")),
 			schema.Prop("country", schema.String("Country.")),
 		),
-		order: ordering{fields: []string{"name"}, defaultField: "name", defaultDir: "asc"},
+		order:        ordering{fields: []string{"name"}, defaultField: "name", defaultDir: "asc"},
+		searchFields: []string{"name", "company_name", "abbr"},
+		names:        &companyKind,
 	}.build()
 }
 
@@ -30,7 +33,7 @@ func listItemsTool() connector.Tool {
 		tool:    "list_items",
 		title:   "Items",
 		doctype: "Item",
-		description: "Search items (products and services) by item code or name, or count them with summary. The search is literal text, not a filter language. " +
+		description: "Search items (products and services) by item code or name, or count them with summary. The search is literal text, not a filter language; when no code or name contains it (and no other filter is set), it is compared as a name a person says and name_match gives the item or the candidates to confirm (search_mode chooses). " +
 			"standard_rate and valuation_rate are plain numbers without a currency of their own; prices for a customer come from invoices and orders. " +
 			"Results are pages in a stable order; repeat the same request with meta.next_offset for the next page.",
 		fields: []string{"name", "item_name", "item_group", "stock_uom", "brand", "is_stock_item", "has_variants", "standard_rate", "valuation_rate", "disabled"},
@@ -54,6 +57,7 @@ func listItemsTool() connector.Tool {
 			{arg: "is_stock_item", field: "is_stock_item", schema: schema.Boolean("true: only stock items; false: only non-stock items such as services.")},
 		},
 		disabledField: "disabled",
+		names:         &itemKind,
 	}.build()
 }
 
