@@ -3,6 +3,7 @@ package frappetest
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // This file approximates MariaDB's default utf8mb4_unicode_ci collation:
@@ -59,7 +60,9 @@ func collateCompare(a, b string) int {
 // backslash of the value before handing it to MariaDB "because like uses
 // backslash for escaping", so a client's backslash always matches a literal
 // backslash and can NOT escape "%" or "_": both stay wildcards. Matching is
-// case- and accent-insensitive and does not ignore trailing spaces.
+// case- and accent-insensitive and does not ignore trailing spaces. It is
+// per character, as MariaDB's LIKE: "ß", which "=" equals to "ss", is one
+// character that "_" matches and "ss" does not.
 func likeMatch(s, pattern string) bool {
 	return likeRunes(foldRunes(s), foldRunes(pattern), true)
 }
@@ -70,6 +73,9 @@ func likeMatchAccents(s, pattern string) bool {
 	return likeRunes([]rune(strings.ToLower(s)), []rune(strings.ToLower(pattern)), true)
 }
 
+// foldRunes folds each character of s to one rune: its folded letter, or
+// for a letter that folds to two ("ß" to "ss") a rune of its own, so that
+// LIKE compares it as one character.
 func foldRunes(s string) []rune {
 	var out []rune
 	for _, r := range s {
@@ -77,10 +83,28 @@ func foldRunes(s string) []rune {
 			out = append(out, r)
 			continue
 		}
-		out = append(out, []rune(foldRune(r))...)
+		f := []rune(foldRune(r))
+		if len(f) != 1 {
+			f = []rune{expansionRune(f)}
+		}
+		out = append(out, f[0])
 	}
 	return out
 }
+
+// expansionRunes gives each multi-letter fold of accentFold a private-use
+// rune of its own.
+var expansionRunes = func() map[string]rune {
+	m := map[string]rune{}
+	for _, f := range accentFold {
+		if _, ok := m[f]; !ok && utf8.RuneCountInString(f) > 1 {
+			m[f] = rune(0xE000 + len(m))
+		}
+	}
+	return m
+}()
+
+func expansionRune(f []rune) rune { return expansionRunes[string(f)] }
 
 // likeRunes matches with '%' and '_' as wildcards; the caller's pattern has
 // no escape character. wild controls whether wildcards are active.

@@ -221,7 +221,8 @@
 // Lists have no default ORDER BY in v15 (rows come in name order here);
 // limit_page_length=0 returns everything and ignores limit_start; child
 // table filters duplicate parents; string comparison is case- and
-// accent-insensitive; a backslash in a "like" value is a literal backslash
+// accent-insensitive, "like" per character ("_" matches "ß", "ss" does
+// not, as in MariaDB); a backslash in a "like" value is a literal backslash
 // (Frappe doubles it), so "%" and "_" cannot be escaped; count(*) is
 // rejected; unknown order_by columns are MariaDB errors (500). In reports:
 // Stock Balance rows carry "currency": 0.0 (flt of the currency code),

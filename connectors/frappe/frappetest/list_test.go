@@ -238,6 +238,34 @@ func TestLikeWildcardsAndBackslash(t *testing.T) {
 	}
 }
 
+// MariaDB's LIKE matches character by character (MariaDB and MySQL
+// reference, LIKE: "_ matches a single character"; "LIKE performs matching
+// on a per-character basis, thus it can produce results different from the
+// = comparison operator"), so a letter that "=" equals to two ("ß" = "ss"
+// under utf8mb4_unicode_ci) is one character to LIKE: "_" matches it, and
+// "ss" does not.
+func TestLikeIsPerCharacter(t *testing.T) {
+	s := NewServer(Options{ExtraCustomers: []string{"Hauptstraße Bau GmbH", "Hauptstrasse Handel GmbH"}})
+	t.Cleanup(s.Close)
+	for _, tc := range []struct {
+		filter string
+		want   []string
+	}{
+		{`[["customer_name","like","%strasse%"]]`, []string{"Hauptstrasse Handel GmbH"}},
+		{`[["customer_name","like","%STRASSE%"]]`, []string{"Hauptstrasse Handel GmbH"}},
+		{`[["customer_name","like","%straße%"]]`, []string{"Hauptstraße Bau GmbH"}},
+		{`[["customer_name","like","%stra_e%"]]`, []string{"Hauptstraße Bau GmbH"}},
+		{`[["customer_name","like","%stra__e%"]]`, []string{"Hauptstrasse Handel GmbH"}},
+		{`[["customer_name","not like","%straße%"],["customer_name","like","Haupt%"]]`, []string{"Hauptstrasse Handel GmbH"}},
+		// "=" compares whole strings under the collation: ß = ss.
+		{`[["customer_name","=","hauptstrasse bau gmbh"]]`, []string{"Hauptstraße Bau GmbH"}},
+	} {
+		if got := listNames(t, s, "Customer", map[string]string{"filters": tc.filter}); !equalStrings(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.filter, got, tc.want)
+		}
+	}
+}
+
 func TestOrFilters(t *testing.T) {
 	s := testServer(t)
 	want := docNames(filterDocs(s, "Sales Invoice", func(d *Doc) bool {
