@@ -214,6 +214,24 @@ func TestServiceMCPEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("list_items and list_companies resolve spoken names", func(t *testing.T) {
+		// Seeded: item HW-1001 "Steel Bracket 50mm"; company "Demo
+		// Holdings NZ Ltd".
+		out := mustSucceed(t, callTool(t, cs, "list_items", map[string]any{"search": "steel bracket 50 mm"}), "list_items")
+		m, _ := out["name_match"].(map[string]any)
+		if m["status"] != "matched" || m["id"] != "HW-1001" || len(out["data"].([]any)) != 1 {
+			t.Errorf("list_items: %v", out)
+		}
+		out = mustSucceed(t, callTool(t, cs, "list_companies", map[string]any{"search": "demo holdings nz limited", "search_mode": "name"}), "list_companies")
+		if m, _ := out["name_match"].(map[string]any); m["status"] != "matched" || m["id"] != "Demo Holdings NZ Ltd" {
+			t.Errorf("list_companies: %v", out)
+		}
+		out = mustSucceed(t, callTool(t, cs, "list_items", map[string]any{"search": "steel bracket 50 mm", "search_mode": "literal"}), "list_items literal")
+		if _, ok := out["name_match"]; ok || len(out["data"].([]any)) != 0 {
+			t.Errorf("list_items literal: %v", out)
+		}
+	})
+
 	t.Run("list_sales_invoices pages a company's submitted invoices exactly", func(t *testing.T) {
 		company := data.List("Company")[0].Name
 		rows := walkPages(t, cs, "list_sales_invoices", map[string]any{"company": company, "docstatus": 1, "limit": 50})
