@@ -30,6 +30,21 @@ func (d Decimal) Cents() int64 {
 	return -((-int64(d) + unit/2) / unit)
 }
 
+// Round rounds d to places (0..9) decimals, half away from zero: what
+// frappe.utils.flt(value, precision) does to a positive value under the
+// default rounding_method, "Banker's Rounding (legacy)" (a tie rounds up
+// when precision > 0).
+func (d Decimal) Round(places int) Decimal {
+	unit := int64(1)
+	for i := places; i < 9; i++ {
+		unit *= 10
+	}
+	if d >= 0 {
+		return Decimal((int64(d) + unit/2) / unit * unit)
+	}
+	return -Decimal((-int64(d) + unit/2) / unit * unit)
+}
+
 // String returns the plain decimal text with nine fractional digits, as
 // MariaDB renders a decimal(21,9) value (e.g. "1180.500000000").
 func (d Decimal) String() string {

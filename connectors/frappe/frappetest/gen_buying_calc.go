@@ -12,7 +12,7 @@ func fillBuyingHeader(d *Doc, s *sellingCalc) {
 	f["buying_price_list"] = "Standard Buying"
 	f["price_list_currency"] = s.currency
 	f["plc_conversion_rate"] = f["conversion_rate"]
-	f["total_qty"] = qtyDec(s.totalQtyH)
+	f["total_qty"] = qtyMDec(s.totalQtyM)
 	f["base_total"] = Cents(s.baseNetC)
 	f["base_net_total"] = Cents(s.baseNetC)
 	f["total"] = Cents(s.netC)

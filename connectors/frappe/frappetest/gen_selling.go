@@ -10,6 +10,7 @@ import "time"
 type sellingLine struct {
 	item                *itemInfo
 	qtyH                int64 // quantity in hundredths
+	qtyM                int64 // when not 0: the quantity in thousandths, in place of qtyH (a written line's)
 	rateC, amountC      int64
 	baseRateC, baseAmtC int64
 }
@@ -22,7 +23,7 @@ type sellingCalc struct {
 	taxRateBP                 int64 // 0 = no taxes
 	disableRounded            bool
 
-	totalQtyH, netC, baseNetC int64
+	totalQtyM, netC, baseNetC int64 // total_qty in thousandths
 	taxC, baseTaxC            int64
 	grandC, baseGrandC        int64
 	roundedC, baseRoundedC    int64
@@ -33,13 +34,13 @@ type sellingCalc struct {
 func (s *sellingCalc) base(c int64) int64 { return roundHalfEven(c*s.convE4, 10000) }
 
 func (s *sellingCalc) compute() {
-	s.totalQtyH, s.netC, s.baseNetC = 0, 0, 0
+	s.totalQtyM, s.netC, s.baseNetC = 0, 0, 0
 	for i := range s.lines {
 		l := &s.lines[i]
-		l.amountC = roundHalfEven(l.qtyH*l.rateC, 100)
+		l.amountC = roundHalfEven(l.thousandths()*l.rateC, 1000)
 		l.baseRateC = s.base(l.rateC)
 		l.baseAmtC = s.base(l.amountC)
-		s.totalQtyH += l.qtyH
+		s.totalQtyM += l.thousandths()
 		s.netC += l.amountC
 		s.baseNetC += l.baseAmtC
 	}
@@ -123,6 +124,18 @@ func (g *generator) pickLines(currency string, n int) []sellingLine {
 
 func qtyDec(h int64) Decimal { return Decimal(h * (decimalScale / 100)) }
 
+// thousandths is the line's quantity in thousandths: System Settings'
+// float_precision (3 by default), to which ERPNext rounds a qty.
+func (l sellingLine) thousandths() int64 {
+	if l.qtyM != 0 {
+		return l.qtyM
+	}
+	return l.qtyH * 10
+}
+
+// qtyMDec is a quantity in thousandths as a Decimal.
+func qtyMDec(m int64) Decimal { return Decimal(m * (decimalScale / 1000)) }
+
 // fillSellingHeader writes totals common to Sales Order and Sales Invoice.
 func fillSellingHeader(d *Doc, s *sellingCalc) {
 	f := d.Fields
@@ -131,7 +144,7 @@ func fillSellingHeader(d *Doc, s *sellingCalc) {
 	f["selling_price_list"] = "Standard Selling"
 	f["price_list_currency"] = s.currency
 	f["plc_conversion_rate"] = f["conversion_rate"]
-	f["total_qty"] = qtyDec(s.totalQtyH)
+	f["total_qty"] = qtyMDec(s.totalQtyM)
 	f["base_total"] = Cents(s.baseNetC)
 	f["base_net_total"] = Cents(s.baseNetC)
 	f["total"] = Cents(s.netC)
@@ -177,11 +190,11 @@ func pricedItemRow(l sellingLine) map[string]any {
 	row["item_code"] = l.item.Code
 	row["item_name"] = l.item.Name
 	row["description"] = l.item.Name
-	row["qty"] = qtyDec(l.qtyH)
+	row["qty"] = qtyMDec(l.thousandths())
 	row["stock_uom"] = l.item.UOM
 	row["uom"] = l.item.UOM
 	row["conversion_factor"] = Units(1)
-	row["stock_qty"] = qtyDec(l.qtyH)
+	row["stock_qty"] = qtyMDec(l.thousandths())
 	row["price_list_rate"] = Cents(l.rateC)
 	row["base_price_list_rate"] = Cents(l.baseRateC)
 	row["rate"] = Cents(l.rateC)

@@ -15,6 +15,12 @@ import (
 // DocTypes erpgate writes are writable; every other write is refused with
 // the 403 a role without the right gets.
 
+// floatPrecision is System Settings' float_precision, ERPNext's default
+// (3): the places a Float field such as a line's qty is rounded to. The
+// currency precision of the seeded currencies ("#,###.##") is 2, the
+// Cents of a rate or amount.
+const floatPrecision = 3
+
 // Role permissions for writes (ERPNext's doctype permissions for these
 // roles; a role not listed has only what readRoles give it).
 var (
@@ -215,17 +221,20 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		it := items[i]
 		info := &itemInfo{Code: it.Name, Name: it.Str("item_name"), Group: it.Str("item_group"), UOM: it.Str("stock_uom"),
 			PriceCents: it.Dec("standard_rate").Cents(), Stock: it.Int("is_stock_item") == 1}
-		qty := flt(must(r.get("qty")))
+		// calculate_taxes_and_totals rounds the line's floats
+		// (round_floats_in): qty to float_precision.
+		qty := flt(must(r.get("qty"))).Round(floatPrecision)
 		if qty <= 0 {
 			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
 		}
 		if u := ds.Get("UOM", info.UOM); u != nil && u.Int("must_be_whole_number") == 1 && int64(qty)%decimalScale != 0 {
-			// erpnext.utilities.transaction_base.validate_uom_is_integer
+			// erpnext.utilities.transaction_base.validate_uom_is_integer,
+			// on the qty rounded to its precision.
 			e := frappeThrow("ValidationError", fmt.Sprintf("Row %d: Quantity (%s) cannot be a fraction. To allow this, disable '<strong>Must be Whole Number</strong>' in UOM <strong>%s</strong>.", i+1, pyFloat(qty.Float64()), info.UOM), "")
 			e.excType, e.excPath = "UOMMustBeIntegerError", "erpnext.utilities.transaction_base.UOMMustBeIntegerError"
 			return nil, e
 		}
-		line := sellingLine{item: info, qtyH: int64(qty) / (decimalScale / 100), rateC: priceIn(info, currency)}
+		line := sellingLine{item: info, qtyM: int64(qty) / (decimalScale / 1000), rateC: priceIn(info, currency)}
 		if v, ok := r.get("rate"); ok && v != nil {
 			line.rateC = flt(v).Cents()
 		}

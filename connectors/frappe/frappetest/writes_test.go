@@ -164,3 +164,61 @@ func putJSON(t *testing.T, s *Server, auth, path, body string) resp {
 	t.Helper()
 	return sendJSON(t, s, http.MethodPut, auth, path, body)
 }
+
+// itemWithUOM returns an enabled item whose stock UOM has
+// must_be_whole_number as whole says.
+func itemWithUOM(t *testing.T, s *Server, whole bool) *Doc {
+	t.Helper()
+	for _, it := range s.Data().List("Item") {
+		u := s.Data().Get("UOM", it.Str("stock_uom"))
+		if it.Int("disabled") == 0 && u != nil && (u.Int("must_be_whole_number") == 1) == whole {
+			return it
+		}
+	}
+	t.Fatalf("no enabled item with a whole-number UOM %v", whole)
+	return nil
+}
+
+// TestInsertRoundsToThePrecisions: ERPNext's calculate_taxes_and_totals
+// rounds every Float and Currency field of a line (round_floats_in) to
+// its precision before it computes the amount: qty to System Settings'
+// float_precision (3 by default), rate and amount to the currency's (2
+// for the seeded "#,###.##" currencies), half up (rounded(), "Banker's
+// Rounding (legacy)", for precision > 0). validate_uom_is_integer then
+// checks the rounded qty against a whole-number UOM and quotes it.
+func TestInsertRoundsToThePrecisions(t *testing.T) {
+	s := newServer(t, Options{})
+	customer, company, _ := seedFor(t, s)
+	auth := tokenAuth(s.User("all-companies"))
+	kg, nos := itemWithUOM(t, s, false), itemWithUOM(t, s, true)
+	order := func(lines string) resp {
+		return postJSON(t, s, auth, "/api/resource/Sales%20Order",
+			`{"customer":"`+customer+`","company":"`+company+`","delivery_date":"2026-07-01","items":[`+lines+`]}`)
+	}
+	r := order(`{"item_code":"` + kg.Name + `","qty":1.2345,"rate":10.005},` +
+		`{"item_code":"` + kg.Name + `","qty":0.3334,"rate":19.999999999},` +
+		`{"item_code":"` + nos.Name + `","qty":2.0004,"rate":1}`)
+	r.expectStatus(t, http.StatusOK)
+	items := r.body["data"].(map[string]any)["items"].([]any)
+	for i, want := range [][3]string{{"1.235", "10.01", "12.36"}, {"0.333", "20.0", "6.66"}, {"2.0", "1.0", "2.0"}} {
+		row := items[i].(map[string]any)
+		got := [3]string{fmt.Sprint(row["qty"]), fmt.Sprint(row["rate"]), fmt.Sprint(row["amount"])}
+		if got != want || fmt.Sprint(row["stock_qty"]) != want[0] {
+			t.Errorf("line %d qty, rate, amount %v (stock_qty %v), want %v", i+1, got, row["stock_qty"], want)
+		}
+	}
+	if d := r.body["data"].(map[string]any); fmt.Sprint(d["total_qty"]) != "3.568" || fmt.Sprint(d["total"]) != "21.02" {
+		t.Errorf("total_qty %v total %v, want 3.568 and 21.02", d["total_qty"], d["total"])
+	}
+
+	// A fraction of a whole-number UOM is refused, quoting the qty as
+	// rounded to the float precision.
+	for _, tc := range []struct{ qty, says string }{{"2.5", "2.5"}, {"1.23456", "1.235"}} {
+		r = order(`{"item_code":"` + nos.Name + `","qty":` + tc.qty + `}`)
+		r.expectStatus(t, 417)
+		want := "Row 1: Quantity (" + tc.says + ") cannot be a fraction. To allow this, disable '<strong>Must be Whole Number</strong>' in UOM <strong>" + nos.Str("stock_uom") + "</strong>."
+		if r.body["exc_type"] != "UOMMustBeIntegerError" || !strings.Contains(r.raw, strings.ReplaceAll(want, "'", "'")) {
+			t.Errorf("qty %s: %s", tc.qty, r.raw)
+		}
+	}
+}
