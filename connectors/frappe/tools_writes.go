@@ -138,6 +138,9 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	}
 	warnings := []string{"The ERP applies its taxes, discounts and pricing rules when it saves the draft, so its grand total can differ from the net total shown."}
 	for i, l := range a.Items {
+		if q, ok := decimalText(l.Qty); ok && terminatingPlaces(q) > 3 {
+			warnings = append(warnings, fmt.Sprintf("Line %d's qty %s has more than three decimal places: if the ERP rounds it to its float precision (3 places unless the site changed it), the draft is created but the call fails and names the difference.", i+1, l.Qty.String()))
+		}
 		if l.Rate == nil {
 			continue
 		}
@@ -212,8 +215,9 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 }
 
 // salesOrderDiffers lists what the order the ERP created differs in from
-// the approved one: its currency, and each given rate (ERPNext rounds a
-// rate to the currency's precision).
+// the approved one: its currency, each qty (ERPNext rounds a qty to the
+// float precision) and each given rate (ERPNext rounds a rate to the
+// currency's precision).
 func salesOrderDiffers(a createSalesOrderArgs, currency string, doc map[string]any) []string {
 	var diffs []string
 	if got := str(doc["currency"]); currency != "" && got != currency {
@@ -221,12 +225,20 @@ func salesOrderDiffers(a createSalesOrderArgs, currency string, doc map[string]a
 	}
 	lines, _ := doc["items"].([]any)
 	for i, l := range a.Items {
-		if l.Rate == nil || i >= len(lines) {
+		if i >= len(lines) {
 			continue
 		}
 		row, _ := lines[i].(map[string]any)
-		want, okW := decimalText(*l.Rate)
-		got, okG := decimalText(row["rate"])
+		want, okW := decimalText(l.Qty)
+		got, okG := decimalText(row["qty"])
+		if !okW || !okG || want.Cmp(got) != 0 {
+			diffs = append(diffs, fmt.Sprintf("line %d qty %s, approved %s", i+1, text(canonicalNumber(row["qty"])), l.Qty.String()))
+		}
+		if l.Rate == nil {
+			continue
+		}
+		want, okW = decimalText(*l.Rate)
+		got, okG = decimalText(row["rate"])
 		if !okW || !okG || want.Cmp(got) != 0 {
 			diffs = append(diffs, fmt.Sprintf("line %d rate %s, approved %s", i+1, text(row["rate"]), l.Rate.String()))
 		}

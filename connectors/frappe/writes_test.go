@@ -613,22 +613,38 @@ func TestASalesOrderTheERPChangedIsNotReportedAsApproved(t *testing.T) {
 	s := writeSim(t)
 	comp := seededCompany(t, s)
 	item := seededItems(t, s, 1)[0]
+	// Items sold in a unit that may be split (Kg) and in whole units (Nos).
+	withUOM := func(whole int64) *frappetest.Doc {
+		return seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+			u := s.Data().Get("UOM", d.Str("stock_uom"))
+			return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == whole
+		})
+	}
+	split, whole := withUOM(0), withUOM(1)
 	for _, tc := range []struct {
 		name, role, currency string
-		rate                 float64
+		item                 *frappetest.Doc
+		qty, rate            float64
 		says                 []string
+		warns                string
 	}{
-		{"a currency the user may not read", noAccounting, "USD", 10, []string{"currency USD, approved " + comp.Str("default_currency")}},
-		{"a rate with three places", allCompanies, comp.Str("default_currency"), 10.005, []string{"line 1 rate 10.01, approved 10.005"}},
+		{"a currency the user may not read", noAccounting, "USD", item, 3, 10, []string{"currency USD, approved " + comp.Str("default_currency")}, ""},
+		{"a rate with three places", allCompanies, comp.Str("default_currency"), item, 3, 10.005, []string{"line 1 rate 10.01, approved 10.005"},
+			"Line 1's rate 10.005 has more than two decimal places"},
+		// ERPNext rounds a qty to float_precision (3) half up.
+		{"a qty with four places", allCompanies, comp.Str("default_currency"), split, 1.2345, 10, []string{"line 1 qty 1.235, approved 1.2345"},
+			"Line 1's qty 1.2345 has more than three decimal places"},
+		{"a whole-unit qty the ERP rounds to a whole number", allCompanies, comp.Str("default_currency"), whole, 2.0004, 10, []string{"line 1 qty 2, approved 2.0004"},
+			"Line 1's qty 2.0004 has more than three decimal places"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cust := seededCustomer(t, s, tc.currency)
 			p := mustPropose(t, s, tc.role, "create_sales_order", map[string]any{
 				"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
-				"items": []any{map[string]any{"item_code": item.Name, "qty": 3, "rate": tc.rate}},
+				"items": []any{map[string]any{"item_code": tc.item.Name, "qty": tc.qty, "rate": tc.rate}},
 			})
-			if tc.rate == 10.005 && !strings.Contains(strings.Join(p.preview.Warnings, " "), "Line 1's rate 10.005 has more than two decimal places") {
-				t.Errorf("the preview does not warn of the rate's places: %q", p.preview.Warnings)
+			if tc.warns != "" && !strings.Contains(strings.Join(p.preview.Warnings, " "), tc.warns) {
+				t.Errorf("the preview does not warn %q: %q", tc.warns, p.preview.Warnings)
 			}
 			out, err := p.execute(t)
 			if err == nil {
