@@ -111,8 +111,12 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		if l.Rate != nil {
 			rate = l.Rate.String()
 			if r, ok := ratMul(l.Qty, *l.Rate); ok {
-				total.Add(&total, r)
+				// ERPNext rounds each line's amount to the currency's
+				// precision and adds the rounded amounts up.
 				amount = roundRat(r, 2)
+				if rounded, ok := parseDecimal(amount); ok {
+					total.Add(&total, rounded)
+				}
 			}
 		} else {
 			priced = false

@@ -728,3 +728,42 @@ func mustProposeWith(t *testing.T, s *frappetest.Server, settings, name string, 
 	}
 	return p
 }
+
+// TestSalesOrderPreviewTotalIsTheSumOfItsLines: ERPNext rounds each
+// line's amount to the currency's precision (flt(rate * qty, 2)) and adds
+// the rounded amounts up into the net total. The approval page shows each
+// line's amount rounded so; its net total must be their sum, the total
+// the ERP saves, not the exact sum rounded once. Three lines of 0.333 at
+// 1.00 are 0.33 each: 0.99, where the exact sum 0.999 rounds to 1.00.
+func TestSalesOrderPreviewTotalIsTheSumOfItsLines(t *testing.T) {
+	s := writeSim(t)
+	// The company with no default sales tax: its grand total is its net
+	// total.
+	comp := seededWhere(t, s, "Company", func(d *frappetest.Doc) bool { return d.Str("default_currency") == "USD" })
+	cust := seededCustomer(t, s, "USD")
+	var lines []any
+	for _, it := range s.Data().List("Item") {
+		u := s.Data().Get("UOM", it.Str("stock_uom"))
+		if it.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 0 && len(lines) < 3 {
+			lines = append(lines, map[string]any{"item_code": it.Name, "qty": 0.333, "rate": 1})
+		}
+	}
+	if len(lines) < 3 {
+		t.Fatal("the seed has fewer than three items sold in a unit that may be split")
+	}
+	p := mustPropose(t, s, allCompanies, "create_sales_order", map[string]any{
+		"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30", "items": lines,
+	})
+	for _, row := range p.preview.Tables[0].Rows {
+		if row[len(row)-1] != "0.33" {
+			t.Errorf("line amount %q, want 0.33", row[len(row)-1])
+		}
+	}
+	if !strings.Contains(p.preview.Summary, "net total 0.99 USD") {
+		t.Errorf("summary %q, want net total 0.99 USD (the sum of the lines shown)", p.preview.Summary)
+	}
+	out := p.mustExecute(t)
+	if rat(t, out["grand_total"]).Cmp(big.NewRat(99, 100)) != 0 {
+		t.Errorf("the ERP saved grand_total %v, want 0.99", out["grand_total"])
+	}
+}
