@@ -182,14 +182,18 @@ func (s *Simulator) locate(t *table, es *entitySchema, body map[string]json.RawM
 			return nil
 		}
 		probe.set(k, keyString(v))
-		if n, isNum := v.(float64); isNum {
-			probe.set(k, fmt.Sprint(int64(n)))
+		if n, isNum := v.(json.Number); isNum {
+			if f, err := n.Float64(); err == nil {
+				probe.set(k, fmt.Sprint(int64(f)))
+			}
 		}
 	}
 	return t.byKey[t.keyOf(probe)]
 }
 
-// wrappedValue reads {"value": X}.
+// wrappedValue reads {"value": X}; a number is kept as its JSON text
+// (json.Number), as Json.NET reads a decimal from the text, not through
+// a double.
 func wrappedValue(raw json.RawMessage) (any, bool) {
 	if raw == nil {
 		return nil, false
@@ -197,7 +201,9 @@ func wrappedValue(raw json.RawMessage) (any, bool) {
 	var w struct {
 		Value any `json:"value"`
 	}
-	if json.Unmarshal(raw, &w) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&w) != nil {
 		return nil, false
 	}
 	return w.Value, true
@@ -232,6 +238,12 @@ func (s *Simulator) applyBody(ep *endpointSchema, es *entitySchema, rec *Record,
 			gv, err := convertValue(f.Type, v)
 			if err != nil {
 				return nil, nil, fmt.Sprintf("Error converting value to type '%s'. Path '%s.value'.", f.Type, name)
+			}
+			if d, ok := gv.(Decimal); ok {
+				// The column keeps its SQL scale (api-facts.md §2.2).
+				if scale := decimalScale(f.Name); scale >= 0 {
+					gv = d.Round(scale)
+				}
 			}
 			rec.set(f.Name, gv)
 			if ref, ok := references[es.Name+"."+f.Name]; ok && gv != nil {
@@ -347,15 +359,19 @@ func convertValue(wrapper string, v any) (any, error) {
 		}
 		return s, nil
 	case tInt, tShort, tLong, tByte:
-		n, ok := v.(float64)
-		if !ok || n != float64(int64(n)) {
+		num, ok := v.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("not an integer")
+		}
+		n, err := num.Float64()
+		if err != nil || n != float64(int64(n)) {
 			return nil, fmt.Errorf("not an integer")
 		}
 		return int64(n), nil
 	case tDecimal, tDouble:
 		switch x := v.(type) {
-		case float64:
-			return ParseDecimal(fmt.Sprint(x))
+		case json.Number:
+			return DecimalFromJSON(x.String())
 		case string:
 			return ParseDecimal(x)
 		}

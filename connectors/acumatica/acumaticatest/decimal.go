@@ -57,6 +57,72 @@ func ParseDecimal(s string) (Decimal, error) {
 	return d, nil
 }
 
+// DecimalFromJSON reads a JSON number's text (a plain decimal or one with
+// an exponent, "1.5e-3") exactly, rounded half away from zero to the 8
+// places a Decimal keeps. A number beyond the Decimal's range is an
+// error, as one beyond .NET's decimal is for Json.NET.
+func DecimalFromJSON(s string) (Decimal, error) {
+	mant, exp := s, int64(0)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.ParseInt(strings.TrimPrefix(s[i+1:], "+"), 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("invalid decimal %q", s)
+		}
+		mant, exp = s[:i], e
+	}
+	r, ok := new(big.Rat).SetString(mant)
+	if !ok || strings.ContainsAny(mant, "/xXpP_") {
+		return 0, fmt.Errorf("invalid decimal %q", s)
+	}
+	// A nonzero mantissa of n characters is below 10^n and at least
+	// 10^-n: an exponent far beyond that is zero or out of range without
+	// computing 10^exp.
+	n := int64(len(mant))
+	switch {
+	case r.Sign() == 0 || exp < -(n+10):
+		return 0, nil
+	case exp > n+30:
+		return 0, fmt.Errorf("decimal %q out of range", s)
+	}
+	pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs(exp)), nil))
+	if exp >= 0 {
+		r.Mul(r, pow)
+	} else {
+		r.Quo(r, pow)
+	}
+	r.Mul(r, big.NewRat(decimalUnits, 1))
+	q, rem := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if rem.Abs(rem).Mul(rem, big.NewInt(2)).Cmp(r.Denom()) >= 0 {
+		if r.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	if !q.IsInt64() || q.Int64() > 1<<62 || q.Int64() < -(1<<62) {
+		return 0, fmt.Errorf("decimal %q out of range", s)
+	}
+	return Decimal(q.Int64()), nil
+}
+
+func abs(n int64) int64 { return max(n, -n) }
+
+// Round rounds d to scale (0..8) fractional digits, half away from zero,
+// as a value is stored in a decimal column of that scale.
+func (d Decimal) Round(scale int) Decimal {
+	if scale >= 8 || scale < 0 {
+		return d
+	}
+	unit := int64(1)
+	for i := scale; i < 8; i++ {
+		unit *= 10
+	}
+	if d >= 0 {
+		return Decimal((int64(d) + unit/2) / unit * unit)
+	}
+	return -Decimal((-int64(d) + unit/2) / unit * unit)
+}
+
 func mustDecimal(s string) Decimal {
 	d, err := ParseDecimal(s)
 	if err != nil {

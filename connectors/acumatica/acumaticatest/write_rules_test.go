@@ -1,7 +1,9 @@
 package acumaticatest
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -171,4 +173,50 @@ func TestSetViewOnly(t *testing.T) {
 	if n := s.Data().Find("Customer", c.String("CustomerID")).String("CustomerName"); n != c.String("CustomerName") {
 		t.Errorf("stored CustomerName %q", n)
 	}
+}
+
+// Decimals are stored with their column's SQL scale (api-facts.md §2.2:
+// quantities and unit prices 6 places, money 4), so a value sent with more
+// places is saved rounded, half away from zero, and read back so; a line's
+// amount comes from the saved values. The value is read from the JSON text
+// exactly: 0.30000000000000004 (the float64 nearest 0.1+0.2) is a number
+// like any other, and 4.1 is not 4.0999999999999996.
+func TestDecimalsAreSavedWithTheirColumnScale(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	c := s.Data().Records("Customer")[0]
+	it := s.Data().Records("StockItem")[0]
+	line := func(qty, price string) string {
+		return `{"InventoryID":{"value":"` + it.String("InventoryID") + `"},"OrderQty":{"value":` + qty + `},"UnitPrice":{"value":` + price + `}}`
+	}
+	body := `{"CustomerID":{"value":"` + c.String("CustomerID") + `"},"Details":[` +
+		line("1.23456789", "19.9999999") + `,` + line("0.1", "0.30000000000000004") + `,` + line("4.1", "2.0000005") + `]}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", url.Values{"$expand": {"Details"}}), tok, strings.NewReader(body))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("insert: %d %s", resp.StatusCode, b)
+	}
+	saved := decodeObject(t, b)
+	// The PUT's answer prints the values short (computed in memory);
+	// a read prints them with the column's scale.
+	check := func(what string, details json.RawMessage, want [][3]string) {
+		t.Helper()
+		var lines []map[string]json.RawMessage
+		mustUnmarshal(t, details, &lines)
+		if len(lines) != len(want) {
+			t.Fatalf("%s: %d lines: %s", what, len(lines), details)
+		}
+		for i, w := range want {
+			got := [3]string{value(t, lines[i]["OrderQty"]), value(t, lines[i]["UnitPrice"]), value(t, lines[i]["Amount"])}
+			if got != w {
+				t.Errorf("%s: line %d OrderQty, UnitPrice, Amount %v, want %v", what, i+1, got, w)
+			}
+		}
+	}
+	check("the PUT's answer", saved["Details"], [][3]string{{"1.234568", "20.0", "24.69"}, {"0.1", "0.3", "0.03"}, {"4.1", "2.000001", "8.2"}})
+	nbr := strings.Trim(value(t, saved["OrderNbr"]), `"`)
+	status, got := get(t, s.entityURL(Version24, "SalesOrder/SO/"+nbr, url.Values{"$expand": {"Details"}}), tok)
+	if status != http.StatusOK {
+		t.Fatalf("read back: %d %s", status, got)
+	}
+	check("a read", decodeObject(t, got)["Details"], [][3]string{{"1.234568", "20.000000", "24.6900"}, {"0.100000", "0.300000", "0.0300"}, {"4.100000", "2.000001", "8.2000"}})
 }
