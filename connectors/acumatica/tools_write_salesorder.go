@@ -182,6 +182,16 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 	if !priced {
 		p.Warnings = append(p.Warnings, "Lines without a unit price are priced by Acumatica's price lists when saved; the amounts shown use the items' default prices and may differ.")
 	}
+	for i, l := range a.Details {
+		for _, v := range []struct {
+			name string
+			n    *json.Number
+		}{{"OrderQty", &l.OrderQty}, {"UnitPrice", l.UnitPrice}} {
+			if v.n != nil && places(*v.n) > savedPlaces {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("Line %d's %s %s has more than six decimal places: Acumatica saves it rounded, and then the order is made but the call fails and names the difference.", i+1, v.name, v.n.String()))
+			}
+		}
+	}
 	if st := fieldText(cust, "Status"); st != "" && st != "Active" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("The customer's status in Acumatica is %s.", st))
 	}
@@ -265,6 +275,11 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (a
 		return nil, err
 	}
 	plain := unwrapRecord(rec)
+	if diffs := salesOrderDiffers(a, plain); len(diffs) > 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"Acumatica created sales order %s %s, on hold, but not as approved: %s. It is on hold: check it in Acumatica, and correct or delete it",
+			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; "))
+	}
 	out := pick(plain, "id", "OrderType", "OrderNbr", "Status", "Hold", "OrderTotal", "CurrencyID", "CustomerID", "Date", "Description")
 	details := []any{}
 	if ls, ok := plain["Details"].([]any); ok {
@@ -280,6 +295,50 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (a
 		return nil, invalidResponse("Acumatica saved the sales order but its answer has no OrderNbr")
 	}
 	return out, nil
+}
+
+// savedPlaces is the scale of Acumatica's quantity and unit price
+// columns (api-facts.md §2.2): a value with more places is saved rounded.
+// The site's decimal places settings may round to fewer.
+const savedPlaces = 6
+
+// places is how many decimal places n has (31 for more than 30).
+func places(n json.Number) int {
+	r, ok := decimal(n)
+	if !ok {
+		return 0
+	}
+	ten := big.NewRat(10, 1)
+	for p := 0; p <= 30; p++ {
+		if r.IsInt() {
+			return p
+		}
+		r.Mul(r, ten)
+	}
+	return 31
+}
+
+// salesOrderDiffers lists the lines whose saved quantity or unit price is
+// not the approved one (Acumatica rounds them to its decimal places), in
+// the values Acumatica answered with.
+func salesOrderDiffers(a createSalesOrderArgs, plain map[string]any) []string {
+	var diffs []string
+	lines, _ := plain["Details"].([]any)
+	for i, l := range a.Details {
+		var saved map[string]any
+		if i < len(lines) {
+			saved, _ = lines[i].(map[string]any)
+		}
+		for _, v := range []struct {
+			name string
+			n    *json.Number
+		}{{"OrderQty", &l.OrderQty}, {"UnitPrice", l.UnitPrice}} {
+			if v.n != nil && !sameValue(*v.n, saved[v.name]) {
+				diffs = append(diffs, fmt.Sprintf("line %d %s %s, approved %s", i+1, v.name, orDash(valueText(saved[v.name])), v.n.String()))
+			}
+		}
+	}
+	return diffs
 }
 
 // pick copies the named members of an unwrapped record (null when

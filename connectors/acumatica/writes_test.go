@@ -677,3 +677,40 @@ func TestAddNoteToANoteThePageRedacted(t *testing.T) {
 	_, err = h.execute(kindFull, "acumatica_add_note", b, asShown(t, p))
 	wantCode(t, err, toolerr.ApprovalExpired, "a redacted note changed after approval")
 }
+
+// TestASalesOrderAcumaticaRoundedIsNotReportedAsApproved: Acumatica keeps
+// a quantity and a unit price to its column's scale (6 places, api-facts.md
+// §2.2) and saves a value with more places rounded. The order is made, but
+// not as approved: the call must say so, naming the order and each value
+// that differs, not report it as the approved one.
+func TestASalesOrderAcumaticaRoundedIsNotReportedAsApproved(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := exemptCustomer(t, h.sim)
+	item := h.sim.Data().Records("StockItem")[2]
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Details": []any{
+		map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 2, "UnitPrice": 12.5},
+		map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 1.23456789, "UnitPrice": 19.9999999},
+	}}
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Line 2's OrderQty 1.23456789 has more than six decimal places", "Line 2's UnitPrice 19.9999999 has more than six decimal places"} {
+		if !strings.Contains(strings.Join(p.Warnings, " "), want) {
+			t.Errorf("the preview does not warn %q: %q", want, p.Warnings)
+		}
+	}
+	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+	if err == nil {
+		t.Fatalf("the order Acumatica rounded was reported as the approved one: %v", out)
+	}
+	te := wantCode(t, err, toolerr.InvalidArgument, "a rounded order")
+	for _, want := range []string{"SO000321", "not as approved", "line 2 OrderQty 1.234568, approved 1.23456789", "line 2 UnitPrice 20.0, approved 19.9999999"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("the error does not say %q: %s", want, te.Message)
+		}
+	}
+	if strings.Contains(te.Message, "line 1") {
+		t.Errorf("the error names line 1, saved as approved: %s", te.Message)
+	}
+}
