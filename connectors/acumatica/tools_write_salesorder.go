@@ -136,16 +136,19 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		item := items[itemKey(l.InventoryID)]
 		qty, _ := decimal(l.OrderQty)
 		priceText, amountText := "", ""
+		// Acumatica rounds each line's amount to the currency's places and
+		// adds the rounded amounts up: the total is the sum of the
+		// amounts shown.
 		if l.UnitPrice != nil {
 			price, _ := decimal(*l.UnitPrice)
-			amount := new(big.Rat).Mul(qty, price)
+			amount := lineAmount(qty, price)
 			total.Add(total, amount)
 			priceText, amountText = l.UnitPrice.String(), money(amount)
 		} else {
 			priced = false
 			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + ")"
 			if p, ok := new(big.Rat).SetString(fieldText(item, "DefaultPrice")); ok {
-				amount := new(big.Rat).Mul(qty, p)
+				amount := lineAmount(qty, p)
 				total.Add(total, amount)
 				amountText = "about " + money(amount)
 			}
@@ -316,6 +319,13 @@ func places(n json.Number) int {
 		r.Mul(r, ten)
 	}
 	return 31
+}
+
+// lineAmount is qty × price rounded to two places, as Acumatica computes
+// a line's amount.
+func lineAmount(qty, price *big.Rat) *big.Rat {
+	r, _ := new(big.Rat).SetString(new(big.Rat).Mul(qty, price).FloatString(2))
+	return r
 }
 
 // salesOrderDiffers lists the lines whose saved quantity or unit price is

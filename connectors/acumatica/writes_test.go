@@ -714,3 +714,37 @@ func TestASalesOrderAcumaticaRoundedIsNotReportedAsApproved(t *testing.T) {
 		t.Errorf("the error names line 1, saved as approved: %s", te.Message)
 	}
 }
+
+// TestSalesOrderPreviewTotalIsTheSumOfItsLines: Acumatica rounds each
+// line's amount to the currency's two places and adds the rounded amounts
+// up. The preview's total must be the sum of the line amounts it shows:
+// three lines of 0.333 at 1.00 are 0.33 each, 0.99 (not 0.999 rounded
+// once, 1.00), the total Acumatica saves for a tax-exempt customer.
+func TestSalesOrderPreviewTotalIsTheSumOfItsLines(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := exemptCustomer(t, h.sim)
+	var lines []any
+	for _, it := range h.sim.Data().Records("StockItem")[:3] {
+		lines = append(lines, map[string]any{"InventoryID": it.String("InventoryID"), "OrderQty": 0.333, "UnitPrice": 1})
+	}
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Details": lines}
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range p.Tables[0].Rows {
+		if row[4] != "0.33" {
+			t.Errorf("line amount %q, want 0.33", row[4])
+		}
+	}
+	if !strings.Contains(p.Summary, "0.99 "+cust.String("CurrencyID")) {
+		t.Errorf("summary %q, want a total of 0.99 %s", p.Summary, cust.String("CurrencyID"))
+	}
+	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(out["OrderTotal"]); got != "0.99" {
+		t.Errorf("Acumatica saved OrderTotal %s, want 0.99", got)
+	}
+}
