@@ -9,6 +9,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // acumatica_update_customer sets a customer's main-contact and credit
@@ -219,15 +220,28 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 	}
 	fields := map[string]any{}
 	var unsaved []unsavedField
+	var differs []string
 	for _, ch := range a.changes {
 		v := fieldValue(rec, ch.field.path...)
 		fields[ch.field.name()] = v
-		if !sameValue(ch.value, v) {
-			unsaved = append(unsaved, unsavedField{name: ch.field.name(), got: v})
+		if sameValue(ch.value, v) {
+			continue
 		}
+		if n, ok := ch.value.(json.Number); ok && savedOtherwise(call, ch.field.name(), v) {
+			// A number that changed, to another value than approved:
+			// Acumatica saved it rounded to its decimal places.
+			differs = append(differs, fmt.Sprintf("%s %s, approved %s", ch.field.name(), valueText(v), n.String()))
+			continue
+		}
+		unsaved = append(unsaved, unsavedField{name: ch.field.name(), got: v})
 	}
 	if len(unsaved) > 0 {
 		return nil, notSaved("the customer "+a.CustomerID, unsaved)
+	}
+	if len(differs) > 0 {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"Acumatica saved the customer %s, but not as approved: %s (Acumatica rounds a number to its decimal places). Check the customer in Acumatica, and correct it if needed",
+			a.CustomerID, strings.Join(differs, "; "))
 	}
 	return map[string]any{"CustomerID": fieldText(rec, "CustomerID"), "CustomerName": nullIfEmpty(fieldText(rec, "CustomerName")),
 		"fields": fields, "endpoint": c.set.endpoint()}, nil
@@ -255,4 +269,20 @@ func nullIfEmpty(s string) any {
 		return nil
 	}
 	return s
+}
+
+// savedOtherwise reports whether got, the value a PUT's answer holds for
+// an approved number that it does not hold, is a number other than the
+// one the approval page showed before: the field was saved, differently
+// (rounded), rather than not saved at all.
+func savedOtherwise(call *connector.Call, name string, got any) bool {
+	g, ok := got.(json.Number)
+	if !ok || call.Approved == nil {
+		return false
+	}
+	f, ok := call.ApprovedField(name)
+	if !ok || strings.Contains(f.Before, redact.Placeholder) {
+		return false
+	}
+	return !sameValue(json.Number(f.Before), g)
 }

@@ -748,3 +748,30 @@ func TestSalesOrderPreviewTotalIsTheSumOfItsLines(t *testing.T) {
 		t.Errorf("Acumatica saved OrderTotal %s, want 0.99", got)
 	}
 }
+
+// TestUpdateCustomerRoundedIsNotToldAsNotSaved: Acumatica keeps a credit
+// limit to four places (money, api-facts.md §2.2) and saves 25000.12345 as
+// 25000.1235. The limit changed, so the call must not say it was not
+// saved for lack of rights: it says Acumatica saved it, and as what.
+func TestUpdateCustomerRoundedIsNotToldAsNotSaved(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	cust := h.sim.Data().Records("Customer")[7]
+	id := cust.String("CustomerID")
+	_, err := h.run(kindFull, "acumatica_update_customer", map[string]any{"CustomerID": id, "CreditLimit": 25000.12345})
+	saved := h.sim.Data().Find("Customer", id).Decimal("CreditLimit")
+	if saved.Format(4) != "25000.1235" {
+		t.Fatalf("the simulator saved CreditLimit %s, want 25000.1235", saved.Format(4))
+	}
+	if err == nil {
+		t.Fatal("the rounded credit limit was reported as the approved one")
+	}
+	te := wantCode(t, err, toolerr.InvalidArgument, "a rounded credit limit")
+	for _, want := range []string{id, "not as approved", "CreditLimit 25000.1235, approved 25000.12345"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message %q lacks %q", te.Message, want)
+		}
+	}
+	if strings.Contains(te.Message, "View Only") || strings.Contains(te.Message, "did not save") {
+		t.Errorf("a saved change is told as not saved: %s", te.Message)
+	}
+}
