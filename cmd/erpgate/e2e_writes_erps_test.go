@@ -49,6 +49,12 @@ func TestWritesFrappe(t *testing.T) {
 				"items": []any{map[string]any{"item_code": item, "qty": n}},
 			}
 		},
+		RoundedArgs: func(n int) map[string]any {
+			return map[string]any{
+				"customer": customer, "company": company, "delivery_date": "2026-12-31", "po_no": po(n),
+				"items": []any{map[string]any{"item_code": item, "qty": n, "rate": 10.005}},
+			}
+		},
 		Orders: func() int {
 			n, _ := erp("frappe.client.get_count", url.Values{"doctype": {"Sales Order"}}).(float64)
 			return int(n)
@@ -131,6 +137,12 @@ func TestWritesAcumatica(t *testing.T) {
 			return map[string]any{
 				"CustomerID": customer, "Description": description(n),
 				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n}},
+			}
+		},
+		RoundedArgs: func(n int) map[string]any {
+			return map[string]any{
+				"CustomerID": customer, "Description": description(n),
+				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n, "UnitPrice": 10.0000005}},
 			}
 		},
 		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },

@@ -52,6 +52,9 @@ type writeERP struct {
 	// field), so each test has a proposal of its own.
 	CreateTool string
 	CreateArgs func(n int) map[string]any
+	// RoundedArgs(n) create a sales order with a price the ERP saves
+	// rounded to its decimal places: made, but not as approved.
+	RoundedArgs func(n int) map[string]any
 	// Orders counts the simulator's sales orders: every write the tests
 	// expect, or expect not to happen, is one.
 	Orders func() int

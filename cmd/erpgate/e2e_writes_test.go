@@ -98,6 +98,42 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		})
 	}
 
+	t.Run("a change the ERP made, but not as approved, is told as made, to the model and on the page", func(t *testing.T) {
+		// The ERP rounds the price: the order exists, with another price
+		// than the page showed. Told as a failure ("not carried out"), it
+		// would invite a second order.
+		c := e.connectWriter(t, e.Alice, pathPlain)
+		n, _ := args()
+		a := e.RoundedArgs(n)
+		var link string
+		e.noWrite(t, "the proposal", func() { link = e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, a)) })
+		e.approve(t, link, e.Alice)
+		e.oneWrite(t, "the same call after approval", func() {
+			r := callTool(t, c.cs, e.CreateTool, a)
+			if !r.IsError || r.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(errorMessage(r), "not as approved") {
+				t.Errorf("the rounded order is told as %s", r.Text)
+			}
+		})
+		if got := e.actionStatus(t, link); got != "executed" {
+			t.Errorf("the action of a change the ERP made is %q", got)
+		}
+		page := pageText(e.decide(t, link, e.Alice, "approve").Body)
+		for _, want := range []string{"carried out", "not as approved"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the approval page does not say %q: %s", want, page)
+			}
+		}
+		if strings.Contains(page, "not carried out") || strings.Contains(page, "failed") {
+			t.Errorf("the approval page tells a change the ERP made as failed: %s", page)
+		}
+		e.noWrite(t, "the same call again", func() {
+			r := callTool(t, c.cs, e.CreateTool, a)
+			if msg := errorMessage(r); !strings.Contains(msg, "was made") || !strings.Contains(msg, "not as approved") {
+				t.Errorf("the call after the write does not say the change was made, not as approved: %s", r.Text)
+			}
+		})
+	})
+
 	plain := e.connectWriter(t, e.Alice, pathPlain)
 	manual := e.connectWriter(t, e.Alice, pathManualMRTR)
 	propose := func(t *testing.T, c *writeClient, a map[string]any) string {

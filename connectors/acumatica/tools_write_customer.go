@@ -239,7 +239,7 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 		return nil, notSaved("the customer "+a.CustomerID, unsaved)
 	}
 	if len(differs) > 0 {
-		return nil, toolerr.New(toolerr.InvalidArgument,
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica saved the customer %s, but not as approved: %s (Acumatica rounds a number to its decimal places). Check the customer in Acumatica, and correct it if needed",
 			a.CustomerID, strings.Join(differs, "; "))
 	}

@@ -279,7 +279,7 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (a
 	}
 	plain := unwrapRecord(rec)
 	if diffs := salesOrderDiffers(a, plain); len(diffs) > 0 {
-		return nil, toolerr.New(toolerr.InvalidArgument,
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica created sales order %s %s, on hold, but not as approved: %s. It is on hold: check it in Acumatica, and correct or delete it",
 			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; "))
 	}

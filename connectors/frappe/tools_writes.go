@@ -211,7 +211,7 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	if diffs := salesOrderDiffers(a, currency, doc); len(diffs) > 0 {
 		name := str(doc["name"])
-		return nil, toolerr.New(toolerr.InvalidArgument,
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"the ERP created draft Sales Order %s (%s), but not as approved: %s. It is a draft: check it in the ERP, and correct or delete it",
 			name, c.deskURL("Sales Order", name), strings.Join(diffs, "; "))
 	}

@@ -151,6 +151,14 @@ type Approved struct {
 	By string
 }
 
+// ErrNotAsApproved marks (as the cause of its *toolerr.Error) a write
+// tool's error for a change the ERP made, but not as the person approved
+// it: it rounded a price, took another currency. The change exists, and
+// the error's message names it and what differs: the engine records the
+// approved action as carried out, never as failed, so that nobody is
+// invited to make it again.
+var ErrNotAsApproved = errors.New("the ERP made the change, but not as approved")
+
 // ApprovedField is the preview field name as the person approved it; ok
 // is false when the call is not an approved write or the preview had no
 // such field.

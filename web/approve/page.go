@@ -203,6 +203,13 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 	case stateWithdrawn:
 		return "Approval withdrawn", "The approval of this change was withdrawn before it was carried out. Nothing was written to " + erp + ".", ""
 	case stateExecuted:
+		if a.NotAsApproved() {
+			if a.ErrorMessage != "" {
+				detail = "What erpgate saw: " + a.ErrorMessage
+			}
+			return "Change carried out, not as approved", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) +
+				", but not as approved: " + erp + " saved it with other values than the ones you approved. Check it in " + erp + ".", detail
+		}
 		return "Change carried out", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) + ".", ""
 	case stateFailed:
 		detail = ""

@@ -167,3 +167,26 @@ func TestViewOfAWriteThatNeverFinished(t *testing.T) {
 		}
 	}
 }
+
+// A write the ERP made, but not as approved (it rounded a price), is told
+// as carried out, never as failed: "not carried out" would invite making
+// it again. What differs quotes the ERP's values: for the approver only.
+func TestViewOfAWriteMadeNotAsApproved(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	const answer = "the ERP created draft Sales Order SAL-ORD-2026-00035, but not as approved: line 1 rate 10.01, approved 10.005"
+	a := testAction(approval.Executed, created)
+	a.ExecutedAt, a.ErrorCode, a.ErrorMessage = created.Add(time.Minute), "INVALID_ARGUMENT", answer
+	p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
+	for _, user := range []string{"", "bob@example.com", "ana@example.com"} {
+		v := h.view(p, user, "key")
+		words := v.Title + " " + v.Sentence + " " + v.Next
+		if v.State != stateExecuted || !strings.Contains(words, "carried out") || !strings.Contains(words, "not as approved") ||
+			strings.Contains(words, "not carried out") || strings.Contains(words, "failed") {
+			t.Errorf("signed in as %q: %s: %q", user, v.State, words)
+		}
+		if shown := strings.Contains(v.Detail, "10.005"); shown != (user == "ana@example.com") {
+			t.Errorf("signed in as %q: the ERP's answer shown %v: %q", user, shown, v.Detail)
+		}
+	}
+}

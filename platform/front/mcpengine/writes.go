@@ -380,6 +380,18 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 	call.Approved = &connector.Approved{ID: claimed.ID.String(), Preview: claimed.Preview, By: claimed.DecidedBy}
 	data, err := e.invoke(ctx, st, ct, call)
 	done := context.WithoutCancel(ctx)
+	if err != nil && errors.Is(err, connector.ErrNotAsApproved) {
+		// Made, but not as approved: the tool's error says what differs.
+		// The action is executed (never run or proposed as if it had
+		// failed), and the caller is told the tool's error.
+		te := toolerr.Classify(err)
+		message, _ := e.redactor(st, ct).RedactText(te.Message)
+		st.setApproval(StageExecuted)
+		if ferr := store.FinishNotAsApproved(done, key.SiteID, claimed.ID, string(te.Code), message); ferr != nil {
+			e.log.Error("approval: store the result", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
+		}
+		return nil, err
+	}
 	if err != nil {
 		te := toolerr.Classify(err)
 		message, _ := e.redactor(st, ct).RedactText(te.Message)
@@ -437,6 +449,9 @@ func outcomeError(a approval.Action, now time.Time) error {
 	case approval.Executing:
 		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change started at %s, and its outcome is not known (it may still be running, or erpgate stopped while it ran). Check the ERP before trying again", a.ExecutedAt.UTC().Format(time.RFC3339))
 	case approval.Executed:
+		if a.NotAsApproved() {
+			return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change (%s) was made at %s, but not as approved (%s: %s). Nothing more was written; check it in the ERP, and call again only to propose it afresh", a.Preview.Summary, a.ExecutedAt.UTC().Format(time.RFC3339), a.ErrorCode, a.ErrorMessage)
+		}
 		result := string(a.Result)
 		if len(result) > maxTold {
 			result = result[:maxTold] + "…"

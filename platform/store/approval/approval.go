@@ -94,6 +94,10 @@ type Action struct {
 // Expired reports whether the action can no longer be approved or run.
 func (a Action) Expired(now time.Time) bool { return !now.Before(a.ExpiresAt) }
 
+// NotAsApproved reports whether the ERP made the executed action, but not
+// as approved (Store.FinishNotAsApproved): ErrorMessage says what differs.
+func (a Action) NotAsApproved() bool { return a.Status == Executed && a.ErrorCode != "" }
+
 // OutcomeUnknown reports whether a failed action may have been made all
 // the same (see OutcomeUnknown): it is told as "check the ERP", never as a
 // failure to propose again, which could make the change twice.

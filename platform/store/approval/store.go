@@ -339,6 +339,18 @@ func (s *Store) Finish(ctx context.Context, siteID, id uuid.UUID, result json.Ra
 		status, event, outcome = Failed, EventFailed, "error"
 		result = nil
 	}
+	return s.finish(ctx, siteID, id, status, event, outcome, result, errCode, errMsg)
+}
+
+// FinishNotAsApproved records that the site's executing action id was
+// made by the ERP, but not as approved (connector.ErrNotAsApproved): it
+// is executed, with the tool's errCode and errMsg saying what differs
+// (NotAsApproved), and never run again.
+func (s *Store) FinishNotAsApproved(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg string) error {
+	return s.finish(ctx, siteID, id, Executed, EventExecuted, "error", nil, errCode, errMsg)
+}
+
+func (s *Store) finish(ctx context.Context, siteID, id uuid.UUID, status Status, event, outcome string, result json.RawMessage, errCode, errMsg string) error {
 	var res any
 	if len(result) > 0 {
 		res = []byte(result)
