@@ -22,6 +22,11 @@ type sellingCalc struct {
 	lines                     []sellingLine
 	taxRateBP                 int64 // 0 = no taxes
 	disableRounded            bool
+	// halfUp: amounts round a tie up, as rounded() does at a precision
+	// above 0 under "Banker's Rounding (legacy)", the default
+	// rounding_method (a written document's); the generated documents
+	// keep rounding half to even.
+	halfUp bool
 
 	totalQtyM, netC, baseNetC int64 // total_qty in thousandths
 	taxC, baseTaxC            int64
@@ -31,20 +36,34 @@ type sellingCalc struct {
 }
 
 // base converts document-currency cents to company currency.
-func (s *sellingCalc) base(c int64) int64 { return roundHalfEven(c*s.convE4, 10000) }
+func (s *sellingCalc) base(c int64) int64 { return s.round(c*s.convE4, 10000) }
+
+// round is n/d rounded to a whole number of the amount's precision.
+func (s *sellingCalc) round(n, d int64) int64 {
+	if s.halfUp {
+		// floor(n/d + 1/2): a tie goes up, -0.025 to -0.02 as in Frappe.
+		m := n + d/2
+		q := m / d
+		if m%d != 0 && m < 0 {
+			q--
+		}
+		return q
+	}
+	return roundHalfEven(n, d)
+}
 
 func (s *sellingCalc) compute() {
 	s.totalQtyM, s.netC, s.baseNetC = 0, 0, 0
 	for i := range s.lines {
 		l := &s.lines[i]
-		l.amountC = roundHalfEven(l.thousandths()*l.rateC, 1000)
+		l.amountC = s.round(l.thousandths()*l.rateC, 1000)
 		l.baseRateC = s.base(l.rateC)
 		l.baseAmtC = s.base(l.amountC)
 		s.totalQtyM += l.thousandths()
 		s.netC += l.amountC
 		s.baseNetC += l.baseAmtC
 	}
-	s.taxC = roundHalfEven(s.netC*s.taxRateBP, 10000)
+	s.taxC = s.round(s.netC*s.taxRateBP, 10000)
 	s.baseTaxC = s.base(s.taxC)
 	s.grandC = s.netC + s.taxC
 	s.baseGrandC = s.base(s.grandC)

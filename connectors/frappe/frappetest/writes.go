@@ -216,7 +216,7 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		currency = compCurrency
 	}
 	posted, _ := time.Parse("2006-01-02", txDate)
-	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted)}
+	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted), halfUp: true}
 	for i, r := range rows {
 		it := items[i]
 		info := &itemInfo{Code: it.Name, Name: it.Str("item_name"), Group: it.Str("item_group"), UOM: it.Str("stock_uom"),

@@ -211,6 +211,14 @@ func TestInsertRoundsToThePrecisions(t *testing.T) {
 		t.Errorf("total_qty %v total %v, want 3.568 and 21.02", d["total_qty"], d["total"])
 	}
 
+	// A tie rounds up at precision 2 (half to even only at precision 0,
+	// the rounded total's): 0.5 × 0.05 = 0.025 is 0.03.
+	r = order(`{"item_code":"` + kg.Name + `","qty":0.5,"rate":0.05}`)
+	r.expectStatus(t, http.StatusOK)
+	if row := r.body["data"].(map[string]any)["items"].([]any)[0].(map[string]any); fmt.Sprint(row["amount"]) != "0.03" {
+		t.Errorf("0.5 x 0.05: amount %v, want 0.03", row["amount"])
+	}
+
 	// A fraction of a whole-number UOM is refused, quoting the qty as
 	// rounded to the float precision.
 	for _, tc := range []struct{ qty, says string }{{"2.5", "2.5"}, {"1.23456", "1.235"}} {
