@@ -52,9 +52,10 @@ func TestWritesFrappe(t *testing.T) {
 		RoundedArgs: func(n int) map[string]any {
 			return map[string]any{
 				"customer": customer, "company": company, "delivery_date": "2026-12-31", "po_no": po(n),
-				"items": []any{map[string]any{"item_code": item, "qty": n, "rate": 10.005}},
+				"items": []any{map[string]any{"item_code": item, "qty": n, "rate": json.Number("10.00500000000000000001")}},
 			}
 		},
+		RoundedPrice: "10.00500000000000000001",
 		Orders: func() int {
 			n, _ := erp("frappe.client.get_count", url.Values{"doctype": {"Sales Order"}}).(float64)
 			return int(n)
@@ -142,13 +143,14 @@ func TestWritesAcumatica(t *testing.T) {
 		RoundedArgs: func(n int) map[string]any {
 			return map[string]any{
 				"CustomerID": customer, "Description": description(n),
-				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n, "UnitPrice": 10.0000005}},
+				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": n, "UnitPrice": json.Number("10.00000050000000000001")}},
 			}
 		},
-		Orders:      func() int { return len(sim.Data().Records("SalesOrder")) },
-		OrderWrites: func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
-		ERPRefusal:  "You have insufficient rights to access the object (SO301000).",
-		UpdateTool:  "acumatica_update_customer",
+		RoundedPrice: "10.00000050000000000001",
+		Orders:       func() int { return len(sim.Data().Records("SalesOrder")) },
+		OrderWrites:  func() int { return sim.RequestCount("/entity/Default/24.200.001/SalesOrder") },
+		ERPRefusal:   "You have insufficient rights to access the object (SO301000).",
+		UpdateTool:   "acumatica_update_customer",
 		UpdateArgs: func(email string) map[string]any {
 			return map[string]any{"CustomerID": customer, "MainContact": map[string]any{"Email": email}}
 		},

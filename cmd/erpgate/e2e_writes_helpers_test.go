@@ -52,9 +52,12 @@ type writeERP struct {
 	// field), so each test has a proposal of its own.
 	CreateTool string
 	CreateArgs func(n int) map[string]any
-	// RoundedArgs(n) create a sales order with a price the ERP saves
-	// rounded to its decimal places: made, but not as approved.
-	RoundedArgs func(n int) map[string]any
+	// RoundedArgs(n) create a sales order with RoundedPrice, a price the
+	// ERP saves rounded to its decimal places: made, but not as approved.
+	// It has more digits than a float64 holds: the error quotes it as
+	// approved, exactly as the client sent it.
+	RoundedArgs  func(n int) map[string]any
+	RoundedPrice string
 	// Orders counts the simulator's sales orders: every write the tests
 	// expect, or expect not to happen, is one.
 	Orders func() int

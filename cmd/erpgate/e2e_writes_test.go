@@ -110,7 +110,7 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		e.approve(t, link, e.Alice)
 		e.oneWrite(t, "the same call after approval", func() {
 			r := callTool(t, c.cs, e.CreateTool, a)
-			if !r.IsError || r.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(errorMessage(r), "not as approved") {
+			if !r.IsError || r.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(errorMessage(r), "not as approved") || !strings.Contains(errorMessage(r), "approved "+e.RoundedPrice) {
 				t.Errorf("the rounded order is told as %s", r.Text)
 			}
 		})
