@@ -98,6 +98,40 @@ func TestServiceMCPBadInput(t *testing.T) {
 		assertHealthy(t, gw)
 	})
 
+	t.Run("protocol errors are erpgate's sentences, not a library's", func(t *testing.T) {
+		// The SDK client (protocol 2026-07-28) with a cursor the server
+		// never gave.
+		_, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: "not a cursor"})
+		if err == nil || strings.Contains(err.Error(), "base64") || strings.Contains(err.Error(), "input byte") || !strings.Contains(err.Error(), "cursor") {
+			t.Errorf("tools/list with a bad cursor: %v", err)
+		}
+		// Raw JSON-RPC on both protocol versions: tools/call whose params
+		// are not an object, and a cursor that is not a string.
+		const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		for _, c := range []struct {
+			name, version, method, params string
+		}{
+			{"2025-11-25 tools/call params an array", "2025-11-25", "tools/call", `["list_customers"]`},
+			{"2025-11-25 tools/list cursor a number", "2025-11-25", "tools/list", `{"cursor":5}`},
+			{"2026-07-28 tools/list cursor not base64", "2026-07-28", "tools/list", `{"cursor":"!!!",` + meta + `}`},
+			{"2026-07-28 tools/call inputResponses a number", "2026-07-28", "tools/call", `{"name":"list_customers","inputResponses":5,` + meta + `}`},
+		} {
+			h := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken, "Mcp-Protocol-Version": c.version, "Mcp-Method": c.method, "Mcp-Name": "list_customers"}
+			_, msg := postRPC(t, site.ServiceMCPURL, h, `{"jsonrpc":"2.0","id":3,"method":"`+c.method+`","params":`+c.params+`}`)
+			e, _ := msg["error"].(map[string]any)
+			text, _ := e["message"].(string)
+			if rpcErrorCode(t, msg) != -32602 {
+				t.Errorf("%s: %v, want -32602 invalid params", c.name, msg)
+			}
+			for _, lib := range []string{"json:", "Go struct", "base64", "input byte", "unparsable", "mcp."} {
+				if strings.Contains(text, lib) {
+					t.Errorf("%s: message %q carries library text", c.name, text)
+					break
+				}
+			}
+		}
+	})
+
 	t.Run("unknown tool is a protocol error", func(t *testing.T) {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_database", Arguments: map[string]any{}})
 		if err == nil || !strings.Contains(err.Error(), "drop_database") {

@@ -107,7 +107,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			e.issueSession(w, st, msg.Params)
 		}
 		rw := newReplyWriter(w, st.method)
-		rw.ctx = ctx
+		rw.ctx, rw.st = ctx, st
 		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -277,9 +277,18 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 	case errors.Is(err, server.ErrUnsupported):
 		code = "METHOD_NOT_FOUND"
 	}
+	plain, explained := protocolError(string(method), message, err)
+	if explained && code == "PROTOCOL_ERROR" {
+		// The code the client gets (protoerr.go): INVALID_PARAMS for
+		// params that are not as MCP defines them.
+		code = rpcErrorCodes[plain.code]
+	}
 	st.mu.Lock()
 	if st.outcome == "" {
 		st.outcome, st.errorCode = usage.Error, code
+	}
+	if explained && st.plainError == nil {
+		st.plainError = &plain
 	}
 	st.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ import (
 type replyWriter struct {
 	http.ResponseWriter
 	status int
+	// st is the request's state: its error replies are put in erpgate's
+	// words (protoerr.go).
+	st *requestState
+	// text is set when the transport refuses in plain text: the client
+	// gets a JSON-RPC error instead, written once.
+	text, textWritten bool
 	// ctx is the request's; span is its "reply" span, from the first
 	// write on, when the request is traced.
 	ctx  context.Context
@@ -55,6 +62,10 @@ func (w *replyWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 		_, w.span = startSpan(w.ctx, "reply")
+		if h := w.Header(); status >= http.StatusBadRequest && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+			w.text = true
+			h.Set("Content-Type", "application/json")
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -64,10 +75,29 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 		w.status = http.StatusOK
 		_, w.span = startSpan(w.ctx, "reply")
 	}
-	if w.status >= http.StatusBadRequest && len(w.refusal) < maxRefusalBytes {
-		w.refusal = append(w.refusal, p[:min(len(p), maxRefusalBytes-len(w.refusal))]...)
+	out := p
+	switch ct := w.Header().Get("Content-Type"); {
+	case w.text && w.textWritten:
+		return len(p), nil
+	case w.text:
+		w.textWritten = true
+		var h http.Header
+		if w.st != nil {
+			h = w.st.header
+		}
+		e := textRefusal(w.status, h)
+		out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": e.code, "message": e.message}})
+		out = append(out, '\n')
+	case strings.HasPrefix(ct, "application/json"):
+		out = w.st.plainReply(p)
 	}
-	n, err := w.ResponseWriter.Write(p)
+	if w.status >= http.StatusBadRequest && len(w.refusal) < maxRefusalBytes {
+		w.refusal = append(w.refusal, out[:min(len(out), maxRefusalBytes-len(w.refusal))]...)
+	}
+	n, err := w.ResponseWriter.Write(out)
+	if err == nil {
+		n = len(p)
+	}
 	if w.listen && err == nil && bytes.Contains(p, ackMethod) {
 		w.mu.Lock()
 		select {

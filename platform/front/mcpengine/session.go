@@ -71,6 +71,10 @@ type requestState struct {
 	erpOpen  int
 	erpSince time.Time
 	erpTime  time.Duration
+	// plainError is erpgate's answer for the error mcp-go's server
+	// returned, when onProtocolError could tell what went wrong
+	// (protoerr.go).
+	plainError *rpcError
 }
 
 type stateKey struct{}

@@ -87,7 +87,8 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 			w.WriteHeader(http.StatusAccepted)
 			return true
 		}
-		reply = func(dst []byte) []byte { return appendResponse(dst, resp) }
+		st := stateFrom(r.Context())
+		reply = func(dst []byte) []byte { return st.plainReply(appendResponse(dst, resp)) }
 	}
 	_, span := startSpan(r.Context(), "reply")
 	defer endSpan(span, nil)
@@ -201,6 +202,11 @@ func (e *Engine) directCall(ctx context.Context, ct *compiledTool, id, args json
 	case err != nil:
 		e.onProtocolError(ctx, rid, mcp.MethodToolsCall, &req, err)
 		resp = mcp.NewJSONRPCError(rid, mcp.INTERNAL_ERROR, err.Error(), nil)
+	}
+	if err != nil {
+		// In erpgate's words, as on mcp-go's path (protoerr.go).
+		st := stateFrom(ctx)
+		return func(dst []byte) []byte { return st.plainReply(appendResponse(dst, resp)) }
 	}
 	return func(dst []byte) []byte { return appendResponse(dst, resp) }
 }

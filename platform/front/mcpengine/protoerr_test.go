@@ -1,0 +1,170 @@
+package mcpengine
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// libraryText are fragments of the error text of the libraries erpgate
+// uses (encoding/json, encoding/base64, mcp-go, jsonschema): none may
+// reach a client.
+var libraryText = []string{
+	"json:", "Go struct", "Go value", "unmarshal", "base64", "input byte", "unparsable", "interface {}",
+	"mcp.", "not found", "header mismatch:", "failed to", "not supported", "Invalid ",
+	"elicitation(s)", "request error",
+}
+
+// leaksLibraryText returns the library fragment s contains, if any.
+func leaksLibraryText(s string) string {
+	for _, f := range libraryText {
+		if strings.Contains(s, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// TestProtocolErrorsArePlainSentences: every JSON-RPC error a client gets
+// for a request the engine hands to mcp-go, or answers on its direct
+// path, is a plain sentence of erpgate's with the JSON-RPC code that fits
+// (-32602 for params that are not as MCP defines them), never the text of
+// mcp-go, encoding/json or encoding/base64: a tools/list cursor that is not
+// one the server gave, params that are not a JSON object, members of the
+// wrong type, an unknown tool, a method the server does not offer, on
+// protocol 2025-11-25 and 2026-07-28 and, for tools/call, on the direct
+// path and through mcp-go's transport (a progress token in _meta).
+func TestProtocolErrorsArePlainSentences(t *testing.T) {
+	f := newFixture(t, false)
+	legacy := func(method string) map[string]string {
+		return map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	}
+	modern := func(method string) map[string]string {
+		return map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method, mcp.HeaderName: "echo"}
+	}
+	const meta = `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` + mcp.MetaKeyClientCapabilities + `":{}}`
+	const progress = `"_meta":{"progressToken":"p1"}`
+	const progressModern = `"_meta":{"progressToken":"p1","` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` + mcp.MetaKeyClientCapabilities + `":{}}`
+	for _, c := range []struct {
+		name    string
+		method  string
+		params  string
+		headers func(string) map[string]string
+		code    int
+		mention string
+	}{
+		{"legacy: a cursor that is not base64", "tools/list", `{"cursor":"!!!"}`, legacy, mcp.INVALID_PARAMS, "cursor"},
+		{"modern: a cursor that is not base64", "tools/list", `{"cursor":"!!!",` + meta + `}`, modern, mcp.INVALID_PARAMS, "cursor"},
+		{"legacy: a cursor that is a number", "tools/list", `{"cursor":5}`, legacy, mcp.INVALID_PARAMS, "cursor"},
+		{"modern: a cursor that is a number", "tools/list", `{"cursor":5,` + meta + `}`, modern, mcp.INVALID_PARAMS, "cursor"},
+		{"legacy: tools/list params an array", "tools/list", `[1]`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"legacy: tools/call params an array (direct path)", "tools/call", `[1]`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"legacy: tools/call params a string (direct path)", "tools/call", `"echo"`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"modern: tools/call params an array", "tools/call", `[1]`, modern, mcp.INVALID_PARAMS, "params"},
+		{"legacy: tools/call name a number (direct path)", "tools/call", `{"name":5}`, legacy, mcp.INVALID_PARAMS, "name"},
+		{"legacy: tools/call name a number (mcp-go)", "tools/call", `{"name":5,` + progress + `}`, legacy, mcp.INVALID_PARAMS, "name"},
+		// 2026-07-28 checks Mcp-Name against the name first.
+		{"modern: tools/call name a number", "tools/call", `{"name":5,` + meta + `}`, modern, mcp.HEADER_MISMATCH, "Mcp-Name"},
+		{"legacy: tools/call task not an object (direct path)", "tools/call", `{"name":"echo","task":5}`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"modern: tools/call inputResponses not an object", "tools/call", `{"name":"echo","inputResponses":5,` + meta + `}`, modern, mcp.INVALID_PARAMS, "params"},
+		{"legacy: unknown tool (direct path)", "tools/call", `{"name":"drop_tables"}`, legacy, mcp.INVALID_PARAMS, "drop_tables"},
+		{"legacy: unknown tool (mcp-go)", "tools/call", `{"name":"drop_tables",` + progress + `}`, legacy, mcp.INVALID_PARAMS, "drop_tables"},
+		{"modern: unknown tool (direct path)", "tools/call", `{"name":"drop_tables",` + meta + `}`, func(m string) map[string]string {
+			h := modern(m)
+			h[mcp.HeaderName] = "drop_tables"
+			return h
+		}, mcp.INVALID_PARAMS, "drop_tables"},
+		{"modern: unknown tool (mcp-go)", "tools/call", `{"name":"drop_tables",` + progressModern + `}`, func(m string) map[string]string {
+			h := modern(m)
+			h[mcp.HeaderName] = "drop_tables"
+			return h
+		}, mcp.INVALID_PARAMS, "drop_tables"},
+		{"legacy: initialize params an array", "initialize", `[1]`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"legacy: ping params an array", "ping", `[1]`, legacy, mcp.INVALID_PARAMS, "params"},
+		{"modern: Mcp-Name that is not the params' name", "tools/call", `{"name":5,` + meta + `}`, func(m string) map[string]string {
+			h := modern(m)
+			h[mcp.HeaderName] = "=?base64?!!!?="
+			return h
+		}, mcp.HEADER_MISMATCH, "Mcp-Name"},
+		{"modern: subscriptions/listen notifications not an object", "subscriptions/listen", `{"notifications":5,` + meta + `}`, modern, mcp.INVALID_PARAMS, "params"},
+		{"legacy: a method the server does not offer", "resources/list", `{}`, legacy, mcp.METHOD_NOT_FOUND, "resources/list"},
+		{"modern: a method the server does not offer", "tasks/get", `{"taskId":"x",` + meta + `}`, modern, mcp.METHOD_NOT_FOUND, "tasks/get"},
+		{"legacy: a method MCP does not define", "drop/tables", `{}`, legacy, mcp.METHOD_NOT_FOUND, "method"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":7,"method":"` + c.method + `","params":` + c.params + `}`
+			status, ct, got := postRaw(t, f.url, body, c.headers(c.method))
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if e == nil || e["code"] != json.Number(itoa(c.code)) || m["id"] != json.Number("7") || !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("%d %s %v, want JSON-RPC error %d for id 7", status, ct, got, c.code)
+			}
+			if frag := leaksLibraryText(msg); frag != "" {
+				t.Errorf("message %q carries library text (%q)", msg, frag)
+			}
+			if !strings.Contains(msg, c.mention) {
+				t.Errorf("message %q does not mention %q", msg, c.mention)
+			}
+			// The usage event records the code the client got.
+			events := f.sink.all()
+			if want := rpcErrorCodes[c.code]; c.code == mcp.INVALID_PARAMS && !strings.Contains(c.name, "unknown tool") {
+				if ev := events[len(events)-1]; ev.ErrorCode != want {
+					t.Errorf("recorded %q, want %q", ev.ErrorCode, want)
+				}
+			}
+		})
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestSDKClientSeesPlainProtocolErrors: what the official Go SDK client
+// reports for a cursor the server never gave and for an unknown tool is
+// erpgate's sentence.
+func TestSDKClientSeesPlainProtocolErrors(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+	_, err := cs.ListTools(context.Background(), &sdk.ListToolsParams{Cursor: "not a cursor"})
+	if err == nil || leaksLibraryText(err.Error()) != "" || !strings.Contains(err.Error(), "cursor") {
+		t.Errorf("tools/list with a bad cursor: %v", err)
+	}
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "drop_tables", Arguments: map[string]any{}})
+	if err == nil || leaksLibraryText(err.Error()) != "" || !strings.Contains(err.Error(), "drop_tables") {
+		t.Errorf("tools/call of an unknown tool: %v", err)
+	}
+}
+
+// TestTransportRefusalsAreJSONRPCErrors: what mcp-go's transport answers
+// in plain text (a content type that is not JSON, a protocol version it
+// does not know) reaches the client as a JSON-RPC error in erpgate's
+// words, with the same status.
+func TestTransportRefusalsAreJSONRPCErrors(t *testing.T) {
+	f := newFixture(t, false)
+	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		mention string
+	}{
+		{"text/plain", map[string]string{mcp.HeaderProtocolVersion: "2025-11-25", "Content-Type": "text/plain"}, "application/json"},
+		{"unknown protocol version", map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, "2025-11-25"},
+	} {
+		status, ct, got := postRaw(t, f.url, ping, c.headers)
+		m, _ := got.(map[string]any)
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if status != http.StatusBadRequest || !strings.HasPrefix(ct, "application/json") || e == nil {
+			t.Errorf("%s: %d %s %v, want 400 with a JSON-RPC error", c.name, status, ct, got)
+			continue
+		}
+		if frag := leaksLibraryText(msg); frag != "" || !strings.Contains(msg, c.mention) {
+			t.Errorf("%s: message %q (library text %q), want one mentioning %q", c.name, msg, frag, c.mention)
+		}
+	}
+}
