@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,10 +43,16 @@ func TestEveryReadToolAnswersToItsOutputSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	giExport, err := os.ReadFile(filepath.Join("..", "..", "connectors", "acumatica", "testdata", "gi", "flat-export.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requestsToERPs := func() int { return fsim.RequestCount("") + acu.RequestCount("") }
 	known := map[string]map[string]any{
 		fsite.Slug: {"company": fsim.Data().List("Company")[0].Name, "from_date": "2024-07-01", "to_date": "2025-06-30",
 			"party_query": fsim.Data().List("Customer")[0].Str("customer_name")},
-		asite.Slug: {"entity": "Invoice"},
+		// An inquiry exported from Acumatica, for acumatica_explain_gi_xml.
+		asite.Slug: {"entity": "Invoice", "xml": string(giExport)},
 	}
 	for _, site := range []devSite{fsite, asite} {
 		cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
@@ -60,6 +68,14 @@ func TestEveryReadToolAnswersToItsOutputSchema(t *testing.T) {
 			if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint {
 				continue // writes ask for approval first (TestApprovalRequiredResultMatchesTheOutputSchema)
 			}
+			if site.Slug == asite.Slug {
+				// Nothing cached: a tool that reads Acumatica's metadata
+				// reads it from Acumatica.
+				if res, err := callWithin(cs, "acumatica_clear_cache", nil); err != nil || res.IsError {
+					t.Fatalf("clearing the cache: %v %v", res, err)
+				}
+			}
+			before, resultsBefore := requestsToERPs(), answered[false]
 			out := compileAdvertised(t, tool)
 			in := inputSchemaOf(t, tool)
 			for _, args := range representativeArgs(in, known[site.Slug]) {
@@ -71,12 +87,32 @@ func TestEveryReadToolAnswersToItsOutputSchema(t *testing.T) {
 				checkAnswer(t, site.Slug, tool.Name, args, out, res)
 				answered[res.IsError]++
 			}
+			// openWorldHint says whether the tool reaches a system outside
+			// erpgate. A tool whose calls reached the ERP does; one that
+			// answered a call with a result without reaching it (nothing
+			// cached) does not. (A call refused before it reached the ERP
+			// says neither.)
+			reached := requestsToERPs() > before
+			open := tool.Annotations.OpenWorldHint
+			if reached && (open == nil || !*open) {
+				t.Errorf("%s %s: its calls reached the ERP, but it is advertised with openWorldHint %v", site.Slug, tool.Name, derefBool(open))
+			}
+			if !reached && answered[false] > resultsBefore && (open == nil || *open) {
+				t.Errorf("%s %s: it answered with a result without reaching the ERP, but it is advertised with openWorldHint %v", site.Slug, tool.Name, derefBool(open))
+			}
 		}
 		// Both kinds of answer were checked: results and error envelopes.
 		if answered[false] == 0 || answered[true] == 0 {
 			t.Errorf("%s: %d results and %d errors checked", site.Slug, answered[false], answered[true])
 		}
 	}
+}
+
+func derefBool(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
 }
 
 func callWithin(cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {

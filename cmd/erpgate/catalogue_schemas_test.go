@@ -18,7 +18,8 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // valid MCP name, input and advertised output schemas that are JSON Schema
 // 2020-12 objects (the root "type" is "object", as MCP requires), and
 // annotations that follow from its effect: a read is read-only and
-// idempotent, a destructive tool is neither read-only nor idempotent.
+// idempotent, a destructive tool is neither read-only nor idempotent; and
+// it is open-world (it reaches the ERP) unless it is local.
 func TestCatalogueAdvertisesValidTools(t *testing.T) {
 	reg, err := newRegistry()
 	if err != nil {
@@ -58,6 +59,13 @@ func TestCatalogueAdvertisesValidTools(t *testing.T) {
 				if h.ReadOnly || h.Destructive {
 					t.Errorf("%s/%s: a write advertised as %+v", kind, tool.Name, h)
 				}
+			}
+			// openWorldHint: the tool reaches the ERP, unless it is local
+			// (TestEveryReadToolAnswersToItsOutputSchema checks, by the
+			// requests the simulators see, that local tools reach nothing
+			// and the others do).
+			if h.OpenWorld == tool.Local {
+				t.Errorf("%s/%s: local %v, advertised with openWorldHint %v", kind, tool.Name, tool.Local, h.OpenWorld)
 			}
 		}
 	}

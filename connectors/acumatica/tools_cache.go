@@ -22,6 +22,8 @@ func clearCacheTool() connector.Tool {
 			schema.Prop("message", schema.String("What happened.")).Required(),
 		),
 		Effect: connector.Read,
+		// It clears erpgate's cache and index, and never asks Acumatica.
+		Local: true,
 		Handler: func(ctx context.Context, call *connector.Call) (any, error) {
 			if call.Cache == nil && call.Index == nil {
 				return map[string]any{"entriesCleared": 0, "indexCleared": false,

@@ -76,6 +76,7 @@ func explainGIXMLTool() connector.Tool {
 			schema.Prop("grouping", schema.Array(schema.String(""), "Group-by fields.")).Required(),
 		),
 		Effect: connector.Read,
+		Local:  true,
 		Handler: func(_ context.Context, call *connector.Call) (any, error) {
 			a, err := args[explainGIXMLArgs](call)
 			if err != nil {

@@ -1,8 +1,8 @@
 package connector
 
 // Hints are the MCP tool annotations the engine advertises for a tool. They
-// follow from its Effect and Idempotent alone, so a connector never states
-// them and cannot contradict itself.
+// follow from its Effect, Idempotent and Local alone, so a connector never
+// states them and cannot contradict itself.
 type Hints struct {
 	// ReadOnly: the tool changes nothing (readOnlyHint).
 	ReadOnly bool
@@ -12,7 +12,7 @@ type Hints struct {
 	// effect (idempotentHint). Reads always are, destructive tools never.
 	Idempotent bool
 	// OpenWorld: the tool reaches a system outside erpgate, the ERP
-	// (openWorldHint). Every connector tool does.
+	// (openWorldHint). Every tool does but a Local one.
 	OpenWorld bool
 }
 
@@ -22,6 +22,6 @@ func (t Tool) Hints() Hints {
 		ReadOnly:    t.Effect == Read,
 		Destructive: t.Effect == Destructive,
 		Idempotent:  t.Effect == Read || (t.Effect == Write && t.Idempotent),
-		OpenWorld:   true,
+		OpenWorld:   !t.Local,
 	}
 }

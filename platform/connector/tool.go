@@ -64,6 +64,11 @@ type Tool struct {
 	// advertised as idempotentHint; read tools are always idempotent and
 	// destructive ones never.
 	Idempotent bool
+	// Local says the tool reaches no system outside erpgate: it works on
+	// its arguments and erpgate's own data (Call.Cache, Call.Index), never
+	// the ERP. It is advertised with openWorldHint false, and the engine
+	// gives its calls an HTTP client that refuses every request.
+	Local bool
 	// Preview is required for Write and Destructive tools and forbidden
 	// for Read ones. The engine calls it, as the caller and before
 	// anything is written, to show a person exactly what the call would

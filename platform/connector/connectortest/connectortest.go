@@ -134,14 +134,19 @@ func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf
 // Snapshot is the golden text of a tool: what a model sees of it, so that
 // any change to that contract shows up in review.
 func Snapshot(tool connector.Tool) ([]byte, error) {
-	b, err := json.MarshalIndent(map[string]any{
+	snap := map[string]any{
 		"name":         tool.Name,
 		"title":        tool.Title,
 		"description":  tool.Description,
 		"effect":       tool.Effect.String(),
 		"inputSchema":  tool.Input,
 		"outputSchema": tool.Output,
-	}, "", "  ")
+	}
+	if tool.Local {
+		// Advertised with openWorldHint false.
+		snap["local"] = true
+	}
+	b, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -277,14 +282,16 @@ func checkAnnotations(tools []connector.Tool) []string {
 		var want connector.Hints
 		switch tool.Effect {
 		case connector.Read:
-			want = connector.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}
+			want = connector.Hints{ReadOnly: true, Idempotent: true}
 		case connector.Write:
-			want = connector.Hints{Idempotent: tool.Idempotent, OpenWorld: true}
+			want = connector.Hints{Idempotent: tool.Idempotent}
 		case connector.Destructive:
-			want = connector.Hints{Destructive: true, OpenWorld: true}
+			want = connector.Hints{Destructive: true}
 		}
+		// Open-world: it reaches the ERP, unless it is local.
+		want.OpenWorld = !tool.Local
 		if h != want {
-			p.add("%s: a %s tool (idempotent %v) is advertised with %+v, want %+v", tool.Name, tool.Effect, tool.Idempotent, h, want)
+			p.add("%s: a %s tool (idempotent %v, local %v) is advertised with %+v, want %+v", tool.Name, tool.Effect, tool.Idempotent, tool.Local, h, want)
 		}
 	}
 	return p

@@ -203,22 +203,24 @@ func TestEachRuleCatchesItsDefect(t *testing.T) {
 	}
 }
 
-// TestHintsFollowTheEffect checks, for each effect, what the engine
-// advertises.
+// TestHintsFollowTheEffect checks, for each effect, and for a local tool,
+// what the engine advertises.
 func TestHintsFollowTheEffect(t *testing.T) {
 	for _, c := range []struct {
 		effect     connector.Effect
 		idempotent bool
+		local      bool
 		want       connector.Hints
 	}{
-		{connector.Read, false, connector.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}},
-		{connector.Write, false, connector.Hints{OpenWorld: true}},
-		{connector.Write, true, connector.Hints{Idempotent: true, OpenWorld: true}},
-		{connector.Destructive, false, connector.Hints{Destructive: true, OpenWorld: true}},
+		{connector.Read, false, false, connector.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}},
+		{connector.Read, false, true, connector.Hints{ReadOnly: true, Idempotent: true}},
+		{connector.Write, false, false, connector.Hints{OpenWorld: true}},
+		{connector.Write, true, false, connector.Hints{Idempotent: true, OpenWorld: true}},
+		{connector.Destructive, false, false, connector.Hints{Destructive: true, OpenWorld: true}},
 	} {
-		tool := connector.Tool{Effect: c.effect, Idempotent: c.idempotent}
+		tool := connector.Tool{Effect: c.effect, Idempotent: c.idempotent, Local: c.local}
 		if got := tool.Hints(); got != c.want {
-			t.Errorf("%s (idempotent %v): %+v, want %+v", c.effect, c.idempotent, got, c.want)
+			t.Errorf("%s (idempotent %v, local %v): %+v, want %+v", c.effect, c.idempotent, c.local, got, c.want)
 		}
 	}
 }

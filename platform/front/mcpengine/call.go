@@ -127,9 +127,13 @@ func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessag
 	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
 		maxRecords = m
 	}
+	hc := &http.Client{Transport: localTransport{tool: ct.tool.Name}}
+	if !ct.tool.Local {
+		hc = e.upstreamClient(st, effect)
+	}
 	call := &connector.Call{
 		Site:       st.session.Site,
-		HTTP:       e.upstreamClient(st, effect),
+		HTTP:       hc,
 		Args:       args,
 		Principal:  st.session.Principal,
 		MaxRecords: maxRecords,
@@ -176,6 +180,19 @@ func (e *Engine) upstreamClient(st *requestState, effect connector.Effect) *http
 		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st}
 	}
 	return hc
+}
+
+// localTransport is the HTTP transport of a local tool's calls
+// (connector.Tool.Local, advertised with openWorldHint false): it refuses
+// every request, so a tool that says it reaches nothing outside erpgate
+// cannot.
+type localTransport struct{ tool string }
+
+func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+	return nil, toolerr.New(toolerr.Internal, "%s is a local tool: it may not reach the ERP", t.tool)
 }
 
 // finishResult encodes, redacts and bounds a handler's result.

@@ -123,8 +123,19 @@ func (f fakeERP) Tools() []connector.Tool {
 			v, err := fetchJSON(ctx, c, "/slow")
 			return map[string]any{"value": v}, err
 		}),
+		local(tool("localonly", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			return map[string]any{"value": "worked out locally"}, nil
+		})),
+		// A tool that says it is local but asks the ERP (a connector bug).
+		local(tool("localreaches", schema.Object(), func(ctx context.Context, c *connector.Call) (any, error) {
+			v, err := fetchJSON(ctx, c, "/pause")
+			return map[string]any{"value": v}, err
+		})),
 	}
 }
+
+// local makes t a tool that reaches nothing outside erpgate.
+func local(t connector.Tool) connector.Tool { t.Local = true; return t }
 
 // fetchJSON GETs path from the call's site through the call's client and
 // decodes the answer.
@@ -503,5 +514,34 @@ func TestNullArgumentsAreAbsent(t *testing.T) {
 	res, m = call(t, cs, "echo", map[string]any{"n": nil})
 	if !res.IsError || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "n") {
 		t.Errorf("required n as null: isError=%v %v, want INVALID_ARGUMENT naming n", res.IsError, m)
+	}
+}
+
+// TestLocalToolsAreAdvertisedClosedWorld: a tool that reaches nothing
+// outside erpgate (Local) is advertised with openWorldHint false, every
+// other with true; and a local tool's call cannot reach the ERP: its
+// request is refused (INTERNAL), so a tool that says it is local and is
+// not fails rather than the hint being wrong.
+func TestLocalToolsAreAdvertisedClosedWorld(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		local := tool.Name == "localonly" || tool.Name == "localreaches"
+		if open := tool.Annotations.OpenWorldHint; open == nil || *open == local {
+			t.Errorf("%s: openWorldHint %v, want %v", tool.Name, open != nil && *open, !local)
+		}
+	}
+	if res, m := call(t, cs, "localonly", nil); res.IsError {
+		t.Errorf("localonly: %v", m)
+	}
+	if res, m := call(t, cs, "localreaches", nil); !res.IsError || errCode(m) != "INTERNAL" {
+		t.Errorf("a local tool reached the ERP: isError=%v %v", res.IsError, m)
+	}
+	if f.logs.FilterMessage("tool call failed").FilterField(zap.String("tool", "localreaches")).Len() != 1 {
+		t.Errorf("the local tool's request to the ERP was not logged for the operator")
 	}
 }
