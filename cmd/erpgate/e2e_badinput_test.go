@@ -132,6 +132,34 @@ func TestServiceMCPBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("invalid arguments are told in erpgate's words", func(t *testing.T) {
+		// Raw JSON-RPC: the SDK would write 1.0 as 1.
+		h := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken, "Mcp-Protocol-Version": "2025-11-25"}
+		for _, c := range []struct{ name, args, want string }{
+			{"a whole number written with a fraction", `{"limit":5.0}`, "limit"},
+			{"a date that does not exist", `{"from_date":"2025-02-30"}`, "from_date"},
+			{"a string for a number", `{"limit":"ten"}`, "limit"},
+			{"an unknown argument", `{"sql":"select 1"}`, "sql"},
+		} {
+			_, msg := postRPC(t, site.ServiceMCPURL, h, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_sales_invoices","arguments":`+c.args+`}}`)
+			res, _ := msg["result"].(map[string]any)
+			sc, _ := res["structuredContent"].(map[string]any)
+			e, _ := sc["error"].(map[string]any)
+			text, _ := e["message"].(string)
+			if e["code"] != "INVALID_ARGUMENT" || !strings.Contains(text, c.want) {
+				t.Errorf("%s: %v, want INVALID_ARGUMENT naming %s", c.name, msg, c.want)
+			}
+			// Go's and the validator's own words: type names, time
+			// parsing, jsonschema's phrasing.
+			for _, lib := range []string{"PageArgs", `" must be int`, "float64", "parsing time", "out of range", "jsonschema", "got string, want", "additional properties", "not allowed"} {
+				if strings.Contains(text, lib) {
+					t.Errorf("%s: message %q carries library text (%q)", c.name, text, lib)
+					break
+				}
+			}
+		}
+	})
+
 	t.Run("unknown tool is a protocol error", func(t *testing.T) {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_database", Arguments: map[string]any{}})
 		if err == nil || !strings.Contains(err.Error(), "drop_database") {

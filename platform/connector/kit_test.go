@@ -163,3 +163,36 @@ func TestPageArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestCallDecodeTellsInPlainWords: arguments that passed the input schema
+// but do not fit the handler's struct (a whole number written 5.0, which
+// JSON Schema counts as an integer) are refused naming the argument by its
+// JSON name and saying what to send, not with Go's type names and struct
+// paths ("pageArgs.PageArgs.limit" must be int).
+func TestCallDecodeTellsInPlainWords(t *testing.T) {
+	type page struct {
+		Limit *int `json:"limit"`
+	}
+	var args struct {
+		page
+		Names []string `json:"names"`
+		Flag  bool     `json:"flag"`
+	}
+	for in, want := range map[string]string{
+		`{"limit":5.0}`:    `"limit" must be a whole number without a fraction or an exponent, such as 5`,
+		`{"names":"a"}`:    `"names" must be a list`,
+		`{"flag":"yes"}`:   `"flag" must be true or false`,
+		`{"unknown":true}`: `the arguments do not fit this tool`,
+	} {
+		err := (&Call{Args: json.RawMessage(in)}).Decode(&args)
+		var te *toolerr.Error
+		if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument || !strings.Contains(te.Message, want) {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT saying %s", in, err, want)
+		}
+		for _, lib := range []string{"must be int", "[]string", "must be bool", "page.", "json:"} {
+			if te != nil && strings.Contains(te.Message, lib) {
+				t.Errorf("%s: message %q carries Go's text (%q)", in, te.Message, lib)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -261,15 +263,47 @@ func (c *Call) Decode(v any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool: %s", jsonErrorText(err))
+		if text := jsonErrorText(err); text != "" {
+			return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool: %s", text)
+		}
+		return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool")
 	}
 	return nil
 }
 
+// jsonErrorText says in plain words which argument does not fit and what
+// it must be: the argument by its JSON name (the last part of Go's field
+// path), the kind of value as JSON has it; "" when the error says neither.
+// Go's own text (type names, struct paths) never reaches the client; the
+// error wrapped keeps it for the log.
 func jsonErrorText(err error) string {
 	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) && ute.Field != "" {
-		return fmt.Sprintf("%q must be %s", ute.Field, ute.Type.String())
+	if errors.As(err, &ute) && ute.Field != "" && ute.Type != nil {
+		name := ute.Field[strings.LastIndexByte(ute.Field, '.')+1:]
+		return fmt.Sprintf("%q must be %s", name, jsonKind(ute.Type))
 	}
-	return err.Error()
+	return ""
+}
+
+// jsonKind names the JSON value a Go type takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number without a fraction or an exponent, such as 5"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a value of another kind"
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -357,40 +358,136 @@ func hasNullMember(obj map[string]any) bool {
 	return false
 }
 
-// describeValidation lists each failing location once, in a form a model
-// can act on: "/limit: got string, want integer; unknown argument 'foo'".
+// describeValidation lists each failing location once, in erpgate's
+// words and in a form a model can act on: "/limit: must be integer, not
+// string; unknown argument 'foo'". The validator's own text (and Go's, for
+// a date that does not exist) never reaches the client.
 func describeValidation(ve *jsonschema.ValidationError) string {
 	var parts []string
 	seen := map[string]bool{}
-	var walk func(u jsonschemaUnit)
-	walk = func(u jsonschemaUnit) {
-		if u.Error != nil && len(u.Errors) == 0 {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "arguments"
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "arguments"
+			if len(e.InstanceLocation) > 0 {
+				loc = "/" + strings.Join(e.InstanceLocation, "/")
 			}
-			msg := loc + ": " + u.Error.String()
+			msg := loc + ": " + violation(e.ErrorKind, len(e.InstanceLocation) == 0)
 			if !seen[msg] {
 				seen[msg] = true
 				parts = append(parts, msg)
 			}
 		}
-		for _, c := range u.Errors {
+		for _, c := range e.Causes {
 			walk(c)
 		}
 	}
 	settle(ve)
-	walk(*ve.BasicOutput())
-	if len(parts) == 0 {
-		return ve.Error()
-	}
+	walk(ve)
 	if len(parts) > 8 {
 		parts = append(parts[:8], fmt.Sprintf("and %d more", len(parts)-8))
 	}
 	return strings.Join(parts, "; ")
 }
 
-type jsonschemaUnit = jsonschema.OutputUnit
+// violation says what is wrong with a value, by the rule it broke; root
+// says the value is the arguments object itself.
+func violation(k jsonschema.ErrorKind, root bool) string {
+	member := "member"
+	if root {
+		member = "argument"
+	}
+	switch k := k.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		return "must be one of " + jsonValues(k.Want)
+	case *kind.Const:
+		return "must be " + jsonValues([]any{k.Want})
+	case *kind.Format:
+		switch k.Want {
+		case "date":
+			return jsonValues([]any{k.Got}) + " is not a date that exists, written YYYY-MM-DD"
+		case "date-time":
+			return jsonValues([]any{k.Got}) + " is not a date and time written as RFC 3339 has it, such as 2025-06-30T09:00:00Z"
+		}
+		return jsonValues([]any{k.Got}) + " is not a valid " + k.Want
+	case *kind.Required:
+		return "missing required " + plural(member, len(k.Missing)) + " " + quoted(k.Missing)
+	case *kind.AdditionalProperties:
+		return "unknown " + plural(member, len(k.Properties)) + " " + quoted(k.Properties)
+	case *kind.Minimum:
+		return "must be at least " + ratText(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + ratText(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "must be more than " + ratText(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + ratText(k.Want)
+	case *kind.MultipleOf:
+		return "must be a multiple of " + ratText(k.Want)
+	case *kind.MinLength:
+		return fmt.Sprintf("must be at least %d characters long", k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %d characters long", k.Want)
+	case *kind.Pattern:
+		return jsonValues([]any{k.Got}) + " does not match the pattern " + k.Want
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d %s", k.Want, plural("item", k.Want))
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %d %s", k.Want, plural("item", k.Want))
+	case *kind.UniqueItems:
+		return fmt.Sprintf("items %d and %d are the same; each may be given once", k.Duplicates[0], k.Duplicates[1])
+	case *kind.MinProperties:
+		return fmt.Sprintf("must have at least %d %s", k.Want, plural(member, k.Want))
+	case *kind.MaxProperties:
+		return fmt.Sprintf("must have at most %d %s", k.Want, plural(member, k.Want))
+	case *kind.FalseSchema:
+		return "is not allowed"
+	}
+	return "does not match the tool's input schema (" + strings.Join(k.KeywordPath(), "/") + ")"
+}
+
+func plural(word string, n int) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// quoted lists names as 'a', 'b'.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+// jsonValues lists values as JSON, at most 12 of them.
+func jsonValues(vs []any) string {
+	var out []string
+	for i, v := range vs {
+		if i == 12 {
+			out = append(out, fmt.Sprintf("and %d more", len(vs)-i))
+			break
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			b = []byte(fmt.Sprint(v))
+		}
+		out = append(out, string(b))
+	}
+	return strings.Join(out, ", ")
+}
+
+// ratText writes a schema's bound as a decimal.
+func ratText(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return strings.TrimRight(strings.TrimRight(r.FloatString(10), "0"), ".")
+}
 
 // settle puts a validation error's causes, and the names of an
 // additionalProperties error, in one order: the validator finds them by

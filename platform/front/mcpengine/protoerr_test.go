@@ -168,3 +168,36 @@ func TestTransportRefusalsAreJSONRPCErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidArgumentsAreInErpgatesWords: an INVALID_ARGUMENT names the
+// argument and says what to change in erpgate's words, not the
+// validator's ("got string, want integer", "additional properties ... not
+// allowed") nor Go's ("parsing time ...: day out of range").
+func TestInvalidArgumentsAreInErpgatesWords(t *testing.T) {
+	f := newFixture(t, false)
+	cs := f.session(t)
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"n": "3"}, "/n"},
+		{map[string]any{"n": 11}, "/n"},
+		{map[string]any{"n": 0}, "/n"},
+		{map[string]any{"n": 1, "x": true}, "x"},
+		{map[string]any{}, "n"},
+		{map[string]any{"n": 1, "when": "2024-02-30"}, "/when"},
+		{map[string]any{"n": 1, "when": "tomorrow"}, "/when"},
+	} {
+		res, m := call(t, cs, "echo", c.args)
+		text := res.Content[0].(*sdk.TextContent).Text
+		if !res.IsError || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(text, c.want) {
+			t.Errorf("%v: isError=%v %s, want INVALID_ARGUMENT naming %s", c.args, res.IsError, text, c.want)
+		}
+		for _, lib := range []string{"got string, want", "want integer", "additional properties", "not allowed", "minimum:", "maximum:", "parsing time", "out of range", "jsonschema", "is not valid date"} {
+			if strings.Contains(text, lib) {
+				t.Errorf("%v: message %s carries library text (%q)", c.args, text, lib)
+				break
+			}
+		}
+	}
+}
