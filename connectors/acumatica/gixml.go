@@ -113,7 +113,13 @@ func parseGIXML(src string) (*giDesign, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the XML is not well-formed: %v", err)
+			// encoding/xml's own text stays out of the answer; where the
+			// XML breaks is told.
+			var syntax *xml.SyntaxError
+			if errors.As(err, &syntax) {
+				return nil, fmt.Errorf("the XML is not well-formed: it breaks on line %d", syntax.Line)
+			}
+			return nil, errors.New("the XML is not well-formed")
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:

@@ -100,7 +100,17 @@ func TestExplainGIXMLToolRefusesWhatIsNotAnInquiry(t *testing.T) {
 		strings.Repeat("<GITable>", maxGIXMLDepth+1),
 	} {
 		_, err := h.run(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": bad})
-		wantCode(t, err, toolerr.InvalidArgument, bad[:min(len(bad), 30)])
+		te := wantCode(t, err, toolerr.InvalidArgument, bad[:min(len(bad), 30)])
+		// erpgate's words, not encoding/xml's ("XML syntax error on line
+		// 1: unexpected EOF").
+		if strings.Contains(te.Message, "XML syntax error") || strings.Contains(te.Message, "unexpected EOF") {
+			t.Errorf("%s: message %q carries encoding/xml's text", bad[:min(len(bad), 30)], te.Message)
+		}
+	}
+	// Where the XML breaks is still told.
+	_, err := h.run(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": "<GIDesign>\n<GITable>\n</GIDesign>"})
+	if te := wantCode(t, err, toolerr.InvalidArgument, "mismatched tags"); !strings.Contains(te.Message, "line 3") {
+		t.Errorf("mismatched tags: %q does not say where", te.Message)
 	}
 }
 
