@@ -107,7 +107,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			e.issueSession(w, st, msg.Params)
 		}
 		rw := newReplyWriter(w, st.method)
-		rw.ctx, rw.st = ctx, st
+		rw.ctx, rw.st, rw.method, rw.header = ctx, st, r.Method, r.Header
 		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))

@@ -205,19 +205,22 @@ func (st *requestState) plainReply(msg []byte) []byte {
 }
 
 // textRefusal is erpgate's JSON-RPC error for a refusal mcp-go's transport
-// writes as plain text with status, for a request with header h: a content
-// type that is not JSON or a protocol version it does not support (400), a
-// session it does not know (404).
-func textRefusal(status int, h http.Header) rpcError {
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); status == http.StatusBadRequest && (err != nil || mt != "application/json") {
+// writes as plain text with status, for a request of method with header
+// h: a POST whose content type is not JSON or a protocol version it does
+// not support (400), a session it does not know (404), a DELETE on
+// 2026-07-28, which has none (405).
+func textRefusal(status int, method string, h http.Header) rpcError {
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); status == http.StatusBadRequest && method == http.MethodPost && (err != nil || mt != "application/json") {
 		return rpcError{mcp.INVALID_REQUEST, "send MCP requests as JSON, with Content-Type: application/json"}
 	}
-	if v := h.Get(mcp.HeaderProtocolVersion); status == http.StatusBadRequest && v != "" && !mcp.IsValidProtocolVersion(v) {
+	switch v := h.Get(mcp.HeaderProtocolVersion); {
+	case status == http.StatusBadRequest && v != "" && !mcp.IsValidProtocolVersion(v):
 		return rpcError{mcp.INVALID_REQUEST, "this server does not support the protocol version in the Mcp-Protocol-Version header; it supports " +
 			strings.Join(mcp.ValidProtocolVersions, ", ")}
-	}
-	if status == http.StatusNotFound {
+	case status == http.StatusNotFound:
 		return rpcError{mcp.INVALID_REQUEST, "this server does not know this session: start a new one with initialize"}
+	case status == http.StatusMethodNotAllowed:
+		return rpcError{mcp.INVALID_REQUEST, "send MCP requests with POST"}
 	}
 	return rpcError{mcp.INVALID_REQUEST, "erpgate could not take this message"}
 }

@@ -149,18 +149,39 @@ func TestTransportRefusalsAreJSONRPCErrors(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
 	for _, c := range []struct {
 		name    string
+		method  string
 		headers map[string]string
+		status  int
 		mention string
 	}{
-		{"text/plain", map[string]string{mcp.HeaderProtocolVersion: "2025-11-25", "Content-Type": "text/plain"}, "application/json"},
-		{"unknown protocol version", map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, "2025-11-25"},
+		{"text/plain", http.MethodPost, map[string]string{mcp.HeaderProtocolVersion: "2025-11-25", "Content-Type": "text/plain"}, http.StatusBadRequest, "application/json"},
+		{"unknown protocol version", http.MethodPost, map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, http.StatusBadRequest, "2025-11-25"},
+		{"DELETE with an unknown protocol version", http.MethodDelete, map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, http.StatusBadRequest, "2025-11-25"},
+		{"DELETE on 2026-07-28", http.MethodDelete, map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728}, http.StatusMethodNotAllowed, "POST"},
 	} {
-		status, ct, got := postRaw(t, f.url, ping, c.headers)
+		var status int
+		var ct string
+		var got any
+		if c.method == http.MethodPost {
+			status, ct, got = postRaw(t, f.url, ping, c.headers)
+		} else {
+			req, _ := http.NewRequest(c.method, f.url, nil)
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&got)
+			_ = resp.Body.Close()
+			status, ct = resp.StatusCode, resp.Header.Get("Content-Type")
+		}
 		m, _ := got.(map[string]any)
 		e, _ := m["error"].(map[string]any)
 		msg, _ := e["message"].(string)
-		if status != http.StatusBadRequest || !strings.HasPrefix(ct, "application/json") || e == nil {
-			t.Errorf("%s: %d %s %v, want 400 with a JSON-RPC error", c.name, status, ct, got)
+		if status != c.status || !strings.HasPrefix(ct, "application/json") || e == nil {
+			t.Errorf("%s: %d %s %v, want %d with a JSON-RPC error", c.name, status, ct, got, c.status)
 			continue
 		}
 		if frag := leaksLibraryText(msg); frag != "" || !strings.Contains(msg, c.mention) {

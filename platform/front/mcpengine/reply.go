@@ -28,8 +28,11 @@ type replyWriter struct {
 	// words (protoerr.go).
 	st *requestState
 	// text is set when the transport refuses in plain text: the client
-	// gets a JSON-RPC error instead, written once.
+	// gets a JSON-RPC error instead, written once, chosen by the request's
+	// method and header.
 	text, textWritten bool
+	method            string
+	header            http.Header
 	// ctx is the request's; span is its "reply" span, from the first
 	// write on, when the request is traced.
 	ctx  context.Context
@@ -81,11 +84,7 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	case w.text:
 		w.textWritten = true
-		var h http.Header
-		if w.st != nil {
-			h = w.st.header
-		}
-		e := textRefusal(w.status, h)
+		e := textRefusal(w.status, w.method, w.header)
 		out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": e.code, "message": e.message}})
 		out = append(out, '\n')
 	case strings.HasPrefix(ct, "application/json"):
