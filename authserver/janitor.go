@@ -23,6 +23,12 @@ const (
 	neverUsedClientRetention = 24 * time.Hour
 	unusedClientIdle         = 30 * 24 * time.Hour
 	janitorBatch             = 1000
+	// janitorBound bounds one pass (a few deletes of a bounded batch
+	// each): far above what a pass takes, it is what frees the janitor
+	// from a pooled connection gone silent (a partition dropped the flow
+	// without a reset), on which a statement would otherwise wait for as
+	// long as the kernel takes to give up, a quarter of an hour.
+	janitorBound = 10 * time.Second
 )
 
 // Janitor cleans up every interval until ctx ends: expired codes and
@@ -44,11 +50,14 @@ func (s *Server) Janitor(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// cleanUp runs passes until one finds less than a batch of each kind.
+// cleanUp runs passes, each within janitorBound, until one finds less
+// than a batch of each kind.
 func (s *Server) cleanUp(ctx context.Context) {
 	for {
 		now := time.Now()
-		counts, err := s.deps.Store.CleanUp(ctx, s.cleanupPolicy(now))
+		pctx, cancel := context.WithTimeout(ctx, janitorBound)
+		counts, err := s.deps.Store.CleanUp(pctx, s.cleanupPolicy(now))
+		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("OAuth clean-up", zap.Error(err))
