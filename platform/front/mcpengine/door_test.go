@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 )
 
 // postAs calls tool as caller and returns the status, the Retry-After
@@ -336,5 +338,72 @@ func TestOtherMethodsAreNotAllowed(t *testing.T) {
 				t.Errorf("%s (%s): %d, Allow %q; want 405, Allow %q", method, c.version, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
 			}
 		}
+	}
+}
+
+// TestRequestsOtherThanToolCallsHaveAPerCallerBudget: a caller's requests
+// other than tool calls (here a budget of five) are served while its
+// budget lasts, then answered 429 with Retry-After and a JSON-RPC error
+// carrying the request's id, and make no usage event; another caller's
+// budget and the first caller's tool calls are untouched.
+func TestRequestsOtherThanToolCallsHaveAPerCallerBudget(t *testing.T) {
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 100,
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	send := func(caller, method, body string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		req.Header.Set("X-Test-Caller", caller)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+	}
+	ping := func(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id) }
+	served := 0
+	for i := range 5 {
+		if status, _, body := send("chatty", http.MethodPost, ping(i)); status == http.StatusOK {
+			served++
+		} else {
+			t.Errorf("ping %d within the budget: %d %s", i, status, body)
+		}
+	}
+	for i, req := range []struct{ method, body string }{
+		{http.MethodPost, ping(42)},
+		{http.MethodPost, `{"jsonrpc":"2.0","id":43,"method":"tools/list"}`},
+		{http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{http.MethodGet, ""},
+		{http.MethodDelete, ""},
+	} {
+		status, retryAfter, body := send("chatty", req.method, req.body)
+		if status != http.StatusTooManyRequests || retryAfter == "" || retryAfter == "0" || !strings.Contains(body, `"code":-32600`) {
+			t.Errorf("request %d past the budget (%s %s): %d, Retry-After %q, %s", i, req.method, req.body, status, retryAfter, body)
+		}
+		if i == 0 && !strings.Contains(body, `"id":42`) {
+			t.Errorf("the refused ping's answer does not carry its id: %s", body)
+		}
+	}
+	for i := range 5 {
+		if status, _, body := send("other", http.MethodPost, ping(i)); status != http.StatusOK {
+			t.Errorf("the other caller's ping %d: %d %s", i, status, body)
+		}
+	}
+	if status, _, body := postAs(t, endpoint, "chatty", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("the chatty caller's tool call: %d %s", status, body)
+	}
+	pings := 0
+	for _, ev := range e.opts.Usage.(*sink).all() {
+		if ev.Method == "ping" || ev.Method == "tools/list" {
+			pings++
+		}
+	}
+	if want := served + 5; pings != want {
+		t.Errorf("%d usage events of pings and lists, want the %d served", pings, want)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/metrics"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/redact"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
@@ -79,6 +80,11 @@ type Options struct {
 	// site's owner makes as many callers as they like. Default twice
 	// CallerShare, at most 100.
 	SiteShare int
+	// CallerRequests bounds, per caller (Session.LimitKey) on this
+	// replica, the MCP requests other than tools/call (initialize, ping,
+	// tools/list, notifications, GET and DELETE), which the Limiter does
+	// not count. Zero fields take DefaultCallerRequests.
+	CallerRequests sourcelimit.Limit
 	// Version is reported in serverInfo.
 	Version string
 	// Metrics, when set, receives the tool-call and admission series.
@@ -104,6 +110,16 @@ type Options struct {
 	PublicBaseURL string
 }
 
+// DefaultCallerRequests is the bound when Options.CallerRequests is zero:
+// 100 requests other than tool calls at once, then ten a second, per
+// caller and replica. A client connecting (initialize, the initialized
+// notification, tools/list) and pinging, even one that connects again
+// for every tool call at many times the per-minute call limit, stays far
+// below it; a caller sending them in a loop is answered 429 instead of
+// having each one served, and its usage event written, as fast as it
+// likes.
+var DefaultCallerRequests = sourcelimit.Limit{Burst: 100, Every: 100 * time.Millisecond}
+
 // Engine serves MCP for every registered connector kind.
 type Engine struct {
 	opts    Options
@@ -112,6 +128,9 @@ type Engine struct {
 	origins map[string]bool
 	// admission bounds the requests worked on at once (admission.go).
 	admission *admission
+	// requests bounds each caller's requests other than tool calls
+	// (Options.CallerRequests).
+	requests *sourcelimit.Limiter
 	// exempt is each kind's field names the connector exempts from
 	// redaction.
 	exempt map[string][]string
@@ -198,6 +217,7 @@ func New(opts Options) (*Engine, error) {
 		exempt:    map[string][]string{},
 		origins:   map[string]bool{},
 		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
+		requests:  sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
 	}
 	if opts.Approvals != nil {
 		if opts.PublicBaseURL == "" {

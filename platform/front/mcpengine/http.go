@@ -40,7 +40,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
-		refuseStream(w, r)
+		if e.allowRequest(w, s, nil) {
+			refuseStream(w, r)
+		}
 		return
 	}
 	r, root := e.startRoot(r, s)
@@ -77,6 +79,17 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
+	}
+	if !isRequest || msg.Method != string(mcp.MethodToolsCall) {
+		// Tool calls have the Limiter's limits; every other request
+		// (notifications and unparsable bodies too) the caller's budget.
+		var id any
+		if isRequest && msg.validID() {
+			id = msg.ID
+		}
+		if !e.allowRequest(w, s, id) {
+			return
+		}
 	}
 	ctx := withState(r.Context(), st)
 	switch {
@@ -318,6 +331,38 @@ func refuseStream(w http.ResponseWriter, r *http.Request) {
 	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, msg)
 }
 
+// callerKey is the key of the session's caller in the replica's bounds.
+func callerKey(s Session) string {
+	if s.LimitKey == "" {
+		return "site:" + s.Site.ID.String()
+	}
+	return s.LimitKey
+}
+
+// allowRequest takes one request other than a tool call from the
+// session's caller's budget (Options.CallerRequests), or answers 429 with
+// Retry-After and a JSON-RPC error (with id, when not nil) and returns
+// false. It asks nothing of the database.
+func (e *Engine) allowRequest(w http.ResponseWriter, s Session, id any) bool {
+	key := callerKey(s)
+	ok, wait, first := e.requests.Allow(key)
+	if ok {
+		return true
+	}
+	if first {
+		e.log.Info("caller request limit", zap.String("caller", key), zap.String("site", s.Site.Slug))
+	}
+	e.opts.Metrics.AdmissionRefused("caller_requests")
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	unit := "seconds"
+	if secs == 1 {
+		unit = "second"
+	}
+	WriteJSONRPCError(w, http.StatusTooManyRequests, id, mcp.INVALID_REQUEST,
+		fmt.Sprintf("this caller sent more requests other than tool calls than one caller may; retry in %d %s", secs, unit))
+	return false
+}
+
 // admit takes, for the session's caller, a call slot (see admission.go)
 // before the request body is read, so a waiting request holds only its
 // connection. A caller over its share of the replica's call slots, or
@@ -325,11 +370,7 @@ func refuseStream(w http.ResponseWriter, r *http.Request) {
 // request that waits longer than the upstream budget, with 503: the
 // replica is overloaded, and another one, or a later retry, may serve it.
 func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*callSlot, bool) {
-	key := s.LimitKey
-	if key == "" {
-		key = "site:" + s.Site.ID.String()
-	}
-	slot, err := e.admission.enterAs(r.Context(), s.Site.ID.String(), key, e.opts.Budget)
+	slot, err := e.admission.enterAs(r.Context(), s.Site.ID.String(), callerKey(s), e.opts.Budget)
 	if err != nil {
 		// The body has not been read: close the connection rather than
 		// let the server read the rest of it (as slowly as the client

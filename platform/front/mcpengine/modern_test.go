@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
 
@@ -65,8 +66,9 @@ func sseMessages(t *testing.T, resp *http.Response, body []byte) []map[string]an
 // first, and dropped it. The race shows in a fraction of tries, so the test
 // makes 200.
 func TestSubscriptionsListenAcknowledgesBeforeItsResult(t *testing.T) {
-	f := newFixture(t, false)
 	const tries = 200
+	// One caller sends them all, far more than a client would.
+	f := newFixtureWith(t, false, func(o *Options) { o.CallerRequests = sourcelimit.Limit{Burst: tries} })
 	lost := 0
 	var example string
 	for i := range tries {

@@ -106,7 +106,7 @@ func New(opts Options) *Metrics {
 	})
 	m.admitRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "erpgate_admission_refusals_total",
-		Help: "MCP requests refused at this replica's door (503), by reason (busy, caller_share, site_share).",
+		Help: "MCP requests refused at this replica's door (503; 429 for caller_requests), by reason (busy, caller_share, site_share, caller_requests).",
 	}, []string{"reason"})
 	m.signIns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "erpgate_sign_ins_total",
@@ -263,7 +263,7 @@ func (m *Metrics) AdmissionWait(d time.Duration) {
 }
 
 // AdmissionRefused records a request refused at the door; reason is
-// "busy", "caller_share" or "site_share".
+// "busy", "caller_share", "site_share" or "caller_requests".
 func (m *Metrics) AdmissionRefused(reason string) {
 	if m == nil {
 		return
