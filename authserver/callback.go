@@ -32,15 +32,19 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	flowID := q.Get("state")
+	charge, ok := s.admitFlowLookup(w, r)
+	if !ok {
+		return
+	}
 	browser, ok := s.browserID(r)
 	if !ok {
-		s.burnFlow(ctx, w, flowID)
+		s.burnFlow(ctx, w, flowID, charge)
 		return
 	}
 	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageERP, To: storage.StageConsent,
 		ERPCode: q.Get("code")})
 	if errors.Is(err, storage.ErrFlowWrongBrowser) {
-		s.burnFlow(ctx, w, flowID)
+		s.burnFlow(ctx, w, flowID, charge)
 		return
 	}
 	if errors.Is(err, storage.ErrERPCodeReused) {
@@ -56,6 +60,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		chargeFlowRefusal(charge, err)
 		s.flowError(w, err)
 		return
 	}
@@ -144,13 +149,15 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 // started the sign-in (a leaked URL, or one planted to sign the victim in
 // as someone else), so the flow is ended for every browser: the original
 // one gets flowBurnedPage when it comes back. Unknown, expired or
-// finished flows are refused as before and leave no event.
-func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID string) {
+// finished flows are refused as before and leave no event. Either way the
+// request is refused for the flow it named: charge is called.
+func (s *Server) burnFlow(ctx context.Context, w http.ResponseWriter, flowID string, charge func()) {
 	burned, ok, err := s.deps.Store.BurnFlow(context.WithoutCancel(ctx), flowID)
 	if err != nil {
 		s.pageError(w, "end sign-in opened in another browser", err)
 		return
 	}
+	charge()
 	if !ok {
 		s.flowError(w, storage.ErrFlowWrongBrowser)
 		return

@@ -19,8 +19,13 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 		s.flowError(w, storage.ErrFlowWrongBrowser)
 		return
 	}
+	charge, ok := s.admitFlowLookup(w, r)
+	if !ok {
+		return
+	}
 	flow, err := s.deps.Store.PeekFlow(ctx, flowID, browser, storage.StageConsent)
 	if err != nil {
+		chargeFlowRefusal(charge, err)
 		s.flowError(w, err)
 		return
 	}
@@ -57,8 +62,13 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	charge, ok := s.admitFlowLookup(w, r)
+	if !ok {
+		return
+	}
 	flow, err := s.deps.Store.StepFlow(ctx, flowID, browser, storage.FlowStep{From: storage.StageConsent, To: storage.StageDone})
 	if err != nil {
+		chargeFlowRefusal(charge, err)
 		s.flowError(w, err)
 		return
 	}

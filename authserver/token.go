@@ -115,6 +115,40 @@ func (s *Server) admitLookups(w http.ResponseWriter, r *http.Request) (charge fu
 	return charge, true
 }
 
+// admitFlowLookup lets a sign-in step (the ERP's callback, the consent
+// page and form) look up the flow it names, within its source's bound of
+// lookups that fail (shared with the token doors): anyone can send one
+// with a cookie and a form token of their own making, and a made-up flow
+// id costs a transaction. Over it, the request is answered 429 here.
+func (s *Server) admitFlowLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := s.lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if errors.As(err, &refused) {
+		if refused.First {
+			s.log.Info("source rate limit", zap.String("endpoint", r.URL.Path), zap.String("source", refused.Source))
+		}
+		s.tooManyRequests(w, sourcelimit.RetryAfter(w.Header(), refused.Wait))
+		return nil, false
+	}
+	if err != nil {
+		s.pageError(w, "admit sign-in flow lookups", err)
+		return nil, false
+	}
+	return charge, true
+}
+
+// chargeFlowRefusal charges a sign-in step refused for the flow it named
+// (unknown, expired, already used, ended, or another browser's), not for
+// erpgate's own failure.
+func chargeFlowRefusal(charge func(), err error) {
+	for _, refusal := range []error{storage.ErrFlowUnknown, storage.ErrFlowExpired, storage.ErrFlowUsed, storage.ErrFlowWrongBrowser, storage.ErrFlowBurned} {
+		if errors.Is(err, refusal) {
+			charge()
+			return
+		}
+	}
+}
+
 // chargeRefusal charges a token request refused for what it carried (not
 // for erpgate's own failure, such as its database being unavailable).
 func chargeRefusal(charge func(), err error) {

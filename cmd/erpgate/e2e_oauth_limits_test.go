@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // TestOAuthRegistrationIsBounded: open registration must not be a way to
@@ -436,5 +437,73 @@ func TestMadeUpTokenRequestsAreBoundedPerSource(t *testing.T) {
 				t.Errorf("another source: HTTP %d %s", status, body)
 			}
 		})
+	}
+}
+
+// TestMadeUpSignInFlowsAreBoundedPerSource: the sign-in steps that name a
+// flow (the ERP's callback, the consent page and its form) look the flow
+// up in the database on every request, before anything else. Anyone can
+// send them, with a browser cookie and a form token of their own making
+// and a made-up flow id: each cost a transaction, as many as one source
+// liked. They now share the per-source bound of lookups that fail with
+// the token doors: one source gets its burst (100, then ten a second)
+// and then 429 with Retry-After, while another source is answered as
+// before.
+func TestMadeUpSignInFlowsAreBoundedPerSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	browser := strings.Repeat("b", 43)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	step := func(kind int, flow, source string) (int, http.Header, string) {
+		t.Helper()
+		var req *http.Request
+		switch kind {
+		case 0: // the ERP's callback, in the browser that started the flow
+			req, _ = http.NewRequest(http.MethodGet, gw.callbackURL(t, site.Slug)+"?code=c&state="+url.QueryEscape(flow), nil)
+		case 1: // the callback in another browser (no cookie)
+			req, _ = http.NewRequest(http.MethodGet, gw.callbackURL(t, site.Slug)+"?code=c&state="+url.QueryEscape(flow), nil)
+		case 2: // the consent page
+			req, _ = http.NewRequest(http.MethodGet, gw.URL+"/oauth/consent?flow="+url.QueryEscape(flow), nil)
+		default: // the consent form, its token made for the cookie
+			form := url.Values{"flow": {flow}, "csrf": {pagekit.CSRFToken(browser, flow)}, "decision": {"accept"}}
+			req, _ = http.NewRequest(http.MethodPost, gw.URL+"/oauth/consent", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if kind != 1 {
+			req.AddCookie(&http.Cookie{Name: "erpgate_signin", Value: browser})
+		}
+		req.Header.Set("X-Forwarded-For", source)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(raw)
+	}
+	attacker, other := "198.51.100.20", "203.0.113.20"
+	start := time.Now()
+	statuses := map[int]int{}
+	for n := range 300 {
+		status, h, _ := step(n%4, fmt.Sprintf("made-up-flow-%08d", n), attacker)
+		statuses[status]++
+		if status == http.StatusTooManyRequests {
+			if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 {
+				t.Errorf("429 with Retry-After %q", h.Get("Retry-After"))
+			}
+		}
+	}
+	t.Logf("300 made-up sign-in flows from one source: %v", statuses)
+	// The burst, and what ten a second refilled meanwhile.
+	allowed := 100 + 10*int(time.Since(start).Seconds()+1)
+	if statuses[http.StatusBadRequest] > allowed || statuses[http.StatusTooManyRequests] == 0 {
+		t.Errorf("300 made-up sign-in flows from one source: %v, want at most %d looked up (400) and the rest 429", statuses, allowed)
+	}
+	for kind := range 4 {
+		if status, _, body := step(kind, "made-up-flow-other", other); status != http.StatusBadRequest {
+			t.Errorf("another source's made-up flow (step %d): HTTP %d %s", kind, status, body)
+		}
 	}
 }
