@@ -346,13 +346,13 @@ func (a *App) build(ctx context.Context) error {
 	// one redirect URI with people's sign-ins.
 	proofs := erpadmin.New(erpadmin.Deps{
 		Pool: a.pool, Keyring: cfg.Keyring, Registry: reg, HTTPClient: out.Client,
-		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log,
+		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, Lookups: lookups,
 	})
 	sweeps := []sweep{{"erpadmin proofs", proofs.Sweep}}
 	if cfg.Registration.Enabled {
 		registration := register.New(register.Deps{
 			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,
-			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL,
+			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL, Lookups: lookups,
 		})
 		sweeps = append(sweeps, sweep{"pending registrations", registration.Sweep})
 		pages := echo.WrapHandler(registration)
@@ -369,11 +369,11 @@ func (a *App) build(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
-	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, a.log); err != nil {
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, lookups, a.log); err != nil {
 		return err
 	}
 	if a.approvals != nil {
-		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, a.log); err != nil {
+		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, lookups, a.log); err != nil {
 			return err
 		}
 	}

@@ -105,6 +105,9 @@ type Deps struct {
 	// ClientIP tells where a request comes from (echo's IP extractor), for
 	// the per-source limits; nil is the connection's address.
 	ClientIP func(*http.Request) string
+	// Lookups bounds, per source, the links naming nothing that the
+	// pages look up (shared with the doors that take tokens); nil: none.
+	Lookups *sourcelimit.Lookups
 	// SignInLimit bounds the sign-ins one source may start; zero is 20 at
 	// once, then one every 30 s. PostLimit bounds its decisions; zero is
 	// 30 at once, then one every 10 s.
@@ -175,9 +178,14 @@ type pending struct {
 // one, an unknown action and one whose site is gone get the same page, so
 // the page confirms nothing about actions it does not show.
 func (h *Handler) load(w http.ResponseWriter, r *http.Request, raw string) (pending, bool) {
+	charge, ok := h.admitLookup(w, r)
+	if !ok {
+		return pending{}, false
+	}
 	p, err := h.lookup(r.Context(), raw)
 	switch {
 	case errors.Is(err, approval.ErrNotFound), errors.Is(err, sites.ErrNotFound):
+		charge()
 		h.invalidLink(w)
 		return pending{}, false
 	case err != nil:
@@ -289,4 +297,21 @@ func (h *Handler) internalError(w http.ResponseWriter, what string, err error) {
 		Next:      "Try again in a moment. If it keeps happening, tell your erpgate operator.",
 		Reference: ref,
 	})
+}
+
+// admitLookup lets a request look up what its link names within its
+// source's bound of lookups that find nothing (Deps.Lookups): anyone may
+// send a made-up link, and each costs a query. Over the bound it answers
+// 429 and returns false; charge is to be called when nothing was found.
+func (h *Handler) admitLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := h.deps.Lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if !errors.As(err, &refused) {
+		return charge, true
+	}
+	if refused.First {
+		h.log.Info("source rate limit", zap.String("endpoint", "approval page"), zap.String("source", refused.Source))
+	}
+	_ = h.deps.Kit.RenderTooManyLookups(w, refused.Wait)
+	return nil, false
 }

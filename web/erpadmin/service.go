@@ -18,6 +18,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -68,6 +69,9 @@ type Deps struct {
 	Timeout time.Duration
 	// Now is the clock; nil is time.Now. Tests move it.
 	Now func() time.Time
+	// Lookups bounds, per source, the links naming nothing that the
+	// callback looks up (shared with the doors that take tokens); nil: none.
+	Lookups *sourcelimit.Lookups
 }
 
 // browserCookie binds a proof to the browser that began it (a pagekit
@@ -219,9 +223,14 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	state := q.Get("state")
+	charge, ok := s.admitLookup(w, r)
+	if !ok {
+		return
+	}
 	claimed, err := s.store.claim(ctx, state)
 	switch {
 	case errors.Is(err, errNoProof):
+		charge()
 		s.log.Info("erpadmin callback with an unknown or used state")
 		s.unknownState(w)
 		return
@@ -364,4 +373,21 @@ func newPKCE() (secrets.Secret, string) {
 	verifier := base64.RawURLEncoding.EncodeToString(b)
 	sum := sha256.Sum256([]byte(verifier))
 	return secrets.Secret(verifier), base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// admitLookup lets a request look up what its link names within its
+// source's bound of lookups that find nothing (Deps.Lookups): anyone may
+// send a made-up link, and each costs a query. Over the bound it answers
+// 429 and returns false; charge is to be called when nothing was found.
+func (s *Service) admitLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := s.deps.Lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if !errors.As(err, &refused) {
+		return charge, true
+	}
+	if refused.First {
+		s.log.Info("source rate limit", zap.String("endpoint", "erpadmin callback"), zap.String("source", refused.Source))
+	}
+	_ = s.kit.RenderTooManyLookups(w, refused.Wait)
+	return nil, false
 }

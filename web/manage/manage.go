@@ -81,6 +81,9 @@ type Deps struct {
 	// the per-source limit on starting sign-ins; nil is the connection's
 	// address.
 	ClientIP func(*http.Request) string
+	// Lookups bounds, per source, the links naming nothing that the
+	// pages look up (shared with the doors that take tokens); nil: none.
+	Lookups *sourcelimit.Lookups
 	// SignInLimit bounds the sign-ins one source may start; zero is 20 at
 	// once, then one every 30 s.
 	SignInLimit sourcelimit.Limit
@@ -176,7 +179,14 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 	var site sites.Site
 	err := sites.ErrNotFound
 	if sites.ValidateSlug(slug) == nil {
+		charge, ok := h.admitLookup(w, r)
+		if !ok {
+			return sites.Site{}, false
+		}
 		site, err = h.deps.Store.GetSiteBySlug(r.Context(), slug)
+		if errors.Is(err, sites.ErrNotFound) {
+			charge()
+		}
 	}
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
@@ -287,4 +297,21 @@ func (h *Handler) siteOfRef(ctx context.Context, ref string) (sites.Site, error)
 		return sites.Site{}, sites.ErrNotFound
 	}
 	return h.deps.Store.GetSite(ctx, id)
+}
+
+// admitLookup lets a request look up what its link names within its
+// source's bound of lookups that find nothing (Deps.Lookups): anyone may
+// send a made-up link, and each costs a query. Over the bound it answers
+// 429 and returns false; charge is to be called when nothing was found.
+func (h *Handler) admitLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := h.deps.Lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if !errors.As(err, &refused) {
+		return charge, true
+	}
+	if refused.First {
+		h.log.Info("source rate limit", zap.String("endpoint", "owner page"), zap.String("source", refused.Source))
+	}
+	_ = h.deps.Kit.RenderTooManyLookups(w, refused.Wait)
+	return nil, false
 }

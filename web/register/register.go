@@ -60,6 +60,9 @@ type Deps struct {
 	// ClientIP returns the address a request comes from (the trusted
 	// proxies setting decides it); nil: the connection's address.
 	ClientIP func(*http.Request) string
+	// Lookups bounds, per source, the links naming nothing that the
+	// pages look up (shared with the doors that take tokens); nil: none.
+	Lookups *sourcelimit.Lookups
 	// Limit bounds the posts of one source; default 20 at once, then one
 	// every 30 s.
 	Limit sourcelimit.Limit
@@ -294,8 +297,13 @@ func (h *Handler) openRegistration(w http.ResponseWriter, r *http.Request, brows
 		h.unknown(w)
 		return pendingReg{}, false
 	}
+	charge, ok := h.admitLookup(w, r)
+	if !ok {
+		return pendingReg{}, false
+	}
 	p, err := h.store.get(r.Context(), id, browser)
 	if errors.Is(err, errUnknown) {
+		charge()
 		h.unknown(w)
 		return pendingReg{}, false
 	}
@@ -304,4 +312,21 @@ func (h *Handler) openRegistration(w http.ResponseWriter, r *http.Request, brows
 		return pendingReg{}, false
 	}
 	return p, true
+}
+
+// admitLookup lets a request look up what its link names within its
+// source's bound of lookups that find nothing (Deps.Lookups): anyone may
+// send a made-up link, and each costs a query. Over the bound it answers
+// 429 and returns false; charge is to be called when nothing was found.
+func (h *Handler) admitLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+	charge, err := h.deps.Lookups.For(r)()
+	var refused *sourcelimit.LookupsRefused
+	if !errors.As(err, &refused) {
+		return charge, true
+	}
+	if refused.First {
+		h.log.Info("source rate limit", zap.String("endpoint", "registration"), zap.String("source", refused.Source))
+	}
+	_ = h.kit.RenderTooManyLookups(w, refused.Wait)
+	return nil, false
 }
