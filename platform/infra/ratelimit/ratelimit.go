@@ -33,6 +33,7 @@ package ratelimit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,6 +66,19 @@ type Limits struct {
 	WarmFor time.Duration
 }
 
+// refusalMemory bounds how long a refusal through the database answers
+// the same caller's next calls on this replica without asking again (at
+// most its retry-after). A call of the site ending here forgets it, and so
+// do new numbers and a purge of expired leases; a slot freed on another
+// replica is seen within it.
+const refusalMemory = time.Second
+
+// refusalMemo is a remembered refusal: err until until.
+type refusalMemo struct {
+	err   error
+	until time.Time
+}
+
 // retryAfterRefusal are the pauses before asking again after a refusal,
 // while other replicas give back what they hold idle.
 var retryAfterRefusal = []time.Duration{5 * time.Millisecond, 15 * time.Millisecond, 40 * time.Millisecond}
@@ -79,6 +93,13 @@ type Limiter struct {
 	mu      sync.Mutex
 	callers map[callerID]*callerState
 	sites   map[uuid.UUID]*siteState
+	// refused remembers each caller's last refusal through the database
+	// for a moment (refusalMemory), so that a refused caller that keeps
+	// calling is refused here, not by four round trips and as many
+	// announcements to every replica per call.
+	// By site, then caller; refusedN counts them.
+	refused  map[uuid.UUID]map[string]refusalMemo
+	refusedN int
 	// queue is what this replica has to give back: leases of finished
 	// calls and unused reservations. The Janitor sends it as soon as
 	// something is queued; what fails to send (database down) stays.
@@ -176,6 +197,7 @@ func New(pool *pgxpool.Pool, limits Limits, log *zap.Logger) *Limiter {
 		pool: pool, log: log,
 		callers: map[callerID]*callerState{},
 		sites:   map[uuid.UUID]*siteState{},
+		refused: map[uuid.UUID]map[string]refusalMemo{},
 		kick:    make(chan struct{}, 1),
 	}
 	l.limits.Store(&limits)
@@ -197,6 +219,10 @@ func (l *Limiter) SetNumbers(userConcurrency, userPerMinute, siteConcurrency, si
 	set(&next.SiteConcurrency, siteConcurrency)
 	set(&next.SitePerMinute, sitePerMinute)
 	l.limits.Store(&next)
+	l.mu.Lock()
+	clear(l.refused)
+	l.refusedN = 0
+	l.mu.Unlock()
 }
 
 // cur is the limits in force.
@@ -222,7 +248,8 @@ func liveFloor(now time.Time, ttl time.Duration) uuid.UUID {
 //
 // A warm slot with a reservation left costs nothing; otherwise it is one
 // round trip (erpgate_call_acquire), and after a refusal up to three more
-// within some 60 ms.
+// within some 60 ms. A caller refused that way is refused without asking
+// for a moment after (refusalMemory).
 func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func(), error) {
 	site, err := uuid.Parse(siteID)
 	if err != nil {
@@ -233,12 +260,16 @@ func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func()
 	if release, ok := l.warm(id, start); ok {
 		return release, nil
 	}
+	if refused := l.remembered(id, start); refused != nil {
+		return nil, refused
+	}
 	for attempt := 0; ; attempt++ {
 		release, refused, err := l.ask(ctx, id, start)
 		if err != nil || refused == nil {
 			return release, err
 		}
 		if attempt == len(retryAfterRefusal) {
+			l.remember(id, refused)
 			return nil, refused
 		}
 		// The refusal was announced: other replicas give back what they
@@ -250,6 +281,72 @@ func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func()
 		}
 	}
 }
+
+// remembered is id's refusal if it was refused through the database less
+// than refusalMemory (and its retry-after) ago.
+func (l *Limiter) remembered(id callerID, now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, ok := l.refused[id.site][id.caller]
+	if !ok {
+		return nil
+	}
+	if !now.Before(m.until) {
+		l.forget(id.site, id.caller)
+		return nil
+	}
+	return m.err
+}
+
+// forget drops the remembered refusal of caller on site. l.mu is held.
+func (l *Limiter) forget(site uuid.UUID, caller string) {
+	callers := l.refused[site]
+	if _, ok := callers[caller]; !ok {
+		return
+	}
+	delete(callers, caller)
+	l.refusedN--
+	if len(callers) == 0 {
+		delete(l.refused, site)
+	}
+}
+
+// remember keeps id's refusal for refusalMemory, at most its retry-after.
+func (l *Limiter) remember(id callerID, refused error) {
+	d := refusalMemory
+	var te *toolerr.Error
+	if errors.As(refused, &te) && te.RetryAfter > 0 {
+		d = min(d, te.RetryAfter)
+	}
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refusedN >= maxRefusals {
+		// Callers refused at once beyond it are asked for as before.
+		for site, callers := range l.refused {
+			for caller, m := range callers {
+				if !now.Before(m.until) {
+					l.forget(site, caller)
+				}
+			}
+		}
+		if l.refusedN >= maxRefusals {
+			return
+		}
+	}
+	callers := l.refused[id.site]
+	if callers == nil {
+		callers = map[string]refusalMemo{}
+		l.refused[id.site] = callers
+	}
+	if _, ok := callers[id.caller]; !ok {
+		l.refusedN++
+	}
+	callers[id.caller] = refusalMemo{err: refused, until: now.Add(d)}
+}
+
+// maxRefusals bounds the refusals a replica remembers at once.
+const maxRefusals = 10_000
 
 // warm starts the call on a warm slot with a reservation left, if there
 // is one.
@@ -461,6 +558,12 @@ func (l *Limiter) releaser(id callerID, le lease, start time.Time) func() {
 func (l *Limiter) end(id callerID, le lease, start time.Time) {
 	now := time.Now()
 	l.mu.Lock()
+	// A slot of the site is free now: its callers' refusals no longer
+	// hold.
+	if callers, ok := l.refused[id.site]; ok {
+		l.refusedN -= len(callers)
+		delete(l.refused, id.site)
+	}
 	cs := l.callers[id]
 	if cs == nil { // dropped by Reclaim while the call ran
 		cs = &callerState{}
@@ -707,6 +810,11 @@ func (l *Limiter) purge(ctx context.Context, now time.Time) error {
 		pgUUID(liveFloor(now, l.cur().LeaseTTL))); err != nil {
 		return fmt.Errorf("ratelimit: remove expired leases: %w", err)
 	}
+	// Slots of expired leases are free now: no refusal holds.
+	l.mu.Lock()
+	clear(l.refused)
+	l.refusedN = 0
+	l.mu.Unlock()
 	if _, err := l.pool.Exec(ctx, `
 		DELETE FROM call_limits c
 		 USING (SELECT site_id, caller_key FROM call_limits

@@ -928,3 +928,51 @@ func TestJanitorSurvivesASilentConnection(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRefusedCallerCostsNoRoundTripPerCall: a caller over its per-minute
+// limit that keeps calling was refused through the database every time:
+// up to four round trips per call (the acquisition and its three retries
+// after announcing the refusal to every replica), as fast as the caller
+// sent them, while its refusal could not change before the retry-after
+// it was told. A hundred refused calls in a row must cost far fewer
+// round trips than calls.
+func TestRefusedCallerCostsNoRoundTripPerCall(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.UserPerMinute = 2
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		start := dbMinute(t, pool)
+		caller := "user:" + uuid.NewString()
+		for i := 0; i < 2; i++ {
+			rel, err := l.Acquire(ctx, site, caller)
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			rel()
+		}
+		before := l.roundTrips.Load()
+		for i := 0; i < 100; i++ {
+			if _, err := l.Acquire(ctx, site, caller); !rateLimited(err) {
+				t.Fatalf("refused call %d: %v", i, err)
+			}
+		}
+		trips := l.roundTrips.Load() - before
+		if !dbMinute(t, pool).Equal(start) {
+			continue // the minute turned; once more
+		}
+		t.Logf("100 refused calls cost %d round trips", trips)
+		if trips >= 100 {
+			t.Errorf("100 refused calls cost %d round trips; want far fewer than one per call", trips)
+		}
+		// Another caller of the site is asked for as before.
+		rel, err := l.Acquire(ctx, site, "user:"+uuid.NewString())
+		if err != nil {
+			t.Fatalf("another caller: %v", err)
+		}
+		rel()
+		return
+	}
+}
