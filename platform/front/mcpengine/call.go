@@ -105,6 +105,7 @@ func (b bounds) done() {
 // gives the call the budget.
 func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool) (context.Context, bounds, error) {
 	var b bounds
+	st.limited.Store(true)
 	if e.opts.Limiter != nil {
 		_, span := startSpan(ctx, "limits")
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)

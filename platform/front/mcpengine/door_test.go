@@ -2,11 +2,13 @@ package mcpengine
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,5 +407,47 @@ func TestRequestsOtherThanToolCallsHaveAPerCallerBudget(t *testing.T) {
 	}
 	if want := served + 5; pings != want {
 		t.Errorf("%d usage events of pings and lists, want the %d served", pings, want)
+	}
+}
+
+// countingLimiter admits every call and counts them.
+type countingLimiter struct{ n atomic.Int64 }
+
+func (l *countingLimiter) Acquire(context.Context, string, string) (func(), error) {
+	l.n.Add(1)
+	return func() {}, nil
+}
+
+// TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget: a tool call
+// refused before it reaches the per-caller limits (an unknown tool, here;
+// invalid arguments, a tool the site does not offer) counted against no
+// limit: a caller could send them as fast as it liked, each answered and
+// each making a usage event. Past the caller's budget (here five) they
+// are answered 429 with Retry-After; another caller's calls are
+// untouched.
+func TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget(t *testing.T) {
+	limiter := &countingLimiter{}
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 100, Limiter: limiter,
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	statuses := map[int]int{}
+	for range 20 {
+		status, retryAfter, body := postAs(t, endpoint, "sloppy", "no_such_tool")
+		statuses[status]++
+		if status == http.StatusTooManyRequests && (retryAfter == "" || !strings.Contains(body, `"code":-32600`)) {
+			t.Errorf("refusal: Retry-After %q, %s", retryAfter, body)
+		}
+	}
+	t.Logf("20 calls of an unknown tool: %v", statuses)
+	if statuses[http.StatusTooManyRequests] < 14 {
+		t.Errorf("20 calls of an unknown tool from one caller: %v; want all but its budget of 5 (and one) refused", statuses)
+	}
+	if n := len(e.opts.Usage.(*sink).all()); n > 6 {
+		t.Errorf("%d usage events for the unknown tool's calls; want at most the budget's", n)
+	}
+	if status, _, body := postAs(t, endpoint, "careful", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("another caller's call: %d %s", status, body)
+	}
+	if n := limiter.n.Load(); n != 1 {
+		t.Errorf("the limiter was asked %d times; want once, for the other caller's call", n)
 	}
 }

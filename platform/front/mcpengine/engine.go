@@ -82,8 +82,10 @@ type Options struct {
 	SiteShare int
 	// CallerRequests bounds, per caller (Session.LimitKey) on this
 	// replica, the MCP requests other than tools/call (initialize, ping,
-	// tools/list, notifications, GET and DELETE), which the Limiter does
-	// not count. Zero fields take DefaultCallerRequests.
+	// tools/list, notifications, GET and DELETE), and separately the tool
+	// calls refused before the Limiter (unknown tools, invalid
+	// arguments), which the Limiter does not count. Zero fields take
+	// DefaultCallerRequests.
 	CallerRequests sourcelimit.Limit
 	// Version is reported in serverInfo.
 	Version string
@@ -128,9 +130,10 @@ type Engine struct {
 	origins map[string]bool
 	// admission bounds the requests worked on at once (admission.go).
 	admission *admission
-	// requests bounds each caller's requests other than tool calls
+	// requests bounds each caller's requests other than tool calls, and
+	// refusedCalls its tool calls refused before the limits
 	// (Options.CallerRequests).
-	requests *sourcelimit.Limiter
+	requests, refusedCalls *sourcelimit.Limiter
 	// exempt is each kind's field names the connector exempts from
 	// redaction.
 	exempt map[string][]string
@@ -211,13 +214,14 @@ func New(opts Options) (*Engine, error) {
 		opts.Version = "dev"
 	}
 	e := &Engine{
-		opts:      opts,
-		log:       opts.Logger,
-		kinds:     map[string]*kindServer{},
-		exempt:    map[string][]string{},
-		origins:   map[string]bool{},
-		admission: newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
-		requests:  sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
+		opts:         opts,
+		log:          opts.Logger,
+		kinds:        map[string]*kindServer{},
+		exempt:       map[string][]string{},
+		origins:      map[string]bool{},
+		admission:    newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
+		requests:     sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
+		refusedCalls: sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
 	}
 	if opts.Approvals != nil {
 		if opts.PublicBaseURL == "" {

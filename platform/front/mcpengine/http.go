@@ -80,16 +80,16 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if isRequest {
 		st.method = msg.Method
 	}
-	if !isRequest || msg.Method != string(mcp.MethodToolsCall) {
-		// Tool calls have the Limiter's limits; every other request
-		// (notifications and unparsable bodies too) the caller's budget.
-		var id any
-		if isRequest && msg.validID() {
-			id = msg.ID
-		}
-		if !e.allowRequest(w, s, id) {
-			return
-		}
+	toolCall := isRequest && msg.Method == string(mcp.MethodToolsCall)
+	var id any
+	if isRequest && msg.validID() {
+		id = msg.ID
+	}
+	// Tool calls have the Limiter's limits, and those refused before
+	// them a budget of their own; every other request (notifications and
+	// unparsable bodies too) the caller's budget.
+	if toolCall && !e.admitToolCall(w, s, id) || !toolCall && !e.allowRequest(w, s, id) {
+		return
 	}
 	ctx := withState(r.Context(), st)
 	switch {
@@ -130,6 +130,11 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		if st.noteRefusal(rw) && isRequest && msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
+	}
+	if toolCall && !st.limited.Load() {
+		// Refused before the limits (an unknown tool, invalid
+		// arguments): counted here instead.
+		e.refusedCalls.Charge(callerKey(s))
 	}
 
 	if !isRequest {
@@ -349,8 +354,28 @@ func (e *Engine) allowRequest(w http.ResponseWriter, s Session, id any) bool {
 	if ok {
 		return true
 	}
+	e.refuseCaller(w, s, id, wait, first, "requests other than tool calls")
+	return false
+}
+
+// admitToolCall lets a tool call in unless the session's caller has
+// spent its budget of tool calls refused before the limits (unknown
+// tools, invalid arguments: Options.CallerRequests), which never reach
+// the Limiter; ServeMCP charges those. It asks nothing of the database.
+func (e *Engine) admitToolCall(w http.ResponseWriter, s Session, id any) bool {
+	ok, wait, first := e.refusedCalls.Check(callerKey(s))
+	if ok {
+		return true
+	}
+	e.refuseCaller(w, s, id, wait, first, "tool calls that were refused (unknown tools, invalid arguments)")
+	return false
+}
+
+// refuseCaller answers 429 with Retry-After and a JSON-RPC error saying
+// the caller sent more of what than one caller may.
+func (e *Engine) refuseCaller(w http.ResponseWriter, s Session, id any, wait time.Duration, first bool, what string) {
 	if first {
-		e.log.Info("caller request limit", zap.String("caller", key), zap.String("site", s.Site.Slug))
+		e.log.Info("caller request limit", zap.String("caller", callerKey(s)), zap.String("site", s.Site.Slug), zap.String("requests", what))
 	}
 	e.opts.Metrics.AdmissionRefused("caller_requests")
 	secs := sourcelimit.RetryAfter(w.Header(), wait)
@@ -359,8 +384,7 @@ func (e *Engine) allowRequest(w http.ResponseWriter, s Session, id any) bool {
 		unit = "second"
 	}
 	WriteJSONRPCError(w, http.StatusTooManyRequests, id, mcp.INVALID_REQUEST,
-		fmt.Sprintf("this caller sent more requests other than tool calls than one caller may; retry in %d %s", secs, unit))
-	return false
+		fmt.Sprintf("this caller sent more %s than one caller may; retry in %d %s", what, secs, unit))
 }
 
 // admit takes, for the session's caller, a call slot (see admission.go)

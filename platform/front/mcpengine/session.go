@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -41,6 +42,8 @@ type requestState struct {
 	// slot is the request's admission slot, given back while a tool call
 	// waits on the ERP.
 	slot *callSlot
+	// limited is set once a tool call reaches the caller's limits.
+	limited atomic.Bool
 
 	// started is when the request's body had been read.
 	started time.Time
