@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 // TestMadeUpPageLinksAreBoundedPerSource: the pages anyone may open by a
@@ -68,5 +70,51 @@ func TestMadeUpPageLinksAreBoundedPerSource(t *testing.T) {
 		if status, _ := get(link(kind, 1), other); status == http.StatusTooManyRequests || status >= 500 {
 			t.Errorf("another source's made-up link (kind %d): HTTP %d", kind, status)
 		}
+	}
+}
+
+// TestOwnerPageViewsAreBoundedPerSource: a site's owner page is at a
+// public address (/sites/{slug}/manage, next to its MCP URL), and every
+// view looked the site up in the database, for anyone, signed in or not,
+// as often as they liked. A view by someone not signed in as the owner
+// now counts as a lookup of its source: past the burst (100, then ten a
+// second) it is answered 429 with Retry-After; another source sees the
+// page as before.
+func TestOwnerPageViewsAreBoundedPerSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	get := func(source string) (int, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+"/sites/"+site.Slug+"/manage", nil)
+		req.Header.Set("X-Forwarded-For", source)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header
+	}
+	attacker, other := "198.51.100.40", "203.0.113.40"
+	start := time.Now()
+	statuses := map[int]int{}
+	for range 300 {
+		status, h := get(attacker)
+		statuses[status]++
+		if status == http.StatusTooManyRequests {
+			if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 {
+				t.Errorf("429 with Retry-After %q", h.Get("Retry-After"))
+			}
+		}
+	}
+	t.Logf("300 views of the owner page from one source: %v", statuses)
+	allowed := 100 + 10*int(time.Since(start).Seconds()+1)
+	if statuses[http.StatusOK] > allowed || statuses[http.StatusTooManyRequests] == 0 {
+		t.Errorf("300 views of the owner page from one source: %v, want at most %d served and the rest 429", statuses, allowed)
+	}
+	if status, _ := get(other); status != http.StatusOK {
+		t.Errorf("another source's view: HTTP %d", status)
 	}
 }

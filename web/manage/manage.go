@@ -176,12 +176,22 @@ func (h *Handler) manageURL(slug, done string) string {
 // plain page whatever the reason, so the page confirms nothing about
 // sites that do not exist.
 func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, bool) {
+	site, _, ok := h.lookupSite(w, r, slug)
+	return site, ok
+}
+
+// lookupSite is loadSite, also returning the function that charges the
+// lookup to its source (Deps.Lookups): the address is public, so a
+// request by anyone but the site's signed-in owner is to be charged like
+// one for a site that does not exist.
+func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, func(), bool) {
 	var site sites.Site
 	err := sites.ErrNotFound
+	charge := func() {}
 	if sites.ValidateSlug(slug) == nil {
-		charge, ok := h.admitLookup(w, r)
-		if !ok {
-			return sites.Site{}, false
+		var ok bool
+		if charge, ok = h.admitLookup(w, r); !ok {
+			return sites.Site{}, nil, false
 		}
 		site, err = h.deps.Store.GetSiteBySlug(r.Context(), slug)
 		if errors.Is(err, sites.ErrNotFound) {
@@ -195,12 +205,12 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 			Message: "erpgate has no site at this address.",
 			Next:    "Check the address your erpgate operator or the registration page gave you.",
 		})
-		return sites.Site{}, false
+		return sites.Site{}, nil, false
 	case err != nil:
 		h.internalError(w, "load site", err)
-		return sites.Site{}, false
+		return sites.Site{}, nil, false
 	}
-	return site, true
+	return site, charge, true
 }
 
 // session returns the ERP user of the request's owner session for site.
@@ -249,12 +259,13 @@ func (h *Handler) formExpired(w http.ResponseWriter, site sites.Site) {
 func (h *Handler) action(c echo.Context, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
 	w, r := c.Response(), c.Request()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	site, ok := h.loadSite(w, r, c.Param("slug"))
+	site, charge, ok := h.lookupSite(w, r, c.Param("slug"))
 	if !ok || !h.checkForm(w, r, site) {
 		return
 	}
 	user, ok := h.session(r, site)
 	if !ok {
+		charge()
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "Sign in to manage this site",
 			Message: "Your sign-in on this site's owner page has ended, or you have not signed in in this browser. Nothing was changed.",

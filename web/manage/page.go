@@ -93,7 +93,7 @@ func (d pageData) URL(path string) string {
 // owner, the sign-in page for anyone else.
 func (h *Handler) page(c echo.Context) error {
 	w, r := c.Response(), c.Request()
-	site, ok := h.loadSite(w, r, c.Param("slug"))
+	site, charge, ok := h.lookupSite(w, r, c.Param("slug"))
 	if !ok {
 		return nil
 	}
@@ -101,6 +101,7 @@ func (h *Handler) page(c echo.Context) error {
 	data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
 	user, ok := h.session(r, site)
 	if !ok {
+		charge()
 		h.render(w, http.StatusOK, h.signIn, data, site)
 		return nil
 	}
