@@ -47,7 +47,8 @@ import (
 // Shares alone let two sites fill a replica (two of 50 %). So the last
 // tenth of the call slots (the reserve) is kept for sites that hold less
 // than their part of the replica, the call slots divided by one more than
-// the number of sites with requests at the door or inside: a site arriving
+// the number of sites with requests at the door or inside (at least one
+// slot; a replica of fewer than ten slots keeps none): a site arriving
 // at a replica that others have filled still gets in, and a site already
 // holding its part waits for a slot outside the reserve.
 //
@@ -131,7 +132,7 @@ func newFairAdmission(work, calls int, answerBytes int64, share, siteShare int) 
 	a.callers.init(work, calls, answerBytes, share)
 	a.sites.init(work, calls, answerBytes, siteShare)
 	if a.sites.m != nil {
-		a.reserve = max(1, calls/10)
+		a.reserve = calls / 10 // none with fewer than ten slots
 	}
 	return a
 }
@@ -252,7 +253,7 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 	}
 	s.siteKey, s.site = site, sc
 	// A site under its part of the replica may take the reserve.
-	reserve := sc == nil || int(sc.inside.Load()) < a.calls/(sites+1)
+	reserve := sc == nil || int(sc.inside.Load()) < max(1, a.calls/(sites+1))
 	if !a.tryEnter(reserve) {
 		ectx, cancel := context.WithTimeout(ctx, wait)
 		err := a.enter(ectx, reserve)

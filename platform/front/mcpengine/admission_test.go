@@ -204,6 +204,22 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 	}
 }
 
+// TestFewCallSlotsKeepNoReserve: a replica with fewer than ten call slots
+// keeps none of them for sites under their part, and a site alone always
+// has a part of at least one slot: with one slot, a site's request is let
+// in (with a reserve of one slot and a part of half a slot, none ever
+// was).
+func TestFewCallSlotsKeepNoReserve(t *testing.T) {
+	for _, calls := range []int{1, 2, 9} {
+		a := newFairAdmission(4, calls, 1<<20, 25, 50)
+		s, err := a.enterAs(context.Background(), "site", "caller", 20*time.Millisecond)
+		if err != nil {
+			t.Fatalf("%d call slots, all free: a site's first request was refused: %v", calls, err)
+		}
+		s.done()
+	}
+}
+
 // waitEntering waits until n requests wait for a call slot.
 func waitEntering(t *testing.T, a *admission, n int) {
 	t.Helper()
