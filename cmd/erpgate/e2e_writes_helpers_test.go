@@ -10,11 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +29,10 @@ import (
 // writesGatewayEnv is the gateway's environment for the writes suite:
 // Alice, and the site, make more calls a minute than the default limits
 // allow.
-var writesGatewayEnv = map[string]string{"ERPGATE_LIMIT_USER_PER_MINUTE": "10000", "ERPGATE_LIMIT_SITE_PER_MINUTE": "10000"}
+// Loopback is the gateway's trusted proxy, so that each person's browser
+// comes from an address of its own (personBrowser).
+var writesGatewayEnv = map[string]string{"ERPGATE_LIMIT_USER_PER_MINUTE": "10000", "ERPGATE_LIMIT_SITE_PER_MINUTE": "10000",
+	"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"}
 
 // writePerson is an ERP user: how erpgate names them (Frappe: e-mail;
 // Acumatica: user@tenant) and what they type into the ERP's login form.
@@ -257,9 +262,27 @@ func (e *writeERP) decide(t *testing.T, link string, p writePerson, decision str
 }
 
 // browser is a person's browser, signed in nowhere yet, that never
-// presses Withdraw approval unless told to (decideIn).
+// presses Withdraw approval unless told to (decideIn). Each comes from an
+// address of its own, as people's browsers do: the suite signs in on the
+// approval page more often than one source may (20 at once), and those
+// limits have tests of their own.
 func (e *writeERP) browser(p writePerson) *signin.Browser {
-	return signin.NewBrowser(e2eRedirectURI, p.Login)
+	b := signin.NewBrowser(e2eRedirectURI, p.Login)
+	b.HC.Transport = forwardedFor(fmt.Sprintf("198.51.100.%d", browsers.Add(1)%250+1))
+	return b
+}
+
+// browsers numbers the people's browsers.
+var browsers atomic.Int32
+
+// forwardedFor sends each request through the default transport with
+// X-Forwarded-For naming its address.
+type forwardedFor string
+
+func (f forwardedFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Forwarded-For", string(f))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // decideIn is decide in the browser b, which may already hold an approval
