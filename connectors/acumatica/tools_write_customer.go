@@ -141,6 +141,7 @@ func updateCustomerTool(conn *Connector) connector.Tool {
 		),
 		Effect:     connector.Write,
 		Idempotent: true,
+		Overwrites: true,
 		Preview: func(ctx context.Context, call *connector.Call) (*connector.Preview, error) {
 			a, err := customerArgs(call)
 			if err != nil {

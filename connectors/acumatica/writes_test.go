@@ -775,3 +775,28 @@ func TestUpdateCustomerRoundedIsNotToldAsNotSaved(t *testing.T) {
 		t.Errorf("a saved change is told as not saved: %s", te.Message)
 	}
 }
+
+// TestWriteToolsAdvertiseWhetherTheyOnlyAdd: MCP's destructiveHint is
+// false only for a tool that makes additive changes. An order on hold and
+// a note (appended to the record's note) add to the ERP;
+// acumatica_update_customer replaces a customer's values.
+func TestWriteToolsAdvertiseWhetherTheyOnlyAdd(t *testing.T) {
+	want := map[string]bool{"acumatica_create_sales_order": false, "acumatica_add_note": false, "acumatica_update_customer": true}
+	for _, tool := range New(Options{}).Tools() {
+		if tool.Effect == connector.Read {
+			continue
+		}
+		destructive, ok := want[tool.Name]
+		if !ok {
+			t.Errorf("%s: a write tool this test does not know", tool.Name)
+			continue
+		}
+		delete(want, tool.Name)
+		if got := tool.Hints().Destructive; got != destructive {
+			t.Errorf("%s: destructiveHint %v, want %v", tool.Name, got, destructive)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s: not in the catalogue", name)
+	}
+}

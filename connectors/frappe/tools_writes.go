@@ -309,6 +309,7 @@ func updateCustomerTool() connector.Tool {
 		),
 		Effect:     connector.Write,
 		Idempotent: true,
+		Overwrites: true,
 		Preview:    previewUpdateCustomer,
 		Handler:    updateCustomer,
 	}

@@ -767,3 +767,28 @@ func TestSalesOrderPreviewTotalIsTheSumOfItsLines(t *testing.T) {
 		t.Errorf("the ERP saved grand_total %v, want 0.99", out["grand_total"])
 	}
 }
+
+// TestWriteToolsAdvertiseWhetherTheyOnlyAdd: MCP's destructiveHint is
+// false only for a tool that makes additive changes. A draft order and a
+// comment add to the ERP; update_customer replaces a customer's values and
+// submit_document ends a draft for good.
+func TestWriteToolsAdvertiseWhetherTheyOnlyAdd(t *testing.T) {
+	want := map[string]bool{"create_sales_order": false, "add_comment": false, "update_customer": true, "submit_document": true}
+	for _, tool := range (&Connector{}).Tools() {
+		if tool.Effect == connector.Read {
+			continue
+		}
+		destructive, ok := want[tool.Name]
+		if !ok {
+			t.Errorf("%s: a write tool this test does not know", tool.Name)
+			continue
+		}
+		delete(want, tool.Name)
+		if got := tool.Hints().Destructive; got != destructive {
+			t.Errorf("%s: destructiveHint %v, want %v", tool.Name, got, destructive)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s: not in the catalogue", name)
+	}
+}

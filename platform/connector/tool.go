@@ -66,6 +66,11 @@ type Tool struct {
 	// advertised as idempotentHint; read tools are always idempotent and
 	// destructive ones never.
 	Idempotent bool
+	// Overwrites says, for a Write tool, that it replaces values the ERP
+	// already holds (a customer's e-mail, a credit limit) rather than only
+	// adding (a draft, a note). MCP counts such a change as destructive
+	// (destructiveHint true), though it can be set back.
+	Overwrites bool
 	// Local says the tool reaches no system outside erpgate: it works on
 	// its arguments and erpgate's own data (Call.Cache, Call.Index), never
 	// the ERP. It is advertised with openWorldHint false, and the engine

@@ -146,6 +146,10 @@ func Snapshot(tool connector.Tool) ([]byte, error) {
 		// Advertised with openWorldHint false.
 		snap["local"] = true
 	}
+	if tool.Overwrites {
+		// Advertised with destructiveHint true.
+		snap["overwrites"] = true
+	}
 	b, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		return nil, err
@@ -284,14 +288,14 @@ func checkAnnotations(tools []connector.Tool) []string {
 		case connector.Read:
 			want = connector.Hints{ReadOnly: true, Idempotent: true}
 		case connector.Write:
-			want = connector.Hints{Idempotent: tool.Idempotent}
+			want = connector.Hints{Idempotent: tool.Idempotent, Destructive: tool.Overwrites}
 		case connector.Destructive:
 			want = connector.Hints{Destructive: true}
 		}
 		// Open-world: it reaches the ERP, unless it is local.
 		want.OpenWorld = !tool.Local
 		if h != want {
-			p.add("%s: a %s tool (idempotent %v, local %v) is advertised with %+v, want %+v", tool.Name, tool.Effect, tool.Idempotent, tool.Local, h, want)
+			p.add("%s: a %s tool (idempotent %v, overwrites %v, local %v) is advertised with %+v, want %+v", tool.Name, tool.Effect, tool.Idempotent, tool.Overwrites, tool.Local, h, want)
 		}
 	}
 	return p

@@ -207,20 +207,20 @@ func TestEachRuleCatchesItsDefect(t *testing.T) {
 // what the engine advertises.
 func TestHintsFollowTheEffect(t *testing.T) {
 	for _, c := range []struct {
-		effect     connector.Effect
-		idempotent bool
-		local      bool
-		want       connector.Hints
+		effect                        connector.Effect
+		idempotent, overwrites, local bool
+		want                          connector.Hints
 	}{
-		{connector.Read, false, false, connector.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}},
-		{connector.Read, false, true, connector.Hints{ReadOnly: true, Idempotent: true}},
-		{connector.Write, false, false, connector.Hints{OpenWorld: true}},
-		{connector.Write, true, false, connector.Hints{Idempotent: true, OpenWorld: true}},
-		{connector.Destructive, false, false, connector.Hints{Destructive: true, OpenWorld: true}},
+		{connector.Read, false, false, false, connector.Hints{ReadOnly: true, Idempotent: true, OpenWorld: true}},
+		{connector.Read, false, false, true, connector.Hints{ReadOnly: true, Idempotent: true}},
+		{connector.Write, false, false, false, connector.Hints{OpenWorld: true}},
+		{connector.Write, true, false, false, connector.Hints{Idempotent: true, OpenWorld: true}},
+		{connector.Write, true, true, false, connector.Hints{Idempotent: true, Destructive: true, OpenWorld: true}},
+		{connector.Destructive, false, false, false, connector.Hints{Destructive: true, OpenWorld: true}},
 	} {
-		tool := connector.Tool{Effect: c.effect, Idempotent: c.idempotent, Local: c.local}
+		tool := connector.Tool{Effect: c.effect, Idempotent: c.idempotent, Overwrites: c.overwrites, Local: c.local}
 		if got := tool.Hints(); got != c.want {
-			t.Errorf("%s (idempotent %v, local %v): %+v, want %+v", c.effect, c.idempotent, c.local, got, c.want)
+			t.Errorf("%s (idempotent %v, overwrites %v, local %v): %+v, want %+v", c.effect, c.idempotent, c.overwrites, c.local, got, c.want)
 		}
 	}
 }
