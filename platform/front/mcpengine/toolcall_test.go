@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
 
@@ -82,7 +83,11 @@ func FuzzDirectPathRepliesAsMCPGo(f *testing.F) {
 		}
 		f.Add(true, c.name, c.args, `7`)
 	}
-	fx := newFixture(f, false)
+	// Every input is sent twice by one caller, many of them refused calls:
+	// a budget no run reaches (the budget has tests of its own).
+	fx := newFixtureWith(f, false, func(o *Options) {
+		o.CallerRequests = sourcelimit.Limit{Burst: 1 << 30, Every: time.Nanosecond}
+	})
 	f.Fuzz(func(t *testing.T, modern bool, name, args, id string) {
 		if !json.Valid([]byte(id)) || (args != "" && !json.Valid([]byte(args))) || !validHeaderValue(name) {
 			return // not a request of this shape: nothing to compare
