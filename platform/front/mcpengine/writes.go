@@ -155,7 +155,9 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		if ok {
 			var sk approval.Key
 			sk, ok = k.key()
-			otherClient = ok && sk.ClientID != key.ClientID
+			// A state sealed before approvals were bound to their client
+			// names none: the action's row says whose it is (below).
+			otherClient = ok && k.Client != "" && sk.ClientID != key.ClientID
 			sk.ClientID = key.ClientID
 			ok = ok && sk == key && !otherClient
 		}
@@ -187,6 +189,11 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 				return nil, toolerr.New(toolerr.ApprovalInvalid, "the pending change this request names no longer exists; nothing was written. Call again to propose it afresh")
 			}
 			return nil, err
+		}
+		if k.Client == "" && a.ClientID != key.ClientID {
+			st.setApproval(StageRefused)
+			store.Refused(ctx, known, approval.Reason(approval.ErrOtherClient))
+			return nil, toolerr.New(toolerr.ApprovalInvalid, otherClientMessage)
 		}
 		found = true
 	} else if a, found, err = store.Open(ctx, key); err != nil {

@@ -1149,3 +1149,49 @@ func TestModernRequestsGetNoSessionID(t *testing.T) {
 		t.Errorf("2025-06-18 initialize: %d, no session id: %s", resp.StatusCode, body)
 	}
 }
+
+// A request state sealed before approvals were bound to their client
+// (without "c") still resumes its own client's approved write: the action
+// row has always kept the proposing client, and the claim checks it. Held
+// by another client of the same person, it writes nothing.
+func TestWriteRequestStateWithoutClientStillResumes(t *testing.T) {
+	f := newWriteFixture(t)
+	meta := `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` +
+		mcp.MetaKeyClientCapabilities + `":{"elicitation":{"url":{}}}}`
+	callWith := func(endpoint, extra string) map[string]any {
+		t.Helper()
+		resp, body := postModern(t, endpoint, "tools/call", `{"name":"make_thing","arguments":{"name":"Gadget"}`+extra+`,`+meta+`}`,
+			map[string]string{mcp.HeaderName: "make_thing"})
+		return decodeReply(t, resp, body)
+	}
+	firstURL, otherURL := f.personVia(t, jane, "client-1"), f.personVia(t, jane, "client-2")
+	r, _ := callWith(firstURL, "")["result"].(map[string]any)
+	state, _ := r["requestState"].(string)
+	in, _ := r["inputRequests"].(map[string]any)["approval"].(map[string]any)
+	gadget, _ := uuid.Parse(in["params"].(map[string]any)["elicitationId"].(string))
+	f.decide(t, gadget, jane, true)
+
+	// The state as it was sealed before: the same, without the client.
+	var st approvalState
+	if !f.engine.states.open(state, &st) || st.Client != "client-1" {
+		t.Fatalf("the issued state: %+v", st)
+	}
+	st.Client = ""
+	old, err := f.engine.states.seal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withState := `,"inputResponses":{"approval":{"action":"accept"}},"requestState":"` + old + `"`
+	if reply := structured(callWith(otherURL, withState)); errCode(reply) != "APPROVAL_INVALID" {
+		t.Fatalf("client-2 with client-1's state of the old format: %v", reply)
+	}
+	if n := f.runs.Load(); n != 0 {
+		t.Fatalf("%d writes through another client, want none", n)
+	}
+	if reply := structured(callWith(firstURL, withState)); errCode(reply) != "" {
+		t.Fatalf("client-1's resumed request with a state of the old format: %v", reply)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want client-1's one", n)
+	}
+}
