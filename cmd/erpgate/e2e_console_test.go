@@ -301,3 +301,39 @@ func TestConsoleSessionAttacks(t *testing.T) {
 		t.Errorf("refused sign-ins recorded: %d of %v", refused, ins)
 	}
 }
+
+// A site its owner paused can still be disabled by the operator in the
+// console, making the disable theirs: the owner can then no longer
+// enable it. Before, the console offered only Enable for a disabled
+// site, so the operator could take over an owner's pause only by enabling
+// the site first (letting everyone in meanwhile) or through the admin API.
+func TestConsoleOperatorDisablesASiteItsOwnerPaused(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	// The owner paused it on the owner page.
+	execSQL(t, gw.DBURL, `UPDATE sites SET status = 'disabled', disabled_by = 'owner' WHERE slug = 'acme'`)
+	b := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("sign-in: HTTP %d", status)
+	}
+	status, page, _ := b.do(http.MethodGet, "/console/sites", nil)
+	if status != http.StatusOK {
+		t.Fatalf("/console/sites: HTTP %d", status)
+	}
+	if !strings.Contains(page, `name="action" value="disable"`) {
+		t.Errorf("the console offers no way to disable a site its owner paused:\n%s", page)
+	}
+	csrf := csrfInput.FindStringSubmatch(page)[1]
+	if status, _, _ := b.do(http.MethodPost, "/console/sites", url.Values{"csrf": {csrf}, "site": {"acme"}, "action": {"disable"}}); status != http.StatusSeeOther {
+		t.Fatalf("the operator's disable: HTTP %d", status)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acme' AND status = 'disabled' AND disabled_by = 'operator'`); n != 1 {
+		t.Errorf("after the operator's disable, acme is not the operator's to enable")
+	}
+	_, page, _ = b.do(http.MethodGet, "/console/sites", nil)
+	if strings.Contains(page, `name="action" value="disable"`) {
+		t.Errorf("the console still offers to disable a site the operator disabled")
+	}
+}

@@ -61,6 +61,9 @@ type siteRow struct {
 	// DisabledBy says who disabled the site, in words; "" when it is
 	// active.
 	DisabledBy string
+	// OwnerPaused: its owner disabled it; the operator may disable it too,
+	// making it theirs to enable.
+	OwnerPaused bool
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
@@ -145,6 +148,7 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 			row.DisabledBy = "by the operator"
 		case sites.ByOwner:
 			row.DisabledBy = "by its owner"
+			row.OwnerPaused = true
 		}
 		if row.Preflight, err = c.preflightSummary(r, s); err != nil {
 			return nil, err
