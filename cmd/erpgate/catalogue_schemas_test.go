@@ -56,8 +56,10 @@ func TestCatalogueAdvertisesValidTools(t *testing.T) {
 					t.Errorf("%s/%s: a destructive tool advertised as %+v", kind, tool.Name, h)
 				}
 			default:
-				if h.ReadOnly || h.Destructive {
-					t.Errorf("%s/%s: a write advertised as %+v", kind, tool.Name, h)
+				// A write that replaces values is destructive as MCP
+				// defines it; one that only adds is not.
+				if h.ReadOnly || h.Destructive != tool.Overwrites {
+					t.Errorf("%s/%s: a write (overwrites %v) advertised as %+v", kind, tool.Name, tool.Overwrites, h)
 				}
 			}
 			// openWorldHint: the tool reaches the ERP, unless it is local
