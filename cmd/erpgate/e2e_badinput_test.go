@@ -136,7 +136,7 @@ func TestServiceMCPBadInput(t *testing.T) {
 		// Raw JSON-RPC: the SDK would write 1.0 as 1.
 		h := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken, "Mcp-Protocol-Version": "2025-11-25"}
 		for _, c := range []struct{ name, args, want string }{
-			{"a whole number written with a fraction", `{"limit":5.0}`, "limit"},
+			{"a number with a fraction for a whole number", `{"limit":5.5}`, "limit"},
 			{"a date that does not exist", `{"from_date":"2025-02-30"}`, "from_date"},
 			{"a string for a number", `{"limit":"ten"}`, "limit"},
 			{"an unknown argument", `{"sql":"select 1"}`, "sql"},
@@ -156,6 +156,22 @@ func TestServiceMCPBadInput(t *testing.T) {
 					t.Errorf("%s: message %q carries library text (%q)", c.name, text, lib)
 					break
 				}
+			}
+		}
+	})
+
+	t.Run("a whole number written with a fraction or an exponent is taken", func(t *testing.T) {
+		// JSON Schema counts 5.0 and 5e0 as integers: the input schema
+		// accepts them, and so does the tool. Raw JSON-RPC: the SDK would
+		// write 5.0 as 5.
+		h := map[string]string{"X-Erpgate-Service-Token": site.ServiceToken, "Mcp-Protocol-Version": "2025-11-25"}
+		for _, limit := range []string{"5.0", "5e0", "0.5e1"} {
+			_, msg := postRPC(t, site.ServiceMCPURL, h, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_sales_invoices","arguments":{"limit":`+limit+`}}}`)
+			res, _ := msg["result"].(map[string]any)
+			sc, _ := res["structuredContent"].(map[string]any)
+			meta, _ := sc["meta"].(map[string]any)
+			if res == nil || res["isError"] == true || meta["limit"] != float64(5) {
+				t.Errorf("limit %s: %v, want a page of at most 5", limit, msg)
 			}
 		}
 	})

@@ -165,8 +165,8 @@ func TestPageArgs(t *testing.T) {
 }
 
 // TestCallDecodeTellsInPlainWords: arguments that passed the input schema
-// but do not fit the handler's struct (a whole number written 5.0, which
-// JSON Schema counts as an integer) are refused naming the argument by its
+// but do not fit the handler's struct (5.5 for a whole number) are
+// refused naming the argument by its
 // JSON name and saying what to send, not with Go's type names and struct
 // paths ("pageArgs.PageArgs.limit" must be int).
 func TestCallDecodeTellsInPlainWords(t *testing.T) {
@@ -179,7 +179,7 @@ func TestCallDecodeTellsInPlainWords(t *testing.T) {
 		Flag  bool     `json:"flag"`
 	}
 	for in, want := range map[string]string{
-		`{"limit":5.0}`:    `"limit" must be a whole number without a fraction or an exponent, such as 5`,
+		`{"limit":5.5}`:    `"limit" must be a whole number, such as 5`,
 		`{"names":"a"}`:    `"names" must be a list`,
 		`{"flag":"yes"}`:   `"flag" must be true or false`,
 		`{"unknown":true}`: `the arguments do not fit this tool`,
@@ -193,6 +193,51 @@ func TestCallDecodeTellsInPlainWords(t *testing.T) {
 			if te != nil && strings.Contains(te.Message, lib) {
 				t.Errorf("%s: message %q carries Go's text (%q)", in, te.Message, lib)
 			}
+		}
+	}
+}
+
+// TestCallDecodeTakesWholeNumbersWithAFraction: JSON Schema counts 5.0,
+// 5e0 and 1e2 as integers, so a tool's input schema lets them through;
+// the handler takes them as the whole numbers they are, rather than
+// refusing what the schema accepted. A number with a fraction is still
+// refused.
+func TestCallDecodeTakesWholeNumbersWithAFraction(t *testing.T) {
+	type page struct {
+		Limit *int `json:"limit"`
+	}
+	type args struct {
+		page
+		Qty  json.Number `json:"qty"`
+		Days []uint8     `json:"days"`
+	}
+	for in, want := range map[string]int{
+		`{"limit":5.0}`:                  5,
+		`{"limit":5.000,"qty":2.5}`:      5,
+		`{"limit":5e0}`:                  5,
+		`{"limit":0.5E1}`:                5,
+		`{"limit":1e2}`:                  100,
+		`{"limit":-0.0}`:                 0,
+		`{"limit":7,"days":[1.0,2e0,3]}`: 7,
+	} {
+		var a args
+		if err := (&Call{Args: json.RawMessage(in)}).Decode(&a); err != nil {
+			t.Errorf("%s: %v, want limit %d", in, err, want)
+			continue
+		}
+		if a.Limit == nil || *a.Limit != want {
+			t.Errorf("%s: limit %v, want %d", in, a.Limit, want)
+		}
+		if a.Qty != "" && a.Qty != "2.5" {
+			t.Errorf("%s: qty %q, want 2.5", in, a.Qty)
+		}
+	}
+	for _, in := range []string{`{"limit":5.5}`, `{"limit":1e-1}`, `{"limit":1e400}`, `{"days":[1.5]}`} {
+		var a args
+		err := (&Call{Args: json.RawMessage(in)}).Decode(&a)
+		var te *toolerr.Error
+		if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", in, err)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -264,16 +266,109 @@ func (c *Call) Decode(v any) error {
 	if len(c.Args) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(c.Args))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
+	err := decodeStrict(c.Args, v)
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) && strings.HasPrefix(ute.Value, "number") && ute.Type != nil && isInteger(ute.Type) {
+		// JSON Schema counts a number with a zero fraction (5.0, 1e2) as
+		// an integer, so the input schema let it through: it is taken as
+		// the whole number it is, written as one.
+		if whole, ok := wholeNumbers(c.Args); ok {
+			if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+				rv.Elem().SetZero()
+				err = decodeStrict(whole, v)
+			}
+		}
+	}
+	if err != nil {
 		if text := jsonErrorText(err); text != "" {
 			return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool: %s", text)
 		}
 		return toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments do not fit this tool")
 	}
 	return nil
+}
+
+func decodeStrict(args json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func isInteger(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// wholeNumbers returns args with every number that has a fraction or an
+// exponent but is a whole number (5.0, 0.5e1, 1e2) written as an integer,
+// and whether any was.
+func wholeNumbers(args json.RawMessage) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		case json.Number:
+			if n, ok := wholeNumber(string(x)); ok {
+				changed = true
+				return n
+			}
+		}
+		return v
+	}
+	doc = walk(doc)
+	if !changed {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(doc) != nil {
+		return nil, false
+	}
+	return bytes.TrimSpace(buf.Bytes()), true
+}
+
+// wholeNumber is the JSON number literal s written as an integer, when it
+// has a fraction or an exponent and is a whole number. An exponent of
+// more than a few hundred is left alone: no integer argument is that
+// large, and big.Rat would spend its time expanding it.
+func wholeNumber(s string) (json.Number, bool) {
+	if !strings.ContainsAny(s, ".eE") {
+		return "", false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || exp > 400 || exp < -400 {
+			return "", false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return "", false
+	}
+	return json.Number(r.Num().String()), true
 }
 
 // jsonErrorText says in plain words which argument does not fit and what
@@ -298,7 +393,7 @@ func jsonKind(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number without a fraction or an exponent, such as 5"
+		return "a whole number, such as 5"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.String:
