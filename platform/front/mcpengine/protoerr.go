@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -57,6 +58,9 @@ func protocolError(method string, message any, err error) (rpcError, bool) {
 	var corrupt base64.CorruptInputError
 	switch {
 	case errors.As(err, &unparsable):
+		if sentence, ok := memberSentence(method, err); ok {
+			return rpcError{mcp.INVALID_PARAMS, sentence}, true
+		}
 		return rpcError{mcp.INVALID_PARAMS, paramsSentence(method)}, true
 	case errors.Is(err, server.ErrToolNotFound):
 		name := "of that name"
@@ -84,6 +88,60 @@ func paramsSentence(method string) string {
 		return "the params of a tools/list request must be a JSON object; its cursor, if any, is a string from an earlier reply's nextCursor"
 	}
 	return "the params of a " + methodName(method) + " request are not as MCP defines them: they must be a JSON object whose members have the types MCP gives them"
+}
+
+// paramsMember is a member path of params as MCP names it, which may be
+// quoted back to the client.
+var paramsMember = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,3}$`)
+
+// memberSentence names the member of params whose type is wrong and what
+// it must be ("task must be an object"), when err, from decoding a
+// method's request, says which; false when it is params itself.
+func memberSentence(method string, err error) (string, bool) {
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) || ute.Type == nil {
+		return "", false
+	}
+	var path []string
+	for _, part := range strings.Split(ute.Field, ".") {
+		// Go's path names embedded structs (MultiRoundTripParams) too;
+		// MCP's members begin in lower case or with _.
+		if part == "" || part[0] >= 'A' && part[0] <= 'Z' {
+			continue
+		}
+		path = append(path, part)
+	}
+	if len(path) < 2 || path[0] != "params" {
+		return "", false
+	}
+	member := strings.Join(path[1:], ".")
+	if !paramsMember.MatchString(member) {
+		return "", false
+	}
+	return "the params of a " + methodName(method) + " request are not as MCP defines them: " + member + " must be " + jsonKind(ute.Type), true
+}
+
+// jsonKind names the JSON value a Go type takes.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of another type"
 }
 
 func cursorSentence(method string) string {

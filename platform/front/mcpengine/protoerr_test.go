@@ -124,6 +124,45 @@ func TestProtocolErrorsArePlainSentences(t *testing.T) {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
+// TestProtocolErrorNamesTheMemberAtFault: params whose name and arguments
+// are fine but another member has the wrong type are told which member,
+// and what it must be, not that the name must be a string and the
+// arguments an object, which they already are.
+func TestProtocolErrorNamesTheMemberAtFault(t *testing.T) {
+	f := newFixture(t, false)
+	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	modern := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: "echo"}
+	const meta = `"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.ProtocolVersion20260728 + `","` + mcp.MetaKeyClientCapabilities + `":{}}`
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		params  string
+		mention string
+	}{
+		{"legacy: task a number", legacy, `{"name":"echo","arguments":{"n":1},"task":5}`, "task must be an object"},
+		{"legacy: task's ttl a string", legacy, `{"name":"echo","arguments":{"n":1},"task":{"ttl":"x"}}`, "task.ttl must be"},
+		{"legacy: _meta a number", legacy, `{"name":"echo","arguments":{"n":1},"_meta":5}`, "_meta must be an object"},
+		{"modern: requestState a number", modern, `{"name":"echo","arguments":{"n":1},` + meta + `,"requestState":5}`, "requestState must be a string"},
+		{"modern: inputResponses a number", modern, `{"name":"echo","arguments":{"n":1},` + meta + `,"inputResponses":5}`, "inputResponses must be an object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, got := postRaw(t, f.url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":`+c.params+`}`, c.headers)
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if e == nil || e["code"] != json.Number(itoa(mcp.INVALID_PARAMS)) {
+				t.Fatalf("%v, want JSON-RPC error -32602", got)
+			}
+			if !strings.Contains(msg, c.mention) {
+				t.Errorf("message %q does not say %q", msg, c.mention)
+			}
+			if frag := leaksLibraryText(msg); frag != "" {
+				t.Errorf("message %q carries library text (%q)", msg, frag)
+			}
+		})
+	}
+}
+
 // TestSDKClientSeesPlainProtocolErrors: what the official Go SDK client
 // reports for a cursor the server never gave and for an unknown tool is
 // erpgate's sentence.
