@@ -368,16 +368,17 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 	seen := map[string]bool{}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "arguments"
-			if len(e.InstanceLocation) > 0 {
-				loc = "/" + strings.Join(e.InstanceLocation, "/")
+		alt, isAlt := alternatives(e)
+		if len(e.Causes) == 0 || isAlt {
+			msg := instanceLoc(e) + ": " + alt
+			if !isAlt {
+				msg = instanceLoc(e) + ": " + violation(e.ErrorKind, len(e.InstanceLocation) == 0)
 			}
-			msg := loc + ": " + violation(e.ErrorKind, len(e.InstanceLocation) == 0)
 			if !seen[msg] {
 				seen[msg] = true
 				parts = append(parts, msg)
 			}
+			return
 		}
 		for _, c := range e.Causes {
 			walk(c)
@@ -389,6 +390,73 @@ func describeValidation(ve *jsonschema.ValidationError) string {
 		parts = append(parts[:8], fmt.Sprintf("and %d more", len(parts)-8))
 	}
 	return strings.Join(parts, "; ")
+}
+
+func instanceLoc(e *jsonschema.ValidationError) string {
+	if len(e.InstanceLocation) == 0 {
+		return "arguments"
+	}
+	return "/" + strings.Join(e.InstanceLocation, "/")
+}
+
+// alternatives says what is wrong with a value that must fit one form of
+// an anyOf or a oneOf: the forms it fits none of, as alternatives ("must
+// be string or integer, not boolean"; "must be at most 3 characters long,
+// or ... does not match the pattern ..."), or that it fits more than one
+// form of a oneOf. false when e is not such an error.
+func alternatives(e *jsonschema.ValidationError) (string, bool) {
+	switch e.ErrorKind.(type) {
+	case *kind.OneOf:
+		if len(e.Causes) == 0 {
+			return "fits more than one of the forms it may take; it must fit exactly one", true
+		}
+	case *kind.AnyOf:
+	default:
+		return "", false
+	}
+	var forms, types []string
+	got, sameType := "", true
+	for _, c := range e.Causes {
+		var leaves []string
+		var walk func(l *jsonschema.ValidationError)
+		walk = func(l *jsonschema.ValidationError) {
+			if alt, ok := alternatives(l); ok {
+				leaves = append(leaves, relativeLoc(l, e)+alt)
+				sameType = false
+				return
+			}
+			if len(l.Causes) == 0 {
+				leaves = append(leaves, relativeLoc(l, e)+violation(l.ErrorKind, len(l.InstanceLocation) == 0))
+				if k, ok := l.ErrorKind.(*kind.Type); ok && len(l.InstanceLocation) == len(e.InstanceLocation) && (got == "" || got == k.Got) {
+					got = k.Got
+					types = append(types, k.Want...)
+				} else {
+					sameType = false
+				}
+			}
+			for _, sub := range l.Causes {
+				walk(sub)
+			}
+		}
+		walk(c)
+		if len(leaves) != 1 {
+			sameType = false
+		}
+		forms = append(forms, strings.Join(leaves, " and "))
+	}
+	if sameType && len(types) > 0 {
+		return fmt.Sprintf("must be %s, not %s", strings.Join(slices.Compact(types), " or "), got), true
+	}
+	return strings.Join(forms, ", or "), true
+}
+
+// relativeLoc names where l is, below e, as "/a/b " ("" when l is e's
+// value itself).
+func relativeLoc(l, e *jsonschema.ValidationError) string {
+	if len(l.InstanceLocation) <= len(e.InstanceLocation) {
+		return ""
+	}
+	return "/" + strings.Join(l.InstanceLocation[len(e.InstanceLocation):], "/") + " "
 }
 
 // violation says what is wrong with a value, by the rule it broke; root

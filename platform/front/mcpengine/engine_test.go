@@ -472,6 +472,44 @@ func TestInvalidArgumentsMessageIsStable(t *testing.T) {
 	t.Log(first)
 }
 
+// TestInvalidArgumentsOfAlternatives: a value that fits none of an
+// anyOf's or oneOf's forms is told what it may be, as alternatives (not as
+// rules it must meet all at once), and one that fits more than one form of
+// a oneOf is told so (not that it fits none).
+func TestInvalidArgumentsOfAlternatives(t *testing.T) {
+	v, err := schema.CompileJSON([]byte(`{"type":"object","properties":{
+		"id":{"anyOf":[{"type":"string"},{"type":"integer"}]},
+		"code":{"oneOf":[{"type":"string","maxLength":3},{"type":"string","pattern":"^[A-Z]+$"}]},
+		"who":{"type":"object","anyOf":[{"required":["name"]},{"required":["email"]}]}
+	}}`), "mem:///alternatives")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args       string
+		want, dont []string
+	}{
+		{`{"id":true}`, []string{"/id: must be string or integer, not boolean"}, []string{"/id: must be string, not boolean"}},
+		{`{"code":"AB"}`, []string{"/code:", "more than one"}, []string{"does not match the tool's input schema"}},
+		{`{"code":"abcd"}`, []string{"/code:", "at most 3 characters", " or ", "pattern"}, []string{"does not match the tool's input schema"}},
+		{`{"who":{}}`, []string{"/who:", "missing required member 'name'", " or ", "missing required member 'email'"}, []string{"; /who: missing"}},
+	} {
+		_, err := validateArgs(v, json.RawMessage(c.args))
+		msg := toolerr.Classify(err).Message
+		t.Log(msg)
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q, want it to say %q", c.args, msg, w)
+			}
+		}
+		for _, d := range c.dont {
+			if strings.Contains(msg, d) {
+				t.Errorf("%s: %q, want it not to say %q", c.args, msg, d)
+			}
+		}
+	}
+}
+
 // TestARepeatedNameDoesNotCarryASecretPast: a result that names a member
 // twice, a sensitive value first and a harmless one after, reaches the
 // client without the sensitive value, in the text block and in
