@@ -76,7 +76,7 @@ func TestChromiumConsolePreflightAcumatica(t *testing.T) {
 	// Every check the Acumatica preflight makes: the address, the
 	// credential, the OAuth client, and the instance's own settings.
 	allChecks := []string{"dns", "tls", "api_credential", "oauth_client",
-		"acumatica.oauth_endpoints", "acumatica.redirect_uri", "acumatica.endpoint_version",
+		"acumatica.oauth_endpoints", "acumatica.redirect_uri", "acumatica.shared_redirect_uri", "acumatica.endpoint_version",
 		"acumatica.canary_exposed", "acumatica.canary_readable"}
 
 	t.Run("a healthy site passes every check", func(t *testing.T) {

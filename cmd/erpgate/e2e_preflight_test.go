@@ -90,7 +90,7 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 	}
 	wantStatuses(t, p, map[string]string{
 		"dns": "pass", "tls": "pass", "api_credential": "pass", "oauth_client": "pass",
-		"frappe.version": "pass", "frappe.oauth_endpoints": "pass", "frappe.redirect_uri": "pass",
+		"frappe.version": "pass", "frappe.oauth_endpoints": "pass", "frappe.redirect_uri": "pass", "frappe.shared_redirect_uri": "pass",
 		// The API user is no System Manager, so it may not read OAuth
 		// Clients: the check says what to look at instead.
 		"frappe.oauth_client": "skip",
@@ -115,6 +115,22 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 		}
 	})
 
+	t.Run("a client that still lists the shared redirect URI fails with how to fix it", func(t *testing.T) {
+		shared := gw.URL + "/oauth/callback"
+		both := sim.RegisterClient(gw.callbackURL(t, site.Slug), shared)
+		if err := gw.admin.putOAuthClient(context.Background(), site.ID, both.ID, both.Secret); err != nil {
+			t.Fatal(err)
+		}
+		p := runPreflight(t, gw, site.ID)
+		if p.Passed || p.status()["frappe.shared_redirect_uri"] != "fail" || p.status()["frappe.redirect_uri"] != "pass" {
+			t.Fatalf("preflight with a client that lists both redirect URIs: %+v", p.status())
+		}
+		found, fix := p.check(t, "frappe.shared_redirect_uri")
+		if !strings.Contains(found, "still lists "+shared) || !strings.Contains(fix, "remove "+shared) || !strings.Contains(fix, both.ID) {
+			t.Errorf("found %q, fix %q", found, fix)
+		}
+	})
+
 	t.Run("a wrong redirect URI fails with how to fix it", func(t *testing.T) {
 		other := sim.RegisterClient("https://elsewhere.example/callback")
 		if err := gw.admin.putOAuthClient(context.Background(), site.ID, other.ID, other.Secret); err != nil {
@@ -136,8 +152,8 @@ func TestPreflightHealthyFrappeSite(t *testing.T) {
 			`SELECT count(*) FROM admin_events WHERE site_id = $1 AND action = 'run_preflight' AND outcome = 'success'`, site.ID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n != 2 {
-			t.Errorf("%d run_preflight events, want 2", n)
+		if n != 3 {
+			t.Errorf("%d run_preflight events, want 3", n)
 		}
 	})
 }
@@ -163,11 +179,32 @@ func TestPreflightAcumaticaCanary(t *testing.T) {
 		}
 		wantStatuses(t, p, map[string]string{
 			"dns": "pass", "tls": "pass", "api_credential": "pass", "oauth_client": "pass",
-			"acumatica.oauth_endpoints": "pass", "acumatica.redirect_uri": "pass", "acumatica.endpoint_version": "pass",
+			"acumatica.oauth_endpoints": "pass", "acumatica.redirect_uri": "pass", "acumatica.shared_redirect_uri": "pass", "acumatica.endpoint_version": "pass",
 			"acumatica.canary_exposed": "pass", "acumatica.canary_readable": "pass",
 		})
 		if found, _ := p.check(t, "acumatica.endpoint_version"); !strings.Contains(found, "Default/24.200.001") || !strings.Contains(found, acumaticatest.BuildVersion) {
 			t.Errorf("endpoint_version found %q", found)
+		}
+	})
+
+	t.Run("a client that still accepts the shared redirect URI fails with how to fix it", func(t *testing.T) {
+		shared := gw.URL + "/oauth/callback"
+		both := acu.RegisterClient(gw.callbackURL(t, site.Slug), shared)
+		if err := gw.admin.putOAuthClient(context.Background(), site.ID, both.ID, both.Secret); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		p := runPreflight(t, gw, site.ID)
+		if p.Passed || p.status()["acumatica.shared_redirect_uri"] != "fail" || p.status()["acumatica.redirect_uri"] != "pass" {
+			t.Fatalf("preflight with a client that accepts both redirect URIs: %+v", p.status())
+		}
+		found, fix := p.check(t, "acumatica.shared_redirect_uri")
+		if !strings.Contains(found, "still accepts "+shared) || !strings.Contains(fix, "remove "+shared) || !strings.Contains(fix, both.ID) {
+			t.Errorf("found %q, fix %q", found, fix)
 		}
 	})
 

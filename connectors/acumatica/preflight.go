@@ -24,6 +24,7 @@ func (c *Connector) Preflight(ctx context.Context, site connector.Site, in conne
 	return []connector.PreflightCheck{
 		checkIdentityServer(ctx, site, in.HTTP),
 		c.checkRedirectURI(ctx, site, in),
+		c.checkSharedRedirectURI(ctx, site, in),
 		checkEndpoint(ctx, site, set, in),
 		checkCanaryExposed(ctx, site, set, in.API),
 		c.checkCanaryReadable(ctx, site, set, in.API),
@@ -97,6 +98,35 @@ func (c *Connector) checkRedirectURI(ctx context.Context, site connector.Site, i
 			"create (or activate) a Connected Application (SM303010) with the Authorization Code flow and the redirect URI "+in.RedirectURI+", and put its client id (id@Tenant) and secret on the site")
 	}
 	return connector.Fail(id, title, fmt.Sprintf("the identity server answered the authorization request with HTTP %d", resp.StatusCode), fix)
+}
+
+// checkSharedRedirectURI asks, as checkRedirectURI does, whether the
+// client of a site with its own redirect URI still accepts the shared one:
+// while it does, the owner of a site still on the shared URI can have this
+// instance's codes for the site's people sent there.
+func (c *Connector) checkSharedRedirectURI(ctx context.Context, site connector.Site, in connector.PreflightInput) connector.PreflightCheck {
+	const id, title = "acumatica.shared_redirect_uri", "The OAuth client no longer accepts the shared redirect URI"
+	switch {
+	case in.SharedRedirectURI == "":
+		return connector.Skip(id, title, "the site is still on the shared redirect URI")
+	case in.OAuthClient == nil:
+		return connector.Skip(id, title, "the site has no OAuth client")
+	}
+	resp, body, err := connector.PreflightAuthorize(ctx, c, site, in.HTTP, *in.OAuthClient, in.SharedRedirectURI)
+	if err != nil {
+		return connector.Fail(id, title, "the instance did not answer", noAnswer)
+	}
+	location := resp.Header.Get("Location")
+	switch {
+	case resp.StatusCode == http.StatusOK,
+		resp.StatusCode >= 300 && resp.StatusCode < 400 && (strings.HasPrefix(location, in.SharedRedirectURI) || !strings.Contains(strings.ToLower(location), "error")):
+		return connector.Fail(id, title, "the client "+in.OAuthClient.ID+" still accepts "+in.SharedRedirectURI,
+			fmt.Sprintf("on Connected Applications (SM303010), open the client %s and remove %s from its Redirect URIs: while it is there, another site still on that address can be sent the sign-ins of this site's people",
+				in.OAuthClient.ID, in.SharedRedirectURI))
+	case strings.Contains(strings.ToLower(string(body)), "redirect_uri"):
+		return connector.Pass(id, title, "the client "+in.OAuthClient.ID+" does not accept "+in.SharedRedirectURI)
+	}
+	return connector.Skip(id, title, "not checked: the identity server refused the client (see the redirect URI check)")
 }
 
 // checkEndpoint reads the instance's endpoint list (GET /entity) and

@@ -27,6 +27,7 @@ func (c *Connector) Preflight(ctx context.Context, site connector.Site, in conne
 		checkVersion(ctx, site, in.API),
 		checkOAuthEndpoints(ctx, site, in.HTTP),
 		checkRedirectURI(ctx, c, site, in),
+		checkSharedRedirectURI(ctx, c, site, in),
 		checkOAuthClient(ctx, site, in),
 	}
 }
@@ -124,6 +125,41 @@ func checkRedirectURI(ctx context.Context, c *Connector, site connector.Site, in
 		return connector.Fail(id, title, "OAuth Client "+in.OAuthClient.ID+" may not use the authorization code flow ("+e.Error+")", fix)
 	}
 	return connector.Fail(id, title, fmt.Sprintf("the authorize endpoint answered HTTP %d", resp.StatusCode), fix)
+}
+
+// checkSharedRedirectURI asks, as checkRedirectURI does, whether the OAuth
+// client of a site with its own redirect URI still accepts the shared
+// one. Frappe checks no client secret and names no issuer, so while it
+// does, the owner of a site still on the shared URI can send this ERP's
+// codes for the site's people to erpgate and redeem them.
+func checkSharedRedirectURI(ctx context.Context, c *Connector, site connector.Site, in connector.PreflightInput) connector.PreflightCheck {
+	const id, title = "frappe.shared_redirect_uri", "The OAuth client no longer accepts the shared redirect URI"
+	switch {
+	case in.SharedRedirectURI == "":
+		return connector.Skip(id, title, "the site is still on the shared redirect URI")
+	case in.OAuthClient == nil:
+		return connector.Skip(id, title, "the site has no OAuth client")
+	case in.API == nil:
+		return connector.Skip(id, title, "not checked: Frappe validates the redirect URI only for a signed-in user, and the API credential does not work")
+	}
+	resp, body, err := connector.PreflightAuthorize(ctx, c, site, in.API, *in.OAuthClient, in.SharedRedirectURI)
+	if err != nil {
+		return connector.Fail(id, title, "the ERP did not answer", "check that the ERP runs; then run the preflight again")
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	switch {
+	case resp.StatusCode == http.StatusOK,
+		resp.StatusCode == http.StatusFound && strings.Contains(resp.Header.Get("Location"), oauthMethodPrefix+"approve"):
+		return connector.Fail(id, title, "OAuth Client "+in.OAuthClient.ID+" still lists "+in.SharedRedirectURI,
+			fmt.Sprintf("open OAuth Client %s in Frappe (/app/oauth-client/%s) and remove %s from Redirect URIs: while it is there, another site still on that address can take the sign-ins of this site's people",
+				in.OAuthClient.ID, url.PathEscape(in.OAuthClient.ID), in.SharedRedirectURI))
+	case e.Error == "mismatching_redirect_uri":
+		return connector.Pass(id, title, "OAuth Client "+in.OAuthClient.ID+" does not list "+in.SharedRedirectURI)
+	}
+	return connector.Skip(id, title, "not checked: the OAuth client was refused (see the redirect URI check)")
 }
 
 // checkOAuthClient reads the OAuth Client document, which only a System

@@ -35,6 +35,11 @@ type PreflightInput struct {
 	// RedirectURI is erpgate's OAuth callback, which the ERP's OAuth
 	// client must accept.
 	RedirectURI string
+	// SharedRedirectURI is the callback every site shared before sites had
+	// their own, set for a site with its own: its ERP's OAuth client must
+	// no longer accept it, or a site still on it can be sent that ERP's
+	// codes for the site's people.
+	SharedRedirectURI string
 }
 
 // CheckStatus is a preflight check's outcome.

@@ -162,6 +162,9 @@ func (s *Service) preflightChecks(ctx context.Context, site sites.Site, csite co
 	in := connector.PreflightInput{API: api}
 	if s.deps.PublicURL != nil {
 		in.RedirectURI = s.deps.PublicURL(site.CallbackPath())
+		if !site.SharedCallback {
+			in.SharedRedirectURI = s.deps.PublicURL(sites.SharedCallbackPath)
+		}
 	}
 	in.HTTP = s.deps.HTTPClient(csite, nil)
 	if _, ok := conn.(connector.UpstreamOAuth); ok {
