@@ -68,6 +68,26 @@ func createSalesOrderTool() connector.Tool {
 	}
 }
 
+// checkWholeUnit refuses, as ERPNext's validate_uom_is_integer would once
+// the order is approved, line's qty of an item counted in a unit that must
+// be whole when the qty, rounded to three places (float_precision), is not.
+// The unit is read only for such a qty; one the user may not read is left
+// to the ERP.
+func checkWholeUnit(ctx context.Context, c *client, line int, item, uom, qty string) error {
+	q, ok := parseDecimal(qty)
+	if !ok || uom == "" {
+		return nil
+	}
+	if r, ok := parseDecimal(roundRat(q, 3)); !ok || r.IsInt() {
+		return nil
+	}
+	u, err := c.get(ctx, "UOM", uom)
+	if err != nil || text(u["must_be_whole_number"]) != "1" {
+		return nil
+	}
+	return toolerr.New(toolerr.InvalidArgument, "line %d: item %q is counted in %s, which the ERP takes in whole numbers only; it would refuse qty %s: send a whole number", line, item, uom, qty)
+}
+
 func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Preview, error) {
 	a, err := args[createSalesOrderArgs](call)
 	if err != nil {
@@ -99,13 +119,16 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	table := connector.PreviewTable{Title: "Items", Columns: []string{"Item", "Item name", "Qty", "Unit", "Rate", "Amount"}}
 	var total big.Rat
 	priced := true
-	for _, l := range a.Items {
+	for i, l := range a.Items {
 		item, err := readAsCaller(ctx, c, "Item", l.ItemCode)
 		if err != nil {
 			return nil, err
 		}
 		if text(item["disabled"]) == "1" {
 			return nil, toolerr.New(toolerr.InvalidArgument, "item %q is disabled in the ERP, which refuses it on orders", l.ItemCode)
+		}
+		if err := checkWholeUnit(ctx, c, i+1, l.ItemCode, str(item["stock_uom"]), l.Qty.String()); err != nil {
+			return nil, err
 		}
 		rate, amount := "price list rate", ""
 		if l.Rate != nil {

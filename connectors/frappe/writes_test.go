@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -309,14 +310,16 @@ func TestCreateSalesOrderRefusals(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 
-	// A fraction of an item sold in whole units: ERPNext's
+	// A fraction of an item sold in whole units, past the preview (which
+	// refuses it when the user may read the unit): ERPNext's
 	// UOMMustBeIntegerError, INVALID_ARGUMENT with its words.
 	whole := seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
 		u := s.Data().Get("UOM", d.Str("stock_uom"))
 		return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 1
 	})
 	p = mustPropose(t, s, allCompanies, "create_sales_order", map[string]any{"customer": cust.Name, "company": comp.Name, "delivery_date": "2026-06-30",
-		"items": []any{map[string]any{"item_code": whole.Name, "qty": 2.5}}})
+		"items": []any{map[string]any{"item_code": whole.Name, "qty": 2}}})
+	p.raw = bytes.Replace(p.raw, []byte(`"qty":2`), []byte(`"qty":2.5`), 1)
 	_, err = p.execute(t)
 	if e := wantCode(t, err, toolerr.InvalidArgument); !strings.Contains(e.Message, "UOMMustBeIntegerError") || !strings.Contains(e.Message, "Row 1: Quantity (2.5) cannot be a fraction. To allow this, disable 'Must be Whole Number' in UOM "+whole.Str("stock_uom")) {
 		t.Errorf("message %q", e.Message)
@@ -791,4 +794,38 @@ func TestWriteToolsAdvertiseWhetherTheyOnlyAdd(t *testing.T) {
 	for name := range want {
 		t.Errorf("%s: not in the catalogue", name)
 	}
+}
+
+// TestFractionalQtyOfAWholeUnitIsRefusedAtPreview: ERPNext refuses a qty
+// that is not whole, after rounding it to three places, for an item counted
+// in a unit that must be whole (Nos). The preview says so, before anyone is
+// asked to approve an order the ERP would refuse; a unit that may be split
+// (Kg), and a qty that rounds to a whole number, are proposed as before.
+func TestFractionalQtyOfAWholeUnitIsRefusedAtPreview(t *testing.T) {
+	s := writeSim(t)
+	comp := seededCompany(t, s)
+	cust := seededCustomer(t, s, comp.Str("default_currency"))
+	withUOM := func(whole int64) *frappetest.Doc {
+		return seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+			u := s.Data().Get("UOM", d.Str("stock_uom"))
+			return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == whole
+		})
+	}
+	split, whole := withUOM(0), withUOM(1)
+	order := func(item *frappetest.Doc, qty float64) map[string]any {
+		return map[string]any{"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+			"items": []any{map[string]any{"item_code": split.Name, "qty": 1, "rate": 10}, map[string]any{"item_code": item.Name, "qty": qty, "rate": 10}}}
+	}
+	_, err := propose(t, s, allCompanies, "create_sales_order", order(whole, 2.5))
+	var te *toolerr.Error
+	if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument {
+		t.Fatalf("a qty of 2.5 %s: %v, want INVALID_ARGUMENT", whole.Str("stock_uom"), err)
+	}
+	for _, want := range []string{"line 2", whole.Name, whole.Str("stock_uom"), "2.5", "whole"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("the refusal does not say %q: %s", want, te.Message)
+		}
+	}
+	mustPropose(t, s, allCompanies, "create_sales_order", order(split, 2.5))
+	mustPropose(t, s, allCompanies, "create_sales_order", order(whole, 2.0004))
 }
