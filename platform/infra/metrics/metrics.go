@@ -276,6 +276,8 @@ func (m *Metrics) AdmissionRefused(reason string) {
 var signInReasons = map[string]bool{
 	"": true, "access_denied": true, "access_check_misconfigured": true,
 	"wrong_browser": true, "consent_declined": true,
+	// erpgate's own refusals of an answer at the callback, not the ERP's.
+	"wrong_callback": true, "code_reused": true,
 }
 
 // SignIn records a sign-in audit event: its kind (sign_in, consent,

@@ -45,6 +45,8 @@ func TestLabelValuesStayBounded(t *testing.T) {
 	m.Upstream("frappe", "acme", 0, time.Millisecond)
 	m.SignIn("login_denied", "erp_whatever_the_erp_said")
 	m.SignIn("login_denied", "wrong_browser")
+	m.SignIn("login_denied", "wrong_callback")
+	m.SignIn("login_denied", "code_reused")
 	m.Tool("frappe", "").Call("acme", OutcomeError, "UNKNOWN_TOOL", time.Millisecond)
 	f := gather(t, m)
 	var statuses []string
@@ -69,7 +71,7 @@ func TestLabelValuesStayBounded(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(reasons, ","); got != "erp_refused,wrong_browser" {
+	if got := strings.Join(reasons, ","); got != "code_reused,erp_refused,wrong_browser,wrong_callback" {
 		t.Errorf("sign-in reasons %s", got)
 	}
 	if len(f["erpgate_tool_calls_total"].GetMetric()) != 3 { // unknown's three outcomes, resolved once
