@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,7 @@ func anchors(text string) map[string]bool {
 		h := htmlAnchor.ReplaceAllString(m[1], "")
 		slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(h), ""), " ", "-")
 		if n := seen[slug]; n > 0 {
-			out[slug+"-"+itoa(n)] = true
+			out[slug+"-"+strconv.Itoa(n)] = true
 		} else {
 			out[slug] = true
 		}
@@ -42,13 +43,6 @@ func anchors(text string) map[string]bool {
 		out[m[1]] = true
 	}
 	return out
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + itoa(n%10)
 }
 
 // TestLinksResolve checks every relative link of README.md and docs/*.md:
