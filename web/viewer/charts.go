@@ -132,7 +132,7 @@ func charts(st activity.Stats) []chartView {
 	}
 	latency.SVG = svgchart.Chart{
 		ID: "latency", Title: "Tool call latency per " + step + ", at the ERP and in erpgate",
-		Desc: "Four lines in milliseconds: the median (p50) and 95th percentile (p95) of the time each tool call spent at the ERP, and of the time it spent in erpgate. Each value is the upper bound of a latency step, at most half as much again as the true value. The table after the chart has the numbers.",
+		Desc: "Four lines in milliseconds: the median (p50) and 95th percentile (p95) of the time each tool call spent at the ERP, and of the time it spent in erpgate. Each value is the upper bound of a latency step (1, 2, 3, 5, 7, 10, 15 ms and so on), so it may be up to two-thirds more than the true value, and up to twice beyond 10 seconds. The table after the chart has the numbers.",
 		Kind: svgchart.Lines, Labels: labels, Series: lat,
 		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " ms" },
 	}.SVG()

@@ -57,7 +57,7 @@ type Bucket struct {
 	Tools  []ToolCount // most calls first
 	// Timed is the number of calls with a measured ERP time. The
 	// percentiles (nearest rank) are over those, each given as the bound
-	// of its latency slot (at most half as much again as the true value,
+	// of its latency slot (up to twice the true value, at most two-thirds more from 2 ms to 10 s,
 	// or Beyond): the time with the ERP and the time in erpgate (the whole
 	// call minus the ERP's part).
 	Timed            int64
