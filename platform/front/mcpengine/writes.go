@@ -340,7 +340,7 @@ func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.Ca
 		whose, who = "the approval of "+a.Approver, a.Approver
 	}
 	message := fmt.Sprintf("erpgate needs %s to approve this change before it is made: %s. Open the page, check it, and approve or reject it (within %s).",
-		who, a.Preview.Summary, a.ExpiresAt.Sub(e.opts.Approvals.Now()).Round(time.Minute))
+		who, a.Preview.Summary, inWords(a.ExpiresAt.Sub(e.opts.Approvals.Now())))
 	elicitation := mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, Message: message, ElicitationID: a.ID.String(), URL: url}
 	switch mode {
 	case askByInput:
@@ -358,7 +358,20 @@ func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.Ca
 	}
 	return nil, toolerr.Wrap(toolerr.ApprovalRequired, &approvalLink{url: url},
 		"nothing was written yet: this change needs %s. Show the user this link and ask them to approve it: %s — then call %s again with exactly the same arguments (within %s). The change: %s",
-		whose, url, a.Key.Tool, approval.TTL, a.Preview.Summary)
+		whose, url, a.Key.Tool, inWords(approval.TTL), a.Preview.Summary)
+}
+
+// inWords says a time left to decide as a person reads it ("10 minutes"),
+// never in Go's duration notation ("10m0s").
+func inWords(d time.Duration) string {
+	switch n := int(d.Round(time.Minute) / time.Minute); {
+	case n < 1:
+		return "less than a minute"
+	case n == 1:
+		return "1 minute"
+	default:
+		return fmt.Sprintf("%d minutes", n)
+	}
 }
 
 // execute claims the approved action and runs the write once.

@@ -1195,3 +1195,31 @@ func TestWriteRequestStateWithoutClientStillResumes(t *testing.T) {
 		t.Fatalf("%d writes, want client-1's one", n)
 	}
 }
+
+// The ask tells the person and the model how long they have in words, not
+// in Go's duration notation ("10m0s"): by tool error, and by the URL
+// elicitation a client shows the person.
+func TestWriteAskSaysTheTimeLeftInWords(t *testing.T) {
+	f := newWriteFixture(t)
+	res, m := call(t, connect(t, f.person(t, jane), "", nil), "make_thing", map[string]any{"name": "Widget"})
+	approvalOf(t, res, m)
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !strings.Contains(text, "(within 10 minutes)") || strings.Contains(text, "m0s") {
+		t.Fatalf("the tool error does not say the time left in words: %s", text)
+	}
+	cs := connect(t, f.person(t, jane), "2025-11-25", func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+		return &sdk.ElicitResult{Action: "accept"}, nil
+	})
+	_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "make_thing", Arguments: map[string]any{"name": "Other"}})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != sdk.CodeURLElicitationRequired {
+		t.Fatalf("want -32042, got %v", err)
+	}
+	var data struct{ Elicitations []struct{ Message string } }
+	if err := json.Unmarshal(rpcErr.Data, &data); err != nil || len(data.Elicitations) != 1 {
+		t.Fatalf("data %s: %v", rpcErr.Data, err)
+	}
+	if msg := data.Elicitations[0].Message; !strings.Contains(msg, "(within 10 minutes)") || strings.Contains(msg, "m0s") {
+		t.Fatalf("the elicitation does not say the time left in words: %s", msg)
+	}
+}
