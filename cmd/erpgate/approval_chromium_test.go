@@ -663,3 +663,53 @@ func flipFirst(token string) string {
 	}
 	return "x" + token[1:]
 }
+
+// A write a service token proposed is approved by the site's named
+// approver, who has no AI assistant in it: the page names the program and
+// its token, never "your AI assistant", and does not call the token an AI
+// client.
+func TestChromiumApprovalOfAServiceTokenWriteFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	ap := newApprovals(t, gw)
+	approver := userWithRole(t, sim, "all-companies")
+	tokenID := uuid.NewString()
+	digest, err := approval.Digest(json.RawMessage(`{"n":"1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ap.store.Propose(context.Background(), approval.Action{
+		Key:      approval.Key{SiteID: uuid.MustParse(site.ID), AuthType: "service_token", Principal: tokenID, Tool: "update_customer", ArgsDigest: digest},
+		SiteSlug: "acme", Kind: "frappe", ClientID: tokenID, Approver: approver.Email, Preview: customerUpdate("ACME-CORP"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := newChromiumWithin(t, 120*time.Second)
+	navigate(t, ctx, "open the approval page", chromedp.Navigate(gw.URL+"/approve/"+a.ID.String()))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+	check := func(what string, wants ...string) {
+		t.Helper()
+		text := browserResult(t, ctx, "read the page's main part", chromedp.Text(chromedp.CSS("main"))) // the footer speaks of AI assistants in general
+		for _, bad := range []string{"AI assistant", "AI client"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s: the page says %q of a service token's write: %s", what, bad, text)
+			}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: the page lacks %q: %s", what, want, text)
+			}
+		}
+	}
+	check("awaiting", "a program using a service token of the site (token id "+tokenID+")",
+		"Approving lets the program make exactly this change, once, before it expires.")
+	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	check("approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.",
+		"Until the program carries it out, you can withdraw your approval")
+}

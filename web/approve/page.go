@@ -62,6 +62,10 @@ type view struct {
 	Tables                    []connector.PreviewTable
 	Warnings                  []string
 	ProposedBy, Client        string
+	// Actor is who carries the change out once approved: "your AI
+	// assistant", or "the program" for a service token's proposal, whose
+	// approver has no AI assistant in it.
+	Actor string
 	// ClientName is the name the OAuth client registered itself under:
 	// its own words, shown as such next to its id.
 	ClientName                 string
@@ -115,8 +119,13 @@ func (h *Handler) view(p pending, user, key string) view {
 		CSRF: pagekit.CSRFToken(key, csrfPurpose(a.ID)),
 	}
 	v.State = state(a, now)
+	service := a.Key.AuthType == "service_token"
+	v.Actor = "your AI assistant"
+	if service {
+		v.Actor = "the program"
+	}
 	v.Title, v.Sentence, v.Detail = stateWords(v.State, a, v.ERP)
-	v.Next = nextWords(v.State)
+	v.Next = nextWords(v.State, service)
 	approver := user != "" && user == a.Approver
 	if user != "" {
 		v.SignedInAs = user
@@ -134,7 +143,10 @@ func (h *Handler) view(p pending, user, key string) view {
 			v.HasBefore = v.HasBefore || f.HasBefore
 		}
 		v.Tables, v.Warnings = a.Preview.Tables, a.Preview.Warnings
-		v.ProposedBy, v.Client, v.ClientName = proposer(a), a.ClientID, p.clientName
+		v.ProposedBy = proposer(a)
+		if !service { // a service token's id is named in ProposedBy; it is no AI client
+			v.Client, v.ClientName = a.ClientID, p.clientName
+		}
 		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
 	} else {
 		// What the ERP answered quotes its values, like the preview.
@@ -195,6 +207,9 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 	case stateAwaiting:
 		return "Approve a change", "This change waits for your approval. Nothing has been written to " + erp + " yet.", ""
 	case stateApproved:
+		if a.Key.AuthType == "service_token" {
+			return "Change approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.", ""
+		}
 		return "Change approved", "This change is approved. Your AI assistant carries it out when it calls again; nothing has been written yet.", ""
 	case stateExecuting:
 		return "Change being carried out", "This change was approved and is being carried out in " + erp + " now.", ""
@@ -224,11 +239,25 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		return "Outcome not known", "This change was approved and erpgate began carrying it out in " + erp + " on " + stamp(a.ExecutedAt) +
 			", but did not get " + erp + "'s answer: the change may have been made. Check " + erp + " before you ask for it again.", detail
 	}
+	if a.Key.AuthType == "service_token" {
+		return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". The program must propose it again.", ""
+	}
 	return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". Ask your AI assistant to propose it again.", ""
 }
 
-// nextWords says what to do after the page, by state.
-func nextWords(state string) string {
+// nextWords says what to do after the page, by state; for a service
+// token's proposal (service), the approver has no AI assistant to go back
+// to.
+func nextWords(state string, service bool) string {
+	if service {
+		switch state {
+		case stateApproved, stateRejected, stateWithdrawn, stateExecuted, stateFailed:
+			return "Nothing more to do here: the program that proposed it is told when it calls again."
+		case stateUnknown:
+			return "Look for the change in the ERP before it is proposed again."
+		}
+		return ""
+	}
 	switch state {
 	case stateApproved, stateRejected:
 		return "Go back to your AI assistant. It will continue on its own, or you can ask it to try again."
