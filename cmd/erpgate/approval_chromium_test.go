@@ -677,17 +677,7 @@ func TestChromiumApprovalOfAServiceTokenWriteFrappe(t *testing.T) {
 	ap := newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
 	tokenID := uuid.NewString()
-	digest, err := approval.Digest(json.RawMessage(`{"n":"1"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := ap.store.Propose(context.Background(), approval.Action{
-		Key:      approval.Key{SiteID: uuid.MustParse(site.ID), AuthType: "service_token", Principal: tokenID, Tool: "update_customer", ArgsDigest: digest},
-		SiteSlug: "acme", Kind: "frappe", ClientID: tokenID, Approver: approver.Email, Preview: customerUpdate("ACME-CORP"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := ap.proposeAsService(t, site.ID, "acme", tokenID, approver.Email)
 	ctx := newChromiumWithin(t, 120*time.Second)
 	navigate(t, ctx, "open the approval page", chromedp.Navigate(gw.URL+"/approve/"+a.ID.String()))
 	waitForNewTitle(t, ctx, "Approve a change on Test acme")
@@ -712,4 +702,22 @@ func TestChromiumApprovalOfAServiceTokenWriteFrappe(t *testing.T) {
 	waitForNewTitle(t, ctx, "Change approved on Test acme")
 	check("approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.",
 		"Until the program carries it out, you can withdraw your approval")
+}
+
+// proposeAsService stores a pending update_customer on the site, proposed
+// with the service token tokenID and awaiting approver, as the engine does.
+func (ap *approvals) proposeAsService(t *testing.T, siteID, slug, tokenID, approver string) approval.Action {
+	t.Helper()
+	digest, err := approval.Digest(json.RawMessage(`{"n":"` + uuid.NewString() + `"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ap.store.Propose(context.Background(), approval.Action{
+		Key:      approval.Key{SiteID: uuid.MustParse(siteID), AuthType: "service_token", Principal: tokenID, Tool: "update_customer", ArgsDigest: digest},
+		SiteSlug: slug, Kind: "frappe", ClientID: tokenID, Approver: approver, Preview: customerUpdate("ACME-CORP"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

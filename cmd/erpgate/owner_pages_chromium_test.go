@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
@@ -725,5 +726,28 @@ func saveSectionScreenshot(t *testing.T, ctx context.Context, sel, name string) 
 		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The owner page's recent activity names who proposed a write: a write a
+// service token proposed is the token's, not an "AI client"'s.
+func TestChromiumOwnerPageActivityNamesServiceTokenWrites(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+	tokenID := uuid.NewString()
+	newApprovals(t, gw).proposeAsService(t, site.ID, "acme", tokenID, admin.Email)
+
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
+	waitForNewTitle(t, ctx, "Manage site acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("tr")].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("proposed a write"))`))
+	if len(rows) != 1 || !strings.Contains(rows[0], "service token "+tokenID) || strings.Contains(rows[0], "AI client") {
+		t.Fatalf("the proposal's activity row %q, want it to name service token %s", rows, tokenID)
 	}
 }

@@ -233,6 +233,11 @@ func who(e sites.Event) string {
 	case siteadmin.ActorRegistrant:
 		return "registration"
 	case siteadmin.ActorKind(approval.ActorMCPClient):
+		// A service token's write is proposed and carried out by a
+		// program with that token, not by an AI client.
+		if e.Details["auth_type"] == "service_token" {
+			return "service token " + e.Actor
+		}
 		return "AI client " + e.Actor
 	}
 	return e.Actor
