@@ -89,6 +89,16 @@ func TestLandingPageIsAKitPageWithClientSetup(t *testing.T) {
 	}
 }
 
+// The landing page says who issues service tokens: the operator, and the
+// administrators of a site's ERP on its owner's page (and at the end of
+// registration), not the operator alone.
+func TestTheLandingPageSaysWhoIssuesServiceTokens(t *testing.T) {
+	body := serve(t, nil, "/").Body.String()
+	if !strings.Contains(body, "the administrator of your ERP issues on the site's owner page") {
+		t.Errorf("the landing page does not say ERP administrators issue service tokens: %s", body)
+	}
+}
+
 func TestAnUnknownAddressGetsThePageOrJSON(t *testing.T) {
 	e := echo.New()
 	Register(e, Deps{Ready: func(context.Context) error { return nil }, PublicURL: func(p string) string { return "https://gw.example" + p }})
