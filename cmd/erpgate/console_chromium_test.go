@@ -75,17 +75,18 @@ func TestChromiumConsole(t *testing.T) {
 	// The site is registered with an API credential and no OAuth
 	// connection (service tokens only): the credential of the seeded user
 	// works, and the OAuth checks are not checked rather than failed, so
-	// the preflight passes. Those three are the redirect URI, the OAuth
-	// client's settings and the OAuth client itself, of eight checks.
-	if n := browserResult(t, ctx, "count the checks", chromedp.Evaluate[int](`document.querySelectorAll("tbody tr[id^='check-']").length`)); n != 8 {
-		t.Fatalf("%d checks shown, want the 8 of a Frappe site: %s", n, currentPage(ctx))
+	// the preflight passes. Those four are the redirect URI, the shared
+	// redirect URI, the OAuth client's settings and the OAuth client
+	// itself, of nine checks.
+	if n := browserResult(t, ctx, "count the checks", chromedp.Evaluate[int](`document.querySelectorAll("tbody tr[id^='check-']").length`)); n != 9 {
+		t.Fatalf("%d checks shown, want the 9 of a Frappe site: %s", n, currentPage(ctx))
 	}
-	for id, want := range map[string]string{"api_credential": "passed", "oauth_client": "not checked", "frappe.version": "passed"} {
+	for id, want := range map[string]string{"api_credential": "passed", "oauth_client": "not checked", "frappe.shared_redirect_uri": "not checked", "frappe.version": "passed"} {
 		if text := browserResult(t, ctx, "read the "+id+" check", chromedp.Text(chromedp.CSS(`tr[id="check-`+id+`"] td.status`))); text != want {
 			t.Errorf("the %s check: %q, want %q", id, text, want)
 		}
 	}
-	if text := browserResult(t, ctx, "read the verdict", chromedp.Text(chromedp.CSS(`#verdict`))); !strings.HasPrefix(text, "No check failed; 3 of 8 were not checked (run ") {
+	if text := browserResult(t, ctx, "read the verdict", chromedp.Text(chromedp.CSS(`#verdict`))); !strings.HasPrefix(text, "No check failed; 4 of 9 were not checked (run ") {
 		t.Errorf("the verdict: %q", text)
 	}
 	saveScreenshot(t, ctx, "console-preflight.png")
