@@ -380,13 +380,14 @@ func jsonErrorText(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) && ute.Field != "" && ute.Type != nil {
 		name := ute.Field[strings.LastIndexByte(ute.Field, '.')+1:]
-		return fmt.Sprintf("%q must be %s", name, jsonKind(ute.Type))
+		return fmt.Sprintf("%q must be %s", name, JSONKind(ute.Type))
 	}
 	return ""
 }
 
-// jsonKind names the JSON value a Go type takes.
-func jsonKind(t reflect.Type) string {
+// JSONKind names, for a person or a model, the JSON value a Go type takes
+// ("a whole number, such as 5", "a list", "an object").
+func JSONKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"reflect"
 	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // Protocol errors in erpgate's words.
@@ -118,30 +119,7 @@ func memberSentence(method string, err error) (string, bool) {
 	if !paramsMember.MatchString(member) {
 		return "", false
 	}
-	return "the params of a " + methodName(method) + " request are not as MCP defines them: " + member + " must be " + jsonKind(ute.Type), true
-}
-
-// jsonKind names the JSON value a Go type takes.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "of another type"
+	return "the params of a " + methodName(method) + " request are not as MCP defines them: " + member + " must be " + connector.JSONKind(ute.Type), true
 }
 
 func cursorSentence(method string) string {
