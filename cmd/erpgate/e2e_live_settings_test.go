@@ -112,7 +112,13 @@ func TestLiveSettingsReachEveryReplica(t *testing.T) {
 	put("/settings/user_per_minute", 1)
 	refused := false
 	start := time.Now()
+	// At most 20 calls (below the old limit of 40 a minute, so a refusal is
+	// the new limit's), 50 ms apart: back to back, they could all be made
+	// before the change reached replica b (CI saw it take 60 ms).
 	for i := 0; i < 20 && !refused; i++ {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
 		r := callTool(t, cs, "list_customers", map[string]any{"limit": 1})
 		refused = r.IsError && r.errorCode() == "RATE_LIMITED"
 	}
