@@ -38,8 +38,13 @@ func (op contractOp) keysText() string {
 	return strings.Join(parts, ", ")
 }
 
-// getRecord reads one record by its keys, with expand and select.
+// getRecord reads one record by its keys, with expand and select. Keys
+// that cannot travel in a URL path (keysNeedFilter) are looked up with a
+// filter on the key fields instead.
 func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, error) {
+	if keysNeedFilter(op.keys) {
+		return c.getByFilter(ctx, op, keySpecsOf(op))
+	}
 	q := url.Values{}
 	if op.expand != "" {
 		q.Set("$expand", op.expand)
@@ -62,6 +67,19 @@ func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, 
 		return nil, invalidResponse("Acumatica answered with null instead of the %s record", op.entity)
 	}
 	return rec, nil
+}
+
+// keySpecsOf is the key fields of op's entity: the getter's, which know
+// each key's kind, or else op's key names as text.
+func keySpecsOf(op contractOp) []keySpec {
+	if g := getterOf(op.entity); len(g.Keys) == len(op.keys) {
+		return g.Keys
+	}
+	specs := make([]keySpec, len(op.keyNames))
+	for i, n := range op.keyNames {
+		specs[i] = keySpec{Name: n}
+	}
+	return specs
 }
 
 // listRecords runs a list request and returns at most top rows, decoded.

@@ -117,13 +117,7 @@ func runGetter(ctx context.Context, c *client, g getterSpec, raw json.RawMessage
 	}
 	op.sel = strings.Join(dedupe(a.Select), ",")
 
-	var rec map[string]any
-	var err error
-	if keysNeedFilter(op.keys) {
-		rec, err = c.getByFilter(ctx, op, g.Keys)
-	} else {
-		rec, err = c.getRecord(ctx, op)
-	}
+	rec, err := c.getRecord(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +168,10 @@ func keysNeedFilter(keys []string) bool {
 
 // getByFilter finds one record by its key fields with a $filter.
 func (c *client) getByFilter(ctx context.Context, op contractOp, specs []keySpec) (map[string]any, error) {
+	if len(specs) != len(op.keys) {
+		// Never a filter on fewer keys than given: it could match another record.
+		return nil, fmt.Errorf("look up %s: %d key values for %d key fields", op.entity, len(op.keys), len(specs))
+	}
 	conds := make([]string, len(specs))
 	for i, k := range specs {
 		conds[i] = k.Name + " eq " + odataV3Literal(k.Kind, op.keys[i])

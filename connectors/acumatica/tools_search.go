@@ -275,13 +275,7 @@ func fetch(ctx context.Context, c *client, id string) (any, error) {
 		op.keys = append(op.keys, v)
 		keysOut[spec.Keys[i].Name] = v
 	}
-	var rec map[string]any
-	var err error
-	if keysNeedFilter(op.keys) {
-		rec, err = c.getByFilter(ctx, op, spec.Keys)
-	} else {
-		rec, err = c.getRecord(ctx, op)
-	}
+	rec, err := c.getRecord(ctx, op)
 	if err != nil {
 		return nil, err
 	}

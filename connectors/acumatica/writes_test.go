@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -798,5 +799,62 @@ func TestWriteToolsAdvertiseWhetherTheyOnlyAdd(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("%s: not in the catalogue", name)
+	}
+}
+
+// A key with a slash cannot travel in the URL (Acumatica reads it as two
+// key segments; api-facts.md §1.1: such a record "must be addressed by
+// ID"). The write tools find the record as the getters do, with a filter
+// on its key fields, instead of reporting an existing customer missing.
+func TestWriteToolsFindRecordsWhoseKeyHasASlash(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	const id = "AB/01"
+	req, err := http.NewRequest(http.MethodPut, h.srv.URL+"/entity/Default/24.200.001/Customer", strings.NewReader(
+		`{"CustomerID":{"value":"`+id+`"},"CustomerName":{"value":"Slash and Sons"},"CustomerClass":{"value":"WHOLESALE"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.userToken(acumaticatest.RoleFull).Reveal())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-None-Match", "*")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || h.sim.Data().Find("Customer", id) == nil {
+		t.Fatalf("seed: PUT Customer %s: HTTP %d", id, resp.StatusCode)
+	}
+
+	note := map[string]any{"entity": "Customer", "CustomerID": id, "text": "Slash in the key."}
+	p, err := h.preview(kindFull, "acumatica_add_note", note)
+	if err != nil {
+		t.Fatalf("add_note preview: %v", err)
+	}
+	if _, err := h.execute(kindFull, "acumatica_add_note", note, p); err != nil {
+		t.Fatalf("add_note: %v", err)
+	}
+	if n := h.sim.Data().Find("Customer", id).Note; n != "Slash in the key." {
+		t.Errorf("stored note %q", n)
+	}
+
+	upd := map[string]any{"CustomerID": id, "MainContact": map[string]any{"Email": "ap@slash.example.com"}}
+	p, err = h.preview(kindFull, "acumatica_update_customer", upd)
+	if err != nil {
+		t.Fatalf("update_customer preview: %v", err)
+	}
+	if _, err := h.execute(kindFull, "acumatica_update_customer", upd, p); err != nil {
+		t.Fatalf("update_customer: %v", err)
+	}
+	if got := h.sim.Data().Find("Customer", id).Link("MainContact").String("Email"); got != "ap@slash.example.com" {
+		t.Errorf("stored e-mail %q", got)
+	}
+
+	order := map[string]any{"CustomerID": id, "Details": []any{map[string]any{"InventoryID": h.sim.Data().Records("StockItem")[0].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
+	if _, err := h.preview(kindFull, "acumatica_create_sales_order", order); err != nil {
+		t.Fatalf("create_sales_order preview: %v", err)
+	}
+	if h.sim.RequestCount("/entity/Default/24.200.001/Customer/AB") != 0 {
+		t.Error("a key with a slash was put in the URL path")
 	}
 }
