@@ -47,6 +47,8 @@
 // client_id "GUID@Tenant", client secret as form fields or HTTP Basic.
 // A user holding a live api-scope token occupies one API-user seat; a new
 // sign-in beyond Options.SeatLimit is refused with 429 "API Login Limit".
+// A Bearer call that needs a new session when no seat is free is
+// redirected (302) to /Frames/Error.aspx, an anonymous HTML page answered 200.
 // ChangePassword ends the tokens issued before it: their calls get HTTP
 // 500 "Error: Invalid credentials. Please try again." (PXException), as a
 // refused cookie login does; Options.InvalidCredentials500 makes the token

@@ -1,6 +1,7 @@
 package acumaticatest
 
 import (
+	"html"
 	"net/http"
 	"strconv"
 	"strings"
@@ -114,4 +115,26 @@ func writeIISNotFound(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html")
 	w.WriteHeader(http.StatusNotFound)
 	_, _ = w.Write([]byte("<!DOCTYPE html><html><head><title>404 - File or directory not found.</title></head><body><h2>404 - File or directory not found.</h2></body></html>"))
+}
+
+// PathErrorPage is the site's error page, where the licence's API Login
+// Limit redirects a Bearer call (writeLoginLimitRedirect).
+const PathErrorPage = "/Frames/Error.aspx"
+
+// writeFramesError is Frames/Error.aspx: an HTML page with the message of
+// its query, served to anyone and answered 200. Acumatica's own
+// Frames/Error.aspx.cs renders the "message" (or "exceptionID") parameter
+// into labels, calls Server.ClearError and never sets a status code, and
+// the site's authentication marks /Frames/Error.aspx anonymous (public
+// copies of the site's Frames folder and its auth configuration, index
+// files 612435269 and 43190422353). A client that follows the redirect
+// therefore reads HTTP 200, not an error status.
+func writeFramesError(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	msg := q.Get("message")
+	if msg == "" {
+		msg = q.Get("exceptionID")
+	}
+	writeHTML(w, http.StatusOK, `<!DOCTYPE html><html><head><title>Error has occurred</title></head><body><form id="form1"><div id="frmBottom">`+
+		`<span id="lblMessage">`+html.EscapeString(msg)+`</span></div></form></body></html>`)
 }

@@ -65,6 +65,17 @@ func TestConcurrentAccessSessions(t *testing.T) {
 	if resp.StatusCode != http.StatusFound || !strings.HasPrefix(resp.Header.Get("Location"), "/Frames/Error.aspx?") {
 		t.Errorf("third session: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	// The redirect leads to the site's error page, which anyone may read
+	// and which answers 200 with the message as HTML.
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, b := call(t, http.MethodGet, s.Origin+loc.String(), tok, nil)
+	if page.StatusCode != http.StatusOK || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(b), "The number of concurrent API logins (2) permitted by the license has been reached.") {
+		t.Errorf("error page: %d %s %s", page.StatusCode, page.Header.Get("Content-Type"), b)
+	}
 }
 
 // Sign-out with the Bearer token ends its session and frees the seat.

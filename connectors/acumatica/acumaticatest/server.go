@@ -268,6 +268,9 @@ func (s *Simulator) route(w http.ResponseWriter, r *http.Request) {
 	case strings.ToLower(PathMain):
 		s.handleMain(w, r)
 		return
+	case strings.ToLower(PathErrorPage):
+		writeFramesError(w, r)
+		return
 	}
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	switch {
