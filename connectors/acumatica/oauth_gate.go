@@ -64,16 +64,30 @@ func (o OAuth) CheckAccess(ctx context.Context, site connector.Site, hc *http.Cl
 		return connector.AccessCheck{}, fmt.Errorf("acumatica: access check on %s: %w", site.Slug, err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	// Redirects are not followed: Acumatica sends a Bearer call it cannot
+	// serve (no API-user seat free) to /Frames/Error.aspx, an HTML page
+	// that answers 200 to anyone.
+	resp, err := noRedirects(hc).Do(req)
 	if err != nil {
 		return misconfigured("the inquiry " + s.CanaryGI + " could not be read: the ERP did not answer")
 	}
-	_, _ = outbound.ReadBody(resp)
-	switch resp.StatusCode {
-	case http.StatusOK:
+	body, _ := outbound.ReadBody(resp)
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		var page struct {
+			Value []json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal(body, &page) != nil || page.Value == nil {
+			return misconfigured(fmt.Sprintf("the inquiry %s answered HTTP 200 without its rows", s.CanaryGI))
+		}
 		return connector.AccessCheck{Decision: connector.AccessAllowed, Detail: "the inquiry " + s.CanaryGI + " is readable"}, nil
-	case http.StatusForbidden:
+	case resp.StatusCode == http.StatusForbidden:
 		return connector.AccessCheck{Decision: connector.AccessDenied, Detail: "the inquiry " + s.CanaryGI + " answered 403"}, nil
+	case resp.StatusCode >= 300 && resp.StatusCode <= 399:
+		f := parseFailure(response{status: resp.StatusCode, header: resp.Header, body: body, location: resp.Header.Get("Location")}, false)
+		if f.kind == failLoginLimit {
+			return misconfigured(fmt.Sprintf("the inquiry %s could not be read: every API-user seat of the Acumatica licence is in use (API Login Limit)", s.CanaryGI))
+		}
 	}
 	return misconfigured(fmt.Sprintf("the inquiry %s answered HTTP %d", s.CanaryGI, resp.StatusCode))
 }
