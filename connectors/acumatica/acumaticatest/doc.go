@@ -30,9 +30,11 @@
 //
 // Service document, $metadata (EDMX 4.0), data with an OData v4 $filter
 // subset, $select, $orderby, $top, $skip, and <Type>_WithParameters(…)
-// functions. Inquiries: MCPAccess (the access-gate canary), Customer
-// Contacts, AR-OpenInvoices, SO-SalesOrders, Item Availability Data
-// (parameter InventoryID) and DB-StorageDetails (parameter Warehouse).
+// functions; a $filter or $orderby naming a formula column (SO-SalesOrders'
+// LineCount) is answered 200 with no body. Inquiries: MCPAccess (the
+// access-gate canary), Customer Contacts, AR-OpenInvoices, SO-SalesOrders,
+// Item Availability Data (parameter InventoryID) and DB-StorageDetails
+// (parameter Warehouse).
 // Bearer tokens (scope api) or HTTP Basic authentication.
 //
 // # Identity: /identity/connect/{authorize,token,userinfo,revocation}

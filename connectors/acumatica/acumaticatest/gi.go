@@ -44,6 +44,10 @@ type InquiryColumn struct {
 	// Padded is the CHAR(n) width the legacy-shaped parameterised response
 	// pads the value to (0 = no padding).
 	Padded int
+	// Formula marks a column the inquiry calculates with a formula: OData
+	// cannot filter or sort on it, and a $filter or $orderby naming it is
+	// answered 200 with no body (api-facts.md 6.3, [G26]).
+	Formula bool
 }
 
 // InquiryParameter is an inquiry parameter.
@@ -156,7 +160,7 @@ func salesOrdersInquiry(g *gen) *Inquiry {
 	q := &Inquiry{Name: "SO-SalesOrders", Screen: "GI000004", Requires: []string{"SO301000"},
 		Columns: []InquiryColumn{{Name: "OrderType", Type: "Edm.String", Key: true}, {Name: "OrderNbr", Type: "Edm.String", Key: true},
 			{Name: "CustomerID", Type: "Edm.String"}, {Name: "Date", Type: "Edm.DateTimeOffset"}, {Name: "Status", Type: "Edm.String"},
-			{Name: "OrderTotal", Type: "Edm.Decimal"}, {Name: "LineCount", Type: "Edm.Int32"},
+			{Name: "OrderTotal", Type: "Edm.Decimal"}, {Name: "LineCount", Type: "Edm.Int32", Formula: true},
 			{Name: "NoteID", Type: "Edm.Guid"}, {Name: "LastModifiedOn", Type: "Edm.DateTimeOffset"}}}
 	for _, so := range g.salesOrders {
 		q.Rows = append(q.Rows, map[string]any{"OrderType": so.String("OrderType"), "OrderNbr": so.String("OrderNbr"),

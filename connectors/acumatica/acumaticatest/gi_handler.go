@@ -154,8 +154,12 @@ func (s *Simulator) giServiceDocument(w http.ResponseWriter, ctx string) {
 	writeJSON(w, http.StatusOK, b.String())
 }
 
-// giScope resolves $filter members against inquiry columns.
-type giScope struct{ q *Inquiry }
+// giScope resolves $filter members against inquiry columns; formula is
+// set when the filter names a formula column.
+type giScope struct {
+	q       *Inquiry
+	formula *bool
+}
 
 func (g giScope) typeName() string { return "GenericInquiry." + g.q.TypeName() }
 
@@ -169,6 +173,9 @@ func (g giScope) member(path []string) (string, func(any) any, error) {
 	}
 	name := c.Name
 	typ := c.Type
+	if c.Formula && g.formula != nil {
+		*g.formula = true
+	}
 	return typ, func(row any) any {
 		v := row.(map[string]any)[name]
 		if s, ok := v.(string); ok && typ == "Edm.Guid" {
@@ -197,9 +204,14 @@ func (s *Simulator) giData(w http.ResponseWriter, r *http.Request, q *Inquiry, p
 		rows = sel
 	}
 	if f := qs.Get("$filter"); strings.TrimSpace(f) != "" {
-		pred, err := compileFilter(f, odataV4, giScope{q})
+		formula := false
+		pred, err := compileFilter(f, odataV4, giScope{q, &formula})
 		if err != nil {
 			writeODataError(w, http.StatusBadRequest, "The query specified in the URI is not valid. "+err.Error())
+			return
+		}
+		if formula {
+			writeFormulaQuery(w)
 			return
 		}
 		var sel []map[string]any
@@ -215,6 +227,12 @@ func (s *Simulator) giData(w http.ResponseWriter, r *http.Request, q *Inquiry, p
 		if err != nil {
 			writeODataError(w, http.StatusBadRequest, "The query specified in the URI is not valid. "+err.Error())
 			return
+		}
+		for _, part := range strings.Split(ob, ",") {
+			if c := q.column(strings.Fields(part)[0]); c.Formula {
+				writeFormulaQuery(w)
+				return
+			}
 		}
 		rows = sorted
 	}
@@ -274,6 +292,16 @@ func (s *Simulator) giData(w http.ResponseWriter, r *http.Request, q *Inquiry, p
 	o.close()
 	w.Header().Set("OData-Version", "4.0")
 	writeJSON(w, http.StatusOK, b.String())
+}
+
+// writeFormulaQuery is the answer to a $filter or $orderby that names a
+// formula column: HTTP 200 with no body at all (api-facts.md 6.3, [G26]:
+// "fields calculated by formulas can't be filtered/sorted; such a request
+// may return 200 with no body").
+func writeFormulaQuery(w http.ResponseWriter) {
+	w.Header().Set("OData-Version", "4.0")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
 }
 
 // giJSON renders an inquiry value as plain JSON.

@@ -149,8 +149,8 @@ func TestGIFilterV4(t *testing.T) {
 		{"Status ne 'Open' and OrderTotal gt 1000", func(r map[string]any) bool {
 			return r["Status"] != "Open" && r["OrderTotal"].(InquiryDecimal).D > DecimalFromInt(1000)
 		}},
-		{"OrderTotal le 500 or LineCount ge 4", func(r map[string]any) bool {
-			return r["OrderTotal"].(InquiryDecimal).D <= DecimalFromInt(500) || r["LineCount"].(int64) >= 4
+		{"OrderTotal le 500 or Status eq 'Open'", func(r map[string]any) bool {
+			return r["OrderTotal"].(InquiryDecimal).D <= DecimalFromInt(500) || r["Status"] == "Open"
 		}},
 		{"not (OrderTotal lt 2000)", func(r map[string]any) bool { return r["OrderTotal"].(InquiryDecimal).D >= DecimalFromInt(2000) }},
 		{"Date ge 2025-06-01", func(r map[string]any) bool { return !r["Date"].(time.Time).Before(cut) }},
@@ -299,5 +299,27 @@ func TestGIAccessChangesAtRunTime(t *testing.T) {
 	}
 	if got := status(noCanary, "/MCPAccess"); got != http.StatusForbidden {
 		t.Errorf("no.canary canary after reset: %d", got)
+	}
+}
+
+// LineCount is calculated by the inquiry's formula: a $filter or $orderby
+// naming it is answered 200 with no body (api-facts.md 6.3), while
+// selecting it works.
+func TestGIFormulaColumnCannotBeFilteredOrSorted(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	for _, q := range []url.Values{
+		{"$filter": {"LineCount gt 2"}},
+		{"$filter": {"Status eq 'Open' and LineCount ge 1"}},
+		{"$orderby": {"OrderNbr,LineCount desc"}},
+	} {
+		status, b := get(t, s.giURL("/SO-SalesOrders", q), tok)
+		if status != http.StatusOK || len(b) != 0 {
+			t.Errorf("%v: %d %q, want 200 without a body", q, status, b)
+		}
+	}
+	status, r, body := giGet(t, s, tok, "/SO-SalesOrders", url.Values{"$select": {"OrderNbr,LineCount"}, "$top": {"1"}})
+	if status != http.StatusOK || len(r.Value) != 1 || r.Value[0]["LineCount"] == nil {
+		t.Errorf("select: %d %s", status, body)
 	}
 }
