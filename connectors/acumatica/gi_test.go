@@ -153,15 +153,19 @@ func TestRunInquiryErrors(t *testing.T) {
 }
 
 // An empty 200 from the GI endpoint (what Acumatica sends when a filter
-// uses a calculated column) is never an empty result.
+// or sort uses a calculated column, as the simulator's LineCount is) is
+// never an empty result.
 func TestRunInquiryEmptyBodyIsNotNoRecords(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	h.mustRun(kindFull, "acumatica_list_generic_inquiries", nil) // cache the metadata first
-	h.sim.SetFault(acumaticatest.Fault{PathPrefix: "/t/Demo/api/odata/gi/SO-SalesOrders", Status: 200, Times: 1})
-	_, err := h.run(kindFull, "acumatica_run_inquiry", map[string]any{"name": "SO-SalesOrders", "filterExpression": "LineCount gt 2"})
-	te := wantCode(t, err, toolerr.UpstreamInvalidResponse, "empty GI body")
-	if !strings.Contains(te.Message, "does not mean there are no records") {
-		t.Errorf("message = %s", te.Message)
+	for _, args := range []map[string]any{
+		{"name": "SO-SalesOrders", "filterExpression": "LineCount gt 2"},
+		{"name": "SO-SalesOrders", "orderBy": "LineCount desc"},
+	} {
+		_, err := h.run(kindFull, "acumatica_run_inquiry", args)
+		te := wantCode(t, err, toolerr.UpstreamInvalidResponse, "empty GI body")
+		if !strings.Contains(te.Message, "does not mean there are no records") || !strings.Contains(te.Message, "calculated") {
+			t.Errorf("%v: message = %s", args, te.Message)
+		}
 	}
 }
 
