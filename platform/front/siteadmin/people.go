@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -32,6 +33,9 @@ func (s *Service) RevokePerson(ctx context.Context, actor Actor, site sites.Site
 		err = invalid("name the ERP user whose grants to revoke")
 	case len(erpUser) > maxERPUserBytes:
 		err = invalid("the ERP user is longer than %d bytes", maxERPUserBytes)
+	case !utf8.ValidString(erpUser) || strings.ContainsRune(erpUser, 0):
+		// No ERP user holds these; Postgres could not even look one up.
+		err = invalid("the ERP user must be text without NUL characters")
 	default:
 		err = s.deps.Store.RevokePerson(ctx, site.ID, erpUser)
 		switch {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -304,7 +305,32 @@ func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawM
 		}
 		return nil, internal(fmt.Errorf("siteadmin: normalize %s settings: %w", conn.Kind(), err))
 	}
+	var v any
+	if err := json.Unmarshal(normalized, &v); err != nil {
+		return nil, internal(fmt.Errorf("siteadmin: normalized %s settings are not JSON: %w", conn.Kind(), err))
+	}
+	if hasNUL(v) {
+		// Postgres keeps settings as jsonb, which cannot hold a NUL.
+		return nil, invalid("settings must not contain NUL characters")
+	}
 	return normalized, nil
+}
+
+// hasNUL reports whether a decoded JSON value has a NUL in a key or string.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.ContainsRune(x, 0)
+	case []any:
+		return slices.ContainsFunc(x, hasNUL)
+	case map[string]any:
+		for k, e := range x {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normalizeBaseURL checks a base URL by the connector's rules: an origin,
