@@ -20,6 +20,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -52,7 +53,11 @@ func newPages(t *testing.T) *pages {
 	reg.MustRegister(acumatica.New(acumatica.Options{}))
 	store := sites.NewStore(pool, keys)
 	hc := func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }
-	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc})
+	live := livesettings.New(pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
+	if err := live.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc, Settings: live})
 	p := &pages{now: time.Unix(1_800_000_000, 0)}
 	e := echo.New()
 	p.srv = httptest.NewServer(e)
@@ -63,7 +68,7 @@ func newPages(t *testing.T) *pages {
 	}
 	proofs := erpadmin.New(erpadmin.Deps{Pool: pool, Keyring: keys, Registry: reg, HTTPClient: hc, PublicBaseURL: p.srv.URL})
 	p.h = New(Deps{Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
-		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }})
+		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }, Settings: live})
 	p.h.Register(e)
 	for i, slug := range []string{"acme", "beta"} {
 		site, err := admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: slug, Kind: "frappe", DisplayName: "Site " + slug,

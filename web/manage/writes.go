@@ -106,13 +106,26 @@ func (h *Handler) changeWrites(w http.ResponseWriter, r *http.Request, o owner) 
 			enabled = append(enabled, t.Name)
 		}
 	}
-	changes := []struct {
+	type change struct {
 		name, text string
 		changed    bool
-	}{
+	}
+	changes := []change{
 		{livesettings.WriteTools, strings.Join(tools, ","), !sameSet(enabled, tools)},
 		{livesettings.ServiceWrites, onOff(service), service != current.ServiceWrites},
 		{livesettings.ServiceWriteApprover, approver, approver != current.Approver},
+	}
+	// Every value is checked before any is saved, so that a refusal
+	// leaves all of them as they were, as the page then shows. The
+	// refused one goes to ChangeSetting alone, which refuses it again
+	// and records the refusal.
+	for _, c := range changes {
+		if d, ok := livesettings.Lookup(c.name); ok && c.changed {
+			if _, err := d.Parse(c.text); err != nil {
+				changes = []change{c}
+				break
+			}
+		}
 	}
 	for _, c := range changes {
 		if !c.changed {
