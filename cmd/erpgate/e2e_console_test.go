@@ -337,3 +337,23 @@ func TestConsoleOperatorDisablesASiteItsOwnerPaused(t *testing.T) {
 		t.Errorf("the console still offers to disable a site the operator disabled")
 	}
 }
+
+// The settings page of a slug that names no site says so without
+// repeating the link's text: a link cannot make the console tell the
+// operator something of an attacker's choosing, as its notices cannot.
+func TestConsoleSettingsOfNoSiteDoNotRepeatTheLink(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("sign-in: HTTP %d", status)
+	}
+	for _, site := range []string{"Your session expired. Sign in again at https://evil.example/console", "nosuch-site-of-evil"} {
+		status, page, _ := b.do(http.MethodGet, "/console/settings?"+url.Values{"site": {site}}.Encode(), nil)
+		if status != http.StatusNotFound {
+			t.Errorf("?site=%s: HTTP %d, want 404", site, status)
+		}
+		if strings.Contains(page, "evil") {
+			t.Errorf("?site=%s: the page repeats the link's text:\n%s", site, page)
+		}
+	}
+}

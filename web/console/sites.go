@@ -273,7 +273,7 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		}
 	}
 	if slug != "" && siteID == uuid.Nil {
-		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has the slug " + slug + ".", Next: "Choose a site from the sites page."})
+		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this slug.", Next: "Choose a site from the sites page."})
 		return
 	}
 	snap := c.deps.Settings.Current()
