@@ -128,3 +128,25 @@ func TestSettingsReadAndWrite(t *testing.T) {
 		t.Errorf("%d refused changes recorded, want 8: %q", refused, events)
 	}
 }
+
+// A site's write tools are write tools of its kind: a typo or a group
+// name, which would enable nothing while the operator believes writes are
+// on, is refused in words, as an unknown tool in the tools setting is.
+func TestWriteToolsMustBeWriteToolsOfTheSite(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	for _, value := range [][]string{{"create_sales_ordr"}, {"write"}} {
+		r := h.call(http.MethodPut, "/api/v1/sites/acme/settings/write_tools", map[string]any{"value": value})
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("write_tools %v: HTTP %d, want 400: %s", value, r.Status, r.Body)
+			continue
+		}
+		if msg := r.errorMessage(t); !strings.Contains(msg, "is not a write tool of fakeerp sites") {
+			t.Errorf("write_tools %v: %q does not say it is no write tool", value, msg)
+		}
+	}
+	if n := count(t, h, `SELECT count(*) FROM live_settings WHERE name = 'write_tools'`); n != 0 {
+		t.Errorf("%d write_tools values stored, want none", n)
+	}
+	expect(t, h.call(http.MethodPut, "/api/v1/sites/acme/settings/write_tools", map[string]any{"value": []string{}}), http.StatusOK, "")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -50,9 +51,42 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			return v, nil
 		}
 	}
+	if site != nil && name == livesettings.WriteTools {
+		writes := s.WriteToolNames(site.Kind)
+		inner := parse
+		parse = func(d livesettings.Def) (any, error) {
+			v, err := inner(d)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range v.([]string) {
+				if !slices.Contains(writes, t) {
+					which := "it has none"
+					if len(writes) > 0 {
+						which = "they are " + strings.Join(writes, ", ")
+					}
+					return nil, fmt.Errorf("%s: %q is not a write tool of %s sites; %s", d.Label, t, site.Kind, which)
+				}
+			}
+			return v, nil
+		}
+	}
 	after, details, err := s.changeSetting(ctx, siteID, name, reset, parse)
 	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
 	return after, err
+}
+
+// WriteToolNames lists the tools of a kind of site that write (Write or
+// Destructive), in catalogue order: the names the write_tools setting
+// takes.
+func (s *Service) WriteToolNames(kind string) []string {
+	var names []string
+	for _, t := range s.deps.Registry.Tools(kind) {
+		if t.Effect == connector.Write || t.Effect == connector.Destructive {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }
 
 // ToolNames lists the tools of a kind of site, in catalogue order.
