@@ -127,3 +127,26 @@ func TestConnectionTypes(t *testing.T) {
 	expect(t, h.call(http.MethodPut, "/api/v1/sites/nope/connections/api_token",
 		map[string]any{"credentials": map[string]string{"api_key": goodKey, "api_secret": goodSecret}}), http.StatusNotFound, "not_found")
 }
+
+// A credential pasted with a line break or another control character
+// inside cannot be sent to the ERP (it goes in a header): it is refused
+// as input, naming the field, not reported as an ERP that cannot be
+// reached.
+func TestCredentialWithControlCharactersIsRefusedAsInput(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	for _, key := range []string{"good-key\n7f3a", "good\x00key", "good\tkey"} {
+		r := h.call(http.MethodPut, "/api/v1/sites/acme/connections/api_token",
+			map[string]any{"credentials": map[string]string{"api_key": key, "api_secret": goodSecret}})
+		if r.Status != http.StatusBadRequest || r.errorCode(t) != "invalid_request" {
+			t.Errorf("api_key %q: HTTP %d %s, want 400 invalid_request", key, r.Status, r.Body)
+			continue
+		}
+		if msg := r.errorMessage(t); !strings.Contains(msg, "api_key") || strings.Contains(msg, key) {
+			t.Errorf("api_key %q: %q should name the field, not repeat its value", key, msg)
+		}
+	}
+	if n := count(t, h, `SELECT count(*) FROM connections`); n != 0 {
+		t.Errorf("%d connections saved", n)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -129,12 +131,18 @@ func (s *Service) DeleteConnection(ctx context.Context, actor Actor, site sites.
 func credentialFields(spec []connector.CredentialField, submitted map[string]string) (map[string]secrets.Secret, error) {
 	expected := make([]string, 0, len(spec))
 	fields := make(map[string]secrets.Secret, len(spec))
-	var missing, unknown []string
+	var missing, unknown, garbled []string
 	for _, f := range spec {
 		expected = append(expected, f.Name)
 		value := strings.TrimSpace(submitted[f.Name])
-		if value == "" {
+		switch {
+		case value == "":
 			missing = append(missing, f.Name)
+			continue
+		case !utf8.ValidString(value) || strings.IndexFunc(value, unicode.IsControl) >= 0:
+			// A paste accident too (a line break inside): the value
+			// could not go in a request header, and is never shown.
+			garbled = append(garbled, f.Name)
 			continue
 		}
 		fields[f.Name] = secrets.Secret(value)
@@ -151,6 +159,10 @@ func credentialFields(spec []connector.CredentialField, submitted map[string]str
 	}
 	if len(unknown) > 0 {
 		problems = append(problems, fmt.Sprintf("unknown credential %s: %s", plural(len(unknown), "field", "fields"), strings.Join(unknown, ", ")))
+	}
+	if len(garbled) > 0 {
+		problems = append(problems, fmt.Sprintf("credential %s %s: a line break or another control character inside, or bytes that are not text; paste %s again",
+			plural(len(garbled), "field", "fields"), strings.Join(garbled, ", "), plural(len(garbled), "it", "them")))
 	}
 	if len(problems) > 0 {
 		return nil, invalid("%s (this kind of site expects: %s)", strings.Join(problems, "; "), strings.Join(expected, ", "))
