@@ -275,3 +275,50 @@ func TestProvenTenantMoveKeepsItsProver(t *testing.T) {
 		t.Errorf("the old tenant's owner after the move: %s", body)
 	}
 }
+
+// A tenant move waits for its proof (up to siteadmin.OwnerChangeTTL); a
+// change the operator makes to the site's other settings meanwhile (a
+// narrower canary inquiry) is kept when the move is applied, not
+// overwritten by the settings as they were when the owner asked.
+func TestProvenTenantMoveKeepsTheOperatorsChangeMeanwhile(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	admin := p.h.deps.Admin
+	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
+		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The owner's form: the stored settings with the tenant typed over.
+	form := map[string]any{}
+	if err := json.Unmarshal(site.Settings, &form); err != nil {
+		t.Fatal(err)
+	}
+	form["tenant"] = "OtherCompany"
+	proposed, _ := json.Marshal(form)
+	id, err := admin.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("admin@Company"), site, siteadmin.OwnerChangeRequest{Settings: proposed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.UpdateSite(ctx, siteadmin.Operator, site, siteadmin.SiteChange{Settings: json.RawMessage(`{"tenant":"Company","canary_gi":"MCPStaff"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
+	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
+		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+	after, err := p.h.deps.Store.GetSite(ctx, site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(after.Settings, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["tenant"] != "OtherCompany" || got["canary_gi"] != "MCPStaff" {
+		t.Errorf("settings after the move %s, want tenant OtherCompany and the operator's canary_gi MCPStaff", after.Settings)
+	}
+}

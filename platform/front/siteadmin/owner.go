@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -121,8 +122,15 @@ func (s *Service) proposeOwnerChange(ctx context.Context, actor Actor, site site
 		if err != nil {
 			return uuid.Nil, err
 		}
-		if change.Settings, err = normalizeSettings(conn, nullToNil(req.Settings)); err != nil {
+		settings, err := normalizeSettings(conn, nullToNil(req.Settings))
+		if err != nil {
 			return uuid.Nil, err
+		}
+		// Only what the owner changed is kept: the change is applied to
+		// the settings as they are after its proof, so that what the
+		// operator changed meanwhile stays.
+		if change.Settings, err = settingsDiff(site.Settings, settings); err != nil {
+			return uuid.Nil, internal(err)
 		}
 	}
 	id, err := s.deps.Store.PutOwnerChange(ctx, change, OwnerChangeTTL)
@@ -148,7 +156,9 @@ func (s *Service) OwnerChangeTarget(ctx context.Context, site sites.Site, id uui
 		return connector.Site{}, connector.OAuthClient{}, err
 	}
 	if change.Settings != nil {
-		csite.Settings = change.Settings
+		if csite.Settings, err = s.changedSettings(site, change.Settings); err != nil {
+			return connector.Site{}, connector.OAuthClient{}, err
+		}
 	}
 	if change.ClientSecret.IsSet() {
 		client.Secret = change.ClientSecret
@@ -182,9 +192,67 @@ func (s *Service) ApplyOwnerChange(ctx context.Context, actor Actor, site sites.
 		}
 	}
 	if change.Settings != nil {
-		return s.UpdateSite(ctx, actor, site, SiteChange{Settings: change.Settings})
+		settings, err := s.changedSettings(site, change.Settings)
+		if err != nil {
+			s.record(ctx, actor, site.ID, site.Slug, ActionUpdateSite, nil, err)
+			return site, err
+		}
+		return s.UpdateSite(ctx, actor, site, SiteChange{Settings: settings})
 	}
 	return site, nil
+}
+
+// settingsDiff is what after changes in before, two JSON objects: each
+// key whose value differs, with its new value, or null when after drops
+// it.
+func settingsDiff(before, after json.RawMessage) (json.RawMessage, error) {
+	var b, a map[string]json.RawMessage
+	if err := json.Unmarshal(before, &b); err != nil {
+		return nil, fmt.Errorf("siteadmin: stored settings: %w", err)
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return nil, fmt.Errorf("siteadmin: new settings: %w", err)
+	}
+	diff := map[string]json.RawMessage{}
+	for k, v := range a {
+		if old, ok := b[k]; !ok || !jsonEqual(old, v) {
+			diff[k] = v
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			diff[k] = json.RawMessage(`null`)
+		}
+	}
+	return json.Marshal(diff)
+}
+
+// changedSettings is site's settings as they are now with diff (from
+// settingsDiff) applied, checked by the connector's rules again.
+func (s *Service) changedSettings(site sites.Site, diff json.RawMessage) (json.RawMessage, error) {
+	var current, changed map[string]json.RawMessage
+	if err := json.Unmarshal(site.Settings, &current); err != nil || current == nil {
+		current = map[string]json.RawMessage{}
+	}
+	if err := json.Unmarshal(diff, &changed); err != nil {
+		return nil, internal(fmt.Errorf("siteadmin: owner change settings: %w", err))
+	}
+	for k, v := range changed {
+		if string(v) == "null" {
+			delete(current, k)
+		} else {
+			current[k] = v
+		}
+	}
+	merged, err := json.Marshal(current)
+	if err != nil {
+		return nil, internal(err)
+	}
+	conn, err := s.connectorOf(site)
+	if err != nil {
+		return nil, err
+	}
+	return normalizeSettings(conn, merged)
 }
 
 // RefuseOwnerChange drops change id after its proof failed, recording the
