@@ -2,6 +2,7 @@ package adminapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
@@ -53,6 +54,31 @@ func TestBytesPostgresCannotStoreAreRefused(t *testing.T) {
 	for _, e := range h.logs.All() {
 		if e.Level >= zapcore.ErrorLevel {
 			t.Errorf("error logged: %s %v", e.Message, e.ContextMap())
+		}
+	}
+}
+
+// A refusal is audited with what was sent, within bounds: a caller (an
+// owner on their page, with 64 KiB forms) cannot make each refused request
+// store tens of kilobytes in admin_events.
+func TestRefusedInputIsAuditedWithinBounds(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	h.connect("acme")
+	long := strings.Repeat("x", 20_000)
+	expect(t, h.call(http.MethodDelete, "/api/v1/sites/acme/service-tokens/"+long, nil), http.StatusNotFound, "not_found")
+	expect(t, h.call(http.MethodDelete, "/api/v1/sites/acme/people/"+long, nil), http.StatusBadRequest, "invalid_request")
+	expect(t, h.call(http.MethodPost, "/api/v1/sites/acme/service-tokens", map[string]string{"name": long}), http.StatusBadRequest, "invalid_request")
+	expect(t, h.call(http.MethodPost, "/api/v1/sites", map[string]any{"slug": long, "kind": "fakeerp", "display_name": "Long",
+		"base_url": "http://erp.dev.test"}), http.StatusBadRequest, "invalid_request")
+	for _, action := range []string{"revoke_service_token", "revoke_person", "issue_service_token", "create_site"} {
+		var size int
+		if err := h.pool.QueryRow(t.Context(), `SELECT coalesce(max(length(details::text) + length(reason) + length(site_slug)), 0)
+			FROM admin_events WHERE action = $1 AND outcome = 'refused'`, action).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		if size == 0 || size > 4096 {
+			t.Errorf("the refused %s event holds %d characters, want some and at most 4096", action, size)
 		}
 	}
 }

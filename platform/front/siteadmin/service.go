@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -156,11 +157,18 @@ const (
 // "internal". A failure to store the event is logged, not returned: the
 // action has already happened or been refused.
 func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
-	e := sites.Event{SiteID: siteID, SiteSlug: slug, ActorKind: string(actor.Kind), Actor: actor.Name,
+	// A refusal keeps what was sent, which may be anything up to a whole
+	// request body: each text is kept to a bound.
+	for k, v := range details {
+		if text, ok := v.(string); ok {
+			details[k] = boundText(text)
+		}
+	}
+	e := sites.Event{SiteID: siteID, SiteSlug: boundText(slug), ActorKind: string(actor.Kind), Actor: boundText(actor.Name),
 		Action: action, Outcome: OutcomeSuccess, Details: details}
 	if err != nil {
 		ae := asError(err)
-		e.Outcome, e.Reason = OutcomeRefused, string(ae.Kind)+": "+ae.Message
+		e.Outcome, e.Reason = OutcomeRefused, boundText(string(ae.Kind)+": "+ae.Message)
 		if ae.Kind == Internal {
 			e.Outcome, e.Reason = OutcomeError, string(Internal)
 		}
@@ -180,6 +188,18 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
 		s.log.Error("audit event not recorded", zap.String("action", action), zap.String("site_slug", slug), zap.Error(rerr))
 	}
+}
+
+// maxAuditText bounds each text an audit event keeps from a request.
+const maxAuditText = 1024
+
+// boundText is s cut to maxAuditText bytes (at a character), marked with
+// an ellipsis when cut.
+func boundText(s string) string {
+	if len(s) <= maxAuditText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxAuditText], "") + "…"
 }
 
 // connectorOf returns the connector serving site's kind. A missing one
