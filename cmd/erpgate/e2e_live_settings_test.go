@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +128,106 @@ func TestLiveSettingsReachEveryReplica(t *testing.T) {
 		t.Fatal("20 calls after the per-user limit went down to 1 a minute were all served")
 	}
 	t.Logf("the per-user limit of 1 a minute refused a call on replica b %v after the change", time.Since(start).Round(time.Millisecond))
+}
+
+// TestSettingsPagesShowTheChangeJustMade runs two replicas behind a
+// balancer without affinity, so that a change and the page or answer that
+// follows it land on different replicas. What the operator reads right
+// after a change (the admin API's list, the console's settings page the
+// form redirects to) and the old value each change's audit event records
+// must be the change just made, not what the other replica held before
+// its notification arrived.
+func TestSettingsPagesShowTheChangeJustMade(t *testing.T) {
+	gw := startBalanced(t, "", nil)
+	ctx := context.Background()
+	maxRecords := func() float64 {
+		t.Helper()
+		var list struct {
+			Settings []struct {
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+			} `json:"settings"`
+		}
+		if err := gw.admin.do(ctx, http.MethodGet, "/settings", nil, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list.Settings {
+			if s.Name == "max_records" {
+				v, _ := s.Value.(float64)
+				return v
+			}
+		}
+		t.Fatal("GET /settings lists no max_records")
+		return 0
+	}
+
+	t.Run("the admin API", func(t *testing.T) {
+		for i := range 10 {
+			want := 200 + i
+			if err := gw.admin.do(ctx, http.MethodPut, "/settings/max_records", map[string]any{"value": want}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := maxRecords(); got != float64(want) {
+				t.Errorf("change %d: GET /settings right after PUT %d says max_records is %v", i, want, got)
+			}
+		}
+	})
+
+	t.Run("changes one after another", func(t *testing.T) {
+		// Consecutive changes alternate between the replicas; their audit
+		// events are checked below.
+		for i := range 10 {
+			if err := gw.admin.do(ctx, http.MethodPut, "/settings/max_records", map[string]any{"value": 400 + i}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("the console", func(t *testing.T) {
+		b := newConsoleBrowser(t, gw.URL)
+		if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+			t.Fatalf("console sign-in: HTTP %d", status)
+		}
+		csrf := b.csrfOf("/console/settings")
+		for i := range 10 {
+			want := strconv.Itoa(300 + i)
+			status, _, h := b.do(http.MethodPost, "/console/settings", url.Values{"csrf": {csrf}, "site": {""},
+				"name": {"max_records"}, "type": {"int"}, "value": {want}})
+			if status != http.StatusSeeOther {
+				t.Fatalf("change %d: HTTP %d", i, status)
+			}
+			loc, err := url.Parse(h.Get("Location"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, page, _ := b.do(http.MethodGet, loc.RequestURI(), nil)
+			if status != http.StatusOK {
+				t.Fatalf("change %d: the page after it: HTTP %d", i, status)
+			}
+			row := page[strings.Index(page, `id="setting-max_records"`):]
+			if shown := row[:strings.Index(row, "</tr>")]; !strings.Contains(shown, `<code class="value">`+want+`</code>`) {
+				t.Errorf("change %d to %s: the settings page it leads to shows %s", i, want, pageText(shown))
+			}
+		}
+	})
+
+	// Each change's audit event names as the old value the one the change
+	// before it made.
+	rows, err := gw.App.pool.Query(ctx, `SELECT details->>'old', details->>'new' FROM admin_events
+		WHERE action = 'change_setting' AND details->>'setting' = 'max_records' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	prev := "1000"
+	for rows.Next() {
+		var old, new string
+		if err := rows.Scan(&old, &new); err != nil {
+			t.Fatal(err)
+		}
+		if old != prev {
+			t.Errorf("the change to %s records the old value %s; the one before it made %s", new, old, prev)
+		}
+		prev = new
+	}
 }

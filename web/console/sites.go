@@ -276,7 +276,7 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this slug.", Next: "Choose a site from the sites page."})
 		return
 	}
-	snap := c.deps.Settings.Current()
+	snap := c.deps.Settings.Fresh(ctx)
 	v.Version = snap.Version
 	scope := livesettings.Deployment
 	if siteID != uuid.Nil {

@@ -152,7 +152,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		Active:         site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
 		OperatorDisabled: site.Status == sites.StatusDisabled && site.DisabledBy == sites.ByOperator,
 	}
-	d.Writes = h.writesData(o)
+	d.Writes = h.writesData(ctx, o)
 	var current map[string]any
 	_ = json.Unmarshal(site.Settings, &current)
 	for _, f := range siteadmin.SettingFields(site.Kind) {

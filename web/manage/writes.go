@@ -1,6 +1,7 @@
 package manage
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -50,12 +51,14 @@ func (h *Handler) writeTools(kind string) []connector.Tool {
 	return out
 }
 
-// writesData reads the Writes section of o's site.
-func (h *Handler) writesData(o owner) *writesView {
+// writesData reads the Writes section of o's site, as in Postgres: the
+// page shown after a change, and the change that follows it, may be on
+// another replica than the change before.
+func (h *Handler) writesData(ctx context.Context, o owner) *writesView {
 	if h.deps.Settings == nil {
 		return nil
 	}
-	snap := h.deps.Settings.Current()
+	snap := h.deps.Settings.Fresh(ctx)
 	v := &writesView{}
 	enabled, _, _ := snap.Effective(o.site.ID, livesettings.WriteTools)
 	names, _ := enabled.([]string)
@@ -99,7 +102,7 @@ func (h *Handler) changeWrites(w http.ResponseWriter, r *http.Request, o owner) 
 			"to let service tokens propose writes, name the ERP user who approves them; nothing was changed"))
 		return
 	}
-	current := h.writesData(o)
+	current := h.writesData(r.Context(), o)
 	var enabled []string
 	for _, t := range current.Tools {
 		if t.Enabled {

@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -38,8 +39,8 @@ type settingBody struct {
 	Value json.RawMessage `json:"value"`
 }
 
-func (a *API) settingsOf(siteID uuid.UUID) settingsList {
-	snap := a.deps.Settings.Current()
+func (a *API) settingsOf(ctx context.Context, siteID uuid.UUID) settingsList {
+	snap := a.deps.Settings.Fresh(ctx)
 	scope := livesettings.Deployment
 	if siteID != uuid.Nil {
 		scope = livesettings.Site
@@ -68,7 +69,7 @@ func (a *API) settingViewOf(snap *livesettings.Snapshot, siteID uuid.UUID, d liv
 
 // listSettings answers GET /settings.
 func (a *API) listSettings(c echo.Context) error {
-	return c.JSON(http.StatusOK, a.settingsOf(uuid.Nil))
+	return c.JSON(http.StatusOK, a.settingsOf(c.Request().Context(), uuid.Nil))
 }
 
 // listSiteSettings answers GET /sites/{id}/settings.
@@ -77,7 +78,7 @@ func (a *API) listSiteSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, a.settingsOf(site.ID))
+	return c.JSON(http.StatusOK, a.settingsOf(c.Request().Context(), site.ID))
 }
 
 // putSetting answers PUT /settings/{name} and PUT /sites/{id}/settings/{name}.

@@ -193,6 +193,19 @@ func New(pool *pgxpool.Pool, d Defaults, log *zap.Logger) *Store {
 // Current returns the snapshot in force: one atomic load.
 func (s *Store) Current() *Snapshot { return s.cur.Load() }
 
+// Fresh returns the snapshot in force once the settings' version has been
+// read from Postgres (and the settings too, when another replica changed
+// them since): what a page or an answer shows right after a change is
+// that change, whichever replica made it. Tool calls use Current, which
+// follows within a second. When Postgres cannot be read it logs that and
+// returns Current.
+func (s *Store) Fresh(ctx context.Context) *Snapshot {
+	if err := s.Load(ctx); err != nil {
+		s.log.Warn("read the settings; showing this replica's", zap.Error(err))
+	}
+	return s.Current()
+}
+
 // OnChange calls fn with every new snapshot, and once now with the
 // current one. Register before Load and Run.
 func (s *Store) OnChange(fn func(*Snapshot)) {
@@ -313,6 +326,11 @@ func (s *Store) Set(ctx context.Context, site uuid.UUID, name string, value any)
 	d, ok := Lookup(name)
 	if !ok || (site == uuid.Nil && d.Scope&Deployment == 0) || (site != uuid.Nil && d.Scope&Site == 0) {
 		return nil, nil, ErrScope
+	}
+	// The value before is the one in Postgres, which another replica may
+	// have changed a moment ago.
+	if err := s.Load(ctx); err != nil {
+		return nil, nil, err
 	}
 	before, _, _ = s.Current().Effective(site, name)
 	var sitePtr *uuid.UUID
