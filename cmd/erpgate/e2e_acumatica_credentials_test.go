@@ -90,3 +90,49 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// A service connection whose password Acumatica refuses is not tried
+// again for a while (so that a bot calling in a loop does not lock the API
+// user out with failed sign-ins): on every replica, not only the one that
+// was refused. Two replicas behind a balancer without affinity serve a
+// bot's calls in turn; after the password changed at the ERP, their calls
+// together make one refresh and one password grant, as one replica does.
+func TestARefusedServiceSignInIsNotRepeatedByAnotherReplica(t *testing.T) {
+	gw := startBalanced(t, "", nil)
+	acu := acumaticatest.NewServer(acumaticatest.Options{InvalidCredentials500: true})
+	defer acu.Close()
+	var service acumaticatest.Client
+	for _, c := range acu.Clients() {
+		if c.Flow == acumaticatest.FlowPassword {
+			service = c
+		}
+	}
+	u := acu.User("service")
+	site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
+		Slug: "acu", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
+		Settings: map[string]any{"tenant": acu.Tenant()},
+		Credentials: map[string]string{
+			"client_id": service.ID, "client_secret": service.Secret,
+			"username": u.Username, "password": u.Password,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
+	args := map[string]any{"CurrencyID": "USD"}
+	// One call on each replica, so that both hold the API user's token.
+	for range 2 {
+		mustSucceed(t, callTool(t, cs, "acumatica_get_currency", args), "acumatica_get_currency")
+	}
+	acu.ChangePassword(u.Username, "changed-P@ss2")
+	tokens := acu.RequestCount("/identity/connect/token")
+	for i := range 6 {
+		if r := callTool(t, cs, "acumatica_get_currency", args); !r.IsError || r.errorCode() != "AUTH_EXPIRED" {
+			t.Fatalf("call %d after the password changed: isError=%v %s", i, r.IsError, r.Text)
+		}
+	}
+	if n := acu.RequestCount("/identity/connect/token") - tokens; n > 2 {
+		t.Errorf("6 calls on two replicas with a refused password made %d token requests, want at most 2 (one refresh, one password grant)", n)
+	}
+}

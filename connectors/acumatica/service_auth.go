@@ -168,6 +168,12 @@ func (s *serviceAuth) token(ctx context.Context, site connector.Site, cred servi
 	}
 	tok, err := s.tokens.Token(ctx, site.ID, key, s.renew(site, cred))
 	if err != nil {
+		hold := refusalHold
+		var held *heldRefusal
+		if errors.As(err, &held) {
+			// Another replica was refused: this one holds it as long.
+			err, hold = held.refusal, held.left
+		}
 		if credentialRefused(err) {
 			now := time.Now()
 			s.mu.Lock()
@@ -176,7 +182,7 @@ func (s *serviceAuth) token(ctx context.Context, site connector.Site, cred servi
 					delete(s.refused, k) // the map keeps only live refusals
 				}
 			}
-			s.refused[rk] = refusal{err: err, until: now.Add(refusalHold)}
+			s.refused[rk] = refusal{err: err, until: now.Add(hold)}
 			s.mu.Unlock()
 		}
 		return "", err
@@ -223,22 +229,56 @@ func (s *serviceAuth) rejected(ctx context.Context, site connector.Site, authori
 	return true
 }
 
-// renew refreshes the stored token or, without a usable refresh token,
-// signs the API user in afresh.
+// heldRefusal is a refusal another replica was given, as the store of
+// service tokens holds it (connector.ServiceRefusals), and how long it
+// still holds.
+type heldRefusal struct {
+	refusal *toolerr.Error
+	left    time.Duration
+}
+
+func (h *heldRefusal) Error() string { return h.refusal.Error() }
+func (h *heldRefusal) Unwrap() error { return h.refusal }
+
+// renew signs the API user in, unless the ERP's refusal of the credential
+// is held for every replica (when the store shares them): it refreshes
+// the stored token or, without a usable refresh token, signs in afresh. A
+// refusal of the credential is held for every replica, for refusalHold.
 func (s *serviceAuth) renew(site connector.Site, cred serviceCredential) connector.RenewToken {
 	return func(ctx context.Context, current connector.StoredToken) (connector.UpstreamToken, error) {
-		hc := s.httpClient(site, nil)
-		if current.Refresh.IsSet() {
-			tok, err := OAuth{}.RefreshToken(ctx, site, cred.client, hc, current.Refresh)
-			if err == nil {
-				return tok, nil
-			}
-			if !errors.Is(err, connector.ErrRefreshTokenDead) {
-				return connector.UpstreamToken{}, err
-			}
+		shared, _ := s.tokens.(connector.ServiceRefusals)
+		if shared == nil {
+			return s.signIn(ctx, site, cred, current)
 		}
-		return passwordGrant(ctx, site, cred, hc)
+		key := cred.storeKey()
+		// A hold that cannot be read costs one more sign-in, no more.
+		if held, left, err := shared.HeldRefusal(ctx, site.ID, key); err == nil && held != nil {
+			return connector.UpstreamToken{}, &heldRefusal{refusal: held, left: left}
+		}
+		tok, err := s.signIn(ctx, site, cred, current)
+		var te *toolerr.Error
+		if credentialRefused(err) && errors.As(err, &te) {
+			// Not holding it only costs another sign-in later.
+			_ = shared.HoldRefusal(ctx, site.ID, key, te, refusalHold)
+		}
+		return tok, err
 	}
+}
+
+// signIn refreshes the stored token or, without a usable refresh token,
+// signs the API user in afresh.
+func (s *serviceAuth) signIn(ctx context.Context, site connector.Site, cred serviceCredential, current connector.StoredToken) (connector.UpstreamToken, error) {
+	hc := s.httpClient(site, nil)
+	if current.Refresh.IsSet() {
+		tok, err := OAuth{}.RefreshToken(ctx, site, cred.client, hc, current.Refresh)
+		if err == nil {
+			return tok, nil
+		}
+		if !errors.Is(err, connector.ErrRefreshTokenDead) {
+			return connector.UpstreamToken{}, err
+		}
+	}
+	return passwordGrant(ctx, site, cred, hc)
 }
 
 // passwordGrant signs the API user in (grant_type=password). Refusals are

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -44,4 +45,20 @@ type StoredToken struct {
 	// Refresh is empty when the ERP issued none.
 	Refresh   secrets.Secret
 	ExpiresAt time.Time
+}
+
+// ServiceRefusals is what a ServiceTokenStore shared by replicas also
+// implements: the ERP's refusal of a service credential, kept for every
+// replica until it runs out, so that none of them signs the credential in
+// again meanwhile. A bot calling in a loop would otherwise cost the ERP a
+// failed sign-in per replica and hold, which can lock the API user out.
+// A connector consults it only when it would sign in (in RenewToken,
+// under the store's lock), so calls with a working token never read it.
+type ServiceRefusals interface {
+	// HoldRefusal keeps refusal, the error the ERP's refusal of user's
+	// credential on site was told as, for hold.
+	HoldRefusal(ctx context.Context, site uuid.UUID, user string, refusal *toolerr.Error, hold time.Duration) error
+	// HeldRefusal returns the refusal held for user on site and how long
+	// it still holds, or nil when none does.
+	HeldRefusal(ctx context.Context, site uuid.UUID, user string) (*toolerr.Error, time.Duration, error)
 }
