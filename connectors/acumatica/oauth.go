@@ -160,12 +160,30 @@ func tokenAnswer(ctx context.Context, err error) (re *oauth2.RetrieveError, _ er
 // the answer quotes one of the secrets erpgate sent.
 func refusedDetail(re *oauth2.RetrieveError, sent ...string) string {
 	detail, _ := credentialsRefused(re.Response.StatusCode, re.Body)
-	for _, s := range sent {
-		if s != "" && (strings.Contains(detail, s) || strings.Contains(string(re.Body), s)) {
-			return "a message quoting what erpgate sent, left out"
-		}
+	if quotesSent(detail, re.Body, sent...) {
+		return withheldDetail
 	}
 	return detail
+}
+
+// withheldDetail stands for an ERP message that quoted a secret.
+const withheldDetail = "a message quoting what erpgate sent, left out"
+
+// quotesSent reports whether an answer (its cleaned detail or its body)
+// quotes one of the secrets erpgate sent: as erpgate holds it, or as the
+// request carried it ("p%40ss" for "p@ss" in a form).
+func quotesSent(detail string, body []byte, sent ...string) bool {
+	for _, s := range sent {
+		if s == "" {
+			continue
+		}
+		for _, spelt := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.Join(strings.Fields(s), " ")} {
+			if spelt != "" && (strings.Contains(detail, spelt) || strings.Contains(string(body), spelt)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // userinfo is the OIDC userinfo JSON.

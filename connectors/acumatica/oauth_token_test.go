@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -254,4 +255,49 @@ func jsonAnswer(status int, body string) func(http.ResponseWriter) {
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
 	}
+}
+
+// TestTokenErrorsQuoteNoSecretAsSent: a token endpoint that quotes the
+// request body as it arrived, form-encoded, after the words of a refused
+// sign-in. Secrets with characters the form encoding changes (a password
+// with "@", "&" or a space, a client secret with "+", "/" or "=") then
+// reach the answer only in their encoded spelling, which erpgate must not
+// quote either: "p%40ss" is the password to whoever reads it.
+func TestTokenErrorsQuoteNoSecretAsSent(t *testing.T) {
+	const clientSecret, code, verifier, refresh, password = "s3cret+client/XYZ=", "code-ABC-123", "verifier-DEF-456", "refresh+GHI/789=", "p@ss w0rd&more!"
+	client := connector.OAuthClient{ID: "cid@Tenant", Secret: secrets.Secret(clientSecret)}
+	cred := serviceCredential{client: client, username: "api-user", password: secrets.Secret(password)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"message": "An error has occurred.", "exceptionType": "PX.Data.PXException",
+			"exceptionMessage": "Error: Invalid credentials. Please try again. Request: " + string(body),
+		})
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+	hc := &http.Client{}
+	check := func(what string, err error, sent ...string) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: succeeded", what)
+			return
+		}
+		for _, s := range sent {
+			for _, spelt := range []string{s, url.QueryEscape(s)} {
+				if strings.Contains(err.Error(), spelt) {
+					t.Errorf("%s: error quotes %q: %v", what, spelt, err)
+				}
+			}
+		}
+	}
+	_, err := OAuth{}.ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+	check("exchange", err, clientSecret, code, verifier)
+	_, err = OAuth{}.RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+	check("refresh", err, clientSecret, refresh)
+	_, err = passwordGrant(context.Background(), site, cred, hc)
+	check("password grant", err, clientSecret, password)
 }
