@@ -2,16 +2,22 @@ package acumatica
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -199,4 +205,42 @@ func TestARefusedServiceSignInIsNotRepeatedOnEveryCall(t *testing.T) {
 	}
 	h.fields = nil // the operator saves the new password
 	h.mustRun(kindService, "acumatica_get_currency", args)
+}
+
+// TestVerifyAPICredentialQuotesNoToken: an Acumatica (or a proxy in front
+// of it) that refuses the verification request with the words of a
+// refused sign-in and quotes the token the request carried, without the
+// "Bearer" before it that the later redaction of error text looks for.
+// The refusal is shown to the operator and stored in the audit event; the
+// API user's access token must be in neither.
+func TestVerifyAPICredentialQuotesNoToken(t *testing.T) {
+	const accessToken = "eyJhbGciOiJSUzI1NiJ9.access-token-of-the-api-user.c2lnbmF0dXJl"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/identity/connect/token" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": accessToken, "token_type": "Bearer", "expires_in": 3600})
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(map[string]any{"exceptionType": "PX.Data.PXException",
+			"exceptionMessage": "Error: Invalid credentials. Please try again. (" + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + ")"})
+	}))
+	defer srv.Close()
+	out := outbound.NewFactory(outbound.DefaultOptions())
+	conn := New(Options{HTTPClient: out.Client})
+	base, _ := url.Parse(srv.URL)
+	site := connector.Site{ID: uuid.New(), Slug: "demo", Kind: Kind, BaseURL: base, Settings: json.RawMessage(`{"tenant":"Demo"}`)}
+	auth, err := conn.APIAuthorizer(site, map[string]secrets.Secret{"client_id": "cid@Demo", "client_secret": "client-secret-1",
+		"username": "api-user", "password": "password-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.VerifyAPICredential(context.Background(), site, out.Client(site, auth))
+	te := wantCode(t, err, toolerr.AuthExpired, "verification refused with the token quoted")
+	if strings.Contains(te.Message, "access-token-of-the-api-user") {
+		t.Errorf("the refusal quotes the access token: %s", te.Message)
+	}
+	if !strings.Contains(te.Message, "refused its credentials") {
+		t.Errorf("the refusal no longer says what happened: %s", te.Message)
+	}
 }

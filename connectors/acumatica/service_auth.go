@@ -365,6 +365,9 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 	case resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusForbidden:
 	case refusedCredentials(resp.StatusCode, body):
 		detail, _ := credentialsRefused(resp.StatusCode, body)
+		if token, ok := strings.CutPrefix(resp.Request.Header.Get("Authorization"), "Bearer "); ok && quotesSent(detail, body, token) {
+			detail = withheldDetail
+		}
 		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused its credentials on the verification request (Acumatica: %q)", detail)
 	case resp.StatusCode == http.StatusUnauthorized:
 		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused it (HTTP 401); check that the Connected Application grants the api scope")
