@@ -98,6 +98,7 @@ func (s *Store) GetSiteBySlug(ctx context.Context, slug string) (Site, error) {
 // identity key belong to another site, and ErrConnectionsExist when the base URL
 // would change while the site has connections: their credentials were
 // verified against the current origin and must never be sent to another.
+// A move ends the site's sign-ins and the ERP tokens erpgate holds for it.
 // It reports ErrOperatorDisabled when upd is the owner's and the operator
 // disabled the site.
 func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (Site, error) {
@@ -185,6 +186,17 @@ func checkOriginChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, baseURL str
 	}
 	if connected {
 		return ErrConnectionsExist
+	}
+	// What erpgate holds from the ERP at the old address (people's ERP
+	// tokens, also in sign-ins under way, and service connections'),
+	// and its own grants that use them, were that ERP's: they end with
+	// the move, so that none is sent to the new address. People sign in
+	// again there. (The authorization server's tables, by SQL: platform
+	// does not import it.)
+	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens"} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE site_id = $1`, id); err != nil {
+			return fmt.Errorf("end what the old address issued (%s): %w", table, err)
+		}
 	}
 	return nil
 }
