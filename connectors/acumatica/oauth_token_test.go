@@ -301,3 +301,42 @@ func TestTokenErrorsQuoteNoSecretAsSent(t *testing.T) {
 	_, err = passwordGrant(context.Background(), site, cred, hc)
 	check("password grant", err, clientSecret, password)
 }
+
+// TestTokenRedirectsNameNoSecretAsHost: a token endpoint that redirects
+// off the site to a host whose name quotes what it was sent (each value
+// a valid DNS label) is refused, and the error erpgate returns does not
+// name that host either.
+func TestTokenRedirectsNameNoSecretAsHost(t *testing.T) {
+	const clientSecret, code, verifier, refresh, password = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789", "passw0rd-JKL-012"
+	client := connector.OAuthClient{ID: "cid@Tenant", Secret: secrets.Secret(clientSecret)}
+	cred := serviceCredential{client: client, username: "api-user", password: secrets.Secret(password)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		var labels []string
+		for _, k := range []string{"client_secret", "code", "refresh_token", "password"} {
+			if v := r.PostForm.Get(k); v != "" {
+				labels = append(labels, v)
+			}
+		}
+		w.Header().Set("Location", "https://"+strings.Join(labels, ".")+".elsewhere.example/collect")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+	hc := outbound.NewFactory(outbound.DefaultOptions()).Client(site, nil)
+	check := func(what string, err error, sent ...string) {
+		t.Helper()
+		for _, s := range sent {
+			if err == nil || strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error quotes %q: %v", what, s, err)
+			}
+		}
+	}
+	_, err := OAuth{}.ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+	check("exchange", err, clientSecret, code)
+	_, err = OAuth{}.RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+	check("refresh", err, clientSecret, refresh)
+	_, err = passwordGrant(context.Background(), site, cred, hc)
+	check("password grant", err, clientSecret, password)
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,37 @@ func jsonAnswer(status int, body string) func(http.ResponseWriter) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
+	}
+}
+
+// TestTokenRedirectsNameNoSecretAsHost: a get_token that redirects off
+// the site to a host whose name quotes what it was sent (the client
+// secret, the code, the refresh token, each a valid DNS label) is
+// refused, and the error erpgate returns (written to logs) does not name
+// that host either.
+func TestTokenRedirectsNameNoSecretAsHost(t *testing.T) {
+	const clientSecret, code, verifier, refresh = "s3cret-client-XYZ", "code-ABC-123", "verifier-DEF-456", "refresh-GHI-789"
+	client := connector.OAuthClient{ID: "cid", Secret: secrets.Secret(clientSecret)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		labels := []string{r.PostForm.Get("client_secret"), r.PostForm.Get("code"), r.PostForm.Get("refresh_token"), "elsewhere", "example"}
+		w.Header().Set("Location", "https://"+strings.Join(slices.DeleteFunc(labels, func(s string) bool { return s == "" }), ".")+"/collect")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+	hc := factory.Client(site, nil)
+	_, err := (&Connector{}).ExchangeCode(context.Background(), site, client, hc, code, "https://gw/cb", verifier)
+	for _, s := range []string{clientSecret, code} {
+		if err == nil || strings.Contains(err.Error(), s) {
+			t.Errorf("exchange error quotes %q: %v", s, err)
+		}
+	}
+	_, err = (&Connector{}).RefreshToken(context.Background(), site, client, hc, secrets.Secret(refresh))
+	for _, s := range []string{clientSecret, refresh} {
+		if err == nil || strings.Contains(err.Error(), s) {
+			t.Errorf("refresh error quotes %q: %v", s, err)
+		}
 	}
 }

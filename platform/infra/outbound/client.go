@@ -117,7 +117,7 @@ func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.C
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected too many times")
 			}
 			if !scope.sameOrigin(req.URL) {
-				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
+				return toolerr.Wrap(toolerr.UpstreamInvalidResponse, errRedirectedAway, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
 			}
 			if !scope.contains(req.URL) {
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected outside the site, to another path on its host; erpgate only follows redirects under the site's base URL")
@@ -144,6 +144,9 @@ type siteTransport struct {
 }
 
 var errForeignHost = errors.New("outbound: request to a host other than the site")
+
+// errRedirectedAway is the cause of a redirect to another host refused.
+var errRedirectedAway = errors.New("outbound: redirect to another host")
 
 func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.scope.sameOrigin(req.URL) {
@@ -302,8 +305,9 @@ func classifyTransportError(req *http.Request, err error) error {
 // or password): it must not reach an error, a log or a page. The
 // transport's classified errors and context errors come back as they are;
 // any other failure of the client (a Location it could not read) becomes
-// UPSTREAM_INVALID_RESPONSE without its text. Other errors are returned
-// unchanged.
+// UPSTREAM_INVALID_RESPONSE without its text. A redirect to another host
+// is told without naming the host, which is the ERP's to choose as well.
+// Other errors are returned unchanged.
 func WithoutURL(err error) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
@@ -311,6 +315,8 @@ func WithoutURL(err error) error {
 	}
 	var te *toolerr.Error
 	switch {
+	case errors.Is(ue.Err, errRedirectedAway):
+		return toolerr.Wrap(toolerr.UpstreamInvalidResponse, errRedirectedAway, "the ERP redirected to another host; erpgate only follows redirects within the site")
 	case errors.As(ue.Err, &te):
 		return te
 	case errors.Is(ue.Err, context.DeadlineExceeded) || errors.Is(ue.Err, context.Canceled):
