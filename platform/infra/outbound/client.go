@@ -248,6 +248,12 @@ func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, classifyTransportError(req, err)
 	}
+	if unreadableRedirect(out, resp) {
+		// net/http's own error would quote the Location, which the ERP
+		// writes and may fill with what the request sent.
+		drainAndClose(resp)
+		return nil, toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP answered with a redirect erpgate could not read")
+	}
 	limit := t.factory.opts.MaxResponseBytes
 	if resp.ContentLength > limit {
 		drainAndClose(resp)
@@ -255,6 +261,22 @@ func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &boundedBody{rc: resp.Body, remaining: limit, limit: limit}
 	return resp, nil
+}
+
+// unreadableRedirect reports whether resp is a redirect that an
+// *http.Client would follow but whose Location it cannot parse.
+func unreadableRedirect(req *http.Request, resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return false
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return false
+	}
+	_, err := req.URL.Parse(loc)
+	return err != nil
 }
 
 func isIdempotent(method string) bool {

@@ -84,6 +84,28 @@ func TestCredentialsOnlyToSiteOrigin(t *testing.T) {
 	}
 }
 
+// TestUnreadableRedirectQuotesNothing: an ERP that answers with a
+// Location no client can read (here quoting the credential it was sent)
+// fails the request as an unusable answer. The error is not INTERNAL,
+// whose text the engine logs, and does not quote the Location, which net/
+// http's own error would.
+func TestUnreadableRedirectQuotesNothing(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/%zz/collect?t="+url.QueryEscape(r.Header.Get("Authorization")))
+		w.WriteHeader(http.StatusFound)
+	}))
+	defer site.Close()
+	for _, c := range []*http.Client{
+		NewFactory(DefaultOptions()).Client(siteFor(t, site.URL), bearer),
+		NewFactory(DefaultOptions()).ToolClient(siteFor(t, site.URL), bearer, connector.Read),
+	} {
+		_, err := c.Get(site.URL + "/anything")
+		if codeOf(err) != toolerr.UpstreamInvalidResponse || strings.Contains(err.Error(), "secret") {
+			t.Errorf("unreadable Location: err = %v", err)
+		}
+	}
+}
+
 func TestRetriesRetryableReadOnce(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
