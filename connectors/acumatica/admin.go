@@ -38,7 +38,9 @@ var _ connector.AdminProof = (*Connector)(nil)
 // limits are in docs/registration.md.
 func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *http.Client, user connector.UpstreamUser) (connector.AdminCheck, error) {
 	fail := func(err error) (connector.AdminCheck, error) {
-		return connector.AdminCheck{}, fmt.Errorf("acumatica: administrator check on %s: %w", site.Slug, err)
+		// Without the URL: a refused redirect's Location may quote the
+		// token the request carried, and sign-in pages log this error.
+		return connector.AdminCheck{}, fmt.Errorf("acumatica: administrator check on %s: %w", site.Slug, outbound.WithoutURL(err))
 	}
 	s := siteSettings(site)
 	if s.Tenant == "" {

@@ -203,7 +203,9 @@ func (OAuth) Identify(ctx context.Context, site connector.Site, hc *http.Client)
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return connector.UpstreamUser{}, fmt.Errorf("acumatica: identify user on %s: %w", site.Slug, err)
+		// Without the URL: a refused redirect's Location may quote the
+		// token the request carried, and sign-in pages log this error.
+		return connector.UpstreamUser{}, fmt.Errorf("acumatica: identify user on %s: %w", site.Slug, outbound.WithoutURL(err))
 	}
 	body, err := outbound.ReadBody(resp)
 	if err != nil {

@@ -340,3 +340,33 @@ func TestTokenRedirectsNameNoSecretAsHost(t *testing.T) {
 	_, err = passwordGrant(context.Background(), site, cred, hc)
 	check("password grant", err, clientSecret, password)
 }
+
+// TestSignInLookupsQuoteNoToken: after the code exchange erpgate reads
+// the person's userinfo (Identify) and, for a registration, the
+// administrators' inquiry (CheckAdmin), with their new access token. An
+// Acumatica that answers with a redirect quoting that token, off the site
+// or to a Location a client cannot read, is refused; the error, which the
+// sign-in pages log, must not quote the token.
+func TestSignInLookupsQuoteNoToken(t *testing.T) {
+	const token = "access-token-of-the-person-42"
+	factory := outbound.NewFactory(outbound.DefaultOptions())
+	for _, away := range []string{"https://elsewhere.example/collect?t=", "/%zz/collect?t="} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", away+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			w.WriteHeader(http.StatusFound)
+		}))
+		u, _ := url.Parse(srv.URL)
+		site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u, Settings: json.RawMessage(`{"tenant":"Demo"}`)}
+		c := New(Options{})
+		hc := factory.Client(site, c.TokenAuthorizer(secrets.Secret(token)))
+		_, err := c.Identify(context.Background(), site, hc)
+		if err == nil || strings.Contains(err.Error(), token) {
+			t.Errorf("Identify, redirected to %s: error quotes the token: %v", away, err)
+		}
+		_, err = c.CheckAdmin(context.Background(), site, hc, connector.UpstreamUser{ID: "someone@Demo"})
+		if err == nil || strings.Contains(err.Error(), token) {
+			t.Errorf("CheckAdmin, redirected to %s: error quotes the token: %v", away, err)
+		}
+		srv.Close()
+	}
+}

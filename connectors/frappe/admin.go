@@ -9,6 +9,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 var _ connector.AdminProof = (*Connector)(nil)
@@ -35,7 +36,7 @@ type adminProfile struct {
 func (*Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *http.Client, user connector.UpstreamUser) (connector.AdminCheck, error) {
 	var p adminProfile
 	if err := newClient(site, hc).getJSON(ctx, oauthMethodPrefix+"openid_profile", nil, &p); err != nil {
-		return connector.AdminCheck{}, fmt.Errorf("frappe: administrator check on %s: %w", site.Slug, err)
+		return connector.AdminCheck{}, fmt.Errorf("frappe: administrator check on %s: %w", site.Slug, outbound.WithoutURL(err))
 	}
 	if p.Roles == nil {
 		return connector.AdminCheck{}, fmt.Errorf("frappe: administrator check on %s: %w", site.Slug,

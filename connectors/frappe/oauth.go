@@ -185,7 +185,9 @@ type profile struct {
 func (*Connector) Identify(ctx context.Context, site connector.Site, hc *http.Client) (connector.UpstreamUser, error) {
 	var p profile
 	if err := newClient(site, hc).getJSON(ctx, oauthMethodPrefix+"openid_profile", nil, &p); err != nil {
-		return connector.UpstreamUser{}, fmt.Errorf("frappe: identify user on %s: %w", site.Slug, err)
+		// Without the URL: a refused redirect's Location may quote the
+		// token the request carried, and sign-in pages log this error.
+		return connector.UpstreamUser{}, fmt.Errorf("frappe: identify user on %s: %w", site.Slug, outbound.WithoutURL(err))
 	}
 	user := connector.UpstreamUser{ID: strings.TrimSpace(p.Email), DisplayName: strings.TrimSpace(p.Name)}
 	if user.ID == "" {

@@ -263,3 +263,32 @@ func TestTokenRedirectsNameNoSecretAsHost(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInLookupsQuoteNoToken: after the code exchange erpgate asks the
+// ERP who signed in (Identify) and, for a registration, whether they
+// administer it (CheckAdmin), with their new access token. An ERP that
+// answers with a redirect quoting the token it was sent, off the site or
+// to a Location a client cannot read, is refused; the error, which the
+// sign-in pages log, must not quote the token.
+func TestSignInLookupsQuoteNoToken(t *testing.T) {
+	const token = "access-token-of-the-person-42"
+	for _, away := range []string{"https://elsewhere.example/collect?t=", "/%zz/collect?t="} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", away+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			w.WriteHeader(http.StatusFound)
+		}))
+		u, _ := url.Parse(srv.URL)
+		site := connector.Site{Slug: "evil", Kind: Kind, BaseURL: u}
+		c := New()
+		hc := factory.Client(site, c.TokenAuthorizer(secrets.Secret(token)))
+		_, err := c.Identify(context.Background(), site, hc)
+		if err == nil || strings.Contains(err.Error(), token) {
+			t.Errorf("Identify, redirected to %s: error quotes the token: %v", away, err)
+		}
+		_, err = c.CheckAdmin(context.Background(), site, hc, connector.UpstreamUser{ID: "someone@example.com"})
+		if err == nil || strings.Contains(err.Error(), token) {
+			t.Errorf("CheckAdmin, redirected to %s: error quotes the token: %v", away, err)
+		}
+		srv.Close()
+	}
+}
