@@ -69,6 +69,9 @@ func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user 
 	if errors.Is(err, storage.ErrNoUpstreamToken) {
 		return "", signInAgain()
 	}
+	if errors.Is(err, secrets.ErrUnknownKey) || errors.Is(err, secrets.ErrDecrypt) {
+		return "", u.endUnreadable(ctx, site, user, err)
+	}
 	if err != nil {
 		return "", toolerr.Wrap(toolerr.Internal, err, "erpgate could not read your ERP sign-in")
 	}
@@ -76,6 +79,21 @@ func (u *upstreamTokens) accessToken(ctx context.Context, site signInSite, user 
 		return t.Access, nil
 	}
 	return u.sharedRefresh(ctx, site, user, "")
+}
+
+// endUnreadable ends the sign-in of a user whose stored ERP token this
+// replica cannot open (readErr): it was sealed under a key no longer
+// configured, or damaged. Every call would otherwise fail with no way
+// forward; now the client is asked to sign the user in again, which stores
+// a token under the current key.
+func (u *upstreamTokens) endUnreadable(ctx context.Context, site signInSite, user string, readErr error) error {
+	if err := u.s.deps.Store.EndUnreadableUpstreamToken(ctx, site.site.ID, user); err != nil {
+		return toolerr.Wrap(toolerr.Internal, err, "erpgate could not read your ERP sign-in")
+	}
+	u.cache.DropUser(site.site.ID.String(), user)
+	u.s.log.Warn("a user's ERP token could not be opened; their grants on the site were revoked so that they sign in again",
+		zap.String("site_slug", site.site.Slug), zap.Error(readErr))
+	return signInAgain()
 }
 
 // sharedRefresh runs one refresh per (site, user) on this replica, however

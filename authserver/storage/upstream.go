@@ -210,15 +210,8 @@ func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 			if outcome.AccessWithdrawn {
 				reason, ended = "access_denied", ErrUpstreamAccessWithdrawn
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`, siteID, user); err != nil {
-				return database.Classify(err)
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2`, siteID, user); err != nil {
-				return database.Classify(err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO auth_events (site_id, event, erp_user, reason) VALUES ($1, 'grants_revoked', $2, $3)`,
-				siteID, user, reason); err != nil {
-				return database.Classify(err)
+			if err := endSignIn(ctx, tx, siteID, user, reason); err != nil {
+				return err
 			}
 		case outcome.Replace != nil:
 			if err := s.putUpstreamToken(ctx, tx, *outcome.Replace); err != nil {
@@ -238,6 +231,50 @@ func (s *Store) refreshUpstreamToken(ctx context.Context, siteID uuid.UUID, user
 		return UpstreamToken{}, ended
 	}
 	return result, nil
+}
+
+// endSignIn deletes the user's ERP token and revokes their grants on the
+// site, so that their client has to sign them in again, and records why.
+func endSignIn(ctx context.Context, tx pgx.Tx, siteID uuid.UUID, user, reason string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1 AND erp_user = $2`, siteID, user); err != nil {
+		return database.Classify(err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE site_id = $1 AND subject = $2`, siteID, user); err != nil {
+		return database.Classify(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO auth_events (site_id, event, erp_user, reason) VALUES ($1, 'grants_revoked', $2, $3)`,
+		siteID, user, reason); err != nil {
+		return database.Classify(err)
+	}
+	return nil
+}
+
+// EndUnreadableUpstreamToken ends the user's sign-in on the site when their
+// stored ERP token cannot be opened (sealed under a key no longer
+// configured, or damaged): the token is deleted and their grants revoked,
+// as for a dead refresh token, so that their client signs them in again
+// instead of failing every call. A token replaced meanwhile by one this
+// replica can open is kept.
+func (s *Store) EndUnreadableUpstreamToken(ctx context.Context, siteID uuid.UUID, user string) error {
+	ended := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := s.readUpstreamToken(ctx, tx, siteID, user, true)
+		switch {
+		case errors.Is(err, ErrNoUpstreamToken) || err == nil:
+			return nil
+		case !errors.Is(err, secrets.ErrUnknownKey) && !errors.Is(err, secrets.ErrDecrypt):
+			return err
+		}
+		ended = true
+		return endSignIn(ctx, tx, siteID, user, "upstream_token_unreadable")
+	})
+	if err != nil {
+		return fmt.Errorf("storage: end the sign-in of a user on site %s: %w", siteID, err)
+	}
+	if ended {
+		s.usersChanged(ctx, changedUser{siteID, user})
+	}
+	return nil
 }
 
 // DeleteUpstreamTokens removes every ERP token erpgate holds for a site
