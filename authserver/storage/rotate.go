@@ -9,7 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
+
+// ErrUnreadableTokens is returned by RotateKeys when it re-sealed all it
+// could but some users' ERP tokens could not be opened with the keys it was
+// given: they are left as they are, and each of those people is asked to
+// sign in again when they next call.
+var ErrUnreadableTokens = errors.New("storage: some ERP tokens could not be opened with the configured keys")
 
 // RotateKeys re-seals, under the keyring's primary key, every user's ERP
 // token and every server secret sealed with another key, and returns how
@@ -19,9 +26,14 @@ import (
 // alone: they expire within minutes.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	n := 0
+	n, unreadable := 0, 0
+	// Keyset order, so that a token left under its old key (unreadable)
+	// is not selected again.
+	var afterSite uuid.UUID
+	afterUser := ""
 	for {
-		rows, err := s.pool.Query(ctx, `SELECT site_id, erp_user FROM upstream_tokens WHERE key_id <> $1 LIMIT 100`, primary)
+		rows, err := s.pool.Query(ctx, `SELECT site_id, erp_user FROM upstream_tokens
+			WHERE key_id <> $1 AND (site_id, erp_user) > ($2, $3) ORDER BY site_id, erp_user LIMIT 100`, primary, afterSite, afterUser)
 		if err != nil {
 			return n, fmt.Errorf("storage: rotate keys: %w", database.Classify(err))
 		}
@@ -40,6 +52,7 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 			break
 		}
 		for _, k := range batch {
+			afterSite, afterUser = k.site, k.user
 			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 				t, err := s.readUpstreamToken(ctx, tx, k.site, k.user, true)
 				if err != nil {
@@ -47,7 +60,13 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 				}
 				return s.putUpstreamToken(ctx, tx, t)
 			})
-			if err != nil && !errors.Is(err, ErrNoUpstreamToken) {
+			switch {
+			case errors.Is(err, secrets.ErrUnknownKey) || errors.Is(err, secrets.ErrDecrypt):
+				unreadable++
+				continue
+			case errors.Is(err, ErrNoUpstreamToken):
+				continue
+			case err != nil:
 				return n, fmt.Errorf("storage: rotate keys: ERP token of a user on site %s: %w", k.site, err)
 			}
 			n++
@@ -83,6 +102,9 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("storage: rotate keys: secret %s: %w", x.name, database.Classify(err))
 		}
 		n++
+	}
+	if unreadable > 0 {
+		return n, fmt.Errorf("%w: %d left under their old key (those people sign in again when they next call)", ErrUnreadableTokens, unreadable)
 	}
 	return n, nil
 }

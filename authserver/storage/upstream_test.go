@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -306,5 +307,47 @@ func TestARefreshOvertakenByASignInStoresNothing(t *testing.T) {
 		return storage.RefreshOutcome{}, nil
 	}); err != nil {
 		t.Errorf("the next refresh: %v", err)
+	}
+}
+
+// TestRotateKeysGoesPastAnUnreadableToken: one person's ERP token sealed
+// under a key the rotation is not given must not stop it. Before, the
+// first such token ended the run, leaving every later token and the
+// token-signing key under the old key, to become unreadable once it is
+// dropped. The unreadable token is left as it is and counted.
+func TestRotateKeysGoesPastAnUnreadableToken(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	lostSpec, oldSpec, newSpec := keySpec(t, "k0"), keySpec(t, "k1"), keySpec(t, "k2")
+	site := newSite(t, pool)
+	// "a@x" sorts before "b@x", so the unreadable token comes first.
+	if err := storage.New(pool, keyring(t, lostSpec), storage.Options{}).PutUpstreamToken(ctx,
+		storage.UpstreamToken{SiteID: site, ERPUser: "a@x", Access: "lost", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	before := storage.New(pool, keyring(t, oldSpec), storage.Options{})
+	if err := before.PutUpstreamToken(ctx, storage.UpstreamToken{SiteID: site, ERPUser: "b@x", Access: "acc", ExpiresAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	signing, err := before.TokenHMACKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{}).RotateKeys(ctx)
+	if !errors.Is(err, storage.ErrUnreadableTokens) || n != 2 {
+		t.Fatalf("rotated %d, %v; want 2 and ErrUnreadableTokens", n, err)
+	}
+	if strings.Contains(err.Error(), "a@x") || !strings.Contains(err.Error(), "1 ") {
+		t.Errorf("the error names a person or not the count: %v", err)
+	}
+	after := storage.New(pool, keyring(t, newSpec), storage.Options{})
+	if tok, err := after.UpstreamToken(ctx, site, "b@x"); err != nil || tok.Access.Reveal() != "acc" {
+		t.Errorf("the token after the unreadable one: %v %q", err, tok.Access.Reveal())
+	}
+	if key, err := after.TokenHMACKey(ctx); err != nil || string(key) != string(signing) {
+		t.Errorf("signing key not re-sealed: %v", err)
+	}
+	if _, err := after.UpstreamToken(ctx, site, "a@x"); !errors.Is(err, secrets.ErrUnknownKey) {
+		t.Errorf("the unreadable token: %v; want it left as it was", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -44,15 +45,20 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		m, err := authstorage.New(pool, cfg.Keyring, authstorage.Options{}).RotateKeys(ctx)
-		if err != nil {
-			return fmt.Errorf("keys rotate: %w", err)
+		// Users' ERP tokens that cannot be opened are left behind; the rest
+		// is still re-encrypted, and the command then reports them.
+		m, unreadable := authstorage.New(pool, cfg.Keyring, authstorage.Options{}).RotateKeys(ctx)
+		if unreadable != nil && !errors.Is(unreadable, authstorage.ErrUnreadableTokens) {
+			return fmt.Errorf("keys rotate: %w", unreadable)
 		}
 		o, err := erptokens.New(pool, cfg.Keyring, erptokens.Options{}).RotateKeys(ctx)
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
 		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o, cfg.Keyring.PrimaryKeyID())
+		if unreadable != nil {
+			return fmt.Errorf("keys rotate: %w", unreadable)
+		}
 		return nil
 	}
 	return usageError{fmt.Sprintf("keys: unknown subcommand %q", args[0])}
