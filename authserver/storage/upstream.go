@@ -276,12 +276,3 @@ func (s *Store) EndUnreadableUpstreamToken(ctx context.Context, siteID uuid.UUID
 	}
 	return nil
 }
-
-// DeleteUpstreamTokens removes every ERP token erpgate holds for a site
-// (when its OAuth connection is replaced or removed).
-func (s *Store) DeleteUpstreamTokens(ctx context.Context, siteID uuid.UUID) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM upstream_tokens WHERE site_id = $1`, siteID); err != nil {
-		return fmt.Errorf("storage: delete ERP tokens of site %s: %w", siteID, database.Classify(err))
-	}
-	return nil
-}
