@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -42,8 +43,8 @@ func (op contractOp) keysText() string {
 // that cannot travel in a URL path (keysNeedFilter) are looked up with a
 // filter on the key fields instead.
 func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, error) {
-	if keysNeedFilter(op.keys) {
-		return c.getByFilter(ctx, op, keySpecsOf(op))
+	if specs := keySpecsOf(op); keysNeedFilter(op.keys) || keysRouteElsewhere(op.keys, specs) {
+		return c.getByFilter(ctx, op, specs)
 	}
 	q := url.Values{}
 	if op.expand != "" {
@@ -68,6 +69,26 @@ func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, 
 	}
 	return rec, nil
 }
+
+// keysRouteElsewhere reports keys that Acumatica would not read as key
+// values in the path: a segment starting with "$" can name a route of its
+// own (/Customer/$adHocSchema is the entity's empty template), and a lone
+// text key shaped like a GUID is taken as the record's internal id, so
+// /Customer/<GUID> is whichever customer has that id, not the one whose
+// CustomerID it is. Such records are found with a filter on the key
+// fields instead.
+func keysRouteElsewhere(keys []string, specs []keySpec) bool {
+	for _, k := range keys {
+		if strings.HasPrefix(k, "$") {
+			return true
+		}
+	}
+	return len(keys) == 1 && len(specs) == 1 && specs[0].Kind == keyText && guidText.MatchString(keys[0])
+}
+
+// guidText matches the forms .NET parses as a GUID: with or without
+// hyphens, optionally in braces or parentheses.
+var guidText = regexp.MustCompile(`^[{(]?[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}[)}]?$`)
 
 // keySpecsOf is the key fields of op's entity: the getter's, which know
 // each key's kind, or else op's key names as text.

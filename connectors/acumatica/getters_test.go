@@ -181,6 +181,31 @@ func TestGetterKeyWithSlashUsesFilter(t *testing.T) {
 	}
 }
 
+// A key value that Acumatica routes to something other than a key lookup
+// is looked up with a filter: /Customer/$adHocSchema is the entity's
+// empty template, and /Customer/<GUID> is the record whose internal id is
+// that GUID, whatever its CustomerID. Neither is the customer asked for.
+func TestGetterKeyThatAcumaticaRoutesElsewhereUsesFilter(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	other := h.sim.Data().Records("Customer")[0]
+	for _, key := range []string{"$adHocSchema", other.ID} {
+		out, err := h.run(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": key})
+		if err == nil {
+			t.Errorf("CustomerID %q read a record: %v", key, out["record"])
+			continue
+		}
+		te := wantCode(t, err, toolerr.NotFound, key)
+		if !strings.Contains(te.Message, "CustomerID '"+key+"'") {
+			t.Errorf("message = %s", te.Message)
+		}
+	}
+	// The record itself is still read by its CustomerID.
+	out := h.mustRun(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": other.String("CustomerID")})
+	if got := out["record"].(map[string]any)["CustomerID"]; got != other.String("CustomerID") {
+		t.Errorf("CustomerID %s read %v", other.String("CustomerID"), got)
+	}
+}
+
 // The getter table follows the Default endpoint's catalogue: key fields in
 // URL order and collections the entity really has; at least 38 entities
 // across the ten modules.
@@ -228,6 +253,20 @@ func TestKeysThatCannotTravelInAPath(t *testing.T) {
 		if keysNeedFilter([]string{k}) {
 			t.Errorf("%q was sent through a filter needlessly", k)
 		}
+	}
+	text := []keySpec{text("CustomerID", "")}
+	for _, k := range []string{"$adHocSchema", "f19c8926-7e08-87b9-e047-c9edf3f03b7f", "{F19C8926-7E08-87B9-E047-C9EDF3F03B7F}", "f19c89267e0887b9e047c9edf3f03b7f"} {
+		if !keysRouteElsewhere([]string{k}, text) {
+			t.Errorf("%q goes in the path", k)
+		}
+	}
+	for _, k := range []string{"C000001", "A$B", "f19c8926"} {
+		if keysRouteElsewhere([]string{k}, text) {
+			t.Errorf("%q was sent through a filter needlessly", k)
+		}
+	}
+	if keysRouteElsewhere([]string{"f19c8926-7e08-87b9-e047-c9edf3f03b7f"}, []keySpec{{Name: "TimeEntryID", Kind: keyGUID}}) {
+		t.Error("a GUID key field was sent through a filter")
 	}
 	if got := odataV3Literal(keyText, "O'Brien"); got != "'O''Brien'" {
 		t.Errorf("literal = %s", got)
