@@ -1223,3 +1223,33 @@ func TestWriteAskSaysTheTimeLeftInWords(t *testing.T) {
 		t.Fatalf("the elicitation does not say the time left in words: %s", msg)
 	}
 }
+
+// A write whose arguments hold a NUL character (JSON's \u0000, which a
+// client may send in any text) is proposed like any other: the approval
+// is stored, with the NUL shown as U+FFFD, and the approved retry writes
+// once and its outcome is kept. Postgres's jsonb refuses \u0000.
+func TestWriteWithANulInItsArgumentsIsProposedAndRuns(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	args := map[string]any{"name": "Wid\x00get"}
+	res, m := call(t, cs, "make_thing", args)
+	if errCode(m) != "APPROVAL_REQUIRED" {
+		t.Fatalf("proposing: isError=%v %v", res.IsError, m)
+	}
+	id := approvalOf(t, res, m)
+	a, err := f.store.Get(t.Context(), f.site.ID, id)
+	if err != nil || a.Preview.Fields[0].After != "Wid\uFFFDget" {
+		t.Fatalf("stored action: %+v %v", a, err)
+	}
+	f.decide(t, id, jane, true)
+	res, m = call(t, cs, "make_thing", args)
+	if v, _ := m["value"].(map[string]any); res.IsError || v["made"] != "Wid\x00get" {
+		t.Fatalf("the approved retry: isError=%v %v", res.IsError, m)
+	}
+	if got, _ := f.store.Get(t.Context(), f.site.ID, id); got.Status != approval.Executed {
+		t.Fatalf("after the write: %+v", got)
+	}
+	if n := f.runs.Load(); n != 1 {
+		t.Fatalf("%d writes, want 1", n)
+	}
+}

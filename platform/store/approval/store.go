@@ -126,6 +126,8 @@ func (s *Store) Propose(ctx context.Context, a Action) (Action, error) {
 	if err != nil {
 		return Action{}, fmt.Errorf("approval: propose: %w", err)
 	}
+	// A NUL from the call's arguments would make jsonb refuse the row.
+	preview = database.StorableJSON(preview)
 	id, err := uuid.NewRandom()
 	if err != nil {
 		return Action{}, fmt.Errorf("approval: propose: %w", err)
@@ -353,12 +355,12 @@ func (s *Store) FinishNotAsApproved(ctx context.Context, siteID, id uuid.UUID, e
 func (s *Store) finish(ctx context.Context, siteID, id uuid.UUID, status Status, event, outcome string, result json.RawMessage, errCode, errMsg string) error {
 	var res any
 	if len(result) > 0 {
-		res = []byte(result)
+		res = database.StorableJSON(result)
 	}
 	a, err := scanAction(s.pool.QueryRow(ctx, `
 		UPDATE pending_actions SET status = $3, result = $4, error_code = $5, error_message = $6
 		WHERE id = $1 AND site_id = $2 AND status = 'executing'
-		RETURNING `+columns, id, siteID, string(status), res, errCode, errMsg))
+		RETURNING `+columns, id, siteID, string(status), res, errCode, database.StorableText(errMsg)))
 	if database.IsNoRows(err) {
 		return ErrUsed
 	}

@@ -1,11 +1,9 @@
 package sites
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,41 +53,11 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 	if _, err := s.pool.Exec(ctx, `
 		INSERT INTO admin_events (site_id, site_slug, actor_kind, actor, action, outcome, reason, details)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		siteID, storableText(e.SiteSlug), storableText(e.ActorKind), storableText(e.Actor), storableText(e.Action),
-		storableText(e.Outcome), storableText(e.Reason), storableJSON(raw)); err != nil {
+		siteID, database.StorableText(e.SiteSlug), database.StorableText(e.ActorKind), database.StorableText(e.Actor), database.StorableText(e.Action),
+		database.StorableText(e.Outcome), database.StorableText(e.Reason), database.StorableJSON(raw)); err != nil {
 		return fmt.Errorf("sites: record %s event: %w", e.Action, database.Classify(err))
 	}
 	return nil
-}
-
-// storableText is s as Postgres text holds it: a NUL or a byte that is not
-// UTF-8 becomes U+FFFD.
-func storableText(s string) string {
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
-}
-
-// storableJSON is raw, as encoding/json writes it, with every escaped NUL
-// (\u0000, which jsonb refuses) written as U+FFFD instead. An escaped
-// backslash followed by "u0000" is text, and kept.
-func storableJSON(raw []byte) []byte {
-	nul := []byte(`\u0000`)
-	if !bytes.Contains(raw, nul) {
-		return raw
-	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		switch {
-		case raw[i] != '\\' || i+1 == len(raw):
-			out = append(out, raw[i])
-		case bytes.HasPrefix(raw[i:], nul):
-			out = append(out, `\ufffd`...)
-			i += len(nul) - 1
-		default:
-			out = append(out, raw[i], raw[i+1])
-			i++
-		}
-	}
-	return out
 }
 
 // ListEvents returns the site's events, newest first, at most limit.
