@@ -46,10 +46,7 @@ func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *htt
 	if s.Tenant == "" {
 		return fail(toolerr.New(toolerr.InvalidArgument, "the site has no tenant setting, so the administrators' inquiry cannot be addressed"))
 	}
-	inquiry := s.AdminGI
-	if inquiry == "" {
-		inquiry = DefaultAdminInquiry
-	}
+	inquiry := s.adminInquiry()
 	var ui userinfo
 	if err := getJSON(ctx, hc, site.URL("/identity/connect/userinfo", nil), &ui); err != nil {
 		return fail(err)
@@ -151,4 +148,12 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 		return err
 	}
 	return nil
+}
+
+// adminInquiry is the site's administrators' inquiry.
+func (s Settings) adminInquiry() string {
+	if s.AdminGI == "" {
+		return DefaultAdminInquiry
+	}
+	return s.AdminGI
 }

@@ -19,7 +19,8 @@ func inquiryDenied(kind userKind, q *acumaticatest.Inquiry) bool {
 	case acumaticatest.CanaryInquiry:
 		return kind == kindNoCanary
 	case acumaticatest.AdminInquiry:
-		return kind != kindFull
+		// Acumatica lets only kindFull read it; erpgate never does.
+		return true
 	}
 	if kind != kindNoAR {
 		return false
@@ -149,6 +150,28 @@ func TestRunInquiryErrors(t *testing.T) {
 	te = wantCode(t, err, toolerr.InvalidArgument, "no tenant")
 	if !strings.Contains(te.Message, "tenant") {
 		t.Errorf("message = %s", te.Message)
+	}
+}
+
+// The administrators' inquiry (UsersInRoles: every user's roles) exists
+// for erpgate's administrator proof, and is published for administrators:
+// run_inquiry never reads it, as acumatica_list_entities never lists role
+// data, whatever the user's rights. Nothing is sent.
+func TestRunInquiryNeverReadsTheAdministratorsInquiry(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	path := "/t/Demo/api/odata/gi/" + acumaticatest.AdminInquiry
+	for _, name := range []string{acumaticatest.AdminInquiry, strings.ToLower(acumaticatest.AdminInquiry)} {
+		out, err := h.run(kindFull, "acumatica_run_inquiry", map[string]any{"name": name})
+		if err == nil {
+			t.Fatalf("%s was read: %v", name, out["results"])
+		}
+		te := wantCode(t, err, toolerr.PermissionDenied, name)
+		if !strings.Contains(te.Message, "role") {
+			t.Errorf("message = %s", te.Message)
+		}
+	}
+	if n := h.sim.RequestCount(path); n != 0 {
+		t.Errorf("%d requests for the administrators' inquiry", n)
 	}
 }
 

@@ -212,6 +212,16 @@ func runInquiry(ctx context.Context, c *client, a runInquiryArgs) (any, error) {
 	if err := c.needTenant(); err != nil {
 		return nil, err
 	}
+	// As acumatica_list_entities never lists sign-in, role and credential
+	// entities: the administrators' inquiry lists every user's roles.
+	if strings.EqualFold(a.Name, c.set.adminInquiry()) {
+		return nil, toolerr.New(toolerr.PermissionDenied,
+			"erpgate never reads the inquiry %q: it is the administrators' inquiry erpgate checks administrators with, and it lists every user's roles, which erpgate excludes whatever the user's rights. Nothing was read", a.Name)
+	}
+	if deniedEntity.MatchString(a.Name) {
+		return nil, toolerr.New(toolerr.PermissionDenied,
+			"erpgate never reads the inquiry %q: its name says it holds sign-in, role or credential data, which erpgate excludes whatever the user's rights. Nothing was read", a.Name)
+	}
 	m, err := c.inquiries(ctx)
 	if err != nil {
 		return nil, err
