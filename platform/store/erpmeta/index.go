@@ -133,6 +133,7 @@ func (x *index) Search(ctx context.Context, query string, kinds []string, limit 
 
 func (x *index) Document(ctx context.Context, kind, name string) (connector.IndexDocument, bool, error) {
 	d := connector.IndexDocument{Kind: kind}
+	name = clean(name)
 	var data string
 	err := x.pool.QueryRow(ctx, `
 		SELECT name, title, keywords, body, coalesce(data::text, '') FROM schema_index

@@ -187,6 +187,11 @@ func TestIndexDocumentsAndReplace(t *testing.T) {
 	if _, ok, _ := s.SchemaIndex(b).Document(ctx, "entity", "Invoice"); ok {
 		t.Fatal("site B sees site A's index")
 	}
+	// A NUL, which Postgres text cannot hold, is dropped from a name as it
+	// is from the stored names, rather than failing the query.
+	if d, ok, err := x.Document(ctx, "entity", "Invoice\x00"); err != nil || !ok || d.Name != "Invoice" {
+		t.Fatalf("Document with a NUL = %+v %v %v", d, ok, err)
+	}
 	list, err := x.Documents(ctx, "field", "", 10)
 	if err != nil || len(list) != 3 || list[0].Name != "Customer.CreditLimit" {
 		t.Fatalf("Documents = %+v, %v", list, err)
