@@ -21,6 +21,9 @@ const (
 	maxGIXMLBytes    = 2 << 20
 	maxGIXMLDepth    = 64
 	maxGIXMLElements = 50000
+	// maxGIXMLRelations bounds the joins (GIRelation rows): a flat
+	// export's GIOn rows are filed by a search of the relations.
+	maxGIXMLRelations = 200
 )
 
 // giDesign is an inquiry definition.
@@ -158,6 +161,9 @@ func parseGIXML(src string) (*giDesign, error) {
 				d.Tables = append(d.Tables, giTableDef{Alias: alias, Name: attr["Name"]})
 			case "GIRelation":
 				seenAny = true
+				if len(d.Relations) >= maxGIXMLRelations {
+					return nil, fmt.Errorf("the XML has more than %d joins (GIRelation rows), more than one inquiry has", maxGIXMLRelations)
+				}
 				p := attr["ParentTable"]
 				if p == "" {
 					p = enclosingTable

@@ -114,6 +114,30 @@ func TestExplainGIXMLToolRefusesWhatIsNotAnInquiry(t *testing.T) {
 	}
 }
 
+// A flat export files each GIOn under its relation by RelationNbr, which
+// costs relations × conditions: within the element limit, 24,000 joins
+// and 25,000 unmatched conditions took seconds of CPU for one call. The
+// joins of one inquiry are bounded, far above any real inquiry's.
+func TestExplainGIXMLBoundsTheJoins(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	var b strings.Builder
+	b.WriteString(`<GIDesign Name="Many">`)
+	for range maxGIXMLRelations + 1 {
+		b.WriteString(`<GIRelation LineNbr="1"/>`)
+	}
+	b.WriteString(`<GIOn RelationNbr="2"/></GIDesign>`)
+	_, err := h.run(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": b.String()})
+	if te := wantCode(t, err, toolerr.InvalidArgument, "too many joins"); !strings.Contains(te.Message, "joins") {
+		t.Errorf("message = %s", te.Message)
+	}
+	// At the bound, it is explained.
+	src := strings.Replace(b.String(), `<GIRelation LineNbr="1"/>`, "", 1)
+	out := h.mustRun(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": src})
+	if got := len(out["joins"].([]any)); got != maxGIXMLRelations {
+		t.Errorf("%d joins explained, want %d", got, maxGIXMLRelations)
+	}
+}
+
 // FuzzGIXML: the parser and the explanation never panic, and whatever
 // they accept explains into something with a summary.
 func FuzzGIXML(f *testing.F) {
