@@ -138,6 +138,10 @@ func resolveRange(ctx context.Context, c *client, a dateArgs, rules rangeRules) 
 		default:
 			return nil, toolerr.New(toolerr.InvalidArgument, "period must be one of %s", joinOr(periods))
 		}
+		if r.From < "0001-01-01" {
+			// The year 0 is no date the ERP can hold.
+			return nil, toolerr.New(toolerr.InvalidArgument, "period %s counted from as_of_date %s would start before the year 1; give a later as_of_date or from_date/to_date", a.Period, a.AsOfDate)
+		}
 	} else {
 		if a.FromDate == "" || a.ToDate == "" {
 			return nil, toolerr.New(toolerr.InvalidArgument, "give both from_date and to_date (or period with as_of_date)")

@@ -369,6 +369,10 @@ func TestDateForms(t *testing.T) {
 		{"from_date": "2025-03-01", "to_date": "2025-02-01"},
 		{"period": "current_fiscal_year", "as_of_date": "2025-03-15"},
 		{"from_date": "2025-02-30", "to_date": "2025-03-01"},
+		// Periods that would start in the year 0, which is no date the
+		// ERP (Python's dates start at year 1) can hold.
+		{"period": "last_month", "as_of_date": "0001-01-15"},
+		{"period": "last_90_days", "as_of_date": "0001-02-15"},
 	} {
 		_, err := call(t, allCompanies, "list_sales_invoices", args)
 		wantCode(t, err, toolerr.InvalidArgument)
