@@ -3,6 +3,7 @@ package frappe
 import (
 	"encoding/json"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -39,9 +40,17 @@ func decimalText(v any) (r *big.Rat, ok bool) {
 	return nil, false
 }
 
+// maxDecimalBits bounds the numerator and denominator of an amount. A
+// float64's exact value needs at most some 1,100 bits and a decimal(21,9)
+// column's 100; a number far larger is not an amount, and the loops over
+// its digits (terminatingPlaces, intDigits, roundRat) would take seconds
+// to hours of CPU for a ten-byte text such as 1e-100000.
+const maxDecimalBits = 4096
+
 // parseDecimal parses a decimal literal (optionally with an exponent). It
 // refuses fractions such as "1/3", which big.Rat would otherwise accept,
-// and "NaN"/"Infinity", which are not amounts.
+// "NaN"/"Infinity", and numbers beyond maxDecimalBits, which are not
+// amounts.
 func parseDecimal(s string) (*big.Rat, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.ContainsAny(s, "/_") {
@@ -52,8 +61,19 @@ func parseDecimal(s string) (*big.Rat, bool) {
 			return nil, false
 		}
 	}
+	// An exponent that alone passes the bound is refused before big.Rat
+	// spends milliseconds building the power of ten.
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(s[i+1:])
+		if err != nil || exp > maxDecimalBits || exp < -maxDecimalBits {
+			return nil, false
+		}
+	}
 	r, ok := new(big.Rat).SetString(s)
-	return r, ok
+	if !ok || r.Num().BitLen() > maxDecimalBits || r.Denom().BitLen() > maxDecimalBits {
+		return nil, false
+	}
+	return r, true
 }
 
 // decimalSum accumulates amounts exactly.

@@ -1,0 +1,118 @@
+package frappe
+
+import (
+	"encoding/json"
+	"errors"
+	"math/big"
+	"regexp"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+)
+
+// decimalGrammar is a decimal literal as JSON and Python print numbers,
+// with an optional sign and exponent: the reference parseDecimal agrees
+// with.
+var decimalGrammar = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// FuzzParseDecimal checks the amount parser on any text (an ERP's number,
+// a caller's qty): it accepts exactly the decimal literals big.Rat reads,
+// with the value big.Rat gives, within a size every computation handles
+// quickly; and decimalNumber renders an accepted value so that it parses
+// back to the same value.
+func FuzzParseDecimal(f *testing.F) {
+	for _, seed := range []string{"1180.0", "0.0", "-1787.8599999999933", "1e+16", "4316.700000000001",
+		"5e-324", "1.7976931348623157e+308", "1/3", "NaN", "Infinity", " 12 ", "", "+.5", "1_000", "0x10", "1e"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok := parseDecimal(s)
+		ref, refOK := new(big.Rat), false
+		if trimmed := trimSpace(s); decimalGrammar.MatchString(trimmed) {
+			ref, refOK = ref.SetString(trimmed)
+		}
+		if !ok {
+			return
+		}
+		if r.Num().BitLen() > maxDecimalBits || r.Denom().BitLen() > maxDecimalBits {
+			t.Fatalf("parseDecimal(%q) accepted a number of %d/%d bits", s, r.Num().BitLen(), r.Denom().BitLen())
+		}
+		if !refOK {
+			t.Fatalf("parseDecimal(%q) accepted text that is not a decimal literal", s)
+		}
+		if r.Cmp(ref) != 0 {
+			t.Fatalf("parseDecimal(%q) = %s, big.Rat reads %s", s, r.RatString(), ref.RatString())
+		}
+		if p := terminatingPlaces(r); p >= 0 && p <= 18 {
+			back, ok := parseDecimal(decimalNumber(r).String())
+			if !ok || back.Cmp(r) != 0 {
+				t.Fatalf("decimalNumber(%q) = %s, which does not parse back", s, decimalNumber(r))
+			}
+		}
+	})
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' || s[0] == '\v' || s[0] == '\f') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\n' || s[len(s)-1] == '\r' || s[len(s)-1] == '\v' || s[len(s)-1] == '\f') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// FuzzSplitRows checks the list-answer splitter against encoding/json:
+// a body whose data member is an array of objects gives those objects,
+// in order; anything else is an UPSTREAM_INVALID_RESPONSE.
+func FuzzSplitRows(f *testing.F) {
+	for _, seed := range []string{
+		// /work/shared/erp-api/frappe/samples/01_list_sales_invoice.json
+		"{\n \"data\": [\n  {\n   \"name\": \"ACC-SINV-2025-00002\",\n   \"customer\": \"CUST-0001\",\n   \"grand_total\": 1180.0,\n   \"outstanding_amount\": 1180.0,\n   \"status\": \"Unpaid\",\n   \"posting_date\": \"2025-03-02\",\n   \"docstatus\": 1\n  },\n  {\n   \"name\": \"ACC-SINV-2025-00001\",\n   \"customer\": \"CUST-0002\",\n   \"grand_total\": 500.0,\n   \"outstanding_amount\": 0.0,\n   \"status\": \"Paid\",\n   \"posting_date\": \"2025-03-01\",\n   \"docstatus\": 1\n  }\n ]\n}\n",
+		`{"data":[]}`, `{"data":[1]}`, `{"message":[{"name":"CUST-0001"}]}`, `{"data":{}}`, `{"data":[{"a":"\u00e9"}],"data":[]}`, `[]`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rows, err := splitRows(body, "Sales Invoice")
+		if err != nil {
+			var te *toolerr.Error
+			if !errors.As(err, &te) || te.Message == "" {
+				t.Fatalf("splitRows(%q) failed without a plain message: %v", body, err)
+			}
+			return
+		}
+		for _, r := range rows {
+			if _, err := decodeRow(r); err != nil {
+				t.Fatalf("splitRows(%q) gave row %q, which does not decode: %v", body, r, err)
+			}
+		}
+		var ref struct {
+			Data []map[string]json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(body, &ref) == nil && ref.Data != nil && len(ref.Data) != len(rows) {
+			t.Fatalf("splitRows(%q) gave %d rows, encoding/json %d", body, len(rows), len(ref.Data))
+		}
+	})
+}
+
+// FuzzParseRecordID: a search result id either names a DocType fetch can
+// read and a name, or is refused as an invalid argument.
+func FuzzParseRecordID(f *testing.F) {
+	for _, seed := range []string{"Sales Invoice/ACC-SINV-2025-00001", "Customer/CUST-0001", "Customer/", "Note/x", "no-slash", "Item/a/b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		doctype, name, err := parseRecordID(id)
+		if err != nil {
+			var te *toolerr.Error
+			if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument {
+				t.Fatalf("parseRecordID(%q): %v, want an invalid argument", id, err)
+			}
+			return
+		}
+		if _, ok := documentShapes[doctype]; !ok || name == "" || doctype+"/"+name != id {
+			t.Fatalf("parseRecordID(%q) = %q, %q", id, doctype, name)
+		}
+	})
+}
