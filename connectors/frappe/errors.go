@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -100,7 +101,11 @@ func (fe frappeError) userMessage() string {
 	}
 	out := strings.Join(msgs, "; ")
 	if len(out) > 500 {
-		out = out[:500] + "…"
+		cut := 500
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut-- // not inside a character: the message must stay UTF-8
+		}
+		out = out[:cut] + "…"
 	}
 	return out
 }

@@ -1,11 +1,15 @@
 package frappe
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math/big"
+	"net/http"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
@@ -113,6 +117,34 @@ func FuzzParseRecordID(f *testing.F) {
 		}
 		if _, ok := documentShapes[doctype]; !ok || name == "" || doctype+"/"+name != id {
 			t.Fatalf("parseRecordID(%q) = %q, %q", id, doctype, name)
+		}
+	})
+}
+
+// FuzzUpstreamError classifies any failed answer: a code, and a message
+// in valid UTF-8 that quotes at most 500 bytes of the ERP's own text and
+// never its traceback.
+func FuzzUpstreamError(f *testing.F) {
+	// /work/shared/erp-api/frappe/samples/14_error_417_validation.json and
+	// 11_error_403_list_no_permission.json
+	f.Add(417, []byte(`{"exception": "frappe.exceptions.ValidationError: Operator must be one of =, !=, >, <","exc_type": "ValidationError","exc": "[\"Traceback (most recent call last):\\n  File \\\"apps/frappe/frappe/app.py\\\", line 114, in application\\n\"]","_server_messages": "[\"{\\\"message\\\": \\\"Operator must be one of =, !=, >, <, >=, <=, like, not like, in, not in, is, between, timespan, previous, next, ancestors of, descendants of, not ancestors of, not descendants of, descendants of (inclusive)\\\", \\\"title\\\": \\\"Message\\\", \\\"indicator\\\": \\\"red\\\", \\\"raise_exception\\\": 1}\"]"}`))
+	f.Add(403, []byte(`{"exception": "frappe.exceptions.PermissionError","exc_type": "PermissionError","exc": "[\"Traceback (most recent call last):\\n\"]","_server_messages": "[\"{\\\"message\\\": \\\"User <strong>jane@example.com</strong> does not have doctype access via role permission for document <strong>Sales Invoice</strong>\\\", \\\"title\\\": \\\"Message\\\"}\"]","_error_message": "No permission for Sales Invoice"}`))
+	f.Add(404, []byte(`{"_error_message":"Sales Invoice ACC-SINV-2025-99999 not found"}`))
+	f.Add(429, []byte(`not json`))
+	f.Add(502, []byte(``))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 100 || status > 599 || (status >= 200 && status < 300) {
+			return
+		}
+		e := upstreamError(status, http.Header{}, body)
+		if e == nil || e.Code == "" || e.Message == "" {
+			t.Fatalf("upstreamError(%d, %q) = %v", status, body, e)
+		}
+		if !utf8.ValidString(e.Message) {
+			t.Fatalf("upstreamError(%d, %q): message %q is not valid UTF-8", status, body, e.Message)
+		}
+		if strings.Contains(e.Message, "Traceback") && !bytes.Contains(body, []byte(`message`)) {
+			t.Fatalf("upstreamError(%d, %q): message %q quotes a traceback", status, body, e.Message)
 		}
 	})
 }
