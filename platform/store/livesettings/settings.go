@@ -180,8 +180,11 @@ func (d Def) check(v any) (any, error) {
 		items := []string{}
 		for _, f := range x {
 			if f = strings.TrimSpace(f); f != "" && !slices.Contains(items, f) {
-				if len(f) > 200 || hasControl(f) {
-					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters, without control characters", d.Label)
+				// A comma separates entries where a person types them
+				// (Parse): an entry holding one would be shown as two and
+				// split when saved again.
+				if len(f) > 200 || hasControl(f) || strings.Contains(f, ",") {
+					return nil, fmt.Errorf("%s: each entry is one line of at most 200 characters, without control characters or commas", d.Label)
 				}
 				items = append(items, f)
 			}

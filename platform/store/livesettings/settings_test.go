@@ -109,3 +109,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFromJSON: whatever the admin API is sent, FromJSON either refuses
+// it in a sentence naming the setting or returns a value that is stored
+// as it is (FromJSON of its JSON gives it back) and that the console
+// shows (Format) and reads back (Parse) the same.
+func FuzzFromJSON(f *testing.F) {
+	for _, s := range []string{`["salary","bonus"]`, `250`, `true`, `"AI Access"`, `[" a ","a",""]`, `["a,b"]`, `2.5e2`, `null`, `{}`, `"x\u0000y"`} {
+		for i := range Defs {
+			f.Add(i, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, i int, raw []byte) {
+		if i < 0 {
+			i = -i
+		}
+		d := Defs[i%len(Defs)]
+		v, err := d.FromJSON(raw)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), d.Label) {
+				t.Fatalf("%s: the refusal does not name the setting: %v", d.Name, err)
+			}
+			return
+		}
+		stored, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := d.FromJSON(stored)
+		if err != nil || !reflect.DeepEqual(again, v) {
+			t.Fatalf("%s %s → %#v → %s → %#v, %v", d.Name, raw, v, stored, again, err)
+		}
+		shown, err := d.Parse(Format(v))
+		if err != nil || !reflect.DeepEqual(shown, v) {
+			t.Fatalf("%s %s → %#v is shown as %q, which reads back as %#v, %v", d.Name, raw, v, Format(v), shown, err)
+		}
+	})
+}
