@@ -357,8 +357,8 @@ func (c *cimdResolver) cacheLifetime(h http.Header) time.Duration {
 		case directive == "no-store" || directive == "no-cache":
 			return 0
 		case strings.HasPrefix(directive, "max-age="):
-			if n, err := strconv.Atoi(strings.TrimPrefix(directive, "max-age=")); err == nil && n >= 0 {
-				ttl, maxAgeSeen = time.Duration(n)*time.Second, true
+			if d, ok := deltaSeconds(strings.TrimPrefix(directive, "max-age=")); ok {
+				ttl, maxAgeSeen = d, true
 			}
 		}
 	}
@@ -368,4 +368,19 @@ func (c *cimdResolver) cacheLifetime(h http.Header) time.Duration {
 		}
 	}
 	return min(ttl, c.opts.MaxTTL)
+}
+
+// deltaSeconds reads a Cache-Control delta-seconds value (digits only). A
+// value too large for a Duration counts as the largest one (RFC 9111
+// §1.2.2), which MaxTTL then caps; multiplying it by a second would wrap
+// it round to a negative or arbitrary lifetime.
+func deltaSeconds(s string) (time.Duration, bool) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > int64(math.MaxInt64/time.Second) {
+		return math.MaxInt64, true
+	}
+	return time.Duration(n) * time.Second, true
 }
