@@ -72,3 +72,33 @@ func TestEnvelope(t *testing.T) {
 		t.Error("rowLimit")
 	}
 }
+
+// FuzzNormalizeSettings: any settings object the admin API or console is
+// sent is either refused as invalid Acumatica settings, or normalised to
+// settings that normalise to themselves and that the connector reads
+// back as they were stored.
+func FuzzNormalizeSettings(f *testing.F) {
+	for _, seed := range []string{``, `null`, `{"tenant":" Demo ","endpoint_version":"25.200.001"}`,
+		`{"endpoint_name":"default","canary_gi":"AI Access","max_records":250,"admin_gi":"erpgate-admins"}`,
+		`{"endpoint_name":"MyEndpoint","endpoint_version":"1.0"}`, `{"tenant":"a/b"}`, `{"max_records":1e2}`, `[]`} {
+		f.Add([]byte(seed))
+	}
+	c := New(Options{})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := c.NormalizeSettings(json.RawMessage(raw))
+		if err != nil {
+			if codeOf(err) != toolerr.InvalidArgument || !strings.Contains(err.Error(), "invalid Acumatica settings") {
+				t.Fatalf("%q: err = %v", raw, err)
+			}
+			return
+		}
+		again, err := c.NormalizeSettings(got)
+		if err != nil || string(again) != string(got) {
+			t.Fatalf("%q → %s → %s, %v", raw, got, again, err)
+		}
+		s, err := parseSettings(got)
+		if err != nil || siteSettings(connector.Site{Settings: got}) != s {
+			t.Fatalf("%q → %s is read back as %+v, %v", raw, got, siteSettings(connector.Site{Settings: got}), err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -9,8 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -145,6 +148,75 @@ func FuzzUpstreamError(f *testing.F) {
 		}
 		if strings.Contains(e.Message, "Traceback") && !bytes.Contains(body, []byte(`message`)) {
 			t.Fatalf("upstreamError(%d, %q): message %q quotes a traceback", status, body, e.Message)
+		}
+	})
+}
+
+// FuzzNormalizeSettings: any settings object is either refused as
+// invalid Frappe settings, or normalised to settings that normalise to
+// themselves and that the connector reads back as stored.
+func FuzzNormalizeSettings(f *testing.F) {
+	for _, seed := range []string{``, `null`, `{"default_company":" Demo Holdings NZ Ltd "}`, `{"default_company":1}`, `{"company":"x"}`, `[]`} {
+		f.Add([]byte(seed))
+	}
+	c := &Connector{}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := c.NormalizeSettings(json.RawMessage(raw))
+		if err != nil {
+			var te *toolerr.Error
+			if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument || !strings.HasPrefix(te.Message, "invalid Frappe settings: ") {
+				t.Fatalf("%q: err = %v", raw, err)
+			}
+			return
+		}
+		again, err := c.NormalizeSettings(got)
+		if err != nil || string(again) != string(got) {
+			t.Fatalf("%q → %s → %s, %v", raw, got, again, err)
+		}
+		var s Settings
+		if json.Unmarshal(got, &s) != nil || siteSettings(connector.Site{Settings: got}) != s {
+			t.Fatalf("%q → %s is not read back", raw, got)
+		}
+	})
+}
+
+// FuzzResolveRange: any date arguments either resolve to a range of two
+// calendar dates, the first not after the last and within the tool's
+// bound, or are refused as an invalid argument.
+func FuzzResolveRange(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"2025-01-01", "2025-03-31", "", ""}, {"", "", "last_month", "2025-03-15"}, {"", "", "last_90_days", "2024-03-01"},
+		{"", "", "current_fiscal_year", "2025-03-15"}, {"2025-02-30", "2025-03-01", "", ""}, {"2025-03-01", "2025-01-01", "", ""},
+		{"0001-01-01", "9999-12-31", "", ""}, {"", "", "last_90_days", "0001-01-05"}, {"2025-01-01", "", "last_month", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3], true, 366)
+	}
+	f.Fuzz(func(t *testing.T, from, to, period, asOf string, required bool, maxDays int) {
+		if maxDays < 0 {
+			maxDays = -maxDays
+		}
+		a := dateArgs{FromDate: from, ToDate: to, Period: period, AsOfDate: asOf}
+		r, err := resolveRange(context.Background(), nil, a, rangeRules{required: required, maxDays: maxDays})
+		if err != nil {
+			var te *toolerr.Error
+			if !errors.As(err, &te) || te.Code != toolerr.InvalidArgument || te.Message == "" {
+				t.Fatalf("%+v: %v, want an invalid argument", a, err)
+			}
+			return
+		}
+		if r == nil {
+			if required {
+				t.Fatalf("%+v: no range, but one is required", a)
+			}
+			return
+		}
+		f, err1 := time.Parse(dateLayout, r.From)
+		l, err2 := time.Parse(dateLayout, r.To)
+		if err1 != nil || err2 != nil || f.After(l) {
+			t.Fatalf("%+v resolved to %s .. %s", a, r.From, r.To)
+		}
+		if days := int(l.Sub(f).Hours()/24) + 1; maxDays > 0 && (days > maxDays || r.days() != days) {
+			t.Fatalf("%+v resolved to %s .. %s, %d days (days() says %d), bound %d", a, r.From, r.To, days, r.days(), maxDays)
 		}
 	})
 }

@@ -1,0 +1,55 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzLoadEnv sets one setting's environment variable to any text over a
+// valid environment: Load either accepts it or returns an *Error whose
+// problems name the variable, and a secret setting's text (or any
+// comma-separated part of it) never appears in them.
+func FuzzLoadEnv(f *testing.F) {
+	for i, s := range settings {
+		f.Add(uint8(i), s.fallback)
+		f.Add(uint8(i), "not a value, "+testDBPassword)
+	}
+	f.Add(uint8(5), "postgres://u:"+testDBPassword+"@db/erpgate")
+	f.Add(uint8(5), "http://u:"+testDBPassword+"@db/%zz")
+	f.Add(uint8(7), "k1:"+testKeyMaterial+",k2:"+testKeyMaterial[:20])
+	f.Add(uint8(4), "https://erpgate.example.com/base/")
+	f.Fuzz(func(t *testing.T, which uint8, text string) {
+		s := settings[int(which)%len(settings)]
+		e := validEnv().with(s.env, text)
+		cfg, err := Load(e.lookup, "")
+		if err == nil {
+			if cfg == nil {
+				t.Fatal("no error and no configuration")
+			}
+			return
+		}
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+			t.Fatalf("%s=%q: %v, want an *Error with problems", s.env, text, err)
+		}
+		for _, p := range ce.Problems {
+			if !strings.HasPrefix(p, s.env) {
+				t.Fatalf("%s=%q: problem %q does not name the variable", s.env, text, p)
+			}
+		}
+		if !s.secret {
+			return
+		}
+		msg := err.Error()
+		for _, part := range append(strings.Split(text, ","), text) {
+			if part = strings.TrimSpace(part); len(part) >= 8 && strings.Contains(msg, part) && !strings.Contains(strings.ToLower(s.env+" "+s.key+" "+describeWords), strings.ToLower(part)) {
+				t.Fatalf("%s=%q: the problems show secret text %q: %s", s.env, text, part, msg)
+			}
+		}
+	})
+}
+
+// describeWords are words the secret settings' problems use, which a
+// fuzzed secret may happen to contain.
+const describeWords = "must be a valid postgres:// URL must start with postgres:// or postgresql:// must be at least 32 characters; generate one with `openssl rand -base64 32` cannot be parsed as id:base64key pairs expected id:base64key key id must be 1 to 32 characters from A-Z a-z 0-9 _ . - key is not valid base64 key must be 32 bytes after base64 decoding, got duplicate key id no keys given; expected id:base64key[,id:base64key...]"
