@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -239,6 +241,35 @@ func FuzzAuthorizeQuery(f *testing.F) {
 				if other == sc {
 					t.Fatalf("%q: scope %q twice", raw, sc)
 				}
+			}
+		}
+	})
+}
+
+// FuzzRedirectURIRefusal: a refused redirect URI is explained in one
+// printable line: the URI is quoted shortened, in valid UTF-8 and without
+// the control characters it may hold.
+func FuzzRedirectURIRefusal(f *testing.F) {
+	for _, c := range redirectURICases {
+		f.Add(c.uri)
+	}
+	f.Add("https://app.example/cb#x\n" + strings.Repeat("é", 60))
+	f.Add("http://evil.example/\x1b[31mred")
+	f.Fuzz(func(t *testing.T, raw string) {
+		err := checkRedirectURI(raw)
+		if err == nil {
+			return
+		}
+		var e *errInvalidMetadata
+		if !errors.As(err, &e) {
+			t.Fatalf("checkRedirectURI(%q): %v", raw, err)
+		}
+		if !utf8.ValidString(e.description) {
+			t.Fatalf("checkRedirectURI(%q): description %q is not valid UTF-8", raw, e.description)
+		}
+		for _, r := range e.description {
+			if unicode.IsControl(r) {
+				t.Fatalf("checkRedirectURI(%q): description %q holds a control character", raw, e.description)
 			}
 		}
 	})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxRedirectURILength bounds one redirect URI.
@@ -189,10 +191,18 @@ func consentHost(raw string) string {
 	return hostOf(raw)
 }
 
-// quoteURI quotes a redirect URI for an error message, shortened.
+// quoteURI quotes a redirect URI for an error message, shortened to 80
+// bytes at a character boundary. The URI is the client's text: control
+// and non-ASCII characters are escaped (\n, \x1b, \u00e9), so that the
+// message stays one printable line.
 func quoteURI(raw string) string {
-	if len(raw) > 80 {
-		raw = raw[:80] + "…"
+	if len(raw) <= 80 {
+		return strconv.QuoteToASCII(raw)
 	}
-	return "\"" + raw + "\""
+	cut := 80
+	for cut > 0 && !utf8.RuneStart(raw[cut]) {
+		cut--
+	}
+	q := strconv.QuoteToASCII(raw[:cut])
+	return q[:len(q)-1] + "…\""
 }
