@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
@@ -71,6 +72,28 @@ func FuzzCallDecode(f *testing.F) {
 			if !ok1 || !ok2 || want.Cmp(got) != 0 {
 				t.Fatalf("%q: qty %q, want %s", raw, a.Qty, q)
 			}
+		}
+	})
+}
+
+// FuzzERPWord: a word from an ERP's answer is kept printable, at most 40
+// bytes and an ellipsis, and in valid UTF-8 when it came so.
+func FuzzERPWord(f *testing.F) {
+	for _, seed := range []string{"24.200.001", "v15.40.2", "", "\x00\x1b[31m", strings.Repeat("é", 30), "v" + strings.Repeat("é", 30), "PX.Data.PXException: Ошибка авторизации пользователя"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w := ERPWord(s)
+		if len(strings.TrimSuffix(w, "…")) > 40 || w == "" {
+			t.Fatalf("ERPWord(%q) = %q", s, w)
+		}
+		for _, r := range w {
+			if r < 0x20 || r == 0x7f {
+				t.Fatalf("ERPWord(%q) = %q holds a control character", s, w)
+			}
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(w) {
+			t.Fatalf("ERPWord(%q) = %q is not valid UTF-8", s, w)
 		}
 	})
 }

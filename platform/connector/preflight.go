@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // Preflighter is implemented by a connector with preflight checks of its
@@ -122,7 +123,11 @@ func ERPWord(s string) string {
 		return r
 	}, s)
 	if len(s) > 40 {
-		s = s[:40] + "…"
+		cut := 40
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // not inside a character
+		}
+		s = s[:cut] + "…"
 	}
 	if s == "" {
 		return "empty"
