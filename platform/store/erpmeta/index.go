@@ -132,6 +132,11 @@ func (x *index) Search(ctx context.Context, query string, kinds []string, limit 
 }
 
 func (x *index) Document(ctx context.Context, kind, name string) (connector.IndexDocument, bool, error) {
+	if strings.ContainsRune(kind+name, 0) {
+		// PostgreSQL text cannot hold NUL, so no document has it; sent
+		// as a parameter it is an error, not a miss.
+		return connector.IndexDocument{}, false, nil
+	}
 	d := connector.IndexDocument{Kind: kind}
 	name = clean(name)
 	var data string

@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newSite(t *testing.T, pool *pgxpool.Pool) uuid.UUID {
+func newSite(t testing.TB, pool *pgxpool.Pool) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
 	_, err := pool.Exec(context.Background(),
@@ -281,4 +281,33 @@ func TestConcurrentReplaceLeavesOneBuild(t *testing.T) {
 	if kw != st.Version {
 		t.Fatalf("rows of %s under status %s", kw, st.Version)
 	}
+}
+
+// FuzzIndexSearch: any text a caller searches the schema index with, and
+// any prefix it lists documents by, is answered (possibly with nothing),
+// never refused by PostgreSQL: the query words reach to_tsquery and LIKE
+// as literal words.
+func FuzzIndexSearch(f *testing.F) {
+	for _, seed := range []string{"invoices balance", "cred", "CreditLimit", `')) OR 1=1 -- & | !`, "the", "İstanbul", "ǅemal", "e\u0301te", "１２ Ⅻ", "a:*b", "\\%_", "日本語の請求書", "\x00x"} {
+		f.Add(seed)
+	}
+	pool := pgtest.NewPool(f)
+	site := newSite(f, pool)
+	x := New(pool).SchemaIndex(site)
+	ctx := context.Background()
+	if err := x.Replace(ctx, "Default/24.200.001", docs(), time.Hour); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		hits, err := x.Search(ctx, query, nil, 10)
+		if err != nil || len(hits) > 10 {
+			t.Fatalf("Search(%q) = %d hits, %v", query, len(hits), err)
+		}
+		if _, err := x.Documents(ctx, "field", query, 10); err != nil {
+			t.Fatalf("Documents(%q): %v", query, err)
+		}
+		if _, _, err := x.Document(ctx, "entity", query); err != nil {
+			t.Fatalf("Document(%q): %v", query, err)
+		}
+	})
 }
