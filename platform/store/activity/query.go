@@ -78,6 +78,7 @@ func ParseQuery(v url.Values, now time.Time, outcomes []string) (Parsed, error) 
 	}
 	readText := func(name, label string) string {
 		s := strings.TrimSpace(v.Get(name))
+		// NUL is not text to PostgreSQL, which would refuse the query.
 		if len(s) > maxText || !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
 			problems = append(problems, fmt.Sprintf("The %s filter is longer than %d characters or is not text.", label, maxText))
 			return ""

@@ -1,11 +1,14 @@
 package activity
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
 // TestParseQueryReportsEveryProblemAtOnce: each bad parameter gives its
@@ -89,6 +92,33 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		if !again.Filter.From.Equal(p.Filter.From.Truncate(time.Second)) || again.Filter.Tool != p.Filter.Tool || again.Filter.ERPUser != p.Filter.ERPUser {
 			t.Fatalf("round trip %+v, want %+v", again.Filter, p.Filter)
+		}
+	})
+}
+
+// FuzzQueryReachesTheDatabase: a query ParseQuery accepts is answered by
+// the store (possibly with nothing), never refused by PostgreSQL.
+func FuzzQueryReachesTheDatabase(f *testing.F) {
+	f.Add("from=2026-11-30T08:00&to=2026-12-01&tool=x&outcome=error")
+	f.Add("erp_user=a%00b")
+	f.Add("tool=%00&site=acme")
+	f.Add("client=%C3%A9&erp_user=jane%40example.com")
+	now := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	s := NewStore(pgtest.NewPool(f))
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		p, err := ParseQuery(v, now, UsageOutcomes)
+		if err != nil {
+			return
+		}
+		if _, err := s.Usage(context.Background(), p.Filter, nil, 10); err != nil {
+			t.Fatalf("%q: usage: %v", raw, err)
+		}
+		if _, err := s.Audit(context.Background(), p.Filter, nil, 10); err != nil {
+			t.Fatalf("%q: audit: %v", raw, err)
 		}
 	})
 }
