@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // keySpec returns a fresh keyring entry "id:base64key".
-func keySpec(t *testing.T, id string) string {
+func keySpec(t testing.TB, id string) string {
 	t.Helper()
 	spec, err := secrets.GenerateKeySpec(id)
 	if err != nil {
@@ -24,7 +24,7 @@ func keySpec(t *testing.T, id string) string {
 	return spec
 }
 
-func keyring(t *testing.T, spec string) *secrets.Keyring {
+func keyring(t testing.TB, spec string) *secrets.Keyring {
 	t.Helper()
 	k, err := secrets.ParseKeyring(spec)
 	if err != nil {
@@ -35,14 +35,14 @@ func keyring(t *testing.T, spec string) *secrets.Keyring {
 
 // newStore returns a store on a fresh migrated database, and the pool for
 // looking at rows directly.
-func newStore(t *testing.T) (*sites.Store, *pgxpool.Pool) {
+func newStore(t testing.TB) (*sites.Store, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	return sites.NewStore(pool, keyring(t, keySpec(t, "k1"))), pool
 }
 
 // mustCreate registers a site with base URL https://<slug>.example.com.
-func mustCreate(t *testing.T, s *sites.Store, slug string) sites.Site {
+func mustCreate(t testing.TB, s *sites.Store, slug string) sites.Site {
 	t.Helper()
 	site, err := s.CreateSite(t.Context(), sites.NewSite{
 		Slug: slug, Kind: "frappe", DisplayName: "Site " + slug, BaseURL: "https://" + slug + ".example.com",

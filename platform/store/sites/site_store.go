@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -86,6 +88,11 @@ func (s *Store) GetSite(ctx context.Context, id uuid.UUID) (Site, error) {
 
 // GetSiteBySlug returns the site with slug, or ErrNotFound.
 func (s *Store) GetSiteBySlug(ctx context.Context, slug string) (Site, error) {
+	if !utf8.ValidString(slug) || strings.ContainsRune(slug, 0) {
+		// No slug holds what PostgreSQL text cannot; sent, it would be
+		// an error rather than a miss.
+		return Site{}, fmt.Errorf("sites: get %q: %w", slug, ErrNotFound)
+	}
 	site, err := scanSite(s.pool.QueryRow(ctx, `SELECT `+siteColumns+` FROM sites WHERE slug = $1`, slug))
 	if err != nil {
 		return Site{}, fmt.Errorf("sites: get %s: %w", slug, notFound(err))

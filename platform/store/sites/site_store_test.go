@@ -1,8 +1,10 @@
 package sites_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -259,4 +261,26 @@ func TestOperatorDisableBindsTheOwner(t *testing.T) {
 	if err := s.DeleteSiteByOwner(ctx, site.ID); !errors.Is(err, sites.ErrNotFound) {
 		t.Errorf("the owner deletes it again: %v, want ErrNotFound", err)
 	}
+}
+
+// FuzzGetSiteBySlug: any slug (a URL path segment, a form field) finds
+// its site or is not found; it never reaches PostgreSQL as text it
+// refuses.
+func FuzzGetSiteBySlug(f *testing.F) {
+	for _, seed := range []string{"acme", "ACME", "acme-2", "", "a\x00", "é", strings.Repeat("a", 200)} {
+		f.Add(seed)
+	}
+	s, _ := newStore(f)
+	mustCreate(f, s, "acme")
+	f.Fuzz(func(t *testing.T, slug string) {
+		site, err := s.GetSiteBySlug(context.Background(), slug)
+		switch {
+		case err == nil:
+			if site.Slug != slug {
+				t.Fatalf("GetSiteBySlug(%q) found %q", slug, site.Slug)
+			}
+		case !errors.Is(err, sites.ErrNotFound):
+			t.Fatalf("GetSiteBySlug(%q): %v", slug, err)
+		}
+	})
 }
