@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -299,7 +300,7 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 		body["approval_url"] = link.url
 	}
 	if te.RetryAfter > 0 {
-		body["retry_after_seconds"] = int((te.RetryAfter + 999_999_999) / 1_000_000_000)
+		body["retry_after_seconds"] = retryAfterSeconds(te.RetryAfter)
 	}
 	envelope := map[string]any{"ok": false, "status": "error", "error": body}
 	data, _ := json.Marshal(envelope)
@@ -573,4 +574,15 @@ func settle(ve *jsonschema.ValidationError) {
 		return strings.Join(e.InstanceLocation, "/") + "\x00" + strings.Join(e.ErrorKind.KeywordPath(), "/") + "\x00" + e.SchemaURL
 	}
 	slices.SortStableFunc(ve.Causes, func(a, b *jsonschema.ValidationError) int { return strings.Compare(key(a), key(b)) })
+}
+
+// retryAfterSeconds is a positive wait in whole seconds, rounded up. It
+// divides before rounding: adding 999,999,999 ns first would overflow for
+// the longest waits an ERP's Retry-After can ask.
+func retryAfterSeconds(d time.Duration) int {
+	secs := d / time.Second
+	if d%time.Second != 0 {
+		secs++
+	}
+	return int(secs)
 }

@@ -3,6 +3,7 @@ package outbound
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -359,9 +360,14 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
+	if secs, err := strconv.Atoi(v); err == nil || errors.Is(err, strconv.ErrRange) {
+		switch {
+		case secs < 0:
 			return 0
+		case secs > int(math.MaxInt64/time.Second):
+			// Beyond what a Duration holds: the longest wait, rather
+			// than a product wrapped round to one the ERP did not ask.
+			return math.MaxInt64
 		}
 		return time.Duration(secs) * time.Second
 	}

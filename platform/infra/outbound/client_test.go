@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -317,6 +319,35 @@ func TestParseRetryAfter(t *testing.T) {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
 	}
+}
+
+// FuzzParseRetryAfter: whatever an ERP's Retry-After says, the wait is
+// not negative, and a number of seconds is that many seconds, or the
+// longest wait when it is beyond what a Duration holds: it never wraps
+// round to a wait the ERP did not ask for.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, seed := range []string{"", "7", "-1", "soon", "120", "Thu, 01 Jan 2026 00:00:30 GMT", "Wed, 21 Oct 2015 07:28:00 GMT", "0"} {
+		f.Add(seed)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		got := ParseRetryAfter(v, now)
+		if got < 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %v", v, got)
+		}
+		digits := strings.TrimSpace(v)
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return
+		}
+		want, ok := new(big.Int).SetString(digits, 10)
+		if !ok {
+			return
+		}
+		want.Mul(want, big.NewInt(int64(time.Second)))
+		if want.IsInt64() && got != time.Duration(want.Int64()) || !want.IsInt64() && got != time.Duration(math.MaxInt64) {
+			t.Fatalf("ParseRetryAfter(%q) = %v, want %s ns", v, got, want)
+		}
+	})
 }
 
 // renewing is a RenewableAuthorizer whose token the test can refuse.
