@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ory/fosite"
 	"golang.org/x/sync/singleflight"
@@ -325,6 +327,12 @@ func (c *cimdResolver) fetch(ctx context.Context, clientID string) (json.RawMess
 // check validates a document against its URL.
 func (c *cimdResolver) check(clientID string, raw []byte) (cimdDocument, error) {
 	var doc cimdDocument
+	// The document is cached as PostgreSQL jsonb, which holds neither
+	// bytes that are not UTF-8 nor \u0000: such a document would fail
+	// every sign-in with the client as a server error.
+	if !utf8.Valid(raw) || bytes.Contains(raw, []byte(`\u0000`)) {
+		return doc, cimdErrorf("the client metadata document is not UTF-8 JSON without NUL characters")
+	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return doc, cimdErrorf("the client metadata document is not a JSON object")
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
-func testStore(t *testing.T) *storage.Store {
+func testStore(t testing.TB) *storage.Store {
 	t.Helper()
 	spec, err := secrets.GenerateKeySpec("k1")
 	if err != nil {

@@ -1,6 +1,8 @@
 package authserver
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -271,6 +273,65 @@ func FuzzRedirectURIRefusal(f *testing.F) {
 			if unicode.IsControl(r) {
 				t.Fatalf("checkRedirectURI(%q): description %q holds a control character", raw, e.description)
 			}
+		}
+	})
+}
+
+// FuzzRegistrationIsStored: a registration erpgate accepts is stored;
+// whatever text its fields hold, the database does not refuse it (which
+// would answer an anonymous caller with a server error and log one).
+func FuzzRegistrationIsStored(f *testing.F) {
+	for _, seed := range []string{
+		`{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none","client_name":"Claude"}`,
+		`{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"client_uri":"https://claude.ai","contacts":["a@b.example"]}`,
+		`{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none","client_name":"a\u0000b"}`,
+		`{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"none","software_id":"\u0000"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	store := testStore(f)
+	s := &Server{}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if len(body) > maxRegistrationBytes {
+			return
+		}
+		var req registrationRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		c, err := s.registeredClient(req)
+		if err != nil {
+			return
+		}
+		if c.TokenEndpointAuthMethod != "none" {
+			c.SecretHash = make([]byte, 32) // as serveRegister sets it
+		}
+		if err := store.CreateClient(context.Background(), c); err != nil {
+			t.Fatalf("registration %s accepted but not stored: %v", body, err)
+		}
+	})
+}
+
+// FuzzCIMDDocumentIsCached: a client metadata document erpgate accepts is
+// cached; whatever else it holds, the database does not refuse it (which
+// would fail every sign-in with the client as a server error).
+func FuzzCIMDDocumentIsCached(f *testing.F) {
+	const id = "https://app.example/oauth/client.json"
+	for _, seed := range []string{
+		`{"client_id":"https://app.example/oauth/client.json","client_name":"App","redirect_uris":["http://127.0.0.1/cb"]}`,
+		`{"client_id":"https://app.example/oauth/client.json","redirect_uris":["http://127.0.0.1/cb"],"logo_uri":"x\u0000"}`,
+		"{\"client_id\":\"https://app.example/oauth/client.json\",\"redirect_uris\":[\"http://127.0.0.1/cb\"],\"client_name\":\"\xff\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	store := testStore(f)
+	r := newCIMDResolver(store, CIMDOptions{}, false)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if _, err := r.check(id, raw); err != nil {
+			return
+		}
+		if err := store.CacheDocument(context.Background(), id, raw, time.Minute); err != nil {
+			t.Fatalf("document %q accepted but not cached: %v", raw, err)
 		}
 	})
 }

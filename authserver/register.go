@@ -80,8 +80,17 @@ func (m storedMetadata) check() error {
 			return invalidMetadata("an address in contacts is longer than %d bytes", maxContactLength)
 		}
 	}
+	for _, v := range append([]string{m.ClientURI, m.LogoURI, m.TOSURI, m.PolicyURI, m.SoftwareID, m.SoftwareVersion}, m.Contacts...) {
+		if strings.ContainsRune(v, 0) {
+			return errNULInMetadata
+		}
+	}
 	return nil
 }
+
+// errNULInMetadata refuses a NUL character, which PostgreSQL cannot
+// store: sent on, it would fail the registration as a server error.
+var errNULInMetadata = invalidMetadata("client metadata must not contain NUL characters")
 
 // registrationResponse is RFC 7591 §3.2.1.
 type registrationResponse struct {
@@ -218,6 +227,9 @@ func (s *Server) registeredClient(req registrationRequest) (storage.RegisteredCl
 	}
 	if len([]rune(req.ClientName)) > maxClientNameLength {
 		return storage.RegisteredClient{}, invalidMetadata("client_name is longer than %d characters", maxClientNameLength)
+	}
+	if strings.ContainsRune(req.ClientName, 0) {
+		return storage.RegisteredClient{}, errNULInMetadata
 	}
 	meta, err := json.Marshal(req.storedMetadata)
 	if err != nil {
