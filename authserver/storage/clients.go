@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ory/fosite"
 )
@@ -48,6 +49,11 @@ func (s *Store) CreateClient(ctx context.Context, c RegisteredClient) error {
 
 // Client returns a registered client, or fosite.ErrNotFound.
 func (s *Store) Client(ctx context.Context, id string) (RegisteredClient, error) {
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		// Anyone's text (a request's client_id); no stored id holds what
+		// PostgreSQL cannot, and asking would be an error, not a miss.
+		return RegisteredClient{}, fmt.Errorf("storage: read client: %w", fosite.ErrNotFound)
+	}
 	c := RegisteredClient{ID: id}
 	err := s.pool.QueryRow(ctx, `
 		SELECT secret_hash, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method,

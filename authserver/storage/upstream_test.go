@@ -19,7 +19,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
-func keyring(t *testing.T, spec string) *secrets.Keyring {
+func keyring(t testing.TB, spec string) *secrets.Keyring {
 	t.Helper()
 	k, err := secrets.ParseKeyring(spec)
 	if err != nil {
@@ -28,7 +28,7 @@ func keyring(t *testing.T, spec string) *secrets.Keyring {
 	return k
 }
 
-func keySpec(t *testing.T, id string) string {
+func keySpec(t testing.TB, id string) string {
 	t.Helper()
 	s, err := secrets.GenerateKeySpec(id)
 	if err != nil {
