@@ -47,7 +47,7 @@ var (
 	endpointNamePattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
 	endpointVersionPattern = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,4}){1,3}$`)
 	inquiryName            = regexp.MustCompile(inquiryNamePattern)
-	tenantPattern          = regexp.MustCompile(`^[^/\\?#%]{1,128}$`)
+	tenantPattern          = regexp.MustCompile(`^[^/\\?#%\x00-\x1f\x7f]{1,128}$`)
 )
 
 // NormalizeSettings validates a site's settings and returns them in

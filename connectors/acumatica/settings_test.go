@@ -1,6 +1,7 @@
 package acumatica
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -91,6 +92,9 @@ func FuzzNormalizeSettings(f *testing.F) {
 				t.Fatalf("%q: err = %v", raw, err)
 			}
 			return
+		}
+		if bytes.Contains(got, []byte(`\u0000`)) {
+			t.Fatalf("%q → %s: a site's settings are stored as jsonb, which cannot hold \\u0000", raw, got)
 		}
 		again, err := c.NormalizeSettings(got)
 		if err != nil || string(again) != string(got) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -45,6 +46,10 @@ func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error
 	s.DefaultCompany = strings.TrimSpace(s.DefaultCompany)
 	if len(s.DefaultCompany) > 140 {
 		return nil, toolerr.New(toolerr.InvalidArgument, "invalid Frappe settings: default_company is longer than 140 characters")
+	}
+	if strings.ContainsFunc(s.DefaultCompany, unicode.IsControl) {
+		// No company name has one; NUL would not even be stored (jsonb).
+		return nil, toolerr.New(toolerr.InvalidArgument, "invalid Frappe settings: default_company holds a control character")
 	}
 	return json.Marshal(s)
 }
