@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,3 +55,34 @@ func FuzzLoadEnv(f *testing.F) {
 // describeWords are words the secret settings' problems use, which a
 // fuzzed secret may happen to contain.
 const describeWords = "must be a valid postgres:// URL must start with postgres:// or postgresql:// must be at least 32 characters; generate one with `openssl rand -base64 32` cannot be parsed as id:base64key pairs expected id:base64key key id must be 1 to 32 characters from A-Z a-z 0-9 _ . - key is not valid base64 key must be 32 bytes after base64 decoding, got duplicate key id no keys given; expected id:base64key[,id:base64key...]"
+
+// FuzzLoadFile reads any YAML file: Load accepts it or lists its
+// problems, and the file's secret values never appear in them.
+func FuzzLoadFile(f *testing.F) {
+	f.Add("listen_addr: 127.0.0.1:9090\nupstream:\n  budget: 30s\nadmin_token: " + testAdminToken + "\n")
+	f.Add("database_url: [" + testDatabaseURL + "]\n")
+	f.Add("admin_token: &a " + testAdminToken + "\nlog_level: *a\n")
+	f.Add("upstream: 5\nlimits:\n  max_records: x\n  max_records: y\n")
+	f.Add("- a\n- b\n")
+	f.Add("\t: bad")
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, content string) {
+		path := filepath.Join(dir, "erpgate.yaml")
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(env{}.lookup, path)
+		if err == nil {
+			return
+		}
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+			t.Fatalf("%q: %v, want an *Error with problems", content, err)
+		}
+		for _, secret := range []string{testAdminToken, testDBPassword} {
+			if strings.Contains(content, secret) && strings.Contains(err.Error(), secret) {
+				t.Fatalf("%q: the problems show a secret: %s", content, err)
+			}
+		}
+	})
+}
