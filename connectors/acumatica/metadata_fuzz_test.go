@@ -2,6 +2,7 @@ package acumatica
 
 import (
 	"encoding/json"
+	"math/big"
 	"os"
 	"reflect"
 	"regexp"
@@ -213,4 +214,29 @@ func parseFunctionArgs(t *testing.T, s string) map[string]string {
 		s = strings.TrimPrefix(rest, ",")
 	}
 	return out
+}
+
+// FuzzDecimal: a number argument (OrderQty, UnitPrice) or a number in
+// Acumatica's answer is read exactly as big.Rat reads it, within a size
+// every computation on it (places, lineAmount, money) handles quickly.
+func FuzzDecimal(f *testing.F) {
+	for _, seed := range []string{"12", "2.5", "1180.000000", "1e2", "0.000001", "-3", "1e-1000000", "NaN", "1/3", "0x10"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+			return // json.Number holds a JSON number literal only
+		}
+		r, ok := decimal(json.Number(s))
+		if !ok {
+			return
+		}
+		if r.Num().BitLen() > 4096 || r.Denom().BitLen() > 4096 {
+			t.Fatalf("decimal(%q) accepted a number of %d/%d bits", s, r.Num().BitLen(), r.Denom().BitLen())
+		}
+		ref, _ := new(big.Rat).SetString(s)
+		if ref == nil || ref.Cmp(r) != 0 {
+			t.Fatalf("decimal(%q) = %s, big.Rat reads %v", s, r.RatString(), ref)
+		}
+	})
 }
