@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -325,6 +326,9 @@ func validateArgs(s *jsonschema.Schema, raw json.RawMessage) (json.RawMessage, e
 	if err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
 	}
+	if n, ok := oversizedNumber(doc); ok {
+		return nil, toolerr.New(toolerr.InvalidArgument, "invalid arguments: the number %s is too long or too large for any argument", shortNumber(n))
+	}
 	if obj, ok := doc.(map[string]any); ok && hasNullMember(obj) {
 		for k, v := range obj {
 			if v == nil {
@@ -585,4 +589,51 @@ func retryAfterSeconds(d time.Duration) int {
 		secs++
 	}
 	return int(secs)
+}
+
+// maxArgNumberBits bounds the exact value of a number in the arguments.
+// The validator and the tools read numbers with math/big: a ten-byte
+// literal such as 1e-1000000 costs tens of milliseconds there each time
+// it is read, and no argument needs more than a few hundred bits.
+const maxArgNumberBits = 4096
+
+// oversizedNumber returns a number of doc whose literal is longer, or
+// whose value larger or finer, than maxArgNumberBits allows.
+func oversizedNumber(doc any) (json.Number, bool) {
+	switch x := doc.(type) {
+	case map[string]any:
+		for _, v := range x {
+			if n, ok := oversizedNumber(v); ok {
+				return n, true
+			}
+		}
+	case []any:
+		for _, v := range x {
+			if n, ok := oversizedNumber(v); ok {
+				return n, true
+			}
+		}
+	case json.Number:
+		s := string(x)
+		if len(s) > maxArgNumberBits/3 {
+			return x, true
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			if exp, err := strconv.Atoi(s[i+1:]); err != nil || exp > maxArgNumberBits/3 || exp < -maxArgNumberBits/3 {
+				return x, true
+			}
+		}
+		if r, ok := new(big.Rat).SetString(s); ok && (r.Num().BitLen() > maxArgNumberBits || r.Denom().BitLen() > maxArgNumberBits) {
+			return x, true
+		}
+	}
+	return "", false
+}
+
+// shortNumber is a number literal for a message, at most 24 bytes.
+func shortNumber(n json.Number) string {
+	if s := string(n); len(s) > 24 {
+		return s[:12] + "…" + s[len(s)-8:]
+	}
+	return string(n)
 }
