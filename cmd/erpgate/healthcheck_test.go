@@ -83,7 +83,8 @@ func FuzzHealthcheckURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, listen string) {
 		got, err := healthcheckURL(listen)
 		if err != nil {
-			if strings.Contains(err.Error(), "%!") {
+			// The address is quoted: its own "%!" is not a format error.
+			if strings.Count(err.Error(), "%!") > strings.Count(listen, "%!") {
 				t.Fatalf("malformed message %q", err)
 			}
 			return
