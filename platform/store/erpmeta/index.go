@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -132,9 +133,10 @@ func (x *index) Search(ctx context.Context, query string, kinds []string, limit 
 }
 
 func (x *index) Document(ctx context.Context, kind, name string) (connector.IndexDocument, bool, error) {
-	if strings.ContainsRune(kind+name, 0) {
-		// PostgreSQL text cannot hold NUL, so no document has it; sent
-		// as a parameter it is an error, not a miss.
+	if strings.ContainsRune(kind+name, 0) || !utf8.ValidString(kind+name) {
+		// PostgreSQL text cannot hold NUL or bytes that are not UTF-8,
+		// so no document has them; sent as a parameter they are an
+		// error, not a miss.
 		return connector.IndexDocument{}, false, nil
 	}
 	d := connector.IndexDocument{Kind: kind}
@@ -158,8 +160,8 @@ func (x *index) Document(ctx context.Context, kind, name string) (connector.Inde
 }
 
 func (x *index) Documents(ctx context.Context, kind, prefix string, limit int) ([]connector.IndexDocument, error) {
-	if limit <= 0 {
-		return nil, nil
+	if limit <= 0 || strings.ContainsRune(kind, 0) || !utf8.ValidString(kind+prefix) {
+		return nil, nil // no document has such a kind or name (see Document)
 	}
 	rows, err := x.pool.Query(ctx, `
 		SELECT name, title, keywords, body, coalesce(data::text, '') FROM schema_index
