@@ -133,10 +133,11 @@ func (x *index) Search(ctx context.Context, query string, kinds []string, limit 
 }
 
 func (x *index) Document(ctx context.Context, kind, name string) (connector.IndexDocument, bool, error) {
-	if strings.ContainsRune(kind+name, 0) || !utf8.ValidString(kind+name) {
+	if strings.ContainsRune(kind, 0) || !utf8.ValidString(kind+name) {
 		// PostgreSQL text cannot hold NUL or bytes that are not UTF-8,
 		// so no document has them; sent as a parameter they are an
-		// error, not a miss.
+		// error, not a miss. A NUL in the name is dropped below, as it
+		// is from the names stored.
 		return connector.IndexDocument{}, false, nil
 	}
 	d := connector.IndexDocument{Kind: kind}
