@@ -618,10 +618,18 @@ func oversizedNumber(doc any) (json.Number, bool) {
 		if len(s) > maxArgNumberBits/3 {
 			return x, true
 		}
+		exp := 0
 		if i := strings.IndexAny(s, "eE"); i >= 0 {
-			if exp, err := strconv.Atoi(s[i+1:]); err != nil || exp > maxArgNumberBits/3 || exp < -maxArgNumberBits/3 {
+			var err error
+			if exp, err = strconv.Atoi(s[i+1:]); err != nil || exp > maxArgNumberBits/3 || exp < -maxArgNumberBits/3 {
 				return x, true
 			}
+		}
+		// A literal of d characters with exponent e is at most
+		// 10^(d+|e|) in numerator and denominator, under 3.33 (d+|e|)
+		// bits: only a long one needs its exact value read.
+		if len(s)+max(exp, -exp) <= maxArgNumberBits*3/10 {
+			return "", false
 		}
 		if r, ok := new(big.Rat).SetString(s); ok && (r.Num().BitLen() > maxArgNumberBits || r.Denom().BitLen() > maxArgNumberBits) {
 			return x, true
