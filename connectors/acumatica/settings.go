@@ -90,7 +90,8 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 		return Settings{}, invalidSettings("endpoint_version %q is not a version such as 24.200.001", s.EndpointVersion)
 	case strings.EqualFold(s.EndpointName, DefaultEndpointName) && s.EndpointVersion != DefaultEndpointVersion && s.EndpointVersion != endpointVersion25:
 		return Settings{}, invalidSettings("the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
-	case s.Tenant != "" && !tenantPattern.MatchString(s.Tenant):
+	case s.Tenant != "" && (!tenantPattern.MatchString(s.Tenant) || s.Tenant == "." || s.Tenant == ".."):
+		// A dot segment would be read as a step in the path, not a tenant.
 		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
 	case s.CanaryGI != "" && !inquiryName.MatchString(s.CanaryGI):
 		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)

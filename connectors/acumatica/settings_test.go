@@ -33,7 +33,7 @@ func TestNormalizeSettings(t *testing.T) {
 	}
 	for _, bad := range []string{
 		`{"endpoint_version":"23.200.001"}`, `{"endpoint_name":"../x"}`, `{"endpoint_version":"v1"}`,
-		`{"tenant":"a/b"}`, `{"canary_gi":"<x>"}`, `{"max_records":-1}`, `{"max_records":100000}`, `{"tennant":"Demo"}`, `[]`,
+		`{"tenant":"a/b"}`, `{"tenant":".."}`, `{"tenant":"."}`, `{"canary_gi":"<x>"}`, `{"max_records":-1}`, `{"max_records":100000}`, `{"tennant":"Demo"}`, `[]`,
 	} {
 		_, err := c.NormalizeSettings(json.RawMessage(bad))
 		if codeOf(err) != toolerr.InvalidArgument || !strings.Contains(err.Error(), "invalid Acumatica settings") {
