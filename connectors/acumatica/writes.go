@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -259,26 +258,10 @@ func noteText(rec map[string]any) string {
 	return ""
 }
 
-// maxDecimalBits bounds the numerator and denominator of a number read
-// exactly: an amount or a quantity needs a few hundred bits at most, and
-// a ten-byte literal such as 1e-1000000 would cost tens of milliseconds
-// to read and as much again in every product and rounding of it.
-const maxDecimalBits = 4096
-
-// decimal parses a number argument exactly.
+// decimal parses a number argument exactly, within
+// connector.MaxNumberBits.
 func decimal(n json.Number) (*big.Rat, bool) {
-	s := n.String()
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(s[i+1:])
-		if err != nil || exp > maxDecimalBits || exp < -maxDecimalBits {
-			return nil, false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || r.Num().BitLen() > maxDecimalBits || r.Denom().BitLen() > maxDecimalBits {
-		return nil, false
-	}
-	return r, true
+	return connector.ExactNumber(n.String())
 }
 
 // money formats r with two decimals and thousands separators: 1,250.00.

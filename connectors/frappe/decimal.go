@@ -3,8 +3,9 @@ package frappe
 import (
 	"encoding/json"
 	"math/big"
-	"strconv"
 	"strings"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // Amounts are exact. Frappe stores Currency and Float columns as
@@ -40,16 +41,9 @@ func decimalText(v any) (r *big.Rat, ok bool) {
 	return nil, false
 }
 
-// maxDecimalBits bounds the numerator and denominator of an amount. A
-// float64's exact value needs at most some 1,100 bits and a decimal(21,9)
-// column's 100; a number far larger is not an amount, and the loops over
-// its digits (terminatingPlaces, intDigits, roundRat) would take seconds
-// to hours of CPU for a ten-byte text such as 1e-100000.
-const maxDecimalBits = 4096
-
 // parseDecimal parses a decimal literal (optionally with an exponent). It
 // refuses fractions such as "1/3", which big.Rat would otherwise accept,
-// "NaN"/"Infinity", and numbers beyond maxDecimalBits, which are not
+// "NaN"/"Infinity", and numbers beyond connector.MaxNumberBits, which are not
 // amounts.
 func parseDecimal(s string) (*big.Rat, bool) {
 	s = strings.TrimSpace(s)
@@ -61,19 +55,9 @@ func parseDecimal(s string) (*big.Rat, bool) {
 			return nil, false
 		}
 	}
-	// An exponent that alone passes the bound is refused before big.Rat
-	// spends milliseconds building the power of ten.
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(s[i+1:])
-		if err != nil || exp > maxDecimalBits || exp < -maxDecimalBits {
-			return nil, false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || r.Num().BitLen() > maxDecimalBits || r.Denom().BitLen() > maxDecimalBits {
-		return nil, false
-	}
-	return r, true
+	// The loops over an amount's digits (terminatingPlaces, intDigits,
+	// roundRat) would take hours for a number beyond the bound.
+	return connector.ExactNumber(s)
 }
 
 // decimalSum accumulates amounts exactly.

@@ -41,7 +41,7 @@ func FuzzParseDecimal(f *testing.F) {
 		if !ok {
 			return
 		}
-		if r.Num().BitLen() > maxDecimalBits || r.Denom().BitLen() > maxDecimalBits {
+		if r.Num().BitLen() > connector.MaxNumberBits || r.Denom().BitLen() > connector.MaxNumberBits {
 			t.Fatalf("parseDecimal(%q) accepted a number of %d/%d bits", s, r.Num().BitLen(), r.Denom().BitLen())
 		}
 		if !refOK {

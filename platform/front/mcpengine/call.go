@@ -591,14 +591,10 @@ func retryAfterSeconds(d time.Duration) int {
 	return int(secs)
 }
 
-// maxArgNumberBits bounds the exact value of a number in the arguments.
-// The validator and the tools read numbers with math/big: a ten-byte
-// literal such as 1e-1000000 costs tens of milliseconds there each time
-// it is read, and no argument needs more than a few hundred bits.
-const maxArgNumberBits = 4096
-
 // oversizedNumber returns a number of doc whose literal is longer, or
-// whose value larger or finer, than maxArgNumberBits allows.
+// whose value larger or finer, than connector.MaxNumberBits allows: the
+// validator and the tools read numbers with math/big, where a ten-byte
+// literal such as 1e-1000000 costs tens of milliseconds each time.
 func oversizedNumber(doc any) (json.Number, bool) {
 	switch x := doc.(type) {
 	case map[string]any:
@@ -615,23 +611,23 @@ func oversizedNumber(doc any) (json.Number, bool) {
 		}
 	case json.Number:
 		s := string(x)
-		if len(s) > maxArgNumberBits/3 {
+		if len(s) > connector.MaxNumberBits/3 {
 			return x, true
 		}
 		exp := 0
 		if i := strings.IndexAny(s, "eE"); i >= 0 {
 			var err error
-			if exp, err = strconv.Atoi(s[i+1:]); err != nil || exp > maxArgNumberBits/3 || exp < -maxArgNumberBits/3 {
+			if exp, err = strconv.Atoi(s[i+1:]); err != nil {
 				return x, true
 			}
 		}
 		// A literal of d characters with exponent e is at most
 		// 10^(d+|e|) in numerator and denominator, under 3.33 (d+|e|)
 		// bits: only a long one needs its exact value read.
-		if len(s)+max(exp, -exp) <= maxArgNumberBits*3/10 {
+		if len(s)+max(exp, -exp) <= connector.MaxNumberBits*3/10 {
 			return "", false
 		}
-		if r, ok := new(big.Rat).SetString(s); ok && (r.Num().BitLen() > maxArgNumberBits || r.Denom().BitLen() > maxArgNumberBits) {
+		if _, ok := connector.ExactNumber(s); !ok {
 			return x, true
 		}
 	}
