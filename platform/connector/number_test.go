@@ -18,8 +18,8 @@ func TestExactNumber(t *testing.T) {
 		{"1e3", "1000"},
 		{"1E-2", "1/100"},
 		{"1e1000", "1" + strings.Repeat("0", 1000)}, // 3,322 bits
-		{"1e2000", ""},                              // 6,644 bits
-		{"1e-100000", ""},                           // ten bytes, refused before big.Rat reads it
+		{"1e2000", ""},    // 6,644 bits
+		{"1e-100000", ""}, // ten bytes, refused before big.Rat reads it
 		{"1e99999999999999999999", ""},
 		{strings.Repeat("9", 1300), ""}, // 4,319 bits
 		{"abc", ""},
