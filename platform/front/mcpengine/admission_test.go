@@ -174,7 +174,10 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 
 	// Both wait for a slot: the second site's request first.
 	got := make(chan string, 2)
+	var waiters sync.WaitGroup // their done, before the counts are read
+	waiters.Add(2)
 	go func() {
+		defer waiters.Done()
 		if s, err := enter("b", "3", time.Minute); err == nil {
 			got <- "b"
 			s.done()
@@ -182,6 +185,7 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 	}()
 	waitEntering(t, a, 1)
 	go func() {
+		defer waiters.Done()
 		if s, err := enter("c", "2", time.Minute); err == nil {
 			got <- "c"
 			s.done()
@@ -199,6 +203,7 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 	for _, s := range held[1:] {
 		s.done()
 	}
+	waiters.Wait()
 	if a.callsFree != 10 || a.entering() != 0 || a.sites.size() != 0 {
 		t.Errorf("after all: calls free %d, entering %d, sites %d; want 10, 0, 0", a.callsFree, a.entering(), a.sites.size())
 	}
