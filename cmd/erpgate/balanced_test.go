@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -10,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
-	"github.com/erpgate/erpgate/platform/infra/config"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
@@ -74,39 +70,7 @@ func startBalanced(t testing.TB, dbURL string, env map[string]string) *gateway {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars := map[string]string{
-			"ERPGATE_LISTEN_ADDR":          ln.Addr().String(),
-			"ERPGATE_PUBLIC_BASE_URL":      base,
-			"DATABASE_URL":                 dbURL,
-			"ERPGATE_ADMIN_TOKEN":          admin.Value.Reveal(),
-			"ERPGATE_ENCRYPTION_KEYS":      keys,
-			"ERPGATE_USAGE_FLUSH_INTERVAL": "50ms",
-		}
-		for k, v := range env {
-			vars[k] = v
-		}
-		cfg, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		app, err := NewApp(ctx, cfg, newLogger(zapcore.DebugLevel, logs))
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- app.Serve(ln) }()
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := app.Shutdown(ctx); err != nil {
-				t.Errorf("shutdown: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		})
+		app := serveReplica(t, ln, base, dbURL, admin.Value.Reveal(), keys, env, logs)
 		u, _ := url.Parse("http://" + ln.Addr().String())
 		lb.backends = append(lb.backends, u)
 		apps = append(apps, app)

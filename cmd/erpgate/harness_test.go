@@ -70,11 +70,24 @@ func startGateway(t testing.TB, dbURL string, env map[string]string) *gateway {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
+	logs := &syncBuffer{}
+	app := serveReplica(t, ln, base, dbURL, admin.Value.Reveal(), keys, env, logs)
+	return &gateway{
+		URL: base, AdminToken: admin.Value.Reveal(), Keys: keys, DBURL: dbURL, App: app, Logs: logs,
+		admin: &adminClient{base: base, token: admin.Value.Reveal()},
+	}
+}
+
+// serveReplica runs an erpgate instance on ln, announcing base, against
+// dbURL with the given admin token and keys, env overriding the defaults,
+// logging into logs. It stops at test cleanup.
+func serveReplica(t testing.TB, ln net.Listener, base, dbURL, adminToken, keys string, env map[string]string, logs *syncBuffer) *App {
+	t.Helper()
 	vars := map[string]string{
 		"ERPGATE_LISTEN_ADDR":          ln.Addr().String(),
 		"ERPGATE_PUBLIC_BASE_URL":      base,
 		"DATABASE_URL":                 dbURL,
-		"ERPGATE_ADMIN_TOKEN":          admin.Value.Reveal(),
+		"ERPGATE_ADMIN_TOKEN":          adminToken,
 		"ERPGATE_ENCRYPTION_KEYS":      keys,
 		"ERPGATE_USAGE_FLUSH_INTERVAL": "50ms",
 	}
@@ -85,11 +98,9 @@ func startGateway(t testing.TB, dbURL string, env map[string]string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
-	log := newLogger(zapcore.DebugLevel, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	app, err := NewApp(ctx, cfg, log)
+	app, err := NewApp(ctx, cfg, newLogger(zapcore.DebugLevel, logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +116,7 @@ func startGateway(t testing.TB, dbURL string, env map[string]string) *gateway {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &gateway{
-		URL: base, AdminToken: admin.Value.Reveal(), Keys: keys, DBURL: dbURL, App: app, Logs: logs,
-		admin: &adminClient{base: base, token: admin.Value.Reveal()},
-	}
+	return app
 }
 
 // registerFrappe registers sim as a site with the credential of user and
