@@ -35,24 +35,32 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 	if site != nil {
 		siteID, slug = site.ID, site.Slug
 	}
-	if site != nil && name == livesettings.Tools {
+	// A site's tool lists name tools of its kind: refuse says why an entry
+	// does not.
+	var refuse func(d livesettings.Def, t string) error
+	switch {
+	case site != nil && name == livesettings.Tools:
 		known := s.ToolNames(site.Kind)
-		inner := parse
-		parse = func(d livesettings.Def) (any, error) {
-			v, err := inner(d)
-			if err != nil {
-				return nil, err
+		refuse = func(d livesettings.Def, t string) error {
+			if slices.Contains(known, t) || slices.Contains(livesettings.ToolGroups, t) {
+				return nil
 			}
-			for _, t := range v.([]string) {
-				if !slices.Contains(known, t) && !slices.Contains(livesettings.ToolGroups, t) {
-					return nil, fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
-				}
+			return fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+		}
+	case site != nil && name == livesettings.WriteTools:
+		writes := s.WriteToolNames(site.Kind)
+		refuse = func(d livesettings.Def, t string) error {
+			if slices.Contains(writes, t) {
+				return nil
 			}
-			return v, nil
+			which := "it has none"
+			if len(writes) > 0 {
+				which = "they are " + strings.Join(writes, ", ")
+			}
+			return fmt.Errorf("%s: %q is not a write tool of %s sites; %s", d.Label, t, site.Kind, which)
 		}
 	}
-	if site != nil && name == livesettings.WriteTools {
-		writes := s.WriteToolNames(site.Kind)
+	if refuse != nil {
 		inner := parse
 		parse = func(d livesettings.Def) (any, error) {
 			v, err := inner(d)
@@ -60,12 +68,8 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 				return nil, err
 			}
 			for _, t := range v.([]string) {
-				if !slices.Contains(writes, t) {
-					which := "it has none"
-					if len(writes) > 0 {
-						which = "they are " + strings.Join(writes, ", ")
-					}
-					return nil, fmt.Errorf("%s: %q is not a write tool of %s sites; %s", d.Label, t, site.Kind, which)
+				if err := refuse(d, t); err != nil {
+					return nil, err
 				}
 			}
 			return v, nil
