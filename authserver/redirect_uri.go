@@ -6,7 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/erpgate/erpgate/platform/connector"
 )
 
 // maxRedirectURILength bounds one redirect URI.
@@ -199,10 +200,6 @@ func quoteURI(raw string) string {
 	if len(raw) <= 80 {
 		return strconv.QuoteToASCII(raw)
 	}
-	cut := 80
-	for cut > 0 && !utf8.RuneStart(raw[cut]) {
-		cut--
-	}
-	q := strconv.QuoteToASCII(raw[:cut])
+	q := strconv.QuoteToASCII(connector.CutText(raw, 80))
 	return q[:len(q)-1] + "…\""
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -101,11 +100,7 @@ func (fe frappeError) userMessage() string {
 	}
 	out := strings.Join(msgs, "; ")
 	if len(out) > 500 {
-		cut := 500
-		for cut > 0 && !utf8.RuneStart(out[cut]) {
-			cut-- // not inside a character: the message must stay UTF-8
-		}
-		out = out[:cut] + "…"
+		out = connector.CutText(out, 500) + "…"
 	}
 	return out
 }

@@ -123,11 +123,7 @@ func ERPWord(s string) string {
 		return r
 	}, s)
 	if len(s) > 40 {
-		cut := 40
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut-- // not inside a character
-		}
-		s = s[:cut] + "…"
+		s = CutText(s, 40) + "…"
 	}
 	if s == "" {
 		return "empty"
@@ -146,4 +142,16 @@ func PreflightAuthorize(ctx context.Context, oauth UpstreamOAuth, site Site, hc 
 		return nil, nil, err
 	}
 	return PreflightGet(ctx, hc, target)
+}
+
+// CutText is s cut to at most n bytes, at a character boundary, so that
+// a shortened message stays UTF-8.
+func CutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/google/uuid"
@@ -475,11 +474,7 @@ func outcomeError(a approval.Action, now time.Time) error {
 		}
 		result := string(a.Result)
 		if len(result) > maxTold {
-			cut := maxTold
-			for cut > 0 && !utf8.RuneStart(result[cut]) {
-				cut-- // not inside a character
-			}
-			result = result[:cut] + "…"
+			result = connector.CutText(result, maxTold) + "…"
 		}
 		return toolerr.New(toolerr.ApprovalInvalid, "this approval was already used: the change (%s) was made at %s, with the result %s. Nothing more was written; call again only to propose it afresh", a.Preview.Summary, a.ExecutedAt.UTC().Format(time.RFC3339), result)
 	case approval.Failed:
