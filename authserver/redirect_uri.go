@@ -59,6 +59,15 @@ func checkRedirectURI(raw string) error {
 	if u.User != nil {
 		return invalidRedirect("the redirect URI %s must not contain a user name or password before its host", quoteURI(raw))
 	}
+	// The raw URI is ASCII, but its host may be percent-encoded UTF-8,
+	// which browsers decode as they follow the redirect and the consent
+	// page shows decoded: cl%D0%B0ude.ai would read "clаude.ai" (a
+	// Cyrillic а) and lead to the owner of its xn-- name.
+	for i := 0; i < len(u.Host); i++ {
+		if u.Host[i] >= 0x80 {
+			return invalidRedirect("the redirect URI %s has a percent-encoded host; write an international domain name in its xn-- form", quoteURI(raw))
+		}
+	}
 	if knownAppRedirectURIs[raw] {
 		return nil
 	}

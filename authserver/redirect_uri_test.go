@@ -65,6 +65,12 @@ var redirectURICases = []struct {
 	{"https://user:pass@app.example/cb", false},
 	{"http://user@127.0.0.1/cb", false},
 	{"com.example.app://user@host/cb", false},
+	// A host must be ASCII as written (an IDN in its xn-- form): a
+	// percent-encoded one is decoded by browsers and would show on the
+	// consent page as a look-alike (Cyrillic "а" in clаude.ai).
+	{"https://cl%D0%B0ude.ai/cb", false},
+	{"https://xn--clude-6ve.ai/cb", true},
+	{"https://app.example/caf%C3%A9", true},
 	// Malformed.
 	{"https://app.example/cb#fragment", false},
 	{"https://app.example/cb#", false},
@@ -135,8 +141,8 @@ func FuzzRedirectURIPolicy(f *testing.F) {
 				t.Fatalf("accepted scheme %q that is not in reverse-domain form: %q", u.Scheme, raw)
 			}
 		}
-		if strings.Contains(hostOf(raw), "@") {
-			t.Fatalf("display host of %q is %q", raw, hostOf(raw))
+		if h := hostOf(raw); strings.Contains(h, "@") || strings.IndexFunc(h, func(r rune) bool { return r >= 0x80 }) >= 0 {
+			t.Fatalf("display host of %q is %q", raw, h)
 		}
 	})
 }

@@ -57,7 +57,11 @@ func TestOAuthRedirectURIPolicy(t *testing.T) {
 	r := newOAuthRig(t)
 	for _, bad := range []string{"http://127.evil.example/cb", "http://127.0.0.1.nip.io/cb", "ws://127.0.0.1/cb",
 		"view-source:https://evil.example/", "jar:https://evil.example/a.jar!/", "filesystem:https://evil.example/temporary/",
-		"https://claude.ai@evil.example/cb"} {
+		"https://claude.ai@evil.example/cb",
+		// A percent-encoded host is decoded by browsers and by the consent
+		// page: with a Cyrillic "а" it reads "clаude.ai" and leads to the
+		// attacker's xn-- domain.
+		"https://cl%D0%B0ude.ai/cb"} {
 		body, _ := json.Marshal(map[string]any{"redirect_uris": []string{bad}, "token_endpoint_auth_method": "none"})
 		status, out := registerStatus(t, r.gw, string(body))
 		if status != http.StatusBadRequest || out["error"] != "invalid_redirect_uri" {
@@ -81,7 +85,8 @@ func TestOAuthRedirectURIPolicy(t *testing.T) {
 
 	// A client registered before the policy (stored as it was then) gets
 	// nothing at the authorization endpoint: not a redirect, not a code.
-	for i, bad := range []string{"https://claude.ai@evil.example/cb", "http://127.evil.example/cb", "jar:https://evil.example/a.jar!/"} {
+	for i, bad := range []string{"https://claude.ai@evil.example/cb", "http://127.evil.example/cb", "jar:https://evil.example/a.jar!/",
+		"https://cl%D0%B0ude.ai/cb"} {
 		id := fmt.Sprintf("egc_legacy_%d", i)
 		execSQL(t, r.gw.DBURL, `INSERT INTO oauth_clients (id, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method)
 			VALUES ($1, $2, '{authorization_code,refresh_token}', '{code}', 'erp:read offline_access', 'none')`, id, []string{bad})
