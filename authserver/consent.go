@@ -35,9 +35,9 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect := s.flowRedirectURI(r, flow)
-	userName := flow.ERPUserName
+	userName := plainName(flow.ERPUserName)
 	if userName == "" {
-		userName = flow.ERPUser
+		userName = plainName(flow.ERPUser)
 	}
 	// The form's answer redirects to the client's redirect URI.
 	formAction := []string{"'self'"}
@@ -108,16 +108,18 @@ func (s *Server) flowRedirectURI(r *http.Request, flow *storage.Flow) string {
 }
 
 // clientName is what the consent page calls a client: its registered or
-// published name, else its id.
+// published name (plainName: a client registered before names were kept
+// that way, or a metadata document, may still carry controls), else its
+// id.
 func (s *Server) clientName(ctx context.Context, clientID string) string {
 	if strings.Contains(clientID, "://") {
-		if name := s.cimd.ClientName(ctx, clientID); name != "" {
+		if name := plainName(s.cimd.ClientName(ctx, clientID)); name != "" {
 			return name
 		}
 		return clientID
 	}
-	if c, err := s.deps.Store.Client(ctx, clientID); err == nil && c.Name != "" {
-		return c.Name
+	if c, err := s.deps.Store.Client(ctx, clientID); err == nil && plainName(c.Name) != "" {
+		return plainName(c.Name)
 	}
 	return clientID
 }

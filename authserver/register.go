@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
 
@@ -243,7 +244,7 @@ func (s *Server) registeredClient(req registrationRequest) (storage.RegisteredCl
 		// The client id is not a secret; the token generator just gives an
 		// unguessable, prefixed identifier.
 		ID:           id.Value.Reveal(),
-		Name:         strings.TrimSpace(req.ClientName),
+		Name:         plainName(req.ClientName),
 		RedirectURIs: req.RedirectURIs,
 		// Every client may refresh: erpgate issues refresh tokens with every
 		// grant, and rotation plus reuse detection keeps them safe.
@@ -260,4 +261,21 @@ func (s *Server) registeredClient(req registrationRequest) (storage.RegisteredCl
 func (s *Server) internalError(w http.ResponseWriter, step string, err error) {
 	s.log.Error("authorization server failure", zap.String("step", step), zap.Error(err))
 	writeOAuthError(w, http.StatusInternalServerError, "server_error", "erpgate could not complete this request; the operator's logs have details")
+}
+
+// plainName is a name given by a client (or an ERP) as erpgate shows it
+// and keeps it: without control characters and without the Unicode
+// controls that change the direction of text (U+061C, U+200E, U+200F,
+// U+202A to U+202E, U+2066 to U+2069). An override in a client's name
+// would run on through the consent sentence and show the redirect host
+// after it reversed (ia.edualc.xyz reading "zyx.claude.ai").
+func plainName(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsControl(r), r == '\u061c', r == '\u200e', r == '\u200f',
+			r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+			return -1
+		}
+		return r
+	}, s))
 }

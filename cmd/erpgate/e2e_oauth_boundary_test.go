@@ -334,3 +334,53 @@ func TestOAuthBrowserClientsPassTheCORSPreflight(t *testing.T) {
 		t.Errorf("PUT /oauth/register: HTTP %d", resp.StatusCode)
 	}
 }
+
+// TestOAuthConsentNamesCannotTurnTheHostAround: a client's name is its own
+// words, registered or published by anyone. A right-to-left override in it
+// would run on through the consent sentence and show the redirect host
+// reversed: ia.edualc.xyz, the attacker's, reads "zyx.claude.ai". The
+// consent page shows names without bidirectional controls.
+func TestOAuthConsentNamesCannotTurnTheHostAround(t *testing.T) {
+	r := newOAuthRig(t)
+	const name = "Claude \u202eDesktop\u2066\u200f"
+	body, _ := json.Marshal(map[string]any{"redirect_uris": []string{e2eRedirectURI}, "token_endpoint_auth_method": "none", "client_name": name})
+	status, out := registerStatus(t, r.gw, string(body))
+	if status != http.StatusCreated {
+		t.Fatalf("register: HTTP %d %v", status, out)
+	}
+	if out["client_name"] != "Claude Desktop" {
+		t.Errorf("registered client_name = %+q, want %+q", out["client_name"], "Claude Desktop")
+	}
+	registered := out["client_id"].(string)
+
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": name, "redirect_uris": []string{e2eRedirectURI}})
+	}))
+	defer srv.Close()
+	docURL = srv.URL + "/client.json"
+
+	for _, clientID := range []string{registered, docURL} {
+		b := r.browser()
+		if _, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Set("client_id", clientID) }), nil); err != nil {
+			t.Fatalf("sign-in with %s: %v (last page %s)", clientID, err, pageText(b.LastPage().Body))
+		}
+		shown := false
+		for _, p := range b.Pages {
+			if !strings.Contains(p.URL, "/oauth/consent?") {
+				continue
+			}
+			shown = true
+			if strings.ContainsAny(p.Body, "\u202e\u2066\u200f") {
+				t.Errorf("consent page for %s carries bidirectional controls: %+q", clientID, pageText(p.Body))
+			}
+			if !strings.Contains(pageText(p.Body), "Claude Desktop") {
+				t.Errorf("consent page for %s does not name the client: %q", clientID, pageText(p.Body))
+			}
+		}
+		if !shown {
+			t.Errorf("no consent page for %s", clientID)
+		}
+	}
+}
