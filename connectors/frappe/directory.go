@@ -119,9 +119,13 @@ func (s dirSpec) build() connector.Tool {
 		p = append(p, schema.Prop("search", schema.String("Text to find in "+joinOr(s.searchFields)+", matched literally as text (not a filter language; % and _ are ordinary characters); an empty string is the same as no search.").Len(0, 140)))
 	}
 	if len(s.searchFields) > 0 && s.nameKind() != nil {
-		p = append(p, schema.Prop("search_mode", schema.String("How search is matched. auto: literally and, when no record contains the text and no other filter is set, as a name a person says. "+
-			"literal: literally only. "+
-			"name: only as a name a person says (ignoring case, accents, punctuation and legal suffixes), even when records contain the text; the answer is the one matching record or the candidates to confirm, so it takes no offset, summary or other filter.").
+		desc := "How search is matched. auto: literally and, when no record contains the text, as a name a person says. " +
+			"literal: literally only. " +
+			"name: only as a name a person says (ignoring case, accents, punctuation and legal suffixes), even when records contain the text; the answer is the one matching record or the candidates to confirm, so it takes no offset or summary."
+		if len(s.filters) > 0 {
+			desc += " Other filters are kept: only the records they admit are compared as names."
+		}
+		p = append(p, schema.Prop("search_mode", schema.String(desc).
 			OneOf(searchAuto, searchLiteral, searchName).WithDefault(searchAuto)))
 	}
 	for _, f := range s.filters {
@@ -158,7 +162,7 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 		return nil, err
 	}
 	if a.SearchMode == searchName {
-		if err := s.checkNameMode(a, raw); err != nil {
+		if err := s.checkNameMode(a); err != nil {
 			return nil, err
 		}
 	}
@@ -175,17 +179,24 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 		}
 		f.add("company", "=", info.Name)
 	}
+	var given []string
 	for _, df := range s.filters {
 		v, ok := raw[df.arg]
 		if !ok {
 			continue
 		}
+		given = append(given, df.arg)
 		if b, isBool := v.(bool); isBool {
 			f.add(df.field, "=", boolInt(b))
 			continue
 		}
 		f.add(df.field, "=", v)
 	}
+	// scope is what a spoken-name comparison keeps: the company and the
+	// explicit filters. Disabled records stay among the candidates, marked
+	// (matchName says when the matched one is hidden).
+	scope := slices.Clone(f)
+	slices.Sort(given)
 	if s.disabledField != "" && !a.IncludeDisabled {
 		f.add(s.disabledField, "=", 0)
 	}
@@ -211,24 +222,24 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 		// page is empty.
 		meta, _ := connector.NewPageMeta(0, a.limit(call.MaxRecords), 0, orderBy)
 		empty := listPage{Data: []json.RawMessage{}, Meta: pageMeta{PageMeta: meta}}
-		return s.matchName(ctx, c, call, q, a, empty, false)
+		return s.matchName(ctx, c, call, q, a, empty, scope, given, false)
 	}
 	page, err := fetchPage(ctx, c, s.doctype, q, a.pageArgs, call.MaxRecords, search)
 	if err != nil {
 		return nil, err
 	}
-	if kind == nil || a.SearchMode == searchLiteral || search == nil || a.offset() != 0 || len(page.Data) != 0 || !page.Meta.Complete || len(raw) != 0 {
+	if kind == nil || a.SearchMode == searchLiteral || search == nil || a.offset() != 0 || len(page.Data) != 0 || !page.Meta.Complete {
 		return encodeWithRows(dirResult{Meta: &page.Meta}, page.Data)
 	}
-	// Nothing contains the text literally and no other filter narrows the
-	// list: compare it as a name a person says, as customer_query does.
-	return s.matchName(ctx, c, call, q, a, page, true)
+	// Nothing the filters admit contains the text literally: compare it
+	// as a name a person says among those records, as customer_query does.
+	return s.matchName(ctx, c, call, q, a, page, scope, given, true)
 }
 
 // checkNameMode refuses the arguments search_mode name cannot honour: the
-// spoken-name comparison reads every record of the kind and answers with
-// one record or candidates, so it has no pages, count or other filters.
-func (s dirSpec) checkNameMode(a dirArgs, raw map[string]any) error {
+// spoken-name comparison answers with one record or candidates, so it has
+// no pages or count.
+func (s dirSpec) checkNameMode(a dirArgs) error {
 	switch {
 	case a.Search == "":
 		return toolerr.New(toolerr.InvalidArgument, "search_mode name compares search as a name a person says: give the name in search")
@@ -236,26 +247,18 @@ func (s dirSpec) checkNameMode(a dirArgs, raw map[string]any) error {
 		return toolerr.New(toolerr.InvalidArgument, "search_mode name answers with one record or candidates to confirm, not a summary: use search_mode literal to count the records containing the text")
 	case a.offset() != 0:
 		return toolerr.New(toolerr.InvalidArgument, "search_mode name answers on one page, so it takes no offset: use search_mode literal to page through the records containing the text")
-	case len(raw) != 0:
-		var given []string
-		for _, df := range s.filters {
-			if _, ok := raw[df.arg]; ok {
-				given = append(given, df.arg)
-			}
-		}
-		slices.Sort(given)
-		return toolerr.New(toolerr.InvalidArgument, "search_mode name compares search with every %s, so it cannot be combined with %s: leave it out, or use search_mode literal", strings.ToLower(s.nameKind().Doctype), strings.Join(given, ", "))
 	}
 	return nil
 }
 
-// matchName compares a.Search as a spoken name and answers with the
-// matched record (read with q, so disabled records stay hidden unless
+// matchName compares a.Search as a spoken name among the records scope
+// admits (given names the filter arguments behind it) and answers with
+// the matched record (read with q, so disabled records stay hidden unless
 // include_disabled) or with page and the candidates. literal says whether
 // the text was searched literally first and found in no record.
-func (s dirSpec) matchName(ctx context.Context, c *client, call *connector.Call, q listQuery, a dirArgs, page listPage, literal bool) (connector.RawResult, error) {
+func (s dirSpec) matchName(ctx context.Context, c *client, call *connector.Call, q listQuery, a dirArgs, page listPage, scope filters, given []string, literal bool) (connector.RawResult, error) {
 	kind := s.nameKind()
-	m, err := resolveParty(ctx, c, *kind, a.Search)
+	m, err := resolveParty(ctx, c, *kind, a.Search, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +271,9 @@ func (s dirSpec) matchName(ctx context.Context, c *client, call *connector.Call,
 		if len(page.Data) == 0 {
 			m.Message = directoryDisabledMessage(m, kind, literal)
 		}
+	}
+	if len(given) > 0 {
+		m.Message += " Only " + plural(kind.Doctype) + " matching " + strings.Join(given, " and ") + " were compared."
 	}
 	res := dirResult{Meta: &page.Meta}
 	if s.party != nil {

@@ -603,8 +603,8 @@ func TestEmptySearchIsNoSearch(t *testing.T) {
 // answer with an empty page alone: as in NexWave MCP's directory tools, the
 // name is compared once more after normalising (case, accents,
 // punctuation, legal suffixes) and party_match gives the one match (its
-// record is the page) or the candidates to confirm. Explicit filters and
-// later pages keep the plain literal search.
+// record is the page) or the candidates to confirm, among the records the
+// explicit filters admit. Later pages keep the plain literal search.
 func TestDirectorySearchFallsBackToSpokenName(t *testing.T) {
 	for _, tc := range []struct {
 		query, status string
@@ -653,14 +653,17 @@ func TestDirectorySearchFallsBackToSpokenName(t *testing.T) {
 	if _, ok := out["party_match"]; ok || len(out["data"].([]any)) == 0 {
 		t.Fatalf("literal search: %v", out)
 	}
-	// An explicit filter, or a later page, keeps the literal search alone.
-	for _, args := range []map[string]any{
-		{"search": "o brien and sons", "territory": "All Territories"},
-		{"search": "o brien and sons", "offset": 20},
-	} {
-		out := mustCall(t, allCompanies, "list_customers", args)
-		if _, ok := out["party_match"]; ok {
-			t.Errorf("%v: party_match %v", args, out["party_match"])
+	// A later page keeps the literal search alone.
+	out = mustCall(t, allCompanies, "list_customers", map[string]any{"search": "o brien and sons", "offset": 20})
+	if _, ok := out["party_match"]; ok {
+		t.Errorf("offset 20: party_match %v", out["party_match"])
+	}
+	// An explicit filter is kept: the name is compared among the records
+	// it admits (O'Brien & Sons Ltd is in territory New Zealand).
+	for territory, want := range map[string]string{"New Zealand": matchMatched, "All Territories": matchNotFound} {
+		out := mustCall(t, allCompanies, "list_customers", map[string]any{"search": "o brien and sons", "territory": territory})
+		if m, ok := out["party_match"].(map[string]any); !ok || m["status"] != want {
+			t.Errorf("territory %s: %v", territory, out)
 		}
 	}
 	sup := docsWhere(t, "Supplier", func(d *frappetest.Doc) bool { return d.Int("disabled") == 0 })

@@ -106,12 +106,7 @@ func partyMatchSchema() *schema.Schema {
 // nameMatchSchema is partyMatchSchema for a directory of records that are
 // not parties (items, companies); party_type then names their DocType.
 func nameMatchSchema(kind partyKind) *schema.Schema {
-	what := strings.ToLower(kind.Doctype)
-	plural := what + "s"
-	if strings.HasSuffix(what, "y") {
-		plural = strings.TrimSuffix(what, "y") + "ies"
-	}
-	return matchSchema(what, plural, kind.ExactArg, "Always "+kind.Doctype+".")
+	return matchSchema(strings.ToLower(kind.Doctype), plural(kind.Doctype), kind.ExactArg, "Always "+kind.Doctype+".")
 }
 
 // matchSchema is the schema of a partyMatch about what (plural whats),
@@ -137,9 +132,11 @@ func matchSchema(what, whats, filter, typeDesc string) *schema.Schema {
 	)
 }
 
-// resolveParty resolves a spoken party name. Errors are ERP failures; a
-// name that fits no party or several is a result, not an error.
-func resolveParty(ctx context.Context, c *client, kind partyKind, query string) (*partyMatch, error) {
+// resolveParty resolves a spoken party name among the records scope
+// admits (nil: every record of the kind this user may read). Errors are
+// ERP failures; a name that fits no party or several is a result, not an
+// error.
+func resolveParty(ctx context.Context, c *client, kind partyKind, query string, scope filters) (*partyMatch, error) {
 	query = strings.TrimSpace(query)
 	m := &partyMatch{Query: query, PartyType: kind.Doctype, Candidates: []partyCandidate{}}
 	fields := []string{"name", kind.NameField}
@@ -148,7 +145,7 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string) 
 	}
 	order := kind.NameField + " asc, name asc"
 
-	exact := listQuery{Fields: fields, OrderBy: order, PageLength: shownCandidates + 1}
+	exact := listQuery{Fields: fields, Filters: slices.Clone(scope), OrderBy: order, PageLength: shownCandidates + 1}
 	exact.OrFilters.add("name", "=", query)
 	exact.OrFilters.add(kind.NameField, "=", query)
 	rows, err := c.list(ctx, kind.Doctype, exact)
@@ -183,7 +180,7 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string) 
 	// cannot miss it on any collation; the rows are checked here with
 	// accents folded, then compared below.
 	word := mostSelective(tokens)
-	search := listQuery{Fields: fields, OrderBy: order}
+	search := listQuery{Fields: fields, Filters: slices.Clone(scope), OrderBy: order}
 	p := foldedPattern(word)
 	search.OrFilters.add(kind.NameField, "like", p)
 	search.OrFilters.add("name", "like", p)
@@ -323,7 +320,7 @@ func resolvePartyArgs(ctx context.Context, c *client, kind partyKind, exact, que
 	case query == "":
 		return "", nil, nil
 	}
-	m, err := resolveParty(ctx, c, kind, query)
+	m, err := resolveParty(ctx, c, kind, query, nil)
 	if err != nil {
 		return "", nil, err
 	}

@@ -33,7 +33,7 @@ func listItemsTool() connector.Tool {
 		tool:    "list_items",
 		title:   "Items",
 		doctype: "Item",
-		description: "Search items (products and services) by item code or name, or count them with summary. The search is literal text, not a filter language; when no code or name contains it (and no other filter is set), it is compared as a name a person says and name_match gives the item or the candidates to confirm (search_mode chooses). " +
+		description: "Search items (products and services) by item code or name, or count them with summary. The search is literal text, not a filter language; when no code or name contains it (among the records the other filters admit), it is compared as a name a person says and name_match gives the item or the candidates to confirm (search_mode chooses). " +
 			"standard_rate and valuation_rate are plain numbers without a currency of their own; prices for a customer come from invoices and orders. " +
 			"Results are pages in a stable order; repeat the same request with meta.next_offset for the next page.",
 		fields: []string{"name", "item_name", "item_group", "stock_uom", "brand", "is_stock_item", "has_variants", "standard_rate", "valuation_rate", "disabled"},

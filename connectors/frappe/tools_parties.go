@@ -12,7 +12,7 @@ func listCustomersTool() connector.Tool {
 		tool:    "list_customers",
 		title:   "Customers",
 		doctype: "Customer",
-		description: "Search customers by id or name, or count them with summary. The search is literal text, not a filter language; when no id or name contains it (and no other filter is set), it is compared as a name a person says and party_match gives the customer or the candidates to confirm (search_mode chooses). " +
+		description: "Search customers by id or name, or count them with summary. The search is literal text, not a filter language; when no id or name contains it (among the records the other filters admit), it is compared as a name a person says and party_match gives the customer or the candidates to confirm (search_mode chooses). " +
 			"Use a customer's name (its id) as the customer filter of other tools; to resolve a name as the user said it, pass customer_query to the invoice and order tools instead. " +
 			"Results are pages in a stable order; repeat the same request with meta.next_offset for the next page.",
 		fields: []string{"name", "customer_name", "customer_type", "customer_group", "territory", "default_currency", "disabled"},
@@ -41,7 +41,7 @@ func listSuppliersTool() connector.Tool {
 		tool:    "list_suppliers",
 		title:   "Suppliers",
 		doctype: "Supplier",
-		description: "Search suppliers by id or name, or count them with summary. The search is literal text, not a filter language; when no id or name contains it (and no other filter is set), it is compared as a name a person says and party_match gives the supplier or the candidates to confirm (search_mode chooses). " +
+		description: "Search suppliers by id or name, or count them with summary. The search is literal text, not a filter language; when no id or name contains it (among the records the other filters admit), it is compared as a name a person says and party_match gives the supplier or the candidates to confirm (search_mode chooses). " +
 			"Use a supplier's name (its id) as the supplier filter of other tools; to resolve a name as the user said it, pass supplier_query to the purchase tools instead. " +
 			"Results are pages in a stable order; repeat the same request with meta.next_offset for the next page.",
 		fields: []string{"name", "supplier_name", "supplier_type", "supplier_group", "country", "default_currency", "on_hold", "disabled"},

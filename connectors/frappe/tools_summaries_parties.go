@@ -358,7 +358,7 @@ func getPartyBalance(ctx context.Context, call *connector.Call) (any, error) {
 		if err := c.checkReportAccess(ctx, side.detailReport); err != nil {
 			return nil, err
 		}
-		m, err := resolveParty(ctx, c, side.party, a.PartyQuery)
+		m, err := resolveParty(ctx, c, side.party, a.PartyQuery, nil)
 		if err != nil {
 			return nil, err
 		}
