@@ -307,3 +307,43 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+var (
+	// reFuncEqTrue is a string function compared with true, "f(…) eq
+	// true", found in an expression whose string literals are blanked (so
+	// the arguments hold no parenthesis of their own); group 1 is the
+	// function call.
+	reFuncEqTrue = regexp.MustCompile(`(?i)\b((?:substringof|startswith|endswith)\s*\([^()]*\))\s+eq\s+true\b`)
+	// reTrueEqFunc is the comparison written the other way round; group 1
+	// is the start of the function call.
+	reTrueEqFunc = regexp.MustCompile(`(?i)\btrue\s+eq\s+((?:substringof|startswith|endswith)\s*\()`)
+)
+
+// dropEqTrue removes "eq true" from a string function compared with true
+// in a contract-API filter: "substringof('x', F) eq true" becomes
+// "substringof('x', F)". The two mean the same in OData v3, but
+// Acumatica's contract API answers the comparison with no rows and no
+// error, so a model's textbook filter would read as "no records" (seed
+// 000: MCP4Acumatica's normalizeODataFilter). Text inside string
+// literals is never touched; "eq false" is left as written.
+func dropEqTrue(expr string) string {
+	return keepGroup(reTrueEqFunc, keepGroup(reFuncEqTrue, expr))
+}
+
+// keepGroup replaces every match of re in expr by the match's group 1.
+// re is matched with expr's string literals blanked, so a literal that
+// reads like the pattern is left alone.
+func keepGroup(re *regexp.Regexp, expr string) string {
+	masked := reStringLiteral.ReplaceAllStringFunc(expr, func(lit string) string {
+		return "'" + strings.Repeat("x", len(lit)-2) + "'"
+	})
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(masked, -1) {
+		b.WriteString(expr[last:m[0]])
+		b.WriteString(expr[m[2]:m[3]])
+		last = m[1]
+	}
+	b.WriteString(expr[last:])
+	return b.String()
+}

@@ -107,3 +107,24 @@ func FuzzFilterGuidance(f *testing.F) {
 		}
 	})
 }
+
+func TestDropEqTrue(t *testing.T) {
+	for in, want := range map[string]string{
+		"substringof('acme', CustomerName) eq true":                      "substringof('acme', CustomerName)",
+		"startswith(CustomerID,'C0')   eq   true and Status eq 'Active'": "startswith(CustomerID,'C0') and Status eq 'Active'",
+		"true eq endswith(CustomerName, 'LLC')":                          "endswith(CustomerName, 'LLC')",
+		"substringof('a (b) eq true', Name) eq true":                     "substringof('a (b) eq true', Name)",
+		"substringof('O''Brien', Name) eq true or Hold eq true":          "substringof('O''Brien', Name) or Hold eq true",
+		// Left as written: a literal, eq false, a plain boolean field and
+		// a nested call (Acumatica refuses tolower anyway).
+		"Name eq 'substringof(x) eq true'":                "Name eq 'substringof(x) eq true'",
+		"substringof('acme', CustomerName) eq false":      "substringof('acme', CustomerName) eq false",
+		"IsActive eq true":                                "IsActive eq true",
+		"substringof('a', tolower(CustomerName)) eq true": "substringof('a', tolower(CustomerName)) eq true",
+		"substringof('acme', CustomerName) eq trueish":    "substringof('acme', CustomerName) eq trueish",
+	} {
+		if got := dropEqTrue(in); got != want {
+			t.Errorf("dropEqTrue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package acumatica
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +198,46 @@ func TestListCustomersForEveryUserKind(t *testing.T) {
 				t.Errorf("quoted search = %v", out)
 			}
 		})
+	}
+}
+
+// A string function compared with true ("substringof('x', F) eq true",
+// textbook OData v3 that models write) makes the contract API answer no
+// rows and no error. As MCP4Acumatica does (seed 000, its
+// normalizeODataFilter), the comparison is dropped so the bare function
+// reaches Acumatica: the rows are those the data holds, never a false
+// "no records".
+func TestListEntitiesStringFunctionEqTrue(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	var want []string
+	for _, r := range h.sim.Data().Records("Customer") {
+		if strings.Contains(strings.ToLower(r.String("CustomerName")), "foods") {
+			want = append(want, r.String("CustomerID"))
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no customer name contains foods: the case proves nothing")
+	}
+	for _, filter := range []string{
+		"substringof('foods', CustomerName) eq true",
+		"substringof('foods',CustomerName)  eq  true",
+		"(substringof('foods', CustomerName) eq true) and CustomerID ne 'none'",
+		"true eq substringof('foods', CustomerName)",
+	} {
+		out := h.mustRun(kindFull, "acumatica_list_entities", map[string]any{
+			"entity": "Customer", "filterExpression": filter, "top": 1000, "select": []string{"CustomerID", "CustomerName"}})
+		var got []string
+		for _, r := range out["results"].([]any) {
+			got = append(got, r.(map[string]any)["CustomerID"].(string))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", filter, got, want)
+		}
+	}
+	// A string literal that reads like the comparison is left alone.
+	out := h.mustRun(kindFull, "acumatica_list_entities", map[string]any{
+		"entity": "Customer", "filterExpression": "CustomerName eq 'substringof(x) eq true'", "top": 5})
+	if n := len(out["results"].([]any)); n != 0 {
+		t.Errorf("literal: %d rows", n)
 	}
 }

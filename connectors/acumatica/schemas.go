@@ -31,7 +31,8 @@ func selectProp() schema.Property {
 
 // filterProp is the OData $filter passed through verbatim.
 func filterProp(d filterDialect) schema.Property {
-	desc := "OData v3 $filter, passed to Acumatica verbatim, e.g. Status eq 'Open' and Date ge datetimeoffset'2026-01-01T00:00:00+00:00' or substringof('acme', CustomerName). Use the entity's field names exactly."
+	desc := "OData v3 $filter, passed to Acumatica verbatim, e.g. Status eq 'Open' and Date ge datetimeoffset'2026-01-01T00:00:00+00:00' or substringof('acme', CustomerName). Use the entity's field names exactly. " +
+		"Write substringof, startswith and endswith bare: Acumatica answers them compared with true with no rows, so erpgate drops such an eq true."
 	if d == dialectInquiry {
 		desc = "OData v4 $filter, passed to Acumatica verbatim, e.g. Status eq 'Open' and DueDate lt 2026-06-01 or contains(CustomerName,'acme'). Use the inquiry's column names exactly."
 	}

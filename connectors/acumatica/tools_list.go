@@ -81,7 +81,7 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 			name, info.Form, info.Screen)
 	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
-	op := contractOp{entity: a.Entity, filter: a.FilterExpression, sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
+	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
 	rows, err := c.listRows(ctx, op, limit+1)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,9 @@
 // {"value":…} wrappers, {} for empty fields, decimals with their column
 // scale, "2024-01-01T00:00:00+00:00" dates; detail collections and linked
 // entities only with $expand. Lists take an OData v3 $filter subset,
-// $select, $top and $skip (no default page size, no count).
+// $select, $top and $skip (no default page size, no count). As on a live
+// instance, substringof, startswith or endswith compared with true
+// ("substringof('x', F) eq true") matches no row, without an error.
 //
 // Error bodies follow the real ones: 401 HttpError; 403 "You have
 // insufficient rights to access the object (AR301000)."; 500 "No entity

@@ -90,6 +90,14 @@ func (c *filterCompiler) binary(x *fBinary) (evalFn, string, error) {
 	if !compatible(lt, rt) {
 		return nil, "", &filterError{fmt.Sprintf("A binary operator with incompatible types was detected. Found operand types '%s' and '%s' for operator kind '%s'.", lt, rt, comparisonOps[x.op])}
 	}
+	if c.d == odataV3 && x.op == "eq" && (stringFuncEqTrue(x.l, x.r) || stringFuncEqTrue(x.r, x.l)) {
+		// The contract API's filter binder answers a string function
+		// compared with true ("substringof('x', F) eq true", textbook
+		// OData v3) with no rows and no error; the bare function works.
+		// MCP4Acumatica found this against live StockItem and Vendor
+		// lists (seed 000, its normalizeODataFilter).
+		return func(any) any { return false }, "Edm.Boolean", nil
+	}
 	op := x.op
 	if lt == "null" || rt == "null" {
 		other := l
@@ -105,6 +113,17 @@ func (c *filterCompiler) binary(x *fBinary) (evalFn, string, error) {
 		return func(any) any { return false }, "Edm.Boolean", nil
 	}
 	return func(row any) any { return compareValues(l(row), r(row), op) }, "Edm.Boolean", nil
+}
+
+// stringFuncEqTrue reports whether call is substringof, startswith or
+// endswith and lit the literal true.
+func stringFuncEqTrue(call, lit fexpr) bool {
+	f, ok := call.(*fCall)
+	if !ok || f.name != "substringof" && f.name != "startswith" && f.name != "endswith" {
+		return false
+	}
+	l, ok := lit.(*fLiteral)
+	return ok && l.v == true
 }
 
 func typeClass(t string) string {

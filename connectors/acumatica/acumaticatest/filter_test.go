@@ -97,6 +97,30 @@ func TestContractFilterOperators(t *testing.T) {
 	}
 }
 
+// TestContractFilterStringFunctionEqTrue: the contract API answers a
+// string function compared with true with no rows and no error, while the
+// bare function (and the same comparison over OData v4) finds them.
+func TestContractFilterStringFunctionEqTrue(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	want := expectKeys(s.Data(), "Customer", func(r *Record) bool {
+		return strings.Contains(strings.ToLower(r.String("CustomerName")), "foods")
+	})
+	if len(want) == 0 {
+		t.Fatal("no customer name contains foods: the case proves nothing")
+	}
+	status, got, body := filterKeys(t, s, tok, "Customer", "substringof('foods', CustomerName)")
+	if status != http.StatusOK || !slices.Equal(got, want) {
+		t.Fatalf("bare: status %d, %v, want %v %s", status, got, want, body)
+	}
+	for _, f := range []string{"substringof('foods', CustomerName) eq true", "startswith(CustomerID, 'C0') eq true", "true eq endswith(CustomerName, 'LLC')"} {
+		status, got, body := filterKeys(t, s, tok, "Customer", f)
+		if status != http.StatusOK || len(got) != 0 {
+			t.Errorf("%q: status %d, %d keys %s, want 200 and none", f, status, len(got), body)
+		}
+	}
+}
+
 func TestContractFilterErrors(t *testing.T) {
 	s := newTestServer(t, Options{})
 	tok := passwordToken(t, s, "admin", "api")
