@@ -49,6 +49,7 @@ const (
 	moduleProjects     = "projects"
 	moduleTimeExpenses = "time and expenses"
 	moduleOrganisation = "organisation"
+	moduleFieldService = "field services"
 )
 
 func text(name, hint string) keySpec { return keySpec{Name: name, Kind: keyText, Hint: hint} }
@@ -190,6 +191,20 @@ var getterSpecs = []getterSpec{
 	{Entity: "Case", Tool: "case", Module: moduleCRM, Label: "support case",
 		Holds: "business account, subject, status, priority, owner, billable time and, expanded, activities",
 		Keys:  []keySpec{text("CaseID", "the case id, e.g. 000004")}, Expand: []string{"Activities", "Attributes", "RelatedCases", "Relations"}},
+	{Entity: "Activity", Tool: "activity", Module: moduleCRM, Label: "CRM activity (note, phone call, work item)",
+		Holds: "its type, summary, body, date, owner, status and the record it is about (RelatedEntityDescription)",
+		Keys:  []keySpec{{Name: "NoteID", Kind: keyGUID, Hint: "the activity's NoteID GUID"}}, Expand: []string{"TimeActivity"}},
+	{Entity: "Email", Tool: "email", Module: moduleCRM, Label: "e-mail activity",
+		Holds: "its subject, from, to, cc, body, mail status, whether it came in, owner and the record it is about",
+		Keys:  []keySpec{{Name: "NoteID", Kind: keyGUID, Hint: "the e-mail's NoteID GUID"}}, Expand: []string{"TimeActivity"}},
+	{Entity: "Event", Tool: "event", Module: moduleCRM, Label: "CRM event (meeting, appointment)",
+		Holds:  "its summary, start and end, location, priority, status, the record it is about and, with Attendees, who attends",
+		Keys:   []keySpec{{Name: "NoteID", Kind: keyGUID, Hint: "the event's NoteID GUID"}},
+		Expand: []string{"Attendees", "RelatedActivities", "Reminder", "TimeActivity"}},
+	{Entity: "Task", Tool: "task", Module: moduleCRM, Label: "CRM task",
+		Holds:  "its summary, status, priority, start and due dates, completion percentage, owner and the record it is about",
+		Keys:   []keySpec{{Name: "NoteID", Kind: keyGUID, Hint: "the task's NoteID GUID"}},
+		Expand: []string{"RelatedActivities", "RelatedTasks", "Reminder", "TimeActivity"}},
 
 	// Projects.
 	{Entity: "Project", Tool: "project", Module: moduleProjects, Label: "project",
@@ -201,6 +216,9 @@ var getterSpecs = []getterSpec{
 		Holds:  "description, status, dates and its billing and default settings",
 		Keys:   []keySpec{text("ProjectID", "the project id"), text("ProjectTaskID", "the task id")},
 		Expand: []string{"ActivityHistory", "Attributes", "BillingAndAllocationSettings", "CRMLink", "DefaultValues", "Properties", "VisibilitySettings"}},
+	{Entity: "ProjectTransaction", Tool: "project_transaction", Module: moduleProjects, Label: "project transaction (PM304000)",
+		Holds: "its module, status, description, total amount and quantities and, with Details, each line's project, task, account group, employee, quantity and amount",
+		Keys:  []keySpec{text("Module", "the module code: PM, AR, AP, GL, IN, CA…"), text("ReferenceNbr", "the reference number")}, Expand: []string{"Details"}},
 
 	// Time and expenses.
 	{Entity: "TimeEntry", Tool: "time_entry", Module: moduleTimeExpenses, Label: "time entry",
@@ -212,6 +230,18 @@ var getterSpecs = []getterSpec{
 	{Entity: "ExpenseReceipt", Tool: "expense_receipt", Module: moduleTimeExpenses, Label: "expense receipt",
 		Holds: "employee, date, expense item, amount, status and the claim it belongs to",
 		Keys:  []keySpec{text("ReceiptID", "the receipt id")}, Expand: []string{"ReceiptDetails", "TaxDetails"}},
+
+	// Field services.
+	{Entity: "ServiceOrder", Tool: "service_order", Module: moduleFieldService, Label: "field-service order (FS300100)",
+		Holds: "customer, date, description, status, priority, totals and, expanded, its service lines, appointments and contact",
+		Keys:  []keySpec{text("ServiceOrderType", "the service order type code, e.g. MRO"), text("ServiceOrderNbr", "the service order number")},
+		Expand: []string{"Address", "Appointments", "Attributes", "Contact", "ContractInfo", "DefaultStaff", "Details",
+			"FinancialDetails", "OtherInformation", "Prepayments", "TaxDetails", "Totals"}},
+	{Entity: "Appointment", Tool: "appointment", Module: moduleFieldService, Label: "field-service appointment (FS300200)",
+		Holds: "its service order, customer, status, scheduled and actual dates, totals, cost and profit and, expanded, staff, services and logs",
+		Keys:  []keySpec{text("ServiceOrderType", "the service order type code, e.g. MRO"), text("AppointmentNbr", "the appointment number")},
+		Expand: []string{"Attributes", "Details", "FinancialSettings", "Logs", "OtherInformation", "Prepayments", "Profitability",
+			"ResourceEquipment", "Staff", "TaxDetails", "Totals"}},
 
 	// Organisation.
 	{Entity: "Employee", Tool: "employee", Module: moduleOrganisation, Label: "employee",

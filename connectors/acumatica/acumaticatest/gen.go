@@ -37,6 +37,9 @@ func buildDataset(now time.Time) *Dataset {
 	g.module("inventory-documents", g.genInventoryDocuments)
 	g.module("time-expenses", g.genTimeAndExpenses)
 	g.module("journal", g.genJournal)
+	g.module("crm-activities", g.genActivities)
+	g.module("field-services", g.genFieldServices)
+	g.module("project-transactions", g.genProjectTransactions)
 	for _, t := range g.ds.tables {
 		t.sort()
 	}

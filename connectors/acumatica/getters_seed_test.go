@@ -1,0 +1,64 @@
+package acumatica
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// MCP4Acumatica (seed 000) had per-entity lookups for CRM activities
+// (Activity, Email, Event, Task, keyed by NoteID), field-service orders
+// and appointments, and project transactions. Each getter reads the
+// seeded record by its keys and returns it unwrapped.
+func TestActivityFieldServiceAndProjectTransactionGetters(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	for _, c := range []struct {
+		tool, entity string
+		keys         []string
+		field        string
+	}{
+		{"acumatica_get_activity", "Activity", []string{"NoteID"}, "Summary"},
+		{"acumatica_get_email", "Email", []string{"NoteID"}, "Subject"},
+		{"acumatica_get_event", "Event", []string{"NoteID"}, "Summary"},
+		{"acumatica_get_task", "Task", []string{"NoteID"}, "Summary"},
+		{"acumatica_get_service_order", "ServiceOrder", []string{"ServiceOrderType", "ServiceOrderNbr"}, "Description"},
+		{"acumatica_get_appointment", "Appointment", []string{"ServiceOrderType", "AppointmentNbr"}, "ServiceOrderNbr"},
+		{"acumatica_get_project_transaction", "ProjectTransaction", []string{"Module", "ReferenceNbr"}, "Description"},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			h.t = t
+			rows := h.sim.Data().Records(c.entity)
+			if len(rows) == 0 {
+				t.Fatalf("the simulator holds no %s", c.entity)
+			}
+			rec := rows[len(rows)/2]
+			args := map[string]any{}
+			for _, k := range c.keys {
+				args[k] = fmt.Sprint(rec.Value(k))
+			}
+			out := h.mustRun(kindFull, c.tool, args)
+			got := out["record"].(map[string]any)
+			for _, k := range c.keys {
+				if fmt.Sprint(got[k]) != fmt.Sprint(rec.Value(k)) {
+					t.Errorf("%s = %v, want %v", k, got[k], rec.Value(k))
+				}
+			}
+			if got[c.field] != rec.String(c.field) {
+				t.Errorf("%s = %v, want %q", c.field, got[c.field], rec.String(c.field))
+			}
+		})
+	}
+	// A project transaction's lines add up to its total.
+	h.t = t
+	pt := h.sim.Data().Records("ProjectTransaction")[2]
+	out := h.mustRun(kindFull, "acumatica_get_project_transaction", map[string]any{
+		"Module": pt.String("Module"), "ReferenceNbr": pt.String("ReferenceNbr"), "expand": []string{"Details"}})
+	rec := out["record"].(map[string]any)
+	lines, _ := rec["Details"].([]any)
+	if len(lines) != len(pt.Detail("Details")) || len(lines) == 0 {
+		t.Fatalf("Details = %v, want %d lines", rec["Details"], len(pt.Detail("Details")))
+	}
+	if total := rec["TotalAmount"].(json.Number).String(); total != pt.Decimal("TotalAmount").Format(4) {
+		t.Errorf("TotalAmount = %s, want %s", total, pt.Decimal("TotalAmount").Format(4))
+	}
+}
