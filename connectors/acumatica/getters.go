@@ -21,6 +21,10 @@ type keySpec struct {
 	Kind keyKind
 	// Hint tells a model what the value looks like.
 	Hint string
+	// Default, when set, is the value used when the caller leaves the key
+	// out: the usual document type, so that a number alone finds the
+	// common document (as MCP4Acumatica's getters did).
+	Default string
 }
 
 // getterSpec is one entity lookup.
@@ -54,6 +58,12 @@ const (
 
 func text(name, hint string) keySpec { return keySpec{Name: name, Kind: keyText, Hint: hint} }
 
+// docType is a document-type key whose usual value def is used when the
+// caller leaves it out.
+func docType(name, hint, def string) keySpec {
+	return keySpec{Name: name, Kind: keyText, Hint: hint, Default: def}
+}
+
 var getterSpecs = []getterSpec{
 	// Finance.
 	{Entity: "Account", Tool: "account", Module: moduleFinance, Label: "GL account",
@@ -86,12 +96,12 @@ var getterSpecs = []getterSpec{
 			"PaymentInstructions", "PrimaryContact", "Salespersons", "ShippingContact"}},
 	{Entity: "Invoice", Tool: "invoice", Module: moduleReceivables, Label: "AR invoice or memo (Invoices and Memos, AR301000)",
 		Holds: "customer, dates, status, amount, open balance, terms and, with Details, its lines; sales-order invoices are SalesInvoice",
-		Keys:  []keySpec{text("Type", "the document type's display name: Invoice, Debit Memo, Credit Memo, Prepayment Invoice"), text("ReferenceNbr", "the reference number")},
+		Keys:  []keySpec{docType("Type", "the document type's display name: Invoice, Debit Memo, Credit Memo, Prepayment Invoice", "Invoice"), text("ReferenceNbr", "the reference number")},
 		Expand: []string{"ApplicationsCreditMemo", "ApplicationsDefault", "BillToContact", "Details", "DiscountDetails",
 			"ShipToContact", "TaxDetails"}},
 	{Entity: "Payment", Tool: "payment", Module: moduleReceivables, Label: "AR payment, prepayment, refund or credit memo application (AR302000)",
 		Holds:  "customer, status, amounts, payment method and, expanded, the documents it applies to",
-		Keys:   []keySpec{text("Type", "the document type's display name: Payment, Prepayment, Refund, Credit Memo, Voided Payment"), text("ReferenceNbr", "the reference number")},
+		Keys:   []keySpec{docType("Type", "the document type's display name: Payment, Prepayment, Refund, Credit Memo, Voided Payment", "Payment"), text("ReferenceNbr", "the reference number")},
 		Expand: []string{"ApplicationHistory", "Charges", "DocumentsToApply", "OrdersToApply"}},
 	{Entity: "CustomerClass", Tool: "customer_class", Module: moduleReceivables, Label: "customer class",
 		Holds: "its default terms, currency, accounts and credit rules",
@@ -109,11 +119,11 @@ var getterSpecs = []getterSpec{
 			"RemittanceContact", "ShippingContact"}},
 	{Entity: "Bill", Tool: "bill", Module: modulePayables, Label: "AP bill or adjustment (AP301000)",
 		Holds:  "vendor, dates, status, amount, open balance, terms and, with Details, its lines",
-		Keys:   []keySpec{text("Type", "the document type's display name: Bill, Debit Adj., Credit Adj., Prepayment"), text("ReferenceNbr", "the reference number")},
+		Keys:   []keySpec{docType("Type", "the document type's display name: Bill, Debit Adj., Credit Adj., Prepayment", "Bill"), text("ReferenceNbr", "the reference number")},
 		Expand: []string{"Applications", "Details", "TaxDetails"}},
 	{Entity: "Check", Tool: "check", Module: modulePayables, Label: "AP payment (Checks and Payments, AP302000)",
 		Holds:  "vendor, status, payment amount, method, cash account and, with Details, the bills it pays",
-		Keys:   []keySpec{text("Type", "the document type's display name: Payment, Prepayment, Refund, Voided Payment"), text("ReferenceNbr", "the reference number")},
+		Keys:   []keySpec{docType("Type", "the document type's display name: Payment, Prepayment, Refund, Voided Payment", "Payment"), text("ReferenceNbr", "the reference number")},
 		Expand: []string{"Details", "History"}},
 	{Entity: "VendorClass", Tool: "vendor_class", Module: modulePayables, Label: "vendor class",
 		Holds: "its description and default settings",
@@ -122,12 +132,12 @@ var getterSpecs = []getterSpec{
 	// Sales.
 	{Entity: "SalesOrder", Tool: "sales_order", Module: moduleSales, Label: "sales order",
 		Holds: "customer, dates, status, totals, currency and, with Details, its lines (OrderQty, UnitPrice, LineDescription)",
-		Keys:  []keySpec{text("OrderType", "the two-letter order type code: SO, RM, RC, CM, QT…"), text("OrderNbr", "the order number")},
+		Keys:  []keySpec{docType("OrderType", "the two-letter order type code: SO, RM, RC, CM, QT…", "SO"), text("OrderNbr", "the order number")},
 		Expand: []string{"BillToAddress", "BillToContact", "Commissions", "Details", "DiscountDetails", "FinancialSettings",
 			"OrderRisks", "Payments", "Relations", "ShipToAddress", "ShipToContact", "Shipments", "ShippingSettings", "TaxDetails", "Totals"}},
 	{Entity: "SalesInvoice", Tool: "sales_invoice", Module: moduleSales, Label: "sales-order invoice (SO303000)",
 		Holds: "customer, dates, status, amount, balance and, with Details, its lines; AR invoices entered directly are Invoice",
-		Keys:  []keySpec{text("Type", "the document type's display name: Invoice, Debit Memo, Credit Memo"), text("ReferenceNbr", "the reference number")},
+		Keys:  []keySpec{docType("Type", "the document type's display name: Invoice, Debit Memo, Credit Memo", "Invoice"), text("ReferenceNbr", "the reference number")},
 		Expand: []string{"ApplicationsCreditMemo", "ApplicationsInvoice", "BillToAddress", "BillToContact", "BillingSettings",
 			"Commissions", "Details", "DiscountDetails", "FinancialDetails", "FreightDetails", "ShipToAddress", "ShipToContact", "TaxDetails"}},
 	{Entity: "Shipment", Tool: "shipment", Module: moduleSales, Label: "shipment",
@@ -137,11 +147,11 @@ var getterSpecs = []getterSpec{
 	// Purchasing.
 	{Entity: "PurchaseOrder", Tool: "purchase_order", Module: modulePurchasing, Label: "purchase order",
 		Holds:  "vendor, dates, status, totals and, with Details, its lines (OrderQty, UnitCost, received quantities)",
-		Keys:   []keySpec{text("Type", "the order type's display name: Normal, Drop-Ship, Blanket, Standard"), text("OrderNbr", "the order number")},
+		Keys:   []keySpec{docType("Type", "the order type's display name: Normal, Drop-Ship, Blanket, Standard", "Normal"), text("OrderNbr", "the order number")},
 		Expand: []string{"Details", "ShippingInstructions", "TaxDetails"}},
 	{Entity: "PurchaseReceipt", Tool: "purchase_receipt", Module: modulePurchasing, Label: "purchase receipt",
 		Holds:  "vendor, date, status, quantities and, with Details, the received lines",
-		Keys:   []keySpec{text("Type", "the receipt type's display name: Receipt, Return, Transfer Receipt"), text("ReceiptNbr", "the receipt number")},
+		Keys:   []keySpec{docType("Type", "the receipt type's display name: Receipt, Return, Transfer Receipt", "Receipt"), text("ReceiptNbr", "the receipt number")},
 		Expand: []string{"Details"}},
 
 	// Inventory.

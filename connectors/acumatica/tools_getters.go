@@ -18,6 +18,10 @@ func getterTool(conn *Connector, g getterSpec) connector.Tool {
 	keyNames := make([]string, len(g.Keys))
 	for i, k := range g.Keys {
 		keyNames[i] = k.Name
+		if k.Default != "" {
+			props = append(props, schema.Prop(k.Name, keySchema(k).WithDefault(k.Default)))
+			continue
+		}
 		props = append(props, schema.Prop(k.Name, keySchema(k)).Required())
 	}
 	if len(g.Expand) > 0 {
@@ -33,6 +37,11 @@ func getterTool(conn *Connector, g getterSpec) connector.Tool {
 	desc := fmt.Sprintf("Get one %s from Acumatica by %s, as the signed-in user: %s. "+
 		"Returns the record with plain values: Acumatica's {\"value\": x} wrappers removed, empty fields null, decimals exactly as stored. ",
 		g.Label, keyPhrase, g.Holds)
+	for _, k := range g.Keys {
+		if k.Default != "" {
+			desc += fmt.Sprintf("Left out, %s is %s; name it for any other type. ", k.Name, k.Default)
+		}
+	}
 	if len(g.Expand) > 0 {
 		desc += "expand adds " + strings.Join(g.Expand, ", ") + ". "
 	}
@@ -96,7 +105,9 @@ func runGetter(ctx context.Context, c *client, g getterSpec, raw json.RawMessage
 	keysOut := map[string]string{}
 	for _, k := range g.Keys {
 		var v string
-		if err := json.Unmarshal(all[k.Name], &v); err != nil {
+		if given, ok := all[k.Name]; !ok && k.Default != "" {
+			v = k.Default
+		} else if err := json.Unmarshal(given, &v); err != nil {
 			return nil, toolerr.New(toolerr.InvalidArgument, "%s must be text", k.Name)
 		}
 		v = strings.TrimSpace(v)
