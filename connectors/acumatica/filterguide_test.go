@@ -1,6 +1,7 @@
 package acumatica
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -127,4 +128,34 @@ func TestDropEqTrue(t *testing.T) {
 			t.Errorf("dropEqTrue(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzDropEqTrue: whatever the filter, dropping "eq true" only removes
+// bytes (the result is a subsequence of the filter, never longer), leaves
+// every string literal as it was, and leaves a filter without "eq" alone.
+func FuzzDropEqTrue(f *testing.F) {
+	f.Add("substringof('acme', CustomerName) eq true")
+	f.Add("true eq endswith(CustomerName, 'LLC') and Hold eq true")
+	f.Add("substringof('a (b) eq true', Name) eq true")
+	f.Add("substringof('O''Brien', Name) eq true or x eq 'y")
+	f.Add("startswith(A,'é')\teq\nTRUE eq true")
+	f.Fuzz(func(t *testing.T, expr string) {
+		out := dropEqTrue(expr)
+		if !strings.Contains(strings.ToLower(expr), "eq") && out != expr {
+			t.Fatalf("dropEqTrue(%q) = %q without an eq", expr, out)
+		}
+		i := 0
+		for j := 0; j < len(out); j++ {
+			for i < len(expr) && expr[i] != out[j] {
+				i++
+			}
+			if i == len(expr) {
+				t.Fatalf("dropEqTrue(%q) = %q, which is not the filter with bytes removed", expr, out)
+			}
+			i++
+		}
+		if got, want := reStringLiteral.FindAllString(out, -1), reStringLiteral.FindAllString(expr, -1); !slices.Equal(got, want) {
+			t.Fatalf("dropEqTrue(%q) = %q: literals %q, want %q", expr, out, got, want)
+		}
+	})
 }
