@@ -23,6 +23,12 @@ import (
 //     a stored challenge without a verifier deletes the code), refresh_token
 //     (a new access and refresh token each time; the old refresh token is
 //     NOT revoked) and password; tokens last 3600 s;
+//   - an access token and its refresh token are one OAuth Bearer Token
+//     document with one status: revoking either revokes both;
+//   - a refresh grant with a refresh token that is unknown or revoked is
+//     not an OAuth error: validate_refresh_token's frappe.get_doc raises
+//     DoesNotExistError, so the answer is Frappe's 404 ("OAuth Bearer
+//     Token {'refresh_token': ..., 'status': 'Active'} not found");
 //   - the client secret is never checked; client_id must be in the body;
 //     "Authorization: Basic" on get_token is Frappe's API-key check and
 //     fails with 401 before the OAuth code runs;
@@ -88,9 +94,12 @@ type oauthCode struct {
 	valid                            bool
 }
 
-// refreshGrant is a refresh token.
+// refreshGrant is the refresh token of an OAuth Bearer Token document.
+// The document holds the access token too (its name) and one status:
+// revoking either token revokes both.
 type refreshGrant struct {
 	client, user, scope string
+	access              string // the access token issued with it
 	revoked             bool
 }
 
@@ -212,7 +221,8 @@ func (s *Simulator) RefreshCount() int {
 }
 
 // RevokeRefreshTokens revokes every refresh token of the user (by e-mail),
-// as an administrator revoking OAuth Bearer Tokens would.
+// and with them the access tokens of the same OAuth Bearer Token
+// documents, as an administrator revoking those documents would.
 func (s *Simulator) RevokeRefreshTokens(email string) {
 	p := s.oauth()
 	p.mu.Lock()
@@ -220,6 +230,7 @@ func (s *Simulator) RevokeRefreshTokens(email string) {
 	for _, g := range p.refresh {
 		if strings.EqualFold(g.user, email) {
 			g.revoked = true
+			s.tokens.revoke(g.access)
 		}
 	}
 }

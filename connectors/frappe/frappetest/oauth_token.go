@@ -21,9 +21,13 @@ func (rc *reqCtx) oauthGetToken() *apiError {
 	p.mu.Lock()
 	client := p.clients[clientID]
 	p.mu.Unlock()
-	// authenticate_client only loads the client by id; the secret is never
-	// compared.
+	// authenticate_client only loads the client by id (frappe.get_doc, so
+	// an unknown id is a 404 DoesNotExistError, not an OAuth error); the
+	// secret is never compared.
 	if client == nil {
+		if clientID != "" {
+			return notFound("OAuth Client " + clientID + " not found")
+		}
 		return oauthError(rc.w, http.StatusBadRequest, "invalid_client", "")
 	}
 	switch rc.formString("grant_type") {
@@ -67,7 +71,14 @@ func (rc *reqCtx) grantRefresh(p *oauthProvider, client *OAuthClient) *apiError 
 	tok := rc.formString("refresh_token")
 	p.mu.Lock()
 	g := p.refresh[tok]
-	if g == nil || g.revoked || g.client != client.ID {
+	if g == nil || g.revoked {
+		// validate_refresh_token is frappe.get_doc("OAuth Bearer Token",
+		// {"refresh_token": tok, "status": "Active"}): no such document is
+		// a DoesNotExistError, which get_token does not catch.
+		p.mu.Unlock()
+		return notFound("OAuth Bearer Token {'refresh_token': " + pyStrRepr(tok) + ", 'status': 'Active'} not found")
+	}
+	if g.client != client.ID {
 		p.mu.Unlock()
 		return oauthError(rc.w, http.StatusBadRequest, "invalid_grant", "")
 	}
@@ -93,7 +104,7 @@ func (rc *reqCtx) issueTokens(p *oauthProvider, client *OAuthClient, email, scop
 	refresh := randomToken(30)
 	p.mu.Lock()
 	p.access[access] = client.ID
-	p.refresh[refresh] = &refreshGrant{client: client.ID, user: email, scope: scope}
+	p.refresh[refresh] = &refreshGrant{client: client.ID, user: email, scope: scope, access: access}
 	p.mu.Unlock()
 	body := map[string]any{
 		"access_token": access, "expires_in": 3600, "token_type": "Bearer", "scope": scope, "refresh_token": refresh,
@@ -123,14 +134,28 @@ func idToken(client *OAuthClient, accessToken string, claims map[string]any) str
 	return signing + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// oauthRevoke is POST .../oauth2.revoke_token: always 200 {}.
+// oauthRevoke is POST .../oauth2.revoke_token: always 200 {}. The
+// validator's revoke_token sets the OAuth Bearer Token document's status
+// to Revoked, found by its refresh_token with token_type_hint
+// refresh_token, and by its name (the access token) otherwise, so a
+// refresh token sent without that hint revokes nothing. Either way the
+// document's access and refresh token both die.
 func (rc *reqCtx) oauthRevoke() *apiError {
 	tok := rc.formString("token")
-	rc.s.tokens.revoke(tok)
 	p := rc.s.oauth()
 	p.mu.Lock()
-	if g := p.refresh[tok]; g != nil {
-		g.revoked = true
+	if rc.formString("token_type_hint") == "refresh_token" {
+		if g := p.refresh[tok]; g != nil {
+			g.revoked = true
+			rc.s.tokens.revoke(g.access)
+		}
+	} else {
+		rc.s.tokens.revoke(tok)
+		for _, g := range p.refresh {
+			if g.access == tok {
+				g.revoked = true
+			}
+		}
 	}
 	p.mu.Unlock()
 	writeJSONResponse(rc.w, http.StatusOK, newObject(0))

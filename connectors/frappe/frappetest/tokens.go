@@ -80,5 +80,16 @@ func (s *Simulator) IssueAccessToken(email string, ttl time.Duration) string {
 	return s.tokens.issue(email, ttl, "all openid")
 }
 
-// RevokeAccessToken marks a token Revoked; later requests with it get 401.
-func (s *Simulator) RevokeAccessToken(token string) { s.tokens.revoke(token) }
+// RevokeAccessToken marks a token's OAuth Bearer Token document Revoked:
+// later requests with it get 401, and its refresh token is dead too.
+func (s *Simulator) RevokeAccessToken(token string) {
+	s.tokens.revoke(token)
+	p := s.oauth()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, g := range p.refresh {
+		if g.access == token {
+			g.revoked = true
+		}
+	}
+}
