@@ -148,6 +148,12 @@ func tokenError(ctx context.Context, err error) error {
 		// The code or refresh token is unknown, used, revoked or was issued
 		// to another client: it will never work again.
 		return fmt.Errorf("%w (%s)", connector.ErrRefreshTokenDead, re.ErrorCode)
+	case re != nil && re.Response.StatusCode == http.StatusNotFound && missingTokenDocument(re.Body):
+		// Frappe v15 looks the refresh token (and the client) up with
+		// frappe.get_doc, so one that is revoked or unknown is a
+		// DoesNotExistError (404), not invalid_grant. Its message quotes
+		// the token: only the exception type is read.
+		return fmt.Errorf("%w (the ERP no longer has this refresh token: it was revoked or removed)", connector.ErrRefreshTokenDead)
 	case re != nil && re.Response.StatusCode/100 == 2:
 		return invalidResponse("the ERP's token endpoint answered with an error instead of a token")
 	case re != nil:
@@ -164,6 +170,15 @@ func tokenError(ctx context.Context, err error) error {
 	}
 	// No access token, or a body that is not a token.
 	return invalidResponse("the ERP's token endpoint answered without an access token")
+}
+
+// missingTokenDocument reports whether a get_token answer is Frappe's
+// DoesNotExistError for a document it looked up (the OAuth Bearer Token
+// of the refresh token, or the OAuth Client): a thrown "not found" with a
+// message, unlike the bare one of an unknown route.
+func missingTokenDocument(body []byte) bool {
+	var fe frappeError
+	return json.Unmarshal(body, &fe) == nil && fe.ExcType == "DoesNotExistError" && fe.ServerMessages != ""
 }
 
 // deadGrant reports whether an OAuth error code says the grant presented
