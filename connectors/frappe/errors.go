@@ -78,7 +78,9 @@ func suffix(excType string) string {
 	return " (" + excType + ")"
 }
 
-var tagPattern = regexp.MustCompile(`<[^>]*>`)
+// tagPattern matches an HTML tag: "<" then a tag name (or "/" and one),
+// so the comparison signs of a message ("=, !=, >, <, >=") stay.
+var tagPattern = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>`)
 
 // userMessage returns the text of Frappe's _server_messages (a JSON string
 // holding a list of JSON strings) or _error_message, without HTML.
