@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,8 +35,10 @@ import (
 //     fails with 401 before the OAuth code runs;
 //   - with the openid scope, the code and refresh grants return an
 //     id_token signed HS256 with the client secret (finalize_id_token);
-//   - authorize refuses a scope the client lacks (invalid_scope) and a
-//     client whose response type is not Code (unauthorized_client);
+//   - authorize refuses a scope the client lacks (invalid_scope), a
+//     client whose response type is not Code (unauthorized_client), and a
+//     user with none of the client's Allowed Roles (invalid_client_id, the
+//     answer for an unknown client: validate_client_id checks both);
 //   - revoke_token always answers 200 {};
 //   - openid_profile answers only a Bearer token with the openid scope;
 //     it and openid_configuration answer top-level JSON.
@@ -67,6 +70,22 @@ type OAuthClient struct {
 	GrantType, ResponseType string
 	// SkipAuthorization skips the Confirm Access page.
 	SkipAuthorization bool
+	// AllowedRoles are the roles that may use the client: authorize (and
+	// approve) answer invalid_client_id to a signed-in user with none of
+	// them, as validate_client_id does (user_has_allowed_role). The
+	// default is Desk User, the role every system user has.
+	AllowedRoles []string
+}
+
+// DeskUser is SYSTEM_USER_ROLE, the automatic role of every system user
+// and the default allowed role of an OAuth Client.
+const DeskUser = "Desk User"
+
+// allows reports whether u may use the client (user_has_allowed_role).
+// Every demo user is a system user, so Desk User is theirs.
+func (c OAuthClient) allows(u *User) bool {
+	roles := c.withDefaults().AllowedRoles
+	return slices.Contains(roles, DeskUser) || u.hasRole(roles)
 }
 
 // withDefaults fills in the doctype's defaults.
@@ -80,6 +99,10 @@ func (c OAuthClient) withDefaults() OAuthClient {
 	if c.ResponseType == "" {
 		c.ResponseType = "Code"
 	}
+	if len(c.AllowedRoles) == 0 {
+		c.AllowedRoles = []string{DeskUser}
+	}
+	c.AllowedRoles = append([]string(nil), c.AllowedRoles...)
 	if c.DefaultRedirectURI == "" && len(c.RedirectURIs) > 0 {
 		c.DefaultRedirectURI = c.RedirectURIs[0]
 	}

@@ -22,7 +22,7 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 	p.mu.Lock()
 	client := p.clients[clientID]
 	p.mu.Unlock()
-	if client == nil {
+	if client == nil || !client.allows(rc.user) {
 		return authorizeError(rc.w, http.StatusBadRequest, "invalid_client_id")
 	}
 	if !slices.Contains(client.RedirectURIs, redirectURI) {
@@ -70,6 +70,10 @@ func (rc *reqCtx) oauthApprove() *apiError {
 	clientID, redirectURI := rc.formString("client_id"), rc.formString("redirect_uri")
 	p.mu.Lock()
 	client := p.clients[clientID]
+	if client != nil && !client.allows(rc.user) {
+		p.mu.Unlock()
+		return authorizeError(rc.w, http.StatusBadRequest, "invalid_client_id")
+	}
 	if client == nil || !slices.Contains(client.RedirectURIs, redirectURI) {
 		p.mu.Unlock()
 		return authorizeError(rc.w, http.StatusBadRequest, "invalid_request")

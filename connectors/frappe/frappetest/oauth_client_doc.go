@@ -87,10 +87,29 @@ func oauthClientDoc(c OAuthClient, owner string) *object {
 		{"client_secret", c.Secret}, {"skip_authorization", boolInt(c.SkipAuthorization)}, {"scopes", c.Scopes},
 		{"redirect_uris", strings.Join(c.RedirectURIs, " ")}, {"default_redirect_uri", c.DefaultRedirectURI},
 		{"grant_type", c.GrantType}, {"response_type", c.ResponseType}, {"doctype", oauthClientDoctype},
+		{"allowed_roles", allowedRoleRows(c, owner, now)},
 	} {
 		o.set(kv[0].(string), kv[1])
 	}
 	return o
+}
+
+// allowedRoleRows is the client's allowed_roles table (OAuth Client Role
+// rows) as a document read returns it.
+func allowedRoleRows(c OAuthClient, owner, stamp string) []any {
+	var rows []any
+	for i, role := range c.withDefaults().AllowedRoles {
+		r := newObject(13)
+		for _, kv := range [][2]any{
+			{"name", generateHash(10)}, {"owner", owner}, {"creation", stamp}, {"modified", stamp}, {"modified_by", owner},
+			{"docstatus", int64(0)}, {"idx", int64(i + 1)}, {"role", role}, {"parent", c.ID}, {"parentfield", "allowed_roles"},
+			{"parenttype", oauthClientDoctype}, {"doctype", "OAuth Client Role"},
+		} {
+			r.set(kv[0].(string), kv[1])
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 func boolInt(b bool) int64 {

@@ -78,6 +78,6 @@ func (rc *reqCtx) oauthClientDoc(name string) *apiError {
 	o.set("grant_type", cp.GrantType)
 	o.set("response_type", cp.ResponseType)
 	o.set("doctype", "OAuth Client")
-	o.set("allowed_roles", []any{})
+	o.set("allowed_roles", allowedRoleRows(cp, "Administrator", "2026-06-01 09:00:00.000000"))
 	return rc.respond("data", o)
 }
