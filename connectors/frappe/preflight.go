@@ -117,8 +117,10 @@ func checkRedirectURI(ctx context.Context, c *Connector, site connector.Site, in
 	_ = json.Unmarshal(body, &e)
 	switch e.Error {
 	case "invalid_client_id":
-		return connector.Fail(id, title, "Frappe has no OAuth Client "+in.OAuthClient.ID,
-			"create an OAuth Client in Frappe (/app/oauth-client/new) with Redirect URI "+in.RedirectURI+" and put its client id and secret on the site")
+		// validate_client_id gives this answer both for a client that does
+		// not exist and for one whose Allowed Roles the API user has none of.
+		return connector.Fail(id, title, "Frappe refused OAuth Client "+in.OAuthClient.ID+" for the API user (invalid_client_id): the client does not exist, or the API user has none of its Allowed Roles",
+			"open OAuth Client "+in.OAuthClient.ID+" in Frappe (/app/oauth-client/"+url.PathEscape(in.OAuthClient.ID)+"): if it exists, give its Allowed Roles a role the API user and the people who sign in have (Desk User, the default, admits every system user); if it does not, create an OAuth Client (/app/oauth-client/new) with Redirect URI "+in.RedirectURI+" and put its client id and secret on the site")
 	case "mismatching_redirect_uri":
 		return connector.Fail(id, title, "OAuth Client "+in.OAuthClient.ID+" does not list "+in.RedirectURI, fix)
 	case "unauthorized_client", "unsupported_response_type":
