@@ -167,7 +167,8 @@
 // exist (404), the user needs one of its roles ("You don't have access to
 // Report: X") and report permission on its reference doctype ("You don't
 // have permission to get a report on: Y"), both 403; Stock Balance is a
-// prepared report answering {"prepared_report":true,"doc":null,
+// prepared report (and so is any report in Options.PreparedReports)
+// answering {"prepared_report":true,"doc":null,
 // "add_total_row":true} unless ignore_prepared_report; the envelope is
 // result, columns, message, chart, report_summary, skip_total_row, status,
 // execution_time, add_total_row; rows of other companies are removed from

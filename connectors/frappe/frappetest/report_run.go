@@ -1,6 +1,7 @@
 package frappetest
 
 import (
+	"slices"
 	"time"
 )
 
@@ -128,13 +129,18 @@ func (rc *reqCtx) methodQueryReportRun() *apiError {
 		return err
 	}
 	ignore, _ := rc.arg("ignore_prepared_report")
-	if spec.prepared && !sbool(ignore) {
+	if (spec.prepared || slices.Contains(rc.s.opts.PreparedReports, name)) && !sbool(ignore) {
 		// No completed Prepared Report exists for these filters: Frappe
-		// answers with the (empty) prepared-report envelope.
+		// answers with the (empty) prepared-report envelope, add_total_row
+		// being the report's flag (0 when it is off).
 		o := newObject(3)
 		o.set("prepared_report", true)
 		o.set("doc", nil)
-		o.set("add_total_row", true)
+		if spec.addTotalRow {
+			o.set("add_total_row", true)
+		} else {
+			o.set("add_total_row", 0)
+		}
 		return rc.respond("message", o)
 	}
 	obj, _ := filters.(*object)

@@ -54,6 +54,13 @@ type Options struct {
 	// shares), as a site whose companies keep different fiscal years has
 	// them. By default every seeded year is linked to every company.
 	FiscalYearCompanies map[string][]string
+	// PreparedReports are reports this site runs as prepared reports on
+	// top of Stock Balance (whose report JSON says so): an administrator
+	// ticked Prepared Report, or Frappe ticked it itself after one run
+	// took over 15 seconds (report.py enable_prepared_report), as a large
+	// site's General Ledger does. query_report.run then answers them with
+	// the empty prepared-report envelope unless ignore_prepared_report.
+	PreparedReports []string
 	// FrappeVersion is the framework's version get_versions reports
 	// (default 15.55.1, the release shared/erp-api/frappe/api-facts.md was read from).
 	FrappeVersion string
