@@ -60,15 +60,15 @@ func TestRefreshWithARevokedTokenIsDead(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		revoke func(connector.Site, connector.UpstreamToken)
+		revoke func(connector.Site, connector.OAuthClient, connector.UpstreamToken)
 	}{
-		{"refresh token revoked", func(st connector.Site, tok connector.UpstreamToken) {
-			revoke(st, url.Values{"token": {tok.RefreshToken.Reveal()}, "token_type_hint": {"refresh_token"}})
+		{"refresh token revoked", func(st connector.Site, held connector.OAuthClient, tok connector.UpstreamToken) {
+			revoke(st, url.Values{"token": {tok.RefreshToken.Reveal()}, "token_type_hint": {"refresh_token"}, "client_id": {held.ID}})
 		}},
-		{"access token revoked", func(st connector.Site, tok connector.UpstreamToken) {
-			revoke(st, url.Values{"token": {tok.AccessToken.Reveal()}})
+		{"access token revoked", func(st connector.Site, held connector.OAuthClient, tok connector.UpstreamToken) {
+			revoke(st, url.Values{"token": {tok.AccessToken.Reveal()}, "client_id": {held.ID}})
 		}},
-		{"revoked by an administrator", func(connector.Site, connector.UpstreamToken) { s.RevokeRefreshTokens(u.Email) }},
+		{"revoked by an administrator", func(connector.Site, connector.OAuthClient, connector.UpstreamToken) { s.RevokeRefreshTokens(u.Email) }},
 		{"unknown refresh token", nil},
 		{"client removed", nil},
 	} {
@@ -77,7 +77,7 @@ func TestRefreshWithARevokedTokenIsDead(t *testing.T) {
 			refresh := tok.RefreshToken
 			switch {
 			case tc.revoke != nil:
-				tc.revoke(st, tok)
+				tc.revoke(st, held, tok)
 			case tc.name == "client removed":
 				held.ID = "c0ffee0001"
 			default:
