@@ -301,3 +301,38 @@ func TestCleanTextKeepsComparisons(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedReportSamplesThroughTools runs the report tools on the
+// recorded General Ledger and Accounts Receivable answers.
+func TestRecordedReportSamplesThroughTools(t *testing.T) {
+	srv := fakeReports(t, map[string]string{
+		reportGeneralLedger: string(sample(t, "20_query_report_general_ledger.json")),
+		reportReceivable:    string(sample(t, "22_query_report_ar_total_row_tail.json")),
+	})
+	gl, err := callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := gl["rows"].([]any)
+	if mustInt(t, gl["row_count"]) != 1 || len(rows) != 1 {
+		t.Fatalf("general ledger rows %v", gl["rows"])
+	}
+	if r := rows[0].(map[string]any); r["voucher_no"] != "ACC-SINV-2025-00001" || r["debit"] != json.Number("500") || r["balance"] != json.Number("500") {
+		t.Errorf("entry %v", r)
+	}
+	if total := gl["total"].(map[string]any); total["debit"] != json.Number("500") || total["credit"] != json.Number("0") {
+		t.Errorf("total %v", total)
+	}
+
+	ar, err := callFake(t, srv, "get_accounts_receivable", map[string]any{"company": "Demo Co", "report_date": "2025-03-02"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = ar["rows"].([]any)
+	if mustInt(t, ar["row_count"]) != 1 || len(rows) != 1 {
+		t.Fatalf("receivable rows %v", ar["rows"])
+	}
+	if r := rows[0].(map[string]any); r["voucher_no"] != "ACC-SINV-2025-00002" || r["outstanding"] != json.Number("1180") {
+		t.Errorf("receivable %v", r)
+	}
+}
