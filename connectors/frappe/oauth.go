@@ -153,7 +153,7 @@ func tokenError(ctx context.Context, err error) error {
 		// frappe.get_doc, so one that is revoked or unknown is a
 		// DoesNotExistError (404), not invalid_grant. Its message quotes
 		// the token: only the exception type is read.
-		return fmt.Errorf("%w (the ERP no longer has this refresh token: it was revoked or removed)", connector.ErrRefreshTokenDead)
+		return fmt.Errorf("%w (the ERP has no such token or OAuth client any more: it was revoked or removed)", connector.ErrRefreshTokenDead)
 	case re != nil && re.Response.StatusCode/100 == 2:
 		return invalidResponse("the ERP's token endpoint answered with an error instead of a token")
 	case re != nil:
