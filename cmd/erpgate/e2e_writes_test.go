@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -401,6 +402,32 @@ func runWriteSuite(t *testing.T, e *writeERP) {
 		}
 		if got := e.actionStatus(t, link); got != "failed" {
 			t.Errorf("Alice's action is %q", got)
+		}
+	})
+
+	t.Run("invisible and direction-changing characters in a value are shown on the page, not hidden", func(t *testing.T) {
+		// The model asks to set an e-mail address holding a zero-width
+		// space and a right-to-left override: a browser draws neither,
+		// and the override reverses what follows, so the approver would
+		// read another address than the one the ERP would store.
+		k, _ := args()
+		email := fmt.Sprintf("acc\u200bounts.%d@exa\u202emple.com", k)
+		link := e.approvalRequired(t, callTool(t, plain.cs, e.UpdateTool, e.UpdateArgs(email)))
+		page := e.decide(t, link, e.Alice, "reject")
+		if got := e.actionStatus(t, link); got != "rejected" {
+			t.Fatalf("the action is %q; last page HTTP %d: %s", got, page.Status, pageText(page.Body))
+		}
+		text := html.UnescapeString(page.Body)
+		if !strings.Contains(text, fmt.Sprintf(".%d@exa", k)) {
+			t.Fatalf("the approver's page does not show the e-mail address: %s", pageText(page.Body))
+		}
+		for _, c := range []string{"\u200b", "\u202e"} {
+			if strings.Contains(page.Body, c) {
+				t.Errorf("the approver's page carries %U as is, which the browser does not show as itself", []rune(c)[0])
+			}
+			if marker := fmt.Sprintf("%U", []rune(c)[0]); !strings.Contains(text, marker) {
+				t.Errorf("the approver's page does not name the invisible character %s", marker)
+			}
 		}
 	})
 

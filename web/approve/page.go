@@ -131,23 +131,34 @@ func (h *Handler) view(p pending, user, key string) view {
 		v.SignedInAs = user
 	}
 	if approver {
+		// Every value shown comes from the model's arguments, the ERP or
+		// the client's registration: hidden characters are shown
+		// (shown.go).
+		var sh shower
 		v.ShowDetails = true
-		v.DocType, v.DocName, v.Summary = a.Preview.DocType, a.Preview.DocName, a.Preview.Summary
+		v.DocType, v.DocName, v.Summary = sh.text(a.Preview.DocType), sh.text(a.Preview.DocName), sh.text(a.Preview.Summary)
 		for _, f := range a.Preview.Fields {
 			label := f.Label
 			if label == "" {
 				label = f.Name
 			}
-			v.Fields = append(v.Fields, fieldView{Label: label, Name: f.Name, Before: f.Before, After: f.After,
+			v.Fields = append(v.Fields, fieldView{Label: sh.text(label), Name: sh.text(f.Name), Before: sh.text(f.Before), After: sh.text(f.After),
 				HasBefore: f.HasBefore, Changed: !f.HasBefore || f.Before != f.After})
 			v.HasBefore = v.HasBefore || f.HasBefore
 		}
-		v.Tables, v.Warnings = a.Preview.Tables, a.Preview.Warnings
-		v.ProposedBy = proposer(a)
+		v.Tables = sh.tables(a.Preview.Tables)
+		for _, w := range a.Preview.Warnings {
+			v.Warnings = append(v.Warnings, sh.text(w))
+		}
+		v.ProposedBy = sh.text(proposer(a))
 		if !service { // a service token's id is named in ProposedBy; it is no AI client
-			v.Client, v.ClientName = a.ClientID, p.clientName
+			v.Client, v.ClientName = sh.text(a.ClientID), sh.text(p.clientName)
 		}
 		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
+		v.Detail = sh.text(v.Detail)
+		if sh.found {
+			v.Warnings = append([]string{hiddenWarning}, v.Warnings...)
+		}
 	} else {
 		// What the ERP answered quotes its values, like the preview.
 		v.Detail = ""
