@@ -13,6 +13,10 @@ type sellingLine struct {
 	qtyM                int64 // when not 0: the quantity in thousandths, in place of qtyH (a written line's)
 	rateC, amountC      int64
 	baseRateC, baseAmtC int64
+	// uom and factor: a written line's unit and how many stock units one
+	// is, when it is not the stock unit (factor 0: the stock unit).
+	uom    string
+	factor int64
 }
 
 // sellingCalc holds the header totals of a selling document.
@@ -209,11 +213,15 @@ func pricedItemRow(l sellingLine) map[string]any {
 	row["item_code"] = l.item.Code
 	row["item_name"] = l.item.Name
 	row["description"] = l.item.Name
+	factor := max(l.factor, 1)
 	row["qty"] = qtyMDec(l.thousandths())
 	row["stock_uom"] = l.item.UOM
 	row["uom"] = l.item.UOM
-	row["conversion_factor"] = Units(1)
-	row["stock_qty"] = qtyMDec(l.thousandths())
+	if l.uom != "" {
+		row["uom"] = l.uom
+	}
+	row["conversion_factor"] = Units(factor)
+	row["stock_qty"] = qtyMDec(l.thousandths() * factor)
 	row["price_list_rate"] = Cents(l.rateC)
 	row["base_price_list_rate"] = Cents(l.baseRateC)
 	row["rate"] = Cents(l.rateC)
@@ -224,7 +232,7 @@ func pricedItemRow(l sellingLine) map[string]any {
 	row["net_amount"] = Cents(l.amountC)
 	row["base_net_rate"] = Cents(l.baseRateC)
 	row["base_net_amount"] = Cents(l.baseAmtC)
-	row["stock_uom_rate"] = Cents(l.rateC)
+	row["stock_uom_rate"] = Cents((l.rateC + factor/2) / factor)
 	row["item_group"] = l.item.Group
 	return row
 }

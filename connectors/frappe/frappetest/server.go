@@ -36,6 +36,14 @@ type Options struct {
 	// an accent-sensitive collation: "%cafe%" no longer matches "Café".
 	// "=" and ordering keep the default collation.
 	AccentSensitiveLike bool
+	// SalesUnits gives items, by item code, a sales unit other than their
+	// stock unit: the Item's sales_uom, and a row of its UOM Conversion
+	// Detail saying how many stock units one is. As in ERPNext
+	// (get_item_details), a Sales Order line that names no uom is then
+	// in the sales unit: its qty counts sales units, its stock_qty is
+	// qty × the factor, and its price list rate is the stock unit's ×
+	// the factor.
+	SalesUnits map[string]SalesUnit
 	// MissingDoctypes are DocTypes this site does not have (an app not
 	// installed): lists, reads and counts of them answer 404 "DocType X
 	// not found", as Frappe does.
@@ -107,6 +115,15 @@ func NewHandler(opts Options) *Simulator {
 		hits:     map[string]int{},
 	}
 	s.cur.Store(data)
+	for code, su := range opts.SalesUnits {
+		it := data.Get("Item", code)
+		if it == nil || su.UOM == "" || su.Factor < 2 {
+			panic("frappetest: SalesUnits: no seeded Item " + code + ", or no unit of more than one stock unit")
+		}
+		d := it.clone()
+		d.Fields["sales_uom"] = su.UOM
+		s.cur.Store(s.dataset().withDoc(d))
+	}
 	for year, companies := range opts.FiscalYearCompanies {
 		fy := data.Get("Fiscal Year", year)
 		if fy == nil {
@@ -206,6 +223,32 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// SalesUnit is an item's sales unit (Options.SalesUnits): the UOM, and
+// how many stock units one is (a whole number above 1).
+type SalesUnit struct {
+	UOM    string
+	Factor int64
+}
+
+// lineUnit is the uom and conversion factor of a Sales Order line of item
+// it whose uom field says uom ("" when the request names none): as
+// get_item_details, the item's sales unit when it has one, else its stock
+// unit; a uom with no conversion of the item's counts as one stock unit
+// (get_conversion_factor's default).
+func (s *Simulator) lineUnit(it *Doc, uom string) (string, int64) {
+	stock := it.Str("stock_uom")
+	if uom == "" {
+		uom = it.Str("sales_uom")
+	}
+	if uom == "" || uom == stock {
+		return stock, 1
+	}
+	if su, ok := s.opts.SalesUnits[it.Name]; ok && su.UOM == uom {
+		return uom, su.Factor
+	}
+	return uom, 1
 }
 
 // Server is a simulator listening on a loopback port, like

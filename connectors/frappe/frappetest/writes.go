@@ -227,14 +227,15 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		if qty <= 0 {
 			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
 		}
-		if u := ds.Get("UOM", info.UOM); u != nil && u.Int("must_be_whole_number") == 1 && int64(qty)%decimalScale != 0 {
+		uom, factor := rc.s.lineUnit(it, objStr(r, "uom"))
+		if u := ds.Get("UOM", uom); u != nil && u.Int("must_be_whole_number") == 1 && int64(qty)%decimalScale != 0 {
 			// erpnext.utilities.transaction_base.validate_uom_is_integer,
 			// on the qty rounded to its precision.
-			e := frappeThrow("ValidationError", fmt.Sprintf("Row %d: Quantity (%s) cannot be a fraction. To allow this, disable '<strong>Must be Whole Number</strong>' in UOM <strong>%s</strong>.", i+1, pyFloat(qty.Float64()), info.UOM), "")
+			e := frappeThrow("ValidationError", fmt.Sprintf("Row %d: Quantity (%s) cannot be a fraction. To allow this, disable '<strong>Must be Whole Number</strong>' in UOM <strong>%s</strong>.", i+1, pyFloat(qty.Float64()), uom), "")
 			e.excType, e.excPath = "UOMMustBeIntegerError", "erpnext.utilities.transaction_base.UOMMustBeIntegerError"
 			return nil, e
 		}
-		line := sellingLine{item: info, qtyM: int64(qty) / (decimalScale / 1000), rateC: priceIn(info, currency)}
+		line := sellingLine{item: info, qtyM: int64(qty) / (decimalScale / 1000), rateC: priceIn(info, currency) * factor, uom: uom, factor: factor}
 		if v, ok := r.get("rate"); ok && v != nil {
 			line.rateC = flt(v).Cents()
 		}
