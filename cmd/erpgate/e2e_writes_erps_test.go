@@ -177,3 +177,57 @@ func TestWritesAcumatica(t *testing.T) {
 		},
 	})
 }
+
+// TestWritesFrappeSalesUnitIsTheApprovedUnit: an item sold in another
+// unit than it is stocked in (ERPNext's sales_uom, here a box of 12 of an
+// item stocked by the piece) is ordered in the unit the approval page
+// showed. ERPNext puts a line that names no uom in the item's sales unit,
+// so the qty the person approved as pieces would otherwise be boxes:
+// twelve times as many.
+func TestWritesFrappeSalesUnitIsTheApprovedUnit(t *testing.T) {
+	const code = "HW-1005"
+	sim := frappetest.NewServer(frappetest.Options{SalesUnits: map[string]frappetest.SalesUnit{code: {UOM: "Box", Factor: 12}}})
+	defer sim.Close()
+	stockUnit := sim.Data().Get("Item", code).Str("stock_uom")
+	if stockUnit == "" || stockUnit == "Box" {
+		t.Fatalf("the seeded item %s is stocked in %q", code, stockUnit)
+	}
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "units", sim)
+	alice := userWithRole(t, sim, "all-companies")
+	bot := userWithRole(t, sim, "service")
+	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
+		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, e.Alice, pathPlain)
+	args := map[string]any{
+		"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"items": []any{map[string]any{"item_code": code, "qty": 2}},
+	}
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
+	// The page shows the line as 2 of the stock unit.
+	var rows string
+	queryRow(t, gw.DBURL, `SELECT preview->'tables'->0->'rows'->>0 FROM pending_actions WHERE id = $1`, []any{actionID(t, link)}, &rows)
+	var row []string
+	if err := json.Unmarshal([]byte(rows), &row); err != nil || len(row) < 4 || row[0] != code || row[2] != "2" || row[3] != stockUnit {
+		t.Fatalf("the preview's line is %s, want %s, qty 2 in %s", rows, code, stockUnit)
+	}
+	e.approve(t, link, e.Alice)
+	created := mustSucceed(t, callTool(t, c.cs, e.CreateTool, args), "the approved call")
+	var out struct {
+		Message struct {
+			Items []struct {
+				UOM      string  `json:"uom"`
+				Qty      float64 `json:"qty"`
+				StockQty float64 `json:"stock_qty"`
+			} `json:"items"`
+		} `json:"message"`
+	}
+	frappeGet(t, sim.URL+"/api/method/frappe.client.get?"+url.Values{"doctype": {"Sales Order"}, "name": {fmt.Sprint(created["name"])}}.Encode(), bot, &out)
+	if len(out.Message.Items) != 1 {
+		t.Fatalf("the ERP's order %v has %d lines", created["name"], len(out.Message.Items))
+	}
+	if l := out.Message.Items[0]; l.UOM != stockUnit || l.StockQty != 2 {
+		t.Errorf("the ERP ordered %v %s (%v in the stock unit); the person approved 2 %s", l.Qty, l.UOM, l.StockQty, stockUnit)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // The write tools. Each has a Preview, which reads as the caller and
@@ -116,7 +117,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	if currency == "" {
 		currency = comp.Currency
 	}
-	table := connector.PreviewTable{Title: "Items", Columns: []string{"Item", "Item name", "Qty", "Unit", "Rate", "Amount"}}
+	table := connector.PreviewTable{Title: itemsTitle, Columns: []string{"Item", "Item name", "Qty", unitColumn, "Rate", "Amount"}}
 	var total big.Rat
 	priced := true
 	for i, l := range a.Items {
@@ -210,9 +211,15 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	if a.PONo != "" {
 		body["po_no"] = a.PONo
 	}
+	units := approvedUnits(call, len(a.Items))
 	items := make([]map[string]any, len(a.Items))
 	for i, l := range a.Items {
 		row := map[string]any{"item_code": l.ItemCode, "qty": l.Qty, "delivery_date": a.DeliveryDate}
+		if units[i] != "" {
+			// The unit the person approved the qty in (the stock unit):
+			// a line without uom would be in the item's sales unit.
+			row["uom"] = units[i]
+		}
 		if l.Rate != nil {
 			row["rate"] = *l.Rate
 		}
@@ -232,7 +239,7 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if diffs := salesOrderDiffers(a, currency, doc); len(diffs) > 0 {
+	if diffs := salesOrderDiffers(a, currency, units, doc); len(diffs) > 0 {
 		name := str(doc["name"])
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"the ERP created draft Sales Order %s (%s), but not as approved: %s. It is a draft: check it in the ERP, and correct or delete it",
@@ -241,11 +248,39 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	return writtenResult(c, "Sales Order", doc, "docstatus", "status", "grand_total", "currency"), nil
 }
 
+// itemsTitle and unitColumn name the preview's table of lines and its
+// column of units.
+const (
+	itemsTitle = "Items"
+	unitColumn = "Unit"
+)
+
+// approvedUnits are the units of the n lines as the approval page showed
+// them (the items' stock units; "" where it showed none).
+func approvedUnits(call *connector.Call, n int) []string {
+	units := make([]string, n)
+	if call.Approved == nil {
+		return units
+	}
+	for _, t := range call.Approved.Preview.Tables {
+		c := slices.Index(t.Columns, unitColumn)
+		if t.Title != itemsTitle || c < 0 {
+			continue
+		}
+		for i := range min(n, len(t.Rows)) {
+			if c < len(t.Rows[i]) && t.Rows[i][c] != redact.Placeholder {
+				units[i] = t.Rows[i][c]
+			}
+		}
+	}
+	return units
+}
+
 // salesOrderDiffers lists what the order the ERP created differs in from
-// the approved one: its currency, each qty (ERPNext rounds a qty to the
-// float precision) and each given rate (ERPNext rounds a rate to the
-// currency's precision).
-func salesOrderDiffers(a createSalesOrderArgs, currency string, doc map[string]any) []string {
+// the approved one: its currency, each line's unit, each qty (ERPNext
+// rounds a qty to the float precision) and each given rate (ERPNext
+// rounds a rate to the currency's precision).
+func salesOrderDiffers(a createSalesOrderArgs, currency string, units []string, doc map[string]any) []string {
 	var diffs []string
 	if got := str(doc["currency"]); currency != "" && got != currency {
 		diffs = append(diffs, fmt.Sprintf("currency %s, approved %s", got, currency))
@@ -256,6 +291,9 @@ func salesOrderDiffers(a createSalesOrderArgs, currency string, doc map[string]a
 			continue
 		}
 		row, _ := lines[i].(map[string]any)
+		if got := str(row["uom"]); units[i] != "" && got != "" && got != units[i] {
+			diffs = append(diffs, fmt.Sprintf("line %d unit %s, approved %s", i+1, got, units[i]))
+		}
 		want, okW := decimalText(l.Qty)
 		got, okG := decimalText(row["qty"])
 		if !okW || !okG || want.Cmp(got) != 0 {
