@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // acumatica_create_sales_order enters a sales order on hold: PUT
@@ -112,7 +114,7 @@ func createSalesOrderTool(conn *Connector) connector.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return createSalesOrder(ctx, newClient(conn, call), a)
+			return createSalesOrder(ctx, newClient(conn, call), a, approvedUnits(call, len(a.Details)))
 		},
 	}
 }
@@ -131,7 +133,7 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 	}
 	total := new(big.Rat)
 	priced := true
-	table := connector.PreviewTable{Title: "Lines", Columns: []string{"Inventory ID", "Description", "Quantity", "Unit price", "Amount"}}
+	table := connector.PreviewTable{Title: linesTitle, Columns: []string{"Inventory ID", "Description", "Quantity", unitColumn, "Unit price", "Amount"}}
 	for _, l := range a.Details {
 		item := items[itemKey(l.InventoryID)]
 		qty, _ := decimal(l.OrderQty)
@@ -153,7 +155,7 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 				amountText = "about " + money(amount)
 			}
 		}
-		table.Rows = append(table.Rows, []string{fieldText(item, "InventoryID"), fieldText(item, "Description"), l.OrderQty.String(), priceText, amountText})
+		table.Rows = append(table.Rows, []string{fieldText(item, "InventoryID"), fieldText(item, "Description"), l.OrderQty.String(), fieldText(item, "SalesUOM"), priceText, amountText})
 	}
 	date := a.Date
 	if date == "" {
@@ -217,7 +219,7 @@ func itemKey(id string) string { return strings.ToUpper(strings.TrimRight(id, " 
 // instead of one request each; an id the lists do not return is read by
 // key, so that a missing item is NOT_FOUND in Acumatica's words.
 func readStockItems(ctx context.Context, c *client, lines []salesOrderLine) (map[string]map[string]any, error) {
-	const fields = "InventoryID,Description,DefaultPrice,ItemStatus"
+	const fields = "InventoryID,Description,DefaultPrice,ItemStatus,SalesUOM"
 	var ids []string
 	seen := map[string]bool{}
 	for _, l := range lines {
@@ -254,9 +256,39 @@ func readStockItems(ctx context.Context, c *client, lines []salesOrderLine) (map
 	return items, nil
 }
 
-// createSalesOrder inserts the order. If-None-Match: * makes the PUT an
-// insert only: it can never update an existing order.
-func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (any, error) {
+// linesTitle and unitColumn name the preview's table of lines and its
+// column of units.
+const (
+	linesTitle = "Lines"
+	unitColumn = "Unit"
+)
+
+// approvedUnits are the units of the n lines as the approval page showed
+// them (the items' sales units then; "" where it showed none).
+func approvedUnits(call *connector.Call, n int) []string {
+	units := make([]string, n)
+	if call.Approved == nil {
+		return units
+	}
+	for _, t := range call.Approved.Preview.Tables {
+		c := slices.Index(t.Columns, unitColumn)
+		if t.Title != linesTitle || c < 0 {
+			continue
+		}
+		for i := range min(n, len(t.Rows)) {
+			if c < len(t.Rows[i]) && t.Rows[i][c] != redact.Placeholder {
+				units[i] = t.Rows[i][c]
+			}
+		}
+	}
+	return units
+}
+
+// createSalesOrder inserts the order, each line in the unit the person
+// approved its quantity in (units; a line without UOM would take the
+// item's sales unit now). If-None-Match: * makes the PUT an insert only:
+// it can never update an existing order.
+func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs, units []string) (any, error) {
 	body := map[string]any{"OrderType": wrap(a.OrderType), "CustomerID": wrap(a.CustomerID), "Hold": wrap(true)}
 	if a.Date != "" {
 		body["Date"] = wrap(a.Date)
@@ -267,6 +299,9 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (a
 	lines := make([]map[string]any, len(a.Details))
 	for i, l := range a.Details {
 		line := map[string]any{"InventoryID": wrap(l.InventoryID), "OrderQty": wrap(l.OrderQty)}
+		if units[i] != "" {
+			line["UOM"] = wrap(units[i])
+		}
 		if l.UnitPrice != nil {
 			line["UnitPrice"] = wrap(*l.UnitPrice)
 		}
@@ -278,7 +313,7 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (a
 		return nil, err
 	}
 	plain := unwrapRecord(rec)
-	if diffs := salesOrderDiffers(a, plain); len(diffs) > 0 {
+	if diffs := salesOrderDiffers(a, units, plain); len(diffs) > 0 {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica created sales order %s %s, on hold, but not as approved: %s. It is on hold: check it in Acumatica, and correct or delete it",
 			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; "))
@@ -328,16 +363,19 @@ func lineAmount(qty, price *big.Rat) *big.Rat {
 	return r
 }
 
-// salesOrderDiffers lists the lines whose saved quantity or unit price is
-// not the approved one (Acumatica rounds them to its decimal places), in
-// the values Acumatica answered with.
-func salesOrderDiffers(a createSalesOrderArgs, plain map[string]any) []string {
+// salesOrderDiffers lists the lines whose saved unit, quantity or unit
+// price is not the approved one (Acumatica rounds them to its decimal
+// places), in the values Acumatica answered with.
+func salesOrderDiffers(a createSalesOrderArgs, units []string, plain map[string]any) []string {
 	var diffs []string
 	lines, _ := plain["Details"].([]any)
 	for i, l := range a.Details {
 		var saved map[string]any
 		if i < len(lines) {
 			saved, _ = lines[i].(map[string]any)
+		}
+		if got := valueText(saved["UOM"]); units[i] != "" && got != "" && !strings.EqualFold(got, units[i]) {
+			diffs = append(diffs, fmt.Sprintf("line %d UOM %s, approved %s", i+1, got, units[i]))
 		}
 		for _, v := range []struct {
 			name string

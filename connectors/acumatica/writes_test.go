@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -117,10 +118,10 @@ func TestCreateSalesOrderPreviewWriteAndRead(t *testing.T) {
 	}
 	rows := p.Tables[0].Rows
 	if len(rows) != 2 || rows[0][0] != priced.String("InventoryID") || rows[0][1] != priced.String("Description") ||
-		rows[0][2] != "4" || rows[0][3] != "12.5" || rows[0][4] != "50.00" {
+		rows[0][2] != "4" || rows[0][3] != priced.String("SalesUOM") || rows[0][4] != "12.5" || rows[0][5] != "50.00" {
 		t.Errorf("priced line %v", rows)
 	}
-	if !strings.Contains(rows[1][3], "price list") || !strings.Contains(rows[1][3], unpriced.Decimal("DefaultPrice").Format(6)) {
+	if !strings.Contains(rows[1][4], "price list") || !strings.Contains(rows[1][4], unpriced.Decimal("DefaultPrice").Format(6)) {
 		t.Errorf("unpriced line %v, want the item's default price %s", rows[1], unpriced.Decimal("DefaultPrice").Format(6))
 	}
 	if n := len(d.Records("SalesOrder")); n != before {
@@ -734,8 +735,8 @@ func TestSalesOrderPreviewTotalIsTheSumOfItsLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range p.Tables[0].Rows {
-		if row[4] != "0.33" {
-			t.Errorf("line amount %q, want 0.33", row[4])
+		if row[5] != "0.33" {
+			t.Errorf("line amount %q, want 0.33", row[5])
 		}
 	}
 	if !strings.Contains(p.Summary, "0.99 "+cust.String("CurrencyID")) {
@@ -856,5 +857,61 @@ func TestWriteToolsFindRecordsWhoseKeyHasASlash(t *testing.T) {
 	}
 	if h.sim.RequestCount("/entity/Default/24.200.001/Customer/AB") != 0 {
 		t.Error("a key with a slash was put in the URL path")
+	}
+}
+
+// TestCreateSalesOrderLinesAreInTheApprovedUnit: Acumatica takes a line's
+// OrderQty in its UOM, which defaults to the item's sales unit. The
+// approval page names that unit for each line, and the order is made in
+// the unit the person approved, even when the item's sales unit changed
+// in Acumatica since (a box of many for the piece approved).
+func TestCreateSalesOrderLinesAreInTheApprovedUnit(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	item := d.Records("StockItem")[0]
+	unit, id := item.String("SalesUOM"), item.String("InventoryID")
+	if unit == "" {
+		t.Fatalf("the seeded item %s has no sales unit", id)
+	}
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Details": []any{map[string]any{"InventoryID": id, "OrderQty": 2}}}
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(p.Tables[0].Columns, "Unit")
+	if col < 0 || p.Tables[0].Rows[0][col] != unit {
+		t.Fatalf("the preview's lines %v %v do not name the unit %s of the quantity", p.Tables[0].Columns, p.Tables[0].Rows, unit)
+	}
+
+	// After the approval, the item's sales unit changes in Acumatica.
+	other := "BOX"
+	if unit == other {
+		other = "PACK"
+	}
+	body, _ := json.Marshal(map[string]any{"InventoryID": map[string]any{"value": id}, "SalesUOM": map[string]any{"value": other}})
+	req, _ := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/StockItem", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-Match", "*")
+	resp, err := h.newCall(kindFull, nil).HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := d.Find("StockItem", id).String("SalesUOM"); resp.StatusCode != http.StatusOK || got != other {
+		t.Fatalf("the item's sales unit is %q after the PUT (HTTP %d)", got, resp.StatusCode)
+	}
+
+	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbr, _ := out["OrderNbr"].(string)
+	rec := d.Find("SalesOrder", "SO", nbr)
+	if rec == nil || len(rec.Details["Details"]) != 1 {
+		t.Fatalf("the simulator has no one-line order SO %q (the tool returned %v)", nbr, out)
+	}
+	if got := rec.Details["Details"][0].String("UOM"); got != unit {
+		t.Errorf("the order's line is 2 %s; the person approved 2 %s", got, unit)
 	}
 }
