@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -229,5 +231,56 @@ func TestWritesFrappeSalesUnitIsTheApprovedUnit(t *testing.T) {
 	}
 	if l := out.Message.Items[0]; l.UOM != stockUnit || l.StockQty != 2 {
 		t.Errorf("the ERP ordered %v %s (%v in the stock unit); the person approved 2 %s", l.Qty, l.UOM, l.StockQty, stockUnit)
+	}
+}
+
+// TestWritesShowExponentNumbersInPlainDecimals: JSON lets a number be
+// written with an exponent, and a model may send a credit limit of 0.1e7.
+// The approval page shows it as 1000000, never as "0.1e7", which a person
+// reads as 0.1; the ERP gets the same value.
+func TestWritesShowExponentNumbersInPlainDecimals(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "numbers", sim)
+	alice := userWithRole(t, sim, "all-companies")
+	bot := userWithRole(t, sim, "service")
+	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "update_customer",
+		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, e.Alice, pathPlain)
+	const company = "Demo Holdings NZ Ltd"
+	customer := sim.Data().List("Customer")[0].Name
+	args := map[string]any{"customer": customer, "company": company, "credit_limit": json.Number("0.1e7")}
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
+	page := e.decideIn(t, e.browser(e.Alice), link, "approve")
+	if got := e.actionStatus(t, link); got != "approved" {
+		t.Fatalf("the action is %q; last page HTTP %d: %s", got, page.Status, pageText(page.Body))
+	}
+	text := html.UnescapeString(page.Body)
+	if strings.Contains(text, "0.1e7") || !strings.Contains(text, "1000000") {
+		t.Errorf("the approver's page does not show the credit limit 0.1e7 as 1000000: %s", pageText(page.Body))
+	}
+	mustSucceed(t, callTool(t, c.cs, e.CreateTool, args), "the approved call")
+	var out struct {
+		Message struct {
+			CreditLimits []struct {
+				Company     string  `json:"company"`
+				CreditLimit float64 `json:"credit_limit"`
+			} `json:"credit_limits"`
+		} `json:"message"`
+	}
+	frappeGet(t, sim.URL+"/api/method/frappe.client.get?"+url.Values{"doctype": {"Customer"}, "name": {customer}}.Encode(), bot, &out)
+	found := false
+	for _, l := range out.Message.CreditLimits {
+		if l.Company == company {
+			found = true
+			if l.CreditLimit != 1000000 {
+				t.Errorf("the ERP's credit limit for %s is %v, want 1000000", company, l.CreditLimit)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the ERP's customer has no credit limit for %s: %+v", company, out.Message.CreditLimits)
 	}
 }

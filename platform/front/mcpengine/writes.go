@@ -129,6 +129,9 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	if err != nil {
 		return nil, err
 	}
+	if args, err = plainNumbers(args); err != nil {
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
+	}
 	key, approver, err := e.writeKey(st, ct, args)
 	if err != nil {
 		st.setApproval(StageRefused)
