@@ -284,3 +284,39 @@ func TestWritesShowExponentNumbersInPlainDecimals(t *testing.T) {
 		t.Errorf("the ERP's customer has no credit limit for %s: %+v", company, out.Message.CreditLimits)
 	}
 }
+
+// TestWritesWarnOfANameMixingLookalikeScripts: another user of the site
+// made a customer whose name imitates a real one with a Cyrillic letter
+// (о for o), and a model orders for it. The approval page shows both
+// names alike, so it warns that the name mixes scripts.
+func TestWritesWarnOfANameMixingLookalikeScripts(t *testing.T) {
+	const lookalike = "100% Pure Juice C\u043e Pty Ltd"
+	sim := frappetest.NewServer(frappetest.Options{ExtraCustomers: []string{lookalike}})
+	defer sim.Close()
+	if sim.Data().Get("Customer", "100% Pure Juice Co Pty Ltd") == nil {
+		t.Fatal("the seeded customer the lookalike imitates is missing")
+	}
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "lookalike", sim)
+	alice := userWithRole(t, sim, "all-companies")
+	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
+		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, e.Alice, pathPlain)
+	args := map[string]any{
+		"customer": lookalike, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1}},
+	}
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
+	page := e.decide(t, link, e.Alice, "reject")
+	if got := e.actionStatus(t, link); got != "rejected" {
+		t.Fatalf("the action is %q; last page HTTP %d: %s", got, page.Status, pageText(page.Body))
+	}
+	text := html.UnescapeString(page.Body)
+	if !strings.Contains(text, lookalike) {
+		t.Fatalf("the approver's page does not show the customer: %s", pageText(page.Body))
+	}
+	if !strings.Contains(text, "Latin and Cyrillic") {
+		t.Errorf("the approver's page does not warn that %q mixes Latin and Cyrillic letters", lookalike)
+	}
+}

@@ -136,7 +136,7 @@ func (h *Handler) view(p pending, user, key string) view {
 		// (shown.go).
 		var sh shower
 		v.ShowDetails = true
-		v.DocType, v.DocName, v.Summary = sh.text(a.Preview.DocType), sh.text(a.Preview.DocName), sh.text(a.Preview.Summary)
+		v.DocType, v.DocName, v.Summary = sh.text(a.Preview.DocType), sh.text(a.Preview.DocName), sh.sentence(a.Preview.Summary)
 		for _, f := range a.Preview.Fields {
 			label := f.Label
 			if label == "" {
@@ -148,17 +148,15 @@ func (h *Handler) view(p pending, user, key string) view {
 		}
 		v.Tables = sh.tables(a.Preview.Tables)
 		for _, w := range a.Preview.Warnings {
-			v.Warnings = append(v.Warnings, sh.text(w))
+			v.Warnings = append(v.Warnings, sh.sentence(w))
 		}
-		v.ProposedBy = sh.text(proposer(a))
+		v.ProposedBy = sh.sentence(proposer(a))
 		if !service { // a service token's id is named in ProposedBy; it is no AI client
 			v.Client, v.ClientName = sh.text(a.ClientID), sh.text(p.clientName)
 		}
 		v.Created, v.Expires = stamp(a.CreatedAt), stamp(a.ExpiresAt)
-		v.Detail = sh.text(v.Detail)
-		if sh.found {
-			v.Warnings = append([]string{hiddenWarning}, v.Warnings...)
-		}
+		v.Detail = sh.sentence(v.Detail)
+		v.Warnings = append(sh.warnings(), v.Warnings...)
 	} else {
 		// What the ERP answered quotes its values, like the preview.
 		v.Detail = ""

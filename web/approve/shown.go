@@ -2,6 +2,7 @@ package approve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -52,14 +53,88 @@ func shown(s string) (string, bool) {
 	return b.String(), true
 }
 
-// shower marks the hidden characters of the values a page shows, and
-// remembers whether it met one.
-type shower struct{ found bool }
+// lookalikeScripts are the scripts whose letters pass for one another's
+// (о and o, Α and A, Տ and S): a value mixing them may be a name made to
+// look like another.
+var lookalikeScripts = []struct {
+	name  string
+	table *unicode.RangeTable
+}{
+	{"Latin", unicode.Latin}, {"Cyrillic", unicode.Cyrillic}, {"Greek", unicode.Greek},
+	{"Armenian", unicode.Armenian}, {"Cherokee", unicode.Cherokee},
+}
 
-func (s *shower) text(v string) string {
+// mixedScripts names the lookalike scripts of the letters of v, in
+// lookalikeScripts' order, when there are two or more.
+func mixedScripts(v string) []string {
+	var seen [8]bool
+	n := 0
+	for _, r := range v {
+		if r < 0x80 && !unicode.IsLetter(r) {
+			continue
+		}
+		for i, sc := range lookalikeScripts {
+			if !seen[i] && unicode.Is(sc.table, r) {
+				seen[i] = true
+				n++
+			}
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	var out []string
+	for i, sc := range lookalikeScripts {
+		if seen[i] {
+			out = append(out, sc.name)
+		}
+	}
+	return out
+}
+
+// maxMixed bounds the values the mixed-scripts warning quotes.
+const maxMixed = 3
+
+// shower marks the hidden characters of the values a page shows, and
+// remembers whether it met one, and the values mixing lookalike scripts.
+type shower struct {
+	found bool
+	mixed []string // "value (Latin and Cyrillic)"
+}
+
+// sentence is v, a sentence that quotes values shown on their own too
+// (a summary, a warning), with its hidden characters marked.
+func (s *shower) sentence(v string) string {
 	out, found := shown(v)
 	s.found = s.found || found
 	return out
+}
+
+// text is a value with its hidden characters marked; a value mixing
+// lookalike scripts is remembered for the warning.
+func (s *shower) text(v string) string {
+	out, found := shown(v)
+	s.found = s.found || found
+	if scripts := mixedScripts(v); scripts != nil && len(s.mixed) < maxMixed {
+		m := "“" + out + "” (" + strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1] + ")"
+		if !slices.Contains(s.mixed, m) {
+			s.mixed = append(s.mixed, m)
+		}
+	}
+	return out
+}
+
+// warnings are the page's warnings about what the shown values held.
+func (s *shower) warnings() []string {
+	var w []string
+	if s.found {
+		w = append(w, hiddenWarning)
+	}
+	if len(s.mixed) > 0 {
+		w = append(w, "Some values mix letters of scripts that look alike, as a name made to pass for another one does: "+strings.Join(s.mixed, "; ")+
+			". Check in the ERP that they are the records you expect.")
+	}
+	return w
 }
 
 // tables returns copies of ts with every cell, column and title marked.
