@@ -129,6 +129,13 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	if err != nil {
 		return nil, err
 	}
+	// Arguments that could be read two ways (a repeated member) have no
+	// approval: checked on the arguments as sent, since checkArgs (a null
+	// member dropped) and plainNumbers rewrite them decoded, keeping the
+	// last of two members of the same name.
+	if _, err := approval.Digest(req.Params.RawArguments); err != nil {
+		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments cannot be read one way only (a repeated name?)")
+	}
 	if args, err = plainNumbers(args); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
 	}

@@ -1253,3 +1253,22 @@ func TestWriteWithANulInItsArgumentsIsProposedAndRuns(t *testing.T) {
 		t.Fatalf("%d writes, want 1", n)
 	}
 }
+
+// TestWriteWithARepeatedArgumentIsRefused: arguments naming one member
+// twice could be read two ways, so they have no approval, also when a
+// number in them is written with an exponent (which the engine rewrites
+// in plain decimals: the rewrite must not pick one of the two).
+func TestWriteWithARepeatedArgumentIsRefused(t *testing.T) {
+	f := newWriteFixture(t)
+	endpoint := f.person(t, jane)
+	for _, args := range []string{`{"name":"Widget","name":"Gadget"}`, `{"name":"Widget","name":"Gadget","qty":1e1}`, `{"name":"Widget","name":"Gadget","qty":null}`} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"make_thing","arguments":` + args + `}}`
+		_, m := rawPost(t, endpoint, "", body)
+		if got := errCode(structured(m)); got != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %s, want INVALID_ARGUMENT: %v", args, got, m)
+		}
+	}
+	if n := f.previews.Load(); n != 0 {
+		t.Errorf("%d previews of arguments that can be read two ways", n)
+	}
+}
