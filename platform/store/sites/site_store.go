@@ -205,6 +205,13 @@ func checkOriginChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, baseURL str
 			return fmt.Errorf("end what the old address issued (%s): %w", table, err)
 		}
 	}
+	// Writes proposed or approved on the old ERP's preview have not run:
+	// the same call proposes afresh at the new address rather than run
+	// there on an approval of what another ERP showed. Writes that began
+	// or ran keep their record.
+	if _, err := tx.Exec(ctx, `DELETE FROM pending_actions WHERE site_id = $1 AND status IN ('proposed', 'approved')`, id); err != nil {
+		return fmt.Errorf("end the approvals given at the old address: %w", err)
+	}
 	return nil
 }
 

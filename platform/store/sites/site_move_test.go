@@ -1,0 +1,66 @@
+package sites_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// TestMovingASiteEndsItsUndoneApprovals: a write approved at the ERP of the
+// old address was approved on that ERP's preview. Once the site is moved,
+// a retry of the same call (a service token's bot keeps its token through
+// the move) must not claim it and run at the new address: the approvals
+// not yet run end with the move, and the call proposes afresh there. The
+// record of writes that ran stays.
+func TestMovingASiteEndsItsUndoneApprovals(t *testing.T) {
+	ctx := t.Context()
+	s, pool := newStore(t)
+	site := mustCreate(t, s, "moving")
+	other := mustCreate(t, s, "staying")
+	insert := func(siteID uuid.UUID, status string) uuid.UUID {
+		t.Helper()
+		id := uuid.New()
+		now := time.Now()
+		if _, err := pool.Exec(ctx, `
+INSERT INTO pending_actions (id, site_id, site_slug, kind, auth_type, principal, tool, args_digest, approver, preview, status, created_at, expires_at)
+VALUES ($1, $2, 'x', 'write', 'service_token', 'bot', 'create_sales_order', sha256($3::bytea), 'boss@example.com', '{}', $4, $5, $6)`,
+			id, siteID, []byte(id.String()), status, now, now.Add(10*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	proposed, approved, executed := insert(site.ID, "proposed"), insert(site.ID, "approved"), insert(site.ID, "executed")
+	elsewhere := insert(other.ID, "approved")
+	count := func(id uuid.UUID) int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pending_actions WHERE id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	name := "Renamed"
+	if _, err := s.UpdateSite(ctx, site.ID, sites.SiteUpdate{DisplayName: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if count(proposed)+count(approved) != 2 {
+		t.Fatal("a change that is not a move ended the site's approvals")
+	}
+
+	moved := "https://elsewhere.example.com"
+	if _, err := s.UpdateSite(ctx, site.ID, sites.SiteUpdate{BaseURL: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(proposed) + count(approved); n != 0 {
+		t.Errorf("%d approvals given at the old address outlived the move", n)
+	}
+	if count(executed) != 1 {
+		t.Error("the record of a write that ran was lost in the move")
+	}
+	if count(elsewhere) != 1 {
+		t.Error("another site's approval ended with this site's move")
+	}
+}
