@@ -1,6 +1,7 @@
 package sites_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -62,5 +63,37 @@ VALUES ($1, $2, 'x', 'write', 'service_token', 'bot', 'create_sales_order', sha2
 	}
 	if count(elsewhere) != 1 {
 		t.Error("another site's approval ended with this site's move")
+	}
+}
+
+// TestMovingASiteToAnotherTenantEndsItsUndoneApprovals: the same for a
+// site moved to another tenant of the same ERP (its identity key changes):
+// that tenant is another company's.
+func TestMovingASiteToAnotherTenantEndsItsUndoneApprovals(t *testing.T) {
+	ctx := t.Context()
+	s, pool := newStore(t)
+	site := mustCreate(t, s, "tenant-move")
+	id := uuid.New()
+	now := time.Now()
+	if _, err := pool.Exec(ctx, `
+INSERT INTO pending_actions (id, site_id, site_slug, kind, auth_type, principal, tool, args_digest, approver, preview, status, created_at, expires_at)
+VALUES ($1, $2, 'x', 'write', 'service_token', 'bot', 'add_note', sha256('a'::bytea), 'boss@example.com', '{}', 'approved', $3, $4)`,
+		id, site.ID, now, now.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	same := site.IdentityKey
+	if _, err := s.UpdateSite(ctx, site.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme"}`), IdentityKey: &same}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pending_actions WHERE id = $1`, id).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("settings saved with the same identity ended the approval (%d rows, %v)", n, err)
+	}
+	other := same + "-other-tenant"
+	if _, err := s.UpdateSite(ctx, site.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme","tenant":"Other"}`), IdentityKey: &other}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pending_actions WHERE id = $1`, id).Scan(&n); err != nil || n != 0 {
+		t.Errorf("an approval given at the old tenant outlived the move (%d rows, %v)", n, err)
 	}
 }

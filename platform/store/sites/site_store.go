@@ -136,6 +136,11 @@ func (s *Store) UpdateSite(ctx context.Context, id uuid.UUID, upd SiteUpdate) (S
 				return err
 			}
 		}
+		if upd.IdentityKey != nil {
+			if err := checkTenantChange(ctx, tx, id, *upd.IdentityKey); err != nil {
+				return err
+			}
+		}
 		var err error
 		site, err = scanSite(tx.QueryRow(ctx, `
 			UPDATE sites SET
@@ -205,12 +210,29 @@ func checkOriginChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, baseURL str
 			return fmt.Errorf("end what the old address issued (%s): %w", table, err)
 		}
 	}
-	// Writes proposed or approved on the old ERP's preview have not run:
-	// the same call proposes afresh at the new address rather than run
-	// there on an approval of what another ERP showed. Writes that began
-	// or ran keep their record.
+	return endUndoneWrites(ctx, tx, id)
+}
+
+// checkTenantChange ends the site's writes not yet run when its identity
+// key changes: the site moves to another tenant, another company's.
+func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey string) error {
+	var current string
+	if err := tx.QueryRow(ctx, `SELECT identity_key FROM sites WHERE id = $1 FOR UPDATE`, id).Scan(&current); err != nil {
+		return err
+	}
+	if current == identityKey {
+		return nil
+	}
+	return endUndoneWrites(ctx, tx, id)
+}
+
+// endUndoneWrites deletes a moved site's writes proposed or approved on
+// the old ERP's preview: the same call proposes afresh where the site now
+// is, rather than run there on an approval of what another ERP showed.
+// Writes that began or ran keep their record.
+func endUndoneWrites(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM pending_actions WHERE site_id = $1 AND status IN ('proposed', 'approved')`, id); err != nil {
-		return fmt.Errorf("end the approvals given at the old address: %w", err)
+		return fmt.Errorf("end the writes approved where the site was: %w", err)
 	}
 	return nil
 }
