@@ -48,7 +48,7 @@ func customerUpdate(docName string) connector.Preview {
 			{Name: "credit_limit", Label: "Credit limit", Before: "5,000.00", HasBefore: true, After: "12,500.00"},
 			{Name: "email_id", Label: "E-mail", Before: "", HasBefore: true, After: `ap@acme.example"><script>alert(1)</script>`},
 			{Name: "customer_group", Label: "Customer group", Before: "Commercial", HasBefore: true, After: "Commercial"},
-			{Name: "notes", Label: "Notes", Before: "<b>old</b>", HasBefore: true, After: "<img src=x onerror=alert(2)>"},
+			{Name: "notes", Label: "Notes", Before: "<b>old</b>", HasBefore: true, After: "<img src=x onerror=alert(2)>\nSecond  line"},
 		},
 		Warnings: []string{"The new credit limit lets the customer order up to 12,500.00 without a hold."},
 	}
@@ -197,12 +197,45 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 		if markup != 0 {
 			t.Errorf("%d elements came from preview values", markup)
 		}
+		// A value shows as it is: its line breaks and runs of spaces too.
+		notes := browserResult(t, ctx, "read the new notes as shown", chromedp.Evaluate[string](
+			`[...document.querySelectorAll("table.preview tr")].find(r => r.querySelector("th").textContent.startsWith("Notes")).querySelectorAll("td")[1].innerText`))
+		if want := "<img src=x onerror=alert(2)>\nSecond  line"; notes != want {
+			t.Errorf("the new notes show as %q, want %q", notes, want)
+		}
 		for _, c := range browserCookies(t, ctx, gw.URL) {
 			if c.Name == "erpgate_approve" && (!c.HTTPOnly || c.Expires-float64(time.Now().Unix()) > 31*60) {
 				t.Errorf("session cookie %+v", c)
 			}
 		}
 		saveScreenshot(t, ctx, "approval-awaiting.png")
+	})
+
+	t.Run("hidden characters and lookalike letters are shown and warned of", func(t *testing.T) {
+		p := customerUpdate("ACME-CORP")
+		p.Summary, p.Warnings = "Update the customer ACME-CORP: name and group.", nil
+		p.Fields = []connector.PreviewField{
+			{Name: "customer_name", Label: "Customer name", Before: "Acme Corp", HasBefore: true, After: "Acme\u200b Corp\u202e"},
+			// "Commercial" with a Cyrillic С and о.
+			{Name: "customer_group", Label: "Customer group", Before: "Commercial", HasBefore: true, After: "\u0421\u043emmercial"},
+		}
+		hidden := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", p)
+		navigate(t, ctx, "open the page of a change with hidden characters", chromedp.Navigate(gw.URL+"/approve/"+hidden.ID.String()))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
+		text := pageBody(t, ctx)
+		for _, want := range []string{
+			"Acme[U+200B] Corp[U+202E]", "\u0421\u043emmercial",
+			"Some values above hold characters a browser does not show as themselves",
+			"Some values mix letters of scripts that look alike", "Cyrillic",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("page lacks %q: %s", want, text)
+			}
+		}
+		saveScreenshot(t, ctx, "approval-hidden-characters.png")
+		// Back to the first change, whose form the next steps read.
+		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+		waitForNewTitle(t, ctx, "Approve a change on Test acme")
 	})
 
 	var decideCookies, decideCSRF string
