@@ -6,8 +6,9 @@ import (
 	"unicode"
 )
 
-// fieldPatterns accepts redaction field-name patterns: case-insensitive
-// substrings of field names, so they must be non-empty and printable.
+// fieldPatterns accepts redaction field-name patterns, matched by word
+// parts in any case style (platform/infra/redact), so they must be
+// printable.
 func fieldPatterns(field func(*Config) *[]string) func(*Config, value) error {
 	return func(c *Config, v value) error {
 		var problems []error
