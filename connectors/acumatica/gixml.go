@@ -24,6 +24,11 @@ const (
 	// maxGIXMLRelations bounds the joins (GIRelation rows): a flat
 	// export's GIOn rows are filed by a search of the relations.
 	maxGIXMLRelations = 200
+	// maxGIExplainBytes bounds the text of an explanation: each join
+	// condition is qualified with its tables' names, so a long name and
+	// many short conditions would otherwise explain into far more than
+	// the export.
+	maxGIExplainBytes = 4 << 20
 )
 
 // giDesign is an inquiry definition.

@@ -1,7 +1,9 @@
 package acumatica
 
 import (
+	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -22,7 +24,10 @@ func TestExplainNestedExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := explainGI(d)
+	out, ok := explainGI(d)
+	if !ok {
+		t.Fatal("explanation refused as too long")
+	}
 	if out["name"] != "AR-OpenInvoices" || out["screen"] != "GI000003" || out["exposedViaOData"] != "yes" {
 		t.Errorf("header = %v %v %v", out["name"], out["screen"], out["exposedViaOData"])
 	}
@@ -63,7 +68,10 @@ func TestExplainFlatExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := explainGI(d)
+	out, ok := explainGI(d)
+	if !ok {
+		t.Fatal("explanation refused as too long")
+	}
 	joins := out["joins"].([]map[string]any)
 	if len(joins) != 2 || joins[0]["join"] != "INNER JOIN" ||
 		joins[0]["on"] != "SOLine.orderType = SOOrder.orderType AND SOLine.orderNbr = SOOrder.orderNbr" ||
@@ -150,9 +158,55 @@ func FuzzGIXML(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out := explainGI(d)
+		out, ok := explainGI(d)
+		if !ok {
+			return // long names repeated: refused, as the tool does
+		}
 		if s, _ := out["summary"].(string); s == "" {
 			t.Fatal("an accepted inquiry explained without a summary")
 		}
 	})
+}
+
+// Each join condition is explained with its relation's parent and child
+// qualifying the two sides, so one long table alias repeated by thousands
+// of short GIOn rows explained into gigabytes from a request of under a
+// megabyte: one caller's call held the replica's memory (and everyone's
+// calls with it). The explanation is bounded; beyond it the call is
+// refused, and what it allocates stays within a few times the bound.
+func TestExplainGIXMLBoundsTheExplanation(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	long := strings.Repeat("T", 8<<10)
+	// A flat export's join conditions qualified with both tables' names,
+	// and a nested export's columns each naming its table's alias.
+	var flat, nested strings.Builder
+	flat.WriteString(`<GIDesign Name="Wide"><GIRelation ParentTable="` + long + `" ChildTable="` + long + `" LineNbr="1">`)
+	nested.WriteString(`<GIDesign Name="Wide"/><GITable Alias="` + long + `" Name="PX.Objects.AR.ARInvoice">`)
+	for range 2000 {
+		flat.WriteString(`<GIOn ParentField="a" ChildField="b"/>`)
+		nested.WriteString(`<GIResult Field="a"/><GIResult Field="b"/>`)
+	}
+	flat.WriteString(`</GIRelation></GIDesign>`)
+	nested.WriteString(`</GITable>`)
+	for _, src := range []string{flat.String(), nested.String()} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out, err := h.run(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": src})
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			raw, _ := json.Marshal(out)
+			t.Errorf("a %d-byte export explained into %d bytes", len(src), len(raw))
+		} else if te := wantCode(t, err, toolerr.InvalidArgument, "wide joins"); !strings.Contains(te.Message, "too long") {
+			t.Errorf("message = %s", te.Message)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*maxGIExplainBytes {
+			t.Errorf("the call allocated %d MiB for a %d KiB export", alloc>>20, len(src)>>10)
+		}
+	}
+	// An export as long as a real one explains as before.
+	d := h.mustRun(kindFull, "acumatica_explain_gi_xml", map[string]any{"xml": readGI(t, "flat-export.xml")})
+	if d["summary"] == "" {
+		t.Error("the flat export explained without a summary")
+	}
 }

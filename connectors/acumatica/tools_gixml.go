@@ -86,13 +86,22 @@ func explainGIXMLTool() connector.Tool {
 			if err != nil {
 				return nil, toolerr.New(toolerr.InvalidArgument, "the text is not an exported generic inquiry: %v", err)
 			}
-			return explainGI(d), nil
+			out, ok := explainGI(d)
+			if !ok {
+				return nil, toolerr.New(toolerr.InvalidArgument, "the inquiry's tables, joins and conditions are too long to explain (more than %d MiB of text)", maxGIExplainBytes>>20)
+			}
+			return out, nil
 		},
 	}
 }
 
-// explainGI renders a parsed design for a model.
-func explainGI(d *giDesign) map[string]any {
+// explainGI renders a parsed design for a model, or reports false when
+// the explanation would be longer than maxGIExplainBytes: a join's
+// conditions repeat its tables' names, and a nested export's joins and
+// columns their table's alias, so a few long names explain into far more
+// than the export.
+func explainGI(d *giDesign) (map[string]any, bool) {
+	budget := maxGIExplainBytes
 	children := map[string]bool{}
 	for _, r := range d.Relations {
 		children[r.Child] = true
@@ -112,8 +121,12 @@ func explainGI(d *giDesign) map[string]any {
 		if jt == "" {
 			jt = "JOIN (" + r.JoinType + ")"
 		}
+		on, ok := conditionText(r.On, r.Parent, r.Child, &budget)
+		if !ok {
+			return nil, false
+		}
 		joins = append(joins, map[string]any{"join": jt, "parent": r.Parent, "child": r.Child,
-			"on": conditionText(r.On, r.Parent, r.Child), "active": r.Active})
+			"on": on, "active": r.Active})
 	}
 	params := []map[string]any{}
 	for _, p := range d.Parameters {
@@ -144,24 +157,79 @@ func explainGI(d *giDesign) map[string]any {
 	case "0", "False", "false":
 		exposed = "no"
 	}
-	where := conditionText(d.Conditions, "", "")
+	where, ok := conditionText(d.Conditions, "", "", &budget)
+	if !ok {
+		return nil, false
+	}
 	name := d.Name
 	if name == "" {
 		name = d.Title
 	}
-	return map[string]any{
+	out := map[string]any{
 		"name": name, "screen": d.Screen, "exposedViaOData": exposed,
-		"summary": giSummary(d, name, primary, where, len(params), len(cols), exposed),
-		"tables":  tables, "joins": joins, "conditions": where, "parameters": params, "columns": cols,
+		"tables": tables, "joins": joins, "conditions": where, "parameters": params, "columns": cols,
 		"sorting": nonNil(sorts), "grouping": nonNil(d.GroupBy),
 	}
+	// The rest shares the export's strings until it is encoded: measured
+	// before the summary, which repeats some of it, is written.
+	if budget -= textSize(out); budget < 0 {
+		return nil, false
+	}
+	summary := giSummary(d, name, primary, where, len(params), len(cols), exposed)
+	if budget -= len(summary); budget < 0 {
+		return nil, false
+	}
+	out["summary"] = summary
+	return out, true
+}
+
+// textSize is the length of the strings (member names included) in an
+// explanation, about the length of its JSON; the conditions, already
+// counted, are left out.
+func textSize(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case string:
+		return len(v) + 3
+	case []string:
+		for _, s := range v {
+			n += len(s) + 3
+		}
+	case []map[string]any:
+		for _, m := range v {
+			n += textSize(m)
+		}
+	case map[string]any:
+		for k, x := range v {
+			if k != "on" && k != "conditions" {
+				n += len(k) + 4 + textSize(x)
+			}
+		}
+	default:
+		return 8
+	}
+	return n
 }
 
 // conditionText writes active condition rows as one expression with their
 // brackets and AND/OR. For join conditions parent and child qualify the
-// two sides.
-func conditionText(rows []giConditionDef, parent, child string) string {
+// two sides. It reports false when the text would be longer than what is
+// left of budget, and takes what it wrote from it.
+func conditionText(rows []giConditionDef, parent, child string, budget *int) (string, bool) {
+	// At most, per row: AND or OR, brackets, both sides qualified, the
+	// words between them and the second value quoted. Grown once, as a
+	// text grown row by row allocates several times its length.
+	size := 0
+	for _, c := range rows {
+		if c.Active {
+			size += len(parent) + len(child) + len(c.Field) + len(c.Value1) + len(c.Value2) + len(c.Condition) + 64
+			if size > *budget {
+				return "", false
+			}
+		}
+	}
 	var b strings.Builder
+	b.Grow(size)
 	var pendingOp string
 	for _, c := range rows {
 		if !c.Active {
@@ -174,30 +242,47 @@ func conditionText(rows []giConditionDef, parent, child string) string {
 			b.WriteString(" " + pendingOp + " ")
 		}
 		b.WriteString(strings.Repeat("(", min(c.Open, 10)))
-		left, right := c.Field, c.Value1
-		if parent != "" && left != "" && !strings.Contains(left, ".") {
-			left = parent + "." + left
+		// Each side is written in place, its table's name before it: a
+		// name joined to each side first would be copied once per row.
+		left := func() {
+			if parent != "" && c.Field != "" && !strings.Contains(c.Field, ".") {
+				b.WriteString(parent)
+				b.WriteString(".")
+			}
+			b.WriteString(c.Field)
 		}
-		if child != "" && right != "" && !strings.Contains(right, ".") {
-			right = child + "." + right
-		} else if child == "" && !c.IsExpr && right != "" && !strings.HasPrefix(right, "[") && !strings.HasPrefix(right, "=") {
-			right = "'" + right + "'"
+		right := func() {
+			v := c.Value1
+			switch {
+			case child != "" && v != "" && !strings.Contains(v, "."):
+				b.WriteString(child)
+				b.WriteString(".")
+				b.WriteString(v)
+			case child == "" && !c.IsExpr && v != "" && !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "="):
+				b.WriteString("'" + v + "'")
+			default:
+				b.WriteString(v)
+			}
 		}
 		op := giConditionWords[c.Condition]
 		if op == "" {
 			op = "condition " + c.Condition
 		}
+		left()
+		b.WriteString(" " + op)
 		switch c.Condition {
 		case "NU", "NN":
-			fmt.Fprintf(&b, "%s %s", left, op)
 		case "B", "BT":
+			b.WriteString(" ")
+			right()
 			v2 := c.Value2
 			if !c.IsExpr && v2 != "" && !strings.HasPrefix(v2, "[") {
 				v2 = "'" + v2 + "'"
 			}
-			fmt.Fprintf(&b, "%s %s %s and %s", left, op, right, v2)
+			b.WriteString(" and " + v2)
 		default:
-			fmt.Fprintf(&b, "%s %s %s", left, op, right)
+			b.WriteString(" ")
+			right()
 		}
 		b.WriteString(strings.Repeat(")", min(c.Close, 10)))
 		pendingOp = "AND"
@@ -205,7 +290,8 @@ func conditionText(rows []giConditionDef, parent, child string) string {
 			pendingOp = "OR"
 		}
 	}
-	return b.String()
+	*budget -= b.Len()
+	return b.String(), true
 }
 
 func giSummary(d *giDesign, name, primary, where string, params, cols int, exposed string) string {
