@@ -241,17 +241,17 @@ func (e *Engine) finishResult(ctx context.Context, st *requestState, ct *compile
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, toolerr.New(toolerr.Internal, "the tool returned something other than a JSON object")
 	}
-	doc, paths := redactor.Apply(doc)
-	if len(paths) > 0 {
-		st.setRedacted(paths)
+	doc, red := redactor.Apply(doc)
+	if red.Count > 0 {
+		st.setRedacted(red.Count, red.Paths)
 		e.log.Info("field_redaction",
 			zap.String("event", "field_redaction"),
 			zap.String("site_id", st.session.Site.ID.String()),
 			zap.String("site_slug", st.session.Site.Slug),
 			zap.String("request_id", st.id),
 			zap.String("tool", ct.tool.Name),
-			zap.Strings("redacted_fields", paths),
-			zap.Int("redacted_count", len(paths)))
+			zap.Strings("redacted_fields", red.Paths),
+			zap.Int("redacted_count", red.Count))
 	}
 	// Encoded again even when nothing was redacted: the scan saw something
 	// sensitive in raw that the decoded document may not hold, such as

@@ -103,13 +103,13 @@ func (st *requestState) snapshot() (tool string, o usage.Outcome, code, approval
 	return st.tool, st.outcome, st.errorCode, st.approval
 }
 
-// setRedacted records what redaction took out of the result: the values
-// at paths.
-func (st *requestState) setRedacted(paths []string) {
+// setRedacted records what redaction took out of the result: count
+// values, at paths (some of them: redact.Redacted).
+func (st *requestState) setRedacted(count int, paths []string) {
 	fields := usage.RedactedFields(paths)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.redactedCount, st.redactedFields = len(paths), fields
+	st.redactedCount, st.redactedFields = count, fields
 }
 
 func (st *requestState) redacted() (count int, fields string) {

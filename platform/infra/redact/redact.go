@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Placeholder replaces every redacted value.
@@ -234,53 +235,130 @@ func (r *Redactor) hintsSSN(name string) bool {
 	return r.ssnHints.match(Words(name))
 }
 
-// Apply redacts v in place (a value decoded from JSON: maps, slices,
-// strings, numbers) and returns the new value and the redacted paths, such
-// as "data.items[3].tax_id".
-func (r *Redactor) Apply(v any) (any, []string) {
-	var paths []string
-	out := r.walk(v, "", "", &paths)
-	return out, paths
+// Redacted says what Apply redacted: Count values, at Paths, such as
+// "data.items[3].tax_id". Paths holds at most maxPaths of them: the first
+// path of each field (its path without positions), then the first others
+// found; a path longer than maxPathBytes keeps its end, after "…".
+type Redacted struct {
+	Count int
+	Paths []string
 }
 
-// walk redacts v, found at path under a member called name ("" in an
+// The bounds of Redacted.Paths: an answer (at most the response bound)
+// may hold hundreds of thousands of values to redact, nested as deep as
+// the ERP likes, and the paths go on one log line.
+const (
+	maxPaths     = 200
+	maxPathBytes = 512
+)
+
+// Apply redacts v in place (a value decoded from JSON: maps, slices,
+// strings, numbers) and says what it redacted. It builds a value's path
+// only when it redacts the value: the paths of the rest would cost, in an
+// answer nested deep, far more than the answer.
+func (r *Redactor) Apply(v any) (any, Redacted) {
+	w := walker{r: r, path: make([]byte, 0, 128)}
+	out := w.walk(v, "")
+	return out, w.found
+}
+
+// walker is one Apply: path is the path of the value being visited.
+type walker struct {
+	r      *Redactor
+	path   []byte
+	found  Redacted
+	fields map[string]bool // found's paths without positions
+	field  []byte          // scratch for one path without positions
+}
+
+// walk redacts v, found at w.path under a member called name ("" in an
 // array or at the top).
-func (r *Redactor) walk(v any, path, name string, paths *[]string) any {
+func (w *walker) walk(v any, name string) any {
+	r := w.r
 	switch t := v.(type) {
 	case map[string]any:
 		rowValue := r.rowValueKey(t)
 		for k, child := range t {
-			p := join(path, k)
+			n := len(w.path)
+			if n > 0 {
+				w.path = append(w.path, '.')
+			}
+			w.path = append(w.path, k...)
 			if child != nil && !isEmptyValue(child) && ((rowValue != "" && k == rowValue) || r.SensitiveName(k)) {
 				t[k] = Placeholder
-				*paths = append(*paths, p)
-				continue
+				w.note()
+			} else {
+				t[k] = w.walk(child, k)
 			}
-			t[k] = r.walk(child, p, k, paths)
+			w.path = w.path[:n]
 		}
 		return t
 	case []any:
 		for i, child := range t {
-			t[i] = r.walk(child, path+"["+strconv.Itoa(i)+"]", "", paths)
+			n := len(w.path)
+			w.path = append(w.path, '[')
+			w.path = strconv.AppendInt(w.path, int64(i), 10)
+			w.path = append(w.path, ']')
+			t[i] = w.walk(child, "")
+			w.path = w.path[:n]
 		}
 		return t
 	case string:
 		if out, changed := r.redactString(t, name); changed {
-			*paths = append(*paths, path)
+			w.note()
 			return out
 		}
 	case json.Number:
 		if cardNumber(string(t)) {
-			*paths = append(*paths, path)
+			w.note()
 			return Placeholder
 		}
 	case float64:
 		if t >= 1e12 && t < 1e19 && t == float64(int64(t)) && cardNumber(strconv.FormatInt(int64(t), 10)) {
-			*paths = append(*paths, path)
+			w.note()
 			return Placeholder
 		}
 	}
 	return v
+}
+
+// note counts the value at w.path as redacted, and keeps its path if it
+// is the first of its field or there is room.
+func (w *walker) note() {
+	w.found.Count++
+	if len(w.found.Paths) >= maxPaths {
+		return
+	}
+	w.field = w.field[:0]
+	inIndex := false
+	for _, c := range w.path {
+		switch {
+		case c == '[':
+			inIndex = true
+		case c == ']':
+			inIndex = false
+		case inIndex && c >= '0' && c <= '9':
+			continue
+		}
+		w.field = append(w.field, c)
+	}
+	if w.fields == nil {
+		w.fields = map[string]bool{}
+	}
+	if w.fields[string(w.field)] && len(w.found.Paths) >= maxPaths/2 {
+		// Half the room is kept for fields not seen yet.
+		return
+	}
+	w.fields[string(w.field)] = true
+	p := w.path
+	if len(p) > maxPathBytes {
+		start := len(p) - maxPathBytes
+		for start < len(p) && !utf8.RuneStart(p[start]) {
+			start++
+		}
+		p = append([]byte("…"), p[start:]...)
+	}
+	w.found.Paths = append(w.found.Paths, string(p))
 }
 
 // redactString redacts a string value of a member called name: the whole

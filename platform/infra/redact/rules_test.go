@@ -146,7 +146,7 @@ func checkRedaction(t *testing.T, r *Redactor, doc, want string) {
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("%s: %v", doc, err)
 	}
-	out, paths := r.Apply(v)
+	out, paths := applyPaths(r, v)
 	got, err := json.Marshal(out)
 	if err != nil {
 		t.Fatal(err)
