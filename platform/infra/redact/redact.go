@@ -436,13 +436,6 @@ func isEmptyValue(v any) bool {
 	return false
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 // SensitivePath reports whether a field path a call names (a filter's
 // field, a select or expand entry: "TaxID", "MainContact/Email",
 // "Document.UsrSSN") covers a redacted field, and which part of it does.
