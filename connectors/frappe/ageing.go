@@ -148,13 +148,22 @@ func ageingTotals(d *reportData, rows []map[string]any) ([]ageingBucket, error) 
 }
 
 // rowCurrency returns the single currency of rows, or "" and a warning
-// when they differ.
+// when they differ. The warning names the first few (listedCurrencies):
+// the rows are the ERP's, as many as fit in an answer, and comparing each
+// with every currency seen would cost rows × currencies.
 func rowCurrency(rows []map[string]any, fallback string, warnings *[]string) string {
 	var seen []string
+	more := false
 	for _, r := range rows {
-		if c := str(r["currency"]); c != "" && !slices.Contains(seen, c) {
-			seen = append(seen, c)
+		c := str(r["currency"])
+		if c == "" || slices.Contains(seen, c) {
+			continue
 		}
+		if len(seen) == listedCurrencies {
+			more = true
+			break
+		}
+		seen = append(seen, c)
 	}
 	switch len(seen) {
 	case 0:
@@ -162,9 +171,16 @@ func rowCurrency(rows []map[string]any, fallback string, warnings *[]string) str
 	case 1:
 		return seen[0]
 	}
-	*warnings = append(*warnings, fmt.Sprintf("Rows are in more than one currency (%s); totals add them up as the ERP reports them.", strings.Join(seen, ", ")))
+	list := strings.Join(seen, ", ")
+	if more {
+		list += " and more"
+	}
+	*warnings = append(*warnings, fmt.Sprintf("Rows are in more than one currency (%s); totals add them up as the ERP reports them.", list))
 	return ""
 }
+
+// listedCurrencies is how many currencies rowCurrency's warning names.
+const listedCurrencies = 10
 
 // overdueResult is the overdue part of open balances.
 type overdueResult struct {
