@@ -73,6 +73,9 @@ type harness struct {
 	// user's current credentials (a password changed on the ERP after the
 	// connection was saved).
 	fields map[string]secrets.Secret
+	// erp, when set, answers a request in the simulator's place (an ERP
+	// that answers as no real one does) when it returns true.
+	erp func(w http.ResponseWriter, r *http.Request) bool
 }
 
 type harnessOptions struct {
@@ -108,6 +111,9 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 			h.mu.Lock()
 			h.grants = append(h.grants, form)
 			h.mu.Unlock()
+		}
+		if h.erp != nil && h.erp(w, r) {
+			return
 		}
 		h.sim.ServeHTTP(w, r)
 	}))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/inmemory"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // The schema-knowledge index: one searchable document per entity, per
@@ -101,16 +102,60 @@ func (c *client) buildIndexDocs(ctx context.Context) ([]connector.IndexDocument,
 	if err != nil {
 		return nil, nil, err
 	}
-	docs := entityDocs(m)
 	var warnings []string
+	var gm *giModel
 	if c.set.Tenant == "" {
 		warnings = append(warnings, "generic inquiries are not indexed: the site has no tenant setting")
-	} else if gm, err := c.inquiries(ctx); err != nil {
+	} else if gm, err = c.inquiries(ctx); err != nil {
 		warnings = append(warnings, "generic inquiries are not indexed: their OData metadata could not be read ("+errorText(err)+")")
-	} else {
+		gm = nil
+	}
+	if indexSize(m, gm) > maxIndexBytes {
+		return nil, nil, toolerr.New(toolerr.UpstreamInvalidResponse,
+			"Acumatica's metadata would make a schema index of more than %d MiB, far more than any endpoint's: erpgate does not build it", maxIndexBytes>>20)
+	}
+	docs := entityDocs(m)
+	if gm != nil {
 		docs = append(docs, inquiryDocs(gm)...)
 	}
 	return docs, warnings, nil
+}
+
+// maxIndexBytes bounds a site's schema index. Each field's document names
+// its entity several times, so an endpoint's metadata of a few long names
+// and many fields (within the response bound) would make terabytes of
+// documents; Default 24.200.001 and its inquiries make well under 2 MiB.
+const maxIndexBytes = 32 << 20
+
+// indexSize is about the size of the documents entityDocs and inquiryDocs
+// make of m and gm (gm may be nil), at least their size in most cases; it
+// builds none of them.
+func indexSize(m *apiModel, gm *giModel) int {
+	const doc = 160 // a document's members and words beyond its names
+	n := 0
+	for _, e := range m.Entities {
+		n += doc + 8*len(e.Name) + 3*len(e.Form) + 2*len(e.Screen)
+		for _, f := range e.Fields {
+			label := len(defaultFieldLabels[e.Name+"."+f.Name])
+			n += doc + 6*len(e.Name) + 8*len(f.Name) + 3*len(f.Type) + 4*label + len(e.Form)
+		}
+		for _, l := range append(append([]apiLink{}, e.Details...), e.Linked...) {
+			n += 16 + 4*len(l.Name) + 2*len(l.Entity)
+		}
+	}
+	if gm != nil {
+		for i := range gm.Inquiries {
+			q := &gm.Inquiries[i]
+			n += doc + 8*len(q.Name) + 6*len(q.Type)
+			for _, k := range q.Keys {
+				n += 4 + 2*len(k)
+			}
+			for _, col := range append(append([]giColumn{}, q.Columns...), q.Parameters...) {
+				n += 2*doc + 4*len(q.Name) + 2*len(q.Type) + 10*len(col.Name) + 3*len(col.Type)
+			}
+		}
+	}
+	return n
 }
 
 // errorText is an error's model-safe message.
