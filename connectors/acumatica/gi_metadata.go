@@ -170,9 +170,31 @@ func parseGIMetadata(tenant string, doc []byte) (*giModel, error) {
 			}
 		}
 	}
+	// Sets may share a type, and functions a parameter list: the model
+	// holds them once, but its JSON (the cache's) once per inquiry.
+	size := 0
+	for i := range m.Inquiries {
+		q := &m.Inquiries[i]
+		size += 64 + len(q.Name) + len(q.Type) + len(q.Function)
+		for _, k := range q.Keys {
+			size += 4 + len(k)
+		}
+		for _, cols := range [][]giColumn{q.Columns, q.Parameters} {
+			for _, c := range cols {
+				size += 24 + len(c.Name) + len(c.Type)
+			}
+		}
+		if size > maxGIModelBytes {
+			return nil, fmt.Errorf("$metadata describes more than %d MiB of inquiries, far more than any tenant has", maxGIModelBytes>>20)
+		}
+	}
 	sort.Slice(m.Inquiries, func(i, j int) bool { return m.Inquiries[i].Name < m.Inquiries[j].Name })
 	return m, nil
 }
+
+// maxGIModelBytes bounds the encoded model of a tenant's inquiries: a few
+// hundred inquiries of some fifty columns make about a megabyte.
+const maxGIModelBytes = 16 << 20
 
 // inquiries returns the tenant's GI model: cached, or read from
 // /t/{tenant}/api/odata/gi/$metadata and cached for every replica. The

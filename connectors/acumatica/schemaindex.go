@@ -139,8 +139,10 @@ func indexSize(m *apiModel, gm *giModel) int {
 			label := len(defaultFieldLabels[e.Name+"."+f.Name])
 			n += doc + 6*len(e.Name) + 8*len(f.Name) + 3*len(f.Type) + 4*label + len(e.Form)
 		}
-		for _, l := range append(append([]apiLink{}, e.Details...), e.Linked...) {
-			n += 16 + 4*len(l.Name) + 2*len(l.Entity)
+		for _, links := range [][]apiLink{e.Details, e.Linked} {
+			for _, l := range links {
+				n += 16 + 4*len(l.Name) + 2*len(l.Entity)
+			}
 		}
 	}
 	if gm != nil {
@@ -150,8 +152,10 @@ func indexSize(m *apiModel, gm *giModel) int {
 			for _, k := range q.Keys {
 				n += 4 + 2*len(k)
 			}
-			for _, col := range append(append([]giColumn{}, q.Columns...), q.Parameters...) {
-				n += 2*doc + 4*len(q.Name) + 2*len(q.Type) + 10*len(col.Name) + 3*len(col.Type)
+			for _, cols := range [][]giColumn{q.Columns, q.Parameters} {
+				for _, col := range cols {
+					n += 2*doc + 4*len(q.Name) + 2*len(q.Type) + 10*len(col.Name) + 3*len(col.Type)
+				}
 			}
 		}
 	}
