@@ -68,6 +68,8 @@ type reportData struct {
 	// messages are what the report said besides its rows (its message and
 	// any _server_messages, such as a clamped date range).
 	messages []string
+	// visible caches visibleColumns.
+	visible []reportColumn
 }
 
 // runReport runs an allowlisted report with filters.
@@ -137,6 +139,9 @@ func parseReport(name string, body []byte) (*reportData, error) {
 		}
 		out.columns = append(out.columns, col)
 	}
+	if keyedListRows(env.result, out.columns) > maxKeyedPerAnswerByte*len(body)+(1<<20) {
+		return nil, invalidResponse("the report %s returned rows of cells that, named by their columns, would be far larger than its answer; erpgate does not read them", name)
+	}
 	for i, r := range env.result {
 		switch r := r.(type) {
 		case map[string]any:
@@ -168,6 +173,34 @@ func parseReport(name string, body []byte) (*reportData, error) {
 		out.messages = append(out.messages, m)
 	}
 	return out, nil
+}
+
+// maxKeyedPerAnswerByte bounds the rows of cells a report answers with
+// once each cell is named by its column, per byte of the answer: the
+// names come once in the answer, but once per cell in the rows kept and
+// in the result, so long names and many short cells would make
+// gigabytes of a few megabytes.
+const maxKeyedPerAnswerByte = 8
+
+// keyedListRows is about the size of the list rows of result once keyed
+// by column (the total row too), counted without keying them.
+func keyedListRows(result []any, columns []reportColumn) int {
+	var named []int // named[k]: the first k columns' names and their cells
+	n := 0
+	for _, r := range result {
+		cells, ok := r.([]any)
+		if !ok {
+			continue
+		}
+		if named == nil {
+			named = make([]int, len(columns)+1)
+			for j, c := range columns {
+				named[j+1] = named[j] + len(c.Fieldname) + 16
+			}
+		}
+		n += named[min(len(cells), len(columns))]
+	}
+	return n
 }
 
 // read decodes the answer's top-level object.
@@ -313,7 +346,7 @@ func blankRow(row map[string]any) bool {
 // "Label:Fieldtype/Options:Width".
 func parseColumn(raw json.RawMessage) (reportColumn, error) {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		parts := strings.Split(s, ":")
 		col := reportColumn{Label: parts[0], Fieldtype: "Data"}
 		if len(parts) > 1 && parts[1] != "" {
@@ -323,17 +356,19 @@ func parseColumn(raw json.RawMessage) (reportColumn, error) {
 		col.Fieldname = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(col.Label)), " ", "_")
 		return col, nil
 	}
+	// Decoded without a json.Decoder of its own: a report may have
+	// hundreds of thousands of columns, and a decoder costs a kilobyte.
 	var o struct {
-		Fieldname string `json:"fieldname"`
-		Label     string `json:"label"`
-		Fieldtype string `json:"fieldtype"`
-		Options   any    `json:"options"`
-		Hidden    any    `json:"hidden"`
+		Fieldname string          `json:"fieldname"`
+		Label     string          `json:"label"`
+		Fieldtype string          `json:"fieldtype"`
+		Options   json.RawMessage `json:"options"`
+		Hidden    json.RawMessage `json:"hidden"`
 	}
-	if err := outbound.UnmarshalJSON(raw, &o); err != nil {
-		return reportColumn{}, err
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return reportColumn{}, outbound.InvalidJSON(err)
 	}
-	col := reportColumn{Fieldname: o.Fieldname, Label: o.Label, Fieldtype: o.Fieldtype, Options: str(o.Options), Hidden: isTrue(o.Hidden) || o.Hidden == true}
+	col := reportColumn{Fieldname: o.Fieldname, Label: o.Label, Fieldtype: o.Fieldtype, Options: str(rawScalar(o.Options)), Hidden: isTrue(rawScalar(o.Hidden)) || string(o.Hidden) == "true"}
 	if col.Fieldname == "" {
 		col.Fieldname = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(col.Label)), " ", "_")
 	}
@@ -343,24 +378,59 @@ func parseColumn(raw json.RawMessage) (reportColumn, error) {
 	return col, nil
 }
 
-// visibleColumns returns the columns a person sees in the report.
-func (d *reportData) visibleColumns() []reportColumn {
-	var out []reportColumn
-	for _, c := range d.columns {
-		if !c.Hidden {
-			out = append(out, c)
-		}
+// rawScalar is a JSON string or number as a decoder with UseNumber gives
+// it (a string, a json.Number), and nil for anything else.
+func rawScalar(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
 	}
-	return out
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return nil
+	}
+	if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return json.Number(raw)
+	}
+	return nil
 }
 
-// project keeps only the visible columns of a row, amounts as exact
-// numbers and the quotes of label rows removed.
-func (d *reportData) project(row map[string]any, extra ...string) map[string]any {
+// visibleColumns returns the columns a person sees in the report.
+// The slice is shared: callers do not change it.
+func (d *reportData) visibleColumns() []reportColumn {
+	if d.visible != nil || len(d.columns) == 0 {
+		return d.visible
+	}
+	n := 0
+	for _, c := range d.columns {
+		if !c.Hidden {
+			n++
+		}
+	}
+	if n == len(d.columns) {
+		d.visible = d.columns
+		return d.visible
+	}
+	d.visible = make([]reportColumn, 0, n)
+	for _, c := range d.columns {
+		if !c.Hidden {
+			d.visible = append(d.visible, c)
+		}
+	}
+	return d.visible
+}
+
+// project keeps only the visible columns of a row (visible: their
+// names), amounts as exact numbers and the quotes of label rows removed.
+// It goes through the row's cells, not the columns: a report may have
+// thousands of columns, most of them empty in a row.
+func project(row map[string]any, visible map[string]bool, extra ...string) map[string]any {
 	out := map[string]any{}
-	for _, c := range d.visibleColumns() {
-		if v, ok := row[c.Fieldname]; ok {
-			out[c.Fieldname] = cleanCell(v)
+	for k, v := range row {
+		if visible[k] {
+			out[k] = cleanCell(v)
 		}
 	}
 	for _, k := range extra {
@@ -536,8 +606,15 @@ func (r *reportResult) setRows(d *reportData, rows []map[string]any, a reportPag
 	page, p := pageReportRows(rows, a, maxRecords, &r.Warnings)
 	r.reportPage = p
 	r.Rows = make([]map[string]any, len(page))
+	if len(page) == 0 {
+		return
+	}
+	visible := map[string]bool{}
+	for _, c := range d.visibleColumns() {
+		visible[c.Fieldname] = true
+	}
 	for i, row := range page {
-		r.Rows[i] = d.project(row, extra...)
+		r.Rows[i] = project(row, visible, extra...)
 	}
 }
 
