@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -252,8 +254,15 @@ func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
 	clientID := strings.TrimSpace(r.PostForm.Get("client_id"))
 	secret := strings.TrimSpace(r.PostForm.Get("client_secret"))
 	actor := siteadmin.Registrant(p.ID.String())
-	if clientID == "" || secret == "" || len(clientID) > 200 || len(secret) > 500 {
+	if clientID == "" || secret == "" {
 		h.renderClient(w, http.StatusBadRequest, browser, p, clientID, "Paste both the client id and the client secret of the OAuth client you created.")
+		return
+	}
+	if problem := pastedProblem("client id", clientID, 200) + pastedProblem("client secret", secret, 500); problem != "" {
+		// A NUL cannot be stored (PostgreSQL refuses it) and no OAuth
+		// client has a control character: say so here rather than fail
+		// the step. The id is kept without its control characters.
+		h.renderClient(w, http.StatusBadRequest, browser, p, strings.Map(dropControl, clientID), strings.TrimSpace(problem))
 		return
 	}
 	if err := h.store.setClient(r.Context(), p.ID, clientID, secrets.Secret(secret)); err != nil {
@@ -266,6 +275,26 @@ func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
 	}
 	h.deps.Admin.Record(r.Context(), actor, uuid.Nil, "", siteadmin.ActionRegisterClient, map[string]any{"client_id": clientID, "base_url": p.BaseURL}, nil)
 	h.begin(w, r, p)
+}
+
+// pastedProblem says what is wrong with a pasted OAuth client value, as a
+// sentence ending in a space, or "" when nothing is.
+func pastedProblem(field, v string, limit int) string {
+	switch {
+	case !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl):
+		return "The " + field + " holds a control character (or bytes that are not text), which an OAuth client never has, so nothing was registered: copy it again from the ERP. "
+	case utf8.RuneCountInString(v) > limit:
+		return fmt.Sprintf("The %s is longer than %d characters, longer than erpgate accepts, so nothing was registered: copy it again from the ERP. ", field, limit)
+	}
+	return ""
+}
+
+// dropControl drops control characters in strings.Map.
+func dropControl(r rune) rune {
+	if unicode.IsControl(r) || r == utf8.RuneError {
+		return -1
+	}
+	return r
 }
 
 // postProve starts the proof again with the client already given (after a

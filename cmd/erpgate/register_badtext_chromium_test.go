@@ -1,0 +1,80 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestChromiumRegistrationClientStepBadText pastes a client id that
+// PostgreSQL cannot store (a NUL character, as a bad copy from a PDF or a
+// terminal gives) and one longer than erpgate keeps. Each is refused on the
+// client step itself, in a sentence about what was wrong, with the typed id
+// kept: before, the NUL gave "Something went wrong" (500) and the long id
+// was told to "paste both" fields that were both pasted.
+func TestChromiumRegistrationClientStepBadText(t *testing.T) {
+	r := newRegistration(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	ctx := r.ctx
+
+	r.start("frappe", "Bad Paste Ltd", sim.URL, nil)
+	waitForTitle(t, ctx, "Create the OAuth client")
+	stepPath := browserResult(t, ctx, "read the path", chromedp.Evaluate[string](`location.pathname`))
+
+	cases := []struct {
+		name, id, want string
+	}{
+		{"nul", "abc\x00def", "The client id holds a control character"},
+		{"long", strings.Repeat("a", 201), "The client id is longer than 200 characters"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// SetValue types through the DOM, which keeps a NUL as a
+			// browser form sends it (%00).
+			browserResult(t, ctx, "fill in the client", chromedp.Evaluate[bool](
+				`document.querySelector('#client_id').value = `+jsString(c.id)+`; document.querySelector('#client_secret').value = 'secret'; true`))
+			r.submit("submit the client", `form[action$="/client"] button[type="submit"]`)
+			waitForTitle(t, ctx, "Create the OAuth client")
+			r.shot("client-" + c.name)
+			if res, ok := r.docs.last(stepPath + "/client"); !ok || res.status != 400 {
+				t.Errorf("the client step answered %d (seen %v), want 400", res.status, ok)
+			}
+			r.expectText(c.name, c.want, "nothing was registered")
+			if text := r.text(); strings.Contains(text, "Something went wrong") || strings.Contains(text, "Paste both") {
+				t.Errorf("the page does not say what was wrong:\n%s", text)
+			}
+			kept := browserResult(t, ctx, "read the kept id", chromedp.Evaluate[string](`document.querySelector('#client_id').value`))
+			if want := strings.ReplaceAll(c.id, "\x00", ""); kept != c.id && kept != want {
+				t.Errorf("the typed client id was not kept: %q", kept)
+			}
+		})
+	}
+	if n := r.count(`SELECT count(*) FROM pending_registrations WHERE client_id <> ''`); n != 0 {
+		t.Errorf("%d registrations kept a refused client id", n)
+	}
+}
+
+// jsString quotes s as a JavaScript string literal, a NUL included.
+func jsString(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for _, c := range s {
+		switch {
+		case c == '\'' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteString(string("0123456789abcdef"[c>>4]))
+			b.WriteString(string("0123456789abcdef"[c&15]))
+		default:
+			b.WriteRune(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
