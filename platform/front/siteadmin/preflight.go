@@ -280,10 +280,10 @@ func unreachableCheck(id, title string, site connector.Site, err error) connecto
 		return connector.Fail(id, title, host+"'s TLS certificate is not signed by an authority erpgate trusts",
 			"install a certificate from a public certificate authority on the ERP, with its intermediate certificates, or add your own authority to the trust store of erpgate's machine")
 	case errors.As(err, &hostname):
-		return connector.Fail(id, title, host+"'s TLS certificate is for another name: "+hostname.Error(),
+		return connector.Fail(id, title, host+"'s TLS certificate "+certificateNames(hostname.Certificate)+", not for "+hostname.Host,
 			"install a certificate for "+site.BaseURL.Hostname()+", or correct the site's base URL to the name the certificate has")
 	case errors.As(err, &invalid):
-		return connector.Fail(id, title, host+"'s TLS certificate is not valid: "+invalid.Error(),
+		return connector.Fail(id, title, host+"'s TLS certificate "+certificateProblem(invalid),
 			"renew the ERP's certificate (an expired or not yet valid certificate is refused)")
 	case errors.As(err, &recordErr):
 		return connector.Fail(id, title, host+" does not speak TLS on that port",
@@ -296,6 +296,43 @@ func unreachableCheck(id, title string, site connector.Site, err error) connecto
 			"check that the ERP runs, the port of the base URL, and that a firewall lets erpgate's address reach it")
 	}
 	return connector.Fail(id, title, host+" could not be reached", "check the base URL and that the ERP runs")
+}
+
+// certificateNames says which names cert is for, in the words of the tls
+// check ("is for erp.example.com, 10.0.0.5"); crypto/x509's own message
+// names SANs and is not a sentence for an operator.
+func certificateNames(cert *x509.Certificate) string {
+	var names []string
+	if cert != nil {
+		names = append(names, cert.DNSNames...)
+		for _, ip := range cert.IPAddresses {
+			names = append(names, ip.String())
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return "names no host (it has no subject alternative names)"
+	case len(names) > 4:
+		names = append(names[:4], "…")
+	}
+	return "is for " + strings.Join(names, ", ")
+}
+
+// certificateProblem says why crypto/x509 refused a certificate, in the
+// words of the tls check.
+func certificateProblem(e x509.CertificateInvalidError) string {
+	cert := e.Cert
+	switch {
+	case e.Reason == x509.Expired && cert != nil && time.Now().Before(cert.NotBefore):
+		return "is not valid before " + cert.NotBefore.UTC().Format("2006-01-02 15:04") + " UTC"
+	case e.Reason == x509.Expired && cert != nil:
+		return "expired on " + cert.NotAfter.UTC().Format("2006-01-02 15:04") + " UTC"
+	case e.Reason == x509.Expired:
+		return "has expired or is not valid yet"
+	case e.Reason == x509.IncompatibleUsage:
+		return "is not for a web server (its extended key usage)"
+	}
+	return "is refused by erpgate's machine for a reason other than its names or dates"
 }
 
 // preflightAPIClient checks the stored API credential and returns a client
