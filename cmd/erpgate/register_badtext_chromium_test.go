@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -77,4 +79,27 @@ func jsString(s string) string {
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// TestChromiumRegistrationUntrustedCertificate starts a registration of an
+// ERP whose TLS certificate erpgate does not trust (self-signed, as many
+// test instances have). Step 1 says that, with the typed address kept:
+// before, it said the ERP "could not be reached", which sent the person
+// to check an address that answered.
+func TestChromiumRegistrationUntrustedCertificate(t *testing.T) {
+	r := newRegistration(t)
+	untrusted := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(untrusted.Close)
+	ctx := r.ctx
+
+	r.start("frappe", "Self Signed Ltd", untrusted.URL, nil)
+	waitForTitle(t, ctx, "Register your ERP")
+	r.shot("untrusted-certificate")
+	r.expectText("untrusted certificate", "TLS certificate that erpgate does not trust")
+	if text := r.text(); strings.Contains(text, "could not be reached") || strings.Contains(text, "x509") {
+		t.Errorf("step 1 does not name the certificate:\n%s", text)
+	}
+	if got := browserResult(t, ctx, "read the kept value", chromedp.Evaluate[string](`document.querySelector('#base_url').value`)); got != untrusted.URL {
+		t.Errorf("the typed address was lost: %q", got)
+	}
 }

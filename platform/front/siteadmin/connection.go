@@ -200,11 +200,9 @@ func (s *Service) verifyAPICredential(ctx context.Context, site sites.Site, conn
 // so the person gets their own wording here.
 func verificationError(site sites.Site, err error) error {
 	if kind, reason, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
-		message := "could not verify the credential: " + reason + "; nothing was saved"
-		if kind == Unreachable {
-			message = fmt.Sprintf("could not verify the credential: %s (%s); nothing was saved", reason, classifyVerification(err).Code)
-		}
-		return &Error{Kind: kind, Message: message, Err: err}
+		// The tool error's code (UPSTREAM_UNAVAILABLE) is for models and
+		// the log: the owner's page and the console show this message.
+		return &Error{Kind: kind, Message: "could not verify the credential: " + reason + "; nothing was saved", Err: err}
 	}
 	te := classifyVerification(err)
 	switch te.Code {
@@ -229,6 +227,9 @@ func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
 	var forbidden *netguard.ForbiddenError
 	if errors.As(err, &forbidden) {
 		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint), true
+	}
+	if problem, ok := certificateRefusal(err); ok {
+		return Unreachable, fmt.Sprintf("the ERP at %s answered with a TLS certificate that erpgate does not trust: it %s", baseURL, problem), true
 	}
 	switch classifyVerification(err).Code {
 	case toolerr.UpstreamTimeout:

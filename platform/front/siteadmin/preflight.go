@@ -298,6 +298,25 @@ func unreachableCheck(id, title string, site connector.Site, err error) connecto
 	return connector.Fail(id, title, host+" could not be reached", "check the base URL and that the ERP runs")
 }
 
+// certificateRefusal says in words why crypto/x509 refused the ERP's
+// certificate ("is not signed by ..."), when that is why err happened.
+func certificateRefusal(err error) (string, bool) {
+	var (
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+	)
+	switch {
+	case errors.As(err, &unknownCA):
+		return "is not signed by an authority erpgate's machine trusts", true
+	case errors.As(err, &hostname):
+		return certificateNames(hostname.Certificate) + ", not for " + hostname.Host, true
+	case errors.As(err, &invalid):
+		return certificateProblem(invalid), true
+	}
+	return "", false
+}
+
 // certificateNames says which names cert is for, in the words of the tls
 // check ("is for erp.example.com, 10.0.0.5"); crypto/x509's own message
 // names SANs and is not a sentence for an operator.
