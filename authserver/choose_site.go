@@ -18,6 +18,18 @@ func (s *Server) renderChooseSite(w http.ResponseWriter, status int, p chooseSit
 	s.renderPage(w, status, s.pages.chooseSite, []string{"'self'", "https:", "http:"}, p)
 }
 
+// serveChooseSiteOpened answers a GET of /oauth/site, where the typed
+// address is posted and its refusals show: opened from history or another
+// tab, it has no sign-in to go on with.
+func (s *Server) serveChooseSiteOpened(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Allow", http.MethodPost)
+	s.renderMessage(w, http.StatusMethodNotAllowed, messagePage{
+		Title:   "This sign-in step cannot be opened on its own",
+		Message: "This address takes the ERP address typed on erpgate's sign-in page; opened again, it has no sign-in to go on with.",
+		Next:    "Go back to your AI client and connect again.",
+	})
+}
+
 // serveChooseSite takes the ERP address typed on /mcp's sign-in page,
 // finds the registered site at that address (its origin, under the site's
 // virtual directory when it has one) and sends the browser to its sign-in. Whatever is typed, the answer never says which sites exist:

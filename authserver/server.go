@@ -215,6 +215,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/authorize", s.serveAuthorize)
 	m.HandleFunc("POST /oauth/site", s.serveChooseSite)
+	m.HandleFunc("GET /oauth/site", s.serveChooseSiteOpened)
 	m.HandleFunc("GET "+sites.SharedCallbackPath, s.serveCallback)
 	m.HandleFunc("GET "+sites.SiteCallbackPath("{slug}"), s.serveCallback)
 	m.HandleFunc("GET /oauth/consent", s.serveConsentPage)

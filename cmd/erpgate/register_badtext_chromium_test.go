@@ -55,6 +55,17 @@ func TestChromiumRegistrationClientStepBadText(t *testing.T) {
 			}
 		})
 	}
+	// The refusal shows at the form's address, /register/{id}/client;
+	// opened again from the address bar, history or another tab (a GET),
+	// it is the registration's page, not "Method Not Allowed".
+	for _, step := range []string{"client", "prove", "api"} {
+		browserDo(t, ctx, "open the "+step+" address", chromedp.Navigate(r.gw.URL+stepPath+"/"+step))
+		waitForTitle(t, ctx, "Create the OAuth client")
+		if res, ok := r.docs.last(stepPath); !ok || res.status != 200 {
+			t.Errorf("GET %s/%s ended at %d (seen %v), want the registration's page", stepPath, step, res.status, ok)
+		}
+	}
+	r.shot("client-step-reopened")
 	if n := r.count(`SELECT count(*) FROM pending_registrations WHERE client_id <> ''`); n != 0 {
 		t.Errorf("%d registrations kept a refused client id", n)
 	}
@@ -101,5 +112,26 @@ func TestChromiumRegistrationUntrustedCertificate(t *testing.T) {
 	}
 	if got := browserResult(t, ctx, "read the kept value", chromedp.Evaluate[string](`document.querySelector('#base_url').value`)); got != untrusted.URL {
 		t.Errorf("the typed address was lost: %q", got)
+	}
+}
+
+// TestChromiumChooseSiteAddressOpened opens /oauth/site, where the form of
+// /mcp's sign-in page posts the ERP address and whose refusals show at that
+// address, with a GET (history, a reopened tab). Before, the browser showed
+// net/http's bare "Method Not Allowed".
+func TestChromiumChooseSiteAddressOpened(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	ctx := newChromium(t)
+	docs := recordDocumentResponses(t, ctx)
+	browserDo(t, ctx, "open /oauth/site", chromedp.Navigate(gw.URL+"/oauth/site"))
+	waitForTitle(t, ctx, "This sign-in step cannot be opened on its own")
+	saveScreenshot(t, ctx, "TestChromiumChooseSiteAddressOpened.png")
+	text := pageBody(t, ctx)
+	if strings.Contains(text, "Method Not Allowed") || !strings.Contains(text, "Go back to your AI client and connect again") {
+		t.Errorf("GET /oauth/site says: %s", text)
+	}
+	if res, ok := docs.last("/oauth/site"); !ok || res.status != http.StatusMethodNotAllowed || res.headers.Get("Allow") != "POST" {
+		t.Errorf("GET /oauth/site: %d, Allow %q (seen %v)", res.status, res.headers.Get("Allow"), ok)
 	}
 }

@@ -138,6 +138,12 @@ func New(deps Deps) *Handler {
 	m.HandleFunc("POST /register/{id}/client", h.postClient)
 	m.HandleFunc("POST /register/{id}/prove", h.postProve)
 	m.HandleFunc("POST /register/{id}/api", h.postAPI)
+	// A refused step shows at its form's address; opened again with a GET
+	// (history, another tab) it is the registration's page, which shows
+	// the step the registration is at.
+	m.HandleFunc("GET /register/{id}/{step}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, h.kit.URL("/register/"+url.PathEscape(r.PathValue("id"))), http.StatusSeeOther)
+	})
 	h.mux = m
 	return h
 }
