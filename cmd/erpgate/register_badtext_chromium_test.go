@@ -135,3 +135,31 @@ func TestChromiumChooseSiteAddressOpened(t *testing.T) {
 		t.Errorf("GET /oauth/site: %d, Allow %q (seen %v)", res.status, res.headers.Get("Allow"), ok)
 	}
 }
+
+// TestChromiumFormAddressesReopened opens the addresses the owner's page
+// and the approval page post their forms to with a GET, as history or a
+// reopened tab does after a refusal shown there. Each is the page the form
+// was on; before, they said "There is no page at this address".
+func TestChromiumFormAddressesReopened(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	frappeOAuthSite(t, gw, "acme", sim)
+	ctx := newChromium(t)
+	for _, action := range []string{"sign-in", "sign-out", "settings", "writes", "oauth-secret", "api-credential", "tokens", "tokens/revoke", "people/revoke", "status", "delete"} {
+		browserDo(t, ctx, "open /manage/"+action, chromedp.Navigate(gw.URL+"/sites/acme/manage/"+action))
+		if got := waitForTitle(t, ctx, "Manage site acme", "There is no page"); got != "Manage site acme" {
+			t.Errorf("GET /sites/acme/manage/%s is %q", action, got)
+		}
+	}
+	saveScreenshot(t, ctx, "TestChromiumFormAddressesReopened-manage.png")
+	id := "01a24eeb-dd05-7d42-9238-28ac9f20f334"
+	for _, action := range []string{"sign-in", "decide", "withdraw"} {
+		browserDo(t, ctx, "open /approve/…/"+action, chromedp.Navigate(gw.URL+"/approve/"+id+"/"+action))
+		if got := waitForTitle(t, ctx, "This approval link is not valid", "There is no page"); got != "This approval link is not valid" {
+			t.Errorf("GET /approve/%s/%s is %q", id, action, got)
+		}
+	}
+	saveScreenshot(t, ctx, "TestChromiumFormAddressesReopened-approve.png")
+}

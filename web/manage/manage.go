@@ -135,13 +135,21 @@ func New(deps Deps) *Handler {
 // Register mounts the pages on e.
 func (h *Handler) Register(e *echo.Echo) {
 	e.GET("/sites/:slug/manage", h.page)
+	// A refused action shows the page at its form's address; opened again
+	// with a GET (history, another tab), that address is the page.
+	reopened := func(c echo.Context) error {
+		http.Redirect(c.Response(), c.Request(), h.manageURL(c.Param("slug"), ""), http.StatusSeeOther)
+		return nil
+	}
 	post := func(path string, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
 		e.POST("/sites/:slug/manage"+path, func(c echo.Context) error {
 			h.action(c, fn)
 			return nil
 		})
+		e.GET("/sites/:slug/manage"+path, reopened)
 	}
 	e.POST("/sites/:slug/manage/sign-in", func(c echo.Context) error { h.beginSignIn(c); return nil })
+	e.GET("/sites/:slug/manage/sign-in", reopened)
 	post("/sign-out", h.signOut)
 	post("/settings", h.changeSettings)
 	post("/writes", h.changeWrites)
