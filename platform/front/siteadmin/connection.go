@@ -229,7 +229,7 @@ func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
 		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint), true
 	}
 	if problem, ok := certificateRefusal(err); ok {
-		return Unreachable, fmt.Sprintf("the ERP at %s answered with a TLS certificate that erpgate does not trust: it %s", baseURL, problem), true
+		return Unreachable, fmt.Sprintf("the ERP at %s answered with a TLS certificate that erpgate does not trust (it %s)", baseURL, problem), true
 	}
 	switch classifyVerification(err).Code {
 	case toolerr.UpstreamTimeout:
@@ -239,9 +239,17 @@ func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
 	case toolerr.RateLimited:
 		return Unreachable, fmt.Sprintf("the ERP at %s is limiting requests; try again later", baseURL), true
 	case toolerr.NotFound, toolerr.UpstreamInvalidResponse, toolerr.ResponseTooLarge:
-		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer a %s site does not give; check the base URL and the kind", baseURL, kind), true
+		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer %s site does not give; check the base URL and the kind", baseURL, withArticle(KindName(kind))), true
 	}
 	return "", "", false
+}
+
+// withArticle is name after "a" or "an" ("an Acumatica").
+func withArticle(name string) string {
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // verificationText redacts the ERP's words in a rejection, by the
