@@ -357,3 +357,23 @@ func TestConsoleSettingsOfNoSiteDoNotRepeatTheLink(t *testing.T) {
 		}
 	}
 }
+
+// A site action posted without a site (a form sent before the page had
+// one, or by hand) says that no site was named, in a sentence: it read
+// "There is no site  (any more)."
+func TestConsoleSiteActionWithoutASite(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	b := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("sign-in: HTTP %d", status)
+	}
+	_, page, _ := b.do(http.MethodGet, "/console/sites", nil)
+	csrf := csrfInput.FindStringSubmatch(page)[1]
+	status, page, _ := b.do(http.MethodPost, "/console/sites", url.Values{"csrf": {csrf}, "site": {""}, "action": {"disable"}})
+	if status != http.StatusNotFound {
+		t.Errorf("HTTP %d, want 404", status)
+	}
+	if text := pageText(page); !strings.Contains(text, "No site was named; nothing was changed.") || strings.Contains(text, "no site  (") {
+		t.Errorf("the page says: %s", text)
+	}
+}

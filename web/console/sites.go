@@ -169,6 +169,10 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 // siteadmin.
 func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 	slug, action := r.PostFormValue("site"), r.PostFormValue("action")
+	if slug == "" {
+		c.renderSites(w, r, http.StatusNotFound, "No site was named; nothing was changed.")
+		return
+	}
 	site, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
 	if errors.Is(err, sites.ErrNotFound) {
 		c.renderSites(w, r, http.StatusNotFound, "There is no site "+slug+" (any more).")
