@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
-	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // acumatica_create_sales_order enters a sales order on hold: PUT
@@ -114,7 +112,7 @@ func createSalesOrderTool(conn *Connector) connector.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return createSalesOrder(ctx, newClient(conn, call), a, approvedUnits(call, len(a.Details)))
+			return createSalesOrder(ctx, newClient(conn, call), a, call.ApprovedColumn(linesTitle, unitColumn, len(a.Details)))
 		},
 	}
 }
@@ -262,27 +260,6 @@ const (
 	linesTitle = "Lines"
 	unitColumn = "Unit"
 )
-
-// approvedUnits are the units of the n lines as the approval page showed
-// them (the items' sales units then; "" where it showed none).
-func approvedUnits(call *connector.Call, n int) []string {
-	units := make([]string, n)
-	if call.Approved == nil {
-		return units
-	}
-	for _, t := range call.Approved.Preview.Tables {
-		c := slices.Index(t.Columns, unitColumn)
-		if t.Title != linesTitle || c < 0 {
-			continue
-		}
-		for i := range min(n, len(t.Rows)) {
-			if c < len(t.Rows[i]) && t.Rows[i][c] != redact.Placeholder {
-				units[i] = t.Rows[i][c]
-			}
-		}
-	}
-	return units
-}
 
 // createSalesOrder inserts the order, each line in the unit the person
 // approved its quantity in (units; a line without UOM would take the

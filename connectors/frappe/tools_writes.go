@@ -13,7 +13,6 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
-	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // The write tools. Each has a Preview, which reads as the caller and
@@ -211,7 +210,7 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	if a.PONo != "" {
 		body["po_no"] = a.PONo
 	}
-	units := approvedUnits(call, len(a.Items))
+	units := call.ApprovedColumn(itemsTitle, unitColumn, len(a.Items))
 	items := make([]map[string]any, len(a.Items))
 	for i, l := range a.Items {
 		row := map[string]any{"item_code": l.ItemCode, "qty": l.Qty, "delivery_date": a.DeliveryDate}
@@ -254,27 +253,6 @@ const (
 	itemsTitle = "Items"
 	unitColumn = "Unit"
 )
-
-// approvedUnits are the units of the n lines as the approval page showed
-// them (the items' stock units; "" where it showed none).
-func approvedUnits(call *connector.Call, n int) []string {
-	units := make([]string, n)
-	if call.Approved == nil {
-		return units
-	}
-	for _, t := range call.Approved.Preview.Tables {
-		c := slices.Index(t.Columns, unitColumn)
-		if t.Title != itemsTitle || c < 0 {
-			continue
-		}
-		for i := range min(n, len(t.Rows)) {
-			if c < len(t.Rows[i]) && t.Rows[i][c] != redact.Placeholder {
-				units[i] = t.Rows[i][c]
-			}
-		}
-	}
-	return units
-}
 
 // salesOrderDiffers lists what the order the ERP created differs in from
 // the approved one: its currency, each line's unit, each qty (ERPNext

@@ -9,11 +9,13 @@ import (
 	"math/big"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // Effect classifies what a tool does to the ERP. The zero value is invalid,
@@ -186,6 +188,29 @@ func (c *Call) ApprovedField(name string) (f PreviewField, ok bool) {
 		}
 	}
 	return PreviewField{}, false
+}
+
+// ApprovedColumn is, for n rows, the cells of the column named column in
+// the preview table titled title, as the person approved them: "" for a
+// row the table did not have or a cell shown redacted, and all "" when
+// the call is not an approved write.
+func (c *Call) ApprovedColumn(title, column string, n int) []string {
+	cells := make([]string, n)
+	if c.Approved == nil {
+		return cells
+	}
+	for _, t := range c.Approved.Preview.Tables {
+		col := slices.Index(t.Columns, column)
+		if t.Title != title || col < 0 {
+			continue
+		}
+		for i := range min(n, len(t.Rows)) {
+			if col < len(t.Rows[i]) && t.Rows[i][col] != redact.Placeholder {
+				cells[i] = t.Rows[i][col]
+			}
+		}
+	}
+	return cells
 }
 
 // Preview is what a write would change, as the person approving it sees
