@@ -329,19 +329,7 @@ func (w *walker) note() {
 	if len(w.found.Paths) >= maxPaths {
 		return
 	}
-	w.field = w.field[:0]
-	inIndex := false
-	for _, c := range w.path {
-		switch {
-		case c == '[':
-			inIndex = true
-		case c == ']':
-			inIndex = false
-		case inIndex && c >= '0' && c <= '9':
-			continue
-		}
-		w.field = append(w.field, c)
-	}
+	w.field = appendField(w.field[:0], w.path)
 	if w.fields == nil {
 		w.fields = map[string]bool{}
 	}
@@ -454,4 +442,28 @@ func (r *Redactor) SensitivePath(path string) (string, bool) {
 		return path, true
 	}
 	return "", false
+}
+
+// Field is a path's field: the path without its array positions
+// ("data[3].tax_id" is "data[].tax_id").
+func Field(path string) string {
+	return string(appendField(nil, path))
+}
+
+// appendField appends path to dst without the digits of each [n].
+func appendField[P ~string | ~[]byte](dst []byte, path P) []byte {
+	inIndex := false
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c == '[':
+			inIndex = true
+		case c == ']':
+			inIndex = false
+		case inIndex && c >= '0' && c <= '9':
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/erpgate/erpgate/platform/infra/redact"
 )
 
 // Outcome is how a request ended.
@@ -76,7 +78,7 @@ func RedactedFields(paths []string) string {
 	seen := make(map[string]bool, len(paths))
 	var fields []string
 	for _, p := range paths {
-		f := withoutPositions(p)
+		f := redact.Field(p)
 		if !seen[f] {
 			seen[f] = true
 			fields = append(fields, f)
@@ -93,25 +95,6 @@ func RedactedFields(paths []string) string {
 			b.WriteString(", ")
 		}
 		b.WriteString(f)
-	}
-	return b.String()
-}
-
-// withoutPositions drops the digits of every [n] in a path.
-func withoutPositions(p string) string {
-	var b strings.Builder
-	inIndex := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '[':
-			inIndex = true
-		case c == ']':
-			inIndex = false
-		case inIndex && c >= '0' && c <= '9':
-			continue
-		}
-		b.WriteByte(c)
 	}
 	return b.String()
 }
