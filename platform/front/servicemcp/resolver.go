@@ -3,6 +3,7 @@ package servicemcp
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,13 @@ type Resolver struct {
 	registry *connector.Registry
 	cache    *invalidate.Cache[*resolved]
 
+	// known holds the hashes of the tokens this replica found valid, so
+	// that a source's bound on invalid tokens never locks out a token
+	// already shown to be valid (see Resolve). Only a valid token enters
+	// it, so it grows with the tokens in use, not with an attack.
+	knownMu sync.Mutex
+	known   map[[32]byte]struct{}
+
 	// beforeLookup and afterLookup, when set (tests), run before the
 	// lookup and between the lookup and caching.
 	beforeLookup, afterLookup func()
@@ -45,7 +53,7 @@ type Resolver struct {
 
 // NewResolver returns a resolver; src may be nil to disable caching.
 func NewResolver(store *sites.Store, registry *connector.Registry, src invalidate.Source, ttl time.Duration) *Resolver {
-	r := &Resolver{store: store, registry: registry}
+	r := &Resolver{store: store, registry: registry, known: map[[32]byte]struct{}{}}
 	r.cache = invalidate.NewCache[*resolved](src, ttl)
 	// A background lookup that finds the token gone drops its entry at
 	// once; a transient failure keeps it until it expires.
@@ -66,6 +74,13 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) 
 // infrastructure errors. A token that is not cached is looked up only if
 // admit (nil: always) lets its source make one more lookup; the lookup is
 // charged to the source only when the token is unknown or revoked.
+//
+// A token this replica has found valid before is looked up even when
+// admit refuses its source: sources are shared (a NAT, an AI platform's
+// egress), and whoever else sends made-up tokens from there must not lock
+// out a bot whose entry is merely gone (its site changed, its TTL ran
+// out, invalidations are down). Such a token costs the database no more
+// than a valid one; once it fails it is forgotten, and bounded again.
 func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.Admit) (*resolved, error) {
 	key := secrets.HashToken(token)
 	return r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
@@ -73,7 +88,10 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 		if admit != nil {
 			var err error
 			if charge, err = admit(); err != nil {
-				return nil, invalidate.Tags{}, time.Time{}, err
+				if !r.isKnown(key) {
+					return nil, invalidate.Tags{}, time.Time{}, err
+				}
+				charge = func() {}
 			}
 		}
 		e, err := r.load(ctx, token)
@@ -81,13 +99,41 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 			// A token that cannot be served (unknown, revoked, of a
 			// disabled site or of one without a credential) is never
 			// cached: each request with it is a lookup, charged alike.
+			r.forgetKnown(key)
 			charge()
 		}
 		if err != nil {
 			return nil, invalidate.Tags{}, time.Time{}, err
 		}
+		r.rememberKnown(key)
 		return e, invalidate.Tags{Site: e.site.ID.String()}, time.Time{}, nil
 	})
+}
+
+// maxKnown bounds Resolver.known: past it the set starts again empty
+// (its tokens are then bounded until they resolve once more).
+const maxKnown = 100_000
+
+func (r *Resolver) isKnown(key [32]byte) bool {
+	r.knownMu.Lock()
+	defer r.knownMu.Unlock()
+	_, ok := r.known[key]
+	return ok
+}
+
+func (r *Resolver) rememberKnown(key [32]byte) {
+	r.knownMu.Lock()
+	defer r.knownMu.Unlock()
+	if _, ok := r.known[key]; !ok && len(r.known) >= maxKnown {
+		clear(r.known)
+	}
+	r.known[key] = struct{}{}
+}
+
+func (r *Resolver) forgetKnown(key [32]byte) {
+	r.knownMu.Lock()
+	defer r.knownMu.Unlock()
+	delete(r.known, key)
 }
 
 func (r *Resolver) load(ctx context.Context, token string) (*resolved, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector/schema"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -302,5 +304,68 @@ func TestResolverLookupOutlivesTheCallerThatStartedIt(t *testing.T) {
 	}
 	if err := <-second; err != nil {
 		t.Fatalf("the caller sharing the lookup: %v", err)
+	}
+}
+
+// TestResolverLetsAKnownTokenPastItsSourceBound: the bound on invalid
+// tokens is per source, and bots of many tenants may share one (a NAT, an
+// AI platform's egress, a proxy not listed as trusted). Someone at that
+// address who spends the bound with made-up tokens must not lock out a
+// bot whose token this replica has already found valid, when its entry is
+// gone: after any change of its site (here announced by an invalidation),
+// at the end of the TTL, or while invalidations are down and nothing is
+// cached. A token revoked since is refused as invalid once, then bounded
+// like any other; a token never seen stays bounded.
+func TestResolverLetsAKnownTokenPastItsSourceBound(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	ctx := context.Background()
+	lookups := sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	req := httptest.NewRequest(http.MethodPost, "/service/mcp", nil)
+	req.RemoteAddr = "203.0.113.7:40000"
+	var refused *sourcelimit.LookupsRefused
+
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); err != nil {
+		t.Fatalf("the bot's first call: %v", err)
+	}
+	// Another client at the same address spends the bound.
+	if _, err := r.Resolve(ctx, "egs_madeup1", lookups.For(req)); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("a made-up token: %v, want ErrTokenInvalid", err)
+	}
+	if _, err := r.Resolve(ctx, "egs_madeup2", lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("a made-up token past the bound: %v, want the source refused", err)
+	}
+
+	inv.fireSite(site.ID.String()) // any change of the site drops its entries
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); err != nil {
+		t.Fatalf("the bot's token, found valid before, after its site changed: %v (locked out by another client's made-up tokens)", err)
+	}
+	inv.setHealthy(false) // nothing is cached: every call looks up
+	for i := range 3 {
+		if _, err := r.Resolve(ctx, token, lookups.For(req)); err != nil {
+			t.Fatalf("call %d while invalidations are down: %v", i, err)
+		}
+	}
+	inv.setHealthy(true)
+
+	_, other, err := store.IssueServiceToken(ctx, site.ID, "never used here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resolve(ctx, other.Reveal(), lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("a token this replica never found valid, from a spent source: %v, want the source refused", err)
+	}
+
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	inv.fireSite(site.ID.String())
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("the revoked token: %v, want ErrTokenInvalid", err)
+	}
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("the revoked token again, from a spent source: %v, want the source refused", err)
 	}
 }
