@@ -68,7 +68,8 @@ func ValidateSlug(slug string) error {
 }
 
 // ValidateDisplayName checks a site's display name: not blank, at most 200
-// characters, no control characters. The error is a *ValidationError.
+// characters, no control characters, direction marks or line separators.
+// The error is a *ValidationError.
 func ValidateDisplayName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return invalidf("display name must not be blank")
@@ -77,7 +78,8 @@ func ValidateDisplayName(name string) error {
 }
 
 // ValidateTokenName checks a service token's optional name: at most 100
-// characters, no control characters. The error is a *ValidationError.
+// characters, no control characters, direction marks or line separators.
+// The error is a *ValidationError.
 func ValidateTokenName(name string) error {
 	return checkText("token name", name, maxTokenNameRunes)
 }
@@ -92,7 +94,18 @@ func checkText(what, s string, maxRunes int) error {
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return invalidf("%s must not contain control characters", what)
 	}
+	if strings.IndexFunc(s, reorders) >= 0 {
+		return invalidf("%s must not contain invisible direction marks or line separators", what)
+	}
 	return nil
+}
+
+// reorders reports whether r changes how the text around it is laid out
+// without showing itself: a bidirectional control (U+202E and its kin),
+// which can make one name read as another, or a line or paragraph
+// separator, which breaks a line as a newline does.
+func reorders(r rune) bool {
+	return unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
 }
 
 // ShownBaseURL is an address a person typed as an error message, an

@@ -140,3 +140,29 @@ func FuzzNormalizeBaseURLPath(f *testing.F) {
 		}
 	})
 }
+
+// TestNamesRefuseInvisibleReordering: a service token's name and a site's
+// display name are shown next to others on the owner page and in the
+// console (which token to revoke, which site is which), and written to
+// audit lines. Bidirectional controls (U+202E and its kin) reorder what
+// follows them invisibly, and a line or paragraph separator breaks a line
+// as a newline does: either lets one name pass for another. Letters of
+// every script, and emoji joined with U+200D, stay allowed.
+func TestNamesRefuseInvisibleReordering(t *testing.T) {
+	for _, name := range []string{"bot\u202enim-dorp", "\u2066prod\u2069", "a\u200fb", "payroll\u2028bot", "x\u2029y"} {
+		if err := sites.ValidateTokenName(name); err == nil {
+			t.Errorf("ValidateTokenName(%q) = nil, want an error", name)
+		}
+		if err := sites.ValidateDisplayName(name); err == nil {
+			t.Errorf("ValidateDisplayName(%q) = nil, want an error", name)
+		}
+	}
+	for _, name := range []string{"Nightly sync", "Überweisung", "مزامنة", "同期ボット", "family \U0001F468\u200d\U0001F469\u200d\U0001F467"} {
+		if err := sites.ValidateTokenName(name); err != nil {
+			t.Errorf("ValidateTokenName(%q) = %v, want nil", name, err)
+		}
+		if err := sites.ValidateDisplayName(name); err != nil {
+			t.Errorf("ValidateDisplayName(%q) = %v, want nil", name, err)
+		}
+	}
+}
