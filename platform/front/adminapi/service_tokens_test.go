@@ -2,6 +2,7 @@ package adminapi_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,4 +80,45 @@ func mustUUID(t *testing.T, v any) uuid.UUID {
 		t.Fatalf("not a uuid: %v", v)
 	}
 	return id
+}
+
+// TestRevokingByATokensValueKeepsItSecret: an operator who found a token
+// leaked holds its value, not its id, and may well send that to the
+// revocation. Nothing is revoked (the path takes an id), and the value
+// must not be repeated in the answer, the audit events or the log: before,
+// the refusal quoted it everywhere, so the still valid token now also sat
+// in the logs and the admin_events table.
+func TestRevokingByATokensValueKeepsItSecret(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	h.connect("acme")
+	path := "/api/v1/sites/acme/service-tokens"
+	issued := h.call(http.MethodPost, path, map[string]string{"name": "leaked"}).JSON(t)
+	token, _ := issued["token"].(string)
+	prefix, _ := issued["prefix"].(string)
+	secret := token[len(prefix):]
+
+	r := h.call(http.MethodDelete, path+"/"+token, nil)
+	expect(t, r, http.StatusNotFound, "not_found")
+	if strings.Contains(r.Body, secret) {
+		t.Errorf("the answer repeats the token's value: %s", r.Body)
+	}
+	if !strings.Contains(r.errorMessage(t), prefix) {
+		t.Errorf("the answer %q does not name the token by its prefix %s, by which the listing shows it", r.errorMessage(t), prefix)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'revoke_service_token'
+		AND (details::text LIKE '%' || $1 || '%' OR reason LIKE '%' || $1 || '%')`, secret); n != 0 {
+		t.Errorf("%d audit events hold the token's value", n)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'revoke_service_token' AND outcome = 'refused'`); n != 1 {
+		t.Errorf("%d refused revocations audited, want 1", n)
+	}
+	for _, e := range h.logs.All() {
+		if strings.Contains(e.Message, secret) || strings.Contains(fmt.Sprint(e.ContextMap()), secret) {
+			t.Errorf("the log holds the token's value: %s %v", e.Message, e.ContextMap())
+		}
+	}
+	if _, _, err := h.store.ResolveServiceToken(t.Context(), token); err != nil {
+		t.Errorf("the token stopped resolving (%v): only a revocation by id revokes", err)
+	}
 }

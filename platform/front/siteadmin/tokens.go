@@ -52,17 +52,29 @@ func (s *Service) ListServiceTokens(ctx context.Context, site sites.Site) ([]sit
 // RevokeServiceToken revokes the site's token tokenID; ref is how the
 // person named it, for the message when there is no such token (tokenID is
 // uuid.Nil when ref was not an id at all).
+//
+// A ref that is a token's value (someone revoking a token they found
+// leaked) is never repeated, in the refusal or its audit event: only its
+// display prefix, by which the listing shows the token.
 func (s *Service) RevokeServiceToken(ctx context.Context, actor Actor, site sites.Site, tokenID uuid.UUID, ref string) error {
 	err := sites.ErrNotFound
 	if tokenID != uuid.Nil {
 		err = s.deps.Store.RevokeServiceToken(ctx, site.ID, tokenID)
 	}
+	shown := ref
+	prefix, isValue := secrets.DisplayPrefixOf(sites.ServiceTokenPrefix, ref)
+	if isValue {
+		shown = prefix + "…"
+	}
 	switch {
+	case isValue && errors.Is(err, sites.ErrNotFound):
+		err = newError(NotFound, err, "%q is a service token's value, not its id, and revokes nothing: find the token whose prefix is %s among site %q's tokens and revoke it by its id",
+			shown, prefix, site.Slug)
 	case errors.Is(err, sites.ErrNotFound):
 		err = newError(NotFound, err, "site %q has no service token %q", site.Slug, ref)
 	case err != nil:
 		err = internal(err)
 	}
-	s.record(ctx, actor, site.ID, site.Slug, ActionRevokeServiceToken, map[string]any{"token_id": ref}, err)
+	s.record(ctx, actor, site.ID, site.Slug, ActionRevokeServiceToken, map[string]any{"token_id": shown}, err)
 	return err
 }

@@ -53,6 +53,18 @@ func NewToken(prefix string) (Token, error) {
 	}, nil
 }
 
+// DisplayPrefixOf returns the display prefix of text if it has the shape
+// of a token with prefix ("egs_Q2x9aB" of "egs_Q2x9aB..."): what may name
+// a token someone pasted where its value does not belong (an id), without
+// repeating the value. ok is false for text of any other shape.
+func DisplayPrefixOf(prefix, text string) (shown string, ok bool) {
+	n := len(prefix) + 1 + displayRandomChars
+	if len(text) <= n || text[:len(prefix)+1] != prefix+"_" {
+		return "", false
+	}
+	return text[:n], true
+}
+
 // HashToken returns the SHA-256 of the full token text: the only form in
 // which tokens are stored and looked up. Plain SHA-256 suffices because
 // tokens carry 256 bits of entropy; there is nothing to brute-force.
