@@ -360,6 +360,8 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 		return newError(Conflict, err, "a site for %s with the same %s is already registered", baseURL, rules.IdentityName)
 	case errors.Is(err, sites.ErrConnectionsExist):
 		return newError(Conflict, err, "site %q has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", slug)
+	case errors.Is(err, sites.ErrAPICredentialExists):
+		return newError(Conflict, err, "site %q has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", slug)
 	case errors.Is(err, sites.ErrNotFound):
 		return newError(NotFound, err, "site %q does not exist", slug)
 	}

@@ -23,6 +23,9 @@ var (
 	// connections, because their credentials were verified against (and
 	// would otherwise be sent to) the old origin.
 	ErrConnectionsExist = errors.New("site has connections verified for its current base URL")
+	// ErrAPICredentialExists: the site's tenant (its identity key) cannot
+	// change while it has an API credential, which is the old tenant's.
+	ErrAPICredentialExists = errors.New("site has an API credential of its current tenant")
 	// ErrBaseURLChanged: a credential verified against one origin was about
 	// to be saved for a site that has meanwhile moved to another.
 	ErrBaseURLChanged = errors.New("site base URL changed since the credential was verified")

@@ -2,6 +2,7 @@ package sites_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -95,5 +96,38 @@ VALUES ($1, $2, 'x', 'write', 'service_token', 'bot', 'add_note', sha256('a'::by
 	}
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pending_actions WHERE id = $1`, id).Scan(&n); err != nil || n != 0 {
 		t.Errorf("an approval given at the old tenant outlived the move (%d rows, %v)", n, err)
+	}
+}
+
+// TestTenantMoveWaitsForTheAPICredentialToGo: an API credential is the old
+// tenant's (Acumatica's client id is GUID@Tenant). Kept through a move, it
+// would let the new tenant's administrators, owners of the moved site,
+// issue service tokens that read the old tenant's data. As for a move to
+// another address, the move is refused until the credential is deleted;
+// once made, it ends the people's ERP tokens and grants of the old tenant.
+func TestTenantMoveWaitsForTheAPICredentialToGo(t *testing.T) {
+	ctx := t.Context()
+	s, pool := newStore(t)
+	site := mustCreate(t, s, "tenant-cred")
+	if _, err := s.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot@example.com", apiFields("k", "s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO upstream_tokens (site_id, erp_user, key_id, access_ciphertext, expires_at) VALUES ($1, 'alex', 'k1', '\x02', now())`, site.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := site.IdentityKey + "-other-tenant"
+	move := sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme","tenant":"Other"}`), IdentityKey: &other}
+	if _, err := s.UpdateSite(ctx, site.ID, move); !errors.Is(err, sites.ErrAPICredentialExists) {
+		t.Fatalf("a move with the old tenant's API credential: %v, want ErrAPICredentialExists", err)
+	}
+	if err := s.DeleteConnection(ctx, site.ID, sites.ConnectionAPIToken); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateSite(ctx, site.ID, move); err != nil {
+		t.Fatalf("the move once the credential is gone: %v", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM upstream_tokens WHERE site_id = $1`, site.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d ERP tokens of the old tenant outlived the move (%v)", n, err)
 	}
 }

@@ -199,22 +199,15 @@ func checkOriginChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, baseURL str
 	if connected {
 		return ErrConnectionsExist
 	}
-	// What erpgate holds from the ERP at the old address (people's ERP
-	// tokens, also in sign-ins under way, and service connections'),
-	// and its own grants that use them, were that ERP's: they end with
-	// the move, so that none is sent to the new address. People sign in
-	// again there. (The authorization server's tables, by SQL: platform
-	// does not import it.)
-	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens"} {
-		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE site_id = $1`, id); err != nil {
-			return fmt.Errorf("end what the old address issued (%s): %w", table, err)
-		}
-	}
-	return endUndoneWrites(ctx, tx, id)
+	return endWhatTheOldERPIssued(ctx, tx, id)
 }
 
-// checkTenantChange ends the site's writes not yet run when its identity
-// key changes: the site moves to another tenant, another company's.
+// checkTenantChange refuses to move a site with an API credential to
+// another tenant (its identity key changes): the credential is the old
+// tenant's (an Acumatica client id is GUID@Tenant), and the new tenant's
+// administrators, owners of the moved site, could issue service tokens
+// that read the old tenant's data with it. A move it allows ends what
+// the old tenant issued, as a move to another address does.
 func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey string) error {
 	var current string
 	if err := tx.QueryRow(ctx, `SELECT identity_key FROM sites WHERE id = $1 FOR UPDATE`, id).Scan(&current); err != nil {
@@ -223,14 +216,31 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 	if current == identityKey {
 		return nil
 	}
-	return endUndoneWrites(ctx, tx, id)
+	var credential bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM connections WHERE site_id = $1 AND type = 'api_token')`, id).Scan(&credential); err != nil {
+		return err
+	}
+	if credential {
+		return ErrAPICredentialExists
+	}
+	return endWhatTheOldERPIssued(ctx, tx, id)
 }
 
-// endUndoneWrites deletes a moved site's writes proposed or approved on
-// the old ERP's preview: the same call proposes afresh where the site now
-// is, rather than run there on an approval of what another ERP showed.
-// Writes that began or ran keep their record.
-func endUndoneWrites(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+// endWhatTheOldERPIssued ends, for a site moved to another ERP or tenant,
+// what erpgate holds from the old one (people's ERP tokens, also in
+// sign-ins under way, and service connections') and its own grants that
+// use them: none is sent to the new one, and people sign in again there.
+// (The authorization server's tables, by SQL: platform does not import
+// it.) It also deletes the writes proposed or approved on the old ERP's
+// preview: the same call proposes afresh where the site now is, rather
+// than run there on an approval of what another ERP showed. Writes that
+// began or ran keep their record.
+func endWhatTheOldERPIssued(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
+	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens"} {
+		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE site_id = $1`, id); err != nil {
+			return fmt.Errorf("end what the old ERP issued (%s): %w", table, err)
+		}
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM pending_actions WHERE site_id = $1 AND status IN ('proposed', 'approved')`, id); err != nil {
 		return fmt.Errorf("end the writes approved where the site was: %w", err)
 	}
