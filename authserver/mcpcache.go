@@ -42,12 +42,22 @@ func (e *siteLoadError) Unwrap() error { return e.err }
 // not cached is introspected only if admit lets its source make one more
 // lookup; the lookup is charged to the source only when the token is not
 // valid.
+//
+// A token erpgate signed is looked up even when admit refuses its source:
+// sources are shared (an office's NAT, a hosted AI client's outgoing
+// addresses), and whoever else sends made-up tokens from there must not
+// lock out a person whose token is new to this replica. Only erpgate can
+// sign one, so this costs a lookup per token it issued; one that fails
+// (revoked, expired, of a disabled site) is remembered and bounded again.
 func (s *Server) grantOf(ctx context.Context, token string, admit sourcelimit.Admit) (grant, error) {
 	key := secrets.HashToken(token)
 	return s.grants.Get(ctx, string(key[:]), func(ctx context.Context) (grant, invalidate.Tags, time.Time, error) {
 		charge, err := admit()
 		if err != nil {
-			return grant{}, invalidate.Tags{}, time.Time{}, err
+			if !s.signedAndUntried(ctx, key, token) {
+				return grant{}, invalidate.Tags{}, time.Time{}, err
+			}
+			charge = func() { s.noteSignedFailed(key) }
 		}
 		sess := &storage.Session{}
 		use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
@@ -89,4 +99,27 @@ func (s *Server) ForgetSite(siteID string) {
 func (s *Server) forgetUser(siteID, user string) {
 	s.grants.DropUser(siteID, user)
 	s.upstream.cache.DropUser(siteID, user)
+}
+
+// maxSignedFailed bounds Server.signedFailed: past it the set starts
+// again empty.
+const maxSignedFailed = 100_000
+
+// signedAndUntried reports whether token is one erpgate signed that has
+// not failed a lookup on this replica.
+func (s *Server) signedAndUntried(ctx context.Context, key [32]byte, token string) bool {
+	s.signedFailedMu.Lock()
+	_, failed := s.signedFailed[key]
+	s.signedFailedMu.Unlock()
+	return !failed && s.signer.Validate(ctx, token) == nil
+}
+
+// noteSignedFailed remembers that a token erpgate signed failed its lookup.
+func (s *Server) noteSignedFailed(key [32]byte) {
+	s.signedFailedMu.Lock()
+	defer s.signedFailedMu.Unlock()
+	if len(s.signedFailed) >= maxSignedFailed {
+		clear(s.signedFailed)
+	}
+	s.signedFailed[key] = struct{}{}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,7 +93,13 @@ type Server struct {
 	pages    signInPages
 	upstream *upstreamTokens
 	grants   *invalidate.Cache[grant]
-	mux      *http.ServeMux
+	// signer checks that a bearer token is one erpgate signed, which the
+	// per-source bound on lookups lets through (grantOf); signedFailed
+	// holds the hashes of such tokens that failed, bounded again.
+	signer         *hmac.HMACStrategy
+	signedFailedMu sync.Mutex
+	signedFailed   map[[32]byte]struct{}
+	mux            *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
 	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
 	lookups                                        *sourcelimit.Lookups
@@ -182,7 +189,9 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		// detection would never see it (issue 14).
 		DisableRefreshTokenValidation: true,
 	}
-	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(&hmac.HMACStrategy{Config: s.config}, s.config)
+	s.signer = &hmac.HMACStrategy{Config: s.config}
+	s.signedFailed = map[[32]byte]struct{}{}
+	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(s.signer, s.config)
 	s.provider = compose.Compose(s.config, deps.Store, strategy,
 		compose.OAuth2AuthorizeExplicitFactory,
 		compose.OAuth2RefreshTokenGrantFactory,

@@ -507,3 +507,53 @@ func TestMadeUpSignInFlowsAreBoundedPerSource(t *testing.T) {
 		}
 	}
 }
+
+// TestMadeUpTokensDoNotLockOutPeopleAtTheSameSource: the bound on tokens
+// that are not valid is per source, and people share sources (an office's
+// NAT; a hosted AI client's outgoing addresses, which every one of its
+// users of every site comes from). Someone there who spends the bound with
+// made-up tokens must not lock out a person whose access token is new to
+// this replica (just issued or refreshed): a token erpgate signed is
+// looked up whatever the bound. One that then fails (revoked, of a
+// disabled site) is bounded like a made-up one from then on.
+func TestMadeUpTokensDoNotLockOutPeopleAtTheSameSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	shared := "198.51.100.77"
+	first := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
+	// Another person's client refreshes their access token, not yet used.
+	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "one-company")))
+	c.source.expire()
+	fresh, err := c.source.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[int]int{}
+	for n := range 300 {
+		status, _, _ := mcpCallFrom(t, site.MCPURL, first[:len(first)-8]+fmt.Sprintf("%08d", n), shared)
+		statuses[status]++
+	}
+	if status, _, _ := mcpCallFrom(t, site.MCPURL, first[:len(first)-8]+"madeup00", shared); status != http.StatusTooManyRequests {
+		t.Fatalf("300 made-up tokens from one source: %v, and then HTTP %d, want the source refused", statuses, status)
+	}
+	// The person's first call with it comes from the same source.
+	if status, _, body := mcpCallFrom(t, site.MCPURL, fresh.AccessToken, shared); status != http.StatusOK {
+		t.Errorf("a signed-in person's new token from the refused source: HTTP %d %s", status, body)
+	}
+	// A token erpgate signed that fails is bounded like a made-up one.
+	if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]any{"status": "disabled"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	statuses = map[int]int{}
+	start := time.Now()
+	for range 50 {
+		status, _, _ := mcpCallFrom(t, site.MCPURL, fresh.AccessToken, shared)
+		statuses[status]++
+	}
+	// One lookup, and what ten a second refilled meanwhile.
+	if allowed := 1 + 10*int(time.Since(start).Seconds()+1); 50-statuses[http.StatusTooManyRequests] > allowed {
+		t.Errorf("a signed token of a disabled site from the refused source, 50 times: %v, want at most %d looked up", statuses, allowed)
+	}
+}
