@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,10 +109,14 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	case isRequest && !msg.validID():
-		// JSON-RPC ids are strings or numbers (MCP: strings or integers);
-		// mcp-go would run the call and echo an object, array or boolean.
+		// MCP ids are strings or integers, never null. mcp-go would run
+		// the call and echo an object, array or boolean, take a null id
+		// for a notification (202, and the client waits for a reply that
+		// never comes), and echo a fraction or a whole number past ±2^53
+		// changed.
 		st.setOutcome(usage.Error, "INVALID_REQUEST")
-		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a request's id must be a string or a number")
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"a request's id must be a string or a whole number from -9007199254740991 to 9007199254740991 (not null, and without a fraction or an exponent)")
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
@@ -214,14 +219,33 @@ func batch(body []byte) bool {
 	return len(trimmed) > 0 && trimmed[0] == '[' && json.Valid(trimmed)
 }
 
-// validID reports whether the message's id, if any, is a string or a
-// number.
+// maxID is the largest whole number a request's id may be: mcp-go reads
+// numeric ids as float64, and a larger one would come back changed, so
+// the client could not match the reply to its request.
+const maxID = 1<<53 - 1
+
+// validID reports whether the message's id, if any, is one the reply
+// can carry back as sent: a string, or a whole number (MCP: ids are
+// strings or integers, never null) written without a fraction or an
+// exponent and within ±maxID.
 func (m message) validID() bool {
 	if len(m.ID) == 0 {
 		return true
 	}
-	c := m.ID[0]
-	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+	if m.ID[0] == '"' {
+		return true
+	}
+	digits := bytes.TrimPrefix(m.ID, []byte("-"))
+	if len(digits) == 0 || len(digits) > 1 && digits[0] == '0' {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(string(digits), 10, 64)
+	return err == nil && n <= maxID
 }
 
 // answers reports whether the message carries a result or an error (not
@@ -230,8 +254,10 @@ func (m message) answers() bool {
 	return (len(m.Result) > 0 && string(m.Result) != "null") || (len(m.Error) > 0 && string(m.Error) != "null")
 }
 
-// peekRequest parses a single request message (one with an id). Batches,
-// notifications and unparsable bodies are not requests.
+// peekRequest parses a single request message (one with an id, null
+// too: such a message is a request with an id MCP does not allow, not a
+// notification). Batches, notifications and unparsable bodies are not
+// requests.
 func peekRequest(body []byte) (msg message, ok bool) {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
 		return message{}, false
@@ -239,7 +265,7 @@ func peekRequest(body []byte) (msg message, ok bool) {
 	if err := json.Unmarshal(body, &msg); err != nil || msg.Method == "" {
 		return message{}, false
 	}
-	if len(msg.ID) == 0 || string(msg.ID) == "null" {
+	if len(msg.ID) == 0 {
 		return message{}, false
 	}
 	return msg, true

@@ -535,3 +535,51 @@ func TestBatchesAreInvalidRequests(t *testing.T) {
 		t.Errorf("usage events for refused batches: %+v", ev)
 	}
 }
+
+// TestRequestIDsAreEchoedExactlyOrRefused: MCP requests carry a string or
+// integer id, never null, and the reply carries the same id. A request
+// with a null id is not a notification (it would get 202 and no reply,
+// leaving the client waiting); an id that is not a whole number, or one
+// too large to pass through JSON numbers unchanged, would come back as
+// another number the client cannot match. Those are refused with -32600
+// and a null id, and the call does not run; other ids come back as sent,
+// on either path and either era.
+func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
+	fx := newFixture(t, false)
+	body := func(id string, modern bool) (string, map[string]string) {
+		if modern {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"n":3},` + modernMeta + `}}`,
+				map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: "echo"}
+		}
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"n":3}}}`,
+			map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	}
+	for _, modern := range []bool{false, true} {
+		for _, id := range []string{`null`, `1.5`, `9007199254740993`, `-9007199254740993`, `123456789012345678901234567890`, `1e400`} {
+			b, h := body(id, modern)
+			s, _, got := postRaw(t, fx.url, b, h)
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil || m["result"] != nil || !strings.Contains(msg, "id") {
+				t.Errorf("modern %v, id %s: %d %v, want 400, -32600 and a null id", modern, id, s, got)
+			}
+		}
+	}
+	for _, ev := range fx.sink.all() {
+		if ev.Outcome == usage.Success {
+			t.Errorf("a call with an id that cannot be echoed ran: %+v", ev)
+		}
+	}
+	for _, modern := range []bool{false, true} {
+		for _, id := range []string{`"abc"`, `"9007199254740993"`, `0`, `-5`, `9007199254740991`, `-9007199254740991`} {
+			b, h := body(id, modern)
+			resp, data := postMCP(t, fx.url, b, h)
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(data, &m)
+			if resp.StatusCode != http.StatusOK || string(m["id"]) != id || m["result"] == nil {
+				t.Errorf("modern %v, id %s: %d %s, want 200 and the id as sent", modern, id, resp.StatusCode, data)
+			}
+		}
+	}
+}
