@@ -11,7 +11,9 @@
 package mcpengine
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -262,6 +264,8 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks := &server.Hooks{}
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
+	hooks.AddAfterInitialize(answerSpokenVersion)
+	hooks.AddAfterDiscover(listSpokenVersions)
 	// A site lists only the tools it offers (live.go); a call of another
 	// gets a tool error saying why, not "tool not found".
 	hooks.AddAfterListTools(e.filterListed(kind))
@@ -309,3 +313,30 @@ func instructions(kind string) string {
 
 // Kinds returns the connector kinds the engine serves.
 func (e *Engine) Kinds() []string { return e.opts.Registry.Kinds() }
+
+// protocolVersions are the MCP protocol versions erpgate speaks, newest
+// first. mcp-go speaks 2024-11-05 and 2025-03-26 too, but erpgate does
+// not: 2025-03-26 has servers take JSON-RPC batches, which erpgate
+// refuses (http.go).
+var protocolVersions = []string{mcp.ProtocolVersion20260728, mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618}
+
+// speaks reports whether erpgate speaks protocol version v.
+func speaks(v string) bool { return slices.Contains(protocolVersions, v) }
+
+// answerSpokenVersion answers an initialize that asks for a version
+// erpgate does not speak (an older one, or none) with the latest version
+// that has initialize, as MCP has a server answer a version it does not
+// support; the client then decides whether it can go on.
+func answerSpokenVersion(_ context.Context, _ any, _ *mcp.InitializeRequest, result *mcp.InitializeResult) {
+	if result != nil && !speaks(result.ProtocolVersion) {
+		result.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	}
+}
+
+// listSpokenVersions has server/discover list the versions erpgate speaks,
+// not every one mcp-go does.
+func listSpokenVersions(_ context.Context, _ any, _ *mcp.DiscoverRequest, result *mcp.DiscoverResult) {
+	if result != nil {
+		result.SupportedVersions = slices.DeleteFunc(slices.Clone(result.SupportedVersions), func(v string) bool { return !speaks(v) })
+	}
+}

@@ -93,7 +93,15 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	ctx := withState(r.Context(), st)
-	switch {
+	switch v := r.Header.Get(mcp.HeaderProtocolVersion); {
+	case mcp.IsValidProtocolVersion(v) && !speaks(v):
+		// A version mcp-go speaks and erpgate does not (engine.go): MCP
+		// has a server refuse a version it does not support with 400.
+		if isRequest {
+			st.setOutcome(usage.Error, "INVALID_REQUEST")
+		}
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"this server does not support the protocol version in the Mcp-Protocol-Version header; it supports "+strings.Join(protocolVersions, ", "))
 	case batch(body):
 		// mcp-go reads an array as JSON it cannot parse (-32700); it is
 		// valid JSON, only not a message this server takes.

@@ -328,3 +328,59 @@ func FuzzMetaVerdicts(f *testing.F) {
 		}
 	})
 }
+
+// TestOnlyErpgatesProtocolVersionsAreNegotiated: erpgate speaks 2025-06-18,
+// 2025-11-25 and 2026-07-28. An initialize asking for an older version
+// (2024-11-05, 2025-03-26, whose JSON-RPC batches erpgate refuses) or an
+// unknown one is answered with 2025-11-25, as MCP has a server answer a
+// version it does not support; server/discover lists only erpgate's
+// versions; and a request whose Mcp-Protocol-Version header names an
+// older version is refused with 400, as MCP requires for a version the
+// server does not support, in a sentence naming the ones it does.
+func TestOnlyErpgatesProtocolVersionsAreNegotiated(t *testing.T) {
+	f := newFixture(t, false)
+	for asked, want := range map[string]string{
+		"2024-11-05": "2025-11-25", "2025-03-26": "2025-11-25", "2099-01-01": "2025-11-25",
+		"2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25",
+	} {
+		s, _, got := postRaw(t, f.url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+asked+
+			`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, map[string]string{mcp.HeaderProtocolVersion: ""})
+		m, _ := got.(map[string]any)
+		res, _ := m["result"].(map[string]any)
+		if s != http.StatusOK || res["protocolVersion"] != want {
+			t.Errorf("initialize with %s: %d %v, want protocolVersion %s", asked, s, got, want)
+		}
+	}
+
+	resp, body := postModern(t, f.url, "server/discover", `{`+modernMeta+`}`, nil)
+	var d struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(body, &d)
+	if got := strings.Join(d.Result.SupportedVersions, ","); resp.StatusCode != http.StatusOK || got != "2026-07-28,2025-11-25,2025-06-18" {
+		t.Errorf("server/discover: %d %s, want supportedVersions 2026-07-28, 2025-11-25, 2025-06-18", resp.StatusCode, body)
+	}
+
+	for _, v := range []string{"2024-11-05", "2025-03-26", "1999-01-01"} {
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":3}}}`,
+		} {
+			s, _, got := postRaw(t, f.url, body, map[string]string{mcp.HeaderProtocolVersion: v})
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || !strings.Contains(msg, "2025-06-18") ||
+				strings.Contains(msg, "2025-03-26") || strings.Contains(msg, "2024-11-05") {
+				t.Errorf("header %s, %s: %d %v, want 400, -32600 and a sentence naming erpgate's versions only", v, body, s, got)
+			}
+		}
+	}
+	for _, ev := range f.sink.all() {
+		if ev.Method == "tools/call" && ev.Outcome == usage.Success {
+			t.Errorf("a call of a version erpgate does not speak ran: %+v", ev)
+		}
+	}
+}

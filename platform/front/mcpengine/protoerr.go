@@ -252,7 +252,7 @@ func textRefusal(status int, method string, h http.Header) rpcError {
 	switch v := h.Get(mcp.HeaderProtocolVersion); {
 	case status == http.StatusBadRequest && v != "" && !mcp.IsValidProtocolVersion(v):
 		return rpcError{mcp.INVALID_REQUEST, "this server does not support the protocol version in the Mcp-Protocol-Version header; it supports " +
-			strings.Join(mcp.ValidProtocolVersions, ", ")}
+			strings.Join(protocolVersions, ", ")}
 	case status == http.StatusNotFound:
 		return rpcError{mcp.INVALID_REQUEST, "this server does not know this session: start a new one with initialize"}
 	case status == http.StatusMethodNotAllowed:
