@@ -265,7 +265,6 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
 	hooks.AddAfterInitialize(answerSpokenVersion)
-	hooks.AddAfterDiscover(listSpokenVersions)
 	// A site lists only the tools it offers (live.go); a call of another
 	// gets a tool error saying why, not "tool not found".
 	hooks.AddAfterListTools(e.filterListed(kind))
@@ -300,7 +299,10 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		ct.headerBound = len(mcp.ExtractParamHeaderBindings(&ct.advertised)) > 0
 		srv.AddTool(ct.advertised, ct.handler)
 	}
-	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true))
+	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true),
+		// server/discover and an unsupported-version error name only
+		// the versions erpgate speaks.
+		server.WithStreamableHTTPProtocolVersions(protocolVersions...))
 	return ks, nil
 }
 
@@ -330,13 +332,5 @@ func speaks(v string) bool { return slices.Contains(protocolVersions, v) }
 func answerSpokenVersion(_ context.Context, _ any, _ *mcp.InitializeRequest, result *mcp.InitializeResult) {
 	if result != nil && !speaks(result.ProtocolVersion) {
 		result.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	}
-}
-
-// listSpokenVersions has server/discover list the versions erpgate speaks,
-// not every one mcp-go does.
-func listSpokenVersions(_ context.Context, _ any, _ *mcp.DiscoverRequest, result *mcp.DiscoverResult) {
-	if result != nil {
-		result.SupportedVersions = slices.DeleteFunc(slices.Clone(result.SupportedVersions), func(v string) bool { return !speaks(v) })
 	}
 }

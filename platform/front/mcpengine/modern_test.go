@@ -363,6 +363,28 @@ func TestOnlyErpgatesProtocolVersionsAreNegotiated(t *testing.T) {
 		t.Errorf("server/discover: %d %s, want supportedVersions 2026-07-28, 2025-11-25, 2025-06-18", resp.StatusCode, body)
 	}
 
+	// A 2026-07-28-era request naming a version erpgate does not speak
+	// gets -32022, whose data lists the versions erpgate speaks.
+	future := strings.ReplaceAll(modernMeta, mcp.ProtocolVersion20260728, "2099-01-01")
+	for method, params := range map[string]string{
+		"tools/list": `{` + future + `}`,
+		"tools/call": `{"name":"echo","arguments":{"n":3},` + future + `}`,
+	} {
+		resp, body := postModern(t, f.url, method, params, map[string]string{mcp.HeaderProtocolVersion: "2099-01-01", mcp.HeaderName: "echo"})
+		var r struct {
+			Error struct {
+				Code int `json:"code"`
+				Data struct {
+					Supported []string `json:"supported"`
+				} `json:"data"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(body, &r)
+		if got := strings.Join(r.Error.Data.Supported, ","); resp.StatusCode != http.StatusBadRequest || r.Error.Code != -32022 || got != "2026-07-28,2025-11-25,2025-06-18" {
+			t.Errorf("%s naming 2099-01-01: %d %s, want 400, -32022 and data.supported 2026-07-28, 2025-11-25, 2025-06-18", method, resp.StatusCode, body)
+		}
+	}
+
 	for _, v := range []string{"2024-11-05", "2025-03-26", "1999-01-01"} {
 		for _, body := range []string{
 			`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
