@@ -106,6 +106,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// mcp-go reads an array as JSON it cannot parse (-32700); it is
 		// valid JSON, only not a message this server takes.
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "batches are not supported: send one JSON-RPC message per request")
+	case !isRequest && noMessage(body):
+		// mcp-go answers a JSON scalar or a method that is not a string
+		// with -32700, as if it did not parse, and an empty or null
+		// method with 202 and nothing, leaving the client waiting.
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"this is not a JSON-RPC message: send one JSON object with \"jsonrpc\": \"2.0\", an id and a method (a name)")
 	case isRequest && msg.answers():
 		// A request that also carries a result or an error is not a
 		// JSON-RPC message: mcp-go's server would take it for a response
@@ -231,6 +237,27 @@ func batch(body []byte) bool {
 // numeric ids as float64, and a larger one would come back changed, so
 // the client could not match the reply to its request.
 const maxID = 1<<53 - 1
+
+// noMessage reports whether a body is valid JSON but no JSON-RPC message:
+// neither an object nor an array, or an object with a method member that
+// is not a name (a non-empty string).
+func noMessage(body []byte) bool {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] == '[' || !json.Valid(trimmed) {
+		return false // a batch, or not JSON (-32700)
+	}
+	if trimmed[0] != '{' {
+		return true
+	}
+	var m struct {
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(trimmed, &m) != nil || len(m.Method) == 0 {
+		return false
+	}
+	var name string
+	return json.Unmarshal(m.Method, &name) != nil || name == ""
+}
 
 // validID reports whether the message's id, if any, is one the reply
 // can carry back as sent: a string, or a whole number (MCP: ids are

@@ -583,3 +583,35 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONThatIsNoMessageIsAnInvalidRequest: a body that is valid JSON but
+// no JSON-RPC message (a string, a number, a boolean, null, an object
+// whose method is not a name) is refused with 400 and -32600 Invalid
+// Request, as JSON-RPC 2.0 has it (-32700 is for JSON that does not
+// parse), never answered 202 with nothing, which would leave the client
+// waiting for a reply.
+func TestJSONThatIsNoMessageIsAnInvalidRequest(t *testing.T) {
+	fx := newFixture(t, false)
+	for _, body := range []string{
+		`"ping"`, `5`, `true`, `null`,
+		`{"jsonrpc":"2.0","id":2,"method":5}`,
+		`{"jsonrpc":"2.0","id":2,"method":""}`,
+		`{"jsonrpc":"2.0","id":2,"method":null,"params":{}}`,
+		`{"jsonrpc":"2.0","method":{"name":"ping"}}`,
+	} {
+		for _, v := range []string{"2025-06-18", "2025-11-25"} {
+			s, _, got := postRaw(t, fx.url, body, map[string]string{mcp.HeaderProtocolVersion: v})
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil {
+				t.Errorf("%s, %s: %d %v, want 400 and -32600", v, body, s, got)
+			}
+		}
+	}
+	// Still taken: a notification, and a response the client sends.
+	for _, body := range []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":5,"result":{}}`} {
+		if s, _, got := postRaw(t, fx.url, body, map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}); s != http.StatusAccepted {
+			t.Errorf("%s: %d %v, want 202", body, s, got)
+		}
+	}
+}
