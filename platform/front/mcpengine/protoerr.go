@@ -51,6 +51,19 @@ func methodName(method string) string {
 	return "this method"
 }
 
+// aMethod is methodName with its article: "an initialize", "a ping",
+// "this method".
+func aMethod(method string) string {
+	name := methodName(method)
+	switch {
+	case !knownMethod(method):
+		return name
+	case strings.ContainsRune("aeiou", rune(name[0])):
+		return "an " + name
+	}
+	return "a " + name
+}
+
 // protocolError is erpgate's answer for err, an error mcp-go's server
 // returned for a method's request (message is the request as mcp-go
 // decoded it), or false when the code alone says enough.
@@ -88,7 +101,7 @@ func paramsSentence(method string) string {
 	case string(mcp.MethodToolsList):
 		return "the params of a tools/list request must be a JSON object; its cursor, if any, is a string from an earlier reply's nextCursor"
 	}
-	return "the params of a " + methodName(method) + " request are not as MCP defines them: they must be a JSON object whose members have the types MCP gives them"
+	return "the params of " + aMethod(method) + " request are not as MCP defines them: they must be a JSON object whose members have the types MCP gives them"
 }
 
 // paramsMember is a member path of params as MCP names it, which may be
@@ -119,7 +132,7 @@ func memberSentence(method string, err error) (string, bool) {
 	if !paramsMember.MatchString(member) {
 		return "", false
 	}
-	return "the params of a " + methodName(method) + " request are not as MCP defines them: " + member + " must be " + connector.JSONKind(ute.Type), true
+	return "the params of " + aMethod(method) + " request are not as MCP defines them: " + member + " must be " + connector.JSONKind(ute.Type), true
 }
 
 func cursorSentence(method string) string {

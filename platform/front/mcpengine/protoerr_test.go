@@ -261,3 +261,19 @@ func TestInvalidArgumentsAreInErpgatesWords(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsSentenceHasTheRightArticle: the sentence for an initialize
+// whose params are not as MCP defines them reads "an initialize request",
+// not "a initialize request".
+func TestParamsSentenceHasTheRightArticle(t *testing.T) {
+	f := newFixture(t, false)
+	for _, params := range []string{`{"protocolVersion":5}`, `[]`} {
+		_, _, got := postRaw(t, f.url, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":`+params+`}`, map[string]string{mcp.HeaderProtocolVersion: ""})
+		m, _ := got.(map[string]any)
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if !strings.Contains(msg, "of an initialize request") {
+			t.Errorf("params %s: %v, want a sentence about the params of an initialize request", params, got)
+		}
+	}
+}
