@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/usage"
@@ -404,5 +405,36 @@ func TestOnlyErpgatesProtocolVersionsAreNegotiated(t *testing.T) {
 		if ev.Method == "tools/call" && ev.Outcome == usage.Success {
 			t.Errorf("a call of a version erpgate does not speak ran: %+v", ev)
 		}
+	}
+}
+
+// TestSDKClientOfEachVersion: the official Go SDK client asking for each
+// protocol version gets one erpgate speaks (its own, or 2025-11-25 for
+// 2025-03-26), and pings (where the version has ping), lists and calls on
+// it.
+func TestSDKClientOfEachVersion(t *testing.T) {
+	f := newFixture(t, false)
+	for asked, want := range map[string]string{
+		"2025-03-26": "2025-11-25", "2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25", "2026-07-28": "2026-07-28",
+	} {
+		c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: f.url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: asked})
+		if err != nil {
+			t.Fatalf("%s: %v", asked, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != want {
+			t.Errorf("asked for %s: got %s, want %s", asked, got, want)
+		}
+		// 2026-07-28 has no ping (the Go SDK's server refuses it too).
+		if err := cs.Ping(t.Context(), nil); asked != mcp.ProtocolVersion20260728 && err != nil {
+			t.Errorf("%s: ping: %v", asked, err)
+		}
+		if list, err := cs.ListTools(t.Context(), nil); err != nil || len(list.Tools) == 0 {
+			t.Errorf("%s: tools/list: %v", asked, err)
+		}
+		if _, m := call(t, cs, "echo", map[string]any{"n": 3}); m["value"] == nil {
+			t.Errorf("%s: echo: %v", asked, m)
+		}
+		_ = cs.Close()
 	}
 }
