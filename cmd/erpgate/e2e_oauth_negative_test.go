@@ -157,6 +157,28 @@ func TestOAuthRefusals(t *testing.T) {
 		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
 			t.Errorf("HTTP %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
+		// The generic door too, and the document its challenge names
+		// (RFC 9728) is about /mcp and names erpgate as its
+		// authorization server.
+		resp = rawMCP(t, r.gw.URL+"/mcp", "")
+		resp.Body.Close()
+		want = `Bearer resource_metadata="` + r.gw.URL + `/.well-known/oauth-protected-resource/mcp", scope="erp:read"`
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("/mcp: HTTP %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+		resp, err = http.Get(r.gw.URL + "/.well-known/oauth-protected-resource/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prm struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&prm)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || prm.Resource != r.gw.URL+"/mcp" || len(prm.AuthorizationServers) != 1 || prm.AuthorizationServers[0] != r.gw.URL {
+			t.Errorf("/mcp resource metadata: HTTP %d %+v", resp.StatusCode, prm)
+		}
 	})
 
 	t.Run("an MCP URL whose slug no site could have is not found", func(t *testing.T) {
