@@ -2,8 +2,11 @@ package acumatica
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -66,6 +69,30 @@ func invalidSettings(format string, args ...any) error {
 	return e
 }
 
+// invalidSetting is invalidSettings for the value of the setting key, with
+// the problem a form shows after its label (connector.SettingError).
+func invalidSetting(key, problem, format string, args ...any) error {
+	e := connector.InvalidSetting(key, problem, format, args...)
+	e.Message = "invalid Acumatica settings: " + e.Message
+	return e
+}
+
+// tenantProblem says what is wrong with a tenant login name tenantPattern
+// refuses, as a form shows it after its label.
+func tenantProblem(tenant string) string {
+	switch {
+	case !utf8.ValidString(tenant):
+		return "is not valid text"
+	case strings.ContainsFunc(tenant, unicode.IsControl):
+		return "holds a control character"
+	case strings.ContainsAny(tenant, `/\?#%`):
+		return `must not hold /, \, ?, # or %`
+	case utf8.RuneCountInString(tenant) > 128:
+		return "is longer than 128 characters"
+	}
+	return "is not a tenant login name"
+}
+
 // parseSettings decodes, validates and completes settings.
 func parseSettings(raw json.RawMessage) (Settings, error) {
 	s, err := connector.DecodeSettings[Settings](raw)
@@ -85,20 +112,23 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 	}
 	switch {
 	case !endpointNamePattern.MatchString(s.EndpointName):
-		return Settings{}, invalidSettings("endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
+		return Settings{}, invalidSetting("endpoint_name", "must be letters, digits and underscores, starting with a letter, at most 64",
+			"endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
 	case !endpointVersionPattern.MatchString(s.EndpointVersion):
-		return Settings{}, invalidSettings("endpoint_version %q is not a version such as 24.200.001", s.EndpointVersion)
+		return Settings{}, invalidSetting("endpoint_version", "is not a version such as "+DefaultEndpointVersion,
+			"endpoint_version %q is not a version such as 24.200.001", s.EndpointVersion)
 	case strings.EqualFold(s.EndpointName, DefaultEndpointName) && s.EndpointVersion != DefaultEndpointVersion && s.EndpointVersion != endpointVersion25:
-		return Settings{}, invalidSettings("the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
+		return Settings{}, invalidSetting("endpoint_version", "must be "+DefaultEndpointVersion+" or "+endpointVersion25+" for the Default endpoint",
+			"the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
 	case s.Tenant != "" && (!tenantPattern.MatchString(s.Tenant) || s.Tenant == "." || s.Tenant == ".."):
 		// A dot segment would be read as a step in the path, not a tenant.
-		return Settings{}, invalidSettings("tenant %q is not a tenant login name", s.Tenant)
+		return Settings{}, invalidSetting("tenant", tenantProblem(s.Tenant), "tenant %q is not a tenant login name", s.Tenant)
 	case s.CanaryGI != "" && !inquiryName.MatchString(s.CanaryGI):
-		return Settings{}, invalidSettings("canary_gi %q is not a generic inquiry name", s.CanaryGI)
+		return Settings{}, invalidSetting("canary_gi", "is not a generic inquiry name", "canary_gi %q is not a generic inquiry name", s.CanaryGI)
 	case s.AdminGI != "" && !inquiryName.MatchString(s.AdminGI):
-		return Settings{}, invalidSettings("admin_gi %q is not a generic inquiry name", s.AdminGI)
+		return Settings{}, invalidSetting("admin_gi", "is not a generic inquiry name", "admin_gi %q is not a generic inquiry name", s.AdminGI)
 	case s.MaxRecords < 0 || s.MaxRecords > maxRecordsCeiling:
-		return Settings{}, invalidSettings("max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)
+		return Settings{}, invalidSetting("max_records", fmt.Sprintf("must be between 1 and %d", maxRecordsCeiling), "max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)
 	}
 	if strings.EqualFold(s.EndpointName, DefaultEndpointName) {
 		s.EndpointName = DefaultEndpointName

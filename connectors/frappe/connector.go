@@ -45,11 +45,11 @@ func (*Connector) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error
 	}
 	s.DefaultCompany = strings.TrimSpace(s.DefaultCompany)
 	if len(s.DefaultCompany) > 140 {
-		return nil, toolerr.New(toolerr.InvalidArgument, "invalid Frappe settings: default_company is longer than 140 characters")
+		return nil, connector.InvalidSetting("default_company", "is longer than 140 characters", "invalid Frappe settings: default_company is longer than 140 characters")
 	}
 	if strings.ContainsFunc(s.DefaultCompany, unicode.IsControl) {
 		// No company name has one; NUL would not even be stored (jsonb).
-		return nil, toolerr.New(toolerr.InvalidArgument, "invalid Frappe settings: default_company holds a control character")
+		return nil, connector.InvalidSetting("default_company", "holds a control character", "invalid Frappe settings: default_company holds a control character")
 	}
 	return json.Marshal(s)
 }

@@ -110,3 +110,21 @@ func typeWords(t reflect.Type) string {
 	}
 	return "a " + t.String()
 }
+
+// SettingError is a setting value NormalizeSettings refuses, for the pages
+// that ask for settings in a form: Key names the setting as the settings
+// JSON has it ("tenant"), and Problem says what is wrong with its value in
+// a phrase that follows the form's label for it ("holds a control
+// character"), without repeating the value. A connector returns it as the
+// cause of its INVALID_ARGUMENT *toolerr.Error (InvalidSetting), whose
+// message the admin API shows.
+type SettingError struct{ Key, Problem string }
+
+func (e *SettingError) Error() string { return e.Key + " " + e.Problem }
+
+// InvalidSetting is NormalizeSettings' refusal of the value of the setting
+// key: an INVALID_ARGUMENT *toolerr.Error with the message format and args
+// give, whose cause is a *SettingError of key and problem.
+func InvalidSetting(key, problem, format string, args ...any) *toolerr.Error {
+	return toolerr.Wrap(toolerr.InvalidArgument, &SettingError{Key: key, Problem: problem}, format, args...)
+}

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -128,13 +127,20 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 		c.renderNewSite(w, r, status, c.newSiteForm(kind, sent, problem))
 	}
 	form := c.newSiteForm(kind, sent, "")
-	settings := map[string]string{}
-	for _, f := range siteadmin.SettingFields(kind) {
-		if v := sent("setting_" + f.Key); v != "" {
-			settings[f.Key] = v
+	labels := map[string]string{}
+	for _, f := range form.Site {
+		name := f.Name
+		if key, ok := strings.CutPrefix(name, "setting_"); ok {
+			name = "settings." + key
 		}
+		labels[name] = f.Label
 	}
-	rawSettings, _ := json.Marshal(settings)
+	label := func(field string) string { return labels[field] }
+	rawSettings, err := siteadmin.FormSettings(kind, func(key string) string { return sent("setting_" + key) })
+	if err != nil {
+		c.refusal(w, r, err, refuse, "", label)
+		return
+	}
 	oauth, oauthProblem := filled(form.OAuth, "oauth_", "the OAuth client", r)
 	api, apiProblem := filled(form.API, "api_", "the fixed API credential", r)
 	if oauthProblem != "" || apiProblem != "" {
@@ -147,14 +153,14 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 		Slug: sent("slug"), Kind: kind, DisplayName: sent("display_name"), BaseURL: sent("base_url"), Settings: rawSettings,
 	})
 	if err != nil {
-		c.refusal(w, r, err, refuse, "")
+		c.refusal(w, r, err, refuse, "", label)
 		return
 	}
 	undo := func(err error) {
 		if derr := c.deps.Admin.DeleteSite(ctx, actor, site); derr != nil {
 			c.log.Error("delete a site whose connection was refused", zap.String("site", site.Slug), zap.Error(derr))
 		}
-		c.refusal(w, r, err, refuse, "The site was not added")
+		c.refusal(w, r, err, refuse, "The site was not added", label)
 	}
 	added := siteAddedView{DisplayName: site.DisplayName, Slug: site.Slug, Kind: siteadmin.KindName(kind),
 		MCPURL: c.kit.URL("/sites/" + site.Slug + "/mcp"), RedirectURI: c.kit.URL(site.CallbackPath()), ServiceURL: c.kit.URL("/service/mcp")}
@@ -177,7 +183,7 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				c.refusal(w, r, err, func(status int, problem string) {
 					c.renderSites(w, r, status, "Site "+site.Slug+" is added, but no service token was issued: "+problem)
-				}, "")
+				}, "", label)
 				return
 			}
 			added.Token, added.TokenName, added.TokenPre = secret.Reveal(), tok.Name, tok.Prefix
@@ -211,13 +217,13 @@ func filled(fields []newSiteField, prefix, what string, r *http.Request) (map[st
 
 // refusal shows a siteadmin refusal with refuse, prefixed; anything else is
 // the unavailable page.
-func (c *Console) refusal(w http.ResponseWriter, r *http.Request, err error, refuse func(int, string), prefix string) {
+func (c *Console) refusal(w http.ResponseWriter, r *http.Request, err error, refuse func(int, string), prefix string, label func(string) string) {
 	var ae *siteadmin.Error
 	if errors.As(err, &ae) && ae.Kind != siteadmin.Internal {
 		if prefix == "" {
 			prefix = "Nothing was saved"
 		}
-		refuse(http.StatusUnprocessableEntity, prefix+": "+ae.Message+".")
+		refuse(http.StatusUnprocessableEntity, prefix+": "+ae.Sentence(label))
 		return
 	}
 	c.log.Error("console: add a site", zap.Error(err))

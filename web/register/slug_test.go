@@ -34,8 +34,9 @@ func TestSettingsOfTheStartForm(t *testing.T) {
 		{startForm{Kind: "acumatica", Tenant: "U100", EndpointName: "Default", EndpointVersion: "24.200.001", DefaultCompany: "ignored"},
 			`{"endpoint_name":"Default","endpoint_version":"24.200.001","tenant":"U100"}`},
 	} {
-		if got := string(settingsOf(tc.f)); got != tc.want {
-			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
+		got, err := settingsOf(tc.f)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%+v: %s (%v), want %s", tc.f, got, err, tc.want)
 		}
 	}
 }

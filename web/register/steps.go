@@ -85,23 +85,17 @@ func (h *Handler) renderStart(w http.ResponseWriter, status int, browser string,
 }
 
 // settingsOf builds the connector settings of the start form.
-func settingsOf(f startForm) json.RawMessage {
-	m := map[string]string{}
-	switch f.Kind {
-	case "frappe":
-		if f.DefaultCompany != "" {
-			m["default_company"] = f.DefaultCompany
-		}
-	case "acumatica":
-		for k, v := range map[string]string{"tenant": f.Tenant, "endpoint_name": f.EndpointName, "endpoint_version": f.EndpointVersion} {
-			if v != "" {
-				m[k] = v
-			}
-		}
-	}
-	raw, _ := json.Marshal(m)
-	return raw
+func settingsOf(f startForm) (json.RawMessage, error) {
+	typed := map[string]string{"default_company": f.DefaultCompany, "tenant": f.Tenant, "endpoint_name": f.EndpointName, "endpoint_version": f.EndpointVersion}
+	return siteadmin.FormSettings(f.Kind, func(key string) string { return typed[key] })
 }
+
+// startLabels are the start form's labels of what siteadmin's errors name.
+var startLabels = map[string]string{"display_name": "Name of the site", "base_url": "The ERP's address",
+	"settings.default_company": "Default company", "settings.tenant": "Tenant",
+	"settings.endpoint_name": "Endpoint name", "settings.endpoint_version": "Endpoint version"}
+
+func startLabel(field string) string { return startLabels[field] }
 
 func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	browser := h.checkPost(w, r, startPurpose)
@@ -132,12 +126,16 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	// Whether the address is registered already is not checked here: that
 	// would tell anyone which ERPs use erpgate. CreateSite refuses it once
 	// the sign-in at the ERP proved the person its administrator.
-	checked, err := h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settingsOf(f)})
+	settings, err := settingsOf(f)
+	var checked siteadmin.CheckedSite
+	if err == nil {
+		checked, err = h.deps.Admin.CheckNewSite(ctx, siteadmin.NewSite{Kind: f.Kind, DisplayName: f.DisplayName, BaseURL: f.BaseURL, Settings: settings})
+	}
 	if err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
 			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
-			h.renderStart(w, http.StatusBadRequest, browser, f, sentence(se.Message))
+			h.renderStart(w, http.StatusBadRequest, browser, f, se.Sentence(startLabel))
 			return
 		}
 		h.internal(w, "check site", err)

@@ -3,6 +3,7 @@ package siteadmin
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
 )
@@ -32,10 +33,56 @@ const (
 // Error is a failure of a site-administration action. Message is written
 // for the person who acted and never contains a secret or a library's
 // error text; Err is the cause, for the server log only.
+//
+// Field, Problem and Missing say the same for a form: Field names the
+// input as NewSite has it ("slug", "display_name", "base_url", or
+// "settings.<key>" for a connector setting), Problem what is wrong with it
+// in a phrase that follows the form's label ("holds a control character"),
+// without repeating what was typed; Missing lists the inputs left empty.
+// Sentence puts them in a form's words.
 type Error struct {
 	Kind    Kind
 	Message string
 	Err     error
+	Field   string
+	Problem string
+	Missing []string
+}
+
+// Sentence is the refusal as a page with a form shows it: the form's label
+// for the input (label gives it for a Field or Missing name, "" when the
+// form has none) followed by the problem ("Tenant holds a control
+// character."); the Message as a sentence when the form has no label for
+// it.
+func (e *Error) Sentence(label func(field string) string) string {
+	if e.Field != "" && e.Problem != "" {
+		if l := label(e.Field); l != "" {
+			return l + " " + e.Problem + "."
+		}
+	}
+	if len(e.Missing) > 0 {
+		var labels []string
+		for _, f := range e.Missing {
+			if l := label(f); l != "" {
+				labels = append(labels, l)
+			}
+		}
+		if len(labels) == len(e.Missing) {
+			if len(labels) == 1 {
+				return labels[0] + " is empty."
+			}
+			return strings.Join(labels[:len(labels)-1], ", ") + " and " + labels[len(labels)-1] + " are empty."
+		}
+	}
+	msg := strings.TrimSpace(e.Message)
+	if msg == "" {
+		return msg
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
 }
 
 func (e *Error) Error() string {

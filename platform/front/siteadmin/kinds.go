@@ -1,6 +1,11 @@
 package siteadmin
 
-import "github.com/erpgate/erpgate/platform/connector"
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/erpgate/erpgate/platform/connector"
+)
 
 // SettingField is a connector setting people set on erpgate's pages (the
 // owner's page, the console's new site). Other settings (Acumatica's
@@ -46,4 +51,27 @@ func (s *Service) APICredentialFields(kind string) ([]connector.CredentialField,
 		return nil, false
 	}
 	return conn.APICredentialFields(), true
+}
+
+// FormSettings are the settings of a kind's form: value gives what was
+// typed for each of SettingFields(kind) by key, and empty ones are left
+// out. A value that is not valid text is refused (Invalid, Field
+// "settings.<key>"), since JSON would replace its bytes without a word.
+func FormSettings(kind string, value func(key string) string) (json.RawMessage, error) {
+	m := map[string]string{}
+	for _, f := range settingFields[kind] {
+		v := value(f.Key)
+		if v == "" {
+			continue
+		}
+		if !utf8.ValidString(v) {
+			return nil, &Error{Kind: Invalid, Message: "settings: " + f.Key + " must be valid UTF-8", Field: "settings." + f.Key, Problem: "is not valid text"}
+		}
+		m[f.Key] = v
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, internal(err)
+	}
+	return raw, nil
 }

@@ -112,7 +112,9 @@ func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (
 		}
 	}
 	if len(missing) > 0 {
-		return CheckedSite{}, invalid("missing required %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", "))
+		e := invalid("missing required %s: %s", plural(len(missing), "field", "fields"), strings.Join(missing, ", "))
+		e.Missing = missing
+		return CheckedSite{}, e
 	}
 	if withSlug {
 		if err := sites.ValidateSlug(in.Slug); err != nil {
@@ -301,7 +303,11 @@ func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawM
 	if err != nil {
 		var te *toolerr.Error
 		if errors.As(err, &te) && te.Code == toolerr.InvalidArgument {
-			return nil, &Error{Kind: Invalid, Message: "settings: " + te.Message, Err: err}
+			e := &Error{Kind: Invalid, Message: "settings: " + te.Message, Err: err}
+			if se := (*connector.SettingError)(nil); errors.As(err, &se) {
+				e.Field, e.Problem = "settings."+se.Key, se.Problem
+			}
+			return nil, e
 		}
 		return nil, internal(fmt.Errorf("siteadmin: normalize %s settings: %w", conn.Kind(), err))
 	}
@@ -352,7 +358,9 @@ func (s *Service) normalizeBaseURL(rules connector.SiteRules, raw string) (strin
 func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) error {
 	switch {
 	case errors.Is(err, sites.ErrSlugTaken):
-		return newError(Conflict, err, "slug %q is already in use", slug)
+		e := newError(Conflict, err, "slug %q is already in use", slug)
+		e.Field, e.Problem = "slug", "is already in use; choose another"
+		return e
 	case errors.Is(err, sites.ErrBaseURLTaken):
 		if rules.IdentityName == "" {
 			return newError(Conflict, err, "a site for %s is already registered", baseURL)
@@ -403,7 +411,7 @@ func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
 func validationError(err error) error {
 	var ve *sites.ValidationError
 	if errors.As(err, &ve) {
-		return &Error{Kind: Invalid, Message: ve.Message}
+		return &Error{Kind: Invalid, Message: ve.Message, Field: ve.Field, Problem: ve.Problem}
 	}
 	return internal(err)
 }

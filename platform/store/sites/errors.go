@@ -52,7 +52,13 @@ var (
 // ValidationError is an input the package refuses. Message is written for
 // an operator ("slug must ...") and never contains a secret. It matches
 // ErrInvalid.
-type ValidationError struct{ Message string }
+//
+// Field names the input as NewSite has it ("slug", "display_name",
+// "base_url"; "" when none), and Problem says what is wrong with it in a
+// phrase that follows a form's label for it ("holds a control character"),
+// without repeating what was typed: pages name their own label, not the
+// API's field, and never show raw bytes.
+type ValidationError struct{ Message, Field, Problem string }
 
 func (e *ValidationError) Error() string { return e.Message }
 
@@ -62,4 +68,10 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 // invalidf returns a *ValidationError with a formatted message.
 func invalidf(format string, args ...any) error {
 	return &ValidationError{Message: fmt.Sprintf(format, args...)}
+}
+
+// fieldInvalidf is invalidf for an input a form has a label for: field and
+// problem as ValidationError has them.
+func fieldInvalidf(field, problem, format string, args ...any) error {
+	return &ValidationError{Message: fmt.Sprintf(format, args...), Field: field, Problem: problem}
 }

@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"regexp"
@@ -57,12 +58,14 @@ const (
 func ValidateSlug(slug string) error {
 	switch {
 	case !ldhLabel(slug, maxSlugLength):
-		return invalidf("slug %q is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", slug)
+		return fieldInvalidf("slug", "must be 1 to 48 of a-z, 0-9 and -, starting and ending with a letter or digit",
+			"slug %q is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", slug)
 	case reservedSlugs[slug]:
-		return invalidf("slug %q is reserved; choose another", slug)
+		return fieldInvalidf("slug", "is one erpgate keeps for itself; choose another", "slug %q is reserved; choose another", slug)
 	}
 	if _, err := uuid.Parse(slug); err == nil {
-		return invalidf("slug %q looks like a UUID, which would be ambiguous with site ids; choose another", slug)
+		return fieldInvalidf("slug", "looks like a site id; choose another",
+			"slug %q looks like a UUID, which would be ambiguous with site ids; choose another", slug)
 	}
 	return nil
 }
@@ -72,27 +75,27 @@ func ValidateSlug(slug string) error {
 // The error is a *ValidationError.
 func ValidateDisplayName(name string) error {
 	if strings.TrimSpace(name) == "" {
-		return invalidf("display name must not be blank")
+		return fieldInvalidf("display_name", "is empty", "display name must not be blank")
 	}
-	return checkText("display name", name, maxDisplayNameRunes)
+	return checkText("display_name", "display name", name, maxDisplayNameRunes)
 }
 
 // ValidateTokenName checks a service token's optional name: at most 100
 // characters, no control characters, direction marks or line separators.
 // The error is a *ValidationError.
 func ValidateTokenName(name string) error {
-	return checkText("token name", name, maxTokenNameRunes)
+	return checkText("token_name", "token name", name, maxTokenNameRunes)
 }
 
-func checkText(what, s string, maxRunes int) error {
+func checkText(field, what, s string, maxRunes int) error {
 	if !utf8.ValidString(s) {
-		return invalidf("%s must be valid UTF-8", what)
+		return fieldInvalidf(field, "is not valid text", "%s must be valid UTF-8", what)
 	}
 	if n := utf8.RuneCountInString(s); n > maxRunes {
-		return invalidf("%s must be at most %d characters, got %d", what, maxRunes, n)
+		return fieldInvalidf(field, fmt.Sprintf("is longer than %d characters", maxRunes), "%s must be at most %d characters, got %d", what, maxRunes, n)
 	}
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return invalidf("%s must not contain control characters", what)
+		return fieldInvalidf(field, "holds a control character", "%s must not contain control characters", what)
 	}
 	if strings.IndexFunc(s, reorders) >= 0 {
 		return invalidf("%s must not contain invisible direction marks or line separators", what)
@@ -171,39 +174,52 @@ func normalizeBasePath(raw string, u *url.URL) (string, error) {
 		return "", nil
 	}
 	if len(p) > maxBasePathLength {
-		return "", invalidf("base URL path must be at most %d characters", maxBasePathLength)
+		return "", baseURLInvalidf(fmt.Sprintf("has a path longer than %d characters", maxBasePathLength), "base URL path must be at most %d characters", maxBasePathLength)
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
 		if seg == "." || seg == ".." || !pathSegmentPattern.MatchString(seg) {
-			return "", invalidf("%s has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, \"-\", \"_\", \".\" and \"~\" between single slashes, and no \".\" or \"..\" parts", quoteBaseURL(raw))
+			return "", baseURLInvalidf("has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, -, _, . and ~ between single slashes",
+				"%s has a path erpgate cannot use: write it like /AcumaticaERP, with letters, digits, \"-\", \"_\", \".\" and \"~\" between single slashes, and no \".\" or \"..\" parts", quoteBaseURL(raw))
 		}
 	}
 	return p, nil
 }
 
+// baseURLInvalidf is a refusal of a base URL, problem as
+// ValidationError.Problem has it.
+func baseURLInvalidf(problem, format string, args ...any) error {
+	return fieldInvalidf("base_url", problem, format, args...)
+}
+
 func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bool) (string, error) {
 	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return "", invalidf("base URL must not be blank")
+	switch {
+	case raw == "":
+		return "", baseURLInvalidf("is empty", "base URL must not be blank")
+	case !utf8.ValidString(raw):
+		return "", baseURLInvalidf("is not valid text", "base URL must be valid UTF-8")
+	case strings.IndexFunc(raw, unicode.IsControl) >= 0:
+		return "", baseURLInvalidf("holds a control character", "base URL must not contain control characters")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", invalidf("%s is not a valid URL", quoteBaseURL(raw))
+		return "", baseURLInvalidf("is not a web address, like https://erp.example.com", "%s is not a valid URL", quoteBaseURL(raw))
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme != "http" && scheme != "https":
-		return "", invalidf("%s must start with https:// (or http:// for a development host)", quoteBaseURL(raw))
+		return "", baseURLInvalidf("must start with https://, like https://erp.example.com", "%s must start with https:// (or http:// for a development host)", quoteBaseURL(raw))
 	case u.Opaque != "" || u.Host == "":
-		return "", invalidf("%s must be absolute, like https://erp.example.com", quoteBaseURL(raw))
+		return "", baseURLInvalidf("must name a host, like https://erp.example.com", "%s must be absolute, like https://erp.example.com", quoteBaseURL(raw))
 	case u.User != nil:
-		return "", invalidf("base URL must not contain a user name or password")
+		return "", baseURLInvalidf("must not hold a user name or password", "base URL must not contain a user name or password")
 	case u.RawQuery != "" || u.ForceQuery:
-		return "", invalidf("%s must not have a query", quoteBaseURL(raw))
+		return "", baseURLInvalidf("must not have a query (a ? and what follows it)", "%s must not have a query", quoteBaseURL(raw))
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return "", invalidf("%s must not have a fragment", quoteBaseURL(raw))
+		return "", baseURLInvalidf("must not have a fragment (a # and what follows it)", "%s must not have a fragment", quoteBaseURL(raw))
 	case !allowPath && u.Path != "" && u.Path != "/":
-		return "", invalidf("base URL %q must be the site's origin, without a path (got %q)", raw, u.Path)
+		return "", baseURLInvalidf("must be the site's address without a path, like https://erp.example.com",
+			"%s must be the site's origin, without a path (got %q)", quoteBaseURL(raw), u.Path)
 	}
 	basePath, err := normalizeBasePath(raw, u)
 	if err != nil {
@@ -217,7 +233,7 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 	if port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return "", invalidf("%s has an invalid port", quoteBaseURL(raw))
+			return "", baseURLInvalidf("has a port that is not valid", "%s has an invalid port", quoteBaseURL(raw))
 		}
 		port = strconv.Itoa(n)
 		if (scheme == "https" && n == 443) || (scheme == "http" && n == 80) {
@@ -225,7 +241,8 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 		}
 	}
 	if scheme == "http" && !isLoopbackHost(host) && (isDevHost == nil || !isDevHost(host)) {
-		return "", invalidf("%s must use https; plain http is allowed only for loopback and configured development hosts", quoteBaseURL(raw))
+		return "", baseURLInvalidf("must start with https://; http:// is only for this machine and configured development hosts",
+			"%s must use https; plain http is allowed only for loopback and configured development hosts", quoteBaseURL(raw))
 	}
 	hostport := host
 	switch {
@@ -243,20 +260,21 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 func normalizeHost(host string) (string, error) {
 	host = strings.ToLower(host)
 	if host == "" {
-		return "", invalidf("base URL must name a host")
+		return "", baseURLInvalidf("must name a host, like https://erp.example.com", "base URL must name a host")
 	}
 	if ip := net.ParseIP(host); ip != nil {
 		return ip.String(), nil
 	}
 	if strings.Contains(host, "%") || strings.Contains(host, ":") {
-		return "", invalidf("base URL host %q is not a valid IP address", host)
+		return "", baseURLInvalidf("has a host that is not a valid IP address", "base URL host %q is not a valid IP address", host)
 	}
 	if len(host) > maxHostLength {
-		return "", invalidf("base URL host is longer than %d characters", maxHostLength)
+		return "", baseURLInvalidf(fmt.Sprintf("has a host name longer than %d characters", maxHostLength), "base URL host is longer than %d characters", maxHostLength)
 	}
 	for _, label := range strings.Split(host, ".") {
 		if !ldhLabel(label, maxHostLabelLength) {
-			return "", invalidf("base URL host %q is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", host)
+			return "", baseURLInvalidf("has a host name that is not valid: use letters, digits, - and dots, and write international names in their xn-- form",
+				"base URL host %q is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", host)
 		}
 	}
 	return host, nil
