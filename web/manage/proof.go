@@ -42,6 +42,20 @@ func (h *Handler) beginSignIn(c echo.Context) {
 	if !ok || !h.checkForm(w, r, site) {
 		return
 	}
+	// As the registration does: a browser sent to an ERP that answers
+	// nothing shows its own error page, with no way back here.
+	if err := h.deps.Admin.SiteReachable(r.Context(), site); err != nil {
+		var e *siteadmin.Error
+		if !errors.As(err, &e) || e.Kind == siteadmin.Internal {
+			h.internalError(w, "ask the ERP before an owner's sign-in", err)
+			return
+		}
+		h.log.Info("owner sign-in: the ERP does not answer", zap.String("site", site.Slug), zap.Error(err))
+		data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(h.csrfKey(w, r), site),
+			Problem: e.Sentence(func(string) string { return "" }) + " You sign in to this page through your ERP: try again once it answers."}
+		h.render(w, http.StatusBadGateway, h.signIn, data, site)
+		return
+	}
 	if err := h.deps.Proofs.Begin(w, r, PurposeSignIn, site.ID.String()); err != nil {
 		h.beginFailed(w, site, err)
 	}

@@ -431,11 +431,21 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 // registration does not send a browser to an address that answers
 // nothing.
 func (s *Service) Reachable(ctx context.Context, checked CheckedSite) error {
-	u, err := url.Parse(checked.BaseURL)
+	return s.reachable(ctx, checked.Kind, checked.BaseURL, checked.Settings)
+}
+
+// SiteReachable is Reachable for a registered site: the owner's sign-in
+// asks it before it sends a browser to the ERP.
+func (s *Service) SiteReachable(ctx context.Context, site sites.Site) error {
+	return s.reachable(ctx, site.Kind, site.BaseURL, site.Settings)
+}
+
+func (s *Service) reachable(ctx context.Context, kind, baseURL string, settings json.RawMessage) error {
+	u, err := url.Parse(baseURL)
 	if err != nil {
 		return internal(err)
 	}
-	csite := connector.Site{Kind: checked.Kind, BaseURL: u, Settings: checked.Settings}
+	csite := connector.Site{Kind: kind, BaseURL: u, Settings: settings}
 	ctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, csite.URL("/", nil), nil)
@@ -444,7 +454,7 @@ func (s *Service) Reachable(ctx context.Context, checked CheckedSite) error {
 	}
 	resp, err := s.deps.HTTPClient(csite, nil).Do(req)
 	if err != nil {
-		if kind, reason, ok := unreachableReason(checked.BaseURL, checked.Kind, err); ok {
+		if kind, reason, ok := unreachableReason(baseURL, kind, err); ok {
 			return &Error{Kind: kind, Message: reason, Err: err}
 		}
 		return internal(err)
