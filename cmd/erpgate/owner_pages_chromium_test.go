@@ -138,7 +138,7 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#setting_default_company"), strings.Repeat("x", 141)),
 			chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
 		waitForNewTitle(t, ctx, "Manage Acme Holdings")
-		if text := pageBody(t, ctx); !strings.Contains(text, "default_company is longer than 140 characters") {
+		if text := pageBody(t, ctx); !strings.Contains(text, "Default company is longer than 140 characters.") {
 			t.Errorf("invalid settings: %s", text)
 		}
 		if typed := browserResult(t, ctx, "read the form", chromedp.Evaluate[string](`document.querySelector("#setting_default_company").value`)); typed != strings.Repeat("x", 141) {
@@ -559,7 +559,7 @@ func TestChromiumOwnerPageAcumatica(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#setting_endpoint_version"), "latest"),
 			chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
 		waitForNewTitle(t, ctx, "Manage Acumatica acu")
-		if text := pageBody(t, ctx); !strings.Contains(text, `endpoint_version "latest" is not a version such as 24.200.001`) {
+		if text := pageBody(t, ctx); !strings.Contains(text, "Endpoint version is not a version such as 24.200.001.") {
 			t.Errorf("invalid version: %s", text)
 		}
 		saveScreenshot(t, ctx, "owner-acumatica-settings-refused.png")

@@ -119,7 +119,7 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, o owner, stat
 	}
 	data.Notice = notice
 	if problem != nil {
-		data.Problem, data.ProblemIn = h.problemText(problem), section
+		data.Problem, data.ProblemIn = h.problemText(problem, o.site.Kind), section
 		if section == "writes" && data.Writes != nil {
 			// The form shows what was sent, not what is stored.
 			for i := range data.Writes.Tools {
@@ -305,10 +305,11 @@ func outcomeWords(e sites.Event) string {
 }
 
 // problemText is what a refused action's error says to the owner.
-func (h *Handler) problemText(err error) string {
+// A refused input of the settings form is named by its label there.
+func (h *Handler) problemText(err error, kind string) string {
 	var e *siteadmin.Error
 	if errors.As(err, &e) && e.Kind != siteadmin.Internal {
-		return capitalise(e.Message) + "."
+		return e.Sentence(func(field string) string { return settingsLabel(kind, field) })
 	}
 	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
 }
@@ -321,4 +322,18 @@ func capitalise(s string) string {
 		return string(c-'a'+'A') + s[1:]
 	}
 	return s
+}
+
+// settingsLabel is the settings form's label of what siteadmin's errors
+// name ("display_name", "settings.tenant"), "" for none.
+func settingsLabel(kind, field string) string {
+	if field == "display_name" {
+		return "Display name"
+	}
+	for _, f := range siteadmin.SettingFields(kind) {
+		if field == "settings."+f.Key {
+			return f.Label
+		}
+	}
+	return ""
 }
