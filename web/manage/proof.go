@@ -42,6 +42,11 @@ func (h *Handler) beginSignIn(c echo.Context) {
 	if !ok || !h.checkForm(w, r, site) {
 		return
 	}
+	// A site without an OAuth client is told so without asking the ERP.
+	if _, _, err := h.deps.Admin.OAuthClient(r.Context(), site); err != nil {
+		h.beginFailed(w, site, err)
+		return
+	}
 	// As the registration does: a browser sent to an ERP that answers
 	// nothing shows its own error page, with no way back here.
 	if err := h.deps.Admin.SiteReachable(r.Context(), site); err != nil {
