@@ -57,7 +57,7 @@ func (h *Handler) beginSignIn(c echo.Context) {
 		}
 		h.log.Info("owner sign-in: the ERP does not answer", zap.String("site", site.Slug), zap.Error(err))
 		data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(h.csrfKey(w, r), site),
-			Problem: e.Sentence(func(string) string { return "" }) + " You sign in to this page through your ERP: try again once it answers."}
+			Problem: e.Sentence(nil) + " You sign in to this page through your ERP: try again once it answers."}
 		h.render(w, http.StatusBadGateway, h.signIn, data, site)
 		return
 	}

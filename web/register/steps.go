@@ -146,7 +146,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
 			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
-			h.renderStart(w, http.StatusBadGateway, browser, f, sentence(se.Message))
+			h.renderStart(w, http.StatusBadGateway, browser, f, se.Sentence(nil))
 			return
 		}
 		h.internal(w, "reach ERP", err)
@@ -179,19 +179,6 @@ func (h *Handler) alreadyRegistered(w http.ResponseWriter, kind string) {
 		},
 		Next: "If you administer this ERP, ask a colleague who uses erpgate for the site's MCP address, or ask your erpgate operator.",
 		Link: h.kit.URL("/"), LinkText: "erpgate's home page"})
-}
-
-// sentence makes a layer message a sentence for a page.
-func sentence(msg string) string {
-	msg = strings.TrimSpace(msg)
-	if msg == "" {
-		return msg
-	}
-	msg = strings.ToUpper(msg[:1]) + msg[1:]
-	if !strings.HasSuffix(msg, ".") {
-		msg += "."
-	}
-	return msg
 }
 
 // clientPage is the OAuth client step.

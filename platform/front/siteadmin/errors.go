@@ -53,8 +53,11 @@ type Error struct {
 // for the input (label gives it for a Field or Missing name, "" when the
 // form has none) followed by the problem ("Tenant holds a control
 // character."); the Message as a sentence when the form has no label for
-// it.
+// it, or label is nil (a page without a form for it).
 func (e *Error) Sentence(label func(field string) string) string {
+	if label == nil {
+		label = func(string) string { return "" }
+	}
 	if e.Field != "" && e.Problem != "" {
 		if l := label(e.Field); l != "" {
 			return l + " " + e.Problem + "."
