@@ -194,8 +194,10 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	}
 	// scope is what a spoken-name comparison keeps: the company and the
 	// explicit filters. Disabled records stay among the candidates, marked
-	// (matchName says when the matched one is hidden).
-	scope := slices.Clone(f)
+	// (matchName says when the matched one is hidden). The filters after
+	// these are only appended, so scope keeps their first part, capped so
+	// that nothing appended to it reaches f's.
+	scope := f[:len(f):len(f)]
 	slices.Sort(given)
 	if s.disabledField != "" && !a.IncludeDisabled {
 		f.add(s.disabledField, "=", 0)
