@@ -57,7 +57,7 @@ func (s *Server) grantOf(ctx context.Context, token string, admit sourcelimit.Ad
 			if !s.signedAndUntried(ctx, key, token) {
 				return grant{}, invalidate.Tags{}, time.Time{}, err
 			}
-			charge = func() { s.noteSignedFailed(key) }
+			charge = func() { s.signedFailed.Add(key) }
 		}
 		sess := &storage.Session{}
 		use, ar, err := s.provider.IntrospectToken(ctx, token, fosite.AccessToken, sess, ScopeRead)
@@ -101,25 +101,8 @@ func (s *Server) forgetUser(siteID, user string) {
 	s.upstream.cache.DropUser(siteID, user)
 }
 
-// maxSignedFailed bounds Server.signedFailed: past it the set starts
-// again empty.
-const maxSignedFailed = 100_000
-
 // signedAndUntried reports whether token is one erpgate signed that has
 // not failed a lookup on this replica.
 func (s *Server) signedAndUntried(ctx context.Context, key [32]byte, token string) bool {
-	s.signedFailedMu.Lock()
-	_, failed := s.signedFailed[key]
-	s.signedFailedMu.Unlock()
-	return !failed && s.signer.Validate(ctx, token) == nil
-}
-
-// noteSignedFailed remembers that a token erpgate signed failed its lookup.
-func (s *Server) noteSignedFailed(key [32]byte) {
-	s.signedFailedMu.Lock()
-	defer s.signedFailedMu.Unlock()
-	if len(s.signedFailed) >= maxSignedFailed {
-		clear(s.signedFailed)
-	}
-	s.signedFailed[key] = struct{}{}
+	return !s.signedFailed.Has(key) && s.signer.Validate(ctx, token) == nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,10 +95,9 @@ type Server struct {
 	// signer checks that a bearer token is one erpgate signed, which the
 	// per-source bound on lookups lets through (grantOf); signedFailed
 	// holds the hashes of such tokens that failed, bounded again.
-	signer         *hmac.HMACStrategy
-	signedFailedMu sync.Mutex
-	signedFailed   map[[32]byte]struct{}
-	mux            *http.ServeMux
+	signer       *hmac.HMACStrategy
+	signedFailed sourcelimit.TokenSet
+	mux          *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
 	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
 	lookups                                        *sourcelimit.Lookups
@@ -190,7 +188,6 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		DisableRefreshTokenValidation: true,
 	}
 	s.signer = &hmac.HMACStrategy{Config: s.config}
-	s.signedFailed = map[[32]byte]struct{}{}
 	strategy := oauth2.NewHMACSHAStrategyUnPrefixed(s.signer, s.config)
 	s.provider = compose.Compose(s.config, deps.Store, strategy,
 		compose.OAuth2AuthorizeExplicitFactory,

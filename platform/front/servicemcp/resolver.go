@@ -3,7 +3,6 @@ package servicemcp
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,8 +42,7 @@ type Resolver struct {
 	// that a source's bound on invalid tokens never locks out a token
 	// already shown to be valid (see Resolve). Only a valid token enters
 	// it, so it grows with the tokens in use, not with an attack.
-	knownMu sync.Mutex
-	known   map[[32]byte]struct{}
+	known sourcelimit.TokenSet
 
 	// beforeLookup and afterLookup, when set (tests), run before the
 	// lookup and between the lookup and caching.
@@ -53,7 +51,7 @@ type Resolver struct {
 
 // NewResolver returns a resolver; src may be nil to disable caching.
 func NewResolver(store *sites.Store, registry *connector.Registry, src invalidate.Source, ttl time.Duration) *Resolver {
-	r := &Resolver{store: store, registry: registry, known: map[[32]byte]struct{}{}}
+	r := &Resolver{store: store, registry: registry}
 	r.cache = invalidate.NewCache[*resolved](src, ttl)
 	// A background lookup that finds the token gone drops its entry at
 	// once; a transient failure keeps it until it expires.
@@ -88,7 +86,7 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 		if admit != nil {
 			var err error
 			if charge, err = admit(); err != nil {
-				if !r.isKnown(key) {
+				if !r.known.Has(key) {
 					return nil, invalidate.Tags{}, time.Time{}, err
 				}
 				charge = func() {}
@@ -99,41 +97,15 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 			// A token that cannot be served (unknown, revoked, of a
 			// disabled site or of one without a credential) is never
 			// cached: each request with it is a lookup, charged alike.
-			r.forgetKnown(key)
+			r.known.Remove(key)
 			charge()
 		}
 		if err != nil {
 			return nil, invalidate.Tags{}, time.Time{}, err
 		}
-		r.rememberKnown(key)
+		r.known.Add(key)
 		return e, invalidate.Tags{Site: e.site.ID.String()}, time.Time{}, nil
 	})
-}
-
-// maxKnown bounds Resolver.known: past it the set starts again empty
-// (its tokens are then bounded until they resolve once more).
-const maxKnown = 100_000
-
-func (r *Resolver) isKnown(key [32]byte) bool {
-	r.knownMu.Lock()
-	defer r.knownMu.Unlock()
-	_, ok := r.known[key]
-	return ok
-}
-
-func (r *Resolver) rememberKnown(key [32]byte) {
-	r.knownMu.Lock()
-	defer r.knownMu.Unlock()
-	if _, ok := r.known[key]; !ok && len(r.known) >= maxKnown {
-		clear(r.known)
-	}
-	r.known[key] = struct{}{}
-}
-
-func (r *Resolver) forgetKnown(key [32]byte) {
-	r.knownMu.Lock()
-	defer r.knownMu.Unlock()
-	delete(r.known, key)
 }
 
 func (r *Resolver) load(ctx context.Context, token string) (*resolved, error) {
