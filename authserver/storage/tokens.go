@@ -268,20 +268,39 @@ func (s *Store) DeleteRefreshTokenSession(ctx context.Context, signature string)
 
 // RotateRefreshToken marks a refresh token used (it stays usable for the
 // grace period) and deletes the access token issued with it.
+//
+// Only one child of a token is carried on. Tokens issued from one token
+// within its grace are siblings: the first of them used ends the others
+// (and their access tokens), without marking them used, so a sibling used
+// after that is reuse and revokes the family. Otherwise a copy of a
+// refresh token used within the grace would start a second branch that
+// lives as long as the grant, each of its tokens used only once.
 func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
-	var accessHash []byte
+	var (
+		accessHash []byte
+		firstUse   bool
+	)
 	err := s.db(ctx).QueryRow(ctx, `
-		UPDATE oauth_tokens SET active = false, used_at = coalesce(used_at, now())
-		WHERE kind = 'refresh' AND signature_hash = $1 AND request_id = $2
-		RETURNING access_signature_hash`, hash(signature), requestID).Scan(&accessHash)
+		WITH prev AS (
+			SELECT active FROM oauth_tokens WHERE kind = 'refresh' AND signature_hash = $1 AND request_id = $2 FOR UPDATE)
+		UPDATE oauth_tokens t SET active = false, used_at = coalesce(used_at, now())
+		FROM prev WHERE t.kind = 'refresh' AND t.signature_hash = $1 AND t.request_id = $2
+		RETURNING t.access_signature_hash, prev.active`, hash(signature), requestID).Scan(&accessHash, &firstUse)
 	if err != nil {
 		return fmt.Errorf("storage: rotate refresh token: %w", notFound(err))
 	}
-	if accessHash != nil {
-		if _, err := s.execUsers(ctx, s.db(ctx), `DELETE FROM oauth_tokens WHERE kind = 'access' AND signature_hash = $1
-			RETURNING site_id, subject`, accessHash); err != nil {
-			return fmt.Errorf("storage: rotate refresh token: delete its access token: %w", notFound(err))
-		}
+	if accessHash == nil && !firstUse {
+		return nil
+	}
+	if _, err := s.execUsers(ctx, s.db(ctx), `
+		WITH siblings AS (
+			UPDATE oauth_tokens SET active = false
+			WHERE $3 AND kind = 'refresh' AND request_id = $2 AND active AND signature_hash <> $4
+			RETURNING access_signature_hash)
+		DELETE FROM oauth_tokens WHERE kind = 'access'
+			AND (signature_hash = $1 OR signature_hash IN (SELECT access_signature_hash FROM siblings))
+		RETURNING site_id, subject`, accessHash, requestID, firstUse, hash(signature)); err != nil {
+		return fmt.Errorf("storage: rotate refresh token: end its access token and siblings: %w", notFound(err))
 	}
 	return nil
 }

@@ -533,3 +533,82 @@ func TestOAuthRefreshGraceEndsOnceTheFamilyMovesOn(t *testing.T) {
 		t.Errorf("the family's access token still works: HTTP %d", resp.StatusCode)
 	}
 }
+
+// TestOAuthRefreshGraceGivesOneBranchOnly: the attack the grace period
+// opens. A thief holding a copy of a refresh token uses it within the grace
+// after the real client's refresh, and gets a second branch of the family.
+// Each branch then uses each of its tokens once, so reuse detection would
+// never fire and both would live until the grant ends. Only one child of a
+// token may be carried on: once one is used, its siblings end, and a
+// sibling used after that is reuse, which revokes the family, whichever
+// side it is.
+func TestOAuthRefreshGraceGivesOneBranchOnly(t *testing.T) {
+	r := newOAuthRig(t)
+	refresh := func(rt string) (int, map[string]any) {
+		status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+		return status, out
+	}
+	for _, thiefFirst := range []bool{false, true} {
+		_, tok := r.exchange(r.code())
+		r1 := tok["refresh_token"].(string)
+		status, real := refresh(r1)
+		if status != http.StatusOK {
+			t.Fatalf("refresh: HTTP %d %v", status, real)
+		}
+		status, stolen := refresh(r1)
+		if status != http.StatusOK {
+			t.Fatalf("refresh within grace: HTTP %d %v", status, stolen)
+		}
+		first, second := real, stolen
+		if thiefFirst {
+			first, second = stolen, real
+		}
+		status, moved := refresh(first["refresh_token"].(string))
+		if status != http.StatusOK {
+			t.Fatalf("thief first %v: the first branch's refresh: HTTP %d %v", thiefFirst, status, moved)
+		}
+		if status, out := refresh(second["refresh_token"].(string)); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+			t.Errorf("thief first %v: the other branch still refreshes: HTTP %d %v", thiefFirst, status, out)
+		}
+		if status, out := refresh(moved["refresh_token"].(string)); status != http.StatusBadRequest {
+			t.Errorf("thief first %v: the family outlived a reused branch: HTTP %d %v", thiefFirst, status, out)
+		}
+		for name, at := range map[string]string{"moved on": moved["access_token"].(string), "other branch": second["access_token"].(string)} {
+			if resp := rawMCP(t, r.site.MCPURL, at); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("thief first %v: the %s access token still works: HTTP %d", thiefFirst, name, resp.StatusCode)
+			}
+		}
+	}
+}
+
+// TestOAuthRefreshGraceKeepsEitherAnswer: two concurrent refreshes with one
+// token both get tokens, and the client may keep either answer: the one it
+// keeps goes on refreshing.
+func TestOAuthRefreshGraceKeepsEitherAnswer(t *testing.T) {
+	r := newOAuthRig(t)
+	refresh := func(rt string) (int, map[string]any) {
+		status, out, _ := r.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}})
+		return status, out
+	}
+	for _, keepSecond := range []bool{false, true} {
+		_, tok := r.exchange(r.code())
+		r1 := tok["refresh_token"].(string)
+		_, a := refresh(r1)
+		_, b := refresh(r1)
+		kept := a
+		if keepSecond {
+			kept = b
+		}
+		rt := kept["refresh_token"].(string)
+		for i := range 3 {
+			status, out := refresh(rt)
+			if status != http.StatusOK {
+				t.Fatalf("keep second %v: refresh %d of the kept answer: HTTP %d %v", keepSecond, i, status, out)
+			}
+			rt = out["refresh_token"].(string)
+			if resp := rawMCP(t, r.site.MCPURL, out["access_token"].(string)); resp.StatusCode != http.StatusOK {
+				t.Errorf("keep second %v: access token of refresh %d: HTTP %d", keepSecond, i, resp.StatusCode)
+			}
+		}
+	}
+}
