@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -57,6 +59,8 @@ type harness struct {
 	site    connector.Site
 	storage *inmemory.SiteStorage
 	tools   map[string]connector.Tool
+	// ahead moves the storage's clock (cache and index expiry) forward.
+	ahead atomic.Int64
 
 	// tokMu guards tokens; it is held while signing in, so it is not mu,
 	// which the server side takes.
@@ -141,7 +145,7 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 	}
 	base, _ := url.Parse(h.srv.URL + h.sim.PathPrefix())
 	h.site = connector.Site{ID: uuid.New(), Slug: "demo", Kind: Kind, DisplayName: "Demo", BaseURL: base, Settings: norm}
-	h.storage = inmemory.NewSiteStorage(nil)
+	h.storage = inmemory.NewSiteStorage(func() time.Time { return time.Now().Add(time.Duration(h.ahead.Load())) })
 	h.tools = map[string]connector.Tool{}
 	for _, tool := range h.conn.Tools() {
 		h.tools[tool.Name] = tool

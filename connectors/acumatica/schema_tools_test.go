@@ -179,11 +179,46 @@ func TestClearCacheForEveryUserKind(t *testing.T) {
 			if n := h.sim.RequestCount(swagger); n != i+1 {
 				t.Errorf("OpenAPI downloads = %d before the next describe, want %d", n, i+1)
 			}
+			h.ahead.Add(int64(clearCacheInterval))
 		})
 	}
 	h.t = t
 	h.mustRun(kindFull, "acumatica_describe_entity", map[string]any{"entity": "Vendor"})
 	if n := h.sim.RequestCount(swagger); n != len(userKinds)+1 {
 		t.Errorf("after the last clear, describe did not refetch (%d downloads)", n)
+	}
+}
+
+// TestClearCacheAtMostOncePerInterval: each clear makes the next describe
+// and search read the OpenAPI document again and rebuild the site's index
+// in the shared store (megabytes for a real endpoint). Called in a loop by
+// one user, clears would keep the shared store rebuilding; a site's cache
+// is cleared at most once per interval, and a clear within it is refused
+// with RATE_LIMITED and leaves the cache and index as they are.
+func TestClearCacheAtMostOncePerInterval(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	swagger := "/entity/Default/24.200.001/swagger.json"
+	h.mustRun(kindFull, "acumatica_search_schema", map[string]any{"query": "vendor"})
+	if out := h.mustRun(kindFull, "acumatica_clear_cache", nil); out["indexCleared"] != true {
+		t.Fatalf("first clear = %v", out)
+	}
+	h.mustRun(kindFull, "acumatica_search_schema", map[string]any{"query": "vendor"})
+	downloads := h.sim.RequestCount(swagger)
+	_, err := h.run(kindNoAR, "acumatica_clear_cache", nil)
+	te := wantCode(t, err, toolerr.RateLimited, "a second clear within the interval, by another user")
+	if te.RetryAfter <= 0 || te.RetryAfter > clearCacheInterval {
+		t.Errorf("retry after %v, want within %v", te.RetryAfter, clearCacheInterval)
+	}
+	st, err := h.storage.SchemaIndex(h.site.ID).Status(t.Context())
+	if err != nil || !st.Built {
+		t.Errorf("the refused clear dropped the index: %+v %v", st, err)
+	}
+	h.mustRun(kindFull, "acumatica_describe_entity", map[string]any{"entity": "Vendor"})
+	if n := h.sim.RequestCount(swagger); n != downloads {
+		t.Errorf("the refused clear dropped the cache: %d OpenAPI downloads, want %d", n, downloads)
+	}
+	h.ahead.Add(int64(clearCacheInterval))
+	if out := h.mustRun(kindFull, "acumatica_clear_cache", nil); out["indexCleared"] != true {
+		t.Errorf("a clear after the interval = %v", out)
 	}
 }
