@@ -209,6 +209,40 @@ func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
 	}
 }
 
+// TestOAuthRegistrationIsBoundedPerIPv6Site: one holder of an IPv6 /48
+// has 65,536 /64s, each a source of its own. Before, registering from a
+// new /64 each time escaped the bound (600 of 600 created); now the /64s
+// of one /48 share sixteen sources' worth (30 at once each by default),
+// and a /64 of another /48 is unaffected.
+func TestOAuthRegistrationIsBoundedPerIPv6Site(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	register := func(forwardedFor string) int {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
+			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	start := time.Now()
+	statuses := map[int]int{}
+	for i := range 600 {
+		statuses[register(fmt.Sprintf("2001:db8:42:%x::1", i))]++
+	}
+	// Sixteen bursts of 30, and what sixteen a minute refilled meanwhile.
+	allowed := 16*30 + 16*int(time.Since(start).Minutes()+1)
+	if statuses[http.StatusCreated] > allowed || statuses[http.StatusTooManyRequests] == 0 {
+		t.Errorf("600 registrations from 600 /64s of one /48: %v, want at most %d created", statuses, allowed)
+	}
+	if status := register("2001:db8:43::1"); status != http.StatusCreated {
+		t.Errorf("a /64 of another /48: HTTP %d", status)
+	}
+}
+
 // TestOAuthMetadataDocumentFetchesAreLimitedPerSource: every new URL
 // client id, at any endpoint, makes erpgate fetch from a host the caller
 // chose; one source gets a bounded number of such fetches (issue 14,

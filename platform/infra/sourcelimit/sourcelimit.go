@@ -1,7 +1,10 @@
 // Package sourcelimit bounds what one request source (a client address,
 // IPv6 grouped by /64) may do on the endpoints that need no
 // authentication: a token bucket per source, kept in memory per replica.
-// The OAuth endpoints and the self-service registration use it.
+// The /64s of one IPv6 /48 also share a bucket of sixteen sources' worth:
+// a /48 is one organisation's network, and one holder's 65,536 /64s must
+// not each get a source's bound. The OAuth endpoints and the self-service
+// registration use it.
 package sourcelimit
 
 import (
@@ -10,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +44,9 @@ const maxSources = 100_000
 // Limiter keeps a token bucket per source. It is safe for concurrent use.
 type Limiter struct {
 	limit Limit
-	now   func() time.Time
+	// site is the bound of the /64s of one IPv6 /48 together.
+	site Limit
+	now  func() time.Time
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -55,7 +61,8 @@ type bucket struct {
 
 // New returns a limiter; now is the clock (time.Now outside tests).
 func New(limit Limit, now func() time.Time) *Limiter {
-	return &Limiter{limit: limit, now: now, buckets: map[string]*bucket{}}
+	site := Limit{Burst: limit.Burst * siteShare, Every: limit.Every / siteShare}
+	return &Limiter{limit: limit, site: site, now: now, buckets: map[string]*bucket{}}
 }
 
 // Allow takes one request of source from its bucket. When the bucket is
@@ -65,10 +72,26 @@ func (l *Limiter) Allow(source string) (ok bool, wait time.Duration, first bool)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucket(source, now)
+	var siteTaken *rate.Reservation
+	if site, ok := siteOf(source); ok {
+		b := l.bucket(site, l.site, now)
+		r := b.tokens.ReserveN(now, 1)
+		if d := r.DelayFrom(now); d > 0 {
+			// The /64 gets no bucket of its own.
+			r.CancelAt(now)
+			first, b.refused = !b.refused, true
+			return false, d, first
+		}
+		b.refused = false
+		siteTaken = r
+	}
+	b := l.bucket(source, l.limit, now)
 	r := b.tokens.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
+		if siteTaken != nil {
+			siteTaken.CancelAt(now)
+		}
 		first, b.refused = !b.refused, true
 		return false, d, first
 	}
@@ -83,13 +106,23 @@ func (l *Limiter) Check(source string) (ok bool, wait time.Duration, first bool)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, found := l.buckets[source]
+	if site, ok := siteOf(source); ok {
+		if ok, wait, first := l.check(site, l.site, now); !ok {
+			return false, wait, first
+		}
+	}
+	return l.check(source, l.limit, now)
+}
+
+// check is Check of one bucket. l.mu is held.
+func (l *Limiter) check(key string, limit Limit, now time.Time) (ok bool, wait time.Duration, first bool) {
+	b, found := l.buckets[key]
 	if !found {
 		return true, 0, false
 	}
 	if tokens := b.tokens.TokensAt(now); tokens < 1 {
 		first, b.refused = !b.refused, true
-		return false, time.Duration((1 - tokens) * float64(l.limit.Every)), first
+		return false, time.Duration((1 - tokens) * float64(limit.Every)), first
 	}
 	b.refused = false
 	return true, 0, false
@@ -102,18 +135,33 @@ func (l *Limiter) Charge(source string) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucket(source, now)
-	b.tokens.ReserveN(now, 1)
+	if site, ok := siteOf(source); ok {
+		l.bucket(site, l.site, now).tokens.ReserveN(now, 1)
+	}
+	l.bucket(source, l.limit, now).tokens.ReserveN(now, 1)
+}
+
+// siteOf returns the /48 of an IPv6 source (a /64, from Source).
+func siteOf(source string) (string, bool) {
+	if !strings.HasSuffix(source, "/64") {
+		return "", false
+	}
+	p, err := netip.ParsePrefix(source)
+	if err != nil || !p.Addr().Is6() {
+		return "", false
+	}
+	site, _ := p.Addr().Prefix(48)
+	return site.String(), true
 }
 
 // bucket returns source's bucket, new if need be. l.mu is held.
-func (l *Limiter) bucket(source string, now time.Time) *bucket {
+func (l *Limiter) bucket(source string, limit Limit, now time.Time) *bucket {
 	b, found := l.buckets[source]
 	if !found {
 		if len(l.buckets) >= maxSources {
 			l.sweep(now)
 		}
-		b = &bucket{tokens: rate.NewLimiter(rate.Every(l.limit.Every), l.limit.Burst)}
+		b = &bucket{tokens: rate.NewLimiter(rate.Every(limit.Every), limit.Burst)}
 		l.buckets[source] = b
 	}
 	return b
@@ -125,7 +173,7 @@ func (l *Limiter) bucket(source string, now time.Time) *bucket {
 // some of them start again.
 func (l *Limiter) sweep(now time.Time) {
 	for k, b := range l.buckets {
-		if b.tokens.TokensAt(now) >= float64(l.limit.Burst) {
+		if b.tokens.TokensAt(now) >= float64(b.tokens.Burst()) {
 			delete(l.buckets, k)
 		}
 	}
@@ -165,3 +213,7 @@ func RetryAfter(h http.Header, wait time.Duration) int {
 	h.Set("Retry-After", strconv.Itoa(secs))
 	return secs
 }
+
+// siteShare is how many sources' worth of requests the /64s of one IPv6
+// /48 share.
+const siteShare = 16

@@ -2,6 +2,7 @@ package sourcelimit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,5 +132,58 @@ func TestLookupsChargeEachSourceItsOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 		charge()
+	}
+}
+
+// TestOneIPv6SiteGetsSixteenSourcesWorth: a /48 is one organisation's
+// network, and anyone can get one (tunnel brokers give them away), so
+// grouping by /64 alone gave one holder 65,536 sources, each with its own
+// burst: bounds per source meant nothing, and 100,000 new sources also
+// made the limiter forget every bucket. Every /64 of a /48 also draws on
+// the /48's bucket, which holds sixteen sources' worth; a /64 refused
+// there gets no bucket of its own, and another /48 is unaffected.
+func TestOneIPv6SiteGetsSixteenSourcesWorth(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(Limit{Burst: 2, Every: time.Minute}, func() time.Time { return now })
+	allowed := 0
+	for i := range 1000 {
+		if ok, _, _ := l.Allow(Source(fmt.Sprintf("2001:db8:7:%x::1", i))); ok {
+			allowed++
+		}
+	}
+	if allowed != 2*siteShare {
+		t.Errorf("1,000 /64s of one /48 were allowed %d requests, want %d", allowed, 2*siteShare)
+	}
+	if n := len(l.buckets); n > 2*siteShare+1 {
+		t.Errorf("the refused /64s left %d buckets", n)
+	}
+	if ok, _, _ := l.Allow(Source("2001:db8:8::1")); !ok {
+		t.Error("a /64 of another /48 was refused")
+	}
+	// The /48 refills sixteen times as fast as one source.
+	now = now.Add(time.Minute)
+	allowed = 0
+	for i := range 1000 {
+		if ok, _, _ := l.Allow(Source(fmt.Sprintf("2001:db8:7:%x::1", 1000+i))); ok {
+			allowed++
+		}
+	}
+	if allowed != siteShare {
+		t.Errorf("after a minute the /48 was allowed %d more, want %d", allowed, siteShare)
+	}
+
+	// Check and Charge (lookups charged only when they fail) draw on the
+	// /48 too.
+	c := New(Limit{Burst: 1, Every: time.Hour}, func() time.Time { return now })
+	charged := 0
+	for i := range 100 {
+		src := Source(fmt.Sprintf("2001:db8:9:%x::1", i))
+		if ok, _, _ := c.Check(src); ok {
+			c.Charge(src)
+			charged++
+		}
+	}
+	if charged > siteShare {
+		t.Errorf("100 /64s of one /48 had %d failed lookups let through, want at most %d", charged, siteShare)
 	}
 }
