@@ -13,6 +13,7 @@ package mcpengine
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/metrics"
@@ -126,8 +128,12 @@ var DefaultCallerRequests = sourcelimit.Limit{Burst: 100, Every: 100 * time.Mill
 
 // Engine serves MCP for every registered connector kind.
 type Engine struct {
-	opts    Options
-	log     *zap.Logger
+	opts Options
+	log  *zap.Logger
+	// mcpLog is erpgate's log as mcp-go's logger: without it mcp-go
+	// writes plain lines to standard error through Go's default logger
+	// (one for each response a caller posts unasked).
+	mcpLog  *slog.Logger
 	kinds   map[string]*kindServer
 	origins map[string]bool
 	// admission bounds the requests worked on at once (admission.go).
@@ -216,8 +222,10 @@ func New(opts Options) (*Engine, error) {
 		opts.Version = "dev"
 	}
 	e := &Engine{
-		opts:         opts,
-		log:          opts.Logger,
+		opts: opts,
+		log:  opts.Logger,
+		mcpLog: slog.New(warnAtMost{zapslog.NewHandler(opts.Logger.Core(),
+			zapslog.WithName("mcp-go"), zapslog.AddStacktraceAt(slog.LevelError+1))}),
 		kinds:        map[string]*kindServer{},
 		exempt:       map[string][]string{},
 		origins:      map[string]bool{},
@@ -276,6 +284,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		// Tool lists differ per site: nothing may be shared between callers.
 		server.WithMethodCacheHints(mcp.MethodToolsList, 0, mcp.CacheScopePrivate),
 		server.WithInstructions(instructions(kind)),
+		server.WithLogger(e.mcpLog),
 	)
 	// Redaction is per kind (and per site when it has rules of its own,
 	// live.go): the deployment's rules plus the exact field names the
@@ -300,11 +309,31 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		srv.AddTool(ct.advertised, ct.handler)
 	}
 	ks.http = server.NewStreamableHTTPServer(srv, server.WithStateLess(true),
+		server.WithStreamableHTTPLogger(e.mcpLog),
 		// server/discover and an unsupported-version error name only
 		// the versions erpgate speaks.
 		server.WithStreamableHTTPProtocolVersions(protocolVersions...))
 	return ks, nil
 }
+
+// warnAtMost logs mcp-go's lines at warning level at most: its
+// transport's errors are about callers (a response nobody asked for, a
+// connection that went away), which any caller can cause at will, so they
+// must not raise an operator's error alerts.
+type warnAtMost struct{ slog.Handler }
+
+func (h warnAtMost) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level > slog.LevelWarn {
+		r.Level = slog.LevelWarn
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h warnAtMost) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnAtMost{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnAtMost) WithGroup(name string) slog.Handler { return warnAtMost{h.Handler.WithGroup(name)} }
 
 func instructions(kind string) string {
 	return "erpgate gives access to one " + kind + " ERP site as the signed-in user; the ERP's own permissions decide what is visible. " +
