@@ -1,6 +1,7 @@
 package mcpengine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,6 +139,10 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 	}
 	if args, err = plainNumbers(args); err != nil {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, err, "the arguments are not valid JSON")
+	}
+	if field, ok := nulField(args); ok {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"%s holds a NUL character (U+0000), which the approval page cannot show as what the ERP would get; nothing was proposed. Send the text without it", field)
 	}
 	key, approver, err := e.writeKey(st, ct, args)
 	if err != nil {
@@ -573,4 +578,47 @@ func redactPreview(r *redact.Redactor, p *connector.Preview) {
 	for i := range p.Warnings {
 		p.Warnings[i], _ = r.RedactText(p.Warnings[i])
 	}
+}
+
+// nulField names the first argument whose text (or member name) holds a
+// NUL character, JSON's \u0000: the approval page could not show it as
+// what it is (Postgres keeps U+FFFD in its place, and some systems end a
+// text there), so a person would approve one value and the ERP get
+// another.
+func nulField(args json.RawMessage) (string, bool) {
+	if !bytes.Contains(args, []byte(`\u0000`)) {
+		return "", false
+	}
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return "", false
+	}
+	return nulIn(v, "the arguments")
+}
+
+func nulIn(v any, path string) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return path, strings.ContainsRune(v, 0)
+	case []any:
+		for i, e := range v {
+			if p, ok := nulIn(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			name := k
+			if path != "the arguments" {
+				name = path + "." + k
+			}
+			if strings.ContainsRune(k, 0) {
+				return "a member name in " + path, true
+			}
+			if p, ok := nulIn(e, name); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
