@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // serveConsentPage shows the consent page of a flow that is waiting for
@@ -44,7 +45,8 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 	if src := cspSource(redirect); src != "" {
 		formAction = append(formAction, src)
 	}
-	s.renderPage(w, http.StatusOK, s.pages.consent, formAction, consentPage{
+	// The script holds the consent button for a moment (data-hold).
+	s.render(w, http.StatusOK, s.pages.consent, pagekit.Options{FormAction: formAction, Script: true}, consentPage{
 		FlowID: flowID, CSRF: csrfToken(browser, flowID),
 		ClientName:    s.clientName(ctx, flow.ClientID),
 		RedirectHost:  hostOf(redirect),

@@ -37,7 +37,11 @@ func parseSignInPages(kit *pagekit.Kit) (signInPages, error) {
 // go, redirects included (CSP applies form-action to the redirect that
 // answers a form post).
 func (s *Server) renderPage(w http.ResponseWriter, status int, page *pagekit.Page, formAction []string, data any) {
-	if err := s.kit.Render(w, status, page, data, pagekit.Options{FormAction: formAction}); err != nil {
+	s.render(w, status, page, pagekit.Options{FormAction: formAction}, data)
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, page *pagekit.Page, opts pagekit.Options, data any) {
+	if err := s.kit.Render(w, status, page, data, opts); err != nil {
 		s.log.Warn("render sign-in page", zap.Error(err))
 	}
 }

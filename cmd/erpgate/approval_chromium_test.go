@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -146,7 +149,9 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 			}
 		}
 		h, _ := docs.last("/approve/" + update.ID.String())
-		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+sim.URL) || strings.Contains(csp, "script-src") {
+		// The one script is erpgate's own file (it holds Approve for a
+		// moment); nothing inline.
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+sim.URL) || !strings.Contains(csp, "script-src 'self' "+gw.URL+";") {
 			t.Errorf("CSP %q", csp)
 		}
 		saveScreenshot(t, ctx, "approval-signin.png")
@@ -193,7 +198,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 				t.Errorf("page lacks %q: %s", want, text)
 			}
 		}
-		markup := browserResult(t, ctx, "count markup from values", chromedp.Evaluate[int](`document.querySelectorAll("script, img, main b").length`))
+		markup := browserResult(t, ctx, "count markup from values", chromedp.Evaluate[int](`document.querySelectorAll("script:not([src$='/assets/erpgate.js']):not([src*='/assets/erpgate.js?']), img, main b").length`))
 		if markup != 0 {
 			t.Errorf("%d elements came from preview values", markup)
 		}
@@ -273,7 +278,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 	})
 
 	t.Run("approve", func(t *testing.T) {
-		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 		waitForNewTitle(t, ctx, "Change approved on Test acme")
 		text := pageBody(t, ctx)
 		if !strings.Contains(text, "This change is approved.") || !strings.Contains(text, "Go back to your AI assistant. It will continue on its own, or you can ask it to try again.") {
@@ -455,7 +460,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 	})
 
 	t.Run("the approver approves, and may withdraw until it runs", func(t *testing.T) {
-		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 		waitForNewTitle(t, ctx, "Change approved on Test acme")
 		text := pageBody(t, ctx)
 		for _, want := range []string{"This change is approved.", "Until your AI assistant carries it out, you can withdraw your approval: then nothing is written."} {
@@ -518,7 +523,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 		order := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "create_sales_order", salesOrderCreate())
 		navigate(t, ctx, "open the second approval page", chromedp.Navigate(gw.URL+"/approve/"+order.ID.String()))
 		waitForNewTitle(t, ctx, "Approve a change on Test acme")
-		navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+		navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 		waitForNewTitle(t, ctx, "Change approved on Test acme")
 		// The AI assistant's retry claims it while the page is open.
 		if _, err := ap.store.Claim(context.Background(), order.Key, order.ID); err != nil {
@@ -611,7 +616,7 @@ func TestChromiumApprovalPageAcumatica(t *testing.T) {
 		t.Errorf("page: %s", text)
 	}
 	saveScreenshot(t, ctx, "approval-acumatica.png")
-	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 	waitForNewTitle(t, ctx, "Change approved on Acumatica acu")
 	if s := ap.status(t, a); s != approval.Approved {
 		t.Errorf("the store says %s", s)
@@ -672,7 +677,7 @@ func TestChromiumApprovalThroughMCPFrappe(t *testing.T) {
 		}
 	}
 	saveScreenshot(t, ctx, "approval-mcp-awaiting.png")
-	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 	waitForNewTitle(t, ctx, "Change approved on Test acme")
 
 	again := callTool(t, client.cs, "update_customer", args)
@@ -731,7 +736,7 @@ func TestChromiumApprovalOfAServiceTokenWriteFrappe(t *testing.T) {
 	}
 	check("awaiting", "a program using a service token of the site (token id "+tokenID+")",
 		"Approving lets the program make exactly this change, once, before it expires.")
-	navigate(t, ctx, "approve", chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
 	waitForNewTitle(t, ctx, "Change approved on Test acme")
 	check("approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.",
 		"Until the program carries it out, you can withdraw your approval")
@@ -753,4 +758,72 @@ func (ap *approvals) proposeAsService(t *testing.T, siteID, slug, tokenID, appro
 		t.Fatal(err)
 	}
 	return a
+}
+
+// clickAsItOpens makes every page opened from now on in ctx press the
+// button sel the moment it is shown (DOMContentLoaded, after the page's
+// deferred script), as the second click of a double-click does when the
+// first opened the page in a pop-up under the pointer. The page records
+// in window.erpgateHeldAtOpen whether the button was held.
+func clickAsItOpens(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	js := `document.addEventListener("DOMContentLoaded", function () {
+		var b = document.querySelector(` + strconv.Quote(sel) + `);
+		if (!b) { return; }
+		window.erpgateHeldAtOpen = b.disabled;
+		b.click();
+	});`
+	var id page.ScriptIdentifier
+	browserDo(t, ctx, "press the button as pages open", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		res, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: js})
+		id = res.Identifier
+		return chromedp.Void{}, err
+	})
+	// Until the end of the (sub)test only.
+	t.Cleanup(func() {
+		_ = chromedp.Do(ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: id})
+			return chromedp.Void{}, err
+		})
+	})
+}
+
+// TestChromiumApprovalIgnoresAClickAsItOpens: clickjacking by double-click.
+// A page the model points the person to opens the approval page in a
+// pop-up under the pointer on the first click; the second lands on
+// Approve. Framing is refused, but a pop-up is not framing: the Approve
+// button is held for a moment whenever the page is shown or comes back
+// to the front, so a click meant for another page presses nothing, and a
+// person who reads the change can approve it.
+func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	ap := newApprovals(t, gw)
+	approver := userWithRole(t, sim, "all-companies")
+	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
+	pageURL := gw.URL + "/approve/" + update.ID.String()
+	ctx := newChromiumWithin(t, 120*time.Second)
+	navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+
+	clickAsItOpens(t, ctx, `button[value="approve"]`)
+	navigate(t, ctx, "open the approval page again", chromedp.Navigate(pageURL))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme", "Change approved on Test acme")
+	saveScreenshot(t, ctx, "approval-held.png")
+	if held := browserResult(t, ctx, "read whether Approve was held", chromedp.Evaluate[bool](`window.erpgateHeldAtOpen === true`)); !held {
+		t.Error("the Approve button was not held as the page opened")
+	}
+	if s := ap.status(t, update); s != approval.Proposed {
+		t.Fatalf("a click as the page opened: the change is %s", s)
+	}
+	// Read, then approve: the button is let go.
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	if s := ap.status(t, update); s != approval.Approved {
+		t.Errorf("after reading and approving: the change is %s", s)
+	}
 }

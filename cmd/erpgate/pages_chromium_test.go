@@ -123,7 +123,19 @@ func TestChromiumSignInPages(t *testing.T) {
 			t.Errorf("consent page CSP %q does not let the form go to the client's redirect URI", csp)
 		}
 
-		browserDo(t, ctx, "accept", chromedp.Click(chromedp.CSS(`button[name="decision"][value="accept"]`)))
+		// Clickjacking by double-click: a click landing on the button as
+		// the page opens (in a pop-up under the pointer) presses nothing.
+		clickAsItOpens(t, ctx, `button[name="decision"][value="accept"]`)
+		navigate(t, ctx, "open the consent page again", chromedp.Reload())
+		waitForNewTitle(t, ctx, "Allow ", "MCP client callback")
+		if held := browserResult(t, ctx, "read whether the button was held", chromedp.Evaluate[bool](`window.erpgateHeldAtOpen === true`)); !held {
+			t.Error("the consent button was not held as the page opened")
+		}
+		if loc := browserResult(t, ctx, "read the URL", chromedp.Location()); !strings.Contains(loc, "/oauth/consent") {
+			t.Fatalf("a click as the consent page opened went on to %s", loc)
+		}
+
+		browserDo(t, ctx, "accept", chromedp.WaitEnabled(chromedp.CSS(`button[name="decision"][value="accept"]`)), chromedp.Click(chromedp.CSS(`button[name="decision"][value="accept"]`)))
 		waitForTitle(t, ctx, "MCP client callback")
 		loc := browserResult(t, ctx, "read the final URL", chromedp.Location())
 		final, err := url.Parse(loc)
@@ -229,7 +241,7 @@ func TestChromiumSignInPages(t *testing.T) {
 		}
 		saveScreenshot(t, b, "signin-other-browser.png")
 
-		browserDo(t, a, "accept on the consent page in browser A", chromedp.Click(chromedp.CSS(`button[name="decision"][value="accept"]`)))
+		browserDo(t, a, "accept on the consent page in browser A", chromedp.WaitEnabled(chromedp.CSS(`button[name="decision"][value="accept"]`)), chromedp.Click(chromedp.CSS(`button[name="decision"][value="accept"]`)))
 		waitForTitle(t, a, "This sign-in was ended")
 		if text := browserResult(t, a, "read A's page", chromedp.Text(chromedp.CSS("body"))); !strings.Contains(text, "connect again to start a new sign-in") {
 			t.Errorf("browser A's page: %s", text)

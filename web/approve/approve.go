@@ -284,7 +284,8 @@ func (h *Handler) limited(w http.ResponseWriter, r *http.Request, l *sourcelimit
 }
 
 func (h *Handler) render(w http.ResponseWriter, status int, p *pagekit.Page, data any, site sites.Site) {
-	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: pagekit.FormActionWith(site.BaseURL)}); err != nil {
+	// The script holds the Approve button for a moment (data-hold).
+	if err := h.deps.Kit.Render(w, status, p, data, pagekit.Options{FormAction: pagekit.FormActionWith(site.BaseURL), Script: true}); err != nil {
 		h.log.Error("approval page not rendered", zap.Error(err))
 	}
 }

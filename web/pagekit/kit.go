@@ -109,8 +109,9 @@ type Options struct {
 	// redirects that answer a post included (CSP applies form-action to
 	// them). Empty: none. "'self'" is erpgate itself.
 	FormAction []string
-	// Script lets the page run the kit's script (ScriptPath, copy
-	// buttons): script-src allows erpgate's own files, never inline code.
+	// Script lets the page run the kit's script (ScriptPath: copy
+	// buttons, held buttons): script-src allows erpgate's own files, never
+	// inline code.
 	// A page must work without it.
 	Script bool
 }
