@@ -33,17 +33,49 @@ type ServiceToken struct {
 	LastUsedAt *time.Time
 	Revoked    bool
 	RevokedAt  *time.Time
+	// ExpiresAt is when the token stops working; nil: never.
+	ExpiresAt *time.Time
+	// Expired reports whether ExpiresAt had passed, by the database's
+	// clock, when the token was read.
+	Expired bool
+}
+
+// MaxServiceTokenLifetimeDays is the longest lifetime a token may be issued
+// with, in days: a year, a leap day included.
+const MaxServiceTokenLifetimeDays = 366
+
+// ValidateTokenLifetimeDays checks a lifetime in days for
+// IssueServiceTokenWithLifetime: 0 (never expires) or 1 to
+// MaxServiceTokenLifetimeDays.
+func ValidateTokenLifetimeDays(days int) error {
+	if days < 0 || days > MaxServiceTokenLifetimeDays {
+		return fieldInvalidf("expires_in_days", fmt.Sprintf("must be between 1 and %d days", MaxServiceTokenLifetimeDays),
+			"a service token's lifetime must be between 1 and %d days, or none for a token that never expires", MaxServiceTokenLifetimeDays)
+	}
+	return nil
 }
 
 // serviceTokenColumns is the column list scanServiceToken reads, in order.
-const serviceTokenColumns = `id, site_id, name, prefix, created_at, last_used_at, revoked, revoked_at`
+const serviceTokenColumns = `id, site_id, name, prefix, created_at, last_used_at, revoked, revoked_at, expires_at,
+	(expires_at IS NOT NULL AND expires_at <= now())`
 
-// IssueServiceToken creates a service token for the site and returns its
-// value, which exists nowhere else and cannot be shown again. The site must
-// have an api_token connection (else ErrNoAPIConnection). It also reports
-// ErrNotFound and, for a bad name, ErrInvalid.
+// IssueServiceToken creates a service token for the site that never
+// expires and returns its value, which exists nowhere else and cannot be
+// shown again. The site must have an api_token connection (else
+// ErrNoAPIConnection). It also reports ErrNotFound and, for a bad name,
+// ErrInvalid.
 func (s *Store) IssueServiceToken(ctx context.Context, siteID uuid.UUID, name string) (ServiceToken, secrets.Secret, error) {
+	return s.IssueServiceTokenWithLifetime(ctx, siteID, name, 0)
+}
+
+// IssueServiceTokenWithLifetime is IssueServiceToken for a token that
+// expires lifetimeDays 24-hour days after it is issued (0: never). A
+// lifetime out of ValidateTokenLifetimeDays's range is ErrInvalid.
+func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.UUID, name string, lifetimeDays int) (ServiceToken, secrets.Secret, error) {
 	if err := ValidateTokenName(name); err != nil {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	if err := ValidateTokenLifetimeDays(lifetimeDays); err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
 	}
 	token, err := secrets.NewToken(ServiceTokenPrefix)
@@ -55,13 +87,15 @@ func (s *Store) IssueServiceToken(ctx context.Context, siteID uuid.UUID, name st
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: new id: %w", siteID, err)
 	}
 	// One statement: the token only appears if the api_token connection
-	// exists at that moment.
+	// exists at that moment. The expiry is counted from created_at's own
+	// now(), in hours, so that a lifetime is the same length across a
+	// daylight-saving change.
 	row := s.pool.QueryRow(ctx, `
-		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix)
-		SELECT $1, $2, $3, $4, $5
+		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
+		SELECT $1, $2, $3, $4, $5, CASE WHEN $6::int > 0 THEN now() + $6::int * interval '24 hours' END
 		WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
 		RETURNING `+serviceTokenColumns,
-		id, siteID, name, token.Hash[:], token.DisplayPrefix)
+		id, siteID, name, token.Hash[:], token.DisplayPrefix, lifetimeDays)
 	st, err := scanServiceToken(row)
 	if database.IsNoRows(err) {
 		err = s.whyNoAPIConnection(ctx, siteID)
@@ -123,7 +157,8 @@ func (s *Store) RevokeServiceToken(ctx context.Context, siteID, tokenID uuid.UUI
 const lastUsedResolution = "1 minute"
 
 // ResolveServiceToken finds the token whose value is token and its site. An
-// unknown or revoked token gives ErrTokenInvalid; a token of a disabled site
+// unknown, revoked or expired token gives ErrTokenInvalid (the same error:
+// a caller is told no more about an expired token than a revoked one); a token of a disabled site
 // gives ErrSiteDisabled. It records the use in last_used_at, at most once per
 // minute per token, in the same statement as the lookup.
 func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceToken, Site, error) {
@@ -142,12 +177,14 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 			UPDATE service_tokens t SET last_used_at = now()
 			FROM tok JOIN sites s ON s.id = tok.site_id
 			WHERE t.id = tok.id AND NOT t.revoked AND s.status = 'active'
+			  AND (t.expires_at IS NULL OR t.expires_at > now())
 			  AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '`+lastUsedResolution+`')
 			RETURNING t.last_used_at
 		)
 		SELECT tok.id, tok.site_id, tok.name, tok.prefix, tok.created_at,
 		       coalesce((SELECT last_used_at FROM touched), tok.last_used_at),
-		       tok.revoked, tok.revoked_at,
+		       tok.revoked, tok.revoked_at, tok.expires_at,
+		       (tok.expires_at IS NOT NULL AND tok.expires_at <= now()),
 		       s.id, s.slug, s.kind, s.base_url, s.display_name, s.settings, s.identity_key, s.status, s.shared_callback, s.created_at, s.updated_at
 		FROM tok JOIN sites s ON s.id = tok.site_id`,
 		hash[:])
@@ -157,7 +194,7 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 		settings []byte
 		status   string
 	)
-	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt,
+	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt, &st.ExpiresAt, &st.Expired,
 		&site.ID, &site.Slug, &site.Kind, &site.BaseURL, &site.DisplayName, &settings, &site.IdentityKey, &status, &site.SharedCallback, &site.CreatedAt, &site.UpdatedAt)
 	switch {
 	case database.IsNoRows(err):
@@ -166,6 +203,8 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token: %w", database.Classify(err))
 	case st.Revoked:
 		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token %s: %w", st.ID, ErrTokenInvalid)
+	case st.Expired:
+		return ServiceToken{}, Site{}, fmt.Errorf("sites: resolve service token %s: expired: %w", st.ID, ErrTokenInvalid)
 	}
 	site.Settings = settings
 	site.Status = Status(status)
@@ -178,6 +217,6 @@ func (s *Store) ResolveServiceToken(ctx context.Context, token string) (ServiceT
 // scanServiceToken reads one row of serviceTokenColumns.
 func scanServiceToken(row pgx.Row) (ServiceToken, error) {
 	var st ServiceToken
-	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt)
+	err := row.Scan(&st.ID, &st.SiteID, &st.Name, &st.Prefix, &st.CreatedAt, &st.LastUsedAt, &st.Revoked, &st.RevokedAt, &st.ExpiresAt, &st.Expired)
 	return st, err
 }

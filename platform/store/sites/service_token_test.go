@@ -250,3 +250,77 @@ func TestChangesAreReportedToTheChangeHook(t *testing.T) {
 		}
 	}
 }
+
+// A token may be issued with a lifetime in days (GitHub's fine-grained
+// tokens work so): it expires that many 24-hour days after it was issued,
+// and from then on is refused like a revoked one. Without a lifetime it
+// never expires. The listing shows both.
+func TestServiceTokenExpiry(t *testing.T) {
+	s, pool := newStore(t)
+	ctx := t.Context()
+	acme := mustCreate(t, s, "acme")
+	mustPutAPI(t, s, acme, "key", "secret")
+
+	for _, days := range []int{-1, 367, 10000} {
+		if _, _, err := s.IssueServiceTokenWithLifetime(ctx, acme.ID, "bot", days); !errors.Is(err, sites.ErrInvalid) {
+			t.Errorf("lifetime of %d days = %v, want ErrInvalid", days, err)
+		}
+	}
+	if n := count(t, pool, `SELECT count(*) FROM service_tokens`); n != 0 {
+		t.Fatalf("%d tokens issued by refused requests", n)
+	}
+
+	never, neverValue, err := s.IssueServiceTokenWithLifetime(ctx, acme.ID, "never", 0)
+	if err != nil || never.ExpiresAt != nil || never.Expired {
+		t.Fatalf("issue without lifetime = %+v, %v", never, err)
+	}
+	quarter, quarterValue, err := s.IssueServiceTokenWithLifetime(ctx, acme.ID, "quarter", 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quarter.ExpiresAt == nil || !quarter.ExpiresAt.Equal(quarter.CreatedAt.Add(90*24*time.Hour)) || quarter.Expired {
+		t.Fatalf("issued for 90 days: created %v, expires %v, expired %v", quarter.CreatedAt, quarter.ExpiresAt, quarter.Expired)
+	}
+	longest, _, err := s.IssueServiceTokenWithLifetime(ctx, acme.ID, "longest", sites.MaxServiceTokenLifetimeDays)
+	if err != nil || longest.ExpiresAt == nil || !longest.ExpiresAt.Equal(longest.CreatedAt.Add(366*24*time.Hour)) {
+		t.Fatalf("issued for 366 days = %+v, %v", longest, err)
+	}
+	for _, v := range []string{neverValue.Reveal(), quarterValue.Reveal()} {
+		if st, _, err := s.ResolveServiceToken(ctx, v); err != nil {
+			t.Fatalf("resolve %s = %v", st.Name, err)
+		}
+	}
+	resolved, _, _ := s.ResolveServiceToken(ctx, quarterValue.Reveal())
+	if resolved.ExpiresAt == nil || !resolved.ExpiresAt.Equal(*quarter.ExpiresAt) {
+		t.Errorf("resolve returns expiry %v, want %v", resolved.ExpiresAt, quarter.ExpiresAt)
+	}
+
+	// Ninety days pass for the quarter token: its times move back by that
+	// much, which is what the database sees when they have passed.
+	if _, err := pool.Exec(ctx, `UPDATE service_tokens SET created_at = created_at - interval '91 days', expires_at = expires_at - interval '91 days' WHERE id = $1`, quarter.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.ResolveServiceToken(ctx, quarterValue.Reveal()); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Errorf("resolve expired = %v, want ErrTokenInvalid (as a revoked token)", err)
+	}
+	if _, _, err := s.ResolveServiceToken(ctx, neverValue.Reveal()); err != nil {
+		t.Errorf("the token without expiry = %v", err)
+	}
+	list, err := s.ListServiceTokens(ctx, acme.ID)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	byName := map[string]sites.ServiceToken{}
+	for _, st := range list {
+		byName[st.Name] = st
+	}
+	if st := byName["never"]; st.ExpiresAt != nil || st.Expired || st.Revoked {
+		t.Errorf("never-expiring token listed as %+v", st)
+	}
+	if st := byName["quarter"]; st.ExpiresAt == nil || !st.Expired || st.Revoked {
+		t.Errorf("expired token listed as %+v", st)
+	}
+	if st := byName["longest"]; st.ExpiresAt == nil || st.Expired {
+		t.Errorf("token with a year to go listed as %+v", st)
+	}
+}
