@@ -44,6 +44,10 @@ type Resolver struct {
 	// it, so it grows with the tokens in use, not with an attack.
 	known sourcelimit.TokenSet
 
+	// now is the resolver's clock, shared with its cache (tests replace
+	// it with setClock).
+	now func() time.Time
+
 	// beforeLookup and afterLookup, when set (tests), run before the
 	// lookup and between the lookup and caching.
 	beforeLookup, afterLookup func()
@@ -51,7 +55,7 @@ type Resolver struct {
 
 // NewResolver returns a resolver; src may be nil to disable caching.
 func NewResolver(store *sites.Store, registry *connector.Registry, src invalidate.Source, ttl time.Duration) *Resolver {
-	r := &Resolver{store: store, registry: registry}
+	r := &Resolver{store: store, registry: registry, now: time.Now}
 	r.cache = invalidate.NewCache[*resolved](src, ttl)
 	// A background lookup that finds the token gone drops its entry at
 	// once; a transient failure keeps it until it expires.
@@ -59,6 +63,13 @@ func NewResolver(store *sites.Store, registry *connector.Registry, src invalidat
 		return errors.Is(err, sites.ErrTokenInvalid) || errors.Is(err, sites.ErrSiteDisabled) || errors.Is(err, errNoCredential)
 	})
 	return r
+}
+
+// setClock replaces the clock of the resolver and its cache (tests). Call
+// it before the first Resolve.
+func (r *Resolver) setClock(now func() time.Time) {
+	r.now = now
+	r.cache.SetClock(now)
 }
 
 // Forget drops the cached entries of a site. The replica that changes a
