@@ -202,7 +202,7 @@ func resolvedOnAClock(t *testing.T) (*Resolver, *fakeClock, *sites.Store, sites.
 	store, reg, site, token := setup(t)
 	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Minute)
 	clock := &fakeClock{t: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)}
-	r.cache.SetClock(clock.now)
+	r.setClock(clock.now)
 	if e, err := r.Resolve(context.Background(), token, nil); err != nil || authOf(t, e) != "k-1" {
 		t.Fatalf("first resolve: %v", err)
 	}
@@ -367,5 +367,43 @@ func TestResolverLetsAKnownTokenPastItsSourceBound(t *testing.T) {
 	}
 	if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.As(err, &refused) {
 		t.Fatalf("the revoked token again, from a spent source: %v, want the source refused", err)
+	}
+}
+
+// TestResolverRefusesATokenThatExpiresWhileCached: someone holding a
+// token (a leaked one, or a bot's whose owner chose 30 days) keeps calling
+// as it runs out. The entry cached five seconds before the expiry is well
+// inside its TTL and not yet due for a refresh, so without a check of the
+// expiry on every call it would be served for up to 30 s more. The call
+// after the expiry is refused, as are the ones after it, also when the
+// lookup itself still finds the token (the database's clock a little
+// behind this replica's) and while nothing is cached.
+func TestResolverRefusesATokenThatExpiresWhileCached(t *testing.T) {
+	store, reg, site, _ := setup(t)
+	ctx := context.Background()
+	st, value, err := store.IssueServiceTokenWithLifetime(ctx, site.ID, "thirty days", 30)
+	if err != nil || st.ExpiresAt == nil {
+		t.Fatalf("issue = %+v, %v", st, err)
+	}
+	token := value.Reveal()
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, 30*time.Second)
+	clock := &fakeClock{t: st.ExpiresAt.Add(-5 * time.Second)}
+	r.setClock(clock.now)
+
+	if _, err := r.Resolve(ctx, token, nil); err != nil {
+		t.Fatalf("five seconds before the expiry: %v", err)
+	}
+	clock.advance(5 * time.Second) // the expiry itself
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("at the expiry, the entry cached 5 s before: %v, want ErrTokenInvalid", err)
+	}
+	clock.advance(time.Second)
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("a second after the expiry: %v, want ErrTokenInvalid", err)
+	}
+	inv.setHealthy(false) // nothing cached: every call looks the token up
+	if _, err := r.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("looked up after the expiry: %v, want ErrTokenInvalid", err)
 	}
 }
