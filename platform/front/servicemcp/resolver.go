@@ -3,6 +3,7 @@ package servicemcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,6 +24,20 @@ type resolved struct {
 	tokenID uuid.UUID
 	site    connector.Site
 	auth    connector.Authorizer
+	// expiresAt is when the token stops working (zero: never). Every
+	// call checks it, cached or not: an entry outlives no expiry.
+	expiresAt time.Time
+}
+
+// expiredError is the refusal of an expired token: ErrTokenInvalid, as for
+// a revoked one.
+func (e *resolved) expiredError() error {
+	return fmt.Errorf("servicemcp: service token %s expired at %s: %w", e.tokenID, e.expiresAt.UTC().Format(time.RFC3339), sites.ErrTokenInvalid)
+}
+
+// expired reports whether the token has expired at now.
+func (e *resolved) expired(now time.Time) bool {
+	return !e.expiresAt.IsZero() && !now.Before(e.expiresAt)
 }
 
 // Resolver turns a presented service token into a site and an authorizer.
@@ -82,7 +97,8 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) 
 // sites.Store.ResolveServiceToken, errNoCredential, admit's refusal, or
 // infrastructure errors. A token that is not cached is looked up only if
 // admit (nil: always) lets its source make one more lookup; the lookup is
-// charged to the source only when the token is unknown or revoked.
+// charged to the source only when the token is unknown, revoked or
+// expired.
 //
 // A token this replica has found valid before is looked up even when
 // admit refuses its source: sources are shared (a NAT, an AI platform's
@@ -90,9 +106,13 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) 
 // out a bot whose entry is merely gone (its site changed, its TTL ran
 // out, invalidations are down). Such a token costs the database no more
 // than a valid one; once it fails it is forgotten, and bounded again.
+//
+// A token that expires is refused from its expiry on, by this replica's
+// clock, even while its entry is cached: the entry carries the expiry, is
+// stored no longer than until it, and is checked on every call.
 func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.Admit) (*resolved, error) {
 	key := secrets.HashToken(token)
-	return r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
+	e, err := r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
 		charge := func() {}
 		if admit != nil {
 			var err error
@@ -104,8 +124,13 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 			}
 		}
 		e, err := r.load(ctx, token)
+		if err == nil && e.expired(r.now()) {
+			// The database still found it valid (its clock a little
+			// behind this replica's).
+			err = e.expiredError()
+		}
 		if err != nil && !database.IsUnavailable(err) {
-			// A token that cannot be served (unknown, revoked, of a
+			// A token that cannot be served (unknown, revoked, expired, of a
 			// disabled site or of one without a credential) is never
 			// cached: each request with it is a lookup, charged alike.
 			r.known.Remove(key)
@@ -115,8 +140,18 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 			return nil, invalidate.Tags{}, time.Time{}, err
 		}
 		r.known.Add(key)
-		return e, invalidate.Tags{Site: e.site.ID.String()}, time.Time{}, nil
+		return e, invalidate.Tags{Site: e.site.ID.String()}, e.expiresAt, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if e.expired(r.now()) {
+		// Cached before the expiry, used after it. The entry goes at its
+		// expiry anyway; the token is no longer one found valid.
+		r.known.Remove(key)
+		return nil, e.expiredError()
+	}
+	return e, nil
 }
 
 func (r *Resolver) load(ctx context.Context, token string) (*resolved, error) {
@@ -149,5 +184,9 @@ func (r *Resolver) load(ctx context.Context, token string) (*resolved, error) {
 	if r.afterLookup != nil {
 		r.afterLookup()
 	}
-	return &resolved{tokenID: tok.ID, site: csite, auth: auth}, nil
+	e := &resolved{tokenID: tok.ID, site: csite, auth: auth}
+	if tok.ExpiresAt != nil {
+		e.expiresAt = *tok.ExpiresAt
+	}
+	return e, nil
 }
