@@ -179,7 +179,7 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 		}
 		added.APIIdentity = conn.VerifiedIdentity
 		if name := sent("token_name"); name != "" {
-			tok, secret, err := c.deps.Admin.IssueServiceToken(ctx, actor, site, name)
+			tok, secret, err := c.deps.Admin.IssueServiceToken(ctx, actor, site, name, 0)
 			if err != nil {
 				c.refusal(w, r, err, func(status int, problem string) {
 					c.renderSites(w, r, status, "Site "+site.Slug+" is added, but no service token was issued: "+problem)

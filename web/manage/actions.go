@@ -141,7 +141,7 @@ type tokenData struct {
 func (d tokenData) URL(path string) string { return pageData{Slug: d.Slug}.URL(path) }
 
 func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request, o owner) {
-	st, value, err := h.deps.Admin.IssueServiceToken(r.Context(), o.actor(), o.site, strings.TrimSpace(r.PostFormValue("name")))
+	st, value, err := h.deps.Admin.IssueServiceToken(r.Context(), o.actor(), o.site, strings.TrimSpace(r.PostFormValue("name")), 0)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		h.refused(w, r, o, "tokens", &siteadmin.Error{Kind: siteadmin.Conflict, Message: "service tokens act with the site's fixed API credential; set it below first", Err: err})

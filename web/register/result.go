@@ -137,7 +137,7 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: problem, Values: kept})
 		return
 	}
-	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration")
+	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration", 0)
 	if err != nil {
 		h.internal(w, "issue service token", err)
 		return

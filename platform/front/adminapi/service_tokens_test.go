@@ -29,7 +29,7 @@ func TestServiceTokens(t *testing.T) {
 	issued := r.JSON(t)
 	token, _ := issued["token"].(string)
 	prefix, _ := issued["prefix"].(string)
-	if !strings.HasPrefix(token, "egs_") || !strings.HasPrefix(token, prefix) || issued["name"] != "voice agent" || len(issued) != 5 {
+	if !strings.HasPrefix(token, "egs_") || !strings.HasPrefix(token, prefix) || issued["name"] != "voice agent" || len(issued) != 7 || issued["expires_at"] != nil || issued["expired"] != false {
 		t.Fatalf("issued = %s", r.Body)
 	}
 	st, resolved, err := h.store.ResolveServiceToken(t.Context(), token)

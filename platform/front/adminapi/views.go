@@ -49,15 +49,20 @@ type serviceTokenView struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	Revoked    bool       `json:"revoked"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// ExpiresAt is nil for a token that never expires.
+	ExpiresAt *time.Time `json:"expires_at"`
+	Expired   bool       `json:"expired"`
 }
 
 // issuedServiceTokenView is the one response that carries a token value.
 type issuedServiceTokenView struct {
-	ID        uuid.UUID `json:"id"`
-	Name      string    `json:"name"`
-	Prefix    string    `json:"prefix"`
-	CreatedAt time.Time `json:"created_at"`
-	Token     string    `json:"token"`
+	ID        uuid.UUID  `json:"id"`
+	Name      string     `json:"name"`
+	Prefix    string     `json:"prefix"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	Expired   bool       `json:"expired"`
+	Token     string     `json:"token"`
 }
 
 func (a *API) siteView(s sites.Site, conns []sites.Connection) siteView {
@@ -111,6 +116,8 @@ func serviceTokenViewOf(t sites.ServiceToken) serviceTokenView {
 		LastUsedAt: utcPtr(t.LastUsedAt),
 		Revoked:    t.Revoked,
 		RevokedAt:  utcPtr(t.RevokedAt),
+		ExpiresAt:  utcPtr(t.ExpiresAt),
+		Expired:    t.Expired,
 	}
 }
 

@@ -356,14 +356,14 @@ func TestServiceTokensAreAudited(t *testing.T) {
 	f := newFixture(t)
 	site := f.create(t, "acme")
 	ctx := t.Context()
-	_, _, err := f.svc.IssueServiceToken(ctx, siteadmin.Operator, site, "agent")
+	_, _, err := f.svc.IssueServiceToken(ctx, siteadmin.Operator, site, "agent", 0)
 	if kindOf(err) != siteadmin.Conflict || !errors.Is(err, sites.ErrNoAPIConnection) {
 		t.Fatalf("token without connection: %v", err)
 	}
 	if _, err := f.svc.PutAPIConnection(ctx, siteadmin.Operator, site, map[string]string{"api_key": goodKey, "api_secret": goodSecret}); err != nil {
 		t.Fatal(err)
 	}
-	st, value, err := f.svc.IssueServiceToken(ctx, siteadmin.Operator, site, "agent")
+	st, value, err := f.svc.IssueServiceToken(ctx, siteadmin.Operator, site, "agent", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

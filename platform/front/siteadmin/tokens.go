@@ -3,6 +3,7 @@ package siteadmin
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -11,24 +12,32 @@ import (
 )
 
 // IssueServiceToken creates a service token for the site and returns its
-// value, which exists nowhere else and cannot be shown again. The site
-// needs an api_token connection: without one the error is a Conflict that
-// matches sites.ErrNoAPIConnection.
-func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string) (sites.ServiceToken, secrets.Secret, error) {
-	st, value, err := s.issueServiceToken(ctx, site, name)
-	details := map[string]any{"name": name}
+// value, which exists nowhere else and cannot be shown again. The token
+// expires lifetimeDays days after it is issued, 1 to
+// sites.MaxServiceTokenLifetimeDays; 0 issues one that never expires. The
+// site needs an api_token connection: without one the error is a Conflict
+// that matches sites.ErrNoAPIConnection.
+func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
+	st, value, err := s.issueServiceToken(ctx, site, name, lifetimeDays)
+	details := map[string]any{"name": name, "expires_in_days": lifetimeDays}
 	if err == nil {
 		details["token_id"], details["prefix"] = st.ID.String(), st.Prefix
+		if st.ExpiresAt != nil {
+			details["expires_at"] = st.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		}
 	}
 	s.record(ctx, actor, site.ID, site.Slug, ActionIssueServiceToken, details, err)
 	return st, value, err
 }
 
-func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name string) (sites.ServiceToken, secrets.Secret, error) {
+func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
 	if err := sites.ValidateTokenName(name); err != nil {
 		return sites.ServiceToken{}, "", validationError(err)
 	}
-	st, value, err := s.deps.Store.IssueServiceToken(ctx, site.ID, name)
+	if err := sites.ValidateTokenLifetimeDays(lifetimeDays); err != nil {
+		return sites.ServiceToken{}, "", validationError(err)
+	}
+	st, value, err := s.deps.Store.IssueServiceTokenWithLifetime(ctx, site.ID, name, lifetimeDays)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		return sites.ServiceToken{}, "", newError(Conflict, err, "site %q has no api_token connection; add one before issuing service tokens", site.Slug)
@@ -40,7 +49,8 @@ func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name s
 	return st, value, nil
 }
 
-// ListServiceTokens returns the site's tokens, revoked ones included.
+// ListServiceTokens returns the site's tokens, revoked and expired ones
+// included.
 func (s *Service) ListServiceTokens(ctx context.Context, site sites.Site) ([]sites.ServiceToken, error) {
 	list, err := s.deps.Store.ListServiceTokens(ctx, site.ID)
 	if err != nil {
