@@ -97,6 +97,12 @@ func TestServiceMCPRefusesAnExpiredTokenLikeARevokedOne(t *testing.T) {
 	if expiredStatus != revokedStatus || expiredChallenge != revokedChallenge || expiredBody != revokedBody {
 		t.Errorf("an expired token is refused with HTTP %d %q %s;\na revoked one with HTTP %d %q %s", expiredStatus, expiredChallenge, expiredBody, revokedStatus, revokedChallenge, revokedBody)
 	}
+	// One sentence for both, which now names the expiry among the causes:
+	// "unknown or revoked" sent the owner of an expired token looking for
+	// a revocation nobody made.
+	if !strings.Contains(revokedBody, "expired") {
+		t.Errorf("the refusal does not say the token may have expired: %s", revokedBody)
+	}
 	if strings.Contains(expiredBody, expiring.Token) || strings.Contains(expiredBody, expiring.Prefix) {
 		t.Errorf("the refusal names the token: %s", expiredBody)
 	}

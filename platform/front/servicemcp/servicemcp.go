@@ -57,7 +57,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		mcpengine.WriteLookupsRefused(w, h.Logger, "service MCP: tokens that are not valid", refused)
 		return
 	case errors.Is(err, sites.ErrTokenInvalid):
-		unauthorized(w, "the service token is not valid: it is unknown or has been revoked")
+		unauthorized(w, "the service token is not valid: it is unknown, has expired or has been revoked")
 		return
 	case errors.Is(err, sites.ErrSiteDisabled):
 		mcpengine.WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "the site of this service token is disabled")

@@ -37,7 +37,8 @@ var (
 	// ErrOperatorDisabled: the site's owner tried to enable, change or
 	// delete a site the operator disabled.
 	ErrOperatorDisabled = errors.New("the operator disabled the site")
-	// ErrTokenInvalid: the presented service token is unknown or revoked.
+	// ErrTokenInvalid: the presented service token is unknown, revoked or
+	// expired.
 	// Callers must not tell the two apart in what they show the client.
 	ErrTokenInvalid = errors.New("service token is invalid")
 	// ErrCredentialUnreadable: a stored credential could not be decrypted,
