@@ -33,7 +33,9 @@ type newSiteView struct {
 	OAuth    []newSiteField
 	API      []newSiteField
 	Token    newSiteField
-	Callback string // the redirect URI with <short name> for the slug
+	// TokenLifetimes are the expiries the first token may have.
+	TokenLifetimes []siteadmin.TokenLifetimeChoice
+	Callback       string // the redirect URI with <short name> for the slug
 }
 
 type kindChoice struct{ Name, URL string }
@@ -45,7 +47,9 @@ type siteAddedView struct {
 	OAuth                      bool
 	APIIdentity                string
 	Token, TokenName, TokenPre string
-	ServiceURL                 string
+	// TokenExpiry says when the token expires, as a sentence.
+	TokenExpiry string
+	ServiceURL  string
 }
 
 func (c *Console) newSitePage(w http.ResponseWriter, r *http.Request) {
@@ -96,8 +100,15 @@ func (c *Console) newSiteForm(kind string, sent func(string) string, problem str
 			}
 		}
 	}
+	v.TokenLifetimes = siteadmin.TokenLifetimeChoices()
 	if sent != nil {
 		v.Token.Value = value(v.Token.Name)
+		chosen := value("expires_in_days")
+		if slices.ContainsFunc(v.TokenLifetimes, func(c siteadmin.TokenLifetimeChoice) bool { return c.Value == chosen }) {
+			for i := range v.TokenLifetimes {
+				v.TokenLifetimes[i].Selected = v.TokenLifetimes[i].Value == chosen
+			}
+		}
 	}
 	v.Callback = c.kit.URL(sites.SiteCallbackPath("SHORTNAME"))
 	v.Callback = strings.Replace(v.Callback, "SHORTNAME", "<short name>", 1)
@@ -147,6 +158,11 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusUnprocessableEntity, "Nothing was saved. "+strings.TrimSpace(oauthProblem+" "+apiProblem))
 		return
 	}
+	tokenDays, err := siteadmin.FormTokenLifetime(sent("expires_in_days"))
+	if err != nil {
+		c.refusal(w, r, err, refuse, "", label)
+		return
+	}
 	ctx := r.Context()
 	actor := Actor(r)
 	site, err := c.deps.Admin.CreateSite(ctx, actor, siteadmin.NewSite{
@@ -179,7 +195,7 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 		}
 		added.APIIdentity = conn.VerifiedIdentity
 		if name := sent("token_name"); name != "" {
-			tok, secret, err := c.deps.Admin.IssueServiceToken(ctx, actor, site, name, 0)
+			tok, secret, err := c.deps.Admin.IssueServiceToken(ctx, actor, site, name, tokenDays)
 			if err != nil {
 				c.refusal(w, r, err, func(status int, problem string) {
 					c.renderSites(w, r, status, "Site "+site.Slug+" is added, but no service token was issued: "+problem)
@@ -187,6 +203,7 @@ func (c *Console) addSite(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			added.Token, added.TokenName, added.TokenPre = secret.Reveal(), tok.Name, tok.Prefix
+			added.TokenExpiry = siteadmin.TokenExpiry(tok)
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")

@@ -135,13 +135,20 @@ func (h *Handler) putAPICredential(w http.ResponseWriter, r *http.Request, o own
 // tokenData is what token.html shows, once.
 type tokenData struct {
 	Slug, Name, Prefix, Token, ServiceURL string
+	// Expiry says when the token expires, as a sentence.
+	Expiry string
 }
 
 // URL is the owner's page.
 func (d tokenData) URL(path string) string { return pageData{Slug: d.Slug}.URL(path) }
 
 func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request, o owner) {
-	st, value, err := h.deps.Admin.IssueServiceToken(r.Context(), o.actor(), o.site, strings.TrimSpace(r.PostFormValue("name")), 0)
+	days, err := siteadmin.FormTokenLifetime(r.PostFormValue("expires_in_days"))
+	if err != nil {
+		h.refused(w, r, o, "tokens", err)
+		return
+	}
+	st, value, err := h.deps.Admin.IssueServiceToken(r.Context(), o.actor(), o.site, strings.TrimSpace(r.PostFormValue("name")), days)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		h.refused(w, r, o, "tokens", &siteadmin.Error{Kind: siteadmin.Conflict, Message: "service tokens act with the site's fixed API credential; set it below first", Err: err})
@@ -152,6 +159,7 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request, o owner) {
 	}
 	h.render(w, http.StatusCreated, h.token, tokenData{
 		Slug: o.site.Slug, Name: st.Name, Prefix: st.Prefix, Token: value.Reveal(), ServiceURL: h.deps.Kit.URL("/service/mcp"),
+		Expiry: siteadmin.TokenExpiry(st),
 	}, o.site)
 }
 

@@ -38,7 +38,10 @@ type fieldView struct {
 
 type tokenView struct {
 	ID, Name, Prefix, Created, LastUsed, Revoked string
-	Active                                       bool
+	// Expires is when the token expires, or "never"; Expired says it has.
+	Expires string
+	Active  bool
+	Expired bool
 }
 
 type clientView struct{ Name, First, Last string }
@@ -74,9 +77,11 @@ type pageData struct {
 	APIUpdated         string
 	APIFields          []fieldView
 	Tokens             []tokenView
-	People             []personView
-	Events             []eventView
-	Expires            string
+	// TokenLifetimes are the expiries a new token may have.
+	TokenLifetimes []siteadmin.TokenLifetimeChoice
+	People         []personView
+	Events         []eventView
+	Expires        string
 	// OperatorDisabled: the operator disabled the site; only they can
 	// enable it, and the owner can neither change nor delete it.
 	OperatorDisabled bool
@@ -181,12 +186,19 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 			d.APIFields = append(d.APIFields, fieldView{Name: "cred_" + f.Name, Label: f.Description, Secret: f.Secret})
 		}
 	}
+	d.TokenLifetimes = siteadmin.TokenLifetimeChoices()
 	tokens, err := h.deps.Admin.ListServiceTokens(ctx, site)
 	if err != nil {
 		return d, err
 	}
 	for _, t := range tokens {
-		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: stamp(t.CreatedAt), LastUsed: "never", Active: !t.Revoked}
+		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: stamp(t.CreatedAt), LastUsed: "never", Expires: "never",
+			Active: !t.Revoked && !t.Expired, Expired: t.Expired && !t.Revoked}
+		if t.ExpiresAt != nil {
+			// The day is enough in the list (the column has no room for
+			// more); the page that showed the new token gave the minute.
+			v.Expires = t.ExpiresAt.UTC().Format(time.DateOnly)
+		}
 		if t.LastUsedAt != nil {
 			v.LastUsed = stamp(*t.LastUsedAt)
 		}

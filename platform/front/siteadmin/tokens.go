@@ -3,6 +3,8 @@ package siteadmin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -87,4 +89,60 @@ func (s *Service) RevokeServiceToken(ctx context.Context, actor Actor, site site
 	}
 	s.record(ctx, actor, site.ID, site.Slug, ActionRevokeServiceToken, map[string]any{"token_id": shown}, err)
 	return err
+}
+
+// DefaultTokenLifetimeDays is the expiry the pages choose for a new token
+// unless the person changes it.
+const DefaultTokenLifetimeDays = 90
+
+// TokenLifetimeChoice is one expiry a page's form offers for a new token.
+type TokenLifetimeChoice struct {
+	// Value is what the form sends: a number of days, or "never".
+	Value, Label string
+	Selected     bool
+}
+
+// tokenLifetimeDays are the lifetimes the pages offer, in days; never
+// comes last.
+var tokenLifetimeDays = []int{30, 90, 365}
+
+// TokenLifetimeChoices are the expiries a page's form offers, with the
+// default selected.
+func TokenLifetimeChoices() []TokenLifetimeChoice {
+	choices := make([]TokenLifetimeChoice, 0, len(tokenLifetimeDays)+1)
+	for _, d := range tokenLifetimeDays {
+		v := strconv.Itoa(d)
+		choices = append(choices, TokenLifetimeChoice{Value: v, Label: v + " days", Selected: d == DefaultTokenLifetimeDays})
+	}
+	return append(choices, TokenLifetimeChoice{Value: "never", Label: "Never"})
+}
+
+// FormTokenLifetime reads a page's expiry choice as IssueServiceToken's
+// lifetimeDays (0: never). Only the choices TokenLifetimeChoices offers
+// are accepted; an empty value (a form from before the choice existed)
+// is the default. Anything else is Invalid.
+func FormTokenLifetime(value string) (int, error) {
+	switch value {
+	case "":
+		return DefaultTokenLifetimeDays, nil
+	case "never":
+		return 0, nil
+	}
+	for _, d := range tokenLifetimeDays {
+		if value == strconv.Itoa(d) {
+			return d, nil
+		}
+	}
+	return 0, invalid("choose when the token expires: after 30, 90 or 365 days, or never")
+}
+
+// TokenExpiry says when the token st, just issued, runs out, as the pages
+// put it: "It expires on 2027-03-07 09:15 UTC, 90 days from
+// now." or "It never expires."
+func TokenExpiry(st sites.ServiceToken) string {
+	if st.ExpiresAt == nil {
+		return "It never expires."
+	}
+	days := int(st.ExpiresAt.Sub(st.CreatedAt).Round(time.Hour) / (24 * time.Hour))
+	return fmt.Sprintf("It expires on %s UTC, %d days from now.", st.ExpiresAt.UTC().Format("2006-01-02 15:04"), days)
 }
