@@ -4,8 +4,9 @@
 // as that API user.
 //
 // Every request is authenticated: the Resolver caches a token's site and
-// credential for at most 30 s, and a revocation or any change of the site
-// drops the entry on every replica at once (invalidate.Cache, LISTEN/NOTIFY).
+// credential for at most 30 s and never past the token's expiry, which
+// every call checks, and a revocation or any change of the site drops the
+// entry on every replica at once (invalidate.Cache, LISTEN/NOTIFY).
 package servicemcp
 
 import (

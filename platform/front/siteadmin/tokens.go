@@ -21,7 +21,10 @@ import (
 // that matches sites.ErrNoAPIConnection.
 func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
 	st, value, err := s.issueServiceToken(ctx, site, name, lifetimeDays)
-	details := map[string]any{"name": name, "expires_in_days": lifetimeDays}
+	details := map[string]any{"name": name}
+	if lifetimeDays != 0 {
+		details["expires_in_days"] = lifetimeDays
+	}
 	if err == nil {
 		details["token_id"], details["prefix"] = st.ID.String(), st.Prefix
 		if st.ExpiresAt != nil {
