@@ -129,3 +129,27 @@ func TestServiceMCPRefusesAnExpiredTokenLikeARevokedOne(t *testing.T) {
 		}
 	}
 }
+
+// TestDevReusesNoExpiredToken: `erpgate dev` keeps the service token of
+// its last run (dev.json) while the gateway still lists it as usable. An
+// expired token is not usable: the run issues a new one, as for a revoked
+// token, instead of printing one every call is refused with.
+func TestDevReusesNoExpiredToken(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	ctx := context.Background()
+	var previous tokenResponse
+	if err := gw.admin.do(ctx, http.MethodPost, "/sites/"+site.ID+"/service-tokens", map[string]any{"name": "dev", "expires_in_days": 30}, &previous); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := gw.admin.serviceToken(ctx, site.ID, previous.Token); err != nil || got != previous.Token {
+		t.Fatalf("within its lifetime the token is not kept: %v", err)
+	}
+	queryInt(t, gw.DBURL, `WITH moved AS (UPDATE service_tokens SET created_at = created_at - interval '31 days', expires_at = expires_at - interval '31 days' WHERE id = $1 RETURNING 1) SELECT count(*) FROM moved`, previous.ID)
+	got, err := gw.admin.serviceToken(ctx, site.ID, previous.Token)
+	if err != nil || got == previous.Token || !strings.HasPrefix(got, "egs_") {
+		t.Fatalf("after the token expired, the dev run kept it (%v)", err)
+	}
+}
