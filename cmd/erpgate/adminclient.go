@@ -45,6 +45,7 @@ type tokenResponse struct {
 	ID      string `json:"id"`
 	Prefix  string `json:"prefix"`
 	Revoked bool   `json:"revoked"`
+	Expired bool   `json:"expired"`
 	Token   string `json:"token"`
 }
 
@@ -159,7 +160,7 @@ func (c *adminClient) serviceToken(ctx context.Context, siteID, previous string)
 			return "", err
 		}
 		for _, t := range tokens {
-			if !t.Revoked && t.Prefix != "" && strings.HasPrefix(previous, t.Prefix) {
+			if !t.Revoked && !t.Expired && t.Prefix != "" && strings.HasPrefix(previous, t.Prefix) {
 				return previous, nil
 			}
 		}
