@@ -27,9 +27,12 @@ type Event struct {
 	Actor     string
 	Action    string
 	// Outcome is success, refused or error; Reason says why when not
-	// success.
-	Outcome string
-	Reason  string
+	// success, in the admin API's words or as a code. Sentence says why a
+	// refused action was refused as a sentence for people (the site
+	// owner's page); empty for events stored without one.
+	Outcome  string
+	Reason   string
+	Sentence string
 	// Details holds old and new values of what changed; nil for none.
 	Details map[string]any
 }
@@ -51,10 +54,10 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 	// A refused action's input may hold what Postgres cannot store (a NUL,
 	// bytes that are not UTF-8); the event is kept with those replaced.
 	if _, err := s.pool.Exec(ctx, `
-		INSERT INTO admin_events (site_id, site_slug, actor_kind, actor, action, outcome, reason, details)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		INSERT INTO admin_events (site_id, site_slug, actor_kind, actor, action, outcome, reason, sentence, details)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		siteID, database.StorableText(e.SiteSlug), database.StorableText(e.ActorKind), database.StorableText(e.Actor), database.StorableText(e.Action),
-		database.StorableText(e.Outcome), database.StorableText(e.Reason), database.StorableJSON(raw)); err != nil {
+		database.StorableText(e.Outcome), database.StorableText(e.Reason), database.StorableText(e.Sentence), database.StorableJSON(raw)); err != nil {
 		return fmt.Errorf("sites: record %s event: %w", e.Action, database.Classify(err))
 	}
 	return nil
@@ -64,7 +67,7 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]Event, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, occurred_at, coalesce(site_id, '00000000-0000-0000-0000-000000000000'), site_slug,
-		       actor_kind, actor, action, outcome, reason, details
+		       actor_kind, actor, action, outcome, reason, sentence, details
 		FROM admin_events WHERE site_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, siteID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sites: list events of site %s: %w", siteID, database.Classify(err))
@@ -74,7 +77,7 @@ func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]
 			e   Event
 			raw []byte
 		)
-		if err := r.Scan(&e.ID, &e.OccurredAt, &e.SiteID, &e.SiteSlug, &e.ActorKind, &e.Actor, &e.Action, &e.Outcome, &e.Reason, &raw); err != nil {
+		if err := r.Scan(&e.ID, &e.OccurredAt, &e.SiteID, &e.SiteSlug, &e.ActorKind, &e.Actor, &e.Action, &e.Outcome, &e.Reason, &e.Sentence, &raw); err != nil {
 			return e, err
 		}
 		if err := json.Unmarshal(raw, &e.Details); err != nil {
