@@ -2,6 +2,7 @@ package siteadmin
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -26,6 +27,36 @@ var settingFields = map[string][]SettingField{
 	},
 }
 
+// fieldLabel names an input of a site (an Error's Field or Missing) as
+// people read it, for the sentence an audit event keeps: a setting by the
+// pages' label for it, the other inputs as the new-site forms call them.
+func fieldLabel(field string) string {
+	switch field {
+	case "kind":
+		return "Kind of ERP"
+	case "slug":
+		return "Short name"
+	case "display_name":
+		return "Display name"
+	case "base_url":
+		return "ERP address"
+	case "settings":
+		return "The settings"
+	}
+	key, ok := strings.CutPrefix(field, "settings.")
+	if !ok {
+		return ""
+	}
+	for _, fields := range settingFields {
+		for _, f := range fields {
+			if f.Key == key {
+				return f.Label
+			}
+		}
+	}
+	return "The setting " + key
+}
+
 // SettingFields are the settings the pages offer for a kind of site.
 func SettingFields(kind string) []SettingField { return settingFields[kind] }
 
@@ -38,6 +69,16 @@ func KindName(kind string) string {
 		return n
 	}
 	return kind
+}
+
+// siteOfKind is "a site" of a kind, with its article: "an Acumatica
+// site", "a Frappe/ERPNext site".
+func siteOfKind(kind string) string {
+	name := KindName(kind)
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an " + name + " site"
+	}
+	return "a " + name + " site"
 }
 
 // Kinds are the kinds of site this deployment serves.

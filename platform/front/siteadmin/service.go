@@ -153,8 +153,9 @@ const (
 )
 
 // record stores the audit event of one action. A refusal's reason is its
-// message (safe to show, never a secret); an internal failure's is only
-// "internal". A failure to store the event is logged, not returned: the
+// kind and message (safe to show, never a secret), and its sentence the
+// same for people (Error.Sentence, inputs named by fieldLabel); an
+// internal failure's reason is only "internal". A failure to store the event is logged, not returned: the
 // action has already happened or been refused.
 func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
 	// A refusal keeps what was sent, which may be anything up to a whole
@@ -169,8 +170,9 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	if err != nil {
 		ae := asError(err)
 		e.Outcome, e.Reason = OutcomeRefused, boundText(string(ae.Kind)+": "+ae.Message)
+		e.Sentence = boundText(ae.Sentence(fieldLabel))
 		if ae.Kind == Internal {
-			e.Outcome, e.Reason = OutcomeError, string(Internal)
+			e.Outcome, e.Reason, e.Sentence = OutcomeError, string(Internal), ""
 		}
 	}
 	fields := []zap.Field{zap.String("event", "admin_event"), zap.String("action", action),

@@ -303,7 +303,10 @@ func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawM
 	if err != nil {
 		var te *toolerr.Error
 		if errors.As(err, &te) && te.Code == toolerr.InvalidArgument {
-			e := &Error{Kind: Invalid, Message: "settings: " + te.Message, Err: err}
+			// A refusal of no one setting (an unknown one, not an object)
+			// is the settings', in a phrase after their label.
+			e := &Error{Kind: Invalid, Message: "settings: " + te.Message, Err: err,
+				Field: "settings", Problem: "are not valid for " + siteOfKind(conn.Kind())}
 			if se := (*connector.SettingError)(nil); errors.As(err, &se) {
 				e.Field, e.Problem = "settings."+se.Key, se.Problem
 			}
