@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -296,6 +295,10 @@ var approvalReasons = map[string]string{
 	"other_client":    "proposed through another AI client",
 	"withdrawn":       "approval withdrawn",
 	"not_found":       "no such approval",
+	// The engine's own reasons (mcpengine/writes.go).
+	"declined":         "declined in the AI client",
+	"invalid_state":    "the request's state was not one erpgate gave",
+	"approver_changed": "the site named another approver since",
 }
 
 func outcomeWords(e sites.Event) string {
@@ -303,15 +306,16 @@ func outcomeWords(e sites.Event) string {
 	case siteadmin.OutcomeSuccess:
 		return "done"
 	case siteadmin.OutcomeRefused:
-		// A reason is "<kind>: <message>"; people read the message.
-		reason := e.Reason
-		if kind, msg, ok := strings.Cut(reason, ": "); ok && !strings.Contains(kind, " ") {
-			reason = msg
+		// siteadmin keeps a sentence for people next to the reason, which
+		// is in the admin API's words; the approval store's reasons are
+		// codes.
+		if e.Sentence != "" {
+			return "refused: " + e.Sentence
 		}
-		if words, ok := approvalReasons[reason]; ok {
-			reason = words
+		if words, ok := approvalReasons[e.Reason]; ok {
+			return "refused: " + words
 		}
-		return "refused: " + reason
+		return "refused"
 	}
 	return "failed"
 }
