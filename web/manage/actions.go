@@ -59,11 +59,24 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, o owner) {
 // tenant the site moves to.
 func (h *Handler) changeSettings(w http.ResponseWriter, r *http.Request, o owner) {
 	ctx := r.Context()
+	typed := func(key string) (string, bool) {
+		if v, ok := r.PostForm["setting_"+key]; ok && len(v) == 1 {
+			return strings.TrimSpace(v[0]), true
+		}
+		return "", false
+	}
+	// Bytes that are not text are refused as the new-site forms refuse
+	// them: JSON would store them as U+FFFD without a word.
+	if _, err := siteadmin.FormSettings(o.site.Kind, func(key string) string { v, _ := typed(key); return v }); err != nil {
+		h.deps.Admin.Record(ctx, o.actor(), o.site.ID, o.site.Slug, siteadmin.ActionUpdateSite, nil, err)
+		h.refused(w, r, o, "settings", err)
+		return
+	}
 	current := map[string]any{}
 	_ = json.Unmarshal(o.site.Settings, &current)
 	for _, f := range siteadmin.SettingFields(o.site.Kind) {
-		if v, ok := r.PostForm["setting_"+f.Key]; ok && len(v) == 1 {
-			current[f.Key] = strings.TrimSpace(v[0])
+		if v, ok := typed(f.Key); ok {
+			current[f.Key] = v
 		}
 	}
 	settings, err := json.Marshal(current)
