@@ -297,11 +297,11 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 func newChromium(t *testing.T) context.Context { return newChromiumWithin(t, 60*time.Second) }
 
 // newChromiumWithin is newChromium for a test of many pages, with its own
-// deadline.
-func newChromiumWithin(t *testing.T, deadline time.Duration) context.Context {
+// deadline, and the browser started with extra options when given.
+func newChromiumWithin(t *testing.T, deadline time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	base, cancelBase := context.WithTimeout(context.Background(), deadline)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base,
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
 		chromedp.NoSandbox, // the tests run as root
@@ -315,7 +315,7 @@ func newChromiumWithin(t *testing.T, deadline time.Duration) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1024, 900),
-	)
+	}, extra...)...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
 		cancelTab()

@@ -325,7 +325,7 @@ func outcomeWords(e sites.Event) string {
 func (h *Handler) problemText(err error, kind string) string {
 	var e *siteadmin.Error
 	if errors.As(err, &e) && e.Kind != siteadmin.Internal {
-		return e.Sentence(func(field string) string { return settingsLabel(kind, field) })
+		return e.PeopleSentence(func(field string) string { return settingsLabel(kind, field) })
 	}
 	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
 }

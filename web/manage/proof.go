@@ -57,7 +57,7 @@ func (h *Handler) beginSignIn(c echo.Context) {
 		}
 		h.log.Info("owner sign-in: the ERP does not answer", zap.String("site", site.Slug), zap.Error(err))
 		data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(h.csrfKey(w, r), site),
-			Problem: e.Sentence(nil) + " You sign in to this page through your ERP: try again once it answers."}
+			Problem: e.PeopleSentence(nil) + " You sign in to this page through your ERP: try again once it answers."}
 		h.render(w, http.StatusBadGateway, h.signIn, data, site)
 		return
 	}
@@ -276,7 +276,7 @@ func (h *Handler) changeFailed(w http.ResponseWriter, site sites.Site, err error
 	}
 	h.renderError(w, statusOf(err), pagekit.ErrorPage{
 		Title:   "The change was not saved",
-		Message: capitalise(e.Message) + ".",
+		Message: e.PeopleSentence(nil),
 		Next:    "Open the owner page (" + h.manageURL(site.Slug, "") + ") and try again.",
 	})
 }

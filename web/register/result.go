@@ -128,7 +128,7 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 			h.internal(w, "save API credential", err)
 			return
 		}
-		problem := se.Sentence(nil)
+		problem := se.PeopleSentence(nil)
 		if se.Kind == siteadmin.Rejected {
 			// The layer's words are the connector's, written for tool
 			// calls; the ERP's refusal is said plainly here.

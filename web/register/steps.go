@@ -135,7 +135,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
 			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
-			h.renderStart(w, http.StatusBadRequest, browser, f, se.Sentence(startLabel))
+			h.renderStart(w, http.StatusBadRequest, browser, f, se.PeopleSentence(startLabel))
 			return
 		}
 		h.internal(w, "check site", err)
@@ -146,7 +146,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
 			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
-			h.renderStart(w, http.StatusBadGateway, browser, f, se.Sentence(nil))
+			h.renderStart(w, http.StatusBadGateway, browser, f, se.PeopleSentence(nil))
 			return
 		}
 		h.internal(w, "reach ERP", err)

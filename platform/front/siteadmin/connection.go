@@ -199,10 +199,14 @@ func (s *Service) verifyAPICredential(ctx context.Context, site sites.Site, conn
 // not be asked (Unreachable). Transport messages are written for models,
 // so the person gets their own wording here.
 func verificationError(site sites.Site, err error) error {
-	if kind, reason, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
+	if kind, reason, people, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
 		// The tool error's code (UPSTREAM_UNAVAILABLE) is for models and
 		// the log: the owner's page and the console show this message.
-		return &Error{Kind: kind, Message: "could not verify the credential: " + reason + "; nothing was saved", Err: err}
+		e := &Error{Kind: kind, Message: "could not verify the credential: " + reason + "; nothing was saved", Err: err}
+		if people != "" {
+			e.ForPeople = "could not verify the credential: " + people + "; nothing was saved"
+		}
+		return e
 	}
 	te := classifyVerification(err)
 	switch te.Code {
@@ -222,26 +226,29 @@ func verificationError(site sites.Site, err error) error {
 
 // unreachableReason says why the ERP at baseURL could not be asked: an
 // address the transport refuses (Invalid), or no usable answer
-// (Unreachable). ok is false for any other failure.
-func unreachableReason(baseURL, kind string, err error) (Kind, string, bool) {
+// (Unreachable). people is the reason for someone who is not the
+// operator, when it differs (Error.ForPeople). ok is false for any other
+// failure.
+func unreachableReason(baseURL, kind string, err error) (k Kind, reason, people string, ok bool) {
 	var forbidden *netguard.ForbiddenError
 	if errors.As(err, &forbidden) {
-		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint), true
+		return Invalid, fmt.Sprintf("erpgate does not connect to the ERP at %s because %s; %s", baseURL, forbidden, PrivateHostsHint),
+			privateAddress(baseURL, forbidden), true
 	}
 	if problem, ok := certificateRefusal(err); ok {
-		return Unreachable, fmt.Sprintf("the ERP at %s answered with a TLS certificate that erpgate does not trust (it %s)", baseURL, problem), true
+		return Unreachable, fmt.Sprintf("the ERP at %s answered with a TLS certificate that erpgate does not trust (it %s)", baseURL, problem), "", true
 	}
 	switch classifyVerification(err).Code {
 	case toolerr.UpstreamTimeout:
-		return Unreachable, fmt.Sprintf("the ERP at %s did not answer within %s", baseURL, VerifyTimeout), true
+		return Unreachable, fmt.Sprintf("the ERP at %s did not answer within %s", baseURL, VerifyTimeout), "", true
 	case toolerr.UpstreamUnavailable:
-		return Unreachable, fmt.Sprintf("the ERP at %s could not be reached", baseURL), true
+		return Unreachable, fmt.Sprintf("the ERP at %s could not be reached", baseURL), "", true
 	case toolerr.RateLimited:
-		return Unreachable, fmt.Sprintf("the ERP at %s is limiting requests; try again later", baseURL), true
+		return Unreachable, fmt.Sprintf("the ERP at %s is limiting requests; try again later", baseURL), "", true
 	case toolerr.NotFound, toolerr.UpstreamInvalidResponse, toolerr.ResponseTooLarge:
-		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer %s site does not give; check the base URL and the kind", baseURL, withArticle(KindName(kind))), true
+		return Unreachable, fmt.Sprintf("the ERP at %s gave an answer %s site does not give; check the base URL and the kind", baseURL, withArticle(KindName(kind))), "", true
 	}
-	return "", "", false
+	return "", "", "", false
 }
 
 // withArticle is name after "a" or "an" ("an Acumatica").

@@ -40,13 +40,19 @@ const (
 // in a phrase that follows the form's label ("holds a control character"),
 // without repeating what was typed; Missing lists the inputs left empty.
 // Sentence puts them in a form's words.
+//
+// ForPeople, when set, is Message as told to someone who is not erpgate's
+// operator (a person registering a site, a site's owner): what only the
+// operator can do is said as something to ask them, and no operator's
+// setting is named. PeopleSentence gives it.
 type Error struct {
-	Kind    Kind
-	Message string
-	Err     error
-	Field   string
-	Problem string
-	Missing []string
+	Kind      Kind
+	Message   string
+	Err       error
+	Field     string
+	Problem   string
+	Missing   []string
+	ForPeople string
 }
 
 // Sentence is the refusal as a page with a form shows it: the form's label
@@ -77,7 +83,22 @@ func (e *Error) Sentence(label func(field string) string) string {
 			return strings.Join(labels[:len(labels)-1], ", ") + " and " + labels[len(labels)-1] + " are empty."
 		}
 	}
-	msg := strings.TrimSpace(e.Message)
+	return asSentence(e.Message)
+}
+
+// PeopleSentence is Sentence for a page whose reader is not erpgate's
+// operator (registration, the site owner's page): ForPeople as a sentence
+// when the refusal has one.
+func (e *Error) PeopleSentence(label func(field string) string) string {
+	if e.ForPeople != "" {
+		return asSentence(e.ForPeople)
+	}
+	return e.Sentence(label)
+}
+
+// asSentence is msg starting with a capital and ending with a full stop.
+func asSentence(msg string) string {
+	msg = strings.TrimSpace(msg)
 	if msg == "" {
 		return msg
 	}

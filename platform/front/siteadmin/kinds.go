@@ -73,13 +73,7 @@ func KindName(kind string) string {
 
 // siteOfKind is "a site" of a kind, with its article: "an Acumatica
 // site", "a Frappe/ERPNext site".
-func siteOfKind(kind string) string {
-	name := KindName(kind)
-	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
-		return "an " + name + " site"
-	}
-	return "a " + name + " site"
-}
+func siteOfKind(kind string) string { return withArticle(KindName(kind)) + " site" }
 
 // Kinds are the kinds of site this deployment serves.
 func (s *Service) Kinds() []string { return s.deps.Registry.Kinds() }

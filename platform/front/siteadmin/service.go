@@ -170,7 +170,7 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	if err != nil {
 		ae := asError(err)
 		e.Outcome, e.Reason = OutcomeRefused, boundText(string(ae.Kind)+": "+ae.Message)
-		e.Sentence = boundText(ae.Sentence(fieldLabel))
+		e.Sentence = boundText(ae.PeopleSentence(fieldLabel))
 		if ae.Kind == Internal {
 			e.Outcome, e.Reason, e.Sentence = OutcomeError, string(Internal), ""
 		}

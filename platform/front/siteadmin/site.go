@@ -383,6 +383,17 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 // network.
 const PrivateHostsHint = "erpgate reaches ERPs only at public addresses, except hosts listed in ERPGATE_ERP_PRIVATE_HOSTS (host for port 443, host:port for another)"
 
+// privateHostsAsk is PrivateHostsHint for someone who is not the operator
+// (a person registering a site, a site's owner), who cannot set
+// ERPGATE_ERP_PRIVATE_HOSTS.
+const privateHostsAsk = "erpgate reaches ERPs only at public addresses; if your ERP is on a private network, the operator of this erpgate can allow its address"
+
+// privateAddress is the refusal of an ERP at a non-public address
+// (forbidden says which) for someone who is not the operator.
+func privateAddress(baseURL string, forbidden error) string {
+	return fmt.Sprintf("the ERP's address %s is not public (%s): %s", baseURL, forbidden, privateHostsAsk)
+}
+
 // checkERPAddress refuses a base URL (a normalised origin) whose host is
 // not allowed by the ERP address policy: in production, one that resolves
 // to a loopback, private, link-local or other non-public address and is
@@ -403,9 +414,13 @@ func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, netguard.ErrUnresolved):
-		return invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
+		e := invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
+		e.ForPeople = fmt.Sprintf("the host name %s does not resolve: check the ERP's address. %s", u.Hostname(), privateHostsAsk)
+		return e
 	case errors.Is(err, netguard.ErrForbiddenAddress):
-		return invalid("base URL %s: %s; %s: for this ERP, list %s", baseURL, err, PrivateHostsHint, netguard.Listing(u))
+		e := invalid("base URL %s: %s; %s: for this ERP, list %s", baseURL, err, PrivateHostsHint, netguard.Listing(u))
+		e.ForPeople = privateAddress(baseURL, err)
+		return e
 	}
 	return internal(err)
 }
@@ -457,8 +472,8 @@ func (s *Service) reachable(ctx context.Context, kind, baseURL string, settings 
 	}
 	resp, err := s.deps.HTTPClient(csite, nil).Do(req)
 	if err != nil {
-		if kind, reason, ok := unreachableReason(baseURL, kind, err); ok {
-			return &Error{Kind: kind, Message: reason, Err: err}
+		if kind, reason, people, ok := unreachableReason(baseURL, kind, err); ok {
+			return &Error{Kind: kind, Message: reason, ForPeople: people, Err: err}
 		}
 		return internal(err)
 	}
