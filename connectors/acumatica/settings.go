@@ -113,20 +113,20 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 	switch {
 	case !endpointNamePattern.MatchString(s.EndpointName):
 		return Settings{}, invalidSetting("endpoint_name", "must be letters, digits and underscores, starting with a letter, at most 64",
-			"endpoint_name %q is not an endpoint name (letters, digits and underscores)", s.EndpointName)
+			"endpoint_name %s is not an endpoint name (letters, digits and underscores)", toolerr.Quote(s.EndpointName))
 	case !endpointVersionPattern.MatchString(s.EndpointVersion):
 		return Settings{}, invalidSetting("endpoint_version", "is not a version such as "+DefaultEndpointVersion,
-			"endpoint_version %q is not a version such as 24.200.001", s.EndpointVersion)
+			"endpoint_version %s is not a version such as 24.200.001", toolerr.Quote(s.EndpointVersion))
 	case strings.EqualFold(s.EndpointName, DefaultEndpointName) && s.EndpointVersion != DefaultEndpointVersion && s.EndpointVersion != endpointVersion25:
 		return Settings{}, invalidSetting("endpoint_version", "must be "+DefaultEndpointVersion+" or "+endpointVersion25+" for the Default endpoint",
 			"the Default endpoint is supported at versions %s and %s, not %s", DefaultEndpointVersion, endpointVersion25, s.EndpointVersion)
 	case s.Tenant != "" && (!tenantPattern.MatchString(s.Tenant) || s.Tenant == "." || s.Tenant == ".."):
 		// A dot segment would be read as a step in the path, not a tenant.
-		return Settings{}, invalidSetting("tenant", tenantProblem(s.Tenant), "tenant %q is not a tenant login name", s.Tenant)
+		return Settings{}, invalidSetting("tenant", tenantProblem(s.Tenant), "tenant %s is not a tenant login name", toolerr.Quote(s.Tenant))
 	case s.CanaryGI != "" && !inquiryName.MatchString(s.CanaryGI):
-		return Settings{}, invalidSetting("canary_gi", "is not a generic inquiry name", "canary_gi %q is not a generic inquiry name", s.CanaryGI)
+		return Settings{}, invalidSetting("canary_gi", "is not a generic inquiry name", "canary_gi %s is not a generic inquiry name", toolerr.Quote(s.CanaryGI))
 	case s.AdminGI != "" && !inquiryName.MatchString(s.AdminGI):
-		return Settings{}, invalidSetting("admin_gi", "is not a generic inquiry name", "admin_gi %q is not a generic inquiry name", s.AdminGI)
+		return Settings{}, invalidSetting("admin_gi", "is not a generic inquiry name", "admin_gi %s is not a generic inquiry name", toolerr.Quote(s.AdminGI))
 	case s.MaxRecords < 0 || s.MaxRecords > maxRecordsCeiling:
 		return Settings{}, invalidSetting("max_records", fmt.Sprintf("must be between 1 and %d", maxRecordsCeiling), "max_records must be between 1 and %d (0 or absent: the deployment's cap)", maxRecordsCeiling)
 	}

@@ -63,8 +63,8 @@ func TestDecodeSettings(t *testing.T) {
 	}
 	const known = " (known settings: default_company, max_records, strict, tags)"
 	for in, want := range map[string]string{
-		`{"colour":"red"}`:                        `there is no setting "colour"` + known,
-		`{"` + strings.Repeat("x", 5000) + `":1}`: `there is no setting "` + strings.Repeat("x", 63) + `…"` + known,
+		`{"colour":"red"}`:                        `there is no setting “colour”` + known,
+		`{"` + strings.Repeat("x", 5000) + `":1}`: `there is no setting “` + strings.Repeat("x", 64) + `…”` + known,
 		`{"max_records":"50"}`:                    `the setting max_records must be a whole number, not a JSON string` + known,
 		`{"max_records":1.5}`:                     `the setting max_records must be a whole number, not a JSON number` + known,
 		`{"strict":"yes"}`:                        `the setting strict must be true or false, not a JSON string` + known,

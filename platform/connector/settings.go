@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -49,11 +50,11 @@ func DecodeSettings[T any](raw json.RawMessage) (T, error) {
 		case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
 			return fail("the settings are not valid JSON")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			name := strings.TrimPrefix(err.Error(), "json: unknown field ") // quoted
-			if r := []rune(name); len(r) > 66 {
-				name = string(r[:64]) + "…\""
+			name := strings.TrimPrefix(err.Error(), "json: unknown field ") // Go-quoted
+			if unquoted, uerr := strconv.Unquote(name); uerr == nil {
+				name = unquoted
 			}
-			return fail("there is no setting %s", name)
+			return fail("there is no setting %s", toolerr.Quote(name))
 		}
 		return fail("the settings do not decode: %s", err.Error())
 	}

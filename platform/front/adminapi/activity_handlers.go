@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/activity"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -101,7 +102,7 @@ func (a *API) siteFilter(c echo.Context, ref string) (uuid.UUID, error) {
 	site, err := a.deps.Store.GetSiteBySlug(c.Request().Context(), ref)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return uuid.Nil, notFound("site %q does not exist; give its id or slug (the events of a deleted site are found by its id)", ref)
+		return uuid.Nil, notFound("site %s does not exist; give its id or slug (the events of a deleted site are found by its id)", toolerr.Quote(ref))
 	case err != nil:
 		return uuid.Nil, internal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -65,7 +66,7 @@ func connectionTypeParam(c echo.Context) (sites.ConnectionType, error) {
 		for i, t := range sites.ConnectionTypes {
 			names[i] = string(t)
 		}
-		return "", notFound("unknown connection type %q; use one of: %s", c.Param("type"), strings.Join(names, ", "))
+		return "", notFound("unknown connection type %s; use one of: %s", toolerr.Quote(c.Param("type")), strings.Join(names, ", "))
 	}
 	return typ, nil
 }

@@ -18,7 +18,7 @@ func TestPutAPIConnection(t *testing.T) {
 	r := h.call(http.MethodPut, path, map[string]any{"credentials": map[string]string{"api_key": goodKey, "password": "x", "user": "y"}})
 	expect(t, r, http.StatusBadRequest, "invalid_request")
 	msg := r.errorMessage(t)
-	for _, m := range []string{"api_secret", `"password"`, `"user"`} {
+	for _, m := range []string{"api_secret", "“password”", "“user”"} {
 		if !strings.Contains(msg, m) {
 			t.Errorf("message %q does not name %s", msg, m)
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // maxBodyBytes bounds every request body. The largest legitimate body, a
@@ -54,7 +56,7 @@ func decodeBody(c echo.Context, dst any, allowEmpty bool) error {
 	var unknown []string
 	for name := range top {
 		if !slices.Contains(allowed, name) {
-			unknown = append(unknown, fmt.Sprintf("%q", name))
+			unknown = append(unknown, toolerr.Quote(name))
 		}
 	}
 	if len(unknown) > 0 {
@@ -67,7 +69,7 @@ func decodeBody(c echo.Context, dst any, allowEmpty bool) error {
 	if err := dec.Decode(dst); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return invalidRequest("%q must be %s", typeErr.Field, jsonTypeName(typeErr.Type))
+			return invalidRequest("%s must be %s", toolerr.Quote(typeErr.Field), jsonTypeName(typeErr.Type))
 		}
 		return invalidRequest("the request body is not valid: %s", syntaxProblem(err))
 	}

@@ -41,7 +41,7 @@ func (fakeERP) NormalizeSettings(raw json.RawMessage) (json.RawMessage, error) {
 	out := map[string]string{"company": "", "tenant": ""}
 	for k, v := range in {
 		if _, known := out[k]; !known {
-			return nil, toolerr.New(toolerr.InvalidArgument, "unknown setting %q", k)
+			return nil, toolerr.New(toolerr.InvalidArgument, "unknown setting %s", toolerr.Quote(k))
 		}
 		s, ok := v.(string)
 		if !ok {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // routeNotFound answers requests under /api/v1 that match no route. Echo's
@@ -20,7 +22,7 @@ func (a *API) routeNotFound(c echo.Context) error {
 		}
 	}
 	if len(allowed) == 0 {
-		return notFound("no route %s %s; the API is described at its openapi.json", c.Request().Method, path)
+		return notFound("no route %s %s; the API is described at its openapi.json", c.Request().Method, toolerr.Quote(path))
 	}
 	slices.Sort(allowed)
 	c.Response().Header().Set(echo.HeaderAllow, strings.Join(allowed, ", "))

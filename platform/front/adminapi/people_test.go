@@ -124,7 +124,7 @@ func TestAdminActionsAreAuditedAsTheOperators(t *testing.T) {
 		t.Errorf("%d operator events, want 3", n)
 	}
 	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'create_site' AND outcome = 'refused'
-		AND reason = 'conflict: slug "acme" is already in use'`); n != 1 {
+		AND reason = 'conflict: slug “acme” is already in use'`); n != 1 {
 		t.Errorf("%d refused create_site events with the reason, want 1", n)
 	}
 	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused'

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -46,7 +47,7 @@ func (a *API) issueServiceToken(c echo.Context) error {
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		connectionPath := strings.Replace(strings.TrimSuffix(c.Path(), "/service-tokens"), ":id", site.Slug, 1) + "/connections/api_token"
-		return conflict("site %q has no api_token connection; add one with PUT %s before issuing service tokens", site.Slug, connectionPath)
+		return conflict("site %s has no api_token connection; add one with PUT %s before issuing service tokens", toolerr.Quote(site.Slug), connectionPath)
 	case err != nil:
 		return err
 	}

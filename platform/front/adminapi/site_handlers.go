@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -139,7 +140,7 @@ func (a *API) siteParam(c echo.Context) (sites.Site, error) {
 	}
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.Site{}, notFound("site %q does not exist; give its id or slug", ref)
+		return sites.Site{}, notFound("site %s does not exist; give its id or slug", toolerr.Quote(ref))
 	case err != nil:
 		return sites.Site{}, internal(err)
 	}

@@ -103,13 +103,13 @@ func TestCreateSiteValidation(t *testing.T) {
 		{"reserved slug", with("slug", "admin"), 400, []string{"reserved"}},
 		{"http for a public host", with("base_url", "http://erp.acme.example"), 400, []string{"https"}},
 		{"url with a path", with("base_url", "https://erp.acme.example/app"), 400, []string{"path"}},
-		{"unknown kind", with("kind", "sap"), 400, []string{`"sap"`, "fakeerp"}},
-		{"unknown fields", with("colour", "red"), 400, []string{`"colour"`}},
+		{"unknown kind", with("kind", "sap"), 400, []string{"“sap”", "fakeerp"}},
+		{"unknown fields", with("colour", "red"), 400, []string{"“colour”"}},
 		{"missing fields", map[string]any{"slug": "acme"}, 400, []string{"kind", "display_name", "base_url"}},
 		{"blank display name", with("display_name", "  "), 400, []string{"display_name"}},
-		{"bad setting", with("settings", map[string]any{"region": "eu"}), 400, []string{`"region"`}},
+		{"bad setting", with("settings", map[string]any{"region": "eu"}), 400, []string{"“region”"}},
 		{"settings not an object", with("settings", []int{1}), 400, []string{"settings"}},
-		{"wrong type", with("slug", 42), 400, []string{`"slug" must be a string`}},
+		{"wrong type", with("slug", 42), 400, []string{"“slug” must be a string"}},
 		{"not JSON", "slug=acme", 400, []string{"JSON"}},
 		{"array body", "[1]", 400, []string{"JSON object"}},
 		{"trailing data", `{"slug":"acme"} {}`, 400, []string{"JSON"}},
@@ -130,7 +130,7 @@ func TestCreateSiteValidation(t *testing.T) {
 	// Two unknown fields are named together.
 	m := valid()
 	m["colour"], m["size"] = "red", 3
-	if msg := h.call(http.MethodPost, "/api/v1/sites", m).errorMessage(t); !strings.Contains(msg, `"colour", "size"`) {
+	if msg := h.call(http.MethodPost, "/api/v1/sites", m).errorMessage(t); !strings.Contains(msg, "“colour”, “size”") {
 		t.Errorf("message %q does not name both unknown fields", msg)
 	}
 	// Content type and size.
@@ -153,7 +153,7 @@ func TestSiteConflicts(t *testing.T) {
 	r := h.call(http.MethodPost, "/api/v1/sites", map[string]any{
 		"slug": "acme", "kind": "fakeerp", "display_name": "x", "base_url": "https://other.example"})
 	expect(t, r, http.StatusConflict, "conflict")
-	if !strings.Contains(r.errorMessage(t), `slug "acme"`) {
+	if !strings.Contains(r.errorMessage(t), "slug “acme”") {
 		t.Errorf("message %q does not say the slug is taken", r.errorMessage(t))
 	}
 	// Same origin and tenant as acme.

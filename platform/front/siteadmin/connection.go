@@ -63,9 +63,9 @@ func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credent
 	saved, err := s.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, identity, fields)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.Connection{}, newError(NotFound, err, "site %q was deleted while its credential was being verified; nothing was saved", site.Slug)
+		return sites.Connection{}, newError(NotFound, err, "site %s was deleted while its credential was being verified; nothing was saved", toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrBaseURLChanged):
-		return sites.Connection{}, newError(Conflict, err, "site %q moved to another base URL while its credential was being verified against %s; nothing was saved", site.Slug, site.BaseURL)
+		return sites.Connection{}, newError(Conflict, err, "site %s moved to another base URL while its credential was being verified against %s; nothing was saved", toolerr.Quote(site.Slug), site.BaseURL)
 	case err != nil:
 		return sites.Connection{}, storeError(err)
 	}
@@ -104,7 +104,7 @@ func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, crede
 	saved, err := s.deps.Store.PutConnection(ctx, site.ID, sites.ConnectionOAuth, "", fields)
 	if err != nil {
 		if errors.Is(err, sites.ErrNotFound) {
-			return sites.Connection{}, newError(NotFound, err, "site %q was deleted; nothing was saved", site.Slug)
+			return sites.Connection{}, newError(NotFound, err, "site %s was deleted; nothing was saved", toolerr.Quote(site.Slug))
 		}
 		return sites.Connection{}, storeError(err)
 	}
@@ -116,7 +116,7 @@ func (s *Service) DeleteConnection(ctx context.Context, actor Actor, site sites.
 	err := s.deps.Store.DeleteConnection(ctx, site.ID, typ)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "site %q has no %s connection", site.Slug, typ)
+		err = newError(NotFound, err, "site %s has no %s connection", toolerr.Quote(site.Slug), typ)
 	case err != nil:
 		err = internal(err)
 	}
@@ -149,7 +149,7 @@ func credentialFields(spec []connector.CredentialField, submitted map[string]str
 	}
 	for name := range submitted {
 		if !slices.Contains(expected, name) {
-			unknown = append(unknown, fmt.Sprintf("%q", name))
+			unknown = append(unknown, toolerr.Quote(name))
 		}
 	}
 	slices.Sort(unknown)
@@ -298,7 +298,7 @@ func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, 
 	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.Connection{}, "", newError(Conflict, err, "site %q has no OAuth client yet; add its client id and secret first", site.Slug)
+		return sites.Connection{}, "", newError(Conflict, err, "site %s has no OAuth client yet; add its client id and secret first", toolerr.Quote(site.Slug))
 	case err != nil:
 		return sites.Connection{}, "", internal(err)
 	}

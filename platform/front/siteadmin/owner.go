@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -41,7 +42,7 @@ func (s *Service) OAuthClient(ctx context.Context, site sites.Site) (connector.S
 	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return connector.Site{}, connector.OAuthClient{}, newError(Conflict, err, "site %q has no OAuth client, so nobody can sign in to it", site.Slug)
+		return connector.Site{}, connector.OAuthClient{}, newError(Conflict, err, "site %s has no OAuth client, so nobody can sign in to it", toolerr.Quote(site.Slug))
 	case err != nil:
 		return connector.Site{}, connector.OAuthClient{}, internal(err)
 	}
@@ -136,7 +137,7 @@ func (s *Service) proposeOwnerChange(ctx context.Context, actor Actor, site site
 	id, err := s.deps.Store.PutOwnerChange(ctx, change, OwnerChangeTTL)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return uuid.Nil, newError(NotFound, err, "site %q does not exist", site.Slug)
+		return uuid.Nil, newError(NotFound, err, "site %s does not exist", toolerr.Quote(site.Slug))
 	case err != nil:
 		return uuid.Nil, storeError(err)
 	}

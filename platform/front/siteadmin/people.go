@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -40,7 +41,7 @@ func (s *Service) RevokePerson(ctx context.Context, actor Actor, site sites.Site
 		err = s.deps.Store.RevokePerson(ctx, site.ID, erpUser)
 		switch {
 		case errors.Is(err, sites.ErrNotFound):
-			err = newError(NotFound, err, "ERP user %q has not connected to site %q", erpUser, site.Slug)
+			err = newError(NotFound, err, "ERP user %s has not connected to site %s", toolerr.Quote(erpUser), toolerr.Quote(site.Slug))
 		case err != nil:
 			err = internal(err)
 		}

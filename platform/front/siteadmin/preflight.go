@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/netguard"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -119,7 +120,7 @@ func (s *Service) runPreflight(ctx context.Context, site sites.Site) (Preflight,
 	err = s.deps.Store.PutPreflight(context.WithoutCancel(ctx), sites.Preflight{SiteID: site.ID, RanAt: p.RanAt, Passed: p.Passed, Checks: raw})
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return Preflight{}, newError(NotFound, err, "site %q was deleted while its preflight ran", site.Slug)
+		return Preflight{}, newError(NotFound, err, "site %s was deleted while its preflight ran", toolerr.Quote(site.Slug))
 	case err != nil:
 		return Preflight{}, storeError(err)
 	}
@@ -132,7 +133,7 @@ func (s *Service) LastPreflight(ctx context.Context, site sites.Site) (Preflight
 	stored, err := s.deps.Store.GetPreflight(ctx, site.ID)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return Preflight{}, newError(NotFound, err, "site %q has no preflight yet; run one", site.Slug)
+		return Preflight{}, newError(NotFound, err, "site %s has no preflight yet; run one", toolerr.Quote(site.Slug))
 	case err != nil:
 		return Preflight{}, storeError(err)
 	}

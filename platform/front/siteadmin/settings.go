@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -45,7 +46,7 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			if slices.Contains(known, t) || slices.Contains(livesettings.ToolGroups, t) {
 				return nil
 			}
-			return fmt.Errorf("%s: %q is neither a tool of %s sites nor one of the groups %s", d.Label, t, site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+			return fmt.Errorf("%s: %s is neither a tool of %s sites nor one of the groups %s", d.Label, toolerr.Quote(t), site.Kind, strings.Join(livesettings.ToolGroups, ", "))
 		}
 	case site != nil && name == livesettings.WriteTools:
 		writes := s.WriteToolNames(site.Kind)
@@ -57,7 +58,7 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			if len(writes) > 0 {
 				which = "they are " + strings.Join(writes, ", ")
 			}
-			return fmt.Errorf("%s: %q is not a write tool of %s sites; %s", d.Label, t, site.Kind, which)
+			return fmt.Errorf("%s: %s is not a write tool of %s sites; %s", d.Label, toolerr.Quote(t), site.Kind, which)
 		}
 	}
 	if refuse != nil {
@@ -108,7 +109,7 @@ func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name stri
 	}
 	d, ok := livesettings.Lookup(name)
 	if !ok {
-		return nil, map[string]any{"setting": name}, invalid("there is no setting %q", name)
+		return nil, map[string]any{"setting": name}, invalid("there is no setting %s", toolerr.Quote(name))
 	}
 	details := map[string]any{"setting": name}
 	var value any

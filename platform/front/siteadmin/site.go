@@ -123,7 +123,7 @@ func (s *Service) checkNewSite(ctx context.Context, in NewSite, withSlug bool) (
 	}
 	conn, ok := s.deps.Registry.Get(in.Kind)
 	if !ok {
-		return CheckedSite{}, invalid("unknown kind %q; this deployment serves: %s", in.Kind, strings.Join(s.deps.Registry.Kinds(), ", "))
+		return CheckedSite{}, invalid("unknown kind %s; this deployment serves: %s", toolerr.Quote(in.Kind), strings.Join(s.deps.Registry.Kinds(), ", "))
 	}
 	if err := sites.ValidateDisplayName(in.DisplayName); err != nil {
 		return CheckedSite{}, validationError(err)
@@ -241,7 +241,7 @@ func (s *Service) updateSite(ctx context.Context, by sites.Party, site sites.Sit
 	if change.Status != nil {
 		status := sites.Status(*change.Status)
 		if !status.Valid() {
-			return sites.Site{}, invalid("status %q is not valid; use %q or %q", *change.Status, sites.StatusActive, sites.StatusDisabled)
+			return sites.Site{}, invalid("status %s is not valid; use %s or %s", toolerr.Quote(*change.Status), toolerr.Quote(string(sites.StatusActive)), toolerr.Quote(string(sites.StatusDisabled)))
 		}
 		upd.Status = &status
 	}
@@ -282,7 +282,7 @@ func (s *Service) DeleteSite(ctx context.Context, actor Actor, site sites.Site) 
 	case errors.Is(err, sites.ErrOperatorDisabled):
 		err = operatorDisabled(err, "it cannot be deleted until they enable it again; nothing was deleted")
 	case errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "site %q does not exist", site.Slug)
+		err = newError(NotFound, err, "site %s does not exist", toolerr.Quote(site.Slug))
 	case err != nil:
 		err = internal(err)
 	}
@@ -361,7 +361,7 @@ func (s *Service) normalizeBaseURL(rules connector.SiteRules, raw string) (strin
 func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) error {
 	switch {
 	case errors.Is(err, sites.ErrSlugTaken):
-		e := newError(Conflict, err, "slug %q is already in use", slug)
+		e := newError(Conflict, err, "slug %s is already in use", toolerr.Quote(slug))
 		e.Field, e.Problem = "slug", "is already in use; choose another"
 		return e
 	case errors.Is(err, sites.ErrBaseURLTaken):
@@ -370,11 +370,11 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 		}
 		return newError(Conflict, err, "a site for %s with the same %s is already registered", baseURL, rules.IdentityName)
 	case errors.Is(err, sites.ErrConnectionsExist):
-		return newError(Conflict, err, "site %q has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", slug)
+		return newError(Conflict, err, "site %s has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", toolerr.Quote(slug))
 	case errors.Is(err, sites.ErrAPICredentialExists):
-		return newError(Conflict, err, "site %q has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", slug)
+		return newError(Conflict, err, "site %s has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", toolerr.Quote(slug))
 	case errors.Is(err, sites.ErrNotFound):
-		return newError(NotFound, err, "site %q does not exist", slug)
+		return newError(NotFound, err, "site %s does not exist", toolerr.Quote(slug))
 	}
 	return storeError(err)
 }

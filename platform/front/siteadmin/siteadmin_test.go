@@ -279,7 +279,7 @@ func TestUpdateSiteRecordsOldAndNewValues(t *testing.T) {
 	if string(got) != string(wantJSON) {
 		t.Errorf("details = %s, want %s", got, wantJSON)
 	}
-	if r := ev[2]; r.Outcome != "refused" || !strings.Contains(r.Reason, `status "paused" is not valid`) {
+	if r := ev[2]; r.Outcome != "refused" || !strings.Contains(r.Reason, `status “paused” is not valid`) {
 		t.Errorf("refused update event = %+v", r)
 	}
 }

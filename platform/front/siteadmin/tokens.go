@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -45,9 +46,9 @@ func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name s
 	st, value, err := s.deps.Store.IssueServiceTokenWithLifetime(ctx, site.ID, name, lifetimeDays)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
-		return sites.ServiceToken{}, "", newError(Conflict, err, "site %q has no api_token connection; add one before issuing service tokens", site.Slug)
+		return sites.ServiceToken{}, "", newError(Conflict, err, "site %s has no api_token connection; add one before issuing service tokens", toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.ServiceToken{}, "", newError(NotFound, err, "site %q does not exist", site.Slug)
+		return sites.ServiceToken{}, "", newError(NotFound, err, "site %s does not exist", toolerr.Quote(site.Slug))
 	case err != nil:
 		return sites.ServiceToken{}, "", storeError(err)
 	}
@@ -83,10 +84,10 @@ func (s *Service) RevokeServiceToken(ctx context.Context, actor Actor, site site
 	}
 	switch {
 	case isValue && errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "%q is a service token's value, not its id, and revokes nothing: find the token whose prefix is %s among site %q's tokens and revoke it by its id",
-			shown, prefix, site.Slug)
+		err = newError(NotFound, err, "%s is a service token's value, not its id, and revokes nothing: find the token whose prefix is %s among site %s's tokens and revoke it by its id",
+			toolerr.Quote(shown), prefix, toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "site %q has no service token %q", site.Slug, ref)
+		err = newError(NotFound, err, "site %s has no service token %s", toolerr.Quote(site.Slug), toolerr.Quote(ref))
 	case err != nil:
 		err = internal(err)
 	}

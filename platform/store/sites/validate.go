@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // maxSlugLength is the longest slug, as the sites_slug_check constraint
@@ -59,13 +61,13 @@ func ValidateSlug(slug string) error {
 	switch {
 	case !ldhLabel(slug, maxSlugLength):
 		return fieldInvalidf("slug", "must be 1 to 48 of a-z, 0-9 and -, starting and ending with a letter or digit",
-			"slug %q is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", slug)
+			"slug %s is not valid: use 1 to 48 characters of a-z, 0-9 and \"-\", starting and ending with a letter or digit", toolerr.Quote(slug))
 	case reservedSlugs[slug]:
-		return fieldInvalidf("slug", "is one erpgate keeps for itself; choose another", "slug %q is reserved; choose another", slug)
+		return fieldInvalidf("slug", "is one erpgate keeps for itself; choose another", "slug %s is reserved; choose another", toolerr.Quote(slug))
 	}
 	if _, err := uuid.Parse(slug); err == nil {
 		return fieldInvalidf("slug", "looks like a site id; choose another",
-			"slug %q looks like a UUID, which would be ambiguous with site ids; choose another", slug)
+			"slug %s looks like a UUID, which would be ambiguous with site ids; choose another", toolerr.Quote(slug))
 	}
 	return nil
 }
@@ -133,7 +135,7 @@ func ShownBaseURL(raw string) string {
 // shows it, or not at all.
 func quoteBaseURL(raw string) string {
 	if shown := ShownBaseURL(raw); shown != "" {
-		return "base URL " + strconv.Quote(shown)
+		return "base URL " + toolerr.Quote(shown)
 	}
 	return "the base URL"
 }
@@ -219,7 +221,7 @@ func normalizeBaseURL(raw string, isDevHost func(host string) bool, allowPath bo
 		return "", baseURLInvalidf("must not have a fragment (a # and what follows it)", "%s must not have a fragment", quoteBaseURL(raw))
 	case !allowPath && u.Path != "" && u.Path != "/":
 		return "", baseURLInvalidf("must be the site's address without a path, like https://erp.example.com",
-			"%s must be the site's origin, without a path (got %q)", quoteBaseURL(raw), u.Path)
+			"%s must be the site's origin, without a path (got %s)", quoteBaseURL(raw), toolerr.Quote(u.Path))
 	}
 	basePath, err := normalizeBasePath(raw, u)
 	if err != nil {
@@ -266,7 +268,7 @@ func normalizeHost(host string) (string, error) {
 		return ip.String(), nil
 	}
 	if strings.Contains(host, "%") || strings.Contains(host, ":") {
-		return "", baseURLInvalidf("has a host that is not a valid IP address", "base URL host %q is not a valid IP address", host)
+		return "", baseURLInvalidf("has a host that is not a valid IP address", "base URL host %s is not a valid IP address", toolerr.Quote(host))
 	}
 	if len(host) > maxHostLength {
 		return "", baseURLInvalidf(fmt.Sprintf("has a host name longer than %d characters", maxHostLength), "base URL host is longer than %d characters", maxHostLength)
@@ -274,7 +276,7 @@ func normalizeHost(host string) (string, error) {
 	for _, label := range strings.Split(host, ".") {
 		if !ldhLabel(label, maxHostLabelLength) {
 			return "", baseURLInvalidf("has a host name that is not valid: use letters, digits, - and dots, and write international names in their xn-- form",
-				"base URL host %q is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", host)
+				"base URL host %s is not a valid host name (use letters, digits, \"-\" and dots; write international names in their xn-- form)", toolerr.Quote(host))
 		}
 	}
 	return host, nil
