@@ -11,21 +11,36 @@ import (
 // newLogger returns a JSON logger writing to w at level. Every line has a
 // timestamp, level and message; callers add structured fields.
 //
-// Without w it writes to standard error through a buffer flushed every
-// 200 ms (and by Sync, which serve and dev call on the way out), so that a
-// tool call's usage line costs no write system call of its own and never
-// waits for a slow log reader. A crash loses at most the last 200 ms of
-// lines; usage events reach Postgres in batches anyway.
+// Without w it writes to standard error through newBufferedLogger's
+// buffer.
 func newLogger(level zapcore.Level, w zapcore.WriteSyncer) *zap.Logger {
 	if w == nil {
-		w = &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(os.Stderr), Size: 256 << 10, FlushInterval: logFlushInterval}
+		return newBufferedLogger(level, zapcore.AddSync(os.Stderr))
 	}
+	return zap.New(zapcore.NewCore(logEncoder(), w, level), zap.AddCaller())
+}
+
+// newBufferedLogger returns newLogger's logger writing to out through a
+// buffer flushed every 200 ms (and by Sync, which serve and dev call on the
+// way out), so that a tool call's usage line costs no write system call of
+// its own and never waits for a slow log reader. A crash loses at most the
+// last 200 ms of lines; usage events reach Postgres in batches anyway.
+func newBufferedLogger(level zapcore.Level, out zapcore.WriteSyncer) *zap.Logger {
+	w := &zapcore.BufferedWriteSyncer{WS: out, Size: logBufferSize, FlushInterval: logFlushInterval}
+	return zap.New(zapcore.NewCore(logEncoder(), w, level), zap.AddCaller())
+}
+
+// logEncoder writes JSON lines with an RFC 3339 "time".
+func logEncoder() zapcore.Encoder {
 	enc := zap.NewProductionEncoderConfig()
 	enc.TimeKey = "time"
 	enc.EncodeTime = zapcore.RFC3339NanoTimeEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), w, level)
-	return zap.New(core, zap.AddCaller())
+	return zapcore.NewJSONEncoder(enc)
 }
 
-// logFlushInterval bounds how long a log line waits in the buffer.
-const logFlushInterval = 200 * time.Millisecond
+const (
+	// logBufferSize bounds the log lines waiting for the log reader.
+	logBufferSize = 256 << 10
+	// logFlushInterval bounds how long a log line waits in the buffer.
+	logFlushInterval = 200 * time.Millisecond
+)
