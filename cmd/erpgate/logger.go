@@ -4,6 +4,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/erpgate/erpgate/platform/infra/logbuffer"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -21,13 +22,18 @@ func newLogger(level zapcore.Level, w zapcore.WriteSyncer) *zap.Logger {
 }
 
 // newBufferedLogger returns newLogger's logger writing to out through a
-// buffer flushed every 200 ms (and by Sync, which serve and dev call on the
-// way out), so that a tool call's usage line costs no write system call of
-// its own and never waits for a slow log reader. A crash loses at most the
-// last 200 ms of lines; usage events reach Postgres in batches anyway.
+// buffer flushed every 200 ms, when half full, and by Sync (which serve and
+// dev call on the way out), so that a tool call's usage line costs no
+// write system call of its own. A crash loses at most the last 200 ms of
+// lines; usage events reach Postgres in batches anyway.
+//
+// A log call never waits for the log reader: while the reader is behind,
+// lines that do not fit are dropped and counted (logbuffer; a line then
+// says how many), so a stalled standard error pipe cannot hold up every
+// tenant's tool calls.
 func newBufferedLogger(level zapcore.Level, out zapcore.WriteSyncer) *zap.Logger {
-	w := &zapcore.BufferedWriteSyncer{WS: out, Size: logBufferSize, FlushInterval: logFlushInterval}
-	return zap.New(zapcore.NewCore(logEncoder(), w, level), zap.AddCaller())
+	w := logbuffer.New(out, logEncoder(), logbuffer.Options{Size: logBufferSize, FlushInterval: logFlushInterval})
+	return zap.New(w.Core(level), zap.AddCaller())
 }
 
 // logEncoder writes JSON lines with an RFC 3339 "time".

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
@@ -25,5 +32,84 @@ func TestServeFlushesBufferedLogsOnExit(t *testing.T) {
 		if !strings.Contains(logs, want) {
 			t.Errorf("standard error lacks %s:\n%s", want, logs)
 		}
+	}
+}
+
+// TestLogCallsDoNotWaitForAStalledLogReader: a log line is written on
+// every tool call of every tenant, so a log reader that stops reading (a
+// stalled standard error pipe, a slow journald) must not hold those calls
+// up. The logger writes three buffers' worth of lines to a pipe nobody
+// reads: every call must return, the lines that did not fit dropped and
+// counted. Once the reader catches up, each line written is either read, in
+// order, or counted in a "dropped" line: none is lost silently.
+func TestLogCallsDoNotWaitForAStalledLogReader(t *testing.T) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pr.Close() }) // frees a write still blocked if the test fails
+	log := newBufferedLogger(zapcore.InfoLevel, zapcore.AddSync(pw))
+
+	pad := strings.Repeat("x", 200)
+	n := 3 * logBufferSize / len(pad)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			log.Info("mcp_request", zap.Int("seq", i), zap.String("pad", pad))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // generous: the calls either return or never do
+		t.Fatalf("logging %d lines of 200 bytes is still blocked on a log reader that does not read", n)
+	}
+
+	read := make(chan []string)
+	go func() {
+		var lines []string
+		s := bufio.NewScanner(pr)
+		s.Buffer(nil, 1<<20)
+		for s.Scan() {
+			lines = append(lines, s.Text())
+		}
+		read <- lines
+	}()
+	if err := log.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	lines := <-read
+
+	next, dropped := 0, 0
+	for _, l := range lines {
+		var e struct {
+			Msg     string `json:"msg"`
+			Seq     *int   `json:"seq"`
+			Dropped int    `json:"dropped"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		switch {
+		case e.Seq != nil:
+			if *e.Seq < next {
+				t.Fatalf("line %d came after line %d", *e.Seq, next-1)
+			}
+			next = *e.Seq + 1
+		case e.Dropped > 0:
+			dropped += e.Dropped
+		default:
+			t.Fatalf("unexpected line %q", l)
+		}
+	}
+	got := len(lines)
+	for _, l := range lines {
+		if strings.Contains(l, `"dropped"`) {
+			got--
+		}
+	}
+	if dropped == 0 {
+		t.Errorf("no line says lines were dropped, yet %d lines of a buffer of %d bytes reached a stalled reader", n, logBufferSize)
+	}
+	if got+dropped != n {
+		t.Errorf("%d lines read and %d counted as dropped; %d were written", got, dropped, n)
 	}
 }
