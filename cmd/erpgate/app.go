@@ -110,6 +110,9 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 	}
 	a := &App{cfg: cfg, log: log, pool: pool, metrics: metrics.New(metrics.Options{SiteLabel: cfg.Metrics.SiteLabel})}
 	a.metrics.Pool(pool)
+	if dropped, ok := droppedLogLines(log); ok {
+		a.metrics.LogDrops(dropped)
+	}
 	if cfg.Tracing.OTLPEndpoint != "" {
 		if a.tracing, err = tracing.Start(ctx, tracing.Options{
 			Endpoint: cfg.Tracing.OTLPEndpoint, SamplePercent: cfg.Tracing.SamplePercent, Version: version,

@@ -29,11 +29,21 @@ func newLogger(level zapcore.Level, w zapcore.WriteSyncer) *zap.Logger {
 //
 // A log call never waits for the log reader: while the reader is behind,
 // lines that do not fit are dropped and counted (logbuffer; a line then
-// says how many), so a stalled standard error pipe cannot hold up every
-// tenant's tool calls.
+// says how many, and erpgate_log_dropped_lines_total counts them), so a
+// stalled standard error pipe cannot hold up every tenant's tool calls.
 func newBufferedLogger(level zapcore.Level, out zapcore.WriteSyncer) *zap.Logger {
 	w := logbuffer.New(out, logEncoder(), logbuffer.Options{Size: logBufferSize, FlushInterval: logFlushInterval})
 	return zap.New(w.Core(level), zap.AddCaller())
+}
+
+// droppedLogLines is the buffered logger's count of lines dropped, for
+// /metrics; ok is false for a logger without one (tests' loggers).
+func droppedLogLines(log *zap.Logger) (dropped func() uint64, ok bool) {
+	c, ok := log.Core().(interface{ Dropped() uint64 })
+	if !ok {
+		return nil, false
+	}
+	return c.Dropped, true
 }
 
 // logEncoder writes JSON lines with an RFC 3339 "time".

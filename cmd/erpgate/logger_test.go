@@ -24,8 +24,14 @@ func TestServeFlushesBufferedLogsOnExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeport.Loopback(t)
-	env, _ := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LOG_LEVEL": "info"})
+	env, admin := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LOG_LEVEL": "info"})
 	r := startReplica(t, bin, addr, env)
+	// The buffer's count of dropped lines is served, 0 for a reader
+	// (this test) that keeps up.
+	got := scrape(t, r.URL+"/metrics", admin)
+	if f, ok := got["erpgate_log_dropped_lines_total"]; !ok || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetCounter().GetValue() != 0 {
+		t.Errorf("erpgate_log_dropped_lines_total = %v, want the counter 0", f)
+	}
 	r.stop(t)
 	logs := r.logs.String()
 	for _, want := range []string{`"msg":"listening"`, `"msg":"shutting down"`, `"msg":"stopped"`} {
@@ -111,5 +117,8 @@ func TestLogCallsDoNotWaitForAStalledLogReader(t *testing.T) {
 	}
 	if got+dropped != n {
 		t.Errorf("%d lines read and %d counted as dropped; %d were written", got, dropped, n)
+	}
+	if count, ok := droppedLogLines(log); !ok || count() != uint64(dropped) {
+		t.Errorf("the logger's count for /metrics is not the %d lines the log says were dropped", dropped)
 	}
 }

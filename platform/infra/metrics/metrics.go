@@ -309,3 +309,15 @@ func (m *Metrics) UsageBuffer(pending func() int, dropped func() int64) {
 		}, func() float64 { return float64(dropped()) }),
 	)
 }
+
+// LogDrops exposes the count of log lines dropped because the log reader
+// (standard error) fell behind, read from the log buffer when scraped.
+func (m *Metrics) LogDrops(dropped func() uint64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "erpgate_log_dropped_lines_total",
+		Help: "Log lines dropped because the log reader (standard error) fell behind; when it catches up, a log line says how many.",
+	}, func() float64 { return float64(dropped()) }))
+}

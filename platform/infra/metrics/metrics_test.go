@@ -33,6 +33,7 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.AdmissionRefused("busy")
 	m.SignIn("sign_in", "")
 	m.UsageBuffer(func() int { return 0 }, func() int64 { return 0 })
+	m.LogDrops(func() uint64 { return 0 })
 	m.Pool(nil)
 }
 
@@ -76,6 +77,19 @@ func TestLabelValuesStayBounded(t *testing.T) {
 	}
 	if len(f["erpgate_tool_calls_total"].GetMetric()) != 3 { // unknown's three outcomes, resolved once
 		t.Errorf("tool series %v", f["erpgate_tool_calls_total"].GetMetric())
+	}
+}
+
+// The log's dropped lines are a counter read from the log buffer when
+// scraped.
+func TestLogDropsIsTheBuffersCount(t *testing.T) {
+	m := New(Options{})
+	var dropped uint64
+	m.LogDrops(func() uint64 { return dropped })
+	dropped = 7
+	f := gather(t, m)["erpgate_log_dropped_lines_total"]
+	if f.GetType() != dto.MetricType_COUNTER || len(f.GetMetric()) != 1 || f.GetMetric()[0].GetCounter().GetValue() != 7 {
+		t.Errorf("erpgate_log_dropped_lines_total = %v, want the counter 7", f)
 	}
 }
 
