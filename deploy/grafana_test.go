@@ -53,6 +53,7 @@ func servedSeries(t *testing.T) map[string]bool {
 	m.AdmissionRefused("busy")
 	m.SignIn("sign_in", "")
 	m.UsageBuffer(func() int { return 0 }, func() int64 { return 0 })
+	m.LogDrops(func() uint64 { return 0 })
 	families, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"erpgate_upstream_request_duration_seconds", "erpgate_upstream_token_refreshes_total",
 		"erpgate_limit_refusals_total", "erpgate_admission_wait_seconds", "erpgate_admission_refusals_total",
 		"erpgate_usage_buffer_events", "erpgate_usage_dropped_events_total",
-		"erpgate_db_pool_connections", "erpgate_sign_ins_total",
+		"erpgate_db_pool_connections", "erpgate_sign_ins_total", "erpgate_log_dropped_lines_total",
 	} {
 		if !charted[name] {
 			t.Errorf("no panel charts %s", name)
