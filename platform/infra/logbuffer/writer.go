@@ -97,8 +97,9 @@ func New(out zapcore.WriteSyncer, enc zapcore.Encoder, opts Options) *Writer {
 }
 
 // Write buffers p, one whole ordinary line, or drops it when the buffer is
-// full. It never waits for the reader, and never fails: an error would
-// make zap write to its error output, the very reader that may be stalled.
+// full (a line longer than the buffer always is). It never waits for the
+// reader, and never fails: an error would make zap write to its error
+// output, the very reader that may be stalled.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.write(p, false)
 	return len(p), nil
