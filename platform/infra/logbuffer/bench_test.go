@@ -25,6 +25,7 @@ func BenchmarkWrite(b *testing.B) {
 			_, _ = w.Write(benchLine)
 		}
 	})
+	b.ReportMetric(float64(w.Dropped())/float64(b.N), "drops/op")
 }
 
 func BenchmarkWriteBufferedWriteSyncer(b *testing.B) {
@@ -55,6 +56,7 @@ func BenchmarkLog(b *testing.B) {
 	w := New(zapcore.AddSync(io.Discard), encoder(), Options{Size: 256 << 10, FlushInterval: 200 * time.Millisecond})
 	defer w.Stop()
 	benchLog(b, zap.New(w.Core(zapcore.InfoLevel)))
+	b.ReportMetric(float64(w.Dropped())/float64(b.N), "drops/op")
 }
 
 func BenchmarkLogBufferedWriteSyncer(b *testing.B) {

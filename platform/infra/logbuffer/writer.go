@@ -4,13 +4,15 @@
 //
 // A line is appended to a buffer under a mutex; a flusher goroutine swaps
 // the buffer for a spare one under that mutex and writes the full one to
-// the reader outside it (double buffering). When the buffer is full
-// because the reader has not taken the previous one, the line is dropped
-// and counted, and the next batch the reader gets ends with one line
-// saying how many were dropped. zapcore.BufferedWriteSyncer, which this
-// replaces, wrote to the reader itself once its buffer was full and held
-// its mutex while writing, so one stalled reader held up every tool call of
-// every tenant.
+// the reader outside it (double buffering). When the buffer is full while
+// the previous batch is still being written (the reader is behind), the
+// line is dropped and counted, and the next batch the reader gets ends with
+// one line saying how many were dropped; when it is full only because the
+// flusher has not had a CPU yet, the line waits for the flusher to take the
+// buffer, so a reader that keeps up loses nothing.
+// zapcore.BufferedWriteSyncer, which this replaces, wrote to the reader
+// itself once its buffer was full and held its mutex while writing, so one
+// stalled reader held up every tool call of every tenant.
 package logbuffer
 
 import (
@@ -51,6 +53,12 @@ type Writer struct {
 	buf     []byte
 	pending uint64 // lines dropped since the last count was written
 	kicked  bool
+	// writing: a batch is on its way to the reader, so a full buffer
+	// means the reader is behind.
+	writing bool
+	stopped bool
+	// swapped is signalled when the flusher takes the buffer.
+	swapped sync.Cond
 
 	// writeMu is held while a batch goes to out, never together with a
 	// log call's mu; it keeps batches in order.
@@ -92,14 +100,15 @@ func New(out zapcore.WriteSyncer, enc zapcore.Encoder, opts Options) *Writer {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	w.swapped.L = &w.mu
 	go w.flushLoop(opts.FlushInterval)
 	return w
 }
 
 // Write buffers p, one whole ordinary line, or drops it when the buffer is
-// full (a line longer than the buffer always is). It never waits for the
-// reader, and never fails: an error would make zap write to its error
-// output, the very reader that may be stalled.
+// full while the reader is behind (a line longer than the buffer always
+// is). It never waits for the reader, and never fails: an error would make
+// zap write to its error output, the very reader that may be stalled.
 func (w *Writer) Write(p []byte) (int, error) {
 	w.write(p, false)
 	return len(p), nil
@@ -112,25 +121,40 @@ func (w *Writer) write(p []byte, urgent bool) {
 		limit = w.size
 	}
 	w.mu.Lock()
-	if len(w.buf)+len(p) > limit {
-		w.pending++
-		w.mu.Unlock()
-		w.dropped.Add(1)
-		return
+	for len(w.buf)+len(p) > limit {
+		// While a batch is being written, the reader is behind: drop.
+		// Otherwise the flusher has not taken the full buffer yet because
+		// it has not had a CPU since it was woken (a caller logging without
+		// pause, all CPUs busy): wait for it to, which waits for the
+		// scheduler, never for the reader (it takes the buffer before it
+		// writes).
+		if w.writing || w.stopped || len(p) > limit {
+			w.pending++
+			w.mu.Unlock()
+			w.dropped.Add(1)
+			return
+		}
+		w.wake()
+		w.swapped.Wait()
 	}
 	w.buf = append(w.buf, p...)
-	// Past half the buffer, wake the flusher (once per batch), so that a
-	// reader that keeps up loses nothing at any rate of lines.
-	kick := len(w.buf) >= w.kickAt && !w.kicked
-	if kick {
-		w.kicked = true
+	// Past half the buffer, wake the flusher, so that a reader that keeps
+	// up rarely finds a caller waiting.
+	if len(w.buf) >= w.kickAt {
+		w.wake()
 	}
 	w.mu.Unlock()
-	if kick {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+}
+
+// wake wakes the flusher, once per batch; w.mu is held.
+func (w *Writer) wake() {
+	if w.kicked {
+		return
+	}
+	w.kicked = true
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -150,7 +174,13 @@ func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
 // Stop ends the flusher after a last flush. Lines written afterwards wait
 // for Sync.
 func (w *Writer) Stop() {
-	w.once.Do(func() { close(w.stop) })
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.stopped = true
+		w.swapped.Broadcast()
+		w.mu.Unlock()
+		close(w.stop)
+	})
 	<-w.done
 }
 
@@ -180,6 +210,8 @@ func (w *Writer) flush() error {
 	w.mu.Lock()
 	batch, lost := w.buf, w.pending
 	w.buf, w.pending, w.kicked = w.spare[:0], 0, false
+	w.writing = true
+	w.swapped.Broadcast()
 	w.mu.Unlock()
 	if lost > 0 {
 		batch = w.appendDropped(batch, lost)
@@ -189,6 +221,9 @@ func (w *Writer) flush() error {
 		_, err = w.out.Write(batch)
 	}
 	w.spare = batch[:0]
+	w.mu.Lock()
+	w.writing = false
+	w.mu.Unlock()
 	return err
 }
 

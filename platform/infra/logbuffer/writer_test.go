@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -131,6 +132,39 @@ func TestReaderThatKeepsUpGetsEveryLineInOrder(t *testing.T) {
 	}
 	if w.Dropped() != 0 {
 		t.Errorf("%d lines dropped for a reader that kept up", w.Dropped())
+	}
+}
+
+// A reader that keeps up loses nothing even while the flusher waits for a
+// CPU: with one (GOMAXPROCS=1) and a caller that logs without pause, the
+// flusher runs only when the caller lets it, so a full buffer must wait
+// for the flusher to take it (a wait for the scheduler, not the reader)
+// rather than drop lines. No allocation in the loop, so no collection
+// interleaves.
+func TestReaderThatKeepsUpLosesNothingWhileTheFlusherWaitsForACPU(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const size = 16 << 10
+	lines := make([][]byte, 8*size/len(line(0)))
+	total := 0
+	for i := range lines {
+		lines[i] = line(i)
+		total += len(lines[i])
+	}
+	r := &reader{}
+	r.buf.Grow(total + 4096)
+	w := New(r, encoder(), Options{Size: size, FlushInterval: never})
+	t.Cleanup(w.Stop)
+	for _, l := range lines {
+		_, _ = w.Write(l)
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Dropped() != 0 {
+		t.Errorf("%d of %d lines dropped for a reader that never made the flusher wait", w.Dropped(), len(lines))
+	}
+	if got := seqs(t, r.entries(t)); got != len(lines) {
+		t.Errorf("the reader got %d lines of %d", got, len(lines))
 	}
 }
 
