@@ -54,8 +54,10 @@ type Writer struct {
 	pending uint64 // lines dropped since the last count was written
 	kicked  bool
 	// writing: a batch is on its way to the reader, so a full buffer
-	// means the reader is behind.
-	writing bool
+	// means the reader is behind. Set under mu with the swap; cleared
+	// without it, so that the flusher cannot be parked on mu, a batch
+	// written, while a caller fills the buffer and drops lines.
+	writing atomic.Bool
 	stopped bool
 	// swapped is signalled when the flusher takes the buffer.
 	swapped sync.Cond
@@ -128,7 +130,7 @@ func (w *Writer) write(p []byte, urgent bool) {
 		// pause, all CPUs busy): wait for it to, which waits for the
 		// scheduler, never for the reader (it takes the buffer before it
 		// writes).
-		if w.writing || w.stopped || len(p) > limit {
+		if w.writing.Load() || w.stopped || len(p) > limit {
 			w.pending++
 			w.mu.Unlock()
 			w.dropped.Add(1)
@@ -210,7 +212,7 @@ func (w *Writer) flush() error {
 	w.mu.Lock()
 	batch, lost := w.buf, w.pending
 	w.buf, w.pending, w.kicked = w.spare[:0], 0, false
-	w.writing = true
+	w.writing.Store(true)
 	w.swapped.Broadcast()
 	w.mu.Unlock()
 	if lost > 0 {
@@ -221,9 +223,7 @@ func (w *Writer) flush() error {
 		_, err = w.out.Write(batch)
 	}
 	w.spare = batch[:0]
-	w.mu.Lock()
-	w.writing = false
-	w.mu.Unlock()
+	w.writing.Store(false)
 	return err
 }
 
