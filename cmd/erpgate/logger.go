@@ -4,9 +4,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/erpgate/erpgate/platform/infra/logbuffer"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/erpgate/erpgate/platform/infra/logbuffer"
 )
 
 // newLogger returns a JSON logger writing to w at level. Every line has a
