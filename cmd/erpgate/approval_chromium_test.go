@@ -792,8 +792,8 @@ func clickAsItOpens(t *testing.T, ctx context.Context, sel string) {
 // A page the model points the person to opens the approval page in a
 // pop-up under the pointer on the first click; the second lands on
 // Approve. Framing is refused, but a pop-up is not framing: the Approve
-// button is held for a moment whenever the page is shown or comes back
-// to the front, so a click meant for another page presses nothing, and a
+// button is held for a moment whenever the page is shown or made visible
+// again, so a click meant for another page presses nothing, and a
 // person who reads the change can approve it.
 func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
 	needChromium(t)

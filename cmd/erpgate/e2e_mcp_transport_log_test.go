@@ -1,34 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestMCPTransportLinesGoThroughErpgatesLog: a caller posting a JSON-RPC
 // response nobody asked for made mcp-go write a plain-text line to the
@@ -38,7 +18,7 @@ func (l *lockedBuffer) String() string {
 // at most at warning level without a stack trace: what a caller can make
 // happen at will must not raise an operator's error alerts.
 func TestMCPTransportLinesGoThroughErpgatesLog(t *testing.T) {
-	var stray lockedBuffer
+	var stray syncBuffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&stray, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })

@@ -178,21 +178,9 @@ func TestOAuthSiteChooserIsRateLimited(t *testing.T) {
 // only when the request comes from a configured proxy; otherwise anyone
 // could escape the limits by sending a new header each time.
 func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
-	register := func(gw *gateway, forwardedFor string) int {
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
-			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Forwarded-For", forwardedFor)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	count := func(gw *gateway) (created, limited int) {
 		for i := range 40 {
-			switch register(gw, "198.51.100."+strconv.Itoa(i+1)) {
+			switch registerFrom(t, gw, "198.51.100."+strconv.Itoa(i+1)) {
 			case http.StatusCreated:
 				created++
 			case http.StatusTooManyRequests:
@@ -216,18 +204,7 @@ func TestOAuthSourceBehindTrustedProxies(t *testing.T) {
 // and a /64 of another /48 is unaffected.
 func TestOAuthRegistrationIsBoundedPerIPv6Site(t *testing.T) {
 	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	register := func(forwardedFor string) int {
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
-			strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Forwarded-For", forwardedFor)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	register := func(forwardedFor string) int { return registerFrom(t, gw, forwardedFor) }
 	start := time.Now()
 	statuses := map[int]int{}
 	for i := range 600 {
@@ -241,6 +218,22 @@ func TestOAuthRegistrationIsBoundedPerIPv6Site(t *testing.T) {
 	if status := register("2001:db8:43::1"); status != http.StatusCreated {
 		t.Errorf("a /64 of another /48: HTTP %d", status)
 	}
+}
+
+// registerFrom registers a public client at gw as if from forwardedFor
+// (believed only behind a trusted proxy) and returns the HTTP status.
+func registerFrom(t *testing.T, gw *gateway, forwardedFor string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/register",
+		strings.NewReader(`{"redirect_uris":["`+e2eRedirectURI+`"],"token_endpoint_auth_method":"none"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", forwardedFor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestOAuthMetadataDocumentFetchesAreLimitedPerSource: every new URL
