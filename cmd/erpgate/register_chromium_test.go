@@ -392,7 +392,13 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		waitForTitle(t, ctx, "Demo Frappe Ltd is registered")
 		r.shot("api-token")
 		token := browserResult(t, ctx, "read the token", chromedp.Evaluate[string](`document.querySelector('#service-token').textContent`))
-		r.expectText("token page", "shows it only this once", bot.Email)
+		r.expectText("token page", "shows it only this once", bot.Email, "It expires on ", "90 days from now")
+		// Like a token issued on the owner's page, it expires unless chosen
+		// otherwise there (90 days).
+		if n := queryInt(t, r.gw.DBURL, `SELECT count(*) FROM service_tokens WHERE name = 'registration'
+			AND expires_at = created_at + interval '90 days'`); n != 1 {
+			t.Errorf("%d registration tokens expire 90 days after they were issued, want 1", n)
+		}
 		cs := connect(t, r.gw.URL+"/service/mcp", map[string]string{"X-Erpgate-Service-Token": token})
 		tools, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{})
 		if err != nil || len(tools.Tools) == 0 {

@@ -46,12 +46,15 @@ type resultExtra struct {
 	Values      map[string]string
 	Token       string
 	TokenPrefix string
-	Verified    string
+	// Expiry says when the token expires, as a sentence.
+	Expiry   string
+	Verified string
 }
 
 func (p resultPage) Error() string       { return p.extra.Error }
 func (p resultPage) Token() string       { return p.extra.Token }
 func (p resultPage) TokenPrefix() string { return p.extra.TokenPrefix }
+func (p resultPage) TokenExpiry() string { return p.extra.Expiry }
 func (p resultPage) Verified() string    { return p.extra.Verified }
 
 // Label names a credential field on the page.
@@ -137,13 +140,15 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: problem, Values: kept})
 		return
 	}
-	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration", 0)
+	// It expires as a token issued on the owner's page does unless the
+	// owner chooses otherwise there.
+	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration", siteadmin.DefaultTokenLifetimeDays)
 	if err != nil {
 		h.internal(w, "issue service token", err)
 		return
 	}
 	h.renderResult(w, r, http.StatusOK, browser, p, resultExtra{Token: value.Reveal(), TokenPrefix: st.Prefix,
-		Verified: saved.VerifiedIdentity})
+		Expiry: siteadmin.TokenExpiry(st), Verified: saved.VerifiedIdentity})
 }
 
 var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
