@@ -183,12 +183,47 @@ func invalidResponse(format string, args ...any) *toolerr.Error {
 	return e
 }
 
-// endpointRoot is GET /entity: the endpoints the instance offers.
-type endpointRoot struct {
-	Endpoints []struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"endpoints"`
+// endpointRow is one endpoint GET /entity lists.
+type endpointRow struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// endpointList is GET /entity: the build and the endpoints the instance
+// offers, as "Name/Version".
+type endpointList struct {
+	build     string
+	rows      []endpointRow
+	endpoints []string
+}
+
+// parseEndpointList reads GET /entity in either shape Acumatica sends: the
+// wrapper {"version":{…},"endpoints":[…]} of current builds, or the bare
+// array of endpoint rows of older ones (which carries no build). ok is
+// false when the body lists no endpoint.
+func parseEndpointList(body []byte) (endpointList, bool) {
+	var root struct {
+		Version struct {
+			Build string `json:"acumaticaBuildVersion"`
+		} `json:"version"`
+		Endpoints []endpointRow `json:"endpoints"`
+	}
+	var l endpointList
+	body = bytes.TrimSpace(body)
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		if json.Unmarshal(body, &l.rows) != nil {
+			return endpointList{}, false
+		}
+	case json.Unmarshal(body, &root) == nil:
+		l.build, l.rows = root.Version.Build, root.Endpoints
+	default:
+		return endpointList{}, false
+	}
+	for _, e := range l.rows {
+		l.endpoints = append(l.endpoints, e.Name+"/"+e.Version)
+	}
+	return l, len(l.rows) > 0
 }
 
 // endpoints lists the instance's endpoints as "Name/Version". It is used
@@ -203,13 +238,6 @@ func (c *client) endpoints(ctx context.Context) []string {
 		raw = r.body
 		c.store(ctx, cacheKeyEndpoints, raw, ttlEndpoints)
 	}
-	var root endpointRoot
-	if json.Unmarshal(raw, &root) != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range root.Endpoints {
-		out = append(out, e.Name+"/"+e.Version)
-	}
-	return out
+	l, _ := parseEndpointList(raw)
+	return l.endpoints
 }

@@ -141,29 +141,25 @@ func checkEndpoint(ctx context.Context, site connector.Site, set Settings, in co
 	if err != nil {
 		return connector.Fail(id, title, "the instance did not answer", noAnswer)
 	}
-	var root struct {
-		Version struct {
-			Build string `json:"acumaticaBuildVersion"`
-		} `json:"version"`
-		Endpoints []struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"endpoints"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &root) != nil || len(root.Endpoints) == 0 {
+	root, ok := parseEndpointList(body)
+	if resp.StatusCode != http.StatusOK || !ok {
 		return connector.Fail(id, title, fmt.Sprintf("/entity answered HTTP %d without a list of endpoints", resp.StatusCode),
 			"check that the base URL is the instance URL, with its virtual directory when it has one")
 	}
+	build := "Acumatica"
+	if root.build != "" {
+		build += " " + connector.ERPWord(root.build)
+	}
 	var have []string
-	for _, e := range root.Endpoints {
+	for _, e := range root.rows {
 		ep := connector.ERPWord(e.Name) + "/" + connector.ERPWord(e.Version)
 		if strings.EqualFold(e.Name, set.EndpointName) && e.Version == set.EndpointVersion {
-			return connector.Pass(id, title, fmt.Sprintf("Acumatica %s has the endpoint %s", connector.ERPWord(root.Version.Build), ep))
+			return connector.Pass(id, title, fmt.Sprintf("%s has the endpoint %s", build, ep))
 		}
 		have = append(have, ep)
 	}
 	return connector.Fail(id, title,
-		fmt.Sprintf("Acumatica %s has no endpoint %s; it has %s", connector.ERPWord(root.Version.Build), set.endpoint(), strings.Join(have, ", ")),
+		fmt.Sprintf("%s has no endpoint %s; it has %s", build, set.endpoint(), strings.Join(have, ", ")),
 		fmt.Sprintf("set the site's endpoint_version to one the instance has (erpgate reads %s at %s or %s)", DefaultEndpointName, DefaultEndpointVersion, endpointVersion25))
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
@@ -106,5 +107,50 @@ func TestSignInAndPreflightOnTheDocumentedAnswers(t *testing.T) {
 	who, err := OAuth{}.Identify(ctx, site, srv.Client())
 	if err != nil || who.ID != "gibbs@U100" || who.DisplayName != "Kimberly Gibbs" {
 		t.Errorf("Identify = %+v, %v", who, err)
+	}
+}
+
+// Older builds answer GET /entity with a bare array of the endpoint rows,
+// not the wrapper object (entity-root-version-and-endpoints-200.meta.json).
+// Both shapes name the same endpoints; the endpoint check and the
+// explanation of a 404 read either.
+func TestEndpointListAsBareArray(t *testing.T) {
+	var root struct {
+		Endpoints json.RawMessage `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(readSample(t, "entity-root-version-and-endpoints-200.json")), &root); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/entity" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(root.Endpoints)
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	conn := New(Options{})
+	for settings, want := range map[string]connector.CheckStatus{
+		`{"tenant":"Demo","endpoint_version":"25.200.001"}`: connector.CheckPass,
+		`{"tenant":"Demo","endpoint_version":"24.200.001"}`: connector.CheckPass,
+	} {
+		norm, err := conn.NormalizeSettings(json.RawMessage(settings))
+		if err != nil {
+			t.Fatal(err)
+		}
+		site := connector.Site{Kind: Kind, BaseURL: base, Settings: norm}
+		if got := checkEndpoint(context.Background(), site, siteSettings(site), connector.PreflightInput{HTTP: srv.Client()}); got.Status != want {
+			t.Errorf("%s: endpoint check %+v", settings, got)
+		}
+	}
+	offered, ok := parseEndpointList([]byte(root.Endpoints))
+	if !ok || len(offered.endpoints) == 0 || offered.build != "" {
+		t.Fatalf("bare array: %+v, %v", offered, ok)
+	}
+	wrapped, ok := parseEndpointList([]byte(readSample(t, "entity-root-version-and-endpoints-200.json")))
+	if !ok || wrapped.build != "25.093.0036" || !slices.Equal(wrapped.endpoints, offered.endpoints) {
+		t.Errorf("wrapper %+v, bare %+v", wrapped, offered)
 	}
 }
