@@ -33,7 +33,11 @@
 // Service document, $metadata (EDMX 4.0), data with an OData v4 $filter
 // subset, $select, $orderby, $top, $skip, and <Type>_WithParameters(…)
 // functions; a $filter or $orderby naming a formula column (SO-SalesOrders'
-// LineCount) is answered 200 with no body. Inquiries: MCPAccess (the
+// LineCount) is answered 200 with no body. An unfiltered read answers
+// with "@odata.context" and plain JSON values; a parameterised or filtered
+// one, as Acumatica's documented examples do, with "odata.metadata",
+// decimals as strings, date-times without an offset and CHAR key columns
+// space-padded. Inquiries: MCPAccess (the
 // access-gate canary), Customer Contacts, AR-OpenInvoices, SO-SalesOrders,
 // Item Availability Data (parameter InventoryID) and DB-StorageDetails
 // (parameter Warehouse).

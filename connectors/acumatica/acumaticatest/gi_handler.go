@@ -78,6 +78,12 @@ func (s *Simulator) handleGI(w http.ResponseWriter, r *http.Request, tenant, res
 		writeJSON(w, http.StatusForbidden, httpError(insufficientRights(q.Screen)))
 		return
 	}
+	// Acumatica documents two shapes of rows: the plain one of an
+	// unfiltered read (Customer Contacts), and the legacy one of a
+	// parameterised or filtered read (Item Availability Data, Modified
+	// Stock Items): "odata.metadata", decimals as strings, date-times
+	// without an offset, CHAR columns space-padded.
+	legacy = legacy || strings.TrimSpace(r.URL.Query().Get("$filter")) != ""
 	s.giData(w, r, q, params, legacy, ctx)
 }
 

@@ -323,3 +323,42 @@ func TestGIFormulaColumnCannotBeFilteredOrSorted(t *testing.T) {
 		t.Errorf("select: %d %s", status, body)
 	}
 }
+
+// A filtered read of an inquiry answers in the shape Acumatica documents
+// for it (the Modified Stock Items activity, api-facts.md 6.3), which is the
+// shape of the recorded parameterised answer: "odata.metadata", decimals
+// as strings with their scale, date-times without an offset. An
+// unfiltered read keeps "@odata.context" and plain values.
+func TestGIFilteredAnswerHasTheDocumentedShape(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	var sample giResponse
+	mustUnmarshal(t, readSample(t, "odata-gi-with-parameters-200.json"), &sample)
+	if sample.Legacy == "" || sample.Context != "" {
+		t.Fatalf("sample %+v", sample)
+	}
+	q := s.Data().Inquiry("SO-SalesOrders")
+	var want map[string]any
+	for _, row := range q.Rows {
+		if row["Status"] == "Open" {
+			want = row
+			break
+		}
+	}
+	status, r, body := giGet(t, s, tok, "/SO-SalesOrders", url.Values{"$filter": {"OrderNbr eq '" + want["OrderNbr"].(string) + "'"}})
+	if status != http.StatusOK || len(r.Value) != 1 || r.Legacy != s.URL+"/t/Demo/api/odata/gi/$metadata#SO-SalesOrders" || r.Context != "" {
+		t.Fatalf("filtered: %d %s", status, body)
+	}
+	row := r.Value[0]
+	if row["OrderTotal"] != want["OrderTotal"].(InquiryDecimal).String() ||
+		row["LastModifiedOn"] != want["LastModifiedOn"].(time.Time).UTC().Format("2006-01-02T15:04:05.999") {
+		t.Errorf("filtered row %v, want total %v and date %v", row, want["OrderTotal"], want["LastModifiedOn"])
+	}
+	status, r, body = giGet(t, s, tok, "/SO-SalesOrders", url.Values{"$top": {"1"}})
+	if status != http.StatusOK || r.Context == "" || r.Legacy != "" {
+		t.Errorf("unfiltered: %d %s", status, body)
+	}
+	if _, isNumber := r.Value[0]["OrderTotal"].(json.Number); !isNumber {
+		t.Errorf("unfiltered row %v", r.Value[0])
+	}
+}
