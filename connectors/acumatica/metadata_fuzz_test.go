@@ -240,3 +240,41 @@ func FuzzDecimal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEndpointList: GET /entity is the ERP's answer, in either of
+// two shapes. Whatever it is, the parser never panics, says ok exactly
+// when it found an endpoint, and gives one "Name/Version" per row; the
+// two shapes of the same rows give the same endpoints.
+func FuzzParseEndpointList(f *testing.F) {
+	sample, err := os.ReadFile("testdata/samples/entity-root-version-and-endpoints-200.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sample)
+	f.Add([]byte(`[{"name":"Default","version":"24.200.001"}]`))
+	f.Add([]byte(`{"endpoints":[]}`))
+	f.Add([]byte(` [] `))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		l, ok := parseEndpointList(body)
+		if ok != (len(l.rows) > 0) || len(l.endpoints) != len(l.rows) {
+			t.Fatalf("ok %v with %d rows and %d endpoints", ok, len(l.rows), len(l.endpoints))
+		}
+		for i, e := range l.rows {
+			if l.endpoints[i] != e.Name+"/"+e.Version {
+				t.Fatalf("endpoint %d is %q for row %+v", i, l.endpoints[i], e)
+			}
+		}
+		if !ok {
+			return
+		}
+		bare, err := json.Marshal(l.rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, ok := parseEndpointList(bare)
+		if !ok || !reflect.DeepEqual(again.endpoints, l.endpoints) {
+			t.Fatalf("the bare array of the same rows gave %v, want %v", again.endpoints, l.endpoints)
+		}
+	})
+}
