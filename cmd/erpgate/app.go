@@ -762,7 +762,7 @@ func runServe(ctx context.Context, configPath string) error {
 		return err
 	}
 	log := newLogger(cfg.LogLevel, nil)
-	defer func() { _ = log.Sync() }()
+	defer syncLog(log, logSyncLimit)
 	log.Info("starting erpgate", append([]zap.Field{zap.String("version", version)}, cfg.LogFields()...)...)
 	return serveUntilDone(ctx, cfg, log, nil)
 }

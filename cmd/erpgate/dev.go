@@ -75,7 +75,7 @@ func runDev(ctx context.Context, args []string) error {
 		return usageError{"dev takes no arguments"}
 	}
 	log := newLogger(zapcore.InfoLevel, nil)
-	defer func() { _ = log.Sync() }()
+	defer syncLog(log, logSyncLimit)
 	dataDir, err := filepath.Abs(devDataDir)
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	// The start-up lines sit in the logger's buffer for up to
 	// logFlushInterval: flush them, so the summary comes after them.
-	_ = log.Sync()
+	syncLog(log, logSyncLimit)
 	printDevSummary(os.Stdout, state, statePath)
 
 	return <-served

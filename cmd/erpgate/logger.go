@@ -37,6 +37,27 @@ func newBufferedLogger(level zapcore.Level, out zapcore.WriteSyncer) *zap.Logger
 	return zap.New(w.Core(level), zap.AddCaller())
 }
 
+// logSyncLimit bounds the last flush of the log on the way out: a
+// stalled log reader must not keep a stopping replica alive.
+const logSyncLimit = 5 * time.Second
+
+// syncLog flushes log's buffered lines, waiting at most limit for the log
+// reader; what it has not taken by then is lost, as it would be to the
+// SIGKILL that otherwise ends the process.
+func syncLog(log *zap.Logger, limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		_ = log.Sync()
+		close(done)
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
 // droppedLogLines is the buffered logger's count of lines dropped, for
 // /metrics; ok is false for a logger without one (tests' loggers).
 func droppedLogLines(log *zap.Logger) (dropped func() uint64, ok bool) {

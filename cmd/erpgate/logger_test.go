@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,5 +124,68 @@ func TestLogCallsDoNotWaitForAStalledLogReader(t *testing.T) {
 	}
 	if count, ok := droppedLogLines(log); !ok || count() != uint64(dropped) {
 		t.Errorf("the logger's count for /metrics is not the %d lines the log says were dropped", dropped)
+	}
+}
+
+// TestServeStopsWhileItsLogReaderIsStalled: a log call never waits for a
+// stalled log reader, but the last flush on the way out did, so a replica
+// whose standard error nobody read any more never exited after SIGTERM
+// (only a SIGKILL ended it). It waits a bounded time, then exits: the
+// lines still buffered are lost, as they would be to the SIGKILL.
+func TestServeStopsWhileItsLogReaderIsStalled(t *testing.T) {
+	bin, err := sharedErpgateBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeport.Loopback(t)
+	env, _ := replicaEnv(t, addr, pgtest.NewDatabase(t), map[string]string{"ERPGATE_LOG_LEVEL": "debug"})
+	stalled, stderr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nobody reads stalled; it is closed at the end, which frees a
+	// process still writing if the test fails.
+	t.Cleanup(func() { _ = stalled.Close() })
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "ERPGATE_LISTEN_ADDR="+addr)
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = stderr.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	// Every request is a debug line: far more than the pipe and the
+	// buffer hold, so the reader is behind for good.
+	ready := false
+	for i := 0; i < 3000; i++ {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		ready = ready || resp.StatusCode == http.StatusOK
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if !ready {
+		t.Fatal("the replica never became ready")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Only a hang fails here: the limit turns it into a failure.
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the replica exited with %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the replica did not exit after SIGTERM while its log reader was stalled")
 	}
 }
