@@ -2,11 +2,10 @@ package acumatica
 
 import (
 	"fmt"
-	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -30,25 +29,17 @@ func TestGIMetadataBoundsTheModel(t *testing.T) {
 	}
 	b.WriteString(`</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>`)
 	doc := b.String()
-	h.erp = func(w http.ResponseWriter, r *http.Request) bool {
-		if !strings.HasSuffix(r.URL.Path, "/$metadata") {
-			return false
-		}
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = w.Write([]byte(doc))
-		return true
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := h.run(kindFull, "acumatica_describe_inquiry", map[string]any{"name": "S1"})
-	runtime.ReadMemStats(&after)
+	h.answerAt("/$metadata", "application/xml", doc)
+	var err error
+	alloc := connectortest.Allocated(func() {
+		_, err = h.run(kindFull, "acumatica_describe_inquiry", map[string]any{"name": "S1"})
+	})
 	if err == nil {
 		t.Errorf("an inquiry was described from a model of %d KiB of metadata", len(doc)>>10)
 	} else {
 		wantCode(t, err, toolerr.UpstreamInvalidResponse, "wide metadata")
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+	if alloc > 64<<20 {
 		t.Errorf("the call allocated %d MiB for %d KiB of metadata", alloc>>20, len(doc)>>10)
 	}
 }

@@ -154,6 +154,19 @@ func newHarness(t *testing.T, opts harnessOptions) *harness {
 }
 
 // serviceFields are the service connection of the simulator's API user.
+// answerAt makes the ERP answer every request whose path ends in suffix
+// with body, of contentType, in place of the simulator.
+func (h *harness) answerAt(suffix, contentType, body string) {
+	h.erp = func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, suffix) {
+			return false
+		}
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write([]byte(body))
+		return true
+	}
+}
+
 func (h *harness) serviceFields() map[string]secrets.Secret {
 	if h.fields != nil {
 		return h.fields

@@ -2,11 +2,10 @@ package acumatica
 
 import (
 	"fmt"
-	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -31,25 +30,20 @@ func TestSchemaIndexBoundsItsDocuments(t *testing.T) {
 	}
 	b.WriteString(`}}]}}}}`)
 	swagger := b.String()
-	h.erp = func(w http.ResponseWriter, r *http.Request) bool {
-		if !strings.HasSuffix(r.URL.Path, "/swagger.json") {
-			return false
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(swagger))
-		return true
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	out, err := h.run(kindFull, "acumatica_search_schema", map[string]any{"query": "customer"})
-	runtime.ReadMemStats(&after)
+	h.answerAt("/swagger.json", "application/json", swagger)
+	var (
+		out map[string]any
+		err error
+	)
+	alloc := connectortest.Allocated(func() {
+		out, err = h.run(kindFull, "acumatica_search_schema", map[string]any{"query": "customer"})
+	})
 	if err == nil {
 		t.Errorf("the search ran over an index of a %d KiB document: %v", len(swagger)>>10, truncate([]byte(fmt.Sprint(out))))
 	} else {
 		wantCode(t, err, toolerr.UpstreamInvalidResponse, "huge index")
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*maxIndexBytes {
+	if alloc > 2*maxIndexBytes {
 		t.Errorf("the search allocated %d MiB for a %d KiB document", alloc>>20, len(swagger)>>10)
 	}
 }

@@ -3,10 +3,10 @@ package frappe
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/connector/connectortest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -38,17 +38,19 @@ func TestListRowsAreBoundedByTheAnswer(t *testing.T) {
 	b.WriteString(`]}}`)
 	answer := b.String()
 	srv := fakeReports(t, map[string]string{reportGeneralLedger: answer})
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	out, err := callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31"})
-	runtime.ReadMemStats(&after)
+	var (
+		out map[string]any
+		err error
+	)
+	alloc := connectortest.Allocated(func() {
+		out, err = callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31"})
+	})
 	if err == nil {
 		t.Errorf("a %d KiB answer made a result of %d rows", len(answer)>>10, len(out["rows"].([]any)))
 	} else {
 		wantCode(t, err, toolerr.UpstreamInvalidResponse)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32*uint64(len(answer))+(4<<20) {
+	if alloc > 32*uint64(len(answer))+(4<<20) {
 		t.Errorf("the call allocated %d MiB for a %d KiB answer", alloc>>20, len(answer)>>10)
 	}
 }
@@ -75,11 +77,13 @@ func TestWideReportsCostTheirCells(t *testing.T) {
 		}
 		b.WriteString(`["total"]]}}`)
 		srv := fakeReports(t, map[string]string{reportGeneralLedger: b.String()})
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		out, err := callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31", "limit": rows})
-		runtime.ReadMemStats(&after)
+		var (
+			out map[string]any
+			err error
+		)
+		alloc := connectortest.Allocated(func() {
+			out, err = callFake(t, srv, "get_general_ledger", map[string]any{"company": "Demo Co", "from_date": "2025-03-01", "to_date": "2025-03-31", "limit": rows})
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +91,7 @@ func TestWideReportsCostTheirCells(t *testing.T) {
 		if len(got) != rows || got[0].(map[string]any)["c0"] != json.Number("0") {
 			t.Fatalf("%d rows, the first %.200v", len(got), got[0])
 		}
-		return after.TotalAlloc - before.TotalAlloc
+		return alloc
 	}
 	few, many := cost(30), cost(300)
 	if perRow := (int64(many) - int64(few)) / 270; perRow > 8<<10 {
