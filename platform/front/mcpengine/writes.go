@@ -2,6 +2,7 @@ package mcpengine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -593,9 +594,12 @@ func nulField(args json.RawMessage) (string, bool) {
 	if json.Unmarshal(args, &v) != nil {
 		return "", false
 	}
-	return nulIn(v, "the arguments")
+	p, ok := nulIn(v, "")
+	return cmp.Or(p, "the arguments"), ok
 }
 
+// nulIn is nulField's walk; path is where v is ("" for the arguments
+// themselves).
 func nulIn(v any, path string) (string, bool) {
 	switch v := v.(type) {
 	case string:
@@ -608,12 +612,12 @@ func nulIn(v any, path string) (string, bool) {
 		}
 	case map[string]any:
 		for k, e := range v {
-			name := k
-			if path != "the arguments" {
-				name = path + "." + k
-			}
 			if strings.ContainsRune(k, 0) {
-				return "a member name in " + path, true
+				return "a member name in " + cmp.Or(path, "the arguments"), true
+			}
+			name := k
+			if path != "" {
+				name = path + "." + k
 			}
 			if p, ok := nulIn(e, name); ok {
 				return p, true
