@@ -90,12 +90,17 @@ func settingsOf(f startForm) (json.RawMessage, error) {
 	return siteadmin.FormSettings(f.Kind, func(key string) string { return typed[key] })
 }
 
-// startLabels are the start form's labels of what siteadmin's errors name.
-var startLabels = map[string]string{"display_name": "Name of the site", "base_url": "The ERP's address",
-	"settings.default_company": "Default company", "settings.tenant": "Tenant",
-	"settings.endpoint_name": "Endpoint name", "settings.endpoint_version": "Endpoint version"}
-
-func startLabel(field string) string { return startLabels[field] }
+// startLabel is the start form's label of what siteadmin's errors name:
+// its own for the name and address, the pages' for a setting.
+func startLabel(field string) string {
+	switch field {
+	case "display_name":
+		return "Name of the site"
+	case "base_url":
+		return "The ERP's address"
+	}
+	return siteadmin.SettingLabel(field)
+}
 
 func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	browser := h.checkPost(w, r, startPurpose)

@@ -47,6 +47,20 @@ func fieldLabel(field string) string {
 	if !ok {
 		return ""
 	}
+	if label := SettingLabel(field); label != "" {
+		return label
+	}
+	return "The setting " + key
+}
+
+// SettingLabel is the pages' label of an error's field "settings.<key>"
+// (Error.Field) when the pages offer that setting, of any kind (no two
+// kinds share a key); "" for any other field.
+func SettingLabel(field string) string {
+	key, ok := strings.CutPrefix(field, "settings.")
+	if !ok {
+		return ""
+	}
 	for _, fields := range settingFields {
 		for _, f := range fields {
 			if f.Key == key {
@@ -54,7 +68,7 @@ func fieldLabel(field string) string {
 			}
 		}
 	}
-	return "The setting " + key
+	return ""
 }
 
 // SettingFields are the settings the pages offer for a kind of site.
