@@ -45,11 +45,10 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	}
 	// A grant of a site that no longer offers sign-in (disabled, removed,
 	// or without its OAuth connection) gets no new tokens: its MCP URL
-	// would refuse them. A refresh token is left as it was; a code is
-	// spent all the same, since fosite has already deleted its PKCE
-	// record while reading the request (so is one refused for a wrong
-	// verifier or resource): a stolen code can spoil the real client's
-	// sign-in, never complete it.
+	// would refuse them. A refresh token or code is left as it was
+	// (storage keeps a code's PKCE challenge until the code is redeemed,
+	// so a request refused here, or for a wrong verifier or resource,
+	// does not spend it).
 	if sess, ok := ar.GetSession().(*storage.Session); ok {
 		if _, err := s.loadSignInSite(ctx, sess.SiteID); errors.Is(err, sites.ErrNotFound) || errors.Is(err, errNoSignIn) {
 			s.accessError(w, r, ar, fosite.ErrInvalidGrant.WithHint("The site of this grant no longer offers sign-in."))

@@ -165,15 +165,23 @@ func (s *Store) GetAuthorizeCodeSession(ctx context.Context, code string, sessio
 	return row.requester, nil
 }
 
-// InvalidateAuthorizeCodeSession marks a code redeemed.
+// InvalidateAuthorizeCodeSession marks a code redeemed and deletes its
+// PKCE challenge (stored under the same signature), which
+// DeletePKCERequestSession leaves in place.
 func (s *Store) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	tag, err := s.db(ctx).Exec(ctx, `
-		UPDATE oauth_tokens SET active = false, used_at = now()
-		WHERE kind = 'code' AND signature_hash = $1 AND active`, hash(code))
+	var spent int
+	err := s.db(ctx).QueryRow(ctx, `
+		WITH spent AS (
+			UPDATE oauth_tokens SET active = false, used_at = now()
+			WHERE kind = 'code' AND signature_hash = $1 AND active
+			RETURNING 1),
+		challenge AS (
+			DELETE FROM oauth_tokens WHERE kind = 'pkce' AND signature_hash = $1)
+		SELECT count(*) FROM spent`, hash(code)).Scan(&spent)
 	if err != nil {
 		return fmt.Errorf("storage: invalidate code: %w", notFound(err))
 	}
-	if tag.RowsAffected() == 0 {
+	if spent == 0 {
 		// A concurrent exchange redeemed it first.
 		return fmt.Errorf("storage: invalidate code: %w", fosite.ErrInvalidatedAuthorizeCode)
 	}
@@ -194,9 +202,14 @@ func (s *Store) GetPKCERequestSession(ctx context.Context, signature string, ses
 	return row.requester, nil
 }
 
-// DeletePKCERequestSession deletes the PKCE challenge of a code.
-func (s *Store) DeletePKCERequestSession(ctx context.Context, signature string) error {
-	return s.deleteToken(ctx, kindPKCE, signature)
+// DeletePKCERequestSession keeps the PKCE challenge of a code. fosite
+// calls it while reading a token request, before it compares the
+// verifier: deleting here would let anyone who saw a code, without its
+// verifier, spend the real client's sign-in with one wrong request. The
+// challenge goes when the code is redeemed
+// (InvalidateAuthorizeCodeSession) or expires (CleanUp).
+func (s *Store) DeletePKCERequestSession(context.Context, string) error {
+	return nil
 }
 
 // CreateAccessTokenSession stores an access token and notes that its

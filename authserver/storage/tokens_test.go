@@ -81,3 +81,43 @@ func FuzzGetClient(f *testing.F) {
 		}
 	})
 }
+
+// TestACodesChallengeOutlivesFositesDeleteUntilTheCodeIsRedeemed: fosite
+// deletes a code's PKCE challenge before it compares the verifier, so the
+// store keeps it (a wrong verifier must not spend the real client's code)
+// and deletes it with the code's redemption instead, leaving no row
+// behind.
+func TestACodesChallengeOutlivesFositesDeleteUntilTheCodeIsRedeemed(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	store := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{})
+	sess := &storage.Session{SiteID: newSite(t, pool), Subject: "u@example.com"}
+	sess.SetExpiresAt(fosite.AuthorizeCode, time.Now().Add(time.Minute))
+	req := &fosite.Request{ID: "grant-pkce", RequestedAt: time.Now(), Client: &fosite.DefaultClient{ID: "c"}, Session: sess}
+	const signature = "code-signature"
+	if err := store.CreateAuthorizeCodeSession(ctx, signature, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CreatePKCERequestSession(ctx, signature, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.DeletePKCERequestSession(ctx, signature); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.GetPKCERequestSession(ctx, signature, &storage.Session{}); err != nil {
+		t.Fatalf("challenge after fosite's delete, before redemption: %v", err)
+	}
+	if err := store.InvalidateAuthorizeCodeSession(ctx, signature); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.GetPKCERequestSession(ctx, signature, &storage.Session{}); !errors.Is(err, fosite.ErrNotFound) {
+		t.Errorf("challenge after redemption: %v, want not found", err)
+	}
+	if err := store.InvalidateAuthorizeCodeSession(ctx, signature); !errors.Is(err, fosite.ErrInvalidatedAuthorizeCode) {
+		t.Errorf("second redemption: %v, want ErrInvalidatedAuthorizeCode", err)
+	}
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM oauth_tokens WHERE kind = 'pkce'`).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("pkce rows left: %d (%v)", rows, err)
+	}
+}

@@ -249,11 +249,25 @@ func TestOAuthRefusals(t *testing.T) {
 		}
 	})
 
-	t.Run("a wrong PKCE verifier is refused", func(t *testing.T) {
-		status, out, _ := r.token(url.Values{"grant_type": {"authorization_code"}, "code": {r.code()},
+	t.Run("a wrong PKCE verifier is refused and does not spend the code", func(t *testing.T) {
+		// Someone who saw the code in a redirect, without the verifier,
+		// must not be able to spoil the real client's sign-in with it.
+		code := r.code()
+		status, out, _ := r.token(url.Values{"grant_type": {"authorization_code"}, "code": {code},
 			"redirect_uri": {e2eRedirectURI}, "code_verifier": {"not-the-verifier-0123456789-0123456789-01"}})
 		if status != http.StatusBadRequest || out["error"] != "invalid_grant" {
 			t.Errorf("HTTP %d %v", status, out)
+		}
+		status, out, _ = r.token(url.Values{"grant_type": {"authorization_code"}, "code": {code},
+			"redirect_uri": {e2eRedirectURI}})
+		if status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+			t.Errorf("no verifier: HTTP %d %v", status, out)
+		}
+		if status, out := r.exchange(code); status != http.StatusOK || out["access_token"] == nil {
+			t.Fatalf("the real client's exchange after the attempts: HTTP %d %v", status, out)
+		}
+		if status, out := r.exchange(code); status != http.StatusBadRequest || out["error"] != "invalid_grant" {
+			t.Errorf("the code redeemed twice: HTTP %d %v", status, out)
 		}
 	})
 
