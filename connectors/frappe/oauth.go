@@ -121,9 +121,18 @@ func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
 
 // RefreshToken uses the refresh_token grant; Frappe issues a new refresh
 // token each time. invalid_grant means the refresh token is dead.
+//
+// So does a 403: get_token runs as Guest, and a PermissionError there is
+// Frappe failing to read the token's own documents, as every refresh on
+// Frappe 15.94.1 does (frappe/frappe issue 36132: "No permission for
+// User"). Repeating the refresh never helps; a new sign-in (a code grant)
+// does, so the user is asked for one rather than told they lack a right.
 func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, refreshToken secrets.Secret) (connector.UpstreamToken, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	t, err := tokenConfig(site, client, "").TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken.Reveal()}).Token()
+	if re := (*oauth2.RetrieveError)(nil); errors.As(err, &re) && re.Response.StatusCode == http.StatusForbidden {
+		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w (the ERP refused the refresh with HTTP 403; it cannot renew this sign-in)", site.Slug, connector.ErrRefreshTokenDead)
+	}
 	if err != nil {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w", site.Slug, tokenError(ctx, err))
 	}

@@ -104,3 +104,24 @@ func TestRefreshWithARevokedTokenIsDead(t *testing.T) {
 		t.Fatalf("refresh with the new refresh token: %v", err)
 	}
 }
+
+// TestRefreshForbiddenIsDead: Frappe 15.94.1 answers every refresh_token
+// grant with 403 PermissionError "No permission for User" (frappe/frappe
+// issue 36132): get_token runs as Guest and could not read the OAuth
+// Bearer Token. No repeat of the refresh will ever work there, but a new
+// sign-in does, so the refresh token is dead (the user is asked to sign
+// in again) rather than a permission the user lacks.
+func TestRefreshForbiddenIsDead(t *testing.T) {
+	s := frappetest.NewServer(frappetest.Options{FrappeVersion: "15.94.1", RefreshGrantForbidden: true})
+	t.Cleanup(s.Close)
+	st, held, tok := signedIn(t, s, s.User("all-companies"))
+	_, err := New().RefreshToken(context.Background(), st, held, factory.Client(st, nil), tok.RefreshToken)
+	if !errors.Is(err, connector.ErrRefreshTokenDead) {
+		t.Fatalf("refresh = %v, want the refresh token dead", err)
+	}
+	for _, secret := range []string{tok.RefreshToken.Reveal(), tok.AccessToken.Reveal(), held.Secret.Reveal()} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error quotes a secret: %v", err)
+		}
+	}
+}

@@ -78,6 +78,11 @@ func (rc *reqCtx) grantRefresh(p *oauthProvider, client *OAuthClient) *apiError 
 		p.mu.Unlock()
 		return notFound("OAuth Bearer Token {'refresh_token': " + pyStrRepr(tok) + ", 'status': 'Active'} not found")
 	}
+	if rc.s.opts.RefreshGrantForbidden {
+		// frappe.get_doc of the OAuth Bearer Token as Guest.
+		p.mu.Unlock()
+		return listPermissionError("Guest", "User")
+	}
 	if g.client != client.ID {
 		p.mu.Unlock()
 		return oauthError(rc.w, http.StatusBadRequest, "invalid_grant", "")

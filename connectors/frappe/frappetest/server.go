@@ -72,6 +72,13 @@ type Options struct {
 	// FrappeVersion is the framework's version get_versions reports
 	// (default 15.55.1, the release shared/erp-api/frappe/api-facts.md was read from).
 	FrappeVersion string
+	// RefreshGrantForbidden makes get_token answer every refresh_token
+	// grant of a known refresh token with 403 PermissionError "No
+	// permission for User", as Frappe 15.94.1 does (frappe/frappe issue
+	// 36132, fixed by PR 36145): get_token runs as Guest, and
+	// validate_refresh_token read the OAuth Bearer Token, which links to
+	// User, without ignore_permissions. Code grants still work.
+	RefreshGrantForbidden bool
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a
