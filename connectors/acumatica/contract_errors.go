@@ -73,6 +73,13 @@ func (c *client) commonError(f failure, object string) error {
 		return toolerr.New(toolerr.AuthExpired, "Acumatica no longer accepts your sign-in (Acumatica: %q); reconnect this MCP server in your AI client to sign in again", f.detail)
 	case failForbidden:
 		return c.forbidden(f, object)
+	case failSetup:
+		// Not an outage: it lasts until an administrator enters the set-up,
+		// so it is not offered as retryable. The site cannot serve this
+		// data until then, which is what PERMISSION_DENIED also covers.
+		return toolerr.New(toolerr.PermissionDenied,
+			"Acumatica refused %s because this tenant's required configuration has not been entered (Acumatica: %q). An administrator of the Acumatica site has to complete that set-up; retrying will not help. Nothing was read or written, which does not mean there are no records",
+			object, orUnknown(f.detail))
 	case failThrottled:
 		wait := f.retryAfter
 		if wait <= 0 {

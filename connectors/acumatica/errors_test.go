@@ -107,3 +107,38 @@ func TestRefusedTokens(t *testing.T) {
 	h.sim.ExpireTokens()
 	h.mustRun(kindService, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"})
 }
+
+// TestSetupNotEnteredIsNotAnOutage: a tenant whose required configuration
+// was never entered answers every read with HTTP 500
+// PXSetupNotEnteredException (shared/erp-api/acumatica/api-facts.md
+// §3.2). That lasts until an administrator enters the data, so it is not
+// a retryable outage: the model is told what is missing and that retrying
+// will not help, never that there are no records.
+func TestSetupNotEnteredIsNotAnOutage(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{SetupNotEntered: "Company Branches"}})
+	h.userToken(kindFull.role)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"acumatica_list_entities", map[string]any{"entity": "Customer", "top": 5}},
+		{"acumatica_list_customers", map[string]any{"search": "a"}},
+	} {
+		_, err := h.run(kindFull, tc.tool, tc.args)
+		te := toolerr.Classify(err)
+		if te == nil || te.Retryable() {
+			t.Fatalf("%s: %v, want a failure that is not retryable", tc.tool, err)
+		}
+		if te.Code != toolerr.PermissionDenied {
+			t.Errorf("%s: code %s, want %s", tc.tool, te.Code, toolerr.PermissionDenied)
+		}
+		for _, w := range []string{"Company Branches", "administrator", "does not mean there are no records"} {
+			if !strings.Contains(te.Message, w) {
+				t.Errorf("%s: message lacks %q: %s", tc.tool, w, te.Message)
+			}
+		}
+		if strings.Contains(te.Message, "get_Current") {
+			t.Errorf("%s: a stack trace reached the message: %s", tc.tool, te.Message)
+		}
+	}
+}

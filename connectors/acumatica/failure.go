@@ -32,6 +32,7 @@ const (
 	failBadRequest                 // 400 not about the query
 	failServer                     // other 5xx
 	failCredentials                // 500 PXException "Invalid credentials": the user's credentials no longer sign in
+	failSetup                      // 500 PXSetupNotEnteredException: the tenant's required configuration is missing
 )
 
 // failure is a parsed unsuccessful answer.
@@ -143,6 +144,8 @@ func parseFailure(r response, withQuery bool) failure {
 		}
 	case loginLimit.MatchString(msg):
 		f.kind = failLoginLimit
+	case strings.Contains(body.ExceptionType, "PXSetupNotEnteredException"):
+		f.kind = failSetup
 	case strings.Contains(body.ExceptionType, "NoEntitySatisfiesTheCondition") || strings.Contains(msg, "No entity satisfies the condition"):
 		f.kind = failNoEntity
 	case strings.Contains(body.ExceptionType, "CannotOptimizeException"):

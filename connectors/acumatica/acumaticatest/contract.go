@@ -68,6 +68,14 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeForbidden(w, es.Screen)
 		return
 	}
+	if form := s.opts.SetupNotEntered; form != "" {
+		// The graph reads its setup when the form opens, after the
+		// access check.
+		writeJSON(w, http.StatusInternalServerError, exceptionError(
+			"The required configuration data is not entered on the "+form+" form.", "PX.Data.PXSetupNotEnteredException",
+			"   at PX.Data.PXSetupSelect`1.get_Current()"))
+		return
+	}
 	viewOnly := !s.canWriteScreen(p.user, es.Screen)
 	if viewOnly && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut {
 		// A role with View Only rights on the form reads it but may not

@@ -26,7 +26,9 @@
 // (*Inquiry, CompaniesStructure), which Acumatica reads only with a PUT
 // that expands Results (the simulator serves no inquiry rows); 422
 // entity-with-errors from PUT; 400 for an empty PUT body; 429 plain text
-// when more requests are in flight than Options.ConcurrencyLimit.
+// when more requests are in flight than Options.ConcurrencyLimit; 500
+// PXSetupNotEnteredException for every entity on a tenant whose set-up
+// is missing (Options.SetupNotEntered).
 //
 // # Generic Inquiries: /t/{Tenant}/api/odata/gi
 //

@@ -46,6 +46,15 @@ type Options struct {
 	// SM303010 page), so that a development set-up can keep them across
 	// restarts (AddClient with the same ID and Secret).
 	ClientAdded func(Client)
+	// SetupNotEntered names a form whose required configuration data the
+	// tenant lacks, as on a new tenant nobody finished setting up
+	// ("Company Branches"): every contract-API request for an entity the
+	// user may open is then answered HTTP 500 with
+	// PX.Data.PXSetupNotEnteredException "The required configuration data
+	// is not entered on the <form> form." (shared/erp-api/acumatica/
+	// api-facts.md §3.2, [KC]). It lasts until an administrator enters the
+	// data: repeating the request never helps.
+	SetupNotEntered string
 }
 
 // DefaultNow is the default fixed clock value.
