@@ -17,6 +17,15 @@ func (rc *reqCtx) oauthAuthorize() *apiError {
 		http.Redirect(rc.w, rc.r, "/login?"+url.Values{"redirect-to": {rc.r.URL.RequestURI()}}.Encode(), http.StatusFound)
 		return nil
 	}
+	// oauthlib's validate_authorization_request first refuses a request
+	// that repeats one of these (InvalidRequestFatalError): the first value
+	// does not win.
+	query := rc.r.URL.Query()
+	for _, k := range []string{"client_id", "response_type", "redirect_uri", "scope", "state"} {
+		if len(query[k]) > 1 {
+			return authorizeErrorDescribed(rc.w, http.StatusBadRequest, "invalid_request", "Duplicate "+k+" parameter.")
+		}
+	}
 	p := rc.s.oauth()
 	clientID, redirectURI := rc.formString("client_id"), rc.formString("redirect_uri")
 	p.mu.Lock()

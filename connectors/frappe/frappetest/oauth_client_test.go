@@ -281,3 +281,39 @@ func TestOpenIDProfileNeedsAnOpenIDBearerToken(t *testing.T) {
 		t.Fatalf("session cookie: %d %s", res.StatusCode, body)
 	}
 }
+
+// TestAuthorizeRefusesRepeatedParameters: oauthlib 3.2.2, which Frappe v15
+// pins, refuses an authorization request that repeats client_id,
+// response_type, redirect_uri, scope or state before anything else
+// (AuthorizationCodeGrant.validate_authorization_request: "Duplicate %s
+// parameter.", InvalidRequestFatalError, HTTP 400); the first value does
+// not win. Other parameters may repeat.
+func TestAuthorizeRefusesRepeatedParameters(t *testing.T) {
+	s := newServer(t, Options{})
+	redirect := "https://gw.example/oauth/callback"
+	client := s.AddClient(OAuthClient{AppName: "erpgate", RedirectURIs: []string{redirect}})
+	c := browser(t)
+	signInDesk(t, s, c, s.User(RoleAdministrator))
+	base := url.Values{"client_id": {client.ID}, "response_type": {"code"}, "redirect_uri": {redirect}, "scope": {"all openid"}, "state": {"st"}}
+	for _, key := range []string{"client_id", "response_type", "redirect_uri", "scope", "state"} {
+		q := url.Values{}
+		for k, v := range base {
+			q[k] = v
+		}
+		q.Add(key, q.Get(key))
+		res, body := fetch(t, c, http.MethodGet, s.URL+"/api/method/frappe.integrations.oauth2.authorize?"+q.Encode(), nil)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"error":"invalid_request"`) ||
+			!strings.Contains(body, `"description":"Duplicate `+key+` parameter."`) {
+			t.Errorf("%s twice: %d %s", key, res.StatusCode, body)
+		}
+	}
+	q := url.Values{}
+	for k, v := range base {
+		q[k] = v
+	}
+	q.Add("nonce", "a")
+	q.Add("nonce", "b")
+	if res, page := fetch(t, c, http.MethodGet, s.URL+"/api/method/frappe.integrations.oauth2.authorize?"+q.Encode(), nil); res.StatusCode != http.StatusOK || !strings.Contains(page, "Confirm Access") {
+		t.Errorf("nonce twice: %d %s", res.StatusCode, page)
+	}
+}
