@@ -40,6 +40,14 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.refuseAuthorize(w, fosite.ErrInvalidRequest, fmt.Sprintf("The AI client's request has a %s parameter longer than %d bytes, more than erpgate accepts.", name, limit))
 		return
 	}
+	if name, ok := repeatedAuthorizeParameter(r.Form); ok {
+		err := fosite.ErrInvalidRequest
+		if name == "resource" {
+			err = errInvalidTarget("more than one resource")
+		}
+		s.refuseAuthorize(w, err, fmt.Sprintf("The AI client's request names %s more than once, so erpgate cannot tell which one it means.", name))
+		return
+	}
 	query := normalizedAuthorizeQuery(r.Form)
 	// A URL client id is checked first, so that a document that cannot be
 	// fetched or is wrong gives a clean OAuth error rather than fosite's
@@ -188,6 +196,27 @@ func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
 // for, say, "openid profile erp:read" is not refused outright (RFC 6749
 // §3.3 lets a server grant less than requested). erp:read is always
 // granted: without it no tool can be called.
+// authorizeParameters are the parameters erpgate reads from an
+// authorization request.
+var authorizeParameters = []string{"response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge",
+	"code_challenge_method", "resource", "response_mode"}
+
+// repeatedAuthorizeParameter returns the first of authorizeParameters that
+// form carries more than once (in the query, the body, or both). RFC 6749
+// §3.1 forbids it and §4.1.2.1 makes it invalid_request; taking the first
+// value would let two parties read one request two ways. Frappe's
+// oauthlib refuses such requests too. A resource, which RFC 8707 lets a
+// client repeat, names the one MCP address a token is for here, so more
+// than one is refused as well.
+func repeatedAuthorizeParameter(form url.Values) (string, bool) {
+	for _, k := range authorizeParameters {
+		if len(form[k]) > 1 {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 func normalizedAuthorizeQuery(form url.Values) url.Values {
 	q := url.Values{}
 	for _, k := range []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge",

@@ -197,6 +197,12 @@ func TestOAuthRefusals(t *testing.T) {
 	for name, mutate := range map[string]func(url.Values){
 		"missing PKCE": func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
 		"plain PKCE":   func(q url.Values) { q.Set("code_challenge", rigVerifier); q.Set("code_challenge_method", "plain") },
+		// RFC 6749 §3.1 and §4.1.2.1: a parameter sent more than once is
+		// an invalid request, as Frappe's oauthlib also answers it; the
+		// first value does not win.
+		"a repeated redirect_uri": func(q url.Values) { q.Add("redirect_uri", "https://attacker.example/callback") },
+		"a repeated resource":     func(q url.Values) { q.Add("resource", q.Get("resource")) },
+		"a repeated state":        func(q url.Values) { q.Add("state", "rig-state-5678") },
 	} {
 		t.Run(name+" is refused on a page, not sent to the client's redirect URI", func(t *testing.T) {
 			// Before the user has approved the client, an error stays on
