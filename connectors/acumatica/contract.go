@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -24,6 +25,21 @@ type contractOp struct {
 	filter   string
 	sel      string
 	expand   string
+	// archived asks for archived records too (PX-ApiArchive: SHOW), which
+	// Acumatica otherwise leaves out of every answer.
+	archived bool
+}
+
+// archiveHeader is what a request that includes archived records sends
+// (api-facts.md §1.2, Acumatica's "Operate with Archived Records").
+var archiveHeader = http.Header{"PX-ApiArchive": {"SHOW"}}
+
+// headerOf is op's request header: archiveHeader or none.
+func (op contractOp) headerOf() http.Header {
+	if op.archived {
+		return archiveHeader
+	}
+	return nil
 }
 
 // keysText renders the keys for a message: CustomerID 'C000001'.
@@ -41,8 +57,11 @@ func (op contractOp) keysText() string {
 
 // getRecord reads one record by its keys, with expand and select. Keys
 // that cannot travel in a URL path (keysNeedFilter) are looked up with a
-// filter on the key fields instead.
+// filter on the key fields instead. An archived record is read too: the
+// keys name it, and without PX-ApiArchive: SHOW Acumatica would answer
+// that no such record exists.
 func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, error) {
+	op.archived = true
 	if specs := keySpecsOf(op); keysNeedFilter(op.keys) || keysRouteElsewhere(op.keys, specs) {
 		return c.getByFilter(ctx, op, specs)
 	}
@@ -53,7 +72,7 @@ func (c *client) getRecord(ctx context.Context, op contractOp) (map[string]any, 
 	if op.sel != "" {
 		q.Set("$select", op.sel)
 	}
-	r, err := c.get(ctx, c.entityPath(op.entity, op.keys...), q, "application/json")
+	r, err := c.send(ctx, http.MethodGet, c.entityPath(op.entity, op.keys...), q, "application/json", nil, op.headerOf())
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", op.entity, err)
 	}
@@ -132,7 +151,7 @@ func (c *client) listRows(ctx context.Context, op contractOp, top int) ([]json.R
 	if op.sel != "" {
 		q.Set("$select", op.sel)
 	}
-	r, err := c.get(ctx, c.entityPath(op.entity), q, "application/json")
+	r, err := c.send(ctx, http.MethodGet, c.entityPath(op.entity), q, "application/json", nil, op.headerOf())
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", op.entity, err)
 	}

@@ -272,3 +272,31 @@ func TestKeysThatCannotTravelInAPath(t *testing.T) {
 		t.Errorf("literal = %s", got)
 	}
 }
+
+// TestGetterFindsArchivedRecords: Acumatica hides archived records from
+// the API unless a request sends PX-ApiArchive: SHOW (api-facts.md §1.2).
+// A getter names one record by its keys, so it must find that record
+// archived or not; otherwise an old invoice that exists reads as NOT_FOUND
+// ("check the key values").
+func TestGetterFindsArchivedRecords(t *testing.T) {
+	cutoff := acumaticatest.DefaultNow.AddDate(-1, 0, 0)
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{ArchivedBefore: cutoff}})
+	var archived *acumaticatest.Record
+	for _, inv := range h.sim.Data().Records("Invoice") {
+		if inv.Time("Date").Before(cutoff) {
+			archived = inv
+			break
+		}
+	}
+	if archived == nil {
+		t.Fatal("no invoice is dated before the cut-off")
+	}
+	out, err := h.run(kindFull, "acumatica_get_invoice", map[string]any{"Type": archived.String("Type"), "ReferenceNbr": archived.String("ReferenceNbr")})
+	if err != nil {
+		t.Fatalf("archived invoice %s: %v", archived.String("ReferenceNbr"), err)
+	}
+	rec := out["record"].(map[string]any)
+	if rec["ReferenceNbr"] != archived.String("ReferenceNbr") || fmt.Sprint(rec["Amount"]) != archived.Decimal("Amount").Format(4) {
+		t.Errorf("record = %v %v, want %s %s", rec["ReferenceNbr"], rec["Amount"], archived.String("ReferenceNbr"), archived.Decimal("Amount").Format(4))
+	}
+}

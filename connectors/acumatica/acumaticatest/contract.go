@@ -227,11 +227,12 @@ func (s *Simulator) getList(w http.ResponseWriter, r *http.Request, rn *renderer
 		}
 	}
 	rows := s.data.Records(es.Name)
+	showArchived := showsArchived(r)
 	var b strings.Builder
 	b.WriteByte('[')
 	n := 0
 	for _, row := range rows {
-		if pred != nil && !pred(row) {
+		if pred != nil && !pred(row) || !showArchived && s.archived(row) {
 			continue
 		}
 		if skip > 0 {
@@ -286,13 +287,28 @@ func (s *Simulator) getOne(w http.ResponseWriter, r *http.Request, rn *renderer,
 		return
 	}
 	rec := s.findRecord(es, segs)
-	if rec == nil {
+	if rec == nil || !showsArchived(r) && s.archived(rec) {
 		writeNoEntity(w)
 		return
 	}
 	var b strings.Builder
 	rn.top(&b, rec, 1, opts.expand, opts.sel)
 	writeJSON(w, http.StatusOK, b.String())
+}
+
+// archived reports whether Options.ArchivedBefore archives rec.
+func (s *Simulator) archived(rec *Record) bool {
+	if s.opts.ArchivedBefore.IsZero() {
+		return false
+	}
+	d := rec.Time("Date")
+	return !d.IsZero() && d.Before(s.opts.ArchivedBefore)
+}
+
+// showsArchived reports whether a request asks for archived records too
+// (PX-ApiArchive: SHOW).
+func showsArchived(r *http.Request) bool {
+	return strings.EqualFold(strings.TrimSpace(r.Header.Get("PX-ApiArchive")), "SHOW")
 }
 
 // adHocSchema returns an empty template of the entity.

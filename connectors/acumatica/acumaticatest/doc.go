@@ -28,7 +28,9 @@
 // entity-with-errors from PUT; 400 for an empty PUT body; 429 plain text
 // when more requests are in flight than Options.ConcurrencyLimit; 500
 // PXSetupNotEnteredException for every entity on a tenant whose set-up
-// is missing (Options.SetupNotEntered).
+// is missing (Options.SetupNotEntered). Options.ArchivedBefore archives
+// older documents: they are left out of lists and not found by key unless
+// the request sends PX-ApiArchive: SHOW.
 //
 // # Generic Inquiries: /t/{Tenant}/api/odata/gi
 //

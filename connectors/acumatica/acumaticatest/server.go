@@ -55,6 +55,14 @@ type Options struct {
 	// api-facts.md §3.2, [KC]). It lasts until an administrator enters the
 	// data: repeating the request never helps.
 	SetupNotEntered string
+	// ArchivedBefore archives every top-level record whose Date is
+	// before it, as an archival policy does with old documents: GET lists
+	// leave archived records out, and a GET by key or id answers 500 "No
+	// entity satisfies the condition.", unless the request carries the
+	// header PX-ApiArchive: SHOW (shared/erp-api/acumatica/api-facts.md
+	// §1.2; Acumatica's Postman example "Operate with Archived Records").
+	// The zero time archives nothing.
+	ArchivedBefore time.Time
 }
 
 // DefaultNow is the default fixed clock value.
