@@ -130,7 +130,7 @@ func checkIDTokenSignature(idToken string, client connector.OAuthClient) error {
 func (*Connector) RefreshToken(ctx context.Context, site connector.Site, client connector.OAuthClient, hc *http.Client, refreshToken secrets.Secret) (connector.UpstreamToken, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
 	t, err := tokenConfig(site, client, "").TokenSource(ctx, &oauth2.Token{RefreshToken: refreshToken.Reveal()}).Token()
-	if re := (*oauth2.RetrieveError)(nil); errors.As(err, &re) && re.Response.StatusCode == http.StatusForbidden {
+	if re := (*oauth2.RetrieveError)(nil); errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusForbidden {
 		return connector.UpstreamToken{}, fmt.Errorf("frappe: refresh token on %s: %w (the ERP refused the refresh with HTTP 403; it cannot renew this sign-in)", site.Slug, connector.ErrRefreshTokenDead)
 	}
 	if err != nil {
