@@ -1,5 +1,5 @@
-// Package web serves erpgate's own pages and probes: the landing page and
-// the page kit's stylesheet, /healthz and /health (the process is up) and /readyz (the
+// Package web serves erpgate's own pages and probes: the landing page, the
+// tool reference and the page kit's stylesheet, /healthz and /health (the process is up) and /readyz (the
 // database answers and its migrations are current). Pages are made with
 // web/pagekit, which gives them their layout and security headers.
 package web
@@ -30,6 +30,9 @@ type Deps struct {
 	// Registration says that self-service registration (/register) is
 	// served, so the landing page links it.
 	Registration bool
+	// Tools is every connector's catalogue, for the tool reference
+	// (ToolsPath).
+	Tools []ToolKind
 }
 
 // Register mounts the pages and probes on e.
@@ -77,6 +80,7 @@ func Register(e *echo.Echo, d Deps) {
 			Next:    "Check the address, or start from erpgate's home page.",
 		})
 	})
+	registerTools(e, kit, d.Tools)
 	register := ""
 	if d.Registration {
 		register = d.PublicURL("/register")
@@ -88,6 +92,7 @@ func Register(e *echo.Echo, d Deps) {
 			GenericMCP: d.PublicURL("/mcp"),
 			ServiceMCP: d.PublicURL("/service/mcp"),
 			OpenAPI:    d.PublicURL("/api/v1/openapi.json"),
+			Tools:      d.PublicURL(ToolsPath),
 			Clients:    clientsetup.HTML(d.PublicURL("/sites/<slug>/mcp")),
 			Register:   register,
 		}, pagekit.Options{})
@@ -107,6 +112,8 @@ type landingPage struct {
 	GenericMCP string // /mcp, where the user types their ERP's address
 	ServiceMCP string
 	OpenAPI    string
+	// Tools is the tool reference.
+	Tools string
 	// Clients is the set-up of every AI client, for SiteMCP.
 	Clients template.HTML
 	// Register is the self-service registration page; empty when the

@@ -250,7 +250,7 @@ func (a *App) build(ctx context.Context) error {
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(a.drainGuard, a.accessLog)
-	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version, Registration: cfg.Registration.Enabled})
+	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version, Registration: cfg.Registration.Enabled, Tools: toolDocs(reg)})
 	// One site-administration layer for the admin API and the site pages.
 	siteAdmin := siteadmin.New(siteadmin.Deps{
 		Store:        store,

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// ToolsPath is the tool reference: every connector's tools, as the
+// engine serves them. DocsPath leads there.
+const (
+	ToolsPath = "/docs/tools"
+	DocsPath  = "/docs"
+)
+
+// ToolKind is one connector's catalogue, for the tool reference.
+type ToolKind struct {
+	Kind  string
+	Tools []ToolDoc
+}
+
+// ToolDoc is one tool: its name, effect (read, write or destructive), the
+// first sentence of its description as its purpose, the whole description
+// and its arguments by name.
+type ToolDoc struct {
+	Name        string
+	Effect      string
+	Purpose     string
+	Description string
+	Args        []ArgDoc
+}
+
+// ArgDoc is one argument of a tool; Description includes its allowed
+// values and its default.
+type ArgDoc struct {
+	Name        string
+	Type        string
+	Required    bool
+	Description string
+}
+
+// toolsPage is what the tool reference shows.
+type toolsPage struct {
+	Kinds []ToolKind
+}
+
+// registerTools mounts the tool reference. Every site of a kind offers at
+// most these tools; which ones a site offers is its own setting, so the page
+// names no site. The catalogue is fixed for the life of the process, so the
+// page (some 200 KB) is rendered once, not for every anonymous request.
+func registerTools(e *echo.Echo, kit *pagekit.Kit, kinds []ToolKind) {
+	var page capture
+	if err := kit.Render(&page, http.StatusOK, kit.MustParse(pageFiles, "templates/tools.html"), toolsPage{Kinds: kinds}, pagekit.Options{}); err != nil || page.status != http.StatusOK {
+		// The template and its data are erpgate's own: a failure is a bug.
+		panic(fmt.Sprintf("web: render the tool reference: %v", err))
+	}
+	e.GET(ToolsPath, func(c echo.Context) error {
+		h := c.Response().Header()
+		for k, v := range page.header {
+			h[k] = slices.Clone(v)
+		}
+		return c.Blob(http.StatusOK, page.header.Get("Content-Type"), page.body.Bytes())
+	})
+	e.GET(DocsPath, func(c echo.Context) error {
+		return c.Redirect(http.StatusSeeOther, kit.URL(ToolsPath))
+	})
+}
+
+// capture is a response written to memory: a page rendered once.
+type capture struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (c *capture) Header() http.Header {
+	if c.header == nil {
+		c.header = http.Header{}
+	}
+	return c.header
+}
+
+func (c *capture) WriteHeader(status int) { c.status = status }
+
+func (c *capture) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	return c.body.Write(b)
+}
