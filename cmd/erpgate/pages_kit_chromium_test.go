@@ -34,6 +34,7 @@ func TestChromiumPagesAreKitPages(t *testing.T) {
 		{"address chooser", "/oauth/authorize", authorizeURLFor(t, gw.URL, clientID, "http://127.0.0.1:9/callback", gw.URL+"/mcp"), "Sign in to your ERP", "choose-site.png"},
 		{"error page", "/oauth/authorize", authorizeURLFor(t, gw.URL, clientID, "http://127.0.0.1:9/callback", gw.URL+"/sites/nowhere/mcp"), "This connection request cannot be used", "authorize-error-kit.png"},
 		{"not-found page", "/no/such/page", gw.URL + "/no/such/page", "There is no page at this address", "not-found.png"},
+		{"tool reference", "/docs/tools", gw.URL + "/docs/tools", "Tool reference", "tools.png"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			browserDo(t, ctx, "open "+tc.name, chromedp.Navigate(tc.url))
@@ -70,6 +71,16 @@ func TestChromiumPagesAreKitPages(t *testing.T) {
 			styled := browserResult(t, ctx, "read the page's style", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
 			if styled != "rgb(244, 246, 250)" {
 				t.Errorf("the stylesheet did not apply under the policy: body background %q", styled)
+			}
+			if tc.path == "/docs/tools" {
+				// The descriptions' `code` spans show as code, never as
+				// backticks.
+				if raw := browserResult(t, ctx, "count backticks", chromedp.Evaluate[int](`(document.querySelector('main').innerText.match(/`+"`"+`/g) || []).length`)); raw != 0 {
+					t.Errorf("the tool reference shows %d backticks", raw)
+				}
+				if code := browserResult(t, ctx, "count code", chromedp.Evaluate[int](`document.querySelectorAll('main p code, main td code').length`)); code == 0 {
+					t.Errorf("the tool reference shows no code in its descriptions")
+				}
 			}
 			browserDo(t, ctx, "press Tab", chromedp.KeyEvent(kb.Tab))
 			if focused := browserResult(t, ctx, "read the focus", chromedp.Evaluate[string](`document.activeElement.textContent`)); focused != "Skip to content" {
