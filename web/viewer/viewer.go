@@ -178,6 +178,10 @@ type formView struct {
 	ToolLabel, CodeLabel string
 	// Redactions offers the redaction filter (usage only).
 	Redactions []option
+	// RequestID is the request id filter (usage only); Usage says the page
+	// offers it.
+	RequestID string
+	Usage     bool
 }
 
 type option struct {
@@ -262,8 +266,10 @@ type usageRow struct {
 	ID                                                        int64
 	At, Site, SiteLink, ERPUser, UserLink, Client, ClientLink string
 	What, ToolLink, Outcome, Code, CodeLink, Auth             string
-	DurationMS, ERPMS                                         string
-	Failed                                                    bool
+	// RequestID is the id the reply carried as X-Request-Id.
+	RequestID         string
+	DurationMS, ERPMS string
+	Failed            bool
 	// Redacted says what redaction took out of the result: "3 values
 	// redacted: data[].tax_id".
 	Redacted string
@@ -290,6 +296,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 	view := usageView{Form: v.form(ctx, UsagePath, q, req, activity.UsageOutcomes), Problems: req.problems}
 	redacted := q.Get(activity.ParamRedacted)
 	view.Form.Redactions = []option{{Value: "", Label: "Any call", Selected: redacted != "yes"}, {Value: "yes", Label: "Only calls with values redacted", Selected: redacted == "yes"}}
+	view.Form.Usage, view.Form.RequestID = true, q.Get(activity.ParamRequestID)
 	if len(req.problems) > 0 {
 		v.deps.Shell.Render(w, r, http.StatusBadRequest, v.usage, "", view)
 		return
@@ -310,7 +317,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 	for _, e := range page.Events {
 		row := usageRow{
 			ID: e.ID, At: e.OccurredAt.Format("2006-01-02 15:04:05"), Site: e.SiteSlug, ERPUser: e.ERPUser, Client: e.ClientID,
-			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, Auth: e.AuthType,
+			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, Auth: e.AuthType, RequestID: e.RequestID,
 			DurationMS: fmt.Sprint(e.DurationMS), Failed: e.Outcome != "success",
 		}
 		if e.Tool != "" {

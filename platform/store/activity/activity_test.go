@@ -6,8 +6,10 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/requestid"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -682,5 +685,108 @@ func TestPruneDeletesOnlyWhatTheRollupCounts(t *testing.T) {
 	}
 	if again, err := s.Prune(ctx, t0.Add(3*time.Hour)); err != nil || again != 0 {
 		t.Errorf("a second run deleted %d (%v), want 0", again, err)
+	}
+}
+
+// TestRequestIDFilterFindsTheOneCall: the request id erpgate sends every
+// MCP reply as X-Request-Id is what a person quotes when a call went
+// wrong; request_id (the viewer's and the admin API's parameter) finds
+// that call's event, in the list, the charts and the export, and only on
+// its own site.
+func TestRequestIDFilterFindsTheOneCall(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	events := fixture()
+	seedUsage(t, pool, events)
+	if _, err := pool.Exec(ctx, `UPDATE usage_events SET request_id = 'req-' || id`); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(pool)
+	if _, err := s.RollUp(ctx, t0.Add(4*time.Hour+RollUpGrace)); err != nil {
+		t.Fatal(err)
+	}
+	target := events[len(events)/2]
+	requestID := fmt.Sprintf("req-%d", target.id)
+	p, err := ParseQuery(url.Values{ParamRequestID: {" " + requestID + " "}, ParamFrom: {t0.Format(time.RFC3339)}, ParamTo: {t0.Add(3 * time.Hour).Format(time.RFC3339)}}, t0, UsageOutcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := ParseQuery(Values(p.Filter, p.Site), t0, UsageOutcomes); err != nil || again.Filter != p.Filter {
+		t.Fatalf("the filter does not read back from its own link: %+v, %v", again.Filter, err)
+	}
+	f := p.Filter
+	if got := walkUsage(t, s, f, 2); !slices.Equal(got, []int64{target.id}) {
+		t.Errorf("request %s: ids %v, want [%d]", requestID, got, target.id)
+	}
+	page, err := s.Usage(ctx, f, nil, 10)
+	if err != nil || len(page.Events) != 1 || page.Events[0].RequestID != requestID {
+		t.Fatalf("request %s: %+v, %v", requestID, page.Events, err)
+	}
+	st, err := s.Stats(ctx, f, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	for _, b := range st.Buckets {
+		calls += b.Calls
+	}
+	if calls != 1 || st.FromRollup {
+		t.Errorf("charts count %d calls (from the rollup: %v), want the one call, from the events", calls, st.FromRollup)
+	}
+	other := siteA
+	if target.site == siteA {
+		other = siteB
+	}
+	f.SiteID = other
+	if got := walkUsage(t, s, f, 2); len(got) != 0 {
+		t.Errorf("request %s found on the other site: %v", requestID, got)
+	}
+	var out bytes.Buffer
+	if err := s.ExportUsage(ctx, p.Filter, &out); err != nil {
+		t.Fatal(err)
+	}
+	if records, err := csv.NewReader(&out).ReadAll(); err != nil || len(records) != 2 {
+		t.Errorf("export: %d lines, %v; want the header and the one call", len(records), err)
+	}
+	if _, err := ParseQuery(url.Values{ParamRequestID: {strings.Repeat("r", 400)}}, t0, UsageOutcomes); !IsQueryError(err) {
+		t.Errorf("a request id of 400 characters: %v, want a plain refusal", err)
+	}
+}
+
+// TestRequestIDIsLookedForAfterItsTime: usage_events has no index of
+// request ids; an id made by requestid carries its time, and its event is
+// looked for in the minutes after it. The same id stored an hour later
+// (which erpgate never does) is outside that search, which shows the
+// search is narrowed; an id from before ids carried their time, whose
+// digits read as an instant outside the range asked for, is still found
+// in the whole range.
+func TestRequestIDIsLookedForAfterItsTime(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	events := fixture()
+	seedUsage(t, pool, events)
+	target, later := events[4], events[4+12] // two hours apart
+	timed := requestid.New(target.at.Add(-2 * time.Second))
+	const legacy = "00aa5b1c0d2e3f4a5b6c7d8e" // random digits from an older erpgate: 1970 as a time
+	if _, err := pool.Exec(ctx, `UPDATE usage_events SET request_id = $1 WHERE id = ANY($2)`, timed, []int64{target.id, later.id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE usage_events SET request_id = $1 WHERE id = $2`, legacy, events[20].id); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(pool)
+	whole := Filter{From: t0, To: t0.Add(6 * time.Hour)}
+	for _, tc := range []struct {
+		id   string
+		want []int64
+	}{
+		{timed, []int64{target.id}},
+		{legacy, []int64{events[20].id}},
+	} {
+		f := whole
+		f.RequestID = tc.id
+		if got := walkUsage(t, s, f, 2); !slices.Equal(got, tc.want) {
+			t.Errorf("request %s: ids %v, want %v", tc.id, got, tc.want)
+		}
 	}
 }

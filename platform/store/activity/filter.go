@@ -40,6 +40,9 @@ type Filter struct {
 	Client string
 	// Redacted keeps only calls whose result had values redacted (usage).
 	Redacted bool
+	// RequestID is the request id of one reply, as X-Request-Id gave it to
+	// the client (usage).
+	RequestID string
 }
 
 // Bad input is refused with one of these; the message is a plain sentence.

@@ -20,6 +20,7 @@ const (
 	ParamErrorCode = "error_code"
 	ParamClient    = "client"
 	ParamRedacted  = "redacted"
+	ParamRequestID = "request_id"
 	ParamAfter     = "after"
 )
 
@@ -104,6 +105,7 @@ func ParseQuery(v url.Values, now time.Time, outcomes []string) (Parsed, error) 
 	f.Tool = readText(ParamTool, "tool")
 	f.ErrorCode = readText(ParamErrorCode, "error code")
 	f.Client = readText(ParamClient, "client")
+	f.RequestID = readText(ParamRequestID, "request id")
 	if o := strings.TrimSpace(v.Get(ParamOutcome)); o != "" {
 		known := false
 		for _, k := range outcomes {
@@ -168,6 +170,7 @@ func Values(f Filter, site string) url.Values {
 	set(ParamOutcome, f.Outcome)
 	set(ParamErrorCode, f.ErrorCode)
 	set(ParamClient, f.Client)
+	set(ParamRequestID, f.RequestID)
 	if f.Redacted {
 		v.Set(ParamRedacted, "yes")
 	}

@@ -122,7 +122,7 @@ func (s *Store) Stats(ctx context.Context, f Filter, step time.Duration) (Stats,
 		return Stats{}, ErrTooManyBuckets
 	}
 	sb := newStatsBuilder(first, step, n)
-	rollup := f.ERPUser == "" && f.Outcome == "" && f.ErrorCode == "" && !f.Redacted && (f.Client == "" || f.SiteID == uuid.Nil)
+	rollup := f.ERPUser == "" && f.Outcome == "" && f.ErrorCode == "" && !f.Redacted && f.RequestID == "" && (f.Client == "" || f.SiteID == uuid.Nil)
 	// The rollup holds the hours before rolledUntil; the later ones are
 	// counted from the events.
 	split := first

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/requestid"
 )
 
 // Store reads the event tables.
@@ -98,7 +99,39 @@ func usageWhere(f Filter) *query {
 		// The partial index's condition.
 		q.where = append(q.where, "redacted_count > 0")
 	}
+	if f.RequestID != "" {
+		q.add("request_id = %s", f.RequestID)
+		// usage_events has no index of request ids, which every stored
+		// event would pay for. An id carries the time it was made
+		// (requestid), shortly before its call started: the event is found
+		// among the minutes after it, by the time indexes.
+		if made, ok := requestid.Time(f.RequestID); ok && mayHold(f, made) {
+			q.add("occurred_at >= %s", made.Add(-requestClockSlack))
+			q.add("occurred_at < %s", made.Add(requestStartWithin))
+		}
+	}
 	return q
+}
+
+const (
+	// requestStartWithin bounds how long after its id a call starts: the
+	// id is made when the request is admitted, the call starts once its
+	// body is read (ERPGATE_HTTP_BODY_TIMEOUT, 30 s) and it has a work
+	// slot (within ERPGATE_UPSTREAM_BUDGET, 50 s), with room for settings
+	// far above those.
+	requestStartWithin = 15 * time.Minute
+	// requestClockSlack allows for the replica's clock being set back
+	// between the two readings.
+	requestClockSlack = time.Minute
+)
+
+// mayHold reports whether f's time range may hold the event of a request
+// id made at made. An id made before ids carried their time is random,
+// and reads as an instant somewhere in 180 years, almost never in the
+// range asked for: such an id is looked for in the whole range.
+func mayHold(f Filter, made time.Time) bool {
+	return (f.From.IsZero() || made.Add(requestStartWithin).After(f.From)) &&
+		(f.To.IsZero() || made.Add(-requestClockSlack).Before(f.To))
 }
 
 // Usage returns up to limit usage events matching f, newest first, after
