@@ -18,6 +18,9 @@
   function set(disabled) {
     held.forEach(function (button) { button.disabled = disabled; });
   }
+  // The stylesheet's hold, which covered the time before this script ran,
+  // ends here: from now on the script holds the buttons (below).
+  held.forEach(function (button) { button.setAttribute("data-hold", "script"); });
   function hold() {
     set(true);
     clearTimeout(timer);
