@@ -290,17 +290,31 @@ func (s *Store) DeleteRefreshTokenSession(ctx context.Context, signature string)
 // lives as long as the grant, each of its tokens used only once.
 func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
 	var (
-		accessHash []byte
-		firstUse   bool
+		accessHash      []byte
+		firstUse, ended bool
 	)
+	// One rotation of a family at a time, until the transaction ends:
+	// two siblings used at once (on two replicas) would otherwise each
+	// lock its own row and then wait for the other's (a deadlock), or the
+	// second would go on after the first had ended it.
+	if _, err := s.db(ctx).Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('oauth refresh family ' || $1, 0))`, requestID); err != nil {
+		return fmt.Errorf("storage: rotate refresh token: %w", notFound(err))
+	}
 	err := s.db(ctx).QueryRow(ctx, `
 		WITH prev AS (
-			SELECT active FROM oauth_tokens WHERE kind = 'refresh' AND signature_hash = $1 AND request_id = $2 FOR UPDATE)
-		UPDATE oauth_tokens t SET active = false, used_at = coalesce(used_at, now())
+			SELECT active, used_at FROM oauth_tokens WHERE kind = 'refresh' AND signature_hash = $1 AND request_id = $2 FOR UPDATE)
+		UPDATE oauth_tokens t SET active = false, used_at = coalesce(t.used_at, now())
 		FROM prev WHERE t.kind = 'refresh' AND t.signature_hash = $1 AND t.request_id = $2
-		RETURNING t.access_signature_hash, prev.active`, hash(signature), requestID).Scan(&accessHash, &firstUse)
+		RETURNING t.access_signature_hash, prev.active, NOT prev.active AND prev.used_at IS NULL`,
+		hash(signature), requestID).Scan(&accessHash, &firstUse, &ended)
 	if err != nil {
 		return fmt.Errorf("storage: rotate refresh token: %w", notFound(err))
+	}
+	if ended {
+		// A sibling was used first and ended this token after its refresh
+		// read it as active. fosite refuses the refresh and rolls back;
+		// the token used again is reuse, which revokes the family.
+		return fmt.Errorf("storage: rotate refresh token: a sibling was used first: %w", fosite.ErrInactiveToken)
 	}
 	if accessHash == nil && !firstUse {
 		return nil

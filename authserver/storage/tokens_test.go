@@ -121,3 +121,58 @@ func TestACodesChallengeOutlivesFositesDeleteUntilTheCodeIsRedeemed(t *testing.T
 		t.Errorf("pkce rows left: %d (%v)", rows, err)
 	}
 }
+
+// TestSiblingsUsedAtOnceGiveOneBranch: two tokens issued from one refresh
+// token within its grace (the real client's and a thief's) are used at the
+// same moment, on two replicas: each reads its token as active before
+// either rotates it. Only one may go on. Rotating the second, after the
+// first has ended it, must fail (fosite then refuses the refresh), never
+// start a second branch, and never deadlock.
+func TestSiblingsUsedAtOnceGiveOneBranch(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	store := storage.New(pool, keyring(t, keySpec(t, "k1")), storage.Options{RefreshGrace: time.Minute})
+	sess := &storage.Session{SiteID: site, Subject: "u@example.com"}
+	sess.SetExpiresAt(fosite.RefreshToken, time.Now().Add(time.Hour))
+	req := &fosite.Request{ID: "grant-siblings", RequestedAt: time.Now(), Client: &fosite.DefaultClient{ID: "c"}, Session: sess}
+	if err := store.CreateRefreshTokenSession(ctx, "r1", "", req); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RotateRefreshToken(ctx, req.ID, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []string{"r2-real", "r2-thief"} {
+		if err := store.CreateRefreshTokenSession(ctx, sig, "", req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both refreshes read their token, in their own transactions, before
+	// either rotates.
+	txA, err := store.BeginTX(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Rollback(txA) }()
+	txB, err := store.BeginTX(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Rollback(txB) }()
+	for tx, sig := range map[context.Context]string{txA: "r2-real", txB: "r2-thief"} {
+		if _, err := store.GetRefreshTokenSession(tx, sig, &storage.Session{}); err != nil {
+			t.Fatalf("read %s: %v", sig, err)
+		}
+	}
+	if err := store.RotateRefreshToken(txA, req.ID, "r2-real"); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- store.RotateRefreshToken(txB, req.ID, "r2-thief") }()
+	if err := store.Commit(txA); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; !errors.Is(err, fosite.ErrInactiveToken) {
+		t.Errorf("rotating the sibling ended while its refresh was under way: %v, want ErrInactiveToken", err)
+	}
+}
