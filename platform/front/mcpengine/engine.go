@@ -319,11 +319,12 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 // warnAtMost logs mcp-go's lines at warning level at most: its
 // transport's errors are about callers (a response nobody asked for, a
 // connection that went away), which any caller can cause at will, so they
-// must not raise an operator's error alerts.
+// must not raise an operator's error alerts. A panic it recovered ("panic
+// in …") is a bug on the server and keeps its level.
 type warnAtMost struct{ slog.Handler }
 
 func (h warnAtMost) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level > slog.LevelWarn {
+	if r.Level > slog.LevelWarn && !strings.HasPrefix(r.Message, "panic") {
 		r.Level = slog.LevelWarn
 	}
 	return h.Handler.Handle(ctx, r)
