@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // Characters a browser does not draw as themselves: zero-width ones, the
@@ -21,16 +22,14 @@ import (
 // is the value itself.
 
 // hiddenChar reports whether a browser would not show r as a character
-// of its own: controls but for tab and newlines, format characters
-// (zero-width, direction controls, soft hyphen, tags), line and
-// paragraph separators, and the other default-ignorable characters
-// (Hangul fillers, the combining grapheme joiner).
+// of its own (toolerr.Invisible, which error messages follow too), but
+// for tab and line ends, which the page shows as space.
 func hiddenChar(r rune) bool {
 	switch r {
 	case '\t', '\n', '\r':
 		return false
 	}
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
+	return toolerr.Invisible(r)
 }
 
 // shown returns s with each hidden character written as [U+XXXX], and

@@ -14,8 +14,9 @@ const maxQuoted = 64
 // it reads, a quote mark or a letter of any script as itself. A character
 // that would not show, or would change how the message shows, is a
 // visible symbol instead: a C0 control its Control Picture (NUL ␀, TAB
-// ␉), DEL ␡, any other control, direction mark or line separator, and a
-// byte that is not UTF-8, U+FFFD. A value longer than 64 characters is cut
+// ␉), DEL ␡, any other invisible character (Invisible: a control, a
+// zero-width or direction mark, a line separator) and a byte that is not
+// UTF-8, U+FFFD. A value longer than 64 characters is cut
 // with an ellipsis. Go's %q gave "a\"b\x01", escapes a person has to
 // decode, and a message that said nothing plainly.
 func Quote(v string) string {
@@ -36,7 +37,7 @@ func Quote(v string) string {
 			b.WriteRune(0x2400 + r)
 		case r == 0x7f:
 			b.WriteRune('␡')
-		case unicode.IsControl(r), hidden(r):
+		case Invisible(r):
 			b.WriteRune(utf8.RuneError)
 		default:
 			// An invalid byte decodes as utf8.RuneError, written as itself.
@@ -47,15 +48,13 @@ func Quote(v string) string {
 	return b.String()
 }
 
-// hidden reports whether r changes the direction or the lines of the text
-// around it without showing: the marks and overrides of the bidirectional
-// algorithm, and the line and paragraph separators.
-func hidden(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+// Invisible reports whether a reader would not see r as a character of
+// its own: controls (tab and line ends included), format characters
+// (zero-width spaces and joiners, direction marks and overrides, the soft
+// hyphen, tags), line and paragraph separators, and the other
+// default-ignorable characters (Hangul fillers, the combining grapheme
+// joiner). A value holding one reads as another value, or as one equal to
+// another, than it is.
+func Invisible(r rune) bool {
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
 }
