@@ -300,3 +300,36 @@ func TestGetterFindsArchivedRecords(t *testing.T) {
 		t.Errorf("record = %v %v, want %s %s", rec["ReferenceNbr"], rec["Amount"], archived.String("ReferenceNbr"), archived.Decimal("Amount").Format(4))
 	}
 }
+
+// TestListFindsArchivedRecordsWhenAsked: Acumatica leaves archived records
+// out of every list unless the request asks for them. A model looking for
+// an old invoice by date must be able to ask (includeArchived), and by
+// default gets what Acumatica shows its screens.
+func TestListFindsArchivedRecordsWhenAsked(t *testing.T) {
+	cutoff := acumaticatest.DefaultNow.AddDate(-1, 0, 0)
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{ArchivedBefore: cutoff}})
+	var all, old int
+	for _, inv := range h.sim.Data().Records("Invoice") {
+		all++
+		if inv.Time("Date").Before(cutoff) {
+			old++
+		}
+	}
+	if old == 0 || old == all {
+		t.Fatalf("%d of %d invoices are dated before the cut-off; the test needs some of each", old, all)
+	}
+	count := func(args map[string]any) int {
+		t.Helper()
+		out, err := h.run(kindFull, "acumatica_list_entities", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out["results"].([]any))
+	}
+	if got := count(map[string]any{"entity": "Invoice", "top": 1000}); got != all-old {
+		t.Errorf("default list: %d invoices, want the %d not archived", got, all-old)
+	}
+	if got := count(map[string]any{"entity": "Invoice", "top": 1000, "includeArchived": true}); got != all {
+		t.Errorf("includeArchived: %d invoices, want all %d", got, all)
+	}
+}

@@ -23,6 +23,7 @@ type listEntitiesArgs struct {
 	Select           []string `json:"select"`
 	Expand           []string `json:"expand"`
 	Top              int      `json:"top"`
+	IncludeArchived  bool     `json:"includeArchived"`
 }
 
 func listEntitiesTool(conn *Connector) connector.Tool {
@@ -34,7 +35,8 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			"when truncated is true, follow actionRequired and narrow the filter instead of calling again. " +
 			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them. " +
 			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed, nor inquiry entities (names ending in Inquiry, and CompaniesStructure), which have no records to list. " +
-			"Fields erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, selected or expanded: such a call is refused as INVALID_ARGUMENT naming the field.",
+			"Fields erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, selected or expanded: such a call is refused as INVALID_ARGUMENT naming the field. " +
+			"Records Acumatica has archived (old closed documents) are left out, as on its screens, unless includeArchived is true; the getters read an archived record by its keys either way.",
 		Input: schema.Object(
 			schema.Prop("entity", schema.String("The entity name, e.g. Customer, SalesOrder, Invoice, Bill, StockItem, Vendor.").Match(entityNamePattern)).Required(),
 			filterProp(dialectContract),
@@ -42,6 +44,7 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 			schema.Prop("expand", schema.Array(schema.String("A detail collection or linked entity name, e.g. Details or MainContact.").Match(collectionNamePattern),
 				"Detail collections and linked entities to include, one level deep. Some collections make Acumatica refuse a list (it cannot optimise it); then read single records by key.").Count(1, 20)),
 			topProp(),
+			schema.Prop("includeArchived", schema.Boolean("Also list records Acumatica has archived (sent as PX-ApiArchive: SHOW). Archived records are left out unless this is true, as on Acumatica's screens.").WithDefault(false)),
 		),
 		Output: envelopeSchema(recordSchema("One record with plain values."),
 			schema.Prop("entity", schema.String("The entity listed.")).Required(),
@@ -81,7 +84,8 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 			name, info.Form, info.Screen)
 	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
-	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ",")}
+	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ","),
+		archived: a.IncludeArchived}
 	rows, err := c.listRows(ctx, op, limit+1)
 	if err != nil {
 		return nil, err
