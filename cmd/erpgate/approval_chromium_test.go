@@ -796,19 +796,7 @@ func clickAsItOpens(t *testing.T, ctx context.Context, sel string) {
 // again, so a click meant for another page presses nothing, and a
 // person who reads the change can approve it.
 func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	ap := newApprovals(t, gw)
-	approver := userWithRole(t, sim, "all-companies")
-	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
-	pageURL := gw.URL + "/approve/" + update.ID.String()
-	ctx := newChromiumWithin(t, 120*time.Second)
-	navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
-	waitForNewTitle(t, ctx, "Approve a change on Test acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+	ap, update, pageURL, ctx := signedInAtAnApproval(t)
 
 	clickAsItOpens(t, ctx, `button[value="approve"]`)
 	navigate(t, ctx, "open the approval page again", chromedp.Navigate(pageURL))
@@ -826,4 +814,25 @@ func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
 	if s := ap.status(t, update); s != approval.Approved {
 		t.Errorf("after reading and approving: the change is %s", s)
 	}
+}
+
+// signedInAtAnApproval proposes an update of a customer on a Frappe site
+// and opens its approval page in Chromium, signed in at the ERP as the
+// approver: the page with Approve on it.
+func signedInAtAnApproval(t *testing.T) (ap *approvals, update approval.Action, pageURL string, ctx context.Context) {
+	t.Helper()
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	ap = newApprovals(t, gw)
+	approver := userWithRole(t, sim, "all-companies")
+	update = ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
+	pageURL = gw.URL + "/approve/" + update.ID.String()
+	ctx = newChromiumWithin(t, 120*time.Second)
+	navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+	return ap, update, pageURL, ctx
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -29,19 +28,7 @@ import (
 // request is held, the cache is off, and the page's animations stand
 // still, so nothing here races a clock.
 func TestChromiumApprovalIgnoresAClickBeforeItsScriptRuns(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	ap := newApprovals(t, gw)
-	approver := userWithRole(t, sim, "all-companies")
-	update := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))
-	pageURL := gw.URL + "/approve/" + update.ID.String()
-	ctx := newChromiumWithin(t, 120*time.Second)
-	navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
-	waitForNewTitle(t, ctx, "Approve a change on Test acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
+	ap, update, pageURL, ctx := signedInAtAnApproval(t)
 
 	paused := make(chan fetch.RequestID, 8)
 	if err := chromedp.Listen(ctx, func(ev any) {
