@@ -35,17 +35,12 @@ const noAnswer = "check that the instance runs; then run the preflight again"
 
 func checkIdentityServer(ctx context.Context, site connector.Site, hc *http.Client) connector.PreflightCheck {
 	const id, title = "acumatica.oauth_endpoints", "The identity server's endpoints answer"
-	resp, body, err := connector.PreflightGet(ctx, hc, site.URL("/identity/.well-known/openid-configuration", nil))
+	status, doc, err := identityDiscovery(ctx, site, hc)
 	if err != nil {
 		return connector.Fail(id, title, "the instance did not answer", noAnswer)
 	}
-	var doc struct {
-		Authorization string   `json:"authorization_endpoint"`
-		Token         string   `json:"token_endpoint"`
-		PKCE          []string `json:"code_challenge_methods_supported"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &doc) != nil || doc.Authorization == "" || doc.Token == "" {
-		return connector.Fail(id, title, fmt.Sprintf("/identity/.well-known/openid-configuration answered HTTP %d without the authorize and token endpoints", resp.StatusCode),
+	if !doc.named() {
+		return connector.Fail(id, title, fmt.Sprintf("/identity/.well-known/openid-configuration answered HTTP %d without the authorize and token endpoints", status),
 			"check that the base URL is the instance URL, with its virtual directory (https://host/AcumaticaERP) when it has one")
 	}
 	found := "the discovery document names " + doc.Authorization + " and " + doc.Token

@@ -69,17 +69,12 @@ func checkVersion(ctx context.Context, site connector.Site, api *http.Client) co
 
 func checkOAuthEndpoints(ctx context.Context, site connector.Site, hc *http.Client) connector.PreflightCheck {
 	const id, title = "frappe.oauth_endpoints", "Frappe's OAuth provider answers"
-	resp, body, err := connector.PreflightGet(ctx, hc, site.URL(oauthMethodPrefix+"openid_configuration", nil))
+	status, named, err := oauthDiscovery(ctx, site, hc)
 	if err != nil {
 		return connector.Fail(id, title, "the ERP did not answer", "check that the ERP runs; then run the preflight again")
 	}
-	var doc struct {
-		Authorization string `json:"authorization_endpoint"`
-		Token         string `json:"token_endpoint"`
-		UserInfo      string `json:"userinfo_endpoint"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &doc) != nil || doc.Authorization == "" || doc.Token == "" {
-		return connector.Fail(id, title, fmt.Sprintf("openid_configuration answered HTTP %d without the authorize and token endpoints", resp.StatusCode),
+	if !named {
+		return connector.Fail(id, title, fmt.Sprintf("openid_configuration answered HTTP %d without the authorize and token endpoints", status),
 			"check that the base URL is the Frappe site itself; Frappe's OAuth provider (frappe.integrations.oauth2) is part of every Frappe v15 site")
 	}
 	return connector.Pass(id, title, "the discovery document names the authorize, token and userinfo endpoints")
