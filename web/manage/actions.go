@@ -108,7 +108,7 @@ func (h *Handler) changeSettings(w http.ResponseWriter, r *http.Request, o owner
 		h.refused(w, r, o, "settings", err)
 		return
 	}
-	h.beginChange(w, r, o, id)
+	h.beginChange(w, r, o, id, "settings")
 }
 
 // rotateSecret keeps the new client secret until a sign-in with it
@@ -119,10 +119,18 @@ func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, o owner) 
 		h.refused(w, r, o, "oauth", err)
 		return
 	}
-	h.beginChange(w, r, o, id)
+	h.beginChange(w, r, o, id, "oauth")
 }
 
-func (h *Handler) beginChange(w http.ResponseWriter, r *http.Request, o owner, id uuid.UUID) {
+// beginChange sends the owner to sign in at the ERP with change id, once
+// the ERP's address answers as an ERP of the site's kind; otherwise the
+// change is dropped and the page's section says why.
+func (h *Handler) beginChange(w http.ResponseWriter, r *http.Request, o owner, id uuid.UUID, section string) {
+	if err := h.deps.Admin.ProbeOwnerChange(r.Context(), o.actor(), o.site, id); err != nil {
+		h.log.Info("owner change: the ERP does not answer as its kind", zap.String("site_slug", o.site.Slug), zap.Error(err))
+		h.refused(w, r, o, section, err)
+		return
+	}
 	if err := h.deps.Proofs.Begin(w, r, PurposeChange, o.site.ID.String()+"/"+id.String()); err != nil {
 		h.deps.Admin.RefuseOwnerChange(r.Context(), o.actor(), o.site, id, siteadmin.Refused("the sign-in at the ERP could not start"))
 		h.beginFailed(w, o.site, err)

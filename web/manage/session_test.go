@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"github.com/erpgate/erpgate/connectors/acumatica"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 type pages struct {
 	h          *Handler
 	srv        *httptest.Server
+	pool       *pgxpool.Pool
 	now        time.Time
 	acme, beta sites.Site
 }
@@ -58,7 +60,7 @@ func newPages(t *testing.T) *pages {
 		t.Fatal(err)
 	}
 	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc, Settings: live})
-	p := &pages{now: time.Unix(1_800_000_000, 0)}
+	p := &pages{now: time.Unix(1_800_000_000, 0), pool: pool}
 	e := echo.New()
 	p.srv = httptest.NewServer(e)
 	t.Cleanup(p.srv.Close)
