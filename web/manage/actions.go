@@ -127,7 +127,7 @@ func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, o owner) 
 // change is dropped and the page's section says why.
 func (h *Handler) beginChange(w http.ResponseWriter, r *http.Request, o owner, id uuid.UUID, section string) {
 	if err := h.deps.Admin.ProbeOwnerChange(r.Context(), o.actor(), o.site, id); err != nil {
-		h.log.Info("owner change: the ERP does not answer as its kind", zap.String("site_slug", o.site.Slug), zap.Error(err))
+		h.log.Info("owner change not sent to the ERP", zap.String("site_slug", o.site.Slug), zap.Error(err))
 		h.refused(w, r, o, section, err)
 		return
 	}
