@@ -163,3 +163,25 @@ func TestChromiumFormAddressesReopened(t *testing.T) {
 	}
 	saveScreenshot(t, ctx, "TestChromiumFormAddressesReopened-approve.png")
 }
+
+// TestChromiumRegistrationOfAnAddressThatIsNotTheERPKind starts a
+// registration of a Frappe ERP at an address that answers HTTP but is not
+// a Frappe site (a typo'd port, another web application). Step 1 says so,
+// with the typed address kept; before, any HTTP answer let the person go
+// on to create an OAuth client at whatever answered.
+func TestChromiumRegistrationOfAnAddressThatIsNotTheERPKind(t *testing.T) {
+	r := newRegistration(t)
+	other := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(other.Close)
+	ctx := r.ctx
+
+	r.start("frappe", "Not Frappe Ltd", other.URL, nil)
+	if title := waitForTitle(t, ctx, "Register your ERP", "Create the OAuth client"); title != "Register your ERP" {
+		t.Fatalf("an address that is not a Frappe site led on to %q", title)
+	}
+	r.shot("not-frappe")
+	r.expectText("not the kind", "The address "+other.URL+" does not answer as Frappe/ERPNext.")
+	if got := browserResult(t, ctx, "read the kept value", chromedp.Evaluate[string](`document.querySelector('#base_url').value`)); got != other.URL {
+		t.Errorf("the typed address was lost: %q", got)
+	}
+}

@@ -49,7 +49,7 @@ func TestTenantMoveAsksTheERPFirst(t *testing.T) {
 		sentence, location string
 	}{
 		{name: "a Frappe site answers", slug: "acu-frappe", baseURL: frappeERP.URL, status: http.StatusBadGateway,
-			sentence: "The site's address, " + frappeERP.URL + ", does not answer as an Acumatica ERP. erpgate did not send you there to sign in, and nothing was changed."},
+			sentence: "The address " + frappeERP.URL + " does not answer as Acumatica. erpgate did not send you there to sign in, and nothing was changed."},
 		{name: "nothing answers", slug: "acu-closed", baseURL: closed, status: http.StatusBadGateway,
 			sentence: "The ERP at " + closed + " could not be reached. erpgate did not send you there to sign in, and nothing was changed."},
 		{name: "Acumatica answers", slug: "acu-real", baseURL: acumaticaERP.URL, status: http.StatusSeeOther,

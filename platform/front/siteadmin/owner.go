@@ -187,41 +187,13 @@ func (s *Service) probeOwnerChange(ctx context.Context, site sites.Site, id uuid
 	if err != nil {
 		return err
 	}
-	conn, err := s.connectorOf(site)
-	if err != nil {
-		return err
+	err = s.reachable(ctx, site.Kind, site.BaseURL, csite.Settings)
+	if e := (*Error)(nil); errors.As(err, &e) && e.Kind != Internal {
+		const notSent = "erpgate did not send you there to sign in, and nothing was changed"
+		return &Error{Kind: e.Kind, Message: e.Message + "; the owner was not sent to sign in",
+			ForPeople: strings.TrimSuffix(e.PeopleSentence(nil), ".") + ". " + notSent, Err: e.Err}
 	}
-	probe, ok := conn.(connector.KindProbe)
-	if !ok {
-		err = s.reachable(ctx, site.Kind, site.BaseURL, csite.Settings)
-	} else {
-		pctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
-		defer cancel()
-		err = probe.ProbeKind(pctx, csite, s.deps.HTTPClient(csite, nil))
-	}
-	if err == nil {
-		return nil
-	}
-	const notSent = "erpgate did not send you there to sign in, and nothing was changed"
-	if e := (*Error)(nil); errors.As(err, &e) {
-		// reachable's refusal, in the owner's words.
-		if e.Kind == Internal {
-			return e
-		}
-		return &Error{Kind: e.Kind, Message: e.Message + "; the owner was not sent to sign in", ForPeople: strings.TrimSuffix(e.PeopleSentence(nil), ".") + ". " + notSent, Err: e.Err}
-	}
-	if te := (*toolerr.Error)(nil); errors.As(err, &te) && te.Code == toolerr.UpstreamInvalidResponse {
-		return &Error{Kind: Unreachable, Err: err,
-			Message:   fmt.Sprintf("the ERP at %s does not answer as %s (%s); the owner was not sent to sign in", site.BaseURL, siteOfKind(site.Kind), te.Message),
-			ForPeople: fmt.Sprintf("the site's address, %s, does not answer as %s ERP. %s", site.BaseURL, withArticle(KindName(site.Kind)), notSent)}
-	}
-	if kind, reason, people, ok := unreachableReason(site.BaseURL, site.Kind, err); ok {
-		if people == "" {
-			people = reason
-		}
-		return &Error{Kind: kind, Err: err, Message: reason + "; the owner was not sent to sign in", ForPeople: people + ". " + notSent}
-	}
-	return internal(err)
+	return err
 }
 
 func (s *Service) ownerChange(ctx context.Context, site sites.Site, id uuid.UUID) (sites.OwnerChange, error) {

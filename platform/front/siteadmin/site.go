@@ -442,12 +442,13 @@ func nullToNil(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// Reachable asks the ERP at a checked site's address for its base URL,
-// without credentials, through the outbound transport: any HTTP answer
-// means it can be reached. It reports Unreachable (or Invalid, for an
-// address the transport refuses) in the person's words, so that a
-// registration does not send a browser to an address that answers
-// nothing.
+// Reachable asks the ERP at a checked site's address, without
+// credentials, through the outbound transport, whether it answers as an
+// ERP of its kind: the connector's KindProbe, or any HTTP answer for a
+// kind without one. It reports Unreachable (or Invalid, for an address the
+// transport refuses) in the person's words, so that a registration does
+// not send a browser to an address that answers nothing, or answers as
+// something else.
 func (s *Service) Reachable(ctx context.Context, checked CheckedSite) error {
 	return s.reachable(ctx, checked.Kind, checked.BaseURL, checked.Settings)
 }
@@ -466,17 +467,38 @@ func (s *Service) reachable(ctx context.Context, kind, baseURL string, settings 
 	csite := connector.Site{Kind: kind, BaseURL: u, Settings: settings}
 	ctx, cancel := context.WithTimeout(ctx, VerifyTimeout)
 	defer cancel()
+	hc := s.deps.HTTPClient(csite, nil)
+	if conn, ok := s.deps.Registry.Get(kind); ok {
+		if probe, ok := conn.(connector.KindProbe); ok {
+			err = probe.ProbeKind(ctx, csite, hc)
+			if te := (*toolerr.Error)(nil); errors.As(err, &te) && te.Code == toolerr.UpstreamInvalidResponse {
+				return &Error{Kind: Unreachable, Err: err,
+					Message:   fmt.Sprintf("the ERP at %s does not answer as %s (%s)", baseURL, siteOfKind(kind), te.Message),
+					ForPeople: fmt.Sprintf("the address %s does not answer as %s", baseURL, KindName(kind))}
+			}
+			return reachError(baseURL, kind, err)
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, csite.URL("/", nil), nil)
 	if err != nil {
 		return internal(err)
 	}
-	resp, err := s.deps.HTTPClient(csite, nil).Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		if kind, reason, people, ok := unreachableReason(baseURL, kind, err); ok {
-			return &Error{Kind: kind, Message: reason, ForPeople: people, Err: err}
-		}
-		return internal(err)
+		return reachError(baseURL, kind, err)
 	}
 	_ = resp.Body.Close()
 	return nil
+}
+
+// reachError is a failure to ask the ERP at baseURL, in the person's
+// words; nil for none.
+func reachError(baseURL, kind string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if kind, reason, people, ok := unreachableReason(baseURL, kind, err); ok {
+		return &Error{Kind: kind, Message: reason, ForPeople: people, Err: err}
+	}
+	return internal(err)
 }
