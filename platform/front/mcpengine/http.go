@@ -3,6 +3,8 @@ package mcpengine
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +87,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if isRequest && msg.validID() {
 		id = msg.ID
 	}
+	if isRequest && msg.largeID() && !msg.answers() {
+		// mcp-go reads a numeric id as a float64: one past ±maxID would
+		// come back changed. It gets a string in its place, and every
+		// reply has the id as sent put back (requestState.restoreID).
+		body, msg.ID = st.standInID(body, msg.ID)
+	}
 	// Tool calls have the Limiter's limits, and those refused before
 	// them a budget of their own; every other request (notifications and
 	// unparsable bodies too) the caller's budget.
@@ -125,11 +133,10 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// MCP ids are strings or integers, never null. mcp-go would run
 		// the call and echo an object, array or boolean, take a null id
 		// for a notification (202, and the client waits for a reply that
-		// never comes), and echo a fraction or a whole number past ±2^53
-		// changed.
+		// never comes), and echo a fraction changed.
 		st.setOutcome(usage.Error, "INVALID_REQUEST")
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
-			"a request's id must be a string or a whole number from -9007199254740991 to 9007199254740991 (not null, and without a fraction or an exponent)")
+			"a request's id must be a string or a whole number (not null, and without a fraction or an exponent)")
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
@@ -232,9 +239,10 @@ func batch(body []byte) bool {
 	return len(trimmed) > 0 && trimmed[0] == '[' && json.Valid(trimmed)
 }
 
-// maxID is the largest whole number a request's id may be: mcp-go reads
+// maxID is the largest whole number mcp-go echoes as it came: it reads
 // numeric ids as float64, and a larger one would come back changed, so
-// the client could not match the reply to its request.
+// the client could not match the reply to its request. Such an id is
+// handed to mcp-go as a string (standInID).
 const maxID = 1<<53 - 1
 
 // noMessage reports whether a body is valid JSON but no JSON-RPC message:
@@ -261,15 +269,25 @@ func noMessage(body []byte) bool {
 // validID reports whether the message's id, if any, is one the reply
 // can carry back as sent: a string, or a whole number (MCP: ids are
 // strings or integers, never null) written without a fraction or an
-// exponent and within ±maxID.
+// exponent, of any size.
 func (m message) validID() bool {
-	if len(m.ID) == 0 {
-		return true
+	return len(m.ID) == 0 || m.ID[0] == '"' || wholeNumber(m.ID)
+}
+
+// largeID reports whether the message's id is a whole number beyond
+// ±maxID, which mcp-go would not echo as sent.
+func (m message) largeID() bool {
+	if !wholeNumber(m.ID) {
+		return false
 	}
-	if m.ID[0] == '"' {
-		return true
-	}
-	digits := bytes.TrimPrefix(m.ID, []byte("-"))
+	n, err := strconv.ParseInt(string(bytes.TrimPrefix(m.ID, []byte("-"))), 10, 64)
+	return err != nil || n > maxID
+}
+
+// wholeNumber reports whether b is a JSON number without a fraction or an
+// exponent.
+func wholeNumber(b []byte) bool {
+	digits := bytes.TrimPrefix(b, []byte("-"))
 	if len(digits) == 0 || len(digits) > 1 && digits[0] == '0' {
 		return false
 	}
@@ -278,8 +296,37 @@ func (m message) validID() bool {
 			return false
 		}
 	}
-	n, err := strconv.ParseInt(string(digits), 10, 64)
-	return err == nil && n <= maxID
+	return true
+}
+
+// standInID returns body with its id replaced by a string of its own,
+// which mcp-go echoes unchanged, and that string as JSON; st notes both,
+// so that restoreID puts the id as sent back in the replies. When body
+// cannot be rewritten it is returned as it is.
+func (st *requestState) standInID(body []byte, sent json.RawMessage) ([]byte, json.RawMessage) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return body, sent
+	}
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	standIn := json.RawMessage(`"erpgate-id-` + hex.EncodeToString(nonce[:]) + `"`)
+	for k := range members {
+		// encoding/json (mcp-go's decoder too) matches member names
+		// without regard to case.
+		if strings.EqualFold(k, "id") {
+			delete(members, k)
+		}
+	}
+	members["id"] = standIn
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(members) != nil {
+		return body, sent
+	}
+	st.idSent, st.idStandIn = sent, standIn
+	return buf.Bytes(), standIn
 }
 
 // answers reports whether the message carries a result or an error (not

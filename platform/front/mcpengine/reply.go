@@ -90,6 +90,9 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 	case strings.HasPrefix(ct, "application/json"):
 		out = w.st.plainReply(p)
 	}
+	if w.st != nil && w.st.idSent != nil {
+		out = w.st.restoreID(out)
+	}
 	if w.status >= http.StatusBadRequest && len(w.refusal) < maxRefusalBytes {
 		w.refusal = append(w.refusal, out[:min(len(out), maxRefusalBytes-len(w.refusal))]...)
 	}

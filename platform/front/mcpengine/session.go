@@ -1,6 +1,7 @@
 package mcpengine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -54,6 +55,9 @@ type requestState struct {
 	// write call served on the direct path (writes.go reads both).
 	header http.Header
 	meta   json.RawMessage
+	// idSent is the request's id as sent when mcp-go saw idStandIn in its
+	// place (a whole number it would not echo as sent: standInID).
+	idSent, idStandIn []byte
 
 	mu     sync.Mutex
 	method string
@@ -170,4 +174,13 @@ func appendMillis(dst []byte, d time.Duration) []byte {
 	frac := us % 1000
 	dst = append(dst, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 	return dst
+}
+
+// restoreID returns out, replies to the request, with the id the request
+// was sent with where the stand-in mcp-go saw was written (standInID).
+func (st *requestState) restoreID(out []byte) []byte {
+	if st == nil || st.idSent == nil || !bytes.Contains(out, st.idStandIn) {
+		return out
+	}
+	return bytes.ReplaceAll(out, st.idStandIn, st.idSent)
 }

@@ -96,12 +96,16 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	// the ERP hold none.
 	buf := replyBuffers.Get().(*[]byte)
 	out := reply((*buf)[:0])
+	st := stateFrom(r.Context())
+	if st != nil && st.idSent != nil {
+		out = st.restoreID(out)
+	}
 	// The length is announced, so the reply goes out in the fewest
 	// writes and the client need not parse chunks.
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
-	if st := stateFrom(r.Context()); st != nil {
+	if st != nil {
 		var timing [48]byte
 		h.Set("Server-Timing", string(st.appendServerTiming(timing[:0], time.Now())))
 	}

@@ -539,11 +539,11 @@ func TestBatchesAreInvalidRequests(t *testing.T) {
 // TestRequestIDsAreEchoedExactlyOrRefused: MCP requests carry a string or
 // integer id, never null, and the reply carries the same id. A request
 // with a null id is not a notification (it would get 202 and no reply,
-// leaving the client waiting); an id that is not a whole number, or one
-// too large to pass through JSON numbers unchanged, would come back as
-// another number the client cannot match. Those are refused with -32600
-// and a null id, and the call does not run; other ids come back as sent,
-// on either path and either era.
+// leaving the client waiting); an id that is not a whole number would come
+// back as another number the client cannot match. Those are refused with
+// -32600 and a null id, and the call does not run; other ids, whole
+// numbers of any size included, come back as sent, on either path and
+// either era.
 func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 	fx := newFixture(t, false)
 	body := func(id string, modern bool) (string, map[string]string) {
@@ -555,7 +555,7 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 			map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
 	}
 	for _, modern := range []bool{false, true} {
-		for _, id := range []string{`null`, `1.5`, `9007199254740993`, `-9007199254740993`, `123456789012345678901234567890`, `1e400`} {
+		for _, id := range []string{`null`, `1.5`, `1e400`} {
 			b, h := body(id, modern)
 			s, _, got := postRaw(t, fx.url, b, h)
 			m, _ := got.(map[string]any)
@@ -572,7 +572,8 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 		}
 	}
 	for _, modern := range []bool{false, true} {
-		for _, id := range []string{`"abc"`, `"9007199254740993"`, `0`, `-5`, `9007199254740991`, `-9007199254740991`} {
+		for _, id := range []string{`"abc"`, `"9007199254740993"`, `0`, `-5`, `9007199254740991`, `-9007199254740991`,
+			`9007199254740993`, `-9007199254740993`, `18446744073709551617`, `123456789012345678901234567890`} {
 			b, h := body(id, modern)
 			resp, data := postMCP(t, fx.url, b, h)
 			var m map[string]json.RawMessage
@@ -614,4 +615,101 @@ func TestJSONThatIsNoMessageIsAnInvalidRequest(t *testing.T) {
 			t.Errorf("%s: %d %v, want 202", body, s, got)
 		}
 	}
+}
+
+// TestLargeIntegerIDsAreEchoedAsSent: MCP ids are strings or integers,
+// with no bound on the integer (a client may number its requests with
+// 64-bit values), and a reply carries the id of its request. An integer
+// beyond ±(2^53-1) comes back with the bytes it was sent with, wherever the
+// reply is written: a result or an error, on the direct path or through
+// mcp-go's transport, in JSON or on a subscriptions/listen stream (whose
+// acknowledgement names the request's id as its subscription id too), and
+// in the refusals erpgate writes itself.
+func TestLargeIntegerIDsAreEchoedAsSent(t *testing.T) {
+	fx := newFixture(t, false)
+	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	modern := func(method, name string) map[string]string {
+		h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
+		if name != "" {
+			h[mcp.HeaderName] = name
+		}
+		return h
+	}
+	for _, id := range []string{`9007199254740993`, `-9007199254740995`, `18446744073709551617`} {
+		for _, c := range []struct {
+			name, method, params string
+			headers              map[string]string
+			status               int
+			result               bool
+		}{
+			{"legacy call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3}}`, legacy, http.StatusOK, true},
+			{"legacy call with a progress token (mcp-go)", "tools/call", `{"name":"echo","arguments":{"n":3},"_meta":{"progressToken":"p"}}`, legacy, http.StatusOK, true},
+			{"legacy unknown tool (direct path)", "tools/call", `{"name":"drop_tables"}`, legacy, http.StatusOK, false},
+			{"legacy tools/list (mcp-go)", "tools/list", `{}`, legacy, http.StatusOK, true},
+			{"legacy method not offered (mcp-go)", "resources/list", `{}`, legacy, http.StatusOK, false},
+			{"modern call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`, modern("tools/call", "echo"), http.StatusOK, true},
+			{"modern tools/list (mcp-go)", "tools/list", `{` + modernMeta + `}`, modern("tools/list", ""), http.StatusOK, true},
+			{"modern header mismatch (mcp-go)", "tools/call", `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`, modern("tools/call", "other"), http.StatusBadRequest, false},
+			{"modern subscriptions/listen (SSE)", "subscriptions/listen", `{"notifications":{"toolsListChanged":true},` + modernMeta + `}`, modern("subscriptions/listen", ""), http.StatusOK, true},
+		} {
+			t.Run(id+" "+c.name, func(t *testing.T) {
+				resp, data := postMCP(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`, c.headers)
+				if resp.StatusCode != c.status {
+					t.Fatalf("%d %s, want %d", resp.StatusCode, data, c.status)
+				}
+				msgs := rawMessages(t, resp, data)
+				last := msgs[len(msgs)-1]
+				if string(last["id"]) != id {
+					t.Fatalf("reply id %s, want %s as sent: %s", last["id"], id, data)
+				}
+				if got := last["result"] != nil; got != c.result {
+					t.Fatalf("result %v, want %v: %s", got, c.result, data)
+				}
+				for _, m := range msgs[:len(msgs)-1] {
+					var p struct {
+						Meta map[string]json.RawMessage `json:"_meta"`
+					}
+					_ = json.Unmarshal(m["params"], &p)
+					if got := p.Meta[mcp.MetaKeySubscriptionID]; string(got) != id {
+						t.Errorf("%s names subscription %s, want %s: %s", m["method"], got, id, data)
+					}
+				}
+			})
+		}
+		// A request that carries a result is refused by erpgate itself,
+		// with its id.
+		s, _, got := postRaw(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list","result":{}}`, legacy)
+		m, _ := got.(map[string]any)
+		if s != http.StatusBadRequest || m["id"] != json.Number(id) {
+			t.Errorf("a request with a result, id %s: %d %v, want 400 and the id as sent", id, s, got)
+		}
+	}
+}
+
+// rawMessages reads the JSON-RPC messages of a reply, JSON or SSE, in
+// order, each member as it was written.
+func rawMessages(t *testing.T, resp *http.Response, body []byte) []map[string]json.RawMessage {
+	t.Helper()
+	var lines []string
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, l := range strings.Split(string(body), "\n") {
+			if data, ok := strings.CutPrefix(l, "data: "); ok {
+				lines = append(lines, data)
+			}
+		}
+	} else {
+		lines = []string{string(body)}
+	}
+	var out []map[string]json.RawMessage
+	for _, l := range lines {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("message %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no message in %q", body)
+	}
+	return out
 }
