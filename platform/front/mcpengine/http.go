@@ -101,9 +101,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	ctx := withState(r.Context(), st)
 	switch v := r.Header.Get(mcp.HeaderProtocolVersion); {
-	case mcp.IsValidProtocolVersion(v) && !speaks(v):
+	case mcp.IsValidProtocolVersion(v) && !speaks(v) && !(isRequest && modernRequest(r.Header, msg.Params)):
 		// A version mcp-go speaks and erpgate does not (engine.go): MCP
 		// has a server refuse a version it does not support with 400.
+		// A request whose _meta names 2026-07-28 goes on to mcp-go,
+		// which refuses the header that is not the _meta's with 400 and
+		// HeaderMismatch, as 2026-07-28 has it.
 		if isRequest {
 			st.setOutcome(usage.Error, "INVALID_REQUEST")
 		}

@@ -438,3 +438,40 @@ func TestSDKClientOfEachVersion(t *testing.T) {
 		_ = cs.Close()
 	}
 }
+
+// TestVersionHeaderThatIsNotTheMetasIsAHeaderMismatch: a request whose
+// _meta names 2026-07-28 while its MCP-Protocol-Version header names
+// another version is refused with 400 and HeaderMismatch (-32020), with
+// its id, whatever the header names ("The header value MUST match the
+// io.modelcontextprotocol/protocolVersion field carried in the request
+// body's _meta. If the values do not match, the server MUST reject the
+// request with 400 Bad Request and a HeaderMismatch JSON-RPC error",
+// 2026-07-28, Streamable HTTP, Protocol Version Header). A header naming
+// a version mcp-go knows and erpgate does not speak got erpgate's
+// unsupported-version refusal (-32600, no id) instead.
+func TestVersionHeaderThatIsNotTheMetasIsAHeaderMismatch(t *testing.T) {
+	f := newFixture(t, false)
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		for method, params := range map[string]string{
+			"tools/list": `{` + modernMeta + `}`,
+			"tools/call": `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`,
+		} {
+			resp, body := postModern(t, f.url, method, params, map[string]string{mcp.HeaderProtocolVersion: v, mcp.HeaderName: "echo"})
+			var r struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(body, &r)
+			if resp.StatusCode != http.StatusBadRequest || r.Error.Code != mcp.HEADER_MISMATCH || string(r.ID) != "7" {
+				t.Errorf("header %s, %s with 2026-07-28 _meta: %d %s, want 400, -32020 and id 7", v, method, resp.StatusCode, body)
+			}
+		}
+	}
+	for _, ev := range f.sink.all() {
+		if ev.Outcome == usage.Success {
+			t.Errorf("a request whose header and _meta disagree ran: %+v", ev)
+		}
+	}
+}
