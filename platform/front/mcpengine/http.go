@@ -110,7 +110,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		if isRequest {
 			st.setOutcome(usage.Error, "INVALID_REQUEST")
 		}
-		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+		WriteJSONRPCError(w, http.StatusBadRequest, id, mcp.INVALID_REQUEST,
 			"this server does not support the protocol version in the Mcp-Protocol-Version header; it supports "+strings.Join(protocolVersions, ", "))
 	case batch(body):
 		// mcp-go reads an array as JSON it cannot parse (-32700); it is
@@ -149,6 +149,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		}
 		rw := newReplyWriter(w, st.method)
 		rw.ctx, rw.st, rw.method, rw.header = ctx, st, r.Method, r.Header
+		if isRequest && msg.validID() {
+			rw.id = msg.ID
+		}
 		st.reply = rw
 		r2 := r.Clone(ctx)
 		r2.Body = io.NopCloser(bytes.NewReader(body))

@@ -475,3 +475,29 @@ func TestVersionHeaderThatIsNotTheMetasIsAHeaderMismatch(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionRefusalsCarryTheRequestsID: a request refused for the
+// protocol version in its MCP-Protocol-Version header, whether erpgate or
+// mcp-go's transport refuses it, gets its own id back with the error:
+// "Error responses MUST include the same ID as the request they
+// correspond to (except in error cases where the ID could not be read due
+// a malformed request)" (2025-11-25, basic/index, Error Responses). The id
+// is read the same way whatever the version.
+func TestVersionRefusalsCarryTheRequestsID(t *testing.T) {
+	f := newFixture(t, false)
+	for _, v := range []string{"2024-11-05", "2025-03-26", "1999-01-01"} {
+		for _, id := range []string{`7`, `"seven"`, `9007199254740993`} {
+			resp, body := postMCP(t, f.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`, map[string]string{mcp.HeaderProtocolVersion: v})
+			var r struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(body, &r)
+			if resp.StatusCode != http.StatusBadRequest || r.Error.Code != mcp.INVALID_REQUEST || string(r.ID) != id {
+				t.Errorf("header %s, id %s: %d %s, want 400, -32600 and the id", v, id, resp.StatusCode, body)
+			}
+		}
+	}
+}

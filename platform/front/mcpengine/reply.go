@@ -33,6 +33,9 @@ type replyWriter struct {
 	text, textWritten bool
 	method            string
 	header            http.Header
+	// id is the request's, when it has one that can be read: a refusal
+	// in plain text is answered with it.
+	id json.RawMessage
 	// ctx is the request's; span is its "reply" span, from the first
 	// write on, when the request is traced.
 	ctx  context.Context
@@ -85,7 +88,11 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 	case w.text:
 		w.textWritten = true
 		e := textRefusal(w.status, w.method, w.header)
-		out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": e.code, "message": e.message}})
+		var id any
+		if w.id != nil {
+			id = w.id
+		}
+		out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": e.code, "message": e.message}})
 		out = append(out, '\n')
 	case strings.HasPrefix(ct, "application/json"):
 		out = w.st.plainReply(p)
