@@ -43,6 +43,12 @@ func (s *Server) serveGenericMCP(w http.ResponseWriter, r *http.Request) {
 // query string is ignored (RFC 6750 §2.3 is not supported: URLs end up in
 // logs), and an MCP session id is never authentication.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request, res resource) {
+	// A browser origin the engine does not allow is refused (403) before
+	// any challenge, which would send its client through a sign-in only
+	// for the engine to refuse it.
+	if s.deps.Engine.RefuseOrigin(w, r) {
+		return
+	}
 	ctx := r.Context()
 	token, ok := bearerToken(r)
 	if !ok {

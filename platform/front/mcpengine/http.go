@@ -36,8 +36,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		WriteJSONRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "this site's ERP kind is not served by this deployment")
 		return
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !e.origins[strings.ToLower(origin)] {
-		WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "requests from this browser origin are not allowed")
+	if e.RefuseOrigin(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -174,6 +173,22 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	e.emitUsage(r, st, started)
+}
+
+// RefuseOrigin answers a request from a browser origin that is not one of
+// Options.AllowedOrigins with 403 and reports true. Front doors call it
+// before they look at the request's credentials, as ServeMCP does again:
+// "If the Origin header is present and invalid, servers MUST respond with
+// HTTP 403 Forbidden" (MCP Streamable HTTP), so a browser client of
+// another origin is not sent through a sign-in only to be refused after
+// it.
+func (e *Engine) RefuseOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || e.origins[strings.ToLower(origin)] {
+		return false
+	}
+	WriteJSONRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "requests from this browser origin are not allowed")
+	return true
 }
 
 func (e *Engine) emitUsage(r *http.Request, st *requestState, started time.Time) {

@@ -37,10 +37,14 @@ type Handler struct {
 	Lookups *sourcelimit.Lookups
 }
 
-// ServeHTTP authenticates the service token and hands the request to the
-// engine. Authentication failures are answered with 401 and a JSON-RPC error
+// ServeHTTP refuses a browser origin the engine does not allow (403), then
+// authenticates the service token and hands the request to the engine.
+// Authentication failures are answered with 401 and a JSON-RPC error
 // body, before any MCP dispatch, so they make no usage event.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.Engine.RefuseOrigin(w, r) {
+		return
+	}
 	token, ok := presentedToken(r)
 	if !ok {
 		mcpengine.WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
