@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
 )
@@ -102,7 +104,10 @@ func asSentence(msg string) string {
 	if msg == "" {
 		return msg
 	}
-	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	// By character: a message may open with a quotation mark or a
+	// letter of more than one byte.
+	first, size := utf8.DecodeRuneInString(msg)
+	msg = string(unicode.ToUpper(first)) + msg[size:]
 	if !strings.HasSuffix(msg, ".") {
 		msg += "."
 	}
