@@ -170,11 +170,7 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request, o owner) {
 		return
 	}
 	st, value, err := h.deps.Admin.IssueServiceToken(r.Context(), o.actor(), o.site, strings.TrimSpace(r.PostFormValue("name")), days)
-	switch {
-	case errors.Is(err, sites.ErrNoAPIConnection):
-		h.refused(w, r, o, "tokens", &siteadmin.Error{Kind: siteadmin.Conflict, Message: "service tokens act with the site's fixed API credential; set it below first", Err: err})
-		return
-	case err != nil:
+	if err != nil {
 		h.refused(w, r, o, "tokens", err)
 		return
 	}

@@ -165,9 +165,42 @@ func credentialFields(spec []connector.CredentialField, submitted map[string]str
 			plural(len(garbled), "field", "fields"), strings.Join(garbled, ", "), plural(len(garbled), "it", "them")))
 	}
 	if len(problems) > 0 {
-		return nil, invalid("%s (this kind of site expects: %s)", strings.Join(problems, "; "), strings.Join(expected, ", "))
+		e := invalid("%s (this kind of site expects: %s)", strings.Join(problems, "; "), strings.Join(expected, ", "))
+		if len(unknown) == 0 {
+			// A page's form sends only the expected fields, labelled with
+			// their descriptions: the person is told which box to fill.
+			e.ForPeople = credentialForPeople(spec, missing, garbled)
+		}
+		return nil, e
 	}
 	return fields, nil
+}
+
+// credentialForPeople says which of a credential form's fields are empty
+// (missing) or hold what is not text (garbled), by the labels the form
+// gives them (their descriptions), and that nothing was saved.
+func credentialForPeople(spec []connector.CredentialField, missing, garbled []string) string {
+	labels := func(names []string) string {
+		var quoted []string
+		for _, f := range spec {
+			if slices.Contains(names, f.Name) {
+				quoted = append(quoted, "“"+f.Description+"”")
+			}
+		}
+		if len(quoted) == 1 {
+			return "the field " + quoted[0]
+		}
+		return "the fields " + strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
+	}
+	var parts []string
+	if len(missing) > 0 {
+		parts = append(parts, labels(missing)+" "+plural(len(missing), "is", "are")+" empty")
+	}
+	if len(garbled) > 0 {
+		parts = append(parts, labels(garbled)+" "+plural(len(garbled), "has", "have")+
+			" a line break or another control character in it, or bytes that are not text: paste "+plural(len(garbled), "it", "them")+" again")
+	}
+	return strings.Join(parts, "; ") + "; nothing was saved"
 }
 
 // verifyAPICredential asks the ERP, through the deployment's outbound

@@ -41,7 +41,9 @@ func (s *Service) RevokePerson(ctx context.Context, actor Actor, site sites.Site
 		err = s.deps.Store.RevokePerson(ctx, site.ID, erpUser)
 		switch {
 		case errors.Is(err, sites.ErrNotFound):
-			err = newError(NotFound, err, "ERP user %s has not connected to site %s", toolerr.Quote(erpUser), toolerr.Quote(site.Slug))
+			e := newError(NotFound, err, "ERP user %s has not connected to site %s", toolerr.Quote(erpUser), toolerr.Quote(site.Slug))
+			e.ForPeople = toolerr.Quote(erpUser) + " has no access through erpgate to revoke: it was revoked already, or they never connected"
+			err = e
 		case err != nil:
 			err = internal(err)
 		}

@@ -46,7 +46,9 @@ func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name s
 	st, value, err := s.deps.Store.IssueServiceTokenWithLifetime(ctx, site.ID, name, lifetimeDays)
 	switch {
 	case errors.Is(err, sites.ErrNoAPIConnection):
-		return sites.ServiceToken{}, "", newError(Conflict, err, "site %s has no api_token connection; add one before issuing service tokens", toolerr.Quote(site.Slug))
+		e := newError(Conflict, err, "site %s has no api_token connection; add one before issuing service tokens", toolerr.Quote(site.Slug))
+		e.ForPeople = "service tokens act with the site's fixed API credential, which it does not have yet; set the credential first"
+		return sites.ServiceToken{}, "", e
 	case errors.Is(err, sites.ErrNotFound):
 		return sites.ServiceToken{}, "", newError(NotFound, err, "site %s does not exist", toolerr.Quote(site.Slug))
 	case err != nil:

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// apiWords are the admin API's words, which a person's page must not show:
+// connection types and credential fields by their API names, the kinds of
+// refusal, sites by their quoted slug.
+var apiWords = []string{"api_token", "api_key", "api_secret", "credential field", "expects:", "invalid_request", "not_found",
+	"conflict:", "site “",
+	// A sentence's first letter capitalised byte by byte: a broken
+	// character where a quotation mark opened it.
+	"\uFFFD"}
+
+// TestChromiumOwnerPageRefusalsInPlainWords: on the owner's page of a
+// site registered with only its OAuth client (as self-service registration
+// leaves it), the refusals an owner can meet are plain sentences, on the
+// page and in its recent activity: a service token before the fixed API
+// credential, an API credential with a field left blank (a space passes
+// the browser's required check), and a person's access revoked twice (two
+// tabs, or a second click on a stale page). Before, the activity said
+// "Site “plain” has no api_token connection", the form "Missing credential
+// field: api_key (this kind of site expects: api_key, api_secret)" and the
+// people section "ERP user “…” has not connected to site “plain”".
+func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	var site siteResponse
+	if err := gw.admin.do(context.Background(), http.MethodPost, "/sites",
+		map[string]any{"slug": "plain", "kind": "frappe", "display_name": "Plain Ltd", "base_url": sim.URL}, &site); err != nil {
+		t.Fatal(err)
+	}
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	person := userWithRole(t, sim, "all-companies")
+	connectOAuth(t, site.MCPURL, frappeLogin(person))
+	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+
+	ctx := newChromium(t)
+	manageURL := gw.URL + "/sites/plain/manage"
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+	waitForNewTitle(t, ctx, "Manage site plain")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Plain Ltd")
+
+	problem := func(what, section string) string {
+		t.Helper()
+		text := browserResult(t, ctx, "read the refusal "+what, chromedp.Text(chromedp.CSS(`section[aria-labelledby="`+section+`"] p.error`)))
+		for _, words := range apiWords {
+			if strings.Contains(text, words) {
+				t.Errorf("%s: the page says %q, with the API's %q", what, text, words)
+			}
+		}
+		return text
+	}
+
+	navigate(t, ctx, "issue a token before the API credential",
+		chromedp.SetValue(chromedp.CSS("#token_name"), "nightly"),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/tokens"] button`)))
+	waitForNewTitle(t, ctx, "Manage Plain Ltd")
+	if got := problem("a token without a credential", "tokens"); !strings.Contains(got, "fixed API credential") {
+		t.Errorf("token refusal %q", got)
+	}
+
+	navigate(t, ctx, "give a blank API key",
+		chromedp.SetValue(chromedp.CSS("#cred_api_key"), " "),
+		chromedp.SetValue(chromedp.CSS("#cred_api_secret"), "s3cret"),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/api-credential"] button`)))
+	waitForNewTitle(t, ctx, "Manage Plain Ltd")
+	if got := problem("a blank API key", "api"); !strings.Contains(got, "The field “API key of the Frappe user the service connection runs as” is empty") {
+		t.Errorf("credential refusal %q", got)
+	}
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="api"]`, "TestChromiumOwnerPageRefusalsInPlainWords-api.png")
+
+	// Two tabs: the second revokes someone the first already did.
+	navigate(t, ctx, "revoke the person, keeping the form", chromedp.Evaluate[chromedp.Void](`(() => {
+		const f = document.querySelector('form[action$="/manage/people/revoke"]');
+		sessionStorage.setItem("stale", f.outerHTML);
+		f.submit();
+	})()`))
+	waitForNewTitle(t, ctx, "Manage Plain Ltd")
+	if text := pageBody(t, ctx); !strings.Contains(text, "That person's access through erpgate is revoked") {
+		t.Fatalf("first revocation: %s", text)
+	}
+	navigate(t, ctx, "revoke from the stale page", chromedp.Evaluate[chromedp.Void](`(() => {
+		const holder = document.createElement("div");
+		holder.innerHTML = sessionStorage.getItem("stale");
+		const f = holder.firstElementChild;
+		document.body.appendChild(f);
+		f.submit();
+	})()`))
+	waitForNewTitle(t, ctx, "Manage Plain Ltd")
+	if got := problem("a second revocation", "people"); !strings.Contains(got, person.Email) {
+		t.Errorf("second revocation %q", got)
+	}
+	saveScreenshot(t, ctx, "TestChromiumOwnerPageRefusalsInPlainWords.png")
+
+	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('section[aria-labelledby="activity"] tr')].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("refused"))`))
+	if len(rows) != 3 {
+		t.Fatalf("%d refused rows, want 3: %q", len(rows), rows)
+	}
+	for _, row := range rows {
+		for _, words := range apiWords {
+			if strings.Contains(row, words) {
+				t.Errorf("activity %q says %q, the API's words", row, words)
+			}
+		}
+	}
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="activity"]`, "TestChromiumOwnerPageRefusalsInPlainWords-activity.png")
+}
