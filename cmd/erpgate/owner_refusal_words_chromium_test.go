@@ -29,7 +29,8 @@ var apiWords = []string{"api_token", "api_key", "api_secret", "credential field"
 // tabs, or a second click on a stale page). Before, the activity said
 // "Site “plain” has no api_token connection", the form "Missing credential
 // field: api_key (this kind of site expects: api_key, api_secret)" and the
-// people section "ERP user “…” has not connected to site “plain”".
+// people section "ERP user “…” has not connected to site “plain”". A
+// refusal recorded before events kept a sentence said only "refused".
 func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 	needChromium(t)
 	sim := frappetest.NewServer(frappetest.Options{})
@@ -47,6 +48,10 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 	person := userWithRole(t, sim, "all-companies")
 	connectOAuth(t, site.MCPURL, frappeLogin(person))
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+	// A refusal recorded before events kept a sentence (migration 00037).
+	execSQL(t, gw.DBURL, `INSERT INTO admin_events (occurred_at, site_id, site_slug, actor_kind, actor, action, outcome, reason)
+		VALUES (now() - interval '1 day', $1, 'plain', 'erp_admin', $2, 'update_site', 'refused',
+		'invalid_request: settings: invalid Frappe settings: default_company must be at most 140 characters')`, site.ID, admin.Email)
 
 	ctx := newChromium(t)
 	manageURL := gw.URL + "/sites/plain/manage"
@@ -108,8 +113,11 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 
 	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('section[aria-labelledby="activity"] tr')].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("refused"))`))
-	if len(rows) != 3 {
-		t.Fatalf("%d refused rows, want 3: %q", len(rows), rows)
+	if len(rows) != 4 {
+		t.Fatalf("%d refused rows, want 4: %q", len(rows), rows)
+	}
+	if !strings.Contains(rows[3], "changed the site refused: What was entered was not accepted; nothing was changed.") {
+		t.Errorf("the refusal from before sentences: %q", rows[3])
 	}
 	for _, row := range rows {
 		for _, words := range apiWords {

@@ -315,6 +315,10 @@ func outcomeWords(e sites.Event) string {
 		if words, ok := approvalReasons[e.Reason]; ok {
 			return "refused: " + words
 		}
+		// An event from before events kept a sentence.
+		if s := siteadmin.OldRefusalSentence(e.Action, e.Reason); s != "" {
+			return "refused: " + s
+		}
 		return "refused"
 	}
 	return "failed"

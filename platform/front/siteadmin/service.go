@@ -192,6 +192,52 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	}
 }
 
+// OldRefusalSentence is a refused event's sentence for people when the
+// event has none: one recorded before events kept it (migration 00037).
+// It tells the refusal by the event's action and the kind its reason
+// begins with ("conflict: …"), never in the reason's own words, which are
+// the admin API's. It is "" for a reason that names no kind of refusal
+// (the approval store's codes).
+func OldRefusalSentence(action, reason string) string {
+	prefix, _, ok := strings.Cut(reason, ": ")
+	if !ok {
+		return ""
+	}
+	kind := Kind(prefix)
+	if s, ok := oldRefusals[oldRefusal{action, kind}]; ok {
+		return asSentence(s)
+	}
+	if s, ok := oldRefusalKinds[kind]; ok {
+		return asSentence(s)
+	}
+	return ""
+}
+
+type oldRefusal struct {
+	action string
+	kind   Kind
+}
+
+// oldRefusals are the refusals an action's kind of refusal tells apart.
+var oldRefusals = map[oldRefusal]string{
+	{ActionIssueServiceToken, Conflict}:  "the site had no fixed API credential, which service tokens act with; nothing was issued",
+	{ActionPutAPIConnection, Rejected}:   "the ERP did not accept the credential; nothing was saved",
+	{ActionRotateOAuthSecret, Rejected}:  "the sign-in at the ERP with the new client secret did not succeed; nothing was saved",
+	{ActionUpdateSite, Rejected}:         "the sign-in at the ERP did not prove the change; nothing was changed",
+	{ActionOwnerSignIn, Rejected}:        "the sign-in at the ERP did not prove an administrator of the ERP",
+	{ActionRevokePerson, NotFound}:       "that person had no access through erpgate to revoke",
+	{ActionRevokeServiceToken, NotFound}: "there was no such service token to revoke",
+}
+
+// oldRefusalKinds are the other refusals, by kind.
+var oldRefusalKinds = map[Kind]string{
+	Invalid:     "what was entered was not accepted; nothing was changed",
+	NotFound:    "what it named did not exist any more; nothing was changed",
+	Conflict:    "it conflicted with the site's state at the time; nothing was changed",
+	Rejected:    "the ERP refused it; nothing was changed",
+	Unreachable: "the ERP could not be reached; nothing was changed",
+}
+
 // maxAuditText bounds each text an audit event keeps from a request.
 const maxAuditText = 1024
 

@@ -1,0 +1,68 @@
+package manage
+
+import (
+	"html"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// activityRow is one row of the owner page's recent activity: who, what,
+// outcome.
+var activityRow = regexp.MustCompile(`<tr><td class="nowrap">[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>`)
+
+// TestOwnerActivityTellsOldRefusalsPlainly: refusals recorded before
+// events kept a sentence for people (migration 00037) have only their
+// action and reason, in the admin API's words; the owner's recent activity
+// tells them by what they were and the kind of refusal their reason
+// names, never in the reason's words and never as a bare "refused". Before,
+// each said only "refused".
+func TestOwnerActivityTellsOldRefusalsPlainly(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	owner := "it.admin@acme.example"
+	// Reasons as siteadmin recorded them then.
+	old := []struct{ action, reason, want string }{
+		{siteadmin.ActionIssueServiceToken, "conflict: site “acme” has no api_token connection; add one before issuing service tokens",
+			"refused: The site had no fixed API credential, which service tokens act with; nothing was issued."},
+		{siteadmin.ActionUpdateSite, "invalid_request: settings: invalid Acumatica settings: endpoint_version “latest” is not a version",
+			"refused: What was entered was not accepted; nothing was changed."},
+		{siteadmin.ActionPutAPIConnection, "credential_rejected: Frappe accepted the request but as Guest; check the API key and secret; nothing was saved",
+			"refused: The ERP did not accept the credential; nothing was saved."},
+		{siteadmin.ActionRotateOAuthSecret, "upstream_unreachable: could not verify: the ERP at http://127.0.0.1:8001 could not be reached; nothing was saved",
+			"refused: The ERP could not be reached; nothing was changed."},
+		{siteadmin.ActionOwnerSignIn, "credential_rejected: bob@acme.example is not an administrator of the ERP: roles Accounts User",
+			"refused: The sign-in at the ERP did not prove an administrator of the ERP."},
+		{siteadmin.ActionRevokePerson, "not_found: ERP user “bob@acme.example” has not connected to site “acme”",
+			"refused: That person had no access through erpgate to revoke."},
+		{siteadmin.ActionDeleteSite, "conflict: your erpgate operator disabled this site, so it cannot be deleted until they enable it again; nothing was deleted",
+			"refused: It conflicted with the site's state at the time; nothing was changed."},
+	}
+	for _, e := range old {
+		if err := p.h.deps.Store.RecordEvent(ctx, sites.Event{SiteID: p.acme.ID, SiteSlug: p.acme.Slug, ActorKind: string(siteadmin.ActorERPAdmin),
+			Actor: owner, Action: e.action, Outcome: siteadmin.OutcomeRefused, Reason: e.reason}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body := p.get(t, "/sites/acme/manage", p.session(p.acme, owner))
+	var outcomes []string
+	for _, m := range activityRow.FindAllStringSubmatch(body, -1) {
+		outcomes = append(outcomes, html.UnescapeString(m[3]))
+	}
+	for _, e := range old {
+		if !slices.Contains(outcomes, e.want) {
+			t.Errorf("%s refused for %q: no row says %q; the rows say %q", e.action, e.reason, e.want, outcomes)
+		}
+	}
+	for _, o := range outcomes {
+		for _, words := range []string{"api_token", "settings:", "endpoint_version", "credential_rejected", "“"} {
+			if strings.Contains(o, words) {
+				t.Errorf("a row says %q, with the reason's %q", o, words)
+			}
+		}
+	}
+}
