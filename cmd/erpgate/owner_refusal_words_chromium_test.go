@@ -16,6 +16,9 @@ import (
 // refusal, sites by their quoted slug.
 var apiWords = []string{"api_token", "api_key", "api_secret", "credential field", "expects:", "invalid_request", "not_found",
 	"conflict:", "site “",
+	// A tool error's words for a model: its HTTP status, and advice for
+	// someone signed in to an AI client.
+	"HTTP 401", "the operator", "sign in again",
 	// A sentence's first letter capitalised byte by byte: a broken
 	// character where a quotation mark opened it.
 	"\uFFFD"}
@@ -25,10 +28,12 @@ var apiWords = []string{"api_token", "api_key", "api_secret", "credential field"
 // leaves it), the refusals an owner can meet are plain sentences, on the
 // page and in its recent activity: a service token before the fixed API
 // credential, an API credential with a field left blank (a space passes
-// the browser's required check), and a person's access revoked twice (two
+// the browser's required check) or a wrong secret, and a person's access revoked twice (two
 // tabs, or a second click on a stale page). Before, the activity said
 // "Site “plain” has no api_token connection", the form "Missing credential
-// field: api_key (this kind of site expects: api_key, api_secret)" and the
+// field: api_key (this kind of site expects: api_key, api_secret)", a wrong
+// secret "The ERP did not accept the credentials for this connection (HTTP
+// 401); sign in again or ask the operator to renew the API credential", the
 // people section "ERP user “…” has not connected to site “plain”". A
 // refusal recorded before events kept a sentence said only "refused".
 func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
@@ -88,6 +93,16 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 	}
 	saveSectionScreenshot(t, ctx, `section[aria-labelledby="api"]`, "TestChromiumOwnerPageRefusalsInPlainWords-api.png")
 
+	navigate(t, ctx, "give a wrong API secret",
+		chromedp.SetValue(chromedp.CSS("#cred_api_key"), admin.APIKey),
+		chromedp.SetValue(chromedp.CSS("#cred_api_secret"), "not-the-secret"),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/api-credential"] button`)))
+	waitForNewTitle(t, ctx, "Manage Plain Ltd")
+	if got := problem("a wrong API secret", "api"); !strings.Contains(got, "The ERP did not accept this credential") || !strings.Contains(got, "nothing was saved") {
+		t.Errorf("credential refusal %q", got)
+	}
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="api"]`, "TestChromiumOwnerPageRefusalsInPlainWords-api-wrong.png")
+
 	// Two tabs: the second revokes someone the first already did.
 	navigate(t, ctx, "revoke the person, keeping the form", chromedp.Evaluate[chromedp.Void](`(() => {
 		const f = document.querySelector('form[action$="/manage/people/revoke"]');
@@ -113,11 +128,11 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 
 	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('section[aria-labelledby="activity"] tr')].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("refused"))`))
-	if len(rows) != 4 {
-		t.Fatalf("%d refused rows, want 4: %q", len(rows), rows)
+	if len(rows) != 5 {
+		t.Fatalf("%d refused rows, want 5: %q", len(rows), rows)
 	}
-	if !strings.Contains(rows[3], "changed the site refused: What was entered was not accepted; nothing was changed.") {
-		t.Errorf("the refusal from before sentences: %q", rows[3])
+	if !strings.Contains(rows[4], "changed the site refused: What was entered was not accepted; nothing was changed.") {
+		t.Errorf("the refusal from before sentences: %q", rows[4])
 	}
 	for _, row := range rows {
 		for _, words := range apiWords {

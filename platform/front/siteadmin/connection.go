@@ -249,7 +249,18 @@ func verificationError(site sites.Site, err error) error {
 		// text as a tool error's message.
 		message, _ := verificationText.RedactText(te.Message)
 		message = strings.TrimSuffix(strings.TrimSpace(message), ".")
-		return &Error{Kind: Rejected, Message: message + "; nothing was saved", Err: err}
+		// The connector's words are a tool error's, for a model and the
+		// operator (HTTP statuses, "ask the operator"): a person pasting
+		// the credential on a page is told what to check.
+		people := "the ERP did not accept this credential: check that each field is copied exactly as the ERP shows it"
+		if te.Code == toolerr.PermissionDenied {
+			people = "the ERP did not let this credential use its API: check the roles of the user it names"
+			if site.Kind == "acumatica" {
+				// Acumatica refuses so only the Connected Application.
+				people = "the ERP did not let this credential's Connected Application sign in: check that it uses the Resource Owner Password flow and may ask for the api scope"
+			}
+		}
+		return &Error{Kind: Rejected, Message: message + "; nothing was saved", ForPeople: people + "; nothing was saved", Err: err}
 	case toolerr.InvalidArgument:
 		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
 		return &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
