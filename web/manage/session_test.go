@@ -2,6 +2,7 @@ package manage
 
 import (
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -322,5 +323,52 @@ func TestProvenTenantMoveKeepsTheOperatorsChangeMeanwhile(t *testing.T) {
 	}
 	if got["tenant"] != "OtherCompany" || got["canary_gi"] != "MCPStaff" {
 		t.Errorf("settings after the move %s, want tenant OtherCompany and the operator's canary_gi MCPStaff", after.Settings)
+	}
+}
+
+// A proven move to another tenant of a site with a fixed API credential
+// (the old tenant's) is refused with nothing changed, and the page says
+// so in the owner's words: their page cannot remove the credential, so
+// they are told to ask the operator. Before, it said the admin API's
+// "Site “acu” has an API credential of its current tenant; delete it
+// before moving the site to another tenant, then add the new tenant's."
+func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	admin := p.h.deps.Admin
+	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
+		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.h.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, "api@Company",
+		map[string]secrets.Secret{"client_id": "c@Company", "client_secret": "s", "username": "api", "password": "p"}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := admin.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("admin@Company"), site,
+		siteadmin.OwnerChangeRequest{Settings: json.RawMessage(`{"tenant":"OtherCompany"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
+	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
+		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	body := html.UnescapeString(rec.Body.String())
+	if rec.Code != http.StatusConflict || !strings.Contains(body, "The change was not saved") {
+		t.Fatalf("HTTP %d: %s", rec.Code, body)
+	}
+	for _, want := range []string{"fixed API credential", "ask your erpgate operator", "nothing was changed"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not say %q: %s", want, body)
+		}
+	}
+	for _, words := range []string{"site “", "delete it before"} {
+		if strings.Contains(body, words) {
+			t.Errorf("the page says %q, the admin API's words: %s", words, body)
+		}
+	}
+	if after, err := p.h.deps.Store.GetSite(ctx, site.ID); err != nil || after.IdentityKey != site.IdentityKey {
+		t.Errorf("the site moved: %+v, %v", after, err)
 	}
 }

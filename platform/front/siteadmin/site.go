@@ -372,7 +372,10 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 	case errors.Is(err, sites.ErrConnectionsExist):
 		return newError(Conflict, err, "site %s has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", toolerr.Quote(slug))
 	case errors.Is(err, sites.ErrAPICredentialExists):
-		return newError(Conflict, err, "site %s has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", toolerr.Quote(slug))
+		e := newError(Conflict, err, "site %s has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", toolerr.Quote(slug))
+		// The owner's page sets the credential but cannot remove it.
+		e.ForPeople = "the site's fixed API credential is its current tenant's, so the site cannot move to another tenant while it is set: ask your erpgate operator to remove the credential, then change the tenant and set the new tenant's credential; nothing was changed"
+		return e
 	case errors.Is(err, sites.ErrNotFound):
 		return newError(NotFound, err, "site %s does not exist", toolerr.Quote(slug))
 	}
