@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -142,4 +143,61 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 		}
 	}
 	saveSectionScreenshot(t, ctx, `section[aria-labelledby="activity"]`, "TestChromiumOwnerPageRefusalsInPlainWords-activity.png")
+}
+
+// TestChromiumOwnerPageEndpointRefusalInPlainWords: an Acumatica API
+// credential checked against an endpoint the instance does not have is
+// refused on the owner's page by the settings form's labels, not by the
+// settings' JSON names. Before: "The site's endpoint Custom/24.200.001
+// does not exist on this Acumatica instance (HTTP 404); correct the site's
+// endpoint_name and endpoint_version settings; nothing was saved."
+func TestChromiumOwnerPageEndpointRefusalInPlainWords(t *testing.T) {
+	needChromium(t)
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	acumaticaOAuthSite(t, gw, "acu", sim)
+	admin := sim.User(acumaticatest.RoleFull)
+	var service acumaticatest.Client
+	for _, c := range sim.Clients() {
+		if c.Flow == acumaticatest.FlowPassword {
+			service = c
+		}
+	}
+	api := sim.User("service")
+
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acu/manage"))
+	waitForNewTitle(t, ctx, "Manage site acu")
+	navigate(t, ctx, "start the sign-in", chromedp.Click(chromedp.CSS(`form[action$="/manage/sign-in"] button`)))
+	finishAcumaticaSignIn(t, ctx, admin, "Manage Acumatica acu")
+	navigate(t, ctx, "name an endpoint the instance lacks",
+		chromedp.SetValue(chromedp.CSS("#setting_endpoint_name"), "Custom"),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/settings"] button`)))
+	waitForNewTitle(t, ctx, "Manage Acumatica acu")
+	if text := pageBody(t, ctx); !strings.Contains(text, "The site's settings are saved.") {
+		t.Fatalf("after saving: %s", text)
+	}
+	navigate(t, ctx, "give the API credential",
+		chromedp.SetValue(chromedp.CSS("#cred_client_id"), service.ID),
+		chromedp.SetValue(chromedp.CSS("#cred_client_secret"), service.Secret),
+		chromedp.SetValue(chromedp.CSS("#cred_username"), api.Username),
+		chromedp.SetValue(chromedp.CSS("#cred_password"), api.Password),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/api-credential"] button`)))
+	waitForNewTitle(t, ctx, "Manage Acumatica acu")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="api"]`, "TestChromiumOwnerPageEndpointRefusalInPlainWords.png")
+	got := browserResult(t, ctx, "read the refusal", chromedp.Text(chromedp.CSS(`section[aria-labelledby="api"] p.error`)))
+	if !strings.Contains(got, "Endpoint name") || !strings.Contains(got, "Custom/24.200.001") || !strings.Contains(got, "nothing was saved") {
+		t.Errorf("refusal %q, want it to name the form's Endpoint name and the endpoint", got)
+	}
+	for _, words := range []string{"endpoint_name", "endpoint_version", "HTTP 404"} {
+		if strings.Contains(got, words) {
+			t.Errorf("refusal %q says %q", got, words)
+		}
+	}
+	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('section[aria-labelledby="activity"] tr')].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("refused"))`))
+	if len(rows) != 1 || strings.Contains(rows[0], "endpoint_") {
+		t.Errorf("refused rows %q", rows)
+	}
 }

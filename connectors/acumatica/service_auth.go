@@ -372,7 +372,9 @@ func (c *Connector) VerifyAPICredential(ctx context.Context, site connector.Site
 	case resp.StatusCode == http.StatusUnauthorized:
 		return "", toolerr.New(toolerr.AuthExpired, "Acumatica issued a token to the API user but refused it (HTTP 401); check that the Connected Application grants the api scope")
 	case resp.StatusCode == http.StatusNotFound:
-		return "", toolerr.New(toolerr.InvalidArgument, "the site's endpoint %s does not exist on this Acumatica instance (HTTP 404); correct the site's endpoint_name and endpoint_version settings", set.endpoint())
+		// A setting's refusal, so that a page names it by its form's label.
+		return "", connector.InvalidSetting("endpoint_name", "and version give an endpoint this Acumatica instance does not have, "+set.endpoint(),
+			"the site's endpoint %s does not exist on this Acumatica instance (HTTP 404); correct the site's endpoint_name and endpoint_version settings", set.endpoint())
 	default:
 		return "", toolerr.New(toolerr.UpstreamUnavailable, "Acumatica answered the verification request with HTTP %d", resp.StatusCode)
 	}

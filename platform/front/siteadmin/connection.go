@@ -263,7 +263,16 @@ func verificationError(site sites.Site, err error) error {
 		return &Error{Kind: Rejected, Message: message + "; nothing was saved", ForPeople: people + "; nothing was saved", Err: err}
 	case toolerr.InvalidArgument:
 		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
-		return &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
+		e := &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
+		// A setting the ERP does not bear out (Acumatica's endpoint) is
+		// named by the pages' label for it.
+		if se := (*connector.SettingError)(nil); errors.As(err, &se) {
+			e.Field, e.Problem = "settings."+se.Key, se.Problem
+			if label := SettingLabel(e.Field); label != "" {
+				e.ForPeople = label + " " + se.Problem + "; nothing was saved"
+			}
+		}
+		return e
 	}
 	return internal(err)
 }
