@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/activity"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -132,7 +133,7 @@ func (v *Viewer) read(ctx context.Context, q url.Values, outcomes []string, char
 		site, err := v.deps.Sites.GetSiteBySlug(ctx, p.Site)
 		switch {
 		case errors.Is(err, sites.ErrNotFound) || sites.ValidateSlug(p.Site) != nil:
-			req.problems = append(req.problems, fmt.Sprintf("No site is named %q.", p.Site))
+			req.problems = append(req.problems, "No site is named "+toolerr.Quote(p.Site)+".")
 		case err != nil:
 			return req, err
 		default:
