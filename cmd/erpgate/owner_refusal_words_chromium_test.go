@@ -54,6 +54,13 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 	person := userWithRole(t, sim, "all-companies")
 	connectOAuth(t, site.MCPURL, frappeLogin(person))
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+	// The operator's refused calls, which the owner's activity shows too.
+	if err := gw.admin.do(context.Background(), http.MethodDelete, "/sites/"+site.ID+"/connections/api_token", nil, nil); err == nil {
+		t.Fatal("removing a connection the site lacks was not refused")
+	}
+	if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/plain", map[string]any{"status": "paused"}, nil); err == nil {
+		t.Fatal("an unknown status was not refused")
+	}
 	// A refusal recorded before events kept a sentence (migration 00037).
 	execSQL(t, gw.DBURL, `INSERT INTO admin_events (occurred_at, site_id, site_slug, actor_kind, actor, action, outcome, reason)
 		VALUES (now() - interval '1 day', $1, 'plain', 'erp_admin', $2, 'update_site', 'refused',
@@ -129,14 +136,14 @@ func TestChromiumOwnerPageRefusalsInPlainWords(t *testing.T) {
 
 	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('section[aria-labelledby="activity"] tr')].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("refused"))`))
-	if len(rows) != 5 {
-		t.Fatalf("%d refused rows, want 5: %q", len(rows), rows)
+	if len(rows) != 7 {
+		t.Fatalf("%d refused rows, want 7: %q", len(rows), rows)
 	}
-	if !strings.Contains(rows[4], "changed the site refused: What was entered was not accepted; nothing was changed.") {
-		t.Errorf("the refusal from before sentences: %q", rows[4])
+	if !strings.Contains(rows[6], "changed the site refused: What was entered was not accepted; nothing was changed.") {
+		t.Errorf("the refusal from before sentences: %q", rows[6])
 	}
 	for _, row := range rows {
-		for _, words := range apiWords {
+		for _, words := range append(apiWords, "Site “", "“active”") {
 			if strings.Contains(row, words) {
 				t.Errorf("activity %q says %q, the API's words", row, words)
 			}

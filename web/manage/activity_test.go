@@ -1,13 +1,18 @@
 package manage
 
 import (
+	"encoding/json"
+	"errors"
 	"html"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -62,6 +67,93 @@ func TestOwnerActivityTellsOldRefusalsPlainly(t *testing.T) {
 		for _, words := range []string{"api_token", "settings:", "endpoint_version", "credential_rejected", "“"} {
 			if strings.Contains(o, words) {
 				t.Errorf("a row says %q, with the reason's %q", o, words)
+			}
+		}
+	}
+}
+
+// TestOwnerActivityTellsTheOperatorsRefusalsPlainly: the operator's
+// refused admin API calls on a site show in its owner's recent activity,
+// in sentences for people, not in the admin API's words (connection types,
+// JSON field names, sites by their quoted slug). Before, the rows said
+// "Site “acme” has no api_token connection.", "Status “paused” is not
+// valid; use “active” or “disabled”.", "Shared_callback can only be
+// turned off: …", "Missing required field: credentials.", "Unknown
+// credential field: “colour” (this kind of site expects: api_key,
+// api_secret).", "Site “acme” has no service token “…”.", "Settings must
+// be a JSON object." and "Site “acme” has connections … before changing
+// base_url, then add them again.".
+func TestOwnerActivityTellsTheOperatorsRefusalsPlainly(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	admin, op, site := p.h.deps.Admin, siteadmin.Operator, p.acme
+	refusals := []struct {
+		what string
+		call func() error
+	}{
+		{"remove an API credential the site lacks", func() error {
+			return admin.DeleteConnection(ctx, op, site, sites.ConnectionAPIToken)
+		}},
+		{"an unknown status", func() error {
+			status := "paused"
+			_, err := admin.UpdateSite(ctx, op, site, siteadmin.SiteChange{Status: &status})
+			return err
+		}},
+		{"back to the shared redirect URI", func() error {
+			shared := true
+			_, err := admin.UpdateSite(ctx, op, site, siteadmin.SiteChange{SharedCallback: &shared})
+			return err
+		}},
+		{"no credential", func() error {
+			_, err := admin.PutAPIConnection(ctx, op, site, nil)
+			return err
+		}},
+		{"an unknown credential field", func() error {
+			_, err := admin.PutAPIConnection(ctx, op, site, map[string]string{"api_key": "k", "api_secret": "s", "colour": "blue"})
+			return err
+		}},
+		{"an unknown token", func() error {
+			id := uuid.New()
+			return admin.RevokeServiceToken(ctx, op, site, id, id.String())
+		}},
+		{"settings that are not an object", func() error {
+			_, err := admin.UpdateSite(ctx, op, site, siteadmin.SiteChange{Settings: json.RawMessage(`["x"]`)})
+			return err
+		}},
+		{"a new address with a verified connection", func() error {
+			if _, err := p.h.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, "api@acme.example",
+				map[string]secrets.Secret{"api_key": "k", "api_secret": "s"}); err != nil {
+				t.Fatal(err)
+			}
+			moved := "http://127.0.0.1:8009"
+			_, err := admin.UpdateSite(ctx, op, site, siteadmin.SiteChange{BaseURL: &moved})
+			return err
+		}},
+	}
+	for _, r := range refusals {
+		var e *siteadmin.Error
+		if err := r.call(); !errors.As(err, &e) || e.Kind == siteadmin.Internal {
+			t.Fatalf("%s: %v, want a refusal", r.what, err)
+		}
+	}
+	_, body := p.get(t, "/sites/acme/manage", p.session(site, "it.admin@acme.example"))
+	var refused []string
+	for _, m := range activityRow.FindAllStringSubmatch(body, -1) {
+		if o := html.UnescapeString(m[3]); strings.HasPrefix(o, "refused") {
+			refused = append(refused, o)
+		}
+	}
+	if len(refused) != len(refusals) {
+		t.Fatalf("%d refused rows, want %d: %q", len(refused), len(refusals), refused)
+	}
+	for _, o := range refused {
+		if o == "refused" {
+			t.Errorf("a refusal without a sentence")
+		}
+		for _, words := range []string{"api_token", "api_key", "base_url", "shared_callback", "credentials.", "expects",
+			"site “", "json", "“active”"} {
+			if strings.Contains(strings.ToLower(o), words) {
+				t.Errorf("a row says %q, with the admin API's %q", o, words)
 			}
 		}
 	}

@@ -46,7 +46,7 @@ func (s *Service) PutAPIConnection(ctx context.Context, actor Actor, site sites.
 
 func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
 	if credentials == nil {
-		return sites.Connection{}, invalid("missing required field: credentials")
+		return sites.Connection{}, noCredential()
 	}
 	conn, err := s.connectorOf(site)
 	if err != nil {
@@ -88,7 +88,7 @@ func (s *Service) PutOAuthConnection(ctx context.Context, actor Actor, site site
 
 func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
 	if credentials == nil {
-		return sites.Connection{}, invalid("missing required field: credentials")
+		return sites.Connection{}, noCredential()
 	}
 	conn, err := s.connectorOf(site)
 	if err != nil {
@@ -111,12 +111,29 @@ func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, crede
 	return saved, nil
 }
 
+// noCredential refuses a connection given without its credential.
+func noCredential() *Error {
+	e := invalid("missing required field: credentials")
+	e.ForPeople = "no credential was given; nothing was saved"
+	return e
+}
+
+// connectionNames are the connection types as people call them.
+var connectionNames = map[sites.ConnectionType]string{
+	sites.ConnectionAPIToken: "fixed API credential",
+	sites.ConnectionOAuth:    "OAuth client",
+}
+
 // DeleteConnection removes the site's connection of type typ.
 func (s *Service) DeleteConnection(ctx context.Context, actor Actor, site sites.Site, typ sites.ConnectionType) error {
 	err := s.deps.Store.DeleteConnection(ctx, site.ID, typ)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "site %s has no %s connection", toolerr.Quote(site.Slug), typ)
+		e := newError(NotFound, err, "site %s has no %s connection", toolerr.Quote(site.Slug), typ)
+		if name, ok := connectionNames[typ]; ok {
+			e.ForPeople = "the site has no " + name + " to remove"
+		}
+		err = e
 	case err != nil:
 		err = internal(err)
 	}
@@ -166,11 +183,9 @@ func credentialFields(spec []connector.CredentialField, submitted map[string]str
 	}
 	if len(problems) > 0 {
 		e := invalid("%s (this kind of site expects: %s)", strings.Join(problems, "; "), strings.Join(expected, ", "))
-		if len(unknown) == 0 {
-			// A page's form sends only the expected fields, labelled with
-			// their descriptions: the person is told which box to fill.
-			e.ForPeople = credentialForPeople(spec, missing, garbled)
-		}
+		// A page's form sends only the expected fields, labelled with
+		// their descriptions: the person is told which box to fill.
+		e.ForPeople = credentialForPeople(spec, missing, garbled, len(unknown) > 0)
 		return nil, e
 	}
 	return fields, nil
@@ -178,8 +193,9 @@ func credentialFields(spec []connector.CredentialField, submitted map[string]str
 
 // credentialForPeople says which of a credential form's fields are empty
 // (missing) or hold what is not text (garbled), by the labels the form
-// gives them (their descriptions), and that nothing was saved.
-func credentialForPeople(spec []connector.CredentialField, missing, garbled []string) string {
+// gives them (their descriptions), that fields were given the kind does
+// not have (unknown), and that nothing was saved.
+func credentialForPeople(spec []connector.CredentialField, missing, garbled []string, unknown bool) string {
 	labels := func(names []string) string {
 		var quoted []string
 		for _, f := range spec {
@@ -193,6 +209,10 @@ func credentialForPeople(spec []connector.CredentialField, missing, garbled []st
 		return "the fields " + strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
 	}
 	var parts []string
+	if unknown {
+		// Only a program (the admin API) sends fields the form lacks.
+		parts = append(parts, "the credential had fields this kind of site does not have")
+	}
 	if len(missing) > 0 {
 		parts = append(parts, labels(missing)+" "+plural(len(missing), "is", "are")+" empty")
 	}

@@ -241,13 +241,17 @@ func (s *Service) updateSite(ctx context.Context, by sites.Party, site sites.Sit
 	if change.Status != nil {
 		status := sites.Status(*change.Status)
 		if !status.Valid() {
-			return sites.Site{}, invalid("status %s is not valid; use %s or %s", toolerr.Quote(*change.Status), toolerr.Quote(string(sites.StatusActive)), toolerr.Quote(string(sites.StatusDisabled)))
+			e := invalid("status %s is not valid; use %s or %s", toolerr.Quote(*change.Status), toolerr.Quote(string(sites.StatusActive)), toolerr.Quote(string(sites.StatusDisabled)))
+			e.ForPeople = "a site is either active or disabled; nothing was changed"
+			return sites.Site{}, e
 		}
 		upd.Status = &status
 	}
 	if change.SharedCallback != nil {
 		if *change.SharedCallback {
-			return sites.Site{}, invalid("shared_callback can only be turned off: the shared redirect URI lets another site's ERP send back a code meant for this one")
+			e := invalid("shared_callback can only be turned off: the shared redirect URI lets another site's ERP send back a code meant for this one")
+			e.ForPeople = "a site with its own redirect URI cannot go back to the one sites once shared, which lets another site's ERP send back a sign-in meant for this one; nothing was changed"
+			return sites.Site{}, e
 		}
 		upd.OwnCallback = true
 	}
@@ -297,7 +301,9 @@ func normalizeSettings(conn connector.Connector, raw json.RawMessage) (json.RawM
 		raw = json.RawMessage(`{}`)
 	}
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, invalid("settings must be a JSON object")
+		e := invalid("settings must be a JSON object")
+		e.ForPeople = "the settings were not given as a list of settings and their values; nothing was changed"
+		return nil, e
 	}
 	normalized, err := conn.NormalizeSettings(raw)
 	if err != nil {
@@ -370,7 +376,9 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 		}
 		return newError(Conflict, err, "a site for %s with the same %s is already registered", baseURL, rules.IdentityName)
 	case errors.Is(err, sites.ErrConnectionsExist):
-		return newError(Conflict, err, "site %s has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", toolerr.Quote(slug))
+		e := newError(Conflict, err, "site %s has connections whose credentials were verified for its current base URL; delete them before changing base_url, then add them again", toolerr.Quote(slug))
+		e.ForPeople = "the site's address cannot change while it has an OAuth client or a fixed API credential checked at its current address: they are removed first, and set again after; nothing was changed"
+		return e
 	case errors.Is(err, sites.ErrAPICredentialExists):
 		e := newError(Conflict, err, "site %s has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", toolerr.Quote(slug))
 		// The owner's page sets the credential but cannot remove it.

@@ -86,10 +86,14 @@ func (s *Service) RevokeServiceToken(ctx context.Context, actor Actor, site site
 	}
 	switch {
 	case isValue && errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "%s is a service token's value, not its id, and revokes nothing: find the token whose prefix is %s among site %s's tokens and revoke it by its id",
+		e := newError(NotFound, err, "%s is a service token's value, not its id, and revokes nothing: find the token whose prefix is %s among site %s's tokens and revoke it by its id",
 			toolerr.Quote(shown), prefix, toolerr.Quote(site.Slug))
+		e.ForPeople = "a service token's value was given instead of its id, so nothing was revoked: revoke the token whose prefix is " + prefix + " by its id"
+		err = e
 	case errors.Is(err, sites.ErrNotFound):
-		err = newError(NotFound, err, "site %s has no service token %s", toolerr.Quote(site.Slug), toolerr.Quote(ref))
+		e := newError(NotFound, err, "site %s has no service token %s", toolerr.Quote(site.Slug), toolerr.Quote(ref))
+		e.ForPeople = "the site has no such service token, so nothing was revoked"
+		err = e
 	case err != nil:
 		err = internal(err)
 	}
