@@ -80,7 +80,8 @@ func TestOwnerActivityTellsOldRefusalsPlainly(t *testing.T) {
 // valid; use “active” or “disabled”.", "Shared_callback can only be
 // turned off: …", "Missing required field: credentials.", "Unknown
 // credential field: “colour” (this kind of site expects: api_key,
-// api_secret).", "Site “acme” has no service token “…”.", "Settings must
+// api_secret).", "Site “acme” has no OAuth client yet; …", "Site “acme”
+// has no service token “…”.", "Settings must
 // be a JSON object." and "Site “acme” has connections … before changing
 // base_url, then add them again.".
 func TestOwnerActivityTellsTheOperatorsRefusalsPlainly(t *testing.T) {
@@ -110,6 +111,10 @@ func TestOwnerActivityTellsTheOperatorsRefusalsPlainly(t *testing.T) {
 		}},
 		{"an unknown credential field", func() error {
 			_, err := admin.PutAPIConnection(ctx, op, site, map[string]string{"api_key": "k", "api_secret": "s", "colour": "blue"})
+			return err
+		}},
+		{"a new secret for an OAuth client the site lacks", func() error {
+			_, err := admin.RotateOAuthClientSecret(ctx, op, site, "new-secret")
 			return err
 		}},
 		{"an unknown token", func() error {

@@ -65,7 +65,9 @@ func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credent
 	case errors.Is(err, sites.ErrNotFound):
 		return sites.Connection{}, newError(NotFound, err, "site %s was deleted while its credential was being verified; nothing was saved", toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrBaseURLChanged):
-		return sites.Connection{}, newError(Conflict, err, "site %s moved to another base URL while its credential was being verified against %s; nothing was saved", toolerr.Quote(site.Slug), site.BaseURL)
+		e := newError(Conflict, err, "site %s moved to another base URL while its credential was being verified against %s; nothing was saved", toolerr.Quote(site.Slug), site.BaseURL)
+		e.ForPeople = "the site moved to another address while the credential was being checked at " + site.BaseURL + "; nothing was saved"
+		return sites.Connection{}, e
 	case err != nil:
 		return sites.Connection{}, storeError(err)
 	}
@@ -371,7 +373,9 @@ func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, 
 	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.Connection{}, "", newError(Conflict, err, "site %s has no OAuth client yet; add its client id and secret first", toolerr.Quote(site.Slug))
+		e := newError(Conflict, err, "site %s has no OAuth client yet; add its client id and secret first", toolerr.Quote(site.Slug))
+		e.ForPeople = "the site has no OAuth client yet, so there is no client secret to replace"
+		return sites.Connection{}, "", e
 	case err != nil:
 		return sites.Connection{}, "", internal(err)
 	}

@@ -42,7 +42,9 @@ func (s *Service) OAuthClient(ctx context.Context, site sites.Site) (connector.S
 	_, fields, err := s.deps.Store.GetConnection(ctx, site.ID, sites.ConnectionOAuth)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return connector.Site{}, connector.OAuthClient{}, newError(Conflict, err, "site %s has no OAuth client, so nobody can sign in to it", toolerr.Quote(site.Slug))
+		e := newError(Conflict, err, "site %s has no OAuth client, so nobody can sign in to it", toolerr.Quote(site.Slug))
+		e.ForPeople = "the site has no OAuth client, so nobody can sign in to it"
+		return connector.Site{}, connector.OAuthClient{}, e
 	case err != nil:
 		return connector.Site{}, connector.OAuthClient{}, internal(err)
 	}
