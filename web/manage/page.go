@@ -334,15 +334,6 @@ func (h *Handler) problemText(err error, kind string) string {
 	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
 }
 
-func capitalise(s string) string {
-	if s == "" {
-		return s
-	}
-	if c := s[0]; c >= 'a' && c <= 'z' {
-		return string(c-'a'+'A') + s[1:]
-	}
-	return s
-}
 
 // settingsLabel is the settings form's label of what siteadmin's errors
 // name ("display_name", "settings.tenant"), "" for none.
