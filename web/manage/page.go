@@ -334,7 +334,6 @@ func (h *Handler) problemText(err error, kind string) string {
 	return fmt.Sprintf("erpgate could not finish this (reference %s). Nothing was changed; try again, or tell your erpgate operator.", h.logReference(err))
 }
 
-
 // settingsLabel is the settings form's label of what siteadmin's errors
 // name ("display_name", "settings.tenant"), "" for none.
 func settingsLabel(kind, field string) string {
