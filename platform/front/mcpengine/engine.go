@@ -273,6 +273,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	hooks.AddOnError(e.onProtocolError)
 	hooks.AddAfterSubscriptionsListen(e.awaitAcknowledgement)
 	hooks.AddAfterInitialize(answerSpokenVersion)
+	hooks.AddAfterInitialize(e.issueSession)
 	// A site lists only the tools it offers (live.go); a call of another
 	// gets a tool error saying why, not "tool not found".
 	hooks.AddAfterListTools(e.filterListed(kind))

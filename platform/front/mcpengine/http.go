@@ -143,9 +143,6 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
-		if e.sessions != nil && isRequest && msg.Method == string(mcp.MethodInitialize) && !modernRequest(r.Header, msg.Params) {
-			e.issueSession(w, st, msg.Params)
-		}
 		rw := newReplyWriter(w, st.method)
 		rw.ctx, rw.st, rw.method, rw.header = ctx, st, r.Method, r.Header
 		if isRequest && msg.validID() {

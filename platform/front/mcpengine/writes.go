@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 	"unsafe"
@@ -505,23 +504,23 @@ func outcomeError(a approval.Action, now time.Time) error {
 	return toolerr.New(toolerr.ApprovalInvalid, "this call has no usable approval; nothing was written. Call again to propose the change")
 }
 
-// issueSession sets, on an initialize reply, the capability session id:
-// what the client declared, sealed, so that a later call on any replica
-// knows whether it takes URL elicitations.
-func (e *Engine) issueSession(w http.ResponseWriter, st *requestState, params json.RawMessage) {
-	var p struct {
-		ProtocolVersion string                 `json:"protocolVersion"`
-		Capabilities    mcp.ClientCapabilities `json:"capabilities"`
-	}
-	if json.Unmarshal(params, &p) != nil {
+// issueSession sets, on the reply to an initialize that succeeded, the
+// capability session id: what the client declared, sealed, so that a
+// later call on any replica knows whether it takes URL elicitations. It
+// runs as mcp-go's AfterInitialize hook, which runs only when the
+// initialize has a result and before the reply is written: an initialize
+// refused (by mcp-go or by its transport) gets no session.
+func (e *Engine) issueSession(ctx context.Context, _ any, req *mcp.InitializeRequest, result *mcp.InitializeResult) {
+	st := stateFrom(ctx)
+	if e.sessions == nil || st == nil || st.reply == nil || req == nil || result == nil {
 		return
 	}
-	token, err := e.sessions.seal(capabilitySession{Version: p.ProtocolVersion, URL: urlElicitation(&p.Capabilities),
+	token, err := e.sessions.seal(capabilitySession{Version: req.Params.ProtocolVersion, URL: urlElicitation(&req.Params.Capabilities),
 		Site: st.session.Site.ID, Issued: time.Now().Unix()})
 	if err != nil {
 		return
 	}
-	w.Header().Set(HeaderSessionID, token)
+	st.reply.Header().Set(HeaderSessionID, token)
 }
 
 // redactPreview applies the call's redaction rules to a preview before it
