@@ -247,8 +247,8 @@ func TestOAuthMCPGetIsRefused(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp
 	}
-	if resp := get(c.source.current().AccessToken); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST, DELETE" || !resp.Close {
-		t.Errorf("signed-in GET: %d, Allow %q, close %v; want 405, Allow \"POST, DELETE\", closed", resp.StatusCode, resp.Header.Get("Allow"), resp.Close)
+	if resp := get(c.source.current().AccessToken); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" || !resp.Close {
+		t.Errorf("signed-in GET: %d, Allow %q, close %v; want 405, Allow \"POST\", closed", resp.StatusCode, resp.Header.Get("Allow"), resp.Close)
 	}
 	if resp := get(""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("GET without a token: %d, WWW-Authenticate %q; want a 401 challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))

@@ -66,7 +66,7 @@ func readStatus(t *testing.T, conn net.Conn) *http.Response {
 func TestGETStreamHoldsNoSlot(t *testing.T) {
 	endpoint, _, _, _, _ := gatedEngine(t, 300*time.Millisecond, 1, 1)
 	for _, c := range []struct{ version, allow string }{
-		{"2025-06-18", "POST, DELETE"},
+		{"2025-06-18", "POST"},
 		{mcp.ProtocolVersion20260728, "POST"},
 	} {
 		conn := rawRequest(t, endpoint, http.MethodGet, map[string]string{
@@ -317,15 +317,15 @@ func postAsSite(t *testing.T, endpoint, site, caller, tool string) (status int, 
 	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
 }
 
-// TestOtherMethodsAreNotAllowed: the endpoint takes POST (and GET and
-// DELETE, which it refuses or ends), so any other method is answered 405
-// with the methods it allows and a JSON-RPC error, as GET is, never 404
-// or 200, and without a slot.
+// TestOtherMethodsAreNotAllowed: the endpoint takes POST only (GET and
+// DELETE it refuses too), so any other method is answered 405 with the
+// method it allows and a JSON-RPC error, as GET is, never 404 or 200, and
+// without a slot.
 func TestOtherMethodsAreNotAllowed(t *testing.T) {
 	f := newFixture(t, false)
 	for _, method := range []string{http.MethodPut, http.MethodPatch, http.MethodOptions, http.MethodHead} {
 		for _, c := range []struct{ version, allow string }{
-			{"2025-06-18", "POST, DELETE"},
+			{"2025-06-18", "POST"},
 			{mcp.ProtocolVersion20260728, "POST"},
 		} {
 			req, _ := http.NewRequest(method, f.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))

@@ -40,7 +40,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Method != http.MethodPost && r.Method != http.MethodDelete {
+	if r.Method != http.MethodPost {
 		if e.allowRequest(w, s, nil) {
 			refuseStream(w, r)
 		}
@@ -436,26 +436,42 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 	st.mu.Unlock()
 }
 
-// refuseStream answers a GET, and any other method but POST and DELETE
-// (405 with the methods allowed, not a 404). In stateless mode erpgate
-// never sends a message on a standing stream, so it does not hold one
-// open (an open stream would hold a slot for as long as the client
-// likes). The
-// streamable HTTP transport lets a server answer 405; clients then use
-// POST only. 2026-07-28 removed the GET stream altogether, and DELETE with
-// it, so its answer allows only POST, as mcp-go's does. The connection is
-// closed too: clients open the stream on a connection of its own, so
-// nothing is lost, and a caller cannot keep thousands of them idle.
+// refuseStream answers every method but POST with 405 and Allow: POST.
+//
+// A GET opens the standing stream: in stateless mode erpgate never sends
+// a message on it, so it does not hold one open (an open stream would
+// hold a slot for as long as the client likes). The streamable HTTP
+// transport lets a server answer 405; clients then use POST only.
+//
+// A DELETE asks to end the session. The capability session id of the
+// protocols before 2026-07-28 is sealed and read by every replica without
+// asking anyone (seal.go), so nothing could end it before it is no longer
+// sent; answering 200 would tell the client it ended while the same id
+// goes on working. MCP (Streamable HTTP, session management) has a server
+// that does not allow clients to end sessions answer 405. A DELETE naming
+// a protocol version erpgate does not speak gets 400, as it did from
+// mcp-go's transport. 2026-07-28 removed the GET stream and DELETE with it.
+//
+// The connection is closed too: clients open the stream on a connection
+// of its own, so nothing is lost, and a caller cannot keep thousands of
+// them idle.
 func refuseStream(w http.ResponseWriter, r *http.Request) {
-	allow := "POST, DELETE"
-	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		allow = "POST"
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); r.Method == http.MethodDelete && v != "" && !speaks(v) {
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"this server does not support the protocol version in the Mcp-Protocol-Version header; it supports "+strings.Join(protocolVersions, ", "))
+		return
 	}
-	w.Header().Set("Allow", allow)
+	w.Header().Set("Allow", "POST")
 	w.Header().Set("Connection", "close")
-	msg := "this server sends nothing on a standing GET stream: send requests with POST"
-	if r.Method != http.MethodGet {
-		// Any other method but POST and DELETE: not one of the endpoint's.
+	var msg string
+	switch {
+	case r.Method == http.MethodGet:
+		msg = "this server sends nothing on a standing GET stream: send requests with POST"
+	case r.Method == http.MethodDelete && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)):
+		msg = "this server does not end sessions on a client's request: the session id stays valid, and a client that no longer needs the session simply stops sending it"
+	default:
+		// Any other method, and DELETE on 2026-07-28, which has no
+		// sessions: not one of the endpoint's.
 		msg = "send MCP requests with POST"
 	}
 	WriteJSONRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST, msg)

@@ -716,7 +716,7 @@ func TestWriteURLElicitationRequiredBeforeModern(t *testing.T) {
 			t.Fatalf("session id %q: %v", s, m)
 		}
 	}
-	// Ending the session answers as mcp-go does, holding nothing.
+	// A client cannot end the session (TestAClientCannotEndItsSession).
 	req, _ := http.NewRequest(http.MethodDelete, endpoint, nil)
 	req.Header.Set(HeaderSessionID, session)
 	req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
@@ -725,7 +725,7 @@ func TestWriteURLElicitationRequiredBeforeModern(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = dresp.Body.Close()
-	if dresp.StatusCode != http.StatusOK {
+	if dresp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("DELETE: %d", dresp.StatusCode)
 	}
 	if n := f.runs.Load(); n != 1 {
