@@ -135,10 +135,10 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// MCP ids are strings or integers, never null. mcp-go would run
 		// the call and echo an object, array or boolean, take a null id
 		// for a notification (202, and the client waits for a reply that
-		// never comes), and echo a fraction changed.
+		// never comes), and run a call whose id is no integer (1.5).
 		st.setOutcome(usage.Error, "INVALID_REQUEST")
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
-			"a request's id must be a string or a whole number (not null, and without a fraction or an exponent)")
+			"a request's id must be a string or an integer (not null, and not a number with a fraction, such as 1.5)")
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
@@ -285,18 +285,20 @@ func noMessage(body []byte) bool {
 }
 
 // validID reports whether the message's id, if any, is one the reply
-// can carry back as sent: a string, or a whole number (MCP: ids are
-// strings or integers, never null) written without a fraction or an
-// exponent, of any size.
+// can carry back as sent: a string, or an integer (MCP: ids are strings or
+// integers, never null) of any size. MCP's JSON Schema (2020-12) types the
+// id "integer", which is any number whose fractional part is zero, so
+// 1.0 and 1e3 are integers as much as 1 and 1000; 1.5 and 1e-3 are not.
 func (m message) validID() bool {
-	return len(m.ID) == 0 || m.ID[0] == '"' || wholeNumber(m.ID)
+	return len(m.ID) == 0 || m.ID[0] == '"' || wholeNumber(m.ID) || integralNumber(m.ID)
 }
 
-// largeID reports whether the message's id is a whole number beyond
-// ±maxID, which mcp-go would not echo as sent.
+// largeID reports whether the message's id is an integer mcp-go would not
+// echo as sent: a whole number beyond ±maxID, or an integer written with
+// a point or an exponent (mcp-go would write 1e3 back as 1000).
 func (m message) largeID() bool {
 	if !wholeNumber(m.ID) {
-		return false
+		return integralNumber(m.ID)
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimPrefix(m.ID, []byte("-"))), 10, 64)
 	return err != nil || n > maxID
@@ -315,6 +317,72 @@ func wholeNumber(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// integralNumber reports whether b is a JSON number whose value is an
+// integer (its fractional part zero), written with a point or an exponent
+// or both: 1.0, 1e3, -2.50E+1, 10e-1. It reads the digits only, so an
+// exponent of any size costs nothing.
+func integralNumber(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("-"))
+	n := digitsAt(b, 0)
+	if n == 0 || n > 1 && b[0] == '0' {
+		return false
+	}
+	mantissa, frac := b[:n], 0
+	rest := b[n:]
+	if len(rest) > 0 && rest[0] == '.' {
+		frac = digitsAt(rest, 1)
+		if frac == 0 {
+			return false
+		}
+		mantissa = append(append([]byte(nil), mantissa...), rest[1:1+frac]...)
+		rest = rest[1+frac:]
+	}
+	exp, expNegative, expHuge := 0, false, false
+	if len(rest) > 0 && (rest[0] == 'e' || rest[0] == 'E') {
+		rest = rest[1:]
+		if len(rest) > 0 && (rest[0] == '+' || rest[0] == '-') {
+			expNegative = rest[0] == '-'
+			rest = rest[1:]
+		}
+		d := digitsAt(rest, 0)
+		if d == 0 {
+			return false
+		}
+		digits := bytes.TrimLeft(rest[:d], "0")
+		rest = rest[d:]
+		if expHuge = len(digits) > 9; !expHuge && len(digits) > 0 {
+			exp, _ = strconv.Atoi(string(digits))
+		}
+	} else if frac == 0 {
+		return false // a whole number: wholeNumber's
+	}
+	if len(rest) > 0 {
+		return false
+	}
+	significant := bytes.TrimRight(mantissa, "0")
+	if len(significant) == 0 {
+		return true // zero
+	}
+	// The value is significant × 10^(exponent − frac + trailing zeros).
+	zeros := len(mantissa) - len(significant)
+	if expHuge {
+		return !expNegative
+	}
+	if expNegative {
+		exp = -exp
+	}
+	return exp-frac+zeros >= 0
+}
+
+// digitsAt is the number of ASCII digits in b from i on.
+func digitsAt(b []byte, i int) int {
+	n := 0
+	for i+n < len(b) && b[i+n] >= '0' && b[i+n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // standInID returns body with its id replaced by a string of its own,

@@ -555,7 +555,7 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 			map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
 	}
 	for _, modern := range []bool{false, true} {
-		for _, id := range []string{`null`, `1.5`, `1e400`} {
+		for _, id := range []string{`null`, `1.5`, `1e-400`} {
 			b, h := body(id, modern)
 			s, _, got := postRaw(t, fx.url, b, h)
 			m, _ := got.(map[string]any)
@@ -580,6 +580,56 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 			_ = json.Unmarshal(data, &m)
 			if resp.StatusCode != http.StatusOK || string(m["id"]) != id || m["result"] == nil {
 				t.Errorf("modern %v, id %s: %d %s, want 200 and the id as sent", modern, id, resp.StatusCode, data)
+			}
+		}
+	}
+}
+
+// TestIntegerIDsWithAPointOrAnExponentAreTaken: MCP has request ids be
+// strings or integers, and its JSON Schema (dialect 2020-12) types
+// RequestId as "integer", which is any number whose fractional part is
+// zero, however it is written: 1.0, 1e3 and 10e-1 are integers, 1.5 and
+// 1e-3 are not. Such an integer was refused with 400 as if it were a
+// fraction. It is taken, and its reply carries the id with the bytes it
+// was sent with (mcp-go would echo 1e3 as 1000), on either path and either
+// era; a number with a fraction is still refused.
+func TestIntegerIDsWithAPointOrAnExponentAreTaken(t *testing.T) {
+	fx := newFixture(t, false)
+	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	modern := func(method, name string) map[string]string {
+		h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
+		if name != "" {
+			h[mcp.HeaderName] = name
+		}
+		return h
+	}
+	cases := []struct {
+		name, method, params string
+		headers              map[string]string
+	}{
+		{"legacy call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3}}`, legacy},
+		{"legacy call with a progress token (mcp-go)", "tools/call", `{"name":"echo","arguments":{"n":3},"_meta":{"progressToken":"p"}}`, legacy},
+		{"legacy tools/list (mcp-go)", "tools/list", `{}`, legacy},
+		{"modern call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`, modern("tools/call", "echo")},
+		{"modern tools/list (mcp-go)", "tools/list", `{` + modernMeta + `}`, modern("tools/list", "")},
+	}
+	for _, id := range []string{`1.0`, `1e3`, `-2.50E+1`, `10e-1`, `0.0`, `-0.000e5`, `1e400`, `12345678901234567890.000`} {
+		for _, c := range cases {
+			resp, data := postMCP(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`, c.headers)
+			msgs := rawMessages(t, resp, data)
+			last := msgs[len(msgs)-1]
+			if resp.StatusCode != http.StatusOK || string(last["id"]) != id || last["result"] == nil {
+				t.Errorf("id %s, %s: %d %s, want 200, a result and the id as sent", id, c.name, resp.StatusCode, data)
+			}
+		}
+	}
+	for _, id := range []string{`1.5`, `1e-3`, `1.25e1`, `-0.5`, `1e-400`, `123456789012345678901.5`} {
+		for _, c := range cases {
+			s, _, got := postRaw(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`, c.headers)
+			m, _ := got.(map[string]any)
+			e, _ := m["error"].(map[string]any)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil || m["result"] != nil {
+				t.Errorf("id %s, %s: %d %v, want 400, -32600 and a null id", id, c.name, s, got)
 			}
 		}
 	}
