@@ -371,12 +371,14 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 		if _, err := ap.store.Claim(bg, failing.Key, failing.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := ap.store.Finish(bg, failing.Key.SiteID, failing.ID, nil, "INVALID_ARGUMENT", "Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>."); err != nil {
+		if err := ap.store.Fail(bg, failing.Key.SiteID, failing.ID, "INVALID_ARGUMENT", "the ERP refused the change (ValidationError): Credit limit cannot be lower",
+			"Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>."); err != nil {
 			t.Fatal(err)
 		}
 		navigate(t, ctx, "open the failed approval", chromedp.Navigate(gw.URL+"/approve/"+failing.ID.String()))
 		waitForNewTitle(t, ctx, "Change not carried out on Test acme")
-		if text := pageBody(t, ctx); !strings.Contains(text, "What Frappe/ERPNext answered: Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>.") {
+		if text := pageBody(t, ctx); !strings.Contains(text, "Frappe/ERPNext refused the change, so nothing was written. It said: “Credit limit cannot be lower than the outstanding amount <b>4,000.00</b>.”") ||
+			strings.Contains(text, "ValidationError") {
 			t.Errorf("failed: %s", text)
 		}
 		saveScreenshot(t, ctx, "approval-failed.png")

@@ -66,27 +66,32 @@ func resourcePath(doctype, name string) string {
 }
 
 // writeError classifies Frappe's refusal of a write. The ERP decides:
-// its own message is quoted (without HTML), never a guess.
+// its own message is quoted (without HTML), never a guess; it is also
+// kept apart (toolerr.Error.ERPSaid) for the approval page to quote.
 func writeError(status int, header http.Header, body []byte) *toolerr.Error {
 	var fe frappeError
 	_ = json.Unmarshal(body, &fe)
-	detail := fe.userMessage()
+	said := fe.userMessage()
+	detail := said
 	if detail == "" {
 		detail = fe.ExcType
 	}
+	var e *toolerr.Error
 	switch {
 	case fe.ExcType == "TimestampMismatchError":
-		return toolerr.New(toolerr.ApprovalExpired, "the document changed in the ERP after the change was approved, so nothing was written (the ERP said: %s); call the tool again to see a new preview and ask for a new approval", detail)
+		e = toolerr.New(toolerr.ApprovalExpired, "the document changed in the ERP after the change was approved, so nothing was written (the ERP said: %s); call the tool again to see a new preview and ask for a new approval", detail)
 	case status == http.StatusForbidden:
-		return connector.HTTPError(status, "the ERP refused this change for this user (HTTP 403): "+detail, 0)
+		e = connector.HTTPError(status, "the ERP refused this change for this user (HTTP 403): "+detail, 0)
 	case status == http.StatusNotFound:
-		return connector.HTTPError(status, "not found in the ERP (HTTP 404): "+detail, 0)
+		e = connector.HTTPError(status, "not found in the ERP (HTTP 404): "+detail, 0)
 	case status == http.StatusConflict:
-		return connector.HTTPError(status, fmt.Sprintf("the ERP refused the change as a duplicate (HTTP 409 %s): %s", fe.ExcType, detail), 0)
+		e = connector.HTTPError(status, fmt.Sprintf("the ERP refused the change as a duplicate (HTTP 409 %s): %s", fe.ExcType, detail), 0)
 	case status == http.StatusExpectationFailed:
-		return connector.HTTPError(status, fmt.Sprintf("the ERP refused the change (%s): %s", fe.ExcType, detail), 0)
+		e = connector.HTTPError(status, fmt.Sprintf("the ERP refused the change (%s): %s", fe.ExcType, detail), 0)
+	default:
+		return upstreamError(status, header, body)
 	}
-	return upstreamError(status, header, body)
+	return e.SaidByERP(said)
 }
 
 // readAsCaller reads one document for a preview, turning the ERP's 404

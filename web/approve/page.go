@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -236,11 +237,7 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		}
 		return "Change carried out", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) + ".", ""
 	case stateFailed:
-		detail = ""
-		if a.ErrorMessage != "" {
-			detail = "What " + erp + " answered: " + a.ErrorMessage
-		}
-		return "Change not carried out", "This change was approved, but it failed when it was carried out in " + erp + ".", detail
+		return "Change not carried out", "This change was approved, but it failed when it was carried out in " + erp + ".", failedWords(a, erp)
 	case stateUnknown:
 		if a.ErrorMessage != "" {
 			detail = "What erpgate saw: " + a.ErrorMessage
@@ -252,6 +249,37 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". The program must propose it again.", ""
 	}
 	return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". Ask your AI assistant to propose it again.", ""
+}
+
+// failedWords says why a failed, in plain words by its code, and quotes
+// what the ERP said when it refused the change (approval.Action.ERPSaid).
+// The error's message was written for the model (the ERP's exception
+// class, "call the tool again"): the page never shows it.
+func failedWords(a approval.Action, erp string) string {
+	var why string
+	switch toolerr.Code(a.ErrorCode) {
+	case toolerr.InvalidArgument:
+		why = erp + " refused the change, so nothing was written."
+	case toolerr.PermissionDenied:
+		why = erp + " does not allow this ERP user to make the change, so nothing was written."
+	case toolerr.NotFound:
+		why = erp + " did not find what the change is for, so nothing was written."
+	case toolerr.ApprovalExpired:
+		why = "The document changed in " + erp + " after the change was approved, so nothing was written."
+	case toolerr.AuthExpired:
+		why = "The sign-in to " + erp + " had ended, so nothing was written."
+	case toolerr.RateLimited:
+		why = erp + " was too busy to take the change, so nothing was written."
+	case toolerr.ApprovalInvalid:
+		why = "erpgate could not check the change against what was approved, so nothing was written."
+	}
+	if a.ERPSaid == "" {
+		return why
+	}
+	if why == "" {
+		why = erp + " refused the change."
+	}
+	return why + " It said: “" + a.ERPSaid + "”"
 }
 
 // nextWords says what to do after the page, by state; for a service

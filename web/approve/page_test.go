@@ -136,14 +136,39 @@ func TestViewShowsTheERPAnswerToTheApproverOnly(t *testing.T) {
 	for _, code := range []string{"INVALID_ARGUMENT", "UPSTREAM_TIMEOUT"} {
 		a := testAction(approval.Failed, created)
 		a.ExecutedAt, a.ErrorCode, a.ErrorMessage = created.Add(time.Minute), code, answer
+		if code == "INVALID_ARGUMENT" {
+			// The ERP's refusal: the model's words, and the ERP's own.
+			a.ErrorMessage, a.ERPSaid = "the ERP refused the change (ValidationError): "+answer, answer
+		}
 		p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
 		for _, user := range []string{"", "bob@example.com"} {
 			if v := h.view(p, user, "key"); strings.Contains(v.Title+v.Sentence+v.Detail+v.Next, "4,000.00") {
 				t.Errorf("%s, signed in as %q: the ERP's answer is shown: %q", code, user, v.Detail)
 			}
 		}
-		if v := h.view(p, "ana@example.com", "key"); !strings.Contains(v.Detail, answer) {
-			t.Errorf("%s: the approver is not shown the ERP's answer: %q", code, v.Detail)
+		if v := h.view(p, "ana@example.com", "key"); !strings.Contains(v.Detail, answer) || strings.Contains(v.Detail, "ValidationError") {
+			t.Errorf("%s: the approver is not shown the ERP's answer plainly: %q", code, v.Detail)
+		}
+	}
+}
+
+// A failed write is told by its code in plain words, and with the ERP's
+// own words when it refused the change; never in the words written for
+// the model.
+func TestViewOfAFailedWriteInPlainWords(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	for _, c := range []struct{ code, said, want string }{
+		{"INVALID_ARGUMENT", "Please enter Delivery Date", "Frappe/ERPNext refused the change, so nothing was written. It said: “Please enter Delivery Date”"},
+		{"PERMISSION_DENIED", "", "Frappe/ERPNext does not allow this ERP user to make the change, so nothing was written."},
+		{"APPROVAL_EXPIRED", "", "The document changed in Frappe/ERPNext after the change was approved, so nothing was written."},
+		{"SOMETHING_NEW", "No.", "Frappe/ERPNext refused the change. It said: “No.”"},
+		{"SOMETHING_NEW", "", ""},
+	} {
+		a := testAction(approval.Failed, created)
+		a.ExecutedAt, a.ErrorCode, a.ErrorMessage, a.ERPSaid = created.Add(time.Minute), c.code, "the model's words (HTTP 417)", c.said
+		if v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key"); v.Detail != c.want {
+			t.Errorf("%s %q: %q, want %q", c.code, c.said, v.Detail, c.want)
 		}
 	}
 }

@@ -75,6 +75,11 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying cause, for logs. It is never shown to the model.
 	Err error
+	// ERPSaid is the ERP's own words when the failure is its refusal of a
+	// write (cleaned of markup), for erpgate's pages to quote to the
+	// person who approved it; the model reads them in Message. Empty when
+	// the ERP gave none, or did not refuse.
+	ERPSaid string
 }
 
 // New returns an error with a formatted, model-safe message.
@@ -104,6 +109,12 @@ func (e *Error) Retryable() bool { return e.Code.Retryable() }
 // WithRetryAfter sets RetryAfter and returns e.
 func (e *Error) WithRetryAfter(d time.Duration) *Error {
 	e.RetryAfter = d
+	return e
+}
+
+// SaidByERP sets ERPSaid and returns e.
+func (e *Error) SaidByERP(words string) *Error {
+	e.ERPSaid = words
 	return e
 }
 

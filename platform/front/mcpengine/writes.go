@@ -430,8 +430,13 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 	if err != nil {
 		te := toolerr.Classify(err)
 		message, _ := e.redactor(st, ct).RedactText(te.Message)
+		said, _ := e.redactor(st, ct).RedactText(te.ERPSaid)
+		if said == redact.WithheldDatabaseError {
+			// A sentence of erpgate's, not the ERP's words to quote.
+			said = ""
+		}
 		st.setApproval(StageFailed)
-		if ferr := store.Finish(done, key.SiteID, claimed.ID, nil, string(te.Code), message); ferr != nil {
+		if ferr := store.Fail(done, key.SiteID, claimed.ID, string(te.Code), message, said); ferr != nil {
 			e.log.Error("approval: store the failure", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
 		}
 		if approval.OutcomeUnknown(string(te.Code)) {

@@ -85,10 +85,13 @@ type Action struct {
 	// ExecutedAt is when the claim that runs it was made.
 	ExecutedAt time.Time
 	// Result is the tool's result once Executed (as the caller saw it,
-	// redacted); ErrorCode and ErrorMessage say why it Failed.
+	// redacted); ErrorCode and ErrorMessage say why it Failed, in the
+	// words its caller was told. ERPSaid is the ERP's own words when it
+	// refused the change (redacted), for the approval page.
 	Result       json.RawMessage
 	ErrorCode    string
 	ErrorMessage string
+	ERPSaid      string
 }
 
 // Expired reports whether the action can no longer be approved or run.

@@ -66,7 +66,7 @@ func (s *Store) Now() time.Time { return s.now() }
 
 const columns = `id, site_id, site_slug, kind, auth_type, principal, tool, args_digest, client_id, approver,
 	preview, status, created_at, expires_at, coalesce(decided_at, 'epoch'), decided_by,
-	coalesce(withdrawn_at, 'epoch'), coalesce(executed_at, 'epoch'), result, error_code, error_message`
+	coalesce(withdrawn_at, 'epoch'), coalesce(executed_at, 'epoch'), result, error_code, error_message, erp_said`
 
 func scanAction(row pgx.Row) (Action, error) {
 	var (
@@ -78,7 +78,7 @@ func scanAction(row pgx.Row) (Action, error) {
 	)
 	err := row.Scan(&a.ID, &a.Key.SiteID, &a.SiteSlug, &a.Kind, &a.Key.AuthType, &a.Key.Principal, &a.Key.Tool,
 		&digest, &a.ClientID, &a.Approver, &preview, &status, &a.CreatedAt, &a.ExpiresAt, &decidedAt, &a.DecidedBy,
-		&withdrawnAt, &executedAt, &res, &a.ErrorCode, &a.ErrorMessage)
+		&withdrawnAt, &executedAt, &res, &a.ErrorCode, &a.ErrorMessage, &a.ERPSaid)
 	if err != nil {
 		return Action{}, err
 	}
@@ -341,7 +341,16 @@ func (s *Store) Finish(ctx context.Context, siteID, id uuid.UUID, result json.Ra
 		status, event, outcome = Failed, EventFailed, "error"
 		result = nil
 	}
-	return s.finish(ctx, siteID, id, status, event, outcome, result, errCode, errMsg)
+	return s.finish(ctx, siteID, id, status, event, outcome, result, errCode, errMsg, "")
+}
+
+// Fail records that the site's executing action id failed with errCode
+// and errMsg (the words the caller was told), and erpSaid, the ERP's own
+// words when it refused the change (toolerr.Error.ERPSaid), which the
+// approval page quotes. An action not executing is left as it is
+// (ErrUsed).
+func (s *Store) Fail(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg, erpSaid string) error {
+	return s.finish(ctx, siteID, id, Failed, EventFailed, "error", nil, errCode, errMsg, erpSaid)
 }
 
 // FinishNotAsApproved records that the site's executing action id was
@@ -349,18 +358,18 @@ func (s *Store) Finish(ctx context.Context, siteID, id uuid.UUID, result json.Ra
 // is executed, with the tool's errCode and errMsg saying what differs
 // (NotAsApproved), and never run again.
 func (s *Store) FinishNotAsApproved(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg string) error {
-	return s.finish(ctx, siteID, id, Executed, EventExecuted, "error", nil, errCode, errMsg)
+	return s.finish(ctx, siteID, id, Executed, EventExecuted, "error", nil, errCode, errMsg, "")
 }
 
-func (s *Store) finish(ctx context.Context, siteID, id uuid.UUID, status Status, event, outcome string, result json.RawMessage, errCode, errMsg string) error {
+func (s *Store) finish(ctx context.Context, siteID, id uuid.UUID, status Status, event, outcome string, result json.RawMessage, errCode, errMsg, erpSaid string) error {
 	var res any
 	if len(result) > 0 {
 		res = database.StorableJSON(result)
 	}
 	a, err := scanAction(s.pool.QueryRow(ctx, `
-		UPDATE pending_actions SET status = $3, result = $4, error_code = $5, error_message = $6
+		UPDATE pending_actions SET status = $3, result = $4, error_code = $5, error_message = $6, erp_said = $7
 		WHERE id = $1 AND site_id = $2 AND status = 'executing'
-		RETURNING `+columns, id, siteID, string(status), res, errCode, database.StorableText(errMsg)))
+		RETURNING `+columns, id, siteID, string(status), res, errCode, database.StorableText(errMsg), database.StorableText(erpSaid)))
 	if database.IsNoRows(err) {
 		return ErrUsed
 	}
