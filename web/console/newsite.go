@@ -240,7 +240,7 @@ func (c *Console) refusal(w http.ResponseWriter, r *http.Request, err error, ref
 		if prefix == "" {
 			prefix = "Nothing was saved"
 		}
-		refuse(http.StatusUnprocessableEntity, prefix+": "+ae.Sentence(label))
+		refuse(http.StatusUnprocessableEntity, prefix+": "+ae.ConsoleSentence(label))
 		return
 	}
 	c.log.Error("console: add a site", zap.Error(err))

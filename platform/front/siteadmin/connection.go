@@ -260,6 +260,9 @@ func verificationError(site sites.Site, err error) error {
 		e := &Error{Kind: kind, Message: "could not verify the credential: " + reason + "; nothing was saved", Err: err}
 		if people != "" {
 			e.ForPeople = "could not verify the credential: " + people + "; nothing was saved"
+			// Invalid: an address that is not public, which only the
+			// operator can allow.
+			e.asksOperator = kind == Invalid
 		}
 		return e
 	}

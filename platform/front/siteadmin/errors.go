@@ -55,6 +55,11 @@ type Error struct {
 	Problem   string
 	Missing   []string
 	ForPeople string
+	// asksOperator marks a ForPeople that asks erpgate's operator for
+	// what only they can do (allow a private address, remove a
+	// credential): told to the operator, Message, which names the
+	// setting, says it better.
+	asksOperator bool
 }
 
 // Sentence is the refusal as a page with a form shows it: the form's label
@@ -96,6 +101,18 @@ func (e *Error) PeopleSentence(label func(field string) string) string {
 		return asSentence(e.ForPeople)
 	}
 	return e.Sentence(label)
+}
+
+// ConsoleSentence is Sentence for the operator's console, a page too:
+// ForPeople's plain words when the refusal has them (which box of a form
+// to paste again, what to check at the ERP, rather than the admin API's
+// field names or a tool error's words for a model), except where they ask
+// the operator for something, where Message says what to do.
+func (e *Error) ConsoleSentence(label func(field string) string) string {
+	if e.asksOperator {
+		return e.Sentence(label)
+	}
+	return e.PeopleSentence(label)
 }
 
 // asSentence is msg starting with a capital and ending with a full stop.

@@ -383,6 +383,7 @@ func siteWriteError(err error, slug, baseURL string, rules connector.SiteRules) 
 		e := newError(Conflict, err, "site %s has an API credential of its current tenant; delete it before moving the site to another tenant, then add the new tenant's", toolerr.Quote(slug))
 		// The owner's page sets the credential but cannot remove it.
 		e.ForPeople = "the site's fixed API credential is its current tenant's, so the site cannot move to another tenant while it is set: ask your erpgate operator to remove the credential, then change the tenant and set the new tenant's credential; nothing was changed"
+		e.asksOperator = true
 		return e
 	case errors.Is(err, sites.ErrNotFound):
 		return newError(NotFound, err, "site %s does not exist", toolerr.Quote(slug))
@@ -427,10 +428,12 @@ func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
 	case errors.Is(err, netguard.ErrUnresolved):
 		e := invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
 		e.ForPeople = fmt.Sprintf("the host name %s does not resolve: check the ERP's address. %s", u.Hostname(), privateHostsAsk)
+		e.asksOperator = true
 		return e
 	case errors.Is(err, netguard.ErrForbiddenAddress):
 		e := invalid("base URL %s: %s; %s: for this ERP, list %s", baseURL, err, PrivateHostsHint, netguard.Listing(u))
 		e.ForPeople = privateAddress(baseURL, err)
+		e.asksOperator = true
 		return e
 	}
 	return internal(err)
@@ -509,7 +512,9 @@ func reachError(baseURL, kind string, err error) error {
 		return nil
 	}
 	if kind, reason, people, ok := unreachableReason(baseURL, kind, err); ok {
-		return &Error{Kind: kind, Message: reason, ForPeople: people, Err: err}
+		// Invalid: an address that is not public, which only the
+		// operator can allow.
+		return &Error{Kind: kind, Message: reason, ForPeople: people, Err: err, asksOperator: kind == Invalid}
 	}
 	return internal(err)
 }
