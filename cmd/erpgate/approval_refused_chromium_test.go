@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -67,6 +68,57 @@ func TestChromiumApprovalOfAWriteFrappeRefused(t *testing.T) {
 		t.Errorf("the page lacks %q: %s", want, text)
 	}
 	for _, modelWords := range []string{"ValidationError", "the ERP refused the change (", "HTTP 417"} {
+		if strings.Contains(text, modelWords) {
+			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
+		}
+	}
+}
+
+// The same on Acumatica: a user whose roles do not allow saving sales
+// orders proposes one and approves it; Acumatica refuses the save (403).
+// The model is told the tool's error, and the page says plainly that
+// Acumatica does not allow this ERP user the change, quoting Acumatica.
+func TestChromiumApprovalOfAWriteAcumaticaRefused(t *testing.T) {
+	needChromium(t)
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	mcpURL := acumaticaOAuthSite(t, gw, "acu", sim)
+	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acu/settings/write_tools", map[string]any{"value": []string{"acumatica_create_sales_order"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	user := sim.User(acumaticatest.RoleSalesViewer)
+	client := connectOAuth(t, mcpURL, acumaticaLogin(user))
+	args := map[string]any{"CustomerID": sim.Data().Records("Customer")[0].String("CustomerID"),
+		"Details": []any{map[string]any{"InventoryID": sim.Data().Records("StockItem")[0].String("InventoryID"), "OrderQty": 1}}}
+
+	first := callTool(t, client.cs, "acumatica_create_sales_order", args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Acumatica acu")
+	navigate(t, ctx, "start the sign-in", chromedp.Click(chromedp.CSS(`form[action$="/sign-in"] button`)))
+	finishAcumaticaSignIn(t, ctx, user, "Approve a change on Acumatica acu")
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Acumatica acu")
+
+	const erpWords = "You have insufficient rights to access the object (SO301000)."
+	again := callTool(t, client.cs, "acumatica_create_sales_order", args)
+	if !again.IsError || again.errorCode() != "PERMISSION_DENIED" || !strings.Contains(again.Text, "this user's roles do not allow changes on the form") {
+		t.Fatalf("the call after approval: %s", again.Text)
+	}
+
+	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Change not carried out on Acumatica acu")
+	saveScreenshot(t, ctx, "approval-refused-acumatica.png")
+	text := pageBody(t, ctx)
+	if want := "Acumatica does not allow this ERP user to make the change, so nothing was written. It said: “" + erpWords + "”"; !strings.Contains(text, want) {
+		t.Errorf("the page lacks %q: %s", want, text)
+	}
+	for _, modelWords := range []string{"SalesOrder record", "HTTP 403", "An administrator has to grant the right"} {
 		if strings.Contains(text, modelWords) {
 			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
 		}

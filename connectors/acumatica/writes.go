@@ -83,21 +83,27 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 	case r.status == http.StatusUnprocessableEntity:
 		return validationError(r.body, op)
 	case r.status == http.StatusForbidden:
-		return c.writeForbidden(f, op)
+		return c.writeForbidden(f, op).SaidByERP(f.detail)
 	case r.status == http.StatusPreconditionFailed:
 		if len(op.keys) > 0 {
-			return toolerr.New(toolerr.NotFound, "no %s record has %s any more (Acumatica: %q); nothing was written", op.entity, op.keysText(), f.detail)
+			return toolerr.New(toolerr.NotFound, "no %s record has %s any more (Acumatica: %q); nothing was written", op.entity, op.keysText(), f.detail).SaidByERP(f.detail)
 		}
-		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to insert the %s record (Acumatica: %q); nothing was written", op.entity, f.detail)
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to insert the %s record (Acumatica: %q); nothing was written", op.entity, f.detail).SaidByERP(f.detail)
 	case r.status == http.StatusBadRequest:
-		return connector.HTTPError(r.status, fmt.Sprintf("Acumatica rejected the %s request (HTTP 400): %s. Nothing was written", op.entity, badRequestDetail(r.body, f.detail)), 0)
+		detail := badRequestDetail(r.body, f.detail)
+		e := connector.HTTPError(r.status, fmt.Sprintf("Acumatica rejected the %s request (HTTP 400): %s. Nothing was written", op.entity, detail), 0)
+		if detail != orUnknown("") {
+			e.SaidByERP(detail)
+		}
+		return e
 	case f.kind == failNoEntity:
 		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
 		// PX.Data.PXException and its kin are the business logic saying
 		// no ("The document is on hold", "Another process has added the
 		// record"): the save was rolled back.
-		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record: %s (%s). Nothing was written", op.entity, orUnknown(f.detail), f.exceptionType)
+		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record: %s (%s). Nothing was written", op.entity, orUnknown(f.detail), f.exceptionType).
+			SaidByERP(f.detail)
 	case f.kind == failServer:
 		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it rolls a failed save back, but look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f))
 	case f.kind == failMissing:
@@ -108,7 +114,7 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 
 // writeForbidden is a 403 on a write: the user's roles lack the right to
 // save on the form (View Only is not enough).
-func (c *client) writeForbidden(f failure, op contractOp) error {
+func (c *client) writeForbidden(f failure, op contractOp) *toolerr.Error {
 	form := "the form behind the " + op.entity + " entity"
 	if f.screen != "" {
 		form = "the form " + f.screen
@@ -164,19 +170,63 @@ func validationError(body []byte, op contractOp) error {
 	if json.Unmarshal(body, &rec) != nil {
 		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record (HTTP 422) without saying why; nothing was written", op.entity)
 	}
-	var fields []string
+	var fields, said []string
 	collectFieldErrors(rec, "", &fields)
 	msg := fmt.Sprintf("Acumatica refused to save the %s record (HTTP 422)", op.entity)
 	if top, _ := rec["error"].(string); top != "" {
 		msg += ": " + cleanDetail(top)
+		said = append(said, cleanDetail(top))
 	}
+	said = append(said, fieldMessages(rec, "")...)
 	if len(fields) > maxFieldErrors {
 		fields = append(fields[:maxFieldErrors], fmt.Sprintf("and %d more", len(fields)-maxFieldErrors))
 	}
 	if len(fields) > 0 {
 		msg += " Fields: " + strings.Join(fields, "; ") + "."
 	}
-	return toolerr.New(toolerr.InvalidArgument, "%s Nothing was written; correct the arguments and call again", strings.TrimSuffix(msg, ".")+".")
+	return toolerr.New(toolerr.InvalidArgument, "%s Nothing was written; correct the arguments and call again", strings.TrimSuffix(msg, ".")+".").
+		SaidByERP(strings.Join(said, " "))
+}
+
+// fieldMessages are Acumatica's messages on the fields of rec, as its
+// screens show them to people: without the API's field names (the
+// message names the field by its label), a detail line's by its number
+// ("Line 2: …"); at most maxFieldErrors.
+func fieldMessages(rec map[string]any, line string) []string {
+	var out []string
+	names := make([]string, 0, len(rec))
+	for k := range rec {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	add := func(msg string) {
+		if msg = cleanDetail(msg); msg != "" && len(out) < maxFieldErrors {
+			out = append(out, line+msg)
+		}
+	}
+	for _, name := range names {
+		switch v := rec[name].(type) {
+		case map[string]any:
+			if msg, ok := v["error"].(string); ok && msg != "" {
+				add(msg)
+				continue
+			}
+			if name != "custom" && name != "_links" {
+				out = append(out, fieldMessages(v, line)...)
+			}
+		case []any:
+			for i, l := range v {
+				if m, ok := l.(map[string]any); ok {
+					at := fmt.Sprintf("Line %d: ", i+1)
+					if msg, ok := m["error"].(string); ok && msg != "" {
+						out = append(out, at+cleanDetail(msg))
+					}
+					out = append(out, fieldMessages(m, at)...)
+				}
+			}
+		}
+	}
+	return out[:min(len(out), maxFieldErrors)]
 }
 
 // collectFieldErrors appends "Path: message" for every field wrapper of

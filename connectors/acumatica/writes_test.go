@@ -492,18 +492,26 @@ func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
 		body   string
 		code   toolerr.Code
 		want   []string
+		// said is Acumatica's own words, as the approval page quotes
+		// them (toolerr.Error.ERPSaid): no HTTP status, no entity or
+		// field names of the API, no exception class.
+		said string
 	}{
 		{"422 with a detail line's error", 422, sample("bill-put-422-detail-error.json"), toolerr.InvalidArgument,
 			[]string{"HTTP 422", "Inserting 'AP Transactions' record raised at least one error. Please review the errors.",
-				"Details line 1 Project: Project 'TES2323T ' cannot be found in the system", "Nothing was written"}},
+				"Details line 1 Project: Project 'TES2323T ' cannot be found in the system", "Nothing was written"},
+			"Inserting 'AP Transactions' record raised at least one error. Please review the errors. Line 1: Project 'TES2323T ' cannot be found in the system."},
 		{"400 empty body", 400, sample("customer-put-empty-body-400.json"), toolerr.InvalidArgument,
-			[]string{"HTTP 400", "The request is invalid. The request body should not be empty.", "Nothing was written"}},
+			[]string{"HTTP 400", "The request is invalid. The request body should not be empty.", "Nothing was written"},
+			"The request is invalid. The request body should not be empty."},
 		{"403", 403, `{"message":"You have insufficient rights to access the object (SO301000)."}`, toolerr.PermissionDenied,
-			[]string{"Sales Orders (SO301000)", "You have insufficient rights to access the object (SO301000).", "nothing was written"}},
+			[]string{"Sales Orders (SO301000)", "You have insufficient rights to access the object (SO301000).", "nothing was written"},
+			"You have insufficient rights to access the object (SO301000)."},
 		{"500 PXException", 500, `{"message":"An error has occurred.","exceptionMessage":"Error: The document cannot be saved:\r\n   the period is closed.","exceptionType":"PX.Data.PXException","stackTrace":"   at PX.Data.PXGraph.Persist()"}`,
-			toolerr.InvalidArgument, []string{"Acumatica refused to save the SalesOrder record: Error: The document cannot be saved: the period is closed. (PXException)", "Nothing was written"}},
+			toolerr.InvalidArgument, []string{"Acumatica refused to save the SalesOrder record: Error: The document cannot be saved: the period is closed. (PXException)", "Nothing was written"},
+			"Error: The document cannot be saved: the period is closed."},
 		{"500 other", 500, `{"message":"An error has occurred.","exceptionMessage":"Boom","exceptionType":"System.NullReferenceException","stackTrace":"   at X.Y()"}`,
-			toolerr.UpstreamUnavailable, []string{"HTTP 500", "NullReferenceException: Boom", "look at the document in Acumatica"}},
+			toolerr.UpstreamUnavailable, []string{"HTTP 500", "NullReferenceException: Boom", "look at the document in Acumatica"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -520,6 +528,9 @@ func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
 			}
 			if strings.Contains(te.Message, "   at ") || strings.Contains(te.Message, "X.Y()") {
 				t.Errorf("a stack trace reached the message: %s", te.Message)
+			}
+			if te.ERPSaid != tc.said {
+				t.Errorf("Acumatica said %q, want %q", te.ERPSaid, tc.said)
 			}
 		})
 	}
