@@ -124,3 +124,52 @@ func TestChromiumApprovalOfAWriteAcumaticaRefused(t *testing.T) {
 		}
 	}
 }
+
+// An approved write whose answer is lost (a proxy in front of Frappe
+// answers 502): the page says its outcome is not known in plain words,
+// never the model's ("HTTP 502", "which does not mean there are no
+// records", which is about reads).
+func TestChromiumApprovalOfAWriteWhoseAnswerIsLostFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"add_comment"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	user := userWithRole(t, sim, "all-companies")
+	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
+	args := map[string]any{"doctype": "Customer", "name": sim.Data().List("Customer")[0].Name, "text": "Called about the overdue invoice."}
+	first := callTool(t, client.cs, "add_comment", args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+
+	sim.SetFault(frappetest.Fault{PathPrefix: "/api/method/frappe.desk.form.utils.add_comment", Status: http.StatusBadGateway, Times: 1,
+		Body: []byte("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>")})
+	again := callTool(t, client.cs, "add_comment", args)
+	if !again.IsError || again.errorCode() != "UPSTREAM_UNAVAILABLE" || !strings.Contains(again.Text, "The outcome of the approved change is not known") {
+		t.Fatalf("the call after approval: %s", again.Text)
+	}
+
+	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Outcome not known on Test acme")
+	saveScreenshot(t, ctx, "approval-answer-lost-frappe.png")
+	text := pageBody(t, ctx)
+	if want := "Frappe/ERPNext, or a server in front of it, failed before its answer came."; !strings.Contains(text, want) {
+		t.Errorf("the page lacks %q: %s", want, text)
+	}
+	for _, modelWords := range []string{"HTTP 502", "no records", "What erpgate saw"} {
+		if strings.Contains(text, modelWords) {
+			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
+		}
+	}
+}

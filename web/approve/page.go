@@ -239,11 +239,8 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 	case stateFailed:
 		return "Change not carried out", "This change was approved, but it failed when it was carried out in " + erp + ".", failedWords(a, erp)
 	case stateUnknown:
-		if a.ErrorMessage != "" {
-			detail = "What erpgate saw: " + a.ErrorMessage
-		}
 		return "Outcome not known", "This change was approved and erpgate began carrying it out in " + erp + " on " + stamp(a.ExecutedAt) +
-			", but did not get " + erp + "'s answer: the change may have been made. Check " + erp + " before you ask for it again.", detail
+			", but did not get " + erp + "'s answer: the change may have been made. Check " + erp + " before you ask for it again.", unknownWords(a, erp)
 	}
 	if a.Key.AuthType == "service_token" {
 		return "Approval expired", "This change expired before it was carried out. Nothing was written to " + erp + ". The program must propose it again.", ""
@@ -280,6 +277,26 @@ func failedWords(a approval.Action, erp string) string {
 		why = erp + " refused the change."
 	}
 	return why + " It said: “" + a.ERPSaid + "”"
+}
+
+// unknownWords says, by a's code, why erpgate has no answer from the ERP
+// to a write it sent. The error's message was written for the model, of
+// any call ("HTTP 502", "which does not mean there are no records"): the
+// page never shows it.
+func unknownWords(a approval.Action, erp string) string {
+	switch toolerr.Code(a.ErrorCode) {
+	case toolerr.UpstreamTimeout:
+		return erp + " did not answer in time."
+	case toolerr.UpstreamUnavailable:
+		return erp + ", or a server in front of it, failed before its answer came."
+	case toolerr.UpstreamInvalidResponse:
+		return erp + "'s answer could not be read."
+	case toolerr.ResponseTooLarge:
+		return erp + "'s answer was too large to read."
+	case toolerr.Internal:
+		return "erpgate failed while it waited for " + erp + "'s answer."
+	}
+	return ""
 }
 
 // nextWords says what to do after the page, by state; for a service
