@@ -441,10 +441,12 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		}
 		if approval.OutcomeUnknown(string(te.Code)) {
 			// Sent, maybe made: a retry would propose it afresh and could
-			// make it twice.
+			// make it twice. The warning follows the message as redacted:
+			// one the redaction withholds whole (a database error) would
+			// otherwise take the warning with it.
 			return nil, toolerr.Wrap(te.Code, unknownOutcome{err},
 				"%s. The outcome of the approved change is not known: the ERP may have made it. Check the ERP before proposing it again; do not simply retry",
-				strings.TrimSuffix(te.Message, "."))
+				strings.TrimSuffix(message, "."))
 		}
 		return nil, err
 	}

@@ -98,6 +98,12 @@ func (w writeERP) Tools() []connector.Tool {
 					// (TestWriteWhoseAnswerIsLostIsNotToldAsFailed).
 					return nil, toolerr.Wrap(toolerr.UpstreamTimeout, context.DeadlineExceeded, "the ERP at %s did not answer in time", c.Site.BaseURL.Host)
 				}
+				if a.Name == "Lost in the database" {
+					// The ERP's database connection broke during the
+					// save: Frappe's 502 names pymysql's OperationalError,
+					// which the redaction of error text withholds.
+					return nil, toolerr.New(toolerr.UpstreamUnavailable, "the ERP failed with HTTP 502 (pymysql.err.OperationalError); nothing was returned, which does not mean there are no records")
+				}
 				return map[string]any{"value": map[string]any{"made": a.Name, "by": c.Approved.By, "action": c.Approved.ID}}, nil
 			}}
 	}
@@ -925,10 +931,20 @@ func TestWritePreviewIsRedacted(t *testing.T) {
 // connection, an answer that cannot be read) may have been made: it is
 // never told as a failure to retry, neither when it happens nor to a
 // replay, since proposing it afresh would make it twice.
+//
+// An answer naming a database error (its text withheld by the redaction of
+// error text) is told so too: before, the whole message was withheld,
+// the warning with it, and the model was told only of a database error.
 func TestWriteWhoseAnswerIsLostIsNotToldAsFailed(t *testing.T) {
+	for name, code := range map[string]string{"Lost": "UPSTREAM_TIMEOUT", "Lost in the database": "UPSTREAM_UNAVAILABLE"} {
+		t.Run(name, func(t *testing.T) { writeWhoseAnswerIsLost(t, name, code) })
+	}
+}
+
+func writeWhoseAnswerIsLost(t *testing.T, name, code string) {
 	f := newWriteFixture(t)
 	cs := connect(t, f.person(t, jane), "", nil)
-	args := map[string]any{"name": "Lost"}
+	args := map[string]any{"name": name}
 	res, m := call(t, cs, "make_thing", args)
 	id := approvalOf(t, res, m)
 	f.decide(t, id, jane, true)
@@ -936,7 +952,7 @@ func TestWriteWhoseAnswerIsLostIsNotToldAsFailed(t *testing.T) {
 	res, m = call(t, cs, "make_thing", args)
 	e, _ := m["error"].(map[string]any)
 	text := res.Content[0].(*sdk.TextContent).Text
-	if !res.IsError || errCode(m) != "UPSTREAM_TIMEOUT" || e["retryable"] != false || !strings.Contains(text, "Check the ERP") {
+	if !res.IsError || errCode(m) != code || e["retryable"] != false || !strings.Contains(text, "Check the ERP") {
 		t.Fatalf("the write whose answer was lost: %s", text)
 	}
 	res, m = call(t, cs, "make_thing", args)
