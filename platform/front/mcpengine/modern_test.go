@@ -501,3 +501,24 @@ func TestVersionRefusalsCarryTheRequestsID(t *testing.T) {
 		}
 	}
 }
+
+// TestEventStreamsAreNotBuffered: a reply sent as an event stream tells a
+// proxy in front of erpgate not to hold it back (X-Accel-Buffering: no,
+// which MCP's Streamable HTTP transport recommends for nginx), so the
+// acknowledgement of a subscriptions/listen reaches the client as it is
+// written; a JSON reply carries no such header.
+func TestEventStreamsAreNotBuffered(t *testing.T) {
+	f := newFixture(t, false)
+	resp, body := postModern(t, f.url, string(mcp.MethodSubscriptionsListen),
+		`{"notifications":{"toolsListChanged":true},`+modernMeta+`}`, nil)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("subscriptions/listen: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if got := resp.Header.Get("X-Accel-Buffering"); got != "no" {
+		t.Errorf("event stream: X-Accel-Buffering %q, want no", got)
+	}
+	resp, body = postModern(t, f.url, "tools/list", `{`+modernMeta+`}`, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Accel-Buffering") != "" {
+		t.Errorf("JSON reply: %d, X-Accel-Buffering %q (%s)", resp.StatusCode, resp.Header.Get("X-Accel-Buffering"), body)
+	}
+}

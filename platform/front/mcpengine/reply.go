@@ -68,18 +68,30 @@ func (w *replyWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
 		_, w.span = startSpan(w.ctx, "reply")
-		if h := w.Header(); status >= http.StatusBadRequest && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		h := w.Header()
+		if status >= http.StatusBadRequest && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 			w.text = true
 			h.Set("Content-Type", "application/json")
 		}
+		unbuffered(h)
 	}
 	w.ResponseWriter.WriteHeader(status)
+}
+
+// unbuffered tells a proxy in front of erpgate (nginx) not to hold back an
+// event stream: its events are meant to reach the client as they are
+// written (MCP Streamable HTTP recommends it).
+func unbuffered(h http.Header) {
+	if strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+		h.Set("X-Accel-Buffering", "no")
+	}
 }
 
 func (w *replyWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 		_, w.span = startSpan(w.ctx, "reply")
+		unbuffered(w.Header())
 	}
 	out := p
 	switch ct := w.Header().Get("Content-Type"); {
