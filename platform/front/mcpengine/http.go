@@ -524,7 +524,9 @@ func (e *Engine) onProtocolError(ctx context.Context, id any, method mcp.MCPMeth
 // of its own, so nothing is lost, and a caller cannot keep thousands of
 // them idle.
 func refuseStream(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); r.Method == http.MethodDelete && v != "" && !speaks(v) {
+	// A protocol version erpgate does not speak is refused with 400 first,
+	// as MCP has a server answer any request naming one.
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); (r.Method == http.MethodDelete || r.Method == http.MethodGet) && v != "" && !speaks(v) {
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
 			"this server does not support the protocol version in the Mcp-Protocol-Version header; it supports "+strings.Join(protocolVersions, ", "))
 		return

@@ -196,6 +196,8 @@ func TestTransportRefusalsAreJSONRPCErrors(t *testing.T) {
 		{"text/plain", http.MethodPost, map[string]string{mcp.HeaderProtocolVersion: "2025-11-25", "Content-Type": "text/plain"}, http.StatusBadRequest, "application/json"},
 		{"unknown protocol version", http.MethodPost, map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, http.StatusBadRequest, "2025-11-25"},
 		{"DELETE with an unknown protocol version", http.MethodDelete, map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, http.StatusBadRequest, "2025-11-25"},
+		{"GET with an unknown protocol version", http.MethodGet, map[string]string{mcp.HeaderProtocolVersion: "1999-01-01"}, http.StatusBadRequest, "2025-11-25"},
+		{"GET", http.MethodGet, map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}, http.StatusMethodNotAllowed, "POST"},
 		{"DELETE on 2026-07-28", http.MethodDelete, map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728}, http.StatusMethodNotAllowed, "POST"},
 	} {
 		var status int
