@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -168,6 +170,67 @@ func TestChromiumApprovalOfAWriteWhoseAnswerIsLostFrappe(t *testing.T) {
 		t.Errorf("the page lacks %q: %s", want, text)
 	}
 	for _, modelWords := range []string{"HTTP 502", "no records", "What erpgate saw"} {
+		if strings.Contains(text, modelWords) {
+			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
+		}
+	}
+}
+
+// A sales order proposed and approved through the real flow, which Frappe
+// creates with its rate rounded to the currency's two places: the model
+// is told the tool's error, as before, and the page says in plain words
+// which draft Frappe saved and what differs, never the model's words (the
+// API's "line 1 rate", a link, "correct or delete it") after "What
+// erpgate saw".
+func TestChromiumApprovalOfAWriteMadeNotAsApprovedFrappe(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"create_sales_order"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	user := userWithRole(t, sim, "all-companies")
+	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
+	const approvedRate = "10.00500000000000000001"
+	args := map[string]any{"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"po_no": "ROUNDED-1", "items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1, "rate": json.Number(approvedRate)}}}
+	first := callTool(t, client.cs, "create_sales_order", args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+
+	again := callTool(t, client.cs, "create_sales_order", args)
+	if !again.IsError || again.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(again.Text, "but not as approved") {
+		t.Fatalf("the call after approval: %s", again.Text)
+	}
+	var found struct {
+		Data []struct {
+			Name string `json:"name"`
+		} `json:"data"`
+	}
+	frappeGet(t, sim.URL+"/api/resource/Sales Order?"+url.Values{"filters": {`[["po_no","=","ROUNDED-1"]]`}}.Encode(), userWithRole(t, sim, "service"), &found)
+	if len(found.Data) != 1 {
+		t.Fatal("Frappe holds no sales order with the PO number ROUNDED-1")
+	}
+
+	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
+	order := found.Data[0].Name
+	waitForNewTitle(t, ctx, "Change carried out, not as approved on Test acme")
+	saveScreenshot(t, ctx, "approval-not-as-approved-frappe.png")
+	text := pageBody(t, ctx)
+	if want := "Frappe/ERPNext saved draft Sales Order " + order + " with line 1's rate 10.01 where you approved " + approvedRate + "."; !strings.Contains(text, want) {
+		t.Errorf("the page lacks %q: %s", want, text)
+	}
+	for _, modelWords := range []string{"What erpgate saw", "line 1 rate", "correct or delete it", "/app/sales-order/", "the ERP created"} {
 		if strings.Contains(text, modelWords) {
 			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
 		}

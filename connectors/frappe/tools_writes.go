@@ -238,11 +238,12 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if diffs := salesOrderDiffers(a, currency, units, doc); len(diffs) > 0 {
+	if diffs, people := salesOrderDiffers(a, currency, units, doc); len(diffs) > 0 {
 		name := str(doc["name"])
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"the ERP created draft Sales Order %s (%s), but not as approved: %s. It is a draft: check it in the ERP, and correct or delete it",
-			name, c.deskURL("Sales Order", name), strings.Join(diffs, "; "))
+			name, c.deskURL("Sales Order", name), strings.Join(diffs, "; ")).
+			SaidByERP("draft Sales Order " + name + " with " + strings.Join(people, "; "))
 	}
 	return writtenResult(c, "Sales Order", doc, "docstatus", "status", "grand_total", "currency"), nil
 }
@@ -257,11 +258,16 @@ const (
 // salesOrderDiffers lists what the order the ERP created differs in from
 // the approved one: its currency, each line's unit, each qty (ERPNext
 // rounds a qty to the float precision) and each given rate (ERPNext
-// rounds a rate to the currency's precision).
-func salesOrderDiffers(a createSalesOrderArgs, currency string, units []string, doc map[string]any) []string {
-	var diffs []string
+// rounds a rate to the currency's precision); diffs for the model, people
+// the same for the approval page ("line 1's rate 10.01 where you approved
+// 10.005").
+func salesOrderDiffers(a createSalesOrderArgs, currency string, units []string, doc map[string]any) (diffs, people []string) {
+	differ := func(what, forPeople, got, approved string) {
+		diffs = append(diffs, fmt.Sprintf("%s %s, approved %s", what, got, approved))
+		people = append(people, fmt.Sprintf("%s %s where you approved %s", forPeople, got, approved))
+	}
 	if got := str(doc["currency"]); currency != "" && got != currency {
-		diffs = append(diffs, fmt.Sprintf("currency %s, approved %s", got, currency))
+		differ("currency", "the currency", got, currency)
 	}
 	lines, _ := doc["items"].([]any)
 	for i, l := range a.Items {
@@ -269,13 +275,18 @@ func salesOrderDiffers(a createSalesOrderArgs, currency string, units []string, 
 			continue
 		}
 		row, _ := lines[i].(map[string]any)
+		line := func(what string) (string, string) {
+			return fmt.Sprintf("line %d %s", i+1, what), fmt.Sprintf("line %d's %s", i+1, what)
+		}
 		if got := str(row["uom"]); units[i] != "" && got != "" && got != units[i] {
-			diffs = append(diffs, fmt.Sprintf("line %d unit %s, approved %s", i+1, got, units[i]))
+			m, p := line("unit")
+			differ(m, p, got, units[i])
 		}
 		want, okW := decimalText(l.Qty)
 		got, okG := decimalText(row["qty"])
 		if !okW || !okG || want.Cmp(got) != 0 {
-			diffs = append(diffs, fmt.Sprintf("line %d qty %s, approved %s", i+1, text(canonicalNumber(row["qty"])), l.Qty.String()))
+			m, p := line("qty")
+			differ(m, p, text(canonicalNumber(row["qty"])), l.Qty.String())
 		}
 		if l.Rate == nil {
 			continue
@@ -283,10 +294,11 @@ func salesOrderDiffers(a createSalesOrderArgs, currency string, units []string, 
 		want, okW = decimalText(*l.Rate)
 		got, okG = decimalText(row["rate"])
 		if !okW || !okG || want.Cmp(got) != 0 {
-			diffs = append(diffs, fmt.Sprintf("line %d rate %s, approved %s", i+1, text(row["rate"]), l.Rate.String()))
+			m, p := line("rate")
+			differ(m, p, text(row["rate"]), l.Rate.String())
 		}
 	}
-	return diffs
+	return diffs, people
 }
 
 // writtenResult is the output of a write: the document's key and the

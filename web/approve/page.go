@@ -3,6 +3,7 @@ package approve
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -229,11 +230,8 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		return "Approval withdrawn", "The approval of this change was withdrawn before it was carried out. Nothing was written to " + erp + ".", ""
 	case stateExecuted:
 		if a.NotAsApproved() {
-			if a.ErrorMessage != "" {
-				detail = "What erpgate saw: " + a.ErrorMessage
-			}
 			return "Change carried out, not as approved", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) +
-				", but not as approved: " + erp + " saved it with other values than the ones you approved. Check it in " + erp + ".", detail
+				", but not as approved: " + erp + " saved it with other values than the ones you approved. Check it in " + erp + ".", differsWords(a, erp)
 		}
 		return "Change carried out", "This change was approved and carried out in " + erp + " on " + stamp(a.ExecutedAt) + ".", ""
 	case stateFailed:
@@ -277,6 +275,18 @@ func failedWords(a approval.Action, erp string) string {
 		why = erp + " refused the change."
 	}
 	return why + " It said: “" + a.ERPSaid + "”"
+}
+
+// differsWords says what the ERP saved otherwise than approved, in the
+// words the connector wrote for people (approval.Action.ERPSaid: the
+// document and each difference). The error's message was written for the
+// model (the ERP's API field names, a link, "correct or delete it"): the
+// page never shows it.
+func differsWords(a approval.Action, erp string) string {
+	if a.ERPSaid == "" {
+		return ""
+	}
+	return erp + " saved " + strings.TrimSuffix(a.ERPSaid, ".") + "."
 }
 
 // unknownWords says, by a's code, why erpgate has no answer from the ERP

@@ -209,6 +209,7 @@ func TestViewOfAWriteMadeNotAsApproved(t *testing.T) {
 	const answer = "the ERP created draft Sales Order SAL-ORD-2026-00035, but not as approved: line 1 rate 10.01, approved 10.005"
 	a := testAction(approval.Executed, created)
 	a.ExecutedAt, a.ErrorCode, a.ErrorMessage = created.Add(time.Minute), "INVALID_ARGUMENT", answer
+	a.ERPSaid = "draft Sales Order SAL-ORD-2026-00035 with line 1's rate 10.01 where you approved 10.005"
 	p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}
 	for _, user := range []string{"", "bob@example.com", "ana@example.com"} {
 		v := h.view(p, user, "key")
@@ -219,6 +220,29 @@ func TestViewOfAWriteMadeNotAsApproved(t *testing.T) {
 		}
 		if shown := strings.Contains(v.Detail, "10.005"); shown != (user == "ana@example.com") {
 			t.Errorf("signed in as %q: the ERP's answer shown %v: %q", user, shown, v.Detail)
+		}
+	}
+}
+
+// A write the ERP made, but not as approved, is told in plain words: what
+// the ERP saved otherwise, as the connector says it for people
+// (approval.Action.ERPSaid), never the model's words ("What erpgate saw:
+// the ERP created draft Sales Order … (http://…), but not as approved: …
+// correct or delete it"); with no such words, the sentence alone.
+func TestViewOfAWriteMadeNotAsApprovedInPlainWords(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	for _, c := range []struct{ said, want string }{
+		{"draft Sales Order SAL-ORD-2026-00035 with line 1's rate 10.01 where you approved 10.005",
+			"Frappe/ERPNext saved draft Sales Order SAL-ORD-2026-00035 with line 1's rate 10.01 where you approved 10.005."},
+		{"", ""},
+	} {
+		a := testAction(approval.Executed, created)
+		a.ExecutedAt, a.ErrorCode, a.ERPSaid = created.Add(time.Minute), "INVALID_ARGUMENT", c.said
+		a.ErrorMessage = "the ERP created draft Sales Order SAL-ORD-2026-00035 (http://erp.test/app/sales-order/SAL-ORD-2026-00035), but not as approved: line 1 rate 10.01, approved 10.005. It is a draft: check it in the ERP, and correct or delete it"
+		v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+		if v.Detail != c.want {
+			t.Errorf("%q: %q, want %q", c.said, v.Detail, c.want)
 		}
 	}
 }

@@ -78,7 +78,9 @@ type Error struct {
 	// ERPSaid is the ERP's own words when the failure is its refusal of a
 	// write (cleaned of markup), for erpgate's pages to quote to the
 	// person who approved it; the model reads them in Message. Empty when
-	// the ERP gave none, or did not refuse.
+	// the ERP gave none, or did not refuse. For a write the ERP made, but
+	// not as approved (connector.ErrNotAsApproved), it is what the ERP
+	// saved otherwise, in people's words, to follow "<the ERP> saved".
 	ERPSaid string
 }
 

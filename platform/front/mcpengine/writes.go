@@ -421,8 +421,9 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 		// failed), and the caller is told the tool's error.
 		te := toolerr.Classify(err)
 		message, _ := e.redactor(st, ct).RedactText(te.Message)
+		said, _ := e.redactor(st, ct).RedactText(te.ERPSaid)
 		st.setApproval(StageExecuted)
-		if ferr := store.FinishNotAsApproved(done, key.SiteID, claimed.ID, string(te.Code), message); ferr != nil {
+		if ferr := store.FinishNotAsApproved(done, key.SiteID, claimed.ID, string(te.Code), message, said); ferr != nil {
 			e.log.Error("approval: store the result", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
 		}
 		return nil, err

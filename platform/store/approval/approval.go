@@ -87,7 +87,9 @@ type Action struct {
 	// Result is the tool's result once Executed (as the caller saw it,
 	// redacted); ErrorCode and ErrorMessage say why it Failed, in the
 	// words its caller was told. ERPSaid is the ERP's own words when it
-	// refused the change (redacted), for the approval page.
+	// refused the change (redacted), for the approval page; for a change
+	// it made, but not as approved, what it saved otherwise, in people's
+	// words.
 	Result       json.RawMessage
 	ErrorCode    string
 	ErrorMessage string

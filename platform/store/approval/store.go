@@ -356,9 +356,11 @@ func (s *Store) Fail(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg,
 // FinishNotAsApproved records that the site's executing action id was
 // made by the ERP, but not as approved (connector.ErrNotAsApproved): it
 // is executed, with the tool's errCode and errMsg saying what differs
-// (NotAsApproved), and never run again.
-func (s *Store) FinishNotAsApproved(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg string) error {
-	return s.finish(ctx, siteID, id, Executed, EventExecuted, "error", nil, errCode, errMsg, "")
+// (NotAsApproved), and erpSaid saying it for people (what the ERP saved
+// otherwise, toolerr.Error.ERPSaid), which the approval page shows; it is
+// never run again.
+func (s *Store) FinishNotAsApproved(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg, erpSaid string) error {
+	return s.finish(ctx, siteID, id, Executed, EventExecuted, "error", nil, errCode, errMsg, erpSaid)
 }
 
 func (s *Store) finish(ctx context.Context, siteID, id uuid.UUID, status Status, event, outcome string, result json.RawMessage, errCode, errMsg, erpSaid string) error {
