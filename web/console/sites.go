@@ -210,7 +210,7 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ae *siteadmin.Error
 		if errors.As(err, &ae) && ae.Kind != siteadmin.Internal {
-			c.renderSites(w, r, http.StatusUnprocessableEntity, "Nothing was changed: "+ae.Message+".")
+			c.renderSites(w, r, http.StatusUnprocessableEntity, nothingChanged(ae))
 			return
 		}
 		c.log.Error("console site action", zap.Error(err))
@@ -218,6 +218,17 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, c.kit.URL("/console/sites?"+done.Encode()), http.StatusSeeOther)
+}
+
+// nothingChanged is siteadmin's refusal of a site action or a settings
+// change as the console, a page, tells it (ConsoleSentence: the plain
+// words, not the admin API's), saying once that nothing was changed.
+func nothingChanged(ae *siteadmin.Error) string {
+	sentence := ae.ConsoleSentence(nil)
+	if strings.Contains(strings.ToLower(sentence), "nothing was changed") {
+		return sentence
+	}
+	return "Nothing was changed: " + sentence
 }
 
 func (c *Console) unavailable(w http.ResponseWriter) {
@@ -354,7 +365,7 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ae *siteadmin.Error
 		if errors.As(err, &ae) && ae.Kind != siteadmin.Internal {
-			c.renderSettings(w, r, http.StatusUnprocessableEntity, slug, "", "Nothing was changed: "+ae.Message+".", name, value)
+			c.renderSettings(w, r, http.StatusUnprocessableEntity, slug, "", nothingChanged(ae), name, value)
 			return
 		}
 		c.log.Error("console settings change", zap.Error(err))

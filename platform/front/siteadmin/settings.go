@@ -46,7 +46,10 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			if slices.Contains(known, t) || slices.Contains(livesettings.ToolGroups, t) {
 				return nil
 			}
-			return fmt.Errorf("%s: %s is neither a tool of %s sites nor one of the groups %s", d.Label, toolerr.Quote(t), site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+			e := invalid("%s: %s is neither a tool of %s sites nor one of the groups %s", d.Label, toolerr.Quote(t), site.Kind, strings.Join(livesettings.ToolGroups, ", "))
+			e.ForPeople = fmt.Sprintf("%s: %s is neither a tool of %s sites nor one of the groups %s; nothing was changed",
+				d.Label, toolerr.Quote(t), KindName(site.Kind), andList(livesettings.ToolGroups))
+			return e
 		}
 	case site != nil && name == livesettings.WriteTools:
 		writes := s.WriteToolNames(site.Kind)
@@ -54,11 +57,13 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			if slices.Contains(writes, t) {
 				return nil
 			}
-			which := "it has none"
+			which, whose := "it has none", "which have none"
 			if len(writes) > 0 {
-				which = "they are " + strings.Join(writes, ", ")
+				which, whose = "they are "+strings.Join(writes, ", "), "whose write tools are "+andList(writes)
 			}
-			return fmt.Errorf("%s: %s is not a write tool of %s sites; %s", d.Label, toolerr.Quote(t), site.Kind, which)
+			e := invalid("%s: %s is not a write tool of %s sites; %s", d.Label, toolerr.Quote(t), site.Kind, which)
+			e.ForPeople = fmt.Sprintf("%s: %s is not a write tool of %s sites, %s; nothing was changed", d.Label, toolerr.Quote(t), KindName(site.Kind), whose)
+			return e
 		}
 	}
 	if refuse != nil {
@@ -115,6 +120,10 @@ func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name stri
 	var value any
 	if !reset {
 		v, err := parse(d)
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, details, e
+		}
 		if err != nil {
 			return nil, details, invalid("%s", err.Error())
 		}
@@ -138,4 +147,12 @@ func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name stri
 		details["reset"] = true
 	}
 	return after, details, nil
+}
+
+// andList joins items for a sentence: "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
