@@ -221,7 +221,7 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 	}
 	fields := map[string]any{}
 	var unsaved []unsavedField
-	var differs []string
+	var differs, people []string
 	for _, ch := range a.changes {
 		v := fieldValue(rec, ch.field.path...)
 		fields[ch.field.name()] = v
@@ -232,6 +232,7 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 			// A number that changed, to another value than approved:
 			// Acumatica saved it rounded to its decimal places.
 			differs = append(differs, fmt.Sprintf("%s %s, approved %s", ch.field.name(), valueText(v), n.String()))
+			people = append(people, fmt.Sprintf("its %s %s where you approved %s", strings.ToLower(ch.field.label), valueText(v), n.String()))
 			continue
 		}
 		unsaved = append(unsaved, unsavedField{name: ch.field.name(), got: v})
@@ -242,7 +243,8 @@ func updateCustomer(ctx context.Context, c *client, call *connector.Call, a upda
 	if len(differs) > 0 {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica saved the customer %s, but not as approved: %s (Acumatica rounds a number to its decimal places). Check the customer in Acumatica, and correct it if needed",
-			a.CustomerID, strings.Join(differs, "; "))
+			a.CustomerID, strings.Join(differs, "; ")).
+			SaidByERP("the customer " + a.CustomerID + " with " + strings.Join(people, "; "))
 	}
 	return map[string]any{"CustomerID": fieldText(rec, "CustomerID"), "CustomerName": nullIfEmpty(fieldText(rec, "CustomerName")),
 		"fields": fields, "endpoint": c.set.endpoint()}, nil

@@ -290,10 +290,11 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs, un
 		return nil, err
 	}
 	plain := unwrapRecord(rec)
-	if diffs := salesOrderDiffers(a, units, plain); len(diffs) > 0 {
+	if diffs, people := salesOrderDiffers(a, units, plain); len(diffs) > 0 {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica created sales order %s %s, on hold, but not as approved: %s. It is on hold: check it in Acumatica, and correct or delete it",
-			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; "))
+			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; ")).
+			SaidByERP("sales order " + valueText(plain["OrderNbr"]) + ", on hold, with " + strings.Join(people, "; "))
 	}
 	out := pick(plain, "id", "OrderType", "OrderNbr", "Status", "Hold", "OrderTotal", "CurrencyID", "CustomerID", "Date", "Description")
 	details := []any{}
@@ -343,8 +344,11 @@ func lineAmount(qty, price *big.Rat) *big.Rat {
 // salesOrderDiffers lists the lines whose saved unit, quantity or unit
 // price is not the approved one (Acumatica rounds them to its decimal
 // places), in the values Acumatica answered with.
-func salesOrderDiffers(a createSalesOrderArgs, units []string, plain map[string]any) []string {
-	var diffs []string
+//
+// diffs are for the model, by the API's field names; people the same for
+// the approval page ("line 2's quantity 1.234568 where you approved
+// 1.23456789").
+func salesOrderDiffers(a createSalesOrderArgs, units []string, plain map[string]any) (diffs, people []string) {
 	lines, _ := plain["Details"].([]any)
 	for i, l := range a.Details {
 		var saved map[string]any
@@ -353,17 +357,20 @@ func salesOrderDiffers(a createSalesOrderArgs, units []string, plain map[string]
 		}
 		if got := valueText(saved["UOM"]); units[i] != "" && got != "" && !strings.EqualFold(got, units[i]) {
 			diffs = append(diffs, fmt.Sprintf("line %d UOM %s, approved %s", i+1, got, units[i]))
+			people = append(people, fmt.Sprintf("line %d's unit %s where you approved %s", i+1, got, units[i]))
 		}
 		for _, v := range []struct {
-			name string
-			n    *json.Number
-		}{{"OrderQty", &l.OrderQty}, {"UnitPrice", l.UnitPrice}} {
+			name, label string
+			n           *json.Number
+		}{{"OrderQty", "quantity", &l.OrderQty}, {"UnitPrice", "unit price", l.UnitPrice}} {
 			if v.n != nil && !sameValue(*v.n, saved[v.name]) {
-				diffs = append(diffs, fmt.Sprintf("line %d %s %s, approved %s", i+1, v.name, orDash(valueText(saved[v.name])), v.n.String()))
+				got := orDash(valueText(saved[v.name]))
+				diffs = append(diffs, fmt.Sprintf("line %d %s %s, approved %s", i+1, v.name, got, v.n.String()))
+				people = append(people, fmt.Sprintf("line %d's %s %s where you approved %s", i+1, v.label, got, v.n.String()))
 			}
 		}
 	}
-	return diffs
+	return diffs, people
 }
 
 // pick copies the named members of an unwrapped record (null when

@@ -726,6 +726,11 @@ func TestASalesOrderAcumaticaRoundedIsNotReportedAsApproved(t *testing.T) {
 	if strings.Contains(te.Message, "line 1") {
 		t.Errorf("the error names line 1, saved as approved: %s", te.Message)
 	}
+	// The approval page's words: the order and each difference as people
+	// read them, never the API's field names.
+	if want := "sales order SO000321, on hold, with line 2's quantity 1.234568 where you approved 1.23456789; line 2's unit price 20.0 where you approved 19.9999999"; te.ERPSaid != want {
+		t.Errorf("for the page: %q, want %q", te.ERPSaid, want)
+	}
 }
 
 // TestSalesOrderPreviewTotalIsTheSumOfItsLines: Acumatica rounds each
@@ -786,6 +791,10 @@ func TestUpdateCustomerRoundedIsNotToldAsNotSaved(t *testing.T) {
 	}
 	if strings.Contains(te.Message, "View Only") || strings.Contains(te.Message, "did not save") {
 		t.Errorf("a saved change is told as not saved: %s", te.Message)
+	}
+	// The approval page's words: the field by its label, not CreditLimit.
+	if want := "the customer " + id + " with its credit limit 25000.1235 where you approved 25000.12345"; te.ERPSaid != want {
+		t.Errorf("for the page: %q, want %q", te.ERPSaid, want)
 	}
 }
 
