@@ -185,3 +185,37 @@ func TestChromiumRegistrationOfAnAddressThatIsNotTheERPKind(t *testing.T) {
 		t.Errorf("the typed address was lost: %q", got)
 	}
 }
+
+// TestChromiumRegistrationWhoseNameWasTakenMeanwhile: the site's short
+// name is chosen when a registration starts, and the ERP's OAuth client is
+// made with a redirect URI naming it. When that name is taken before the
+// administrator's sign-in (an operator created a site with it), the
+// registration cannot finish under another name: the page says so and
+// what to do, instead of erpgate's internal-error page.
+func TestChromiumRegistrationWhoseNameWasTakenMeanwhile(t *testing.T) {
+	r := newRegistration(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	other := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(other.Close)
+	admin := userWithRole(t, sim, "administrator")
+	ctx := r.ctx
+
+	r.start("frappe", "Race Ltd", sim.URL, nil)
+	waitForTitle(t, ctx, "Create the OAuth client")
+	slug := queryString(t, r.gw.DBURL, `SELECT slug FROM pending_registrations ORDER BY created_at DESC LIMIT 1`)
+	id, secret := r.createFrappeClient(sim, admin)
+	r.gw.registerFrappe(t, slug, other, userWithRole(t, other, "service"))
+	r.signOutOfERP()
+	r.pasteClient(id, secret)
+	r.frappeLogin(admin)
+	title := waitForTitle(t, ctx, "This registration cannot finish", "Something went wrong", "erpgate could not")
+	r.shot("name-taken")
+	if title != "This registration cannot finish" {
+		t.Fatalf("a registration whose name was taken meanwhile ends on %q:\n%s", title, r.text())
+	}
+	r.expectText("name taken", "Race Ltd", "start the registration again", "delete the OAuth client")
+	if n := r.count(`SELECT count(*) FROM sites WHERE base_url LIKE '` + sim.URL + `%'`); n != 0 {
+		t.Errorf("%d sites for the ERP whose registration could not finish", n)
+	}
+}

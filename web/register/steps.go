@@ -186,6 +186,19 @@ func (h *Handler) alreadyRegistered(w http.ResponseWriter, kind string) {
 		Link: h.kit.URL("/"), LinkText: "erpgate's home page"})
 }
 
+// nameTaken tells the person that the site's short name, chosen when the
+// registration began and named by the redirect URI of the OAuth client
+// they made, was taken before their sign-in: the registration cannot
+// finish under another name, since the client sends people back to that
+// one. It names nothing of the other site.
+func (h *Handler) nameTaken(w http.ResponseWriter, p pendingReg) {
+	h.message(w, http.StatusConflict, message{Title: "This registration cannot finish",
+		Message: "The short name erpgate chose for " + p.DisplayName + " when this registration began was taken by another site before you signed in, " +
+			"and the OAuth client you made in the ERP sends people back to an address with that name. Nothing was registered.",
+		Next: "In the ERP, delete the OAuth client you made for this registration, then start the registration again: erpgate chooses a new name and shows the redirect URI to use.",
+		Link: h.kit.URL("/register"), LinkText: "Start the registration again"})
+}
+
 // clientPage is the OAuth client step.
 type clientPage struct {
 	ID          string
@@ -467,6 +480,10 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 	if err != nil {
 		if errors.Is(err, sites.ErrBaseURLTaken) {
 			h.alreadyRegistered(w, p.Kind)
+			return
+		}
+		if p.Slug != "" && errors.Is(err, sites.ErrSlugTaken) {
+			h.nameTaken(w, p)
 			return
 		}
 		h.internal(w, "create site", err)
