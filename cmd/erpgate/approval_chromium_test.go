@@ -645,16 +645,8 @@ var approvalURL = regexp.MustCompile(`https?://[^\s"]+/approve/[0-9a-f-]{36}`)
 // Frappe as themselves and approves; the same call then writes once, and
 // the page says the change was carried out.
 func TestChromiumApprovalThroughMCPFrappe(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"update_customer"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	user := userWithRole(t, sim, "all-companies")
-	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
+	f := newFrappeWrite(t, "update_customer")
+	gw, user, client := f.gw, f.user, f.client
 	rows := mustSucceed(t, callTool(t, client.cs, "list_customers", map[string]any{"limit": 1}), "list_customers")["data"].([]any)
 	customer := rows[0].(map[string]any)["name"].(string)
 	args := map[string]any{"customer": customer, "email_id": "approved@chromium.example"}

@@ -21,16 +21,9 @@ import (
 // Frappe's own message, never the words written for the model (the
 // exception class, "the ERP refused the change (…)").
 func TestChromiumApprovalOfAWriteFrappeRefused(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"update_customer"}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	f := newFrappeWrite(t, "update_customer")
 	var owing *frappetest.Doc
-	for _, d := range sim.Data().List("Sales Invoice") {
+	for _, d := range f.sim.Data().List("Sales Invoice") {
 		if d.Int("docstatus") == 1 && d.Dec("outstanding_amount").Cents() > 100 && d.Str("party_account_currency") == d.Str("currency") {
 			owing = d
 			break
@@ -39,41 +32,18 @@ func TestChromiumApprovalOfAWriteFrappeRefused(t *testing.T) {
 	if owing == nil {
 		t.Fatal("no seeded Sales Invoice with an outstanding amount")
 	}
-	user := userWithRole(t, sim, "all-companies")
-	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
 	args := map[string]any{"customer": owing.Str("customer"), "company": owing.Str("company"), "credit_limit": 1}
-
-	first := callTool(t, client.cs, "update_customer", args)
-	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
-		t.Fatalf("the first call: %s", first.Text)
-	}
-	link := approvalURL.FindString(first.Text)
-	ctx := newChromium(t)
-	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Approve a change on Test acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
-	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
-	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	ctx, link := f.approve(t, "update_customer", args)
 
 	// The model is told the tool's error, as before.
 	const erpWords = "New credit limit is less than current outstanding amount for the customer. Credit limit has to be atleast "
-	again := callTool(t, client.cs, "update_customer", args)
+	again := callTool(t, f.client.cs, "update_customer", args)
 	if !again.IsError || again.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(again.Text, "the ERP refused the change (ValidationError): "+erpWords) {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
-
-	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Change not carried out on Test acme")
-	saveScreenshot(t, ctx, "approval-refused-frappe.png")
-	text := pageBody(t, ctx)
-	if want := "Frappe/ERPNext refused the change, so nothing was written. It said: “" + erpWords; !strings.Contains(text, want) {
-		t.Errorf("the page lacks %q: %s", want, text)
-	}
-	for _, modelWords := range []string{"ValidationError", "the ERP refused the change (", "HTTP 417"} {
-		if strings.Contains(text, modelWords) {
-			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
-		}
-	}
+	approvalPageSays(t, ctx, link, "Change not carried out on Test acme", "approval-refused-frappe.png",
+		"Frappe/ERPNext refused the change, so nothing was written. It said: “"+erpWords,
+		"ValidationError", "the ERP refused the change (", "HTTP 417")
 }
 
 // The same on Acumatica: a user whose roles do not allow saving sales
@@ -113,18 +83,9 @@ func TestChromiumApprovalOfAWriteAcumaticaRefused(t *testing.T) {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
 
-	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Change not carried out on Acumatica acu")
-	saveScreenshot(t, ctx, "approval-refused-acumatica.png")
-	text := pageBody(t, ctx)
-	if want := "Acumatica does not allow this ERP user to make the change, so nothing was written. It said: “" + erpWords + "”"; !strings.Contains(text, want) {
-		t.Errorf("the page lacks %q: %s", want, text)
-	}
-	for _, modelWords := range []string{"SalesOrder record", "HTTP 403", "An administrator has to grant the right"} {
-		if strings.Contains(text, modelWords) {
-			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
-		}
-	}
+	approvalPageSays(t, ctx, link, "Change not carried out on Acumatica acu", "approval-refused-acumatica.png",
+		"Acumatica does not allow this ERP user to make the change, so nothing was written. It said: “"+erpWords+"”",
+		"SalesOrder record", "HTTP 403", "An administrator has to grant the right")
 }
 
 // An approved write whose answer is lost (a proxy in front of Frappe
@@ -132,48 +93,19 @@ func TestChromiumApprovalOfAWriteAcumaticaRefused(t *testing.T) {
 // never the model's ("HTTP 502", "which does not mean there are no
 // records", which is about reads).
 func TestChromiumApprovalOfAWriteWhoseAnswerIsLostFrappe(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"add_comment"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	user := userWithRole(t, sim, "all-companies")
-	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
-	args := map[string]any{"doctype": "Customer", "name": sim.Data().List("Customer")[0].Name, "text": "Called about the overdue invoice."}
-	first := callTool(t, client.cs, "add_comment", args)
-	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
-		t.Fatalf("the first call: %s", first.Text)
-	}
-	link := approvalURL.FindString(first.Text)
-	ctx := newChromium(t)
-	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Approve a change on Test acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
-	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
-	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	f := newFrappeWrite(t, "add_comment")
+	args := map[string]any{"doctype": "Customer", "name": f.sim.Data().List("Customer")[0].Name, "text": "Called about the overdue invoice."}
+	ctx, link := f.approve(t, "add_comment", args)
 
-	sim.SetFault(frappetest.Fault{PathPrefix: "/api/method/frappe.desk.form.utils.add_comment", Status: http.StatusBadGateway, Times: 1,
+	f.sim.SetFault(frappetest.Fault{PathPrefix: "/api/method/frappe.desk.form.utils.add_comment", Status: http.StatusBadGateway, Times: 1,
 		Body: []byte("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>")})
-	again := callTool(t, client.cs, "add_comment", args)
+	again := callTool(t, f.client.cs, "add_comment", args)
 	if !again.IsError || again.errorCode() != "UPSTREAM_UNAVAILABLE" || !strings.Contains(again.Text, "The outcome of the approved change is not known") {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
-
-	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Outcome not known on Test acme")
-	saveScreenshot(t, ctx, "approval-answer-lost-frappe.png")
-	text := pageBody(t, ctx)
-	if want := "Frappe/ERPNext, or a server in front of it, failed before its answer came."; !strings.Contains(text, want) {
-		t.Errorf("the page lacks %q: %s", want, text)
-	}
-	for _, modelWords := range []string{"HTTP 502", "no records", "What erpgate saw"} {
-		if strings.Contains(text, modelWords) {
-			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
-		}
-	}
+	approvalPageSays(t, ctx, link, "Outcome not known on Test acme", "approval-answer-lost-frappe.png",
+		"Frappe/ERPNext, or a server in front of it, failed before its answer came.",
+		"HTTP 502", "no records", "What erpgate saw")
 }
 
 // A sales order proposed and approved through the real flow, which Frappe
@@ -183,32 +115,13 @@ func TestChromiumApprovalOfAWriteWhoseAnswerIsLostFrappe(t *testing.T) {
 // API's "line 1 rate", a link, "correct or delete it") after "What
 // erpgate saw".
 func TestChromiumApprovalOfAWriteMadeNotAsApprovedFrappe(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{"create_sales_order"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	user := userWithRole(t, sim, "all-companies")
-	client := connectOAuth(t, site.MCPURL, frappeLogin(user))
+	f := newFrappeWrite(t, "create_sales_order")
 	const approvedRate = "10.00500000000000000001"
-	args := map[string]any{"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
-		"po_no": "ROUNDED-1", "items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1, "rate": json.Number(approvedRate)}}}
-	first := callTool(t, client.cs, "create_sales_order", args)
-	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
-		t.Fatalf("the first call: %s", first.Text)
-	}
-	link := approvalURL.FindString(first.Text)
-	ctx := newChromium(t)
-	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
-	waitForNewTitle(t, ctx, "Approve a change on Test acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, user, "Approve a change on Test acme")
-	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
-	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	args := map[string]any{"customer": f.sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"po_no": "ROUNDED-1", "items": []any{map[string]any{"item_code": f.sim.Data().List("Item")[0].Name, "qty": 1, "rate": json.Number(approvedRate)}}}
+	ctx, link := f.approve(t, "create_sales_order", args)
 
-	again := callTool(t, client.cs, "create_sales_order", args)
+	again := callTool(t, f.client.cs, "create_sales_order", args)
 	if !again.IsError || again.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(again.Text, "but not as approved") {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
@@ -217,22 +130,72 @@ func TestChromiumApprovalOfAWriteMadeNotAsApprovedFrappe(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"data"`
 	}
-	frappeGet(t, sim.URL+"/api/resource/Sales Order?"+url.Values{"filters": {`[["po_no","=","ROUNDED-1"]]`}}.Encode(), userWithRole(t, sim, "service"), &found)
+	frappeGet(t, f.sim.URL+"/api/resource/Sales Order?"+url.Values{"filters": {`[["po_no","=","ROUNDED-1"]]`}}.Encode(), userWithRole(t, f.sim, "service"), &found)
 	if len(found.Data) != 1 {
 		t.Fatal("Frappe holds no sales order with the PO number ROUNDED-1")
 	}
+	approvalPageSays(t, ctx, link, "Change carried out, not as approved on Test acme", "approval-not-as-approved-frappe.png",
+		"Frappe/ERPNext saved draft Sales Order "+found.Data[0].Name+" with line 1's rate 10.01 where you approved "+approvedRate+".",
+		"What erpgate saw", "line 1 rate", "correct or delete it", "/app/sales-order/", "the ERP created")
+}
 
+// frappeWrite is a Frappe site, acme, offering one write tool, and a person
+// of it signed in through the official SDK client.
+type frappeWrite struct {
+	sim    *frappetest.Server
+	gw     *gateway
+	user   frappetest.User
+	client *oauthMCPClient
+}
+
+func newFrappeWrite(t *testing.T, tool string) frappeWrite {
+	t.Helper()
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{tool}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	user := userWithRole(t, sim, "all-companies")
+	return frappeWrite{sim: sim, gw: gw, user: user, client: connectOAuth(t, site.MCPURL, frappeLogin(user))}
+}
+
+// approve calls tool with args, which is answered APPROVAL_REQUIRED, then
+// opens the approval page in Chromium, signs in at Frappe as the person
+// and approves. It returns the browser and the page's address.
+func (f frappeWrite) approve(t *testing.T, tool string, args map[string]any) (context.Context, string) {
+	t.Helper()
+	first := callTool(t, f.client.cs, tool, args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	ctx := newChromium(t)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, f.user, "Approve a change on Test acme")
+	navigate(t, ctx, "approve", chromedp.WaitEnabled(chromedp.CSS(`button[value="approve"]`)), chromedp.Click(chromedp.CSS(`button[value="approve"]`)))
+	waitForNewTitle(t, ctx, "Change approved on Test acme")
+	return ctx, link
+}
+
+// approvalPageSays opens the approval page at link again, once the call
+// after approval has run, and checks that it shows want and none of the
+// words written for the model.
+func approvalPageSays(t *testing.T, ctx context.Context, link, title, screenshot, want string, modelWords ...string) {
+	t.Helper()
 	navigate(t, ctx, "open the approval link again", chromedp.Navigate(link))
-	order := found.Data[0].Name
-	waitForNewTitle(t, ctx, "Change carried out, not as approved on Test acme")
-	saveScreenshot(t, ctx, "approval-not-as-approved-frappe.png")
+	waitForNewTitle(t, ctx, title)
+	saveScreenshot(t, ctx, screenshot)
 	text := pageBody(t, ctx)
-	if want := "Frappe/ERPNext saved draft Sales Order " + order + " with line 1's rate 10.01 where you approved " + approvedRate + "."; !strings.Contains(text, want) {
+	if !strings.Contains(text, want) {
 		t.Errorf("the page lacks %q: %s", want, text)
 	}
-	for _, modelWords := range []string{"What erpgate saw", "line 1 rate", "correct or delete it", "/app/sales-order/", "the ERP created"} {
-		if strings.Contains(text, modelWords) {
-			t.Errorf("the page shows the model's words %q: %s", modelWords, text)
+	for _, w := range modelWords {
+		if strings.Contains(text, w) {
+			t.Errorf("the page shows the model's words %q: %s", w, text)
 		}
 	}
 }
