@@ -35,12 +35,12 @@ const noAnswer = "check that the instance runs; then run the preflight again"
 
 func checkIdentityServer(ctx context.Context, site connector.Site, hc *http.Client) connector.PreflightCheck {
 	const id, title = "acumatica.oauth_endpoints", "The identity server's endpoints answer"
-	status, doc, err := identityDiscovery(ctx, site, hc)
+	status, doc, err := connector.ReadOAuthDiscovery(ctx, hc, site.URL(identityDiscoveryPath, nil))
 	if err != nil {
 		return connector.Fail(id, title, "the instance did not answer", noAnswer)
 	}
-	if !doc.named() {
-		return connector.Fail(id, title, fmt.Sprintf("/identity/.well-known/openid-configuration answered HTTP %d without the authorize and token endpoints", status),
+	if !doc.Named() {
+		return connector.Fail(id, title, fmt.Sprintf("%s answered HTTP %d without the authorize and token endpoints", identityDiscoveryPath, status),
 			"check that the base URL is the instance URL, with its virtual directory (https://host/AcumaticaERP) when it has one")
 	}
 	found := "the discovery document names " + doc.Authorization + " and " + doc.Token

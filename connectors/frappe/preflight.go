@@ -69,12 +69,12 @@ func checkVersion(ctx context.Context, site connector.Site, api *http.Client) co
 
 func checkOAuthEndpoints(ctx context.Context, site connector.Site, hc *http.Client) connector.PreflightCheck {
 	const id, title = "frappe.oauth_endpoints", "Frappe's OAuth provider answers"
-	status, named, err := oauthDiscovery(ctx, site, hc)
+	status, doc, err := connector.ReadOAuthDiscovery(ctx, hc, site.URL(oauthMethodPrefix+discoveryMethod, nil))
 	if err != nil {
 		return connector.Fail(id, title, "the ERP did not answer", "check that the ERP runs; then run the preflight again")
 	}
-	if !named {
-		return connector.Fail(id, title, fmt.Sprintf("openid_configuration answered HTTP %d without the authorize and token endpoints", status),
+	if !doc.Named() {
+		return connector.Fail(id, title, fmt.Sprintf("%s answered HTTP %d without the authorize and token endpoints", discoveryMethod, status),
 			"check that the base URL is the Frappe site itself; Frappe's OAuth provider (frappe.integrations.oauth2) is part of every Frappe v15 site")
 	}
 	return connector.Pass(id, title, "the discovery document names the authorize, token and userinfo endpoints")
