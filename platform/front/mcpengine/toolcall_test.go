@@ -596,13 +596,7 @@ func TestRequestIDsAreEchoedExactlyOrRefused(t *testing.T) {
 func TestIntegerIDsWithAPointOrAnExponentAreTaken(t *testing.T) {
 	fx := newFixture(t, false)
 	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
-	modern := func(method, name string) map[string]string {
-		h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
-		if name != "" {
-			h[mcp.HeaderName] = name
-		}
-		return h
-	}
+	modern := modernHeaders
 	cases := []struct {
 		name, method, params string
 		headers              map[string]string
@@ -678,13 +672,7 @@ func TestJSONThatIsNoMessageIsAnInvalidRequest(t *testing.T) {
 func TestLargeIntegerIDsAreEchoedAsSent(t *testing.T) {
 	fx := newFixture(t, false)
 	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
-	modern := func(method, name string) map[string]string {
-		h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
-		if name != "" {
-			h[mcp.HeaderName] = name
-		}
-		return h
-	}
+	modern := modernHeaders
 	for _, id := range []string{`9007199254740993`, `-9007199254740995`, `18446744073709551617`} {
 		for _, c := range []struct {
 			name, method, params string
@@ -762,4 +750,14 @@ func rawMessages(t *testing.T, resp *http.Response, body []byte) []map[string]js
 		t.Fatalf("no message in %q", body)
 	}
 	return out
+}
+
+// modernHeaders are a 2026-07-28 request's headers for method, with
+// Mcp-Name when name is not empty.
+func modernHeaders(method, name string) map[string]string {
+	h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: method}
+	if name != "" {
+		h[mcp.HeaderName] = name
+	}
+	return h
 }
