@@ -1,10 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -116,42 +114,17 @@ func spans(s string) []span {
 // names no site. The catalogue is fixed for the life of the process, so the
 // page (some 200 KB) is rendered once, not for every anonymous request.
 func registerTools(e *echo.Echo, kit *pagekit.Kit, kinds []ToolKind) {
-	var page capture
-	if err := kit.Render(&page, http.StatusOK, kit.MustParse(pageFiles, "templates/tools.html"), toolsView(kinds), pagekit.Options{}); err != nil || page.status != http.StatusOK {
+	page, err := kit.RenderBody(kit.MustParse(pageFiles, "templates/tools.html"), toolsView(kinds))
+	if err != nil {
 		// The template and its data are erpgate's own: a failure is a bug.
 		panic(fmt.Sprintf("web: render the tool reference: %v", err))
 	}
 	e.GET(ToolsPath, func(c echo.Context) error {
 		h := c.Response().Header()
-		for k, v := range page.header {
-			h[k] = slices.Clone(v)
-		}
-		return c.Blob(http.StatusOK, page.header.Get("Content-Type"), page.body.Bytes())
+		kit.SetHeaders(h, pagekit.Options{})
+		return c.Blob(http.StatusOK, h.Get("Content-Type"), page)
 	})
 	e.GET(DocsPath, func(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, kit.URL(ToolsPath))
 	})
-}
-
-// capture is a response written to memory: a page rendered once.
-type capture struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (c *capture) Header() http.Header {
-	if c.header == nil {
-		c.header = http.Header{}
-	}
-	return c.header
-}
-
-func (c *capture) WriteHeader(status int) { c.status = status }
-
-func (c *capture) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	return c.body.Write(b)
 }

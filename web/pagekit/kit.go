@@ -121,15 +121,25 @@ type Options struct {
 // error page instead of half a page; that failure is returned for the
 // caller to log.
 func (k *Kit) Render(w http.ResponseWriter, status int, p *Page, data any, opts Options) error {
-	var buf bytes.Buffer
-	if err := p.t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+	body, err := k.RenderBody(p, data)
+	if err != nil {
 		k.renderFallback(w)
-		return fmt.Errorf("pagekit: render: %w", err)
+		return err
 	}
 	k.SetHeaders(w.Header(), opts)
 	w.WriteHeader(status)
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(body)
 	return err
+}
+
+// RenderBody is the page's HTML, which Render sends: for a page whose
+// data never changes, rendered once and sent with SetHeaders' headers.
+func (k *Kit) RenderBody(p *Page, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := p.t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		return nil, fmt.Errorf("pagekit: render: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // renderFallback answers when a page could not be rendered: the error
