@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"strings"
 	"time"
 )
 
@@ -35,29 +36,14 @@ func New(now time.Time) string {
 // their time is random, and reads as such a time most of the time, or as
 // some other instant; a caller treats the time as a hint, never as proof).
 func Time(id string) (t time.Time, ok bool) {
-	if len(id) != Len {
+	if len(id) != Len || strings.ToLower(id) != id {
 		return time.Time{}, false
 	}
-	var ms uint64
-	for i := 0; i < 12; i++ {
-		c := id[i]
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		default:
-			return time.Time{}, false
-		}
-		ms = ms<<4 | uint64(d)
+	b, err := hex.DecodeString(id)
+	if err != nil {
+		return time.Time{}, false
 	}
-	for i := 12; i < Len; i++ {
-		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return time.Time{}, false
-		}
-	}
-	t = time.UnixMilli(int64(ms)).UTC()
+	t = time.UnixMilli(int64(binary.BigEndian.Uint64(b[:8]) >> 16)).UTC()
 	if t.Before(earliest) || t.After(latest) {
 		return time.Time{}, false
 	}
