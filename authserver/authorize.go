@@ -152,8 +152,9 @@ func (s *Server) redirectToERP(w http.ResponseWriter, r *http.Request, site sign
 // maxAuthorizeBodyBytes bounds an authorization request sent as a form.
 const maxAuthorizeBodyBytes = 64 << 10
 
-// authorizeParameterLimits bound the parameters erpgate keeps in a sign-in
-// flow: an unauthenticated request must not store much (issue 14).
+// authorizeParameterLimits bound the parameters erpgate reads from an
+// authorization request and keeps in a sign-in flow: an unauthenticated
+// request must not store much (issue 14).
 var authorizeParameterLimits = []struct {
 	name  string
 	limit int
@@ -191,32 +192,28 @@ func (s *Server) tooManyRequests(w http.ResponseWriter, secs int) {
 	})
 }
 
-// normalizedAuthorizeQuery keeps the parameters erpgate understands and
-// narrows the requested scopes to those it issues, so that a client asking
-// for, say, "openid profile erp:read" is not refused outright (RFC 6749
-// §3.3 lets a server grant less than requested). erp:read is always
-// granted: without it no tool can be called.
-// authorizeParameters are the parameters erpgate reads from an
-// authorization request.
-var authorizeParameters = []string{"response_type", "client_id", "redirect_uri", "state", "scope", "code_challenge",
-	"code_challenge_method", "resource", "response_mode"}
-
-// repeatedAuthorizeParameter returns the first of authorizeParameters that
-// form carries more than once (in the query, the body, or both). RFC 6749
+// repeatedAuthorizeParameter returns the first of the parameters erpgate
+// reads (authorizeParameterLimits names them all) that form carries more
+// than once (in the query, the body, or both). RFC 6749
 // §3.1 forbids it and §4.1.2.1 makes it invalid_request; taking the first
 // value would let two parties read one request two ways. Frappe's
 // oauthlib refuses such requests too. A resource, which RFC 8707 lets a
 // client repeat, names the one MCP address a token is for here, so more
 // than one is refused as well.
 func repeatedAuthorizeParameter(form url.Values) (string, bool) {
-	for _, k := range authorizeParameters {
-		if len(form[k]) > 1 {
-			return k, true
+	for _, p := range authorizeParameterLimits {
+		if len(form[p.name]) > 1 {
+			return p.name, true
 		}
 	}
 	return "", false
 }
 
+// normalizedAuthorizeQuery keeps the parameters erpgate understands and
+// narrows the requested scopes to those it issues, so that a client asking
+// for, say, "openid profile erp:read" is not refused outright (RFC 6749
+// §3.3 lets a server grant less than requested). erp:read is always
+// granted: without it no tool can be called.
 func normalizedAuthorizeQuery(form url.Values) url.Values {
 	q := url.Values{}
 	for _, k := range []string{"response_type", "client_id", "redirect_uri", "state", "code_challenge",
