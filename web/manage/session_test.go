@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
@@ -89,6 +90,28 @@ func newPages(t *testing.T) *pages {
 }
 
 // session is the cookie an owner's sign-in sets for user on site.
+// acumaticaSite is the Acumatica site acu, tenant Company, as the
+// operator created it.
+func (p *pages) acumaticaSite(t *testing.T) sites.Site {
+	t.Helper()
+	site, err := p.h.deps.Admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
+		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// proveChange answers as the ERP's callback does once user, an
+// administrator there, signed in to prove the owner change id of site.
+func (p *pages) proveChange(site sites.Site, id uuid.UUID, user string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/sites/"+site.Slug+"/oauth/callback", nil)
+	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
+		erpadmin.Proof{User: connector.UpstreamUser{ID: user}, Check: connector.AdminCheck{Admin: true}}, nil)
+	return rec
+}
+
 func (p *pages) session(site sites.Site, user string) *http.Cookie {
 	rec := httptest.NewRecorder()
 	p.h.startSession(rec, site, user)
@@ -249,21 +272,14 @@ func TestProvenTenantMoveKeepsItsProver(t *testing.T) {
 	p := newPages(t)
 	ctx := t.Context()
 	admin := p.h.deps.Admin
-	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
-		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := p.acumaticaSite(t)
 	old := p.session(site, "admin@Company")
 	id, err := admin.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("admin@Company"), site,
 		siteadmin.OwnerChangeRequest{Settings: json.RawMessage(`{"tenant":"OtherCompany"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
-	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
-		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	rec := p.proveChange(site, id, "admin@OtherCompany")
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
 	}
@@ -287,11 +303,7 @@ func TestProvenTenantMoveKeepsTheOperatorsChangeMeanwhile(t *testing.T) {
 	p := newPages(t)
 	ctx := t.Context()
 	admin := p.h.deps.Admin
-	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
-		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := p.acumaticaSite(t)
 	// The owner's form: the stored settings with the tenant typed over.
 	form := map[string]any{}
 	if err := json.Unmarshal(site.Settings, &form); err != nil {
@@ -306,10 +318,7 @@ func TestProvenTenantMoveKeepsTheOperatorsChangeMeanwhile(t *testing.T) {
 	if _, err := admin.UpdateSite(ctx, siteadmin.Operator, site, siteadmin.SiteChange{Settings: json.RawMessage(`{"tenant":"Company","canary_gi":"MCPStaff"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
-	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
-		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	rec := p.proveChange(site, id, "admin@OtherCompany")
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
 	}
@@ -336,11 +345,7 @@ func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
 	p := newPages(t)
 	ctx := t.Context()
 	admin := p.h.deps.Admin
-	site, err := admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu", Kind: "acumatica", DisplayName: "Site acu",
-		BaseURL: "http://127.0.0.1:8004", Settings: json.RawMessage(`{"tenant":"Company"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := p.acumaticaSite(t)
 	if _, err := p.h.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, "api@Company",
 		map[string]secrets.Secret{"client_id": "c@Company", "client_secret": "s", "username": "api", "password": "p"}); err != nil {
 		t.Fatal(err)
@@ -350,10 +355,7 @@ func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, "/sites/acu/oauth/callback", nil)
-	p.h.changeDone(rec, req, site.ID.String()+"/"+id.String(),
-		erpadmin.Proof{User: connector.UpstreamUser{ID: "admin@OtherCompany"}, Check: connector.AdminCheck{Admin: true}}, nil)
+	rec := p.proveChange(site, id, "admin@OtherCompany")
 	body := html.UnescapeString(rec.Body.String())
 	if rec.Code != http.StatusConflict || !strings.Contains(body, "The change was not saved") {
 		t.Fatalf("HTTP %d: %s", rec.Code, body)
