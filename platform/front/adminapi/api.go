@@ -125,8 +125,8 @@ func (a *API) Register(g *echo.Group) {
 		a.admin(g, http.MethodPut, "/settings/:name", "change_setting", a.putSetting)
 		a.admin(g, http.MethodDelete, "/settings/:name", "reset_setting", a.resetSetting)
 		a.admin(g, http.MethodGet, "/sites/:id/settings", "list_site_settings", a.listSiteSettings)
-		a.admin(g, http.MethodPut, "/sites/:id/settings/:name", "change_site_setting", a.putSetting)
-		a.admin(g, http.MethodDelete, "/sites/:id/settings/:name", "reset_site_setting", a.resetSetting)
+		a.admin(g, http.MethodPut, "/sites/:id/settings/:name", "change_site_setting", a.putSiteSetting)
+		a.admin(g, http.MethodDelete, "/sites/:id/settings/:name", "reset_site_setting", a.resetSiteSetting)
 	}
 
 	g.RouteNotFound("", a.routeNotFound, a.envelope)

@@ -81,12 +81,21 @@ func (a *API) listSiteSettings(c echo.Context) error {
 	return c.JSON(http.StatusOK, a.settingsOf(c.Request().Context(), site.ID))
 }
 
-// putSetting answers PUT /settings/{name} and PUT /sites/{id}/settings/{name}.
-func (a *API) putSetting(c echo.Context) error {
-	site, err := a.optionalSite(c)
+// putSetting answers PUT /settings/{name}: the deployment's value.
+func (a *API) putSetting(c echo.Context) error { return a.changeSetting(c, nil) }
+
+// putSiteSetting answers PUT /sites/{id}/settings/{name}. The site must
+// exist: an empty id (echo matches /sites//settings/...) is no site, never
+// the deployment, whose value every site's calls use.
+func (a *API) putSiteSetting(c echo.Context) error {
+	site, err := a.siteParam(c)
 	if err != nil {
 		return err
 	}
+	return a.changeSetting(c, &site)
+}
+
+func (a *API) changeSetting(c echo.Context, site *sites.Site) error {
 	var body settingBody
 	if err := decodeBody(c, &body, false); err != nil {
 		return err
@@ -100,28 +109,25 @@ func (a *API) putSetting(c echo.Context) error {
 	return a.settingAnswer(c, site)
 }
 
-// resetSetting answers DELETE /settings/{name} and DELETE
-// /sites/{id}/settings/{name}: the default applies again.
-func (a *API) resetSetting(c echo.Context) error {
-	site, err := a.optionalSite(c)
+// resetSetting answers DELETE /settings/{name}: the default applies
+// again.
+func (a *API) resetSetting(c echo.Context) error { return a.reset(c, nil) }
+
+// resetSiteSetting answers DELETE /sites/{id}/settings/{name}; the site
+// must exist, as for putSiteSetting.
+func (a *API) resetSiteSetting(c echo.Context) error {
+	site, err := a.siteParam(c)
 	if err != nil {
 		return err
 	}
+	return a.reset(c, &site)
+}
+
+func (a *API) reset(c echo.Context, site *sites.Site) error {
 	if _, err := a.layer.ChangeSetting(c.Request().Context(), siteadmin.Operator, site, c.Param("name"), "", true); err != nil {
 		return err
 	}
 	return a.settingAnswer(c, site)
-}
-
-func (a *API) optionalSite(c echo.Context) (*sites.Site, error) {
-	if c.Param("id") == "" {
-		return nil, nil
-	}
-	site, err := a.siteParam(c)
-	if err != nil {
-		return nil, err
-	}
-	return &site, nil
 }
 
 func (a *API) settingAnswer(c echo.Context, site *sites.Site) error {

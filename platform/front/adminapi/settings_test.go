@@ -150,3 +150,30 @@ func TestWriteToolsMustBeWriteToolsOfTheSite(t *testing.T) {
 	}
 	expect(t, h.call(http.MethodPut, "/api/v1/sites/acme/settings/write_tools", map[string]any{"value": []string{}}), http.StatusOK, "")
 }
+
+// A site's settings route with no site in it (an empty id, as a script
+// with an unset variable sends it) names no site: it is refused like any
+// other unknown site, and never changes or resets the deployment's value,
+// which every site's calls use. Before, echo matched the empty segment and
+// the handler took "no id" for the deployment's route.
+func TestSiteSettingsRouteWithoutASiteChangesNothing(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("acme")
+	expect(t, h.call(http.MethodPut, "/api/v1/settings/redaction_add", map[string]any{"value": []string{"salary"}}), http.StatusOK, "")
+
+	expect(t, h.call(http.MethodPut, "/api/v1/sites//settings/redaction_skip", map[string]any{"value": []string{"tax_id"}}), http.StatusNotFound, "not_found")
+	expect(t, h.call(http.MethodDelete, "/api/v1/sites//settings/redaction_add", nil), http.StatusNotFound, "not_found")
+
+	r := h.call(http.MethodGet, "/api/v1/settings", nil)
+	expect(t, r, http.StatusOK, "")
+	list := r.JSON(t)
+	if skip := setting(t, list, "redaction_skip"); skip["source"] != "default" || len(skip["value"].([]any)) != 0 {
+		t.Errorf("the deployment's redaction_skip after PUT /sites//settings: %v", skip)
+	}
+	if add := setting(t, list, "redaction_add"); add["source"] != "deployment" || len(add["value"].([]any)) != 1 {
+		t.Errorf("the deployment's redaction_add after DELETE /sites//settings: %v", add)
+	}
+	if n := count(t, h, `SELECT count(*) FROM admin_events WHERE action = 'change_setting' AND outcome = 'success'`); n != 1 {
+		t.Errorf("%d settings changes recorded as done, want only the deployment's own", n)
+	}
+}
