@@ -131,3 +131,49 @@ func TestTenantMoveWaitsForTheAPICredentialToGo(t *testing.T) {
 		t.Errorf("%d ERP tokens of the old tenant outlived the move (%v)", n, err)
 	}
 }
+
+// TestMovingASiteEndsTheOldERPsConsents: a person's consent is given on
+// the site's ERP as it was; after a move to another address or tenant,
+// which is another company's, the same ERP user id may be another person.
+// Kept, the consent let that person skip the consent page, and the new
+// ERP's administrators saw the old one's people (ERP user ids, their AI
+// clients) on the owner page. The move ends them with the ERP tokens and
+// grants; another site's consents stay.
+func TestMovingASiteEndsTheOldERPsConsents(t *testing.T) {
+	ctx := t.Context()
+	s, pool := newStore(t)
+	byAddress, byTenant, other := mustCreate(t, s, "address-move"), mustCreate(t, s, "tenant-move"), mustCreate(t, s, "staying")
+	if _, err := pool.Exec(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method)
+		VALUES ('c1', 'Client', '{https://client.example/cb}', '{authorization_code}', '{code}', 'mcp', 'none')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []sites.Site{byAddress, byTenant, other} {
+		if _, err := pool.Exec(ctx, `INSERT INTO oauth_consents (site_id, erp_user, client_id) VALUES ($1, 'admin', 'c1')`, site.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := "https://elsewhere.example.com"
+	if _, err := s.UpdateSite(ctx, byAddress.ID, sites.SiteUpdate{BaseURL: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := byTenant.IdentityKey + "-other-tenant"
+	if _, err := s.UpdateSite(ctx, byTenant.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme","tenant":"Other"}`), IdentityKey: &tenant}); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []sites.Site{byAddress, byTenant} {
+		people, err := s.ListPeople(ctx, site.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(people) != 0 {
+			t.Errorf("site %s lists the old ERP's people after its move: %+v", site.Slug, people)
+		}
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM oauth_consents WHERE site_id = $1`, site.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("site %s: %d consents of the old ERP outlived the move (%v)", site.Slug, n, err)
+		}
+	}
+	if people, err := s.ListPeople(ctx, other.ID); err != nil || len(people) != 1 || people[0].ERPUser != "admin" {
+		t.Errorf("another site's people after the moves: %+v, %v", people, err)
+	}
+}

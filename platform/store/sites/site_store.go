@@ -230,13 +230,16 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 // what erpgate holds from the old one (people's ERP tokens, also in
 // sign-ins under way, and service connections') and its own grants that
 // use them: none is sent to the new one, and people sign in again there.
+// Their consents end too: the same ERP user id at the new one may be
+// another person, who consents for themselves, and the new ERP's
+// administrators are not shown the old one's people.
 // (The authorization server's tables, by SQL: platform does not import
 // it.) It also deletes the writes proposed or approved on the old ERP's
 // preview: the same call proposes afresh where the site now is, rather
 // than run there on an approval of what another ERP showed. Writes that
 // began or ran keep their record.
 func endWhatTheOldERPIssued(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens"} {
+	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens", "oauth_consents"} {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE site_id = $1`, id); err != nil {
 			return fmt.Errorf("end what the old ERP issued (%s): %w", table, err)
 		}
