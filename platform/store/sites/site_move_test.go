@@ -177,3 +177,39 @@ func TestMovingASiteEndsTheOldERPsConsents(t *testing.T) {
 		t.Errorf("another site's people after the moves: %+v, %v", people, err)
 	}
 }
+
+// TestTenantMoveEndsTheOldTenantsServiceTokens: a service token was given
+// to a program of the old tenant's company. The move waits for the old
+// API credential to go; once the new tenant's administrators set theirs,
+// a token kept through the move would read the new tenant's data for
+// the old company's program. The move revokes them; another site's
+// tokens stay.
+func TestTenantMoveEndsTheOldTenantsServiceTokens(t *testing.T) {
+	ctx := t.Context()
+	s, _ := newStore(t)
+	site, other := mustCreate(t, s, "tenant-tokens"), mustCreate(t, s, "staying")
+	mustPutAPI(t, s, site, "old-key", "old-secret")
+	mustPutAPI(t, s, other, "k", "s")
+	_, oldToken, err := s.IssueServiceToken(ctx, site.ID, "old company's bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherToken, err := s.IssueServiceToken(ctx, other.ID, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteConnection(ctx, site.ID, sites.ConnectionAPIToken); err != nil {
+		t.Fatal(err)
+	}
+	tenant := site.IdentityKey + "-other-tenant"
+	if _, err := s.UpdateSite(ctx, site.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme","tenant":"Other"}`), IdentityKey: &tenant}); err != nil {
+		t.Fatal(err)
+	}
+	mustPutAPI(t, s, site, "new-key", "new-secret")
+	if _, _, err := s.ResolveServiceToken(ctx, oldToken.Reveal()); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Errorf("the old tenant's token with the new tenant's credential: %v, want ErrTokenInvalid", err)
+	}
+	if _, _, err := s.ResolveServiceToken(ctx, otherToken.Reveal()); err != nil {
+		t.Errorf("another site's token after the move: %v", err)
+	}
+}

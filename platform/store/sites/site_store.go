@@ -207,7 +207,8 @@ func checkOriginChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, baseURL str
 // tenant's (an Acumatica client id is GUID@Tenant), and the new tenant's
 // administrators, owners of the moved site, could issue service tokens
 // that read the old tenant's data with it. A move it allows ends what
-// the old tenant issued, as a move to another address does.
+// the old tenant issued, as a move to another address does, and revokes
+// the site's service tokens, which the old tenant's programs hold.
 func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey string) error {
 	var current string
 	if err := tx.QueryRow(ctx, `SELECT identity_key FROM sites WHERE id = $1 FOR UPDATE`, id).Scan(&current); err != nil {
@@ -222,6 +223,13 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 	}
 	if credential {
 		return ErrAPICredentialExists
+	}
+	// The service tokens were given to the old tenant's programs: kept,
+	// they would act with the credential the new tenant's administrators
+	// set next, reading the new tenant's data for another company.
+	if _, err := tx.Exec(ctx, `UPDATE service_tokens SET revoked = true, revoked_at = coalesce(revoked_at, now())
+		WHERE site_id = $1 AND NOT revoked`, id); err != nil {
+		return fmt.Errorf("end the old tenant's service tokens: %w", err)
 	}
 	return endWhatTheOldERPIssued(ctx, tx, id)
 }
