@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -161,5 +162,55 @@ func TestOwnerActivityTellsTheOperatorsRefusalsPlainly(t *testing.T) {
 				t.Errorf("a row says %q, with the admin API's %q", o, words)
 			}
 		}
+	}
+}
+
+// TestTenantMoveLeavesTheOldTenantsActivityBehind: after a site moves to
+// another tenant, its owner is an administrator of another company. The
+// owner's page shows neither what the old tenant's administrators did
+// (their ERP user ids, the tokens they issued) nor the old tenant's
+// service tokens, which the move revoked: the operator's console keeps
+// them. Before, the new owner's recent activity named admin@Company and
+// the token list named the old company's bot.
+func TestTenantMoveLeavesTheOldTenantsActivityBehind(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	store, admin := p.h.deps.Store, p.h.deps.Admin
+	site := p.acumaticaSite(t)
+	if _, err := store.PutConnection(ctx, site.ID, sites.ConnectionAPIToken, "bot@Company",
+		map[string]secrets.Secret{"client_id": "bot@Company", "client_secret": "s", "username": "bot", "password": "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.IssueServiceToken(ctx, site.ID, "Old company's invoicing bot"); err != nil {
+		t.Fatal(err)
+	}
+	admin.Record(ctx, siteadmin.ERPAdmin("admin@Company"), site.ID, site.Slug, siteadmin.ActionIssueServiceToken, nil, nil)
+	if err := store.DeleteConnection(ctx, site.ID, sites.ConnectionAPIToken); err != nil {
+		t.Fatal(err)
+	}
+	admin.Record(ctx, siteadmin.Operator, site.ID, site.Slug, siteadmin.ActionDeleteConnection, nil, nil)
+
+	id, err := admin.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("admin@Company"), site,
+		siteadmin.OwnerChangeRequest{Settings: json.RawMessage(`{"tenant":"OtherCompany"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := p.proveChange(site, id, "admin@OtherCompany")
+	if rec.Code != http.StatusSeeOther || len(rec.Result().Cookies()) != 1 {
+		t.Fatalf("HTTP %d, cookies %v: %s", rec.Code, rec.Result().Cookies(), rec.Body)
+	}
+	_, body := p.get(t, "/sites/acu/manage", rec.Result().Cookies()[0])
+	var who []string
+	for _, m := range activityRow.FindAllStringSubmatch(body, -1) {
+		who = append(who, html.UnescapeString(m[1]))
+	}
+	if !slices.Contains(who, "admin@OtherCompany") {
+		t.Errorf("the move itself is missing from the new owner's activity: %q", who)
+	}
+	if slices.Contains(who, "admin@Company") || slices.Contains(who, "erpgate operator") {
+		t.Errorf("the new tenant's owner sees what was done at the old tenant: activity by %q", who)
+	}
+	if strings.Contains(html.UnescapeString(body), "Old company") {
+		t.Errorf("the new tenant's owner page lists the old tenant's service token")
 	}
 }

@@ -186,11 +186,21 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		}
 	}
 	d.TokenLifetimes = siteadmin.TokenLifetimeChoices()
+	// Since a move to another tenant, the site's administrators are
+	// another company's: the old tenant's tokens (revoked by the move) and
+	// activity are not theirs to see.
+	tenantSince, err := h.deps.Store.TenantSince(ctx, site.ID)
+	if err != nil {
+		return d, err
+	}
 	tokens, err := h.deps.Admin.ListServiceTokens(ctx, site)
 	if err != nil {
 		return d, err
 	}
 	for _, t := range tokens {
+		if t.CreatedAt.Before(tenantSince) {
+			continue
+		}
 		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: stamp(t.CreatedAt), LastUsed: "never", Expires: "never",
 			Active: !t.Revoked && !t.Expired, Expired: t.Expired && !t.Revoked}
 		if t.ExpiresAt != nil {
@@ -221,7 +231,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		}
 		d.People = append(d.People, v)
 	}
-	events, err := h.deps.Store.ListEvents(ctx, site.ID, 15)
+	events, err := h.deps.Store.ListEvents(ctx, site.ID, tenantSince, 15)
 	if err != nil {
 		return d, err
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -81,7 +82,7 @@ func ownerSettingsRefused(t *testing.T, displayName, company, want, kept string)
 	if site.DisplayName != p.acme.DisplayName || string(site.Settings) != string(p.acme.Settings) {
 		t.Errorf("the refused form changed the site: %q, %s", site.DisplayName, site.Settings)
 	}
-	events, err := p.h.deps.Store.ListEvents(t.Context(), p.acme.ID, 1)
+	events, err := p.h.deps.Store.ListEvents(t.Context(), p.acme.ID, time.Time{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
@@ -66,7 +67,7 @@ func TestRefusedWritesFormChangesNothing(t *testing.T) {
 	if v, _, _ := snap.Effective(p.acme.ID, livesettings.ServiceWriteApprover); v != "alice@demo.example" {
 		t.Errorf("approver after the refused form: %v", v)
 	}
-	events, err := p.h.deps.Store.ListEvents(ctx, p.acme.ID, 10)
+	events, err := p.h.deps.Store.ListEvents(ctx, p.acme.ID, time.Time{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

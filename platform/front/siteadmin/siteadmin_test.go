@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -404,7 +405,7 @@ func TestDeleteSiteEventsOutliveTheSite(t *testing.T) {
 	if err := f.svc.DeleteSite(t.Context(), siteadmin.Operator, site); kindOf(err) != siteadmin.NotFound {
 		t.Fatalf("second delete: %v", err)
 	}
-	ev, err := f.store.ListEvents(t.Context(), site.ID, 10)
+	ev, err := f.store.ListEvents(t.Context(), site.ID, time.Time{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

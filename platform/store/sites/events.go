@@ -63,12 +63,14 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 	return nil
 }
 
-// ListEvents returns the site's events, newest first, at most limit.
-func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]Event, error) {
+// ListEvents returns the site's events since since (the zero time: all),
+// newest first, at most limit.
+func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, since time.Time, limit int) ([]Event, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, occurred_at, coalesce(site_id, '00000000-0000-0000-0000-000000000000'), site_slug,
 		       actor_kind, actor, action, outcome, reason, sentence, details
-		FROM admin_events WHERE site_id = $1 ORDER BY occurred_at DESC, id DESC LIMIT $2`, siteID, limit)
+		FROM admin_events WHERE site_id = $1 AND occurred_at >= $2
+		ORDER BY occurred_at DESC, id DESC LIMIT $3`, siteID, since, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sites: list events of site %s: %w", siteID, database.Classify(err))
 	}
@@ -89,4 +91,20 @@ func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]
 		return nil, fmt.Errorf("sites: list events of site %s: %w", siteID, database.Classify(err))
 	}
 	return list, nil
+}
+
+// TenantSince returns when the site last moved to another tenant, or the
+// zero time when it never has (or does not exist). From then on its
+// administrators are another company's: the owner's page shows them only
+// what happened since.
+func (s *Store) TenantSince(ctx context.Context, siteID uuid.UUID) (time.Time, error) {
+	var since *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT tenant_since FROM sites WHERE id = $1`, siteID).Scan(&since)
+	if err != nil && !database.IsNoRows(err) {
+		return time.Time{}, fmt.Errorf("sites: tenant move of site %s: %w", siteID, database.Classify(err))
+	}
+	if since == nil {
+		return time.Time{}, nil
+	}
+	return *since, nil
 }

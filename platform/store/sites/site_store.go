@@ -231,6 +231,11 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 		WHERE site_id = $1 AND NOT revoked`, id); err != nil {
 		return fmt.Errorf("end the old tenant's service tokens: %w", err)
 	}
+	// The new tenant's administrators own the site from now on; their
+	// page starts here (TenantSince).
+	if _, err := tx.Exec(ctx, `UPDATE sites SET tenant_since = now() WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("mark the tenant move: %w", err)
+	}
 	return endWhatTheOldERPIssued(ctx, tx, id)
 }
 
