@@ -155,6 +155,13 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// can never send credentials, or anything else, to another host.
 		return nil, toolerr.Wrap(toolerr.Internal, errForeignHost, "erpgate refused a request to a host other than the site")
 	}
+	if hasDotSegment(req.URL) {
+		// A name or key of the call's arguments that is "." or "..", or
+		// holds "/../": the ERP, or a proxy in front of it, would resolve
+		// the path to another of the site's addresses (a read tool's GET
+		// of a document would become one of an RPC method).
+		return nil, toolerr.New(toolerr.InvalidArgument, "erpgate does not send a request whose path has a \".\" or \"..\" step: a name, key or value that is \".\" or \"..\", or holds \"/../\" or \"\\..\\\", would reach another address of the ERP. Nothing was sent; give the record's exact name")
+	}
 	resp, err := t.attempt(req)
 	if err == nil && resp.StatusCode == http.StatusUnauthorized {
 		resp, err = t.retryRefused(req, resp)

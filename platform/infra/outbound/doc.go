@@ -3,6 +3,8 @@
 //
 //   - adds the caller's credentials only to requests for the site's own
 //     origin, and follows redirects only within that origin;
+//   - never sends a path with a "." or ".." segment (also spelt %2F, %2e
+//     or with "\"), which would reach another of the site's addresses;
 //   - honours the call's budget through the request context;
 //   - retries a retryable read (408, 429, 502, 503, 504 or a failed
 //     connection) once, honouring Retry-After when it fits in the budget;

@@ -37,11 +37,22 @@ func (s siteScope) contains(u *url.URL) bool {
 	if s.prefix == "" {
 		return true
 	}
+	if hasDotSegment(u) {
+		return false
+	}
 	p := strings.ReplaceAll(u.Path, `\`, "/")
-	for _, seg := range strings.Split(p, "/") {
+	return p == s.prefix || strings.HasPrefix(p, s.prefix+"/")
+}
+
+// hasDotSegment reports whether u's decoded path has a "." or ".."
+// segment, with "/" (also sent as %2F) or IIS's "\" as separators. A
+// server that decodes the path before resolving it, or a proxy in front
+// of the ERP that cleans paths, reads such a path as another address.
+func hasDotSegment(u *url.URL) bool {
+	for _, seg := range strings.FieldsFunc(u.Path, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == "." || seg == ".." {
-			return false
+			return true
 		}
 	}
-	return p == s.prefix || strings.HasPrefix(p, s.prefix+"/")
+	return false
 }
