@@ -120,6 +120,9 @@ func (f *Factory) Client(site connector.Site, auth connector.Authorizer) *http.C
 			if !scope.sameOrigin(req.URL) {
 				return toolerr.Wrap(toolerr.UpstreamInvalidResponse, errRedirectedAway, "the ERP redirected to another host (%s); erpgate only follows redirects within the site", req.URL.Host)
 			}
+			if hasDotSegment(req.URL) {
+				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected to an address with a \".\" or \"..\" step, which erpgate does not follow")
+			}
 			if !scope.contains(req.URL) {
 				return toolerr.New(toolerr.UpstreamInvalidResponse, "the ERP redirected outside the site, to another path on its host; erpgate only follows redirects under the site's base URL")
 			}

@@ -75,3 +75,36 @@ func TestDotSegmentsAreNeverSent(t *testing.T) {
 		t.Errorf("the ERP got %d requests, want %d (the allowed names only): %q", len(seen), want, seen)
 	}
 }
+
+// TestRedirectToADotSegmentIsTheERPs: a redirect whose Location keeps a
+// dot segment in escaped form (which resolving the reference leaves alone)
+// is not followed either, and the failure is the ERP's answer, not the
+// call's arguments.
+func TestRedirectToADotSegmentIsTheERPs(t *testing.T) {
+	var hits sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.URL.Path, true)
+		if r.URL.Path == "/api/resource/Customer/C1" {
+			w.Header().Set("Location", "/api/resource/%2e%2e/method/frappe.client.get_count")
+			w.WriteHeader(http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	site := siteFor(t, srv.URL)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site.URL("/api/resource/Customer/C1", nil), nil)
+	resp, err := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read).Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if codeOf(WithoutURL(err)) != toolerr.UpstreamInvalidResponse {
+		t.Errorf("redirect to a dot segment: %v, want UPSTREAM_INVALID_RESPONSE", err)
+	}
+	hits.Range(func(k, _ any) bool {
+		if k != "/api/resource/Customer/C1" {
+			t.Errorf("the redirect was followed to %s", k)
+		}
+		return true
+	})
+}
