@@ -147,7 +147,7 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		} else {
 			priced = false
 			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + ")"
-			if p, ok := new(big.Rat).SetString(fieldText(item, "DefaultPrice")); ok {
+			if p, ok := connector.ExactNumber(fieldText(item, "DefaultPrice")); ok {
 				amount := lineAmount(qty, p)
 				total.Add(total, amount)
 				amountText = "about " + money(amount)
