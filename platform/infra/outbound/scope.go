@@ -44,15 +44,27 @@ func (s siteScope) contains(u *url.URL) bool {
 	return p == s.prefix || strings.HasPrefix(p, s.prefix+"/")
 }
 
-// hasDotSegment reports whether u's decoded path has a "." or ".."
-// segment, with "/" (also sent as %2F) or IIS's "\" as separators. A
-// server that decodes the path before resolving it, or a proxy in front
-// of the ERP that cleans paths, reads such a path as another address.
+// hasDotSegment reports whether u's decoded path has a segment made only
+// of dots and spaces ("." and ".." above all), with "/" (also sent as %2F)
+// or IIS's "\" as separators. A server that decodes the path before
+// resolving it, or a proxy in front of the ERP that cleans paths, reads
+// such a path as another address; Windows drops a segment's trailing dots
+// and spaces, so on IIS "..." or ".. " can act as "..". No ERP record is
+// named so.
 func hasDotSegment(u *url.URL) bool {
-	for _, seg := range strings.FieldsFunc(u.Path, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if seg == "." || seg == ".." {
+	p := u.Path
+	for start := 0; start < len(p); {
+		end := start
+		dots := true
+		for ; end < len(p) && p[end] != '/' && p[end] != '\\'; end++ {
+			if c := p[end]; c != '.' && c != ' ' {
+				dots = false
+			}
+		}
+		if dots && end > start && strings.IndexByte(p[start:end], '.') >= 0 {
 			return true
 		}
+		start = end + 1
 	}
 	return false
 }
