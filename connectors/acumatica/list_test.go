@@ -241,3 +241,67 @@ func TestListEntitiesStringFunctionEqTrue(t *testing.T) {
 		t.Errorf("literal: %d rows", n)
 	}
 }
+
+// Acumatica does not support a $filter on the fields of detail lines: its
+// results are unpredictable (api-facts.md §1.2, Acumatica's "$filter"
+// page). A filter through a collection (Details/InventoryID) would list
+// some orders holding the item and leave out others, and the model would
+// take the answer as complete; it is refused before anything is sent. A
+// path through a linked entity (MainContact/Email) is supported and still
+// goes through.
+func TestListEntitiesRefusesFilterOnDetailLines(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	// An item some orders hold on a line other than the first.
+	holding := map[string]int{}
+	firstLine := map[string]int{}
+	for _, r := range h.sim.Data().Records("SalesOrder") {
+		seen := map[string]bool{}
+		for i, l := range r.Detail("Details") {
+			id := l.String("InventoryID")
+			if i == 0 {
+				firstLine[id]++
+			}
+			if !seen[id] {
+				holding[id]++
+				seen[id] = true
+			}
+		}
+	}
+	item := ""
+	for id, n := range holding {
+		if n > firstLine[id] && (item == "" || id < item) {
+			item = id
+		}
+	}
+	if item == "" {
+		t.Fatal("no item on a later line of an order in the data")
+	}
+	out, err := h.run(kindFull, "acumatica_list_entities", map[string]any{
+		"entity": "SalesOrder", "filterExpression": "Details/InventoryID eq '" + item + "'", "top": 1000})
+	if err == nil {
+		t.Fatalf("a filter on detail lines listed %d orders (truncated %v) as if complete; %d orders hold %s",
+			len(out["results"].([]any)), out["truncated"], holding[item], item)
+	}
+	te := wantCode(t, err, toolerr.InvalidArgument, "filter on Details/InventoryID")
+	for _, want := range []string{"Details/InventoryID", "detail lines", "not sent"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message lacks %q: %s", want, te.Message)
+		}
+	}
+
+	// Through a linked entity to its lines: the same.
+	_, err = h.run(kindFull, "acumatica_list_entities", map[string]any{
+		"entity": "Customer", "filterExpression": "MainContact/Activities/Summary eq 'Call'"})
+	if te := wantCode(t, err, toolerr.InvalidArgument, "filter on MainContact/Activities/Summary"); !strings.Contains(te.Message, "MainContact/Activities") {
+		t.Errorf("message = %s", te.Message)
+	}
+
+	c := h.sim.Data().Records("Customer")[0]
+	email := c.Link("MainContact").String("Email")
+	out = h.mustRun(kindFull, "acumatica_list_entities", map[string]any{
+		"entity": "Customer", "filterExpression": "MainContact/Email eq '" + email + "'", "select": []string{"CustomerID"}})
+	rows := out["results"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["CustomerID"] != c.String("CustomerID") {
+		t.Fatalf("filter on MainContact/Email = %v, want %s", rows, c.String("CustomerID"))
+	}
+}

@@ -3,6 +3,7 @@ package acumatica
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -33,7 +34,7 @@ func listEntitiesTool(conn *Connector) connector.Tool {
 		Description: "List records of any contract-API entity (Customer, SalesOrder, Invoice, StockItem…) as the signed-in user, with an OData v3 filterExpression passed to Acumatica verbatim. " +
 			"Rows have plain values (wrappers removed, empty fields null, decimals exact). Results stop at top (default 100) and the site's record cap; there is no paging: " +
 			"when truncated is true, follow actionRequired and narrow the filter instead of calling again. " +
-			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them. " +
+			"Filters use OData v3: substringof('text', Field), startswith(Field,'text'), datetimeoffset'2026-01-31T00:00:00+00:00'; field names exactly as acumatica_describe_entity lists them; paths through linked entities work (MainContact/Email), but a filter on detail lines (Details/InventoryID) is refused, since Acumatica does not support one and answers it unpredictably. " +
 			"expand takes detail collections or linked entities one level deep (nested paths are refused). Sign-in and credential entities are never listed, nor inquiry entities (names ending in Inquiry, and CompaniesStructure), which have no records to list. " +
 			"Fields erpgate redacts (tax ids, bank, card and account numbers, pay, birth dates) cannot be filtered on, selected or expanded: such a call is refused as INVALID_ARGUMENT naming the field. " +
 			"Records Acumatica has archived (old closed documents) are left out, as on its screens, unless includeArchived is true; the getters read an archived record by its keys either way.",
@@ -83,6 +84,9 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 				"For the same data, find a generic inquiry with acumatica_list_generic_inquiries and read it with acumatica_run_inquiry, or list the entity whose records it summarises. Nothing was read",
 			name, info.Form, info.Screen)
 	}
+	if err := refuseDetailFilter(ctx, c, a.Entity, a.FilterExpression); err != nil {
+		return nil, err
+	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
 	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ","),
 		archived: a.IncludeArchived}
@@ -110,4 +114,60 @@ func inquiryEntity(entity string) (string, entityInfo, bool) {
 		}
 	}
 	return "", entityInfo{}, false
+}
+
+// refuseDetailFilter refuses a filter on the fields of detail lines
+// (Details/InventoryID): Acumatica does not support it and its results are
+// unpredictable (api-facts.md §1.2), so the rows would look like a complete
+// answer and not be one. Paths through linked entities (MainContact/Email)
+// are supported. Telling the two apart takes the endpoint's schema, read
+// only for a filter with a path; when it cannot be read, the filter is
+// sent as it is.
+func refuseDetailFilter(ctx context.Context, c *client, entity, filter string) error {
+	names, err := odataFieldNames(filter)
+	if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "/") }) {
+		return nil
+	}
+	m, err := c.model(ctx)
+	if err != nil {
+		return nil
+	}
+	top := m.entity(entity)
+	if top == nil {
+		return nil
+	}
+	for _, name := range names {
+		e := top
+		segs := strings.Split(name, "/")
+		for i, seg := range segs[:len(segs)-1] {
+			if l := findLink(e.Details, seg); l != nil {
+				return toolerr.New(toolerr.InvalidArgument,
+					"filterExpression names %s, a field of %s's detail lines (%s): Acumatica does not support filtering on detail lines and returns unpredictable records for it, so the request was not sent. "+
+						"Filter on %s's own fields or its linked entities; to find records by their lines, look for a generic inquiry over the lines (acumatica_list_generic_inquiries)",
+					name, top.Name, strings.Join(segs[:i+1], "/"), top.Name)
+			}
+			l := findLink(e.Linked, seg)
+			if l == nil {
+				break
+			}
+			if e = m.Subs[l.Entity]; e == nil {
+				// A linked entity may be a top-level one (MainContact is a Contact).
+				if e = m.Entities[l.Entity]; e == nil {
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// findLink returns the collection or linked entity named name (in any
+// case), or nil.
+func findLink(links []apiLink, name string) *apiLink {
+	for i := range links {
+		if strings.EqualFold(links[i].Name, name) {
+			return &links[i]
+		}
+	}
+	return nil
 }
