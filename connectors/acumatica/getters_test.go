@@ -333,3 +333,49 @@ func TestListFindsArchivedRecordsWhenAsked(t *testing.T) {
 		t.Errorf("includeArchived: %d invoices, want all %d", got, all)
 	}
 }
+
+// A select narrows the fields, and an expanded collection or linked entity
+// is a field of the record too: Acumatica answers only what $select names,
+// so expand Details with select OrderNbr would return no lines at all, and
+// the model would read an order without lines. The expanded names are
+// selected whole unless select already names fields of them.
+func TestSelectKeepsWhatIsExpanded(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	so := h.sim.Data().Records("SalesOrder")[10]
+	lines := len(so.Detail("Details"))
+	if lines == 0 {
+		t.Fatal("the order has no lines in the data")
+	}
+	out := h.mustRun(kindFull, "acumatica_get_sales_order", map[string]any{
+		"OrderType": so.String("OrderType"), "OrderNbr": so.String("OrderNbr"), "expand": []string{"Details"}, "select": []string{"OrderNbr", "Status"}})
+	rec := out["record"].(map[string]any)
+	if got, _ := rec["Details"].([]any); len(got) != lines {
+		t.Errorf("get with expand Details and select OrderNbr, Status: Details = %v, want %d lines", rec["Details"], lines)
+	}
+	if _, ok := rec["OrderTotal"]; ok {
+		t.Errorf("select no longer limits the fields: %v", rec)
+	}
+
+	filter := "OrderType eq '" + so.String("OrderType") + "' and OrderNbr eq '" + so.String("OrderNbr") + "'"
+	out = h.mustRun(kindFull, "acumatica_list_entities", map[string]any{"entity": "SalesOrder", "filterExpression": filter,
+		"expand": []string{"Details"}, "select": []string{"OrderNbr"}})
+	rows := out["results"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	if got, _ := rows[0].(map[string]any)["Details"].([]any); len(got) != lines {
+		t.Errorf("list with expand Details and select OrderNbr: Details = %v, want %d lines", rows[0].(map[string]any)["Details"], lines)
+	}
+
+	// Fields of an expanded entity named in select still narrow it.
+	c := h.sim.Data().Records("Customer")[0]
+	out = h.mustRun(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": c.String("CustomerID"),
+		"expand": []string{"MainContact"}, "select": []string{"CustomerID", "MainContact/Email"}})
+	mc, _ := out["record"].(map[string]any)["MainContact"].(map[string]any)
+	if mc["Email"] != c.Link("MainContact").String("Email") {
+		t.Errorf("MainContact = %v", mc)
+	}
+	if _, ok := mc["Phone1"]; ok {
+		t.Errorf("select MainContact/Email returned the whole contact: %v", mc)
+	}
+}

@@ -26,7 +26,7 @@ const (
 // selectProp limits the fields of a record.
 func selectProp() schema.Property {
 	return schema.Prop("select", schema.Array(schema.String("A field name, or LinkedEntity/Field for an expanded linked entity.").Match(fieldPathPattern),
-		"Only these fields (Acumatica's $select). Names are case-sensitive, as acumatica_describe_entity lists them. Omit for every field.").Count(1, 100))
+		"Only these fields (Acumatica's $select). Names are case-sensitive, as acumatica_describe_entity lists them. Omit for every field. What expand names comes whole unless select names fields of it.").Count(1, 100))
 }
 
 // filterProp is the OData $filter passed through verbatim.

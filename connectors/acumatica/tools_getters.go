@@ -126,7 +126,7 @@ func runGetter(ctx context.Context, c *client, g getterSpec, raw json.RawMessage
 	if err := checkSelect(a.Select, a.Expand); err != nil {
 		return nil, err
 	}
-	op.sel = strings.Join(dedupe(a.Select), ",")
+	op.sel = selectWithExpanded(a.Select, a.Expand)
 
 	rec, err := c.getRecord(ctx, op)
 	if err != nil {
@@ -138,6 +138,26 @@ func runGetter(ctx context.Context, c *client, g getterSpec, raw json.RawMessage
 		"keys":     keysOut,
 		"record":   unwrapRecord(rec),
 	}, nil
+}
+
+// selectWithExpanded is the $select a call sends: select's names and,
+// when select names any, each expanded collection or linked entity it
+// names no field of, whole. Acumatica answers only what $select names, and
+// its own examples name an expanded entity there whole
+// ($select=InventoryID,Description,Translations&$expand=Translations);
+// without it, expand Details with select OrderNbr answered an order
+// without its lines.
+func selectWithExpanded(sel, expand []string) string {
+	names := dedupe(sel)
+	if len(names) == 0 {
+		return ""
+	}
+	for _, e := range dedupe(expand) {
+		if !slices.ContainsFunc(names, func(n string) bool { return n == e || strings.HasPrefix(n, e+"/") }) {
+			names = append(names, e)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 // checkSelect refuses a nested select whose linked entity is not expanded:

@@ -88,7 +88,7 @@ func listEntities(ctx context.Context, c *client, a listEntitiesArgs) (any, erro
 		return nil, err
 	}
 	limit := rowLimit(a.Top, c.set.recordCap(c.call))
-	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: strings.Join(dedupe(a.Select), ","), expand: strings.Join(dedupe(a.Expand), ","),
+	op := contractOp{entity: a.Entity, filter: dropEqTrue(a.FilterExpression), sel: selectWithExpanded(a.Select, a.Expand), expand: strings.Join(dedupe(a.Expand), ","),
 		archived: a.IncludeArchived}
 	rows, err := c.listRows(ctx, op, limit+1)
 	if err != nil {
