@@ -121,7 +121,8 @@
 // allocations, unallocated advances, over-payments, cancelled entries and
 // drafts), about 490 Bank Transactions (reconciled against Payment Entries
 // via payment_entries, bank fees and interest unreconciled, recent lines
-// pending; a reconciled entry's clearance_date is the statement date),
+// pending and, imported from a file without a currency column, without a
+// currency; a reconciled entry's clearance_date is the statement date),
 // opening and Material Issue Stock Entries, an opening Journal Entry per
 // company, Bins, and Item Reorder levels per warehouse (some items and
 // warehouses without levels, rules on warehouses without a Bin, two
