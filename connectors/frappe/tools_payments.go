@@ -78,10 +78,13 @@ func listBankTransactionsTool() connector.Tool {
 			"description", "reference_number", "transaction_id", "transaction_type", "party_type", "party", "status", "docstatus"},
 		row: schema.OpenObject(
 			schema.Prop("name", schema.String("Bank transaction id; use it with get_document.")),
-			schema.Prop("date", schema.String("Statement date.")),
-			schema.Prop("company", schema.String("Company.")),
-			schema.Prop("bank_account", schema.String("Bank Account record.")),
-			schema.Prop("currency", schema.String("Currency of the amounts.")),
+			// ERPNext requires none of these four (bank_transaction.json):
+			// a statement line imported from a file without a currency
+			// column has no currency, and so on.
+			schema.Prop("date", schema.String("Statement date.").Nullable()),
+			schema.Prop("company", schema.String("Company (that of bank_account).").Nullable()),
+			schema.Prop("bank_account", schema.String("Bank Account record.").Nullable()),
+			schema.Prop("currency", schema.String("Currency of the amounts; null when the line was imported without one, and then its amounts are in its bank account's currency.").Nullable()),
 			schema.Prop("deposit", money("Money in.")),
 			schema.Prop("withdrawal", money("Money out.")),
 			schema.Prop("allocated_amount", money("Part reconciled with payments.")),
