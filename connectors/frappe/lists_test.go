@@ -706,3 +706,35 @@ func TestBankLinesWithoutCurrencyAreListed(t *testing.T) {
 		}
 	}
 }
+
+// TestBankTotalsCountLinesWithoutCurrency: totals need a currency, and a
+// bank line imported without one never matches it. Its amounts are still
+// real money of the company's bank, so the summary says how many such
+// lines the other filters match instead of leaving them out in silence.
+func TestBankTotalsCountLinesWithoutCurrency(t *testing.T) {
+	for _, company := range companyNames(t) {
+		bare := docsWhere(t, "Bank Transaction", func(d *frappetest.Doc) bool {
+			return d.Str("company") == company && d.Get("currency") == nil
+		})
+		with := docsWhere(t, "Bank Transaction", func(d *frappetest.Doc) bool {
+			return d.Str("company") == company && d.Get("currency") != nil
+		})
+		if len(bare) == 0 || len(with) == 0 {
+			t.Fatalf("%s: the seed needs bank lines with and without a currency", company)
+		}
+		cur := with[0].Str("currency")
+		out := mustCall(t, allCompanies, "list_bank_transactions", map[string]any{"company": company, "currency": cur, "summary": "totals"})
+		s := out["summary"].(map[string]any)
+		if got := mustInt(t, s["count"]); got != len(with) {
+			t.Errorf("%s: count %d, want the %d lines in %s", company, got, len(with), cur)
+		}
+		if got, ok := s["without_currency"]; !ok || mustInt(t, got) != len(bare) {
+			t.Errorf("%s: without_currency %v, want %d", company, got, len(bare))
+		}
+		// With docstatus 1 no line lacks a currency: nothing to say.
+		out = mustCall(t, allCompanies, "list_bank_transactions", map[string]any{"company": company, "currency": cur, "docstatus": 1, "summary": "totals"})
+		if got, ok := out["summary"].(map[string]any)["without_currency"]; ok {
+			t.Errorf("%s submitted: without_currency %v, want absent", company, got)
+		}
+	}
+}

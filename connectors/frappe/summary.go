@@ -53,7 +53,10 @@ type listSummary struct {
 	// UnavailableFields are the amount fields the ERP would not return
 	// to this user or that this site lacks: their totals are null.
 	UnavailableFields []string `json:"unavailable_fields,omitempty"`
-	Note              string   `json:"note,omitempty"`
+	// WithoutCurrency counts the documents that match every filter but
+	// the currency and have no currency at all, so are in no total.
+	WithoutCurrency int    `json:"without_currency,omitempty"`
+	Note            string `json:"note,omitempty"`
 }
 
 func listSummarySchema() *schema.Schema {
@@ -65,6 +68,7 @@ func listSummarySchema() *schema.Schema {
 		schema.Prop("currencies", withDesc(schema.Map(schema.String("ISO currency code.")), "The currency of each total.")),
 		schema.Prop("breakdown", schema.Array(schema.OpenObject(), "Totals whose currency differs per document, one entry per currency; an unavailable field's amount is null.")),
 		schema.Prop("unavailable_fields", schema.Array(schema.String(""), "Amount fields the ERP would not return (hidden from this user by field permissions, or absent on this site): their totals are null, unknown rather than zero.")),
+		schema.Prop("without_currency", schema.Integer("Documents that match every filter but currency and have no currency in the ERP (e.g. bank lines imported without one): they are in no total. Absent when there are none.")),
 		schema.Prop("note", schema.String("How to read these totals.")),
 	)
 }
@@ -111,6 +115,10 @@ type totalsSpec struct {
 	groupFields []string
 	// needCurrency requires the currency filter.
 	needCurrency bool
+	// currencyOptional says the ERP lets a document have no currency;
+	// such documents never match the currency filter, so they are
+	// counted apart (listSummary.WithoutCurrency).
+	currencyOptional bool
 	// rule is the currency rule in words, for messages and the schema.
 	rule string
 	note string

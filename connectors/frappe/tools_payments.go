@@ -105,11 +105,12 @@ func listBankTransactionsTool() connector.Tool {
 		currencyDesc:   "Exact bank account currency (ISO code) of the amounts.",
 		bankFilters:    true,
 		totals: totalsSpec{
-			fields:       []string{"deposit", "withdrawal", "unallocated_amount"},
-			currencyOf:   map[string]string{"deposit": "bank", "withdrawal": "bank", "unallocated_amount": "bank"},
-			needCurrency: true,
-			rule:         "bank totals need one company and one bank currency",
-			note:         "Amounts are in the bank account currency. deposit minus withdrawal is the net movement of these statement lines, not a bank balance.",
+			fields:           []string{"deposit", "withdrawal", "unallocated_amount"},
+			currencyOf:       map[string]string{"deposit": "bank", "withdrawal": "bank", "unallocated_amount": "bank"},
+			needCurrency:     true,
+			currencyOptional: true,
+			rule:             "bank totals need one company and one bank currency",
+			note:             "Amounts are in the bank account currency. deposit minus withdrawal is the net movement of these statement lines, not a bank balance.",
 		},
 	}.build()
 }

@@ -3,6 +3,7 @@ package frappe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -443,7 +444,30 @@ func (s txnSpec) totalsSummary(ctx context.Context, c *client, a txnArgs, compan
 		out.Note += " " + unavailableNote(out.UnavailableFields)
 	}
 	out.Breakdown = groups
+	if s.totals.currencyOptional && a.Currency != "" {
+		n, err := countMatches(ctx, c, s.doctype, withoutCurrency(f, s.currencyFilter), search, maxRecords)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			out.WithoutCurrency = n
+			out.Note += fmt.Sprintf(" %d more matching document(s) have no currency in the ERP, so they are in no total (see without_currency); a bank line's amounts are in its bank account's currency.", n)
+		}
+	}
 	return out, nil
+}
+
+// withoutCurrency is f with the currency filter on field replaced by one
+// that matches documents without a currency.
+func withoutCurrency(f filters, field string) filters {
+	out := make(filters, 0, len(f)+1)
+	for _, c := range f {
+		if c.Field != field || c.Doctype != "" {
+			out = append(out, c)
+		}
+	}
+	out.add(field, "is", "not set")
+	return out
 }
 
 func boolInt(b bool) int {
