@@ -241,6 +241,8 @@
 // exchange rate (no exchange gain or loss journals); there are no Purchase
 // Receipts, Delivery Notes, Period Closing Vouchers, finance books or
 // accounting dimensions; AR/AP ignore based_on_payment_terms and
-// show_future_payments; reports do not translate labels; execution_time
-// is the real run time.
+// show_future_payments; reports translate only the labels
+// Options.Translations names (the quoted total rows of the General
+// Ledger, Trial Balance and Profit and Loss Statement); execution_time is
+// the real run time.
 package frappetest

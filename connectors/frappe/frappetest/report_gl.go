@@ -29,8 +29,9 @@ type glRow struct {
 
 type glTotals struct{ opening, total, closing *glRow }
 
-func newGLTotals() *glTotals {
-	return &glTotals{opening: &glRow{label: "'Opening'"}, total: &glRow{label: "'Total'"}, closing: &glRow{label: "'Closing (Opening + Total)'"}}
+func (rc *reportCtx) newGLTotals() *glTotals {
+	q := func(s string) string { return "'" + rc.tr(s) + "'" }
+	return &glTotals{opening: &glRow{label: q("Opening")}, total: &glRow{label: q("Total")}, closing: &glRow{label: q("Closing (Opening + Total)")}}
 }
 
 // glFilters are the validated filters.

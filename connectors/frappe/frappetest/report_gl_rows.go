@@ -29,7 +29,7 @@ func (rc *reportCtx) glResult(gf *glFilters) []any {
 	if gf.presentation != gf.companyCcy || singleCcy == gf.presentation {
 		convertToPresentation(rows, gf, singleCcy)
 	}
-	totals := newGLTotals()
+	totals := rc.newGLTotals()
 	groupField := "voucher_no"
 	switch gf.categorize {
 	case "Categorize by Party":
@@ -46,7 +46,7 @@ func (rc *reportCtx) glResult(gf *glFilters) []any {
 	for _, r := range rows {
 		k := r.src.Str(groupField)
 		if groups[k] == nil {
-			groups[k] = &group{totals: newGLTotals()}
+			groups[k] = &group{totals: rc.newGLTotals()}
 			order = append(order, k)
 		}
 	}

@@ -2,7 +2,9 @@ package frappetest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -275,5 +277,43 @@ func TestGeneralLedgerAddsUpLikePythonFloats(t *testing.T) {
 	total, closing := r.rows[len(r.rows)-2], r.rows[len(r.rows)-1]
 	if total["debit"] != jsonNumber("106018.02999999998") || total["balance"] != jsonNumber("884.1599999999889") || closing["balance"] != jsonNumber("-3170.4600000000064") {
 		t.Errorf("total %v / %v, closing balance %v", total["debit"], total["balance"], closing["balance"])
+	}
+}
+
+// exampleGerman are example translations of the labels ERPNext wraps in
+// _(), for a site whose users read German (not quoted from ERPNext's
+// de.po: only that they differ from English matters).
+var exampleGerman = map[string]string{
+	"Opening": "Eröffnung", "Total": "Summe", "Closing (Opening + Total)": "Schlussbestand (Eröffnung + Summe)",
+	"Total {0} ({1})": "Gesamt {0} ({1})", "Income": "Ertrag", "Expense": "Aufwand", "Credit": "Haben", "Debit": "Soll",
+	"Profit for the year": "Jahresergebnis",
+}
+
+// TestReportLabelsAreTranslated: ERPNext builds the quoted label rows
+// with _() ("'" + _("Opening") + "'", _("Total {0} ({1})").format(...)),
+// so a user of another language gets them translated.
+func TestReportLabelsAreTranslated(t *testing.T) {
+	s := newServer(t, Options{Translations: exampleGerman})
+	labels := func(r reportResp) []string {
+		var out []string
+		for _, row := range r.rows {
+			if a, _ := row["account"].(string); strings.HasPrefix(a, "'") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	gl := mustReport(t, s, "General Ledger", map[string]any{"company": nzCompany, "from_date": "2025-03-01", "to_date": "2025-03-31"})
+	if got, want := labels(gl), []string{"'Eröffnung'", "'Summe'", "'Schlussbestand (Eröffnung + Summe)'"}; !slices.Equal(got, want) {
+		t.Errorf("General Ledger labels %v, want %v", got, want)
+	}
+	tb := mustReport(t, s, "Trial Balance", map[string]any{"company": nzCompany, "fiscal_year": "2025"})
+	if got := labels(tb); !slices.Equal(got, []string{"'Summe'"}) {
+		t.Errorf("Trial Balance labels %v", got)
+	}
+	pl := mustReport(t, s, "Profit and Loss Statement", map[string]any{"company": nzCompany, "filter_based_on": "Date Range",
+		"period_start_date": "2025-01-01", "period_end_date": "2025-12-31", "periodicity": "Yearly"})
+	if got, want := labels(pl), []string{"'Gesamt Ertrag (Haben)'", "'Gesamt Aufwand (Soll)'", "'Jahresergebnis'"}; !slices.Equal(got, want) {
+		t.Errorf("P&L labels %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package frappetest
 
 import (
 	"math"
+	"strings"
 )
 
 // Profit and Loss Statement (profit_and_loss_statement.py over
@@ -42,7 +43,7 @@ func runProfitAndLoss(rc *reportCtx) (*reportOutput, *apiError) {
 			data = append(data, s.total, newObject(0))
 		}
 	}
-	netRow := fsNetProfit(income, expense, periods, currency)
+	netRow := fsNetProfit(income, expense, periods, currency, "'"+rc.tr("Profit for the year")+"'")
 	if netRow != nil {
 		data = append(data, netRow)
 	}
@@ -168,7 +169,7 @@ func (rc *reportCtx) fsSection(company, rootType, balanceMustBe string, periods 
 		}
 	}
 	t := newObject(8)
-	label := "'Total " + rootType + " (" + balanceMustBe + ")'"
+	label := "'" + strings.NewReplacer("{0}", rc.tr(rootType), "{1}", rc.tr(balanceMustBe)).Replace(rc.tr("Total {0} ({1})")) + "'"
 	t.set("account_name", label)
 	t.set("account", label)
 	t.set("currency", currency)
@@ -207,10 +208,10 @@ func sectionValue(s *fsSection, key string) int64 {
 }
 
 // fsNetProfit is get_net_profit_loss (nil when every period is zero).
-func fsNetProfit(income, expense *fsSection, periods []fsPeriod, currency string) *object {
+func fsNetProfit(income, expense *fsSection, periods []fsPeriod, currency, label string) *object {
 	o := newObject(8)
-	o.set("account_name", "'Profit for the year'")
-	o.set("account", "'Profit for the year'")
+	o.set("account_name", label)
+	o.set("account", label)
 	o.set("warn_if_negative", true)
 	o.set("currency", currency)
 	has := false

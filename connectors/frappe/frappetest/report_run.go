@@ -37,8 +37,19 @@ type reportCtx struct {
 	ds   *Dataset
 	user *User
 	f    *reportFilters
+	// translations are the site's (Options.Translations).
+	translations map[string]string
 	// log collects msgprint messages (returned as _server_messages).
 	log []*object
+}
+
+// tr is frappe._: the translation of an English source string, or the
+// string itself.
+func (rc *reportCtx) tr(s string) string {
+	if t, ok := rc.translations[s]; ok {
+		return t
+	}
+	return s
 }
 
 // msgprint is frappe.msgprint(msg) without raising.
@@ -147,7 +158,7 @@ func (rc *reqCtx) methodQueryReportRun() *apiError {
 	if obj == nil {
 		obj = newObject(0)
 	}
-	ctx := &reportCtx{ds: rc.s.dataset(), user: rc.user, f: &reportFilters{o: obj, today: rc.s.today}}
+	ctx := &reportCtx{ds: rc.s.dataset(), user: rc.user, f: &reportFilters{o: obj, today: rc.s.today}, translations: rc.s.opts.Translations}
 	start := time.Now()
 	out, err := spec.execute(ctx)
 	if err != nil {

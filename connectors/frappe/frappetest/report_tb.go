@@ -225,8 +225,8 @@ func (rc *reportCtx) tbData(company, from, to, yStart string) ([]any, *apiError)
 		out = append(out, newObject(0))
 	}
 	t := newObject(14)
-	t.set("account", "'Total'")
-	t.set("account_name", "'Total'")
+	t.set("account", "'"+rc.tr("Total")+"'")
+	t.set("account_name", "'"+rc.tr("Total")+"'")
 	t.set("warn_if_negative", true)
 	for i, fn := range tbValueFields {
 		t.set(fn, Cents(total[i]))

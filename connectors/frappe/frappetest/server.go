@@ -62,6 +62,14 @@ type Options struct {
 	// shares), as a site whose companies keep different fiscal years has
 	// them. By default every seeded year is linked to every company.
 	FiscalYearCompanies map[string][]string
+	// Translations translate report labels as the site's language does:
+	// where ERPNext wraps a label in _() (the quoted 'Opening', 'Total'
+	// and 'Closing (Opening + Total)' rows of the General Ledger, the
+	// Trial Balance's 'Total', the Profit and Loss Statement's "Total {0}
+	// ({1})" with its root type and balance side, and 'Profit for the
+	// year'), a user whose language is not English gets the translation.
+	// Keys are the English source strings; nil means English.
+	Translations map[string]string
 	// PreparedReports are reports this site runs as prepared reports on
 	// top of Stock Balance (whose report JSON says so): an administrator
 	// ticked Prepared Report, or Frappe ticked it itself after one run
