@@ -3,6 +3,7 @@ package frappe
 import (
 	"context"
 	"fmt"
+	"math/big"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -120,19 +121,21 @@ func getGeneralLedger(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	out := generalLedgerResult{reportResult: newReportResult(reportGeneralLedger, company, d)}
 	out.DateRange = dr
+	// ERPNext's consolidated ledger is an 'Opening' row, the entries, a
+	// 'Total' and a 'Closing (Opening + Total)' row. Their labels are
+	// translated into the user's language, so the three are known by
+	// their quotes and their order, not by their words.
 	var entries []map[string]any
+	var labelled []*ledgerBalance
 	for _, row := range d.rows {
-		balance := &ledgerBalance{Debit: cleanCell(row["debit"]), Credit: cleanCell(row["credit"]), Balance: cleanCell(row["balance"])}
-		switch rowLabel(row, "account") {
-		case "Opening":
-			out.Opening = balance
-		case "Total":
-			out.Total = balance
-		case "Closing (Opening + Total)":
-			out.Closing = balance
-		case "":
+		if rowLabel(row, "account") == "" {
 			entries = append(entries, row)
+			continue
 		}
+		labelled = append(labelled, &ledgerBalance{Debit: cleanCell(row["debit"]), Credit: cleanCell(row["credit"]), Balance: cleanCell(row["balance"])})
+	}
+	if len(labelled) == 3 {
+		out.Opening, out.Total, out.Closing = labelled[0], labelled[1], labelled[2]
 	}
 	if out.Opening == nil || out.Closing == nil {
 		out.Warnings = append(out.Warnings, "The ERP sent no opening or closing row; read only the entries listed.")
@@ -282,7 +285,8 @@ func getTrialBalance(ctx context.Context, call *connector.Call) (any, error) {
 	out.DateRange = dr
 	var accounts []map[string]any
 	for _, row := range d.rows {
-		if rowLabel(row, "account") == "Total" {
+		// The one quoted row is the total, 'Total' in the user's language.
+		if rowLabel(row, "account") != "" {
 			out.Total = map[string]any{}
 			for _, k := range trialBalanceAmounts {
 				out.Total[k] = cleanCell(row[k])
@@ -403,28 +407,57 @@ func getProfitAndLoss(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	// A section's account rows come before its total row, and ERPNext
 	// leaves out a section without amounts, total row included, so each
-	// row takes the section of the total row that closes it.
+	// row takes the section of the total row that closes it. The quoted
+	// labels ('Total Income (Credit)', 'Total Expense (Debit)', 'Profit
+	// for the year') are translated into the user's language, so the rows
+	// are told apart by shape: the profit row alone carries
+	// warn_if_negative, and the income section comes before the expense
+	// section.
 	var accounts, open []map[string]any
-	closeSection := func(section string) {
-		for _, r := range open {
-			r["section"] = section
-		}
-		open = nil
+	type section struct {
+		label string
+		total map[string]any
+		rows  []map[string]any
 	}
+	var sections []section
 	for _, row := range d.rows {
-		switch rowLabel(row, "account") {
-		case "Total Income (Credit)":
-			out.TotalIncome = amounts(row)
-			closeSection("Income")
-		case "Total Expense (Debit)":
-			out.TotalExpense = amounts(row)
-			closeSection("Expense")
-		case "Profit for the year":
-			out.NetProfit = amounts(row)
-		case "":
+		switch {
+		case rowLabel(row, "account") == "":
 			accounts = append(accounts, row)
 			open = append(open, row)
+		case isTrue(row["warn_if_negative"]) || row["warn_if_negative"] == true:
+			out.NetProfit = amounts(row)
+		default:
+			sections = append(sections, section{label: rowLabel(row, "account"), total: amounts(row), rows: open})
+			open = nil
 		}
+	}
+	names := sectionNames(len(sections), func() string {
+		switch compareAmounts(sections[0].total, out.NetProfit) {
+		case 1:
+			return "Income"
+		case -1:
+			return "Expense"
+		}
+		return englishSections[sections[0].label]
+	})
+	unplaced := 0
+	for i, s := range sections {
+		switch names[i] {
+		case "Income":
+			out.TotalIncome = s.total
+		case "Expense":
+			out.TotalExpense = s.total
+		default:
+			unplaced += len(s.rows)
+			continue
+		}
+		for _, r := range s.rows {
+			r["section"] = names[i]
+		}
+	}
+	if unplaced > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d account row(s) came before a total row that cannot be told to be income or expense (the only section, with no profit row to compare), so they have no section and the ERP's section total is not given.", unplaced))
 	}
 	if len(open) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("The last %d account row(s) came after the ERP's last total row, so it is not known whether they are income or expense; they have no section.", len(open)))
@@ -439,4 +472,51 @@ func getProfitAndLoss(ctx context.Context, call *connector.Call) (any, error) {
 		out.Warnings = append(out.Warnings, "The ERP reported no profit row, which it omits when every amount is zero.")
 	}
 	return out, nil
+}
+
+// englishSections are the section total rows' labels in English.
+var englishSections = map[string]string{"Total Income (Credit)": "Income", "Total Expense (Debit)": "Expense"}
+
+// sectionNames names the P&L's section total rows, in order: two are
+// income then expense; one is what single says (income when the profit
+// equals it, expense when the profit is its negative, else its English
+// label if it has one, else unknown: "").
+func sectionNames(n int, single func() string) []string {
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return []string{single()}
+	case 2:
+		return []string{"Income", "Expense"}
+	}
+	return make([]string, n)
+}
+
+// compareAmounts is +1 when b has a's amounts, -1 when it has their
+// negatives, and 0 otherwise (or when either is missing or all zero).
+func compareAmounts(a, b map[string]any) int {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	same, negated, nonzero := true, true, false
+	for k, v := range a {
+		x, ok1 := decimalText(v)
+		y, ok2 := decimalText(b[k])
+		if !ok1 || !ok2 {
+			return 0
+		}
+		nonzero = nonzero || x.Sign() != 0
+		same = same && x.Cmp(y) == 0
+		negated = negated && new(big.Rat).Neg(x).Cmp(y) == 0
+	}
+	switch {
+	case !nonzero:
+		return 0
+	case same:
+		return 1
+	case negated:
+		return -1
+	}
+	return 0
 }
