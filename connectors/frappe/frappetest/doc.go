@@ -243,6 +243,7 @@
 // accounting dimensions; AR/AP ignore based_on_payment_terms and
 // show_future_payments; reports translate only the labels
 // Options.Translations names (the quoted total rows of the General
-// Ledger, Trial Balance and Profit and Loss Statement); execution_time is
-// the real run time.
+// Ledger, Trial Balance and Profit and Loss Statement, the Stock Ledger's
+// opening row, the Bank Reconciliation Statement's summary lines);
+// execution_time is the real run time.
 package frappetest

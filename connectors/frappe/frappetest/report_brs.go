@@ -158,12 +158,12 @@ func runBankReconciliation(rc *reportCtx) (*reportOutput, *apiError) {
 	}
 	bankBal := balance - totalDebit + totalCredit + notReflected
 	data = append(data,
-		brsBalanceRow("Bank Statement balance as per General Ledger", balance, ccy),
+		brsBalanceRow(rc.tr("Bank Statement balance as per General Ledger"), balance, ccy),
 		newObject(0),
-		col("payment_entry", "Outstanding Cheques and Deposits to clear", "debit", Cents(totalDebit), "credit", Cents(totalCredit), "account_currency", ccy),
-		brsBalanceRow("Cheques and Deposits incorrectly cleared", notReflected, ccy),
+		col("payment_entry", rc.tr("Outstanding Cheques and Deposits to clear"), "debit", Cents(totalDebit), "credit", Cents(totalCredit), "account_currency", ccy),
+		brsBalanceRow(rc.tr("Cheques and Deposits incorrectly cleared"), notReflected, ccy),
 		newObject(0),
-		brsBalanceRow("Calculated Bank Statement balance", bankBal, ccy))
+		brsBalanceRow(rc.tr("Calculated Bank Statement balance"), bankBal, ccy))
 	return &reportOutput{columns: cols, result: data}, nil
 }
 

@@ -286,7 +286,11 @@ func TestGeneralLedgerAddsUpLikePythonFloats(t *testing.T) {
 var exampleGerman = map[string]string{
 	"Opening": "Eröffnung", "Total": "Summe", "Closing (Opening + Total)": "Schlussbestand (Eröffnung + Summe)",
 	"Total {0} ({1})": "Gesamt {0} ({1})", "Income": "Ertrag", "Expense": "Aufwand", "Credit": "Haben", "Debit": "Soll",
-	"Profit for the year": "Jahresergebnis",
+	"Profit for the year": "Jahresergebnis", "'Opening'": "'Anfangsbestand'",
+	"Bank Statement balance as per General Ledger": "Kontostand laut Hauptbuch",
+	"Outstanding Cheques and Deposits to clear":    "Offene Schecks und Einzahlungen",
+	"Cheques and Deposits incorrectly cleared":     "Falsch verrechnete Schecks und Einzahlungen",
+	"Calculated Bank Statement balance":            "Errechneter Kontoauszugssaldo",
 }
 
 // TestReportLabelsAreTranslated: ERPNext builds the quoted label rows
@@ -315,5 +319,21 @@ func TestReportLabelsAreTranslated(t *testing.T) {
 		"period_start_date": "2025-01-01", "period_end_date": "2025-12-31", "periodicity": "Yearly"})
 	if got, want := labels(pl), []string{"'Gesamt Ertrag (Haben)'", "'Gesamt Aufwand (Soll)'", "'Jahresergebnis'"}; !slices.Equal(got, want) {
 		t.Errorf("P&L labels %v, want %v", got, want)
+	}
+	sl := mustReport(t, s, "Stock Ledger", map[string]any{"company": auCompany, "from_date": "2025-06-01", "to_date": "2025-06-30"})
+	item, wh := cstr(sl.rows[0]["item_code"]), cstr(sl.rows[0]["warehouse"])
+	sl = mustReport(t, s, "Stock Ledger", map[string]any{"company": auCompany, "from_date": "2025-06-01", "to_date": "2025-06-30", "item_code": []string{item}, "warehouse": []string{wh}})
+	if got := sl.rows[0]["item_code"]; got != "'Anfangsbestand'" {
+		t.Errorf("Stock Ledger opening row %v", sl.rows[0])
+	}
+	brs := mustReport(t, s, "Bank Reconciliation Statement", map[string]any{"company": auCompany, "account": "Westpac Business Account - DTAU", "report_date": "2026-06-15"})
+	var summary []string
+	for _, row := range brs.rows {
+		if l, ok := row["payment_entry"].(string); ok && row["payment_document"] == nil {
+			summary = append(summary, l)
+		}
+	}
+	if want := []string{"Kontostand laut Hauptbuch", "Offene Schecks und Einzahlungen", "Falsch verrechnete Schecks und Einzahlungen", "Errechneter Kontoauszugssaldo"}; !slices.Equal(summary, want) {
+		t.Errorf("Bank Reconciliation Statement summary %v, want %v", summary, want)
 	}
 }

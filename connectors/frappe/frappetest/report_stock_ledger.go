@@ -92,7 +92,7 @@ func (rc *reportCtx) stockLedgerOpening(f *reportFilters, from string, warehouse
 		}
 	}
 	o := newObject(4)
-	o.set("item_code", "'Opening'")
+	o.set("item_code", rc.tr("'Opening'"))
 	if last == nil {
 		o.set("qty_after_transaction", int64(0))
 		o.set("valuation_rate", int64(0))

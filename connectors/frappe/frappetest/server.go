@@ -66,8 +66,10 @@ type Options struct {
 	// where ERPNext wraps a label in _() (the quoted 'Opening', 'Total'
 	// and 'Closing (Opening + Total)' rows of the General Ledger, the
 	// Trial Balance's 'Total', the Profit and Loss Statement's "Total {0}
-	// ({1})" with its root type and balance side, and 'Profit for the
-	// year'), a user whose language is not English gets the translation.
+	// ({1})" with its root type and balance side, 'Profit for the year',
+	// the Stock Ledger's "'Opening'" (quotes included) and the Bank
+	// Reconciliation Statement's four summary lines), a user whose
+	// language is not English gets the translation.
 	// Keys are the English source strings; nil means English.
 	Translations map[string]string
 	// PreparedReports are reports this site runs as prepared reports on
