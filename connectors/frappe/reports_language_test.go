@@ -14,7 +14,11 @@ import (
 var germanLabels = map[string]string{
 	"Opening": "Eröffnung", "Total": "Summe", "Closing (Opening + Total)": "Schlussbestand (Eröffnung + Summe)",
 	"Total {0} ({1})": "Gesamt {0} ({1})", "Income": "Ertrag", "Expense": "Aufwand", "Credit": "Haben", "Debit": "Soll",
-	"Profit for the year": "Jahresergebnis",
+	"Profit for the year": "Jahresergebnis", "'Opening'": "'Anfangsbestand'",
+	"Bank Statement balance as per General Ledger": "Kontostand laut Hauptbuch",
+	"Outstanding Cheques and Deposits to clear":    "Offene Schecks und Einzahlungen",
+	"Cheques and Deposits incorrectly cleared":     "Falsch verrechnete Schecks und Einzahlungen",
+	"Calculated Bank Statement balance":            "Errechneter Kontoauszugssaldo",
 }
 
 var (
@@ -121,6 +125,83 @@ func TestReportsReadLabelRowsInAnyLanguage(t *testing.T) {
 			if row := r.(map[string]any); row["section"] != c.has {
 				t.Errorf("%s to %s: %v has section %v", c.from, c.to, row["account"], row["section"])
 			}
+		}
+	}
+}
+
+// TestStockAndBankReportsReadTranslatedRows: the Stock Ledger's opening
+// row and the Bank Reconciliation Statement's summary lines are
+// translated too; the tools find them by shape and order, and their
+// figures equal the seeded ledgers.
+func TestStockAndBankReportsReadTranslatedRows(t *testing.T) {
+	inv := german(t)
+	company, from, to := visibleCompany(t), "2025-06-01", "2025-06-30"
+	var item, wh string
+	for _, s := range testSim(t).Data().List("Stock Ledger Entry") {
+		if s.Str("company") == company && s.Int("is_cancelled") == 0 && s.Str("posting_date") >= from && s.Str("posting_date") <= to {
+			item, wh = s.Str("item_code"), s.Str("warehouse")
+			break
+		}
+	}
+	if item == "" {
+		t.Fatal("the seed has no stock move in the range")
+	}
+	var last *frappetest.Doc
+	for _, s := range testSim(t).Data().List("Stock Ledger Entry") {
+		if s.Str("item_code") == item && s.Str("warehouse") == wh && s.Int("is_cancelled") == 0 && s.Str("posting_date") < from &&
+			(last == nil || s.Str("posting_datetime") > last.Str("posting_datetime")) {
+			last = s
+		}
+	}
+	sl, err := inv.call(t, "get_stock_ledger", map[string]any{"company": company, "from_date": from, "to_date": to, "item_code": item, "warehouse": wh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening, _ := sl["opening"].(map[string]any)
+	if opening == nil {
+		t.Fatalf("no opening: %v", sl["opening"])
+	}
+	want := new(big.Rat)
+	if last != nil {
+		want = last.Dec("qty_after_transaction").Rat()
+	}
+	if got := rat(t, opening["qty_after_transaction"]); !ratEq(got, want) {
+		t.Errorf("opening quantity %s, want %s", got.FloatString(3), want.FloatString(3))
+	}
+	for _, r := range sl["rows"].([]any) {
+		if r.(map[string]any)["voucher_no"] == nil {
+			t.Errorf("a row that is not a stock move: %v", r)
+		}
+	}
+
+	var account string
+	for _, a := range testSim(t).Data().List("Account") {
+		if a.Str("company") == company && a.Str("account_type") == "Bank" && a.Int("is_group") == 0 {
+			account = a.Name
+			break
+		}
+	}
+	asOf := simToday(t)
+	d, c := glSums(t, company, "", asOf, func(g *frappetest.Doc) bool { return g.Str("account") == account })
+	brs, err := inv.call(t, "get_bank_reconciliation_statement", map[string]any{"company": company, "account": account, "report_date": asOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := brs["summary"].(map[string]any)
+	for _, k := range []string{"balance_as_per_ledger", "outstanding_to_clear", "incorrectly_cleared", "calculated_bank_balance"} {
+		if summary[k] == nil {
+			t.Errorf("summary lacks %s: %v", k, summary)
+		}
+	}
+	if line, ok := summary["balance_as_per_ledger"].(map[string]any); ok {
+		got := new(big.Rat).Sub(rat(t, line["debit"]), rat(t, line["credit"]))
+		if want := new(big.Rat).Sub(d, c); !ratEq(got, want) {
+			t.Errorf("ledger balance %s, want %s", got.FloatString(2), want.FloatString(2))
+		}
+	}
+	for _, r := range brs["rows"].([]any) {
+		if r.(map[string]any)["payment_document"] == nil {
+			t.Errorf("a summary line among the entries: %v", r)
 		}
 	}
 }

@@ -31,13 +31,18 @@ type bankReconciliationResult struct {
 	Summary map[string]brsAmount `json:"summary"`
 }
 
-// brsSummaryLines maps the ERP's summary labels to stable keys.
+// brsSummaryLines maps the ERP's summary labels, in English, to stable
+// keys.
 var brsSummaryLines = map[string]string{
 	"Bank Statement balance as per General Ledger": "balance_as_per_ledger",
 	"Outstanding Cheques and Deposits to clear":    "outstanding_to_clear",
 	"Cheques and Deposits incorrectly cleared":     "incorrectly_cleared",
 	"Calculated Bank Statement balance":            "calculated_bank_balance",
 }
+
+// brsSummaryOrder are the keys of the summary lines in the order ERPNext
+// appends them after the entries.
+var brsSummaryOrder = []string{"balance_as_per_ledger", "outstanding_to_clear", "incorrectly_cleared", "calculated_bank_balance"}
 
 func getBankReconciliationStatementTool() connector.Tool {
 	props := []schema.Property{
@@ -101,14 +106,27 @@ func getBankReconciliationStatement(ctx context.Context, call *connector.Call) (
 	}
 	out := bankReconciliationResult{reportResult: newReportResult(reportBankReconciliation, company, d), Account: a.Account, Summary: map[string]brsAmount{}}
 	out.ReportDate = a.ReportDate
-	var entries []map[string]any
+	// The summary lines are the rows without a payment document. Their
+	// labels are translated into the user's language, so when there are
+	// the four ERPNext sends they are known by their order.
+	var entries, lines []map[string]any
 	for _, r := range d.rows {
-		label := str(cleanCell(r["payment_entry"]))
-		if key, ok := brsSummaryLines[label]; ok && str(r["payment_document"]) == "" {
-			out.Summary[key] = brsAmount{Debit: cleanCell(r["debit"]), Credit: cleanCell(r["credit"])}
+		if str(r["payment_document"]) == "" {
+			lines = append(lines, r)
 			continue
 		}
 		entries = append(entries, r)
+	}
+	for i, r := range lines {
+		key, ok := brsSummaryLines[str(cleanCell(r["payment_entry"]))]
+		if !ok && len(lines) == len(brsSummaryOrder) {
+			key, ok = brsSummaryOrder[i], true
+		}
+		if ok {
+			out.Summary[key] = brsAmount{Debit: cleanCell(r["debit"]), Credit: cleanCell(r["credit"])}
+		} else {
+			entries = append(entries, r)
+		}
 	}
 	var warnings []string
 	out.Currency = rowCurrencyField(d.rows, "account_currency", company.Currency, &warnings)

@@ -169,7 +169,10 @@ func getStockLedger(ctx context.Context, call *connector.Call) (any, error) {
 	out.DateRange = dr
 	var rows []map[string]any
 	for _, r := range d.rows {
-		if rowLabel(r, "item_code") == "Opening" {
+		// ERPNext's opening row is _("'Opening'") in item_code, translated
+		// into the user's language; it is the one row that is no stock
+		// move: no voucher, no date.
+		if str(r["voucher_no"]) == "" && str(r["date"]) == "" {
 			out.Opening = map[string]any{}
 			for _, k := range []string{"qty_after_transaction", "valuation_rate", "stock_value"} {
 				if v, ok := r[k]; ok {
