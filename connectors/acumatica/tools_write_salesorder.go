@@ -112,7 +112,8 @@ func createSalesOrderTool(conn *Connector) connector.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return createSalesOrder(ctx, newClient(conn, call), a, call.ApprovedColumn(linesTitle, unitColumn, len(a.Details)))
+			currency, _ := call.ApprovedField(currencyField)
+			return createSalesOrder(ctx, newClient(conn, call), a, call.ApprovedColumn(linesTitle, unitColumn, len(a.Details)), currency.After)
 		},
 	}
 }
@@ -163,6 +164,11 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		{Name: "OrderType", Label: "Order type", After: a.OrderType},
 		{Name: "CustomerID", Label: "Customer", After: fieldText(cust, "CustomerID") + " (" + fieldText(cust, "CustomerName") + ")"},
 		{Name: "Date", Label: "Date", After: date},
+	}
+	if currency != "" {
+		// The currency the amounts are in: a new order takes the
+		// customer's, which may change before the approved call runs.
+		fields = append(fields, connector.PreviewField{Name: currencyField, Label: "Currency", After: currency})
 	}
 	if a.Description != "" {
 		fields = append(fields, connector.PreviewField{Name: "Description", Label: "Description", After: a.Description})
@@ -255,17 +261,37 @@ func readStockItems(ctx context.Context, c *client, lines []salesOrderLine) (map
 }
 
 // linesTitle and unitColumn name the preview's table of lines and its
-// column of units.
+// column of units; currencyField the preview's field of the order's
+// currency.
 const (
-	linesTitle = "Lines"
-	unitColumn = "Unit"
+	linesTitle    = "Lines"
+	unitColumn    = "Unit"
+	currencyField = "CurrencyID"
 )
 
 // createSalesOrder inserts the order, each line in the unit the person
 // approved its quantity in (units; a line without UOM would take the
 // item's sales unit now). If-None-Match: * makes the PUT an insert only:
 // it can never update an existing order.
-func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs, units []string) (any, error) {
+//
+// A new order takes the customer's currency: when currency, the one the
+// person approved the amounts in, is no longer the customer's, nothing
+// is written (APPROVAL_EXPIRED); an order saved in another all the same
+// (the customer changed between that read and the PUT) is told as made,
+// not as approved.
+func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs, units []string, currency string) (any, error) {
+	if currency != "" {
+		cust, err := c.getRecord(ctx, contractOp{entity: "Customer", keyNames: []string{"CustomerID"}, keys: []string{a.CustomerID},
+			sel: "CustomerID,CurrencyID"})
+		if err != nil {
+			return nil, err
+		}
+		if now := fieldText(cust, "CurrencyID"); now != currency {
+			return nil, toolerr.New(toolerr.ApprovalExpired,
+				"the customer %s's currency changed in Acumatica after the order was approved (%s now, approved in %s), and a new order takes it; nothing was written. Call the tool again to propose the order afresh",
+				a.CustomerID, orDash(now), currency)
+		}
+	}
 	body := map[string]any{"OrderType": wrap(a.OrderType), "CustomerID": wrap(a.CustomerID), "Hold": wrap(true)}
 	if a.Date != "" {
 		body["Date"] = wrap(a.Date)
@@ -290,7 +316,7 @@ func createSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs, un
 		return nil, err
 	}
 	plain := unwrapRecord(rec)
-	if diffs, people := salesOrderDiffers(a, units, plain); len(diffs) > 0 {
+	if diffs, people := salesOrderDiffers(a, units, currency, plain); len(diffs) > 0 {
 		return nil, toolerr.Wrap(toolerr.InvalidArgument, connector.ErrNotAsApproved,
 			"Acumatica created sales order %s %s, on hold, but not as approved: %s. It is on hold: check it in Acumatica, and correct or delete it",
 			valueText(plain["OrderType"]), valueText(plain["OrderNbr"]), strings.Join(diffs, "; ")).
@@ -341,14 +367,19 @@ func lineAmount(qty, price *big.Rat) *big.Rat {
 	return r
 }
 
-// salesOrderDiffers lists the lines whose saved unit, quantity or unit
-// price is not the approved one (Acumatica rounds them to its decimal
-// places), in the values Acumatica answered with.
+// salesOrderDiffers lists the order's currency when it is not the
+// approved one, and the lines whose saved unit, quantity or unit price is
+// not the approved one (Acumatica rounds them to its decimal places), in
+// the values Acumatica answered with.
 //
 // diffs are for the model, by the API's field names; people the same for
 // the approval page ("line 2's quantity 1.234568 where you approved
 // 1.23456789").
-func salesOrderDiffers(a createSalesOrderArgs, units []string, plain map[string]any) (diffs, people []string) {
+func salesOrderDiffers(a createSalesOrderArgs, units []string, currency string, plain map[string]any) (diffs, people []string) {
+	if got := valueText(plain["CurrencyID"]); currency != "" && got != currency {
+		diffs = append(diffs, fmt.Sprintf("CurrencyID %s, approved %s", orDash(got), currency))
+		people = append(people, fmt.Sprintf("the currency %s where you approved %s", orDash(got), currency))
+	}
 	lines, _ := plain["Details"].([]any)
 	for i, l := range a.Details {
 		var saved map[string]any

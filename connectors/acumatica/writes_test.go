@@ -3,6 +3,7 @@ package acumatica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -933,5 +934,142 @@ func TestCreateSalesOrderLinesAreInTheApprovedUnit(t *testing.T) {
 	}
 	if got := rec.Details["Details"][0].String("UOM"); got != unit {
 		t.Errorf("the order's line is 2 %s; the person approved 2 %s", got, unit)
+	}
+}
+
+// TestCreateSalesOrderInAnotherCurrencyThanApprovedIsNotMade: the person
+// approves an order whose amounts the page shows in the customer's
+// currency; before the call runs, another user changes the customer's
+// currency in Acumatica, which a new order takes. The order must not be
+// made in the other currency: nothing is written (APPROVAL_EXPIRED).
+func TestCreateSalesOrderInAnotherCurrencyThanApprovedIsNotMade(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	id, approved := cust.String("CustomerID"), cust.String("CurrencyID")
+	if approved == "" {
+		t.Fatalf("the seeded customer %s has no currency", id)
+	}
+	item := d.Records("StockItem")[2]
+	args := map[string]any{"CustomerID": id, "Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 4, "UnitPrice": 12.5}}}
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := p.Field("CurrencyID"); !ok || f.After != approved {
+		t.Errorf("the preview's currency %+v (%v), want %s", f, ok, approved)
+	}
+	if !strings.Contains(p.Summary, "50.00 "+approved) {
+		t.Fatalf("summary %q, want 50.00 %s", p.Summary, approved)
+	}
+
+	// After the approval, another user gives the customer another currency.
+	other := "EUR"
+	if approved == other {
+		other = "GBP"
+	}
+	body, _ := json.Marshal(map[string]any{"CustomerID": map[string]any{"value": id}, "CurrencyID": map[string]any{"value": other}})
+	req, _ := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/Customer", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-Match", "*")
+	resp, err := h.newCall(kindNoCanary, nil).HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := d.Find("Customer", id).String("CurrencyID"); resp.StatusCode != http.StatusOK || got != other {
+		t.Fatalf("the customer's currency is %q after the PUT (HTTP %d)", got, resp.StatusCode)
+	}
+
+	before := len(d.Records("SalesOrder"))
+	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+	if err == nil {
+		t.Fatalf("an order approved at 50.00 %s was made for a customer now in %s: %v", approved, other, out)
+	}
+	te := wantCode(t, err, toolerr.ApprovalExpired, "an order whose customer's currency changed")
+	if !strings.Contains(te.Message, approved) || !strings.Contains(te.Message, other) {
+		t.Errorf("the error does not name both currencies: %s", te.Message)
+	}
+	if n := len(d.Records("SalesOrder")); n != before {
+		t.Errorf("an order was made: %d orders, were %d", n, before)
+	}
+}
+
+// changeOnPut is a transport that, before it sends the first PUT to
+// entity, sends the PUT body first (another user's change landing between
+// the tool's last read and its write).
+type changeOnPut struct {
+	next   http.RoundTripper
+	entity string
+	url    string
+	body   []byte
+	done   atomic.Bool
+}
+
+func (c *changeOnPut) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+c.entity) && c.done.CompareAndSwap(false, true) {
+		req, _ := http.NewRequestWithContext(r.Context(), http.MethodPut, c.url, strings.NewReader(string(c.body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("If-Match", "*")
+		req.Header.Set("Authorization", r.Header.Get("Authorization"))
+		resp, err := c.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("the change before the PUT: HTTP %d", resp.StatusCode)
+		}
+	}
+	return c.next.RoundTrip(r)
+}
+
+// TestCreateSalesOrderSavedInAnotherCurrencyIsToldNotAsApproved: the
+// customer's currency changes after the tool's check and before its PUT
+// (Acumatica has no ETag). The order is made in the other currency; the
+// call says so, as made but not as approved, never as the approved order.
+func TestCreateSalesOrderSavedInAnotherCurrencyIsToldNotAsApproved(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	id, approved := cust.String("CustomerID"), cust.String("CurrencyID")
+	item := d.Records("StockItem")[2]
+	args := map[string]any{"CustomerID": id, "Details": []any{map[string]any{"InventoryID": item.String("InventoryID"), "OrderQty": 4, "UnitPrice": 12.5}}}
+	p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "EUR"
+	if approved == other {
+		other = "GBP"
+	}
+	change, _ := json.Marshal(map[string]any{"CustomerID": map[string]any{"value": id}, "CurrencyID": map[string]any{"value": other}})
+	out, err := h.runCall("acumatica_create_sales_order", func(raw []byte) *connector.Call {
+		call := h.newCall(kindFull, raw)
+		next := call.HTTP.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		hc := *call.HTTP
+		hc.Transport = &changeOnPut{next: next, entity: "SalesOrder", url: h.site.BaseURL.String() + "/entity/Default/24.200.001/Customer", body: change}
+		call.HTTP = &hc
+		call.Approved = &connector.Approved{ID: uuid.NewString(), Preview: *p, By: call.Principal.Subject}
+		return call
+	}, args)
+	if got := d.Find("Customer", id).String("CurrencyID"); got != other {
+		t.Fatalf("the customer's currency did not change before the PUT: %q", got)
+	}
+	if err == nil {
+		t.Fatalf("an order approved in %s and saved in %s was told as the approved order: %v", approved, other, out)
+	}
+	if !errors.Is(err, connector.ErrNotAsApproved) {
+		t.Fatalf("err = %v, want the order told as made, not as approved", err)
+	}
+	te := wantCode(t, err, toolerr.InvalidArgument, "an order saved in another currency")
+	if want := "CurrencyID " + other + ", approved " + approved; !strings.Contains(te.Message, want) {
+		t.Errorf("the error does not say %q: %s", want, te.Message)
+	}
+	if want := "the currency " + other + " where you approved " + approved; !strings.Contains(te.ERPSaid, want) {
+		t.Errorf("for the page: %q, want it to say %q", te.ERPSaid, want)
 	}
 }
