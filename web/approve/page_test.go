@@ -1,6 +1,7 @@
 package approve
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,30 @@ func TestViewOfAWriteMadeNotAsApprovedInPlainWords(t *testing.T) {
 		if v.Detail != c.want {
 			t.Errorf("%q: %q, want %q", c.said, v.Detail, c.want)
 		}
+	}
+}
+
+// A variation selector (U+FE00–FE0F, U+E0100–E01EF, and Mongolian's
+// U+180B–180D, U+180F) is a default-ignorable character no browser draws:
+// a customer "Acme Corp" and one named "Acme Corp" with one after a
+// letter read the same. The page shows each as [U+…] and warns, as it
+// does zero-width spaces.
+func TestViewShowsVariationSelectors(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	a := testAction(approval.Proposed, created)
+	a.Preview.Fields = []connector.PreviewField{
+		{Name: "customer", Label: "Customer", After: "Acme\ufe0f Corp"},
+		{Name: "po_no", Label: "PO", After: "PO-1\U000E0100"},
+		{Name: "note", Label: "Note", After: "a\u180bb\u180fc"},
+	}
+	v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	for i, want := range []string{"Acme[U+FE0F] Corp", "PO-1[U+E0100]", "a[U+180B]b[U+180F]c"} {
+		if i >= len(v.Fields) || v.Fields[i].After != want {
+			t.Errorf("field %d shows %+q, want %q", i, v.Fields[min(i, len(v.Fields)-1)].After, want)
+		}
+	}
+	if !slices.Contains(v.Warnings, hiddenWarning) {
+		t.Errorf("no warning of hidden characters: %q", v.Warnings)
 	}
 }

@@ -53,8 +53,10 @@ func Quote(v string) string {
 // (zero-width spaces and joiners, direction marks and overrides, the soft
 // hyphen, tags), line and paragraph separators, and the other
 // default-ignorable characters (Hangul fillers, the combining grapheme
-// joiner). A value holding one reads as another value, or as one equal to
-// another, than it is.
+// joiner, the variation selectors, which no font draws: "Acme\uFE0F"
+// reads as "Acme"). A value holding one reads as another value, or as one
+// equal to another, than it is.
 func Invisible(r rune) bool {
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point,
+		unicode.Variation_Selector)
 }

@@ -14,13 +14,15 @@ func TestQuoteShowsEveryCharacter(t *testing.T) {
 		"\u0085":              "“\uFFFD”",
 		// Zero-width and other invisible characters: “C001\u200b” must
 		// not read as “C001”.
-		"C001\u200b":            "“C001\uFFFD”",
-		"a\u00adb\ufeffc":       "“a\uFFFDb\uFFFDc”",
-		"\u2060x\u034f":         "“\uFFFDx\uFFFD”",
-		"\u3164":                "“\uFFFD”",
-		"":                      "“”",
-		strings.Repeat("é", 65): "“" + strings.Repeat("é", 64) + "…”",
-		strings.Repeat("é", 64): "“" + strings.Repeat("é", 64) + "”",
+		"C001\u200b":      "“C001\uFFFD”",
+		"a\u00adb\ufeffc": "“a\uFFFDb\uFFFDc”",
+		"\u2060x\u034f":   "“\uFFFDx\uFFFD”",
+		"\u3164":          "“\uFFFD”",
+		// Variation selectors draw nothing either.
+		"C001\ufe0f\U000e0100\u180b": "“C001\uFFFD\uFFFD\uFFFD”",
+		"":                           "“”",
+		strings.Repeat("é", 65):      "“" + strings.Repeat("é", 64) + "…”",
+		strings.Repeat("é", 64):      "“" + strings.Repeat("é", 64) + "”",
 	} {
 		if got := Quote(in); got != want {
 			t.Errorf("Quote(%+q) = %s, want %s", in, got, want)
