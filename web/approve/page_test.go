@@ -272,3 +272,40 @@ func TestViewShowsVariationSelectors(t *testing.T) {
 		t.Errorf("no warning of hidden characters: %q", v.Warnings)
 	}
 }
+
+// A record named wholly in letters of another script that pass for Latin
+// ones (a customer "АСМЕ" in Cyrillic capitals next to the real "ACME", an
+// id "С000001" with a Cyrillic С) mixes no scripts, yet reads as the
+// Latin name: the page warns of it as of a mixed one. A name in another
+// script with letters of its own (Иванов) is no look-alike.
+func TestViewWarnsOfANameWhollyInLookalikeLetters(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	view := func(values ...string) []string {
+		a := testAction(approval.Proposed, created)
+		a.Preview.Fields = nil
+		for _, v := range values {
+			a.Preview.Fields = append(a.Preview.Fields, connector.PreviewField{Name: "customer", Label: "Customer", After: v})
+		}
+		return h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key").Warnings
+	}
+	for _, c := range []struct{ value, script string }{
+		{"\u0410\u0421\u041c\u0415", "Cyrillic"},                 // АСМЕ
+		{"\u0421000001", "Cyrillic"},                             // С000001
+		{"\u0391\u0392\u0395 Ltd", ""},                           // mixed with Latin: the mixed warning
+		{"\u039a\u039f\u039d\u0391 \u0399\u039d\u039f", "Greek"}, // ΚΟΝΑ ΙΝΟ
+	} {
+		w := strings.Join(view(c.value), " ")
+		if !strings.Contains(w, "“"+c.value+"”") {
+			t.Errorf("%+q: no warning quotes it: %q", c.value, w)
+		}
+		if c.script != "" && !strings.Contains(w, c.script) {
+			t.Errorf("%+q: the warning does not name %s: %q", c.value, c.script, w)
+		}
+	}
+	for _, v := range []string{"\u0418\u0432\u0430\u043d\u043e\u0432", "ACME", "C000001", "Zoë Ltd", "100"} { // Иванов
+		if w := view(v); len(w) != 0 {
+			t.Errorf("%+q is no look-alike, but the page warns: %q", v, w)
+		}
+	}
+}

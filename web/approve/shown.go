@@ -91,7 +91,55 @@ func mixedScripts(v string) []string {
 	return out
 }
 
-// maxMixed bounds the values the mixed-scripts warning quotes.
+// latinLookalikes are the letters of lookalikeScripts (but Latin) that
+// a browser draws as a Latin letter is drawn: Cyrillic А В Е К М Н О Р С
+// Т У Х Ѕ І Ј and their kin, Greek capitals, Armenian Օ Ս հ ո, Cherokee Ꭺ
+// Ᏼ Ꮯ. A name written in them only reads as a Latin one ("АСМЕ" as
+// "ACME") without mixing scripts.
+var latinLookalikes = map[rune]bool{}
+
+func init() {
+	for _, r := range "" +
+		// Cyrillic
+		"\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405\u0406\u0408\u051a\u051c\u04ae" +
+		"\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0455\u0456\u0458\u0501\u051b\u051d\u04bb\u04cf\u04af" +
+		// Greek
+		"\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u03f9\u03bf\u03f2\u03bd" +
+		// Armenian
+		"\u0555\u0585\u054d\u057d\u0570\u0578\u0566" +
+		// Cherokee
+		"\u13aa\u13f4\u13df\u13a0\u13ac\u13c0\u13bb\u13ab\u13e6\u13de\u13b7\u13e2\u13da\u13a2\u13d9\u13d4\u13c3\u13a5" {
+		latinLookalikes[r] = true
+	}
+}
+
+// lookalikeOnly names the script of v's letters when all of them are of
+// one lookalike script but Latin and each is drawn as a Latin letter
+// (latinLookalikes): "АСМЕ", "С000001". Names with letters of their own
+// (Иванов) or any Latin letter (mixedScripts) give "".
+func lookalikeOnly(v string) string {
+	script := ""
+	for _, r := range v {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		if !latinLookalikes[r] {
+			return ""
+		}
+		for _, sc := range lookalikeScripts[1:] {
+			if unicode.Is(sc.table, r) {
+				if script != "" && script != sc.name {
+					return ""
+				}
+				script = sc.name
+			}
+		}
+	}
+	return script
+}
+
+// maxMixed bounds the values the mixed-scripts warning quotes, and those
+// the look-alike letters warning quotes.
 const maxMixed = 3
 
 // shower marks the hidden characters of the values a page shows, and
@@ -99,6 +147,9 @@ const maxMixed = 3
 type shower struct {
 	found bool
 	mixed []string // "value (Latin and Cyrillic)"
+	// lookalike are the values written only in letters drawn as Latin
+	// ones: "value (Cyrillic)".
+	lookalike []string
 }
 
 // sentence is v, a sentence that quotes values shown on their own too
@@ -119,6 +170,11 @@ func (s *shower) text(v string) string {
 		if !slices.Contains(s.mixed, m) {
 			s.mixed = append(s.mixed, m)
 		}
+	} else if script := lookalikeOnly(v); script != "" && len(s.lookalike) < maxMixed {
+		m := "“" + out + "” (" + script + ")"
+		if !slices.Contains(s.lookalike, m) {
+			s.lookalike = append(s.lookalike, m)
+		}
 	}
 	return out
 }
@@ -132,6 +188,10 @@ func (s *shower) warnings() []string {
 	if len(s.mixed) > 0 {
 		w = append(w, "Some values mix letters of scripts that look alike, as a name made to pass for another one does: "+strings.Join(s.mixed, "; ")+
 			". Check in the ERP that they are the records you expect.")
+	}
+	if len(s.lookalike) > 0 {
+		w = append(w, "Some values are written only in letters of another script that look like Latin letters, as a name made to pass for a Latin one is: "+
+			strings.Join(s.lookalike, "; ")+". Check in the ERP that they are the records you expect.")
 	}
 	return w
 }
