@@ -144,6 +144,10 @@ func (e *Engine) write(ctx context.Context, st *requestState, ct *compiledTool, 
 		return nil, toolerr.New(toolerr.InvalidArgument,
 			"%s holds a NUL character (U+0000), which the approval page cannot show as what the ERP would get; nothing was proposed. Send the text without it", field)
 	}
+	if arg, ok := hiddenArgument(e.redactor(st, ct), args); ok {
+		return nil, toolerr.New(toolerr.InvalidArgument,
+			"%s holds a value erpgate's redaction rules hide (a card number, an IBAN, or a field this site redacts), on the approval page too, so the person could not see what the ERP would get; nothing was proposed. Leave it out of the change", arg)
+	}
 	key, approver, err := e.writeKey(st, ct, args)
 	if err != nil {
 		st.setApproval(StageRefused)
@@ -586,6 +590,32 @@ func redactPreview(r *redact.Redactor, p *connector.Preview) {
 	for i := range p.Warnings {
 		p.Warnings[i], _ = r.RedactText(p.Warnings[i])
 	}
+}
+
+// hiddenArgument names an argument of a write that the call's redaction
+// rules would hide (a card number or an IBAN in its text, a member the
+// rules name): the approval page shows the preview redacted, so a person
+// would approve "[REDACTED]" where the ERP gets the model's value. Only
+// the call's own values count; what the ERP holds already may be hidden
+// (the preview's before values).
+func hiddenArgument(r *redact.Redactor, args json.RawMessage) (string, bool) {
+	if r == nil {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	_, found := r.Apply(v)
+	if found.Count == 0 {
+		return "", false
+	}
+	if len(found.Paths) > 0 {
+		return found.Paths[0], true
+	}
+	return "an argument", true
 }
 
 // nulField names the first argument whose text (or member name) holds a

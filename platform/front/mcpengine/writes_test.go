@@ -1288,3 +1288,54 @@ func TestWriteWithARepeatedArgumentIsRefused(t *testing.T) {
 		t.Errorf("%d previews of arguments that can be read two ways", n)
 	}
 }
+
+// TestWriteOfAValueThePageWouldHideIsRefused: the redaction rules hide a
+// card number or an IBAN in any text, and a field the site redacts, on
+// the approval page too. A write whose own arguments hold one would be
+// approved blind: the person reads "Refund to [REDACTED]" while the ERP
+// gets the model's account number. Such a call is refused before
+// anything is proposed, naming the argument, never its value.
+func TestWriteOfAValueThePageWouldHideIsRefused(t *testing.T) {
+	f := newWriteFixture(t)
+	cs := connect(t, f.person(t, jane), "", nil)
+	for _, c := range []struct {
+		args map[string]any
+		arg  string
+	}{
+		{map[string]any{"name": "Refund to GB82 WEST 1234 5698 7654 32"}, "name"},
+		{map[string]any{"name": "Card 4111 1111 1111 1111"}, "name"},
+		{map[string]any{"name": "Widget", "qty": 4111111111111111}, "qty"},
+	} {
+		res, m := call(t, cs, "make_thing", c.args)
+		if errCode(m) != "INVALID_ARGUMENT" {
+			t.Errorf("%v: isError=%v %v, want INVALID_ARGUMENT", c.args, res.IsError, m)
+			continue
+		}
+		msg := m["error"].(map[string]any)["message"].(string)
+		if !strings.Contains(msg, c.arg) || !strings.Contains(msg, "approval page") {
+			t.Errorf("%v: the refusal does not name the argument and why: %s", c.args, msg)
+		}
+		for _, secret := range []string{"GB82", "4111"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("the refusal quotes the value: %s", msg)
+			}
+		}
+	}
+	// A field the site's rules name is hidden whole.
+	f.setLive(SiteLive{WriteTools: []string{"make_thing"}, Redaction: redact.Rules{Add: []string{"Qty"}}})
+	if res, m := call(t, cs, "make_thing", map[string]any{"name": "Widget", "qty": 7}); errCode(m) != "INVALID_ARGUMENT" {
+		t.Errorf("a qty the site redacts: isError=%v %v, want INVALID_ARGUMENT", res.IsError, m)
+	}
+	var n int
+	if err := f.pool.QueryRow(t.Context(), `SELECT count(*) FROM pending_actions`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d actions stored (%v), want none", n, err)
+	}
+	if n := f.previews.Load(); n != 0 {
+		t.Errorf("%d previews of arguments the page would hide", n)
+	}
+	// Text no rule hides is proposed as ever.
+	f.setLive(SiteLive{WriteTools: []string{"make_thing"}})
+	if res, m := call(t, cs, "make_thing", map[string]any{"name": "Refund to account 12", "qty": 7}); errCode(m) != "APPROVAL_REQUIRED" {
+		t.Errorf("plain text: isError=%v %v, want APPROVAL_REQUIRED", res.IsError, m)
+	}
+}
