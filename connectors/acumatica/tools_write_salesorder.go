@@ -376,9 +376,10 @@ func lineAmount(qty, price *big.Rat) *big.Rat {
 // the approval page ("line 2's quantity 1.234568 where you approved
 // 1.23456789").
 func salesOrderDiffers(a createSalesOrderArgs, units []string, currency string, plain map[string]any) (diffs, people []string) {
-	if got := valueText(plain["CurrencyID"]); currency != "" && got != currency {
-		diffs = append(diffs, fmt.Sprintf("CurrencyID %s, approved %s", orDash(got), currency))
-		people = append(people, fmt.Sprintf("the currency %s where you approved %s", orDash(got), currency))
+	if got := valueText(plain["CurrencyID"]); currency != "" && got != "" && got != currency {
+		// An answer without the field says nothing of it.
+		diffs = append(diffs, fmt.Sprintf("CurrencyID %s, approved %s", got, currency))
+		people = append(people, fmt.Sprintf("the currency %s where you approved %s", got, currency))
 	}
 	lines, _ := plain["Details"].([]any)
 	for i, l := range a.Details {
