@@ -11,7 +11,7 @@ import (
 // host-source with a scheme, a host of DNS labels or a bracketed IPv6
 // literal, and an optional port. No wildcard, and none of the ";" and ","
 // that end a directive or a policy.
-var cspOneSource = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*:|https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?)$`)
+var cspOneSource = regexp.MustCompile(`^(?:[A-Za-z][A-Za-z0-9+.-]*:|https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]+)?)$`)
 
 // FuzzConsentFormAction: the consent page's form-action gains, for the
 // redirect URI of an accepted request, exactly one CSP source, allowing

@@ -26,7 +26,7 @@ var knownAppRedirectURIs = map[string]bool{
 // checkRedirectURI is erpgate's one redirect-URI policy: registration, a
 // Client ID Metadata Document and every authorization request go through
 // it (issue 14, item 5). It accepts
-//   - https URLs with a host;
+//   - https URLs whose host is a domain name or an IP literal;
 //   - http URLs whose host is a loopback IP literal (127.0.0.0/8, ::1) or
 //     exactly localhost, with any port (native apps, RFC 8252 §7.3);
 //   - private-use schemes in reverse-domain form such as
@@ -76,6 +76,9 @@ func checkRedirectURI(raw string) error {
 		if u.Opaque != "" || u.Hostname() == "" {
 			return invalidRedirect("the redirect URI %s has no host", quoteURI(raw))
 		}
+		if !isNameOrAddress(u.Hostname()) {
+			return invalidRedirect("the redirect URI %s has a host that is not a domain name or an IP address", quoteURI(raw))
+		}
 	case "http":
 		if u.Opaque != "" || !isLoopbackHost(u.Hostname()) {
 			return invalidRedirect("the redirect URI %s must use https; plain http is allowed only for 127.0.0.1, [::1] or localhost", quoteURI(raw))
@@ -92,6 +95,29 @@ func checkRedirectURI(raw string) error {
 // when fosite answers an authorization request.
 func redirectURISecure(_ context.Context, u *url.URL) bool {
 	return checkRedirectURI(u.String()) == nil
+}
+
+// isNameOrAddress reports whether host (without brackets) is a domain
+// name (labels of letters, digits, '-' and '_') or an IP literal without
+// a zone. Go's URL parser also takes hosts such as *, a;b or a,b, which
+// no browser can be sent to and which would reach the consent page's
+// Content-Security-Policy as a wildcard or as more directives.
+func isNameOrAddress(host string) bool {
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return addr.Zone() == ""
+	}
+	for _, l := range strings.Split(host, ".") {
+		if l == "" {
+			return false
+		}
+		for i := 0; i < len(l); i++ {
+			c := l[i]
+			if !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '-' && c != '_' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // isLoopbackHost reports whether host (without brackets) is a loopback IP

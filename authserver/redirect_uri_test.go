@@ -71,6 +71,17 @@ var redirectURICases = []struct {
 	{"https://cl%D0%B0ude.ai/cb", false},
 	{"https://xn--clude-6ve.ai/cb", true},
 	{"https://app.example/caf%C3%A9", true},
+	// A host must be a domain name or an IP literal: Go's parser also
+	// takes *, ; and , there, which the consent page's CSP would read as
+	// a wildcard or more directives.
+	{"https://*/cb", false},
+	{"https://app.example;sandbox/cb", false},
+	{"https://a,b/cb", false},
+	{"https://app..example/cb", false},
+	{"https://[fe80::1%25eth0]/cb", false},
+	{"https://[2001:db8::1]:8443/cb", true},
+	{"https://203.0.113.7/cb", true},
+	{"https://my_app.example/cb", true},
 	// Malformed.
 	{"https://app.example/cb#fragment", false},
 	{"https://app.example/cb#", false},
