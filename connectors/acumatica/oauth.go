@@ -169,17 +169,28 @@ func refusedDetail(re *oauth2.RetrieveError, sent ...string) string {
 // withheldDetail stands for an ERP message that quoted a secret.
 const withheldDetail = "a message quoting what erpgate sent, left out"
 
-// quotesSent reports whether an answer (its cleaned detail or its body)
-// quotes one of the secrets erpgate sent: as erpgate holds it, or as the
-// request carried it ("p%40ss" for "p@ss" in a form).
+// quotesSent reports whether an answer (its cleaned detail, its body, or
+// the whole message the detail was cut from) quotes one of the secrets
+// erpgate sent: as erpgate holds it, or as the request carried it
+// ("p%40ss" for "p@ss" in a form). The whole message counts because the
+// body may spell a secret with JSON escapes (\" for a quote) while the
+// detail, cut at 300 characters, holds only its beginning.
 func quotesSent(detail string, body []byte, sent ...string) bool {
+	var e acumaticaError
+	_ = json.Unmarshal(body, &e)
+	texts := []string{detail, string(body)}
+	for _, m := range []string{e.ExceptionMessage, e.Message} {
+		texts = append(texts, m, strings.Join(strings.Fields(m), " "))
+	}
 	for _, s := range sent {
 		if s == "" {
 			continue
 		}
 		for _, spelt := range []string{s, url.QueryEscape(s), url.PathEscape(s), strings.Join(strings.Fields(s), " ")} {
-			if spelt != "" && (strings.Contains(detail, spelt) || strings.Contains(string(body), spelt)) {
-				return true
+			for _, text := range texts {
+				if spelt != "" && strings.Contains(text, spelt) {
+					return true
+				}
 			}
 		}
 	}
