@@ -142,7 +142,11 @@ func DecodeJSON(resp *http.Response, v any) error {
 	return UnmarshalJSON(body, v)
 }
 
-// UnmarshalJSON decodes an upstream body into v, classifying failures.
+// UnmarshalJSON decodes an upstream body, which must be one JSON value,
+// into v, classifying failures. A body that goes on after its value (an
+// error page written after the JSON, a second value) was not read whole:
+// it is UPSTREAM_INVALID_RESPONSE, never a complete answer, which could
+// be an empty list read as "no records".
 func UnmarshalJSON(body []byte, v any) error {
 	dec, err := NewJSONDecoder(body)
 	if err != nil {
@@ -151,8 +155,14 @@ func UnmarshalJSON(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return InvalidJSON(err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return InvalidJSON(errTrailingData)
+	}
 	return nil
 }
+
+// errTrailingData is a body with more after its JSON value.
+var errTrailingData = errors.New("the body goes on after its JSON value")
 
 // NewJSONDecoder returns a decoder over an upstream body that keeps numbers
 // exactly as the ERP wrote them (json.Number), for decoding a large body
