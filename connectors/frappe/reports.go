@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -116,6 +117,11 @@ func parseReport(name string, body []byte) (*reportData, error) {
 	var env reportEnvelope
 	if err := env.read(dec); err != nil {
 		return nil, outbound.InvalidJSON(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		// More after the envelope (an error page, a second value): the
+		// answer was not read whole, and its rows may not be all.
+		return nil, invalidResponse("the ERP's answer for the report %s goes on after its JSON, so it was not read whole", name)
 	}
 	if !env.sawMessage {
 		return nil, invalidResponse("the report %s returned no message", name)
