@@ -47,7 +47,8 @@ func (e *resolved) expired(now time.Time) bool {
 // bypassed whenever invalidations might be missed, and looked up again in
 // the background when used after half its TTL, so a token in steady use
 // never makes a call wait for the lookup. Concurrent first calls with one
-// token share one lookup, which outlives a caller that gives up.
+// token share one lookup (while invalidations arrive), which outlives a
+// caller that gives up.
 type Resolver struct {
 	store    *sites.Store
 	registry *connector.Registry

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -39,7 +40,9 @@ type Source interface {
 // callers but not stored: it may have read a row just before a change
 // whose notification then found nothing to drop. Its callers are only
 // those that began before that invalidation: a Get that begins after one
-// never shares a lookup begun before it.
+// never shares a lookup begun before it, and while the listener is down,
+// when no invalidation can tell it of a change made elsewhere, no Get
+// shares a lookup.
 type Cache[V any] struct {
 	src Source
 	ttl time.Duration
@@ -53,6 +56,9 @@ type Cache[V any] struct {
 	drops uint64
 	// stored counts insertions; every 1024th sweeps out expired values.
 	stored uint64
+	// alone numbers the loads of Gets made while the listener is down,
+	// which share no load (start).
+	alone atomic.Uint64
 
 	// dropOn, once RefreshAhead set it, turns refreshing ahead on and says
 	// which reload errors remove a value at once; refreshing holds the
@@ -110,8 +116,8 @@ func (c *Cache[V]) SetClock(now func() time.Time) { c.now = now }
 type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
 
 // Get returns the value stored under key, or loads it. Concurrent Gets of
-// one key share one load, unless an invalidation came between their
-// starts: a Get begun after DropUser, DropSite or a reset returned never
+// one key share one load while the listener is up, unless an invalidation
+// came between their starts: a Get begun after DropUser, DropSite or a reset returned never
 // gets the value of a load (or background reload) begun before. Errors
 // are not cached; a caller whose ctx ends gets its error at once.
 func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error) {
@@ -172,11 +178,19 @@ func (c *Cache[V]) refresh(ctx context.Context, key string, gen uint64, load Loa
 // giving up must not fail the others sharing the load: it runs detached
 // from any caller, within loadTimeout.
 func (c *Cache[V]) start(ctx context.Context, key string, gen uint64, load Load[V], caching bool) <-chan singleflight.Result {
-	// The flight's name is key, a NUL and gen in decimal: the last NUL
-	// separates them, so no two (key, gen) share one. The string(bytes)
+	// The flight's name is key, a NUL and gen in decimal (and, when not
+	// caching, a slash and a number of its own): the last NUL separates
+	// them, so no two (key, gen) share one. The string(bytes)
 	// in the concatenation is not copied first (one allocation).
-	var n [20]byte
-	flight := key + "\x00" + string(strconv.AppendUint(n[:0], gen, 10))
+	var n [41]byte
+	name := strconv.AppendUint(n[:0], gen, 10)
+	if !caching {
+		// The listener is down: no change made elsewhere separates a Get
+		// from a load begun before the change, so each loads for itself
+		// ("<gen>/<n>", still NUL-free).
+		name = strconv.AppendUint(append(name, '/'), c.alone.Add(1), 10)
+	}
+	flight := key + "\x00" + string(name)
 	return c.group.DoChan(flight, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()

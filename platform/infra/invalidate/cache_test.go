@@ -293,7 +293,7 @@ func TestCacheLookupAfterAnInvalidationDoesNotJoinALoadBegunBeforeIt(t *testing.
 		invalidate func(*fakeSource, *Cache[string])
 	}{
 		{"the user dropped by the replica revoking", false, func(_ *fakeSource, c *Cache[string]) { c.DropUser("s", "u") }},
-		// Nothing is cached, but concurrent lookups still share loads.
+		// Nothing is cached, and lookups share no load.
 		{"the same with the listener down", true, func(_ *fakeSource, c *Cache[string]) { c.DropUser("s", "u") }},
 		{"the user's notification", false, func(src *fakeSource, _ *Cache[string]) { src.notify(UserPrefix + "s:u") }},
 		{"the site's notification", false, func(src *fakeSource, _ *Cache[string]) { src.notify("site:s") }},
@@ -418,5 +418,58 @@ func TestCacheStoredValueAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = c.Get(ctx, "k", load) }); n != 0 {
 		t.Errorf("a stored value: %v allocations a Get, want none", n)
+	}
+}
+
+// TestCacheLookupWhileTheListenerIsDownDoesNotJoinALoadBegunBeforeIt: with
+// the listener down, this replica is told of no change made on another
+// one (a token revoked there), so nothing separates a Get begun after the
+// change from a load begun before it. Joining that load, the Get would be
+// answered with what the row was before the change, for as long as the
+// load takes (up to loadTimeout, on the slow database that often comes
+// with a lost listener): well past the second in which a revocation must
+// reach every replica. Each Get loads for itself while the listener is
+// down.
+func TestCacheLookupWhileTheListenerIsDownDoesNotJoinALoadBegunBeforeIt(t *testing.T) {
+	errRevoked := errors.New("the token was revoked")
+	c := NewCache[string](&fakeSource{healthy: false}, time.Minute)
+	joined := make(chan struct{}, 2)
+	c.onJoin = func() { joined <- struct{}{} }
+	started, release := make(chan struct{}), make(chan struct{})
+	before := func(context.Context) (string, Tags, time.Time, error) {
+		close(started)
+		<-release
+		return "grant", Tags{Site: "s"}, time.Time{}, nil
+	}
+	after := func(context.Context) (string, Tags, time.Time, error) {
+		return "", Tags{}, time.Time{}, errRevoked
+	}
+	first := make(chan string, 1)
+	go func() {
+		v, err := c.Get(t.Context(), "k", before)
+		if err != nil {
+			v = err.Error()
+		}
+		first <- v
+	}()
+	<-started
+	<-joined
+	// The token is revoked on another replica now; no notification can
+	// reach this one.
+	second := make(chan error, 1)
+	go func() {
+		v, err := c.Get(t.Context(), "k", after)
+		if err == nil {
+			err = errors.New("got " + v)
+		}
+		second <- err
+	}()
+	<-joined // the second lookup has begun its load or joined one
+	close(release)
+	if err := <-second; !errors.Is(err, errRevoked) {
+		t.Errorf("a lookup begun after the change, listener down: %v, want it to load afresh (%v)", err, errRevoked)
+	}
+	if v := <-first; v != "grant" {
+		t.Errorf("the lookup begun before the change: %q, want the value of its load", v)
 	}
 }
