@@ -194,3 +194,39 @@ func waitUntil(t *testing.T, d time.Duration, what string, check func() string) 
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestALookupOvertakenByARevocationElsewhereIsNotCached: replica B reads
+// the token as valid; before it caches what it read, the token is revoked
+// through replica A and A's notification reaches B (finding nothing to
+// drop yet). The call that began before the revocation is served; the
+// next one on B is refused, not served from a cache filled after the
+// revocation had arrived.
+func TestALookupOvertakenByARevocationElsewhereIsNotCached(t *testing.T) {
+	a, b, site, token := twoReplicas(t)
+	ctx := context.Background()
+	arrived := make(chan string, 16)
+	b.listener.OnSite(func(id string) { arrived <- id })
+	b.resolver.afterLookup = func() {
+		b.resolver.afterLookup = nil // once
+		toks, err := a.store.ListServiceTokens(ctx, site.ID)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := a.store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+			t.Error(err)
+			return
+		}
+		for id := range arrived {
+			if id == site.ID.String() {
+				return
+			}
+		}
+	}
+	if _, err := b.resolver.Resolve(ctx, token, nil); err != nil {
+		t.Fatalf("the call that began before the revocation: %v", err)
+	}
+	if _, err := b.resolver.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("the call after it on B: %v, want ErrTokenInvalid (a lookup overtaken by the revocation was cached)", err)
+	}
+}
