@@ -3,6 +3,7 @@ package servicemcp
 import (
 	"context"
 	"errors"
+	neturl "net/url"
 	"testing"
 	"time"
 
@@ -41,7 +42,9 @@ func twoReplicas(t *testing.T) (a, b *replica, site sites.Site, token string) {
 	reg := connector.NewRegistry()
 	reg.MustRegister(stubERP{})
 	start := func() *replica {
-		pool, err := database.Open(context.Background(), url)
+		// The pools name themselves, so that a test can tell the
+		// listeners' connections from theirs.
+		pool, err := database.Open(context.Background(), withParam(url, "application_name", poolName))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,10 +164,10 @@ func TestAChangeWhileTheListenerReconnectsIsNotMissed(t *testing.T) {
 					t.Fatalf("before the change: %v", err)
 				}
 			}
-			// Both replicas' listening connections (the query cannot tell them apart).
+			// Both replicas' listening connections (nothing tells them apart).
 			var killed int
 			if err := a.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-				WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
+				WHERE datname = current_database() AND application_name <> $1 AND backend_type = 'client backend'`, poolName).Scan(&killed); err != nil {
 				t.Fatal(err)
 			}
 			if killed != 2 {
@@ -180,6 +183,21 @@ func TestAChangeWhileTheListenerReconnectsIsNotMissed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// poolName is the application_name of the replicas' pools.
+const poolName = "erpgate-test-pool"
+
+// withParam returns the database URL u with the query parameter k=v.
+func withParam(u, k, v string) string {
+	p, err := neturl.Parse(u)
+	if err != nil {
+		panic(err)
+	}
+	q := p.Query()
+	q.Set(k, v)
+	p.RawQuery = q.Encode()
+	return p.String()
 }
 
 // waitUntil polls check until it returns "", for at most d, and fails
@@ -228,5 +246,61 @@ func TestALookupOvertakenByARevocationElsewhereIsNotCached(t *testing.T) {
 	}
 	if _, err := b.resolver.Resolve(ctx, token, nil); !errors.Is(err, sites.ErrTokenInvalid) {
 		t.Fatalf("the call after it on B: %v, want ErrTokenInvalid (a lookup overtaken by the revocation was cached)", err)
+	}
+}
+
+// TestATokenChangedByHandReachesEveryReplica: an operator changes a
+// token's row by hand (migration 00005: any change to a site's tokens,
+// through erpgate or by hand, notifies every replica): ends it now by its
+// expiry, or moves it to another site. Both replicas cached it (for
+// 30 s); neither made the change, so only the notification can tell
+// them.
+func TestATokenChangedByHandReachesEveryReplica(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sql  string
+		// check reports what is still stale, "" once the change applies.
+		check func(t *testing.T, r *Resolver, token string, globex sites.Site) string
+	}{
+		{"expired now", `UPDATE service_tokens SET expires_at = now()`, func(t *testing.T, r *Resolver, token string, _ sites.Site) string {
+			return stale(t, r, token, sites.ErrTokenInvalid)
+		}},
+		{"moved to another site", `UPDATE service_tokens SET site_id = $1`, func(t *testing.T, r *Resolver, token string, globex sites.Site) string {
+			e, err := r.Resolve(context.Background(), token, nil)
+			switch {
+			case err != nil:
+				return "unexpected error: " + err.Error()
+			case e.site.ID != globex.ID || authOf(t, e) != "k-2":
+				return "the token still runs as " + e.site.Slug + " with its credential"
+			}
+			return ""
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b, _, token := twoReplicas(t)
+			ctx := context.Background()
+			globex, err := a.store.CreateSite(ctx, sites.NewSite{Slug: "globex", Kind: "stuberp", DisplayName: "Globex", BaseURL: "https://erp.globex.example"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.store.PutConnection(ctx, globex.ID, sites.ConnectionAPIToken, "bot", map[string]secrets.Secret{"key": "k-2"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []*replica{a, b} {
+				if e, err := r.resolver.Resolve(ctx, token, nil); err != nil || authOf(t, e) != "k-1" {
+					t.Fatalf("before the change: %v", err)
+				}
+			}
+			args := []any{}
+			if c.name == "moved to another site" {
+				args = append(args, globex.ID)
+			}
+			if _, err := a.pool.Exec(ctx, c.sql, args...); err != nil {
+				t.Fatal(err)
+			}
+			for name, r := range map[string]*replica{"A": a, "B": b} {
+				waitUntil(t, 10*time.Second, "replica "+name, func() string { return c.check(t, r.resolver, token, globex) })
+			}
+		})
 	}
 }
