@@ -116,10 +116,11 @@ func (c *Cache[V]) SetClock(now func() time.Time) { c.now = now }
 type Load[V any] func(ctx context.Context) (v V, tags Tags, until time.Time, err error)
 
 // Get returns the value stored under key, or loads it. Concurrent Gets of
-// one key share one load while the listener is up, unless an invalidation
-// came between their starts: a Get begun after DropUser, DropSite or a reset returned never
-// gets the value of a load (or background reload) begun before. Errors
-// are not cached; a caller whose ctx ends gets its error at once.
+// one key share one load while the listener is up, unless an
+// invalidation came between their starts: a Get begun after DropUser,
+// DropSite or a reset returned never gets the value of a load (or
+// background reload) begun before. Errors are not cached; a caller whose
+// ctx ends gets its error at once.
 func (c *Cache[V]) Get(ctx context.Context, key string, load Load[V]) (V, error) {
 	caching := c.caching()
 	var gen uint64
@@ -185,9 +186,9 @@ func (c *Cache[V]) start(ctx context.Context, key string, gen uint64, load Load[
 	var n [41]byte
 	name := strconv.AppendUint(n[:0], gen, 10)
 	if !caching {
-		// The listener is down: no change made elsewhere separates a Get
-		// from a load begun before the change, so each loads for itself
-		// ("<gen>/<n>", still NUL-free).
+		// No listener, or it is down: nothing separates a Get from a
+		// load begun before a change made elsewhere, so each Get loads
+		// for itself ("<gen>/<n>", still NUL-free).
 		name = strconv.AppendUint(append(name, '/'), c.alone.Add(1), 10)
 	}
 	flight := key + "\x00" + string(name)
