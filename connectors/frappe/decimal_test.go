@@ -192,3 +192,27 @@ func roundNoise(r *big.Rat) *big.Rat {
 	}
 	return out
 }
+
+// A search title's amount is the ERP's, never rounded to cents: Frappe
+// keeps amounts to the currency's precision (three places for a Kuwaiti
+// or Bahraini dinar), and a title reading "KWD 12.35" for 12.345 misstated
+// it. Amounts with fewer places still show two, as money is read.
+func TestMoneyTextKeepsTheERPsPlaces(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{json.Number("12.345"), "12.345"},
+		{json.Number("0.125"), "0.125"},
+		{json.Number("1250.5"), "1250.50"},
+		{json.Number("1500"), "1500.00"},
+		{json.Number("-3.1"), "-3.10"},
+		{json.Number("99.990000000"), "99.99"},
+		{json.Number("1e2"), "100.00"},
+		{nil, "0.00"},
+	} {
+		if got := moneyText(c.in); got != c.want {
+			t.Errorf("moneyText(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

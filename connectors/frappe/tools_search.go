@@ -80,13 +80,23 @@ func idSuffix(r map[string]any, nameField string) string {
 	return ""
 }
 
-// moneyText renders an amount with two decimals, exactly.
+// moneyText renders an amount exactly as the ERP holds it (to the places
+// of its decimal(21,9) columns), with at least two decimals: Frappe keeps
+// an amount to its currency's precision, three places for a dinar.
 func moneyText(v any) string {
 	r, ok := decimalText(v)
 	if !ok {
 		return fmt.Sprint(v)
 	}
-	return roundRat(r, 2)
+	s := trimDecimal(roundRat(r, columnPlaces))
+	point := strings.IndexByte(s, '.')
+	if point < 0 {
+		return s + ".00"
+	}
+	if places := len(s) - point - 1; places < 2 {
+		s += strings.Repeat("0", 2-places)
+	}
+	return s
 }
 
 func firstN(s string, n int) string {
