@@ -3,6 +3,7 @@ package acumatica
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -244,12 +245,12 @@ func TestGetterTableMatchesCatalogue(t *testing.T) {
 
 // Keys that ASP.NET or IIS would refuse in a URL path go through a filter.
 func TestKeysThatCannotTravelInAPath(t *testing.T) {
-	for _, k := range []string{"A/B", "A|B", "50%", "A&B", "A:B", "A+B", "A.", "A ", "A*", "A?B", `A\B`, "<A>"} {
+	for _, k := range []string{"A/B", "A|B", "50%", "A&B", "A:B", "A+B", "A.", "A ", "A*", "A?B", `A\B`, "<A>", "BIN", "app_data", "Web.Config"} {
 		if !keysNeedFilter([]string{"OK", k}) {
 			t.Errorf("%q goes in the path", k)
 		}
 	}
-	for _, k := range []string{"C000001", "SO-0001", "Credit Memo", "A.B", "O'Brien", "10,5", "A=B", "a@b"} {
+	for _, k := range []string{"C000001", "SO-0001", "Credit Memo", "A.B", "O'Brien", "10,5", "A=B", "a@b", "BINS", "App_Data2"} {
 		if keysNeedFilter([]string{k}) {
 			t.Errorf("%q was sent through a filter needlessly", k)
 		}
@@ -377,5 +378,37 @@ func TestSelectKeepsWhatIsExpanded(t *testing.T) {
 	}
 	if _, ok := mc["Phone1"]; ok {
 		t.Errorf("select MainContact/Email returned the whole contact: %v", mc)
+	}
+}
+
+// IIS's request filtering hides every URL with a segment named bin,
+// App_Data, web.config or another of its default hidden segments (any
+// case; iis.net, requestFiltering/hiddenSegments: 404.8). A record whose
+// key is such a name ("BIN", a plausible item or customer id) cannot be
+// read at /Customer/BIN: IIS answers its own 404 and the getter reported
+// no such customer. It is found with a filter on its key fields instead.
+func TestGetterKeyThatIISHidesUsesFilter(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	body := `{"CustomerID":{"value":"BIN"},"CustomerName":{"value":"Bin Supplies Ltd"}}`
+	req, _ := http.NewRequest(http.MethodPut, h.srv.URL+h.sim.PathPrefix()+"/entity/Default/24.200.001/Customer", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+h.userToken(acumaticatest.RoleFull).Reveal())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("creating customer BIN: HTTP %d", resp.StatusCode)
+	}
+	out, err := h.run(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": "BIN"})
+	if err != nil {
+		t.Fatalf("CustomerID BIN: %v", err)
+	}
+	if got := out["record"].(map[string]any)["CustomerName"]; got != "Bin Supplies Ltd" {
+		t.Errorf("CustomerID BIN read %v", got)
+	}
+	if n := h.sim.RequestCount("/entity/Default/24.200.001/Customer/BIN"); n != 0 {
+		t.Errorf("the key went in the URL path %d times, where IIS hides it", n)
 	}
 }

@@ -186,11 +186,29 @@ func dedupe(names []string) []string {
 // splits key segments at "/" (and "|"); ASP.NET refuses paths with any of
 // < > * % & : \ ? by default; IIS refuses "+" (its double-escaping check)
 // and drops a trailing dot or space; "." and ".." are folded away by path
-// normalisation. Such records are found with a filter on the key fields
-// instead, which Acumatica documents as the way to reach them.
+// normalisation; and IIS's request filtering hides every URL with a
+// segment named as one of its default hidden segments (bin, App_Data,
+// web.config…, in any case), answering its own 404. Such records are found
+// with a filter on the key fields instead, which Acumatica documents as
+// the way to reach them.
 func keysNeedFilter(keys []string) bool {
 	for _, k := range keys {
-		if strings.ContainsAny(k, "/|<>*%&:\\?+") || strings.HasSuffix(k, ".") || strings.HasSuffix(k, " ") {
+		if strings.ContainsAny(k, "/|<>*%&:\\?+") || strings.HasSuffix(k, ".") || strings.HasSuffix(k, " ") || iisHidden(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// iisHiddenSegments are IIS's default hidden segments (applicationHost.config,
+// requestFiltering/hiddenSegments).
+var iisHiddenSegments = []string{"web.config", "bin", "App_code", "App_GlobalResources", "App_LocalResources",
+	"App_WebReferences", "App_Data", "App_Browsers"}
+
+// iisHidden reports whether IIS hides a path segment k.
+func iisHidden(k string) bool {
+	for _, h := range iisHiddenSegments {
+		if strings.EqualFold(k, h) {
 			return true
 		}
 	}

@@ -162,6 +162,10 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.mu.Unlock()
+	if hiddenByIIS(r.URL.Path) {
+		writeIISNotFound(w)
+		return
+	}
 	if s.prefix != "" {
 		rest, ok := underPrefix(r.URL.Path, s.prefix)
 		if !ok {
@@ -340,4 +344,24 @@ func NewServer(opts Options) *Server {
 func (s *Server) Close() {
 	s.Simulator.Close()
 	_ = s.srv.Close()
+}
+
+// iisHiddenSegments are IIS's default request-filtering hidden segments
+// (applicationHost.config; iis.net, system.webServer/security/
+// requestFiltering/hiddenSegments): a URL with any of them as a whole
+// segment, in any case, gets IIS's 404 (substatus 404.8) before Acumatica
+// sees it.
+var iisHiddenSegments = []string{"web.config", "bin", "App_code", "App_GlobalResources", "App_LocalResources",
+	"App_WebReferences", "App_Data", "App_Browsers"}
+
+// hiddenByIIS reports whether IIS's request filtering hides path.
+func hiddenByIIS(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		for _, h := range iisHiddenSegments {
+			if strings.EqualFold(seg, h) {
+				return true
+			}
+		}
+	}
+	return false
 }
