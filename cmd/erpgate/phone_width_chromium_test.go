@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// A phone held upright (390×844 CSS pixels) and a laptop (1280×800): the
+// screens erpgate's pages are read on. The approval link in particular is
+// often opened on a phone, from the AI client's app.
+const (
+	phoneWidth, phoneHeight     = 390, 844
+	desktopWidth, desktopHeight = 1280, 800
+)
+
+// screenProblems lists what on the page shown would make a person scroll
+// sideways or read a table column letter by letter: the page wider than
+// the screen; a table outside a scrolling box reaching past its card; and,
+// when words is true, a word of a table cell that does not fit its column
+// and is broken across lines (e-mail addresses and words of 24 characters
+// or more may be broken).
+func screenProblems(t *testing.T, ctx context.Context, words bool) []string {
+	t.Helper()
+	return browserResult(t, ctx, "measure the page against the screen", chromedp.Evaluate[[]string](`((words) => {
+  const problems = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth) {
+    const wide = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > root.clientWidth + 0.5 && !e.closest('.table-wrap, pre'));
+    problems.push('the page is ' + root.scrollWidth + ' px wide on a screen of ' + root.clientWidth + ' px; past the edge: ' +
+      wide.slice(0, 4).map(e => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\s+/g, ' ').slice(0, 50) + '"').join(', '));
+  }
+  for (const table of document.querySelectorAll('table')) {
+    if (table.closest('.table-wrap')) continue;
+    const box = table.closest('.card, .box, main');
+    if (box && table.getBoundingClientRect().right > box.getBoundingClientRect().right + 0.5) {
+      problems.push('a table reaches past its box by ' + Math.round(table.getBoundingClientRect().right - box.getBoundingClientRect().right) + ' px: "' + table.textContent.trim().replace(/\s+/g, ' ').slice(0, 50) + '"');
+    }
+  }
+  const measure = document.createElement('canvas').getContext('2d');
+  for (const cell of words ? document.querySelectorAll('td, th') : []) {
+    const style = getComputedStyle(cell);
+    const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    let broken = '';
+    for (let n = texts.nextNode(); n && !broken; n = texts.nextNode()) {
+      const parent = n.parentElement;
+      if (parent.closest('.sr-only') || parent.getClientRects().length === 0) continue;
+      measure.font = getComputedStyle(parent).font;
+      for (const word of n.data.split(/[\s\-\/]+/)) {
+        if (word.length === 0 || word.length >= 24 || word.includes('@')) continue;
+        const need = measure.measureText(word).width;
+        if (need > room + 1) {
+          broken = 'the word "' + word + '" (' + Math.round(need) + ' px) is broken in a column ' + Math.round(room) + ' px wide';
+          break;
+        }
+      }
+    }
+    if (broken) problems.push(broken);
+  }
+  return problems;
+})(`+strconv.FormatBool(words)+`)`))
+}
+
+// viewAt makes the browser's screen width×height CSS pixels.
+func viewAt(t *testing.T, ctx context.Context, width, height int64) {
+	t.Helper()
+	browserDo(t, ctx, "set the screen's size", chromedp.EmulateViewport(width, height))
+}
+
+// fitsTheScreen fails the test with every screenProblems of the page
+// shown, named what, words included.
+func fitsTheScreen(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	for _, p := range screenProblems(t, ctx, true) {
+		t.Errorf("%s: %s", what, p)
+	}
+}
+
+// TestChromiumOwnerPageFitsAPhone opens the site owner's page, and the page
+// refusing a non-administrator, on a phone and on a desktop: neither is
+// wider than the screen, and no table column is too narrow for its words.
+func TestChromiumOwnerPageFitsAPhone(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
+	nonAdmin := userWithRole(t, sim, frappetest.RoleNonAdministrator)
+	// Someone has connected, for the people list.
+	connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
+	manageURL := gw.URL + "/sites/acme/manage"
+
+	ctx := newChromiumWithin(t, 90*time.Second)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+	waitForNewTitle(t, ctx, "Manage site acme")
+	fitsTheScreen(t, ctx, "the owner's sign-in page on a phone")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, nonAdmin, "Only the ERP's administrators")
+	saveScreenshot(t, ctx, "phone-owner-refused.png")
+	fitsTheScreen(t, ctx, "the refusal of a non-administrator on a phone")
+	clearCookies(t, ctx)
+
+	navigate(t, ctx, "open the owner page again", chromedp.Navigate(manageURL))
+	waitForNewTitle(t, ctx, "Manage site acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	if rows := browserResult(t, ctx, "count the activity", chromedp.Evaluate[int](`document.querySelectorAll('table.log tbody tr').length`)); rows < 3 {
+		t.Fatalf("the owner page shows %d events of activity, want the registration's and the sign-ins", rows)
+	}
+	saveScreenshot(t, ctx, "phone-owner-page.png")
+	fitsTheScreen(t, ctx, "the owner's page on a phone")
+
+	viewAt(t, ctx, desktopWidth, desktopHeight)
+	saveScreenshot(t, ctx, "desktop-owner-page.png")
+	fitsTheScreen(t, ctx, "the owner's page on a desktop")
+}
