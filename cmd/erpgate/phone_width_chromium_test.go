@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,23 @@ func TestChromiumOwnerPageFitsAPhone(t *testing.T) {
 	viewAt(t, ctx, desktopWidth, desktopHeight)
 	saveScreenshot(t, ctx, "desktop-owner-page.png")
 	fitsTheScreen(t, ctx, "the owner's page on a desktop")
+}
+
+// TestChromiumApprovalPageFitsAPhone opens a change awaiting approval on a
+// phone: the table of fields, with the values to approve, stays inside the
+// screen and its card.
+func TestChromiumApprovalPageFitsAPhone(t *testing.T) {
+	_, _, pageURL, ctx := signedInAtAnApproval(t)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	navigate(t, ctx, "open the approval page again", chromedp.Navigate(pageURL))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	if text := pageBody(t, ctx); !strings.Contains(text, "12,500.00") {
+		t.Fatalf("the approval page does not show the new credit limit: %s", text)
+	}
+	saveScreenshot(t, ctx, "phone-approval.png")
+	fitsTheScreen(t, ctx, "the approval page on a phone")
+
+	viewAt(t, ctx, desktopWidth, desktopHeight)
+	saveScreenshot(t, ctx, "desktop-approval.png")
+	fitsTheScreen(t, ctx, "the approval page on a desktop")
 }
