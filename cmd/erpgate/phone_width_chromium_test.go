@@ -83,6 +83,14 @@ func fitsTheScreen(t *testing.T, ctx context.Context, what string) {
 	}
 }
 
+// notWiderThanTheScreen is fitsTheScreen without the words in tables.
+func notWiderThanTheScreen(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	for _, p := range screenProblems(t, ctx, false) {
+		t.Errorf("%s: %s", what, p)
+	}
+}
+
 // TestChromiumOwnerPageFitsAPhone opens the site owner's page, and the page
 // refusing a non-administrator, on a phone and on a desktop: neither is
 // wider than the screen, and no table column is too narrow for its words.
@@ -143,4 +151,31 @@ func TestChromiumApprovalPageFitsAPhone(t *testing.T) {
 	viewAt(t, ctx, desktopWidth, desktopHeight)
 	saveScreenshot(t, ctx, "desktop-approval.png")
 	fitsTheScreen(t, ctx, "the approval page on a desktop")
+}
+
+// TestChromiumConsoleFitsAPhone opens the operator console's pages on a
+// phone: none is wider than the screen (wide tables scroll in their own
+// box; the console is read mostly on a desktop, so its tables' words are
+// not held to the phone's width).
+func TestChromiumConsoleFitsAPhone(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	ctx := newChromium(t)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	signInToConsole(t, ctx, gw, "/console")
+	for _, p := range []struct{ path, title, shot string }{
+		{"/console/sites", "Sites", "phone-console-sites.png"},
+		{"/console/settings", "Settings", "phone-console-settings.png"},
+		{"/console/settings?site=acme", "Settings", "phone-console-site-settings.png"},
+		{"/console/usage", "Usage", "phone-console-usage.png"},
+		{"/console/audit", "Audit", "phone-console-audit.png"},
+	} {
+		navigate(t, ctx, "open "+p.path, chromedp.Navigate(gw.URL+p.path))
+		waitForNewTitle(t, ctx, p.title)
+		saveScreenshot(t, ctx, p.shot)
+		notWiderThanTheScreen(t, ctx, p.path+" on a phone")
+	}
 }
