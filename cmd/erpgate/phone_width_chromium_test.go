@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -177,5 +179,47 @@ func TestChromiumConsoleFitsAPhone(t *testing.T) {
 		waitForNewTitle(t, ctx, p.title)
 		saveScreenshot(t, ctx, p.shot)
 		notWiderThanTheScreen(t, ctx, p.path+" on a phone")
+	}
+}
+
+// TestChromiumToolReferenceFitsAPhone opens the tool reference on a phone:
+// every tool's purpose and every argument's description is on the screen,
+// not in a column scrolled out of sight (column headings laid out for
+// screen readers only aside), and no column breaks its words.
+func TestChromiumToolReferenceFitsAPhone(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	ctx := newChromium(t)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	navigate(t, ctx, "open the tool reference", chromedp.Navigate(gw.URL+"/docs/tools"))
+	waitForNewTitle(t, ctx, "Tool reference")
+	// The first tool of the catalogue (docs/tools.md lists them) is on the
+	// page with its purpose.
+	if text := pageBody(t, ctx); !strings.Contains(text, "acumatica_get_account") || !strings.Contains(text, "Get one GL account from Acumatica") {
+		t.Fatalf("the tool reference lacks acumatica_get_account: %.300s", text)
+	}
+	// The page is too tall for a full screenshot: the screen at its first
+	// table, and at the first tool's arguments.
+	browserDo(t, ctx, "scroll to the first table", chromedp.Evaluate[chromedp.Void](`document.querySelector('table').scrollIntoView()`))
+	saveScreenshotOfScreen(t, ctx, "phone-tools.png")
+	browserDo(t, ctx, "scroll to the first arguments", chromedp.Evaluate[chromedp.Void](`document.querySelector('h3').scrollIntoView()`))
+	saveScreenshotOfScreen(t, ctx, "phone-tool-arguments.png")
+	fitsTheScreen(t, ctx, "the tool reference on a phone")
+	off := browserResult(t, ctx, "find cells off the screen", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('td, th')].filter(c => !(c.closest('thead') && getComputedStyle(c.closest('thead')).position === 'absolute')).filter(c => c.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(0, 5).map(c => '"' + c.innerText.trim().slice(0, 40) + '" ends at ' + Math.round(c.getBoundingClientRect().right) + ' px')`))
+	for _, c := range off {
+		t.Errorf("the tool reference on a phone: a cell is past the screen's edge (%d px): %s", phoneWidth, c)
+	}
+}
+
+// saveScreenshotOfScreen is saveScreenshot of what the screen shows, for a
+// page too tall to be taken whole.
+func saveScreenshotOfScreen(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if dir := os.Getenv("ERPGATE_TEST_SCREENSHOTS"); dir != "" {
+		png := browserResult(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot())
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
