@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -221,5 +222,39 @@ func saveScreenshotOfScreen(t *testing.T, ctx context.Context, name string) {
 		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestChromiumApprovalOfASalesOrderFitsAPhone asks to create a sales order
+// through the real Frappe connector and opens its approval link on a
+// phone: the order's lines (item, name, quantity, unit, rate, amount) are
+// all on the screen, not past its edge.
+func TestChromiumApprovalOfASalesOrderFitsAPhone(t *testing.T) {
+	f := newFrappeWrite(t, "create_sales_order")
+	items := f.sim.Data().List("Item")
+	args := map[string]any{"customer": f.sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"po_no": "PHONE-1", "items": []any{
+			map[string]any{"item_code": items[0].Name, "qty": 12, "rate": json.Number("1250.50")},
+			map[string]any{"item_code": items[1].Name, "qty": 3, "rate": json.Number("99.95")},
+		}}
+	first := callTool(t, f.client.cs, "create_sales_order", args)
+	if !first.IsError || first.errorCode() != "APPROVAL_REQUIRED" {
+		t.Fatalf("the first call: %s", first.Text)
+	}
+	link := approvalURL.FindString(first.Text)
+	ctx := newChromium(t)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	navigate(t, ctx, "open the approval link", chromedp.Navigate(link))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, f.user, "Approve a change on Test acme")
+	if text := pageBody(t, ctx); !strings.Contains(text, items[0].Name) || !strings.Contains(text, items[1].Name) {
+		t.Fatalf("the approval page lacks the order's lines (%s, %s): %s", items[0].Name, items[1].Name, text)
+	}
+	saveScreenshot(t, ctx, "phone-approval-sales-order.png")
+	fitsTheScreen(t, ctx, "the approval of a sales order on a phone")
+	off := browserResult(t, ctx, "find cells off the screen", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('td, th')].filter(c => !(c.closest('thead') && getComputedStyle(c.closest('thead')).position === 'absolute')).filter(c => c.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(0, 5).map(c => '"' + c.innerText.trim().slice(0, 40) + '" ends at ' + Math.round(c.getBoundingClientRect().right) + ' px')`))
+	for _, c := range off {
+		t.Errorf("the approval of a sales order on a phone: a cell is past the screen's edge (%d px): %s", phoneWidth, c)
 	}
 }
