@@ -135,6 +135,28 @@ func TestChromiumOwnerPageFitsAPhone(t *testing.T) {
 	viewAt(t, ctx, desktopWidth, desktopHeight)
 	saveScreenshot(t, ctx, "desktop-owner-page.png")
 	fitsTheScreen(t, ctx, "the owner's page on a desktop")
+
+	// A new service token, shown once: on a phone all of it is on the
+	// screen, with a button that copies it.
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	navigate(t, ctx, "issue a token",
+		chromedp.SendKeys(chromedp.CSS("#token_name"), "nightly report"),
+		chromedp.Click(chromedp.CSS(`form[action$="/manage/tokens"] button`)))
+	waitForNewTitle(t, ctx, "Service token nightly report")
+	saveScreenshot(t, ctx, "phone-owner-token.png")
+	fitsTheScreen(t, ctx, "a new service token on a phone")
+	token := browserResult(t, ctx, "read the token", chromedp.Evaluate[string](`document.querySelector("#token").value`))
+	if !strings.HasPrefix(token, "egs_") {
+		t.Fatalf("token %q", token)
+	}
+	if hidden := browserResult(t, ctx, "measure the token", chromedp.Evaluate[int](
+		`(e => Math.max(e.scrollWidth - e.clientWidth, e.scrollHeight - e.clientHeight))(document.querySelector("#token"))`)); hidden > 0 {
+		t.Errorf("a new service token on a phone: %d px of the token %s… are out of sight in its box", hidden, token[:10])
+	}
+	if visible := browserResult(t, ctx, "find the copy button", chromedp.Evaluate[bool](
+		`(b => !!b && !b.hidden && b.getClientRects().length > 0)(document.querySelector('button[data-copy="token"]'))`)); !visible {
+		t.Error("a new service token on a phone: no button copies it")
+	}
 }
 
 // TestChromiumApprovalPageFitsAPhone opens a change awaiting approval on a

@@ -174,10 +174,13 @@ func (h *Handler) issueToken(w http.ResponseWriter, r *http.Request, o owner) {
 		h.refused(w, r, o, "tokens", err)
 		return
 	}
-	h.render(w, http.StatusCreated, h.token, tokenData{
+	// With the kit's script, for the button that copies the token.
+	if err := h.deps.Kit.Render(w, http.StatusCreated, h.token, tokenData{
 		Slug: o.site.Slug, Name: st.Name, Prefix: st.Prefix, Token: value.Reveal(), ServiceURL: h.deps.Kit.URL("/service/mcp"),
 		Expiry: siteadmin.TokenExpiry(st),
-	}, o.site)
+	}, pagekit.Options{FormAction: pagekit.FormActionWith(o.site.BaseURL), Script: true}); err != nil {
+		h.log.Error("owner page not rendered", zap.Error(err))
+	}
 }
 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, o owner) {
