@@ -202,6 +202,14 @@ func TestChromiumConsoleFitsAPhone(t *testing.T) {
 		waitForNewTitle(t, ctx, p.title)
 		saveScreenshot(t, ctx, p.shot)
 		notWiderThanTheScreen(t, ctx, p.path+" on a phone")
+		// A chart's words (axes, legend) are drawn at least 10 px tall:
+		// the chart scales with the screen, and its letters with it.
+		if small := browserResult(t, ctx, "measure the charts' text", chromedp.Evaluate[[]string](`[...document.querySelectorAll('svg.chart')].flatMap(svg => {
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale).filter(px => px < 10).slice(0, 1).map(px => svg.getAttribute('aria-labelledby').split('-title')[0] + ': ' + px.toFixed(1) + ' px');
+})`)); len(small) > 0 {
+			t.Errorf("%s on a phone: chart text smaller than 10 px: %v", p.path, small)
+		}
 	}
 }
 
