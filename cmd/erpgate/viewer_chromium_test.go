@@ -268,6 +268,14 @@ func TestChromiumViewer(t *testing.T) {
 		}
 	}
 	saveScreenshot(t, ctx, "viewer-audit.png")
+	// On a desktop's screen every column of the audit, the reason last,
+	// is in sight without scrolling the table's box.
+	browserDo(t, ctx, "look on a desktop's screen", chromedp.EmulateViewport(desktopWidth, desktopHeight))
+	saveScreenshot(t, ctx, "desktop-viewer-audit.png")
+	if hidden := browserResult(t, ctx, "measure the audit", chromedp.Evaluate[int](`(w => w.scrollWidth - w.clientWidth)(document.querySelector("#events").parentElement)`)); hidden > 0 {
+		t.Errorf("on a %d px screen, %d px of the audit table are scrolled out of sight", desktopWidth, hidden)
+	}
+	browserDo(t, ctx, "back to the browser's screen", chromedp.ResetViewport())
 	submitAndWait(t, ctx, "only refusals", "Audit", chromedp.SetValue(chromedp.CSS(`#f-outcome`), "refused"),
 		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)))
 	refused := browserResult(t, ctx, "read the refusals", chromedp.Evaluate[[]string](
