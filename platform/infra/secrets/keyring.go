@@ -45,6 +45,9 @@ type Keyring struct {
 	// primary is the primary key's material, from which DeriveKey derives
 	// keys for other uses.
 	primary []byte
+	// material is every key's material, in ids' order, from which
+	// DeriveKeys derives.
+	material [][]byte
 }
 
 // ParseKeyring parses an ERPGATE_ENCRYPTION_KEYS specification: a
@@ -76,6 +79,7 @@ func ParseKeyring(spec string) (*Keyring, error) {
 			k.primary = key
 		}
 		k.ids = append(k.ids, id)
+		k.material = append(k.material, key)
 		k.aeads[id] = aead
 	}
 	if len(problems) == 0 && len(k.ids) == 0 {
