@@ -18,7 +18,8 @@ import (
 const ServiceTokenPrefix = "egs"
 
 // maxServiceTokenLength bounds what ResolveServiceToken will hash; real
-// tokens are 47 characters.
+// tokens are 60 characters (47 for those issued before they carried a
+// check value).
 const maxServiceTokenLength = 256
 
 // ServiceToken describes a token for /service/mcp. The token's value is
@@ -78,7 +79,10 @@ func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.U
 	if err := ValidateTokenLifetimeDays(lifetimeDays); err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
 	}
-	token, err := secrets.NewToken(ServiceTokenPrefix)
+	if len(s.tokenChecks) == 0 {
+		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: the store has no keyring", siteID)
+	}
+	token, err := secrets.NewTaggedToken(ServiceTokenPrefix, s.tokenChecks[0])
 	if err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
 	}
@@ -104,6 +108,20 @@ func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.U
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, database.Classify(err))
 	}
 	return st, token.Value, nil
+}
+
+// serviceTokenCheckUse names the keys of service tokens' check values
+// (secrets.Keyring.DeriveKeys).
+const serviceTokenCheckUse = "service token check value"
+
+// IssuedServiceToken reports whether token carries the check value of a
+// service token this deployment issued, under any key of its keyring (a
+// token issued before a rotation verifies while its key stays in
+// ERPGATE_ENCRYPTION_KEYS). It looks nothing up: such a token may since
+// have been revoked, have expired or be gone (deleted with its site, or
+// issued by another deployment sharing the key). Tokens issued before check values existed report false.
+func (s *Store) IssuedServiceToken(token string) bool {
+	return secrets.TokenTagged(ServiceTokenPrefix, token, s.tokenChecks)
 }
 
 // whyNoAPIConnection tells a missing site from a site without an api_token

@@ -324,3 +324,28 @@ func TestServiceTokenExpiry(t *testing.T) {
 		t.Errorf("token with a year to go listed as %+v", st)
 	}
 }
+
+// TestIssuedServiceTokenTellsIssuedTokensFromMadeUpOnes: the check tells
+// an issued token from one of its shape that erpgate did not make, and
+// from one issued before tokens carried a check value (bounded as
+// before).
+func TestIssuedServiceTokenTellsIssuedTokensFromMadeUpOnes(t *testing.T) {
+	s, _ := newStore(t)
+	acme := mustCreate(t, s, "acme")
+	mustPutAPI(t, s, acme, "key", "secret")
+	_, value, err := s.IssueServiceToken(t.Context(), acme.ID, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := value.Reveal()
+	if !s.IssuedServiceToken(text) {
+		t.Errorf("an issued token is not told as issued")
+	}
+	madeUp := text[:len(text)-1] + map[bool]string{true: "B", false: "A"}[text[len(text)-1] == 'A']
+	if s.IssuedServiceToken(madeUp) {
+		t.Errorf("a made-up token of an issued one's shape is told as issued")
+	}
+	if s.IssuedServiceToken("egs_" + strings.Repeat("A", 43)) {
+		t.Errorf("a token of the old form is told as issued")
+	}
+}

@@ -13,6 +13,9 @@ import (
 type Store struct {
 	pool *pgxpool.Pool
 	keys *secrets.Keyring
+	// tokenChecks are the keys of service tokens' check values, one per
+	// key of the ring, primary first (see IssuedServiceToken).
+	tokenChecks [][]byte
 	// changed, if set, is told about every committed change to a site, its
 	// connections or tokens made through this store. Other replicas learn
 	// of changes through Postgres notifications; this hook makes the
@@ -24,7 +27,11 @@ type Store struct {
 // NewStore returns a store on pool that seals and opens credentials with
 // keys.
 func NewStore(pool *pgxpool.Pool, keys *secrets.Keyring) *Store {
-	return &Store{pool: pool, keys: keys}
+	s := &Store{pool: pool, keys: keys}
+	if keys != nil {
+		s.tokenChecks = keys.DeriveKeys(serviceTokenCheckUse)
+	}
+	return s
 }
 
 // OnChange sets the function told about committed changes. Set it once,
