@@ -19,6 +19,10 @@ import (
 // errNoCredential means the token's site has no API credential any more.
 var errNoCredential = errors.New("servicemcp: the site has no API credential")
 
+// errTokenGone is the refusal of an issued token this replica found
+// unknown, revoked or expired before: ErrTokenInvalid, without a lookup.
+var errTokenGone = fmt.Errorf("servicemcp: service token found unusable before: %w", sites.ErrTokenInvalid)
+
 // resolved is everything a service call needs, derived from one token.
 type resolved struct {
 	tokenID uuid.UUID
@@ -54,11 +58,19 @@ type Resolver struct {
 	registry *connector.Registry
 	cache    *invalidate.Cache[*resolved]
 
-	// known holds the hashes of the tokens this replica found valid, so
-	// that a source's bound on invalid tokens never locks out a token
+	// known holds the hashes of the tokens without a check value (issued
+	// before tokens carried one) this replica found valid, so that a
+	// source's bound on invalid tokens never locks out such a token
 	// already shown to be valid (see Resolve). Only a valid token enters
 	// it, so it grows with the tokens in use, not with an attack.
 	known sourcelimit.TokenSet
+	// gone holds the hashes of issued tokens (their check value verified)
+	// found unknown, revoked or expired, which can never work again: they
+	// are refused without a lookup. bounded holds those found of a
+	// disabled site or of one without a credential, which may work again:
+	// they are looked up within their source's bound until they do. Only
+	// tokens erpgate issued enter either, so neither grows with an attack.
+	gone, bounded sourcelimit.TokenSet
 
 	// now is the resolver's clock, shared with its cache (tests replace
 	// it with setClock).
@@ -101,12 +113,22 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) 
 // charged to the source only when the token is unknown, revoked or
 // expired.
 //
-// A token this replica has found valid before is looked up even when
-// admit refuses its source: sources are shared (a NAT, an AI platform's
-// egress), and whoever else sends made-up tokens from there must not lock
-// out a bot whose entry is merely gone (its site changed, its TTL ran
-// out, invalidations are down). Such a token costs the database no more
-// than a valid one; once it fails it is forgotten, and bounded again.
+// A token erpgate issued (its check value verifies under a key of the
+// ring, sites.Store.IssuedServiceToken) is looked up without asking admit
+// and never charged: sources are shared (a NAT, an AI platform's egress),
+// and whoever else sends made-up tokens from there must not lock out a
+// bot, on a replica it has not reached yet (just started or deployed) any
+// more than on one where its entry is merely gone (its site changed, its
+// TTL ran out, invalidations are down). Only erpgate can make such a
+// token, so this costs a lookup per token it issued. One found unknown,
+// revoked or expired is remembered and refused from then on without a
+// lookup (a leaked revoked token replayed costs the database nothing);
+// one found of a disabled site or of a site without a credential is
+// bounded like any other until it works again.
+//
+// A token without a check value (issued before tokens carried one) this
+// replica has found valid before is likewise looked up even when admit
+// refuses its source; once it fails it is forgotten, and bounded again.
 //
 // A token that expires is refused from its expiry on, by this replica's
 // clock, even while its entry is cached: the entry carries the expiry, is
@@ -114,11 +136,15 @@ func (r *Resolver) Forget(siteID uuid.UUID) { r.cache.DropSite(siteID.String()) 
 func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.Admit) (*resolved, error) {
 	key := secrets.HashToken(token)
 	e, err := r.cache.Get(ctx, string(key[:]), func(ctx context.Context) (*resolved, invalidate.Tags, time.Time, error) {
+		issued := r.store.IssuedServiceToken(token)
+		if issued && r.gone.Has(key) {
+			return nil, invalidate.Tags{}, time.Time{}, errTokenGone
+		}
 		charge := func() {}
-		if admit != nil {
+		if admit != nil && (!issued || r.bounded.Has(key)) {
 			var err error
 			if charge, err = admit(); err != nil {
-				if !r.known.Has(key) {
+				if issued || !r.known.Has(key) {
 					return nil, invalidate.Tags{}, time.Time{}, err
 				}
 				charge = func() {}
@@ -133,14 +159,27 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 		if err != nil && !database.IsUnavailable(err) {
 			// A token that cannot be served (unknown, revoked, expired, of a
 			// disabled site or of one without a credential) is never
-			// cached: each request with it is a lookup, charged alike.
+			// cached: each request with it is a lookup, charged alike
+			// unless erpgate issued it and it was not yet bounded.
 			r.known.Remove(key)
+			if issued {
+				if errors.Is(err, sites.ErrTokenInvalid) {
+					r.gone.Add(key)
+					r.bounded.Remove(key)
+				} else {
+					r.bounded.Add(key)
+				}
+			}
 			charge()
 		}
 		if err != nil {
 			return nil, invalidate.Tags{}, time.Time{}, err
 		}
-		r.known.Add(key)
+		if issued {
+			r.bounded.Remove(key)
+		} else {
+			r.known.Add(key)
+		}
 		return e, invalidate.Tags{Site: e.site.ID.String()}, e.expiresAt, nil
 	})
 	if err != nil {
@@ -148,8 +187,12 @@ func (r *Resolver) Resolve(ctx context.Context, token string, admit sourcelimit.
 	}
 	if e.expired(r.now()) {
 		// Cached before the expiry, used after it. The entry goes at its
-		// expiry anyway; the token is no longer one found valid.
+		// expiry anyway; the token is no longer one found valid, and an
+		// issued one will never work again.
 		r.known.Remove(key)
+		if r.store.IssuedServiceToken(token) {
+			r.gone.Add(key)
+		}
 		return nil, e.expiredError()
 	}
 	return e, nil

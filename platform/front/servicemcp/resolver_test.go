@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -62,11 +66,19 @@ func (m *manualInvalidations) setHealthy(v bool) { m.mu.Lock(); m.healthy = v; m
 
 func setup(t *testing.T) (*sites.Store, *connector.Registry, sites.Site, string) {
 	t.Helper()
-	keys, err := secrets.ParseKeyring(mustKey(t))
+	_, store, reg, site, token := setupKeys(t, mustKey(t))
+	return store, reg, site, token
+}
+
+// setupKeys is setup with the keyring spec, and returns the pool too.
+func setupKeys(t *testing.T, spec string) (*pgxpool.Pool, *sites.Store, *connector.Registry, sites.Site, string) {
+	t.Helper()
+	keys, err := secrets.ParseKeyring(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := sites.NewStore(pgtest.NewPool(t), keys)
+	pool := pgtest.NewPool(t)
+	store := sites.NewStore(pool, keys)
 	reg := connector.NewRegistry()
 	reg.MustRegister(stubERP{})
 	ctx := context.Background()
@@ -81,7 +93,23 @@ func setup(t *testing.T) (*sites.Store, *connector.Registry, sites.Site, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store, reg, site, token.Reveal()
+	return pool, store, reg, site, token.Reveal()
+}
+
+// issueOldFormat stores a token of the form issued before tokens carried
+// a check value, as such a token is stored, and returns its id and value.
+func issueOldFormat(t *testing.T, pool *pgxpool.Pool, siteID uuid.UUID) (uuid.UUID, string) {
+	t.Helper()
+	tok, err := secrets.NewToken(sites.ServiceTokenPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.New()
+	if _, err := pool.Exec(context.Background(), `INSERT INTO service_tokens (id, site_id, name, token_hash, prefix) VALUES ($1, $2, 'old', $3, $4)`,
+		id, siteID, tok.Hash[:], tok.DisplayPrefix); err != nil {
+		t.Fatal(err)
+	}
+	return id, tok.Value.Reveal()
 }
 
 func mustKey(t *testing.T) string {
@@ -316,8 +344,12 @@ func TestResolverLookupOutlivesTheCallerThatStartedIt(t *testing.T) {
 // at the end of the TTL, or while invalidations are down and nothing is
 // cached. A token revoked since is refused as invalid once, then bounded
 // like any other; a token never seen stays bounded.
+//
+// The tokens here are of the form issued before tokens carried a check
+// value, which only this replica's memory tells from made-up ones.
 func TestResolverLetsAKnownTokenPastItsSourceBound(t *testing.T) {
-	store, reg, site, token := setup(t)
+	pool, store, reg, site, _ := setupKeys(t, mustKey(t))
+	tokenID, token := issueOldFormat(t, pool, site.ID)
 	inv := &manualInvalidations{healthy: true}
 	r := NewResolver(store, reg, inv, time.Hour)
 	ctx := context.Background()
@@ -349,16 +381,12 @@ func TestResolverLetsAKnownTokenPastItsSourceBound(t *testing.T) {
 	}
 	inv.setHealthy(true)
 
-	_, other, err := store.IssueServiceToken(ctx, site.ID, "never used here")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Resolve(ctx, other.Reveal(), lookups.For(req)); !errors.As(err, &refused) {
+	_, other := issueOldFormat(t, pool, site.ID)
+	if _, err := r.Resolve(ctx, other, lookups.For(req)); !errors.As(err, &refused) {
 		t.Fatalf("a token this replica never found valid, from a spent source: %v, want the source refused", err)
 	}
 
-	toks, _ := store.ListServiceTokens(ctx, site.ID)
-	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+	if err := store.RevokeServiceToken(ctx, site.ID, tokenID); err != nil {
 		t.Fatal(err)
 	}
 	inv.fireSite(site.ID.String())
@@ -462,5 +490,158 @@ func TestResolverWithInvalidationsDownServesNoLookupBegunBeforeARevocation(t *te
 	}
 	if err := <-firstErr; err != nil {
 		t.Errorf("the call that began before the revocation: %v", err)
+	}
+}
+
+// spentSource returns a source bound of one lookup and a request from
+// 203.0.113.7, whose bound made-up tokens have just spent: one was
+// looked up and found invalid, the next refused.
+func spentSource(t *testing.T, r *Resolver) (*sourcelimit.Lookups, *http.Request) {
+	t.Helper()
+	lookups := sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	req := httptest.NewRequest(http.MethodPost, "/service/mcp", nil)
+	req.RemoteAddr = "203.0.113.7:40000"
+	ctx := context.Background()
+	if _, err := r.Resolve(ctx, "egs_madeup1", lookups.For(req)); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Fatalf("a made-up token: %v, want ErrTokenInvalid", err)
+	}
+	var refused *sourcelimit.LookupsRefused
+	if _, err := r.Resolve(ctx, "egs_madeup2", lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("a made-up token past the bound: %v, want the source refused", err)
+	}
+	return lookups, req
+}
+
+// TestResolverLetsAnIssuedTokenPastASpentSourceOnAFreshReplica: a bot
+// shares its address (a NAT, a cloud egress) with someone who sends
+// made-up service tokens. On a replica the bot has not reached yet (just
+// started, or just deployed), its token is new; before, it was refused
+// with 429 like the made-up ones for as long as they kept coming, though
+// erpgate issued it. A token erpgate issued carries a check value only
+// erpgate can make, so it is looked up however spent its source is; a
+// made-up token of the same shape is bounded as before.
+func TestResolverLetsAnIssuedTokenPastASpentSourceOnAFreshReplica(t *testing.T) {
+	store, reg, _, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Hour)
+	ctx := context.Background()
+	lookups, req := spentSource(t, r)
+
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); err != nil {
+		t.Fatalf("the bot's token, new to this replica, from a source spent by made-up tokens: %v", err)
+	}
+
+	// Made-up tokens shaped like an issued one (its length, another check
+	// value; another random part) are still refused without a lookup.
+	var refused *sourcelimit.LookupsRefused
+	forged := token[:len(token)-2] + flipLast(token[len(token)-2:])
+	if _, err := r.Resolve(ctx, forged, lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("the bot's token with another check value: %v, want the source refused", err)
+	}
+	forged = token[:4] + flipLast(token[4:5]) + token[5:]
+	if _, err := r.Resolve(ctx, forged, lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("the bot's token with another random part: %v, want the source refused", err)
+	}
+}
+
+// flipLast changes the last character of a base64url text to another one.
+func flipLast(s string) string {
+	last := s[len(s)-1]
+	next := byte('A')
+	if last == 'A' {
+		next = 'B'
+	}
+	return s[:len(s)-1] + string(next)
+}
+
+// countLookups counts r's database lookups.
+func countLookups(r *Resolver) *atomic.Int32 {
+	var n atomic.Int32
+	r.beforeLookup = func() { n.Add(1) }
+	return &n
+}
+
+// TestResolverRefusesAGoneIssuedTokenFromMemory: an issued token passes
+// its source's bound, so without memory a leaked token, once revoked,
+// could be replayed for a database lookup each time from any address.
+// The lookup that finds it revoked is the last: later calls are refused
+// as invalid without one. Neither is charged to the source: a made-up
+// token from there is still looked up.
+func TestResolverRefusesAGoneIssuedTokenFromMemory(t *testing.T) {
+	store, reg, site, token := setup(t)
+	inv := &manualInvalidations{healthy: true}
+	r := NewResolver(store, reg, inv, time.Hour)
+	lookupsMade := countLookups(r)
+	ctx := context.Background()
+	lookups := sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	req := httptest.NewRequest(http.MethodPost, "/service/mcp", nil)
+	req.RemoteAddr = "203.0.113.7:40000"
+
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); err != nil {
+		t.Fatalf("the bot's first call: %v", err)
+	}
+	toks, _ := store.ListServiceTokens(ctx, site.ID)
+	if err := store.RevokeServiceToken(ctx, site.ID, toks[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	inv.fireSite(site.ID.String())
+	for i := range 3 {
+		if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.Is(err, sites.ErrTokenInvalid) {
+			t.Fatalf("the revoked token, call %d: %v, want ErrTokenInvalid", i, err)
+		}
+	}
+	if n := lookupsMade.Load(); n != 2 {
+		t.Errorf("the valid call and three with the revoked token made %d lookups, want 2", n)
+	}
+	if _, err := r.Resolve(ctx, "egs_madeup1", lookups.For(req)); !errors.Is(err, sites.ErrTokenInvalid) {
+		t.Errorf("a made-up token after the revoked one's refusals: %v, want it looked up (ErrTokenInvalid): the source was charged for an issued token", err)
+	}
+}
+
+// TestResolverBoundsAnIssuedTokenOfADisabledSite: a site may be enabled
+// again, so its tokens are not forgotten as gone; but anyone can own a
+// site, issue tokens and disable it, and its tokens are never cached, so
+// past their first lookup they are bounded per source like made-up ones
+// until they work again.
+func TestResolverBoundsAnIssuedTokenOfADisabledSite(t *testing.T) {
+	store, reg, site, token := setup(t)
+	r := NewResolver(store, reg, &manualInvalidations{healthy: true}, time.Hour)
+	ctx := context.Background()
+	disabled := sites.StatusDisabled
+	if _, err := store.UpdateSite(ctx, site.ID, sites.SiteUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	lookups := sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	req := httptest.NewRequest(http.MethodPost, "/service/mcp", nil)
+	req.RemoteAddr = "203.0.113.7:40000"
+	var refused *sourcelimit.LookupsRefused
+	for i := range 2 {
+		if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.Is(err, sites.ErrSiteDisabled) {
+			t.Fatalf("call %d with a disabled site's token: %v, want ErrSiteDisabled", i, err)
+		}
+	}
+	if _, err := r.Resolve(ctx, token, lookups.For(req)); !errors.As(err, &refused) {
+		t.Fatalf("a disabled site's token past the bound: %v, want the source refused", err)
+	}
+}
+
+// TestResolverLetsATokenTaggedUnderAnOlderKeyPastASpentSource: keys are
+// rotated by putting a new one first in ERPGATE_ENCRYPTION_KEYS. A token
+// issued before still carries the check value of the old key, now
+// second, and is still told from a made-up one on a fresh replica.
+func TestResolverLetsATokenTaggedUnderAnOlderKeyPastASpentSource(t *testing.T) {
+	k1 := mustKey(t)
+	pool, _, reg, _, token := setupKeys(t, k1)
+	k2, err := secrets.GenerateKeySpec("k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := secrets.ParseKeyring(k2 + "," + k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewResolver(sites.NewStore(pool, rotated), reg, &manualInvalidations{healthy: true}, time.Hour)
+	lookups, req := spentSource(t, r)
+	if _, err := r.Resolve(context.Background(), token, lookups.For(req)); err != nil {
+		t.Fatalf("a token tagged under the key now second in the ring, from a spent source: %v", err)
 	}
 }
