@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -26,7 +27,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
-	charge, ok := s.admitLookups(w, r)
+	charge, ok := s.admitLookups(w, r, s.signedGrantOf)
 	if !ok {
 		return
 	}
@@ -83,7 +84,7 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
-	charge, ok := s.admitLookups(w, r)
+	charge, ok := s.admitLookups(w, r, nil)
 	if !ok {
 		return
 	}
@@ -99,10 +100,20 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 // admitLookups lets a token or revocation request look up its client and
 // the code or token it carries, within its source's bound of lookups that
 // fail (sourcelimit.Lookups, shared with the MCP doors' tokens that are
-// not valid). Over it, the request is answered 429 here.
-func (s *Server) admitLookups(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+// not valid). Over it, the request is answered 429 here, unless signed
+// (nil: never) finds it carries a token erpgate signed that has not
+// failed on this replica: as at the MCP doors (grantOf), someone else at a
+// shared address who sends made-up tokens must not keep a person's client
+// from refreshing. Such a request is let through uncharged; if it fails,
+// its token is remembered and bounded from then on.
+func (s *Server) admitLookups(w http.ResponseWriter, r *http.Request, signed func(*http.Request) ([32]byte, bool)) (charge func(), ok bool) {
 	charge, err := s.lookups.For(r)()
 	var refused *sourcelimit.LookupsRefused
+	if errors.As(err, &refused) && signed != nil {
+		if key, ok := signed(r); ok {
+			return func() { s.signedFailed.Add(key) }, true
+		}
+	}
 	if errors.As(err, &refused) {
 		if refused.First {
 			s.log.Info("source rate limit", zap.String("endpoint", r.URL.Path), zap.String("source", refused.Source))
@@ -115,6 +126,28 @@ func (s *Server) admitLookups(w http.ResponseWriter, r *http.Request) (charge fu
 		return nil, false
 	}
 	return charge, true
+}
+
+// signedGrantOf returns the hash of the refresh token or authorization
+// code a token request carries, and whether erpgate signed it and it has
+// not failed a lookup on this replica. Only a form-encoded body is read
+// (RFC 6749 §4.1.3, §6); fosite parses it again from r.PostForm.
+func (s *Server) signedGrantOf(r *http.Request) ([32]byte, bool) {
+	if err := r.ParseForm(); err != nil {
+		return [32]byte{}, false
+	}
+	var token string
+	switch r.PostForm.Get("grant_type") {
+	case "refresh_token":
+		token = r.PostForm.Get("refresh_token")
+	case "authorization_code":
+		token = r.PostForm.Get("code")
+	}
+	if token == "" {
+		return [32]byte{}, false
+	}
+	key := secrets.HashToken(token)
+	return key, s.signedAndUntried(r.Context(), key, token)
 }
 
 // admitFlowLookup lets a sign-in step (the ERP's callback, the consent

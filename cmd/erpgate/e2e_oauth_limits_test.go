@@ -584,3 +584,50 @@ func TestMadeUpTokensDoNotLockOutPeopleAtTheSameSource(t *testing.T) {
 		t.Errorf("a signed token of a disabled site from the refused source, 50 times: %v, want at most %d looked up", statuses, allowed)
 	}
 }
+
+// TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource: an access token
+// lives an hour, so a person's client at a shared address refreshes it
+// there too. Someone there who spends the source's bound with made-up
+// tokens kept the refresh at 429 for as long as they went on (the token
+// endpoint charged the source's lookups, and let nothing past a spent
+// bound): the person was locked out once their access token expired. A
+// refresh token erpgate signed is looked up whatever the bound, as an
+// access token erpgate signed is at the MCP door; a made-up one of the
+// same shape is refused as before.
+func TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	shared := "198.51.100.78"
+	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
+	tok := c.source.current()
+	refresh := func(refreshToken string) (int, string) {
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {c.source.cfg.ClientID}}
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", shared)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	statuses := map[int]int{}
+	for n := range 300 {
+		status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+fmt.Sprintf("%08d", n), shared)
+		statuses[status]++
+	}
+	if status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+"madeup00", shared); status != http.StatusTooManyRequests {
+		t.Fatalf("300 made-up tokens from one source: %v, and then HTTP %d, want the source refused", statuses, status)
+	}
+	madeUp := tok.RefreshToken[:len(tok.RefreshToken)-8] + "madeup00"
+	if status, body := refresh(madeUp); status != http.StatusTooManyRequests {
+		t.Errorf("a made-up refresh token from the refused source: HTTP %d %s, want 429", status, body)
+	}
+	if status, body := refresh(tok.RefreshToken); status != http.StatusOK {
+		t.Errorf("a signed-in person's refresh from the refused source: HTTP %d %s", status, body)
+	}
+}
