@@ -26,6 +26,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
@@ -101,6 +102,9 @@ type Handler struct {
 	limit   *sourcelimit.Limiter
 	// sessions are the owner sessions.
 	sessions pagekit.UserSession
+	// failedSessions holds the hashes of signed sessions that were not
+	// the site's they were shown on (see lookupSite): bounded again.
+	failedSessions sourcelimit.TokenSet
 }
 
 // New builds the owner's pages and registers their proof purposes with
@@ -192,14 +196,26 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 // lookup to its source (Deps.Lookups): the address is public, so a
 // request by anyone but the site's signed-in owner is to be charged like
 // one for a site that does not exist.
+//
+// A request with an owner session erpgate signed (of any site) is let
+// through even when its source is spent, uncharged: sources are shared
+// (an office's NAT), and whoever else there sends made-up links must not
+// lock an owner out of their page. A session that turns out not to be the
+// site's is remembered (charge), and bounded from then on: sessions are
+// only made by a sign-in at an ERP, so this is a lookup per sign-in.
 func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, func(), bool) {
 	var site sites.Site
 	err := sites.ErrNotFound
 	charge := func() {}
 	if sites.ValidateSlug(slug) == nil {
-		var ok bool
-		if charge, ok = h.admitLookup(w, r); !ok {
-			return sites.Site{}, nil, false
+		if raw, signed := h.sessions.Signed(r, h.now()); signed && !h.failedSessions.Has(secrets.HashToken(raw)) {
+			key := secrets.HashToken(raw)
+			charge = func() { h.failedSessions.Add(key) }
+		} else {
+			var ok bool
+			if charge, ok = h.admitLookup(w, r); !ok {
+				return sites.Site{}, nil, false
+			}
 		}
 		site, err = h.deps.Store.GetSiteBySlug(r.Context(), slug)
 		if errors.Is(err, sites.ErrNotFound) {

@@ -23,6 +23,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
@@ -372,5 +373,38 @@ func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
 	}
 	if after, err := p.h.deps.Store.GetSite(ctx, site.ID); err != nil || after.IdentityKey != site.IdentityKey {
 		t.Errorf("the site moved: %+v, %v", after, err)
+	}
+}
+
+// TestOwnerWithASessionPassesASpentSource: owner pages share the bound of
+// lookups that find nothing with the token doors, per source. An owner
+// at a shared address (an office's NAT) where someone else spent it was
+// answered 429 on their own site's page, signed in or not, for as long
+// as that went on. A session erpgate signed is let through uncharged;
+// one that turns out not to be the site's (another site's owner
+// probing) is remembered and bounded from then on.
+func TestOwnerWithASessionPassesASpentSource(t *testing.T) {
+	p := newPages(t)
+	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	if status, _ := p.get(t, "/sites/nosuchsite/manage"); status != http.StatusNotFound {
+		t.Fatalf("an unknown site's page: HTTP %d, want 404", status)
+	}
+	if status, _ := p.get(t, "/sites/nosuchsite2/manage"); status != http.StatusTooManyRequests {
+		t.Fatalf("another unknown site's page: HTTP %d, want 429 (the source spent)", status)
+	}
+	acme := p.session(p.acme, "it.admin@demo.example")
+	if status, body := p.get(t, "/sites/acme/manage", acme); status != http.StatusOK || !strings.Contains(body, ownerPage+"it.admin@demo.example") {
+		t.Fatalf("the owner's own page from the spent source: HTTP %d %s", status, body)
+	}
+	if status, _ := p.get(t, "/sites/acme/manage"); status != http.StatusTooManyRequests {
+		t.Errorf("the page without a session from the spent source: HTTP %d, want 429", status)
+	}
+	// acme's owner looks at beta's page: shown the sign-in once, then
+	// bounded like anyone without a session.
+	if status, body := p.get(t, "/sites/beta/manage", acme); status != http.StatusOK || !strings.Contains(body, signInPage+"beta") {
+		t.Errorf("acme's session on beta from the spent source: HTTP %d %s", status, body)
+	}
+	if status, _ := p.get(t, "/sites/nosuchsite3/manage", acme); status != http.StatusTooManyRequests {
+		t.Errorf("acme's session on an unknown site after it failed on beta: HTTP %d, want 429", status)
 	}
 }

@@ -39,6 +39,21 @@ func (s UserSession) User(r *http.Request, scope string, now time.Time) (string,
 	return user, true
 }
 
+// Signed returns the request's session cookie when it is one erpgate
+// signed for the purpose and it has not expired at now, of whatever scope:
+// what tells a person signed in somewhere from anyone before the scope's
+// subject is looked up.
+func (s UserSession) Signed(r *http.Request, now time.Time) (string, bool) {
+	raw, ok := s.Kit.ReadCookie(r, s.Cookie)
+	if !ok {
+		return "", false
+	}
+	if _, ok := s.Signer.Verify(s.Purpose, raw, now); !ok {
+		return "", false
+	}
+	return raw, true
+}
+
 // Start sets the session cookie for user on scope, from now.
 func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.Time) {
 	value := s.Signer.Sign(s.Purpose, scope+"|"+user, now.Add(s.Lifetime))
