@@ -64,7 +64,7 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeNotFound(w, r)
 		return
 	}
-	if !p.user.canReadScreen(es.Screen) {
+	if !s.canReadScreen(p.user, es.Screen) {
 		writeForbidden(w, es.Screen)
 		return
 	}

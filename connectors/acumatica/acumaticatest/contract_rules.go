@@ -78,6 +78,13 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 			rec.set("Status", "Open").set("Approved", true)
 		}
 	}
+	// Amounts are kept to the order currency's Decimal Precision
+	// (Currencies, CM202000): each line's amount is rounded to it, and the
+	// totals are sums of rounded amounts.
+	places := 2
+	if cur := s.findLocked("Currency", rec.String("CurrencyID")); cur != nil && cur.Fields["DecimalPrecision"] != nil {
+		places = int(cur.Int("DecimalPrecision"))
+	}
 	var subtotal, qty Decimal
 	lines := rec.Details["Details"] // a copy of the stored slice (clone)
 	for i := range lines {
@@ -103,7 +110,7 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 			l.set("LineType", "Goods for IN").set("Operation", "Issue").set("TaxCategory", "TAXABLE").
 				set("DiscountPercent", Decimal(0)).set("DiscountAmount", Decimal(0)).set("Completed", false)
 		}
-		amount := l.Decimal("UnitPrice").Mul(l.Decimal("OrderQty"), 2)
+		amount := l.Decimal("UnitPrice").Mul(l.Decimal("OrderQty"), places)
 		l.set("Amount", amount).set("ExtendedPrice", amount).set("DiscountedUnitPrice", l.Decimal("UnitPrice"))
 		if l.Fields["OpenQty"] == nil { // a new line: nothing shipped or billed yet
 			l.set("OpenQty", l.Decimal("OrderQty")).set("UnbilledAmount", amount)
@@ -115,7 +122,7 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 	if cust != nil {
 		rate = taxRates[cust.String("TaxZone")]
 	}
-	tax := subtotal.Mul(rate, 2)
+	tax := subtotal.Mul(rate, places)
 	rec.set("OrderedQty", qty).set("TaxTotal", tax).set("OrderTotal", subtotal+tax)
 }
 

@@ -12,15 +12,17 @@ var branches = []string{"HEADOFFICE", "EAST", "WEST"}
 // genOrganisation: currencies, employees, salespersons, payment methods,
 // ship-via codes and the tax setup.
 func (g *gen) genOrganisation() {
-	for i, c := range [][4]string{{"USD", "US Dollar", "$", "2"}, {"EUR", "Euro", "€", "2"},
-		{"GBP", "Pound Sterling", "£", "2"}, {"CAD", "Canadian Dollar", "C$", "2"}, {"JPY", "Japanese Yen", "¥", "0"}} {
-		r := g.top("Currency", c[0], g.stamp(900+i))
-		prec := int64(2)
-		if c[3] == "0" {
-			prec = 0
-		}
-		r.set("CurrencyID", c[0]).set("Description", c[1]).set("CurrencySymbol", c[2]).
-			set("DecimalPrecision", prec).set("Active", true).set("UseForAccounting", c[0] == "USD")
+	// Decimal Precision is how many places Acumatica keeps of an amount
+	// in the currency (a line's amount, a document's totals): the yen has
+	// none, the Kuwaiti dinar three.
+	for i, c := range []struct {
+		id, name, symbol string
+		prec             int64
+	}{{"USD", "US Dollar", "$", 2}, {"EUR", "Euro", "€", 2}, {"GBP", "Pound Sterling", "£", 2},
+		{"CAD", "Canadian Dollar", "C$", 2}, {"JPY", "Japanese Yen", "¥", 0}, {"KWD", "Kuwaiti Dinar", "KD", 3}} {
+		r := g.top("Currency", c.id, g.stamp(900+i))
+		r.set("CurrencyID", c.id).set("Description", c.name).set("CurrencySymbol", c.symbol).
+			set("DecimalPrecision", c.prec).set("Active", true).set("UseForAccounting", c.id == "USD")
 		g.ds.add(r)
 	}
 	for i := 1; i <= 20; i++ {

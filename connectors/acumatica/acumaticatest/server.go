@@ -99,6 +99,9 @@ type Simulator struct {
 	// viewOnly lowers a user's rights on forms to View Only (SetViewOnly):
 	// user (lower case) → screen id.
 	viewOnly map[string]map[string]bool
+	// noAccess withdraws a user's rights on forms (SetNoAccess): user
+	// (lower case) → screen id.
+	noAccess map[string]map[string]bool
 	// uiSessions are the browser sessions of the administrator's pages
 	// (connected_apps.go).
 	uiSessions map[string]*User

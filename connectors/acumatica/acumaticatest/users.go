@@ -192,13 +192,39 @@ func (s *Simulator) SetViewOnly(username, screen string) {
 	s.viewOnly[user][screen] = true
 }
 
+// SetNoAccess withdraws one user's right to a form (screen id, such as
+// "CM202000") from the next request on, as an administrator revoking it
+// on Access Rights by Role does: reading the form's entity is then
+// refused with 403 "You have insufficient rights to access the object".
+func (s *Simulator) SetNoAccess(username, screen string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.noAccess == nil {
+		s.noAccess = map[string]map[string]bool{}
+	}
+	user := strings.ToLower(username)
+	if s.noAccess[user] == nil {
+		s.noAccess[user] = map[string]bool{}
+	}
+	s.noAccess[user][screen] = true
+}
+
+// canReadScreen is the user's right to a form: none after a run-time
+// change (SetNoAccess), else their role's.
+func (s *Simulator) canReadScreen(u *User, screen string) bool {
+	s.mu.Lock()
+	denied := s.noAccess[strings.ToLower(u.Username)][screen]
+	s.mu.Unlock()
+	return !denied && u.canReadScreen(screen)
+}
+
 // canWriteScreen is the user's right to save on a form: View Only by a
 // run-time change (SetViewOnly) or by their role.
 func (s *Simulator) canWriteScreen(u *User, screen string) bool {
 	s.mu.Lock()
 	viewOnly := s.viewOnly[strings.ToLower(u.Username)][screen]
 	s.mu.Unlock()
-	return !viewOnly && u.canWriteScreen(screen)
+	return !viewOnly && s.canReadScreen(u, screen) && u.canWriteScreen(screen)
 }
 
 // canReadInquiry is the user's right to an inquiry: a run-time change if
