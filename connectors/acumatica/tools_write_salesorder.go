@@ -3,8 +3,10 @@ package acumatica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -130,6 +132,7 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 	if err != nil {
 		return nil, err
 	}
+	decimals, decimalsWarning := currencyPlaces(ctx, c, currency)
 	total := new(big.Rat)
 	priced := true
 	table := connector.PreviewTable{Title: linesTitle, Columns: []string{"Inventory ID", "Description", "Quantity", unitColumn, "Unit price", "Amount"}}
@@ -142,16 +145,16 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		// amounts shown.
 		if l.UnitPrice != nil {
 			price, _ := decimal(*l.UnitPrice)
-			amount := lineAmount(qty, price)
+			amount := lineAmount(qty, price, decimals)
 			total.Add(total, amount)
-			priceText, amountText = l.UnitPrice.String(), money(amount)
+			priceText, amountText = l.UnitPrice.String(), money(amount, decimals)
 		} else {
 			priced = false
 			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + ")"
 			if p, ok := connector.ExactNumber(fieldText(item, "DefaultPrice")); ok {
-				amount := lineAmount(qty, p)
+				amount := lineAmount(qty, p, decimals)
 				total.Add(total, amount)
-				amountText = "about " + money(amount)
+				amountText = "about " + money(amount, decimals)
 			}
 		}
 		table.Rows = append(table.Rows, []string{fieldText(item, "InventoryID"), fieldText(item, "Description"), l.OrderQty.String(), fieldText(item, "SalesUOM"), priceText, amountText})
@@ -183,10 +186,13 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		DocType:   "Sales Order",
 		Summary: fmt.Sprintf("Create a sales order of type %s, on hold, for %s (%s): %d %s, %s%s %s before taxes and discounts.",
 			a.OrderType, fieldText(cust, "CustomerName"), fieldText(cust, "CustomerID"), len(a.Details), plural(len(a.Details), "line", "lines"),
-			about, money(total), currency),
+			about, money(total, decimals), currency),
 		Fields:   fields,
 		Tables:   []connector.PreviewTable{table},
 		Warnings: []string{"Acumatica numbers the order when it is saved. It stays On Hold until someone releases it in Acumatica."},
+	}
+	if decimalsWarning != "" {
+		p.Warnings = append(p.Warnings, decimalsWarning)
 	}
 	if !priced {
 		p.Warnings = append(p.Warnings, "Lines without a unit price are priced by Acumatica's price lists when saved; the amounts shown use the items' default prices and may differ.")
@@ -360,11 +366,39 @@ func places(n json.Number) int {
 	return 31
 }
 
-// lineAmount is qty × price rounded to two places, as Acumatica computes
-// a line's amount.
-func lineAmount(qty, price *big.Rat) *big.Rat {
-	r, _ := new(big.Rat).SetString(new(big.Rat).Mul(qty, price).FloatString(2))
+// lineAmount is qty × price rounded half away from zero to places, the
+// decimal places of the order's currency, as Acumatica computes a line's
+// amount.
+func lineAmount(qty, price *big.Rat, places int) *big.Rat {
+	r, _ := new(big.Rat).SetString(new(big.Rat).Mul(qty, price).FloatString(places))
 	return r
+}
+
+// defaultPlaces are the decimal places of most currencies, the preview's
+// when it cannot read the currency's own.
+const defaultPlaces = 2
+
+// currencyPlaces is how many decimal places Acumatica keeps of an amount
+// in currency: the Currency's Decimal Precision (Currencies, CM202000;
+// JPY has 0, KWD 3), read as the caller. When it cannot be read it is
+// defaultPlaces, with a warning for the approval page saying so.
+func currencyPlaces(ctx context.Context, c *client, currency string) (int, string) {
+	if currency == "" {
+		return defaultPlaces, ""
+	}
+	rec, err := c.getRecord(ctx, contractOp{entity: "Currency", keyNames: []string{"CurrencyID"}, keys: []string{currency},
+		sel: "CurrencyID,DecimalPrecision"})
+	if err == nil {
+		if n, err := strconv.Atoi(fieldText(rec, "DecimalPrecision")); err == nil && n >= 0 && n <= 8 {
+			return n, ""
+		}
+	}
+	why := "erpgate could not read the decimal places of " + currency + " from Acumatica"
+	var te *toolerr.Error
+	if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
+		why = "Acumatica did not let you read the decimal places of " + currency + " (the Currencies form)"
+	}
+	return defaultPlaces, why + ", so the amounts are shown to two places: Acumatica rounds them to the currency's own places, which may be fewer or more."
 }
 
 // salesOrderDiffers lists the order's currency when it is not the

@@ -314,9 +314,10 @@ func decimal(n json.Number) (*big.Rat, bool) {
 	return connector.ExactNumber(n.String())
 }
 
-// money formats r with two decimals and thousands separators: 1,250.00.
-func money(r *big.Rat) string {
-	s := r.FloatString(2)
+// money formats r with places decimals (those of its currency) and
+// thousands separators: 1,250.00 (USD), 1,250 (JPY), 1,250.000 (KWD).
+func money(r *big.Rat, places int) string {
+	s := r.FloatString(places)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	whole, frac, _ := strings.Cut(s, ".")
@@ -327,7 +328,10 @@ func money(r *big.Rat) string {
 		}
 		b.WriteRune(c)
 	}
-	out := b.String() + "." + frac
+	out := b.String()
+	if frac != "" {
+		out += "." + frac
+	}
 	if neg {
 		out = "-" + out
 	}
