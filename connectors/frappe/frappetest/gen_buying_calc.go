@@ -39,7 +39,7 @@ func fillBuyingHeader(d *Doc, s *sellingCalc) {
 // specific columns.
 func (g *generator) addBuyingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(i int, row map[string]any, l sellingLine)) {
 	for i, l := range s.lines {
-		row := pricedItemRow(l)
+		row := pricedItemRow(s, l)
 		row["cost_center"] = c.acct("Main")
 		if b := l.item.doc.Str("brand"); b != "" {
 			row["brand"] = b

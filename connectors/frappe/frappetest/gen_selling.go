@@ -31,6 +31,11 @@ type sellingCalc struct {
 	// rounding_method (a written document's); the generated documents
 	// keep rounding half to even.
 	halfUp bool
+	// unit is how many Decimal units one unit of the amounts' precision
+	// is (0: a cent): the amounts held below ("…C") count such units. A
+	// written document's follows the site's currency precision (writes.go
+	// currencyPlaces); the generated documents are in cents.
+	unit int64
 
 	totalQtyM, netC, baseNetC int64 // total_qty in thousandths
 	taxC, baseTaxC            int64
@@ -38,6 +43,28 @@ type sellingCalc struct {
 	roundedC, baseRoundedC    int64
 	adjC, baseAdjC            int64
 }
+
+// dec is an amount of the precision's units as a Decimal.
+func (s *sellingCalc) dec(n int64) Decimal { return Decimal(n * s.unitSize()) }
+
+func (s *sellingCalc) unitSize() int64 {
+	if s.unit == 0 {
+		return decimalScale / 100
+	}
+	return s.unit
+}
+
+// perWhole is how many of the precision's units one whole is (100 for
+// cents, 1 with no decimal places, 1000 with three).
+func (s *sellingCalc) perWhole() int64 { return decimalScale / s.unitSize() }
+
+// fromCents converts an amount in cents to the precision's units,
+// rounded as the document's amounts are.
+func (s *sellingCalc) fromCents(c int64) int64 { return s.round(c*s.perWhole(), 100) }
+
+// cents converts an amount of the precision's units to cents (for the
+// amount in words).
+func (s *sellingCalc) cents(n int64) int64 { return roundHalfEven(n*100, s.perWhole()) }
 
 // base converts document-currency cents to company currency.
 func (s *sellingCalc) base(c int64) int64 { return s.round(c*s.convE4, 10000) }
@@ -75,7 +102,7 @@ func (s *sellingCalc) compute() {
 		s.roundedC, s.baseRoundedC, s.adjC, s.baseAdjC = 0, 0, 0, 0
 		return
 	}
-	s.roundedC = roundHalfEven(s.grandC, 100) * 100
+	s.roundedC = roundHalfEven(s.grandC, s.perWhole()) * s.perWhole()
 	s.adjC = s.roundedC - s.grandC
 	s.baseRoundedC = s.base(s.roundedC)
 	s.baseAdjC = s.base(s.adjC)
@@ -168,20 +195,20 @@ func fillSellingHeader(d *Doc, s *sellingCalc) {
 	f["price_list_currency"] = s.currency
 	f["plc_conversion_rate"] = f["conversion_rate"]
 	f["total_qty"] = qtyMDec(s.totalQtyM)
-	f["base_total"] = Cents(s.baseNetC)
-	f["base_net_total"] = Cents(s.baseNetC)
-	f["total"] = Cents(s.netC)
-	f["net_total"] = Cents(s.netC)
-	f["base_total_taxes_and_charges"] = Cents(s.baseTaxC)
-	f["total_taxes_and_charges"] = Cents(s.taxC)
-	f["base_grand_total"] = Cents(s.baseGrandC)
-	f["base_rounding_adjustment"] = Cents(s.baseAdjC)
-	f["base_rounded_total"] = Cents(s.baseRoundedC)
-	f["grand_total"] = Cents(s.grandC)
-	f["rounding_adjustment"] = Cents(s.adjC)
-	f["rounded_total"] = Cents(s.roundedC)
-	f["in_words"] = moneyInWords(s.payable(), s.currency)
-	f["base_in_words"] = moneyInWords(s.basePayable(), s.companyCurrency)
+	f["base_total"] = s.dec(s.baseNetC)
+	f["base_net_total"] = s.dec(s.baseNetC)
+	f["total"] = s.dec(s.netC)
+	f["net_total"] = s.dec(s.netC)
+	f["base_total_taxes_and_charges"] = s.dec(s.baseTaxC)
+	f["total_taxes_and_charges"] = s.dec(s.taxC)
+	f["base_grand_total"] = s.dec(s.baseGrandC)
+	f["base_rounding_adjustment"] = s.dec(s.baseAdjC)
+	f["base_rounded_total"] = s.dec(s.baseRoundedC)
+	f["grand_total"] = s.dec(s.grandC)
+	f["rounding_adjustment"] = s.dec(s.adjC)
+	f["rounded_total"] = s.dec(s.roundedC)
+	f["in_words"] = moneyInWords(s.cents(s.payable()), s.currency)
+	f["base_in_words"] = moneyInWords(s.cents(s.basePayable()), s.companyCurrency)
 	if s.disableRounded {
 		f["disable_rounded_total"] = int64(1)
 	}
@@ -191,7 +218,7 @@ func fillSellingHeader(d *Doc, s *sellingCalc) {
 // addSellingItems adds item rows; extra sets doctype-specific columns.
 func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extra func(row map[string]any, l sellingLine)) {
 	for _, l := range s.lines {
-		row := pricedItemRow(l)
+		row := pricedItemRow(s, l)
 		if l.item.Stock {
 			row["warehouse"] = c.acct("Stores")
 		}
@@ -208,7 +235,7 @@ func (g *generator) addSellingItems(d *Doc, c *companyInfo, s *sellingCalc, extr
 
 // pricedItemRow returns the columns every item row of a priced line has,
 // on the selling and the buying side alike.
-func pricedItemRow(l sellingLine) map[string]any {
+func pricedItemRow(s *sellingCalc, l sellingLine) map[string]any {
 	row := make(map[string]any, 48) // room for the doctype's own columns
 	row["item_code"] = l.item.Code
 	row["item_name"] = l.item.Name
@@ -222,17 +249,17 @@ func pricedItemRow(l sellingLine) map[string]any {
 	}
 	row["conversion_factor"] = Units(factor)
 	row["stock_qty"] = qtyMDec(l.thousandths() * factor)
-	row["price_list_rate"] = Cents(l.rateC)
-	row["base_price_list_rate"] = Cents(l.baseRateC)
-	row["rate"] = Cents(l.rateC)
-	row["amount"] = Cents(l.amountC)
-	row["base_rate"] = Cents(l.baseRateC)
-	row["base_amount"] = Cents(l.baseAmtC)
-	row["net_rate"] = Cents(l.rateC)
-	row["net_amount"] = Cents(l.amountC)
-	row["base_net_rate"] = Cents(l.baseRateC)
-	row["base_net_amount"] = Cents(l.baseAmtC)
-	row["stock_uom_rate"] = Cents((l.rateC + factor/2) / factor)
+	row["price_list_rate"] = s.dec(l.rateC)
+	row["base_price_list_rate"] = s.dec(l.baseRateC)
+	row["rate"] = s.dec(l.rateC)
+	row["amount"] = s.dec(l.amountC)
+	row["base_rate"] = s.dec(l.baseRateC)
+	row["base_amount"] = s.dec(l.baseAmtC)
+	row["net_rate"] = s.dec(l.rateC)
+	row["net_amount"] = s.dec(l.amountC)
+	row["base_net_rate"] = s.dec(l.baseRateC)
+	row["base_net_amount"] = s.dec(l.baseAmtC)
+	row["stock_uom_rate"] = s.dec((l.rateC + factor/2) / factor)
 	row["item_group"] = l.item.Group
 	return row
 }
@@ -248,11 +275,11 @@ func taxRow(c *companyInfo, s *sellingCalc) map[string]any {
 		"cost_center":                           c.acct("Main"),
 		"rate":                                  rate,
 		"account_currency":                      c.Currency,
-		"tax_amount":                            Cents(s.taxC),
-		"total":                                 Cents(s.grandC),
-		"tax_amount_after_discount_amount":      Cents(s.taxC),
-		"base_tax_amount":                       Cents(s.baseTaxC),
-		"base_total":                            Cents(s.baseGrandC),
-		"base_tax_amount_after_discount_amount": Cents(s.baseTaxC),
+		"tax_amount":                            s.dec(s.taxC),
+		"total":                                 s.dec(s.grandC),
+		"tax_amount_after_discount_amount":      s.dec(s.taxC),
+		"base_tax_amount":                       s.dec(s.baseTaxC),
+		"base_total":                            s.dec(s.baseGrandC),
+		"base_tax_amount_after_discount_amount": s.dec(s.baseTaxC),
 	}
 }

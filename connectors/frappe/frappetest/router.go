@@ -85,6 +85,9 @@ func (rc *reqCtx) route(rest string) *apiError {
 		if doctype == "OAuth Client" {
 			return rc.oauthClientDoc(name)
 		}
+		if doctype == "System Settings" {
+			return rc.systemSettings(name)
+		}
 		return rc.getResource(doctype, name)
 	}
 	return routeNotFound()

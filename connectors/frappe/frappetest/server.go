@@ -89,6 +89,16 @@ type Options struct {
 	// validate_refresh_token read the OAuth Bearer Token, which links to
 	// User, without ignore_permissions. Code grants still work.
 	RefreshGrantForbidden bool
+	// CurrencyPrecision and NumberFormat are System Settings'
+	// currency_precision ("" by default: not set) and number_format
+	// (default "#,###.##"). Frappe v15 rounds every Currency field without
+	// a precision of its own to the first when it is set, else to the
+	// number format's places ("#,###.###": 3, "#,###": 0), site-wide,
+	// whatever the document's currency (get_field_precision): a Sales
+	// Order written on a site set up for Kuwait keeps rates and amounts
+	// to three places. Only a System Manager may read System Settings.
+	CurrencyPrecision string
+	NumberFormat      string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a

@@ -21,6 +21,74 @@ import (
 // Cents of a rate or amount.
 const floatPrecision = 3
 
+// numberFormatPlaces are the decimal places of System Settings'
+// number formats (frappe.utils.number_format_info); a format not listed
+// has two.
+var numberFormatPlaces = map[string]int{
+	"#,###.##": 2, "#.###,##": 2, "# ###.##": 2, "# ###,##": 2, "#'###.##": 2, "#, ###.##": 2,
+	"#,##,###.##": 2, "#,###.###": 3, "#.###": 0, "#,###": 0, "#.########": 8,
+}
+
+// currencyPlaces is the precision of every Currency field on the site
+// (frappe.model.meta.get_field_precision for a field without its own):
+// System Settings' currency_precision when set (a cint of 0 counts as
+// unset), else the places of its number_format. It does not depend on
+// the document's currency.
+func (s *Simulator) currencyPlaces() int {
+	if n, err := strconv.Atoi(s.opts.CurrencyPrecision); err == nil && n > 0 {
+		return min(n, 9)
+	}
+	if n, ok := numberFormatPlaces[s.numberFormat()]; ok {
+		return n
+	}
+	return 2
+}
+
+func (s *Simulator) numberFormat() string {
+	if s.opts.NumberFormat == "" {
+		return "#,###.##"
+	}
+	return s.opts.NumberFormat
+}
+
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+// systemSettings is GET /api/resource/System Settings/System Settings:
+// the Single's fields for a System Manager, the only role that may read
+// it; 403 PermissionError for anyone else.
+func (rc *reqCtx) systemSettings(name string) *apiError {
+	if name != "System Settings" {
+		return notFound("System Settings " + name + " not found")
+	}
+	if rc.user == nil || !rc.user.hasRole([]string{SystemManager}) {
+		return docPermissionError(userName(rc.user), "System Settings", name, false)
+	}
+	o := newObject(16)
+	o.set("name", "System Settings")
+	o.set("owner", "Administrator")
+	o.set("modified", "2024-12-02 09:30:00.000000")
+	o.set("modified_by", "Administrator")
+	o.set("docstatus", 0)
+	o.set("idx", "0")
+	o.set("country", "New Zealand")
+	o.set("language", "en")
+	o.set("time_zone", "Pacific/Auckland")
+	o.set("date_format", "dd-mm-yyyy")
+	o.set("time_format", "HH:mm:ss")
+	o.set("number_format", rc.s.numberFormat())
+	o.set("float_precision", strconv.Itoa(floatPrecision))
+	o.set("currency_precision", rc.s.opts.CurrencyPrecision)
+	o.set("rounding_method", "Banker's Rounding (legacy)")
+	o.set("doctype", "System Settings")
+	return rc.respond("data", o)
+}
+
 // Role permissions for writes (ERPNext's doctype permissions for these
 // roles; a role not listed has only what readRoles give it).
 var (
@@ -216,7 +284,12 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		currency = compCurrency
 	}
 	posted, _ := time.Parse("2006-01-02", txDate)
-	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted), halfUp: true}
+	// Rates and amounts are rounded to the site's currency precision
+	// (whatever the currency), a tie up at a precision above 0 and to
+	// even at 0 ("Banker's Rounding (legacy)").
+	places := rc.s.currencyPlaces()
+	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted),
+		halfUp: places > 0, unit: decimalScale / pow10(places)}
 	for i, r := range rows {
 		it := items[i]
 		info := &itemInfo{Code: it.Name, Name: it.Str("item_name"), Group: it.Str("item_group"), UOM: it.Str("stock_uom"),
@@ -235,9 +308,9 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 			e.excType, e.excPath = "UOMMustBeIntegerError", "erpnext.utilities.transaction_base.UOMMustBeIntegerError"
 			return nil, e
 		}
-		line := sellingLine{item: info, qtyM: int64(qty) / (decimalScale / 1000), rateC: priceIn(info, currency) * factor, uom: uom, factor: factor}
+		line := sellingLine{item: info, qtyM: int64(qty) / (decimalScale / 1000), rateC: s.fromCents(priceIn(info, currency) * factor), uom: uom, factor: factor}
 		if v, ok := r.get("rate"); ok && v != nil {
-			line.rateC = flt(v).Cents()
+			line.rateC = s.round(int64(flt(v)), s.unitSize())
 		}
 		s.lines = append(s.lines, line)
 	}
@@ -284,7 +357,7 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 	}
 	meta := rc.s.reg.get("Sales Order Item")
 	for i, l := range s.lines {
-		row := pricedItemRow(l)
+		row := pricedItemRow(s, l)
 		row["delivery_date"] = delivery
 		if dd := objStr(rows[i], "delivery_date"); dd != "" {
 			row["delivery_date"] = dd
@@ -293,8 +366,8 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 		addRow(d, "items", meta, row, i)
 	}
 	addRow(d, "payment_schedule", rc.s.reg.get("Payment Schedule"), map[string]any{
-		"due_date": txDate, "invoice_portion": Units(100), "payment_amount": Cents(s.payable()),
-		"outstanding": Cents(s.payable()), "base_payment_amount": Cents(s.basePayable()), "discount_type": "Percentage",
+		"due_date": txDate, "invoice_portion": Units(100), "payment_amount": s.dec(s.payable()),
+		"outstanding": s.dec(s.payable()), "base_payment_amount": s.dec(s.basePayable()), "discount_type": "Percentage",
 	}, 0)
 	return d, nil
 }

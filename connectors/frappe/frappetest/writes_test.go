@@ -230,3 +230,58 @@ func TestInsertRoundsToThePrecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertRoundsToTheSitesCurrencyPrecision: Frappe v15 rounds a
+// Currency field to System Settings' currency_precision when set, else to
+// its number_format's places, site-wide: a site set up for Kuwait
+// ("#,###.###") keeps three places of any currency's rates and amounts,
+// one with "#,###" none, and a tie at precision 0 goes to even under
+// "Banker's Rounding (legacy)". Only a System Manager may read System
+// Settings.
+func TestInsertRoundsToTheSitesCurrencyPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		opts                 Options
+		lines                string
+		rates, amounts       [2]string
+		total, settingsPlace string
+	}{
+		// 1.2345 × 3 is 3.7035: rate 1.235 (a tie, up), amount 3.705;
+		// 0.333 × 1.0005 is 0.333 (1.001 × 0.333 = 0.333333).
+		{"three places", Options{NumberFormat: "#,###.###"}, `"qty":3,"rate":1.2345},{"item_code":"%s","qty":0.333,"rate":1.0005`,
+			[2]string{"1.235", "1.001"}, [2]string{"3.705", "0.333"}, "4.038", "#,###.###"},
+		{"currency_precision 3", Options{CurrencyPrecision: "3"}, `"qty":3,"rate":1.2345},{"item_code":"%s","qty":0.333,"rate":1.0005`,
+			[2]string{"1.235", "1.001"}, [2]string{"3.705", "0.333"}, "4.038", "#,###.##"},
+		// 332.5 is a tie: 332 (even); 0.5 × 101 = 50.5 is 50 (even).
+		{"no places", Options{NumberFormat: "#,###"}, `"qty":3,"rate":332.5},{"item_code":"%s","qty":0.5,"rate":101`,
+			[2]string{"332.0", "101.0"}, [2]string{"996.0", "50.0"}, "1046.0", "#,###"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t, tc.opts)
+			customer, company, _ := seedFor(t, s)
+			kg := itemWithUOM(t, s, false)
+			r := postJSON(t, s, tokenAuth(s.User("all-companies")), "/api/resource/Sales%20Order",
+				`{"customer":"`+customer+`","company":"`+company+`","delivery_date":"2026-07-01","items":[{"item_code":"`+kg.Name+`",`+
+					fmt.Sprintf(tc.lines, kg.Name)+`}]}`)
+			r.expectStatus(t, http.StatusOK)
+			d := r.body["data"].(map[string]any)
+			for i, row := range d["items"].([]any) {
+				row := row.(map[string]any)
+				if got := [2]string{fmt.Sprint(row["rate"]), fmt.Sprint(row["amount"])}; got != [2]string{tc.rates[i], tc.amounts[i]} {
+					t.Errorf("line %d rate, amount %v, want %s and %s", i+1, got, tc.rates[i], tc.amounts[i])
+				}
+			}
+			if fmt.Sprint(d["total"]) != tc.total {
+				t.Errorf("total %v, want %s", d["total"], tc.total)
+			}
+
+			settings := "/api/resource/System%20Settings/System%20Settings"
+			got := call(t, s, tokenAuth(s.User(RoleAdministrator)), settings, nil)
+			got.expectStatus(t, http.StatusOK)
+			if sd := got.body["data"].(map[string]any); sd["number_format"] != tc.settingsPlace || sd["currency_precision"] != tc.opts.CurrencyPrecision {
+				t.Errorf("System Settings number_format %v currency_precision %v", sd["number_format"], sd["currency_precision"])
+			}
+			call(t, s, tokenAuth(s.User("all-companies")), settings, nil).expectStatus(t, http.StatusForbidden)
+		})
+	}
+}
