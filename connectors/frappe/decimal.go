@@ -127,14 +127,21 @@ func terminatingPlaces(r *big.Rat) int {
 
 // roundRat formats r with exactly places decimals, rounding half away from
 // zero.
-func roundRat(r *big.Rat, places int) string {
+func roundRat(r *big.Rat, places int) string { return roundRatTies(r, places, false) }
+
+// roundRatHalfEven formats r with exactly places decimals, rounding a tie
+// to the even digit (banker's rounding).
+func roundRatHalfEven(r *big.Rat, places int) string { return roundRatTies(r, places, true) }
+
+func roundRatTies(r *big.Rat, places int, toEven bool) string {
 	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil)
 	num := new(big.Int).Mul(r.Num(), scale)
 	den := r.Denom()
 	neg := num.Sign() < 0
 	num.Abs(num)
 	q, rem := new(big.Int).QuoRem(num, den, new(big.Int))
-	if new(big.Int).Mul(rem, big.NewInt(2)).Cmp(den) >= 0 {
+	switch c := new(big.Int).Mul(rem, big.NewInt(2)).Cmp(den); {
+	case c > 0, c == 0 && (!toEven || q.Bit(0) == 1):
 		q.Add(q, big.NewInt(1))
 	}
 	digits := q.String()

@@ -116,6 +116,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	if currency == "" {
 		currency = comp.Currency
 	}
+	prec := readAmountPrecision(ctx, c)
 	table := connector.PreviewTable{Title: itemsTitle, Columns: []string{"Item", "Item name", "Qty", unitColumn, "Rate", "Amount"}}
 	var total big.Rat
 	priced := true
@@ -133,10 +134,8 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		rate, amount := "price list rate", ""
 		if l.Rate != nil {
 			rate = l.Rate.String()
-			if r, ok := ratMul(l.Qty, *l.Rate); ok {
-				// ERPNext rounds each line's amount to the currency's
-				// precision and adds the rounded amounts up.
-				amount = roundRat(r, 2)
+			if r, ok := lineAmount(l.Qty, *l.Rate, prec); ok {
+				amount = r
 				if rounded, ok := parseDecimal(amount); ok {
 					total.Add(&total, rounded)
 				}
@@ -149,7 +148,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	name := str(cust["customer_name"])
 	summary := fmt.Sprintf("Create a draft Sales Order for %s (%s) in %s, %d line(s)", name, str(cust["name"]), comp.Name, len(a.Items))
 	if priced {
-		summary += ", net total " + roundRat(&total, 2) + " " + currency
+		summary += ", net total " + prec.round(&total) + " " + currency
 	} else {
 		summary += ", in " + currency + " at the ERP's price list rates where no rate is given"
 	}
@@ -164,6 +163,9 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		fields = append(fields, connector.PreviewField{Name: "po_no", Label: "Customer's PO number", After: a.PONo})
 	}
 	warnings := []string{"The ERP applies its taxes, discounts and pricing rules when it saves the draft, so its grand total can differ from the net total shown."}
+	if prec.warning != "" {
+		warnings = append(warnings, prec.warning)
+	}
 	for i, l := range a.Items {
 		if q, ok := decimalText(l.Qty); ok && terminatingPlaces(q) > 3 {
 			warnings = append(warnings, fmt.Sprintf("Line %d's qty %s has more than three decimal places: if the ERP rounds it to its float precision (3 places unless the site changed it), the draft is created but the call fails and names the difference.", i+1, l.Qty.String()))
@@ -171,8 +173,8 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		if l.Rate == nil {
 			continue
 		}
-		if r, ok := decimalText(*l.Rate); ok && terminatingPlaces(r) > 2 {
-			warnings = append(warnings, fmt.Sprintf("Line %d's rate %s has more than two decimal places: if the ERP rounds it to its currency's precision, the draft is created but the call fails and names the difference.", i+1, l.Rate.String()))
+		if r, ok := decimalText(*l.Rate); ok && terminatingPlaces(r) > prec.places {
+			warnings = append(warnings, fmt.Sprintf("Line %d's rate %s has more than %s: if the ERP rounds it to its currency precision, the draft is created but the call fails and names the difference.", i+1, l.Rate.String(), placesText(prec.places)))
 		}
 	}
 	return &connector.Preview{
@@ -180,6 +182,39 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		Fields: fields, Tables: []connector.PreviewTable{table},
 		Warnings: warnings,
 	}, nil
+}
+
+// lineAmount is a line's amount as ERPNext computes it
+// (calculate_item_values): the qty rounded to the float precision (3),
+// times the rate rounded to the currency precision, rounded to it.
+func lineAmount(qty, rate json.Number, prec amountPrecision) (string, bool) {
+	q, ok1 := parseDecimal(qty.String())
+	r, ok2 := parseDecimal(rate.String())
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	q, _ = parseDecimal(roundRat(q, floatPlaces))
+	r, _ = parseDecimal(prec.round(r))
+	return prec.round(new(big.Rat).Mul(q, r)), true
+}
+
+// floatPlaces is System Settings' float_precision unless a site changed
+// it: the places ERPNext rounds a qty to.
+const floatPlaces = 3
+
+// placesText is "n decimal places" in words for the page.
+func placesText(n int) string {
+	switch n {
+	case 0:
+		return "no decimal places"
+	case 1:
+		return "one decimal place"
+	case 2:
+		return "two decimal places"
+	case 3:
+		return "three decimal places"
+	}
+	return fmt.Sprintf("%d decimal places", n)
 }
 
 func orDefault(s, def string) string {

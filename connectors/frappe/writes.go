@@ -9,6 +9,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -138,6 +140,64 @@ func ratMul(a, b json.Number) (*big.Rat, bool) {
 		return nil, false
 	}
 	return new(big.Rat).Mul(x, y), true
+}
+
+// amountPrecision is how the ERP rounds a document's rates and amounts
+// (Currency fields): ERPNext v15 rounds each to System Settings'
+// currency_precision when it is set, else to its number format's places
+// (frappe.model.meta.get_field_precision), whatever the document's
+// currency, with System Settings' rounding_method.
+type amountPrecision struct {
+	places  int
+	toEven  bool   // a tie rounds to even
+	warning string // for the approval page when System Settings could not be read
+}
+
+// numberFormatPlaces are the decimal places of Frappe's number formats
+// (frappe.utils.number_format_info); Frappe gives any other two.
+var numberFormatPlaces = map[string]int{
+	"#,###.##": 2, "#.###,##": 2, "# ###.##": 2, "# ###,##": 2, "#'###.##": 2, "#, ###.##": 2,
+	"#,##,###.##": 2, "#,###.###": 3, "#.###": 0, "#,###": 0, "#.########": 8,
+}
+
+// readAmountPrecision reads the site's precision of Currency fields from
+// System Settings, as the caller. Only a System Manager may read it: for
+// anyone else (or when the read fails) it is two places, ERPNext's
+// default, with a warning for the approval page.
+func readAmountPrecision(ctx context.Context, c *client) amountPrecision {
+	doc, err := c.get(ctx, "System Settings", "System Settings")
+	if err != nil {
+		why := "erpgate could not read the ERP's currency precision (System Settings)"
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
+			why = "Only a System Manager may read the ERP's currency precision (System Settings)"
+		}
+		return amountPrecision{places: 2, warning: why + ", so the amounts are shown to two decimal places, ERPNext's default: a site set to keep amounts to other places (three for dinars, none for yen) saves them rounded otherwise."}
+	}
+	places := 2
+	if n, err := strconv.Atoi(strings.TrimSpace(text(doc["currency_precision"]))); err == nil && n > 0 {
+		places = min(n, columnPlaces) // cint: "" and "0" are not set
+	} else if n, ok := numberFormatPlaces[str(doc["number_format"])]; ok {
+		places = n
+	}
+	// flt's rounding_method: "Banker's Rounding (legacy)", the default,
+	// rounds a tie up, except at precision 0, where it goes to even;
+	// "Banker's Rounding" always to even; "Commercial Rounding" away from
+	// zero (amounts here are positive).
+	var toEven bool
+	switch str(doc["rounding_method"]) {
+	case "Banker's Rounding":
+		toEven = true
+	case "Commercial Rounding":
+	default:
+		toEven = places == 0
+	}
+	return amountPrecision{places: places, toEven: toEven}
+}
+
+// round renders r rounded to the precision.
+func (p amountPrecision) round(r *big.Rat) string {
+	return roundRatTies(r, p.places, p.toEven)
 }
 
 // writtenProps are the output fields every write tool returns about the
