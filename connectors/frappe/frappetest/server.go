@@ -99,6 +99,11 @@ type Options struct {
 	// to three places. Only a System Manager may read System Settings.
 	CurrencyPrecision string
 	NumberFormat      string
+	// RoundingMethod is System Settings' rounding_method, how flt rounds
+	// a tie: "Banker's Rounding (legacy)" (the default) up at a precision
+	// above 0 and to even at 0, "Banker's Rounding" always to even,
+	// "Commercial Rounding" away from zero.
+	RoundingMethod string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a

@@ -51,6 +51,13 @@ func (s *Simulator) numberFormat() string {
 	return s.opts.NumberFormat
 }
 
+func (s *Simulator) roundingMethod() string {
+	if s.opts.RoundingMethod == "" {
+		return "Banker's Rounding (legacy)"
+	}
+	return s.opts.RoundingMethod
+}
+
 func pow10(n int) int64 {
 	p := int64(1)
 	for range n {
@@ -84,7 +91,7 @@ func (rc *reqCtx) systemSettings(name string) *apiError {
 	o.set("number_format", rc.s.numberFormat())
 	o.set("float_precision", strconv.Itoa(floatPrecision))
 	o.set("currency_precision", rc.s.opts.CurrencyPrecision)
-	o.set("rounding_method", "Banker's Rounding (legacy)")
+	o.set("rounding_method", rc.s.roundingMethod())
 	o.set("doctype", "System Settings")
 	return rc.respond("data", o)
 }
@@ -285,11 +292,17 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 	}
 	posted, _ := time.Parse("2006-01-02", txDate)
 	// Rates and amounts are rounded to the site's currency precision
-	// (whatever the currency), a tie up at a precision above 0 and to
-	// even at 0 ("Banker's Rounding (legacy)").
+	// (whatever the currency), a tie as the rounding method says.
 	places := rc.s.currencyPlaces()
+	halfUp := places > 0
+	switch rc.s.roundingMethod() {
+	case "Banker's Rounding":
+		halfUp = false
+	case "Commercial Rounding":
+		halfUp = true
+	}
 	s := &sellingCalc{currency: currency, companyCurrency: compCurrency, convE4: crossRate(currency, compCurrency, posted),
-		halfUp: places > 0, unit: decimalScale / pow10(places)}
+		halfUp: halfUp, unit: decimalScale / pow10(places)}
 	for i, r := range rows {
 		it := items[i]
 		info := &itemInfo{Code: it.Name, Name: it.Str("item_name"), Group: it.Str("item_group"), UOM: it.Str("stock_uom"),

@@ -255,6 +255,12 @@ func TestInsertRoundsToTheSitesCurrencyPrecision(t *testing.T) {
 		// 332.5 is a tie: 332 (even); 0.5 × 101 = 50.5 is 50 (even).
 		{"no places", Options{NumberFormat: "#,###"}, `"qty":3,"rate":332.5},{"item_code":"%s","qty":0.5,"rate":101`,
 			[2]string{"332.0", "101.0"}, [2]string{"996.0", "50.0"}, "1046.0", "#,###"},
+		// "Banker's Rounding" takes a tie to even at any precision: 0.5 ×
+		// 0.05 = 0.025 is 0.02, and the rate 0.125 is 0.12.
+		{"banker's rounding", Options{RoundingMethod: "Banker's Rounding"}, `"qty":0.5,"rate":0.05},{"item_code":"%s","qty":1,"rate":0.125`,
+			[2]string{"0.05", "0.12"}, [2]string{"0.02", "0.12"}, "0.14", "#,###.##"},
+		{"commercial rounding", Options{RoundingMethod: "Commercial Rounding", NumberFormat: "#,###"}, `"qty":3,"rate":332.5},{"item_code":"%s","qty":0.5,"rate":101`,
+			[2]string{"333.0", "101.0"}, [2]string{"999.0", "51.0"}, "1050.0", "#,###"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, tc.opts)
