@@ -63,6 +63,14 @@ func TestSalesOrderPreviewAmountsInTheSitesCurrencyPrecision(t *testing.T) {
 		// 2: 254, where two places made 252.50, 1.50 and 254.00.
 		{"no places", frappetest.Options{NumberFormat: "#,###"}, [][2]any{{2.5, 101}, {0.5, 3}},
 			[]string{"252", "2"}, "net total 254 USD", big.NewRat(254, 1), "254.00"},
+		// System Settings' rounding_method: "Banker's Rounding" takes a
+		// tie to even at two places too (0.5 × 0.05 = 0.025 is 0.02, 1.5 ×
+		// 0.03 = 0.045 is 0.04); "Commercial Rounding" away from zero at
+		// none (252.5 is 253).
+		{"banker's rounding", frappetest.Options{RoundingMethod: "Banker's Rounding"}, [][2]any{{0.5, 0.05}, {1.5, 0.03}},
+			[]string{"0.02", "0.04"}, "net total 0.06 USD", big.NewRat(6, 100), "0.08"},
+		{"commercial rounding", frappetest.Options{RoundingMethod: "Commercial Rounding", NumberFormat: "#,###"}, [][2]any{{2.5, 101}, {0.5, 3}},
+			[]string{"253", "2"}, "net total 255 USD", big.NewRat(255, 1), "254"},
 		// ERPNext rounds a line's qty (to 3 places) and rate (to the
 		// currency precision) before it multiplies them
 		// (round_floats_in): 1.2345 × 10.005 is 1.235 × 10.01 = 12.36235,

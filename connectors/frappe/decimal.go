@@ -129,10 +129,8 @@ func terminatingPlaces(r *big.Rat) int {
 // zero.
 func roundRat(r *big.Rat, places int) string { return roundRatTies(r, places, false) }
 
-// roundRatHalfEven formats r with exactly places decimals, rounding a tie
-// to the even digit (banker's rounding).
-func roundRatHalfEven(r *big.Rat, places int) string { return roundRatTies(r, places, true) }
-
+// roundRatTies formats r with exactly places decimals, rounding a tie
+// away from zero, or to the even digit when toEven (banker's rounding).
 func roundRatTies(r *big.Rat, places int, toEven bool) string {
 	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(places)), nil)
 	num := new(big.Int).Mul(r.Num(), scale)

@@ -132,16 +132,6 @@ func text(v any) string {
 	return string(b)
 }
 
-// ratMul multiplies two exact numbers given as JSON numbers.
-func ratMul(a, b json.Number) (*big.Rat, bool) {
-	x, ok1 := parseDecimal(a.String())
-	y, ok2 := parseDecimal(b.String())
-	if !ok1 || !ok2 {
-		return nil, false
-	}
-	return new(big.Rat).Mul(x, y), true
-}
-
 // amountPrecision is how the ERP rounds a document's rates and amounts
 // (Currency fields): ERPNext v15 rounds each to System Settings'
 // currency_precision when it is set, else to its number format's places
