@@ -2,10 +2,8 @@ package secrets
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"fmt"
 )
 
 // tokenTagBytes is the length of a tagged token's check value: 80 bits,
@@ -19,21 +17,7 @@ const tokenTagBytes = 10
 // made-up one without a lookup. The display prefix and Hash are those of
 // NewToken (of the whole text). It fails as NewToken does.
 func NewTaggedToken(prefix string, key []byte) (Token, error) {
-	if !tokenPrefixPattern.MatchString(prefix) {
-		return Token{}, fmt.Errorf("secrets: new token with prefix %q: prefix must be a lower-case letter followed by up to 15 lower-case letters or digits", prefix)
-	}
-	raw := make([]byte, tokenRandomBytes, tokenRandomBytes+tokenTagBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return Token{}, fmt.Errorf("secrets: new token with prefix %q: read random bytes: %w", prefix, err)
-	}
-	raw = append(raw, tokenTag(prefix, raw, key)...)
-	encoded := base64.RawURLEncoding.EncodeToString(raw)
-	text := prefix + "_" + encoded
-	return Token{
-		Value:         Secret(text),
-		Hash:          HashToken(text),
-		DisplayPrefix: prefix + "_" + encoded[:displayRandomChars],
-	}, nil
+	return newToken(prefix, func(random []byte) []byte { return tokenTag(prefix, random, key) })
 }
 
 // TokenTagged reports whether text is a token NewTaggedToken made with

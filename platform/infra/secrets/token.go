@@ -36,15 +36,22 @@ type Token struct {
 // encoding of 32 random bytes, e.g. "egs_…". The prefix must be a lower-case
 // letter followed by up to 15 lower-case letters or digits. It fails if the
 // prefix is malformed or the system random source fails.
-func NewToken(prefix string) (Token, error) {
+func NewToken(prefix string) (Token, error) { return newToken(prefix, nil) }
+
+// newToken issues a token with prefix whose random part is followed, when
+// tag is not nil, by tag's check value of it (NewTaggedToken).
+func newToken(prefix string, tag func(random []byte) []byte) (Token, error) {
 	if !tokenPrefixPattern.MatchString(prefix) {
 		return Token{}, fmt.Errorf("secrets: new token with prefix %q: prefix must be a lower-case letter followed by up to 15 lower-case letters or digits", prefix)
 	}
-	random := make([]byte, tokenRandomBytes)
-	if _, err := rand.Read(random); err != nil {
+	raw := make([]byte, tokenRandomBytes, tokenRandomBytes+tokenTagBytes)
+	if _, err := rand.Read(raw); err != nil {
 		return Token{}, fmt.Errorf("secrets: new token with prefix %q: read random bytes: %w", prefix, err)
 	}
-	encoded := base64.RawURLEncoding.EncodeToString(random)
+	if tag != nil {
+		raw = append(raw, tag(raw)...)
+	}
+	encoded := base64.RawURLEncoding.EncodeToString(raw)
 	text := prefix + "_" + encoded
 	return Token{
 		Value:         Secret(text),
