@@ -1,7 +1,6 @@
 package acumatica
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,17 +14,9 @@ import (
 func customerInCurrency(t *testing.T, h *harness, currency string) string {
 	t.Helper()
 	id := exemptCustomer(t, h.sim).String("CustomerID")
-	body, _ := json.Marshal(map[string]any{"CustomerID": map[string]any{"value": id}, "CurrencyID": map[string]any{"value": currency}})
-	req, _ := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/Customer", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("If-Match", "*")
-	resp, err := h.newCall(kindNoCanary, nil).HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := h.sim.Data().Find("Customer", id).String("CurrencyID"); resp.StatusCode != http.StatusOK || got != currency {
-		t.Fatalf("the customer's currency is %q after the PUT (HTTP %d)", got, resp.StatusCode)
+	status := h.putInERP(kindNoCanary, "Customer", map[string]any{"CustomerID": id, "CurrencyID": currency}, "If-Match")
+	if got := h.sim.Data().Find("Customer", id).String("CurrencyID"); status != http.StatusOK || got != currency {
+		t.Fatalf("the customer's currency is %q after the PUT (HTTP %d)", got, status)
 	}
 	return id
 }

@@ -389,17 +389,8 @@ func TestSelectKeepsWhatIsExpanded(t *testing.T) {
 // no such customer. It is found with a filter on its key fields instead.
 func TestGetterKeyThatIISHidesUsesFilter(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	body := `{"CustomerID":{"value":"BIN"},"CustomerName":{"value":"Bin Supplies Ltd"}}`
-	req, _ := http.NewRequest(http.MethodPut, h.srv.URL+h.sim.PathPrefix()+"/entity/Default/24.200.001/Customer", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+h.userToken(acumaticatest.RoleFull).Reveal())
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("creating customer BIN: HTTP %d", resp.StatusCode)
+	if status := h.putInERP(kindFull, "Customer", map[string]any{"CustomerID": "BIN", "CustomerName": "Bin Supplies Ltd"}, "If-None-Match"); status != http.StatusOK {
+		t.Fatalf("creating customer BIN: HTTP %d", status)
 	}
 	out, err := h.run(kindFull, "acumatica_get_customer", map[string]any{"CustomerID": "BIN"})
 	if err != nil {

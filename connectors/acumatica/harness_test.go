@@ -319,3 +319,34 @@ func (h *harness) grantsOf(grantType string) []url.Values {
 	}
 	return out
 }
+
+// putInERP does what a user does on Acumatica's screens, outside erpgate:
+// a contract-API PUT of entity with fields (plain values, wrapped as the
+// API takes them) as kind, under condition ("If-Match" updates a record
+// that exists, "If-None-Match" inserts a new one, "" either). It returns
+// the HTTP status.
+func (h *harness) putInERP(kind userKind, entity string, fields map[string]any, condition string) int {
+	h.t.Helper()
+	wrapped := map[string]any{}
+	for k, v := range fields {
+		wrapped[k] = map[string]any{"value": v}
+	}
+	body, err := json.Marshal(wrapped)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/"+entity, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if condition != "" {
+		req.Header.Set(condition, "*")
+	}
+	resp, err := h.newCall(kind, nil).HTTP.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

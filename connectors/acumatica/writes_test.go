@@ -831,21 +831,9 @@ func TestWriteToolsAdvertiseWhetherTheyOnlyAdd(t *testing.T) {
 func TestWriteToolsFindRecordsWhoseKeyHasASlash(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	const id = "AB/01"
-	req, err := http.NewRequest(http.MethodPut, h.srv.URL+"/entity/Default/24.200.001/Customer", strings.NewReader(
-		`{"CustomerID":{"value":"`+id+`"},"CustomerName":{"value":"Slash and Sons"},"CustomerClass":{"value":"WHOLESALE"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+h.userToken(acumaticatest.RoleFull).Reveal())
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("If-None-Match", "*")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || h.sim.Data().Find("Customer", id) == nil {
-		t.Fatalf("seed: PUT Customer %s: HTTP %d", id, resp.StatusCode)
+	status := h.putInERP(kindFull, "Customer", map[string]any{"CustomerID": id, "CustomerName": "Slash and Sons", "CustomerClass": "WHOLESALE"}, "If-None-Match")
+	if status != http.StatusOK || h.sim.Data().Find("Customer", id) == nil {
+		t.Fatalf("seed: PUT Customer %s: HTTP %d", id, status)
 	}
 
 	note := map[string]any{"entity": "Customer", "CustomerID": id, "text": "Slash in the key."}
@@ -910,17 +898,9 @@ func TestCreateSalesOrderLinesAreInTheApprovedUnit(t *testing.T) {
 	if unit == other {
 		other = "PACK"
 	}
-	body, _ := json.Marshal(map[string]any{"InventoryID": map[string]any{"value": id}, "SalesUOM": map[string]any{"value": other}})
-	req, _ := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/StockItem", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("If-Match", "*")
-	resp, err := h.newCall(kindFull, nil).HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := d.Find("StockItem", id).String("SalesUOM"); resp.StatusCode != http.StatusOK || got != other {
-		t.Fatalf("the item's sales unit is %q after the PUT (HTTP %d)", got, resp.StatusCode)
+	status := h.putInERP(kindFull, "StockItem", map[string]any{"InventoryID": id, "SalesUOM": other}, "If-Match")
+	if got := d.Find("StockItem", id).String("SalesUOM"); status != http.StatusOK || got != other {
+		t.Fatalf("the item's sales unit is %q after the PUT (HTTP %d)", got, status)
 	}
 
 	out, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
@@ -968,17 +948,9 @@ func TestCreateSalesOrderInAnotherCurrencyThanApprovedIsNotMade(t *testing.T) {
 	if approved == other {
 		other = "GBP"
 	}
-	body, _ := json.Marshal(map[string]any{"CustomerID": map[string]any{"value": id}, "CurrencyID": map[string]any{"value": other}})
-	req, _ := http.NewRequest(http.MethodPut, h.site.BaseURL.String()+"/entity/Default/24.200.001/Customer", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("If-Match", "*")
-	resp, err := h.newCall(kindNoCanary, nil).HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := d.Find("Customer", id).String("CurrencyID"); resp.StatusCode != http.StatusOK || got != other {
-		t.Fatalf("the customer's currency is %q after the PUT (HTTP %d)", got, resp.StatusCode)
+	status := h.putInERP(kindNoCanary, "Customer", map[string]any{"CustomerID": id, "CurrencyID": other}, "If-Match")
+	if got := d.Find("Customer", id).String("CurrencyID"); status != http.StatusOK || got != other {
+		t.Fatalf("the customer's currency is %q after the PUT (HTTP %d)", got, status)
 	}
 
 	before := len(d.Records("SalesOrder"))
