@@ -42,14 +42,15 @@ func (s *Simulator) applyRules(es *entitySchema, rec *Record, body map[string]js
 // from the customer and today's date; it is put on hold unless the
 // request says otherwise (the SO order type's "Hold Document on Entry"),
 // and its Status follows Hold: "On Hold" while held, "Open" once released.
-// Lines take the item's description, unit, warehouse and default price;
+// Lines take the item's description, unit, warehouse and default price
+// (in the base currency, converted at the order's rate in another one);
 // amounts and the order's totals (with the customer's tax zone's rate) are
 // recomputed on every save.
 func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage, inserting bool, now time.Time) {
 	cust := s.findLocked("Customer", rec.String("CustomerID"))
 	if inserting {
 		today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-		defaults := map[string]any{"Date": today, "Approved": false, "CreditHold": false, "BaseCurrencyID": "USD",
+		defaults := map[string]any{"Date": today, "Approved": false, "CreditHold": false, "BaseCurrencyID": baseCurrency,
 			"CurrencyRate": DecimalFromInt(1), "ReciprocalRate": DecimalFromInt(1), "LocationID": "MAIN", "Branch": "HEADOFFICE",
 			"PaymentMethod": "CHECK", "Project": "X", "IsTaxValid": false, "WillCall": false, "ControlTotal": Decimal(0),
 			"DisableAutomaticDiscountUpdate": false, "DisableAutomaticTaxCalculation": false, "TaxCalcMode": "Tax Settings",
@@ -58,6 +59,9 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 		if cust != nil {
 			defaults["CurrencyID"] = cust.String("CurrencyID")
 			defaults["ShipVia"] = cust.String("ShipVia")
+			if r, ok := currencyRates[cust.String("CurrencyID")]; ok {
+				defaults["CurrencyRate"], defaults["ReciprocalRate"] = r[0], r[1]
+			}
 		}
 		for f, v := range defaults {
 			if rec.Fields[f] == nil {
@@ -100,7 +104,14 @@ func (s *Simulator) salesOrderRules(rec *Record, body map[string]json.RawMessage
 				}
 			}
 			if l.Fields["UnitPrice"] == nil {
-				l.set("UnitPrice", item.Decimal("DefaultPrice"))
+				// No price list has a price in the order's currency: the
+				// item's default price, in the base currency, converted at
+				// the order's rate and kept to the column's six places.
+				price := item.Decimal("DefaultPrice")
+				if rec.String("CurrencyID") != rec.String("BaseCurrencyID") && rec.Fields["ReciprocalRate"] != nil {
+					price = price.Mul(rec.Decimal("ReciprocalRate"), 6)
+				}
+				l.set("UnitPrice", price)
 			}
 			if l.Fields["UnitCost"] == nil {
 				l.set("UnitCost", item.Decimal("AverageCost"))

@@ -9,6 +9,24 @@ import (
 // documents carry the branch code).
 var branches = []string{"HEADOFFICE", "EAST", "WEST"}
 
+// baseCurrency is the demo company's base currency: its actual ledger's
+// currency, and the currency of its items' default prices and costs.
+const baseCurrency = "USD"
+
+// currencyRates are the demo company's exchange rates of the other
+// currencies (Currency Rates, CM301000, which the Default endpoint does
+// not expose): the base currency's units a unit of the currency is worth,
+// and its reciprocal, the currency's units a base unit buys. A new
+// document in the currency takes them as its CurrencyRate and
+// ReciprocalRate.
+var currencyRates = map[string][2]Decimal{
+	"EUR": {mustDecimal("1.25"), mustDecimal("0.8")},
+	"GBP": {mustDecimal("1.6"), mustDecimal("0.625")},
+	"CAD": {mustDecimal("0.8"), mustDecimal("1.25")},
+	"JPY": {mustDecimal("0.008"), DecimalFromInt(125)},
+	"KWD": {mustDecimal("3.2"), mustDecimal("0.3125")},
+}
+
 // genOrganisation: currencies, employees, salespersons, payment methods,
 // ship-via codes and the tax setup.
 func (g *gen) genOrganisation() {
@@ -124,7 +142,7 @@ func (g *gen) genFinance() {
 	}
 	for i, l := range [][3]string{{"ACTUAL", "Actual ledger", "Actual"}, {"BUDGET", "Budget ledger", "Budget"}, {"REPORT", "Reporting ledger", "Reporting"}} {
 		r := g.top("Ledger", l[0], g.stamp(980+i))
-		r.set("LedgerID", l[0]).set("Description", l[1]).set("Type", l[2]).set("Currency", "USD").set("ConsolidationSource", false)
+		r.set("LedgerID", l[0]).set("Description", l[1]).set("Type", l[2]).set("Currency", baseCurrency).set("ConsolidationSource", false)
 		g.ds.add(r)
 	}
 	for y := g.now.Year() - 2; y <= g.now.Year(); y++ {

@@ -220,3 +220,50 @@ func TestDecimalsAreSavedWithTheirColumnScale(t *testing.T) {
 	}
 	check("a read", decodeObject(t, got)["Details"], [][3]string{{"1.234568", "20.000000", "24.6900"}, {"0.100000", "0.300000", "0.0300"}, {"4.100000", "2.000001", "8.2000"}})
 }
+
+// An item's Default Price (Stock Items, Price/Cost tab) is in the base
+// currency, USD. A line of an order in another currency that sends no
+// unit price takes it converted at the order's rate, as Acumatica does
+// when no price list has a price in the order's currency: 0.8 EUR a
+// dollar, the EUR rate (1.25 USD a euro) the demo company is seeded with.
+func TestSalesOrderLineInAForeignCurrencyTakesTheConvertedDefaultPrice(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	var cust *Record
+	for _, c := range s.Data().Records("Customer") {
+		if c.String("CurrencyID") == "EUR" {
+			cust = c
+			break
+		}
+	}
+	if cust == nil {
+		t.Fatal("no customer in EUR in the seed")
+	}
+	it := s.Data().Records("StockItem")[3]
+	body := `{"CustomerID":{"value":"` + cust.String("CustomerID") + `"},"Details":[{"InventoryID":{"value":"` + it.String("InventoryID") + `"},"OrderQty":{"value":2}}]}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", url.Values{"$expand": {"Details"}}), tok, strings.NewReader(body))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("insert: %d %s", resp.StatusCode, b)
+	}
+	var got struct {
+		CurrencyID, BaseCurrencyID struct{ Value string }
+		CurrencyRate               struct{ Value json.Number }
+		Details                    []struct {
+			UnitPrice, Amount struct{ Value json.Number }
+		}
+	}
+	mustUnmarshal(t, b, &got)
+	price := it.Decimal("DefaultPrice").Mul(mustDecimal("0.8"), 6)
+	if got.CurrencyID.Value != "EUR" || got.BaseCurrencyID.Value != "USD" || got.CurrencyRate.Value.String() != "1.25" {
+		t.Errorf("order in %s, base %s, rate %s; want EUR, USD, 1.25", got.CurrencyID.Value, got.BaseCurrencyID.Value, got.CurrencyRate.Value)
+	}
+	if len(got.Details) != 1 {
+		t.Fatalf("%d lines: %s", len(got.Details), b)
+	}
+	if p, _ := ParseDecimal(got.Details[0].UnitPrice.Value.String()); p != price {
+		t.Errorf("unit price %s, want %s (the default price %s USD at 0.8)", got.Details[0].UnitPrice.Value, price, it.Decimal("DefaultPrice"))
+	}
+	if a, _ := ParseDecimal(got.Details[0].Amount.Value.String()); a != price.Mul(DecimalFromInt(2), 2) {
+		t.Errorf("amount %s, want %s", got.Details[0].Amount.Value, price.Mul(DecimalFromInt(2), 2))
+	}
+}
