@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -133,6 +134,23 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 		return nil, err
 	}
 	decimals, decimalsWarning := currencyPlaces(ctx, c, currency)
+	// An item's default price is in the base currency: a line priced
+	// from it is an estimate in the order's currency only when the order
+	// is in the base currency. In another, Acumatica converts the price at
+	// the order's rate, which the Default endpoint does not give, so the
+	// line's estimate is shown in the base currency and left out of the
+	// order's total.
+	var base, baseWarning string
+	basePlaces := decimals
+	foreignLines := 0
+	if currency != "" && slices.ContainsFunc(a.Details, func(l salesOrderLine) bool { return l.UnitPrice == nil }) {
+		base, baseWarning = baseCurrency(ctx, c)
+		if base != "" && base != currency {
+			basePlaces, _ = currencyPlaces(ctx, c, base)
+		} else if base == "" {
+			basePlaces = defaultPlaces
+		}
+	}
 	total := new(big.Rat)
 	priced := true
 	table := connector.PreviewTable{Title: linesTitle, Columns: []string{"Inventory ID", "Description", "Quantity", unitColumn, "Unit price", "Amount"}}
@@ -148,13 +166,23 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 			amount := lineAmount(qty, price, decimals)
 			total.Add(total, amount)
 			priceText, amountText = l.UnitPrice.String(), money(amount, decimals)
-		} else {
+		} else if base == currency || currency == "" {
 			priced = false
 			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + ")"
 			if p, ok := connector.ExactNumber(fieldText(item, "DefaultPrice")); ok {
 				amount := lineAmount(qty, p, decimals)
 				total.Add(total, amount)
 				amountText = "about " + money(amount, decimals)
+			}
+		} else {
+			foreignLines++
+			in := " " + base
+			if base == "" {
+				in = " in the base currency"
+			}
+			priceText = "from Acumatica's price list (item default " + orDash(fieldText(item, "DefaultPrice")) + in + ")"
+			if p, ok := connector.ExactNumber(fieldText(item, "DefaultPrice")); ok {
+				amountText = "about " + money(lineAmount(qty, p, basePlaces), basePlaces) + in
 			}
 		}
 		table.Rows = append(table.Rows, []string{fieldText(item, "InventoryID"), fieldText(item, "Description"), l.OrderQty.String(), fieldText(item, "SalesUOM"), priceText, amountText})
@@ -181,12 +209,16 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 	if !priced {
 		about = "about "
 	}
+	without := ""
+	if foreignLines > 0 {
+		without = fmt.Sprintf(", without the %d %s Acumatica prices in %s when it saves the order", foreignLines, plural(foreignLines, "line", "lines"), currency)
+	}
 	p := &connector.Preview{
 		Operation: "create",
 		DocType:   "Sales Order",
-		Summary: fmt.Sprintf("Create a sales order of type %s, on hold, for %s (%s): %d %s, %s%s %s before taxes and discounts.",
+		Summary: fmt.Sprintf("Create a sales order of type %s, on hold, for %s (%s): %d %s, %s%s %s before taxes and discounts%s.",
 			a.OrderType, fieldText(cust, "CustomerName"), fieldText(cust, "CustomerID"), len(a.Details), plural(len(a.Details), "line", "lines"),
-			about, money(total, decimals), currency),
+			about, money(total, decimals), currency, without),
 		Fields:   fields,
 		Tables:   []connector.PreviewTable{table},
 		Warnings: []string{"Acumatica numbers the order when it is saved. It stays On Hold until someone releases it in Acumatica."},
@@ -196,6 +228,17 @@ func previewSalesOrder(ctx context.Context, c *client, a createSalesOrderArgs) (
 	}
 	if !priced {
 		p.Warnings = append(p.Warnings, "Lines without a unit price are priced by Acumatica's price lists when saved; the amounts shown use the items' default prices and may differ.")
+	}
+	if foreignLines > 0 {
+		in := "the base currency, " + base
+		if base == "" {
+			in = "the company's base currency"
+		}
+		w := fmt.Sprintf("The items' default prices are in %s, and the order is in %s: Acumatica prices the lines without a unit price in %s when it saves the order, from its price lists or the default price at the order's exchange rate. Their amounts are shown in %s and are not in the order's total.", in, currency, currency, in)
+		if baseWarning != "" {
+			w = baseWarning + " " + w
+		}
+		p.Warnings = append(p.Warnings, w)
 	}
 	for i, l := range a.Details {
 		for _, v := range []struct {
@@ -372,6 +415,37 @@ func places(n json.Number) int {
 func lineAmount(qty, price *big.Rat, places int) *big.Rat {
 	r, _ := new(big.Rat).SetString(new(big.Rat).Mul(qty, price).FloatString(places))
 	return r
+}
+
+// baseCurrency is the company's base currency, the one its items'
+// default prices and costs are in: the currency of its actual ledger
+// (Ledgers, GL201500; Ledger.Currency is the ledger's BaseCuryID), read
+// as the caller. It is "" when it cannot be told: the ledgers cannot be
+// read, or a tenant's companies have actual ledgers in different base
+// currencies; the second result then says why, for the approval page.
+func baseCurrency(ctx context.Context, c *client) (string, string) {
+	rows, err := c.listRecords(ctx, contractOp{entity: "Ledger", filter: "Type eq 'Actual'", sel: "LedgerID,Type,Currency"}, 50)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
+			return "", "erpgate could not read the company's base currency: Acumatica did not let you open the Ledgers form."
+		}
+		return "", "erpgate could not read the company's base currency from Acumatica."
+	}
+	base := ""
+	for _, r := range rows {
+		switch cur := fieldText(r, "Currency"); {
+		case cur == "":
+		case base == "":
+			base = cur
+		case cur != base:
+			return "", "erpgate could not read the company's base currency: the companies in Acumatica have more than one."
+		}
+	}
+	if base == "" {
+		return "", "erpgate could not read the company's base currency: Acumatica has no actual ledger you may see."
+	}
+	return base, ""
 }
 
 // defaultPlaces are the decimal places of most currencies, the preview's

@@ -141,8 +141,14 @@ func TestCreateSalesOrderPreviewWriteAndRead(t *testing.T) {
 	if nbr != "SO000321" {
 		t.Errorf("OrderNbr = %q, want SO000321", nbr)
 	}
-	// 4 × 12.50 + 3 × the item's default price; the customer is tax exempt.
-	want := acumaticatest.DecimalFromCents(5000) + unpriced.Decimal("DefaultPrice").MulInt(3)
+	// 4 × 12.50 + 3 × the item's default price, in dollars, at the
+	// seeded 0.8 euros a dollar (the customer's currency is EUR); the
+	// customer is tax exempt.
+	if cust.String("CurrencyID") != "EUR" {
+		t.Fatalf("the customer's currency is %s, want the seed's EUR", cust.String("CurrencyID"))
+	}
+	rate, _ := acumaticatest.ParseDecimal("0.8")
+	want := acumaticatest.DecimalFromCents(5000) + unpriced.Decimal("DefaultPrice").Mul(rate, 6).Mul(acumaticatest.DecimalFromInt(3), 2)
 	if got := fmt.Sprint(out["OrderTotal"]); got != want.String() && got != want.String()+".0" {
 		t.Errorf("OrderTotal = %s, want %s", got, want.String())
 	}
