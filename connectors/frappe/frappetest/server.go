@@ -104,6 +104,11 @@ type Options struct {
 	// above 0 and to even at 0, "Banker's Rounding" always to even,
 	// "Commercial Rounding" away from zero.
 	RoundingMethod string
+	// FloatPrecision is System Settings' float_precision ("" by default:
+	// 3), the precision of a Float field such as a line's qty. A written
+	// line keeps its qty in thousandths, so only "2" and "3" are modelled
+	// (a higher one acts as 3).
+	FloatPrecision string
 }
 
 // Simulator is the Frappe v15 HTTP API as an http.Handler, without a

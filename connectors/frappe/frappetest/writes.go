@@ -16,10 +16,16 @@ import (
 // the 403 a role without the right gets.
 
 // floatPrecision is System Settings' float_precision, ERPNext's default
-// (3): the places a Float field such as a line's qty is rounded to. The
+// (3), unless Options.FloatPrecision sets it: the places a Float field
+// such as a line's qty is rounded to (cint, so "" and "0" are 3). The
 // currency precision of the seeded currencies ("#,###.##") is 2, the
 // Cents of a rate or amount.
-const floatPrecision = 3
+func (s *Simulator) floatPrecision() int {
+	if n, err := strconv.Atoi(s.opts.FloatPrecision); err == nil && n > 0 {
+		return min(n, 3) // a written line keeps thousandths
+	}
+	return 3
+}
 
 // numberFormatPlaces are the decimal places of System Settings'
 // number formats (frappe.utils.number_format_info); a format not listed
@@ -89,7 +95,7 @@ func (rc *reqCtx) systemSettings(name string) *apiError {
 	o.set("date_format", "dd-mm-yyyy")
 	o.set("time_format", "HH:mm:ss")
 	o.set("number_format", rc.s.numberFormat())
-	o.set("float_precision", strconv.Itoa(floatPrecision))
+	o.set("float_precision", strconv.Itoa(rc.s.floatPrecision()))
 	o.set("currency_precision", rc.s.opts.CurrencyPrecision)
 	o.set("rounding_method", rc.s.roundingMethod())
 	o.set("doctype", "System Settings")
@@ -309,7 +315,7 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 			PriceCents: it.Dec("standard_rate").Cents(), Stock: it.Int("is_stock_item") == 1}
 		// calculate_taxes_and_totals rounds the line's floats
 		// (round_floats_in): qty to float_precision.
-		qty := flt(must(r.get("qty"))).Round(floatPrecision)
+		qty := flt(must(r.get("qty"))).Round(rc.s.floatPrecision())
 		if qty <= 0 {
 			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
 		}

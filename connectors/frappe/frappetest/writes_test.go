@@ -291,3 +291,30 @@ func TestInsertRoundsToTheSitesCurrencyPrecision(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertRoundsQtyToTheSitesFloatPrecision: System Settings'
+// float_precision (3 when unset) is the precision of a Float field such
+// as a line's qty (get_field_precision): a site set to 2 keeps 2.346 as
+// 2.35, and takes 2.004 of a whole-number unit as 2, which a site at 3
+// refuses as a fraction.
+func TestInsertRoundsQtyToTheSitesFloatPrecision(t *testing.T) {
+	s := newServer(t, Options{FloatPrecision: "2"})
+	customer, company, _ := seedFor(t, s)
+	auth := tokenAuth(s.User("all-companies"))
+	kg, nos := itemWithUOM(t, s, false), itemWithUOM(t, s, true)
+	r := postJSON(t, s, auth, "/api/resource/Sales%20Order",
+		`{"customer":"`+customer+`","company":"`+company+`","delivery_date":"2026-07-01","items":[`+
+			`{"item_code":"`+kg.Name+`","qty":2.346,"rate":10},{"item_code":"`+nos.Name+`","qty":2.004,"rate":1}]}`)
+	r.expectStatus(t, http.StatusOK)
+	items := r.body["data"].(map[string]any)["items"].([]any)
+	for i, want := range [][2]string{{"2.35", "23.5"}, {"2.0", "2.0"}} {
+		row := items[i].(map[string]any)
+		if got := [2]string{fmt.Sprint(row["qty"]), fmt.Sprint(row["amount"])}; got != want {
+			t.Errorf("line %d qty, amount %v, want %v", i+1, got, want)
+		}
+	}
+	settings := call(t, s, tokenAuth(s.User(RoleAdministrator)), "/api/resource/System%20Settings/System%20Settings", nil)
+	if got := settings.body["data"].(map[string]any)["float_precision"]; got != "2" {
+		t.Errorf("System Settings' float_precision %v, want 2", got)
+	}
+}
