@@ -140,3 +140,39 @@ func TestSalesOrderPreviewWithoutTheSitesCurrencyPrecision(t *testing.T) {
 		t.Errorf("the page does not say it could not read %s: %q", want, p.preview.Warnings)
 	}
 }
+
+// TestSalesOrderPreviewQtyInTheSitesFloatPrecision: ERPNext rounds a
+// line's qty to System Settings' float_precision (3 only when unset)
+// before it computes the amount, and checks a whole-number unit on the
+// rounded qty. On a site set to 2, 2.346 × 10 is 2.35 × 10 = 23.50, not
+// 23.46, and 2.004 of an item counted in whole units is taken as 2, not
+// refused: the approval page must show what the ERP saves, and not turn
+// away an order the ERP takes.
+func TestSalesOrderPreviewQtyInTheSitesFloatPrecision(t *testing.T) {
+	s := precisionSim(t, frappetest.Options{FloatPrecision: "2"})
+	comp := seededWhere(t, s, "Company", func(d *frappetest.Doc) bool { return d.Str("default_currency") == "USD" })
+	cust := seededCustomer(t, s, "USD")
+	whole := seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+		u := s.Data().Get("UOM", d.Str("stock_uom"))
+		return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 1
+	})
+	lines := append(splittableLines(t, s, [2]any{2.346, 10}), map[string]any{"item_code": whole.Name, "qty": 2.004, "rate": 1})
+	p := mustPropose(t, s, frappetest.RoleAdministrator, "create_sales_order", map[string]any{
+		"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+		"items": lines,
+	})
+	for i, want := range []string{"23.50", "2.00"} {
+		if got := p.preview.Tables[0].Rows[i][5]; got != want {
+			t.Errorf("line %d amount %q, want %q", i+1, got, want)
+		}
+	}
+	if !strings.Contains(p.preview.Summary, "net total 25.50 USD") {
+		t.Errorf("summary %q, want a net total of 25.50 USD", p.preview.Summary)
+	}
+	warnings := strings.Join(p.preview.Warnings, " ")
+	for _, want := range []string{"Line 1's qty 2.346 has more than two decimal places", "Line 2's qty 2.004 has more than two decimal places"} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("the page does not say %q: %q", want, p.preview.Warnings)
+		}
+	}
+}

@@ -70,15 +70,15 @@ func createSalesOrderTool() connector.Tool {
 
 // checkWholeUnit refuses, as ERPNext's validate_uom_is_integer would once
 // the order is approved, line's qty of an item counted in a unit that must
-// be whole when the qty, rounded to three places (float_precision), is not.
+// be whole when the qty, rounded to qtyPlaces (float_precision), is not.
 // The unit is read only for such a qty; one the user may not read is left
 // to the ERP.
-func checkWholeUnit(ctx context.Context, c *client, line int, item, uom, qty string) error {
+func checkWholeUnit(ctx context.Context, c *client, line int, item, uom, qty string, qtyPlaces int) error {
 	q, ok := parseDecimal(qty)
 	if !ok || uom == "" {
 		return nil
 	}
-	if r, ok := parseDecimal(roundRat(q, 3)); !ok || r.IsInt() {
+	if r, ok := parseDecimal(roundRat(q, qtyPlaces)); !ok || r.IsInt() {
 		return nil
 	}
 	u, err := c.get(ctx, "UOM", uom)
@@ -128,7 +128,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		if text(item["disabled"]) == "1" {
 			return nil, toolerr.New(toolerr.InvalidArgument, "item %q is disabled in the ERP, which refuses it on orders", l.ItemCode)
 		}
-		if err := checkWholeUnit(ctx, c, i+1, l.ItemCode, str(item["stock_uom"]), l.Qty.String()); err != nil {
+		if err := checkWholeUnit(ctx, c, i+1, l.ItemCode, str(item["stock_uom"]), l.Qty.String(), prec.qtyPlaces); err != nil {
 			return nil, err
 		}
 		rate, amount := "price list rate", ""
@@ -167,8 +167,8 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		warnings = append(warnings, prec.warning)
 	}
 	for i, l := range a.Items {
-		if q, ok := decimalText(l.Qty); ok && terminatingPlaces(q) > 3 {
-			warnings = append(warnings, fmt.Sprintf("Line %d's qty %s has more than three decimal places: if the ERP rounds it to its float precision (3 places unless the site changed it), the draft is created but the call fails and names the difference.", i+1, l.Qty.String()))
+		if q, ok := decimalText(l.Qty); ok && terminatingPlaces(q) > prec.qtyPlaces {
+			warnings = append(warnings, fmt.Sprintf("Line %d's qty %s has more than %s: if the ERP rounds it to its float precision, the draft is created but the call fails and names the difference.", i+1, l.Qty.String(), placesText(prec.qtyPlaces)))
 		}
 		if l.Rate == nil {
 			continue
@@ -185,22 +185,23 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 }
 
 // lineAmount is a line's amount as ERPNext computes it
-// (calculate_item_values): the qty rounded to the float precision (3),
-// times the rate rounded to the currency precision, rounded to it.
+// (calculate_item_values): the qty rounded to the float precision, times
+// the rate rounded to the currency precision, rounded to it.
 func lineAmount(qty, rate json.Number, prec amountPrecision) (string, bool) {
 	q, ok1 := parseDecimal(qty.String())
 	r, ok2 := parseDecimal(rate.String())
 	if !ok1 || !ok2 {
 		return "", false
 	}
-	q, _ = parseDecimal(roundRat(q, floatPlaces))
+	q, _ = parseDecimal(roundRat(q, prec.qtyPlaces))
 	r, _ = parseDecimal(prec.round(r))
 	return prec.round(new(big.Rat).Mul(q, r)), true
 }
 
-// floatPlaces is System Settings' float_precision unless a site changed
-// it: the places ERPNext rounds a qty to.
-const floatPlaces = 3
+// defaultFloatPlaces is the precision of Float fields when System
+// Settings' float_precision is unset (or cannot be read): the places
+// ERPNext rounds a qty to.
+const defaultFloatPlaces = 3
 
 // placesText is "n decimal places" in words for the page.
 func placesText(n int) string {

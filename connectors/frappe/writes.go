@@ -141,6 +141,10 @@ type amountPrecision struct {
 	places  int
 	toEven  bool   // a tie rounds to even
 	warning string // for the approval page when System Settings could not be read
+	// qtyPlaces is the precision of Float fields such as a line's qty:
+	// System Settings' float_precision, 3 when it is unset or cannot be
+	// read (get_field_precision: cint(float_precision) or 3).
+	qtyPlaces int
 }
 
 // numberFormatPlaces are the decimal places of Frappe's number formats
@@ -162,7 +166,7 @@ func readAmountPrecision(ctx context.Context, c *client) amountPrecision {
 		if errors.As(err, &te) && te.Code == toolerr.PermissionDenied {
 			why = "Only a System Manager may read the ERP's currency precision (System Settings)"
 		}
-		return amountPrecision{places: 2, warning: why + ", so the amounts are shown to two decimal places, ERPNext's default: a site set to keep amounts to other places (three for dinars, none for yen) saves them rounded otherwise."}
+		return amountPrecision{places: 2, qtyPlaces: defaultFloatPlaces, warning: why + ", so the amounts are shown to two decimal places, ERPNext's default: a site set to keep amounts to other places (three for dinars, none for yen) saves them rounded otherwise."}
 	}
 	places := 2
 	if n, err := strconv.Atoi(strings.TrimSpace(text(doc["currency_precision"]))); err == nil && n > 0 {
@@ -182,7 +186,11 @@ func readAmountPrecision(ctx context.Context, c *client) amountPrecision {
 	default:
 		toEven = places == 0
 	}
-	return amountPrecision{places: places, toEven: toEven}
+	qtyPlaces := defaultFloatPlaces
+	if n, err := strconv.Atoi(strings.TrimSpace(text(doc["float_precision"]))); err == nil && n > 0 {
+		qtyPlaces = min(n, columnPlaces)
+	}
+	return amountPrecision{places: places, toEven: toEven, qtyPlaces: qtyPlaces}
 }
 
 // round renders r rounded to the precision.
