@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -247,12 +246,7 @@ func TestPreflightAcumaticaCanary(t *testing.T) {
 func TestPreflightUnreachableSite(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	// A port nothing listens on.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	_ = ln.Close()
+	closed := closedAddress(t)
 	// A TLS server whose certificate erpgate does not trust.
 	untrusted := httptest.NewTLSServer(http.NotFoundHandler())
 	defer untrusted.Close()

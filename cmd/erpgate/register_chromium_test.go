@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 )
 
 // registration drives /register in Chromium against one gateway.
@@ -249,16 +249,8 @@ func hasEvent(events []string, prefix string) bool {
 	return false
 }
 
-// closedAddress is a loopback address where nothing listens.
-func closedAddress(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return "http://" + addr
-}
+// closedAddress is an address where nothing listens, for the whole test.
+func closedAddress(t *testing.T) string { return "http://" + freeport.Refusing(t) }
 
 // TestChromiumRegistrationFrappe walks the whole self-service registration
 // of a Frappe site in Chromium, with the refusals on the way: an

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/freeport"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 )
 
@@ -60,14 +60,7 @@ func TestConstraintViolationsNameTheConstraint(t *testing.T) {
 
 // closedPortURL returns a URL on a loopback port nobody listens on.
 func closedPortURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return "postgres://u:p@127.0.0.1:" + strconv.Itoa(port) + "/db?sslmode=disable"
+	return "postgres://u:p@" + freeport.Refusing(t) + "/db?sslmode=disable"
 }
 
 func TestConnectionFailuresAreUnavailable(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -60,4 +61,28 @@ func ephemeralLow() int {
 		}
 	}
 	return 32768
+}
+
+// Refusing returns "127.0.0.1:port" for a port where nothing listens for
+// the rest of the test, so a connection to it is refused: a TCP socket
+// bound to it and never listening, closed when the test ends. A listener
+// closed at once instead frees its port, which another test's server, in
+// this process or another, can take meanwhile (a console test was answered
+// HTTP 400 by one). The socket is bound without SO_REUSEADDR, so no one
+// else can bind the port while it is open.
+func Refusing(t testing.TB) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(sa.(*syscall.SockaddrInet4).Port)
 }

@@ -36,3 +36,18 @@ func TestLoopbackBelowTheEphemeralRange(t *testing.T) {
 		t.Fatalf("a listener on port 0 got %d, below the range's %d: the range read is wrong", port, low)
 	}
 }
+
+// TestRefusingHoldsItsPort: a connection to the address is refused, and no
+// server can listen on it while the test runs (net.Listen sets
+// SO_REUSEADDR, as Go servers do).
+func TestRefusingHoldsItsPort(t *testing.T) {
+	addr := Refusing(t)
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Fatalf("a connection to %s was taken", addr)
+	}
+	if ln, err := net.Listen("tcp", addr); err == nil {
+		ln.Close()
+		t.Fatalf("a server could listen on %s", addr)
+	}
+}
