@@ -57,6 +57,17 @@ func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *htt
 	if user.ID != "" && !strings.EqualFold(ui.Sub, user.ID) {
 		return connector.AdminCheck{Evidence: "the ERP token belongs to another user than the one who signed in"}, nil
 	}
+	// The sign-in must be the site's tenant's: one instance serves several
+	// tenants, each with its own administrators, and a client id
+	// "GUID@Tenant" signs people in to its own tenant. Whether the instance
+	// answers another tenant's inquiry for this token is not left to it.
+	if signedIn := subjectTenant(ui.Sub); !strings.EqualFold(signedIn, s.Tenant) {
+		if signedIn == "" {
+			return connector.AdminCheck{Evidence: "signed in without the ERP naming their tenant, so is not proven an administrator of tenant " + s.Tenant}, nil
+		}
+		return connector.AdminCheck{Evidence: "signed in to tenant " + signedIn + ", not to the site's tenant " + s.Tenant +
+			" (an OAuth client signs people in to the tenant named after the @ in its client id)"}, nil
+	}
 	filter := "Username eq " + odataString(ui.PreferredUsername) + " and Rolename eq " + odataString(administratorRole)
 	path := "/t/" + url.PathEscape(s.Tenant) + "/api/odata/gi/" + url.PathEscape(inquiry)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, site.URL(path, url.Values{"$filter": {filter}}), nil)
@@ -89,6 +100,17 @@ func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *htt
 		return connector.AdminCheck{Admin: true, Evidence: "has the Administrator role"}, nil
 	}
 	return connector.AdminCheck{Evidence: "lacks the Administrator role"}, nil
+}
+
+// subjectTenant is the tenant of an OIDC subject, which Acumatica writes
+// "user@Tenant" (the tenant's login name after the last @, since a user
+// name may hold one too); "" when it names none.
+func subjectTenant(sub string) string {
+	i := strings.LastIndexByte(sub, '@')
+	if i < 0 {
+		return ""
+	}
+	return sub[i+1:]
 }
 
 // listsAdministrator reads an OData page of the administrators' inquiry

@@ -188,3 +188,36 @@ func TestCheckAdminUnderVirtualDirectory(t *testing.T) {
 		t.Fatalf("%d requests went outside the virtual directory", n)
 	}
 }
+
+// One Acumatica instance serves several tenants, each with its own users
+// and Connected Applications (a client id "GUID@Tenant" signs people in
+// to that tenant, and userinfo's sub is "user@Tenant"). An administrator
+// of one tenant signing in with their own tenant's client must not prove
+// themselves an administrator of another tenant of the instance: here
+// the instance answers the other tenant's inquiry (where a user of the
+// same name is an Administrator, as the built-in admin is in every
+// tenant), and the check still refuses, naming the tenant they signed in
+// to.
+func TestCheckAdminRefusesAnotherTenantsSignIn(t *testing.T) {
+	h := newHarness(t, harnessOptions{settings: `{"tenant":"Victim"}`})
+	admin := h.sim.User(acumaticatest.RoleFull)
+	hc, who := signIn(t, h, admin)
+	h.sim.SetFault(acumaticatest.Fault{PathPrefix: "/t/Victim/api/odata/gi/MCPAdmin", Status: http.StatusOK,
+		Body: `{"value":[{"Username":"` + admin.Username + `","Rolename":"Administrator"}]}`})
+	got, err := h.conn.CheckAdmin(context.Background(), h.site, hc, who)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Admin {
+		t.Fatalf("%s, signed in to tenant %s, proved an administrator of tenant Victim: %+v", who.ID, h.sim.Tenant(), got)
+	}
+	if !strings.Contains(got.Evidence, "tenant "+h.sim.Tenant()) || !strings.Contains(got.Evidence, "Victim") {
+		t.Fatalf("evidence %q does not name the tenant signed in to (%s) and the site's (Victim)", got.Evidence, h.sim.Tenant())
+	}
+	// The site's own tenant, spelt in another case, is the same tenant.
+	h2 := newHarness(t, harnessOptions{settings: `{"tenant":"` + strings.ToUpper(h.sim.Tenant()) + `"}`})
+	hc2, who2 := signIn(t, h2, h2.sim.User(acumaticatest.RoleFull))
+	if got, err := h2.conn.CheckAdmin(context.Background(), h2.site, hc2, who2); err != nil || !got.Admin {
+		t.Fatalf("administrator of the site's tenant: %+v, %v", got, err)
+	}
+}
