@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/netguard"
 )
 
 // CheckNewSite applies CreateSite's rules without a slug and stores
@@ -98,5 +101,59 @@ func TestBaseURLSecretsAreNotRepeated(t *testing.T) {
 		if details, _ := json.Marshal(e.Details); strings.Contains(e.Reason, secret) || strings.Contains(string(details), secret) {
 			t.Errorf("event %s %s: reason %q, details %s", e.Action, e.Outcome, e.Reason, details)
 		}
+	}
+}
+
+// Anyone may start a registration, so what a refused address tells people
+// must not map erpgate's own network: a host name that resolves, from
+// where erpgate runs, to a non-public address (an internal service's
+// name) is refused in the same words as one that does not resolve at
+// all, naming neither the address nor its kind. The operator's message
+// (the admin API, the audit event) still says what it resolves to. An
+// address the person typed as such is named, as typed.
+func TestCheckNewSiteDoesNotTellPeopleWhereNamesResolve(t *testing.T) {
+	f := newFixture(t)
+	reg := connector.NewRegistry()
+	reg.MustRegister(testERP{})
+	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, ERPAddresses: netguard.NewPolicy(nil),
+		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	ctx := t.Context()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", "localhost")
+	if err != nil || len(addrs) == 0 {
+		t.Fatalf("localhost does not resolve here: %v", err)
+	}
+	refusal := func(base string) *siteadmin.Error {
+		t.Helper()
+		_, err := svc.CheckNewSite(ctx, siteadmin.NewSite{Kind: "testerp", DisplayName: "Acme", BaseURL: base, Settings: json.RawMessage(`{"company":"x"}`)})
+		var se *siteadmin.Error
+		if !errors.As(err, &se) || se.Kind != siteadmin.Invalid {
+			t.Fatalf("%s: %v", base, err)
+		}
+		return se
+	}
+	internal := refusal("https://localhost")
+	people := internal.PeopleSentence(nil)
+	for _, a := range addrs {
+		if strings.Contains(people, a.Unmap().String()) {
+			t.Errorf("people are told what localhost resolves to (%s): %q", a.Unmap(), people)
+		}
+	}
+	if !strings.Contains(internal.Message, "localhost resolves to") {
+		t.Errorf("the operator is not told what localhost resolves to: %q", internal.Message)
+	}
+	if strings.Contains(people, "loopback") {
+		t.Errorf("people are told the kind of address localhost resolves to: %q", people)
+	}
+	nowhere := refusal("https://nothing-here.invalid").PeopleSentence(nil)
+	if got := strings.ReplaceAll(people, "localhost", "HOST"); got != strings.ReplaceAll(nowhere, "nothing-here.invalid", "HOST") {
+		t.Errorf("a name resolving to a non-public address and one that does not resolve are told apart:\n%q\n%q", people, nowhere)
+	}
+	for _, want := range []string{"localhost", "public addresses", "the operator of this erpgate can allow its address"} {
+		if !strings.Contains(people, want) {
+			t.Errorf("people are not told %q: %q", want, people)
+		}
+	}
+	if typed := refusal("https://10.0.0.8").PeopleSentence(nil); !strings.Contains(typed, "10.0.0.8") {
+		t.Errorf("a typed address is not named: %q", typed)
 	}
 }

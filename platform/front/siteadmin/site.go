@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -401,9 +402,23 @@ const PrivateHostsHint = "erpgate reaches ERPs only at public addresses, except 
 const privateHostsAsk = "erpgate reaches ERPs only at public addresses; if your ERP is on a private network, the operator of this erpgate can allow its address"
 
 // privateAddress is the refusal of an ERP at a non-public address
-// (forbidden says which) for someone who is not the operator.
+// (forbidden says which) for someone who is not the operator. An address
+// typed as one is named with its kind; a host name is refused as
+// noPublicAddress has it, saying neither what it resolves to nor whether
+// it resolves: anyone may start a registration, and what erpgate's
+// resolver answers for an internal name maps erpgate's own network.
 func privateAddress(baseURL string, forbidden error) string {
+	if u, err := url.Parse(baseURL); err == nil && net.ParseIP(u.Hostname()) == nil {
+		return noPublicAddress(u.Hostname())
+	}
 	return fmt.Sprintf("the ERP's address %s is not public (%s): %s", baseURL, forbidden, privateHostsAsk)
+}
+
+// noPublicAddress is the refusal, for someone who is not the operator, of
+// a host name that does not resolve or resolves to a non-public address:
+// the same words for both.
+func noPublicAddress(host string) string {
+	return fmt.Sprintf("the host name %s has no public address erpgate can reach: check the ERP's address. %s", host, privateHostsAsk)
 }
 
 // checkERPAddress refuses a base URL (a normalised origin) whose host is
@@ -427,7 +442,7 @@ func (s *Service) checkERPAddress(ctx context.Context, baseURL string) error {
 		return nil
 	case errors.Is(err, netguard.ErrUnresolved):
 		e := invalid("base URL %s: the host name %s does not resolve, so erpgate cannot check that its address is public; %s", baseURL, u.Hostname(), PrivateHostsHint)
-		e.ForPeople = fmt.Sprintf("the host name %s does not resolve: check the ERP's address. %s", u.Hostname(), privateHostsAsk)
+		e.ForPeople = noPublicAddress(u.Hostname())
 		e.asksOperator = true
 		return e
 	case errors.Is(err, netguard.ErrForbiddenAddress):
