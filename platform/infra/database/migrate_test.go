@@ -287,3 +287,39 @@ func TestMigrateAcceptsPoolSettingsInTheURL(t *testing.T) {
 		t.Errorf("CheckReady after migrating: %v", err)
 	}
 }
+
+// TestSiteIdentityIgnoresCaseMigrationNamesTheClashes: migration 00042
+// makes a site's identity key (Acumatica's tenant) unique without regard
+// to case. A database that already holds one tenant registered twice,
+// spelt in two cases, cannot get the index: the migration stops, naming
+// the sites, and changes nothing; with one of them gone it applies.
+func TestSiteIdentityIgnoresCaseMigrationNamesTheClashes(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	migrate(t, url, database.DirectionDown)
+	pool, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close(context.Background()) })
+	if _, err := pool.Exec(t.Context(), `
+INSERT INTO sites (id, slug, kind, base_url, display_name, settings, identity_key) VALUES
+ ('0b7f1c3e-4242-4a5b-8c9d-000000000001', 'acme-demo', 'acumatica', 'https://acu.test/ERP', 'A', '{"tenant":"Demo"}', 'Demo'),
+ ('0b7f1c3e-4242-4a5b-8c9d-000000000002', 'acme-again', 'acumatica', 'https://acu.test/erp', 'B', '{"tenant":"DEMO"}', 'DEMO'),
+ ('0b7f1c3e-4242-4a5b-8c9d-000000000003', 'acme-north', 'acumatica', 'https://acu.test/ERP', 'C', '{"tenant":"North"}', 'North')`); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = database.Migrate(t.Context(), url, database.DirectionUp, &out)
+	if err == nil || !strings.Contains(err.Error(), "acme-again, acme-demo") || strings.Contains(err.Error(), "acme-north") {
+		t.Fatalf("migrate up over one tenant spelt twice: %v\n%s", err, out.String())
+	}
+	if _, err := pool.Exec(t.Context(), `DELETE FROM sites WHERE slug = 'acme-again'`); err != nil {
+		t.Fatal(err)
+	}
+	migrate(t, url, database.DirectionUp)
+	_, err = pool.Exec(t.Context(), `INSERT INTO sites (id, slug, kind, base_url, display_name, settings, identity_key)
+		VALUES ('0b7f1c3e-4242-4a5b-8c9d-000000000004', 'acme-later', 'acumatica', 'https://acu.test/ERP', 'D', '{"tenant":"demo"}', 'demo')`)
+	if err == nil || !strings.Contains(err.Error(), "sites_base_url_identity_key") {
+		t.Fatalf("a later site for tenant demo beside Demo: %v", err)
+	}
+}
