@@ -288,7 +288,7 @@ func TestMigrateAcceptsPoolSettingsInTheURL(t *testing.T) {
 	}
 }
 
-// TestSiteIdentityIgnoresCaseMigrationNamesTheClashes: migration 00042
+// TestSiteIdentityIgnoresCaseMigrationNamesTheClashes: migration 00041
 // makes a site's identity key (Acumatica's tenant) unique without regard
 // to case. A database that already holds one tenant registered twice,
 // spelt in two cases, cannot get the index: the migration stops, naming
