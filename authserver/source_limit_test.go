@@ -41,7 +41,8 @@ func TestRequestSourceGroupsIPv6By64(t *testing.T) {
 // bound got 429 until they stopped, and so lost its sign-in when its
 // access token ran out. A refresh token or code erpgate signed passes a
 // spent bound, uncharged; once it fails it is bounded again. A made-up
-// one, and any revocation, is refused as before.
+// one is refused as before. A revocation of a token erpgate signed passes
+// too (a client signing out), once.
 func TestTokenRequestsWithSignedTokensPassASpentSource(t *testing.T) {
 	ctx := context.Background()
 	s := &Server{
@@ -82,11 +83,11 @@ func TestTokenRequestsWithSignedTokensPassASpentSource(t *testing.T) {
 	for name, form := range map[string]url.Values{
 		"a made-up refresh token":            {"grant_type": {"refresh_token"}, "refresh_token": {madeUp}},
 		"a signed token, another grant type": {"grant_type": {"client_credentials"}, "refresh_token": {refresh}},
-		"a signed refresh token's revoking":  {"token": {refresh}},
+		"a made-up token's revoking":         {"token": {madeUp}},
 	} {
 		signed := s.signedGrantOf
 		if form.Has("token") {
-			signed = nil
+			signed = s.signedRevocationOf
 		}
 		if _, status := admit(form, signed); status != http.StatusTooManyRequests {
 			t.Errorf("%s from the spent source: HTTP %d, want 429", name, status)
@@ -95,7 +96,21 @@ func TestTokenRequestsWithSignedTokensPassASpentSource(t *testing.T) {
 	if _, status := admit(url.Values{"grant_type": {"authorization_code"}, "code": {code}}, s.signedGrantOf); status != http.StatusOK {
 		t.Errorf("a signed code from the spent source: HTTP %d, want it let through", status)
 	}
-	charge, status := admit(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}, s.signedGrantOf)
+	// A client signing out: its revocation passes once, and the token,
+	// revoked, is bounded from then on.
+	access, _, err := s.signer.Generate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, status := admit(url.Values{"token": {access}}, s.signedRevocationOf)
+	if status != http.StatusOK {
+		t.Fatalf("a signed token's revoking from the spent source: HTTP %d, want it let through", status)
+	}
+	revoked()
+	if _, status := admit(url.Values{"token": {access}}, s.signedRevocationOf); status != http.StatusTooManyRequests {
+		t.Errorf("the revoked token's revoking again: HTTP %d, want 429", status)
+	}
+	charge, status = admit(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}}, s.signedGrantOf)
 	if status != http.StatusOK {
 		t.Fatalf("a signed refresh token from the spent source: HTTP %d, want it let through", status)
 	}

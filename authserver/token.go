@@ -84,14 +84,16 @@ func (s *Server) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	w.Header().Set("Cache-Control", "no-store")
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBodyBytes)
-	charge, ok := s.admitLookups(w, r, nil)
+	charge, ok := s.admitLookups(w, r, s.signedRevocationOf)
 	if !ok {
 		return
 	}
 	err := s.provider.NewRevocationRequest(r.Context(), r)
 	if err == nil || fosite.ErrorToRFC6749Error(err).CodeField < http.StatusInternalServerError {
 		// An unknown token's revocation succeeds (RFC 7009 §2.2), after
-		// the same lookups: every revocation counts.
+		// the same lookups: every revocation counts. A signed token let
+		// past a spent bound is remembered instead: revoked now (or
+		// unknown), it is bounded from then on.
 		charge()
 	}
 	s.provider.WriteRevocationResponse(r.Context(), w, err)
@@ -143,6 +145,23 @@ func (s *Server) signedGrantOf(r *http.Request) ([32]byte, bool) {
 	case "authorization_code":
 		token = r.PostForm.Get("code")
 	}
+	if token == "" {
+		return [32]byte{}, false
+	}
+	key := secrets.HashToken(token)
+	return key, s.signedAndUntried(r.Context(), key, token)
+}
+
+// signedRevocationOf is signedGrantOf for a revocation request: the hash
+// of the token it revokes (RFC 7009 §2.1, an access or a refresh token),
+// and whether erpgate signed it and it has not failed a lookup on this
+// replica. A client signing out at a shared address where someone else
+// sends made-up tokens must still be able to end its grant.
+func (s *Server) signedRevocationOf(r *http.Request) ([32]byte, bool) {
+	if err := r.ParseForm(); err != nil {
+		return [32]byte{}, false
+	}
+	token := r.PostForm.Get("token")
 	if token == "" {
 		return [32]byte{}, false
 	}

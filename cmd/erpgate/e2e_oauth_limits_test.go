@@ -631,3 +631,65 @@ func TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource(t *testing.T) {
 		t.Errorf("a signed-in person's refresh from the refused source: HTTP %d %s", status, body)
 	}
 }
+
+// TestMadeUpTokensDoNotLockOutASignOutAtTheSameSource: a client signing
+// out revokes its tokens at /oauth/revoke, which charged every request
+// to the source's bound on invalid tokens and let nothing past a spent
+// one. Someone at a shared address who spent it with made-up tokens
+// made a person's sign-out fail with 429: their tokens stayed valid. A
+// token erpgate signed is revoked whatever the bound, and then bounded
+// like any other; a made-up one of the same shape is refused as before.
+func TestMadeUpTokensDoNotLockOutASignOutAtTheSameSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	shared := "198.51.100.79"
+	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
+	tok := c.source.current()
+	revoke := func(token string) (int, string) {
+		form := url.Values{"token": {token}, "token_type_hint": {"refresh_token"}, "client_id": {c.source.cfg.ClientID}}
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/revoke", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", shared)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	// spend sends made-up tokens from the shared address until one is
+	// refused: the bound refills one every 100 ms, so each check below
+	// comes right after the source was refused.
+	n := 0
+	spend := func() {
+		t.Helper()
+		for range 400 {
+			n++
+			if status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+fmt.Sprintf("%08d", n), shared); status == http.StatusTooManyRequests {
+				return
+			}
+		}
+		t.Fatal("400 made-up tokens from one source, none refused")
+	}
+	spend()
+	if status, body := revoke(tok.RefreshToken[:len(tok.RefreshToken)-8] + "madeup00"); status != http.StatusTooManyRequests {
+		t.Errorf("a made-up token's revocation from the refused source: HTTP %d %s, want 429", status, body)
+	}
+	spend()
+	if status, body := revoke(tok.RefreshToken); status != http.StatusOK {
+		t.Fatalf("a signed-in person's sign-out from the refused source: HTTP %d %s", status, body)
+	}
+	// The grant is gone: its access token is refused (from another
+	// source, so that the answer is the token's, not the bound's).
+	if status, _, body := mcpCallFrom(t, site.MCPURL, tok.AccessToken, "203.0.113.79"); status != http.StatusUnauthorized {
+		t.Errorf("the access token after its grant was revoked: HTTP %d %s, want 401", status, body)
+	}
+	// Revoked, the token is bounded again like a made-up one.
+	spend()
+	if status, body := revoke(tok.RefreshToken); status != http.StatusTooManyRequests {
+		t.Errorf("the revoked token's revocation again from the refused source: HTTP %d %s, want 429", status, body)
+	}
+}
