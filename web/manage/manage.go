@@ -201,25 +201,32 @@ func (h *Handler) loadSite(w http.ResponseWriter, r *http.Request, slug string) 
 // through even when its source is spent, uncharged: sources are shared
 // (an office's NAT), and whoever else there sends made-up links must not
 // lock an owner out of their page. A session that turns out not to be the
-// site's is remembered (charge), and bounded from then on: sessions are
-// only made by a sign-in at an ERP, so this is a lookup per sign-in.
+// site's is remembered for that site (charge), and bounded there from then
+// on, so that an owner of two sites who looks at the other one's page
+// keeps their own; one that named a site that does not exist is bounded
+// everywhere. Sessions are only made by a sign-in at an ERP, so this is a
+// lookup per sign-in and site.
 func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, func(), bool) {
 	var site sites.Site
 	err := sites.ErrNotFound
 	charge := func() {}
 	if sites.ValidateSlug(slug) == nil {
-		if raw, signed := h.sessions.Signed(r, h.now()); signed && !h.failedSessions.Has(secrets.HashToken(raw)) {
-			key := secrets.HashToken(raw)
-			charge = func() { h.failedSessions.Add(key) }
+		raw, signed := h.sessions.Signed(r, h.now())
+		whole, onSite := secrets.HashToken(raw), secrets.HashToken(raw+"\x00"+slug)
+		unknown := charge
+		if signed && !h.failedSessions.Has(whole) && !h.failedSessions.Has(onSite) {
+			charge = func() { h.failedSessions.Add(onSite) }
+			unknown = func() { h.failedSessions.Add(whole) }
 		} else {
 			var ok bool
 			if charge, ok = h.admitLookup(w, r); !ok {
 				return sites.Site{}, nil, false
 			}
+			unknown = charge
 		}
 		site, err = h.deps.Store.GetSiteBySlug(r.Context(), slug)
 		if errors.Is(err, sites.ErrNotFound) {
-			charge()
+			unknown()
 		}
 	}
 	switch {

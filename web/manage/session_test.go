@@ -382,7 +382,7 @@ func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
 // answered 429 on their own site's page, signed in or not, for as long
 // as that went on. A session erpgate signed is let through uncharged;
 // one that turns out not to be the site's (another site's owner
-// probing) is remembered and bounded from then on.
+// probing) is remembered and bounded on that site from then on.
 func TestOwnerWithASessionPassesASpentSource(t *testing.T) {
 	p := newPages(t)
 	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
@@ -404,7 +404,46 @@ func TestOwnerWithASessionPassesASpentSource(t *testing.T) {
 	if status, body := p.get(t, "/sites/beta/manage", acme); status != http.StatusOK || !strings.Contains(body, signInPage+"beta") {
 		t.Errorf("acme's session on beta from the spent source: HTTP %d %s", status, body)
 	}
-	if status, _ := p.get(t, "/sites/nosuchsite3/manage", acme); status != http.StatusTooManyRequests {
-		t.Errorf("acme's session on an unknown site after it failed on beta: HTTP %d, want 429", status)
+	if status, _ := p.get(t, "/sites/beta/manage", acme); status != http.StatusTooManyRequests {
+		t.Errorf("acme's session on beta again after it failed there: HTTP %d, want 429", status)
+	}
+}
+
+// TestOwnerOfTwoSitesKeepsTheirPageAfterLookingAtTheOther: a session shown
+// on another site's page was remembered whole, so the owner of acme and
+// beta, signed in on acme, who opened beta's page at a shared address
+// where someone else spent the bound on links that lead nowhere, was
+// answered 429 on acme's page from then on: locked out of their own page
+// by someone else's made-up links. A session is remembered per site it
+// failed on; one that named a site that does not exist is bounded
+// everywhere, so a session cannot look up made-up sites uncharged.
+func TestOwnerOfTwoSitesKeepsTheirPageAfterLookingAtTheOther(t *testing.T) {
+	p := newPages(t)
+	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	if status, _ := p.get(t, "/sites/nosuchsite/manage"); status != http.StatusNotFound {
+		t.Fatalf("an unknown site's page: HTTP %d, want 404", status)
+	}
+	if status, _ := p.get(t, "/sites/nosuchsite2/manage"); status != http.StatusTooManyRequests {
+		t.Fatalf("another unknown site's page: HTTP %d, want 429 (the source spent)", status)
+	}
+	acme := p.session(p.acme, "it.admin@demo.example")
+	if status, body := p.get(t, "/sites/beta/manage", acme); status != http.StatusOK || !strings.Contains(body, signInPage+"beta") {
+		t.Fatalf("acme's session on beta from the spent source: HTTP %d %s", status, body)
+	}
+	if status, body := p.get(t, "/sites/acme/manage", acme); status != http.StatusOK || !strings.Contains(body, ownerPage+"it.admin@demo.example") {
+		t.Errorf("the owner's own page after a look at beta, from the spent source: HTTP %d %s", status, body)
+	}
+	if status, _ := p.get(t, "/sites/beta/manage", acme); status != http.StatusTooManyRequests {
+		t.Errorf("acme's session on beta again: HTTP %d, want 429", status)
+	}
+	// A made-up site: looked up once, then the session is bounded
+	// everywhere.
+	if status, _ := p.get(t, "/sites/nosuchsite3/manage", acme); status != http.StatusNotFound {
+		t.Errorf("acme's session on an unknown site: HTTP %d, want 404", status)
+	}
+	for _, slug := range []string{"nosuchsite4", "acme"} {
+		if status, _ := p.get(t, "/sites/"+slug+"/manage", acme); status != http.StatusTooManyRequests {
+			t.Errorf("acme's session on %s after it named an unknown site: HTTP %d, want 429", slug, status)
+		}
 	}
 }
