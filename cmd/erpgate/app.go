@@ -205,14 +205,16 @@ func (a *App) build(ctx context.Context) error {
 	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
 	// Writes need a key to seal their approval state; without encryption
 	// keys the engine offers no write tool.
-	var stateKey []byte
+	var stateKey, linkKey []byte
 	if cfg.Keyring != nil {
 		a.approvals = approval.NewStore(a.pool, a.log)
 		stateKey = cfg.Keyring.DeriveKey(mcpengine.StateKeyPurpose)
+		linkKey = cfg.Keyring.DeriveKey(approval.LinkKeyPurpose)
 	}
 	engine, err := mcpengine.New(mcpengine.Options{
 		Approvals:      a.approvals,
 		StateKey:       stateKey,
+		LinkKey:        linkKey,
 		PublicBaseURL:  cfg.PublicBaseURL,
 		Registry:       reg,
 		Outbound:       out,

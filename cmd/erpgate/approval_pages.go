@@ -32,6 +32,7 @@ func mountApprovalPages(e *echo.Echo, cfg *config.Config, actions *approval.Stor
 	approve.New(approve.Deps{
 		Kit: kit, Actions: actions, Sites: store, Admin: admin, Registry: reg, Proofs: proofs, Usage: usage,
 		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(approvalSessionKeyInfo)), Logger: log, ClientIP: e.IPExtractor, Lookups: lookups,
+		LinkKeys: cfg.Keyring.DeriveKeys(approval.LinkKeyPurpose),
 	}).Register(e)
 	return nil
 }

@@ -185,7 +185,7 @@ func callRaw(cs *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolRe
 }
 
 // approvalURLPattern finds an approval link in a message.
-var approvalURLPattern = regexp.MustCompile(`https?://[^\s"'<>]+/approve/[0-9a-fA-F-]{36}`)
+var approvalURLPattern = regexp.MustCompile(`https?://[^\s"'<>]+/approve/[0-9a-fA-F-]{36}(\.[A-Za-z0-9_-]{14})?`)
 
 // approvalRequired checks that r is APPROVAL_REQUIRED whose message carries
 // an approval link on the gateway, and returns the link.
@@ -230,14 +230,16 @@ func (e *writeERP) checkElicitation(t *testing.T, el *mcp.ElicitParams) {
 	}
 }
 
-// actionID is the pending action's id in an approval link.
+// actionID is the pending action's id in an approval link, without the
+// link's check value.
 func actionID(t *testing.T, link string) string {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.Path[strings.LastIndexByte(u.Path, '/')+1:]
+	id, _, _ := strings.Cut(u.Path[strings.LastIndexByte(u.Path, '/')+1:], ".")
+	return id
 }
 
 // actionStatus is a pending action's status in the gateway's database.

@@ -33,6 +33,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/platform/store/sites"
@@ -108,6 +109,11 @@ type Deps struct {
 	// Lookups bounds, per source, the links naming nothing that the
 	// pages look up (shared with the doors that take tokens); nil: none.
 	Lookups *sourcelimit.Lookups
+	// LinkKeys check the check values of approval links
+	// (secrets.Keyring.DeriveKeys(approval.LinkKeyPurpose)): a link whose
+	// value verifies is looked up however spent its source's Lookups are,
+	// uncharged, until it once finds nothing. Nil: none verifies.
+	LinkKeys [][]byte
 	// SignInLimit bounds the sign-ins one source may start; zero is 20 at
 	// once, then one every 30 s. PostLimit bounds its decisions; zero is
 	// 30 at once, then one every 10 s.
@@ -124,6 +130,9 @@ type Handler struct {
 	posts   *sourcelimit.Limiter
 	// sessions are the approval sessions.
 	sessions pagekit.UserSession
+	// failedLinks holds the hashes of tagged links that found nothing
+	// (their action removed): bounded again, like made-up ones.
+	failedLinks sourcelimit.TokenSet
 }
 
 // New builds the page and registers its sign-in purpose with deps.Proofs.
@@ -168,9 +177,11 @@ func (h *Handler) Register(e *echo.Echo) {
 	}
 }
 
-// pageURL is the approval page of action id.
-func (h *Handler) pageURL(id uuid.UUID) string {
-	return h.deps.Kit.URL("/approve/" + url.PathEscape(id.String()))
+// pageURL is the approval page of p, named as the link it was opened by
+// named it (with its check value, or without for a link made before
+// there were any).
+func (h *Handler) pageURL(p pending) string {
+	return h.deps.Kit.URL("/approve/" + url.PathEscape(p.linkID()))
 }
 
 // pending is an action with its site, as the page found them.
@@ -180,15 +191,41 @@ type pending struct {
 	// clientName is the OAuth client's registered name, read for the
 	// approver's page only.
 	clientName string
+	// link is the action's id as the link names it: with the check value
+	// that verified (approval.LinkID), or bare.
+	link string
+}
+
+// linkID is how the page's own links name p's action: as the link that
+// opened it did.
+func (p pending) linkID() string {
+	if p.link == "" {
+		return p.action.ID.String()
+	}
+	return p.link
 }
 
 // load finds the action the path names and its site. An id that is not
 // one, an unknown action and one whose site is gone get the same page, so
 // the page confirms nothing about actions it does not show.
+//
+// A link whose check value erpgate made (approval.LinkID) is looked up
+// however spent its source's bound on links that lead nowhere is, and not
+// charged: sources are shared (an office's NAT), and someone else there
+// sending made-up links must not keep a person from the change waiting
+// for them. One that finds nothing is remembered and bounded from then
+// on. Links without a check value (made before there were any) and
+// made-up ones are looked up within the bound.
 func (h *Handler) load(w http.ResponseWriter, r *http.Request, raw string) (pending, bool) {
-	charge, ok := h.admitLookup(w, r)
-	if !ok {
-		return pending{}, false
+	var charge func()
+	if _, tagged, _ := approval.ParseLinkID(raw, h.deps.LinkKeys); tagged && !h.failedLinks.Has(secrets.HashToken(raw)) {
+		key := secrets.HashToken(raw)
+		charge = func() { h.failedLinks.Add(key) }
+	} else {
+		var ok bool
+		if charge, ok = h.admitLookup(w, r); !ok {
+			return pending{}, false
+		}
 	}
 	p, err := h.lookup(r.Context(), raw)
 	switch {
@@ -203,10 +240,15 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request, raw string) (pend
 	return p, true
 }
 
+// lookup finds the action raw (a link's id, or a sign-in's ref) names.
 func (h *Handler) lookup(ctx context.Context, raw string) (pending, error) {
-	id, err := uuid.Parse(raw)
-	if err != nil || id == uuid.Nil {
+	id, tagged, ok := approval.ParseLinkID(raw, h.deps.LinkKeys)
+	if !ok {
 		return pending{}, approval.ErrNotFound
+	}
+	link := id.String()
+	if tagged {
+		link = raw
 	}
 	a, err := h.deps.Actions.Lookup(ctx, id)
 	if err != nil {
@@ -216,7 +258,7 @@ func (h *Handler) lookup(ctx context.Context, raw string) (pending, error) {
 	if err != nil {
 		return pending{}, err
 	}
-	return pending{action: a, site: site}, nil
+	return pending{action: a, site: site, link: link}, nil
 }
 
 func (h *Handler) invalidLink(w http.ResponseWriter) {
@@ -242,25 +284,25 @@ func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user stri
 func csrfPurpose(id uuid.UUID) string { return "approve\x00" + id.String() }
 
 // checkForm refuses a post another origin sent, or one without this
-// browser's token for the action.
-func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
+// browser's token for p's action.
+func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, p pending) bool {
 	if h.deps.Kit.CrossOrigin(r) {
-		h.formExpired(w, id)
+		h.formExpired(w, p)
 		return false
 	}
 	key, _ := h.deps.Kit.Binding(r, csrfCookie)
-	if !pagekit.CheckCSRF(key, csrfPurpose(id), r.PostFormValue("csrf")) {
-		h.formExpired(w, id)
+	if !pagekit.CheckCSRF(key, csrfPurpose(p.action.ID), r.PostFormValue("csrf")) {
+		h.formExpired(w, p)
 		return false
 	}
 	return true
 }
 
-func (h *Handler) formExpired(w http.ResponseWriter, id uuid.UUID) {
+func (h *Handler) formExpired(w http.ResponseWriter, p pending) {
 	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 		Title:   "This form cannot be sent",
 		Message: "erpgate did not accept this form: it was not sent from the approval page in this browser, or it is too old. Nothing was approved, rejected or withdrawn.",
-		Next:    "Open the approval page again (" + h.pageURL(id) + ") and decide there.",
+		Next:    "Open the approval page again (" + h.pageURL(p) + ") and decide there.",
 	})
 }
 

@@ -23,16 +23,16 @@ func (h *Handler) beginSignIn(w http.ResponseWriter, r *http.Request, raw string
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p.action.ID) {
+	if !ok || !h.checkForm(w, r, p) {
 		return
 	}
 	if st := state(p.action, h.now()); st != stateAwaiting && st != stateApproved {
 		// Decided (and no longer withdrawable) or expired meanwhile: the
 		// page says so.
-		http.Redirect(w, r, h.pageURL(p.action.ID), http.StatusSeeOther)
+		http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 		return
 	}
-	if err := h.deps.Proofs.Begin(w, r, Purpose, p.action.ID.String()); err != nil {
+	if err := h.deps.Proofs.Begin(w, r, Purpose, p.linkID()); err != nil {
 		h.beginFailed(w, p, err)
 	}
 }
@@ -53,7 +53,7 @@ func (h *Handler) beginFailed(w http.ResponseWriter, p pending, err error) {
 	h.renderError(w, http.StatusBadGateway, pagekit.ErrorPage{
 		Title:     "The sign-in at your ERP could not start",
 		Message:   "erpgate could not send you to your ERP to sign in. Nothing was approved or rejected.",
-		Next:      "Try again in a moment from the approval page (" + h.pageURL(p.action.ID) + "). If it keeps happening, tell your erpgate operator.",
+		Next:      "Try again in a moment from the approval page (" + h.pageURL(p) + "). If it keeps happening, tell your erpgate operator.",
 		Reference: ref,
 	})
 }
@@ -99,7 +99,7 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 		return
 	}
 	h.startSession(w, p.site, proof.User.ID)
-	http.Redirect(w, r, h.pageURL(p.action.ID), http.StatusSeeOther)
+	http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 }
 
 // recordRefusal audits a sign-in as someone other than the approver (the
@@ -132,14 +132,14 @@ func (h *Handler) wrongUser(w http.ResponseWriter, p pending, user string) {
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "You cannot withdraw this approval",
 			Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; only the person who approved this change can withdraw the approval. Nothing was withdrawn.",
-			Next:    "If the approval is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p.action.ID) + ") again and sign in as yourself.",
+			Next:    "If the approval is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p) + ") again and sign in as yourself.",
 		})
 		return
 	}
 	h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 		Title:   "You cannot approve this change",
 		Message: "You are signed in to " + p.site.DisplayName + " as " + user + "; this change must be approved by " + who + ". Nothing was approved or rejected.",
-		Next:    "If the change is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p.action.ID) + ") again and sign in as yourself.",
+		Next:    "If the change is yours, sign out of " + kindName(p.site.Kind) + " (or open a private window), open the approval page (" + h.pageURL(p) + ") again and sign in as yourself.",
 	})
 }
 
@@ -147,7 +147,7 @@ func (h *Handler) wrongUser(w http.ResponseWriter, p pending, user string) {
 func (h *Handler) proofFailed(w http.ResponseWriter, p *pending, err error) {
 	next := "Go back to your AI assistant and open the approval link it gave you again."
 	if p != nil {
-		next = "Open the approval page (" + h.pageURL(p.action.ID) + ") and sign in again."
+		next = "Open the approval page (" + h.pageURL(*p) + ") and sign in again."
 	}
 	page := pagekit.ErrorPage{Title: "The sign-in at your ERP did not complete", Next: next}
 	status := http.StatusBadRequest
@@ -182,7 +182,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p.action.ID) {
+	if !ok || !h.checkForm(w, r, p) {
 		return
 	}
 	user, ok := h.session(r, p.site)
@@ -190,7 +190,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "Sign in to decide",
 			Message: "Your sign-in for approvals on " + p.site.DisplayName + " has ended, or you have not signed in in this browser. Nothing was approved or rejected.",
-			Next:    "Open the approval page (" + h.pageURL(p.action.ID) + "), sign in through your ERP, and decide again.",
+			Next:    "Open the approval page (" + h.pageURL(p) + "), sign in through your ERP, and decide again.",
 		})
 		return
 	}
@@ -203,7 +203,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 		h.renderError(w, http.StatusBadRequest, pagekit.ErrorPage{
 			Title:   "This form cannot be sent",
 			Message: "The form said neither approve nor reject. Nothing was approved or rejected.",
-			Next:    "Open the approval page (" + h.pageURL(p.action.ID) + ") and press Approve or Reject.",
+			Next:    "Open the approval page (" + h.pageURL(p) + ") and press Approve or Reject.",
 		})
 		return
 	}
@@ -211,7 +211,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 	switch {
 	case err == nil:
 		h.recordDecision(p, a, user, approve)
-		http.Redirect(w, r, h.pageURL(a.ID), http.StatusSeeOther)
+		http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 	case errors.Is(err, approval.ErrWrongUser):
 		h.wrongUser(w, p, user)
 	case errors.Is(err, approval.ErrDecided), errors.Is(err, approval.ErrExpired):
@@ -236,7 +236,7 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p.action.ID) {
+	if !ok || !h.checkForm(w, r, p) {
 		return
 	}
 	user, ok := h.session(r, p.site)
@@ -244,7 +244,7 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "Sign in to withdraw",
 			Message: "Your sign-in for approvals on " + p.site.DisplayName + " has ended, or you have not signed in in this browser. Nothing was withdrawn.",
-			Next:    "Open the approval page (" + h.pageURL(p.action.ID) + "), sign in through your ERP, and withdraw again.",
+			Next:    "Open the approval page (" + h.pageURL(p) + "), sign in through your ERP, and withdraw again.",
 		})
 		return
 	}
@@ -252,7 +252,7 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 	switch {
 	case err == nil:
 		h.recordApprovalEvent(p, a, user, string(approval.Withdrawn))
-		http.Redirect(w, r, h.pageURL(a.ID), http.StatusSeeOther)
+		http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 	case errors.Is(err, approval.ErrWrongUser):
 		p.action = a
 		h.wrongUser(w, p, user)

@@ -85,7 +85,8 @@ type view struct {
 	Notice string
 }
 
-// URL is an action path of this page.
+// URL is an action path of this page (ID names the action as the link
+// that opened it did).
 func (v view) URL(path string) string { return "/approve/" + v.ID + path }
 
 // show answers GET /approve/{id}.
@@ -116,7 +117,7 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
 func (h *Handler) view(p pending, user, key string) view {
 	a, now := p.action, h.now()
 	v := view{
-		ID: a.ID.String(), SiteName: p.site.DisplayName, ERP: kindName(p.site.Kind),
+		ID: p.linkID(), SiteName: p.site.DisplayName, ERP: kindName(p.site.Kind),
 		Tool: a.Key.Tool, ToolTitle: h.toolTitle(p.site.Kind, a.Key.Tool), Operation: operationWords(a.Preview.Operation),
 		CSRF: pagekit.CSRFToken(key, csrfPurpose(a.ID)),
 	}

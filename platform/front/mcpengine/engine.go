@@ -111,9 +111,14 @@ type Options struct {
 	// Approvals.
 	StateKey []byte
 	// PublicBaseURL is the one configured public base URL; an action's
-	// approval page is ApprovalURL(PublicBaseURL, id). Required with
-	// Approvals.
+	// approval page is ApprovalURL(PublicBaseURL, id, LinkKey). Required
+	// with Approvals.
 	PublicBaseURL string
+	// LinkKey tags the ids of approval links:
+	// secrets.Keyring.DeriveKey(approval.LinkKeyPurpose), which the page
+	// checks under DeriveKeys. Nil: bare ids, which the page looks up
+	// within the source's bound on links that lead nowhere.
+	LinkKey []byte
 }
 
 // DefaultCallerRequests is the bound when Options.CallerRequests is zero:

@@ -71,9 +71,11 @@ import (
 // Options.StateKey.
 const StateKeyPurpose = "approval-state"
 
-// ApprovalURL is the approval page of action id, under the public base URL.
-func ApprovalURL(publicBaseURL string, id uuid.UUID) string {
-	return strings.TrimRight(publicBaseURL, "/") + "/approve/" + id.String()
+// ApprovalURL is the approval page of action id, under the public base URL,
+// its id carrying a check value under linkKey (approval.LinkID), so that
+// the page lets it pass a source someone else spent with made-up links.
+func ApprovalURL(publicBaseURL string, id uuid.UUID, linkKey []byte) string {
+	return strings.TrimRight(publicBaseURL, "/") + "/approve/" + approval.LinkID(id, linkKey)
 }
 
 // The approval stages a write tool's usage event records.
@@ -353,7 +355,7 @@ func (e *Engine) propose(ctx context.Context, st *requestState, ct *compiledTool
 func (e *Engine) ask(st *requestState, a approval.Action, mode askMode) (*mcp.CallToolResult, error) {
 	st.setApproval(StageProposed)
 	st.setOutcome(usage.Error, string(toolerr.ApprovalRequired))
-	url := ApprovalURL(e.opts.PublicBaseURL, a.ID)
+	url := ApprovalURL(e.opts.PublicBaseURL, a.ID, e.opts.LinkKey)
 	whose, who := "your approval", "you"
 	if a.Key.AuthType == "service_token" {
 		whose, who = "the approval of "+a.Approver, a.Approver

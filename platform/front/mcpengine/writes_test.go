@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -182,8 +183,23 @@ func withApprovalsPool(t *testing.T, opts *Options, site connector.Site) (*appro
 	store.SetNow(c.now)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	opts.Approvals, opts.StateKey, opts.PublicBaseURL = store, key, publicBase+"/"
+	opts.Approvals, opts.StateKey, opts.PublicBaseURL, opts.LinkKey = store, key, publicBase+"/", testLinkKey
 	return store, c, pool
+}
+
+// testLinkKey tags the tests' approval links.
+var testLinkKey = []byte("approval link key of the tests..")
+
+// linkedAction is the action an approval link names: it must be on the
+// public base URL and carry a check value under testLinkKey.
+func linkedAction(t *testing.T, link string) (uuid.UUID, error) {
+	t.Helper()
+	raw, found := strings.CutPrefix(link, publicBase+"/approve/")
+	id, tagged, ok := approval.ParseLinkID(raw, [][]byte{testLinkKey})
+	if !found || !ok || !tagged {
+		return uuid.Nil, fmt.Errorf("%q is not a tagged approval link on %s", link, publicBase)
+	}
+	return id, nil
 }
 
 func (f *writeFixture) setLive(s SiteLive) {
@@ -240,7 +256,7 @@ func approvalOf(t *testing.T, res *sdk.CallToolResult, m map[string]any) uuid.UU
 	}
 	e := m["error"].(map[string]any)
 	link, _ := e["approval_url"].(string)
-	id, err := uuid.Parse(strings.TrimPrefix(link, publicBase+"/approve/"))
+	id, err := linkedAction(t, link)
 	if err != nil {
 		t.Fatalf("approval_url %q: %v", link, err)
 	}
@@ -681,8 +697,8 @@ func TestWriteURLElicitationRequiredBeforeModern(t *testing.T) {
 		t.Fatalf("data %s: %v", rpcErr.Data, err)
 	}
 	el := data.Elicitations[0]
-	id, _ := uuid.Parse(el.ElicitationID)
-	if el.Mode != "url" || el.URL != publicBase+"/approve/"+el.ElicitationID || id == uuid.Nil {
+	id, err := linkedAction(t, el.URL)
+	if el.Mode != "url" || err != nil || id.String() != el.ElicitationID {
 		t.Fatalf("elicitation %+v", el)
 	}
 	f.decide(t, id, jane, true)
@@ -790,8 +806,8 @@ func TestWriteMultiRoundTrip(t *testing.T) {
 	var asked []string
 	cs := connect(t, endpoint, "", func(ctx context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		asked = append(asked, r.Params.URL)
-		id, err := uuid.Parse(r.Params.ElicitationID)
-		if err != nil || r.Params.Mode != "url" || r.Params.URL != publicBase+"/approve/"+id.String() {
+		id, err := linkedAction(t, r.Params.URL)
+		if err != nil || r.Params.Mode != "url" || r.Params.ElicitationID != id.String() {
 			return nil, errors.New("not an approval elicitation")
 		}
 		f.decide(t, id, jane, true)
