@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -84,5 +86,58 @@ func TestMadeUpLinksDoNotLockOutAnApproverAtTheSameSource(t *testing.T) {
 	// before from a source that is not spent.
 	if status, body := getFrom(t, gw.URL+"/approve/"+id, "203.0.113.91"); status != http.StatusOK || !strings.Contains(body, "Approve a change") {
 		t.Errorf("the link without its check value from another source: HTTP %d %s", status, pageText(body))
+	}
+}
+
+// TestMadeUpLinksDoNotLockOutARegistrationAtTheSameSource: a
+// registration's address was a bare id, looked up within the source's
+// bound on links that lead nowhere. An ERP administrator registering at a
+// shared address where someone else spent it with made-up links was
+// answered 429 on their own registration, from its first page. Its
+// address now carries a check value erpgate made, and passes a spent
+// source, and so do its forms; a made-up one is bounded as before.
+func TestMadeUpLinksDoNotLockOutARegistrationAtTheSameSource(t *testing.T) {
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	shared := "198.51.100.92"
+	from := map[string]string{"X-Forwarded-For": shared}
+	b := newRegistrationClient(t, gw.URL)
+	path := b.startRegistration(sim.URL)
+	spendLinks(t, gw.URL, shared)
+	status, _, page := b.do(http.MethodGet, path, nil, from)
+	m := csrfField.FindStringSubmatch(page)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("the administrator opens their registration from the spent source: HTTP %d %s", status, pageText(page))
+	}
+	// The page's form names the registration as its address did.
+	action := regexp.MustCompile(`action="([^"]+/client)"`).FindStringSubmatch(page)
+	if action == nil || action[1] != gw.URL+path+"/client" {
+		t.Fatalf("the OAuth client form posts to %q, want %s", action, gw.URL+path+"/client")
+	}
+	spendLinks(t, gw.URL, shared)
+	status, h, page := b.do(http.MethodPost, path+"/client", url.Values{"csrf": {m[1]}, "client_id": {"someclient"}, "client_secret": {"somesecret"}}, from)
+	if status != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), sim.URL+"/") {
+		t.Errorf("the administrator's OAuth client from the spent source: HTTP %d to %q %s, want the ERP's sign-in", status, h.Get("Location"), pageText(page))
+	}
+	id, _, _ := strings.Cut(strings.TrimPrefix(path, "/register/"), ".")
+	if id == strings.TrimPrefix(path, "/register/") {
+		t.Fatalf("the registration's address %s carries no check value", path)
+	}
+	// A check value that does not verify names no registration: the
+	// page says so without a lookup (as for any address that is no id).
+	for name, madeUp := range map[string]string{
+		"a made-up id with a check value":  uuid.NewString() + strings.TrimPrefix(path, "/register/"+id),
+		"the real id with a made-up value": id + ".AAAAAAAAAAAAAA",
+	} {
+		spendLinks(t, gw.URL, shared)
+		if status, _, page := b.do(http.MethodGet, "/register/"+madeUp, nil, from); status != http.StatusNotFound || !strings.Contains(page, "This registration is not open") {
+			t.Errorf("%s from the spent source: HTTP %d, want 404 %s", name, status, pageText(page))
+		}
+	}
+	// Without a check value, the address is looked up within the bound.
+	spendLinks(t, gw.URL, shared)
+	if status, _, _ := b.do(http.MethodGet, "/register/"+id, nil, from); status != http.StatusTooManyRequests {
+		t.Errorf("the real id without its check value from the spent source: HTTP %d, want 429", status)
 	}
 }

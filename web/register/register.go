@@ -46,6 +46,10 @@ import (
 // Purpose is the erpadmin purpose of a registration's proof.
 const Purpose = "register"
 
+// LinkKeyPurpose is the secrets.Keyring.DeriveKey purpose of the key that
+// tags a registration's address (Handler.link).
+const LinkKeyPurpose = "registration link"
+
 // Deps is what registration needs from the rest of erpgate.
 type Deps struct {
 	Admin    *siteadmin.Service
@@ -88,6 +92,11 @@ type Handler struct {
 	limit *sourcelimit.Limiter
 	pages pages
 	mux   *http.ServeMux
+	// linkKeys tag and check registrations' addresses (link, parseID).
+	linkKeys [][]byte
+	// failedLinks holds the hashes of tagged addresses that found no
+	// registration open in the browser: bounded again, like made-up ones.
+	failedLinks sourcelimit.TokenSet
 }
 
 //go:embed templates/*.html
@@ -123,6 +132,9 @@ func New(deps Deps) *Handler {
 		kit:   kit,
 		store: &store{pool: deps.Pool, keys: deps.Keyring},
 		limit: sourcelimit.New(deps.Limit, time.Now),
+		// A key of its own: an approval link's check value is no
+		// registration's.
+		linkKeys: deps.Keyring.DeriveKeys(LinkKeyPurpose),
 	}
 	h.pages = pages{
 		start:   kit.MustParse(pageFiles, "templates/start.html"),
@@ -289,22 +301,51 @@ func (h *Handler) ttlText() string {
 	return strconv.Itoa(int(d/time.Minute)) + " minutes"
 }
 
-// parseID reads the registration id of the path.
-func parseID(r *http.Request) (uuid.UUID, bool) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	return id, err == nil
+// linkID is how a registration's address names it: its id with a check
+// value erpgate made (secrets.TagText), so that the address passes a
+// source whose bound on links that lead nowhere someone else at a shared
+// address spent.
+func (h *Handler) linkID(id uuid.UUID) string { return secrets.TagText(id.String(), h.linkKeys[0]) }
+
+// link is the address of registration id, or of one of its steps (step
+// "/client"; "" for its page).
+func (h *Handler) link(id uuid.UUID, step string) string {
+	return h.kit.URL("/register/" + h.linkID(id) + step)
+}
+
+// parseID reads the registration id of the path, with its check value
+// (tagged: it verified) or without (an address made before there were
+// any).
+func (h *Handler) parseID(r *http.Request) (id uuid.UUID, tagged, ok bool) {
+	raw := r.PathValue("id")
+	text, tagged := secrets.TaggedText(raw, h.linkKeys)
+	id, err := uuid.Parse(text)
+	if err != nil || (!tagged && text != raw) {
+		return uuid.Nil, false, false
+	}
+	return id, tagged, true
 }
 
 // openRegistration loads the path's registration for this browser, or
 // answers with the unknown page.
+//
+// An address whose check value erpgate made is looked up however spent
+// its source's bound on links that lead nowhere is, and not charged:
+// sources are shared (an office's NAT), and someone else there sending
+// made-up links must not keep an administrator from their registration.
+// One that finds nothing open in this browser is remembered and bounded
+// from then on; addresses without a check value, and made-up ones, are
+// looked up within the bound.
 func (h *Handler) openRegistration(w http.ResponseWriter, r *http.Request, browser string) (pendingReg, bool) {
-	id, ok := parseID(r)
+	id, tagged, ok := h.parseID(r)
 	if !ok {
 		h.unknown(w)
 		return pendingReg{}, false
 	}
-	charge, ok := h.admitLookup(w, r)
-	if !ok {
+	var charge func()
+	if key := secrets.HashToken(r.PathValue("id")); tagged && !h.failedLinks.Has(key) {
+		charge = func() { h.failedLinks.Add(key) }
+	} else if charge, ok = h.admitLookup(w, r); !ok {
 		return pendingReg{}, false
 	}
 	p, err := h.store.get(r.Context(), id, browser)

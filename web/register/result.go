@@ -76,7 +76,7 @@ func (h *Handler) renderResult(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	_, _, cerr := h.deps.Sites.GetConnection(r.Context(), site.ID, "api_token")
-	page := resultPage{ID: p.ID.String(), DisplayName: site.DisplayName, KindLabel: labelOf(site.Kind), BaseURL: site.BaseURL,
+	page := resultPage{ID: h.linkID(p.ID), DisplayName: site.DisplayName, KindLabel: labelOf(site.Kind), BaseURL: site.BaseURL,
 		MCPURL: h.kit.URL("/sites/" + site.Slug + "/mcp"), ClientSetup: clientsetup.HTML(h.kit.URL("/sites/" + site.Slug + "/mcp")), ManageURL: h.kit.URL("/sites/" + site.Slug + "/manage"),
 		ServiceMCP: h.kit.URL("/service/mcp"), ERPUser: p.ERPUser, Open: h.ttlText(),
 		Fields: conn.APICredentialFields(), HasAPI: cerr == nil, extra: extra,

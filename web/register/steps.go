@@ -164,7 +164,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.deps.Admin.Record(ctx, siteadmin.Registrant(id.String()), uuid.Nil, "", siteadmin.ActionRegisterStart, details, nil)
-	http.Redirect(w, r, h.kit.URL("/register/"+id.String()), http.StatusSeeOther)
+	http.Redirect(w, r, h.link(id, ""), http.StatusSeeOther)
 }
 
 // alreadyRegistered tells the person, once their sign-in at the ERP proved
@@ -239,7 +239,7 @@ func (h *Handler) renderClient(w http.ResponseWriter, status int, browser string
 		Tenant string `json:"tenant"`
 	}
 	_ = json.Unmarshal(p.Settings, &s)
-	page := clientPage{ID: p.ID.String(), Kind: p.Kind, KindLabel: labelOf(p.Kind), DisplayName: p.DisplayName, BaseURL: p.BaseURL,
+	page := clientPage{ID: h.linkID(p.ID), Kind: p.Kind, KindLabel: labelOf(p.Kind), DisplayName: p.DisplayName, BaseURL: p.BaseURL,
 		Tenant: s.Tenant, RedirectURI: h.deps.Proofs.RedirectURI(p.callbackPath()), AppName: "erpgate", Scopes: scopesOf[p.Kind],
 		ClientID: clientID, Error: problem, CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
 	if err := h.kit.Render(w, status, h.pages.client, page, pagekit.Options{FormAction: h.formActionTo(p), Script: true}); err != nil {
@@ -308,7 +308,7 @@ func (h *Handler) postProve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.ClientID == "" {
-		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		http.Redirect(w, r, h.link(p.ID, ""), http.StatusSeeOther)
 		return
 	}
 	h.begin(w, r, p)
@@ -319,7 +319,7 @@ func (h *Handler) postProve(w http.ResponseWriter, r *http.Request) {
 // the browser goes back to its page). It answers itself when it reports
 // false.
 func (h *Handler) registrationPost(w http.ResponseWriter, r *http.Request, stage string) (pendingReg, string, bool) {
-	id, ok := parseID(r)
+	id, _, ok := h.parseID(r)
 	if !ok {
 		h.unknown(w)
 		return pendingReg{}, "", false
@@ -333,7 +333,7 @@ func (h *Handler) registrationPost(w http.ResponseWriter, r *http.Request, stage
 		return pendingReg{}, "", false
 	}
 	if p.Stage != stage {
-		http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+		http.Redirect(w, r, h.link(p.ID, ""), http.StatusSeeOther)
 		return pendingReg{}, "", false
 	}
 	return p, browser, true
@@ -404,8 +404,8 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 		h.internal(w, "load registration after proof", err)
 		return
 	}
-	retry := message{FormTo: h.formActionTo(p), Link: h.kit.URL("/register/" + ref), LinkText: "Back to the OAuth client step",
-		FormAction: h.kit.URL("/register/" + ref + "/prove"), FormButton: "Sign in to the ERP again", CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
+	retry := message{FormTo: h.formActionTo(p), Link: h.link(p.ID, ""), LinkText: "Back to the OAuth client step",
+		FormAction: h.link(p.ID, "/prove"), FormButton: "Sign in to the ERP again", CSRF: pagekit.CSRFToken(browser, clientPurpose(p.ID))}
 	switch {
 	case errors.Is(perr, erpadmin.ErrCancelled):
 		m := retry
@@ -501,5 +501,5 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 	// The new site's preflight runs in the background; its result is on
 	// the console's sites page and in the admin API.
 	h.deps.Admin.StartPreflight(ctx, admin, site)
-	http.Redirect(w, r, h.kit.URL("/register/"+p.ID.String()), http.StatusSeeOther)
+	http.Redirect(w, r, h.link(p.ID, ""), http.StatusSeeOther)
 }
