@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
 // getFrom GETs link with X-Forwarded-For source (the gateway trusts
@@ -140,4 +141,53 @@ func TestMadeUpLinksDoNotLockOutARegistrationAtTheSameSource(t *testing.T) {
 	if status, _, _ := b.do(http.MethodGet, "/register/"+id, nil, from); status != http.StatusTooManyRequests {
 		t.Errorf("the real id without its check value from the spent source: HTTP %d, want 429", status)
 	}
+}
+
+// TestMadeUpLinksDoNotLockOutAnApprovalSignInAtTheSameSource: to
+// approve, the person signs in at the ERP, which sends their browser back
+// to erpgate with the sign-in's state; that state was looked up within
+// the source's bound on links that lead nowhere. While someone at the
+// same address sent made-up links, the approver came back from the ERP to
+// 429 and could not approve. A state erpgate made carries a check value
+// and passes; the whole approval, from the spent source, goes through.
+func TestMadeUpLinksDoNotLockOutAnApprovalSignInAtTheSameSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	alice := userWithRole(t, sim, "all-companies")
+	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
+		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, e.Alice, pathPlain)
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, map[string]any{
+		"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1}},
+	}))
+	shared := "198.51.100.93"
+	spendLinks(t, gw.URL, shared)
+	// Someone at the address goes on sending made-up links while the
+	// approver signs in and decides, so that the bound stays spent.
+	stop, done := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-done }()
+	go func() {
+		defer close(done)
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			req, _ := http.NewRequest(http.MethodGet, gw.URL+"/approve/"+uuid.NewString(), nil)
+			req.Header.Set("X-Forwarded-For", shared)
+			if resp, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}()
+	b := signin.NewBrowser(e2eRedirectURI, e.Alice.Login)
+	b.HC.Transport = forwardedFor(shared)
+	e.approveIn(t, b, link, e.Alice)
 }

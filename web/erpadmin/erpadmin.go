@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -93,4 +94,17 @@ type Service struct {
 	store    *store
 	mu       sync.RWMutex
 	purposes map[string]Purpose
+	// stateKeys make (the first) and check the check values of states
+	// (secrets.Keyring.DeriveKeys(stateKeyPurpose)); failedStates holds
+	// the hashes of states that carried one and found nothing.
+	stateKeys    [][]byte
+	failedStates sourcelimit.TokenSet
 }
+
+// stateKeyPurpose is the secrets.Keyring.DeriveKey purpose of the key a
+// state's check value is made with; stateTokenPrefix is a state's prefix
+// as secrets.NewTaggedToken takes it (StatePrefix without its "_").
+const (
+	stateKeyPurpose  = "erpadmin sign-in state"
+	stateTokenPrefix = "adm"
+)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -110,6 +109,9 @@ func New(deps Deps) *Service {
 		kit:      kit,
 		store:    &store{pool: deps.Pool, keys: deps.Keyring, now: deps.Now},
 		purposes: map[string]Purpose{},
+		// Checked under every key of the ring, so that a sign-in begun
+		// before a rotation comes back after it.
+		stateKeys: deps.Keyring.DeriveKeys(stateKeyPurpose),
 	}
 }
 
@@ -189,7 +191,7 @@ func (s *Service) Begin(w http.ResponseWriter, r *http.Request, purpose, ref str
 		return err
 	}
 	browser := s.kit.EnsureBinding(w, r, browserCookie, s.deps.TTL)
-	state, err := secrets.NewToken(strings.TrimSuffix(StatePrefix, "_"))
+	state, err := secrets.NewTaggedToken(stateTokenPrefix, s.stateKeys[0])
 	if err != nil {
 		return fmt.Errorf("erpadmin: state: %w", err)
 	}
@@ -223,9 +225,20 @@ func (s *Service) ServeCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	state := q.Get("state")
-	charge, ok := s.admitLookup(w, r)
-	if !ok {
-		return
+	// A state erpgate made (its check value verifies) is looked up
+	// however spent the source's bound on links that lead nowhere is,
+	// uncharged: sources are shared (an office's NAT), and someone else
+	// there sending made-up ones must not keep a person who signed in at
+	// their ERP from coming back. One that finds nothing (used, expired)
+	// is remembered and bounded from then on, like a made-up one.
+	var charge func()
+	if key := secrets.HashToken(state); secrets.TokenTagged(stateTokenPrefix, state, s.stateKeys) && !s.failedStates.Has(key) {
+		charge = func() { s.failedStates.Add(key) }
+	} else {
+		var ok bool
+		if charge, ok = s.admitLookup(w, r); !ok {
+			return
+		}
 	}
 	claimed, err := s.store.claim(ctx, state)
 	switch {
