@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -98,7 +99,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, "start sign-in", err)
 		return
 	}
-	flowID, err := newFlowID()
+	flowID, err := s.newFlowID()
 	if err != nil {
 		s.pageError(w, "start sign-in", err)
 		return
@@ -410,13 +411,27 @@ func (s *Server) pageError(w http.ResponseWriter, step string, err error) {
 	})
 }
 
-// newFlowID returns a fresh, unguessable flow id (also the ERP state).
-func newFlowID() (string, error) {
-	tok, err := secrets.NewToken("egf")
+// flowIDPrefix begins every sign-in flow id (as secrets.NewTaggedToken
+// takes it, without its "_").
+const flowIDPrefix = "egf"
+
+// newFlowID returns a fresh, unguessable flow id (also the ERP state),
+// with a check value under s.flowKey (admitFlowLookup).
+func (s *Server) newFlowID() (string, error) {
+	tok, err := secrets.NewTaggedToken(flowIDPrefix, s.flowKey)
 	if err != nil {
 		return "", err
 	}
 	return tok.Value.Reveal(), nil
+}
+
+// flowKeyOf derives the key of flow ids' check values from the
+// token-signing key: HMAC-SHA256 of a label of this use alone, so that
+// it reveals nothing of the signing key and signs no token.
+func flowKeyOf(signingKey []byte) []byte {
+	mac := hmac.New(sha256.New, signingKey)
+	mac.Write([]byte("erpgate sign-in flow id check"))
+	return mac.Sum(nil)
 }
 
 // newPKCE returns an upstream PKCE verifier (RFC 7636 §4.1: 43 characters

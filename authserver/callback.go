@@ -32,7 +32,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	flowID := q.Get("state")
-	charge, ok := s.admitFlowLookup(w, r)
+	charge, ok := s.admitFlowLookup(w, r, flowID)
 	if !ok {
 		return
 	}

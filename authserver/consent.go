@@ -20,7 +20,7 @@ func (s *Server) serveConsentPage(w http.ResponseWriter, r *http.Request) {
 		s.flowError(w, storage.ErrFlowWrongBrowser)
 		return
 	}
-	charge, ok := s.admitFlowLookup(w, r)
+	charge, ok := s.admitFlowLookup(w, r, flowID)
 	if !ok {
 		return
 	}
@@ -64,7 +64,7 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	charge, ok := s.admitFlowLookup(w, r)
+	charge, ok := s.admitFlowLookup(w, r, flowID)
 	if !ok {
 		return
 	}

@@ -97,7 +97,13 @@ type Server struct {
 	// holds the hashes of such tokens that failed, bounded again.
 	signer       *hmac.HMACStrategy
 	signedFailed sourcelimit.TokenSet
-	mux          *http.ServeMux
+	// flowKey makes and checks the check values of sign-in flow ids
+	// (newFlowID), derived from the token-signing key so that every
+	// replica has it; failedFlows holds the hashes of such ids that
+	// failed a step, bounded again (admitFlowLookup).
+	flowKey     []byte
+	failedFlows sourcelimit.TokenSet
+	mux         *http.ServeMux
 	// Per-source limits of the endpoints that need no authentication.
 	registerLimit, authorizeLimit, chooseSiteLimit *sourceLimiter
 	lookups                                        *sourcelimit.Lookups
@@ -136,6 +142,7 @@ func New(ctx context.Context, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("authserver: %w", err)
 	}
 	s := &Server{
+		flowKey: flowKeyOf(key),
 		deps:    deps,
 		log:     deps.Logger.Named("authserver"),
 		issuer:  strings.TrimRight(deps.PublicBaseURL, "/"),

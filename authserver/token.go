@@ -173,8 +173,16 @@ func (s *Server) signedRevocationOf(r *http.Request) ([32]byte, bool) {
 // page and form) look up the flow it names, within its source's bound of
 // lookups that fail (shared with the token doors): anyone can send one
 // with a cookie and a form token of their own making, and a made-up flow
-// id costs a transaction. Over it, the request is answered 429 here.
-func (s *Server) admitFlowLookup(w http.ResponseWriter, r *http.Request) (charge func(), ok bool) {
+// id costs a transaction. Over it, the request is answered 429 here,
+// unless flowID carries the check value erpgate made (newFlowID) and has
+// not failed a step on this replica: someone else at a shared address
+// who sends made-up links must not keep a person from signing in. Such a
+// step is let through uncharged; if it fails, the id is remembered and
+// bounded from then on.
+func (s *Server) admitFlowLookup(w http.ResponseWriter, r *http.Request, flowID string) (charge func(), ok bool) {
+	if key := secrets.HashToken(flowID); secrets.TokenTagged(flowIDPrefix, flowID, [][]byte{s.flowKey}) && !s.failedFlows.Has(key) {
+		return func() { s.failedFlows.Add(key) }, true
+	}
 	charge, err := s.lookups.For(r)()
 	var refused *sourcelimit.LookupsRefused
 	if errors.As(err, &refused) {

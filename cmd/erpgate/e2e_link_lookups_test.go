@@ -46,6 +46,31 @@ func spendLinks(t *testing.T, base, source string) {
 	t.Fatal("400 made-up links from one source, none refused")
 }
 
+// keepSpendingLinks sends made-up links from source until the function
+// it returns is called, so that the source's bound stays spent while a
+// test's person walks through several pages.
+func keepSpendingLinks(base, source string) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			req, _ := http.NewRequest(http.MethodGet, base+"/approve/"+uuid.NewString(), nil)
+			req.Header.Set("X-Forwarded-For", source)
+			if resp, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // TestMadeUpLinksDoNotLockOutAnApproverAtTheSameSource: approval links
 // were bare ids, looked up within the source's bound on links that lead
 // nowhere. Someone at a shared address (an office's NAT) who spent it with
@@ -168,26 +193,34 @@ func TestMadeUpLinksDoNotLockOutAnApprovalSignInAtTheSameSource(t *testing.T) {
 	spendLinks(t, gw.URL, shared)
 	// Someone at the address goes on sending made-up links while the
 	// approver signs in and decides, so that the bound stays spent.
-	stop, done := make(chan struct{}), make(chan struct{})
-	defer func() { close(stop); <-done }()
-	go func() {
-		defer close(done)
-		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			req, _ := http.NewRequest(http.MethodGet, gw.URL+"/approve/"+uuid.NewString(), nil)
-			req.Header.Set("X-Forwarded-For", shared)
-			if resp, err := client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		}
-	}()
+	defer keepSpendingLinks(gw.URL, shared)()
 	b := signin.NewBrowser(e2eRedirectURI, e.Alice.Login)
 	b.HC.Transport = forwardedFor(shared)
 	e.approveIn(t, b, link, e.Alice)
+}
+
+// TestMadeUpLinksDoNotLockOutASignInAtTheSameSource: a person connecting
+// their AI client signs in at their ERP, which sends the browser back to
+// erpgate with the sign-in flow's id, and then sees the consent page;
+// both looked the flow up within the source's bound on links that lead
+// nowhere. While someone at the same address sent made-up links, the
+// person came back from the ERP to 429 and could not connect. A flow id
+// erpgate made carries a check value and passes.
+func TestMadeUpLinksDoNotLockOutASignInAtTheSameSource(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	shared := "198.51.100.94"
+	spendLinks(t, gw.URL, shared)
+	defer keepSpendingLinks(gw.URL, shared)()
+	b := newHeadlessBrowser(t, e2eRedirectURI, frappeLogin(userWithRole(t, sim, "all-companies")))
+	b.HC.Transport = forwardedFor(shared)
+	c, err := tryConnectOAuthWith(t, site.MCPURL, b, nil, nil)
+	if err != nil {
+		t.Fatalf("a person connecting from the spent source: %v (last page HTTP %d: %s)", err, b.LastPage().Status, pageText(b.LastPage().Body))
+	}
+	if r := callTool(t, c.cs, "get_current_user", map[string]any{}); r.IsError {
+		t.Errorf("the person's first call: %s", r.Text)
+	}
 }
