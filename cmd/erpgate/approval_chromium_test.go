@@ -637,7 +637,7 @@ func onlyCookie(header, name string) string {
 
 // approvalURL finds the approval page's address in an APPROVAL_REQUIRED
 // tool error's message.
-var approvalURL = regexp.MustCompile(`https?://[^\s"]+/approve/[0-9a-f-]{36}`)
+var approvalURL = regexp.MustCompile(`https?://[^\s"]+/approve/[0-9a-f-]{36}(\.[A-Za-z0-9_-]{14})?`)
 
 // The whole flow through the engine, with the official SDK client signed
 // in over OAuth: a write tool's call is refused with APPROVAL_REQUIRED and
