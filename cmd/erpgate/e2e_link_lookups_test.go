@@ -79,19 +79,7 @@ func keepSpendingLinks(base, source string) (stop func()) {
 // erpgate made, and passes a spent source; a made-up one, with a check
 // value or without, is bounded as before.
 func TestMadeUpLinksDoNotLockOutAnApproverAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", writesGatewayEnv)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	alice := userWithRole(t, sim, "all-companies")
-	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
-		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
-	e.enableWrites(t, "")
-	c := e.connectWriter(t, e.Alice, pathPlain)
-	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, map[string]any{
-		"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
-		"items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1}},
-	}))
+	gw, _, link := salesOrderAwaitingAlice(t)
 	shared := "198.51.100.91"
 	spendLinks(t, gw.URL, shared)
 	if status, body := getFrom(t, link, shared); status != http.StatusOK || !strings.Contains(body, "Approve a change") {
@@ -176,19 +164,7 @@ func TestMadeUpLinksDoNotLockOutARegistrationAtTheSameSource(t *testing.T) {
 // 429 and could not approve. A state erpgate made carries a check value
 // and passes; the whole approval, from the spent source, goes through.
 func TestMadeUpLinksDoNotLockOutAnApprovalSignInAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", writesGatewayEnv)
-	site := frappeOAuthSite(t, gw, "acme", sim)
-	alice := userWithRole(t, sim, "all-companies")
-	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
-		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
-	e.enableWrites(t, "")
-	c := e.connectWriter(t, e.Alice, pathPlain)
-	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, map[string]any{
-		"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
-		"items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1}},
-	}))
+	gw, e, link := salesOrderAwaitingAlice(t)
 	shared := "198.51.100.93"
 	spendLinks(t, gw.URL, shared)
 	// Someone at the address goes on sending made-up links while the
@@ -223,4 +199,25 @@ func TestMadeUpLinksDoNotLockOutASignInAtTheSameSource(t *testing.T) {
 	if r := callTool(t, c.cs, "get_current_user", map[string]any{}); r.IsError {
 		t.Errorf("the person's first call: %s", r.Text)
 	}
+}
+
+// salesOrderAwaitingAlice starts a gateway with a Frappe site whose write
+// tools are on, and has Alice's AI client propose a sales order: the
+// gateway, the writes' harness and the approval link the client got.
+func salesOrderAwaitingAlice(t *testing.T) (*gateway, *writeERP, string) {
+	t.Helper()
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", writesGatewayEnv)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	alice := userWithRole(t, sim, "all-companies")
+	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
+		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, e.Alice, pathPlain)
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, map[string]any{
+		"customer": sim.Data().List("Customer")[0].Name, "company": "Demo Holdings NZ Ltd", "delivery_date": "2026-12-31",
+		"items": []any{map[string]any{"item_code": sim.Data().List("Item")[0].Name, "qty": 1}},
+	}))
+	return gw, e, link
 }

@@ -603,30 +603,16 @@ func TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource(t *testing.T) {
 	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
 	tok := c.source.current()
 	refresh := func(refreshToken string) (int, string) {
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {c.source.cfg.ClientID}}
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/token", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Forwarded-For", shared)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postFormFrom(t, gw.URL+"/oauth/token", shared,
+			url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}, "client_id": {c.source.cfg.ClientID}})
 	}
-	statuses := map[int]int{}
-	for n := range 300 {
-		status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+fmt.Sprintf("%08d", n), shared)
-		statuses[status]++
-	}
-	if status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+"madeup00", shared); status != http.StatusTooManyRequests {
-		t.Fatalf("300 made-up tokens from one source: %v, and then HTTP %d, want the source refused", statuses, status)
-	}
+	spend := sourceSpender(t, site.MCPURL, tok.AccessToken, shared)
+	spend()
 	madeUp := tok.RefreshToken[:len(tok.RefreshToken)-8] + "madeup00"
 	if status, body := refresh(madeUp); status != http.StatusTooManyRequests {
 		t.Errorf("a made-up refresh token from the refused source: HTTP %d %s, want 429", status, body)
 	}
+	spend()
 	if status, body := refresh(tok.RefreshToken); status != http.StatusOK {
 		t.Errorf("a signed-in person's refresh from the refused source: HTTP %d %s", status, body)
 	}
@@ -648,32 +634,10 @@ func TestMadeUpTokensDoNotLockOutASignOutAtTheSameSource(t *testing.T) {
 	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
 	tok := c.source.current()
 	revoke := func(token string) (int, string) {
-		form := url.Values{"token": {token}, "token_type_hint": {"refresh_token"}, "client_id": {c.source.cfg.ClientID}}
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/oauth/revoke", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Forwarded-For", shared)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postFormFrom(t, gw.URL+"/oauth/revoke", shared,
+			url.Values{"token": {token}, "token_type_hint": {"refresh_token"}, "client_id": {c.source.cfg.ClientID}})
 	}
-	// spend sends made-up tokens from the shared address until one is
-	// refused: the bound refills one every 100 ms, so each check below
-	// comes right after the source was refused.
-	n := 0
-	spend := func() {
-		t.Helper()
-		for range 400 {
-			n++
-			if status, _, _ := mcpCallFrom(t, site.MCPURL, tok.AccessToken[:len(tok.AccessToken)-8]+fmt.Sprintf("%08d", n), shared); status == http.StatusTooManyRequests {
-				return
-			}
-		}
-		t.Fatal("400 made-up tokens from one source, none refused")
-	}
+	spend := sourceSpender(t, site.MCPURL, tok.AccessToken, shared)
 	spend()
 	if status, body := revoke(tok.RefreshToken[:len(tok.RefreshToken)-8] + "madeup00"); status != http.StatusTooManyRequests {
 		t.Errorf("a made-up token's revocation from the refused source: HTTP %d %s, want 429", status, body)
@@ -691,5 +655,39 @@ func TestMadeUpTokensDoNotLockOutASignOutAtTheSameSource(t *testing.T) {
 	spend()
 	if status, body := revoke(tok.RefreshToken); status != http.StatusTooManyRequests {
 		t.Errorf("the revoked token's revocation again from the refused source: HTTP %d %s, want 429", status, body)
+	}
+}
+
+// postFormFrom posts form to target as a client at source (through the
+// trusted proxy's X-Forwarded-For) and returns the status and body.
+func postFormFrom(t *testing.T, target, source string, form url.Values) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", source)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// sourceSpender returns spend, which sends made-up access tokens of
+// signed's shape to mcpURL from source until one is refused: the bound
+// refills one every 100 ms, so a check made right after spend meets a
+// refused source.
+func sourceSpender(t *testing.T, mcpURL, signed, source string) (spend func()) {
+	n := 0
+	return func() {
+		t.Helper()
+		for range 400 {
+			n++
+			if status, _, _ := mcpCallFrom(t, mcpURL, signed[:len(signed)-8]+fmt.Sprintf("%08d", n), source); status == http.StatusTooManyRequests {
+				return
+			}
+		}
+		t.Fatal("400 made-up tokens from one source, none refused")
 	}
 }
