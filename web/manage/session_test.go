@@ -384,14 +384,7 @@ func TestProvenTenantMoveWithAnAPICredentialIsToldPlainly(t *testing.T) {
 // one that turns out not to be the site's (another site's owner
 // probing) is remembered and bounded on that site from then on.
 func TestOwnerWithASessionPassesASpentSource(t *testing.T) {
-	p := newPages(t)
-	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
-	if status, _ := p.get(t, "/sites/nosuchsite/manage"); status != http.StatusNotFound {
-		t.Fatalf("an unknown site's page: HTTP %d, want 404", status)
-	}
-	if status, _ := p.get(t, "/sites/nosuchsite2/manage"); status != http.StatusTooManyRequests {
-		t.Fatalf("another unknown site's page: HTTP %d, want 429 (the source spent)", status)
-	}
+	p := pagesAtASpentSource(t)
 	acme := p.session(p.acme, "it.admin@demo.example")
 	if status, body := p.get(t, "/sites/acme/manage", acme); status != http.StatusOK || !strings.Contains(body, ownerPage+"it.admin@demo.example") {
 		t.Fatalf("the owner's own page from the spent source: HTTP %d %s", status, body)
@@ -418,14 +411,7 @@ func TestOwnerWithASessionPassesASpentSource(t *testing.T) {
 // failed on; one that named a site that does not exist is bounded
 // everywhere, so a session cannot look up made-up sites uncharged.
 func TestOwnerOfTwoSitesKeepsTheirPageAfterLookingAtTheOther(t *testing.T) {
-	p := newPages(t)
-	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
-	if status, _ := p.get(t, "/sites/nosuchsite/manage"); status != http.StatusNotFound {
-		t.Fatalf("an unknown site's page: HTTP %d, want 404", status)
-	}
-	if status, _ := p.get(t, "/sites/nosuchsite2/manage"); status != http.StatusTooManyRequests {
-		t.Fatalf("another unknown site's page: HTTP %d, want 429 (the source spent)", status)
-	}
+	p := pagesAtASpentSource(t)
 	acme := p.session(p.acme, "it.admin@demo.example")
 	if status, body := p.get(t, "/sites/beta/manage", acme); status != http.StatusOK || !strings.Contains(body, signInPage+"beta") {
 		t.Fatalf("acme's session on beta from the spent source: HTTP %d %s", status, body)
@@ -446,4 +432,19 @@ func TestOwnerOfTwoSitesKeepsTheirPageAfterLookingAtTheOther(t *testing.T) {
 			t.Errorf("acme's session on %s after it named an unknown site: HTTP %d, want 429", slug, status)
 		}
 	}
+}
+
+// pagesAtASpentSource is newPages with a bound of one lookup that finds
+// nothing per source, spent by a page of a site that does not exist.
+func pagesAtASpentSource(t *testing.T) *pages {
+	t.Helper()
+	p := newPages(t)
+	p.h.deps.Lookups = sourcelimit.NewLookups(sourcelimit.Limit{Burst: 1, Every: time.Hour}, nil)
+	if status, _ := p.get(t, "/sites/nosuchsite/manage"); status != http.StatusNotFound {
+		t.Fatalf("an unknown site's page: HTTP %d, want 404", status)
+	}
+	if status, _ := p.get(t, "/sites/nosuchsite2/manage"); status != http.StatusTooManyRequests {
+		t.Fatalf("another unknown site's page: HTTP %d, want 429 (the source spent)", status)
+	}
+	return p
 }
