@@ -18,6 +18,9 @@ type headlessBrowser struct {
 	// runs counts authorizations, so a test can tell a silent refresh from
 	// a new sign-in.
 	runs int
+	// codes are the authorization codes erpgate sent the client, so a
+	// test can look for them where they must not be.
+	codes []string
 }
 
 func newHeadlessBrowser(t *testing.T, redirectURI string, fields map[string]string) *headlessBrowser {
@@ -35,6 +38,7 @@ func (b *headlessBrowser) fetcher(ctx context.Context, args *auth.AuthorizationA
 	if e := q.Get("error"); e != "" {
 		return nil, fmt.Errorf("authorization failed: %s: %s", e, q.Get("error_description"))
 	}
+	b.codes = append(b.codes, q.Get("code"))
 	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
 
