@@ -39,14 +39,20 @@ func applyMetricsAddr(c *Config, v value) error {
 }
 
 // applyOTLPEndpoint takes an http(s) URL with a host and nothing after
-// the path: no user info, query or fragment.
+// the path: no user info, query or fragment. A refused value is quoted
+// only when it parses and has none of those: otherwise it may hold a
+// credential (a password, an API key), which must not reach the log.
 func applyOTLPEndpoint(c *Config, v value) error {
 	u, err := url.Parse(v.text)
-	if err == nil && u.User != nil {
-		// Not echoed: it would hold a password.
+	switch {
+	case err != nil:
+		return errors.New("must be an http or https URL such as http://otel-collector:4318; this value is not one, and is not repeated here since it may hold a credential")
+	case u.User != nil || strings.Contains(v.text, "@"):
+		// Without a scheme, "user:password@host" parses as an opaque URL.
 		return errors.New("must be an http or https URL without user info; send credentials to the collector some other way")
-	}
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	case u.RawQuery != "" || u.Fragment != "":
+		return errors.New("must be an http or https URL without a query or fragment; send credentials to the collector some other way")
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return fmt.Errorf("must be an http or https URL such as http://otel-collector:4318; got %q", v.text)
 	}
 	c.Tracing.OTLPEndpoint = strings.TrimRight(v.text, "/")
