@@ -73,6 +73,9 @@ type response struct {
 	body   []byte
 	// location is the Location of a 3xx answer.
 	location string
+	// sent is the access token the request carried: an answer that
+	// quotes it has its message withheld (parseFailure).
+	sent string
 }
 
 // get sends one GET and reads the answer. A 401 on a service connection's
@@ -117,7 +120,11 @@ func (c *client) send(ctx context.Context, method, escapedPath string, q url.Val
 			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
 			continue
 		}
-		return response{status: resp.StatusCode, header: resp.Header, body: b, location: resp.Header.Get("Location")}, nil
+		r := response{status: resp.StatusCode, header: resp.Header, body: b, location: resp.Header.Get("Location")}
+		if resp.Request != nil {
+			r.sent, _ = strings.CutPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
+		}
+		return r, nil
 	}
 }
 

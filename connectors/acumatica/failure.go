@@ -94,9 +94,21 @@ func credentialsRefused(status int, body []byte) (string, bool) {
 	return cleanDetail(msg), true
 }
 
-// parseFailure classifies an unsuccessful answer. withQuery says whether
-// the request carried $filter or similar options a rejection may be about.
+// parseFailure classifies an unsuccessful answer (classifyFailure). Its
+// message goes to the model and the operator: an answer that quotes the
+// access token the request carried (in its body or the Location it
+// redirects to) has it withheld.
 func parseFailure(r response, withQuery bool) failure {
+	f := classifyFailure(r, withQuery)
+	if r.sent != "" && (quotesSent(f.detail, r.body, r.sent) || strings.Contains(r.location, r.sent)) {
+		f.detail = withheldDetail
+	}
+	return f
+}
+
+// classifyFailure classifies an unsuccessful answer. withQuery says whether
+// the request carried $filter or similar options a rejection may be about.
+func classifyFailure(r response, withQuery bool) failure {
 	var body acumaticaError
 	_ = json.Unmarshal(r.body, &body)
 	msg := body.ExceptionMessage
