@@ -53,3 +53,39 @@ func TestToolErrorQuotesNoToken(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteErrorQuotesNoToken: the same for a write's PUT, refused with
+// Acumatica's validation (HTTP 422) or request (HTTP 400) answer, whose
+// words the model is otherwise given to correct its arguments.
+func TestWriteErrorQuotesNoToken(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusUnprocessableEntity} {
+		h := newHarness(t, harnessOptions{})
+		args := map[string]any{"entity": "Customer", "CustomerID": "C000001", "text": "Called 2 Dec: prefers e-mail."}
+		p, err := h.preview(kindFull, "acumatica_add_note", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent []string
+		h.erp = func(w http.ResponseWriter, r *http.Request) bool {
+			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || r.Method != http.MethodPut {
+				return false
+			}
+			sent = append(sent, token)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"message": "The request is invalid for " + token + ".", "error": "The session " + token + " cannot save.",
+				"modelState": map[string][]string{"note": {"The session " + token + " cannot save notes."}}})
+			return true
+		}
+		_, err = h.execute(kindFull, "acumatica_add_note", args, p)
+		if err == nil || len(sent) == 0 {
+			t.Fatalf("HTTP %d: the write succeeded (%v) or never reached the ERP (%d requests)", status, err, len(sent))
+		}
+		for _, token := range sent {
+			if strings.Contains(err.Error(), token) {
+				t.Errorf("HTTP %d: the error quotes the access token: %v", status, err)
+			}
+		}
+	}
+}

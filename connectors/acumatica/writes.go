@@ -79,6 +79,11 @@ func (c *client) put(ctx context.Context, op contractOp, body map[string]any, he
 // arguments from them.
 func (c *client) writeError(ctx context.Context, r response, op contractOp) error {
 	f := parseFailure(r, false)
+	if r.sent != "" && quotesSent("", r.body, r.sent) {
+		// An answer quoting the request's access token is read for its
+		// status only (parseFailure withheld its message).
+		r.body = nil
+	}
 	switch {
 	case r.status == http.StatusUnprocessableEntity:
 		return validationError(r.body, op)
