@@ -255,9 +255,37 @@ func (c *client) roundTrip(req *http.Request, fail func(int, http.Header, []byte
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if quotesCredential(body, resp.Request) {
+			// Frappe's words go to the model and the operator: an answer
+			// that quotes the credential the request carried is told by
+			// its status alone.
+			body = nil
+		}
 		return nil, fail(resp.StatusCode, resp.Header, body)
 	}
 	return body, nil
+}
+
+// quotesCredential reports whether body quotes the credential req carried
+// in its Authorization header: a person's access token ("Bearer <token>")
+// or a service connection's API key or secret ("token <key>:<secret>"),
+// as sent or URL-encoded.
+func quotesCredential(body []byte, req *http.Request) bool {
+	if req == nil || len(body) == 0 {
+		return false
+	}
+	_, cred, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+	parts := []string{cred}
+	if key, secret, ok := strings.Cut(cred, ":"); ok {
+		parts = append(parts, key, secret)
+	}
+	text := string(body)
+	for _, p := range parts {
+		if len(p) >= 6 && (strings.Contains(text, p) || strings.Contains(text, url.QueryEscape(p))) {
+			return true
+		}
+	}
+	return false
 }
 
 // deskURL is the address of a document's page in Frappe's desk UI:
