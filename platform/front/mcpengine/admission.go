@@ -456,6 +456,9 @@ type callSlot struct {
 	siteMine int64
 	answerMu sync.Mutex
 	finished bool // done was called
+	// replying marks a call whose work is done and whose reply is being
+	// written (rest): it takes no work slot again.
+	replying bool
 }
 
 // leave gives the slot back before an upstream request.
@@ -530,7 +533,7 @@ func (s *callSlot) giveWork() {
 func (s *callSlot) resume(ctx context.Context) error {
 	s.mu.Lock()
 	s.upstream--
-	if s.upstream > 0 || s.held {
+	if s.upstream > 0 || s.held || s.replying {
 		s.mu.Unlock()
 		return nil
 	}
@@ -540,14 +543,29 @@ func (s *callSlot) resume(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held || s.upstream > 0 || s.finished {
+	if s.held || s.upstream > 0 || s.finished || s.replying {
 		// Another request of the call came back first, or a new one left,
-		// or the call has ended (a handler's stray request).
+		// or the call has ended or is being answered (a handler's stray
+		// request).
 		s.giveWork()
 		return nil
 	}
 	s.held = true
 	return nil
+}
+
+// rest gives the work slot back for good once the request's work is done
+// and its reply is about to be written: a client that takes its reply in
+// slowly (or not at all) holds its call slot, and with it the reply's
+// bytes, until the write deadline, never one of the few work slots.
+func (s *callSlot) rest() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replying = true
+	if s.held {
+		s.held = false
+		s.giveWork()
+	}
 }
 
 // done gives the slots back for good.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -300,6 +301,12 @@ func (g gatedERP) Tools() []connector.Tool {
 			<-g.hold
 			return v, nil
 		}),
+		// large is erpgate's own work with a reply of some 7 MiB, more
+		// than a connection's buffers take in.
+		tool("large", func(context.Context, *connector.Call) (any, error) {
+			defer largeReplies.Add(1)
+			return map[string]any{"value": strings.Repeat("x", largeReply)}, nil
+		}),
 		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
 			v, err := fetchJSON(ctx, c, "/wait")
 			if err != nil {
@@ -309,6 +316,12 @@ func (g gatedERP) Tools() []connector.Tool {
 		}),
 	}
 }
+
+// largeReply is the size of the large tool's value (its reply has it
+// twice), and largeReplies counts the large tool's answers.
+const largeReply = 7 << 19 // 3.5 MiB
+
+var largeReplies atomic.Int32
 
 // bigAnswer is the size of the upstream's large answer (/big).
 const bigAnswer = 3 << 19 // 1.5 MiB

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -450,4 +451,61 @@ func TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget(t *testing.T) {
 	if n := limiter.n.Load(); n != 1 {
 		t.Errorf("the limiter was asked %d times; want once, for the other caller's call", n)
 	}
+}
+
+// dialSlowReader opens a connection to endpoint that takes in next to
+// nothing of what it is sent (a client that does not read its answers),
+// and sends a call of tool as caller of site on it.
+func dialSlowReader(t *testing.T, endpoint, site, caller, tool string) net.Conn {
+	t.Helper()
+	u, _ := url.Parse(endpoint)
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	conn, err := d.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"MCP-Protocol-Version: 2025-06-18\r\nX-Test-Site: %s\r\nX-Test-Caller: %s\r\nContent-Length: %d\r\n\r\n%s",
+		u.RequestURI(), u.Host, site, caller, len(body), body)
+	if _, err := conn.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// TestSlowReaderHoldsNoWorkSlot: a caller whose client does not read its
+// answers holds no work slot while its reply waits to be taken in. With
+// two work slots, callers of two sites that each leave a large reply
+// unread do not stall a third site's caller; and an unread reply holds
+// its call slot only until the reply timeout (BodyTimeout).
+func TestSlowReaderHoldsNoWorkSlot(t *testing.T) {
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Second})
+	before := largeReplies.Load()
+	for _, site := range []string{"reader-1", "reader-2"} {
+		dialSlowReader(t, endpoint, site, site, "large")
+	}
+	for deadline := time.Now().Add(20 * time.Second); largeReplies.Load() < before+2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the large calls did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	served := 0
+	for range 3 {
+		if status, _, body := postAsSite(t, endpoint, "victim", "victim", "quick"); status == http.StatusOK && strings.Contains(body, `"done"`) {
+			served++
+		}
+	}
+	if served != 3 {
+		t.Errorf("another site's caller was served %d of 3 times while two callers left their replies unread", served)
+	}
+	waitCount(t, e.admission, "call slots free", e.admission.calls, func() int { return e.admission.callsFree })
 }

@@ -72,8 +72,10 @@ type Options struct {
 	MaxAnswerBytes int64
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.
 	MaxRequestBytes int64
-	// BodyTimeout bounds how long a request's body may take to arrive;
-	// a slower one is answered 408. Default 30 s.
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// (a slower one is answered 408), and how long the client may take to
+	// take in a JSON reply once the work is done (past it the connection
+	// is closed). Default 30 s.
 	BodyTimeout time.Duration
 	// CallerShare is the percentage of the replica's call slots and work
 	// slots one caller (Session.LimitKey) may hold at once (admission.go).

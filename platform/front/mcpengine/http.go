@@ -48,7 +48,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	r, root := e.startRoot(r, s)
 	var st *requestState
-	defer func() { finishRoot(root, st) }()
+	defer func() {
+		finishRoot(root, st)
+		// Last: the client has the whole reply only once the usage
+		// event is recorded and the trace ended.
+		st.endReply()
+	}()
 	arrived := time.Now()
 	_, admission := startSpan(r.Context(), "admission")
 	slot, ok := e.admit(w, r, s)
@@ -76,7 +81,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 
 	started := time.Now()
 	e.opts.Metrics.AdmissionWait(started.Sub(arrived))
-	st = &requestState{session: s, id: reqID, slot: slot, started: started, header: r.Header}
+	st = &requestState{session: s, id: reqID, slot: slot, replyTimeout: e.opts.BodyTimeout, started: started, header: r.Header}
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
@@ -677,6 +682,45 @@ func (e *Engine) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "the request body could not be read")
 	}
 	return nil, false
+}
+
+// writeReply writes a request's whole reply once its work is done. The
+// request gives its work slot back first, so that a client that takes its
+// reply in slowly, or not at all, holds no work slot meanwhile (only its
+// call slot, which holds the reply's bytes), and the reply must be taken
+// in within st.replyTimeout: past it the write fails and the connection
+// is closed, giving the call slot back. ServeMCP lifts the deadline
+// (endReply) once it is done with the request, for the next request on the
+// connection.
+func writeReply(w http.ResponseWriter, st *requestState, out []byte) (int, error) {
+	if st != nil {
+		if st.slot != nil {
+			st.slot.rest()
+		}
+		if st.replyTimeout > 0 && st.replyDeadline == nil {
+			rc := http.NewResponseController(w)
+			if rc.SetWriteDeadline(time.Now().Add(st.replyTimeout)) == nil {
+				st.replyDeadline = rc
+			}
+		}
+	}
+	n, err := w.Write(out)
+	if err != nil && st != nil {
+		st.replyFailed = true
+	}
+	return n, err
+}
+
+// endReply sends what is left of a reply written by writeReply, within its
+// deadline, and then lifts the deadline; a reply that could not be sent
+// keeps it, and the server closes the connection.
+func (st *requestState) endReply() {
+	if st == nil || st.replyDeadline == nil || st.replyFailed {
+		return
+	}
+	if st.replyDeadline.Flush() == nil {
+		_ = st.replyDeadline.SetWriteDeadline(time.Time{})
+	}
 }
 
 // errBusy marks an admission span of a request refused at the door.

@@ -115,7 +115,14 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 	if w.status >= http.StatusBadRequest && len(w.refusal) < maxRefusalBytes {
 		w.refusal = append(w.refusal, out[:min(len(out), maxRefusalBytes-len(w.refusal))]...)
 	}
-	n, err := w.ResponseWriter.Write(out)
+	var n int
+	var err error
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+		// The whole reply, in one write: the request's work is done.
+		n, err = writeReply(w.ResponseWriter, w.st, out)
+	} else {
+		n, err = w.ResponseWriter.Write(out)
+	}
 	if err == nil {
 		n = len(p)
 	}

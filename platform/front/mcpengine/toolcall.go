@@ -110,7 +110,7 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 		h.Set("Server-Timing", string(st.appendServerTiming(timing[:0], time.Now())))
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	_, _ = writeReply(w, st, out)
 	if cap(out) <= maxPooledReply {
 		*buf = out[:0]
 		replyBuffers.Put(buf)
