@@ -456,7 +456,7 @@ func TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget(t *testing.T) {
 // dialSlowReader opens a connection to endpoint that takes in next to
 // nothing of what it is sent (a client that does not read its answers),
 // and sends a call of tool as caller of site on it.
-func dialSlowReader(t *testing.T, endpoint, site, caller, tool string) net.Conn {
+func dialSlowReader(t *testing.T, endpoint, site, caller, tool, meta string) net.Conn {
 	t.Helper()
 	u, _ := url.Parse(endpoint)
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
@@ -471,7 +471,7 @@ func dialSlowReader(t *testing.T, endpoint, site, caller, tool string) net.Conn 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}` + meta + `}}`
 	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2025-06-18\r\nX-Test-Site: %s\r\nX-Test-Caller: %s\r\nContent-Length: %d\r\n\r\n%s",
 		u.RequestURI(), u.Host, site, caller, len(body), body)
@@ -487,25 +487,31 @@ func dialSlowReader(t *testing.T, endpoint, site, caller, tool string) net.Conn 
 // unread do not stall a third site's caller; and an unread reply holds
 // its call slot only until the reply timeout (BodyTimeout).
 func TestSlowReaderHoldsNoWorkSlot(t *testing.T) {
-	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Second})
-	before := largeReplies.Load()
-	for _, site := range []string{"reader-1", "reader-2"} {
-		dialSlowReader(t, endpoint, site, site, "large")
+	// A plain call is answered by the engine, one with _meta by mcp-go's
+	// transport.
+	for _, c := range []struct{ name, meta string }{{"plain", ""}, {"meta", `,"_meta":{"progressToken":7}`}} {
+		t.Run(c.name, func(t *testing.T) {
+			endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Second})
+			before := largeReplies.Load()
+			for _, site := range []string{"reader-1", "reader-2"} {
+				dialSlowReader(t, endpoint, site, site, "large", c.meta)
+			}
+			for deadline := time.Now().Add(20 * time.Second); largeReplies.Load() < before+2; {
+				if time.Now().After(deadline) {
+					t.Fatal("the large calls did not end")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			served := 0
+			for range 3 {
+				if status, _, body := postAsSite(t, endpoint, "victim", "victim", "quick"); status == http.StatusOK && strings.Contains(body, `"done"`) {
+					served++
+				}
+			}
+			if served != 3 {
+				t.Errorf("another site's caller was served %d of 3 times while two callers left their replies unread", served)
+			}
+			waitCount(t, e.admission, "call slots free", e.admission.calls, func() int { return e.admission.callsFree })
+		})
 	}
-	for deadline := time.Now().Add(20 * time.Second); largeReplies.Load() < before+2; {
-		if time.Now().After(deadline) {
-			t.Fatal("the large calls did not end")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	served := 0
-	for range 3 {
-		if status, _, body := postAsSite(t, endpoint, "victim", "victim", "quick"); status == http.StatusOK && strings.Contains(body, `"done"`) {
-			served++
-		}
-	}
-	if served != 3 {
-		t.Errorf("another site's caller was served %d of 3 times while two callers left their replies unread", served)
-	}
-	waitCount(t, e.admission, "call slots free", e.admission.calls, func() int { return e.admission.callsFree })
 }
