@@ -48,12 +48,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	}
 	r, root := e.startRoot(r, s)
 	var st *requestState
-	defer func() {
-		finishRoot(root, st)
-		// Last: the client has the whole reply only once the usage
-		// event is recorded and the trace ended.
-		st.endReply()
-	}()
+	defer func() { finishRoot(root, st) }()
 	arrived := time.Now()
 	_, admission := startSpan(r.Context(), "admission")
 	slot, ok := e.admit(w, r, s)
@@ -689,38 +684,19 @@ func (e *Engine) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 // reply in slowly, or not at all, holds no work slot meanwhile (only its
 // call slot, which holds the reply's bytes), and the reply must be taken
 // in within st.replyTimeout: past it the write fails and the connection
-// is closed, giving the call slot back. ServeMCP lifts the deadline
-// (endReply) once it is done with the request, for the next request on the
-// connection.
+// is closed, giving the call slot back. The server sends what is left of
+// the reply after the handler, within the same deadline, and lifts it
+// before the next request on the connection.
 func writeReply(w http.ResponseWriter, st *requestState, out []byte) (int, error) {
 	if st != nil {
 		if st.slot != nil {
 			st.slot.rest()
 		}
-		if st.replyTimeout > 0 && st.replyDeadline == nil {
-			rc := http.NewResponseController(w)
-			if rc.SetWriteDeadline(time.Now().Add(st.replyTimeout)) == nil {
-				st.replyDeadline = rc
-			}
+		if st.replyTimeout > 0 {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(st.replyTimeout))
 		}
 	}
-	n, err := w.Write(out)
-	if err != nil && st != nil {
-		st.replyFailed = true
-	}
-	return n, err
-}
-
-// endReply sends what is left of a reply written by writeReply, within its
-// deadline, and then lifts the deadline; a reply that could not be sent
-// keeps it, and the server closes the connection.
-func (st *requestState) endReply() {
-	if st == nil || st.replyDeadline == nil || st.replyFailed {
-		return
-	}
-	if st.replyDeadline.Flush() == nil {
-		_ = st.replyDeadline.SetWriteDeadline(time.Time{})
-	}
+	return w.Write(out)
 }
 
 // errBusy marks an admission span of a request refused at the door.

@@ -46,11 +46,6 @@ type requestState struct {
 	// replyTimeout bounds how long the client may take to take in a
 	// reply whose work is done (writeReply); 0 for none.
 	replyTimeout time.Duration
-	// replyDeadline is the reply's writer once writeReply has put a
-	// deadline on it, and replyFailed is set when the reply could not be
-	// written.
-	replyDeadline *http.ResponseController
-	replyFailed   bool
 	// limited is set once a tool call reaches the caller's limits.
 	limited atomic.Bool
 
