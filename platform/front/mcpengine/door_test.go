@@ -491,17 +491,14 @@ func TestSlowReaderHoldsNoWorkSlot(t *testing.T) {
 	// transport.
 	for _, c := range []struct{ name, meta string }{{"plain", ""}, {"meta", `,"_meta":{"progressToken":7}`}} {
 		t.Run(c.name, func(t *testing.T) {
-			endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Second})
-			before := largeReplies.Load()
-			for _, site := range []string{"reader-1", "reader-2"} {
-				dialSlowReader(t, endpoint, site, site, "large", c.meta)
-			}
-			for deadline := time.Now().Add(20 * time.Second); largeReplies.Load() < before+2; {
-				if time.Now().After(deadline) {
-					t.Fatal("the large calls did not end")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			// Unread replies with a timeout far beyond the test: only
+			// giving the work slot back lets the others in.
+			endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Hour})
+			readers := unreadLargeReplies(t, endpoint, c.meta)
+			// The large calls' work is done and their replies are being
+			// written (mcp-go marshals its reply after the handler returns,
+			// so the handler's end alone does not say so).
+			waitCount(t, e.admission, "work slots free", 2, func() int { return e.admission.free })
 			served := 0
 			for range 3 {
 				if status, _, body := postAsSite(t, endpoint, "victim", "victim", "quick"); status == http.StatusOK && strings.Contains(body, `"done"`) {
@@ -511,7 +508,34 @@ func TestSlowReaderHoldsNoWorkSlot(t *testing.T) {
 			if served != 3 {
 				t.Errorf("another site's caller was served %d of 3 times while two callers left their replies unread", served)
 			}
+			for _, r := range readers {
+				_ = r.Close()
+			}
+
+			// With a timeout of a second, the unread replies give their
+			// call slots back.
+			endpoint, _, _, _, e = gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 50, BodyTimeout: time.Second})
+			unreadLargeReplies(t, endpoint, c.meta)
 			waitCount(t, e.admission, "call slots free", e.admission.calls, func() int { return e.admission.callsFree })
 		})
 	}
+}
+
+// unreadLargeReplies has callers of two sites each call the large tool on
+// a connection that does not read its answer, and waits until both calls
+// have made their answers.
+func unreadLargeReplies(t *testing.T, endpoint, meta string) []net.Conn {
+	t.Helper()
+	before := largeReplies.Load()
+	var conns []net.Conn
+	for _, site := range []string{"reader-1", "reader-2"} {
+		conns = append(conns, dialSlowReader(t, endpoint, site, site, "large", meta))
+	}
+	for deadline := time.Now().Add(20 * time.Second); largeReplies.Load() < before+2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the large calls did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return conns
 }
