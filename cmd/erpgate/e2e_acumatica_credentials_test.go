@@ -18,21 +18,8 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 	gw := startGateway(t, "", nil)
 	acu := acumaticatest.NewServer(acumaticatest.Options{InvalidCredentials500: true})
 	defer acu.Close()
-	var service acumaticatest.Client
-	for _, c := range acu.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	u := acu.User("service")
-	site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-		Slug: "acu", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
-		Settings: map[string]any{"tenant": acu.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": u.Username, "password": u.Password,
-		},
-	})
+	svc := acumaticaService(acu.ServiceLogin())
+	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, svc, "acu", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +29,7 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 		const wrong = "wrong-password-7c1e"
 		err := gw.admin.do(context.Background(), http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
 			map[string]any{"credentials": map[string]string{
-				"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": wrong,
+				"client_id": svc.ClientID, "client_secret": svc.ClientSecret, "username": svc.Username, "password": wrong,
 			}}, nil)
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity || ae.Code != "credential_rejected" {
@@ -61,7 +48,7 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 		defer acu.ClearFaults()
 		err := gw.admin.do(context.Background(), http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
 			map[string]any{"credentials": map[string]string{
-				"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": "another-wrong-1",
+				"client_id": svc.ClientID, "client_secret": svc.ClientSecret, "username": svc.Username, "password": "another-wrong-1",
 			}}, nil)
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity || ae.Code != "credential_rejected" {
@@ -75,7 +62,7 @@ func TestAcumaticaInvalidCredentialsEndToEnd(t *testing.T) {
 	t.Run("a call after the password changed is AUTH_EXPIRED", func(t *testing.T) {
 		cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
 		mustSucceed(t, callTool(t, cs, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"}), "acumatica_get_currency")
-		acu.ChangePassword(u.Username, "changed-P@ss2")
+		acu.ChangePassword(svc.Username, "changed-P@ss2")
 		tokens := acu.RequestCount("/identity/connect/token")
 		r := callTool(t, cs, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"})
 		e, _ := r.Structured["error"].(map[string]any)
@@ -101,21 +88,8 @@ func TestARefusedServiceSignInIsNotRepeatedByAnotherReplica(t *testing.T) {
 	gw := startBalanced(t, "", nil)
 	acu := acumaticatest.NewServer(acumaticatest.Options{InvalidCredentials500: true})
 	defer acu.Close()
-	var service acumaticatest.Client
-	for _, c := range acu.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	u := acu.User("service")
-	site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-		Slug: "acu", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
-		Settings: map[string]any{"tenant": acu.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": u.Username, "password": u.Password,
-		},
-	})
+	svc := acumaticaService(acu.ServiceLogin())
+	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, svc, "acu", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +99,7 @@ func TestARefusedServiceSignInIsNotRepeatedByAnotherReplica(t *testing.T) {
 	for range 2 {
 		mustSucceed(t, callTool(t, cs, "acumatica_get_currency", args), "acumatica_get_currency")
 	}
-	acu.ChangePassword(u.Username, "changed-P@ss2")
+	acu.ChangePassword(svc.Username, "changed-P@ss2")
 	tokens := acu.RequestCount("/identity/connect/token")
 	for i := range 6 {
 		if r := callTool(t, cs, "acumatica_get_currency", args); !r.IsError || r.errorCode() != "AUTH_EXPIRED" {

@@ -19,21 +19,8 @@ func TestAcumaticaServiceSecretsNeverLogged(t *testing.T) {
 	gw := startGateway(t, "", map[string]string{"ERPGATE_LOG_LEVEL": "debug"})
 	acu := acumaticatest.NewServer(acumaticatest.Options{InvalidCredentials500: true})
 	defer acu.Close()
-	var service acumaticatest.Client
-	for _, c := range acu.Clients() {
-		if c.Flow == acumaticatest.FlowPassword {
-			service = c
-		}
-	}
-	u := acu.User("service")
-	site, err := gw.admin.ensureSite(context.Background(), devState{}, siteRequest{
-		Slug: "acu", Kind: "acumatica", DisplayName: "Test Acumatica", BaseURL: acu.URL,
-		Settings: map[string]any{"tenant": acu.Tenant()},
-		Credentials: map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret,
-			"username": u.Username, "password": u.Password,
-		},
-	})
+	svc := acumaticaService(acu.ServiceLogin())
+	site, err := registerAcumaticaService(context.Background(), gw.admin, devState{}, svc, "acu", "Test Acumatica", acu.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +28,7 @@ func TestAcumaticaServiceSecretsNeverLogged(t *testing.T) {
 	const wrong = "wrong-Passw0rd-4b9e1c"
 	err = gw.admin.do(context.Background(), http.MethodPut, "/sites/"+site.ID+"/connections/api_token",
 		map[string]any{"credentials": map[string]string{
-			"client_id": service.ID, "client_secret": service.Secret, "username": u.Username, "password": wrong,
+			"client_id": svc.ClientID, "client_secret": svc.ClientSecret, "username": svc.Username, "password": wrong,
 		}}, nil)
 	if err == nil {
 		t.Fatal("a wrong password was accepted")
@@ -51,7 +38,7 @@ func TestAcumaticaServiceSecretsNeverLogged(t *testing.T) {
 	cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
 	answers = append(answers, mustSucceedText(t, callTool(t, cs, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"})))
 	const changed = "changed-Passw0rd-8d2f7a"
-	acu.ChangePassword(u.Username, changed)
+	acu.ChangePassword(svc.Username, changed)
 	for range 2 {
 		r := callTool(t, cs, "acumatica_get_currency", map[string]any{"CurrencyID": "USD"})
 		if !r.IsError {
@@ -67,7 +54,7 @@ func TestAcumaticaServiceSecretsNeverLogged(t *testing.T) {
 		t.Fatalf("no refused connection in the audit rows:\n%s", audit)
 	}
 	texts := map[string]string{"logs": gw.Logs.String(), "admin_events": audit, "usage_events": usage, "answers": strings.Join(answers, "\n")}
-	for what, s := range map[string]string{"password": u.Password, "wrong password": wrong, "changed password": changed, "client secret": service.Secret, "service token": site.ServiceToken} {
+	for what, s := range map[string]string{"password": svc.Password, "wrong password": wrong, "changed password": changed, "client secret": svc.ClientSecret, "service token": site.ServiceToken} {
 		for where, text := range texts {
 			if strings.Contains(text, s) {
 				t.Errorf("the %s contain the %s", where, what)
