@@ -118,8 +118,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	case !isRequest && noMessage(body):
 		// mcp-go answers a JSON scalar or a method that is not a string
 		// with -32700, as if it did not parse, and an empty or null
-		// method with 202 and nothing, leaving the client waiting.
-		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+		// method with 202 and nothing, leaving the client waiting. An id
+		// that could be read goes back with the error.
+		WriteJSONRPCError(w, http.StatusBadRequest, readID(body), mcp.INVALID_REQUEST,
 			"this is not a JSON-RPC message: send one JSON object with \"jsonrpc\": \"2.0\", an id and a method (a name)")
 	case isRequest && msg.answers():
 		// A request that also carries a result or an error is not a
@@ -127,7 +128,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// and answer nothing (202), leaving the client waiting, while the
 		// direct path would run the call.
 		st.setOutcome(usage.Error, "INVALID_REQUEST")
-		WriteJSONRPCError(w, http.StatusBadRequest, msg.ID, mcp.INVALID_REQUEST, "a request must not carry a result or an error")
+		WriteJSONRPCError(w, http.StatusBadRequest, msg.replyID(), mcp.INVALID_REQUEST, "a request must not carry a result or an error")
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
@@ -413,6 +414,28 @@ func (st *requestState) standInID(body []byte, sent json.RawMessage) ([]byte, js
 	}
 	st.idSent, st.idStandIn = sent, standIn
 	return buf.Bytes(), standIn
+}
+
+// replyID is the id an error reply to the message carries: its id as
+// sent when that is one MCP allows (validID), else nil (null), as
+// JSON-RPC has it for an id that could not be read.
+func (m message) replyID() any {
+	if len(m.ID) == 0 || !m.validID() {
+		return nil
+	}
+	return m.ID
+}
+
+// readID is the replyID of body, a JSON object that is no message erpgate
+// takes (noMessage): nil when it has no id MCP allows.
+func readID(body []byte) any {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	return message{ID: m.ID}.replyID()
 }
 
 // answers reports whether the message carries a result or an error (not

@@ -279,3 +279,49 @@ func TestParamsSentenceHasTheRightArticle(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsCarryTheIDWhenItCanBeRead: every error erpgate writes for a
+// request whose body it has parsed carries the request's id when the id
+// is one JSON-RPC allows (a string or a number; MCP: a string or an
+// integer), as sent, and null otherwise: "It MUST be the same as the
+// value of the id member in the Request Object. If there was an error in
+// detecting the id in the Request Object (e.g. Parse error/Invalid
+// Request), it MUST be Null" (JSON-RPC 2.0, 5. Response object). Before,
+// a message whose method was not a name was answered with a null id
+// although its id had been read, and a request carrying a result had an
+// id of any JSON type echoed, an object or a boolean too, which no
+// JSON-RPC client can match to anything.
+func TestRefusalsCarryTheIDWhenItCanBeRead(t *testing.T) {
+	f := newFixture(t, false)
+	for _, c := range []struct {
+		name, body, id string
+	}{
+		{"a method that is a number", `{"jsonrpc":"2.0","id":7,"method":5}`, `7`},
+		{"an empty method", `{"jsonrpc":"2.0","id":"seven","method":""}`, `"seven"`},
+		{"a method that is null, a large id", `{"jsonrpc":"2.0","id":9007199254740993,"method":null,"params":{}}`, `9007199254740993`},
+		{"a method that is a number, an object id", `{"jsonrpc":"2.0","id":{"n":7},"method":5}`, `null`},
+		{"a request with a result", `{"jsonrpc":"2.0","id":7,"method":"ping","result":{}}`, `7`},
+		{"a request with a result, an object id", `{"jsonrpc":"2.0","id":{"n":7},"method":"ping","result":{}}`, `null`},
+		{"a request with an error, a boolean id", `{"jsonrpc":"2.0","id":true,"method":"ping","error":{"code":1,"message":"x"}}`, `null`},
+		{"a request with a result, a fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping","result":{}}`, `null`},
+		{"an id that is an array", `{"jsonrpc":"2.0","id":[7],"method":"ping"}`, `null`},
+		{"not JSON", `{"jsonrpc":"2.0","id":7,"method":"ping"`, `null`},
+		{"a batch", `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, `null`},
+	} {
+		resp, body := postMCP(t, f.url, c.body, map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"})
+		var r struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil || r.Error == nil || r.JSONRPC != "2.0" {
+			t.Errorf("%s: %d %s, want a JSON-RPC error", c.name, resp.StatusCode, body)
+			continue
+		}
+		if resp.StatusCode != http.StatusBadRequest || string(r.ID) != c.id {
+			t.Errorf("%s: %d with id %s, want 400 with id %s: %s", c.name, resp.StatusCode, r.ID, c.id, body)
+		}
+	}
+}
