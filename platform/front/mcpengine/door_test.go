@@ -3,6 +3,7 @@ package mcpengine
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -538,4 +539,44 @@ func unreadLargeReplies(t *testing.T, endpoint, meta string) []net.Conn {
 		time.Sleep(time.Millisecond)
 	}
 	return conns
+}
+
+// TestBusyRefusalAfterTheBodyCarriesTheRequestsID: a request refused with
+// 503 for want of a work slot, after its body was read, gets its own id
+// back with the error ("It MUST be the same as the value of the id member
+// in the Request Object", JSON-RPC 2.0, 5. Response object); before, it
+// got null, as a request refused before its body is read must.
+func TestBusyRefusalAfterTheBodyCarriesTheRequestsID(t *testing.T) {
+	// One work slot, room at the door for more.
+	endpoint, hold, _, _, e := gatedEngine(t, 300*time.Millisecond, 1, 8)
+	release := releaseOnce(t, hold)
+	first := make(chan int, 1)
+	go func() {
+		status, _ := postToolCall(t, endpoint, "hold")
+		first <- status
+	}()
+	waitCount(t, e.admission, "work slots free", 0, func() int { return e.admission.free })
+	for _, c := range []struct{ body, id string }{
+		{`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"quick","arguments":{}}}`, `42`},
+		{`{"jsonrpc":"2.0","id":"p","method":"ping"}`, `"p"`},
+		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `9007199254740993`},
+		{`{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}`, `null`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `null`},
+	} {
+		resp, body := postMCP(t, endpoint, c.body, map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"})
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(body, &r)
+		if resp.StatusCode != http.StatusServiceUnavailable || r.Error == nil || string(r.ID) != c.id {
+			t.Errorf("%s while the one work slot is held: %d %s, want 503 with id %s", c.body, resp.StatusCode, body, c.id)
+		}
+	}
+	release()
+	if status := <-first; status != http.StatusOK {
+		t.Errorf("held call: %d", status)
+	}
 }

@@ -68,7 +68,10 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			return
 		}
 	}
-	if !e.startWork(w, r, slot) {
+	// A work slot, within the upstream budget (see admit); a request
+	// refused here has been read, and gets its id back with the error.
+	if err := slot.work(r.Context(), e.opts.Budget); err != nil {
+		e.busy(w, r, err, readID(body))
 		endSpan(admission, errBusy)
 		return
 	}
@@ -426,8 +429,8 @@ func (m message) replyID() any {
 	return m.ID
 }
 
-// readID is the replyID of body, a JSON object that is no message erpgate
-// takes (noMessage): nil when it has no id MCP allows.
+// readID is the replyID of body, one message as sent: nil when it is not
+// a JSON object or has no id MCP allows.
 func readID(body []byte) any {
 	var m struct {
 		ID json.RawMessage `json:"id"`
@@ -634,23 +637,15 @@ func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*call
 		// let the server read the rest of it (as slowly as the client
 		// likes) before it sends the answer.
 		w.Header().Set("Connection", "close")
-		e.busy(w, r, err)
+		e.busy(w, r, err, nil)
 		return nil, false
 	}
 	return slot, true
 }
 
-// startWork takes a work slot for the request whose body has been read,
-// within the upstream budget; see admit.
-func (e *Engine) startWork(w http.ResponseWriter, r *http.Request, slot *callSlot) bool {
-	if err := slot.work(r.Context(), e.opts.Budget); err != nil {
-		e.busy(w, r, err)
-		return false
-	}
-	return true
-}
-
-func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
+// busy answers a request refused for want of a slot with 503; id is its
+// id, nil when it is not known.
+func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error, id any) {
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -666,7 +661,7 @@ func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error) {
 		reason = "site_share"
 	}
 	e.opts.Metrics.AdmissionRefused(reason)
-	WriteJSONRPCError(w, http.StatusServiceUnavailable, nil, mcp.INTERNAL_ERROR, msg)
+	WriteJSONRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR, msg)
 }
 
 // readBody reads the request body, at most MaxRequestBytes of it and
