@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -147,6 +148,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
+		if isRequest && refuseListen(w, r, st, msg) {
+			break
+		}
 		rw := newReplyWriter(w, st.method)
 		rw.ctx, rw.st, rw.method, rw.header = ctx, st, r.Method, r.Header
 		if isRequest && msg.validID() {
@@ -174,6 +178,68 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		return
 	}
 	e.emitUsage(r, st, started)
+}
+
+// refuseListen answers a 2026-07-28 subscriptions/listen request whose
+// Accept header rules out text/event-stream with 406 and reports true.
+// Its only answer is an event stream that stays open ("The server's
+// response is itself an SSE stream", 2026-07-28, Streamable HTTP), which
+// such a client has said it cannot read; RFC 9110 (12.5.1) lets a server
+// answer 406 then. Other requests are served whatever their Accept header
+// says.
+func refuseListen(w http.ResponseWriter, r *http.Request, st *requestState, msg message) bool {
+	if msg.Method != string(mcp.MethodSubscriptionsListen) || !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) ||
+		acceptsEventStream(r.Header.Values("Accept")) {
+		return false
+	}
+	st.setOutcome(usage.Error, "INVALID_REQUEST")
+	WriteJSONRPCError(w, http.StatusNotAcceptable, msg.replyID(), mcp.INVALID_REQUEST,
+		"subscriptions/listen is answered with an event stream, which this request's Accept header rules out: send Accept: application/json, text/event-stream")
+	return true
+}
+
+// acceptsEventStream reports whether Accept header values admit
+// text/event-stream: the most specific media range that matches it
+// (text/event-stream, then text/*, then */*) has a weight above 0
+// (RFC 9110, 12.5.1). No header, or one with no media range that can be
+// read, admits anything.
+func acceptsEventStream(values []string) bool {
+	const (
+		noRange = iota
+		anyType
+		anyText
+		eventStream
+	)
+	readable, best, weight := false, noRange, 0.0
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			readable = true
+			rank := noRange
+			switch mt {
+			case "text/event-stream":
+				rank = eventStream
+			case "text/*":
+				rank = anyText
+			case "*/*":
+				rank = anyType
+			}
+			if rank <= best {
+				continue
+			}
+			q := 1.0
+			if s, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f <= 1 {
+					q = f
+				}
+			}
+			best, weight = rank, q
+		}
+	}
+	return !readable || best != noRange && weight > 0
 }
 
 // RefuseOrigin answers a request from a browser origin that is not one of

@@ -522,3 +522,68 @@ func TestEventStreamsAreNotBuffered(t *testing.T) {
 		t.Errorf("JSON reply: %d, X-Accel-Buffering %q (%s)", resp.StatusCode, resp.Header.Get("X-Accel-Buffering"), body)
 	}
 }
+
+// TestListenNeedsAClientThatTakesAnEventStream: a 2026-07-28
+// subscriptions/listen is answered only with an event stream ("The
+// server's response is itself an SSE stream that stays open", 2026-07-28,
+// Streamable HTTP, Receiving Messages), so a client whose Accept header
+// rules text/event-stream out gets 406 Not Acceptable (RFC 9110, 12.5.1)
+// with a JSON-RPC error carrying its id, and no stream it cannot read;
+// before, it got the stream. A client that sends no Accept header, or
+// one that admits the stream (wildcards too), still gets it.
+func TestListenNeedsAClientThatTakesAnEventStream(t *testing.T) {
+	f := newFixture(t, false)
+	listen := `{"notifications":{"toolsListChanged":true},` + modernMeta + `}`
+	for _, accept := range []string{
+		"application/json",
+		"application/json, text/event-stream;q=0",
+		"text/html, application/*",
+		"text/*;q=0, application/json",
+	} {
+		resp, body := postModern(t, f.url, string(mcp.MethodSubscriptionsListen), listen, map[string]string{"Accept": accept})
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(body, &r)
+		if resp.StatusCode != http.StatusNotAcceptable || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			r.Error == nil || string(r.ID) != "7" {
+			t.Errorf("Accept %q: %d %s %s, want 406 with a JSON-RPC error with id 7", accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			continue
+		}
+		if frag := leaksLibraryText(r.Error.Message); frag != "" || !strings.Contains(r.Error.Message, "text/event-stream") {
+			t.Errorf("Accept %q: message %q, want a sentence naming text/event-stream", accept, r.Error.Message)
+		}
+	}
+	for _, accept := range []string{
+		"", // no Accept header: any media type
+		"application/json, text/event-stream",
+		"text/event-stream",
+		"*/*",
+		"text/*",
+		"application/json;q=1, */*;q=0.1",
+		"TEXT/Event-Stream",
+	} {
+		resp, body := postModern(t, f.url, string(mcp.MethodSubscriptionsListen), listen, map[string]string{"Accept": accept})
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Errorf("Accept %q: %d %s %s, want the stream", accept, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	// Only the stream needs it: other requests are answered whatever
+	// their Accept says (erpgate does not check it on POST).
+	if resp, body := postModern(t, f.url, "tools/list", `{`+modernMeta+`}`, map[string]string{"Accept": "text/html"}); resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list with Accept text/html: %d %s", resp.StatusCode, body)
+	}
+	refused := 0
+	for _, ev := range f.sink.all() {
+		if ev.Method == string(mcp.MethodSubscriptionsListen) && ev.Outcome == usage.Error && ev.ErrorCode == "INVALID_REQUEST" {
+			refused++
+		}
+	}
+	if refused != 4 {
+		t.Errorf("%d refused subscriptions/listen recorded as INVALID_REQUEST errors, want 4", refused)
+	}
+}
