@@ -148,7 +148,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	case !isRequest || msg.Method != string(mcp.MethodToolsCall) || !e.serveToolCall(ks, w, r.WithContext(ctx), body, msg):
-		if isRequest && refuseListen(w, r, st, msg) {
+		if isRequest && refuseListen(w, r, st, msg.Method, id) {
 			break
 		}
 		rw := newReplyWriter(w, st.method)
@@ -187,13 +187,15 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 // such a client has said it cannot read; RFC 9110 (12.5.1) lets a server
 // answer 406 then. Other requests are served whatever their Accept header
 // says.
-func refuseListen(w http.ResponseWriter, r *http.Request, st *requestState, msg message) bool {
-	if msg.Method != string(mcp.MethodSubscriptionsListen) || !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) ||
+//
+// id is the request's id as sent (nil if none MCP allows).
+func refuseListen(w http.ResponseWriter, r *http.Request, st *requestState, method string, id any) bool {
+	if method != string(mcp.MethodSubscriptionsListen) || !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) ||
 		acceptsEventStream(r.Header.Values("Accept")) {
 		return false
 	}
 	st.setOutcome(usage.Error, "INVALID_REQUEST")
-	WriteJSONRPCError(w, http.StatusNotAcceptable, msg.replyID(), mcp.INVALID_REQUEST,
+	WriteJSONRPCError(w, http.StatusNotAcceptable, id, mcp.INVALID_REQUEST,
 		"subscriptions/listen is answered with an event stream, which this request's Accept header rules out: send Accept: application/json, text/event-stream")
 	return true
 }

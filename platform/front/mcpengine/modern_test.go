@@ -558,6 +558,12 @@ func TestListenNeedsAClientThatTakesAnEventStream(t *testing.T) {
 			t.Errorf("Accept %q: message %q, want a sentence naming text/event-stream", accept, r.Error.Message)
 		}
 	}
+	// An id past 2^53 too comes back as sent.
+	resp, body := postMCP(t, f.url, `{"jsonrpc":"2.0","id":9007199254740993,"method":"subscriptions/listen","params":`+listen+`}`,
+		map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: string(mcp.MethodSubscriptionsListen), "Accept": "application/json"})
+	if resp.StatusCode != http.StatusNotAcceptable || !strings.Contains(string(body), `"id":9007199254740993,`) {
+		t.Errorf("a large id: %d %s, want 406 with the id as sent", resp.StatusCode, body)
+	}
 	for _, accept := range []string{
 		"", // no Accept header: any media type
 		"application/json, text/event-stream",
@@ -583,7 +589,7 @@ func TestListenNeedsAClientThatTakesAnEventStream(t *testing.T) {
 			refused++
 		}
 	}
-	if refused != 4 {
-		t.Errorf("%d refused subscriptions/listen recorded as INVALID_REQUEST errors, want 4", refused)
+	if refused != 5 {
+		t.Errorf("%d refused subscriptions/listen recorded as INVALID_REQUEST errors, want 5", refused)
 	}
 }
