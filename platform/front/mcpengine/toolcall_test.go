@@ -634,22 +634,23 @@ func TestIntegerIDsWithAPointOrAnExponentAreTaken(t *testing.T) {
 // whose method is not a name) is refused with 400 and -32600 Invalid
 // Request, as JSON-RPC 2.0 has it (-32700 is for JSON that does not
 // parse), never answered 202 with nothing, which would leave the client
-// waiting for a reply.
+// waiting for a reply. An id that can be read goes back with the error
+// (TestRefusalsCarryTheIDWhenItCanBeRead); otherwise the id is null.
 func TestJSONThatIsNoMessageIsAnInvalidRequest(t *testing.T) {
 	fx := newFixture(t, false)
-	for _, body := range []string{
-		`"ping"`, `5`, `true`, `null`,
-		`{"jsonrpc":"2.0","id":2,"method":5}`,
-		`{"jsonrpc":"2.0","id":2,"method":""}`,
-		`{"jsonrpc":"2.0","id":2,"method":null,"params":{}}`,
-		`{"jsonrpc":"2.0","method":{"name":"ping"}}`,
+	for body, id := range map[string]any{
+		`"ping"`: nil, `5`: nil, `true`: nil, `null`: nil,
+		`{"jsonrpc":"2.0","id":2,"method":5}`:                json.Number("2"),
+		`{"jsonrpc":"2.0","id":2,"method":""}`:               json.Number("2"),
+		`{"jsonrpc":"2.0","id":2,"method":null,"params":{}}`: json.Number("2"),
+		`{"jsonrpc":"2.0","method":{"name":"ping"}}`:         nil,
 	} {
 		for _, v := range []string{"2025-06-18", "2025-11-25"} {
 			s, _, got := postRaw(t, fx.url, body, map[string]string{mcp.HeaderProtocolVersion: v})
 			m, _ := got.(map[string]any)
 			e, _ := m["error"].(map[string]any)
-			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != nil {
-				t.Errorf("%s, %s: %d %v, want 400 and -32600", v, body, s, got)
+			if s != http.StatusBadRequest || e["code"] != json.Number("-32600") || m["id"] != id {
+				t.Errorf("%s, %s: %d %v, want 400, -32600 and id %v", v, body, s, got, id)
 			}
 		}
 	}
