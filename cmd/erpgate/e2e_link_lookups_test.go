@@ -183,10 +183,7 @@ func TestMadeUpLinksDoNotLockOutAnApprovalSignInAtTheSameSource(t *testing.T) {
 // person came back from the ERP to 429 and could not connect. A flow id
 // erpgate made carries a check value and passes.
 func TestMadeUpLinksDoNotLockOutASignInAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	shared := "198.51.100.94"
 	spendLinks(t, gw.URL, shared)
 	defer keepSpendingLinks(gw.URL, shared)()

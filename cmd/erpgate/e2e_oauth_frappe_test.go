@@ -24,6 +24,22 @@ func frappeOAuthSite(t testing.TB, gw *gateway, slug string, sim *frappetest.Ser
 	return site
 }
 
+// startFrappeOAuthGateway is the set-up most tests of the OAuth door open
+// with: a Frappe simulator with its seeded data, a gateway with env (nil
+// for the defaults), and the simulator registered there as site acme with
+// an OAuth connection (frappeOAuthSite). Both stop at test cleanup.
+func startFrappeOAuthGateway(t testing.TB, env map[string]string) (*frappetest.Server, *gateway, devSite) {
+	t.Helper()
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", env)
+	return sim, gw, frappeOAuthSite(t, gw, "acme", sim)
+}
+
+// loopbackProxyEnv is a gateway's environment that trusts loopback as a
+// proxy, so that a test's requests name their source in X-Forwarded-For.
+var loopbackProxyEnv = map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"}
+
 func frappeLogin(u frappetest.User) map[string]string {
 	return map[string]string{"usr": u.Email, "pwd": u.Password}
 }

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -271,10 +270,7 @@ func TestOAuthMetadataDocumentFetchesAreLimitedPerSource(t *testing.T) {
 // Retry-After, while its own valid token and other sources' made-up
 // tokens are still answered as before.
 func TestMadeUpTokensAreBoundedPerSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, _, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	person := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
 
 	madeUp := func(like string, i int) string {
@@ -387,10 +383,7 @@ func TestOAuthTokenAndRevocationBodiesAreBounded(t *testing.T) {
 // disable it: such lookups are bounded per source like made-up tokens'
 // (before, 300 of them from one source were all looked up).
 func TestTokensOfADisabledSiteAreBoundedPerSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	person := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
 	if err := gw.admin.do(context.Background(), http.MethodPatch, "/sites/"+site.ID, map[string]any{"status": "disabled"}, nil); err != nil {
 		t.Fatal(err)
@@ -477,10 +470,7 @@ func TestMadeUpTokenRequestsAreBoundedPerSource(t *testing.T) {
 // and then 429 with Retry-After, while another source is answered as
 // before.
 func TestMadeUpSignInFlowsAreBoundedPerSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	_, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	browser := strings.Repeat("b", 43)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	step := func(kind int, flow, source string) (int, http.Header, string) {
@@ -544,10 +534,7 @@ func TestMadeUpSignInFlowsAreBoundedPerSource(t *testing.T) {
 // looked up whatever the bound. One that then fails (revoked, of a
 // disabled site) is bounded like a made-up one from then on.
 func TestMadeUpTokensDoNotLockOutPeopleAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	shared := "198.51.100.77"
 	first := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies"))).source.current().AccessToken
 	// Another person's client refreshes their access token, not yet used.
@@ -595,10 +582,7 @@ func TestMadeUpTokensDoNotLockOutPeopleAtTheSameSource(t *testing.T) {
 // access token erpgate signed is at the MCP door; a made-up one of the
 // same shape is refused as before.
 func TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	shared := "198.51.100.78"
 	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
 	tok := c.source.current()
@@ -626,10 +610,7 @@ func TestMadeUpTokensDoNotLockOutARefreshAtTheSameSource(t *testing.T) {
 // token erpgate signed is revoked whatever the bound, and then bounded
 // like any other; a made-up one of the same shape is refused as before.
 func TestMadeUpTokensDoNotLockOutASignOutAtTheSameSource(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
 	shared := "198.51.100.79"
 	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
 	tok := c.source.current()
