@@ -50,10 +50,7 @@ func frappeLogin(u frappetest.User) map[string]string {
 // their own permissions; silent refresh of both erpgate's and the ERP's
 // tokens; and a dead ERP refresh token leading to a new sign-in.
 func TestOAuthFrappeEndToEnd(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	all, nz, sales := userWithRole(t, sim, "all-companies"), userWithRole(t, sim, "one-company"), userWithRole(t, sim, "no-accounting")
 
 	alex := connectOAuth(t, site.MCPURL, frappeLogin(all))

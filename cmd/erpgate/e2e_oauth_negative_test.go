@@ -28,10 +28,8 @@ type oauthRig struct {
 
 func newOAuthRig(t *testing.T) *oauthRig {
 	t.Helper()
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	gw := startGateway(t, "", nil)
-	r := &oauthRig{t: t, gw: gw, sim: sim, site: frappeOAuthSite(t, gw, "acme", sim), user: userWithRole(t, sim, "all-companies")}
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
+	r := &oauthRig{t: t, gw: gw, sim: sim, site: site, user: userWithRole(t, sim, "all-companies")}
 	r.clientID = r.register(e2eRedirectURI)
 	return r
 }
@@ -435,10 +433,7 @@ func TestOAuthRefusals(t *testing.T) {
 // TestOAuthGenericEndpoint signs in through /mcp: the user types their
 // ERP's address, which is matched by origin; nothing lists the sites.
 func TestOAuthGenericEndpoint(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, _ := startFrappeOAuthGateway(t, nil)
 	user := userWithRole(t, sim, "one-company")
 
 	t.Run("an unknown address is not matched and nothing is listed", func(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"testing"
 	"time"
-
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 type peopleResponse struct {
@@ -28,10 +26,7 @@ type peopleResponse struct {
 // request 401 at once, leaves the other person signed in, and is recorded
 // in admin_events.
 func TestPeopleSeeAndRevokeARealSignIn(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	all, nz := userWithRole(t, sim, "all-companies"), userWithRole(t, sim, "one-company")
 	alex := connectOAuth(t, site.MCPURL, frappeLogin(all))
 	ngaio := connectOAuth(t, site.MCPURL, frappeLogin(nz))

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -20,10 +19,7 @@ import (
 // the ERP ends their refresh token, not be failed as INTERNAL on every
 // call with no way forward.
 func TestUserERPTokenUnderARetiredKey(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	user := userWithRole(t, sim, "all-companies")
 	alex := connectOAuth(t, site.MCPURL, frappeLogin(user))
 	mustSucceed(t, callTool(t, alex.cs, "get_current_user", nil), "get_current_user")

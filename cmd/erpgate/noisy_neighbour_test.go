@@ -227,10 +227,7 @@ func TestOneTenantCannotStallAnother(t *testing.T) {
 // GET stream is answered 405 (and its connection closed) rather than held
 // open; without a token it is still a 401 challenge.
 func TestOAuthMCPGetIsRefused(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, _, site := startFrappeOAuthGateway(t, nil)
 	c := connectOAuth(t, site.MCPURL, frappeLogin(userWithRole(t, sim, "all-companies")))
 	get := func(token string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, site.MCPURL, nil)

@@ -3,7 +3,6 @@ package main
 import (
 	"testing"
 
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
@@ -12,10 +11,7 @@ import (
 // erpgate's consent for each site) gets an access token that serves tool
 // calls as the person on that site, and a refresh token.
 func TestSignInFlowGetsTokensThatWork(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	person := userWithRole(t, sim, "one-company")
 	clientID, err := signin.Register(t.Context(), gw.URL)
 	if err != nil {
