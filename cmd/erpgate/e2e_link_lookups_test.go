@@ -203,10 +203,7 @@ func TestMadeUpLinksDoNotLockOutASignInAtTheSameSource(t *testing.T) {
 // gateway, the writes' harness and the approval link the client got.
 func salesOrderAwaitingAlice(t *testing.T) (*gateway, *writeERP, string) {
 	t.Helper()
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	gw := startGateway(t, "", writesGatewayEnv)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, writesGatewayEnv)
 	alice := userWithRole(t, sim, "all-companies")
 	e := &writeERP{Kind: "frappe", GW: gw, Site: site, CreateTool: "create_sales_order",
 		Alice: writePerson{ERPUser: alice.Email, Login: frappeLogin(alice)}}

@@ -252,12 +252,9 @@ func TestMetricsSiteLabelAndOwnAddress(t *testing.T) {
 // consent, the refresh of their ERP token, and an Acumatica service
 // connection's token.
 func TestMetricsSignInsAndTokenRefreshes(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	acu := acumaticatest.NewServer(acumaticatest.Options{})
 	defer acu.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
 	url := gw.URL + "/metrics"
 	signIn := map[string]string{"event": "sign_in", "reason": ""}
 	consent := map[string]string{"event": "consent", "reason": ""}

@@ -21,10 +21,7 @@ import (
 // simulator (runWriteSuite), creating draft Sales Orders. The simulator is
 // read back through Frappe's own API, as its service user.
 func TestWritesFrappe(t *testing.T) {
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", writesGatewayEnv)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, writesGatewayEnv)
 	person := func(role string) writePerson {
 		u := userWithRole(t, sim, role)
 		return writePerson{ERPUser: u.Email, Login: frappeLogin(u)}
