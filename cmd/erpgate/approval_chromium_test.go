@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/store/approval"
 )
@@ -121,10 +120,7 @@ func siteIDOf(t *testing.T, gw *gateway, slug string) string {
 // unknown id looks like a malformed one.
 func TestChromiumApprovalPageFrappe(t *testing.T) {
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	ap := newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
 	other := userWithRole(t, sim, "one-company")
@@ -436,10 +432,7 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 // has a Reject button (declining).
 func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	ap := newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
 	other := userWithRole(t, sim, "one-company")
@@ -702,10 +695,7 @@ func flipFirst(token string) string {
 // client.
 func TestChromiumApprovalOfAServiceTokenWriteFrappe(t *testing.T) {
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	ap := newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
 	tokenID := uuid.NewString()
@@ -816,10 +806,7 @@ func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
 func signedInAtAnApproval(t *testing.T) (ap *approvals, update approval.Action, pageURL string, ctx context.Context) {
 	t.Helper()
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	ap = newApprovals(t, gw)
 	approver := userWithRole(t, sim, "all-companies")
 	update = ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", customerUpdate("ACME-CORP"))

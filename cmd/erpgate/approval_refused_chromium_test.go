@@ -151,10 +151,7 @@ type frappeWrite struct {
 func newFrappeWrite(t *testing.T, tool string) frappeWrite {
 	t.Helper()
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	if err := gw.admin.do(context.Background(), http.MethodPut, "/sites/acme/settings/write_tools", map[string]any{"value": []string{tool}}, nil); err != nil {
 		t.Fatal(err)
 	}

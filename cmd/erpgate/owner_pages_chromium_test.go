@@ -733,10 +733,7 @@ func saveSectionScreenshot(t *testing.T, ctx context.Context, sel, name string) 
 // service token proposed is the token's, not an "AI client"'s.
 func TestChromiumOwnerPageActivityNamesServiceTokenWrites(t *testing.T) {
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	site := frappeOAuthSite(t, gw, "acme", sim)
+	sim, gw, site := startFrappeOAuthGateway(t, nil)
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
 	tokenID := uuid.NewString()
 	newApprovals(t, gw).proposeAsService(t, site.ID, "acme", tokenID, admin.Email)

@@ -36,12 +36,9 @@ func TestChromiumSignInPages(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("Chromium is needed for this test and was not found at %s (%v): install Debian's `chromium` package (apt-get install -y --no-install-recommends chromium; .ci/run does this in CI)", chromiumPath, err)
 	}
-	frappe := frappetest.NewServer(frappetest.Options{})
-	defer frappe.Close()
+	frappe, gw, frappeSite := startFrappeOAuthGateway(t, nil)
 	acumatica := acumaticatest.NewServer(acumaticatest.Options{})
 	defer acumatica.Close()
-	gw := startGateway(t, "", nil)
-	frappeSite := frappeOAuthSite(t, gw, "acme", frappe)
 	acumaticaMCP := acumaticaOAuthSite(t, gw, "acu", acumatica)
 	issuer := discoverIssuer(t, gw.URL)
 

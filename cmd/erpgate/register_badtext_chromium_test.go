@@ -142,10 +142,7 @@ func TestChromiumChooseSiteAddressOpened(t *testing.T) {
 // was on; before, they said "There is no page at this address".
 func TestChromiumFormAddressesReopened(t *testing.T) {
 	needChromium(t)
-	gw := startGateway(t, "", nil)
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	frappeOAuthSite(t, gw, "acme", sim)
+	_, gw, _ := startFrappeOAuthGateway(t, nil)
 	ctx := newChromium(t)
 	for _, action := range []string{"sign-in", "sign-out", "settings", "writes", "oauth-secret", "api-credential", "tokens", "tokens/revoke", "people/revoke", "status", "delete"} {
 		browserDo(t, ctx, "open /manage/"+action, chromedp.Navigate(gw.URL+"/sites/acme/manage/"+action))

@@ -37,10 +37,7 @@ var wantLifetimeChoices = []string{"30=30 days", "90=90 days", "365=365 days", "
 // is refused and issues nothing.
 func TestChromiumOwnerPageIssuesExpiringTokens(t *testing.T) {
 	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	frappeOAuthSite(t, gw, "acme", sim) // its first token ("dev") never expires
+	sim, gw, _ := startFrappeOAuthGateway(t, nil) // the site's first token ("dev") never expires
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
 	ctx := newChromium(t)
 	manageURL := gw.URL + "/sites/acme/manage"
