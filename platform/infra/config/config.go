@@ -85,6 +85,11 @@ type Registration struct {
 	// PendingTTL is how long a registration may stay open; an expired one
 	// leaves nothing active.
 	PendingTTL time.Duration `yaml:"pending_ttl"`
+	// MaxPending bounds the registrations waiting to be finished (begun,
+	// neither registered nor expired) in the whole deployment: anyone may
+	// begin one, each is a row and a request to an ERP address, and the
+	// per-source limits do not hold against many addresses.
+	MaxPending int `yaml:"max_pending"`
 }
 
 // Metrics governs /metrics (Prometheus text format).

@@ -52,6 +52,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("oauth.access_gate_interval", c.OAuth.AccessGateInterval),
 		zap.Bool("registration.enabled", c.Registration.Enabled),
 		zap.Stringer("registration.pending_ttl", c.Registration.PendingTTL),
+		zap.Int("registration.max_pending", c.Registration.MaxPending),
 		zap.String("metrics.listen_addr", c.Metrics.ListenAddr),
 		zap.Bool("metrics.site_label", c.Metrics.SiteLabel),
 		zap.String("tracing.otlp_endpoint", c.Tracing.OTLPEndpoint),

@@ -128,6 +128,8 @@ var settings = []setting{
 		apply: boolean(func(c *Config) *bool { return &c.Registration.Enabled })},
 	{key: "registration.pending_ttl", env: "ERPGATE_REGISTRATION_PENDING_TTL", fallback: "30m",
 		apply: durationIn(5*time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.Registration.PendingTTL })},
+	{key: "registration.max_pending", env: "ERPGATE_REGISTRATION_MAX_PENDING", fallback: "200",
+		apply: intIn(1, 100_000, func(c *Config) *int { return &c.Registration.MaxPending })},
 }
 
 // lookupSetting returns the setting with the given YAML key.
