@@ -18,7 +18,10 @@
 // A registration in progress lives in pending_registrations, bound to its
 // browser by a cookie, and expires (30 minutes) leaving nothing active.
 // The pages never list or confirm other sites, and posts are rate-limited
-// per source. Every step is an audit event of platform/front/siteadmin.
+// per source. The registrations waiting to be finished are bounded for the
+// whole deployment (Deps.MaxPending), counted in Postgres: the per-source
+// limits are each replica's, and do not hold against many addresses. Every
+// step is an audit event of platform/front/siteadmin.
 package register
 
 import (
@@ -28,6 +31,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,6 +76,9 @@ type Deps struct {
 	Limit sourcelimit.Limit
 	// TTL is how long a registration may stay open; default 30 minutes.
 	TTL time.Duration
+	// MaxPending bounds the registrations waiting to be finished in the
+	// whole deployment (counted in Postgres); default 200.
+	MaxPending int
 }
 
 // browserCookie binds a registration to its browser; the CSRF token of
@@ -97,6 +104,9 @@ type Handler struct {
 	// failedLinks holds the hashes of tagged addresses that found no
 	// registration open in the browser: bounded again, like made-up ones.
 	failedLinks sourcelimit.TokenSet
+	// atBound is set while starts are refused for Deps.MaxPending, so
+	// that the operator is told once per run of refusals.
+	atBound atomic.Bool
 }
 
 //go:embed templates/*.html
@@ -120,6 +130,9 @@ func New(deps Deps) *Handler {
 	}
 	if deps.TTL <= 0 {
 		deps.TTL = 30 * time.Minute
+	}
+	if deps.MaxPending <= 0 {
+		deps.MaxPending = 200
 	}
 	deps.Limit = deps.Limit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second})
 	kit, err := pagekit.New(deps.PublicBaseURL)
@@ -219,6 +232,35 @@ func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request, purpose stri
 		return ""
 	}
 	return browser
+}
+
+// refuseFull answers a start refused because Deps.MaxPending registrations
+// are waiting to be finished (full's *errFull): 503, since it is not this
+// visitor's doing, with Retry-After until the first of them expires. The
+// operator is told once per run of refusals; nothing of the visitor is
+// stored (an audit row per refusal is what the bound keeps from growing).
+func (h *Handler) refuseFull(w http.ResponseWriter, full *errFull) {
+	wait := full.wait
+	if wait <= 0 || wait > h.deps.TTL {
+		wait = time.Minute
+	}
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	if h.atBound.CompareAndSwap(false, true) {
+		h.log.Warn("registrations waiting to be finished are at their bound; new ones are refused until some finish or expire",
+			zap.Int("waiting", full.waiting), zap.Int("bound", h.deps.MaxPending), zap.String("setting", "ERPGATE_REGISTRATION_MAX_PENDING"))
+	}
+	h.message(w, http.StatusServiceUnavailable, message{Title: "Too many registrations are waiting",
+		Message: "Too many registrations are waiting to be finished on this erpgate, so yours could not begin. Nothing was saved.",
+		Next:    "Try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",
+		Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
+}
+
+// minutes says secs in whole minutes, rounded up.
+func minutes(secs int) string {
+	if n := (secs + 59) / 60; n > 1 {
+		return strconv.Itoa(n) + " minutes"
+	}
+	return "a minute"
 }
 
 func seconds(n int) string {

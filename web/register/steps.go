@@ -128,6 +128,13 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		h.renderStart(w, http.StatusBadRequest, browser, f, "Give the Acumatica tenant's login name, as on its sign-in page.")
 		return
 	}
+	// Past the deployment's bound nothing is looked up or contacted: the
+	// address's host name, and the ERP, would be asked for every start of
+	// anyone's. create asks again, under a lock.
+	if err := h.store.full(ctx, h.deps.MaxPending); err != nil {
+		h.startRefused(w, "count waiting registrations", err)
+		return
+	}
 	// Whether the address is registered already is not checked here: that
 	// would tell anyone which ERPs use erpgate. CreateSite refuses it once
 	// the sign-in at the ERP proved the person its administrator.
@@ -158,13 +165,24 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := h.store.create(ctx, browser, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
-		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL)
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, h.deps.MaxPending)
 	if err != nil {
-		h.internal(w, "create registration", err)
+		h.startRefused(w, "create registration", err)
 		return
 	}
+	h.atBound.Store(false)
 	h.deps.Admin.Record(ctx, siteadmin.Registrant(id.String()), uuid.Nil, "", siteadmin.ActionRegisterStart, details, nil)
 	http.Redirect(w, r, h.link(id, ""), http.StatusSeeOther)
+}
+
+// startRefused answers a start that the bound refused (*errFull), or that
+// failed on erpgate's side.
+func (h *Handler) startRefused(w http.ResponseWriter, what string, err error) {
+	if full := (*errFull)(nil); errors.As(err, &full) {
+		h.refuseFull(w, full)
+		return
+	}
+	h.internal(w, what, err)
 }
 
 // alreadyRegistered tells the person, once their sign-in at the ERP proved

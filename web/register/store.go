@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
@@ -70,6 +71,54 @@ func secretAD(id uuid.UUID) []byte {
 	return secrets.AdditionalData("pending_registration", id.String(), "client_secret")
 }
 
+// errFull: as many registrations are waiting to be finished as the
+// deployment allows (Deps.MaxPending); wait is how long until the first
+// of them expires.
+type errFull struct {
+	waiting int
+	wait    time.Duration
+}
+
+func (e *errFull) Error() string {
+	return fmt.Sprintf("register: %d registrations are waiting to be finished, the bound", e.waiting)
+}
+
+// waitingLock is the advisory lock under which a registration is counted
+// and stored, so that replicas starting registrations at once cannot
+// together pass the bound: each counts only after the one before it has
+// committed its row.
+const waitingLock = "erpgate pending registrations bound"
+
+// waitingQuery counts the registrations waiting to be finished (stage
+// client, not expired) and says how long until the first expires.
+const waitingQuery = `
+	SELECT count(*), coalesce(extract(epoch FROM min(expires_at) - now()) * 1000, 0)::bigint
+	FROM pending_registrations WHERE stage = 'client' AND expires_at > now()`
+
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// full returns *errFull when bound or more registrations are waiting to be
+// finished, nil when fewer are.
+func full(ctx context.Context, db queryRower, bound int) error {
+	var (
+		n    int
+		wait int64
+	)
+	if err := db.QueryRow(ctx, waitingQuery).Scan(&n, &wait); err != nil {
+		return fmt.Errorf("register: count waiting registrations: %w", database.Classify(err))
+	}
+	if n < bound {
+		return nil
+	}
+	return &errFull{waiting: n, wait: time.Duration(wait) * time.Millisecond}
+}
+
+// full is full without a lock: a start asks it before it contacts the
+// ERP, and create asks again under the lock.
+func (st *store) full(ctx context.Context, bound int) error { return full(ctx, st.pool, bound) }
+
 // sweep removes registrations that expired: they leave nothing behind.
 func (st *store) sweep(ctx context.Context) (int64, error) {
 	tag, err := st.pool.Exec(ctx, `DELETE FROM pending_registrations WHERE expires_at <= now()`)
@@ -80,7 +129,9 @@ func (st *store) sweep(ctx context.Context) (int64, error) {
 }
 
 // create stores a new registration for browser, and sweeps expired ones.
-func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration) (uuid.UUID, error) {
+// With bound or more registrations waiting to be finished it stores nothing
+// and returns *errFull.
+func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration, bound int) (uuid.UUID, error) {
 	if _, err := st.sweep(ctx); err != nil {
 		return uuid.Nil, err
 	}
@@ -88,13 +139,28 @@ func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl t
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("register: new id: %w", err)
 	}
-	_, err = st.pool.Exec(ctx, `
-		INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at)
-		VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval)`,
-		id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
-		fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
+	err = pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, waitingLock); err != nil {
+			return fmt.Errorf("register: lock the bound: %w", database.Classify(err))
+		}
+		// Counted after the lock, in a statement of its own: under READ
+		// COMMITTED it sees the rows of every start that held the lock
+		// before.
+		if err := full(ctx, tx, bound); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at)
+			VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval)`,
+			id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
+			fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
+		if err != nil {
+			return fmt.Errorf("register: create: %w", database.Classify(err))
+		}
+		return nil
+	})
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("register: create: %w", database.Classify(err))
+		return uuid.Nil, err
 	}
 	return id, nil
 }
