@@ -1,0 +1,57 @@
+package main
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+var tryAgainIn = regexp.MustCompile(`Try again in (a minute|\d+ minutes)\.`)
+
+// inMinutes reports whether s, "N minutes", has N from lo to hi.
+func inMinutes(s string, lo, hi int) bool {
+	n, err := strconv.Atoi(strings.TrimSuffix(s, " minutes"))
+	return err == nil && n >= lo && n <= hi
+}
+
+// TestChromiumRegistrationRefusedWhileTooManyWait: with the deployment's
+// registrations waiting to be finished at their bound, a person starting
+// one on a phone is told so in a plain sentence, on a page that fits the
+// screen, with when to try again. Its screenshot goes to
+// ERPGATE_TEST_SCREENSHOTS.
+func TestChromiumRegistrationRefusedWhileTooManyWait(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	r := &registration{t: t, gw: startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING": "1"}), ctx: newChromiumWithin(t, time.Minute)}
+	r.docs = recordDocumentResponses(t, r.ctx)
+	newRegistrationClient(t, r.gw.URL).startRegistration(sim.URL)
+
+	viewAt(t, r.ctx, phoneWidth, phoneHeight)
+	r.start("frappe", "Acme Ltd", sim.URL, nil)
+	waitForTitle(t, r.ctx, "Too many registrations are waiting")
+	r.shot("too-many-waiting")
+	r.kitChecks("the refusal")
+	fitsTheScreen(t, r.ctx, "the refusal on a phone")
+	h, _ := r.docs.last("/register")
+	if h.status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+		t.Errorf("the refusal: %d, Retry-After %q", h.status, h.Get("Retry-After"))
+	}
+	text := r.text()
+	if want := "Too many registrations are waiting to be finished on this erpgate, so yours could not begin. Nothing was saved."; !strings.Contains(text, want) {
+		t.Errorf("the refusal lacks %q:\n%s", want, text)
+	}
+	// The one waiting closes within the 30 minutes a registration stays
+	// open.
+	if m := tryAgainIn.FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 30) {
+		t.Errorf("the refusal does not say to try again within 30 minutes:\n%s", text)
+	}
+	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
+		t.Errorf("%d registrations stored; the refused one added one", n)
+	}
+}
