@@ -47,6 +47,7 @@ import (
 	"github.com/erpgate/erpgate/platform/store/erpmeta"
 	"github.com/erpgate/erpgate/platform/store/erptokens"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/platform/store/usage"
 	"github.com/erpgate/erpgate/web"
@@ -367,6 +368,9 @@ func (a *App) build(ctx context.Context) error {
 		}
 	}
 	sweeps = append(sweeps, sweep{"owner changes", store.SweepOwnerChanges})
+	// Owner and approval sessions signed out: kept until they expire.
+	ends := pagesession.New(a.pool)
+	sweeps = append(sweeps, sweep{"ended page sessions", ends.Purge})
 	if a.approvals != nil {
 		sweeps = append(sweeps, sweep{"pending actions", a.approvals.Sweep})
 	}
@@ -375,11 +379,11 @@ func (a *App) build(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
-	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, lookups, a.log); err != nil {
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, ends, lookups, a.log); err != nil {
 		return err
 	}
 	if a.approvals != nil {
-		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, lookups, a.log); err != nil {
+		if err := mountApprovalPages(e, cfg, a.approvals, siteAdmin, store, reg, proofs, a.usage, ends, lookups, a.log); err != nil {
 			return err
 		}
 	}

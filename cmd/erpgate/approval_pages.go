@@ -11,6 +11,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/config"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/approval"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/approve"
 	"github.com/erpgate/erpgate/web/erpadmin"
@@ -24,14 +25,14 @@ const approvalSessionKeyInfo = "approval session signing"
 
 // mountApprovalPages serves the approval page, /approve/{id}.
 func mountApprovalPages(e *echo.Echo, cfg *config.Config, actions *approval.Store, admin *siteadmin.Service, store *sites.Store,
-	reg *connector.Registry, proofs *erpadmin.Service, usage approve.UsageRecorder, lookups *sourcelimit.Lookups, log *zap.Logger) error {
+	reg *connector.Registry, proofs *erpadmin.Service, usage approve.UsageRecorder, ends *pagesession.Store, lookups *sourcelimit.Lookups, log *zap.Logger) error {
 	kit, err := pagekit.New(cfg.PublicURL(""))
 	if err != nil {
 		return fmt.Errorf("approval pages: %w", err)
 	}
 	approve.New(approve.Deps{
 		Kit: kit, Actions: actions, Sites: store, Admin: admin, Registry: reg, Proofs: proofs, Usage: usage,
-		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(approvalSessionKeyInfo)), Logger: log, ClientIP: e.IPExtractor, Lookups: lookups,
+		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(approvalSessionKeyInfo)), Ends: ends, Logger: log, ClientIP: e.IPExtractor, Lookups: lookups,
 		LinkKeys: cfg.Keyring.DeriveKeys(approval.LinkKeyPurpose),
 	}).Register(e)
 	return nil

@@ -97,6 +97,9 @@ type Deps struct {
 	// Signer signs approval sessions; its key is derived for this use
 	// only.
 	Signer *pagekit.Signer
+	// Ends holds the approval sessions that were signed out, for every
+	// replica (platform/store/pagesession).
+	Ends pagekit.SessionEnds
 	// Usage records the approved and rejected usage events; nil records
 	// none.
 	Usage  UsageRecorder
@@ -139,11 +142,11 @@ type Handler struct {
 // It panics on a missing dependency (a wiring mistake).
 func New(deps Deps) *Handler {
 	switch {
-	case deps.Kit == nil, deps.Actions == nil, deps.Sites == nil, deps.Admin == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
+	case deps.Kit == nil, deps.Actions == nil, deps.Sites == nil, deps.Admin == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil, deps.Ends == nil:
 		panic("approve: New: a dependency is missing")
 	}
 	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now, sessions: pagekit.UserSession{
-		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime}}
+		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime, Ends: deps.Ends}}
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
@@ -270,9 +273,14 @@ func (h *Handler) invalidLink(w http.ResponseWriter) {
 }
 
 // session returns the ERP user of the request's approval session for site.
-// A session of another site, an expired or a forged one gives nothing.
+// A session of another site, an expired, a signed-out or a forged one
+// gives nothing; so does one that could not be checked (logged).
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	return h.sessions.User(r, site.SessionScope(), h.now())
+	user, ok, err := h.sessions.User(r, site.SessionScope(), h.now())
+	if err != nil {
+		h.log.Error("approval session not checked", zap.Error(err))
+	}
+	return user, ok
 }
 
 // startSession sets the approval session cookie for user on site.

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -24,7 +27,8 @@ func TestSessionDoesNotFollowItsSiteToAnotherERP(t *testing.T) {
 	}
 	now := time.Unix(1_800_000_000, 0)
 	h := &Handler{now: func() time.Time { return now }, sessions: pagekit.UserSession{Kit: kit,
-		Signer: pagekit.NewSigner([]byte(strings.Repeat("s", 32))), Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime}}
+		Signer: pagekit.NewSigner([]byte(strings.Repeat("s", 32))), Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime,
+		Ends: pagesession.New(pgtest.NewPool(t))}, log: zap.NewNop()}
 	site := sites.Site{ID: uuid.New(), Slug: "acme", Kind: "frappe", BaseURL: "https://erp-a.example.com"}
 	rec := httptest.NewRecorder()
 	h.startSession(rec, site, "Administrator")

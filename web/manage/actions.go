@@ -49,8 +49,13 @@ func (h *Handler) done(w http.ResponseWriter, r *http.Request, o owner, code str
 	http.Redirect(w, r, h.manageURL(o.site.Slug, code), http.StatusSeeOther)
 }
 
+// signOut ends the session for every replica, a copy of its cookie
+// included.
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, o owner) {
-	h.sessions.End(w)
+	if err := h.sessions.End(w, r, h.now()); err != nil {
+		h.internalError(w, "sign out", err)
+		return
+	}
 	h.done(w, r, o, "signed-out")
 }
 
@@ -231,6 +236,8 @@ func (h *Handler) deleteSite(w http.ResponseWriter, r *http.Request, o owner) {
 		h.refused(w, r, o, "delete", err)
 		return
 	}
-	h.sessions.End(w)
+	if err := h.sessions.End(w, r, h.now()); err != nil {
+		h.log.Warn("the session of a deleted site's owner not ended", zap.Error(err))
+	}
 	h.render(w, http.StatusOK, h.deleted, deletedData{Slug: o.site.Slug, DisplayName: o.site.DisplayName}, o.site)
 }

@@ -71,6 +71,9 @@ type Deps struct {
 	Proofs   *erpadmin.Service
 	// Signer signs owner sessions; its key is derived for this use only.
 	Signer *pagekit.Signer
+	// Ends holds the owner sessions that were signed out, for every
+	// replica (platform/store/pagesession).
+	Ends pagekit.SessionEnds
 	// Settings are the live settings, where the site's write settings
 	// are read (and saved, through Admin.ChangeSetting); nil leaves the
 	// Writes section out.
@@ -111,11 +114,11 @@ type Handler struct {
 // deps.Proofs. It panics on a missing dependency (a wiring mistake).
 func New(deps Deps) *Handler {
 	switch {
-	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil:
+	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil, deps.Ends == nil:
 		panic("manage: New: a dependency is missing")
 	}
 	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now, sessions: pagekit.UserSession{
-		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime}}
+		Kit: deps.Kit, Signer: deps.Signer, Cookie: sessionCookie, Purpose: sessionPurpose, Lifetime: SessionLifetime, Ends: deps.Ends}}
 	if h.log == nil {
 		h.log = zap.NewNop()
 	}
@@ -245,9 +248,14 @@ func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string
 }
 
 // session returns the ERP user of the request's owner session for site.
-// A session of another site, an expired or a forged one gives nothing.
+// A session of another site, an expired, a signed-out or a forged one
+// gives nothing; so does one that could not be checked (logged).
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	return h.sessions.User(r, site.SessionScope(), h.now())
+	user, ok, err := h.sessions.User(r, site.SessionScope(), h.now())
+	if err != nil {
+		h.log.Error("owner session not checked", zap.Error(err))
+	}
+	return user, ok
 }
 
 // startSession sets the owner session cookie for user on site.

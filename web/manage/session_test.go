@@ -25,6 +25,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -38,6 +39,7 @@ type pages struct {
 	h          *Handler
 	srv        *httptest.Server
 	pool       *pgxpool.Pool
+	keys       *secrets.Keyring
 	now        time.Time
 	acme, beta sites.Site
 }
@@ -63,7 +65,7 @@ func newPages(t *testing.T) *pages {
 		t.Fatal(err)
 	}
 	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc, Settings: live})
-	p := &pages{now: time.Unix(1_800_000_000, 0), pool: pool}
+	p := &pages{now: time.Unix(1_800_000_000, 0), pool: pool, keys: keys}
 	e := echo.New()
 	p.srv = httptest.NewServer(e)
 	t.Cleanup(p.srv.Close)
@@ -73,7 +75,8 @@ func newPages(t *testing.T) *pages {
 	}
 	proofs := erpadmin.New(erpadmin.Deps{Pool: pool, Keyring: keys, Registry: reg, HTTPClient: hc, PublicBaseURL: p.srv.URL})
 	p.h = New(Deps{Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
-		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }, Settings: live})
+		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }, Settings: live,
+		Ends: pagesession.New(pool)})
 	p.h.Register(e)
 	for i, slug := range []string{"acme", "beta"} {
 		site, err := admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: slug, Kind: "frappe", DisplayName: "Site " + slug,

@@ -1,6 +1,8 @@
 package pagekit
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,9 +11,11 @@ import (
 
 // UserSession is a session cookie that names a person on one scope (a
 // site's id): the value "<scope>|<user>" signed for Purpose until
-// Lifetime after it starts. Nothing is stored; every replica with the
-// signer's key verifies it, and a session of one scope never works on
-// another. The site owner's page and the approval page use one each,
+// Lifetime after it starts. Nothing is stored while it is in use: every
+// replica with the signer's key verifies it, and a session of one scope
+// never works on another. Ending it (signing out) records the cookie in
+// Ends, which every replica checks, so that a copy of the cookie stops
+// working too. The site owner's page and the approval page use one each,
 // with their own cookie, purpose and key.
 type UserSession struct {
 	Kit      *Kit
@@ -19,30 +23,55 @@ type UserSession struct {
 	Cookie   string
 	Purpose  string
 	Lifetime time.Duration
+	// Ends holds the sessions that were ended; nil refuses every
+	// session (a wiring mistake must not make sign-out a no-op).
+	Ends SessionEnds
 }
 
+// SessionEnds records and checks ended sessions by their cookie's value
+// (platform/store/pagesession.Store).
+type SessionEnds interface {
+	// End records that the session of cookie ended; it would have
+	// expired at expires.
+	End(ctx context.Context, cookie string, expires time.Time) error
+	// Ended reports whether the session of cookie was ended.
+	Ended(ctx context.Context, cookie string) (bool, error)
+}
+
+// errNoEnds is User's error when the session has no Ends to check.
+var errNoEnds = errors.New("pagekit: a user session without Ends")
+
 // User returns the user of the request's session for scope at now. A
-// session of another scope, an expired or a forged one gives nothing.
-func (s UserSession) User(r *http.Request, scope string, now time.Time) (string, bool) {
+// session of another scope, an expired, an ended or a forged one gives
+// nothing; err is set when whether it ended could not be checked (the
+// session is then refused too).
+func (s UserSession) User(r *http.Request, scope string, now time.Time) (user string, ok bool, err error) {
 	raw, ok := s.Kit.ReadCookie(r, s.Cookie)
 	if !ok {
-		return "", false
+		return "", false, nil
 	}
 	value, ok := s.Signer.Verify(s.Purpose, raw, now)
 	if !ok {
-		return "", false
+		return "", false, nil
 	}
 	got, user, ok := strings.Cut(value, "|")
 	if !ok || got != scope || user == "" {
-		return "", false
+		return "", false, nil
 	}
-	return user, true
+	if s.Ends == nil {
+		return "", false, errNoEnds
+	}
+	ended, err := s.Ends.Ended(r.Context(), raw)
+	if err != nil || ended {
+		return "", false, err
+	}
+	return user, true, nil
 }
 
 // Signed returns the request's session cookie when it is one erpgate
-// signed for the purpose and it has not expired at now, of whatever scope:
-// what tells a person signed in somewhere from anyone before the scope's
-// subject is looked up.
+// signed for the purpose and it has not expired at now, of whatever scope
+// and whether or not it was ended: what tells a person signed in
+// somewhere from anyone before the scope's subject is looked up.
 func (s UserSession) Signed(r *http.Request, now time.Time) (string, bool) {
 	raw, ok := s.Kit.ReadCookie(r, s.Cookie)
 	if !ok {
@@ -60,8 +89,22 @@ func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.T
 	http.SetCookie(w, s.Kit.Cookie(s.Cookie, value, s.Lifetime))
 }
 
-// End deletes the session cookie.
-func (s UserSession) End(w http.ResponseWriter) { http.SetCookie(w, s.Kit.Cookie(s.Cookie, "", 0)) }
+// End deletes the session cookie and, when the request carries a session
+// erpgate signed, records it in Ends until it would have expired, so that
+// no copy of it works any more. The cookie is deleted even when the
+// record fails (err): then copies go on working until they expire.
+func (s UserSession) End(w http.ResponseWriter, r *http.Request, now time.Time) error {
+	http.SetCookie(w, s.Kit.Cookie(s.Cookie, "", 0))
+	raw, ok := s.Signed(r, now)
+	if !ok {
+		return nil
+	}
+	if s.Ends == nil {
+		return errNoEnds
+	}
+	// The cookie expires Lifetime after its start at the latest.
+	return s.Ends.End(r.Context(), raw, now.Add(s.Lifetime))
+}
 
 // CrossOrigin reports whether a form post says it comes from another
 // origin than erpgate's public one. A post without an Origin header is

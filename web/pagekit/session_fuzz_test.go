@@ -22,7 +22,7 @@ func FuzzUserSession(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := UserSession{Kit: kit, Signer: NewSigner([]byte(strings.Repeat("k", 32))), Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute}
+	s := UserSession{Kit: kit, Signer: NewSigner([]byte(strings.Repeat("k", 32))), Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: &memEnds{}}
 	now := time.Unix(1_800_000_000, 0)
 	f.Fuzz(func(t *testing.T, user, header string) {
 		rec := httptest.NewRecorder()
@@ -31,7 +31,7 @@ func FuzzUserSession(f *testing.F) {
 		for _, c := range rec.Result().Cookies() {
 			r.AddCookie(c)
 		}
-		got, ok := s.User(r, "site-1", now.Add(29*time.Minute))
+		got, ok, _ := s.User(r, "site-1", now.Add(29*time.Minute))
 		if user == "" {
 			if ok {
 				t.Fatalf("a session without a user names %q", got)
@@ -39,15 +39,15 @@ func FuzzUserSession(f *testing.F) {
 		} else if !ok || got != user {
 			t.Fatalf("session of %q came back as %q, %v", user, got, ok)
 		}
-		if got, ok := s.User(r, "site-2", now); ok {
+		if got, ok, _ := s.User(r, "site-2", now); ok {
 			t.Fatalf("session of %q on site-1 names %q on site-2", user, got)
 		}
-		if got, ok := s.User(r, "site-1", now.Add(30*time.Minute)); ok {
+		if got, ok, _ := s.User(r, "site-1", now.Add(30*time.Minute)); ok {
 			t.Fatalf("expired session of %q names %q", user, got)
 		}
 		forged := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
 		forged.Header.Set("Cookie", header)
-		if got, ok := s.User(forged, "site-1", now); ok {
+		if got, ok, _ := s.User(forged, "site-1", now); ok {
 			t.Fatalf("Cookie header %q names %q", header, got)
 		}
 	})

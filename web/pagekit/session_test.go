@@ -1,6 +1,8 @@
 package pagekit
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -18,8 +20,9 @@ func TestUserSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	signer := NewSigner([]byte(strings.Repeat("k", 32)))
-	owner := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute}
-	approve := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "approve", Lifetime: 30 * time.Minute}
+	ends := &memEnds{}
+	owner := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: ends}
+	approve := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "approve", Lifetime: 30 * time.Minute, Ends: ends}
 	now := time.Unix(1_800_000_000, 0)
 	rec := httptest.NewRecorder()
 	owner.Start(rec, "site-1", "ana@example.com", now)
@@ -32,8 +35,8 @@ func TestUserSession(t *testing.T) {
 		r.AddCookie(&http.Cookie{Name: cookie.Name, Value: value})
 		return r
 	}
-	if u, ok := owner.User(req(cookie.Value), "site-1", now.Add(29*time.Minute)); !ok || u != "ana@example.com" {
-		t.Fatalf("own session: %q, %v", u, ok)
+	if u, ok, err := owner.User(req(cookie.Value), "site-1", now.Add(29*time.Minute)); !ok || u != "ana@example.com" || err != nil {
+		t.Fatalf("own session: %q, %v, %v", u, ok, err)
 	}
 	for name, c := range map[string]struct {
 		s     UserSession
@@ -47,15 +50,76 @@ func TestUserSession(t *testing.T) {
 		"a changed value":       {owner, "AAAA" + cookie.Value[4:], "site-1", now},
 		"a scope without users": {owner, signer.Sign("owner", "site-1|", now.Add(time.Hour)), "site-1", now},
 	} {
-		if u, ok := c.s.User(req(c.value), c.scope, c.at); ok {
+		if u, ok, _ := c.s.User(req(c.value), c.scope, c.at); ok {
 			t.Errorf("%s: accepted as %q", name, u)
 		}
 	}
+	if len(ends.ended) != 0 {
+		t.Fatalf("sessions ended before End: %v", ends.ended)
+	}
 	rec = httptest.NewRecorder()
-	owner.End(rec)
+	if err := owner.End(rec, req(cookie.Value), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	if c := rec.Result().Cookies()[0]; c.MaxAge >= 0 || c.Value != "" {
 		t.Errorf("End set %+v", c)
 	}
+	if exp, ok := ends.ended[cookie.Value]; !ok || !exp.Equal(now.Add(31*time.Minute)) {
+		t.Errorf("End recorded %v", ends.ended)
+	}
+	if u, ok, err := owner.User(req(cookie.Value), "site-1", now.Add(2*time.Minute)); ok || err != nil {
+		t.Errorf("the ended session: %q, %v, %v", u, ok, err)
+	}
+	// A request without a session ends nothing, and clears the cookie.
+	rec = httptest.NewRecorder()
+	if err := owner.End(rec, httptest.NewRequest(http.MethodPost, "https://gw.example/", nil), now); err != nil || len(ends.ended) != 1 {
+		t.Errorf("End without a session: %v, %v", err, ends.ended)
+	}
+}
+
+// A session that cannot be checked is refused: when there is nothing to
+// check it against, or the check fails.
+func TestUserSessionUncheckedIsRefused(t *testing.T) {
+	kit, err := New("https://gw.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := UserSession{Kit: kit, Signer: NewSigner([]byte(strings.Repeat("k", 32))), Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute}
+	now := time.Unix(1_800_000_000, 0)
+	rec := httptest.NewRecorder()
+	s.Start(rec, "site-1", "ana@example.com", now)
+	r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
+	r.AddCookie(rec.Result().Cookies()[0])
+	if u, ok, err := s.User(r, "site-1", now); ok || err == nil {
+		t.Errorf("without Ends: %q, %v, %v", u, ok, err)
+	}
+	if err := s.End(httptest.NewRecorder(), r, now); err == nil {
+		t.Error("End without Ends reported no error")
+	}
+	s.Ends = &memEnds{fail: errors.New("database down")}
+	if u, ok, err := s.User(r, "site-1", now); ok || err == nil {
+		t.Errorf("with a failing check: %q, %v, %v", u, ok, err)
+	}
+}
+
+// memEnds is SessionEnds in memory, for the kit's own tests; the pages'
+// tests use platform/store/pagesession on Postgres.
+type memEnds struct {
+	ended map[string]time.Time
+	fail  error
+}
+
+func (m *memEnds) End(_ context.Context, cookie string, expires time.Time) error {
+	if m.ended == nil {
+		m.ended = map[string]time.Time{}
+	}
+	m.ended[cookie] = expires
+	return m.fail
+}
+
+func (m *memEnds) Ended(_ context.Context, cookie string) (bool, error) {
+	_, ok := m.ended[cookie]
+	return ok, m.fail
 }
 
 func TestCrossOriginAndFormAction(t *testing.T) {
