@@ -2,6 +2,8 @@ package pagekit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,8 +12,10 @@ import (
 )
 
 // UserSession is a session cookie that names a person on one scope (a
-// site's id): the value "<scope>|<user>" signed for Purpose until
-// Lifetime after it starts. Nothing is stored while it is in use: every
+// site's id): the value "v1:<random id>:<scope>|<user>" signed for Purpose
+// until Lifetime after it starts (sessions made before the random id,
+// "<scope>|<user>", are read until they expire). Nothing is stored while
+// it is in use: every
 // replica with the signer's key verifies it, and a session of one scope
 // never works on another. Ending it (signing out) records the cookie in
 // Ends, which every replica checks, so that a copy of the cookie stops
@@ -54,6 +58,13 @@ func (s UserSession) User(r *http.Request, scope string, now time.Time) (user st
 	if !ok {
 		return "", false, nil
 	}
+	if rest, ok := strings.CutPrefix(value, sessionV1); ok {
+		// The random id only makes each sign-in's cookie its own, so
+		// that ending one ends no other (the record is the cookie's).
+		if _, value, ok = strings.Cut(rest, ":"); !ok {
+			return "", false, nil
+		}
+	}
 	got, user, ok := strings.Cut(value, "|")
 	if !ok || got != scope || user == "" {
 		return "", false, nil
@@ -83,9 +94,16 @@ func (s UserSession) Signed(r *http.Request, now time.Time) (string, bool) {
 	return raw, true
 }
 
+// sessionV1 begins the value of a session with a random id. A replica
+// that predates it reads no scope from such a value, so refuses it rather
+// than misreading it.
+const sessionV1 = "v1:"
+
 // Start sets the session cookie for user on scope, from now.
 func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.Time) {
-	value := s.Signer.Sign(s.Purpose, scope+"|"+user, now.Add(s.Lifetime))
+	id := make([]byte, 16)
+	_, _ = rand.Read(id) // crypto/rand.Read never fails (Go 1.24)
+	value := s.Signer.Sign(s.Purpose, sessionV1+base64.RawURLEncoding.EncodeToString(id)+":"+scope+"|"+user, now.Add(s.Lifetime))
 	http.SetCookie(w, s.Kit.Cookie(s.Cookie, value, s.Lifetime))
 }
 

@@ -44,11 +44,13 @@ func TestUserSession(t *testing.T) {
 		scope string
 		at    time.Time
 	}{
-		"another scope":         {owner, cookie.Value, "site-2", now},
-		"another purpose":       {approve, cookie.Value, "site-1", now},
-		"expired":               {owner, cookie.Value, "site-1", now.Add(30 * time.Minute)},
-		"a changed value":       {owner, "AAAA" + cookie.Value[4:], "site-1", now},
-		"a scope without users": {owner, signer.Sign("owner", "site-1|", now.Add(time.Hour)), "site-1", now},
+		"another scope":             {owner, cookie.Value, "site-2", now},
+		"another purpose":           {approve, cookie.Value, "site-1", now},
+		"expired":                   {owner, cookie.Value, "site-1", now.Add(30 * time.Minute)},
+		"a changed value":           {owner, "AAAA" + cookie.Value[4:], "site-1", now},
+		"a scope without users":     {owner, signer.Sign("owner", "site-1|", now.Add(time.Hour)), "site-1", now},
+		"an id without a scope":     {owner, signer.Sign("owner", "v1:site-1|ana@example.com", now.Add(time.Hour)), "site-1", now},
+		"another scope after an id": {owner, signer.Sign("owner", "v1:x:site-2|ana@example.com", now.Add(time.Hour)), "site-1", now},
 	} {
 		if u, ok, _ := c.s.User(req(c.value), c.scope, c.at); ok {
 			t.Errorf("%s: accepted as %q", name, u)
@@ -74,6 +76,51 @@ func TestUserSession(t *testing.T) {
 	rec = httptest.NewRecorder()
 	if err := owner.End(rec, httptest.NewRequest(http.MethodPost, "https://gw.example/", nil), now); err != nil || len(ends.ended) != 1 {
 		t.Errorf("End without a session: %v, %v", err, ends.ended)
+	}
+}
+
+// Two sign-ins of one person on one scope in the same second are two
+// sessions: ending one leaves the other. A session made before sessions
+// had ids ("<scope>|<user>") holds until it expires, and ends like any.
+func TestUserSessionsEndOneByOne(t *testing.T) {
+	kit, err := New("https://gw.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := NewSigner([]byte(strings.Repeat("k", 32)))
+	s := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: &memEnds{}}
+	now := time.Unix(1_800_000_000, 0)
+	req := func(value string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
+		r.AddCookie(&http.Cookie{Name: "__Host-erpgate_owner", Value: value})
+		return r
+	}
+	start := func() string {
+		rec := httptest.NewRecorder()
+		s.Start(rec, "site-1", "ana@example.com", now)
+		return rec.Result().Cookies()[0].Value
+	}
+	first, second := start(), start()
+	legacy := signer.Sign("owner", "site-1|ana@example.com", now.Add(30*time.Minute))
+	if first == second {
+		t.Fatal("two sign-ins in one second have one cookie")
+	}
+	if err := s.End(httptest.NewRecorder(), req(first), now); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		value string
+		want  bool
+	}{"the ended session": {first, false}, "the other sign-in": {second, true}, "a session made before ids": {legacy, true}} {
+		if u, ok, err := s.User(req(c.value), "site-1", now); ok != c.want || err != nil || (ok && u != "ana@example.com") {
+			t.Errorf("%s: %q, %v, %v", name, u, ok, err)
+		}
+	}
+	if err := s.End(httptest.NewRecorder(), req(legacy), now); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok, _ := s.User(req(legacy), "site-1", now); ok {
+		t.Errorf("the session made before ids, ended: %q", u)
 	}
 }
 
