@@ -449,7 +449,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
 		waitForNewTitle(t, ctx, "Approve a change on Test acme")
 		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
-		if got := strings.Join(buttons(t), ","); got != "Approve,Reject" {
+		if got := strings.Join(buttons(t), ","); got != "Approve,Reject,Sign out" {
 			t.Errorf("buttons %q", got)
 		}
 	})
@@ -463,7 +463,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 				t.Errorf("page lacks %q: %s", want, text)
 			}
 		}
-		if got := strings.Join(buttons(t), ","); got != "Withdraw approval" {
+		if got := strings.Join(buttons(t), ","); got != "Withdraw approval,Sign out" {
 			t.Errorf("buttons %q", got)
 		}
 		saveScreenshot(t, ctx, "approval-approved-withdrawable.png")
@@ -797,6 +797,24 @@ func TestChromiumApprovalIgnoresAClickAsItOpens(t *testing.T) {
 	waitForNewTitle(t, ctx, "Change approved on Test acme")
 	if s := ap.status(t, update); s != approval.Approved {
 		t.Errorf("after reading and approving: the change is %s", s)
+	}
+}
+
+// The approver signs out of the approval page in Chromium: the page
+// offers the sign-in again, and the cookie the browser held decides
+// nothing any more (web/approve's tests replay it on two replicas).
+func TestChromiumApprovalSignOut(t *testing.T) {
+	ap, update, _, ctx := signedInAtAnApproval(t)
+	saveScreenshot(t, ctx, "approval-sign-out.png")
+	navigate(t, ctx, "sign out", chromedp.Click(chromedp.CSS(`form[action$="/sign-out"] button`)))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
+	text := pageBody(t, ctx)
+	if strings.Contains(text, "Signed in as") || strings.Contains(text, "You are signed in") || !strings.Contains(text, "Sign in to decide") {
+		t.Errorf("after signing out: %s", text)
+	}
+	saveScreenshot(t, ctx, "approval-signed-out.png")
+	if s := ap.status(t, update); s != approval.Proposed {
+		t.Errorf("after signing out: the change is %s", s)
 	}
 }
 

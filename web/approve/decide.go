@@ -272,6 +272,24 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 	}
 }
 
+// signOut answers the Sign out button: it ends the approval session for
+// every replica, a copy of its cookie included, and shows the page again.
+func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, raw string) {
+	if h.limited(w, r, h.posts, "sign-out") {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	p, ok := h.load(w, r, raw)
+	if !ok || !h.checkForm(w, r, p) {
+		return
+	}
+	if err := h.sessions.End(w, r, h.now()); err != nil {
+		h.internalError(w, "sign out", err)
+		return
+	}
+	http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
+}
+
 // withdrawRefusal says why an approval could not be withdrawn.
 func withdrawRefusal(err error) string {
 	switch {
