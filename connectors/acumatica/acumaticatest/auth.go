@@ -14,6 +14,10 @@ import (
 type principal struct {
 	user  *User
 	token *accessToken // nil for Basic or cookie sign-in
+	// session names the server session the request runs in ("" for
+	// Basic authentication, which has none): a long operation locks its
+	// form for that session only (longop.go).
+	session string
 }
 
 // Cookie names of Acumatica's ASP.NET session.
@@ -42,10 +46,11 @@ func (s *Simulator) authenticate(w http.ResponseWriter, r *http.Request, allowBa
 				writeInvalidCredentials(w)
 				return nil
 			}
-			if !s.bearerSession(w, r, t) {
+			session, ok := s.bearerSession(w, r, t)
+			if !ok {
 				return nil
 			}
-			return &principal{user: t.user, token: t}
+			return &principal{user: t.user, token: t, session: session}
 		}
 		if user, pass, ok := r.BasicAuth(); ok && allowBasic {
 			if u := s.checkPassword(user, pass); u != nil {
@@ -65,15 +70,18 @@ func (s *Simulator) authenticate(w http.ResponseWriter, r *http.Request, allowBa
 		}
 		s.tokens.mu.Unlock()
 		if ok {
-			return &principal{user: sess.user}
+			return &principal{user: sess.user, session: "cookie:" + c.Value}
 		}
 	}
 	writeNotSignedIn(w)
 	return nil
 }
 
-// bearerSession accounts for the server session behind a Bearer request.
-func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *accessToken) bool {
+// bearerSession accounts for the server session behind a Bearer request
+// and names it: for scope api the token is the session; an
+// api:concurrent_access token runs in the session its cookie names, or in
+// a new one.
+func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *accessToken) (string, bool) {
 	now := s.now()
 	s.tokens.mu.Lock()
 	defer s.tokens.mu.Unlock()
@@ -81,27 +89,27 @@ func (s *Simulator) bearerSession(w http.ResponseWriter, r *http.Request, t *acc
 		if c, err := r.Cookie(cookieSession); err == nil {
 			if sess := s.tokens.sessions[c.Value]; sess != nil && sess.user == t.user && !sess.closed && now.Sub(sess.lastUsed) < sessionIdle {
 				sess.lastUsed = now
-				return true
+				return "session:" + sess.id, true
 			}
 		}
 		if s.tokens.seatsInUse(now) >= s.seatLimit {
 			writeLoginLimitRedirect(w, r, s.seatLimit)
-			return false
+			return "", false
 		}
 		sess := &apiSession{id: opaqueToken()[:24], user: t.user, lastUsed: now}
 		s.tokens.sessions[sess.id] = sess
 		http.SetCookie(w, &http.Cookie{Name: cookieSession, Value: sess.id, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
-		return true
+		return "session:" + sess.id, true
 	}
 	if t.loggedOut {
 		// The session was closed by sign-out: the next call opens a new one.
 		if !s.tokens.userSeated(t.user, now) && s.tokens.seatsInUse(now) >= s.seatLimit {
 			writeLoginLimitRedirect(w, r, s.seatLimit)
-			return false
+			return "", false
 		}
 		t.loggedOut = false
 	}
-	return true
+	return "token:" + t.value, true
 }
 
 // writeLoginLimitRedirect is what a Bearer call gets when no API-user

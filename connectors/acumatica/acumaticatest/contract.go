@@ -68,6 +68,14 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 		writeForbidden(w, es.Screen)
 		return
 	}
+	if r.Method == http.MethodGet && len(rest) == 4 && strings.EqualFold(rest[2], "status") {
+		s.pollLongOperation(w, r, p, rest[3])
+		return
+	}
+	if s.formBusy(p.session, es.Screen) {
+		writeLongOperationRunning(w)
+		return
+	}
 	if form := s.opts.SetupNotEntered; form != "" {
 		// The graph reads its setup when the form opens, after the
 		// access check.
@@ -123,7 +131,7 @@ func (s *Simulator) handleContract(w http.ResponseWriter, r *http.Request, endpo
 			writeJSON(w, http.StatusNotAcceptable, httpError("The requested resource does not support this operation."))
 			return
 		}
-		s.invokeAction(w, r, rn, es, rest[1])
+		s.invokeAction(w, r, p, rn, es, rest[1])
 	default:
 		writeMethodNotAllowed(w, r.Method)
 	}

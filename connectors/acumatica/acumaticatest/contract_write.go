@@ -559,8 +559,9 @@ func (s *Simulator) deleteEntity(w http.ResponseWriter, r *http.Request, es *ent
 }
 
 // invokeAction accepts a known action on an existing record and reports
-// it completed (204 with Location).
-func (s *Simulator) invokeAction(w http.ResponseWriter, r *http.Request, rn *renderer, es *entitySchema, action string) {
+// it completed (204 with Location), or, for a processing action, started
+// as a long operation of p's session (202 with its status URL, longop.go).
+func (s *Simulator) invokeAction(w http.ResponseWriter, r *http.Request, p *principal, rn *renderer, es *entitySchema, action string) {
 	paths, _ := rn.ep.swagger["paths"].(map[string]any)
 	item, _ := paths["/"+es.Name+"/"+action].(map[string]any)
 	if _, ok := item["post"]; !ok || strings.HasPrefix(action, "{") {
@@ -580,6 +581,12 @@ func (s *Simulator) invokeAction(w http.ResponseWriter, r *http.Request, rn *ren
 	s.data.mu.RUnlock()
 	if rec == nil {
 		writeNoEntity(w)
+		return
+	}
+	if isLongAction(action) {
+		id := s.startLongOperation(p.session, es.Screen)
+		w.Header().Set("Location", rn.base+"/"+es.Name+"/"+action+"/status/"+id)
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	w.Header().Set("Location", rn.base+"/"+es.Name+"/"+rec.ID)

@@ -136,5 +136,10 @@
 // real server (a PUT's 200 does not prove the values saved); public
 // material is silent on View Only inserts, PATCH, DELETE and actions,
 // which get the form's 403. Writes show in every user's reads at once; inquiry rows are
-// computed once and do not follow writes.
+// computed once and do not follow writes. A processing action (a release,
+// creating a shipment) is a long operation: 202 with its status URL, which
+// answers 202 on the first poll and 204 on the next; until then every other
+// request on its form in the same session is answered 409 "A long operation
+// is running…" as an HttpError (longop.go; the swagger gives the text, not
+// the body).
 package acumaticatest

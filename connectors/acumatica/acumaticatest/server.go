@@ -105,6 +105,9 @@ type Simulator struct {
 	// uiSessions are the browser sessions of the administrator's pages
 	// (connected_apps.go).
 	uiSessions map[string]*User
+	// longOps are the long operations running, by id (longop.go).
+	longOps   map[string]*longOperation
+	longOpSeq int
 }
 
 // NewHandler builds a simulator to mount on any server.
