@@ -16,6 +16,29 @@ import (
 // which carries no Retry-After: its licence queue drains within seconds.
 const defaultThrottleWait = 10 * time.Second
 
+// defaultBusyWait is the retry-after reported for Acumatica's 409, which
+// carries no Retry-After: the long operation holding the form (a release,
+// a shipment) usually ends within seconds.
+const defaultBusyWait = 5 * time.Second
+
+// busyWait is how long to wait before repeating a request Acumatica
+// answered 409.
+func busyWait(f failure) time.Duration {
+	if f.retryAfter > 0 {
+		return f.retryAfter
+	}
+	return defaultBusyWait
+}
+
+// busySentence is Acumatica's own 409 sentence, or erpgate's account of
+// it when the answer had none.
+func busySentence(f failure) string {
+	if f.detail != "" && f.detail != withheldDetail {
+		return f.detail
+	}
+	return "A long operation is running for this screen in the current session."
+}
+
 // contractError turns an unsuccessful contract-API answer into the error a
 // model sees: what happened, in Acumatica's terms, and what to change.
 func (c *client) contractError(ctx context.Context, r response, op contractOp) error {
@@ -87,6 +110,22 @@ func (c *client) commonError(f failure, object string) error {
 		}
 		return connector.HTTPError(f.status, fmt.Sprintf(
 			"Acumatica declined the request: more API requests are waiting than its licence allows (HTTP 429). Nothing was read; wait %d seconds and retry, and avoid running many calls at once", int(wait.Seconds())), wait)
+	case failBusy:
+		// Not an unexpected answer: the form is busy with a long operation
+		// (a release, a shipment) in this user's session, and the same
+		// request succeeds once it ends.
+		wait := busyWait(f)
+		if c.call.Approved != nil {
+			// An approved write's handler reading before it writes: the
+			// engine tells an approved write's UPSTREAM_* as an outcome
+			// not known, but nothing was sent to be written.
+			return toolerr.New(toolerr.RateLimited,
+				"Acumatica is busy with a long operation on the form behind %s in this session (Acumatica: %q), so the approved change was not sent. Nothing was written; wait %d seconds and call again to propose the change afresh",
+				object, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
+		}
+		return toolerr.New(toolerr.UpstreamUnavailable,
+			"Acumatica is busy with a long operation on the form behind %s in this session (Acumatica: %q). Nothing was read, which does not mean there are no records; wait %d seconds and retry",
+			object, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
 	case failLoginLimit:
 		return toolerr.New(toolerr.RateLimited,
 			"Acumatica refused the request: every API-user seat of its licence is in use (API Login Limit). Seats free up about an hour after a user's last sign-in; retry later").

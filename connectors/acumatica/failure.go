@@ -33,6 +33,7 @@ const (
 	failServer                     // other 5xx
 	failCredentials                // 500 PXException "Invalid credentials": the user's credentials no longer sign in
 	failSetup                      // 500 PXSetupNotEnteredException: the tenant's required configuration is missing
+	failBusy                       // 409: a long operation holds the form in this session; the request did not run
 )
 
 // failure is a parsed unsuccessful answer.
@@ -148,6 +149,13 @@ func classifyFailure(r response, withQuery bool) failure {
 		}
 	case r.status == http.StatusNotFound:
 		f.kind = failMissing
+	case r.status == http.StatusConflict:
+		// 25.200.001 documents 409 on every operation with one meaning:
+		// "A long operation is running for this screen in the current
+		// session. Please try again later." The form refused the request
+		// before running it.
+		f.kind = failBusy
+		f.retryAfter = outbound.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())
 	case r.status == http.StatusTooManyRequests:
 		f.kind = failThrottled
 		f.retryAfter = outbound.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())
