@@ -318,3 +318,51 @@ func TestInsertRoundsQtyToTheSitesFloatPrecision(t *testing.T) {
 		t.Errorf("System Settings' float_precision %v, want 2", got)
 	}
 }
+
+// TestInsertRoundsTheQtyByTheSitesRoundingMethod: round_floats_in rounds a
+// line's qty with flt(qty, float_precision), which rounds a tie by System
+// Settings' rounding_method (frappe.utils.data.rounded): "Banker's
+// Rounding" to even (_bankers_rounding), so at three places 2.0025 is
+// 2.002 and 2.0005 of a whole-number unit is 2.000, which
+// validate_uom_is_integer takes; "Banker's Rounding (legacy)", the
+// default, rounds a tie up above precision 0 (2.0025 is 2.003).
+func TestInsertRoundsTheQtyByTheSitesRoundingMethod(t *testing.T) {
+	for _, tc := range []struct {
+		method            string
+		qty, amount       string
+		wholeQty, wholeOK string
+	}{
+		{"Banker's Rounding", "2.002", "200.2", "2.0", ""},
+		{"Banker's Rounding (legacy)", "2.003", "200.3", "", "2.001"},
+		{"Commercial Rounding", "2.003", "200.3", "", "2.001"},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			s := newServer(t, Options{RoundingMethod: tc.method})
+			customer, company, _ := seedFor(t, s)
+			auth := tokenAuth(s.User("all-companies"))
+			kg, nos := itemWithUOM(t, s, false), itemWithUOM(t, s, true)
+			order := func(lines string) resp {
+				return postJSON(t, s, auth, "/api/resource/Sales%20Order",
+					`{"customer":"`+customer+`","company":"`+company+`","delivery_date":"2026-07-01","items":[`+lines+`]}`)
+			}
+			r := order(`{"item_code":"` + kg.Name + `","qty":2.0025,"rate":100}`)
+			r.expectStatus(t, http.StatusOK)
+			row := r.body["data"].(map[string]any)["items"].([]any)[0].(map[string]any)
+			if fmt.Sprint(row["qty"]) != tc.qty || fmt.Sprint(row["amount"]) != tc.amount {
+				t.Errorf("qty 2.0025 x 100: qty %v amount %v, want %s and %s", row["qty"], row["amount"], tc.qty, tc.amount)
+			}
+			r = order(`{"item_code":"` + nos.Name + `","qty":2.0005,"rate":1}`)
+			if tc.wholeQty != "" {
+				r.expectStatus(t, http.StatusOK)
+				if row := r.body["data"].(map[string]any)["items"].([]any)[0].(map[string]any); fmt.Sprint(row["qty"]) != tc.wholeQty {
+					t.Errorf("qty 2.0005 of a whole-number unit saved as %v, want %s", row["qty"], tc.wholeQty)
+				}
+				return
+			}
+			r.expectStatus(t, 417)
+			if !strings.Contains(r.raw, "Quantity ("+tc.wholeOK+") cannot be a fraction") {
+				t.Errorf("qty 2.0005 of a whole-number unit: %s", r.raw)
+			}
+		})
+	}
+}
