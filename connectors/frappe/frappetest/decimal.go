@@ -45,6 +45,29 @@ func (d Decimal) Round(places int) Decimal {
 	return -Decimal((-int64(d) + unit/2) / unit * unit)
 }
 
+// RoundHalfEven rounds d to places (0..9) decimals, a tie to the even
+// digit: frappe.utils.flt(value, precision) under "Banker's Rounding"
+// (_bankers_rounding), and under "Banker's Rounding (legacy)" at
+// precision 0.
+func (d Decimal) RoundHalfEven(places int) Decimal {
+	unit := int64(1)
+	for i := places; i < 9; i++ {
+		unit *= 10
+	}
+	v, neg := int64(d), d < 0
+	if neg {
+		v = -v
+	}
+	q, rem := v/unit, v%unit
+	if rem*2 > unit || rem*2 == unit && q%2 == 1 {
+		q++
+	}
+	if neg {
+		return -Decimal(q * unit)
+	}
+	return Decimal(q * unit)
+}
+
 // String returns the plain decimal text with nine fractional digits, as
 // MariaDB renders a decimal(21,9) value (e.g. "1180.500000000").
 func (d Decimal) String() string {

@@ -57,6 +57,18 @@ func (s *Simulator) numberFormat() string {
 	return s.opts.NumberFormat
 }
 
+// flt rounds d to places as frappe.utils.flt(value, places) does under
+// the site's rounding_method (frappe.utils.data.rounded): a tie to even
+// under "Banker's Rounding", and under "Banker's Rounding (legacy)" at
+// precision 0; otherwise away from zero.
+func (s *Simulator) flt(d Decimal, places int) Decimal {
+	switch m := s.roundingMethod(); {
+	case m == "Banker's Rounding", m == "Banker's Rounding (legacy)" && places == 0:
+		return d.RoundHalfEven(places)
+	}
+	return d.Round(places)
+}
+
 func (s *Simulator) roundingMethod() string {
 	if s.opts.RoundingMethod == "" {
 		return "Banker's Rounding (legacy)"
@@ -315,7 +327,7 @@ func (rc *reqCtx) newSalesOrder(in *object) (*Doc, *apiError) {
 			PriceCents: it.Dec("standard_rate").Cents(), Stock: it.Int("is_stock_item") == 1}
 		// calculate_taxes_and_totals rounds the line's floats
 		// (round_floats_in): qty to float_precision.
-		qty := flt(must(r.get("qty"))).Round(rc.s.floatPrecision())
+		qty := rc.s.flt(flt(must(r.get("qty"))), rc.s.floatPrecision())
 		if qty <= 0 {
 			return nil, validationError(fmt.Sprintf("Row #%d: Quantity for Item %s cannot be zero or negative.", i+1, it.Name))
 		}
