@@ -176,3 +176,40 @@ func TestSalesOrderPreviewQtyInTheSitesFloatPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestSalesOrderPreviewRoundsTheQtyByTheSitesRoundingMethod: ERPNext
+// rounds a line's qty to float_precision with flt, whose tie follows
+// System Settings' rounding_method (frappe.utils.data.rounded). Under
+// "Banker's Rounding" a tie goes to even: at three places 2.0025 is
+// 2.002, so 2.0025 × 100 is 200.20, not 200.30; and 2.0005 of an item
+// counted in whole units is 2.000, which the ERP takes: the approval page
+// must show the amount the ERP saves and not turn the order away.
+func TestSalesOrderPreviewRoundsTheQtyByTheSitesRoundingMethod(t *testing.T) {
+	s := precisionSim(t, frappetest.Options{RoundingMethod: "Banker's Rounding"})
+	comp := seededWhere(t, s, "Company", func(d *frappetest.Doc) bool { return d.Str("default_currency") == "USD" })
+	cust := seededCustomer(t, s, "USD")
+	whole := seededWhere(t, s, "Item", func(d *frappetest.Doc) bool {
+		u := s.Data().Get("UOM", d.Str("stock_uom"))
+		return d.Int("disabled") == 0 && u != nil && u.Int("must_be_whole_number") == 1
+	})
+	lines := append(splittableLines(t, s, [2]any{2.0025, 100}), map[string]any{"item_code": whole.Name, "qty": 2.0005, "rate": 1})
+	p, err := propose(t, s, frappetest.RoleAdministrator, "create_sales_order", map[string]any{
+		"customer": cust.Name, "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+		"items": lines,
+	})
+	if err != nil {
+		t.Fatalf("the preview turned the order away: %v", err)
+	}
+	for i, want := range []string{"200.20", "2.00"} {
+		if got := p.preview.Tables[0].Rows[i][5]; got != want {
+			t.Errorf("line %d amount %q, want %q", i+1, got, want)
+		}
+	}
+	if !strings.Contains(p.preview.Summary, "net total 202.20 USD") {
+		t.Errorf("summary %q, want a net total of 202.20 USD", p.preview.Summary)
+	}
+	// The ERP saves these amounts (frappetest's
+	// TestInsertRoundsTheQtyByTheSitesRoundingMethod), with other qtys
+	// than approved, so the write is told as not as approved; it is not
+	// run here.
+}
