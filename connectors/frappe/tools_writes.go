@@ -70,15 +70,15 @@ func createSalesOrderTool() connector.Tool {
 
 // checkWholeUnit refuses, as ERPNext's validate_uom_is_integer would once
 // the order is approved, line's qty of an item counted in a unit that must
-// be whole when the qty, rounded to qtyPlaces (float_precision), is not.
-// The unit is read only for such a qty; one the user may not read is left
-// to the ERP.
-func checkWholeUnit(ctx context.Context, c *client, line int, item, uom, qty string, qtyPlaces int) error {
+// be whole when the qty, rounded as the ERP saves it (float_precision,
+// the site's rounding_method), is not. The unit is read only for such a
+// qty; one the user may not read is left to the ERP.
+func checkWholeUnit(ctx context.Context, c *client, line int, item, uom, qty string, prec amountPrecision) error {
 	q, ok := parseDecimal(qty)
 	if !ok || uom == "" {
 		return nil
 	}
-	if r, ok := parseDecimal(roundRat(q, qtyPlaces)); !ok || r.IsInt() {
+	if r, ok := parseDecimal(prec.roundQty(q)); !ok || r.IsInt() {
 		return nil
 	}
 	u, err := c.get(ctx, "UOM", uom)
@@ -128,7 +128,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 		if text(item["disabled"]) == "1" {
 			return nil, toolerr.New(toolerr.InvalidArgument, "item %q is disabled in the ERP, which refuses it on orders", l.ItemCode)
 		}
-		if err := checkWholeUnit(ctx, c, i+1, l.ItemCode, str(item["stock_uom"]), l.Qty.String(), prec.qtyPlaces); err != nil {
+		if err := checkWholeUnit(ctx, c, i+1, l.ItemCode, str(item["stock_uom"]), l.Qty.String(), prec); err != nil {
 			return nil, err
 		}
 		rate, amount := "price list rate", ""
@@ -185,7 +185,8 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 }
 
 // lineAmount is a line's amount as ERPNext computes it
-// (calculate_item_values): the qty rounded to the float precision, times
+// (calculate_item_values): the qty rounded to the float precision (a tie
+// as the site's rounding_method says), times
 // the rate rounded to the currency precision, rounded to it.
 func lineAmount(qty, rate json.Number, prec amountPrecision) (string, bool) {
 	q, ok1 := parseDecimal(qty.String())
@@ -193,7 +194,7 @@ func lineAmount(qty, rate json.Number, prec amountPrecision) (string, bool) {
 	if !ok1 || !ok2 {
 		return "", false
 	}
-	q, _ = parseDecimal(roundRat(q, prec.qtyPlaces))
+	q, _ = parseDecimal(prec.roundQty(q))
 	r, _ = parseDecimal(prec.round(r))
 	return prec.round(new(big.Rat).Mul(q, r)), true
 }

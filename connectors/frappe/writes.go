@@ -145,6 +145,9 @@ type amountPrecision struct {
 	// System Settings' float_precision, 3 when it is unset or cannot be
 	// read (get_field_precision: cint(float_precision) or 3).
 	qtyPlaces int
+	// qtyToEven: a qty's tie rounds to even (flt under the site's
+	// rounding_method, at qtyPlaces).
+	qtyToEven bool
 }
 
 // numberFormatPlaces are the decimal places of Frappe's number formats
@@ -178,24 +181,37 @@ func readAmountPrecision(ctx context.Context, c *client) amountPrecision {
 	// rounds a tie up, except at precision 0, where it goes to even;
 	// "Banker's Rounding" always to even; "Commercial Rounding" away from
 	// zero (amounts here are positive).
-	var toEven bool
-	switch str(doc["rounding_method"]) {
-	case "Banker's Rounding":
-		toEven = true
-	case "Commercial Rounding":
-	default:
-		toEven = places == 0
-	}
 	qtyPlaces := defaultFloatPlaces
 	if n, err := strconv.Atoi(strings.TrimSpace(text(doc["float_precision"]))); err == nil && n > 0 {
 		qtyPlaces = min(n, columnPlaces)
 	}
-	return amountPrecision{places: places, toEven: toEven, qtyPlaces: qtyPlaces}
+	method := str(doc["rounding_method"])
+	return amountPrecision{places: places, toEven: tieToEven(method, places), qtyPlaces: qtyPlaces, qtyToEven: tieToEven(method, qtyPlaces)}
+}
+
+// tieToEven reports whether flt rounds a tie at places to even under a
+// rounding_method (frappe.utils.data.rounded): "Banker's Rounding" always;
+// "Banker's Rounding (legacy)", the default, only at precision 0, above
+// it a tie rounds up; "Commercial Rounding" never (away from zero).
+func tieToEven(method string, places int) bool {
+	switch method {
+	case "Banker's Rounding":
+		return true
+	case "Commercial Rounding":
+		return false
+	}
+	return places == 0
 }
 
 // round renders r rounded to the precision.
 func (p amountPrecision) round(r *big.Rat) string {
 	return roundRatTies(r, p.places, p.toEven)
+}
+
+// roundQty renders a qty rounded as ERPNext saves it: to the float
+// precision, a tie as the site's rounding_method says.
+func (p amountPrecision) roundQty(q *big.Rat) string {
+	return roundRatTies(q, p.qtyPlaces, p.qtyToEven)
 }
 
 // writtenProps are the output fields every write tool returns about the
