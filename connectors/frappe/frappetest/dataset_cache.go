@@ -19,6 +19,8 @@ type datasetKey struct {
 	extra int
 	// customers is Options.ExtraCustomers joined by newlines.
 	customers string
+	// currency is Options.ExtraCustomerCurrency.
+	currency string
 }
 
 type datasetEntry struct {
@@ -35,8 +37,8 @@ var datasetCache struct {
 
 // sharedDataset returns the registry and dataset for today and extra,
 // generating them at most once while they stay cached.
-func sharedDataset(today time.Time, extra int, customers []string) (*registry, *Dataset) {
-	key := datasetKey{today: fmtDate(today), extra: max(extra, 0), customers: strings.Join(customers, "\n")}
+func sharedDataset(today time.Time, extra int, customers []string, currency string) (*registry, *Dataset) {
+	key := datasetKey{today: fmtDate(today), extra: max(extra, 0), customers: strings.Join(customers, "\n"), currency: currency}
 	datasetCache.mu.Lock()
 	var e *datasetEntry
 	for i, c := range datasetCache.entries {
@@ -56,7 +58,7 @@ func sharedDataset(today time.Time, extra int, customers []string) (*registry, *
 	datasetCache.mu.Unlock()
 	e.once.Do(func() {
 		e.reg = newRegistry()
-		e.data = buildDataset(e.reg, today, genOptions{extraSalesInvoices: key.extra, extraCustomers: slices.Clone(customers)})
+		e.data = buildDataset(e.reg, today, genOptions{extraSalesInvoices: key.extra, extraCustomers: slices.Clone(customers), extraCustomerCurrency: currency})
 	})
 	return e.reg, e.data
 }

@@ -135,7 +135,9 @@
 // company); the seeded business documents are the same with or without
 // them, ledger entry names are not. Options.ExtraCustomers adds customers
 // newer than every seeded document (so "100% Pure Juice Co Pty Ltd" is no
-// longer among the most recently modified).
+// longer among the most recently modified), in NZD or in
+// Options.ExtraCustomerCurrency (JPY: yen, the seeded currency without
+// decimals, number format "#,###" as in frappe/geo/country_info.json).
 //
 // Per-site switches: Options.AccentSensitiveLike makes "like" compare
 // accents, as Frappe on PostgreSQL (ILIKE) and accent-sensitive MariaDB

@@ -24,6 +24,8 @@ type genOptions struct {
 	extraSalesInvoices int
 	// extraCustomers are added after every seeded document (genExtraCustomers).
 	extraCustomers []string
+	// extraCustomerCurrency is their default currency ("" is NZD).
+	extraCustomerCurrency string
 }
 
 // generator builds a Dataset in stages (setup, parties, items, selling,

@@ -1,6 +1,9 @@
 package frappetest
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // customerInfo is what later stages need to know about a customer.
 type customerInfo struct {
@@ -171,8 +174,9 @@ func itoaPad(n, width int) string {
 // seeded document, so they are the most recently modified customers.
 var extraCustomersTime = time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 
-// genExtraCustomers adds Options.ExtraCustomers: plain NZD company
-// customers with no documents, each a minute newer than the last. They push
+// genExtraCustomers adds Options.ExtraCustomers: plain company
+// customers with no documents, in NZD unless Options.ExtraCustomerCurrency
+// says otherwise, each a minute newer than the last. They push
 // the seeded customers (among them "100% Pure Juice Co Pty Ltd") out of
 // the most recently modified ones.
 func (g *generator) genExtraCustomers() {
@@ -183,7 +187,7 @@ func (g *generator) genExtraCustomers() {
 		f["customer_name"] = name
 		f["customer_group"] = "Commercial"
 		f["territory"] = "New Zealand"
-		f["default_currency"] = "NZD"
+		f["default_currency"] = cmp.Or(g.opts.extraCustomerCurrency, "NZD")
 		f["language"] = "en"
 		g.ds.add(d)
 	}

@@ -136,13 +136,15 @@ func exchangeRate(from, to string, d time.Time) int64 {
 		return 16500 + (m*173)%900 - 450
 	case from == "USD" && to == "AUD":
 		return 15200 + (m*131)%600 - 300
+	case from == "USD" && to == "JPY":
+		return 1_500_000 + (m*1300)%20000 - 10000
 	}
 	panic("frappetest: no exchange rate " + from + "->" + to)
 }
 
 // priceIn returns an item's list price in a currency, rounded to 5 cents.
 func priceIn(it *itemInfo, currency string) int64 {
-	factor := map[string]int64{"USD": 100, "NZD": 165, "AUD": 150}[currency]
+	factor := map[string]int64{"USD": 100, "NZD": 165, "AUD": 150, "JPY": 15000}[currency]
 	c := it.PriceCents * factor / 100
 	return (c + 2) / 5 * 5
 }

@@ -37,6 +37,17 @@ func (g *generator) genSetup() {
 		d.Fields["number_format"] = "#,###.##"
 		g.ds.add(d)
 	}
+	// The yen, as ERPNext's set-up creates it from frappe/geo/
+	// country_info.json (Japan): no decimals in its number format, no
+	// smallest_currency_fraction_value.
+	yen := g.newDoc("Currency", "JPY", "Administrator", setupTime)
+	yen.Fields["currency_name"] = "JPY"
+	yen.Fields["enabled"] = int64(1)
+	yen.Fields["fraction"] = "Sen[G]"
+	yen.Fields["fraction_units"] = int64(100)
+	yen.Fields["symbol"] = "¥"
+	yen.Fields["number_format"] = "#,###"
+	g.ds.add(yen)
 	for _, u := range []string{"Box", "Hour", "Kg", "Litre", "Nos", "Set"} {
 		d := g.newDoc("UOM", u, "Administrator", setupTime)
 		d.Fields["uom_name"] = u

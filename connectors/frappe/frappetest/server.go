@@ -31,6 +31,10 @@ type Options struct {
 	// after every seeded document (a minute apart, in order), without
 	// documents. The seeded data is the same with or without them.
 	ExtraCustomers []string
+	// ExtraCustomerCurrency is the default currency of the ExtraCustomers
+	// ("" is NZD), e.g. "JPY" for customers billed in yen, a currency
+	// without decimals. The seeded data is the same whatever it is.
+	ExtraCustomerCurrency string
 	// AccentSensitiveLike makes "like" ignore case but not accents, as
 	// Frappe on PostgreSQL does (it sends ILIKE) and as MariaDB does under
 	// an accent-sensitive collation: "%cafe%" no longer matches "Café".
@@ -140,7 +144,7 @@ func NewHandler(opts Options) *Simulator {
 	if opts.Now != nil {
 		today = opts.Now()
 	}
-	reg, data := sharedDataset(today, opts.ExtraSalesInvoices, opts.ExtraCustomers)
+	reg, data := sharedDataset(today, opts.ExtraSalesInvoices, opts.ExtraCustomers, opts.ExtraCustomerCurrency)
 	s := &Simulator{
 		opts:     opts,
 		today:    time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC),
