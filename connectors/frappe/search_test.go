@@ -2,6 +2,7 @@ package frappe
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"sort"
 	"strings"
@@ -241,5 +242,57 @@ func TestSpokenNamesReadPastOnePage(t *testing.T) {
 	}
 	if m := out["party_match"].(map[string]any); m["status"] == matchMatched || m["candidates_truncated"] != true {
 		t.Fatalf("past the bound: party_match %v", m)
+	}
+}
+
+// TestSearchTitlesShowAmountsToTheCurrencysPlaces: a search result's title
+// shows a document's amount exactly, padded to its currency's own decimal
+// places, the places of the Currency's number_format (Frappe's yen:
+// "#,###", none), not to two: a yen order of 1500 reads "JPY 1500", never
+// "JPY 1500.00"; a dollar one keeps its cents.
+func TestSearchTitlesShowAmountsToTheCurrencysPlaces(t *testing.T) {
+	s := newSim(t, frappetest.Options{ExtraCustomers: []string{"Kyoto Kogei KK"}, ExtraCustomerCurrency: "JPY"})
+	if yen := s.Data().Get("Currency", "JPY"); yen == nil || yen.Str("number_format") != "#,###" {
+		t.Fatal("the seed has no yen with Frappe's number format #,###")
+	}
+	comp := seededWhere(t, s, "Company", func(d *frappetest.Doc) bool { return d.Str("default_currency") == "USD" })
+	p := mustPropose(t, s, frappetest.RoleAdministrator, "create_sales_order", map[string]any{
+		"customer": "Kyoto Kogei KK", "company": comp.Name, "transaction_date": "2026-06-15", "delivery_date": "2026-06-30",
+		"items": splittableLines(t, s, [2]any{3, 500}),
+	})
+	out := p.mustExecute(t)
+	name, _ := out["name"].(string)
+	if out["currency"] != "JPY" || rat(t, out["grand_total"]).Cmp(big.NewRat(1500, 1)) != 0 {
+		t.Fatalf("the ERP saved %v: want a yen order of 1500", out)
+	}
+	found, err := invocation{role: allCompanies, sim: s}.call(t, "search", map[string]any{"query": "Kyoto Kogei"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var title string
+	for _, r := range found["results"].([]any) {
+		if m := r.(map[string]any); m["id"] == "Sales Order/"+name {
+			title, _ = m["title"].(string)
+		}
+	}
+	if !strings.Contains(title, ", JPY 1500, ") {
+		t.Errorf("title %q, want the amount as JPY 1500", title)
+	}
+
+	// A dollar document keeps two places.
+	usd := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Str("currency") == "USD" && d.Int("docstatus") == 1 })
+	found, err = invocation{role: allCompanies, sim: s}.call(t, "search", map[string]any{"query": usd.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ", USD " + usd.Dec("grand_total").Rat().FloatString(2) + ", "
+	title = ""
+	for _, r := range found["results"].([]any) {
+		if m := r.(map[string]any); m["id"] == "Sales Order/"+usd.Name {
+			title, _ = m["title"].(string)
+		}
+	}
+	if !strings.Contains(title, want) {
+		t.Errorf("title %q, want %q", title, want)
 	}
 }
