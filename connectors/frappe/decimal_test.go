@@ -196,23 +196,29 @@ func roundNoise(r *big.Rat) *big.Rat {
 // A search title's amount is the ERP's, never rounded to cents: Frappe
 // keeps amounts to the currency's precision (three places for a Kuwaiti
 // or Bahraini dinar), and a title reading "KWD 12.35" for 12.345 misstated
-// it. Amounts with fewer places still show two, as money is read.
+// it. Amounts with fewer places show their currency's places (two for
+// most, none for yen), as money is read.
 func TestMoneyTextKeepsTheERPsPlaces(t *testing.T) {
 	for _, c := range []struct {
-		in   any
-		want string
+		in     any
+		places int
+		want   string
 	}{
-		{json.Number("12.345"), "12.345"},
-		{json.Number("0.125"), "0.125"},
-		{json.Number("1250.5"), "1250.50"},
-		{json.Number("1500"), "1500.00"},
-		{json.Number("-3.1"), "-3.10"},
-		{json.Number("99.990000000"), "99.99"},
-		{json.Number("1e2"), "100.00"},
-		{nil, "0.00"},
+		{json.Number("12.345"), 2, "12.345"},
+		{json.Number("0.125"), 2, "0.125"},
+		{json.Number("1250.5"), 2, "1250.50"},
+		{json.Number("1500"), 2, "1500.00"},
+		{json.Number("-3.1"), 2, "-3.10"},
+		{json.Number("99.990000000"), 2, "99.99"},
+		{json.Number("1e2"), 2, "100.00"},
+		{nil, 2, "0.00"},
+		{json.Number("1500"), 0, "1500"},
+		{json.Number("1500.0"), 0, "1500"},
+		{json.Number("1250.5"), 0, "1250.5"},
+		{json.Number("12.5"), 3, "12.500"},
 	} {
-		if got := moneyText(c.in); got != c.want {
-			t.Errorf("moneyText(%v) = %q, want %q", c.in, got, c.want)
+		if got := moneyText(c.in, c.places); got != c.want {
+			t.Errorf("moneyText(%v, %d) = %q, want %q", c.in, c.places, got, c.want)
 		}
 	}
 }

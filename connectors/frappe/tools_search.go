@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +28,10 @@ type searchSource struct {
 	fields []string
 	// extra are read to build the title.
 	extra []string
-	title func(doctype string, row map[string]any) string
+	// currency is the field naming the currency of the title's amount
+	// ("" when the title shows none).
+	currency string
+	title    func(doctype string, row map[string]any, places currencyPlaces) string
 }
 
 const (
@@ -41,34 +45,34 @@ const (
 )
 
 var searchSources = []searchSource{
-	{doctype: "Customer", fields: []string{"name", "customer_name"}, title: func(_ string, r map[string]any) string {
+	{doctype: "Customer", fields: []string{"name", "customer_name"}, title: func(_ string, r map[string]any, places currencyPlaces) string {
 		return "Customer " + str(r["customer_name"]) + idSuffix(r, "customer_name")
 	}},
-	{doctype: "Supplier", fields: []string{"name", "supplier_name"}, title: func(_ string, r map[string]any) string {
+	{doctype: "Supplier", fields: []string{"name", "supplier_name"}, title: func(_ string, r map[string]any, places currencyPlaces) string {
 		return "Supplier " + str(r["supplier_name"]) + idSuffix(r, "supplier_name")
 	}},
-	{doctype: "Item", fields: []string{"name", "item_name"}, title: func(_ string, r map[string]any) string {
+	{doctype: "Item", fields: []string{"name", "item_name"}, title: func(_ string, r map[string]any, places currencyPlaces) string {
 		return "Item " + str(r["name"]) + ": " + str(r["item_name"])
 	}},
-	{doctype: "Sales Invoice", fields: []string{"name", "customer_name", "po_no"}, extra: []string{"posting_date", "currency", "grand_total", "status"}, title: documentTitle("customer_name", "posting_date")},
-	{doctype: "Sales Order", fields: []string{"name", "customer_name", "po_no"}, extra: []string{"transaction_date", "currency", "grand_total", "status"}, title: documentTitle("customer_name", "transaction_date")},
-	{doctype: "Purchase Invoice", fields: []string{"name", "supplier_name", "bill_no"}, extra: []string{"posting_date", "currency", "grand_total", "status"}, title: documentTitle("supplier_name", "posting_date")},
-	{doctype: "Purchase Order", fields: []string{"name", "supplier_name"}, extra: []string{"transaction_date", "currency", "grand_total", "status"}, title: documentTitle("supplier_name", "transaction_date")},
-	{doctype: "Payment Entry", fields: []string{"name", "party_name", "reference_no"}, extra: []string{"payment_type", "posting_date", "paid_from_account_currency", "paid_amount", "status"}, title: func(_ string, r map[string]any) string {
-		return fmt.Sprintf("Payment Entry %s: %s %s, %s %s, %s", str(r["name"]), str(r["payment_type"]), str(r["party_name"]), str(r["paid_from_account_currency"]), moneyText(r["paid_amount"]), str(r["posting_date"]))
+	{doctype: "Sales Invoice", fields: []string{"name", "customer_name", "po_no"}, extra: []string{"posting_date", "currency", "grand_total", "status"}, currency: "currency", title: documentTitle("customer_name", "posting_date")},
+	{doctype: "Sales Order", fields: []string{"name", "customer_name", "po_no"}, extra: []string{"transaction_date", "currency", "grand_total", "status"}, currency: "currency", title: documentTitle("customer_name", "transaction_date")},
+	{doctype: "Purchase Invoice", fields: []string{"name", "supplier_name", "bill_no"}, extra: []string{"posting_date", "currency", "grand_total", "status"}, currency: "currency", title: documentTitle("supplier_name", "posting_date")},
+	{doctype: "Purchase Order", fields: []string{"name", "supplier_name"}, extra: []string{"transaction_date", "currency", "grand_total", "status"}, currency: "currency", title: documentTitle("supplier_name", "transaction_date")},
+	{doctype: "Payment Entry", fields: []string{"name", "party_name", "reference_no"}, extra: []string{"payment_type", "posting_date", "paid_from_account_currency", "paid_amount", "status"}, currency: "paid_from_account_currency", title: func(_ string, r map[string]any, places currencyPlaces) string {
+		return fmt.Sprintf("Payment Entry %s: %s %s, %s %s, %s", str(r["name"]), str(r["payment_type"]), str(r["party_name"]), str(r["paid_from_account_currency"]), places.amount(r["paid_amount"], r["paid_from_account_currency"]), str(r["posting_date"]))
 	}},
-	{doctype: "Bank Transaction", fields: []string{"name", "description", "reference_number"}, extra: []string{"date", "currency", "deposit", "withdrawal", "status"}, title: func(_ string, r map[string]any) string {
-		amount := "deposit " + moneyText(r["deposit"])
+	{doctype: "Bank Transaction", fields: []string{"name", "description", "reference_number"}, extra: []string{"date", "currency", "deposit", "withdrawal", "status"}, currency: "currency", title: func(_ string, r map[string]any, places currencyPlaces) string {
+		amount := "deposit " + places.amount(r["deposit"], r["currency"])
 		if isPositive(r["withdrawal"]) {
-			amount = "withdrawal " + moneyText(r["withdrawal"])
+			amount = "withdrawal " + places.amount(r["withdrawal"], r["currency"])
 		}
 		return fmt.Sprintf("Bank Transaction %s: %s %s %s, %s", str(r["name"]), str(r["currency"]), amount, str(r["date"]), firstN(str(r["description"]), 60))
 	}},
 }
 
-func documentTitle(partyField, dateField string) func(string, map[string]any) string {
-	return func(doctype string, r map[string]any) string {
-		return fmt.Sprintf("%s %s: %s, %s %s, %s, %s", doctype, str(r["name"]), str(r[partyField]), str(r["currency"]), moneyText(r["grand_total"]), str(r["status"]), str(r[dateField]))
+func documentTitle(partyField, dateField string) func(string, map[string]any, currencyPlaces) string {
+	return func(doctype string, r map[string]any, places currencyPlaces) string {
+		return fmt.Sprintf("%s %s: %s, %s %s, %s, %s", doctype, str(r["name"]), str(r[partyField]), str(r["currency"]), places.amount(r["grand_total"], r["currency"]), str(r["status"]), str(r[dateField]))
 	}
 }
 
@@ -81,9 +85,9 @@ func idSuffix(r map[string]any, nameField string) string {
 }
 
 // moneyText renders an amount exactly as the ERP holds it (to the places
-// of its decimal(21,9) columns), with at least two decimals: Frappe keeps
-// an amount to its currency's precision, three places for a dinar.
-func moneyText(v any) string {
+// of its decimal(21,9) columns), with at least places decimals, its
+// currency's: 1500 for yen, 12.50 for dollars, 3.250 for a dinar.
+func moneyText(v any, places int) string {
 	r, ok := decimalText(v)
 	if !ok {
 		return fmt.Sprint(v)
@@ -91,12 +95,54 @@ func moneyText(v any) string {
 	s := trimDecimal(roundRat(r, columnPlaces))
 	point := strings.IndexByte(s, '.')
 	if point < 0 {
-		return s + ".00"
+		if places == 0 {
+			return s
+		}
+		return s + "." + strings.Repeat("0", places)
 	}
-	if places := len(s) - point - 1; places < 2 {
-		s += strings.Repeat("0", 2-places)
+	if have := len(s) - point - 1; have < places {
+		s += strings.Repeat("0", places-have)
 	}
 	return s
+}
+
+// currencyPlaces are currencies' own decimal places, by code: the places
+// of each Currency's number_format ("#,###" for yen: none), as Frappe's
+// desk shows its amounts (format_currency). A currency not in it has two.
+type currencyPlaces map[string]int
+
+// of is currency's places.
+func (p currencyPlaces) of(currency string) int {
+	if n, ok := p[currency]; ok {
+		return n
+	}
+	return 2
+}
+
+// amount renders v, an amount in currency, to that currency's places.
+func (p currencyPlaces) amount(v, currency any) string { return moneyText(v, p.of(str(currency))) }
+
+// readCurrencyPlaces reads the number formats of the currencies codes, in
+// one list request, as the caller. A currency it cannot read (the request
+// fails, a number format Frappe does not know) keeps two places: the
+// places only shape how an exact amount is padded.
+func readCurrencyPlaces(ctx context.Context, c *client, codes []string) currencyPlaces {
+	places := currencyPlaces{}
+	if len(codes) == 0 {
+		return places
+	}
+	q := listQuery{Fields: []string{"name", "number_format"}, PageLength: len(codes)}
+	q.Filters.add("name", "in", codes)
+	rows, err := c.list(ctx, "Currency", q)
+	if err != nil {
+		return places
+	}
+	for _, r := range rows {
+		if n, ok := numberFormatPlaces[str(r["number_format"])]; ok {
+			places[str(r["name"])] = n
+		}
+	}
+	return places
 }
 
 func firstN(s string, n int) string {
@@ -189,6 +235,17 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 		}()
 	}
 	wg.Wait()
+	var codes []string
+	for i, ans := range answers {
+		if f := searchSources[i].currency; f != "" {
+			for _, r := range ans.rows {
+				if code := str(r[f]); code != "" && !slices.Contains(codes, code) {
+					codes = append(codes, code)
+				}
+			}
+		}
+	}
+	places := readCurrencyPlaces(ctx, c, codes)
 	out := searchOutput{Results: []searchResult{}, NotSearched: []notSearched{}, Complete: true}
 	for i, ans := range answers {
 		dt := searchSources[i].doctype
@@ -206,7 +263,11 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 			out.NotSearched = append(out.NotSearched, notSearched{Doctype: dt, Partial: true, Reason: fmt.Sprintf(
 				"only the %d most recently modified records that may contain %s were checked; older ones were not searched: add a word or a number to narrow the search", ans.scanned, quote(ans.word))})
 		}
-		out.Results = append(out.Results, ans.results...)
+		src := searchSources[i]
+		for _, r := range ans.rows {
+			name := str(r["name"])
+			out.Results = append(out.Results, searchResult{ID: src.doctype + "/" + name, Title: src.title(src.doctype, r, places), URL: c.deskURL(src.doctype, name)})
+		}
 	}
 	out.Complete = len(out.NotSearched) == 0
 	return out, nil
@@ -214,7 +275,8 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 
 // sourceAnswer is what searching one DocType found.
 type sourceAnswer struct {
-	results []searchResult
+	// rows are the matching records, as listed.
+	rows []map[string]any
 	// truncated is true when candidates remained after scanned rows were
 	// read without finding perSourceResults matches.
 	truncated bool
@@ -262,9 +324,8 @@ func (s searchSource) search(ctx context.Context, c *client, words []string, bou
 			if !containsEveryWord(r, s.fields, folded) {
 				continue
 			}
-			name := str(r["name"])
-			ans.results = append(ans.results, searchResult{ID: s.doctype + "/" + name, Title: s.title(s.doctype, r), URL: c.deskURL(s.doctype, name)})
-			if len(ans.results) == perSourceResults {
+			ans.rows = append(ans.rows, r)
+			if len(ans.rows) == perSourceResults {
 				return ans, nil
 			}
 		}
@@ -364,6 +425,13 @@ func fetch(ctx context.Context, call *connector.Call) (any, error) {
 		}
 	}
 	metadata := map[string]any{"doctype": doctype, "name": doc.Name}
+	var codes []string
+	for _, f := range fetchFields[doctype] {
+		if cur := doc.Currencies[f]; cur != "" && !slices.Contains(codes, cur) {
+			codes = append(codes, cur)
+		}
+	}
+	places := readCurrencyPlaces(ctx, newClient(call.Site, call.HTTP), codes)
 	var text strings.Builder
 	text.WriteString(title + "\n")
 	for _, f := range fetchFields[doctype] {
@@ -374,7 +442,7 @@ func fetch(ctx context.Context, call *connector.Call) (any, error) {
 		metadata[f] = v
 		line := fmt.Sprintf("%s: %v", strings.ReplaceAll(f, "_", " "), v)
 		if cur := doc.Currencies[f]; cur != "" {
-			line = fmt.Sprintf("%s: %s %s", strings.ReplaceAll(f, "_", " "), cur, moneyText(v))
+			line = fmt.Sprintf("%s: %s %s", strings.ReplaceAll(f, "_", " "), cur, places.amount(v, cur))
 		}
 		text.WriteString(line + "\n")
 	}
