@@ -278,6 +278,14 @@ func TestSearchTitlesShowAmountsToTheCurrencysPlaces(t *testing.T) {
 	if !strings.Contains(title, ", JPY 1500, ") {
 		t.Errorf("title %q, want the amount as JPY 1500", title)
 	}
+	// fetch's text too.
+	doc, err := invocation{role: allCompanies, sim: s}.call(t, "fetch", map[string]any{"id": "Sales Order/" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := doc["text"].(string); !strings.Contains(text, "grand total: JPY 1500\n") {
+		t.Errorf("fetch text %q, want grand total: JPY 1500", text)
+	}
 
 	// A dollar document keeps two places.
 	usd := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Str("currency") == "USD" && d.Int("docstatus") == 1 })
