@@ -91,7 +91,9 @@ type Options struct {
 	// tools/list, notifications, GET and DELETE), and separately the tool
 	// calls refused before the Limiter (unknown tools, invalid
 	// arguments), which the Limiter does not count. Zero fields take
-	// DefaultCallerRequests.
+	// DefaultCallerRequests. A site's callers share a budget of the
+	// former too, SiteShare over CallerShare times as large
+	// (siteRequestsLimit).
 	CallerRequests sourcelimit.Limit
 	// Version is reported in serverInfo.
 	Version string
@@ -133,6 +135,18 @@ type Options struct {
 // likes.
 var DefaultCallerRequests = sourcelimit.Limit{Burst: 100, Every: 100 * time.Millisecond}
 
+// siteRequestsLimit is the budget of requests other than tool calls one
+// site's callers share, on a replica: a caller's (caller) times the site's
+// share over a caller's (twice by default), as for the replica's slots: a
+// site's owner makes as many callers as they like, and each has the
+// caller's budget of its own.
+func siteRequestsLimit(caller sourcelimit.Limit, callerShare, siteShare int) sourcelimit.Limit {
+	return sourcelimit.Limit{
+		Burst: max(caller.Burst, caller.Burst*siteShare/callerShare),
+		Every: max(time.Nanosecond, min(caller.Every, caller.Every*time.Duration(callerShare)/time.Duration(siteShare))),
+	}
+}
+
 // Engine serves MCP for every registered connector kind.
 type Engine struct {
 	opts Options
@@ -149,6 +163,9 @@ type Engine struct {
 	// refusedCalls its tool calls refused before the limits
 	// (Options.CallerRequests).
 	requests, refusedCalls *sourcelimit.Limiter
+	// siteRequests bounds each site's callers' requests other than tool
+	// calls together (siteRequestsLimit); nil with a site share of 100.
+	siteRequests *sourcelimit.Limiter
 	// exempt is each kind's field names the connector exempts from
 	// redaction.
 	exempt map[string][]string
@@ -239,6 +256,9 @@ func New(opts Options) (*Engine, error) {
 		admission:    newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
 		requests:     sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
 		refusedCalls: sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
+	}
+	if opts.SiteShare < 100 {
+		e.siteRequests = sourcelimit.New(siteRequestsLimit(opts.CallerRequests.WithDefault(DefaultCallerRequests), opts.CallerShare, opts.SiteShare), time.Now)
 	}
 	if opts.Approvals != nil {
 		if opts.PublicBaseURL == "" {

@@ -650,17 +650,40 @@ func callerKey(s Session) string {
 }
 
 // allowRequest takes one request other than a tool call from the
-// session's caller's budget (Options.CallerRequests), or answers 429 with
-// Retry-After and a JSON-RPC error (with id, when not nil) and returns
-// false. It asks nothing of the database.
+// session's caller's budget (Options.CallerRequests), and then from its
+// site's (siteRequests), or answers 429 with Retry-After and a JSON-RPC
+// error (with id, when not nil) and returns false. A request the site's
+// budget refuses has taken its caller's share all the same. It asks
+// nothing of the database.
 func (e *Engine) allowRequest(w http.ResponseWriter, s Session, id any) bool {
 	key := callerKey(s)
 	ok, wait, first := e.requests.Allow(key)
-	if ok {
+	if !ok {
+		e.refuseCaller(w, s, id, wait, first, "requests other than tool calls")
+		return false
+	}
+	if e.siteRequests == nil {
 		return true
 	}
-	e.refuseCaller(w, s, id, wait, first, "requests other than tool calls")
+	if ok, wait, first = e.siteRequests.Allow(s.Site.ID.String()); ok {
+		return true
+	}
+	if first {
+		e.log.Info("site request limit", zap.String("site", s.Site.Slug), zap.String("requests", "requests other than tool calls"))
+	}
+	e.opts.Metrics.AdmissionRefused("site_requests")
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	WriteJSONRPCError(w, http.StatusTooManyRequests, id, mcp.INVALID_REQUEST,
+		fmt.Sprintf("this site's callers together sent more requests other than tool calls than one site's callers may; retry in %d %s", secs, seconds(secs)))
 	return false
+}
+
+// seconds is the unit of a whole number of seconds.
+func seconds(n int) string {
+	if n == 1 {
+		return "second"
+	}
+	return "seconds"
 }
 
 // admitToolCall lets a tool call in unless the session's caller has
@@ -684,12 +707,8 @@ func (e *Engine) refuseCaller(w http.ResponseWriter, s Session, id any, wait tim
 	}
 	e.opts.Metrics.AdmissionRefused("caller_requests")
 	secs := sourcelimit.RetryAfter(w.Header(), wait)
-	unit := "seconds"
-	if secs == 1 {
-		unit = "second"
-	}
 	WriteJSONRPCError(w, http.StatusTooManyRequests, id, mcp.INVALID_REQUEST,
-		fmt.Sprintf("this caller sent more %s than one caller may; retry in %d %s", what, secs, unit))
+		fmt.Sprintf("this caller sent more %s than one caller may; retry in %d %s", what, secs, seconds(secs)))
 }
 
 // admit takes, for the session's caller, a call slot (see admission.go)

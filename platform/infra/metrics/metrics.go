@@ -106,7 +106,7 @@ func New(opts Options) *Metrics {
 	})
 	m.admitRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "erpgate_admission_refusals_total",
-		Help: "MCP requests refused at this replica's door (503; 429 for caller_requests), by reason (busy, caller_share, site_share, caller_requests).",
+		Help: "MCP requests refused at this replica's door (503; 429 for caller_requests and site_requests), by reason (busy, caller_share, site_share, caller_requests, site_requests).",
 	}, []string{"reason"})
 	m.signIns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "erpgate_sign_ins_total",
@@ -263,7 +263,8 @@ func (m *Metrics) AdmissionWait(d time.Duration) {
 }
 
 // AdmissionRefused records a request refused at the door; reason is
-// "busy", "caller_share", "site_share" or "caller_requests".
+// "busy", "caller_share", "site_share", "caller_requests" or
+// "site_requests".
 func (m *Metrics) AdmissionRefused(reason string) {
 	if m == nil {
 		return

@@ -1,0 +1,94 @@
+package mcpengine
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+)
+
+// sendAs posts body as caller of site with the protocol version's headers
+// (2026-07-28: the method in Mcp-Method too) and returns the status, the
+// Retry-After header and the answer.
+func sendAs(t *testing.T, endpoint, site, caller, version, method, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, version)
+	if mcp.IsModernProtocol(version) {
+		req.Header.Set(mcp.HeaderMethod, method)
+	}
+	if site != "" {
+		req.Header.Set("X-Test-Site", site)
+	}
+	req.Header.Set("X-Test-Caller", caller)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+}
+
+// TestOneSitesCallersShareABudgetOfRequestsOtherThanToolCalls: the budget
+// of requests other than tool calls was per caller only, so a site's
+// owner, who makes as many callers as they like, had it as many times
+// over. A site's callers now share one too, of the caller's budget times
+// the site's share over the caller's (here 50 % over 25 %: ten, of five
+// per caller): four callers of one site, each within its own budget, have
+// ten of their twenty pings served and the rest answered 429 with
+// Retry-After and a sentence naming the site; another site's caller, and
+// the first site's tool calls, are untouched.
+func TestOneSitesCallersShareABudgetOfRequestsOtherThanToolCalls(t *testing.T) {
+	endpoint, _, _, _, _ := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25, SiteShare: 50,
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	served, refused := 0, 0
+	for i := range 5 {
+		for c := range 4 {
+			status, retryAfter, body := sendAs(t, endpoint, "greedy", fmt.Sprintf("token-%d", c), "2025-06-18", "ping", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+			switch {
+			case status == http.StatusOK:
+				served++
+			case status == http.StatusTooManyRequests && retryAfter != "" && retryAfter != "0" && strings.Contains(body, "this site's callers") && strings.Contains(body, fmt.Sprintf(`"id":%d`, i)):
+				refused++
+			default:
+				t.Errorf("ping %d of token-%d: %d, Retry-After %q, %s", i, c, status, retryAfter, body)
+			}
+		}
+	}
+	if served != 10 || refused != 10 {
+		t.Errorf("four callers of one site, five pings each: %d served, %d refused; want 10 and 10", served, refused)
+	}
+	for i := range 5 {
+		if status, _, body := sendAs(t, endpoint, "other", "other", "2025-06-18", "ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); status != http.StatusOK {
+			t.Errorf("the other site's ping %d: %d %s", i, status, body)
+		}
+	}
+	if status, _, body := postAsSite(t, endpoint, "greedy", "token-0", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("a tool call of the greedy site: %d %s", status, body)
+	}
+}
+
+// TestOneSiteMayHaveEveryCallersBudgetWhenSetTo: with a site share of
+// 100 (a deployment serving one site) the site's callers have no budget
+// together, only each its own.
+func TestOneSiteMayHaveEveryCallersBudgetWhenSetTo(t *testing.T) {
+	endpoint, _, _, _, _ := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25, SiteShare: 100,
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	for i := range 5 {
+		for c := range 4 {
+			if status, _, body := sendAs(t, endpoint, "only", fmt.Sprintf("token-%d", c), "2025-06-18", "ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); status != http.StatusOK {
+				t.Errorf("ping %d of token-%d: %d %s", i, c, status, body)
+			}
+		}
+	}
+}
