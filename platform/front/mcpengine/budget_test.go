@@ -3,13 +3,19 @@ package mcpengine
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 )
 
@@ -90,5 +96,64 @@ func TestOneSiteMayHaveEveryCallersBudgetWhenSetTo(t *testing.T) {
 				t.Errorf("ping %d of token-%d: %d %s", i, c, status, body)
 			}
 		}
+	}
+}
+
+// countingBody counts the bytes the server reads of a request body.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// TestCallerOverItsBudgetIsRefusedBeforeItsBodyIsRead: a caller whose
+// budget of requests other than tool calls was spent (here tools/list)
+// still took a call slot, had its body read (up to a megabyte, for up to the body timeout)
+// and took a work slot to parse it, before it was answered 429. A
+// 2026-07-28 request names its method in Mcp-Method before its body: one
+// naming a method other than tools/call is now refused at the door, its
+// body unread, its connection closed. The same caller's tool calls are
+// untouched; a request of an earlier protocol, whose method only its body
+// names, is still read first (and refused).
+func TestCallerOverItsBudgetIsRefusedBeforeItsBodyIsRead(t *testing.T) {
+	_, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25,
+		CallerRequests: sourcelimit.Limit{Burst: 1, Every: time.Hour}})
+	var read atomic.Int64
+	site := connector.Site{ID: uuid.New(), Slug: "counted", Kind: "gatederp", BaseURL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = countingBody{r.Body, &read}
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, LimitKey: r.Header.Get("X-Test-Caller")})
+	}))
+	t.Cleanup(srv.Close)
+	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + modernMeta + `}}`
+	if status, _, body := sendAs(t, srv.URL, "", "chatty", mcp.ProtocolVersion20260728, "tools/list", list); status != http.StatusOK {
+		t.Fatalf("the tools/list within the budget: %d %s", status, body)
+	}
+	read.Store(0)
+	for i := range 3 {
+		status, retryAfter, body := sendAs(t, srv.URL, "", "chatty", mcp.ProtocolVersion20260728, "tools/list", list)
+		if status != http.StatusTooManyRequests || retryAfter == "" || retryAfter == "0" || !strings.Contains(body, `"code":-32600`) {
+			t.Errorf("tools/list %d past the budget: %d, Retry-After %q, %s", i, status, retryAfter, body)
+		}
+	}
+	if n := read.Load(); n != 0 {
+		t.Errorf("%d bytes of the over-budget caller's requests were read; want none", n)
+	}
+	if free := e.admission.callsFree; free != e.admission.calls {
+		t.Errorf("%d call slots of %d free after the refusals", free, e.admission.calls)
+	}
+	// Its tool calls have the call limits, not this budget.
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quick","arguments":{}}}`
+	if status, _, body := sendAs(t, srv.URL, "", "chatty", "2025-06-18", "tools/call", call); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("the caller's tool call: %d %s", status, body)
+	}
+	// Before 2026-07-28 only the body names the method.
+	if status, _, body := sendAs(t, srv.URL, "", "chatty", "2025-06-18", "ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); status != http.StatusTooManyRequests {
+		t.Errorf("a 2025-06-18 ping past the budget: %d %s", status, body)
 	}
 }

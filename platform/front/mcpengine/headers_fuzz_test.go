@@ -37,7 +37,7 @@ func FuzzStandardHeadersMatch(f *testing.F) {
 		if err := json.Unmarshal(params, &p); err != nil {
 			t.Fatal(err)
 		}
-		got := standardHeadersMatch(h.Get, version, p.Name)
+		got := standardHeadersMatch(h.Get(mcp.HeaderMethod), h.Get, version, p.Name)
 		want := mcp.ValidateStandardHeaders(h.Get, version, mcp.MethodToolsCall, params) == nil
 		if got != want {
 			t.Fatalf("version %q, Mcp-Method %q, Mcp-Name %q, name %q: erpgate says %v, mcp-go %v", version, method, nameHeader, p.Name, got, want)

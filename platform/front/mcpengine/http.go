@@ -52,6 +52,27 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	defer func() { finishRoot(root, st) }()
 	arrived := time.Now()
 	_, admission := startSpan(r.Context(), "admission")
+	// A 2026-07-28 request names its method in Mcp-Method before its
+	// body (mcp-go refuses one whose body names another): a request other
+	// than a tool call is charged to its caller's budget here, so that a
+	// caller over it takes no slot and has nothing read. An earlier
+	// protocol's is charged once its body has been read.
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	var headerMethod string
+	charged := false
+	if mcp.IsModernProtocol(version) {
+		if headerMethod = r.Header.Get(mcp.HeaderMethod); headerMethod != "" && headerMethod != string(mcp.MethodToolsCall) {
+			// Refused, the body stays unread: the connection is closed
+			// rather than the rest read (as admit does).
+			w.Header().Set("Connection", "close")
+			if !e.allowRequest(w, s, nil) {
+				endSpan(admission, errBusy)
+				return
+			}
+			w.Header().Del("Connection")
+			charged = true
+		}
+	}
 	slot, ok := e.admit(w, r, s)
 	if !ok {
 		endSpan(admission, errBusy)
@@ -84,6 +105,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
+		msg.headerMethod = headerMethod
 	}
 	toolCall := isRequest && msg.Method == string(mcp.MethodToolsCall)
 	var id any
@@ -99,12 +121,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	// Tool calls have the Limiter's limits, and those refused before
 	// them a budget of their own; every other request (notifications and
 	// unparsable bodies too) the caller's budget.
-	if toolCall && !e.admitToolCall(w, s, id) || !toolCall && !e.allowRequest(w, s, id) {
+	if toolCall && !e.admitToolCall(w, s, id) || !toolCall && !charged && !e.allowRequest(w, s, id) {
 		return
 	}
 	ctx := withState(r.Context(), st)
-	switch v := r.Header.Get(mcp.HeaderProtocolVersion); {
-	case mcp.IsValidProtocolVersion(v) && !speaks(v) && !(isRequest && modernRequest(r.Header, msg.Params)):
+	switch {
+	case mcp.IsValidProtocolVersion(version) && !speaks(version) && !(isRequest && modernRequest(r.Header, msg.Params)):
 		// A version mcp-go speaks and erpgate does not (engine.go): MCP
 		// has a server refuse a version it does not support with 400.
 		// A request whose _meta names 2026-07-28 goes on to mcp-go,
@@ -321,6 +343,9 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+	// headerMethod is the Mcp-Method header of a 2026-07-28 request, as
+	// the door read it ("" when it did not).
+	headerMethod string
 }
 
 // batch reports whether a body is a JSON array (a JSON-RPC batch).

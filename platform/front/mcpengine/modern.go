@@ -36,8 +36,9 @@ var modernMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo,
 // client's identity and its capabilities (a progress token, trace context
 // or log level goes to mcp-go). name is the tool's name as the params
 // decoded (mcp-go decodes the same params the same way for Mcp-Name).
+// method is the Mcp-Method header as the door read it ("": read here).
 // metas, if not nil, remembers the _meta members that passed.
-func modernDirect(r *http.Request, version string, ct *compiledTool, name string, meta json.RawMessage, metas *metaVerdicts) bool {
+func modernDirect(r *http.Request, version string, ct *compiledTool, name, method string, meta json.RawMessage, metas *metaVerdicts) bool {
 	if ct.headerBound {
 		return false
 	}
@@ -47,7 +48,10 @@ func modernDirect(r *http.Request, version string, ct *compiledTool, name string
 	if !metas.ok(version, meta) {
 		return false
 	}
-	return standardHeadersMatch(r.Header.Get, version, name)
+	if method == "" {
+		method = r.Header.Get(mcp.HeaderMethod)
+	}
+	return standardHeadersMatch(method, r.Header.Get, version, name)
 }
 
 // modernMetaOK reports whether a plain modern call's _meta passes
@@ -82,14 +86,14 @@ func modernMetaOK(version string, meta json.RawMessage) bool {
 }
 
 // standardHeadersMatch is mcp.ValidateStandardHeaders for a tools/call
-// whose params named the tool name: Mcp-Method is tools/call and Mcp-Name,
-// decoded as mcp-go decodes it, is name. (mcp-go's own function decodes
-// the params once more to find the name.)
-func standardHeadersMatch(get func(string) string, version, name string) bool {
+// whose params named the tool name: Mcp-Method (method, as read from
+// get) is tools/call and Mcp-Name, decoded as mcp-go decodes it, is name.
+// (mcp-go's own function decodes the params once more to find the name.)
+func standardHeadersMatch(method string, get func(string) string, version, name string) bool {
 	if !mcp.RequiresStandardHeaders(version) {
 		return true
 	}
-	if get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
+	if method != string(mcp.MethodToolsCall) {
 		return false
 	}
 	h := get(mcp.HeaderName)

@@ -275,10 +275,10 @@ func TestModernDirectTakesOnlyCallsThatPassMCPGosChecks(t *testing.T) {
 	r.Header.Set(mcp.HeaderName, "echo")
 	params := metaWith(full)
 	var p callParams
-	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, p.Name, p.Meta, nil) {
+	if err := json.Unmarshal([]byte(params), &p); err != nil || !bound.headerBound || modernDirect(r, version, &bound, p.Name, "", p.Meta, nil) {
 		t.Errorf("a tool with a header-bound parameter went direct (bound %v, %v)", bound.headerBound, err)
 	}
-	if !modernDirect(r, version, ks.tools["echo"], p.Name, p.Meta, nil) {
+	if !modernDirect(r, version, ks.tools["echo"], p.Name, "", p.Meta, nil) {
 		t.Error("the same call of the tool without the binding did not go direct")
 	}
 }

@@ -65,7 +65,7 @@ func (e *Engine) serveToolCall(ks *kindServer, w http.ResponseWriter, r *http.Re
 	switch {
 	case modern:
 		// See modern.go: only a plain call that passes every check.
-		if !plain || !modernDirect(r, version, ct, params.Name, params.Meta, &ks.metas) {
+		if !plain || !modernDirect(r, version, ct, params.Name, msg.headerMethod, params.Meta, &ks.metas) {
 			return false
 		}
 		if ct.tool.Effect != connector.Read {
