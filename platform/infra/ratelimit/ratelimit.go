@@ -68,7 +68,8 @@ type Limits struct {
 
 // refusalMemory bounds how long a refusal through the database answers
 // the same caller's next calls on this replica without asking again (at
-// most its retry-after). A call of the site ending here forgets it, and so
+// most its retry-after), and every caller's of the site when the site's
+// own limits refused it. A call of the site ending here forgets it, and so
 // do new numbers and a purge of expired leases; a slot freed on another
 // replica is seen within it.
 const refusalMemory = time.Second
@@ -269,34 +270,52 @@ func (l *Limiter) Acquire(ctx context.Context, siteID, callerKey string) (func()
 			return release, err
 		}
 		if attempt == len(retryAfterRefusal) {
-			l.remember(id, refused)
-			return nil, refused
+			key := id.caller
+			if refused.site {
+				// The site's own limits: all its callers alike.
+				key = siteWide
+			}
+			l.remember(id.site, key, refused.err)
+			return nil, refused.err
 		}
 		// The refusal was announced: other replicas give back what they
 		// hold idle for this caller or site. Ask again shortly.
 		select {
 		case <-ctx.Done():
-			return nil, refused
+			return nil, refused.err
 		case <-time.After(retryAfterRefusal[attempt]):
 		}
 	}
 }
 
-// remembered is id's refusal if it was refused through the database less
-// than refusalMemory (and its retry-after) ago.
+// remembered is id's refusal, or its site's, if it was refused through
+// the database less than refusalMemory (and its retry-after) ago.
 func (l *Limiter) remembered(id callerID, now time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m, ok := l.refused[id.site][id.caller]
-	if !ok {
+	callers := l.refused[id.site]
+	if callers == nil {
 		return nil
 	}
+	key := id.caller
+	m, ok := callers[key]
+	if !ok {
+		key = siteWide
+		if m, ok = callers[key]; !ok {
+			return nil
+		}
+	}
 	if !now.Before(m.until) {
-		l.forget(id.site, id.caller)
+		l.forget(id.site, key)
 		return nil
 	}
 	return m.err
 }
+
+// siteWide is the key in Limiter.refused of a refusal by the site's own
+// limits, which holds for every caller of the site (no caller key is
+// empty).
+const siteWide = ""
 
 // forget drops the remembered refusal of caller on site. l.mu is held.
 func (l *Limiter) forget(site uuid.UUID, caller string) {
@@ -311,8 +330,9 @@ func (l *Limiter) forget(site uuid.UUID, caller string) {
 	}
 }
 
-// remember keeps id's refusal for refusalMemory, at most its retry-after.
-func (l *Limiter) remember(id callerID, refused error) {
+// remember keeps the refusal of caller (siteWide: of every caller) on
+// site for refusalMemory, at most its retry-after.
+func (l *Limiter) remember(site uuid.UUID, caller string, refused error) {
 	d := refusalMemory
 	var te *toolerr.Error
 	if errors.As(refused, &te) && te.RetryAfter > 0 {
@@ -334,15 +354,15 @@ func (l *Limiter) remember(id callerID, refused error) {
 			return
 		}
 	}
-	callers := l.refused[id.site]
+	callers := l.refused[site]
 	if callers == nil {
 		callers = map[string]refusalMemo{}
-		l.refused[id.site] = callers
+		l.refused[site] = callers
 	}
-	if _, ok := callers[id.caller]; !ok {
+	if _, ok := callers[caller]; !ok {
 		l.refusedN++
 	}
-	callers[id.caller] = refusalMemo{err: refused, until: now.Add(d)}
+	callers[caller] = refusalMemo{err: refused, until: now.Add(d)}
 }
 
 // maxRefusals bounds the refusals a replica remembers at once.
@@ -438,9 +458,16 @@ func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
 	}
 }
 
-// ask acquires through the database. refused is the RATE_LIMITED error
-// when a limit refused the call.
-func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release func(), refused, err error) {
+// limitRefusal is a limit's refusal of a call: err, RATE_LIMITED, and whether
+// the site's own limits refused it (site).
+type limitRefusal struct {
+	err  *toolerr.Error
+	site bool
+}
+
+// ask acquires through the database. refused is the refusal when a limit
+// refused the call.
+func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release func(), refused *limitRefusal, err error) {
 	le := lease{taken: now}
 	if le.id, err = uuid.NewV7(); err != nil {
 		return nil, nil, fmt.Errorf("ratelimit: lease id: %w", err)
@@ -532,16 +559,16 @@ func reserveChunk(perMinute int) int {
 	return min(perMinute/8, 64)
 }
 
-func refusal(lim Limits, userInFlight, siteInFlight, userCalls, siteCalls int, windowEnd time.Time) *toolerr.Error {
+func refusal(lim Limits, userInFlight, siteInFlight, userCalls, siteCalls int, windowEnd time.Time) *limitRefusal {
 	switch wait := time.Until(windowEnd); {
 	case siteInFlight >= lim.SiteConcurrency:
-		return limited(time.Second, "this ERP site already has %d calls in flight, the most erpgate sends it at once; retry shortly", siteInFlight)
+		return &limitRefusal{limited(time.Second, "this ERP site already has %d calls in flight, the most erpgate sends it at once; retry shortly", siteInFlight), true}
 	case siteCalls >= lim.SitePerMinute:
-		return limited(wait, "this ERP site received %d calls this minute, the most erpgate sends it", siteCalls)
+		return &limitRefusal{limited(wait, "this ERP site received %d calls this minute, the most erpgate sends it", siteCalls), true}
 	case userInFlight >= lim.UserConcurrency:
-		return limited(time.Second, "this caller already has %d calls in flight, the most allowed at once; wait for one to finish", userInFlight)
+		return &limitRefusal{limited(time.Second, "this caller already has %d calls in flight, the most allowed at once; wait for one to finish", userInFlight), false}
 	default:
-		return limited(wait, "this caller made %d calls this minute, the most allowed", userCalls)
+		return &limitRefusal{limited(wait, "this caller made %d calls this minute, the most allowed", userCalls), false}
 	}
 }
 

@@ -976,3 +976,51 @@ func TestRefusedCallerCostsNoRoundTripPerCall(t *testing.T) {
 		return
 	}
 }
+
+// TestSiteOverItsCeilingCostsNoRoundTripPerCaller: a refusal is
+// remembered per caller, so a site over its ceiling with many callers (a
+// site's owner issues as many service tokens as they like) cost every one
+// of them its round trips (the acquisition and its three retries, each
+// announced to every replica) once a second, however certain the
+// refusal: fifty tokens, two hundred round trips. A refusal by the site's
+// own limits holds for all its callers alike; another site, and the
+// site once a call of it ends here, are asked for as before.
+func TestSiteOverItsCeilingCostsNoRoundTripPerCaller(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.SiteConcurrency = 1
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	held, err := l.Acquire(ctx, site, "user:holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const callers = 50
+	before := l.roundTrips.Load()
+	for i := range callers {
+		if _, err := l.Acquire(ctx, site, fmt.Sprintf("service:%d", i)); !rateLimited(err) {
+			t.Fatalf("caller %d of a site at its ceiling: %v", i, err)
+		}
+	}
+	trips := l.roundTrips.Load() - before
+	t.Logf("%d callers of a site at its ceiling cost %d round trips", callers, trips)
+	if trips >= callers {
+		t.Errorf("%d callers of a site at its ceiling cost %d round trips; want fewer than one per caller", callers, trips)
+	}
+	other := newSite(t, pool)
+	rel, err := l.Acquire(ctx, other, "service:0")
+	if err != nil {
+		t.Fatalf("another site: %v", err)
+	}
+	rel()
+	held()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rel, err = l.Acquire(ctx, site, "service:1")
+	if err != nil {
+		t.Fatalf("a caller of the site once its call ended: %v", err)
+	}
+	rel()
+}
