@@ -115,6 +115,8 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	} {
 		*dst = strings.TrimSpace(r.PostForm.Get(field))
 	}
+	// No registration exists yet: a refusal is counted in the minute's
+	// summary of refused starts, not stored as a row of its own.
 	actor := siteadmin.Registrant("")
 	// The address as typed may carry a pasted password: the event keeps
 	// what can be shown of it.
@@ -146,7 +148,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
-			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
+			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, siteadmin.ActionRegisterStart, string(se.Kind), details, err)
 			h.renderStart(w, http.StatusBadRequest, browser, f, se.PeopleSentence(startLabel))
 			return
 		}
@@ -157,7 +159,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
-			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, details, err)
+			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, siteadmin.ActionRegisterStart, string(se.Kind), details, err)
 			h.renderStart(w, http.StatusBadGateway, browser, f, se.PeopleSentence(nil))
 			return
 		}

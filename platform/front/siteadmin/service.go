@@ -152,12 +152,46 @@ const (
 	OutcomeError   = "error"
 )
 
-// record stores the audit event of one action. A refusal's reason is its
-// kind and message (safe to show, never a secret), and its sentence the
-// same for people (Error.Sentence, inputs named by fieldLabel); an
-// internal failure's reason is only "internal". A failure to store the event is logged, not returned: the
-// action has already happened or been refused.
+// record stores the audit event of one action (see logged). A failure to
+// store the event is logged, not returned: the action has already happened
+// or been refused.
 func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error) {
+	e := s.logged(actor, siteID, slug, action, details, err)
+	// The event is recorded even when the caller's request was cancelled
+	// right after the action.
+	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
+		s.log.Error("audit event not recorded", zap.String("action", action), zap.String("site_slug", slug), zap.Error(rerr))
+	}
+}
+
+// RecordAnonymousRefusal records the refusal err of an action by a visitor
+// erpgate knows nothing of (no site, no signed-in person, nothing stored
+// for them yet): a registration's start, a console sign-in with a wrong
+// token. Anyone can cause these from many addresses, each within its own
+// limit, so they are not a row each: the log line is written as for every
+// event, and the table counts the refusal in the summary row of its action
+// and minute, deployment-wide, by code (a word from a fixed set, never
+// the visitor's input). Nothing changed, so no audit trail is lost.
+func (s *Service) RecordAnonymousRefusal(ctx context.Context, actor Actor, action, code string, details map[string]any, err error) {
+	// The log line keeps what the row no longer does: each refusal, with
+	// what was sent (its address, its source), bounded.
+	var extra []zap.Field
+	for _, k := range []string{"source", "base_url", "kind"} {
+		if v, ok := details[k].(string); ok {
+			extra = append(extra, zap.String(k, boundText(v)))
+		}
+	}
+	e := s.logged(actor, uuid.Nil, "", action, details, err, extra...)
+	if rerr := s.deps.Store.RecordRefusalSummary(context.WithoutCancel(ctx), e, code); rerr != nil {
+		s.log.Error("audit event not recorded", zap.String("action", action), zap.Error(rerr))
+	}
+}
+
+// logged builds the audit event of one action and writes its log line. A
+// refusal's reason is its kind and message (safe to show, never a
+// secret), and its sentence the same for people (Error.Sentence, inputs
+// named by fieldLabel); an internal failure's reason is only "internal".
+func (s *Service) logged(actor Actor, siteID uuid.UUID, slug, action string, details map[string]any, err error, extra ...zap.Field) sites.Event {
 	// A refusal keeps what was sent, which may be anything up to a whole
 	// request body: each text is kept to a bound.
 	for k, v := range details {
@@ -184,12 +218,8 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 	if e.Reason != "" {
 		fields = append(fields, zap.String("reason", e.Reason))
 	}
-	s.log.Info("site admin event", fields...)
-	// The event is recorded even when the caller's request was cancelled
-	// right after the action.
-	if rerr := s.deps.Store.RecordEvent(context.WithoutCancel(ctx), e); rerr != nil {
-		s.log.Error("audit event not recorded", zap.String("action", action), zap.String("site_slug", slug), zap.Error(rerr))
-	}
+	s.log.Info("site admin event", append(fields, extra...)...)
+	return e
 }
 
 // OldRefusalSentence is a refused event's sentence for people when the

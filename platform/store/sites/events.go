@@ -35,6 +35,9 @@ type Event struct {
 	Sentence string
 	// Details holds old and new values of what changed; nil for none.
 	Details map[string]any
+	// Repeats is how many refusals the event stands for: 1, or more for
+	// the summary of a minute's anonymous refusals (RecordRefusalSummary).
+	Repeats int
 }
 
 // RecordEvent appends e to admin_events.
@@ -63,12 +66,44 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 	return nil
 }
 
+// RecordRefusalSummary counts e, the refusal of an anonymous visitor (no
+// site, no person: e.SiteID is ignored), in the summary row of its action
+// and the current minute (the database's clock, UTC), which every replica
+// adds to: the row is made with e's actor, reason, sentence and details,
+// as an example, and keeps the count of the refusals (repeats) and, in
+// details.reasons, how many had each code. code is one of a fixed set
+// (never the visitor's input), so that a row stays small. Anyone may cause
+// these refusals from many addresses, each within its own limit: one row
+// a minute per action bounds what they add to the table.
+func (s *Store) RecordRefusalSummary(ctx context.Context, e Event, code string) error {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("sites: record %s refusals: %w", e.Action, err)
+	}
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO admin_events AS e (site_slug, actor_kind, actor, action, outcome, reason, sentence, details, summary_key)
+		VALUES ('', $1, $2, $3, 'refused', $4, $5, $6::jsonb || jsonb_build_object('reasons', jsonb_build_object($7::text, 1)),
+		        $3 || ' ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'))
+		ON CONFLICT (summary_key) WHERE summary_key IS NOT NULL DO UPDATE SET
+		    repeats = e.repeats + 1,
+		    details = jsonb_set(e.details, ARRAY['reasons', $7::text], to_jsonb(coalesce((e.details->'reasons'->>$7::text)::int, 0) + 1))`,
+		database.StorableText(e.ActorKind), database.StorableText(e.Actor), database.StorableText(e.Action),
+		database.StorableText(e.Reason), database.StorableText(e.Sentence), database.StorableJSON(raw), database.StorableText(code)); err != nil {
+		return fmt.Errorf("sites: record %s refusals: %w", e.Action, database.Classify(err))
+	}
+	return nil
+}
+
 // ListEvents returns the site's events since since (the zero time: all),
 // newest first, at most limit.
 func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, since time.Time, limit int) ([]Event, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT id, occurred_at, coalesce(site_id, '00000000-0000-0000-0000-000000000000'), site_slug,
-		       actor_kind, actor, action, outcome, reason, sentence, details
+		       actor_kind, actor, action, outcome, reason, sentence, details, repeats
 		FROM admin_events WHERE site_id = $1 AND occurred_at >= $2
 		ORDER BY occurred_at DESC, id DESC LIMIT $3`, siteID, since, limit)
 	if err != nil {
@@ -79,7 +114,7 @@ func (s *Store) ListEvents(ctx context.Context, siteID uuid.UUID, since time.Tim
 			e   Event
 			raw []byte
 		)
-		if err := r.Scan(&e.ID, &e.OccurredAt, &e.SiteID, &e.SiteSlug, &e.ActorKind, &e.Actor, &e.Action, &e.Outcome, &e.Reason, &e.Sentence, &raw); err != nil {
+		if err := r.Scan(&e.ID, &e.OccurredAt, &e.SiteID, &e.SiteSlug, &e.ActorKind, &e.Actor, &e.Action, &e.Outcome, &e.Reason, &e.Sentence, &raw, &e.Repeats); err != nil {
 			return e, err
 		}
 		if err := json.Unmarshal(raw, &e.Details); err != nil {
