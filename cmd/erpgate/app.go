@@ -282,6 +282,16 @@ func (a *App) build(ctx context.Context) error {
 		}
 		return nil
 	}, func(err error) { a.log.Warn("roll up or prune usage events", zap.Error(err)) })
+	// And one replica deletes the audit events past their retention.
+	if days := cfg.Audit.RetentionDays; days > 0 {
+		go every(janitorCtx, time.Minute, janitorBound, func(ctx context.Context) error {
+			n, err := events.PruneAudit(ctx, time.Now().AddDate(0, 0, -days))
+			if n > 0 {
+				a.log.Info("audit events past their retention deleted", zap.Int64("deleted", n), zap.Int("retention_days", days))
+			}
+			return err
+		}, func(err error) { a.log.Warn("prune audit events", zap.Error(err)) })
+	}
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,

@@ -55,6 +55,7 @@ type Config struct {
 	Limits    Limits    `yaml:"limits"`
 	Redaction Redaction `yaml:"redaction"`
 	Usage     Usage     `yaml:"usage"`
+	Audit     Audit     `yaml:"audit"`
 	HTTP      HTTP      `yaml:"http"`
 
 	// ShutdownTimeout bounds graceful shutdown: draining requests and
@@ -185,6 +186,14 @@ type Usage struct {
 	BatchSize int `yaml:"batch_size"`
 	// RetentionDays is how long usage events are kept, in days; 0 keeps
 	// them for ever. The hourly chart rollup is kept regardless.
+	RetentionDays int `yaml:"retention_days"`
+}
+
+// Audit governs the sign-in and administration events (auth_events,
+// admin_events).
+type Audit struct {
+	// RetentionDays is how long they are kept, in days; 0 keeps them for
+	// ever.
 	RetentionDays int `yaml:"retention_days"`
 }
 

@@ -41,6 +41,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Stringer("usage.flush_interval", c.Usage.FlushInterval),
 		zap.Int("usage.batch_size", c.Usage.BatchSize),
 		zap.Int("usage.retention_days", c.Usage.RetentionDays),
+		zap.Int("audit.retention_days", c.Audit.RetentionDays),
 		zap.Stringer("shutdown_timeout", c.ShutdownTimeout),
 		zap.Int64("gc_slack_bytes", c.GCSlackBytes),
 		zap.Strings("mcp.allowed_origins", c.MCP.AllowedOrigins),

@@ -95,6 +95,8 @@ var settings = []setting{
 		apply: intIn(1, 10_000, func(c *Config) *int { return &c.Usage.BatchSize })},
 	{key: "usage.retention_days", env: "ERPGATE_USAGE_RETENTION_DAYS", fallback: "400",
 		apply: intIn(0, 36_500, func(c *Config) *int { return &c.Usage.RetentionDays })},
+	{key: "audit.retention_days", env: "ERPGATE_AUDIT_RETENTION_DAYS", fallback: "400",
+		apply: intIn(0, 36_500, func(c *Config) *int { return &c.Audit.RetentionDays })},
 
 	{key: "shutdown_timeout", env: "ERPGATE_SHUTDOWN_TIMEOUT", fallback: "30s",
 		apply: durationIn(time.Second, 10*time.Minute, func(c *Config) *time.Duration { return &c.ShutdownTimeout })},

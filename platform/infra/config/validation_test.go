@@ -116,6 +116,9 @@ func TestValidation(t *testing.T) {
 		{"retention for ever", "ERPGATE_USAGE_RETENTION_DAYS", "0", ""},
 		{"retention negative", "ERPGATE_USAGE_RETENTION_DAYS", "-1", "from 0 to 36500"},
 		{"retention in words", "ERPGATE_USAGE_RETENTION_DAYS", "a year", "got \"a year\""},
+		{"audit retention for ever", "ERPGATE_AUDIT_RETENTION_DAYS", "0", ""},
+		{"audit retention negative", "ERPGATE_AUDIT_RETENTION_DAYS", "-1", "from 0 to 36500"},
+		{"audit retention too long", "ERPGATE_AUDIT_RETENTION_DAYS", "36501", "from 0 to 36500"},
 
 		{"shutdown timeout zero", "ERPGATE_SHUTDOWN_TIMEOUT", "0s", "must be between 1s and 10m0s"},
 
