@@ -85,7 +85,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 	if q.Get("error") != "" || q.Get("code") == "" {
 		// The user declined at the ERP (or the ERP refused the request).
 		s.endFlow(ctx, flowID)
-		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "erp_" + connector.OAuthErrorCode(q.Get("error"))})
+		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: s.erpRefusalReason(q.Get("error"))})
 		s.denyToClient(w, r, flow, "The sign-in at the ERP was cancelled or refused.")
 		return
 	}
@@ -224,11 +224,43 @@ func (s *Server) endFlow(ctx context.Context, flowID string) {
 	}
 }
 
+// recordEvent logs e and stores it. A sign-in refused before anyone
+// signed in (no ERP user) is counted in its minute's row instead
+// (CountAnonymousRefusal): anyone may start a sign-in to a site and end it
+// so, from many addresses.
 func (s *Server) recordEvent(ctx context.Context, e storage.AuthEvent) {
-	if err := s.deps.Store.RecordAuthEvent(context.WithoutCancel(ctx), e); err != nil {
+	store := s.deps.Store.RecordAuthEvent
+	if e.Kind == storage.EventLoginDenied && e.ERPUser == "" {
+		store = s.deps.Store.CountAnonymousRefusal
+	}
+	if err := store(context.WithoutCancel(ctx), e); err != nil {
 		s.log.Error("record auth event", zap.String("event", string(e.Kind)), zap.Error(err))
 	}
 	s.deps.Metrics.SignIn(string(e.Kind), e.Reason)
 	s.log.Info("auth_event", zap.String("event", string(e.Kind)), zap.String("site_id", e.SiteID.String()),
 		zap.String("client_id", e.ClientID), zap.String("reason", e.Reason))
+}
+
+// erpRefusals are the error codes an ERP may send back to the callback
+// (RFC 6749 section 4.1.2.1 and OpenID Connect Core 3.1.2.6), and "error"
+// for an answer without one: a denied sign-in's reason is erp_ and one of
+// these.
+var erpRefusals = map[string]bool{
+	"error": true, "invalid_request": true, "unauthorized_client": true, "access_denied": true,
+	"unsupported_response_type": true, "invalid_scope": true, "server_error": true, "temporarily_unavailable": true,
+	"interaction_required": true, "login_required": true, "account_selection_required": true, "consent_required": true,
+	"invalid_request_uri": true, "invalid_request_object": true, "request_not_supported": true,
+	"request_uri_not_supported": true, "registration_not_supported": true,
+}
+
+// erpRefusalReason is the reason of a sign-in the ERP's callback answered
+// with the error code sent (anyone can send one): erp_ and the code, or
+// erp_other for a code no standard defines, logged as sent.
+func (s *Server) erpRefusalReason(sent string) string {
+	code := connector.OAuthErrorCode(sent)
+	if erpRefusals[code] {
+		return "erp_" + code
+	}
+	s.log.Info("ERP callback with an error code no standard defines", zap.String("erp_error", code))
+	return "erp_other"
 }

@@ -14,7 +14,19 @@ ALTER TABLE admin_events ADD COLUMN repeats integer NOT NULL DEFAULT 1;
 ALTER TABLE admin_events ADD COLUMN summary_key text;
 CREATE UNIQUE INDEX admin_events_summary_key_idx ON admin_events (summary_key) WHERE summary_key IS NOT NULL;
 
+-- The same for sign-ins refused before anyone signed in (login_denied
+-- without an ERP user: the ERP's callback brought back an error, opened in
+-- another browser, at another site's redirect URI, or with a used code):
+-- anyone may start a sign-in to a site and end it so. One row per site,
+-- event, reason and minute counts them.
+ALTER TABLE auth_events ADD COLUMN repeats integer NOT NULL DEFAULT 1;
+ALTER TABLE auth_events ADD COLUMN summary_key text;
+CREATE UNIQUE INDEX auth_events_summary_key_idx ON auth_events (summary_key) WHERE summary_key IS NOT NULL;
+
 -- +goose Down
+DROP INDEX IF EXISTS auth_events_summary_key_idx;
+ALTER TABLE auth_events DROP COLUMN summary_key;
+ALTER TABLE auth_events DROP COLUMN repeats;
 DROP INDEX IF EXISTS admin_events_summary_key_idx;
 ALTER TABLE admin_events DROP COLUMN summary_key;
 ALTER TABLE admin_events DROP COLUMN repeats;

@@ -46,6 +46,29 @@ func (s *Store) RecordAuthEvent(ctx context.Context, e AuthEvent) error {
 	return nil
 }
 
+// CountAnonymousRefusal counts e, a sign-in refused before anyone signed
+// in (no ERP user), in the summary row of its site, event and reason for
+// the current minute (the database's clock, UTC), which every replica adds
+// to (repeats); the row keeps the first one's client id. Anyone may start
+// a sign-in and end it so, from many addresses: one row a minute per site
+// and reason bounds what they add. e.Reason must come from a fixed set.
+func (s *Store) CountAnonymousRefusal(ctx context.Context, e AuthEvent) error {
+	var siteID *uuid.UUID
+	key := "-"
+	if e.SiteID != uuid.Nil {
+		siteID, key = &e.SiteID, e.SiteID.String()
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO auth_events AS a (site_id, event, client_id, reason, summary_key)
+		VALUES ($1, $2, $3, $4, $5 || ' ' || $2 || ' ' || $4 || ' ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'))
+		ON CONFLICT (summary_key) WHERE summary_key IS NOT NULL DO UPDATE SET repeats = a.repeats + 1`,
+		siteID, string(e.Kind), e.ClientID, e.Reason, key)
+	if err != nil {
+		return fmt.Errorf("storage: count %s event: %w", e.Kind, notFound(err))
+	}
+	return nil
+}
+
 // AuthEvents returns a site's most recent events, newest first.
 func (s *Store) AuthEvents(ctx context.Context, siteID uuid.UUID, limit int) ([]AuthEvent, error) {
 	rows, err := s.pool.Query(ctx, `

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
@@ -91,5 +92,57 @@ func TestAnonymousConsoleSignInRefusalsDoNotGrowTheAudit(t *testing.T) {
 	}
 	if n := countRows(t, a.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'console_sign_in' AND outcome = 'success' AND repeats = 1`); n != 1 {
 		t.Errorf("%d rows of the operator's sign-in, want 1", n)
+	}
+}
+
+// TestAnonymousSignInRefusalsDoNotGrowTheAudit: anyone may register an
+// OAuth client and start a sign-in to a site, then bring the ERP's
+// callback back with an error of their choosing, no one having signed in.
+// Before, each such sign-in was a login_denied row of auth_events kept for
+// ever, and the ERP's error code was stored as sent; now those of a minute
+// are one row per site and reason, the reason an OAuth error code (any
+// other is erp_other; the log line keeps it).
+func TestAnonymousSignInRefusalsDoNotGrowTheAudit(t *testing.T) {
+	_, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
+	r := &oauthRig{t: t, gw: gw, site: site}
+	r.clientID = r.register(e2eRedirectURI)
+	callback := gw.callbackURL(t, site.Slug)
+	from := time.Now()
+	for n := 1; n <= anonymousSources; n++ {
+		source := "203.0.113." + strconv.Itoa(n)
+		jar, _ := cookiejar.New(nil)
+		client := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		get := func(target string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequest(http.MethodGet, target, nil)
+			req.Header.Set("X-Forwarded-For", source)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		resp := get(r.authorizeURL(nil))
+		to, err := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || err != nil || to.Query().Get("state") == "" {
+			t.Fatalf("source %d: authorize: HTTP %d to %q", n, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		// Half say the person declined, half send a code of their own.
+		code := "access_denied"
+		if n%2 == 0 {
+			code = "made_up_" + strings.Repeat(string(rune('a'+n%26)), 1+n/26)
+		}
+		if resp := get(callback + "?" + url.Values{"state": {to.Query().Get("state")}, "error": {code}}.Encode()); resp.StatusCode >= 500 {
+			t.Fatalf("source %d: callback: HTTP %d", n, resp.StatusCode)
+		}
+	}
+	bound := 2 * minutesSpanned(from, time.Now())
+	if rows := countRows(t, gw.DBURL, `SELECT count(*) FROM auth_events WHERE event = 'login_denied'`); rows > bound {
+		t.Errorf("%d sign-ins refused with no one signed in left %d rows in auth_events; want at most %d (a minute's per reason)", anonymousSources, rows, bound)
+	}
+	if n := countRows(t, gw.DBURL, `SELECT coalesce(sum(repeats), 0)::int FROM auth_events WHERE event = 'login_denied' AND reason IN ('erp_access_denied', 'erp_other')`); n != anonymousSources {
+		t.Errorf("the summary rows count %d refused sign-ins, want %d", n, anonymousSources)
 	}
 }
