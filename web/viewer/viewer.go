@@ -389,6 +389,10 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request) {
 			Key: fmt.Sprintf("%d-%d", e.Source, e.ID), At: e.OccurredAt.Format("2006-01-02 15:04:05"), Source: e.SourceName(), Site: e.SiteSlug, Event: e.Event,
 			ERPUser: e.ERPUser, Client: e.ClientID, Outcome: e.Outcome, Reason: e.Reason, Failed: e.Outcome != "success",
 		}
+		if e.Repeats > 1 {
+			// A minute's refusals of anonymous visitors, counted in one row.
+			row.Outcome += fmt.Sprintf(", %d times in this minute", e.Repeats)
+		}
 		if e.ActorKind != "" {
 			row.Actor = e.ActorKind
 			if e.Actor != "" {

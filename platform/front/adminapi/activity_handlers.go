@@ -54,6 +54,9 @@ type auditEventView struct {
 	Actor      string    `json:"actor"`
 	Outcome    string    `json:"outcome"`
 	Reason     string    `json:"reason"`
+	// Repeats is how many events the row counts: more than 1 for a
+	// minute's refusals of anonymous visitors.
+	Repeats int `json:"repeats"`
 }
 
 type eventPage[T any] struct {
@@ -176,7 +179,7 @@ func (a *API) listAuditEvents(c echo.Context) error {
 		out.Events = append(out.Events, auditEventView{
 			Source: e.SourceName(), ID: e.ID, OccurredAt: e.OccurredAt, SiteID: siteIDView(e.SiteID), SiteSlug: e.SiteSlug,
 			Event: e.Event, ERPUser: e.ERPUser, ClientID: e.ClientID, ActorKind: e.ActorKind, Actor: e.Actor,
-			Outcome: e.Outcome, Reason: e.Reason,
+			Outcome: e.Outcome, Reason: e.Reason, Repeats: e.Repeats,
 		})
 	}
 	out.Next, out.NextURL = a.nextURL(c, page.Next)

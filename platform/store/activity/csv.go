@@ -15,7 +15,7 @@ var UsageCSVHeader = []string{"id", "occurred_at", "site_id", "site_slug", "auth
 
 // AuditCSVHeader is the first line of an audit export.
 var AuditCSVHeader = []string{"source", "id", "occurred_at", "site_id", "site_slug", "event", "erp_user", "client_id",
-	"actor_kind", "actor", "outcome", "reason"}
+	"actor_kind", "actor", "outcome", "reason", "repeats"}
 
 // ExportUsage writes every usage event matching f to w as CSV, newest
 // first, row by row as Postgres sends them.
@@ -48,7 +48,7 @@ func (s *Store) ExportAudit(ctx context.Context, f Filter, w io.Writer) error {
 	}
 	err := s.EachAudit(ctx, f, func(e AuditEvent) error {
 		return cw.Write(cells(e.SourceName(), strconv.FormatInt(e.ID, 10), e.OccurredAt.Format(time.RFC3339Nano),
-			siteIDText(e.SiteID), e.SiteSlug, e.Event, e.ERPUser, e.ClientID, e.ActorKind, e.Actor, e.Outcome, e.Reason))
+			siteIDText(e.SiteID), e.SiteSlug, e.Event, e.ERPUser, e.ClientID, e.ActorKind, e.Actor, e.Outcome, e.Reason, strconv.Itoa(e.Repeats)))
 	})
 	cw.Flush()
 	if err != nil {
