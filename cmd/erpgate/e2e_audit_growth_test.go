@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -144,5 +145,63 @@ func TestAnonymousSignInRefusalsDoNotGrowTheAudit(t *testing.T) {
 	}
 	if n := countRows(t, gw.DBURL, `SELECT coalesce(sum(repeats), 0)::int FROM auth_events WHERE event = 'login_denied' AND reason IN ('erp_access_denied', 'erp_other')`); n != anonymousSources {
 		t.Errorf("the summary rows count %d refused sign-ins, want %d", n, anonymousSources)
+	}
+}
+
+// TestAnonymousOwnerSignInRefusalsDoNotGrowTheAudit: anyone may start a
+// sign-in on a site's owner page and bring the ERP's callback back with an
+// error, no one having signed in. Before, each was an owner_sign_in row
+// of admin_events kept for ever; now those of a site and minute are one
+// row that counts them. A sign-in the ERP identified (an ERP user who is
+// not an administrator) stays a row of its own.
+func TestAnonymousOwnerSignInRefusalsDoNotGrowTheAudit(t *testing.T) {
+	_, gw, site := startFrappeOAuthGateway(t, loopbackProxyEnv)
+	callback := gw.callbackURL(t, site.Slug)
+	from := time.Now()
+	for n := 1; n <= anonymousSources; n++ {
+		source := "203.0.113." + strconv.Itoa(n)
+		jar, _ := cookiejar.New(nil)
+		client := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		do := func(method, target string, form url.Values) (*http.Response, string) {
+			t.Helper()
+			var body io.Reader
+			if form != nil {
+				body = strings.NewReader(form.Encode())
+			}
+			req, _ := http.NewRequest(method, target, body)
+			if form != nil {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			req.Header.Set("Accept", "text/html")
+			req.Header.Set("X-Forwarded-For", source)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			text, _ := io.ReadAll(resp.Body)
+			return resp, string(text)
+		}
+		resp, page := do(http.MethodGet, gw.URL+"/sites/"+site.Slug+"/manage", nil)
+		m := csrfInput.FindStringSubmatch(page)
+		if resp.StatusCode != http.StatusOK || m == nil {
+			t.Fatalf("source %d: the owner page: HTTP %d %s", n, resp.StatusCode, pageText(page))
+		}
+		resp, page = do(http.MethodPost, gw.URL+"/sites/"+site.Slug+"/manage/sign-in", url.Values{"csrf": {m[1]}})
+		to, err := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || err != nil || to.Query().Get("state") == "" {
+			t.Fatalf("source %d: start the owner sign-in: HTTP %d to %q %s", n, resp.StatusCode, resp.Header.Get("Location"), pageText(page))
+		}
+		if resp, page := do(http.MethodGet, callback+"?"+url.Values{"state": {to.Query().Get("state")}, "error": {"access_denied"}}.Encode(), nil); resp.StatusCode >= 500 {
+			t.Fatalf("source %d: callback: HTTP %d %s", n, resp.StatusCode, pageText(page))
+		}
+	}
+	bound := minutesSpanned(from, time.Now())
+	if rows := countRows(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'owner_sign_in'`); rows > bound {
+		t.Errorf("%d owner sign-ins refused with no one signed in left %d rows in admin_events; want at most %d (one a minute)", anonymousSources, rows, bound)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT coalesce(sum(repeats), 0)::int FROM admin_events WHERE action = 'owner_sign_in' AND outcome = 'refused' AND site_id = $1`, site.ID); n != anonymousSources {
+		t.Errorf("the summary rows of the site count %d refused owner sign-ins, want %d", n, anonymousSources)
 	}
 }

@@ -378,7 +378,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		secs := sourcelimit.RetryAfter(w.Header(), wait)
 		if first {
 			c.log.Info("source rate limit", zap.String("endpoint", "console_sign_in"), zap.String("source", source))
-			c.deps.Admin.RecordAnonymousRefusal(r.Context(), signInAttempt, siteadmin.ActionConsoleSignIn, "source_limit",
+			c.deps.Admin.RecordAnonymousRefusal(r.Context(), signInAttempt, uuid.Nil, "", siteadmin.ActionConsoleSignIn, "source_limit",
 				map[string]any{"source": source}, siteadmin.Refusal(siteadmin.Invalid, "too many sign-in attempts from this source"))
 		}
 		c.renderError(w, http.StatusTooManyRequests, pagekit.ErrorPage{
@@ -402,7 +402,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	if !c.deps.AdminToken.IsSet() || !secrets.ConstantTimeEqual(token, c.deps.AdminToken.Reveal()) {
 		// Anyone can guess, from many addresses: the guesses of a minute
 		// are one row that counts them (each is logged with its source).
-		c.deps.Admin.RecordAnonymousRefusal(r.Context(), signInAttempt, siteadmin.ActionConsoleSignIn, "wrong_token",
+		c.deps.Admin.RecordAnonymousRefusal(r.Context(), signInAttempt, uuid.Nil, "", siteadmin.ActionConsoleSignIn, "wrong_token",
 			map[string]any{"source": source}, siteadmin.Refusal(siteadmin.Invalid, "the admin token is not valid"))
 		c.renderSignIn(w, r, http.StatusUnauthorized, "That is not the admin token. Check it and try again.")
 		return

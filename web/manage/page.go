@@ -316,20 +316,26 @@ func outcomeWords(e sites.Event) string {
 	case siteadmin.OutcomeSuccess:
 		return "done"
 	case siteadmin.OutcomeRefused:
+		refused := "refused"
+		if e.Repeats > 1 {
+			// A minute's refusals of anonymous visitors, counted in one
+			// row; its sentence is the first's.
+			refused = fmt.Sprintf("refused, %d times in this minute", e.Repeats)
+		}
 		// siteadmin keeps a sentence for people next to the reason, which
 		// is in the admin API's words; the approval store's reasons are
 		// codes.
 		if e.Sentence != "" {
-			return "refused: " + e.Sentence
+			return refused + ": " + e.Sentence
 		}
 		if words, ok := approvalReasons[e.Reason]; ok {
-			return "refused: " + words
+			return refused + ": " + words
 		}
 		// An event from before events kept a sentence.
 		if s := siteadmin.OldRefusalSentence(e.Action, e.Reason); s != "" {
-			return "refused: " + s
+			return refused + ": " + s
 		}
-		return "refused"
+		return refused
 	}
 	return "failed"
 }

@@ -181,7 +181,14 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 	switch {
 	case err != nil:
 		h.log.Info("owner sign-in did not complete", zap.String("site_slug", site.Slug), zap.Error(err))
-		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, "", siteadmin.Refused("the sign-in at the ERP did not complete: %s", proofReason(err)))
+		refusal := siteadmin.Refused("the sign-in at the ERP did not complete: %s", proofReason(err))
+		if p.User.ID == "" {
+			// No one was identified: anyone may start a sign-in and end it
+			// so. Counted in the site's row of the minute.
+			h.deps.Admin.RecordAnonymousOwnerSignIn(r.Context(), site, proofReason(err), refusal)
+		} else {
+			h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, "", refusal)
+		}
 		h.proofFailed(w, site.Slug, err, "You are not signed in to the owner page.")
 	case !p.Check.Admin:
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, notAdminRefusal(p))

@@ -148,7 +148,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
-			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, siteadmin.ActionRegisterStart, string(se.Kind), details, err)
+			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, string(se.Kind), details, err)
 			h.renderStart(w, http.StatusBadRequest, browser, f, se.PeopleSentence(startLabel))
 			return
 		}
@@ -159,7 +159,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
-			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, siteadmin.ActionRegisterStart, string(se.Kind), details, err)
+			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, string(se.Kind), details, err)
 			h.renderStart(w, http.StatusBadGateway, browser, f, se.PeopleSentence(nil))
 			return
 		}

@@ -62,6 +62,14 @@ func (s *Service) RecordOwnerSignIn(ctx context.Context, actor Actor, site sites
 	s.record(ctx, actor, site.ID, site.Slug, ActionOwnerSignIn, details, refusal)
 }
 
+// RecordAnonymousOwnerSignIn records a sign-in on the site's owner's page
+// that the ERP did not complete (no one was identified), refusal saying
+// why in words safe to show and code naming it from a fixed set. Anyone
+// may start one: see RecordAnonymousRefusal.
+func (s *Service) RecordAnonymousOwnerSignIn(ctx context.Context, site sites.Site, code string, refusal error) {
+	s.RecordAnonymousRefusal(ctx, ERPAdmin("unknown ERP user"), site.ID, site.Slug, ActionOwnerSignIn, code, map[string]any{}, refusal)
+}
+
 // Refused is a refusal in the person's words, for RecordOwnerSignIn and
 // RefuseOwnerChange.
 func Refused(format string, args ...any) error { return newError(Rejected, nil, format, args...) }

@@ -165,14 +165,16 @@ func (s *Service) record(ctx context.Context, actor Actor, siteID uuid.UUID, slu
 }
 
 // RecordAnonymousRefusal records the refusal err of an action by a visitor
-// erpgate knows nothing of (no site, no signed-in person, nothing stored
-// for them yet): a registration's start, a console sign-in with a wrong
-// token. Anyone can cause these from many addresses, each within its own
-// limit, so they are not a row each: the log line is written as for every
-// event, and the table counts the refusal in the summary row of its action
-// and minute, deployment-wide, by code (a word from a fixed set, never
-// the visitor's input). Nothing changed, so no audit trail is lost.
-func (s *Service) RecordAnonymousRefusal(ctx context.Context, actor Actor, action, code string, details map[string]any, err error) {
+// erpgate knows nothing of (no signed-in person, nothing stored for them
+// yet): a registration's start, a console sign-in with a wrong token, an
+// owner's sign-in on site siteID that the ERP did not complete (uuid.Nil
+// and "" for none). Anyone can cause these from many addresses, each
+// within its own limit, so they are not a row each: the log line is
+// written as for every event, and the table counts the refusal in the
+// summary row of its action, site and minute, deployment-wide, by code (a
+// word from a fixed set, never the visitor's input). Nothing changed, so
+// no audit trail is lost.
+func (s *Service) RecordAnonymousRefusal(ctx context.Context, actor Actor, siteID uuid.UUID, slug, action, code string, details map[string]any, err error) {
 	// The log line keeps what the row no longer does: each refusal, with
 	// what was sent (its address, its source), bounded.
 	var extra []zap.Field
@@ -181,7 +183,7 @@ func (s *Service) RecordAnonymousRefusal(ctx context.Context, actor Actor, actio
 			extra = append(extra, zap.String(k, boundText(v)))
 		}
 	}
-	e := s.logged(actor, uuid.Nil, "", action, details, err, extra...)
+	e := s.logged(actor, siteID, slug, action, details, err, extra...)
 	if rerr := s.deps.Store.RecordRefusalSummary(context.WithoutCancel(ctx), e, code); rerr != nil {
 		s.log.Error("audit event not recorded", zap.String("action", action), zap.Error(rerr))
 	}
