@@ -1,15 +1,16 @@
 -- +goose Up
 
--- Refusals of anonymous visitors (a registration start refused before any
--- registration exists, a wrong admin token at the console's sign-in) were
--- one admin_events row each, kept for ever: many source addresses, each
--- within its own limit, could grow the table without bound. They are now
--- counted in one row per action and minute for the whole deployment:
--- summary_key names that row (the action and the minute, UTC), the
--- unique index makes every replica add to the same one (INSERT … ON
--- CONFLICT), and repeats counts the refusals it stands for (1 for every
--- other row). Refusals tied to a site or a person, and everything that
--- changed something, stay one row each.
+-- Refusals of visitors erpgate knows nothing of (a registration's start
+-- or proof refused before anyone was identified, a wrong admin token at the
+-- console's sign-in, an owner's sign-in the ERP did not complete) were one
+-- admin_events row each, kept for ever: many source addresses, each within
+-- its own limit, could grow the table without bound. They are now counted
+-- in one row per action, site, kind of refusal and minute (UTC) for the
+-- whole deployment: summary_key names that row, the unique index makes
+-- every replica add to the same one (INSERT … ON CONFLICT), and repeats
+-- counts the refusals it stands for (1 for every other row). Refusals of
+-- an identified person, and everything that changed something, stay one
+-- row each.
 ALTER TABLE admin_events ADD COLUMN repeats integer NOT NULL DEFAULT 1;
 ALTER TABLE admin_events ADD COLUMN summary_key text;
 CREATE UNIQUE INDEX admin_events_summary_key_idx ON admin_events (summary_key) WHERE summary_key IS NOT NULL;

@@ -399,8 +399,17 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 	ctx := r.Context()
 	actor := siteadmin.Registrant(ref)
 	refuse := func(reason string, status int, m message) {
-		h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, map[string]any{"erp_user": proof.User.ID},
-			&siteadmin.Error{Kind: siteadmin.Rejected, Message: reason})
+		refusal := &siteadmin.Error{Kind: siteadmin.Rejected, Message: reason}
+		if proof.User.ID == "" {
+			// No one was identified: whoever holds a registration may go
+			// to the ERP and back again and again, from many addresses.
+			// Counted in the minute's row of its kind (the reason's
+			// first word, one of erpgate's own).
+			code, _, _ := strings.Cut(reason, ":")
+			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, code, map[string]any{}, refusal)
+		} else {
+			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, map[string]any{"erp_user": proof.User.ID}, refusal)
+		}
 		h.message(w, status, m)
 	}
 	if ref == "" || errors.Is(perr, erpadmin.ErrState) {

@@ -68,13 +68,13 @@ func (s *Store) RecordEvent(ctx context.Context, e Event) error {
 
 // RecordRefusalSummary counts e, the refusal of an anonymous visitor (no
 // signed-in person; e.SiteID is the site it concerned, or uuid.Nil), in
-// the summary row of its action, site and the current minute (the
-// database's clock, UTC), which every replica adds to: the row is made with e's actor, reason, sentence and details,
-// as an example, and keeps the count of the refusals (repeats) and, in
-// details.reasons, how many had each code. code is one of a fixed set
-// (never the visitor's input), so that a row stays small. Anyone may cause
-// these refusals from many addresses, each within its own limit: one row
-// a minute per action bounds what they add to the table.
+// the summary row of its action, site, code and the current minute (the
+// database's clock, UTC), which every replica adds to: the row is made
+// with e's actor, reason, sentence and details, as an example, and counts
+// the refusals (repeats). code names the kind of refusal from a fixed set
+// (never the visitor's input), so that a minute has few rows. Anyone may
+// cause these refusals from many addresses, each within its own limit:
+// one row a minute per action, site and code bounds what they add.
 func (s *Store) RecordRefusalSummary(ctx context.Context, e Event, code string) error {
 	details := e.Details
 	if details == nil {
@@ -91,14 +91,11 @@ func (s *Store) RecordRefusalSummary(ctx context.Context, e Event, code string) 
 	}
 	if _, err := s.pool.Exec(ctx, `
 		INSERT INTO admin_events AS e (site_id, site_slug, actor_kind, actor, action, outcome, reason, sentence, details, summary_key)
-		VALUES ($8, $9, $1, $2, $3, 'refused', $4, $5, $6::jsonb || jsonb_build_object('reasons', jsonb_build_object($7::text, 1)),
-		        $3 || ' ' || $10::text || ' ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'))
-		ON CONFLICT (summary_key) WHERE summary_key IS NOT NULL DO UPDATE SET
-		    repeats = e.repeats + 1,
-		    details = jsonb_set(e.details, ARRAY['reasons', $7::text], to_jsonb(coalesce((e.details->'reasons'->>$7::text)::int, 0) + 1))`,
-		database.StorableText(e.ActorKind), database.StorableText(e.Actor), database.StorableText(e.Action),
-		database.StorableText(e.Reason), database.StorableText(e.Sentence), database.StorableJSON(raw), database.StorableText(code),
-		siteID, database.StorableText(e.SiteSlug), site); err != nil {
+		VALUES ($1, $2, $3, $4, $5, 'refused', $6, $7, $8,
+		        $5 || ' ' || $9::text || ' ' || $10::text || ' ' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'))
+		ON CONFLICT (summary_key) WHERE summary_key IS NOT NULL DO UPDATE SET repeats = e.repeats + 1`,
+		siteID, database.StorableText(e.SiteSlug), database.StorableText(e.ActorKind), database.StorableText(e.Actor), database.StorableText(e.Action),
+		database.StorableText(e.Reason), database.StorableText(e.Sentence), database.StorableJSON(raw), site, database.StorableText(code)); err != nil {
 		return fmt.Errorf("sites: record %s refusals: %w", e.Action, database.Classify(err))
 	}
 	return nil
