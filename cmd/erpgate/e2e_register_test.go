@@ -226,6 +226,10 @@ func TestRegistrationKeepsPastedPasswordsOutOfEvents(t *testing.T) {
 	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE position($1 in details::text || reason) > 0`, secret); n != 0 {
 		t.Errorf("%d audit events keep the password", n)
 	}
+	// Each refusal is logged with the address typed, as shown.
+	if logs := gw.Logs.String(); strings.Contains(logs, secret) || !strings.Contains(logs, "erp.example.com") {
+		t.Errorf("the log keeps the password, or not the address:\n%s", logs)
+	}
 }
 
 // TestRegistrationRefusesOversizedForms: the registration's forms are
