@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, ReplicaAnswerBytes: 64 << 20, CallerShare: 25},
 		HTTP:            HTTP{ReadHeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute},
 		Usage:           Usage{FlushInterval: 500 * time.Millisecond, BatchSize: 200, RetentionDays: 400},
-		Audit:           Audit{RetentionDays: 400},
+		Audit:           Audit{RetentionDays: 0},
 		ShutdownTimeout: 30 * time.Second,
 		GCSlackBytes:    32 << 20,
 		OAuth: OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute,

@@ -95,7 +95,7 @@ var settings = []setting{
 		apply: intIn(1, 10_000, func(c *Config) *int { return &c.Usage.BatchSize })},
 	{key: "usage.retention_days", env: "ERPGATE_USAGE_RETENTION_DAYS", fallback: "400",
 		apply: intIn(0, 36_500, func(c *Config) *int { return &c.Usage.RetentionDays })},
-	{key: "audit.retention_days", env: "ERPGATE_AUDIT_RETENTION_DAYS", fallback: "400",
+	{key: "audit.retention_days", env: "ERPGATE_AUDIT_RETENTION_DAYS", fallback: "0",
 		apply: intIn(0, 36_500, func(c *Config) *int { return &c.Audit.RetentionDays })},
 
 	{key: "shutdown_timeout", env: "ERPGATE_SHUTDOWN_TIMEOUT", fallback: "30s",
