@@ -58,7 +58,7 @@ func TestChromiumConsole(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#token`), gw.AdminToken),
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
 	waitForTitle(t, ctx, "Sites")
-	if text := browserResult(t, ctx, "read the sites page", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "frappe") || !strings.Contains(text, "active") || !strings.Contains(text, "api_token") {
+	if text := browserResult(t, ctx, "read the sites page", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "Frappe/ERPNext") || !strings.Contains(text, "active") || !strings.Contains(text, "API credential") {
 		t.Errorf("the site's row: %q", text)
 	}
 	for cell, want := range map[string]string{"calls": "3", "errors": "33.3 %", "people": "0"} {

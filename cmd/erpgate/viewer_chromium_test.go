@@ -262,7 +262,7 @@ func TestChromiumViewer(t *testing.T) {
 	events := browserResult(t, ctx, "read the audit", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[1].textContent + "|" + r.children[3].textContent + "|" + r.children[7].textContent)`))
 	joined := strings.Join(events, " ")
-	for _, want := range []string{"sign-in|sign_in|success", "sign-in|login_denied|refused", "administration|create_site|success"} {
+	for _, want := range []string{"sign-in|Sign-in|success", "sign-in|Sign-in refused|refused", "administration|Site registered|success"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the audit lacks %s: %q", want, events)
 		}
@@ -280,7 +280,7 @@ func TestChromiumViewer(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)))
 	refused := browserResult(t, ctx, "read the refusals", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].textContent + "|" + r.children[4].textContent + "|" + r.children[8].textContent)`))
-	if len(refused) != 1 || refused[0] != "login_denied|eve@acme.example|access_denied" {
+	if len(refused) != 1 || refused[0] != "Sign-in refused|eve@acme.example|access to the ERP denied" {
 		t.Errorf("refused audit events %q", refused)
 	}
 	saveScreenshot(t, ctx, "viewer-audit-refused.png")

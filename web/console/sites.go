@@ -137,9 +137,9 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		a := activity[s.ID]
 		var types []string
 		for _, cn := range conns[s.ID] {
-			types = append(types, string(cn.Type))
+			types = append(types, connectionWords(cn.Type))
 		}
-		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: s.Kind, Status: string(s.Status), BaseURL: s.BaseURL,
+		row := siteRow{Slug: s.Slug, DisplayName: s.DisplayName, Kind: siteadmin.KindName(s.Kind), Status: string(s.Status), BaseURL: s.BaseURL,
 			Active: s.Status == sites.StatusActive, Connections: strings.Join(types, ", "), People: a.People, Calls: a.Calls,
 			ErrorRate: "—", PreflightURL: c.kit.URL("/console/preflight?site=" + s.Slug), Settings: c.kit.URL("/console/settings?site=" + s.Slug),
 			SharedCallback: s.SharedCallback, OwnRedirectURI: c.kit.URL(sites.SiteCallbackPath(s.Slug))}
@@ -162,6 +162,17 @@ func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// connectionWords is a connection type as the console's forms call it.
+func connectionWords(t sites.ConnectionType) string {
+	switch t {
+	case sites.ConnectionAPIToken:
+		return "API credential"
+	case sites.ConnectionOAuth:
+		return "OAuth client"
+	}
+	return strings.ReplaceAll(string(t), "_", " ")
 }
 
 // siteAction disables, enables or deletes a site (deletion needs the

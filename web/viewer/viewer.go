@@ -179,6 +179,9 @@ type formView struct {
 	ToolLabel, CodeLabel string
 	// Redactions offers the redaction filter (usage only).
 	Redactions []option
+	// Events offers the audit's events and actions by their words; the
+	// usage page's tool is typed.
+	Events []option
 	// RequestID is the request id filter (usage only); Usage says the page
 	// offers it.
 	RequestID string
@@ -318,7 +321,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 	for _, e := range page.Events {
 		row := usageRow{
 			ID: e.ID, At: e.OccurredAt.Format("2006-01-02 15:04:05"), Site: e.SiteSlug, ERPUser: e.ERPUser, Client: e.ClientID,
-			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, Auth: e.AuthType, RequestID: e.RequestID,
+			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, Auth: authWords(e.AuthType), RequestID: e.RequestID,
 			DurationMS: fmt.Sprint(e.DurationMS), Failed: e.Outcome != "success",
 		}
 		if e.Tool != "" {
@@ -372,6 +375,7 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request) {
 	}
 	form := v.form(ctx, AuditPath, q, req, activity.AuditOutcomes)
 	form.ToolLabel, form.CodeLabel = "Event or action", "Reason"
+	form.Events = eventChoices(form.Tool)
 	view := auditView{Form: form, Problems: req.problems}
 	if len(req.problems) > 0 {
 		v.deps.Shell.Render(w, r, http.StatusBadRequest, v.audit, "", view)
@@ -386,18 +390,16 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request) {
 	view.Range = rangeText(f.From, f.To)
 	for _, e := range page.Events {
 		row := auditRow{
-			Key: fmt.Sprintf("%d-%d", e.Source, e.ID), At: e.OccurredAt.Format("2006-01-02 15:04:05"), Source: e.SourceName(), Site: e.SiteSlug, Event: e.Event,
-			ERPUser: e.ERPUser, Client: e.ClientID, Outcome: e.Outcome, Reason: e.Reason, Failed: e.Outcome != "success",
+			Key: fmt.Sprintf("%d-%d", e.Source, e.ID), At: e.OccurredAt.Format("2006-01-02 15:04:05"), Source: e.SourceName(), Site: e.SiteSlug,
+			Event: eventWord(e.Event), ERPUser: e.ERPUser, Client: e.ClientID, Actor: actorWords(e.ActorKind, e.Actor),
+			Outcome: e.Outcome, Failed: e.Outcome != "success",
 		}
 		if e.Repeats > 1 {
 			// A minute's refusals of anonymous visitors, counted in one row.
 			row.Outcome += fmt.Sprintf(", %d times in this minute", e.Repeats)
 		}
-		if e.ActorKind != "" {
-			row.Actor = e.ActorKind
-			if e.Actor != "" {
-				row.Actor += ": " + e.Actor
-			}
+		if e.Reason != "" {
+			row.Reason = reasonWord(e.Reason)
 		}
 		if req.parsed.Site == "" {
 			row.SiteLink = v.filterLink(AuditPath, req, activity.ParamSite, e.SiteSlug)

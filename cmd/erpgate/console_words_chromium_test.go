@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// storedName is how erpgate stores what it records (an action, an
+// event, a connection type, an actor): lower-case words joined by
+// underscores. People read plain words on the console's pages.
+var storedName = regexp.MustCompile(`\b[a-z]+(_[a-z]+)+\b`)
+
+// storedNamesShown lists the stored names in the visible text of the
+// page's main part (links' text included; addresses, input values and
+// attributes are not text).
+func storedNamesShown(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	text := browserResult(t, ctx, "read the page's text", chromedp.Evaluate[string](`document.querySelector("main").innerText`))
+	return storedName.FindAllString(text, -1)
+}
+
+// TestChromiumConsoleSaysPlainWords opens the console's sites page,
+// audit and usage after a site was registered through the admin API
+// (create_site, put_api_connection, issue_service_token by the admin
+// token), a person was refused at sign-in (login_denied, access_denied),
+// the operator signed in to the console (console_sign_in, in a console
+// session) and a program called a tool with the site's service token:
+// none of these pages shows a stored name; the audit's event filter
+// still selects events by the stored action, and a row's link filters
+// by it.
+func TestChromiumConsoleSaysPlainWords(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	cs := connect(t, site.ServiceMCPURL, map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
+	mustSucceed(t, callTool(t, cs, "list_customers", map[string]any{"limit": 2}), "list_customers")
+	if _, err := gw.App.pool.Exec(t.Context(), `
+		INSERT INTO auth_events (occurred_at, site_id, event, erp_user, client_id, reason)
+		SELECT now() - interval '20 minutes', id, 'login_denied', 'eve@acme.example', 'claude', 'access_denied' FROM sites WHERE slug = 'acme'`); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console")
+	saveScreenshot(t, ctx, "words-console-sites.png")
+	if names := storedNamesShown(t, ctx); len(names) > 0 {
+		t.Errorf("the sites page shows stored names: %q", names)
+	}
+	if text := browserResult(t, ctx, "read the site's row", chromedp.Text(chromedp.CSS("#site-acme"))); !strings.Contains(text, "API credential") || !strings.Contains(text, "Frappe/ERPNext") {
+		t.Errorf("the site's row does not name its API credential and kind in words: %q", text)
+	}
+
+	// The usage of the service token's call waits for the batch writer.
+	waitFor(t, 10*time.Second, "the call's usage event stored", func() bool {
+		var n int
+		err := gw.App.pool.QueryRow(t.Context(), `SELECT count(*) FROM usage_events WHERE method = 'tools/call'`).Scan(&n)
+		return err == nil && n == 1
+	})
+	navigate(t, ctx, "open the usage", chromedp.Navigate(gw.URL+"/console/usage"))
+	waitForNewTitle(t, ctx, "Usage")
+	if names := storedNamesShown(t, ctx); len(names) > 0 {
+		// Tool names (list_customers) are the tools' names, which people
+		// set up and read in their AI clients.
+		for _, n := range names {
+			if n != "list_customers" {
+				t.Errorf("the usage page shows the stored name %q", n)
+			}
+		}
+	}
+
+	navigate(t, ctx, "open the audit", chromedp.Navigate(gw.URL+"/console/audit"))
+	waitForNewTitle(t, ctx, "Audit")
+	saveScreenshot(t, ctx, "words-console-audit.png")
+	if names := storedNamesShown(t, ctx); len(names) > 0 {
+		t.Errorf("the audit shows stored names: %q", names)
+	}
+	events := browserResult(t, ctx, "read the audit", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].innerText + "|" + r.children[6].innerText + "|" + r.children[8].innerText)`))
+	joined := strings.Join(events, "\n")
+	for _, want := range []string{"Console sign-in|operator, in console session ", "Site registered|operator, with the admin token|", "Sign-in refused||access to the ERP denied"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the audit lacks %q: %q", want, events)
+		}
+	}
+
+	// The event filter offers the actions in words and selects by the
+	// stored name.
+	submitAndWait(t, ctx, "filter the console sign-ins", "Audit",
+		chromedp.SetValue(chromedp.CSS(`#f-tool`), "console_sign_in"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)))
+	if label := browserResult(t, ctx, "read the chosen event", chromedp.Evaluate[string](`(s => s.options[s.selectedIndex].text)(document.querySelector("#f-tool"))`)); label != "Console sign-in" {
+		t.Errorf("the event filter shows %q, want Console sign-in", label)
+	}
+	loc := browserResult(t, ctx, "read the URL", chromedp.Evaluate[string](`location.href`))
+	if u, err := url.Parse(loc); err != nil || u.Query().Get("tool") != "console_sign_in" {
+		t.Errorf("the event filter is not the stored action in the URL: %s", loc)
+	}
+	rows := browserResult(t, ctx, "read the filtered audit", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].innerText)`))
+	if len(rows) != 1 || rows[0] != "Console sign-in" {
+		t.Errorf("filtered by console sign-in: %q", rows)
+	}
+	// A row's event links to the events like it.
+	submitAndWait(t, ctx, "clear the filters", "Audit", chromedp.Click(chromedp.CSS(`form.filters a.button`)))
+	submitAndWait(t, ctx, "follow a refused sign-in's link", "Audit", chromedp.Click(chromedp.CSS(`#events tbody tr a[href*="tool=login_denied"]`)))
+	rows = browserResult(t, ctx, "read the refused sign-ins", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].innerText + "|" + r.children[4].innerText)`))
+	if len(rows) != 1 || rows[0] != "Sign-in refused|eve@acme.example" {
+		t.Errorf("after following the link: %q", rows)
+	}
+	if names := storedNamesShown(t, ctx); len(names) > 0 {
+		t.Errorf("the filtered audit shows stored names: %q", names)
+	}
+}
