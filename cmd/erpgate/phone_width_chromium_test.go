@@ -288,3 +288,59 @@ func TestChromiumApprovalOfASalesOrderFitsAPhone(t *testing.T) {
 		t.Errorf("the approval of a sales order on a phone: a cell is past the screen's edge (%d px): %s", phoneWidth, c)
 	}
 }
+
+// TestChromiumConsoleTablesFitAPhone opens the console's sites page and a
+// site's preflight, run, on a phone: neither table scrolls sideways in its
+// box, every cell with something to read is on the screen, and no column
+// is too narrow for its words.
+func TestChromiumConsoleTablesFitAPhone(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	ctx := newChromium(t)
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	signInToConsole(t, ctx, gw, "/console")
+	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
+	waitForNewTitle(t, ctx, "Preflight")
+	// The Frappe preflight's nine checks (TestChromiumConsole).
+	if n := browserResult(t, ctx, "count the checks", chromedp.Evaluate[int](`document.querySelectorAll("tbody tr[id^='check-']").length`)); n != 9 {
+		t.Fatalf("%d checks shown, want 9: %s", n, currentPage(ctx))
+	}
+	saveScreenshot(t, ctx, "phone-console-preflight.png")
+	tablesFitAPhone(t, ctx, "the preflight")
+	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForNewTitle(t, ctx, "Sites")
+	if text := pageBody(t, ctx); !strings.Contains(text, "Test acme") || !strings.Contains(text, "passed") {
+		t.Fatalf("the sites page lacks the site or its preflight: %s", text)
+	}
+	saveScreenshot(t, ctx, "phone-console-sites-table.png")
+	tablesFitAPhone(t, ctx, "the sites page")
+}
+
+// tablesFitAPhone fails the test if a table of the page shown scrolls
+// sideways in its box, or has a cell with text past the screen's edge,
+// or a column too narrow for its words.
+func tablesFitAPhone(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	fitsTheScreen(t, ctx, what+" on a phone")
+	hidden := browserResult(t, ctx, "measure the tables' boxes", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth).map(w => (w.scrollWidth - w.clientWidth) + ' px of "' + w.innerText.trim().replace(/\s+/g, ' ').slice(0, 40) + '"')`))
+	for _, h := range hidden {
+		t.Errorf("%s on a phone: a table scrolls sideways: %s are out of sight", what, h)
+	}
+	off := browserResult(t, ctx, "find cells off the screen", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('td, th')].filter(c => c.innerText.trim() !== '' && !(c.closest('thead') && getComputedStyle(c.closest('thead')).position === 'absolute')).filter(c => c.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).slice(0, 5).map(c => '"' + c.innerText.trim().slice(0, 40) + '" ends at ' + Math.round(c.getBoundingClientRect().right) + ' px')`))
+	for _, c := range off {
+		t.Errorf("%s on a phone: a cell is past the screen's edge (%d px): %s", what, phoneWidth, c)
+	}
+	// A table's caption is read across the table, not a word a line.
+	narrow := browserResult(t, ctx, "measure the captions", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('caption')].filter(c => c.getBoundingClientRect().width < c.closest('table').getBoundingClientRect().width * 0.9).map(c => '"' + c.innerText.trim().slice(0, 40) + '" is ' + Math.round(c.getBoundingClientRect().width) + ' px wide under a table of ' + Math.round(c.closest('table').getBoundingClientRect().width) + ' px')`))
+	for _, c := range narrow {
+		t.Errorf("%s on a phone: a caption is squeezed: %s", what, c)
+	}
+}
