@@ -165,7 +165,7 @@ func TestChromiumViewer(t *testing.T) {
 		t.Errorf("calls table total %d, want %d", total, viewerCalls)
 	}
 	// The hostile name is text in the chart's legend, and ran nowhere.
-	legend := browserResult(t, ctx, "read the legend", chromedp.Evaluate[[]string](`[...document.querySelectorAll("section[aria-labelledby=calls-heading] svg text")].map(t => t.textContent)`))
+	legend := browserResult(t, ctx, "read the legend", chromedp.Evaluate[[]string](`[...document.querySelectorAll("section[aria-labelledby=calls-heading] .legend li")].map(t => t.textContent)`))
 	if !slices.Contains(legend, viewerHostile) {
 		t.Errorf("the hostile tool is not in the legend as text: %q", legend)
 	}

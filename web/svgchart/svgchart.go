@@ -46,12 +46,16 @@ type Chart struct {
 	Series []Series
 	// Format writes a value for the axis ("12", "4.5%", "120 ms").
 	Format func(float64) string
+	// LegendApart leaves the legend out of the SVG, for the page to show
+	// Legend next to it: a chart scrolled in a narrow box would otherwise
+	// hide part of its legend.
+	LegendApart bool
 }
 
 // Geometry, in SVG user units; the SVG scales to its container.
 const (
 	width, height        = 760.0, 260.0
-	padLeft, padRight    = 64.0, 12.0
+	padLeft, padRight    = 12.0, 64.0
 	padTop, padBottom    = 12.0, 44.0
 	legendRow            = 20.0
 	plotW                = width - padLeft - padRight
@@ -78,7 +82,15 @@ func (c Chart) SVG() template.HTML {
 	}
 	n := len(c.Labels)
 	legendRows := (len(c.Series) + 3) / 4
+	if c.LegendApart {
+		legendRows = 0
+	}
 	total := height + float64(legendRows)*legendRow
+	if c.LegendApart {
+		// Only the x labels under the plot (their baseline is 18 below
+		// it): the room the legend's first row had goes too.
+		total = height - legendRow + 2
+	}
 	plotH := height - padTop - padBottom
 
 	top := 0.0
@@ -109,7 +121,7 @@ func (c Chart) SVG() template.HTML {
 	for _, t := range ticks {
 		ty := y(t)
 		fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s" stroke-width="1"/>`, padLeft, ty, width-padRight, ty, gridInk)
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" dominant-baseline="middle" fill="%s">%s</text>`, padLeft-6, ty, axisInk, html.EscapeString(format(t)))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="start" dominant-baseline="middle" fill="%s">%s</text>`, width-padRight+6, ty, axisInk, html.EscapeString(format(t)))
 	}
 	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="1"/>`, padLeft, padTop+plotH, width-padRight, padTop+plotH, axisInk)
 
@@ -184,6 +196,9 @@ func (c Chart) SVG() template.HTML {
 
 	// Legend, four to a row, under the x labels.
 	for si, s := range c.Series {
+		if c.LegendApart {
+			break
+		}
 		colour := palette[si%len(palette)]
 		lx := padLeft + float64(si%4)*(plotW/4)
 		ly := height + float64(si/4)*legendRow - 10
@@ -204,6 +219,33 @@ func (c Chart) SVG() template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // every text in it went through html.EscapeString
+}
+
+// Legend is the chart's legend as HTML, a list that wraps on a narrow
+// screen: each series' name after a key drawn as in the chart (a swatch
+// for bars, the line's colour and dashes for lines). The keys are hidden
+// from screen readers, which read the chart's table.
+func (c Chart) Legend() template.HTML {
+	var b strings.Builder
+	b.WriteString(`<ul class="legend">`)
+	for si, s := range c.Series {
+		colour := palette[si%len(palette)]
+		if c.Kind == StackedBars {
+			fmt.Fprintf(&b, `<li><svg class="key" viewBox="0 0 %g %g" aria-hidden="true"><rect width="%g" height="%g" fill="%s"/></svg>`,
+				legendSwatch, legendSwatch, legendSwatch, legendSwatch, colour)
+		} else {
+			dash := ""
+			if d := dashes[si%len(dashes)]; d != "" {
+				dash = ` stroke-dasharray="` + d + `"`
+			}
+			fmt.Fprintf(&b, `<li><svg class="key line" viewBox="0 0 24 %g" aria-hidden="true"><line x1="0" y1="%g" x2="24" y2="%g" stroke="%s" stroke-width="2"%s/></svg>`,
+				legendSwatch, legendSwatch/2, legendSwatch/2, colour, dash)
+		}
+		b.WriteString(html.EscapeString(s.Name))
+		b.WriteString(`</li>`)
+	}
+	b.WriteString(`</ul>`)
+	return template.HTML(b.String()) //nolint:gosec // every name went through html.EscapeString
 }
 
 // missing reports a value that was not measured (NaN, or none given).

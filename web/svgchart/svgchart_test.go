@@ -136,3 +136,26 @@ func TestMissingValuesBreakTheLine(t *testing.T) {
 		t.Error("NaN reached the SVG")
 	}
 }
+
+// TestLegendApart: a chart drawn with its legend apart has no legend in
+// the SVG, and Legend lists every series once, its name as text.
+func TestLegendApart(t *testing.T) {
+	c := Chart{ID: "calls", Title: "Calls", Kind: StackedBars, Labels: []string{"10:00", "11:00"}, LegendApart: true,
+		Series: []Series{{Name: "list_customers", Values: []float64{3, 1}}, {Name: `<img src=x>`, Values: []float64{1, 0}}}}
+	root := parse(t, string(c.SVG()))
+	// Three positive values, three bar segments, no swatch.
+	if got := count(root, "rect"); got != 3 {
+		t.Errorf("%d rects in the SVG, want the 3 bars", got)
+	}
+	legend := string(c.Legend())
+	if strings.Contains(legend, "<img") {
+		t.Fatal("a series name became markup in the legend")
+	}
+	var list element
+	if err := xml.Unmarshal([]byte(legend), &list); err != nil {
+		t.Fatalf("the legend is not well-formed: %v\n%s", err, legend)
+	}
+	if n := count(list, "li"); n != 2 || !strings.Contains(legend, "list_customers") || !strings.Contains(legend, "&lt;img src=x&gt;") {
+		t.Errorf("legend %s, want the two series", legend)
+	}
+}

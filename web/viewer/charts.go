@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,7 +20,9 @@ const chartTools = 5
 type chartView struct {
 	ID, Heading string
 	SVG         template.HTML
-	Table       tableView
+	// Legend is outside the chart's scrolling box, all of it in sight.
+	Legend template.HTML
+	Table  tableView
 }
 
 type tableView struct {
@@ -73,14 +76,15 @@ func charts(st activity.Stats) []chartView {
 		}
 	}
 	calls := chartView{ID: "calls", Heading: "Tool calls per " + step}
-	calls.SVG = svgchart.Chart{
+	callsDrawing := svgchart.Chart{LegendApart: true,
 		ID: "calls", Title: "Tool calls per " + step + ", by tool",
 		Desc: fmt.Sprintf("Stacked bars of tool calls in each %s, one colour per tool, from %s to %s UTC. The table after the chart has the numbers.",
 			step, labelOr(labels, 0), labelOr(labels, len(labels)-1)),
 		Kind: svgchart.StackedBars, Labels: labels, Series: series,
 		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
-	}.SVG()
-	calls.Table = tableView{Caption: "Tool calls per " + step + ", by tool (UTC)", Head: []string{"Start"}}
+	}
+	calls.SVG, calls.Legend = callsDrawing.SVG(), callsDrawing.Legend()
+	calls.Table = tableView{Caption: "Tool calls per " + step + ", by tool (UTC), newest first", Head: []string{"Start"}}
 	for _, s := range series {
 		calls.Table.Head = append(calls.Table.Head, s.Name)
 	}
@@ -96,7 +100,7 @@ func charts(st activity.Stats) []chartView {
 	// Error rate.
 	rate := make([]float64, len(st.Buckets))
 	errorsChart := chartView{ID: "errors", Heading: "Error rate per " + step}
-	errorsChart.Table = tableView{Caption: "Failed tool calls per " + step + " (UTC)", Head: []string{"Start", "Calls", "Failed", "Error rate"}}
+	errorsChart.Table = tableView{Caption: "Failed tool calls per " + step + " (UTC), newest first", Head: []string{"Start", "Calls", "Failed", "Error rate"}}
 	for i, b := range st.Buckets {
 		rate[i] = math.NaN() // no calls: no rate, and a gap in the line
 		if b.Calls > 0 {
@@ -105,17 +109,18 @@ func charts(st activity.Stats) []chartView {
 		errorsChart.Table.Rows = append(errorsChart.Table.Rows, []string{labels[i], strconv.FormatInt(b.Calls, 10),
 			strconv.FormatInt(b.Errors, 10), percent(rate[i], b.Calls)})
 	}
-	errorsChart.SVG = svgchart.Chart{
+	errorsDrawing := svgchart.Chart{LegendApart: true,
 		ID: "errors", Title: "Error rate per " + step,
 		Desc: "A line of the share of tool calls that failed in each " + step + ", in percent. The table after the chart has the numbers.",
 		Kind: svgchart.Lines, Labels: labels, Series: []svgchart.Series{{Name: "failed calls (%)", Values: rate}},
 		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" },
-	}.SVG()
+	}
+	errorsChart.SVG, errorsChart.Legend = errorsDrawing.SVG(), errorsDrawing.Legend()
 
 	// Latency, split into the ERP's part and erpgate's.
 	lat := []svgchart.Series{{Name: "ERP p50"}, {Name: "ERP p95"}, {Name: "erpgate p50"}, {Name: "erpgate p95"}}
 	latency := chartView{ID: "latency", Heading: "Latency per " + step + ": time at the ERP and time in erpgate"}
-	latency.Table = tableView{Caption: "Tool call latency per " + step + " in milliseconds, at most (UTC)",
+	latency.Table = tableView{Caption: "Tool call latency per " + step + " in milliseconds, at most (UTC), newest first",
 		Head: []string{"Start", "Calls timed", "ERP p50", "ERP p95", "erpgate p50", "erpgate p95"}}
 	for i, b := range st.Buckets {
 		vals := []int64{b.P50ERP, b.P95ERP, b.P50Gate, b.P95Gate}
@@ -130,13 +135,21 @@ func charts(st activity.Stats) []chartView {
 		}
 		latency.Table.Rows = append(latency.Table.Rows, row)
 	}
-	latency.SVG = svgchart.Chart{
+	latencyDrawing := svgchart.Chart{LegendApart: true,
 		ID: "latency", Title: "Tool call latency per " + step + ", at the ERP and in erpgate",
 		Desc: "Four lines in milliseconds: the median (p50) and 95th percentile (p95) of the time each tool call spent at the ERP, and of the time it spent in erpgate. Each value is the upper bound of a latency step (1, 2, 3, 5, 7, 10, 15 ms and so on), so it may be up to two-thirds more than the true value, and up to twice beyond 10 seconds. The table after the chart has the numbers.",
 		Kind: svgchart.Lines, Labels: labels, Series: lat,
 		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " ms" },
-	}.SVG()
-	return []chartView{calls, errorsChart, latency}
+	}
+	latency.SVG, latency.Legend = latencyDrawing.SVG(), latencyDrawing.Legend()
+	out := []chartView{calls, errorsChart, latency}
+	// A chart reads oldest left to newest right; its table, like the
+	// events under it, starts with the newest, which is what an operator
+	// looks for first and which a long range would otherwise put last.
+	for i := range out {
+		slices.Reverse(out[i].Table.Rows)
+	}
+	return out
 }
 
 func toolName(t string) string {
