@@ -119,3 +119,25 @@ func TestChromiumConsoleSaysPlainWords(t *testing.T) {
 		t.Errorf("the filtered audit shows stored names: %q", names)
 	}
 }
+
+// TestChromiumConsoleSwitchesSayOnOrOff opens a new site's settings:
+// its switches (read-only, service tokens proposing writes) are off until
+// changed (writes are off by default, docs/writes.md), and the page says
+// "off" for each, as its form does, never "nothing".
+func TestChromiumConsoleSwitchesSayOnOrOff(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	ctx := newChromium(t)
+	signInToConsole(t, ctx, gw, "/console")
+	navigate(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForNewTitle(t, ctx, "Settings")
+	for _, name := range []string{"read_only", "service_writes"} {
+		shown := browserResult(t, ctx, "read "+name, chromedp.Evaluate[string](`document.querySelector("#setting-`+name+` td").innerText`))
+		if !strings.HasPrefix(shown, "off\n") {
+			t.Errorf("the switch %s is in force as %q, want off", name, shown)
+		}
+	}
+}

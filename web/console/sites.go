@@ -317,6 +317,10 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		if d.Name == livesettings.Tools {
 			row.Empty = "every tool"
 		}
+		if d.Type == livesettings.TypeBool && row.Value == "" {
+			// A switch with no default of its own (service_writes) is off.
+			row.Value = livesettings.Format(false)
+		}
 		if siteID != uuid.Nil && d.Additive {
 			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
 			row.Empty, row.Also = "nothing of its own", livesettings.Format(dv)
