@@ -141,3 +141,33 @@ func TestChromiumConsoleSwitchesSayOnOrOff(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumConsolePreflightSaysKindAndConnectionInWords runs the
+// preflight of a Frappe site with no OAuth client whose ERP has gone
+// away: the checks it could not make are "The Frappe/ERPNext checks",
+// and the missing OAuth client is said as the console's forms say it,
+// never the stored kind (frappe) or connection type (oauth) in a
+// sentence. (Check ids, shown as code for the docs' table of checks,
+// aside.)
+func TestChromiumConsolePreflightSaysKindAndConnectionInWords(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	sim.Close()
+	ctx := newChromium(t)
+	signInToConsole(t, ctx, gw, "/console")
+	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
+	waitForNewTitle(t, ctx, "Preflight")
+	saveScreenshot(t, ctx, "console-preflight-unreachable.png")
+	text := browserResult(t, ctx, "read the checks without their ids", chromedp.Evaluate[string](
+		`(t => { t.querySelectorAll("code").forEach(c => c.remove()); return t.innerText; })(document.querySelector("main table").cloneNode(true))`))
+	if !strings.Contains(text, "The Frappe/ERPNext checks") {
+		t.Errorf("the checks not made for want of the ERP are not named by the kind in words: %q", text)
+	}
+	if w := regexp.MustCompile(`\b(frappe|oauth)\b`).FindAllString(text, -1); len(w) > 0 {
+		t.Errorf("the preflight says %q in its sentences: %q", w, text)
+	}
+}

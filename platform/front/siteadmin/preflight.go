@@ -173,7 +173,7 @@ func (s *Service) preflightChecks(ctx context.Context, site sites.Site, csite co
 		switch {
 		case errors.Is(err, sites.ErrNotFound):
 			checks = append(checks, connector.Skip("oauth_client", "The site has an OAuth client for user sign-in",
-				"the site has no oauth connection: people cannot sign in through /sites/"+site.Slug+"/mcp; only service tokens work"))
+				"the site has no OAuth client: people cannot sign in through /sites/"+site.Slug+"/mcp; only service tokens work"))
 		case err != nil:
 			checks = append(checks, connector.Fail("oauth_client", "The site has an OAuth client for user sign-in",
 				"the stored OAuth client could not be read", "put the site's OAuth client again (PUT /api/v1/sites/"+site.Slug+"/connections/oauth)"))
@@ -188,7 +188,7 @@ func (s *Service) preflightChecks(ctx context.Context, site sites.Site, csite co
 		return checks
 	}
 	if unreachable {
-		return append(checks, connector.Skip(site.Kind, "The "+site.Kind+" checks", why))
+		return append(checks, connector.Skip(site.Kind, "The "+KindName(site.Kind)+" checks", why))
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*CheckTimeout)
 	defer cancel()
