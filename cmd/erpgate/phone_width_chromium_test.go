@@ -289,9 +289,9 @@ func TestChromiumApprovalOfASalesOrderFitsAPhone(t *testing.T) {
 	}
 }
 
-// TestChromiumConsoleTablesFitAPhone opens the console's sites page and a
-// site's preflight, run, on a phone: neither table scrolls sideways in its
-// box, every cell with something to read is on the screen, and no column
+// TestChromiumConsoleTablesFitAPhone opens the console's sites page, a
+// site's preflight, run, and the settings on a phone: no table scrolls
+// sideways in its box, every cell with something to read is on the screen, and no column
 // is too narrow for its words.
 func TestChromiumConsoleTablesFitAPhone(t *testing.T) {
 	needChromium(t)
@@ -319,6 +319,13 @@ func TestChromiumConsoleTablesFitAPhone(t *testing.T) {
 	}
 	saveScreenshot(t, ctx, "phone-console-sites-table.png")
 	tablesFitAPhone(t, ctx, "the sites page")
+	// The settings, each with the form that changes it.
+	for _, path := range []string{"/console/settings", "/console/settings?site=acme"} {
+		navigate(t, ctx, "open "+path, chromedp.Navigate(gw.URL+path))
+		waitForNewTitle(t, ctx, "Settings")
+		tablesFitAPhone(t, ctx, path)
+	}
+	saveScreenshot(t, ctx, "phone-console-site-settings-table.png")
 }
 
 // tablesFitAPhone fails the test if a table of the page shown scrolls
