@@ -31,8 +31,9 @@ func storedNamesShown(t *testing.T, ctx context.Context) []string {
 // audit and usage after a site was registered through the admin API
 // (create_site, put_api_connection, issue_service_token by the admin
 // token), a person was refused at sign-in (login_denied, access_denied),
-// the operator signed in to the console (console_sign_in, in a console
-// session) and a program called a tool with the site's service token:
+// a wrong admin token was refused at the console's sign-in
+// (invalid_request), the operator signed in to the console
+// (console_sign_in, in a console session) and a program called a tool with the site's service token:
 // none of these pages shows a stored name; the audit's event filter
 // still selects events by the stored action, and a row's link filters
 // by it.
@@ -50,6 +51,12 @@ func TestChromiumConsoleSaysPlainWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := newChromiumWithin(t, 90*time.Second)
+	// A sign-in with a wrong token first: refused, and audited.
+	browserDo(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
+	waitForTitle(t, ctx, "Console sign-in")
+	submitAndWait(t, ctx, "sign in with a wrong token", "Console sign-in",
+		chromedp.SendKeys(chromedp.CSS(`#token`), "ega_not_the_token_at_all_0123456789"),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)))
 	signInToConsole(t, ctx, gw, "/console")
 	saveScreenshot(t, ctx, "words-console-sites.png")
 	if names := storedNamesShown(t, ctx); len(names) > 0 {
@@ -86,7 +93,8 @@ func TestChromiumConsoleSaysPlainWords(t *testing.T) {
 	events := browserResult(t, ctx, "read the audit", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].innerText + "|" + r.children[6].innerText + "|" + r.children[8].innerText)`))
 	joined := strings.Join(events, "\n")
-	for _, want := range []string{"Console sign-in|operator, in console session ", "Site registered|operator, with the admin token|", "Sign-in refused||access to the ERP denied"} {
+	for _, want := range []string{"Console sign-in|operator, in console session ", "Site registered|operator, with the admin token|", "Sign-in refused||access to the ERP denied",
+		"Console sign-in|someone at the console's sign-in|The admin token is not valid."} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the audit lacks %q: %q", want, events)
 		}
@@ -105,7 +113,7 @@ func TestChromiumConsoleSaysPlainWords(t *testing.T) {
 		t.Errorf("the event filter is not the stored action in the URL: %s", loc)
 	}
 	rows := browserResult(t, ctx, "read the filtered audit", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[3].innerText)`))
-	if len(rows) != 1 || rows[0] != "Console sign-in" {
+	if len(rows) != 2 || rows[0] != "Console sign-in" || rows[1] != "Console sign-in" {
 		t.Errorf("filtered by console sign-in: %q", rows)
 	}
 	// A row's event links to the events like it.

@@ -398,7 +398,10 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request) {
 			// A minute's refusals of anonymous visitors, counted in one row.
 			row.Outcome += fmt.Sprintf(", %d times in this minute", e.Repeats)
 		}
-		if e.Reason != "" {
+		switch {
+		case e.Sentence != "":
+			row.Reason = e.Sentence
+		case e.Reason != "":
 			row.Reason = reasonWord(e.Reason)
 		}
 		if req.parsed.Site == "" {

@@ -109,9 +109,13 @@ func reasonWord(reason string) string {
 	if code, ok := strings.CutPrefix(reason, "erp_"); ok && code != "" && !strings.ContainsAny(code, " :") {
 		return "the ERP refused the sign-in (" + strings.ReplaceAll(code, "_", " ") + ")"
 	}
-	// An administration refusal keeps the admin API's sentence.
-	if strings.ContainsAny(reason, " :") {
-		return reason
+	// An administration refusal stored before refusals kept a sentence
+	// for people: the admin API's kind, a colon and its message.
+	if kind, msg, ok := strings.Cut(reason, ": "); ok && !strings.Contains(kind, " ") {
+		return msg
+	}
+	if reason == "internal" {
+		return "erpgate failed; the server log says why"
 	}
 	return unknownName(reason)
 }

@@ -40,6 +40,10 @@ type AuditEvent struct {
 	// row that counts a minute's refusals of anonymous visitors
 	// (migration 00043).
 	Repeats int
+	// Sentence says why an administration action was refused, for
+	// people (siteadmin keeps it next to the reason, which is in the
+	// admin API's words); empty for sign-in events and older events.
+	Sentence string
 }
 
 // SourceName is "sign-in" or "administration".
@@ -131,14 +135,14 @@ func auditSQL(f Filter, after *Cursor, limit int) (string, []any) {
 	if limit > 0 {
 		lim = " LIMIT " + q.arg(limit)
 	}
-	sql := `SELECT source, id, occurred_at, site_id, site_slug, event, erp_user, client_id, actor_kind, actor, outcome, reason, repeats FROM (
+	sql := `SELECT source, id, occurred_at, site_id, site_slug, event, erp_user, client_id, actor_kind, actor, outcome, reason, repeats, sentence FROM (
 	(SELECT ` + fmt.Sprint(SourceSignIn) + ` AS source, a.id, a.occurred_at, a.site_id, coalesce(s.slug, '') AS site_slug,
-	        a.event, a.erp_user, a.client_id, '' AS actor_kind, '' AS actor, ` + signInOutcome + ` AS outcome, a.reason, a.repeats
+	        a.event, a.erp_user, a.client_id, '' AS actor_kind, '' AS actor, ` + signInOutcome + ` AS outcome, a.reason, a.repeats, '' AS sentence
 	   FROM auth_events a LEFT JOIN sites s ON s.id = a.site_id
 	  WHERE ` + authClause + ` ORDER BY a.occurred_at DESC, a.id DESC` + lim + `)
 	UNION ALL
 	(SELECT ` + fmt.Sprint(SourceAdmin) + `, e.id, e.occurred_at, e.site_id, e.site_slug,
-	        e.action, coalesce(e.details->>'erp_user', ''), '', e.actor_kind, e.actor, e.outcome, e.reason, e.repeats
+	        e.action, coalesce(e.details->>'erp_user', ''), '', e.actor_kind, e.actor, e.outcome, e.reason, e.repeats, e.sentence
 	   FROM admin_events e
 	  WHERE ` + adminClause + ` ORDER BY e.occurred_at DESC, e.id DESC` + lim + `)
 ) u ORDER BY occurred_at DESC, source DESC, id DESC` + lim
@@ -179,7 +183,7 @@ func scanAudit(row pgx.CollectableRow) (AuditEvent, error) {
 		siteID pgtype.UUID
 	)
 	err := row.Scan(&e.Source, &e.ID, &e.OccurredAt, &siteID, &e.SiteSlug, &e.Event, &e.ERPUser, &e.ClientID,
-		&e.ActorKind, &e.Actor, &e.Outcome, &e.Reason, &e.Repeats)
+		&e.ActorKind, &e.Actor, &e.Outcome, &e.Reason, &e.Repeats, &e.Sentence)
 	if siteID.Valid {
 		e.SiteID = siteID.Bytes
 	}
