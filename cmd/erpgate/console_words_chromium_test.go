@@ -179,3 +179,22 @@ func TestChromiumConsolePreflightSaysKindAndConnectionInWords(t *testing.T) {
 		t.Errorf("the preflight says %q in its sentences: %q", w, text)
 	}
 }
+
+// TestChromiumConsoleSignInNoteStandsApart opens the console's sign-in:
+// the note under the form (how long a session lasts) stands apart from
+// the Sign in button, a line's height or more below it, not against it.
+func TestChromiumConsoleSignInNoteStandsApart(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	ctx := newChromium(t)
+	for _, size := range [][2]int64{{desktopWidth, desktopHeight}, {phoneWidth, phoneHeight}} {
+		viewAt(t, ctx, size[0], size[1])
+		navigate(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))
+		waitForNewTitle(t, ctx, "Console sign-in")
+		gap := browserResult(t, ctx, "measure the gap", chromedp.Evaluate[float64](
+			`document.querySelector("main .card > p:last-child").getBoundingClientRect().top - document.querySelector("main form button[type=submit]").getBoundingClientRect().bottom`))
+		if gap < 12 {
+			t.Errorf("at %d px wide the note under the sign-in form is %.0f px below the button, want a gap of 12 px or more", size[0], gap)
+		}
+	}
+}
