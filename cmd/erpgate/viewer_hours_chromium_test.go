@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -72,5 +75,50 @@ func TestChromiumUsageHoursReadNewestWhereExpected(t *testing.T) {
 		`[...document.querySelectorAll('.chart-scroll')].map(b => [b, b.querySelector('svg.chart')]).filter(([b, svg]) => svg.getBoundingClientRect().right > b.getBoundingClientRect().right + 1).map(([b, svg]) => svg.getAttribute('aria-labelledby').split('-title')[0] + ': ' + Math.round(svg.getBoundingClientRect().right - b.getBoundingClientRect().right) + ' px of its newest end out of sight')`))
 	for _, h := range hidden {
 		t.Errorf("the usage page on a phone: %s", h)
+	}
+}
+
+// TestChromiumUsageDaysNameTheirYear charts 390 days by day (the viewer
+// takes up to 398 buckets): the range holds the same day of two years,
+// and each row of the table, and each label of the chart, names one day
+// only; the chart's labels do not run into each other.
+func TestChromiumUsageDaysNameTheirYear(t *testing.T) {
+	needChromium(t)
+	gw := startGateway(t, "", nil)
+	ctx := newChromium(t)
+	signInToConsole(t, ctx, gw, "/console")
+	from := time.Now().UTC().Add(-390 * 24 * time.Hour).Format("2006-01-02T15:04")
+	navigate(t, ctx, "chart 390 days", chromedp.Navigate(gw.URL+"/console/usage?step=day&from="+url.QueryEscape(from)))
+	waitForNewTitle(t, ctx, "Usage")
+	saveScreenshot(t, ctx, "usage-390-days.png")
+	days := browserResult(t, ctx, "read the days", chromedp.Evaluate[[]string](`[...document.querySelectorAll("#calls-table tbody th")].map(th => th.textContent)`))
+	if len(days) < 390 {
+		t.Fatalf("%d days charted, want 390 or more: %s", len(days), currentPage(ctx))
+	}
+	seen := map[string]bool{}
+	for _, d := range days {
+		if seen[d] {
+			t.Errorf("two days of the table are both %q", d)
+		}
+		seen[d] = true
+	}
+	// The days under the chart are apart from each other.
+	overlaps := browserResult(t, ctx, "measure the chart's days", chromedp.Evaluate[[]string](`(() => {
+  const svg = document.querySelectorAll("svg.chart")[0];
+  const axis = [...svg.querySelectorAll("text")].filter(t => /^[0-9]+ [A-Z][a-z]{2}/.test(t.textContent)).map(t => [t.textContent, t.getBBox()]);
+  const out = [];
+  for (let i = 1; i < axis.length; i++) {
+    if (axis[i][1].x < axis[i-1][1].x + axis[i-1][1].width + 4) out.push(axis[i-1][0] + " and " + axis[i][0]);
+  }
+  return out;
+})()`))
+	for _, o := range overlaps {
+		t.Errorf("the chart's days %s are drawn over each other", o)
+	}
+	labels := browserResult(t, ctx, "read the chart's days", chromedp.Evaluate[[]string](`[...document.querySelectorAll("svg.chart")[0].querySelectorAll("text")].map(t => t.textContent)`))
+	for _, l := range labels {
+		if len(l) > 4 && !seen[l] && l[0] >= '0' && l[0] <= '9' && strings.Contains(l, " ") {
+			t.Errorf("the chart labels a day %q, not as the table does", l)
+		}
 	}
 }

@@ -54,8 +54,11 @@ type Chart struct {
 
 // Geometry, in SVG user units; the SVG scales to its container.
 const (
-	width, height        = 760.0, 260.0
-	padLeft, padRight    = 12.0, 64.0
+	width, height = 760.0, 260.0
+	// The values' axis is on the right, next to the newest bucket; the
+	// left keeps room for the first time label ("12 Nov 2025") centred
+	// under its bucket.
+	padLeft, padRight    = 40.0, 64.0
 	padTop, padBottom    = 12.0, 44.0
 	legendRow            = 20.0
 	plotW                = width - padLeft - padRight

@@ -39,8 +39,13 @@ func charts(st activity.Stats) []chartView {
 	}
 	labels := make([]string, len(st.Buckets))
 	multiDay := len(st.Buckets) > 0 && st.Buckets[len(st.Buckets)-1].Start.Sub(st.Buckets[0].Start) >= 24*time.Hour
+	// Days of more than one year name it: a range of up to 400 days may
+	// hold the same day of two years.
+	years := len(st.Buckets) > 0 && st.Buckets[len(st.Buckets)-1].Start.Year() != st.Buckets[0].Start.Year()
 	for i, b := range st.Buckets {
 		switch {
+		case step == "day" && years:
+			labels[i] = b.Start.Format("2 Jan 2006")
 		case step == "day":
 			labels[i] = b.Start.Format("2 Jan")
 		case multiDay:
