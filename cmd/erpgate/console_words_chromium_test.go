@@ -198,3 +198,23 @@ func TestChromiumConsoleSignInNoteStandsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumConsoleSiteSettingsSayWhatElseApplies opens a site's
+// settings: a redaction list the site adds to says, in a sentence, that
+// the deployment's list is in force as well, and what it holds.
+func TestChromiumConsoleSiteSettingsSayWhatElseApplies(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	ctx := newChromium(t)
+	signInToConsole(t, ctx, gw, "/console")
+	navigate(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForNewTitle(t, ctx, "Settings")
+	// The test deployment sets no redaction patterns of its own.
+	shown := browserResult(t, ctx, "read the redaction patterns", chromedp.Evaluate[string](`document.querySelector("#setting-redaction_add td").innerText`))
+	if !strings.Contains(shown, "The deployment's patterns apply as well: none.") {
+		t.Errorf("the site's redaction patterns say %q, want the deployment's said to apply as well", shown)
+	}
+}

@@ -323,7 +323,9 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		}
 		if siteID != uuid.Nil && d.Additive {
 			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
-			row.Empty, row.Also = "nothing of its own", livesettings.Format(dv)
+			// The additive settings are the redaction pattern lists,
+			// said in a sentence, one pattern after another.
+			row.Empty, row.Also = "nothing of its own", strings.ReplaceAll(livesettings.Format(dv), "\n", ", ")
 			if row.Also == "" {
 				row.Also = "none"
 			}
