@@ -217,4 +217,16 @@ func TestChromiumConsoleSiteSettingsSayWhatElseApplies(t *testing.T) {
 	if !strings.Contains(shown, "The deployment's patterns apply as well: none.") {
 		t.Errorf("the site's redaction patterns say %q, want the deployment's said to apply as well", shown)
 	}
+	// Two patterns of the deployment's, one a line in its form.
+	navigate(t, ctx, "open the deployment's settings", chromedp.Navigate(gw.URL+"/console/settings"))
+	waitForNewTitle(t, ctx, "Settings")
+	submitAndWait(t, ctx, "add two patterns", "Settings",
+		chromedp.SetValue(chromedp.CSS(`#value-redaction_add`), "payroll\nsalary"),
+		chromedp.Click(chromedp.CSS(`#setting-redaction_add button[type="submit"]`)))
+	navigate(t, ctx, "open the site's settings again", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForNewTitle(t, ctx, "Settings")
+	shown = browserResult(t, ctx, "read the redaction patterns again", chromedp.Evaluate[string](`document.querySelector("#setting-redaction_add td").innerText`))
+	if !strings.Contains(shown, "The deployment's patterns apply as well: payroll, salary.") {
+		t.Errorf("the site's redaction patterns say %q, want the deployment's two", shown)
+	}
 }
