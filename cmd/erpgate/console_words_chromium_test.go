@@ -230,3 +230,33 @@ func TestChromiumConsoleSiteSettingsSayWhatElseApplies(t *testing.T) {
 		t.Errorf("the site's redaction patterns say %q, want the deployment's two", shown)
 	}
 }
+
+// TestChromiumConsoleSaysShortNameNotSlug: the console's form for a new
+// site calls the site's slug its short name; the pages that refuse a
+// short name that names no site, and a deletion confirmed with the wrong
+// one, say so in the same words, never "slug".
+func TestChromiumConsoleSaysShortNameNotSlug(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	ctx := newChromium(t)
+	signInToConsole(t, ctx, gw, "/console")
+	for _, path := range []string{"/console/settings?site=nowhere", "/console/preflight?site=nowhere"} {
+		navigate(t, ctx, "open "+path, chromedp.Navigate(gw.URL+path))
+		waitForNewTitle(t, ctx, "There is no such site")
+		if text := pageBody(t, ctx); strings.Contains(text, "slug") || !strings.Contains(text, "short name") {
+			t.Errorf("%s says: %q", path, text)
+		}
+	}
+	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForNewTitle(t, ctx, "Sites")
+	submitAndWait(t, ctx, "delete with the wrong short name", "Sites",
+		chromedp.Click(chromedp.CSS(`#site-acme details:last-of-type summary`)),
+		chromedp.SendKeys(chromedp.CSS(`#confirm-acme`), "acne"),
+		chromedp.Click(chromedp.CSS(`#site-acme button.danger`)))
+	if text := browserResult(t, ctx, "read the refusal", chromedp.Text(chromedp.CSS(`p.flash`))); strings.Contains(text, "slug") || !strings.Contains(text, "short name") {
+		t.Errorf("a deletion with the wrong short name says: %q", text)
+	}
+}

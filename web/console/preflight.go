@@ -101,7 +101,7 @@ func (c *Console) runPreflight(w http.ResponseWriter, r *http.Request) {
 func (c *Console) siteOfQuery(w http.ResponseWriter, r *http.Request, slug string) (sites.Site, bool) {
 	site, err := c.deps.Store.GetSiteBySlug(r.Context(), slug)
 	if errors.Is(err, sites.ErrNotFound) || (err != nil && sites.ValidateSlug(slug) != nil) {
-		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this slug.", Next: "Choose a site from the console's sites page."})
+		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this short name.", Next: "Choose a site from the console's sites page."})
 		return sites.Site{}, false
 	}
 	if err != nil {

@@ -205,7 +205,7 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		done.Set("done", status)
 	case "delete":
 		if strings.TrimSpace(r.PostFormValue("confirm")) != slug {
-			c.renderSites(w, r, http.StatusUnprocessableEntity, "Site "+slug+" was not deleted: type its slug exactly to confirm.")
+			c.renderSites(w, r, http.StatusUnprocessableEntity, "Site "+slug+" was not deleted: type its short name exactly to confirm.")
 			return
 		}
 		err = c.deps.Admin.DeleteSite(r.Context(), Actor(r), site)
@@ -299,7 +299,7 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		}
 	}
 	if slug != "" && siteID == uuid.Nil {
-		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this slug.", Next: "Choose a site from the sites page."})
+		c.renderError(w, http.StatusNotFound, pagekit.ErrorPage{Title: "There is no such site", Message: "No site has this short name.", Next: "Choose a site from the sites page."})
 		return
 	}
 	snap := c.deps.Settings.Fresh(ctx)
