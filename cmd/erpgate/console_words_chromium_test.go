@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,5 +259,56 @@ func TestChromiumConsoleSaysShortNameNotSlug(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#site-acme button.danger`)))
 	if text := browserResult(t, ctx, "read the refusal", chromedp.Text(chromedp.CSS(`p.flash`))); strings.Contains(text, "slug") || !strings.Contains(text, "short name") {
 		t.Errorf("a deletion with the wrong short name says: %q", text)
+	}
+}
+
+// TestChromiumConsoleSitesKeepNumbersWhole opens the sites page in a
+// laptop's window 900 px wide for a site with both connections, its preflight run: the
+// calls column's heading keeps "24 h" on one line, and the preflight's
+// date is not broken at its dashes ("2026-" on one line, "12-07" on the
+// next).
+func TestChromiumConsoleSitesKeepNumbersWhole(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
+	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newChromium(t)
+	viewAt(t, ctx, 900, desktopHeight)
+	signInToConsole(t, ctx, gw, "/console")
+	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForNewTitle(t, ctx, "Sites")
+	saveScreenshot(t, ctx, "console-sites-900.png")
+	// lines counts the lines the first text of what in the element
+	// found by find is drawn on.
+	lines := func(find, what string) int {
+		return browserResult(t, ctx, "measure "+what, chromedp.Evaluate[int](`((el, what) => {
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const at = n.data.indexOf(what);
+    if (at < 0) continue;
+    const r = document.createRange();
+    r.setStart(n, at);
+    r.setEnd(n, at + what.length);
+    return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size;
+  }
+  return -1;
+})(`+find+`, `+strconv.Quote(what)+`)`))
+	}
+	heading := browserResult(t, ctx, "read the calls heading", chromedp.Evaluate[[]float64](`(th => { const r = document.createRange(); r.selectNodeContents(th); const tops = [...r.getClientRects()].map(b => Math.round(b.top)); const at = th.textContent.indexOf("24"); const q = document.createRange(); q.setStart(th.firstChild, at); q.setEnd(th.firstChild, th.firstChild.data.length); return [...new Set([...q.getClientRects()].map(b => Math.round(b.top)))]; })([...document.querySelectorAll("thead th")].find(th => th.textContent.includes("Calls")))`))
+	if len(heading) != 1 {
+		t.Errorf("the calls heading's '24 h)' is drawn on %d lines", len(heading))
+	}
+	today := time.Now().UTC().Format("2006-01-02")
+	if n := lines(`document.querySelector('#site-acme a[href*="/console/preflight"]')`, today); n != 1 {
+		t.Errorf("the preflight's date %s is drawn on %d lines", today, n)
 	}
 }

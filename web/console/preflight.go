@@ -15,26 +15,34 @@ import (
 )
 
 // preflightSummary is the sites page's word on a site's last preflight.
-func (c *Console) preflightSummary(r *http.Request, site sites.Site) (string, error) {
+func (c *Console) preflightSummary(r *http.Request, site sites.Site) (preflightOutcome, error) {
 	p, err := c.deps.Admin.LastPreflight(r.Context(), site)
 	var ae *siteadmin.Error
 	if errors.As(err, &ae) && ae.Kind == siteadmin.NotFound {
-		return "not run yet", nil
+		return preflightOutcome{Outcome: "not run yet"}, nil
 	}
 	if err != nil {
-		return "", err
+		return preflightOutcome{}, err
 	}
-	when := p.RanAt.UTC().Format("2006-01-02 15:04 UTC")
-	if p.Passed {
-		return "passed, " + when, nil
-	}
-	failed := 0
-	for _, ch := range p.Checks {
-		if ch.Status == connector.CheckFail {
-			failed++
+	at := p.RanAt.UTC()
+	out := preflightOutcome{Outcome: "passed", Day: at.Format("2006-01-02"), Time: at.Format("15:04 UTC")}
+	if !p.Passed {
+		failed := 0
+		for _, ch := range p.Checks {
+			if ch.Status == connector.CheckFail {
+				failed++
+			}
 		}
+		out.Outcome = fmt.Sprintf("failed %d of %d checks", failed, len(p.Checks))
 	}
-	return fmt.Sprintf("failed %d of %d checks, %s", failed, len(p.Checks), when), nil
+	return out, nil
+}
+
+// preflightOutcome is a site's last preflight as the sites page says it:
+// "failed 1 of 9 checks, 2026-12-07 15:04 UTC", the day and the time each
+// kept on one line.
+type preflightOutcome struct {
+	Outcome, Day, Time string
 }
 
 // preflightView is the preflight page's data.

@@ -51,7 +51,7 @@ type siteRow struct {
 	Connections                              string
 	People, Calls                            int
 	ErrorRate                                string
-	Preflight                                string
+	Preflight                                preflightOutcome
 	PreflightURL                             string
 	Settings                                 string
 	// SharedCallback: the site still uses the shared redirect URI;
