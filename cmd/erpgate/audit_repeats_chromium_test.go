@@ -37,9 +37,9 @@ func TestChromiumAuditShowsCountedRefusals(t *testing.T) {
 	var guessed, started int
 	for _, r := range rows {
 		switch {
-		case strings.HasPrefix(r, "console_sign_in|refused"):
+		case strings.HasPrefix(r, "Console sign-in|refused"):
 			guessed++
-		case strings.HasPrefix(r, "register_start|refused"):
+		case strings.HasPrefix(r, "Registration started|refused"):
 			started++
 		default:
 			t.Errorf("an unexpected refusal %q", r)
@@ -51,10 +51,10 @@ func TestChromiumAuditShowsCountedRefusals(t *testing.T) {
 	if guessed < 1 || guessed > 2 || started < 1 || started > 2 || !strings.Contains(joined, "times in this minute") {
 		t.Errorf("refusals shown %q; want the guesses and the starts each counted in a row a minute", rows)
 	}
-	if guessed == 1 && !strings.Contains(joined, "console_sign_in|refused, 3 times in this minute") {
+	if guessed == 1 && !strings.Contains(joined, "Console sign-in|refused, 3 times in this minute") {
 		t.Errorf("the guesses' row does not say 3 times: %q", rows)
 	}
-	if started == 1 && !strings.Contains(joined, "register_start|refused, 4 times in this minute") {
+	if started == 1 && !strings.Contains(joined, "Registration started|refused, 4 times in this minute") {
 		t.Errorf("the starts' row does not say 4 times: %q", rows)
 	}
 	saveScreenshot(t, ctx, "viewer-audit-counted-refusals.png")
