@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+)
+
+// TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing: an approved
+// sales order whose PUT Acumatica answers 409 "A long operation is
+// running for this screen…" (the simulator's own sentence) was not
+// saved, and the caller is told so (RATE_LIMITED, retryable). The approval
+// is not spent on it: the same call from the same client, within the
+// approval's lifetime, makes the approved order, without a second
+// approval, and the ERP holds exactly one copy of it.
+func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", writesGatewayEnv)
+	ctx := context.Background()
+	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
+	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
+		t.Fatal(err)
+	}
+	u := sim.User(acumaticatest.RoleFull)
+	alice := writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
+	customer := sim.Data().Records("Customer")[0].String("CustomerID")
+	item := sim.Data().Records("StockItem")[0].String("InventoryID")
+	const description = "Retried after a long operation"
+	orders := func() int {
+		n := 0
+		for _, r := range sim.Data().Records("SalesOrder") {
+			if r.String("Description") == description {
+				n++
+			}
+		}
+		return n
+	}
+	e := &writeERP{Kind: "acumatica", GW: gw, Site: site, CreateTool: "acumatica_create_sales_order",
+		Orders: func() int { return len(sim.Data().Records("SalesOrder")) }}
+	e.enableWrites(t, "")
+	c := e.connectWriter(t, alice, pathPlain)
+	args := map[string]any{"CustomerID": customer, "Description": description,
+		"Details": []any{map[string]any{"InventoryID": item, "OrderQty": 3}}}
+
+	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
+	e.approve(t, link, alice)
+
+	// Acumatica refuses the PUT: a long operation holds the Sales Orders
+	// form in the session (the simulator's 409, with its sentence).
+	const sentence = "A long operation is running for this screen in the current session. Please try again later."
+	sim.SetFault(acumaticatest.Fault{PathPrefix: "/entity/Default/24.200.001/SalesOrder", Times: 1,
+		Status: http.StatusConflict, Body: `{"message":"` + sentence + `"}`})
+	busy := callTool(t, c.cs, e.CreateTool, args)
+	be, _ := busy.Structured["error"].(map[string]any)
+	if !busy.IsError || busy.errorCode() != "RATE_LIMITED" || be["retryable"] != true || !strings.Contains(errorMessage(busy), "Nothing was written") {
+		t.Fatalf("the approved write Acumatica refused with 409: %s", busy.Text)
+	}
+	if n := orders(); n != 0 {
+		t.Fatalf("%d orders after the refused write, want none", n)
+	}
+	if got := e.actionStatus(t, link); got != "approved" {
+		t.Errorf("after a refusal that wrote nothing the action is %q, want approved (the same call may run it again)", got)
+	}
+
+	// The same call again: the approved order is made, with no new
+	// approval, once.
+	created := callTool(t, c.cs, e.CreateTool, args)
+	if created.IsError {
+		t.Fatalf("the same call after the refusal: %s", created.Text)
+	}
+	if nbr, _ := created.Structured["OrderNbr"].(string); nbr == "" || sim.Data().Find("SalesOrder", "SO", nbr) == nil {
+		t.Errorf("the retry returned %s: no order the simulator holds", created.Text)
+	}
+	if n := orders(); n != 1 {
+		t.Errorf("%d copies of the approved order in the ERP, want exactly 1", n)
+	}
+	if got := e.actionStatus(t, link); got != "executed" {
+		t.Errorf("after the retry the action is %q, want executed", got)
+	}
+	// It was spent by the write it made: a replay writes nothing.
+	replay := callTool(t, c.cs, e.CreateTool, args)
+	if replay.errorCode() != "APPROVAL_INVALID" || orders() != 1 {
+		t.Errorf("the replay after the write: %s; %d copies", replay.Text, orders())
+	}
+}
