@@ -82,6 +82,12 @@ type Error struct {
 	// not as approved (connector.ErrNotAsApproved), it is what the ERP
 	// saved otherwise, in people's words, to follow "<the ERP> saved".
 	ERPSaid string
+	// NothingWritten says the failure is certain to have changed nothing
+	// in the ERP: set (WroteNothing) only where that is known, by who
+	// knows it (the ERP refused the write before running it, or nothing
+	// was sent to be written), never guessed from a code or a message. An
+	// approved write that fails so keeps its approval (docs/writes.md).
+	NothingWritten bool
 }
 
 // New returns an error with a formatted, model-safe message.
@@ -112,6 +118,19 @@ func (e *Error) Retryable() bool { return e.Code.Retryable() }
 func (e *Error) WithRetryAfter(d time.Duration) *Error {
 	e.RetryAfter = d
 	return e
+}
+
+// WroteNothing sets NothingWritten and returns e.
+func (e *Error) WroteNothing() *Error {
+	e.NothingWritten = true
+	return e
+}
+
+// NothingWritten reports whether err is (or wraps) an *Error whose
+// NothingWritten is set: the failure is certain to have changed nothing.
+func NothingWritten(err error) bool {
+	var te *Error
+	return errors.As(err, &te) && te.NothingWritten
 }
 
 // SaidByERP sets ERPSaid and returns e.
