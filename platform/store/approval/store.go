@@ -285,7 +285,7 @@ func (s *Store) Withdraw(ctx context.Context, siteID, id uuid.UUID, erpUser stri
 func (s *Store) Claim(ctx context.Context, k Key, id uuid.UUID) (Action, error) {
 	now := s.now().UTC()
 	a, err := scanAction(s.pool.QueryRow(ctx, `
-		UPDATE pending_actions SET status = 'executing', executed_at = $7
+		UPDATE pending_actions SET status = 'executing', executed_at = $7, error_code = '', error_message = '', erp_said = ''
 		WHERE id = $1 AND site_id = $2 AND auth_type = $3 AND principal = $4 AND tool = $5 AND args_digest = $6
 		  AND client_id = $8 AND status = 'approved' AND expires_at > $7
 		RETURNING `+columns, id, k.SiteID, k.AuthType, k.Principal, k.Tool, k.ArgsDigest[:], now, k.ClientID))
@@ -351,6 +351,31 @@ func (s *Store) Finish(ctx context.Context, siteID, id uuid.UUID, result json.Ra
 // (ErrUsed).
 func (s *Store) Fail(ctx context.Context, siteID, id uuid.UUID, errCode, errMsg, erpSaid string) error {
 	return s.finish(ctx, siteID, id, Failed, EventFailed, "error", nil, errCode, errMsg, erpSaid)
+}
+
+// Release gives the site's executing action id back its approval: its run
+// failed in a way certain to have written nothing
+// (toolerr.Error.NothingWritten), so the same call may run it again. One
+// conditional UPDATE flips executing back to approved, the expiry as it
+// was (never extended), keeping errCode and erpSaid (the ERP's words, for
+// the approval page) of the try until the next claim; of two replicas
+// racing the next claim exactly one wins, as for the first. An action
+// not executing is left as it is (ErrUsed). The try is audited as
+// write_failed with approval_kept.
+func (s *Store) Release(ctx context.Context, siteID, id uuid.UUID, errCode, erpSaid string) (Action, error) {
+	a, err := scanAction(s.pool.QueryRow(ctx, `
+		UPDATE pending_actions SET status = 'approved', executed_at = NULL, result = NULL, error_code = $3,
+			error_message = '', erp_said = $4
+		WHERE id = $1 AND site_id = $2 AND status = 'executing'
+		RETURNING `+columns, id, siteID, errCode, database.StorableText(erpSaid)))
+	if database.IsNoRows(err) {
+		return Action{}, ErrUsed
+	}
+	if err != nil {
+		return Action{}, fmt.Errorf("approval: release %s: %w", id, database.Classify(err))
+	}
+	s.audit(ctx, a, EventFailed, ActorMCPClient, a.ClientID, "error", errCode, map[string]any{"approval_kept": true})
+	return a, nil
 }
 
 // FinishNotAsApproved records that the site's executing action id was

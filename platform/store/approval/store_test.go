@@ -552,3 +552,92 @@ func TestConcurrentClaimAndWithdrawExactlyOneWins(t *testing.T) {
 	}
 	t.Logf("%d claims won, %d withdrawals won", claims, withdrawals)
 }
+
+// A run certain to have written nothing gives the action back its
+// approval, its expiry unchanged; of retries racing to claim it again
+// exactly one wins; only an executing action is released.
+func TestReleaseKeepsTheApprovalForOneMoreRun(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	k := f.key(t, f.siteA, "jane@acme.test", `{"customer":"Acme Corp"}`)
+	a := f.propose(t, k, "jane@acme.test")
+	if _, err := f.store.Decide(ctx, f.siteA, a.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Release(ctx, f.siteA, a.ID, "RATE_LIMITED", ""); !errors.Is(err, approval.ErrUsed) {
+		t.Fatalf("release of an action not claimed: %v, want ErrUsed", err)
+	}
+	if _, err := f.store.Claim(ctx, k, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.add(time.Minute)
+	kept, err := f.store.Release(ctx, f.siteB, a.ID, "RATE_LIMITED", "busy")
+	if !errors.Is(err, approval.ErrUsed) {
+		t.Fatalf("release through another site: %v, want ErrUsed", err)
+	}
+	kept, err = f.store.Release(ctx, f.siteA, a.ID, "RATE_LIMITED", "A long operation is running.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Status != approval.Approved || !kept.ExpiresAt.Equal(a.ExpiresAt) || !kept.ExecutedAt.IsZero() ||
+		kept.ERPSaid != "A long operation is running." || kept.OutcomeUnknown() || kept.NotAsApproved() {
+		t.Fatalf("released: %+v; want approved, expiry %s, the ERP's words kept", kept, a.ExpiresAt)
+	}
+	if _, err := f.store.Release(ctx, f.siteA, a.ID, "RATE_LIMITED", ""); !errors.Is(err, approval.ErrUsed) {
+		t.Fatalf("second release: %v, want ErrUsed", err)
+	}
+	const n = 8
+	var (
+		wg         sync.WaitGroup
+		start      = make(chan struct{})
+		mu         sync.Mutex
+		wins, used int
+	)
+	for range n {
+		wg.Go(func() {
+			<-start
+			_, err := f.store.Claim(context.Background(), k, a.ID)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, approval.ErrUsed):
+				used++
+			default:
+				t.Errorf("claim: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if wins != 1 || used != n-1 {
+		t.Fatalf("%d wins, %d already used; want 1 and %d", wins, used, n-1)
+	}
+	got, err := f.store.Get(ctx, f.siteA, a.ID)
+	if err != nil || got.Status != approval.Executing || got.ErrorCode != "" || got.ERPSaid != "" {
+		t.Fatalf("claimed again: %+v %v; want executing, the last try's error cleared", got, err)
+	}
+	if err := f.store.Finish(ctx, f.siteA, a.ID, json.RawMessage(`{"name":"SAL-ORD-1"}`), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Release(ctx, f.siteA, a.ID, "RATE_LIMITED", ""); !errors.Is(err, approval.ErrUsed) {
+		t.Fatalf("release of an executed action: %v, want ErrUsed", err)
+	}
+	// Released past its expiry, it is not claimed again.
+	b := f.propose(t, f.key(t, f.siteA, "jane@acme.test", `{"customer":"Late"}`), "jane@acme.test")
+	if _, err := f.store.Decide(ctx, f.siteA, b.ID, "jane@acme.test", true); err != nil {
+		t.Fatal(err)
+	}
+	kb := f.key(t, f.siteA, "jane@acme.test", `{"customer":"Late"}`)
+	if _, err := f.store.Claim(ctx, kb, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.add(approval.TTL)
+	if _, err := f.store.Release(ctx, f.siteA, b.ID, "RATE_LIMITED", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Claim(ctx, kb, b.ID); !errors.Is(err, approval.ErrExpired) {
+		t.Fatalf("claim of a released action past its expiry: %v, want ErrExpired", err)
+	}
+}
