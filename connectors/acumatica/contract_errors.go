@@ -120,8 +120,8 @@ func (c *client) commonError(f failure, object string) error {
 			// engine tells an approved write's UPSTREAM_* as an outcome
 			// not known, but nothing was sent to be written.
 			return toolerr.New(toolerr.RateLimited,
-				"Acumatica is busy with a long operation on the form behind %s in this session (Acumatica: %q), so the approved change was not sent. Nothing was written; wait %d seconds and call again to propose the change afresh",
-				object, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
+				"Acumatica is busy with a long operation on the form behind %s in this session (Acumatica: %q), so the approved change was not sent. Nothing was written; wait %d seconds and call again with the same arguments",
+				object, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f)).WroteNothing()
 		}
 		return toolerr.New(toolerr.UpstreamUnavailable,
 			"Acumatica is busy with a long operation on the form behind %s in this session (Acumatica: %q). Nothing was read, which does not mean there are no records; wait %d seconds and retry",

@@ -105,12 +105,13 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 		// Acumatica refused the save before it ran: a long operation holds
 		// the form in this session. Told as refused, not as an outcome
 		// unknown (UPSTREAM_*: "check the ERP"), and retryable:
-		// RATE_LIMITED is the code that says both. The same change can be
-		// proposed again once the operation has ended.
+		// RATE_LIMITED is the code that says both. Certain to have written
+		// nothing, so the approval holds: the same call runs it again once
+		// the operation has ended.
 		wait := busyWait(f)
 		return toolerr.New(toolerr.RateLimited,
-			"Acumatica did not save the %s record: a long operation is running on its form in this session (Acumatica: %q). Nothing was written; wait %d seconds and call again to propose the change afresh",
-			op.entity, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
+			"Acumatica did not save the %s record: a long operation is running on its form in this session (Acumatica: %q). Nothing was written; wait %d seconds and call again with the same arguments",
+			op.entity, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f)).WroteNothing()
 	case f.kind == failNoEntity:
 		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
