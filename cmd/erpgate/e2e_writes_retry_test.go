@@ -52,6 +52,10 @@ func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
 
 	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
 	e.approve(t, link, alice)
+	expiry := func() string {
+		return queryString(t, gw.DBURL, `SELECT expires_at::text FROM pending_actions WHERE id = $1`, actionID(t, link))
+	}
+	approvedUntil := expiry()
 
 	// Acumatica refuses the PUT: a long operation holds the Sales Orders
 	// form in the session (the simulator's 409, with its sentence).
@@ -68,6 +72,12 @@ func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
 	}
 	if got := e.actionStatus(t, link); got != "approved" {
 		t.Errorf("after a refusal that wrote nothing the action is %q, want approved (the same call may run it again)", got)
+	}
+	if !strings.Contains(errorMessage(busy), "approval still holds") {
+		t.Errorf("the refusal does not say the approval still holds: %s", errorMessage(busy))
+	}
+	if got := expiry(); got != approvedUntil {
+		t.Errorf("the approval's expiry moved from %s to %s: it is never extended", approvedUntil, got)
 	}
 
 	// The same call again: the approved order is made, with no new

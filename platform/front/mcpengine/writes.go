@@ -443,6 +443,18 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 			said = ""
 		}
 		st.setApproval(StageFailed)
+		if toolerr.NothingWritten(err) {
+			// Certain to have written nothing (the ERP refused it before it
+			// ran, or nothing was sent): the approval holds, its expiry
+			// unchanged, and the same call runs it again.
+			kept, rerr := store.Release(done, key.SiteID, claimed.ID, string(te.Code), said)
+			if rerr == nil {
+				return nil, toolerr.Wrap(te.Code, err,
+					"%s. The approval still holds until %s: calling %s again with exactly the same arguments makes the approved change, with no new approval",
+					strings.TrimSuffix(message, "."), kept.ExpiresAt.UTC().Format(time.RFC3339), key.Tool).WithRetryAfter(te.RetryAfter).WroteNothing()
+			}
+			e.log.Error("approval: keep the approval", zap.String("action_id", claimed.ID.String()), zap.Error(rerr))
+		}
 		if ferr := store.Fail(done, key.SiteID, claimed.ID, string(te.Code), message, said); ferr != nil {
 			e.log.Error("approval: store the failure", zap.String("action_id", claimed.ID.String()), zap.Error(ferr))
 		}
