@@ -99,6 +99,18 @@ func (w writeERP) Tools() []connector.Tool {
 					// (TestWriteWhoseAnswerIsLostIsNotToldAsFailed).
 					return nil, toolerr.Wrap(toolerr.UpstreamTimeout, context.DeadlineExceeded, "the ERP at %s did not answer in time", c.Site.BaseURL.Host)
 				}
+				if a.Name == "Busy" && w.runs.Load() == 1 {
+					// The ERP refused the first run before running it
+					// (Acumatica's 409 on a form a long operation holds).
+					return nil, toolerr.New(toolerr.RateLimited, "the ERP is busy with a long operation on the form; nothing was written").
+						WithRetryAfter(5 * time.Second).SaidByERP("A long operation is running.").WroteNothing()
+				}
+				if a.Name == "Throttled" {
+					// RATE_LIMITED with no word on what was written (a
+					// large answer waiting for room after the ERP took the
+					// write): today's behaviour, the approval is spent.
+					return nil, toolerr.New(toolerr.RateLimited, "this replica was busy with other large ERP answers")
+				}
 				if a.Name == "Lost in the database" {
 					// The ERP's database connection broke during the
 					// save: Frappe's 502 names pymysql's OperationalError,
@@ -1353,5 +1365,77 @@ func TestWriteOfAValueThePageWouldHideIsRefused(t *testing.T) {
 	f.setLive(SiteLive{WriteTools: []string{"make_thing"}})
 	if res, m := call(t, cs, "make_thing", map[string]any{"name": "Refund to account 12", "qty": 7}); errCode(m) != "APPROVAL_REQUIRED" {
 		t.Errorf("plain text: isError=%v %v, want APPROVAL_REQUIRED", res.IsError, m)
+	}
+}
+
+// switchLimiter refuses every call while refuse is set.
+type switchLimiter struct{ refuse atomic.Bool }
+
+func (l *switchLimiter) Acquire(context.Context, string, string) (func(), error) {
+	if l.refuse.Load() {
+		return nil, toolerr.New(toolerr.RateLimited, "too many calls").WithRetryAfter(time.Second)
+	}
+	return func() {}, nil
+}
+
+// An approved write whose run the ERP refused before running it
+// (NothingWritten) keeps its approval, expiry unchanged: the same call
+// runs it again, once, with no second approval, and then it is spent. One
+// the engine's limiter refuses never reaches the claim. A failure that
+// does not say it wrote nothing spends the approval, as before.
+func TestWriteThatWroteNothingKeepsItsApproval(t *testing.T) {
+	f := newWriteFixture(t)
+	limiter := &switchLimiter{}
+	f.engine.opts.Limiter = limiter
+	cs := connect(t, f.person(t, jane), "", nil)
+	args := map[string]any{"name": "Busy"}
+	res, m := call(t, cs, "make_thing", args)
+	id := approvalOf(t, res, m)
+	f.decide(t, id, jane, true)
+	approved, _ := f.store.Get(t.Context(), f.site.ID, id)
+
+	limiter.refuse.Store(true)
+	res, m = call(t, cs, "make_thing", args)
+	if !res.IsError || errCode(m) != "RATE_LIMITED" || f.runs.Load() != 0 {
+		t.Fatalf("the retry the limiter refused: %v, %d runs", m, f.runs.Load())
+	}
+	limiter.refuse.Store(false)
+
+	f.clock.add(time.Minute)
+	res, m = call(t, cs, "make_thing", args)
+	e, _ := m["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	if !res.IsError || errCode(m) != "RATE_LIMITED" || e["retryable"] != true || e["retry_after_seconds"] == nil ||
+		!strings.Contains(msg, "nothing was written") || !strings.Contains(msg, "approval still holds") {
+		t.Fatalf("the run the ERP refused: %v", m)
+	}
+	a, err := f.store.Get(t.Context(), f.site.ID, id)
+	if err != nil || a.Status != approval.Approved || !a.ExpiresAt.Equal(approved.ExpiresAt) || a.ERPSaid != "A long operation is running." {
+		t.Fatalf("after a run that wrote nothing: %+v %v; want approved until %s", a, err, approved.ExpiresAt)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	if v, _ := m["value"].(map[string]any); res.IsError || v["made"] != "Busy" || v["action"] != id.String() {
+		t.Fatalf("the same call again: %v", m)
+	}
+	if n := f.runs.Load(); n != 2 {
+		t.Fatalf("%d runs, want 2 (one refused, one made)", n)
+	}
+	res, m = call(t, cs, "make_thing", args)
+	if errCode(m) != "APPROVAL_INVALID" || f.runs.Load() != 2 {
+		t.Fatalf("the replay after the write: %v", m)
+	}
+	if got, want := f.stages(), []string{"proposed", "", "failed", "executed", "refused"}; !equalStrings(got, want) {
+		t.Fatalf("usage stages %q, want %q", got, want)
+	}
+
+	other := map[string]any{"name": "Throttled"}
+	res, m = call(t, cs, "make_thing", other)
+	tid := approvalOf(t, res, m)
+	f.decide(t, tid, jane, true)
+	if res, m = call(t, cs, "make_thing", other); errCode(m) != "RATE_LIMITED" || strings.Contains(fmt.Sprint(m), "still holds") {
+		t.Fatalf("the run that failed without saying nothing was written: %v", m)
+	}
+	if a, _ := f.store.Get(t.Context(), f.site.ID, tid); a.Status != approval.Failed {
+		t.Fatalf("after a failure not known to have written nothing: %s, want failed", a.Status)
 	}
 }
