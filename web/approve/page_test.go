@@ -309,3 +309,25 @@ func TestViewWarnsOfANameWhollyInLookalikeLetters(t *testing.T) {
 		}
 	}
 }
+
+// An approved write whose run the ERP refused before running it keeps its
+// approval (approval.Store.Release): the page shows it approved and
+// waiting again, may still be withdrawn, and tells the approver, in plain
+// words, why the first try wrote nothing (the ERP's words are for the
+// approver only).
+func TestViewOfAnApprovalKeptAfterARunThatWroteNothing(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(2 * time.Minute) }}
+	a := testAction(approval.Approved, created)
+	a.DecidedBy, a.DecidedAt = "ana@example.com", created.Add(time.Minute)
+	a.ErrorCode, a.ERPSaid = "RATE_LIMITED", "A long operation is running for this screen in the current session. Please try again later."
+	p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "acumatica"}}
+	v := h.view(p, "ana@example.com", "key")
+	const want = "The first try did not go through: Acumatica was too busy to take the change, so nothing was written. It said: “A long operation is running for this screen in the current session. Please try again later.” The approval still holds: your AI assistant carries the change out when it calls again."
+	if v.State != stateApproved || !v.CanWithdraw || v.Title != "Change approved" || v.Detail != want {
+		t.Errorf("approver: state %s, withdraw %v, title %q, detail %q; want approved, withdrawable, detail %q", v.State, v.CanWithdraw, v.Title, v.Detail, want)
+	}
+	if v := h.view(p, "", "key"); v.State != stateApproved || v.Detail != "" {
+		t.Errorf("without sign-in: state %s, detail %q; want approved and no detail", v.State, v.Detail)
+	}
+}
