@@ -220,9 +220,9 @@ func stateWords(state string, a approval.Action, erp string) (title, sentence, d
 		return "Approve a change", "This change waits for your approval. Nothing has been written to " + erp + " yet.", ""
 	case stateApproved:
 		if a.Key.AuthType == "service_token" {
-			return "Change approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.", keptWords(a, erp, "the program")
+			return "Change approved", "This change is approved. The program carries it out when it calls again; nothing has been written yet.", keptWords(a, erp)
 		}
-		return "Change approved", "This change is approved. Your AI assistant carries it out when it calls again; nothing has been written yet.", keptWords(a, erp, "your AI assistant")
+		return "Change approved", "This change is approved. Your AI assistant carries it out when it calls again; nothing has been written yet.", keptWords(a, erp)
 	case stateExecuting:
 		return "Change being carried out", "This change was approved and is being carried out in " + erp + " now.", ""
 	case stateRejected:
@@ -281,7 +281,7 @@ func failedWords(a approval.Action, erp string) string {
 // keptWords says why an approved change's first try wrote nothing, when
 // one did (approval.Store.Release kept its code and the ERP's words), and
 // that the approval holds; "" when it was not tried.
-func keptWords(a approval.Action, erp, actor string) string {
+func keptWords(a approval.Action, erp string) string {
 	if a.ErrorCode == "" {
 		return ""
 	}
@@ -289,7 +289,7 @@ func keptWords(a approval.Action, erp, actor string) string {
 	if why == "" {
 		why = "nothing was written."
 	}
-	return "The first try did not go through: " + why + " The approval still holds: " + actor + " carries the change out when it calls again."
+	return "The first try did not go through: " + why + " The approval still holds."
 }
 
 // differsWords says what the ERP saved otherwise than approved, in the

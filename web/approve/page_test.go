@@ -323,7 +323,7 @@ func TestViewOfAnApprovalKeptAfterARunThatWroteNothing(t *testing.T) {
 	a.ErrorCode, a.ERPSaid = "RATE_LIMITED", "A long operation is running for this screen in the current session. Please try again later."
 	p := pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "acumatica"}}
 	v := h.view(p, "ana@example.com", "key")
-	const want = "The first try did not go through: Acumatica was too busy to take the change, so nothing was written. It said: “A long operation is running for this screen in the current session. Please try again later.” The approval still holds: your AI assistant carries the change out when it calls again."
+	const want = "The first try did not go through: Acumatica was too busy to take the change, so nothing was written. It said: “A long operation is running for this screen in the current session. Please try again later.” The approval still holds."
 	if v.State != stateApproved || !v.CanWithdraw || v.Title != "Change approved" || v.Detail != want {
 		t.Errorf("approver: state %s, withdraw %v, title %q, detail %q; want approved, withdrawable, detail %q", v.State, v.CanWithdraw, v.Title, v.Detail, want)
 	}
