@@ -1,0 +1,57 @@
+package acumatica
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+)
+
+// An approved write's failure says it wrote nothing (toolerr's
+// NothingWritten, which keeps the approval for the same call) exactly when
+// that is certain: any failure before its PUT was sent (the handler's
+// reads write nothing), and Acumatica's refusals of the PUT that say it
+// did not run it (409 long operation, 429 licence queue). A PUT that
+// failed in a way that may have saved it is never flagged.
+func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
+	customers := h.sim.PathPrefix() + "/entity/Default/24.200.001/Customer"
+	for _, c := range []struct {
+		name    string
+		fault   acumaticatest.Fault
+		nothing bool
+	}{
+		{"the read of the customer before the PUT fails (500)", acumaticatest.Fault{PathPrefix: customers, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred."}`}, true},
+		{"the read of the customer before the PUT is refused (403)", acumaticatest.Fault{PathPrefix: customers, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (AR303000)."}`}, true},
+		{"the PUT meets a long operation (409)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusConflict, Body: `{"message":"A long operation is running for this screen in the current session. Please try again later."}`}, true},
+		{"the PUT is throttled (429)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests}, true},
+		{"the PUT fails with a 500 that may have saved it", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusBadGateway, Body: `{"message":"Bad gateway"}`}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": c.name,
+				"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
+			p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(d.Records("SalesOrder"))
+			h.sim.SetFault(c.fault)
+			defer h.sim.ClearFaults()
+			_, err = h.execute(kindFull, "acumatica_create_sales_order", args, p)
+			if err == nil {
+				t.Fatal("the write succeeded through the fault")
+			}
+			if got := toolerr.NothingWritten(err); got != c.nothing {
+				t.Errorf("NothingWritten = %v, want %v (%v)", got, c.nothing, err)
+			}
+			if c.nothing && len(d.Records("SalesOrder")) != before {
+				t.Errorf("a write said to have written nothing saved an order")
+			}
+		})
+	}
+
+}
