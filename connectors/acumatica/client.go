@@ -3,6 +3,7 @@ package acumatica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
@@ -28,6 +30,31 @@ type client struct {
 	site connector.Site
 	set  Settings
 	http *http.Client
+	// putSent is set once a write's PUT is about to be sent: until then
+	// the handler has only read, and nothing can have been written.
+	putSent bool
+}
+
+// unlessPut flags the failure of an approved write's handler as having
+// written nothing (toolerr's NothingWritten: the approval holds for the
+// same call) when its PUT was never sent: the handler had only read. A
+// refusal because the ERP no longer holds what was approved is left as it
+// is: that approval does not hold.
+func (c *client) unlessPut(out any, err error) (any, error) {
+	if err == nil || c.putSent {
+		return out, err
+	}
+	te := toolerr.Classify(err)
+	switch te.Code {
+	case toolerr.ApprovalExpired, toolerr.ApprovalInvalid:
+		return out, err
+	}
+	te.WroteNothing()
+	var own *toolerr.Error
+	if errors.As(err, &own) {
+		return nil, err
+	}
+	return nil, te
 }
 
 func newClient(conn *Connector, call *connector.Call) *client {

@@ -108,6 +108,12 @@ func (c *client) commonError(f failure, object string) error {
 		if wait <= 0 {
 			wait = defaultThrottleWait
 		}
+		if c.call.Approved != nil {
+			// An approved write's request (a read before its PUT, or the
+			// PUT): Acumatica queued nothing and ran nothing of it.
+			return connector.HTTPError(f.status, fmt.Sprintf(
+				"Acumatica declined the request: more API requests are waiting than its licence allows (HTTP 429). Nothing was written; wait %d seconds and call again with the same arguments", int(wait.Seconds())), wait).WroteNothing()
+		}
 		return connector.HTTPError(f.status, fmt.Sprintf(
 			"Acumatica declined the request: more API requests are waiting than its licence allows (HTTP 429). Nothing was read; wait %d seconds and retry, and avoid running many calls at once", int(wait.Seconds())), wait)
 	case failBusy:

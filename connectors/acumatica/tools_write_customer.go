@@ -168,7 +168,8 @@ func updateCustomerTool(conn *Connector) connector.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return updateCustomer(ctx, newClient(conn, call), call, a)
+			c := newClient(conn, call)
+			return c.unlessPut(updateCustomer(ctx, c, call, a))
 		},
 	}
 }

@@ -144,7 +144,8 @@ func addNoteTool(conn *Connector) connector.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return addNote(ctx, newClient(conn, call), call, a)
+			c := newClient(conn, call)
+			return c.unlessPut(addNote(ctx, c, call, a))
 		},
 	}
 }

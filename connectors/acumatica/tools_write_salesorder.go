@@ -116,7 +116,8 @@ func createSalesOrderTool(conn *Connector) connector.Tool {
 				return nil, err
 			}
 			currency, _ := call.ApprovedField(currencyField)
-			return createSalesOrder(ctx, newClient(conn, call), a, call.ApprovedColumn(linesTitle, unitColumn, len(a.Details)), currency.After)
+			c := newClient(conn, call)
+			return c.unlessPut(createSalesOrder(ctx, c, a, call.ApprovedColumn(linesTitle, unitColumn, len(a.Details)), currency.After))
 		},
 	}
 }

@@ -57,6 +57,7 @@ func (c *client) put(ctx context.Context, op contractOp, body map[string]any, he
 	if op.expand != "" {
 		q.Set("$expand", op.expand)
 	}
+	c.putSent = true
 	r, err := c.send(ctx, http.MethodPut, c.entityPath(op.entity), q, "application/json", raw, header)
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", op.entity, err)
