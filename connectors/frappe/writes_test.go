@@ -836,3 +836,38 @@ func TestFractionalQtyOfAWholeUnitIsRefusedAtPreview(t *testing.T) {
 	mustPropose(t, s, allCompanies, "create_sales_order", order(split, 2.5))
 	mustPropose(t, s, allCompanies, "create_sales_order", order(whole, 2.0004))
 }
+
+// Frappe's refusal of an approved write (a ValidationError 417, a 403, a
+// 404, a duplicate 409) rolled the request back: it is flagged as having
+// written nothing (toolerr's NothingWritten, which keeps the approval for
+// the same call). A document changed since the approval
+// (TimestampMismatchError: that approval no longer holds) and a failure
+// that may have saved (a 5xx) are not.
+func TestERPRefusalsOfAWriteSayNothingWasWritten(t *testing.T) {
+	s := writeSim(t)
+	inv := seededWhere(t, s, "Sales Invoice", func(d *frappetest.Doc) bool {
+		return d.Int("docstatus") == 1 && d.Dec("outstanding_amount").Cents() > 100 && d.Str("party_account_currency") == d.Str("currency")
+	})
+	p := mustPropose(t, s, allCompanies, "update_customer", map[string]any{"customer": inv.Str("customer"), "credit_limit": 1, "company": inv.Str("company")})
+	_, err := p.execute(t)
+	if wantCode(t, err, toolerr.InvalidArgument); !toolerr.NothingWritten(err) {
+		t.Errorf("Frappe's ValidationError of an approved update: %v, not flagged as having written nothing", err)
+	}
+	for _, c := range []struct {
+		status  int
+		body    string
+		nothing bool
+	}{
+		{403, `{"exc_type":"PermissionError","_server_messages":"[\"{\\\"message\\\": \\\"Not permitted\\\"}\"]"}`, true},
+		{404, `{"exc_type":"DoesNotExistError"}`, true},
+		{409, `{"exc_type":"DuplicateEntryError"}`, true},
+		{417, `{"exc_type":"LinkValidationError"}`, true},
+		{417, `{"exc_type":"TimestampMismatchError"}`, false},
+		{500, `{"exc_type":"OperationalError"}`, false},
+		{502, `<html>Bad Gateway</html>`, false},
+	} {
+		if got := toolerr.NothingWritten(writeError(c.status, http.Header{}, []byte(c.body))); got != c.nothing {
+			t.Errorf("%d %s: NothingWritten %v, want %v", c.status, c.body, got, c.nothing)
+		}
+	}
+}
