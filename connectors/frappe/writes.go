@@ -93,7 +93,15 @@ func writeError(status int, header http.Header, body []byte) *toolerr.Error {
 	default:
 		return upstreamError(status, header, body)
 	}
-	return e.SaidByERP(said)
+	e.SaidByERP(said)
+	if e.Code != toolerr.ApprovalExpired {
+		// Frappe refused the handler's one write request and rolled its
+		// transaction back: nothing was written, and the approval holds
+		// for the same call. A document changed since the approval is
+		// another matter: that approval no longer holds.
+		e.WroteNothing()
+	}
+	return e
 }
 
 // readAsCaller reads one document for a preview, turning the ERP's 404
