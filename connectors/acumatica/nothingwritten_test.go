@@ -12,7 +12,8 @@ import (
 // NothingWritten, which keeps the approval for the same call) exactly when
 // that is certain: any failure before its PUT was sent (the handler's
 // reads write nothing), and Acumatica's refusals of the PUT that say it
-// did not run it (409 long operation, 429 licence queue). A PUT that
+// did not save it (409 long operation, 429 licence queue, 403, 422, a
+// PXException rolled back). A PUT that
 // failed in a way that may have saved it is never flagged.
 func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
@@ -29,6 +30,9 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		{"the read of the customer before the PUT is refused (403)", acumaticatest.Fault{PathPrefix: customers, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (AR303000)."}`}, true},
 		{"the PUT meets a long operation (409)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusConflict, Body: `{"message":"A long operation is running for this screen in the current session. Please try again later."}`}, true},
 		{"the PUT is throttled (429)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests}, true},
+		{"the PUT is refused for the user's rights (403)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (SO301000)."}`}, true},
+		{"the PUT is refused by validation (422)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusUnprocessableEntity, Body: `{"error":"Inserting 'Sales Order' record raised at least one error.","CustomerID":{"value":"X","error":"'Customer' cannot be empty."}}`}, true},
+		{"the PUT is refused by the business logic (500 PXException)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"The document is on hold.","exceptionType":"PX.Data.PXException"}`}, true},
 		{"the PUT fails with a 500 that may have saved it", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusBadGateway, Body: `{"message":"Bad gateway"}`}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
