@@ -3,6 +3,7 @@ package acumatica
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -85,6 +86,23 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 		// status only (parseFailure withheld its message).
 		r.body = nil
 	}
+	err := c.writeRefusal(ctx, r, f, op)
+	switch {
+	case r.status == http.StatusUnprocessableEntity, r.status == http.StatusForbidden, r.status == http.StatusPreconditionFailed,
+		r.status == http.StatusBadRequest, f.kind == failBusy, f.kind == failNoEntity,
+		f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
+		// Acumatica refused the save (or rolled it back): nothing was
+		// written, and the approval holds for the same call.
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			te.WroteNothing()
+		}
+	}
+	return err
+}
+
+// writeRefusal is writeError's sentence for r, read as f.
+func (c *client) writeRefusal(ctx context.Context, r response, f failure, op contractOp) error {
 	switch {
 	case r.status == http.StatusUnprocessableEntity:
 		return validationError(r.body, op)
@@ -112,7 +130,7 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 		wait := busyWait(f)
 		return toolerr.New(toolerr.RateLimited,
 			"Acumatica did not save the %s record: a long operation is running on its form in this session (Acumatica: %q). Nothing was written; wait %d seconds and call again with the same arguments",
-			op.entity, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f)).WroteNothing()
+			op.entity, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
 	case f.kind == failNoEntity:
 		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
