@@ -449,9 +449,18 @@ func (e *Engine) execute(ctx context.Context, st *requestState, ct *compiledTool
 			// unchanged, and the same call runs it again.
 			kept, rerr := store.Release(done, key.SiteID, claimed.ID, string(te.Code), said)
 			if rerr == nil {
+				until := kept.ExpiresAt.UTC().Format(time.RFC3339)
+				if te.Retryable() {
+					return nil, toolerr.Wrap(te.Code, err,
+						"%s. The approval still holds until %s: calling %s again with exactly the same arguments makes the approved change, with no new approval",
+						strings.TrimSuffix(message, "."), until, key.Tool).WithRetryAfter(te.RetryAfter).WroteNothing()
+				}
+				// A refusal that calling again will meet again (a missing
+				// right, a value the ERP does not accept): the approval
+				// holds for when it has been put right in the ERP.
 				return nil, toolerr.Wrap(te.Code, err,
-					"%s. The approval still holds until %s: calling %s again with exactly the same arguments makes the approved change, with no new approval",
-					strings.TrimSuffix(message, "."), kept.ExpiresAt.UTC().Format(time.RFC3339), key.Tool).WithRetryAfter(te.RetryAfter).WroteNothing()
+					"%s. The approval still holds until %s: once the user has put right in the ERP what it refused, calling %s again with exactly the same arguments makes the approved change, with no new approval; calling again before that meets the same refusal",
+					strings.TrimSuffix(message, "."), until, key.Tool).WroteNothing()
 			}
 			e.log.Error("approval: keep the approval", zap.String("action_id", claimed.ID.String()), zap.Error(rerr))
 		}
