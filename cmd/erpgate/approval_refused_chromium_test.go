@@ -16,8 +16,9 @@ import (
 
 // A write proposed and approved through the real flow, which Frappe then
 // refuses (a credit limit below what the customer owes: a 417
-// ValidationError): the model is told the tool's error, and the approval
-// page says in plain words that Frappe refused the change and quotes
+// ValidationError), saving nothing, so the approval holds: the model is
+// told the tool's error, and the approval page, still approved, says in
+// plain words that Frappe refused the first try and quotes
 // Frappe's own message, never the words written for the model (the
 // exception class, "the ERP refused the change (…)").
 func TestChromiumApprovalOfAWriteFrappeRefused(t *testing.T) {
@@ -41,8 +42,10 @@ func TestChromiumApprovalOfAWriteFrappeRefused(t *testing.T) {
 	if !again.IsError || again.errorCode() != "INVALID_ARGUMENT" || !strings.Contains(again.Text, "the ERP refused the change (ValidationError): "+erpWords) {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
-	approvalPageSays(t, ctx, link, "Change not carried out on Test acme", "approval-refused-frappe.png",
-		"Frappe/ERPNext refused the change, so nothing was written. It said: “"+erpWords,
+	// Frappe saved nothing: the approval holds, and the page says why the
+	// first try did not go through.
+	approvalPageSays(t, ctx, link, "Change approved on Test acme", "approval-refused-frappe.png",
+		"The first try did not go through: Frappe/ERPNext refused the change, so nothing was written. It said: “"+erpWords,
 		"ValidationError", "the ERP refused the change (", "HTTP 417")
 }
 
@@ -83,8 +86,8 @@ func TestChromiumApprovalOfAWriteAcumaticaRefused(t *testing.T) {
 		t.Fatalf("the call after approval: %s", again.Text)
 	}
 
-	approvalPageSays(t, ctx, link, "Change not carried out on Acumatica acu", "approval-refused-acumatica.png",
-		"Acumatica does not allow this ERP user to make the change, so nothing was written. It said: “"+erpWords+"”",
+	approvalPageSays(t, ctx, link, "Change approved on Acumatica acu", "approval-refused-acumatica.png",
+		"The first try did not go through: Acumatica does not allow this ERP user to make the change, so nothing was written. It said: “"+erpWords+"” The approval still holds.",
 		"SalesOrder record", "HTTP 403", "An administrator has to grant the right")
 }
 
