@@ -871,3 +871,35 @@ func TestERPRefusalsOfAWriteSayNothingWasWritten(t *testing.T) {
 		}
 	}
 }
+
+// A failure of an approved write's handler before it sent its write
+// request (a read of the customer it updates failed) wrote nothing, and
+// is flagged so (toolerr's NothingWritten); a failure of the write request
+// that may have saved (a 502 from a proxy) is not.
+func TestAFailureBeforeTheWriteRequestSaysNothingWasWritten(t *testing.T) {
+	s := writeSim(t)
+	inv := seededWhere(t, s, "Sales Invoice", func(d *frappetest.Doc) bool {
+		return d.Int("docstatus") == 1 && d.Str("party_account_currency") == d.Str("currency")
+	})
+	args := map[string]any{"customer": inv.Str("customer"), "credit_limit": 1000000, "company": inv.Str("company")}
+	bad := frappetest.Fault{PathPrefix: "/api/resource/Customer", Status: http.StatusBadGateway, Body: []byte("<html>502 Bad Gateway</html>")}
+
+	p := mustPropose(t, s, allCompanies, "update_customer", args)
+	s.SetFault(bad) // every request, retries too: the read fails
+	_, err := p.execute(t)
+	s.ClearFaults()
+	if err == nil || !toolerr.NothingWritten(err) {
+		t.Errorf("the read before the write failed: %v, NothingWritten %v; want flagged", err, toolerr.NothingWritten(err))
+	}
+
+	// The read passes, the PUT meets the proxy's 502: it may have saved.
+	p = mustPropose(t, s, allCompanies, "update_customer", args)
+	s.SetFault(frappetest.Fault{PathPrefix: "/api/resource/Customer", Times: 1, Delay: time.Millisecond})
+	bad.Times = 1
+	s.SetFault(bad)
+	_, err = p.execute(t)
+	s.ClearFaults()
+	if err == nil || toolerr.NothingWritten(err) {
+		t.Errorf("the write request met a 502: %v, NothingWritten %v; want not flagged", err, toolerr.NothingWritten(err))
+	}
+}
