@@ -64,7 +64,7 @@ func createSalesOrderTool() connector.Tool {
 		),
 		Effect:  connector.Write,
 		Preview: previewSalesOrder,
-		Handler: createSalesOrder,
+		Handler: unlessSent(createSalesOrder),
 	}
 }
 
@@ -399,7 +399,7 @@ func updateCustomerTool() connector.Tool {
 		Idempotent: true,
 		Overwrites: true,
 		Preview:    previewUpdateCustomer,
-		Handler:    updateCustomer,
+		Handler:    unlessSent(updateCustomer),
 	}
 }
 
@@ -605,7 +605,7 @@ func addCommentTool() connector.Tool {
 		),
 		Effect:  connector.Write,
 		Preview: previewComment,
-		Handler: addComment,
+		Handler: unlessSent(addComment),
 	}
 }
 
@@ -719,7 +719,7 @@ func submitDocumentTool() connector.Tool {
 		),
 		Effect:  connector.Destructive,
 		Preview: previewSubmit,
-		Handler: submitDocument,
+		Handler: unlessSent(submitDocument),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -25,6 +26,56 @@ import (
 const approvalNote = " The first call changes nothing: it returns an approval link (APPROVAL_REQUIRED) that the user must open, check and approve in erpgate, outside this chat. " +
 	"Show the link to the user, and once they say they approved, call the tool again with exactly the same arguments; only that call writes. " +
 	"The ERP's own permissions still decide: PERMISSION_DENIED means this ERP user may not make the change."
+
+// unlessSent runs an approved write's handler and flags its failure as
+// having written nothing (toolerr's NothingWritten: the approval holds
+// for the same call) when it failed before any request but a read (GET,
+// HEAD) was sent: the handler had only read. A refusal because the ERP no
+// longer holds what was approved is left as it is: that approval does not
+// hold.
+func unlessSent(handler func(context.Context, *connector.Call) (any, error)) func(context.Context, *connector.Call) (any, error) {
+	return func(ctx context.Context, call *connector.Call) (any, error) {
+		watched := *call
+		w := &writeWatch{next: http.DefaultTransport}
+		if call.HTTP != nil {
+			hc := *call.HTTP
+			if hc.Transport != nil {
+				w.next = hc.Transport
+			}
+			hc.Transport = w
+			watched.HTTP = &hc
+		}
+		out, err := handler(ctx, &watched)
+		if err == nil || w.sent.Load() {
+			return out, err
+		}
+		te := toolerr.Classify(err)
+		switch te.Code {
+		case toolerr.ApprovalExpired, toolerr.ApprovalInvalid:
+			return out, err
+		}
+		te.WroteNothing()
+		var own *toolerr.Error
+		if errors.As(err, &own) {
+			return nil, err
+		}
+		return nil, te
+	}
+}
+
+// writeWatch notes whether a request other than a read was handed to the
+// ERP's transport.
+type writeWatch struct {
+	next http.RoundTripper
+	sent atomic.Bool
+}
+
+func (w *writeWatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.sent.Store(true)
+	}
+	return w.next.RoundTrip(r)
+}
 
 // send makes one write request with a JSON body and returns the ERP's
 // 2xx body; anything else is the ERP's refusal, classified for a write.
