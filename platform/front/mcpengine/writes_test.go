@@ -1439,3 +1439,90 @@ func TestWriteThatWroteNothingKeepsItsApproval(t *testing.T) {
 		t.Fatalf("after a failure not known to have written nothing: %s, want failed", a.Status)
 	}
 }
+
+// bigWriteERP's write tool POSTs to its site and answers with the ERP's
+// answer: a large one (1.5 MiB, its length announced), which waits for
+// room in the replica's answer budget.
+type bigWriteERP struct {
+	fakeERP
+	writes *atomic.Int64
+}
+
+func (bigWriteERP) Kind() string { return "bigwriteerp" }
+
+func (b bigWriteERP) Tools() []connector.Tool {
+	return []connector.Tool{{Name: "make_big", Description: "Test write.", Effect: connector.Write,
+		Input: schema.Object(schema.Prop("name", schema.String("")).Required()), Output: schema.Object(schema.Prop("value", schema.Any(""))),
+		Preview: func(ctx context.Context, c *connector.Call) (*connector.Preview, error) {
+			return &connector.Preview{Operation: "create", DocType: "Thing", Summary: "create a big thing"}, nil
+		},
+		Handler: func(ctx context.Context, c *connector.Call) (any, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.Site.BaseURL.String()+"/make", strings.NewReader(`{}`))
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			n, _ := io.Copy(io.Discard, resp.Body)
+			return map[string]any{"value": n}, nil
+		}}}
+}
+
+// An approved write whose large answer waits for room in the replica's
+// answer budget until the call's time runs out: the ERP made the change,
+// so the caller and every replay must be told its outcome is not known
+// (check the ERP), never a retryable "busy" that invites proposing it
+// again and making it twice.
+func TestWriteWhoseLargeAnswerFoundNoRoomIsNotToldAsBusy(t *testing.T) {
+	writes := &atomic.Int64{}
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			writes.Add(1)
+		}
+		_, _ = w.Write([]byte(`{"rows":"` + strings.Repeat("x", 3<<19) + `"}`))
+	}))
+	t.Cleanup(upstream.Close)
+	base, _ := url.Parse(upstream.URL)
+	site := connector.Site{ID: uuid.New(), Slug: "big", Kind: "bigwriteerp", BaseURL: base}
+	reg := connector.NewRegistry()
+	reg.MustRegister(bigWriteERP{writes: writes})
+	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{}, Budget: time.Second,
+		MaxAnswerBytes: 2 << 20, CallerShare: 100}
+	store, _, _ := withApprovalsPool(t, &opts, site)
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{site.ID: {WriteTools: []string{"make_big"}}}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "oauth", Subject: jane}, ClientID: "client-1", LimitKey: "user:" + jane})
+	}))
+	t.Cleanup(srv.Close)
+	cs := connect(t, srv.URL, "", nil)
+	args := map[string]any{"name": "Big"}
+	res, m := call(t, cs, "make_big", args)
+	id := approvalOf(t, res, m)
+	if _, err := store.Decide(t.Context(), site.ID, id, jane, true); err != nil {
+		t.Fatal(err)
+	}
+	// Other calls' large answers hold the whole answer budget.
+	if !e.admission.answers.TryAcquire(e.admission.answerBudget) {
+		t.Fatal("the answer budget is taken already")
+	}
+	defer e.admission.answers.Release(e.admission.answerBudget)
+
+	res, m = call(t, cs, "make_big", args)
+	if writes.Load() != 1 {
+		t.Fatalf("%d writes reached the ERP, want 1", writes.Load())
+	}
+	errBody, _ := m["error"].(map[string]any)
+	text := res.Content[0].(*sdk.TextContent).Text
+	if !res.IsError || errBody["retryable"] != false || !strings.Contains(text, "not known") {
+		t.Errorf("the write the ERP made, its answer refused room: %s; want an outcome not known, not retryable", text)
+	}
+	res, m = call(t, cs, "make_big", args)
+	text = res.Content[0].(*sdk.TextContent).Text
+	if errCode(m) != "APPROVAL_INVALID" || !strings.Contains(text, "not known") || strings.Contains(text, "propose it afresh") {
+		t.Errorf("the replay: %s", text)
+	}
+}
