@@ -709,6 +709,9 @@ type slotTransport struct {
 	next http.RoundTripper
 	slot *callSlot
 	st   *requestState
+	// writes: the call is a write tool's, whose requests other than reads
+	// may change the ERP.
+	writes bool
 }
 
 func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -719,6 +722,14 @@ func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if aerr := t.slot.takeAnswer(req.Context(), resp); aerr != nil {
 			_ = resp.Body.Close()
 			resp, err = nil, aerr
+			if t.writes && req.Method != http.MethodGet && req.Method != http.MethodHead {
+				// The ERP has answered a write's request, and may have made
+				// the change: not "busy, retry" (RATE_LIMITED), which would
+				// invite making it twice, but an answer lost, which the
+				// engine tells as an outcome not known.
+				err = toolerr.Wrap(toolerr.UpstreamUnavailable, aerr,
+					"the ERP answered the change, but this replica was busy with other large ERP answers until the call's time ran out, so the answer was not read")
+			}
 		}
 	}
 	// The answer has been read (or the request failed): the time with the

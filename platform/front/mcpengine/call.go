@@ -181,7 +181,8 @@ func runHandler(ctx context.Context, ct *compiledTool, call *connector.Call) (ou
 func (e *Engine) upstreamClient(st *requestState, effect connector.Effect) *http.Client {
 	hc := e.opts.Outbound.ToolClient(st.session.Site, st.session.Authorizer, effect)
 	if st.slot != nil {
-		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st}
+		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st,
+			writes: effect == connector.Write || effect == connector.Destructive}
 	}
 	return hc
 }
