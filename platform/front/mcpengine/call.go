@@ -107,7 +107,7 @@ func (b bounds) done() {
 // gives the call the budget.
 func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool) (context.Context, bounds, error) {
 	var b bounds
-	st.limited.Store(true)
+	st.limits.Store(limitsReached)
 	if e.opts.Limiter != nil {
 		_, span := startSpan(ctx, "limits")
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
@@ -115,6 +115,10 @@ func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool
 		if err != nil {
 			if toolerr.Classify(err).Code == toolerr.RateLimited {
 				e.opts.Metrics.LimitRefused(ct.kind)
+				// Charged to the caller's budget of refused calls
+				// (ServeMCP), so that a caller that keeps calling past
+				// its limits is soon refused at the door.
+				st.limits.Store(limitsRefused)
 			}
 			return ctx, b, err
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 )
 
@@ -418,6 +419,60 @@ type countingLimiter struct{ n atomic.Int64 }
 func (l *countingLimiter) Acquire(context.Context, string, string) (func(), error) {
 	l.n.Add(1)
 	return func() {}, nil
+}
+
+// refusingLimiter refuses every call: "limited" with RATE_LIMITED, as a
+// caller over its limits (per minute or in flight) is refused, any other
+// caller with another failure (the limits could not be read).
+type refusingLimiter struct{}
+
+func (refusingLimiter) Acquire(_ context.Context, _ string, caller string) (func(), error) {
+	if caller == "limited" {
+		return nil, toolerr.New(toolerr.RateLimited, "too many calls").WithRetryAfter(30 * time.Second)
+	}
+	return nil, toolerr.New(toolerr.UpstreamUnavailable, "the limits could not be read")
+}
+
+// TestToolCallsRefusedByTheLimitsAreChargedToTheBudget: a caller the
+// limits refused (RATE_LIMITED) and that kept calling had every call
+// read, checked and answered in full, each making a usage event, as fast
+// as it liked. Those refusals are charged to the caller's budget of
+// refused calls: its first ones are tool results with RATE_LIMITED and a
+// retry-after, then it is answered 429 with Retry-After and makes no
+// usage event. A call the limits fail for another reason is not the
+// caller's doing and is not charged.
+func TestToolCallsRefusedByTheLimitsAreChargedToTheBudget(t *testing.T) {
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 100, Limiter: refusingLimiter{},
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	statuses := map[int]int{}
+	for range 20 {
+		status, retryAfter, body := postAs(t, endpoint, "limited", "quick")
+		statuses[status]++
+		switch status {
+		case http.StatusOK:
+			if !strings.Contains(body, "RATE_LIMITED") || !strings.Contains(body, "retry_after_seconds") {
+				t.Errorf("a refusal by the limits: %s; want RATE_LIMITED with retry_after_seconds", body)
+			}
+		case http.StatusTooManyRequests:
+			if retryAfter == "" || !strings.Contains(body, `"code":-32600`) {
+				t.Errorf("refusal: Retry-After %q, %s", retryAfter, body)
+			}
+		default:
+			t.Errorf("a call over the limits: %d %s", status, body)
+		}
+	}
+	t.Logf("20 calls over the limits: %v", statuses)
+	if statuses[http.StatusOK] == 0 || statuses[http.StatusTooManyRequests] < 14 {
+		t.Errorf("20 calls over the limits from one caller: %v; want its budget of 5 (and one) answered RATE_LIMITED, the rest refused 429", statuses)
+	}
+	if n := len(e.opts.Usage.(*sink).all()); n > 6 {
+		t.Errorf("%d usage events for the calls over the limits; want at most the budget's", n)
+	}
+	for range 10 {
+		if status, _, body := postAs(t, endpoint, "unlucky", "quick"); status != http.StatusOK || !strings.Contains(body, "UPSTREAM_UNAVAILABLE") {
+			t.Fatalf("a call whose limits could not be read: %d %s; want UPSTREAM_UNAVAILABLE, never charged", status, body)
+		}
+	}
 }
 
 // TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget: a tool call

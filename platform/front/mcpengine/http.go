@@ -119,8 +119,8 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		body, msg.ID = st.standInID(body, msg.ID)
 	}
 	// Tool calls have the Limiter's limits, and those refused before
-	// them a budget of their own; every other request (notifications and
-	// unparsable bodies too) the caller's budget.
+	// them or by them a budget of their own; every other request
+	// (notifications and unparsable bodies too) the caller's budget.
 	if toolCall && !e.admitToolCall(w, s, id) || !toolCall && !charged && !e.allowRequest(w, s, id) {
 		return
 	}
@@ -188,9 +188,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			st.noteRefusedTool(ks, msg.Params)
 		}
 	}
-	if toolCall && !st.limited.Load() {
+	if toolCall && st.limits.Load() != limitsReached {
 		// Refused before the limits (an unknown tool, invalid
-		// arguments): counted here instead.
+		// arguments), or by them (RATE_LIMITED): counted here.
 		e.refusedCalls.Charge(callerKey(s))
 	}
 
@@ -712,15 +712,18 @@ func seconds(n int) string {
 }
 
 // admitToolCall lets a tool call in unless the session's caller has
-// spent its budget of tool calls refused before the limits (unknown
-// tools, invalid arguments: Options.CallerRequests), which never reach
-// the Limiter; ServeMCP charges those. It asks nothing of the database.
+// spent its budget of refused tool calls (Options.CallerRequests): those
+// refused before the limits (unknown tools, invalid arguments), which
+// never reach the Limiter, and those the Limiter refused (RATE_LIMITED);
+// ServeMCP charges them. A caller that keeps calling past its limits
+// thus gets its first refusals as tool results, then 429 here, with no
+// usage event. It asks nothing of the database.
 func (e *Engine) admitToolCall(w http.ResponseWriter, s Session, id any) bool {
 	ok, wait, first := e.refusedCalls.Check(callerKey(s))
 	if ok {
 		return true
 	}
-	e.refuseCaller(w, s, id, wait, first, "tool calls that were refused (unknown tools, invalid arguments)")
+	e.refuseCaller(w, s, id, wait, first, "tool calls that were refused (unknown tools, invalid arguments, calls over its limits)")
 	return false
 }
 

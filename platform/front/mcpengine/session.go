@@ -36,6 +36,13 @@ type Session struct {
 	ClientID string
 }
 
+// How far a tool call got with the caller's limits (requestState.limits).
+const (
+	limitsUnreached uint32 = iota
+	limitsReached
+	limitsRefused
+)
+
 // requestState travels in the context of one MCP request.
 type requestState struct {
 	session Session
@@ -46,8 +53,11 @@ type requestState struct {
 	// replyTimeout bounds how long the client may take to take in a
 	// reply whose work is done (writeReply); 0 for none.
 	replyTimeout time.Duration
-	// limited is set once a tool call reaches the caller's limits.
-	limited atomic.Bool
+	// limits is how far a tool call got with the caller's limits:
+	// limitsUnreached, limitsReached, or limitsRefused (RATE_LIMITED by
+	// the Limiter). Calls that were refused, before the limits or by
+	// them, are charged to the caller's budget of refused calls.
+	limits atomic.Uint32
 
 	// started is when the request's body had been read.
 	started time.Time
