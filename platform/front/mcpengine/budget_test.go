@@ -157,3 +157,56 @@ func TestCallerOverItsBudgetIsRefusedBeforeItsBodyIsRead(t *testing.T) {
 		t.Errorf("a 2025-06-18 ping past the budget: %d %s", status, body)
 	}
 }
+
+// TestCallerOverItsRefusedCallsBudgetIsRefusedBeforeItsBodyIsRead: a
+// caller that had spent its budget of refused tool calls (here by calls
+// the limits refused) still took a call slot, had each tool call's body
+// read and took a work slot to parse it, before it was answered 429. A
+// 2026-07-28 tool call names its method in Mcp-Method: it is now checked
+// against the budget at the door, its body unread, its connection closed.
+func TestCallerOverItsRefusedCallsBudgetIsRefusedBeforeItsBodyIsRead(t *testing.T) {
+	_, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25, Limiter: refusingLimiter{},
+		CallerRequests: sourcelimit.Limit{Burst: 1, Every: time.Hour}})
+	var read atomic.Int64
+	site := connector.Site{ID: uuid.New(), Slug: "counted", Kind: "gatederp", BaseURL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = countingBody{r.Body, &read}
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, LimitKey: r.Header.Get("X-Test-Caller")})
+	}))
+	t.Cleanup(srv.Close)
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"quick","arguments":{},` + modernMeta + `}}`
+	send := func() (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(call))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+		req.Header.Set(mcp.HeaderMethod, string(mcp.MethodToolsCall))
+		req.Header.Set(mcp.HeaderName, "quick")
+		req.Header.Set("X-Test-Caller", "limited")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), b.String()
+	}
+	if status, _, body := send(); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Fatalf("the first call over the limits: %d %s; want RATE_LIMITED as a result", status, body)
+	}
+	read.Store(0)
+	for i := range 3 {
+		status, retryAfter, body := send()
+		if status != http.StatusTooManyRequests || retryAfter == "" || retryAfter == "0" || !strings.Contains(body, `"code":-32600`) {
+			t.Errorf("tool call %d past the budget: %d, Retry-After %q, %s", i, status, retryAfter, body)
+		}
+	}
+	if n := read.Load(); n != 0 {
+		t.Errorf("%d bytes of the over-budget caller's tool calls were read; want none", n)
+	}
+	if free := e.admission.callsFree; free != e.admission.calls {
+		t.Errorf("%d call slots of %d free after the refusals", free, e.admission.calls)
+	}
+}

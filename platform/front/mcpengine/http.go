@@ -54,16 +54,28 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	_, admission := startSpan(r.Context(), "admission")
 	// A 2026-07-28 request names its method in Mcp-Method before its
 	// body (mcp-go refuses one whose body names another): a request other
-	// than a tool call is charged to its caller's budget here, so that a
-	// caller over it takes no slot and has nothing read. An earlier
-	// protocol's is charged once its body has been read.
+	// than a tool call is charged to its caller's budget here, and a tool
+	// call checked against its caller's budget of refused tool calls
+	// (admitToolCall), so that a caller over either takes no slot and has
+	// nothing read. An earlier protocol's request is charged or checked
+	// once its body has been read.
 	version := r.Header.Get(mcp.HeaderProtocolVersion)
 	var headerMethod string
-	charged := false
+	charged, checked := false, false
 	if mcp.IsModernProtocol(version) {
-		if headerMethod = r.Header.Get(mcp.HeaderMethod); headerMethod != "" && headerMethod != string(mcp.MethodToolsCall) {
-			// Refused, the body stays unread: the connection is closed
-			// rather than the rest read (as admit does).
+		switch headerMethod = r.Header.Get(mcp.HeaderMethod); headerMethod {
+		case "":
+		case string(mcp.MethodToolsCall):
+			if ok, wait, first := e.refusedCalls.Check(callerKey(s)); !ok {
+				// Refused, the body stays unread: the connection is
+				// closed rather than the rest read (as admit does).
+				w.Header().Set("Connection", "close")
+				e.refuseCaller(w, s, nil, wait, first, refusedToolCalls)
+				endSpan(admission, errBusy)
+				return
+			}
+			checked = true
+		default:
 			w.Header().Set("Connection", "close")
 			if !e.allowRequest(w, s, nil) {
 				endSpan(admission, errBusy)
@@ -121,7 +133,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	// Tool calls have the Limiter's limits, and those refused before
 	// them or by them a budget of their own; every other request
 	// (notifications and unparsable bodies too) the caller's budget.
-	if toolCall && !e.admitToolCall(w, s, id) || !toolCall && !charged && !e.allowRequest(w, s, id) {
+	if toolCall && !checked && !e.admitToolCall(w, s, id) || !toolCall && !charged && !e.allowRequest(w, s, id) {
 		return
 	}
 	ctx := withState(r.Context(), st)
@@ -723,9 +735,12 @@ func (e *Engine) admitToolCall(w http.ResponseWriter, s Session, id any) bool {
 	if ok {
 		return true
 	}
-	e.refuseCaller(w, s, id, wait, first, "tool calls that were refused (unknown tools, invalid arguments, calls over its limits)")
+	e.refuseCaller(w, s, id, wait, first, refusedToolCalls)
 	return false
 }
+
+// refusedToolCalls names the budget of refused tool calls in a refusal.
+const refusedToolCalls = "tool calls that were refused (unknown tools, invalid arguments, calls over its limits)"
 
 // refuseCaller answers 429 with Retry-After and a JSON-RPC error saying
 // the caller sent more of what than one caller may.
