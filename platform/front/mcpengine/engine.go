@@ -90,7 +90,8 @@ type Options struct {
 	// replica, the MCP requests other than tools/call (initialize, ping,
 	// tools/list, notifications, GET and DELETE), and separately the tool
 	// calls refused before the Limiter (unknown tools, invalid
-	// arguments), which the Limiter does not count. Zero fields take
+	// arguments), which the Limiter does not count, or by it
+	// (RATE_LIMITED). Zero fields take
 	// DefaultCallerRequests. A site's callers share a budget of the
 	// former too, SiteShare over CallerShare times as large
 	// (siteRequestsLimit).
@@ -160,7 +161,7 @@ type Engine struct {
 	// admission bounds the requests worked on at once (admission.go).
 	admission *admission
 	// requests bounds each caller's requests other than tool calls, and
-	// refusedCalls its tool calls refused before the limits
+	// refusedCalls its tool calls refused before the limits or by them
 	// (Options.CallerRequests).
 	requests, refusedCalls *sourcelimit.Limiter
 	// siteRequests bounds each site's callers' requests other than tool
