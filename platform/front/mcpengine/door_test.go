@@ -635,3 +635,56 @@ func TestBusyRefusalAfterTheBodyCarriesTheRequestsID(t *testing.T) {
 		t.Errorf("held call: %d", status)
 	}
 }
+
+// overLimits refuses every call RATE_LIMITED, as a site over its own
+// ceiling refuses each of its callers.
+type overLimits struct{}
+
+func (overLimits) Acquire(context.Context, string, string) (func(), error) {
+	return nil, toolerr.New(toolerr.RateLimited, "too many calls on this site").WithRetryAfter(30 * time.Second)
+}
+
+// TestOneSitesCallersShareABudgetOfRefusedToolCalls: the budget of
+// refused tool calls was per caller only, and a site's owner makes as
+// many service tokens as they like: twenty tokens of one site, each
+// looping on calls its limits refused, had 100 of 200 answered in full
+// (each a usage event), twenty times one caller's budget of five. A
+// site's callers now share a budget too (twice a caller's here, as for
+// requests other than tool calls): once it is spent, a caller charged
+// for a refused call is held until the site's budget has room again, so
+// that past it each token gets at most one more answer. Another site's
+// caller, and a caller of the same site that was never refused, are
+// served.
+func TestOneSitesCallersShareABudgetOfRefusedToolCalls(t *testing.T) {
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25, SiteShare: 50, Limiter: overLimits{},
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Hour}})
+	const callers, calls, siteBudget = 20, 10, 10
+	answered := 0
+	for c := range callers {
+		for range calls {
+			status, retryAfter, body := postAsSite(t, endpoint, "greedy", fmt.Sprint("token-", c), "quick")
+			switch {
+			case status == http.StatusOK && strings.Contains(body, "RATE_LIMITED"):
+				answered++
+			case status == http.StatusTooManyRequests && retryAfter != "" && retryAfter != "0":
+			default:
+				t.Fatalf("a call of token-%d: %d, Retry-After %q, %s", c, status, retryAfter, body)
+			}
+		}
+	}
+	t.Logf("%d callers of one site, %d calls each over the limits: %d answered in full", callers, calls, answered)
+	if answered > siteBudget+callers {
+		t.Errorf("%d calls over the limits answered in full; want at most the site's budget of %d and one for each of its %d callers", answered, siteBudget, callers)
+	}
+	if n := len(e.opts.Usage.(*sink).all()); n != answered {
+		t.Errorf("%d usage events, want one for each of the %d answered", n, answered)
+	}
+	// The limits refuse everyone here: served means answered in full,
+	// RATE_LIMITED, rather than 429 at the door.
+	if status, _, body := postAsSite(t, endpoint, "greedy", "careful", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Errorf("a caller of the same site never refused before: %d %s", status, body)
+	}
+	if status, _, body := postAsSite(t, endpoint, "other", "other", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Errorf("another site's caller: %d %s", status, body)
+	}
+}

@@ -93,8 +93,8 @@ type Options struct {
 	// arguments), which the Limiter does not count, or by it
 	// (RATE_LIMITED). Zero fields take
 	// DefaultCallerRequests. A site's callers share a budget of the
-	// former too, SiteShare over CallerShare times as large
-	// (siteRequestsLimit).
+	// former and of the latter too, SiteShare over CallerShare times as
+	// large (siteRequestsLimit).
 	CallerRequests sourcelimit.Limit
 	// Version is reported in serverInfo.
 	Version string
@@ -165,8 +165,9 @@ type Engine struct {
 	// (Options.CallerRequests).
 	requests, refusedCalls *sourcelimit.Limiter
 	// siteRequests bounds each site's callers' requests other than tool
-	// calls together (siteRequestsLimit); nil with a site share of 100.
-	siteRequests *sourcelimit.Limiter
+	// calls together, and siteRefusedCalls their refused tool calls
+	// (siteRequestsLimit); nil with a site share of 100.
+	siteRequests, siteRefusedCalls *sourcelimit.Limiter
 	// exempt is each kind's field names the connector exempts from
 	// redaction.
 	exempt map[string][]string
@@ -259,7 +260,9 @@ func New(opts Options) (*Engine, error) {
 		refusedCalls: sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
 	}
 	if opts.SiteShare < 100 {
-		e.siteRequests = sourcelimit.New(siteRequestsLimit(opts.CallerRequests.WithDefault(DefaultCallerRequests), opts.CallerShare, opts.SiteShare), time.Now)
+		site := siteRequestsLimit(opts.CallerRequests.WithDefault(DefaultCallerRequests), opts.CallerShare, opts.SiteShare)
+		e.siteRequests = sourcelimit.New(site, time.Now)
+		e.siteRefusedCalls = sourcelimit.New(site, time.Now)
 	}
 	if opts.Approvals != nil {
 		if opts.PublicBaseURL == "" {

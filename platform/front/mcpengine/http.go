@@ -203,7 +203,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if toolCall && st.limits.Load() != limitsReached {
 		// Refused before the limits (an unknown tool, invalid
 		// arguments), or by them (RATE_LIMITED): counted here.
-		e.refusedCalls.Charge(callerKey(s))
+		e.chargeRefusedCall(s)
 	}
 
 	if !isRequest {
@@ -737,6 +737,25 @@ func (e *Engine) admitToolCall(w http.ResponseWriter, s Session, id any) bool {
 	}
 	e.refuseCaller(w, s, id, wait, first, refusedToolCalls)
 	return false
+}
+
+// chargeRefusedCall charges a refused tool call to its caller's budget
+// of refused tool calls, and to its site's (siteRefusedCalls). Once the
+// site's is spent, the caller is held (its own budget put in debt) until
+// the site's has room again: each answered refusal puts the site's budget
+// further in debt, so however many callers a site has, past its budget
+// they are answered about as often as it refills, and each caller at
+// most once more. Only refused calls pay this, never a call that is let
+// in (admitToolCall checks the caller's budget alone).
+func (e *Engine) chargeRefusedCall(s Session) {
+	key := callerKey(s)
+	e.refusedCalls.Charge(key)
+	if e.siteRefusedCalls == nil {
+		return
+	}
+	if wait := e.siteRefusedCalls.ChargeWait(s.Site.ID.String()); wait > 0 {
+		e.refusedCalls.Hold(key, wait)
+	}
 }
 
 // refusedToolCalls names the budget of refused tool calls in a refusal.

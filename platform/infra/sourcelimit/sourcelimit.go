@@ -141,6 +141,45 @@ func (l *Limiter) Charge(source string) {
 	l.bucket(source, l.limit, now).tokens.ReserveN(now, 1)
 }
 
+// ChargeWait is Charge, and reports how long until the source's next
+// request would be allowed (0 while its bucket still has a request).
+func (l *Limiter) ChargeWait(source string) time.Duration {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if site, ok := siteOf(source); ok {
+		l.bucket(site, l.site, now).tokens.ReserveN(now, 1)
+	}
+	b := l.bucket(source, l.limit, now)
+	b.tokens.ReserveN(now, 1)
+	if tokens := b.tokens.TokensAt(now); tokens < 1 {
+		return time.Duration((1 - tokens) * float64(l.limit.Every))
+	}
+	return 0
+}
+
+// maxHold bounds what Hold puts a source in debt for.
+const maxHold = time.Hour
+
+// Hold puts source's bucket in debt, if need be, so that Check refuses
+// it for at least d (at most maxHold): a source made to wait for a
+// budget it shares with others.
+func (l *Limiter) Hold(source string, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	d = min(d, maxHold)
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucket(source, l.limit, now)
+	// Refused while tokens < 1, for (1 - tokens) Every.
+	want := 1 - float64(d)/float64(l.limit.Every)
+	for tokens := b.tokens.TokensAt(now); tokens > want; tokens = b.tokens.TokensAt(now) {
+		b.tokens.ReserveN(now, min(l.limit.Burst, max(1, int(math.Ceil(tokens-want)))))
+	}
+}
+
 // siteOf returns the /48 of an IPv6 source (a /64, from Source).
 func siteOf(source string) (string, bool) {
 	if !strings.HasSuffix(source, "/64") {

@@ -187,3 +187,40 @@ func TestOneIPv6SiteGetsSixteenSourcesWorth(t *testing.T) {
 		t.Errorf("100 /64s of one /48 had %d failed lookups let through, want at most %d", charged, siteShare)
 	}
 }
+
+// TestChargeWaitAndHold: ChargeWait charges like Charge and says how long
+// the source must wait; Hold makes Check refuse a source for at least the
+// time asked, however full its bucket, and no longer once it has passed.
+func TestChargeWaitAndHold(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(Limit{Burst: 2, Every: 10 * time.Second}, func() time.Time { return now })
+	if w := l.ChargeWait("shared"); w != 0 {
+		t.Errorf("first charge of a burst of two: wait %v, want 0", w)
+	}
+	if w := l.ChargeWait("shared"); w != 10*time.Second {
+		t.Errorf("second charge: wait %v, want 10s", w)
+	}
+	if w := l.ChargeWait("shared"); w != 20*time.Second {
+		t.Errorf("third charge, into debt: wait %v, want 20s", w)
+	}
+	if ok, _, _ := l.Check("held"); !ok {
+		t.Fatal("a source never charged was refused")
+	}
+	l.Hold("held", 95*time.Second)
+	ok, wait, first := l.Check("held")
+	if ok || wait < 95*time.Second || wait > 105*time.Second || !first {
+		t.Errorf("held for 95s: allowed %v, wait %v, first %v; want refused for 95 to 105s", ok, wait, first)
+	}
+	now = now.Add(94 * time.Second)
+	if ok, _, _ := l.Check("held"); ok {
+		t.Error("allowed before its hold was over")
+	}
+	now = now.Add(11 * time.Second)
+	if ok, _, _ := l.Check("held"); !ok {
+		t.Error("refused once its hold was over")
+	}
+	l.Hold("held", 0)
+	if ok, _, _ := l.Check("held"); !ok {
+		t.Error("a hold of nothing refused the source")
+	}
+}
