@@ -17,6 +17,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -288,7 +289,8 @@ func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
 		h.renderClient(w, http.StatusBadRequest, browser, p, strings.Map(dropControl, clientID), strings.TrimSpace(problem))
 		return
 	}
-	if err := h.store.setClient(r.Context(), p.ID, clientID, secrets.Secret(secret)); err != nil {
+	first, err := h.store.setClient(r.Context(), p.ID, clientID, secrets.Secret(secret))
+	if err != nil {
 		if errors.Is(err, errUnknown) {
 			h.unknown(w)
 			return
@@ -296,7 +298,16 @@ func (h *Handler) postClient(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, "save client", err)
 		return
 	}
-	h.deps.Admin.Record(r.Context(), actor, uuid.Nil, "", siteadmin.ActionRegisterClient, map[string]any{"client_id": clientID, "base_url": p.BaseURL}, nil)
+	// Whoever holds a registration may paste a client again and again,
+	// from many addresses, before anything is proven: the registration's
+	// first client is its audit row, the others are logged only. The
+	// client that is proven is named by the register_proof row.
+	if first {
+		h.deps.Admin.Record(r.Context(), actor, uuid.Nil, "", siteadmin.ActionRegisterClient, map[string]any{"client_id": clientID, "base_url": p.BaseURL}, nil)
+	} else {
+		h.log.Info("registration client changed", zap.String("registration", p.ID.String()), zap.String("client_id", clientID),
+			zap.String("source", sourcelimit.Source(h.deps.ClientIP(r))))
+	}
 	h.begin(w, r, p)
 }
 
@@ -400,16 +411,14 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 	actor := siteadmin.Registrant(ref)
 	refuse := func(reason string, status int, m message) {
 		refusal := &siteadmin.Error{Kind: siteadmin.Rejected, Message: reason}
-		if proof.User.ID == "" {
-			// No one was identified: whoever holds a registration may go
-			// to the ERP and back again and again, from many addresses.
-			// Counted in the minute's row of its kind (the reason's
-			// first word, one of erpgate's own).
-			code, _, _ := strings.Cut(reason, ":")
-			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, code, map[string]any{}, refusal)
-		} else {
-			h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, map[string]any{"erp_user": proof.User.ID}, refusal)
-		}
+		// Whoever holds a registration may go to the ERP and back again
+		// and again, from many addresses, and the ERP is theirs, not yet
+		// proven: the person it names (not an administrator) is whoever
+		// it likes. Every refusal here is counted in the minute's row of
+		// its kind (the reason's first word, one of erpgate's own); the
+		// log line keeps each, with the person the ERP named.
+		code, _, _ := strings.Cut(reason, ":")
+		h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof, code, map[string]any{}, refusal)
 		h.message(w, status, m)
 	}
 	if ref == "" || errors.Is(perr, erpadmin.ErrState) {
@@ -472,7 +481,7 @@ func (h *Handler) proofDone(w http.ResponseWriter, r *http.Request, ref string, 
 		return
 	}
 	h.deps.Admin.Record(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterProof,
-		map[string]any{"erp_user": proof.User.ID, "evidence": proof.Check.Evidence, "base_url": p.BaseURL}, nil)
+		map[string]any{"erp_user": proof.User.ID, "evidence": proof.Check.Evidence, "base_url": p.BaseURL, "client_id": p.ClientID}, nil)
 	h.registerSite(w, r, p, proof)
 }
 

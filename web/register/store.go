@@ -216,22 +216,27 @@ func (st *store) load(ctx context.Context, id uuid.UUID) (pendingReg, []byte, er
 }
 
 // setClient stores the OAuth client of an open registration that is still
-// waiting for its proof.
-func (st *store) setClient(ctx context.Context, id uuid.UUID, clientID string, secret secrets.Secret) error {
+// waiting for its proof. first says whether it is the registration's first
+// client (it had none before).
+func (st *store) setClient(ctx context.Context, id uuid.UUID, clientID string, secret secrets.Secret) (first bool, err error) {
 	kid, ct, err := st.keys.Seal([]byte(secret.Reveal()), secretAD(id))
 	if err != nil {
-		return fmt.Errorf("register: seal client secret: %w", err)
+		return false, fmt.Errorf("register: seal client secret: %w", err)
 	}
-	tag, err := st.pool.Exec(ctx, `
-		UPDATE pending_registrations SET client_id = $2, key_id = $3, secret_ciphertext = $4
-		WHERE id = $1 AND stage = 'client' AND expires_at > now()`, id, clientID, kid, ct)
+	// The row is locked by the subquery, so that two steps at once do
+	// not both see it without a client.
+	err = st.pool.QueryRow(ctx, `
+		UPDATE pending_registrations p SET client_id = $2, key_id = $3, secret_ciphertext = $4
+		FROM (SELECT client_id FROM pending_registrations WHERE id = $1 FOR UPDATE) before
+		WHERE p.id = $1 AND p.stage = 'client' AND p.expires_at > now()
+		RETURNING before.client_id = ''`, id, clientID, kid, ct).Scan(&first)
+	if database.IsNoRows(err) {
+		return false, errUnknown
+	}
 	if err != nil {
-		return fmt.Errorf("register: set client: %w", database.Classify(err))
+		return false, fmt.Errorf("register: set client: %w", database.Classify(err))
 	}
-	if tag.RowsAffected() == 0 {
-		return errUnknown
-	}
-	return nil
+	return first, nil
 }
 
 // markRegistered records that the registration became site siteID, proven
