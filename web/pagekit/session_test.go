@@ -205,3 +205,34 @@ func TestCrossOriginAndFormAction(t *testing.T) {
 		t.Errorf("FormActionWith of no URL = %v", got)
 	}
 }
+
+// Ending a session records it until the cookie itself expires, as signed
+// at its start, whatever the clock of the replica that ends it: one behind
+// must not record an expiry the sweep deletes while the cookie still
+// works, and one ahead (for which the cookie looks expired already) must
+// still record it, as other replicas accept it until its own expiry.
+func TestUserSessionEndRecordsTheCookiesOwnExpiry(t *testing.T) {
+	kit, err := New("https://gw.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := NewSigner([]byte(strings.Repeat("k", 32)))
+	start := time.Unix(1_800_000_000, 0)
+	for name, skew := range map[string]time.Duration{"a replica 2 h behind": -2 * time.Hour, "a replica 40 min ahead": 40 * time.Minute} {
+		ends := &memEnds{}
+		s := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: ends}
+		rec := httptest.NewRecorder()
+		s.Start(rec, "site-1", "ana@example.com", start)
+		r := httptest.NewRequest(http.MethodPost, "https://gw.example/", nil)
+		r.AddCookie(rec.Result().Cookies()[0])
+		if err := s.End(httptest.NewRecorder(), r, start.Add(5*time.Minute+skew)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := ends.ended[rec.Result().Cookies()[0].Value]; !got.Equal(start.Add(30 * time.Minute)) {
+			t.Errorf("%s: the end is recorded until %v, want the cookie's own expiry %v", name, got, start.Add(30*time.Minute))
+		}
+		if u, ok, _ := s.User(r, "site-1", start.Add(10*time.Minute)); ok {
+			t.Errorf("%s: the ended session still works on a replica on time: %q", name, u)
+		}
+	}
+}
