@@ -108,20 +108,27 @@ func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.T
 }
 
 // End deletes the session cookie and, when the request carries a session
-// erpgate signed, records it in Ends until it would have expired, so that
-// no copy of it works any more. The cookie is deleted even when the
-// record fails (err): then copies go on working until they expire.
+// erpgate signed, records it in Ends until it expires, so that no copy of
+// it works any more. The record lasts until the expiry signed in the
+// cookie, which every replica compares with its clock, not until this
+// replica's now and Lifetime; and a cookie that looks expired on this
+// replica's clock is recorded too, as others may still take it. The
+// cookie is deleted even when the record fails (err): then copies go on
+// working until they expire.
 func (s UserSession) End(w http.ResponseWriter, r *http.Request, now time.Time) error {
 	http.SetCookie(w, s.Kit.Cookie(s.Cookie, "", 0))
-	raw, ok := s.Signed(r, now)
+	raw, ok := s.Kit.ReadCookie(r, s.Cookie)
+	if !ok {
+		return nil
+	}
+	expires, ok := s.Signer.Expiry(s.Purpose, raw)
 	if !ok {
 		return nil
 	}
 	if s.Ends == nil {
 		return errNoEnds
 	}
-	// The cookie expires Lifetime after its start at the latest.
-	return s.Ends.End(r.Context(), raw, now.Add(s.Lifetime))
+	return s.Ends.End(r.Context(), raw, expires)
 }
 
 // CrossOrigin reports whether a form post says it comes from another

@@ -66,7 +66,7 @@ func TestUserSession(t *testing.T) {
 	if c := rec.Result().Cookies()[0]; c.MaxAge >= 0 || c.Value != "" {
 		t.Errorf("End set %+v", c)
 	}
-	if exp, ok := ends.ended[cookie.Value]; !ok || !exp.Equal(now.Add(31*time.Minute)) {
+	if exp, ok := ends.ended[cookie.Value]; !ok || !exp.Equal(now.Add(30*time.Minute)) {
 		t.Errorf("End recorded %v", ends.ended)
 	}
 	if u, ok, err := owner.User(req(cookie.Value), "site-1", now.Add(2*time.Minute)); ok || err != nil {

@@ -40,27 +40,43 @@ func (s *Signer) Sign(purpose, value string, expires time.Time) string {
 // Verify returns the value of a token that s signed for purpose and that
 // has not expired at now.
 func (s *Signer) Verify(purpose, token string, now time.Time) (string, bool) {
+	value, expires, ok := s.open(purpose, token)
+	if !ok || !now.Before(expires) {
+		return "", false
+	}
+	return value, true
+}
+
+// Expiry returns when a token that s signed for purpose expires, whether
+// or not it has: what a record of it must outlast, on whatever clock.
+func (s *Signer) Expiry(purpose, token string) (time.Time, bool) {
+	_, expires, ok := s.open(purpose, token)
+	return expires, ok
+}
+
+// open returns the value and expiry of a token that s signed for purpose.
+func (s *Signer) open(purpose, token string) (string, time.Time, bool) {
 	i := strings.LastIndexByte(token, '.')
 	if i < 0 {
-		return "", false
+		return "", time.Time{}, false
 	}
 	body, mac := token[:i], token[i+1:]
 	if !hmac.Equal([]byte(mac), []byte(s.mac(purpose, body))) {
-		return "", false
+		return "", time.Time{}, false
 	}
 	enc, exp, ok := strings.Cut(body, ".")
 	if !ok {
-		return "", false
+		return "", time.Time{}, false
 	}
 	unix, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || !now.Before(time.Unix(unix, 0)) {
-		return "", false
+	if err != nil {
+		return "", time.Time{}, false
 	}
 	value, err := base64.RawURLEncoding.DecodeString(enc)
 	if err != nil {
-		return "", false
+		return "", time.Time{}, false
 	}
-	return string(value), true
+	return string(value), time.Unix(unix, 0), true
 }
 
 func (s *Signer) mac(purpose, body string) string {
