@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -99,5 +100,42 @@ func TestSignedOutSessionIsRefusedOnEveryReplica(t *testing.T) {
 	// second as the one ended.
 	if _, body, _ := send(t, other, "/sites/acme/manage", nil, p.session(p.acme, user)); !strings.Contains(body, ownerPage+user) {
 		t.Errorf("a new sign-in after the sign-out: %s", body)
+	}
+}
+
+// When whether a session was signed out cannot be checked (the database
+// does not answer), the session is refused and the owner is told that
+// erpgate could not finish, not that their sign-in ended: signing in again
+// would not help.
+func TestUncheckedSessionIsRefusedWithAPlainSentence(t *testing.T) {
+	p := newPages(t)
+	down, err := pgxpool.New(t.Context(), "postgres://erpgate@127.0.0.1:1/erpgate?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(down.Close)
+	e := echo.New()
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	deps := p.h.deps
+	deps.Proofs = erpadmin.New(erpadmin.Deps{Pool: p.pool, Keyring: p.keys, Registry: deps.Registry,
+		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }, PublicBaseURL: p.srv.URL})
+	deps.Ends = pagesession.New(down)
+	New(deps).Register(e)
+
+	cookie := p.session(p.acme, "it.admin@demo.example")
+	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
+	form := url.Values{"csrf": {pagekit.CSRFToken(binding.Value, csrfPurpose(p.acme))}, "status": {"disabled"}}
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{{"/sites/acme/manage", nil}, {"/sites/acme/manage/status", form}} {
+		status, body, _ := send(t, srv.URL, c.path, c.form, cookie, binding)
+		if status != http.StatusInternalServerError || !strings.Contains(body, "erpgate could not finish this") || strings.Contains(body, "has ended") {
+			t.Errorf("%s with the check failing: HTTP %d: %s", c.path, status, body)
+		}
+	}
+	if site, err := p.h.deps.Store.GetSite(t.Context(), p.acme.ID); err != nil || site.Status != sites.StatusActive {
+		t.Errorf("the site after the refused action: %q, %v", site.Status, err)
 	}
 }
