@@ -249,13 +249,10 @@ func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string
 
 // session returns the ERP user of the request's owner session for site.
 // A session of another site, an expired, a signed-out or a forged one
-// gives nothing; so does one that could not be checked (logged).
-func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	user, ok, err := h.sessions.User(r, site.SessionScope(), h.now())
-	if err != nil {
-		h.log.Error("owner session not checked", zap.Error(err))
-	}
-	return user, ok
+// gives nothing; so does one that could not be checked (err: the caller
+// says erpgate could not finish, as signing in again would not help).
+func (h *Handler) session(r *http.Request, site sites.Site) (string, bool, error) {
+	return h.sessions.User(r, site.SessionScope(), h.now())
 }
 
 // startSession sets the owner session cookie for user on site.
@@ -302,7 +299,11 @@ func (h *Handler) action(c echo.Context, fn func(w http.ResponseWriter, r *http.
 	if !ok || !h.checkForm(w, r, site) {
 		return
 	}
-	user, ok := h.session(r, site)
+	user, ok, err := h.session(r, site)
+	if err != nil {
+		h.internalError(w, "check the owner session", err)
+		return
+	}
 	if !ok {
 		charge()
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{

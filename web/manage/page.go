@@ -103,7 +103,11 @@ func (h *Handler) page(c echo.Context) error {
 	}
 	key := h.csrfKey(w, r)
 	data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
-	user, ok := h.session(r, site)
+	user, ok, err := h.session(r, site)
+	if err != nil {
+		h.internalError(w, "check the owner session", err)
+		return nil
+	}
 	if !ok {
 		charge()
 		h.render(w, http.StatusOK, h.signIn, data, site)

@@ -216,7 +216,7 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 	}
 	actor := proofActor(p)
 	if p.User.ID == "" {
-		if user, ok := h.session(r, site); ok {
+		if user, ok, _ := h.session(r, site); ok {
 			actor = siteadmin.ERPAdmin(user)
 		}
 	}
