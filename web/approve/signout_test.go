@@ -78,6 +78,12 @@ func newDatabase(t *testing.T) *database {
 // and server of its own, nothing shared with another replica in memory.
 func (d *database) replica(t *testing.T) (*Handler, string) {
 	t.Helper()
+	return d.replicaWithEnds(t, pagesession.New(d.pool))
+}
+
+// replicaWithEnds is replica, checking ended sessions in ends.
+func (d *database) replicaWithEnds(t *testing.T, ends pagekit.SessionEnds) (*Handler, string) {
+	t.Helper()
 	e := echo.New()
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
@@ -88,7 +94,7 @@ func (d *database) replica(t *testing.T) (*Handler, string) {
 	hc := func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }
 	h := New(Deps{Kit: kit, Actions: approval.NewStore(d.pool, nil), Sites: d.store, Admin: d.admin, Registry: d.reg,
 		Proofs: erpadmin.New(erpadmin.Deps{Pool: d.pool, Keyring: d.keys, Registry: d.reg, HTTPClient: hc, PublicBaseURL: srv.URL}),
-		Signer: pagekit.NewSigner(d.keys.DeriveKey("approval session signing")), Ends: pagesession.New(d.pool)})
+		Signer: pagekit.NewSigner(d.keys.DeriveKey("approval session signing")), Ends: ends})
 	h.Register(e)
 	return h, srv.URL
 }
@@ -159,5 +165,38 @@ func TestSignedOutApprovalSessionIsRefusedOnEveryReplica(t *testing.T) {
 	got, err := approval.NewStore(d.pool, nil).Get(t.Context(), d.site.ID, d.action.ID)
 	if err != nil || got.Status != approval.Proposed {
 		t.Errorf("the change after the refused approvals: %q, %v", got.Status, err)
+	}
+}
+
+// When whether an approval session was signed out cannot be checked (the
+// database does not answer), the approver is told that erpgate could not
+// finish, and nothing is decided: not that their sign-in ended, nor the
+// page as if no one were signed in.
+func TestUncheckedApprovalSessionIsRefusedWithAPlainSentence(t *testing.T) {
+	d := newDatabase(t)
+	down, err := pgxpool.New(t.Context(), "postgres://erpgate@127.0.0.1:1/erpgate?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(down.Close)
+	a, base := d.replicaWithEnds(t, pagesession.New(down))
+	rec := httptest.NewRecorder()
+	a.startSession(rec, d.site, approver)
+	cookie := rec.Result().Cookies()[0]
+	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
+	csrf := pagekit.CSRFToken(binding.Value, csrfPurpose(d.action.ID))
+	page := "/approve/" + d.action.ID.String()
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{{page, nil}, {page + "/decide", url.Values{"csrf": {csrf}, "decision": {"approve"}}}, {page + "/withdraw", url.Values{"csrf": {csrf}}}} {
+		status, body, _ := send(t, base, c.path, c.form, cookie, binding)
+		if status != http.StatusInternalServerError || !strings.Contains(body, "erpgate could not finish this") || strings.Contains(body, "has ended") {
+			t.Errorf("%s with the check failing: HTTP %d: %s", c.path, status, body)
+		}
+	}
+	got, err := approval.NewStore(d.pool, nil).Get(t.Context(), d.site.ID, d.action.ID)
+	if err != nil || got.Status != approval.Proposed {
+		t.Errorf("the change after the refused decision: %q, %v", got.Status, err)
 	}
 }
