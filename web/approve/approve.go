@@ -275,13 +275,10 @@ func (h *Handler) invalidLink(w http.ResponseWriter) {
 
 // session returns the ERP user of the request's approval session for site.
 // A session of another site, an expired, a signed-out or a forged one
-// gives nothing; so does one that could not be checked (logged).
-func (h *Handler) session(r *http.Request, site sites.Site) (string, bool) {
-	user, ok, err := h.sessions.User(r, site.SessionScope(), h.now())
-	if err != nil {
-		h.log.Error("approval session not checked", zap.Error(err))
-	}
-	return user, ok
+// gives nothing; so does one that could not be checked (err: the caller
+// says erpgate could not finish, as signing in again would not help).
+func (h *Handler) session(r *http.Request, site sites.Site) (string, bool, error) {
+	return h.sessions.User(r, site.SessionScope(), h.now())
 }
 
 // startSession sets the approval session cookie for user on site.

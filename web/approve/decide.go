@@ -185,7 +185,11 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 	if !ok || !h.checkForm(w, r, p) {
 		return
 	}
-	user, ok := h.session(r, p.site)
+	user, ok, err := h.session(r, p.site)
+	if err != nil {
+		h.internalError(w, "check the approval session", err)
+		return
+	}
 	if !ok {
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "Sign in to decide",
@@ -239,7 +243,11 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 	if !ok || !h.checkForm(w, r, p) {
 		return
 	}
-	user, ok := h.session(r, p.site)
+	user, ok, err := h.session(r, p.site)
+	if err != nil {
+		h.internalError(w, "check the approval session", err)
+		return
+	}
 	if !ok {
 		h.renderError(w, http.StatusForbidden, pagekit.ErrorPage{
 			Title:   "Sign in to withdraw",

@@ -96,7 +96,11 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
 		return
 	}
 	key := h.deps.Kit.EnsureBinding(w, r, csrfCookie, csrfLifetime)
-	user, _ := h.session(r, p.site)
+	user, _, err := h.session(r, p.site)
+	if err != nil {
+		h.internalError(w, "check the approval session", err)
+		return
+	}
 	if user != "" && user == p.action.Approver && p.action.Key.AuthType == "oauth" && p.action.ClientID != "" {
 		name, err := h.deps.Sites.ClientName(r.Context(), p.action.ClientID)
 		if err != nil {
