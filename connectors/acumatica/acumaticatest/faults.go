@@ -33,6 +33,12 @@ type Fault struct {
 	// ResetConnection closes the TCP connection with a reset and no
 	// response.
 	ResetConnection bool
+	// AfterServing runs the request as usual first (a PUT saves), then
+	// answers with the fault's status and body instead of the record:
+	// Acumatica failing after the save committed (a RowPersisted handler
+	// run with TranStatus.Completed, a Persist override after
+	// base.Persist, reading the saved record back for the answer).
+	AfterServing bool
 }
 
 type faultState struct {

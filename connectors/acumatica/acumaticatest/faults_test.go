@@ -59,3 +59,27 @@ func TestFaults(t *testing.T) {
 		t.Errorf("after ClearFaults: %d", status)
 	}
 }
+
+// A fault AfterServing lets the request run as usual (a PUT saves) and
+// answers it with the fault: what Acumatica answers when its code fails
+// after the save committed (a RowPersisted handler run with
+// TranStatus.Completed, a graph's Persist override after base.Persist, or
+// reading the saved record back for the answer).
+func TestFaultAfterServingSavesThenAnswersTheFault(t *testing.T) {
+	s := newTestServer(t, Options{})
+	tok := passwordToken(t, s, "admin", "api")
+	c := s.Data().Records("Customer")[1]
+	it := s.Data().Records("StockItem")[5]
+	before := len(s.Data().Records("SalesOrder"))
+	const px = `{"message":"An error has occurred.","exceptionMessage":"Error: after the save.","exceptionType":"PX.Data.PXException"}`
+	s.SetFault(Fault{PathPrefix: "/entity/Default/24.200.001/SalesOrder", Times: 1, Status: http.StatusInternalServerError,
+		Body: px, AfterServing: true})
+	body := `{"CustomerID":{"value":"` + c.String("CustomerID") + `"},"Details":[{"InventoryID":{"value":"` + it.String("InventoryID") + `"},"OrderQty":{"value":1}}]}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "SalesOrder", nil), tok, strings.NewReader(body))
+	if resp.StatusCode != http.StatusInternalServerError || string(b) != px {
+		t.Errorf("answer: %d %s, want the fault's", resp.StatusCode, b)
+	}
+	if n := len(s.Data().Records("SalesOrder")); n != before+1 {
+		t.Errorf("%d sales orders after the PUT, want %d: the request runs before the fault answers it", n, before+1)
+	}
+}

@@ -193,8 +193,13 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.inflight.Add(-1)
 	}
-	if f := s.takeFault(r.URL.Path); f != nil && s.applyFault(f, w, r) {
-		return
+	if f := s.takeFault(r.URL.Path); f != nil {
+		if f.AfterServing {
+			s.route(discard{header: http.Header{}}, r)
+		}
+		if s.applyFault(f, w, r) {
+			return
+		}
 	}
 	if s.opts.Latency > 0 && !s.sleep(r, s.opts.Latency) {
 		return
@@ -371,3 +376,11 @@ func hiddenByIIS(path string) bool {
 	}
 	return false
 }
+
+// discard is a ResponseWriter that drops the answer: a fault AfterServing
+// answers in its place.
+type discard struct{ header http.Header }
+
+func (d discard) Header() http.Header         { return d.header }
+func (d discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d discard) WriteHeader(int)             {}
