@@ -2,6 +2,7 @@ package acumatica
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
@@ -12,9 +13,10 @@ import (
 // NothingWritten, which keeps the approval for the same call) exactly when
 // that is certain: any failure before its PUT was sent (the handler's
 // reads write nothing), and Acumatica's refusals of the PUT that say it
-// did not save it (409 long operation, 429 licence queue, 403, 422, a
-// PXException rolled back). A PUT that
-// failed in a way that may have saved it is never flagged.
+// did not save it (409 long operation, 429 licence queue, 403, 422). A
+// PUT that failed in a way that may have saved it (any 5xx, a
+// PXException too) is never flagged, and is told as an outcome not
+// known.
 func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	d := h.sim.Data()
@@ -32,7 +34,13 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		{"the PUT is throttled (429)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests}, true},
 		{"the PUT is refused for the user's rights (403)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (SO301000)."}`}, true},
 		{"the PUT is refused by validation (422)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusUnprocessableEntity, Body: `{"error":"Inserting 'Sales Order' record raised at least one error.","CustomerID":{"value":"X","error":"'Customer' cannot be empty."}}`}, true},
-		{"the PUT is refused by the business logic (500 PXException)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"The document is on hold.","exceptionType":"PX.Data.PXException"}`}, true},
+		// A 500 PXException is the same answer whether the save was
+		// rolled back or Acumatica's code failed after it committed
+		// (RowPersisted with TranStatus.Completed, a Persist override
+		// after base.Persist, the saved record read back for the
+		// answer): never certain.
+		{"the PUT meets a PXException (500)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"The document is on hold.","exceptionType":"PX.Data.PXException"}`}, false},
+		{"the PUT saves, then a PXException after the commit answers 500", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"Error: An error occurred during processing of the field Description.","exceptionType":"PX.Data.PXException"}`, AfterServing: true}, false},
 		{"the PUT fails with a 500 that may have saved it", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusBadGateway, Body: `{"message":"Bad gateway"}`}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -54,6 +62,11 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 			}
 			if c.nothing && len(d.Records("SalesOrder")) != before {
 				t.Errorf("a write said to have written nothing saved an order")
+			}
+			if !c.nothing {
+				if te := asToolErr(err); te == nil || !strings.HasPrefix(string(te.Code), "UPSTREAM_") || strings.Contains(strings.ToLower(te.Message), "nothing was written") {
+					t.Errorf("a PUT that may have saved is told as %v, want an outcome not known that never says nothing was written", err)
+				}
 			}
 		})
 	}

@@ -515,7 +515,9 @@ func TestWriteErrorsFromAcumaticasBodies(t *testing.T) {
 			[]string{"Sales Orders (SO301000)", "You have insufficient rights to access the object (SO301000).", "nothing was written"},
 			"You have insufficient rights to access the object (SO301000)."},
 		{"500 PXException", 500, `{"message":"An error has occurred.","exceptionMessage":"Error: The document cannot be saved:\r\n   the period is closed.","exceptionType":"PX.Data.PXException","stackTrace":"   at PX.Data.PXGraph.Persist()"}`,
-			toolerr.InvalidArgument, []string{"Acumatica refused to save the SalesOrder record: Error: The document cannot be saved: the period is closed. (PXException)", "Nothing was written"},
+			// The same answer comes from a failure after the save committed:
+			// an outcome not known, never "nothing was written".
+			toolerr.UpstreamUnavailable, []string{"HTTP 500", "PXException: Error: The document cannot be saved: the period is closed.", "look at the document in Acumatica"},
 			"Error: The document cannot be saved: the period is closed."},
 		{"500 other", 500, `{"message":"An error has occurred.","exceptionMessage":"Boom","exceptionType":"System.NullReferenceException","stackTrace":"   at X.Y()"}`,
 			toolerr.UpstreamUnavailable, []string{"HTTP 500", "NullReferenceException: Boom", "look at the document in Acumatica"}, ""},
