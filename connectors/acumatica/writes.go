@@ -89,10 +89,14 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 	err := c.writeRefusal(ctx, r, f, op)
 	switch {
 	case r.status == http.StatusUnprocessableEntity, r.status == http.StatusForbidden, r.status == http.StatusPreconditionFailed,
-		r.status == http.StatusBadRequest, f.kind == failBusy, f.kind == failNoEntity,
-		f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
-		// Acumatica refused the save (or rolled it back): nothing was
-		// written, and the approval holds for the same call.
+		r.status == http.StatusBadRequest, f.kind == failBusy, f.kind == failNoEntity:
+		// Acumatica refused the save before it ran: nothing was written,
+		// and the approval holds for the same call. A 5xx is never such a
+		// refusal, a PXException neither: Acumatica answers one the same
+		// whether the save was rolled back or its code failed after the
+		// save committed (RowPersisted with TranStatus.Completed, a
+		// Persist override after base.Persist, the saved record read
+		// back for the answer).
 		var te *toolerr.Error
 		if errors.As(err, &te) {
 			te.WroteNothing()
@@ -134,13 +138,14 @@ func (c *client) writeRefusal(ctx context.Context, r response, f failure, op con
 	case f.kind == failNoEntity:
 		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
-		// PX.Data.PXException and its kin are the business logic saying
-		// no ("The document is on hold", "Another process has added the
-		// record"): the save was rolled back.
-		return toolerr.New(toolerr.InvalidArgument, "Acumatica refused to save the %s record: %s (%s). Nothing was written", op.entity, orUnknown(f.detail), f.exceptionType).
+		// PX.Data.PXException and its kin are mostly the business logic
+		// saying no ("The document is on hold"), the save rolled back;
+		// but the same answer comes from code that failed after the save
+		// committed, so whether it was saved is not known.
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it may have saved it before failing: look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f)).
 			SaidByERP(f.detail)
 	case f.kind == failServer:
-		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it rolls a failed save back, but look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f))
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it may have saved it before failing: look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f))
 	case f.kind == failMissing:
 		return c.missingEntity(ctx, op.entity)
 	}
