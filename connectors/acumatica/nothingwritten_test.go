@@ -40,6 +40,7 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		// after base.Persist, the saved record read back for the
 		// answer): never certain.
 		{"the PUT meets a PXException (500)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"The document is on hold.","exceptionType":"PX.Data.PXException"}`}, false},
+		{"the PUT saves, then reading the saved order back answers 'No entity satisfies the condition' (500)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"No entity satisfies the condition.","exceptionType":"PX.Api.ContractBased.NoEntitySatisfiesTheConditionException"}`, AfterServing: true}, false},
 		{"the PUT saves, then a PXException after the commit answers 500", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred.","exceptionMessage":"Error: An error occurred during processing of the field Description.","exceptionType":"PX.Data.PXException"}`, AfterServing: true}, false},
 		{"the PUT fails with a 500 that may have saved it", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusBadGateway, Body: `{"message":"Bad gateway"}`}, false},
 	} {
