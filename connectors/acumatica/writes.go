@@ -89,10 +89,11 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 	err := c.writeRefusal(ctx, r, f, op)
 	switch {
 	case r.status == http.StatusUnprocessableEntity, r.status == http.StatusForbidden, r.status == http.StatusPreconditionFailed,
-		r.status == http.StatusBadRequest, f.kind == failBusy, f.kind == failNoEntity:
+		r.status == http.StatusBadRequest, f.kind == failBusy:
 		// Acumatica refused the save before it ran: nothing was written,
 		// and the approval holds for the same call. A 5xx is never such a
-		// refusal, a PXException neither: Acumatica answers one the same
+		// refusal, a PXException or "No entity satisfies the condition"
+		// neither: Acumatica answers one the same
 		// whether the save was rolled back or its code failed after the
 		// save committed (RowPersisted with TranStatus.Completed, a
 		// Persist override after base.Persist, the saved record read
@@ -136,7 +137,10 @@ func (c *client) writeRefusal(ctx context.Context, r response, f failure, op con
 			"Acumatica did not save the %s record: a long operation is running on its form in this session (Acumatica: %q). Nothing was written; wait %d seconds and call again with the same arguments",
 			op.entity, busySentence(f), int(wait.Seconds())).WithRetryAfter(wait).SaidByERP(busySentence(f))
 	case f.kind == failNoEntity:
-		return toolerr.New(toolerr.NotFound, "no %s record has %s (Acumatica: \"No entity satisfies the condition.\"); nothing was written", op.entity, op.keysText())
+		// A PUT whose record is missing is refused 412 (If-Match: *);
+		// this 500 may come from reading the saved record back for the
+		// answer, after the save.
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record (Acumatica: \"No entity satisfies the condition.\"); it may have saved it before failing: look at the document in Acumatica before trying again", f.status, op.entity)
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
 		// PX.Data.PXException and its kin are mostly the business logic
 		// saying no ("The document is on hold"), the save rolled back;
