@@ -32,6 +32,10 @@ var (
 	// ErrNoAPIConnection: a service token was requested for a site that has
 	// no api_token connection, so the token could never call the ERP.
 	ErrNoAPIConnection = errors.New("site has no api_token connection")
+	// ErrTooManyServiceTokens: the site already has as many active
+	// (neither revoked nor expired) service tokens as a site may have. The
+	// returned error is a *TooManyServiceTokensError, which says how many.
+	ErrTooManyServiceTokens = errors.New("site has as many active service tokens as a site may have")
 	// ErrSiteDisabled: the site exists but an operator disabled it.
 	ErrSiteDisabled = errors.New("site is disabled")
 	// ErrOperatorDisabled: the site's owner tried to enable, change or
@@ -76,3 +80,15 @@ func invalidf(format string, args ...any) error {
 func fieldInvalidf(field, problem, format string, args ...any) error {
 	return &ValidationError{Message: fmt.Sprintf(format, args...), Field: field, Problem: problem}
 }
+
+// TooManyServiceTokensError is the refusal of a service token for a site
+// that already has Active active tokens, Bound being the most a site may
+// have. It matches ErrTooManyServiceTokens.
+type TooManyServiceTokensError struct{ Active, Bound int }
+
+func (e *TooManyServiceTokensError) Error() string {
+	return fmt.Sprintf("site has %d active service tokens, the most a site may have is %d", e.Active, e.Bound)
+}
+
+// Is reports whether target is ErrTooManyServiceTokens.
+func (e *TooManyServiceTokensError) Is(target error) bool { return target == ErrTooManyServiceTokens }

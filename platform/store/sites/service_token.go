@@ -56,6 +56,29 @@ func ValidateTokenLifetimeDays(days int) error {
 	return nil
 }
 
+// DefaultMaxActiveServiceTokens is how many active (neither revoked nor
+// expired) service tokens a site may have unless the store is told
+// otherwise (SetMaxActiveServiceTokens). A site needs one token per
+// program that calls it, and a new one while an old one is being
+// replaced: a few dozen at most. Each active token is a caller with
+// budgets of its own at the MCP doors and an entry in every replica's
+// token cache, so without a bound one site's owner could multiply both.
+const DefaultMaxActiveServiceTokens = 100
+
+// SetMaxActiveServiceTokens sets how many active service tokens a site
+// may have (n < 1: DefaultMaxActiveServiceTokens). Set it once, before the
+// store is used.
+func (s *Store) SetMaxActiveServiceTokens(n int) { s.maxActiveTokens = n }
+
+// MaxActiveServiceTokens is how many active service tokens a site may
+// have.
+func (s *Store) MaxActiveServiceTokens() int {
+	if s.maxActiveTokens < 1 {
+		return DefaultMaxActiveServiceTokens
+	}
+	return s.maxActiveTokens
+}
+
 // serviceTokenColumns is the column list scanServiceToken reads, in order.
 const serviceTokenColumns = `id, site_id, name, prefix, created_at, last_used_at, revoked, revoked_at, expires_at,
 	(expires_at IS NOT NULL AND expires_at <= now())`
@@ -63,8 +86,10 @@ const serviceTokenColumns = `id, site_id, name, prefix, created_at, last_used_at
 // IssueServiceToken creates a service token for the site that never
 // expires and returns its value, which exists nowhere else and cannot be
 // shown again. The site must have an api_token connection (else
-// ErrNoAPIConnection). It also reports ErrNotFound and, for a bad name,
-// ErrInvalid.
+// ErrNoAPIConnection) and fewer than MaxActiveServiceTokens active tokens
+// (else a *TooManyServiceTokensError), counted under a lock of the site's
+// row so that replicas issuing at once cannot pass the bound together. It
+// also reports ErrNotFound and, for a bad name, ErrInvalid.
 func (s *Store) IssueServiceToken(ctx context.Context, siteID uuid.UUID, name string) (ServiceToken, secrets.Secret, error) {
 	return s.IssueServiceTokenWithLifetime(ctx, siteID, name, 0)
 }
@@ -90,20 +115,44 @@ func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.U
 	if err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: new id: %w", siteID, err)
 	}
-	// One statement: the token only appears if the api_token connection
-	// exists at that moment. The expiry is counted from created_at's own
-	// now(), in hours, so that a lifetime is the same length across a
-	// daylight-saving change.
-	row := s.pool.QueryRow(ctx, `
-		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
-		SELECT $1, $2, $3, $4, $5, CASE WHEN $6::int > 0 THEN now() + $6::int * interval '24 hours' END
-		WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
-		RETURNING `+serviceTokenColumns,
-		id, siteID, name, token.Hash[:], token.DisplayPrefix, lifetimeDays)
-	st, err := scanServiceToken(row)
-	if database.IsNoRows(err) {
-		err = s.whyNoAPIConnection(ctx, siteID)
-	}
+	var st ServiceToken
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The site's row stays locked until the token is in: another
+		// replica issuing for the same site waits here, and then counts
+		// this token (each statement sees what committed before it began).
+		// FOR NO KEY UPDATE does not hold off the key-share lock the new
+		// token's foreign key takes, nor the resolving of tokens.
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID).Scan(&one); err != nil {
+			if database.IsNoRows(err) {
+				return ErrNotFound
+			}
+			return err
+		}
+		var active int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
+			WHERE site_id = $1 AND NOT revoked AND (expires_at IS NULL OR expires_at > now())`, siteID).Scan(&active); err != nil {
+			return err
+		}
+		if bound := s.MaxActiveServiceTokens(); active >= bound {
+			return &TooManyServiceTokensError{Active: active, Bound: bound}
+		}
+		// The token only appears if the api_token connection exists at
+		// that moment. The expiry is counted from created_at's own now(),
+		// in hours, so that a lifetime is the same length across a
+		// daylight-saving change.
+		var err error
+		st, err = scanServiceToken(tx.QueryRow(ctx, `
+			INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
+			SELECT $1, $2, $3, $4, $5, CASE WHEN $6::int > 0 THEN now() + $6::int * interval '24 hours' END
+			WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
+			RETURNING `+serviceTokenColumns,
+			id, siteID, name, token.Hash[:], token.DisplayPrefix, lifetimeDays))
+		if database.IsNoRows(err) {
+			return ErrNoAPIConnection
+		}
+		return err
+	})
 	if err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, database.Classify(err))
 	}
@@ -122,19 +171,6 @@ const serviceTokenCheckUse = "service token check value"
 // issued by another deployment sharing the key). Tokens issued before check values existed report false.
 func (s *Store) IssuedServiceToken(token string) bool {
 	return secrets.TokenTagged(ServiceTokenPrefix, token, s.tokenChecks)
-}
-
-// whyNoAPIConnection tells a missing site from a site without an api_token
-// connection.
-func (s *Store) whyNoAPIConnection(ctx context.Context, siteID uuid.UUID) error {
-	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sites WHERE id = $1)`, siteID).Scan(&exists); err != nil {
-		return err
-	}
-	if !exists {
-		return ErrNotFound
-	}
-	return ErrNoAPIConnection
 }
 
 // ListServiceTokens returns the site's tokens, revoked ones included, oldest

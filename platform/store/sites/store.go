@@ -22,6 +22,9 @@ type Store struct {
 	// replica that made the change forget its cached copies before the
 	// change is acknowledged, so a revoked token fails at once.
 	changed func(siteID uuid.UUID)
+	// maxActiveTokens bounds a site's active service tokens; below 1:
+	// DefaultMaxActiveServiceTokens.
+	maxActiveTokens int
 }
 
 // NewStore returns a store on pool that seals and opens credentials with
