@@ -19,7 +19,10 @@ import (
 // expires lifetimeDays days after it is issued, 1 to
 // sites.MaxServiceTokenLifetimeDays; 0 issues one that never expires. The
 // site needs an api_token connection: without one the error is a Conflict
-// that matches sites.ErrNoAPIConnection.
+// that matches sites.ErrNoAPIConnection. A site that already has as many
+// active tokens as a site may have (the store's bound, which holds for
+// every issuer, the operator included) gets a Conflict that matches
+// sites.ErrTooManyServiceTokens.
 func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
 	st, value, err := s.issueServiceToken(ctx, site, name, lifetimeDays)
 	details := map[string]any{"name": name}
@@ -44,7 +47,17 @@ func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name s
 		return sites.ServiceToken{}, "", validationError(err)
 	}
 	st, value, err := s.deps.Store.IssueServiceTokenWithLifetime(ctx, site.ID, name, lifetimeDays)
+	var full *sites.TooManyServiceTokensError
 	switch {
+	case errors.As(err, &full):
+		e := newError(Conflict, err, "site %s already has %d active service tokens and a site may have at most %d (ERPGATE_LIMIT_SERVICE_TOKENS_PER_SITE); revoke one it no longer uses before issuing another",
+			toolerr.Quote(site.Slug), full.Active, full.Bound)
+		e.ForPeople = fmt.Sprintf("this site already has %d active service tokens; revoke one you no longer use first", full.Active)
+		if full.Active > full.Bound {
+			// The bound was lowered since they were issued.
+			e.ForPeople = fmt.Sprintf("this site already has %d active service tokens and may have at most %d; revoke those you no longer use first", full.Active, full.Bound)
+		}
+		return sites.ServiceToken{}, "", e
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		e := newError(Conflict, err, "site %s has no api_token connection; add one before issuing service tokens", toolerr.Quote(site.Slug))
 		e.ForPeople = "service tokens act with the site's fixed API credential, which it does not have yet; set the credential first"
