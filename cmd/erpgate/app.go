@@ -149,6 +149,7 @@ func NewApp(ctx context.Context, cfg *config.Config, log *zap.Logger) (*App, err
 func (a *App) build(ctx context.Context) error {
 	cfg := a.cfg
 	store := sites.NewStore(a.pool, cfg.Keyring)
+	store.SetMaxActiveServiceTokens(cfg.Limits.ServiceTokensPerSite)
 	// In production ERPs must be at public addresses, except the hosts the
 	// operator lists; in development they are simulators on loopback.
 	var erpAddresses *netguard.Policy

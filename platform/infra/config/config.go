@@ -153,6 +153,11 @@ type Limits struct {
 	// site may hold together. 0: twice CallerShare, at most 100. A
 	// deployment that serves one site can set 100.
 	SiteShare int `yaml:"site_share"`
+	// ServiceTokensPerSite bounds the active (neither revoked nor expired)
+	// service tokens one site may have, whoever issues them: each is a
+	// caller with budgets of its own at the MCP doors and an entry in every
+	// replica's token cache. Default 100.
+	ServiceTokensPerSite int `yaml:"service_tokens_per_site"`
 }
 
 // HTTP bounds how long a client may take over the parts of a request.
