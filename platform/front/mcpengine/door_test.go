@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -683,6 +684,46 @@ func TestOneSitesCallersShareABudgetOfRefusedToolCalls(t *testing.T) {
 	// RATE_LIMITED, rather than 429 at the door.
 	if status, _, body := postAsSite(t, endpoint, "greedy", "careful", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
 		t.Errorf("a caller of the same site never refused before: %d %s", status, body)
+	}
+	if status, _, body := postAsSite(t, endpoint, "other", "other", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Errorf("another site's caller: %d %s", status, body)
+	}
+}
+
+// TestACallerHeldForItsSitesRefusedCallsIsHeldBrieflyAndToldWhy: once a
+// site's budget of refused tool calls was spent, each further refusal put
+// it further in debt, and the caller refused was held for all of it (up
+// to an hour): here thirty tokens' single refused calls (half a second
+// each) held a careful caller of the same site, refused once, for some
+// fifteen seconds, its valid calls too, with a 429 saying that it had
+// sent more refused calls than one caller may, which it had not. The
+// site's budget now goes no deeper in debt than it takes to fill (here
+// ten refusals, one each half second: 5 s), so a caller is held at most
+// that (and one of its own refills, 1 s), and the 429 says that the
+// site's callers together had too many refused.
+func TestACallerHeldForItsSitesRefusedCallsIsHeldBrieflyAndToldWhy(t *testing.T) {
+	endpoint, _, _, _, _ := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25, SiteShare: 50, Limiter: overLimits{},
+		CallerRequests: sourcelimit.Limit{Burst: 5, Every: time.Second}})
+	const siteBudget, tokens = 10, 40
+	for c := range tokens {
+		status, _, body := postAsSite(t, endpoint, "busy", fmt.Sprint("token-", c), "quick")
+		if c < siteBudget && (status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED")) {
+			t.Fatalf("token-%d's call within the site's budget: %d %s", c, status, body)
+		}
+	}
+	if status, _, body := postAsSite(t, endpoint, "busy", "careful", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Fatalf("the careful caller's first call: %d %s; want RATE_LIMITED as a result", status, body)
+	}
+	status, retryAfter, body := postAsSite(t, endpoint, "busy", "careful", "quick")
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("the careful caller's call once held: %d %s; want 429", status, body)
+	}
+	secs, err := strconv.Atoi(retryAfter)
+	if err != nil || secs < 1 || secs > 6 {
+		t.Errorf("the careful caller, refused once, is held: Retry-After %q; want 1 to 6 seconds (the site's budget fills in 5 s, the caller's own refill is 1 s)", retryAfter)
+	}
+	if !strings.Contains(body, "this site's callers together") || strings.Contains(body, "this caller sent more") {
+		t.Errorf("the careful caller's 429: %s; want it to say that the site's callers together had too many calls refused", body)
 	}
 	if status, _, body := postAsSite(t, endpoint, "other", "other", "quick"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
 		t.Errorf("another site's caller: %d %s", status, body)

@@ -224,3 +224,34 @@ func TestChargeWaitAndHold(t *testing.T) {
 		t.Error("a hold of nothing refused the source")
 	}
 }
+
+// TestChargeWaitGoesNoDeeperThanABurstInDebt: ChargeWait put a source
+// (a site's budget of refused tool calls) in debt without bound, and the
+// engine holds each caller it charges for the wait it reports: a site's
+// many tokens drove the wait to an hour, for which any caller of the site
+// refused once more was held, its valid calls too. A source already a
+// full burst in debt is not charged further, so its wait stays within
+// what its bucket takes to fill from empty (Burst times Every).
+func TestChargeWaitGoesNoDeeperThanABurstInDebt(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := New(Limit{Burst: 3, Every: 10 * time.Second}, func() time.Time { return now })
+	for range 3 {
+		l.ChargeWait("site")
+	}
+	var last time.Duration
+	for i := range 100 {
+		last = l.ChargeWait("site")
+		if last > 30*time.Second {
+			t.Fatalf("charge %d past the burst: wait %v; want at most 30s (a burst of 3, one every 10s)", i+1, last)
+		}
+	}
+	if last != 30*time.Second {
+		t.Errorf("a source kept a burst in debt: wait %v, want 30s", last)
+	}
+	// A burst in debt is paid off in Burst times Every, and the bucket
+	// takes requests again.
+	now = now.Add(30 * time.Second)
+	if w := l.ChargeWait("site"); w != 10*time.Second {
+		t.Errorf("30s later, a charge: wait %v, want 10s", w)
+	}
+}
