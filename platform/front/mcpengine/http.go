@@ -70,7 +70,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 				// Refused, the body stays unread: the connection is
 				// closed rather than the rest read (as admit does).
 				w.Header().Set("Connection", "close")
-				e.refuseCaller(w, s, nil, wait, first, refusedToolCalls)
+				e.refuseRefusedCalls(w, s, nil, wait, first)
 				endSpan(admission, errBusy)
 				return
 			}
@@ -735,18 +735,44 @@ func (e *Engine) admitToolCall(w http.ResponseWriter, s Session, id any) bool {
 	if ok {
 		return true
 	}
-	e.refuseCaller(w, s, id, wait, first, refusedToolCalls)
+	e.refuseRefusedCalls(w, s, id, wait, first)
 	return false
+}
+
+// refuseRefusedCalls answers 429 to a tool call of a caller whose budget
+// of refused tool calls Check found spent (wait, first): one held because
+// its site's callers together spent theirs (chargeRefusedCall) is told so,
+// as a request over the site's budget of other requests is; otherwise the
+// caller spent its own.
+func (e *Engine) refuseRefusedCalls(w http.ResponseWriter, s Session, id any, wait time.Duration, first bool) {
+	if e.siteRefusedCalls == nil {
+		e.refuseCaller(w, s, id, wait, first, refusedToolCalls)
+		return
+	}
+	if ok, _, _ := e.siteRefusedCalls.Check(s.Site.ID.String()); ok {
+		e.refuseCaller(w, s, id, wait, first, refusedToolCalls)
+		return
+	}
+	if first {
+		e.log.Info("site request limit", zap.String("site", s.Site.Slug), zap.String("requests", refusedToolCalls))
+	}
+	e.opts.Metrics.AdmissionRefused("site_requests")
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	WriteJSONRPCError(w, http.StatusTooManyRequests, id, mcp.INVALID_REQUEST,
+		fmt.Sprintf("this site's callers together had more tool calls refused (unknown tools, invalid arguments, calls over their limits) than one site's callers may; retry in %d %s", secs, seconds(secs)))
 }
 
 // chargeRefusedCall charges a refused tool call to its caller's budget
 // of refused tool calls, and to its site's (siteRefusedCalls). Once the
 // site's is spent, the caller is held (its own budget put in debt) until
 // the site's has room again: each answered refusal puts the site's budget
-// further in debt, so however many callers a site has, past its budget
-// they are answered about as often as it refills, and each caller at
-// most once more. Only refused calls pay this, never a call that is let
-// in (admitToolCall checks the caller's budget alone).
+// further in debt, but never deeper than the time it takes to fill
+// (sourcelimit.ChargeWait), so however many callers a site has, past its
+// budget each is answered at most once in that time (10 s by default),
+// and a caller refused once while others spent it is held no longer.
+// Only refused calls pay this, never a call that is let in
+// (admitToolCall checks the caller's budget alone); a held caller's 429
+// says its site's callers spent the budget (refuseRefusedCalls).
 func (e *Engine) chargeRefusedCall(s Session) {
 	key := callerKey(s)
 	e.refusedCalls.Charge(key)

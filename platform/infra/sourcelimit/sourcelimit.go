@@ -142,7 +142,11 @@ func (l *Limiter) Charge(source string) {
 }
 
 // ChargeWait is Charge, and reports how long until the source's next
-// request would be allowed (0 while its bucket still has a request).
+// request would be allowed (0 while its bucket still has a request). A
+// source is put at most a full burst in debt: one already that deep is
+// not charged further, so the wait it reports never exceeds what its
+// bucket takes to fill from empty (Burst times Every), however many
+// charge it (a site's callers, each of whom a wait may hold).
 func (l *Limiter) ChargeWait(source string) time.Duration {
 	now := l.now()
 	l.mu.Lock()
@@ -151,7 +155,9 @@ func (l *Limiter) ChargeWait(source string) time.Duration {
 		l.bucket(site, l.site, now).tokens.ReserveN(now, 1)
 	}
 	b := l.bucket(source, l.limit, now)
-	b.tokens.ReserveN(now, 1)
+	if b.tokens.TokensAt(now)-1 >= float64(1-l.limit.Burst) {
+		b.tokens.ReserveN(now, 1)
+	}
 	if tokens := b.tokens.TokensAt(now); tokens < 1 {
 		return time.Duration((1 - tokens) * float64(l.limit.Every))
 	}
