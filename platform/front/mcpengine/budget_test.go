@@ -210,3 +210,72 @@ func TestCallerOverItsRefusedCallsBudgetIsRefusedBeforeItsBodyIsRead(t *testing.
 		t.Errorf("%d call slots of %d free after the refusals", free, e.admission.calls)
 	}
 }
+
+// TestAnMcpMethodThatLiesEscapesNoBudget: a 2026-07-28 request is charged
+// or checked at the door by its Mcp-Method header, before its body says
+// what it is. A header that names another method than the body (which
+// mcp-go then refuses), or none, must not let the request past the
+// budget its body's method has: each kind of lie, sent twice by a caller
+// with a budget of one, is refused 429 the second time, and a caller
+// that named ping for a tool call has it charged to its refused calls.
+func TestAnMcpMethodThatLiesEscapesNoBudget(t *testing.T) {
+	_, _, _, _, e := gatedEngineWith(t, Options{Budget: 5 * time.Second, CallerShare: 25,
+		CallerRequests: sourcelimit.Limit{Burst: 1, Every: time.Hour}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A site of its own for each caller, so that the site's budget
+		// (twice the caller's) is not what refuses.
+		caller := r.Header.Get("X-Test-Caller")
+		site := connector.Site{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(caller)), Slug: caller, Kind: "gatederp", BaseURL: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}}
+		e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, LimitKey: caller})
+	}))
+	t.Cleanup(srv.Close)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + modernMeta + `}}`
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quick","arguments":{},` + modernMeta + `}}`
+	for _, c := range []struct{ caller, header, body string }{
+		{"ping-as-call", "tools/call", ping},
+		{"ping-unnamed", "", ping},
+		{"call-as-ping", "ping", call},
+		{"call-unnamed", "", call},
+	} {
+		var statuses []int
+		for range 2 {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+			if c.header != "" {
+				req.Header.Set(mcp.HeaderMethod, c.header)
+			}
+			req.Header.Set("X-Test-Caller", c.caller)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses = append(statuses, resp.StatusCode)
+		}
+		t.Logf("%s: %v", c.caller, statuses)
+		if statuses[0] == http.StatusTooManyRequests || statuses[1] != http.StatusTooManyRequests {
+			t.Errorf("%s (Mcp-Method %q) twice with a budget of one: %v; want the first answered, the second 429", c.caller, c.header, statuses)
+		}
+	}
+	// The tool call that named ping was refused (mcp-go's header
+	// mismatch) and charged to the caller's refused calls: its honest
+	// call is refused too.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(call))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, string(mcp.MethodToolsCall))
+	req.Header.Set(mcp.HeaderName, "quick")
+	req.Header.Set("X-Test-Caller", "call-as-ping")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a tool call after one that named ping: %d; want 429 (its refused calls' budget spent)", resp.StatusCode)
+	}
+}
