@@ -1024,3 +1024,43 @@ func TestSiteOverItsCeilingCostsNoRoundTripPerCaller(t *testing.T) {
 	}
 	rel()
 }
+
+// TestSiteRefusalRememberedIsForgottenWhenTheLimitIsRaised: a refusal by
+// the site's own limits is remembered for all its callers on this replica
+// for up to a second; the operator raising the site's ceiling (live
+// settings, SetNumbers) must end it at once, while the call holding the
+// old ceiling still runs, so that no caller is refused by a number no
+// longer in force. The memory is this replica's alone: another replica
+// (a second Limiter on the same database) asks for itself.
+func TestSiteRefusalRememberedIsForgottenWhenTheLimitIsRaised(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	site := newSite(t, pool)
+	lim := generous()
+	lim.SiteConcurrency = 1
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	held, err := l.Acquire(ctx, site, "user:holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	if _, err := l.Acquire(ctx, site, "service:a"); !rateLimited(err) {
+		t.Fatalf("a caller of a site at its ceiling of 1: %v", err)
+	}
+	other := New(pool, lim, nil)
+	other.SetNumbers(0, 0, 2, 0)
+	rel, err := other.Acquire(ctx, site, "service:b")
+	if err != nil {
+		t.Fatalf("another replica, its ceiling raised to 2, refused by this one's memory: %v", err)
+	}
+	rel()
+	if err := other.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l.SetNumbers(0, 0, 2, 0)
+	rel, err = l.Acquire(ctx, site, "service:c")
+	if err != nil {
+		t.Fatalf("a caller of the site once its ceiling was raised to 2: %v", err)
+	}
+	rel()
+}
