@@ -181,7 +181,7 @@ func TestChromiumViewer(t *testing.T) {
 		t.Errorf("the filters are not in the URL: %s", loc)
 	}
 	rows := browserResult(t, ctx, "read the filtered rows", chromedp.Evaluate[[]string](
-		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[2].textContent + "|" + r.children[5].textContent + "|" + r.children[6].textContent)`))
+		`[...document.querySelectorAll("#events tbody tr")].map(r => r.children[2].textContent + "|" + r.children[5].textContent + "|" + r.children[6].querySelector("code").textContent)`))
 	if len(rows) != 13 {
 		t.Errorf("%d of ann's failed calls, want 13", len(rows))
 	}

@@ -182,6 +182,9 @@ type formView struct {
 	// Events offers the audit's events and actions by their words; the
 	// usage page's tool is typed.
 	Events []option
+	// Codes offers the error codes (usage) or reasons (audit) with their
+	// words, valued by the stored code.
+	Codes []option
 	// RequestID is the request id filter (usage only); Usage says the page
 	// offers it.
 	RequestID string
@@ -269,7 +272,7 @@ func (v *Viewer) filterLink(path string, req request, param, value string) strin
 type usageRow struct {
 	ID                                                        int64
 	At, Site, SiteLink, ERPUser, UserLink, Client, ClientLink string
-	What, ToolLink, Outcome, Code, CodeLink, Auth             string
+	What, ToolLink, Outcome, Code, CodeWords, CodeLink, Auth  string
 	// RequestID is the id the reply carried as X-Request-Id.
 	RequestID         string
 	DurationMS, ERPMS string
@@ -301,6 +304,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 	redacted := q.Get(activity.ParamRedacted)
 	view.Form.Redactions = []option{{Value: "", Label: "Any call", Selected: redacted != "yes"}, {Value: "yes", Label: "Only calls with values redacted", Selected: redacted == "yes"}}
 	view.Form.Usage, view.Form.RequestID = true, q.Get(activity.ParamRequestID)
+	view.Form.Codes = codeChoices(view.Form.ErrorCode)
 	if len(req.problems) > 0 {
 		v.deps.Shell.Render(w, r, http.StatusBadRequest, v.usage, "", view)
 		return
@@ -321,7 +325,7 @@ func (v *Viewer) usagePage(w http.ResponseWriter, r *http.Request) {
 	for _, e := range page.Events {
 		row := usageRow{
 			ID: e.ID, At: e.OccurredAt.Format("2006-01-02 15:04:05"), Site: e.SiteSlug, ERPUser: e.ERPUser, Client: e.ClientID,
-			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, Auth: authWords(e.AuthType), RequestID: e.RequestID,
+			What: e.Method, Outcome: e.Outcome, Code: e.ErrorCode, CodeWords: codeWord(e.ErrorCode), Auth: authWords(e.AuthType), RequestID: e.RequestID,
 			DurationMS: fmt.Sprint(e.DurationMS), Failed: e.Outcome != "success",
 		}
 		if e.Tool != "" {
@@ -376,6 +380,7 @@ func (v *Viewer) auditPage(w http.ResponseWriter, r *http.Request) {
 	form := v.form(ctx, AuditPath, q, req, activity.AuditOutcomes)
 	form.ToolLabel, form.CodeLabel = "Event or action", "Reason"
 	form.Events = eventChoices(form.Tool)
+	form.Codes = reasonChoices(form.ErrorCode)
 	view := auditView{Form: form, Problems: req.problems}
 	if len(req.problems) > 0 {
 		v.deps.Shell.Render(w, r, http.StatusBadRequest, v.audit, "", view)

@@ -172,3 +172,80 @@ func authWords(auth string) string {
 func unknownName(name string) string {
 	return strings.ReplaceAll(name, "_", " ")
 }
+
+// codeWords says what a usage event's error code means, from the
+// caller's side: the tool error codes (toolerr, docs/architecture.md's
+// Errors) and the protocol refusals (docs/operations.md). Operators search
+// by the codes, so the pages show each code with these words, not instead
+// of it.
+var codeWords = map[string]string{
+	"INVALID_ARGUMENT":          "the call's arguments were not valid",
+	"NOT_FOUND":                 "no such document in the ERP",
+	"PERMISSION_DENIED":         "refused by the ERP, or the site does not offer the tool",
+	"AUTH_EXPIRED":              "the ERP did not accept the sign-in or credential",
+	"RATE_LIMITED":              "refused by a limit on calls",
+	"UPSTREAM_TIMEOUT":          "the ERP did not answer in time",
+	"UPSTREAM_UNAVAILABLE":      "the ERP could not be reached, or failed",
+	"UPSTREAM_INVALID_RESPONSE": "the ERP's answer was empty or unreadable",
+	"RESPONSE_TOO_LARGE":        "the answer was too large; the call must ask for less",
+	"INTERNAL":                  "erpgate failed; the server log says why",
+	"APPROVAL_REQUIRED":         "the write waits for a person's approval",
+	"APPROVAL_REJECTED":         "the person rejected or withdrew the change",
+	"APPROVAL_EXPIRED":          "the approval ran out, or the document changed",
+	"APPROVAL_INVALID":          "not a usable approval for this call",
+	"UNKNOWN_TOOL":              "a tool erpgate does not have",
+	"METHOD_NOT_FOUND":          "a request erpgate does not serve",
+	"HEADER_MISMATCH":           "the request's headers did not match its body",
+	"INVALID_PARAMS":            "the request's parameters were not valid",
+	"PROTOCOL_ERROR":            "the request did not follow the MCP protocol",
+}
+
+// codeOrder is the order the code filter offers them: the tool errors as
+// documented, then the protocol refusals.
+var codeOrder = []string{
+	"INVALID_ARGUMENT", "NOT_FOUND", "PERMISSION_DENIED", "AUTH_EXPIRED", "RATE_LIMITED",
+	"UPSTREAM_TIMEOUT", "UPSTREAM_UNAVAILABLE", "UPSTREAM_INVALID_RESPONSE", "RESPONSE_TOO_LARGE", "INTERNAL",
+	"APPROVAL_REQUIRED", "APPROVAL_REJECTED", "APPROVAL_EXPIRED", "APPROVAL_INVALID",
+	"UNKNOWN_TOOL", "METHOD_NOT_FOUND", "HEADER_MISMATCH", "INVALID_PARAMS", "PROTOCOL_ERROR",
+}
+
+// codeWord is what an error code means, or "" for one erpgate has no
+// words for.
+func codeWord(code string) string { return codeWords[code] }
+
+// codeChoices are the usage page's error code filter: each code with its
+// words, valued by the code.
+func codeChoices(current string) []option {
+	opts := []option{{Value: "", Label: "Any error code", Selected: current == ""}}
+	known := false
+	for _, c := range codeOrder {
+		opts = append(opts, option{Value: c, Label: c + " — " + codeWords[c], Selected: c == current})
+		known = known || c == current
+	}
+	if current != "" && !known {
+		opts = append(opts, option{Value: current, Label: current, Selected: true})
+	}
+	return opts
+}
+
+// reasonChoices are the audit's reason filter: the reasons of sign-ins
+// and write approvals in words, sorted by the words, valued by the stored
+// reason; one from a link or a URL that is not among them (an
+// administration refusal's) is offered in words too.
+func reasonChoices(current string) []option {
+	opts := []option{{Value: "", Label: "Any reason", Selected: current == ""}}
+	known := false
+	var names []string
+	for n := range reasonWords {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return reasonWords[names[i]] < reasonWords[names[j]] })
+	for _, n := range names {
+		opts = append(opts, option{Value: n, Label: reasonWords[n], Selected: n == current})
+		known = known || n == current
+	}
+	if current != "" && !known {
+		opts = append(opts, option{Value: current, Label: reasonWord(current), Selected: true})
+	}
+	return opts
+}
