@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -73,7 +77,13 @@ func (c *Console) preflightPage(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		v.Ran, v.Passed, v.Checks = p.RanAt.UTC().Format("2006-01-02 15:04:05 UTC"), p.Passed, p.Checks
-		for _, ch := range p.Checks {
+		for i, ch := range p.Checks {
+			found := ch.Found
+			if ch.Status == connector.CheckSkip {
+				// The result column says "not checked" already.
+				found = strings.TrimPrefix(found, "not checked: ")
+			}
+			v.Checks[i].Found, v.Checks[i].Fix = sentence(found), sentence(ch.Fix)
 			switch ch.Status {
 			case connector.CheckFail:
 				v.Failed++
@@ -118,4 +128,28 @@ func (c *Console) siteOfQuery(w http.ResponseWriter, r *http.Request, slug strin
 		return sites.Site{}, false
 	}
 	return site, true
+}
+
+// oldLibraryWords is what a tls check stored before it said findings in
+// words only: the failed operation of Go's net package ("(dial failed)").
+var oldLibraryWords = regexp.MustCompile(`\s*\((dial|read|write) failed\)`)
+
+// sentence is a check's finding or fix as the page shows it: a sentence
+// starting with a capital and ending with a full stop. The checks (and the
+// admin API) say them as fragments ("the host name … does not resolve");
+// a fragment starting with a name keeps it as written (erpgate, a host).
+func sentence(s string) string {
+	s = strings.TrimSpace(oldLibraryWords.ReplaceAllString(s, ""))
+	if s == "" {
+		return s
+	}
+	first, _, _ := strings.Cut(s, " ")
+	first = strings.TrimRight(first, ":;,")
+	if r, n := utf8.DecodeRuneInString(s); unicode.IsLower(r) && first != "erpgate" && !strings.ContainsAny(first, ".:/@") {
+		s = string(unicode.ToUpper(r)) + s[n:]
+	}
+	if !strings.ContainsAny(s[len(s)-1:], ".!?") && !strings.HasSuffix(s, "…") {
+		s += "."
+	}
+	return s
 }

@@ -226,7 +226,7 @@ func (s *Service) checkDNS(ctx context.Context, site connector.Site) connector.P
 	if len(addrs) > 4 {
 		addrs = append(addrs[:4], "…")
 	}
-	return connector.Pass(id, title, host+" resolves to "+strings.Join(addrs, ", "))
+	return connector.Pass(id, title, "the host name "+host+" resolves to "+strings.Join(addrs, ", "))
 }
 
 // checkReachable asks the site's base URL for anything: an HTTP answer of
@@ -247,9 +247,9 @@ func (s *Service) checkReachable(ctx context.Context, site connector.Site) conne
 	}
 	_ = resp.Body.Close()
 	if resp.TLS == nil {
-		return connector.Pass(id, title, fmt.Sprintf("%s answered HTTP %d over plain http, which erpgate allows for development hosts only", site.BaseURL.Host, resp.StatusCode))
+		return connector.Pass(id, title, fmt.Sprintf("the ERP at %s answered HTTP %d over plain http, which erpgate allows for development hosts only", site.BaseURL.Host, resp.StatusCode))
 	}
-	found := fmt.Sprintf("%s answered HTTP %d over %s", site.BaseURL.Host, resp.StatusCode, tls.VersionName(resp.TLS.Version))
+	found := fmt.Sprintf("the ERP at %s answered HTTP %d over %s", site.BaseURL.Host, resp.StatusCode, tls.VersionName(resp.TLS.Version))
 	if len(resp.TLS.PeerCertificates) > 0 {
 		cert := resp.TLS.PeerCertificates[0]
 		found += fmt.Sprintf("; its certificate is valid until %s", cert.NotAfter.UTC().Format("2006-01-02"))
@@ -278,25 +278,27 @@ func unreachableCheck(id, title string, site connector.Site, err error) connecto
 		return connector.Fail(id, title, "erpgate does not connect to "+host+": "+forbidden.Error(),
 			"list the host (host:port for a port other than 443) in ERPGATE_ERP_PRIVATE_HOSTS if the ERP is on your own network")
 	case errors.As(err, &unknownCA) || errors.As(err, &verifyErr) && errors.As(verifyErr.Err, &unknownCA):
-		return connector.Fail(id, title, host+"'s TLS certificate is not signed by an authority erpgate trusts",
+		return connector.Fail(id, title, "the TLS certificate of "+host+" is not signed by an authority erpgate trusts",
 			"install a certificate from a public certificate authority on the ERP, with its intermediate certificates, or add your own authority to the trust store of erpgate's machine")
 	case errors.As(err, &hostname):
-		return connector.Fail(id, title, host+"'s TLS certificate "+certificateNames(hostname.Certificate)+", not for "+hostname.Host,
+		return connector.Fail(id, title, "the TLS certificate of "+host+" "+certificateNames(hostname.Certificate)+", not for "+hostname.Host,
 			"install a certificate for "+site.BaseURL.Hostname()+", or correct the site's base URL to the name the certificate has")
 	case errors.As(err, &invalid):
-		return connector.Fail(id, title, host+"'s TLS certificate "+certificateProblem(invalid),
+		return connector.Fail(id, title, "the TLS certificate of "+host+" "+certificateProblem(invalid),
 			"renew the ERP's certificate (an expired or not yet valid certificate is refused)")
 	case errors.As(err, &recordErr):
-		return connector.Fail(id, title, host+" does not speak TLS on that port",
+		return connector.Fail(id, title, "the ERP at "+host+" does not speak TLS on that port",
 			"use http:// only for a development host, or correct the port of the base URL")
 	case errors.As(err, &netTimeout) && netTimeout.Timeout(), errors.Is(err, context.DeadlineExceeded):
-		return connector.Fail(id, title, host+" did not answer within "+CheckTimeout.String(),
+		return connector.Fail(id, title, "the ERP at "+host+" did not answer within "+CheckTimeout.String(),
 			"check that the ERP runs and that a firewall lets erpgate's address reach "+host)
 	case errors.As(err, &opErr):
-		return connector.Fail(id, title, "nothing answered at "+host+" ("+opErr.Op+" failed)",
+		// The operation that failed (dial, read) is the library's word,
+		// which an operator cannot act on; the fix says what to check.
+		return connector.Fail(id, title, "nothing answered at "+host,
 			"check that the ERP runs, the port of the base URL, and that a firewall lets erpgate's address reach it")
 	}
-	return connector.Fail(id, title, host+" could not be reached", "check the base URL and that the ERP runs")
+	return connector.Fail(id, title, "the ERP at "+host+" could not be reached", "check the base URL and that the ERP runs")
 }
 
 // certificateRefusal says in words why crypto/x509 refused the ERP's
