@@ -186,7 +186,7 @@ func TestChromiumConsolePreflightSaysSentences(t *testing.T) {
 
 // TestChromiumConsolePagesAtThreeWidths opens every console page on a
 // phone, a laptop's narrow window and a desktop: none is wider than the
-// screen. ERPGATE_TEST_SCREENSHOTS keeps each, for a person to look at.
+// screen, and no table scrolls sideways in its box. ERPGATE_TEST_SCREENSHOTS keeps each, for a person to look at.
 func TestChromiumConsolePagesAtThreeWidths(t *testing.T) {
 	needChromium(t)
 	sim := frappetest.NewServer(frappetest.Options{})
@@ -230,6 +230,13 @@ func TestChromiumConsolePagesAtThreeWidths(t *testing.T) {
 			viewAt(t, ctx, w, desktopHeight)
 			saveScreenshot(t, ctx, fmt.Sprintf("%d-console-%s.png", w, p.shot))
 			notWiderThanTheScreen(t, ctx, fmt.Sprintf("%s at %d px", p.path, w))
+			// No table shown hides columns in a box scrolled sideways:
+			// the audit's outcome and reason, a call's code and times.
+			hidden := browserResult(t, ctx, "measure the tables' boxes", chromedp.Evaluate[[]string](
+				`[...document.querySelectorAll('.table-wrap')].filter(w => !w.closest('details:not([open])') && w.scrollWidth > w.clientWidth).map(w => (w.scrollWidth - w.clientWidth) + ' px of "' + w.innerText.trim().replace(/\s+/g, ' ').slice(0, 40) + '"')`))
+			for _, h := range hidden {
+				t.Errorf("%s at %d px: a table scrolls sideways, %s out of sight", p.path, w, h)
+			}
 		}
 	}
 }
