@@ -271,7 +271,6 @@ type settingsView struct {
 	Site     string // slug; empty for the deployment
 	Sites    []string
 	Rows     []settingRow
-	Version  int64
 	Problem  string
 	Editing  string
 	Attempt  string
@@ -303,7 +302,6 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		return
 	}
 	snap := c.deps.Settings.Fresh(ctx)
-	v.Version = snap.Version
 	scope := livesettings.Deployment
 	if siteID != uuid.Nil {
 		scope = livesettings.Site
