@@ -3,7 +3,6 @@ package acumatica
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,17 +43,7 @@ func (c *client) unlessPut(out any, err error) (any, error) {
 	if err == nil || c.putSent {
 		return out, err
 	}
-	te := toolerr.Classify(err)
-	switch te.Code {
-	case toolerr.ApprovalExpired, toolerr.ApprovalInvalid:
-		return out, err
-	}
-	te.WroteNothing()
-	var own *toolerr.Error
-	if errors.As(err, &own) {
-		return nil, err
-	}
-	return nil, te
+	return nil, toolerr.UnsentWrite(err)
 }
 
 func newClient(conn *Connector, call *connector.Call) *client {

@@ -49,17 +49,7 @@ func unlessSent(handler func(context.Context, *connector.Call) (any, error)) fun
 		if err == nil || w.sent.Load() {
 			return out, err
 		}
-		te := toolerr.Classify(err)
-		switch te.Code {
-		case toolerr.ApprovalExpired, toolerr.ApprovalInvalid:
-			return out, err
-		}
-		te.WroteNothing()
-		var own *toolerr.Error
-		if errors.As(err, &own) {
-			return nil, err
-		}
-		return nil, te
+		return nil, toolerr.UnsentWrite(err)
 	}
 }
 

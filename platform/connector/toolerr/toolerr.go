@@ -126,6 +126,25 @@ func (e *Error) WroteNothing() *Error {
 	return e
 }
 
+// UnsentWrite is err, from a write tool's handler that failed before it
+// sent any request that writes (it had only read), flagged NothingWritten
+// so that its approval holds for the same call. A refusal because the
+// approval itself no longer holds (ApprovalExpired, ApprovalInvalid) is
+// returned as it is. err must not be nil.
+func UnsentWrite(err error) error {
+	te := Classify(err)
+	switch te.Code {
+	case ApprovalExpired, ApprovalInvalid:
+		return err
+	}
+	te.WroteNothing()
+	var own *Error
+	if errors.As(err, &own) {
+		return err // te is own, flagged in place
+	}
+	return te
+}
+
 // NothingWritten reports whether err is (or wraps) an *Error whose
 // NothingWritten is set: the failure is certain to have changed nothing.
 func NothingWritten(err error) bool {

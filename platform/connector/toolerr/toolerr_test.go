@@ -47,3 +47,25 @@ func TestRetryableCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsentWrite: a write handler's failure before it sent any request
+// that writes is flagged NothingWritten, its own *Error in place and a
+// plain error once classified; a refusal of the approval itself is left
+// unflagged, since that approval does not hold.
+func TestUnsentWrite(t *testing.T) {
+	own := New(UpstreamUnavailable, "the ERP did not answer the read")
+	if got := UnsentWrite(fmt.Errorf("reading: %w", own)); !NothingWritten(got) || !errors.Is(got, own) {
+		t.Errorf("a wrapped *Error: %v, flagged %v", got, NothingWritten(got))
+	}
+	plain := errors.New("a bug")
+	got := UnsentWrite(plain)
+	if !NothingWritten(got) || Classify(got).Code != Internal || !errors.Is(got, plain) {
+		t.Errorf("a plain error: %v, flagged %v", got, NothingWritten(got))
+	}
+	for _, code := range []Code{ApprovalExpired, ApprovalInvalid} {
+		refused := New(code, "the approval does not hold")
+		if got := UnsentWrite(refused); got != error(refused) || NothingWritten(got) {
+			t.Errorf("%s: %v, flagged %v", code, got, NothingWritten(got))
+		}
+	}
+}
