@@ -297,24 +297,6 @@ func actionWords(action string) string {
 	return action
 }
 
-// approvalReasons are the approval store's refusal reasons in words.
-var approvalReasons = map[string]string{
-	"wrong_user":      "signed in as another ERP user than the approver",
-	"already_decided": "already approved or rejected",
-	"expired":         "expired",
-	"not_approved":    "not approved yet",
-	"rejected":        "rejected",
-	"already_used":    "already used",
-	"mismatch":        "for another caller, tool or arguments",
-	"other_client":    "proposed through another AI client",
-	"withdrawn":       "approval withdrawn",
-	"not_found":       "no such approval",
-	// The engine's own reasons (mcpengine/writes.go).
-	"declined":         "declined in the AI client",
-	"invalid_state":    "the request's state was not one erpgate gave",
-	"approver_changed": "the site named another approver since",
-}
-
 func outcomeWords(e sites.Event) string {
 	switch e.Outcome {
 	case siteadmin.OutcomeSuccess:
@@ -332,7 +314,7 @@ func outcomeWords(e sites.Event) string {
 		if e.Sentence != "" {
 			return refused + ": " + e.Sentence
 		}
-		if words, ok := approvalReasons[e.Reason]; ok {
+		if words, ok := approval.ReasonWords[e.Reason]; ok {
 			return refused + ": " + words
 		}
 		// An event from before events kept a sentence.

@@ -3,6 +3,8 @@ package viewer
 import (
 	"sort"
 	"strings"
+
+	"github.com/erpgate/erpgate/platform/store/approval"
 )
 
 // The audit stores what happened by name (sign_in, create_site,
@@ -78,7 +80,7 @@ func eventChoices(current string) []option {
 }
 
 // reasonWords are the reasons a sign-in was refused or ended
-// (authserver) and a write approval refused (the approval store).
+// (authserver); a write approval's are approval.ReasonWords.
 var reasonWords = map[string]string{
 	"access_denied":               "access to the ERP denied",
 	"access_check_misconfigured":  "the ERP's access check is not set up",
@@ -88,22 +90,15 @@ var reasonWords = map[string]string{
 	"wrong_callback":              "came back to another site's address",
 	"upstream_refresh_token_dead": "the ERP ended the person's sign-in",
 	"upstream_token_unreadable":   "the stored ERP sign-in could not be read",
-	"wrong_user":                  "signed in as another ERP user than the approver",
-	"already_decided":             "already approved or rejected",
-	"expired":                     "expired",
-	"not_approved":                "not approved yet",
-	"rejected":                    "rejected",
-	"already_used":                "already used",
-	"mismatch":                    "for another caller, tool or arguments",
-	"other_client":                "proposed through another AI client",
-	"withdrawn":                   "approval withdrawn",
-	"not_found":                   "no such approval",
 }
 
 // reasonWord is a reason in words. The ERP's own refusals of a sign-in
 // are stored as erp_ and the OAuth error the ERP sent.
 func reasonWord(reason string) string {
 	if w, ok := reasonWords[reason]; ok {
+		return w
+	}
+	if w, ok := approval.ReasonWords[reason]; ok {
 		return w
 	}
 	if code, ok := strings.CutPrefix(reason, "erp_"); ok && code != "" && !strings.ContainsAny(code, " :") {
@@ -239,9 +234,12 @@ func reasonChoices(current string) []option {
 	for n := range reasonWords {
 		names = append(names, n)
 	}
-	sort.Slice(names, func(i, j int) bool { return reasonWords[names[i]] < reasonWords[names[j]] })
+	for n := range approval.ReasonWords {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return reasonWord(names[i]) < reasonWord(names[j]) })
 	for _, n := range names {
-		opts = append(opts, option{Value: n, Label: reasonWords[n], Selected: n == current})
+		opts = append(opts, option{Value: n, Label: reasonWord(n), Selected: n == current})
 		known = known || n == current
 	}
 	if current != "" && !known {

@@ -434,6 +434,25 @@ func (s *Store) Refused(ctx context.Context, a Action, why string) {
 	s.audit(ctx, a, EventRefused, ActorMCPClient, a.ClientID, "refused", why, nil)
 }
 
+// ReasonWords are the audit reasons of refused approvals in words, for
+// pages: the store's (reason) and the engine's own (mcpengine/writes.go).
+var ReasonWords = map[string]string{
+	"wrong_user":      "signed in as another ERP user than the approver",
+	"already_decided": "already approved or rejected",
+	"expired":         "expired",
+	"not_approved":    "not approved yet",
+	"rejected":        "rejected",
+	"already_used":    "already used",
+	"mismatch":        "for another caller, tool or arguments",
+	"other_client":    "proposed through another AI client",
+	"withdrawn":       "approval withdrawn",
+	"not_found":       "no such approval",
+	// The engine's own reasons.
+	"declined":         "declined in the AI client",
+	"invalid_state":    "the request's state was not one erpgate gave",
+	"approver_changed": "the site named another approver since",
+}
+
 // Reason is the audit reason of a store error (ErrUsed: already_used).
 func Reason(err error) string { return reason(err) }
 
