@@ -36,11 +36,22 @@ type fieldView struct {
 }
 
 type tokenView struct {
-	ID, Name, Prefix, Created, LastUsed, Revoked string
+	ID, Name, Prefix           string
+	Created, LastUsed, Revoked dateTime
 	// Expires is when the token expires, or "never"; Expired says it has.
 	Expires string
 	Active  bool
 	Expired bool
+}
+
+// dateTime is a time in a table whose heading says UTC, in two parts, so
+// that a narrow column breaks it between the day and the minute rather
+// than widening the table; Date alone says "never".
+type dateTime struct{ Date, Time string }
+
+func splitStamp(t time.Time) dateTime {
+	t = t.UTC()
+	return dateTime{Date: t.Format(time.DateOnly), Time: t.Format("15:04")}
 }
 
 type clientView struct{ Name, First, Last string }
@@ -205,7 +216,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		if t.CreatedAt.Before(tenantSince) {
 			continue
 		}
-		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: stamp(t.CreatedAt), LastUsed: "never", Expires: "never",
+		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: splitStamp(t.CreatedAt), LastUsed: dateTime{Date: "never"}, Expires: "never",
 			Active: !t.Revoked && !t.Expired, Expired: t.Expired && !t.Revoked}
 		if t.ExpiresAt != nil {
 			// The day is enough in the list (the column has no room for
@@ -213,10 +224,10 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 			v.Expires = t.ExpiresAt.UTC().Format(time.DateOnly)
 		}
 		if t.LastUsedAt != nil {
-			v.LastUsed = stamp(*t.LastUsedAt)
+			v.LastUsed = splitStamp(*t.LastUsedAt)
 		}
 		if t.RevokedAt != nil {
-			v.Revoked = stamp(*t.RevokedAt)
+			v.Revoked = splitStamp(*t.RevokedAt)
 		}
 		d.Tokens = append(d.Tokens, v)
 	}
