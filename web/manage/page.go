@@ -86,7 +86,10 @@ type pageData struct {
 	APIIdentity        string
 	APIUpdated         string
 	APIFields          []fieldView
-	Tokens             []tokenView
+	// Tokens are the active tokens, then the latest revoked or expired
+	// ones; EndedTokensNotShown counts those that ended before.
+	Tokens              []tokenView
+	EndedTokensNotShown int
 	// TokenLifetimes are the expiries a new token may have.
 	TokenLifetimes []siteadmin.TokenLifetimeChoice
 	People         []personView
@@ -208,14 +211,12 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	if err != nil {
 		return d, err
 	}
-	tokens, err := h.deps.Admin.ListServiceTokens(ctx, site)
+	tokens, err := h.deps.Admin.ListRecentServiceTokens(ctx, site, tenantSince)
 	if err != nil {
 		return d, err
 	}
-	for _, t := range tokens {
-		if t.CreatedAt.Before(tenantSince) {
-			continue
-		}
+	d.EndedTokensNotShown = tokens.EndedNotShown
+	for _, t := range append(tokens.Active, tokens.Ended...) {
 		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: splitStamp(t.CreatedAt), LastUsed: dateTime{Date: "never"}, Expires: "never",
 			Active: !t.Revoked && !t.Expired, Expired: t.Expired && !t.Revoked}
 		if t.ExpiresAt != nil {

@@ -80,6 +80,21 @@ func (s *Service) ListServiceTokens(ctx context.Context, site sites.Site) ([]sit
 	return list, nil
 }
 
+// EndedTokensShown is how many revoked or expired tokens a page lists,
+// the latest to end first; older ones are counted, not listed.
+const EndedTokensShown = 20
+
+// ListRecentServiceTokens returns the site's tokens created at or after
+// since, as a page lists them: every active one and the EndedTokensShown
+// that ended last, with how many ended before those.
+func (s *Service) ListRecentServiceTokens(ctx context.Context, site sites.Site, since time.Time) (sites.RecentServiceTokens, error) {
+	list, err := s.deps.Store.ListRecentServiceTokens(ctx, site.ID, since, EndedTokensShown)
+	if err != nil {
+		return sites.RecentServiceTokens{}, internal(err)
+	}
+	return list, nil
+}
+
 // RevokeServiceToken revokes the site's token tokenID; ref is how the
 // person named it, for the message when there is no such token (tokenID is
 // uuid.Nil when ref was not an id at all).

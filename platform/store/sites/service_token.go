@@ -189,6 +189,60 @@ func (s *Store) ListServiceTokens(ctx context.Context, siteID uuid.UUID) ([]Serv
 	return list, nil
 }
 
+// RecentServiceTokens is a site's tokens as a page lists them: every
+// active one, which the bound keeps few, and only the latest of those that
+// ended (revoked or expired), which nothing else bounds.
+type RecentServiceTokens struct {
+	// Active are the tokens neither revoked nor expired, oldest first.
+	Active []ServiceToken
+	// Ended are the most recently revoked or expired tokens, the latest
+	// to end first.
+	Ended []ServiceToken
+	// EndedNotShown is how many tokens ended before those in Ended.
+	EndedNotShown int
+}
+
+// ListRecentServiceTokens returns the site's tokens created at or after
+// since (the zero time: all): every active one and the ended most
+// recently ended ones. A token ended when it was revoked or expired,
+// whichever came first.
+func (s *Store) ListRecentServiceTokens(ctx context.Context, siteID uuid.UUID, since time.Time, ended int) (RecentServiceTokens, error) {
+	var out RecentServiceTokens
+	// One snapshot for the three reads, so that a token revoked meanwhile
+	// is counted once.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		const live = `NOT revoked AND (expires_at IS NULL OR expires_at > now())`
+		rows, err := tx.Query(ctx, `SELECT `+serviceTokenColumns+` FROM service_tokens
+			WHERE site_id = $1 AND created_at >= $2 AND `+live+` ORDER BY created_at, id`, siteID, since)
+		if err != nil {
+			return err
+		}
+		if out.Active, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) }); err != nil {
+			return err
+		}
+		rows, err = tx.Query(ctx, `SELECT `+serviceTokenColumns+` FROM service_tokens
+			WHERE site_id = $1 AND created_at >= $2 AND NOT (`+live+`)
+			ORDER BY least(revoked_at, expires_at) DESC NULLS LAST, created_at DESC, id DESC LIMIT $3`, siteID, since, ended)
+		if err != nil {
+			return err
+		}
+		if out.Ended, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) }); err != nil {
+			return err
+		}
+		var all int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
+			WHERE site_id = $1 AND created_at >= $2 AND NOT (`+live+`)`, siteID, since).Scan(&all); err != nil {
+			return err
+		}
+		out.EndedNotShown = max(all-len(out.Ended), 0)
+		return nil
+	})
+	if err != nil {
+		return RecentServiceTokens{}, fmt.Errorf("sites: list recent service tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	return out, nil
+}
+
 // RevokeServiceToken revokes the site's token tokenID; revoking twice keeps
 // the first revocation time. It reports ErrNotFound, also when tokenID
 // belongs to another site.
