@@ -3,6 +3,7 @@ package adminapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -22,7 +23,16 @@ type issueServiceTokenRequest struct {
 
 type serviceTokenList struct {
 	ServiceTokens []serviceTokenView `json:"service_tokens"`
+	// Next is the after of the next page, NextURL the same query with it;
+	// both null on the last page.
+	Next    *string `json:"next"`
+	NextURL *string `json:"next_url"`
 }
+
+// maxServiceTokenPage is the most tokens one answer lists, and how many
+// it lists unless asked for fewer: revoked and expired tokens stay rows,
+// so a site's list has no other bound.
+const maxServiceTokenPage = 500
 
 // issueServiceToken answers POST /sites/{id}/service-tokens. The response
 // is the only place the token's value ever appears.
@@ -68,13 +78,36 @@ func (a *API) listServiceTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := a.layer.ListServiceTokens(c.Request().Context(), site)
+	limit := maxServiceTokenPage
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxServiceTokenPage {
+			return invalidRequest("limit must be a whole number from 1 to %d", maxServiceTokenPage)
+		}
+		limit = n
+	}
+	after := uuid.Nil
+	if v := c.QueryParam("after"); v != "" {
+		id, err := uuid.Parse(v)
+		if err != nil {
+			return invalidRequest("after must be the next of a previous page of this site's tokens")
+		}
+		after = id
+	}
+	list, next, err := a.layer.ListServiceTokensPage(c.Request().Context(), site, after, limit)
 	if err != nil {
 		return err
 	}
 	out := serviceTokenList{ServiceTokens: make([]serviceTokenView, 0, len(list))}
 	for _, t := range list {
 		out.ServiceTokens = append(out.ServiceTokens, serviceTokenViewOf(t))
+	}
+	if next != nil {
+		cur := next.String()
+		q := c.Request().URL.Query()
+		q.Set("after", cur)
+		u := a.deps.PublicURL(c.Request().URL.Path) + "?" + q.Encode()
+		out.Next, out.NextURL = &cur, &u
 	}
 	return c.JSON(http.StatusOK, out)
 }

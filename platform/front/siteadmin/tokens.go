@@ -70,14 +70,19 @@ func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name s
 	return st, value, nil
 }
 
-// ListServiceTokens returns the site's tokens, revoked and expired ones
-// included.
-func (s *Service) ListServiceTokens(ctx context.Context, site sites.Site) ([]sites.ServiceToken, error) {
-	list, err := s.deps.Store.ListServiceTokens(ctx, site.ID)
-	if err != nil {
-		return nil, internal(err)
+// ListServiceTokensPage returns up to limit of the site's tokens, revoked
+// and expired ones included, oldest first, after the token after
+// (uuid.Nil: from the first), and the after of the next page, nil on the
+// last. An after that is no token of the site is Invalid.
+func (s *Service) ListServiceTokensPage(ctx context.Context, site sites.Site, after uuid.UUID, limit int) ([]sites.ServiceToken, *uuid.UUID, error) {
+	list, next, err := s.deps.Store.ListServiceTokensPage(ctx, site.ID, after, limit)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		return nil, nil, invalid("after must be the next of a previous page of this site's tokens")
+	case err != nil:
+		return nil, nil, internal(err)
 	}
-	return list, nil
+	return list, next, nil
 }
 
 // EndedTokensShown is how many revoked or expired tokens a page lists,

@@ -189,6 +189,45 @@ func (s *Store) ListServiceTokens(ctx context.Context, siteID uuid.UUID) ([]Serv
 	return list, nil
 }
 
+// ListServiceTokensPage returns up to limit of the site's tokens, revoked
+// and expired ones included, oldest first, after the token after
+// (uuid.Nil: from the first), and the id to pass as after for the next
+// page, nil on the last. An after that is no token of the site is
+// ErrNotFound.
+func (s *Store) ListServiceTokensPage(ctx context.Context, siteID, after uuid.UUID, limit int) ([]ServiceToken, *uuid.UUID, error) {
+	// The cursor's created_at comes from its row; without one the page
+	// starts before every token.
+	var from struct {
+		at time.Time
+		id uuid.UUID
+	}
+	if after != uuid.Nil {
+		err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM service_tokens WHERE site_id = $1 AND id = $2`, siteID, after).Scan(&from.at, &from.id)
+		switch {
+		case database.IsNoRows(err):
+			return nil, nil, fmt.Errorf("sites: list service tokens of site %s after %s: %w", siteID, after, ErrNotFound)
+		case err != nil:
+			return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+		}
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+serviceTokenColumns+` FROM service_tokens
+		WHERE site_id = $1 AND ($2::boolean OR (created_at, id) > ($3, $4))
+		ORDER BY created_at, id LIMIT $5`, siteID, after == uuid.Nil, from.at, from.id, limit+1)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+	}
+	if len(list) <= limit {
+		return list, nil, nil
+	}
+	next := list[limit-1].ID
+	return list[:limit], &next, nil
+}
+
 // RecentServiceTokens is a site's tokens as a page lists them: every
 // active one, which the bound keeps few, and only the latest of those that
 // ended (revoked or expired), which nothing else bounds.
