@@ -64,7 +64,7 @@ func TestUnsentWrite(t *testing.T) {
 	}
 	for _, code := range []Code{ApprovalExpired, ApprovalInvalid} {
 		refused := New(code, "the approval does not hold")
-		if got := UnsentWrite(refused); got != error(refused) || NothingWritten(got) {
+		if got := UnsentWrite(refused); !errors.Is(got, refused) || NothingWritten(got) {
 			t.Errorf("%s: %v, flagged %v", code, got, NothingWritten(got))
 		}
 	}
