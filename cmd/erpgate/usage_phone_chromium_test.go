@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/web/viewer"
+)
+
+// usageCardMaxHeight bounds a usage event's card on a phone, by the
+// screen's width: a call is five lines of 19.6 px (its time beside its
+// tool, the request id beside the outcome, the site beside the client,
+// the ERP user, the two times) and 13 px between cards, 111 px; 22 px
+// more are for the two lines of an error code and its words, which one
+// call in ten has. At 360 px an outcome may take a line of its own. With
+// one cell a line the 50 events were 13,359 px tall at either width (267
+// px a card): at 390 px the bound is under half of that.
+var usageCardMaxHeight = map[int64]float64{phoneWidth: 133, 360: 152}
+
+// TestChromiumUsageEventsAreDenseOnAPhone opens the usage page of the
+// viewer's seeded calls on a phone: the first page's 50 events are
+// cards of usageCardMaxHeight at most on average, each
+// headed by its time and tool, no cell's words reach past their cell or
+// the card, and no table scrolls sideways.
+func TestChromiumUsageEventsAreDenseOnAPhone(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	seedViewerEvents(t, gw)
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console")
+	for _, width := range []int64{phoneWidth, 360} {
+		viewAt(t, ctx, width, phoneHeight)
+		navigate(t, ctx, "open the usage", chromedp.Navigate(gw.URL+"/console/usage"))
+		waitForNewTitle(t, ctx, "Usage")
+		saveScreenshot(t, ctx, fmt.Sprintf("%d-usage-events.png", width))
+		what := fmt.Sprintf("the usage page at %d px", width)
+		notWiderThanTheScreen(t, ctx, what)
+		if n := browserResult(t, ctx, "count the events", chromedp.Evaluate[int](`document.querySelectorAll('#events tbody tr').length`)); n != viewer.PageSize {
+			t.Fatalf("%s: %d events shown, want a page of %d", what, n, viewer.PageSize)
+		}
+		h := browserResult(t, ctx, "measure the events", chromedp.Evaluate[float64](`document.querySelector('#events').getBoundingClientRect().height`))
+		t.Logf("%s: the 50 events are %.0f px tall", what, h)
+		if most := usageCardMaxHeight[width] * viewer.PageSize; h > most {
+			t.Errorf("%s: the 50 events are %.0f px tall, want at most %.0f px (%.0f px a card)", what, h, most, h/viewer.PageSize)
+		}
+		problems := browserResult(t, ctx, "measure the cards", chromedp.Evaluate[[]string](`(() => {
+  const problems = [];
+  for (const w of [...document.querySelectorAll('.table-wrap')].filter(w => !w.closest('details:not([open])'))) {
+    if (w.scrollWidth > w.clientWidth) problems.push('a table scrolls sideways, ' + (w.scrollWidth - w.clientWidth) + ' px out of sight');
+  }
+  const table = document.querySelector('#events'), right = table.getBoundingClientRect().right;
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    // The heading: the time and the tool, first and side by side.
+    const cells = [...tr.children].filter(c => c.getClientRects().length > 0).sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top || a.getBoundingClientRect().left - b.getBoundingClientRect().left);
+    const time = tr.children[0], tool = tr.children[4];
+    if (cells[0] !== time || cells[1] !== tool || Math.abs(time.getBoundingClientRect().top - tool.getBoundingClientRect().top) > 0.5)
+      problems.push(tr.id + ': the time and tool do not head the card: ' + cells.slice(0, 2).map(c => '"' + c.innerText.trim().slice(0, 30) + '"').join(', '));
+    if (parseInt(getComputedStyle(tool).fontWeight) < 600) problems.push(tr.id + ': the tool is not in bold, as the heading');
+    for (const c of cells) {
+      if (c.scrollWidth > c.clientWidth + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" reaches ' + (c.scrollWidth - c.clientWidth) + ' px past its cell');
+      if (c.getBoundingClientRect().right > right + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" is past the card');
+    }
+  }
+  return problems.slice(0, 10);
+})()`))
+		for _, p := range problems {
+			t.Errorf("%s: %s", what, p)
+		}
+	}
+	viewAt(t, ctx, desktopWidth, desktopHeight)
+	saveScreenshot(t, ctx, "1280-usage-events.png")
+	notWiderThanTheScreen(t, ctx, "the usage page on a desktop")
+}
+
+// TestChromiumTablesOfTheNumbersFitAPhone opens every <details> of the
+// usage page (the charts' tables of the numbers) and of the audit page on
+// a phone: no box in one scrolls sideways, and no table reaches past its
+// box.
+func TestChromiumTablesOfTheNumbersFitAPhone(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	seedViewerEvents(t, gw)
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console")
+	for _, p := range []struct {
+		path, title string
+		details     int
+	}{{"/console/usage", "Usage", 3}, {"/console/audit", "Audit", 0}} {
+		for _, width := range []int64{phoneWidth, 360} {
+			viewAt(t, ctx, width, phoneHeight)
+			navigate(t, ctx, "open "+p.path, chromedp.Navigate(gw.URL+p.path))
+			waitForNewTitle(t, ctx, p.title)
+			what := fmt.Sprintf("%s at %d px", p.path, width)
+			opened := browserResult(t, ctx, "open the details", chromedp.Evaluate[int](`(() => { const ds = document.querySelectorAll('main details'); ds.forEach(d => d.open = true); return ds.length; })()`))
+			if opened != p.details {
+				t.Fatalf("%s: %d <details>, want %d", what, opened, p.details)
+			}
+			saveScreenshot(t, ctx, fmt.Sprintf("%d-%s-details-open.png", width, p.title))
+			notWiderThanTheScreen(t, ctx, what)
+			problems := browserResult(t, ctx, "measure the opened details", chromedp.Evaluate[[]string](`[...document.querySelectorAll('main details')].flatMap(d => {
+  const out = [], name = d.closest('section') ? d.closest('section').querySelector('h2').innerText : d.querySelector('summary').innerText;
+  for (const box of [d, ...d.querySelectorAll('.table-wrap')]) {
+    if (box.scrollWidth > box.clientWidth) out.push(name + ': ' + (box.scrollWidth - box.clientWidth) + ' px scroll sideways (' + box.scrollWidth + ' in ' + box.clientWidth + ' px)');
+  }
+  for (const table of d.querySelectorAll('table')) {
+    if (table.getBoundingClientRect().right > d.getBoundingClientRect().right + 0.5) out.push(name + ': its table reaches past its box');
+    for (const c of table.querySelectorAll('td, tbody th')) {
+      if (c.getClientRects().length > 0 && c.scrollWidth > c.clientWidth + 0.5) { out.push(name + ': "' + c.innerText.trim().slice(0, 30) + '" reaches past its cell'); break; }
+    }
+  }
+  return out;
+})`))
+			for _, pr := range problems {
+				t.Errorf("%s: %s", what, pr)
+			}
+		}
+	}
+	viewAt(t, ctx, desktopWidth, desktopHeight)
+	navigate(t, ctx, "open the usage", chromedp.Navigate(gw.URL+"/console/usage"))
+	waitForNewTitle(t, ctx, "Usage")
+	browserDo(t, ctx, "open the details", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('main details').forEach(d => d.open = true)`))
+	saveScreenshot(t, ctx, "1280-Usage-details-open.png")
+	notWiderThanTheScreen(t, ctx, "the usage page on a desktop")
+}
