@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/erpgate/erpgate/platform/store/approval"
@@ -24,8 +25,21 @@ import (
 // user who had Approve focused finds it focused again after the hold and
 // approves with Enter.
 func TestChromiumApprovalHoldsApproveWhenTheWindowIsFocused(t *testing.T) {
-	ap, update, _, ctx := signedInAtAnApproval(t)
+	ap, update, pageURL, signedIn := signedInAtAnApproval(t)
 	const approve = `button[value="approve"]`
+	// The same browser opens the page again in a window beside the focused
+	// one: shown, not focused.
+	var side target.ID
+	browserDo(t, signedIn, "open a window beside", func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		no, yes := false, true
+		res, err := cdp.Call(ctx, chromedp.FromContext(ctx).Browser, target.CreateTarget, target.CreateTargetParams{URL: "about:blank", NewWindow: &yes, Focus: &no})
+		side = res.TargetID
+		return chromedp.Void{}, err
+	})
+	ctx, cancel := chromedp.NewContext(signedIn, chromedp.WithTargetID(side))
+	t.Cleanup(cancel)
+	navigate(t, ctx, "open the approval page beside", chromedp.Navigate(pageURL))
+	waitForNewTitle(t, ctx, "Approve a change on Test acme")
 	browserDo(t, ctx, "wait for the hold of the page's opening to end", chromedp.WaitEnabled(chromedp.CSS(approve)))
 	if s := browserResult(t, ctx, "read whether the page is shown and focused", chromedp.Evaluate[string](`document.visibilityState + " " + document.hasFocus()`)); s != "visible false" {
 		t.Fatalf("the page is %q, want visible and not focused: the test proves nothing", s)

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
@@ -289,7 +291,10 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // newChromium starts headless Chromium for the test and returns the context
-// of its tab. Every step runs under the test's deadline of 60 s, so a hang
+// of its tab, its window focused as a person's browser is when they use
+// it (headless Chromium starts its first window unfocused, and the pages
+// hold their Approve and consent buttons while the window is not
+// focused). Every step runs under the test's deadline of 60 s, so a hang
 // fails instead of blocking.
 func newChromium(t *testing.T) context.Context { return newChromiumWithin(t, 60*time.Second) }
 
@@ -319,7 +324,10 @@ func newChromiumWithin(t *testing.T, deadline time.Duration, extra ...chromedp.E
 		cancelAlloc() // waits for the browser to exit
 		cancelBase()
 	})
-	if err := chromedp.Do(ctx); err != nil {
+	if err := chromedp.Do(ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.BringToFront, cdp.Empty{})
+		return chromedp.Void{}, err
+	}); err != nil {
 		t.Fatalf("start %s: %v", chromiumPath, err)
 	}
 	return ctx
