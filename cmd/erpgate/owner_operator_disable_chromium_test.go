@@ -124,6 +124,37 @@ func TestChromiumOwnerCannotUndoOperatorDisable(t *testing.T) {
 		}
 	})
 
+	// The operator's disable is theirs to lift: the owner cannot change the
+	// site's write settings meanwhile either, and the Writes section says
+	// so instead of offering a form that would be refused.
+	t.Run("the owner cannot change its write settings", func(t *testing.T) {
+		const writesSentence = "Your erpgate operator disabled this site, so its settings cannot be changed until they enable it again"
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		section := browserResult(t, ctx, "read the Writes section", chromedp.Text(chromedp.CSS(`section[aria-labelledby="writes"]`)))
+		if !strings.Contains(section, writesSentence+".") {
+			t.Errorf("the Writes section of a site the operator disabled does not say so: %s", section)
+		}
+		if n := browserResult(t, ctx, "count the Writes section's enabled fields and buttons", chromedp.Evaluate[int](
+			`Array.from(document.querySelectorAll('form[action$="/manage/writes"] input:not([type="hidden"]), form[action$="/manage/writes"] button')).filter(function (e) { return !e.matches(":disabled"); }).length`)); n != 0 {
+			t.Errorf("the Writes section offers %d fields and buttons on a site the operator disabled", n)
+		}
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="writes"]`, "owner-operator-disabled-writes.png")
+
+		// The page's form, posted as it was before the operator's disable.
+		code, body := ownerPost(t, "/writes", url.Values{"write_tool": {"update_customer"}, "service_writes": {"on"}, "approver": {admin.Email}})
+		if code != http.StatusConflict || !strings.Contains(pageText(body), writesSentence+"; nothing was changed.") {
+			t.Errorf("owner posts write settings: HTTP %d: %s", code, pageText(body))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM live_settings WHERE site_id = '`+site.ID+`'`); n != 0 {
+			t.Errorf("the owner's post saved %d settings of a site the operator disabled", n)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = 'acme' AND action = 'change_setting'
+			AND actor_kind = 'erp_admin' AND outcome = 'refused'`); n != 1 {
+			t.Errorf("%d refused change_setting events by the owner, want 1", n)
+		}
+	})
+
 	t.Run("the owner pauses and resumes it once the operator enabled it", func(t *testing.T) {
 		setStatus(t, "active")
 		if status, by := apiSite(t); status != "active" || by != "null" {
