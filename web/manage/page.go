@@ -172,7 +172,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		RedirectURI: h.deps.Kit.URL(site.CallbackPath()), SharedCallback: site.SharedCallback,
 		OwnRedirectURI: h.deps.Kit.URL(sites.SiteCallbackPath(site.Slug)),
 		Active:         site.Status == sites.StatusActive, User: o.user, CSRF: o.csrf, FormName: site.DisplayName,
-		OperatorDisabled: site.Status == sites.StatusDisabled && site.DisabledBy == sites.ByOperator,
+		OperatorDisabled: siteadmin.OperatorDisabled(site),
 	}
 	d.Writes = h.writesData(ctx, o)
 	var current map[string]any

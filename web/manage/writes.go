@@ -84,6 +84,15 @@ func (h *Handler) changeWrites(w http.ResponseWriter, r *http.Request, o owner) 
 		h.refused(w, r, o, "writes", siteadmin.Refusal(siteadmin.Conflict, "write settings cannot be changed on this deployment's owner page"))
 		return
 	}
+	// A site the operator disabled cannot be changed by its owner, whatever
+	// the form holds (even nothing new): ChangeSetting refuses the post
+	// and records the refusal.
+	if siteadmin.OperatorDisabled(o.site) {
+		if _, err := h.deps.Admin.ChangeSetting(r.Context(), o.actor(), &o.site, livesettings.WriteTools, strings.Join(r.PostForm["write_tool"], ","), false); err != nil {
+			h.refused(w, r, o, "writes", err)
+			return
+		}
+	}
 	catalogue := h.writeTools(o.site.Kind)
 	var tools []string
 	for _, name := range r.PostForm["write_tool"] {

@@ -66,6 +66,14 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			return e
 		}
 	}
+	// A site's owner may not change a site the operator disabled, its
+	// settings included: that is the operator's decision, as UpdateSite
+	// holds it.
+	if site != nil && partyOf(actor) == sites.ByOwner && OperatorDisabled(*site) {
+		err := operatorDisabled(sites.ErrOperatorDisabled, "its settings cannot be changed until they enable it again; nothing was changed")
+		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
+		return nil, err
+	}
 	if refuse != nil {
 		inner := parse
 		parse = func(d livesettings.Def) (any, error) {

@@ -198,6 +198,12 @@ func partyOf(actor Actor) sites.Party {
 	return sites.ByOperator
 }
 
+// OperatorDisabled reports whether the operator disabled site, which its
+// owner then can neither enable, change nor delete.
+func OperatorDisabled(site sites.Site) bool {
+	return site.Status == sites.StatusDisabled && site.DisabledBy == sites.ByOperator
+}
+
 // operatorDisabled is the owner's refusal of what the operator's disable
 // forbids them, in their words.
 func operatorDisabled(err error, what string) *Error {
