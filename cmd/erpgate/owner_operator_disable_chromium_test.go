@@ -163,6 +163,31 @@ func TestChromiumOwnerCannotUndoOperatorDisable(t *testing.T) {
 		}
 	})
 
+	// Its other settings (display name, the connector's settings) are
+	// the same: the Settings section says so and offers no form that
+	// would be refused.
+	t.Run("the owner cannot change its other settings", func(t *testing.T) {
+		const settingsSentence = "Your erpgate operator disabled this site, so its settings cannot be changed until they enable it again."
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		section := browserResult(t, ctx, "read the Settings section", chromedp.Text(chromedp.CSS(`section[aria-labelledby="settings"]`)))
+		if !strings.Contains(section, settingsSentence) {
+			t.Errorf("the Settings section of a site the operator disabled does not say so: %s", section)
+		}
+		if n := browserResult(t, ctx, "count the Settings section's enabled fields and buttons", chromedp.Evaluate[int](
+			`Array.from(document.querySelectorAll('form[action$="/manage/settings"] input:not([type="hidden"]), form[action$="/manage/settings"] button')).filter(function (e) { return !e.matches(":disabled"); }).length`)); n != 0 {
+			t.Errorf("the Settings section offers %d fields and buttons on a site the operator disabled", n)
+		}
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="settings"]`, "owner-operator-disabled-settings.png")
+		code, body := ownerPost(t, "/settings", url.Values{"display_name": {"Renamed while disabled"}})
+		if code != http.StatusConflict || !strings.Contains(pageText(body), "nothing was changed") {
+			t.Errorf("owner posts settings: HTTP %d: %s", code, pageText(body))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acme' AND display_name = 'Renamed while disabled'`); n != 0 {
+			t.Error("the owner renamed a site the operator disabled")
+		}
+	})
+
 	t.Run("the owner pauses and resumes it once the operator enabled it", func(t *testing.T) {
 		setStatus(t, "active")
 		if status, by := apiSite(t); status != "active" || by != "null" {
