@@ -986,16 +986,8 @@ func TestRefusedCallerCostsNoRoundTripPerCall(t *testing.T) {
 // own limits holds for all its callers alike; another site, and the
 // site once a call of it ends here, are asked for as before.
 func TestSiteOverItsCeilingCostsNoRoundTripPerCaller(t *testing.T) {
-	pool := pgtest.NewPool(t)
-	site := newSite(t, pool)
-	lim := generous()
-	lim.SiteConcurrency = 1
-	l := New(pool, lim, nil)
+	pool, site, _, l, held := siteAtItsCeiling(t)
 	ctx := context.Background()
-	held, err := l.Acquire(ctx, site, "user:holder")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const callers = 50
 	before := l.roundTrips.Load()
 	for i := range callers {
@@ -1033,16 +1025,8 @@ func TestSiteOverItsCeilingCostsNoRoundTripPerCaller(t *testing.T) {
 // longer in force. The memory is this replica's alone: another replica
 // (a second Limiter on the same database) asks for itself.
 func TestSiteRefusalRememberedIsForgottenWhenTheLimitIsRaised(t *testing.T) {
-	pool := pgtest.NewPool(t)
-	site := newSite(t, pool)
-	lim := generous()
-	lim.SiteConcurrency = 1
-	l := New(pool, lim, nil)
+	pool, site, lim, l, held := siteAtItsCeiling(t)
 	ctx := context.Background()
-	held, err := l.Acquire(ctx, site, "user:holder")
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer held()
 	if _, err := l.Acquire(ctx, site, "service:a"); !rateLimited(err) {
 		t.Fatalf("a caller of a site at its ceiling of 1: %v", err)
@@ -1063,4 +1047,20 @@ func TestSiteRefusalRememberedIsForgottenWhenTheLimitIsRaised(t *testing.T) {
 		t.Fatalf("a caller of the site once its ceiling was raised to 2: %v", err)
 	}
 	rel()
+}
+
+// siteAtItsCeiling is a site whose ceiling is one call at once, with that
+// call held by "user:holder" on l; held ends it.
+func siteAtItsCeiling(t *testing.T) (pool *pgxpool.Pool, site string, lim Limits, l *Limiter, held func()) {
+	t.Helper()
+	pool = pgtest.NewPool(t)
+	site = newSite(t, pool)
+	lim = generous()
+	lim.SiteConcurrency = 1
+	l = New(pool, lim, nil)
+	held, err := l.Acquire(context.Background(), site, "user:holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, site, lim, l, held
 }
