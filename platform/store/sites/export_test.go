@@ -7,3 +7,7 @@ func SetRotateBatchSize(n int) (restore func()) {
 	rotateBatchSize = n
 	return func() { rotateBatchSize = old }
 }
+
+// RecentEndedTokens is the query ListRecentServiceTokens reads the ended
+// tokens with ($1 the site, $2 since, $3 how many), for EXPLAIN.
+const RecentEndedTokens = recentEndedTokens

@@ -241,6 +241,19 @@ type RecentServiceTokens struct {
 	EndedNotShown int
 }
 
+// liveToken is the condition of a token that neither was revoked nor has
+// expired.
+const liveToken = `NOT revoked AND (expires_at IS NULL OR expires_at > now())`
+
+// recentEndedTokens reads up to $3 of the tokens of site $1 created at or
+// after $2 that ended (revoked or expired), the latest to end first. Its
+// order is that of the index service_tokens_site_ended_idx (migration
+// 00045), which the page reads from the latest to end and stops after $3,
+// rather than sorting every ended token of the site: change them together.
+const recentEndedTokens = `SELECT ` + serviceTokenColumns + ` FROM service_tokens
+	WHERE site_id = $1 AND created_at >= $2 AND NOT (` + liveToken + `)
+	ORDER BY least(revoked_at, expires_at) DESC NULLS LAST, created_at DESC, id DESC LIMIT $3`
+
 // ListRecentServiceTokens returns the site's tokens created at or after
 // since (the zero time: all): every active one and the ended most
 // recently ended ones. A token ended when it was revoked or expired,
@@ -250,7 +263,7 @@ func (s *Store) ListRecentServiceTokens(ctx context.Context, siteID uuid.UUID, s
 	// One snapshot for the three reads, so that a token revoked meanwhile
 	// is counted once.
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		const live = `NOT revoked AND (expires_at IS NULL OR expires_at > now())`
+		const live = liveToken
 		rows, err := tx.Query(ctx, `SELECT `+serviceTokenColumns+` FROM service_tokens
 			WHERE site_id = $1 AND created_at >= $2 AND `+live+` ORDER BY created_at, id`, siteID, since)
 		if err != nil {
@@ -259,9 +272,7 @@ func (s *Store) ListRecentServiceTokens(ctx context.Context, siteID uuid.UUID, s
 		if out.Active, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) }); err != nil {
 			return err
 		}
-		rows, err = tx.Query(ctx, `SELECT `+serviceTokenColumns+` FROM service_tokens
-			WHERE site_id = $1 AND created_at >= $2 AND NOT (`+live+`)
-			ORDER BY least(revoked_at, expires_at) DESC NULLS LAST, created_at DESC, id DESC LIMIT $3`, siteID, since, ended)
+		rows, err = tx.Query(ctx, recentEndedTokens, siteID, since, ended)
 		if err != nil {
 			return err
 		}

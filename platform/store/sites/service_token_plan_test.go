@@ -1,0 +1,124 @@
+package sites_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// planNode is one node of EXPLAIN (FORMAT JSON)'s plan.
+type planNode struct {
+	Type       string     `json:"Node Type"`
+	Index      string     `json:"Index Name"`
+	Relation   string     `json:"Relation Name"`
+	ActualRows float64    `json:"Actual Rows"`
+	Filtered   float64    `json:"Rows Removed by Filter"`
+	Loops      float64    `json:"Actual Loops"`
+	Plans      []planNode `json:"Plans"`
+}
+
+// explain runs EXPLAIN (ANALYZE, FORMAT JSON) of sql and returns its plan.
+func explain(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) planNode {
+	t.Helper()
+	var raw []byte
+	if err := pool.QueryRow(t.Context(), `EXPLAIN (ANALYZE, FORMAT JSON) `+sql, args...).Scan(&raw); err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	var out []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 1 {
+		t.Fatalf("explain's plan %s: %v", raw, err)
+	}
+	return out[0].Plan
+}
+
+// walk calls fn for n and every node under it.
+func (n planNode) walk(fn func(planNode)) {
+	fn(n)
+	for _, c := range n.Plans {
+		c.walk(fn)
+	}
+}
+
+// The owner's page lists the 20 tokens of a site that ended last. With
+// thousands of ended tokens (an owner who issues and revokes in a loop),
+// that must be read from an index in the page's order, stopping after the
+// 20 (and the few active tokens the index holds before them), not by
+// reading and sorting every ended token of the site.
+func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
+	s, pool := newStore(t)
+	ctx := t.Context()
+	acme := mustCreate(t, s, "acme")
+	other := mustCreate(t, s, "other")
+	const ended = 4000
+	// Token i of a site ended i minutes before base: revoked when i is
+	// even, expired when it is odd. Each site also has 30 active tokens, 15
+	// that expire in the future and 15 that never do.
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	for _, site := range []sites.Site{acme, other} {
+		if _, err := pool.Exec(ctx, `
+			INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, created_at, revoked, revoked_at, expires_at)
+			SELECT gen_random_uuid(), $1, 'ended ' || i, sha256(convert_to($4 || ' ' || i, 'UTF8')), 'egs_x',
+			       $2::timestamptz - i * interval '1 minute' - interval '400 days',
+			       i % 2 = 0, CASE WHEN i % 2 = 0 THEN $2::timestamptz - i * interval '1 minute' END,
+			       CASE WHEN i % 2 = 1 THEN $2::timestamptz - i * interval '1 minute' END
+			FROM generate_series(1, $3) i`, site.ID, base, ended, site.Slug); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `
+			INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
+			SELECT gen_random_uuid(), $1, 'active ' || i, sha256(convert_to($2 || ' active ' || i, 'UTF8')), 'egs_x',
+			       CASE WHEN i % 2 = 0 THEN now() + i * interval '1 day' END
+			FROM generate_series(1, 30) i`, site.ID, site.Slug); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE service_tokens`); err != nil {
+		t.Fatal(err)
+	}
+
+	plan := explain(t, pool, sites.RecentEndedTokens, acme.ID, time.Time{}, 20)
+	var scans []string
+	plan.walk(func(n planNode) {
+		switch n.Type {
+		case "Sort", "Incremental Sort":
+			t.Errorf("the plan sorts (%s): %+v", n.Type, plan)
+		case "Seq Scan", "Bitmap Heap Scan":
+			t.Errorf("the plan reads service_tokens by a %s: %+v", n.Type, plan)
+		case "Index Scan", "Index Only Scan":
+			scans = append(scans, n.Index)
+			t.Logf("%s of %s: %v rows, %v removed by its filter", n.Type, n.Index, n.ActualRows, n.Filtered)
+			// The 20 ended, and before them at most the site's active
+			// tokens that expire in the future.
+			if read := (n.ActualRows + n.Filtered) * n.Loops; read > 20+15 {
+				t.Errorf("the index scan of %s read %v rows, want at most 35", n.Index, read)
+			}
+		}
+	})
+	if len(scans) != 1 {
+		t.Errorf("index scans %q, want one", scans)
+	}
+
+	// And the page still gets the 20 that ended last, the latest first.
+	got, err := s.ListRecentServiceTokens(ctx, acme.ID, time.Time{}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range got.Ended {
+		names = append(names, st.Name)
+	}
+	var want []string
+	for i := 1; i <= 20; i++ {
+		want = append(want, fmt.Sprintf("ended %d", i))
+	}
+	if fmt.Sprint(names) != fmt.Sprint(want) || got.EndedNotShown != ended-20 || len(got.Active) != 30 {
+		t.Errorf("ended %q, %d not shown, %d active; want %q, %d, 30", names, got.EndedNotShown, len(got.Active), want, ended-20)
+	}
+}
