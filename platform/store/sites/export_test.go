@@ -11,3 +11,10 @@ func SetRotateBatchSize(n int) (restore func()) {
 // RecentEndedTokens is the query ListRecentServiceTokens reads the ended
 // tokens with ($1 the site, $2 since, $3 how many), for EXPLAIN.
 const RecentEndedTokens = recentEndedTokens
+
+// PruneTokensLock is the advisory lock PruneServiceTokens takes.
+const PruneTokensLock = pruneTokensLock
+
+// PruneEndedTokens is PruneServiceTokens' statement ($1 the cutoff, $2 the
+// batch), for EXPLAIN.
+const PruneEndedTokens = pruneEndedTokens

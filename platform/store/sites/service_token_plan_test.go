@@ -3,6 +3,7 @@ package sites_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,21 +47,19 @@ func (n planNode) walk(fn func(planNode)) {
 	}
 }
 
-// The owner's page lists the 20 tokens of a site that ended last. With
-// thousands of ended tokens (an owner who issues and revokes in a loop),
-// that must be read from an index in the page's order, stopping after the
-// 20 (and the few active tokens the index holds before them), not by
-// reading and sorting every ended token of the site.
-func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
-	s, pool := newStore(t)
+// endedPerSite is how many ended tokens seedEndedTokens gives each site.
+const endedPerSite = 4000
+
+// seedEndedTokens registers two sites, acme and other, each with
+// endedPerSite tokens, token i of them ended i minutes before base:
+// revoked when i is even, expired when it is odd. Each site also has 30
+// active tokens, 15 that expire in the future and 15 that never do.
+func seedEndedTokens(t *testing.T, s *sites.Store, pool *pgxpool.Pool) (acme, other sites.Site, base time.Time) {
+	t.Helper()
 	ctx := t.Context()
-	acme := mustCreate(t, s, "acme")
-	other := mustCreate(t, s, "other")
-	const ended = 4000
-	// Token i of a site ended i minutes before base: revoked when i is
-	// even, expired when it is odd. Each site also has 30 active tokens, 15
-	// that expire in the future and 15 that never do.
-	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	acme = mustCreate(t, s, "acme")
+	other = mustCreate(t, s, "other")
+	base = time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	for _, site := range []sites.Site{acme, other} {
 		if _, err := pool.Exec(ctx, `
 			INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, created_at, revoked, revoked_at, expires_at)
@@ -68,7 +67,7 @@ func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
 			       $2::timestamptz - i * interval '1 minute' - interval '400 days',
 			       i % 2 = 0, CASE WHEN i % 2 = 0 THEN $2::timestamptz - i * interval '1 minute' END,
 			       CASE WHEN i % 2 = 1 THEN $2::timestamptz - i * interval '1 minute' END
-			FROM generate_series(1, $3) i`, site.ID, base, ended, site.Slug); err != nil {
+			FROM generate_series(1, $3) i`, site.ID, base, endedPerSite, site.Slug); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := pool.Exec(ctx, `
@@ -82,6 +81,18 @@ func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
 	if _, err := pool.Exec(ctx, `ANALYZE service_tokens`); err != nil {
 		t.Fatal(err)
 	}
+	return acme, other, base
+}
+
+// The owner's page lists the 20 tokens of a site that ended last. With
+// thousands of ended tokens (an owner who issues and revokes in a loop),
+// that must be read from an index in the page's order, stopping after the
+// 20 (and the few active tokens the index holds before them), not by
+// reading and sorting every ended token of the site.
+func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
+	s, pool := newStore(t)
+	ctx := t.Context()
+	acme, _, _ := seedEndedTokens(t, s, pool)
 
 	plan := explain(t, pool, sites.RecentEndedTokens, acme.ID, time.Time{}, 20)
 	var scans []string
@@ -118,7 +129,41 @@ func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		want = append(want, fmt.Sprintf("ended %d", i))
 	}
-	if fmt.Sprint(names) != fmt.Sprint(want) || got.EndedNotShown != ended-20 || len(got.Active) != 30 {
-		t.Errorf("ended %q, %d not shown, %d active; want %q, %d, 30", names, got.EndedNotShown, len(got.Active), want, ended-20)
+	if fmt.Sprint(names) != fmt.Sprint(want) || got.EndedNotShown != endedPerSite-20 || len(got.Active) != 30 {
+		t.Errorf("ended %q, %d not shown, %d active; want %q, %d, 30", names, got.EndedNotShown, len(got.Active), want, endedPerSite-20)
+	}
+}
+
+// Pruning, every minute on one replica, usually finds nothing to delete:
+// it looks for ended tokens past the retention in the index of ended
+// tokens, site by site, rather than reading every token.
+func TestPruneFindsEndedTokensByTheIndex(t *testing.T) {
+	s, pool := newStore(t)
+	_, _, base := seedEndedTokens(t, s, pool)
+	var raw []byte
+	// Without ANALYZE: EXPLAIN alone deletes nothing.
+	if err := pool.QueryRow(t.Context(), `EXPLAIN (FORMAT JSON) `+sites.PruneEndedTokens, base.AddDate(0, 0, -400), 5000).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var out []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 1 {
+		t.Fatalf("explain's plan %s: %v", raw, err)
+	}
+	var scans []string
+	out[0].Plan.walk(func(n planNode) {
+		if n.Index != "" {
+			scans = append(scans, n.Index)
+		}
+		if n.Type == "Seq Scan" && n.Relation == "service_tokens" {
+			t.Errorf("the plan reads every token: %s", raw)
+		}
+	})
+	if !slices.Contains(scans, "service_tokens_site_ended_idx") {
+		t.Errorf("index scans %q, want one of service_tokens_site_ended_idx: %s", scans, raw)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM service_tokens`); n != 2*(endedPerSite+30) {
+		t.Errorf("%d tokens after EXPLAIN, want %d", n, 2*(endedPerSite+30))
 	}
 }
