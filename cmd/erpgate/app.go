@@ -293,6 +293,17 @@ func (a *App) build(ctx context.Context) error {
 			return err
 		}, func(err error) { a.log.Warn("prune audit events", zap.Error(err)) })
 	}
+	// And one replica deletes the service tokens that ended (revoked or
+	// expired) before their retention.
+	if days := cfg.Limits.ServiceTokenRetentionDays; days > 0 {
+		go every(janitorCtx, time.Minute, janitorBound, func(ctx context.Context) error {
+			n, err := store.PruneServiceTokens(ctx, time.Now().AddDate(0, 0, -days))
+			if n > 0 {
+				a.log.Info("ended service tokens past their retention deleted", zap.Int64("deleted", n), zap.Int("retention_days", days))
+			}
+			return err
+		}, func(err error) { a.log.Warn("prune ended service tokens", zap.Error(err)) })
+	}
 	adminapi.New(adminapi.Deps{
 		Store:        store,
 		Registry:     reg,

@@ -158,6 +158,11 @@ type Limits struct {
 	// caller with budgets of its own at the MCP doors and an entry in every
 	// replica's token cache. Default 100.
 	ServiceTokensPerSite int `yaml:"service_tokens_per_site"`
+	// ServiceTokenRetentionDays is how long a revoked or expired service
+	// token is kept after it ended, in days; 0 keeps it for ever. Default
+	// 400, the usage events' default retention, so that a token id in a
+	// stored usage event still names a listed token.
+	ServiceTokenRetentionDays int `yaml:"service_token_retention_days"`
 }
 
 // HTTP bounds how long a client may take over the parts of a request.

@@ -16,7 +16,7 @@ func TestLoadDefaults(t *testing.T) {
 		PublicBaseURL:   "https://erpgate.example.com",
 		LogLevel:        zapcore.InfoLevel,
 		Upstream:        Upstream{Budget: 50 * time.Second, MaxResponseBytes: 8 << 20, Retry: true},
-		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, ReplicaAnswerBytes: 64 << 20, CallerShare: 25, ServiceTokensPerSite: 100},
+		Limits:          Limits{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300, ReplicaAnswerBytes: 64 << 20, CallerShare: 25, ServiceTokensPerSite: 100, ServiceTokenRetentionDays: 400},
 		HTTP:            HTTP{ReadHeaderTimeout: 10 * time.Second, BodyTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute},
 		Usage:           Usage{FlushInterval: 500 * time.Millisecond, BatchSize: 200, RetentionDays: 400},
 		Audit:           Audit{RetentionDays: 0},

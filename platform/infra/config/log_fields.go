@@ -34,6 +34,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Int("limits.caller_share", c.Limits.CallerShare),
 		zap.Int("limits.site_share", c.Limits.SiteShare),
 		zap.Int("limits.service_tokens_per_site", c.Limits.ServiceTokensPerSite),
+		zap.Int("limits.service_token_retention_days", c.Limits.ServiceTokenRetentionDays),
 		zap.Stringer("http.read_header_timeout", c.HTTP.ReadHeaderTimeout),
 		zap.Stringer("http.body_timeout", c.HTTP.BodyTimeout),
 		zap.Stringer("http.idle_timeout", c.HTTP.IdleTimeout),

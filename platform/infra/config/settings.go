@@ -78,6 +78,8 @@ var settings = []setting{
 		apply: intIn(0, 100, func(c *Config) *int { return &c.Limits.SiteShare })},
 	{key: "limits.service_tokens_per_site", env: "ERPGATE_LIMIT_SERVICE_TOKENS_PER_SITE", fallback: "100",
 		apply: intIn(1, 100_000, func(c *Config) *int { return &c.Limits.ServiceTokensPerSite })},
+	{key: "limits.service_token_retention_days", env: "ERPGATE_SERVICE_TOKEN_RETENTION_DAYS", fallback: "400",
+		apply: intIn(0, 36_500, func(c *Config) *int { return &c.Limits.ServiceTokenRetentionDays })},
 
 	{key: "http.read_header_timeout", env: "ERPGATE_HTTP_READ_HEADER_TIMEOUT", fallback: "10s",
 		apply: durationIn(time.Second, 5*time.Minute, func(c *Config) *time.Duration { return &c.HTTP.ReadHeaderTimeout })},
