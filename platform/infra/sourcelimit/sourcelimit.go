@@ -242,6 +242,25 @@ func Source(ip string) string {
 	return p.String()
 }
 
+// Network names the network of a client address: its IPv4 /24 or IPv6
+// /48, one organisation's network as far as an address tells, for bounds
+// that must not fall to a handful of a network's addresses. It keeps less
+// of the address than Source, and is what may be stored of it. A value
+// that is not an address is returned as it is.
+func Network(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap().WithZone("")
+	bits := 48
+	if addr.Is4() {
+		bits = 24
+	}
+	p, _ := addr.Prefix(bits)
+	return p.String()
+}
+
 // DirectIP is the address the connection comes from.
 func DirectIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

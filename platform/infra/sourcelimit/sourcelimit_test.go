@@ -52,6 +52,24 @@ func TestSourceGroupsIPv6By64(t *testing.T) {
 	}
 }
 
+// TestNetworkIsA24OrA48: the network of an address is its IPv4 /24 or
+// its IPv6 /48, an IPv4-mapped address being IPv4.
+func TestNetworkIsA24OrA48(t *testing.T) {
+	for ip, want := range map[string]string{
+		"192.0.2.10":         "192.0.2.0/24",
+		"192.0.2.250":        "192.0.2.0/24",
+		"::ffff:192.0.2.10":  "192.0.2.0/24",
+		"2001:db8:1:2::1":    "2001:db8:1::/48",
+		"2001:db8:1:ffff::9": "2001:db8:1::/48",
+		"fe80::1%eth0":       "fe80::/48",
+		"not an address":     "not an address",
+	} {
+		if got := Network(ip); got != want {
+			t.Errorf("Network(%q) = %q, want %q", ip, got, want)
+		}
+	}
+}
+
 // TestCheckAndCharge: requests that count only when they fail. Check
 // takes nothing; Charge takes one after a failure, into debt when
 // requests let through at once all fail, and the debt makes the wait
