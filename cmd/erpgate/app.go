@@ -381,7 +381,7 @@ func (a *App) build(ctx context.Context) error {
 		registration := register.New(register.Deps{
 			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,
 			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL, Lookups: lookups,
-			MaxPending: cfg.Registration.MaxPending,
+			MaxPending: cfg.Registration.MaxPending, MaxPendingPerNetwork: cfg.Registration.MaxPendingPerNetwork,
 		})
 		sweeps = append(sweeps, sweep{"pending registrations", registration.Sweep})
 		pages := echo.WrapHandler(registration)

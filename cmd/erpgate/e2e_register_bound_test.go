@@ -65,12 +65,18 @@ func newBoundedRegistrations(t *testing.T, bound, hold int) *boundedRegistration
 // browser of its own.
 func (d *boundedRegistrations) start(t *testing.T, n int) (int, http.Header, string) {
 	t.Helper()
-	gw := d.replicas[n%len(d.replicas)]
-	b := newRegistrationClient(t, gw.URL)
 	source := "203.0.113." + strconv.Itoa(n)
 	if n > 255 {
 		source = "198.51.100." + strconv.Itoa(n-255)
 	}
+	return d.startFrom(t, n, source)
+}
+
+// startFrom is start from the given source address.
+func (d *boundedRegistrations) startFrom(t *testing.T, n int, source string) (int, http.Header, string) {
+	t.Helper()
+	gw := d.replicas[n%len(d.replicas)]
+	b := newRegistrationClient(t, gw.URL)
 	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target " + strconv.Itoa(n)}, "base_url": {d.erp}}
 	return b.do(http.MethodPost, "/register", form, map[string]string{"X-Forwarded-For": source})
 }
@@ -146,47 +152,77 @@ func TestRegistrationsWaitingAreBoundedDeploymentWide(t *testing.T) {
 	}
 }
 
-// TestRegistrationBoundHoldsUnderConcurrentStarts: many sources starting
-// at once on two replicas get exactly the bound's registrations between
-// them, not one more.
+// TestRegistrationBoundHoldsUnderConcurrentStarts: many sources, each of
+// a network of its own, starting at once on two replicas get exactly the
+// bound's registrations between them, not one more.
 func TestRegistrationBoundHoldsUnderConcurrentStarts(t *testing.T) {
 	const bound, sources = 5, 40
 	// Every start has passed the check before storing (the table is
 	// empty) when the ERP answers the first: only the count under the lock
 	// stands between them and the table.
 	d := newBoundedRegistrations(t, bound, sources)
-	type attempt struct {
-		b    *registrationClient
-		form url.Values
-	}
-	var attempts []attempt
+	var from []string
 	for n := 1; n <= sources; n++ {
+		from = append(from, "198.18."+strconv.Itoa(n)+".1")
+	}
+	answers := d.startAtOnce(t, from)
+	if admitted, refused := answers[http.StatusSeeOther], answers[http.StatusServiceUnavailable]; admitted != bound || refused != sources-bound || len(answers) > 2 {
+		t.Errorf("answers %v; want %d starts admitted (303) and %d refused (503)", answers, bound, sources-bound)
+	}
+	if got := d.waiting(t); got != bound {
+		t.Errorf("%d registrations are waiting to be finished; the bound is %d", got, bound)
+	}
+}
+
+// TestRegistrationNetworkBoundHoldsUnderConcurrentStarts: many addresses
+// of one /24 starting at once on two replicas get exactly the network's
+// five registrations between them, not one more: the network's count is
+// taken under the bound's lock.
+func TestRegistrationNetworkBoundHoldsUnderConcurrentStarts(t *testing.T) {
+	const perNetwork, sources = 5, 20
+	d := newBoundedRegistrations(t, 200, sources)
+	var from []string
+	for n := 1; n <= sources; n++ {
+		from = append(from, "203.0.113."+strconv.Itoa(n))
+	}
+	answers := d.startAtOnce(t, from)
+	if admitted, refused := answers[http.StatusSeeOther], answers[http.StatusTooManyRequests]; admitted != perNetwork || refused != sources-perNetwork || len(answers) > 2 {
+		t.Errorf("answers %v; want %d starts admitted (303) and %d refused (429)", answers, perNetwork, sources-perNetwork)
+	}
+	if got := d.waiting(t); got != perNetwork {
+		t.Errorf("%d registrations are waiting to be finished; one network may keep %d", got, perNetwork)
+	}
+}
+
+// startAtOnce starts a registration from each source, all at once, on
+// both replicas, and counts the answers by status.
+func (d *boundedRegistrations) startAtOnce(t *testing.T, sources []string) map[int]int {
+	t.Helper()
+	var reqs []*http.Request
+	var clients []*registrationClient
+	for n, source := range sources {
 		b := newRegistrationClient(t, d.replicas[n%2].URL)
-		attempts = append(attempts, attempt{b, url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"},
-			"display_name": {"Target " + strconv.Itoa(n)}, "base_url": {d.erp}, "source": {"203.0.113." + strconv.Itoa(n)}}})
+		form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Target " + strconv.Itoa(n)}, "base_url": {d.erp}}
+		req, err := http.NewRequest(http.MethodPost, b.base+"/register", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", source)
+		reqs, clients = append(reqs, req), append(clients, b)
 	}
 	var (
-		wg                sync.WaitGroup
-		mu                sync.Mutex
-		admitted, refused int
-		others            []string
-		ready             = make(chan struct{})
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		answers = map[int]int{}
+		ready   = make(chan struct{})
 	)
-	for _, a := range attempts {
+	for i, req := range reqs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			source := a.form.Get("source")
-			a.form.Del("source")
-			req, err := http.NewRequest(http.MethodPost, a.b.base+"/register", strings.NewReader(a.form.Encode()))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-Forwarded-For", source)
 			<-ready
-			resp, err := a.b.hc.Do(req)
+			resp, err := clients[i].hc.Do(req)
 			if err != nil {
 				t.Error(err)
 				return
@@ -194,25 +230,105 @@ func TestRegistrationBoundHoldsUnderConcurrentStarts(t *testing.T) {
 			resp.Body.Close()
 			mu.Lock()
 			defer mu.Unlock()
-			switch resp.StatusCode {
-			case http.StatusSeeOther:
-				admitted++
-			case http.StatusServiceUnavailable:
-				refused++
-			default:
-				others = append(others, resp.Status)
-			}
+			answers[resp.StatusCode]++
 		}()
 	}
 	close(ready)
 	wg.Wait()
-	if len(others) > 0 {
-		t.Fatalf("unexpected answers: %q", others)
+	return answers
+}
+
+// refusedForNetwork checks that a start was refused because its source's
+// network has as many registrations waiting to be finished as one network
+// may: 429, a Retry-After within at most, and a plain sentence.
+func refusedForNetwork(t *testing.T, what string, status int, h http.Header, page string, atMost int) {
+	t.Helper()
+	secs, err := strconv.Atoi(h.Get("Retry-After"))
+	text := pageText(page)
+	if status != http.StatusTooManyRequests || err != nil || secs < 1 || secs > atMost ||
+		!strings.Contains(text, "Too many registrations started from your network are waiting to be finished") || !strings.Contains(text, "Nothing was saved") {
+		t.Fatalf("%s: %d, Retry-After %q (want 1 to %d s): %s", what, status, h.Get("Retry-After"), atMost, text)
 	}
-	if admitted != bound || refused != sources-bound {
-		t.Errorf("%d starts admitted and %d refused; want %d and %d", admitted, refused, bound, sources-bound)
+}
+
+// TestRegistrationsOfOneNetworkCannotFillTheBound: ten addresses of one
+// IPv4 /24, each starting two registrations (far within its own limit),
+// spread over two replicas, filled the deployment's bound of
+// registrations waiting to be finished, and so kept everyone else's
+// registrations out until theirs expired. One network (an IPv4 /24, an
+// IPv6 /48) now keeps at most five waiting, counted in Postgres with the
+// bound: past that its starts are refused (429, Retry-After until the
+// first of its registrations closes, a plain sentence) before the ERP is
+// contacted, and other networks still start theirs, of the same ERP
+// address too: strangers starting registrations of an ERP's address do
+// not keep its administrator out. Only the network is stored, never the
+// address.
+func TestRegistrationsOfOneNetworkCannotFillTheBound(t *testing.T) {
+	const bound, perNetwork = 20, 5
+	d := newBoundedRegistrations(t, bound, 0)
+	admitted := 0
+	var contacted int64
+	for n := 1; n <= bound; n++ {
+		source := "203.0.113." + strconv.Itoa(n%10+1)
+		status, h, page := d.startFrom(t, n, source)
+		if admitted < perNetwork {
+			if status != http.StatusSeeOther {
+				t.Fatalf("start %d from %s (within the network's bound): %d %s", n, source, status, pageText(page))
+			}
+			admitted++
+			contacted = d.erpRequests.Load()
+			continue
+		}
+		refusedForNetwork(t, "start "+strconv.Itoa(n)+" from "+source+" (past the network's bound)", status, h, page, 30*60)
 	}
-	if got := d.waiting(t); got != bound {
-		t.Errorf("%d registrations are waiting to be finished; the bound is %d", got, bound)
+	if got := d.erpRequests.Load(); got != contacted {
+		t.Errorf("starts refused for their network sent the ERP %d requests", got-contacted)
+	}
+	if got := d.waiting(t); got != perNetwork {
+		t.Errorf("%d registrations are waiting to be finished; one network may keep %d", got, perNetwork)
+	}
+	// Another network, starting a registration of the same ERP.
+	if status, _, page := d.startFrom(t, 1, "198.51.100.7"); status != http.StatusSeeOther {
+		t.Fatalf("a start from another network: %d %s", status, pageText(page))
+	}
+
+	// The /64s of one IPv6 /48 are one network.
+	for n := 1; n <= perNetwork+3; n++ {
+		source := "2001:db8:5:" + strconv.Itoa(n) + "::1"
+		status, h, page := d.startFrom(t, n, source)
+		if n <= perNetwork {
+			if status != http.StatusSeeOther {
+				t.Fatalf("start from %s (within the network's bound): %d %s", source, status, pageText(page))
+			}
+			continue
+		}
+		refusedForNetwork(t, "start from "+source+" (past the network's bound)", status, h, page, 30*60)
+	}
+	if status, _, page := d.startFrom(t, 2, "2001:db8:6::1"); status != http.StatusSeeOther {
+		t.Fatalf("a start from another /48: %d %s", status, pageText(page))
+	}
+
+	// What is stored is the network, not the address.
+	db := d.replicas[0].DBURL
+	for network, want := range map[string]int{"203.0.113.0/24": perNetwork, "198.51.100.0/24": 1, "2001:db8:5::/48": perNetwork, "2001:db8:6::/48": 1} {
+		if got := countRows(t, db, `SELECT count(*) FROM pending_registrations WHERE source_network = '`+network+`'`); got != want {
+			t.Errorf("%d registrations stored for %s, want %d", got, network, want)
+		}
+	}
+	if got := countRows(t, db, `SELECT count(*) FROM pending_registrations
+		WHERE source_network NOT IN ('203.0.113.0/24', '198.51.100.0/24', '2001:db8:5::/48', '2001:db8:6::/48')`); got != 0 {
+		t.Errorf("%d registrations stored with something else than their network", got)
+	}
+
+	// Retry-After says when the network's first waiting registration
+	// closes; once one closes, the network may start one again.
+	execSQL(t, db, `UPDATE pending_registrations SET expires_at = now() + interval '90 seconds'
+		WHERE id = (SELECT id FROM pending_registrations WHERE source_network = '203.0.113.0/24' ORDER BY created_at LIMIT 1)`)
+	status, h, page := d.startFrom(t, 1, "203.0.113.200")
+	refusedForNetwork(t, "a start with one of the network's registrations closing within 90 s", status, h, page, 90)
+	execSQL(t, db, `UPDATE pending_registrations SET stage = 'registered'
+		WHERE id = (SELECT id FROM pending_registrations WHERE source_network = '203.0.113.0/24' ORDER BY created_at LIMIT 1)`)
+	if status, _, page := d.startFrom(t, 1, "203.0.113.201"); status != http.StatusSeeOther {
+		t.Fatalf("a start after one of the network's registrations finished: %d %s", status, pageText(page))
 	}
 }

@@ -11,7 +11,10 @@ import (
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
-var tryAgainIn = regexp.MustCompile(`Try again in (a minute|\d+ minutes)\.`)
+var (
+	tryAgainIn   = regexp.MustCompile(`Try again in (a minute|\d+ minutes)\.`)
+	orTryAgainIn = regexp.MustCompile(`, or try again in (a minute|\d+ minutes)\.`)
+)
 
 // inMinutes reports whether s, "N minutes", has N from lo to hi.
 func inMinutes(s string, lo, hi int) bool {
@@ -53,5 +56,54 @@ func TestChromiumRegistrationRefusedWhileTooManyWait(t *testing.T) {
 	}
 	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
 		t.Errorf("%d registrations stored; the refused one added one", n)
+	}
+}
+
+// TestChromiumRegistrationRefusedWhileTooManyWaitFromTheNetwork: with
+// as many registrations started from the person's network waiting as one
+// network may keep, a person starting one is told so in plain sentences,
+// on a page that fits a phone's screen and a desktop's, with what to do
+// and when to try again; nothing is stored. Its screenshots go to
+// ERPGATE_TEST_SCREENSHOTS.
+func TestChromiumRegistrationRefusedWhileTooManyWaitFromTheNetwork(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	r := &registration{t: t, gw: startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK": "1"}), ctx: newChromiumWithin(t, time.Minute)}
+	r.docs = recordDocumentResponses(t, r.ctx)
+	// The browser and this client are both at 127.0.0.1: one network.
+	newRegistrationClient(t, r.gw.URL).startRegistration(sim.URL)
+
+	for _, screen := range []struct {
+		name          string
+		width, height int64
+	}{{"phone", phoneWidth, phoneHeight}, {"desktop", desktopWidth, desktopHeight}} {
+		viewAt(t, r.ctx, screen.width, screen.height)
+		r.start("frappe", "Acme Ltd", sim.URL, nil)
+		waitForTitle(t, r.ctx, "Too many registrations from your network")
+		r.shot("too-many-from-the-network-" + screen.name)
+		r.kitChecks("the refusal on a " + screen.name)
+		fitsTheScreen(t, r.ctx, "the refusal on a "+screen.name)
+		h, _ := r.docs.last("/register")
+		if h.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+			t.Errorf("the refusal on a %s: %d, Retry-After %q", screen.name, h.status, h.Get("Retry-After"))
+		}
+		text := r.text()
+		for _, want := range []string{
+			"Too many registrations started from your network are waiting to be finished, so yours could not begin. Nothing was saved.",
+			"Finish a registration already started from your network, or try again in ",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the refusal on a %s lacks %q:\n%s", screen.name, want, text)
+			}
+		}
+		// The one waiting closes within the 30 minutes a registration
+		// stays open.
+		if m := orTryAgainIn.FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 30) {
+			t.Errorf("the refusal on a %s does not say to try again within 30 minutes:\n%s", screen.name, text)
+		}
+	}
+	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
+		t.Errorf("%d registrations stored; the refused ones added some", n)
 	}
 }

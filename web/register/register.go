@@ -79,6 +79,10 @@ type Deps struct {
 	// MaxPending bounds the registrations waiting to be finished in the
 	// whole deployment (counted in Postgres); default 200.
 	MaxPending int
+	// MaxPendingPerNetwork bounds, in the whole deployment, those started
+	// from one network (an IPv4 /24, an IPv6 /48), so that a handful of
+	// one network's addresses cannot fill MaxPending; default 5.
+	MaxPendingPerNetwork int
 }
 
 // browserCookie binds a registration to its browser; the CSRF token of
@@ -133,6 +137,9 @@ func New(deps Deps) *Handler {
 	}
 	if deps.MaxPending <= 0 {
 		deps.MaxPending = 200
+	}
+	if deps.MaxPendingPerNetwork <= 0 {
+		deps.MaxPendingPerNetwork = 5
 	}
 	deps.Limit = deps.Limit.WithDefault(sourcelimit.Limit{Burst: 20, Every: 30 * time.Second})
 	kit, err := pagekit.New(deps.PublicBaseURL)
@@ -252,6 +259,23 @@ func (h *Handler) refuseFull(w http.ResponseWriter, full *errFull) {
 	h.message(w, http.StatusServiceUnavailable, message{Title: "Too many registrations are waiting",
 		Message: "Too many registrations are waiting to be finished on this erpgate, so yours could not begin. Nothing was saved.",
 		Next:    "Try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",
+		Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
+}
+
+// refuseNetwork answers a start refused because Deps.MaxPendingPerNetwork
+// registrations started from its network are waiting to be finished
+// (full's *errNetworkFull): 429, with Retry-After until the first of them
+// expires. Nothing of the visitor is stored, nor logged: the bound is the
+// network's own doing.
+func (h *Handler) refuseNetwork(w http.ResponseWriter, full *errNetworkFull) {
+	wait := full.wait
+	if wait <= 0 || wait > h.deps.TTL {
+		wait = time.Minute
+	}
+	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	h.message(w, http.StatusTooManyRequests, message{Title: "Too many registrations from your network",
+		Message: "Too many registrations started from your network are waiting to be finished, so yours could not begin. Nothing was saved.",
+		Next:    "Finish a registration already started from your network, or try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",
 		Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
 }
 

@@ -131,10 +131,11 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		h.renderStart(w, http.StatusBadRequest, browser, f, "Give the Acumatica tenant's login name, as on its sign-in page.")
 		return
 	}
-	// Past the deployment's bound nothing is looked up or contacted: the
-	// address's host name, and the ERP, would be asked for every start of
-	// anyone's. create asks again, under a lock.
-	if err := h.store.full(ctx, h.deps.MaxPending); err != nil {
+	// Past the deployment's bound, or the network's, nothing is looked up
+	// or contacted: the address's host name, and the ERP, would be asked
+	// for every start of anyone's. create asks again, under a lock.
+	bounds := bounds{all: h.deps.MaxPending, perNetwork: h.deps.MaxPendingPerNetwork, network: sourcelimit.Network(h.deps.ClientIP(r))}
+	if err := h.store.full(ctx, bounds); err != nil {
 		h.startRefused(w, "count waiting registrations", err)
 		return
 	}
@@ -168,7 +169,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := h.store.create(ctx, browser, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
-		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, h.deps.MaxPending)
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, bounds)
 	if err != nil {
 		h.startRefused(w, "create registration", err)
 		return
@@ -178,11 +179,15 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, h.link(id, ""), http.StatusSeeOther)
 }
 
-// startRefused answers a start that the bound refused (*errFull), or that
-// failed on erpgate's side.
+// startRefused answers a start that a bound refused (*errFull,
+// *errNetworkFull), or that failed on erpgate's side.
 func (h *Handler) startRefused(w http.ResponseWriter, what string, err error) {
 	if full := (*errFull)(nil); errors.As(err, &full) {
 		h.refuseFull(w, full)
+		return
+	}
+	if full := (*errNetworkFull)(nil); errors.As(err, &full) {
+		h.refuseNetwork(w, full)
 		return
 	}
 	h.internal(w, what, err)

@@ -83,41 +83,72 @@ func (e *errFull) Error() string {
 	return fmt.Sprintf("register: %d registrations are waiting to be finished, the bound", e.waiting)
 }
 
+// errNetworkFull: as many registrations started from the start's network
+// are waiting to be finished as one network may keep
+// (Deps.MaxPendingPerNetwork); wait is how long until the first of them
+// expires.
+type errNetworkFull struct {
+	waiting int
+	wait    time.Duration
+}
+
+func (e *errNetworkFull) Error() string {
+	return fmt.Sprintf("register: %d registrations of one network are waiting to be finished, its bound", e.waiting)
+}
+
+// bounds are the bounds of the registrations waiting to be finished that
+// a start must stay within, and the network it comes from.
+type bounds struct {
+	// all bounds the deployment's (Deps.MaxPending).
+	all int
+	// perNetwork bounds those of network (Deps.MaxPendingPerNetwork).
+	perNetwork int
+	// network is the start's source network (sourcelimit.Network).
+	network string
+}
+
 // waitingLock is the advisory lock under which a registration is counted
 // and stored, so that replicas starting registrations at once cannot
-// together pass the bound: each counts only after the one before it has
+// together pass the bounds: each counts only after the one before it has
 // committed its row.
 const waitingLock = "erpgate pending registrations bound"
 
 // waitingQuery counts the registrations waiting to be finished (stage
-// client, not expired) and says how long until the first expires.
+// client, not expired), in all and of the network $1, and says how long
+// until the first of each expires.
 const waitingQuery = `
-	SELECT count(*), coalesce(extract(epoch FROM min(expires_at) - now()) * 1000, 0)::bigint
+	SELECT count(*), coalesce(extract(epoch FROM min(expires_at) - now()) * 1000, 0)::bigint,
+	       count(*) FILTER (WHERE source_network = $1),
+	       coalesce(extract(epoch FROM min(expires_at) FILTER (WHERE source_network = $1) - now()) * 1000, 0)::bigint
 	FROM pending_registrations WHERE stage = 'client' AND expires_at > now()`
 
 type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// full returns *errFull when bound or more registrations are waiting to be
-// finished, nil when fewer are.
-func full(ctx context.Context, db queryRower, bound int) error {
+// full returns *errFull when b.all or more registrations are waiting to
+// be finished, else *errNetworkFull when b.perNetwork or more of
+// b.network's are, nil when fewer are.
+func full(ctx context.Context, db queryRower, b bounds) error {
 	var (
-		n    int
-		wait int64
+		n, ofNetwork      int
+		wait, networkWait int64
 	)
-	if err := db.QueryRow(ctx, waitingQuery).Scan(&n, &wait); err != nil {
+	if err := db.QueryRow(ctx, waitingQuery, b.network).Scan(&n, &wait, &ofNetwork, &networkWait); err != nil {
 		return fmt.Errorf("register: count waiting registrations: %w", database.Classify(err))
 	}
-	if n < bound {
-		return nil
+	if n >= b.all {
+		return &errFull{waiting: n, wait: time.Duration(wait) * time.Millisecond}
 	}
-	return &errFull{waiting: n, wait: time.Duration(wait) * time.Millisecond}
+	if ofNetwork >= b.perNetwork {
+		return &errNetworkFull{waiting: ofNetwork, wait: time.Duration(networkWait) * time.Millisecond}
+	}
+	return nil
 }
 
 // full is full without a lock: a start asks it before it contacts the
 // ERP, and create asks again under the lock.
-func (st *store) full(ctx context.Context, bound int) error { return full(ctx, st.pool, bound) }
+func (st *store) full(ctx context.Context, b bounds) error { return full(ctx, st.pool, b) }
 
 // sweep removes registrations that expired: they leave nothing behind.
 func (st *store) sweep(ctx context.Context) (int64, error) {
@@ -128,10 +159,10 @@ func (st *store) sweep(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// create stores a new registration for browser, and sweeps expired ones.
-// With bound or more registrations waiting to be finished it stores nothing
-// and returns *errFull.
-func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration, bound int) (uuid.UUID, error) {
+// create stores a new registration for browser, started from b.network,
+// and sweeps expired ones. Past one of b's bounds it stores nothing and
+// returns full's error.
+func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration, b bounds) (uuid.UUID, error) {
 	if _, err := st.sweep(ctx); err != nil {
 		return uuid.Nil, err
 	}
@@ -146,14 +177,14 @@ func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl t
 		// Counted after the lock, in a statement of its own: under READ
 		// COMMITTED it sees the rows of every start that held the lock
 		// before.
-		if err := full(ctx, tx, bound); err != nil {
+		if err := full(ctx, tx, b); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `
-			INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at)
-			VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval)`,
+			INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at, source_network)
+			VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval, $10)`,
 			id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
-			fmt.Sprintf("%d milliseconds", ttl.Milliseconds()))
+			fmt.Sprintf("%d milliseconds", ttl.Milliseconds()), b.network)
 		if err != nil {
 			return fmt.Errorf("register: create: %w", database.Classify(err))
 		}
@@ -241,10 +272,10 @@ func (st *store) setClient(ctx context.Context, id uuid.UUID, clientID string, s
 
 // markRegistered records that the registration became site siteID, proven
 // by erpUser; the candidate secret is dropped (the site's connection holds
-// it now).
+// it now), and so is the network it was started from (it no longer waits).
 func (st *store) markRegistered(ctx context.Context, id, siteID uuid.UUID, erpUser string) error {
 	tag, err := st.pool.Exec(context.WithoutCancel(ctx), `
-		UPDATE pending_registrations SET stage = 'registered', site_id = $2, erp_user = $3, key_id = NULL, secret_ciphertext = NULL
+		UPDATE pending_registrations SET stage = 'registered', site_id = $2, erp_user = $3, key_id = NULL, secret_ciphertext = NULL, source_network = ''
 		WHERE id = $1 AND stage = 'client'`, id, siteID, erpUser)
 	if err != nil {
 		return fmt.Errorf("register: mark registered: %w", database.Classify(err))

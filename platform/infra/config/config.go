@@ -91,6 +91,11 @@ type Registration struct {
 	// begin one, each is a row and a request to an ERP address, and the
 	// per-source limits do not hold against many addresses.
 	MaxPending int `yaml:"max_pending"`
+	// MaxPendingPerNetwork bounds, in the whole deployment, the
+	// registrations waiting to be finished that were started from one
+	// network (an IPv4 /24, an IPv6 /48), so that a handful of addresses
+	// cannot fill MaxPending.
+	MaxPendingPerNetwork int `yaml:"max_pending_per_network"`
 }
 
 // Metrics governs /metrics (Prometheus text format).

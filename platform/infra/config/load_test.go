@@ -24,7 +24,7 @@ func TestLoadDefaults(t *testing.T) {
 		GCSlackBytes:    32 << 20,
 		OAuth: OAuth{AccessTokenLifespan: 15 * time.Minute, RefreshTokenLifespan: 720 * time.Hour, RefreshGrace: 10 * time.Second, SignInTimeout: 10 * time.Minute,
 			AccessGateInterval: 5 * time.Minute},
-		Registration: Registration{Enabled: true, PendingTTL: 30 * time.Minute, MaxPending: 200},
+		Registration: Registration{Enabled: true, PendingTTL: 30 * time.Minute, MaxPending: 200, MaxPendingPerNetwork: 5},
 		Tracing:      Tracing{SamplePercent: 100},
 	}
 	if cfg.DatabaseURL.Reveal() != testDatabaseURL || cfg.AdminToken.Reveal() != testAdminToken {

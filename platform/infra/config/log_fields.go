@@ -56,6 +56,7 @@ func (c *Config) LogFields() []zap.Field {
 		zap.Bool("registration.enabled", c.Registration.Enabled),
 		zap.Stringer("registration.pending_ttl", c.Registration.PendingTTL),
 		zap.Int("registration.max_pending", c.Registration.MaxPending),
+		zap.Int("registration.max_pending_per_network", c.Registration.MaxPendingPerNetwork),
 		zap.String("metrics.listen_addr", c.Metrics.ListenAddr),
 		zap.Bool("metrics.site_label", c.Metrics.SiteLabel),
 		zap.String("tracing.otlp_endpoint", c.Tracing.OTLPEndpoint),

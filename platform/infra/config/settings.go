@@ -136,6 +136,8 @@ var settings = []setting{
 		apply: durationIn(5*time.Minute, 24*time.Hour, func(c *Config) *time.Duration { return &c.Registration.PendingTTL })},
 	{key: "registration.max_pending", env: "ERPGATE_REGISTRATION_MAX_PENDING", fallback: "200",
 		apply: intIn(1, 100_000, func(c *Config) *int { return &c.Registration.MaxPending })},
+	{key: "registration.max_pending_per_network", env: "ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK", fallback: "5",
+		apply: intIn(1, 100_000, func(c *Config) *int { return &c.Registration.MaxPendingPerNetwork })},
 }
 
 // lookupSetting returns the setting with the given YAML key.
