@@ -19,9 +19,10 @@
 // browser by a cookie, and expires (30 minutes) leaving nothing active.
 // The pages never list or confirm other sites, and posts are rate-limited
 // per source. The registrations waiting to be finished are bounded for the
-// whole deployment (Deps.MaxPending), counted in Postgres: the per-source
-// limits are each replica's, and do not hold against many addresses. Every
-// step is an audit event of platform/front/siteadmin.
+// whole deployment (Deps.MaxPending), and those of one source network
+// (Deps.MaxPendingPerNetwork) within that, counted in Postgres: the
+// per-source limits are each replica's, and do not hold against many
+// addresses. Every step is an audit event of platform/front/siteadmin.
 package register
 
 import (
