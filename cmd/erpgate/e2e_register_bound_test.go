@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
@@ -330,5 +331,26 @@ func TestRegistrationsOfOneNetworkCannotFillTheBound(t *testing.T) {
 		WHERE id = (SELECT id FROM pending_registrations WHERE source_network = '203.0.113.0/24' ORDER BY created_at LIMIT 1)`)
 	if status, _, page := d.startFrom(t, 1, "203.0.113.201"); status != http.StatusSeeOther {
 		t.Fatalf("a start after one of the network's registrations finished: %d %s", status, pageText(page))
+	}
+}
+
+// TestFinishedRegistrationKeepsNoNetwork: a registration keeps the network
+// it was started from only while it waits to be finished; once the ERP's
+// administrator has proven it and the site exists, the row keeps none.
+func TestFinishedRegistrationKeepsNoNetwork(t *testing.T) {
+	gw := startGateway(t, "", nil)
+	sim := acumaticatest.NewServer(acumaticatest.Options{})
+	t.Cleanup(sim.Close)
+	if status, text := registerAcumaticaOverHTTP(t, gw, sim, sim.Tenant(), sim.User(acumaticatest.RoleFull)); status != http.StatusSeeOther && status != http.StatusOK {
+		t.Fatalf("the registration: HTTP %d %s", status, text)
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM sites`); n != 1 {
+		t.Fatalf("%d sites after the registration, want 1", n)
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations WHERE stage = 'registered' AND source_network = ''`); n != 1 {
+		t.Errorf("%d finished registrations keep no network, want 1", n)
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations WHERE source_network <> ''`); n != 0 {
+		t.Errorf("%d registrations keep a network", n)
 	}
 }
