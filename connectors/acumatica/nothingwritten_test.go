@@ -13,7 +13,8 @@ import (
 // NothingWritten, which keeps the approval for the same call) exactly when
 // that is certain: any failure before its PUT was sent (the handler's
 // reads write nothing), and Acumatica's refusals of the PUT that say it
-// did not save it (409 long operation, 429 licence queue, 403, 422). A
+// did not save it (409 long operation, 429 licence queue, 403, 422), in
+// Acumatica's own words (TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown). A
 // PUT that failed in a way that may have saved it (any 5xx, a
 // PXException too) is never flagged, and is told as an outcome not
 // known.
@@ -31,7 +32,8 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		{"the read of the customer before the PUT fails (500)", acumaticatest.Fault{PathPrefix: customers, Times: 1, Status: http.StatusInternalServerError, Body: `{"message":"An error has occurred."}`}, true},
 		{"the read of the customer before the PUT is refused (403)", acumaticatest.Fault{PathPrefix: customers, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (AR303000)."}`}, true},
 		{"the PUT meets a long operation (409)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusConflict, Body: `{"message":"A long operation is running for this screen in the current session. Please try again later."}`}, true},
-		{"the PUT is throttled (429)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests}, true},
+		{"the PUT is throttled (429)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests, Body: "The custom error module does not recognize this error."}, true},
+		{"the PUT is throttled (429, the documented sentence)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusTooManyRequests, Body: `{"message":"The number of requests has exceeded the limit imposed by the license"}`}, true},
 		{"the PUT is refused for the user's rights (403)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusForbidden, Body: `{"message":"You have insufficient rights to access the object (SO301000)."}`}, true},
 		{"the PUT is refused by validation (422)", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusUnprocessableEntity, Body: `{"error":"Inserting 'Sales Order' record raised at least one error.","CustomerID":{"value":"X","error":"'Customer' cannot be empty."}}`}, true},
 		// A 500 PXException is the same answer whether the save was

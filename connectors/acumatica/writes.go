@@ -81,6 +81,15 @@ func (c *client) put(ctx context.Context, op contractOp, body map[string]any, he
 // arguments from them.
 func (c *client) writeError(ctx context.Context, r response, op contractOp) error {
 	f := parseFailure(r, false)
+	if refusalStatus(r.status) && !ownRefusal(r.status, r.body) {
+		// A status Acumatica refuses a save with before running it, but
+		// not in Acumatica's words: a proxy or load balancer in front of
+		// it may have answered after Acumatica received (and saved) the
+		// record, so whether it was saved is not known.
+		return toolerr.New(toolerr.UpstreamInvalidResponse,
+			"the approved change of the %s record was answered with HTTP %d, but not in Acumatica's own words (a proxy or load balancer in front of Acumatica may have answered after it received the change), so whether Acumatica saved it is not known: look at the document in Acumatica before trying again",
+			op.entity, r.status)
+	}
 	if r.sent != "" && quotesSent("", r.body, r.sent) {
 		// An answer quoting the request's access token is read for its
 		// status only (parseFailure withheld its message).
@@ -105,6 +114,56 @@ func (c *client) writeError(ctx context.Context, r response, op contractOp) erro
 	}
 	return err
 }
+
+// refusalStatus reports whether Acumatica answers a PUT it refused before
+// saving anything with status: 400 (the request is invalid), 403 (the
+// user's roles), 409 (a long operation holds the form), 412 (If-Match or
+// If-None-Match), 422 (validation) and 429 (the licence's request queue).
+func refusalStatus(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusPreconditionFailed,
+		http.StatusUnprocessableEntity, http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
+
+// ownRefusal reports whether an answer of a refusalStatus is in
+// Acumatica's own shape (erp-api/acumatica/api-facts.md §3): 409 and 429
+// in Acumatica's sentences (for 429 also IIS's custom-errors text, the
+// body its licence queue has been seen to decline with), 400, 403 and
+// 412 as ASP.NET's HttpError ({"message": …}), 422 as the entity with
+// its record-level "error". Anything else (an HTML page, an empty body, a
+// gateway's own JSON) may come from something in front of Acumatica,
+// after the request reached it.
+func ownRefusal(status int, body []byte) bool {
+	var e struct {
+		Message *string `json:"message"`
+		Error   any     `json:"error"`
+	}
+	isObject := json.Unmarshal(body, &e) == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "{")
+	message := ""
+	if isObject && e.Message != nil {
+		message = *e.Message
+	}
+	switch status {
+	case http.StatusConflict:
+		return strings.Contains(message, "A long operation is running")
+	case http.StatusTooManyRequests:
+		return strings.Contains(message, "exceeded the limit imposed by the license") || loginLimit.MatchString(message) ||
+			!isObject && strings.TrimSpace(string(body)) == iisCustomError
+	case http.StatusBadRequest, http.StatusForbidden, http.StatusPreconditionFailed:
+		return strings.TrimSpace(message) != ""
+	case http.StatusUnprocessableEntity:
+		s, ok := e.Error.(string)
+		return isObject && ok && strings.TrimSpace(s) != ""
+	}
+	return false
+}
+
+// iisCustomError is the text IIS answers with when Acumatica's licence
+// queue declines a request (429).
+const iisCustomError = "The custom error module does not recognize this error."
 
 // writeRefusal is writeError's sentence for r, read as f.
 func (c *client) writeRefusal(ctx context.Context, r response, f failure, op contractOp) error {

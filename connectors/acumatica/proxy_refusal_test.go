@@ -1,0 +1,82 @@
+package acumatica
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+)
+
+// TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown: a proxy
+// or load balancer in front of Acumatica forwards the approved PUT (the
+// simulator saves the order), then answers with a status Acumatica uses
+// for a refusal before the save (409, 429, 403, 400, 412, 422) but with a
+// body that is not Acumatica's (an HTML page, an empty body, a gateway's
+// JSON). erpgate cannot say nothing was written: the failure is never
+// flagged NothingWritten (which would keep the approval for a second
+// write), and it is told as an outcome not known (UPSTREAM_*), never as
+// "nothing was written".
+func TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
+	for _, c := range []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"a proxy's 409 page", "text/html", "<html><body><h1>409 Conflict</h1></body></html>", http.StatusConflict},
+		{"an empty 409", "", "", http.StatusConflict},
+		{"a load balancer's 429 page", "text/html", "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center><hr><center>nginx</center></body></html>", http.StatusTooManyRequests},
+		{"an empty 429", "", "", http.StatusTooManyRequests},
+		{"an API gateway's JSON 429", "application/json", `{"message":"API rate limit exceeded"}`, http.StatusTooManyRequests},
+		{"a web application firewall's 403 page after the answer", "text/html", "<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1></body></html>", http.StatusForbidden},
+		{"an empty 403", "", "", http.StatusForbidden},
+		{"a proxy's 400 page", "text/html", "<html><body><h1>400 Bad Request</h1></body></html>", http.StatusBadRequest},
+		{"a proxy's 412 page", "text/html", "<html><body><h1>412 Precondition Failed</h1></body></html>", http.StatusPreconditionFailed},
+		{"an empty 422", "", "", http.StatusUnprocessableEntity},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": c.name,
+				"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
+			p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(d.Records("SalesOrder"))
+			forwarded := 0
+			h.erp = func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPut || !strings.HasPrefix(r.URL.Path, orders) {
+					return false
+				}
+				// Forward the PUT to Acumatica, which saves the order,
+				// then answer in Acumatica's place.
+				forwarded++
+				h.sim.ServeHTTP(httptest.NewRecorder(), r)
+				if c.contentType != "" {
+					w.Header().Set("Content-Type", c.contentType)
+				}
+				w.WriteHeader(c.status)
+				_, _ = w.Write([]byte(c.body))
+				return true
+			}
+			defer func() { h.erp = nil }()
+			_, err = h.execute(kindFull, "acumatica_create_sales_order", args, p)
+			if err == nil {
+				t.Fatal("the write succeeded through the proxy's answer")
+			}
+			if forwarded != 1 || len(d.Records("SalesOrder")) != before+1 {
+				t.Fatalf("the PUT was forwarded %d times and saved %d orders, want once and one", forwarded, len(d.Records("SalesOrder"))-before)
+			}
+			if toolerr.NothingWritten(err) {
+				t.Errorf("a %d not in Acumatica's shape, after the order was saved, is flagged as having written nothing (the approval would be kept): %v", c.status, err)
+			}
+			te := asToolErr(err)
+			if te == nil || !strings.HasPrefix(string(te.Code), "UPSTREAM_") || strings.Contains(strings.ToLower(te.Message), "nothing was written") {
+				t.Errorf("told as %v, want an outcome not known (UPSTREAM_*) that never says nothing was written", err)
+			}
+		})
+	}
+}
