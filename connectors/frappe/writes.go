@@ -111,9 +111,21 @@ func resourcePath(doctype, name string) string {
 // writeError classifies Frappe's refusal of a write. The ERP decides:
 // its own message is quoted (without HTML), never a guess; it is also
 // kept apart (toolerr.Error.ERPSaid) for the approval page to quote.
+//
+// Only an answer in Frappe's own shape (its error body, which always
+// names the exception's exc_type) is its refusal: Frappe raised, and
+// rolled the request's transaction back. Any other answer below 500 (an
+// nginx page, an empty body, a gateway's JSON) may come from something in
+// front of Frappe after the request reached it, so whether the change was
+// made is not known.
 func writeError(status int, header http.Header, body []byte) *toolerr.Error {
 	var fe frappeError
 	_ = json.Unmarshal(body, &fe)
+	if strings.TrimSpace(fe.ExcType) == "" && status < 500 {
+		return toolerr.New(toolerr.UpstreamInvalidResponse,
+			"the approved change was answered with HTTP %d, but not in Frappe's own words (a proxy or load balancer in front of the ERP may have answered after it received the change), so whether the ERP made it is not known: look at the document in the ERP before trying again",
+			status)
+	}
 	said := fe.userMessage()
 	detail := said
 	if detail == "" {

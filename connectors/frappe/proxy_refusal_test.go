@@ -1,0 +1,82 @@
+package frappe
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+)
+
+// behindProxy returns s as reached through a proxy in front of it: reads
+// pass through; a write request is forwarded to Frappe, which makes the
+// change, and is then answered by answer in Frappe's place. It reports
+// the status Frappe gave each forwarded write.
+func behindProxy(t *testing.T, s *frappetest.Server, answer func(w http.ResponseWriter, r *http.Request)) (*frappetest.Server, *[]int) {
+	t.Helper()
+	var erp []int
+	px := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			s.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		erp = append(erp, rec.Code)
+		answer(w, r)
+	}))
+	t.Cleanup(px.Close)
+	return &frappetest.Server{Simulator: s.Simulator, URL: px.URL}, &erp
+}
+
+// TestARefusalNotInFrappesShapeAfterTheWriteIsAnOutcomeNotKnown: a proxy
+// in front of Frappe forwards the approved write (Frappe makes it and
+// answers 200), then answers with a status Frappe refuses a write with
+// (403, 404, 409, 417) or another 4xx (429), but not in Frappe's shape
+// (no exc_type: an nginx page, an empty body). Frappe rolls a request
+// back only when it raised, and its error body says so; this answer is
+// not Frappe's, so the failure is never flagged NothingWritten (which
+// would keep the approval for a second write) and is told as an outcome
+// not known (UPSTREAM_*), never as "nothing was written".
+func TestARefusalNotInFrappesShapeAfterTheWriteIsAnOutcomeNotKnown(t *testing.T) {
+	s := writeSim(t)
+	so := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Int("docstatus") == 1 })
+	for _, c := range []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"an nginx 403 page", "text/html", "<html><head><title>403 Forbidden</title></head><body><center><h1>403 Forbidden</h1></center><hr><center>nginx</center></body></html>", http.StatusForbidden},
+		{"an nginx 404 page", "text/html", "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>", http.StatusNotFound},
+		{"an empty 409", "", "", http.StatusConflict},
+		{"an empty 417", "", "", http.StatusExpectationFailed},
+		{"a gateway's JSON 403", "application/json", `{"message":"Forbidden"}`, http.StatusForbidden},
+		{"a load balancer's 429 page", "text/html", "<html><body><h1>429 Too Many Requests</h1></body></html>", http.StatusTooManyRequests},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			px, erp := behindProxy(t, s, func(w http.ResponseWriter, r *http.Request) {
+				if c.contentType != "" {
+					w.Header().Set("Content-Type", c.contentType)
+				}
+				w.WriteHeader(c.status)
+				_, _ = w.Write([]byte(c.body))
+			})
+			p := mustPropose(t, px, allCompanies, "add_comment", map[string]any{"doctype": "Sales Order", "name": so.Name, "text": "Behind a proxy: " + c.name})
+			_, err := p.execute(t)
+			if err == nil {
+				t.Fatal("the write succeeded through the proxy's answer")
+			}
+			if len(*erp) != 1 || (*erp)[0] != http.StatusOK {
+				t.Fatalf("Frappe answered the forwarded writes %v, want one 200 (made)", *erp)
+			}
+			if toolerr.NothingWritten(err) {
+				t.Errorf("a %d not in Frappe's shape, after Frappe made the change, is flagged as having written nothing (the approval would be kept): %v", c.status, err)
+			}
+			te := toolerr.Classify(err)
+			if !strings.HasPrefix(string(te.Code), "UPSTREAM_") || strings.Contains(strings.ToLower(te.Message), "nothing was written") {
+				t.Errorf("told as %v, want an outcome not known (UPSTREAM_*) that never says nothing was written", err)
+			}
+		})
+	}
+}
