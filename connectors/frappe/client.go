@@ -245,8 +245,13 @@ func (c *client) getBody(ctx context.Context, path string, q url.Values) ([]byte
 // roundTrip sends a request for JSON and returns a 2xx body; any other
 // status becomes the error fail builds from Frappe's error body.
 func (c *client) roundTrip(req *http.Request, fail func(int, http.Header, []byte) *toolerr.Error) ([]byte, error) {
+	return roundTripOn(c.http, req, fail)
+}
+
+// roundTripOn is roundTrip through hc.
+func roundTripOn(hc *http.Client, req *http.Request, fail func(int, http.Header, []byte) *toolerr.Error) ([]byte, error) {
 	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -80,3 +80,56 @@ func TestARefusalNotInFrappesShapeAfterTheWriteIsAnOutcomeNotKnown(t *testing.T)
 		})
 	}
 }
+
+// TestAWriteIsNeverFollowedThroughARedirect: a write request answered
+// with a redirect (a proxy in front of Frappe, after forwarding it, or
+// Frappe itself) is not followed. A 303 would turn it into a GET of
+// another address, whose answer (Frappe's 404 there) would be taken for
+// Frappe's refusal of the write and keep the approval; a 307 would send
+// the write again, making the approved change twice. The redirect is the
+// answer to the write: an outcome not known, the write sent once.
+func TestAWriteIsNeverFollowedThroughARedirect(t *testing.T) {
+	s := writeSim(t)
+	so := seededWhere(t, s, "Sales Order", func(d *frappetest.Doc) bool { return d.Int("docstatus") == 1 })
+	for _, c := range []struct {
+		name     string
+		status   int
+		location string
+	}{
+		{"303 to a document that does not exist", http.StatusSeeOther, "/api/resource/Sales%20Order/SAL-ORD-1999-00001"},
+		{"307 to the same address", http.StatusTemporaryRedirect, ""},
+		{"308 to the same address", http.StatusPermanentRedirect, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			redirected := false
+			px, erp := behindProxy(t, s, func(w http.ResponseWriter, r *http.Request) {
+				if redirected {
+					// The write sent again: Frappe's answer passes.
+					w.WriteHeader(http.StatusOK)
+					_, _ = w.Write([]byte(`{"message":{"name":"again","doctype":"Comment"}}`))
+					return
+				}
+				redirected = true
+				loc := c.location
+				if loc == "" {
+					loc = r.URL.RequestURI()
+				}
+				http.Redirect(w, r, loc, c.status)
+			})
+			p := mustPropose(t, px, allCompanies, "add_comment", map[string]any{"doctype": "Sales Order", "name": so.Name, "text": "Redirected: " + c.name})
+			_, err := p.execute(t)
+			if len(*erp) != 1 || (*erp)[0] != http.StatusOK {
+				t.Errorf("Frappe answered the forwarded writes %v, want the write sent once (one 200)", *erp)
+			}
+			if err == nil {
+				t.Fatal("the write succeeded through the redirect")
+			}
+			if toolerr.NothingWritten(err) {
+				t.Errorf("a write answered with a redirect after Frappe made it is flagged as having written nothing: %v", err)
+			}
+			if te := toolerr.Classify(err); !strings.HasPrefix(string(te.Code), "UPSTREAM_") || strings.Contains(strings.ToLower(te.Message), "nothing was written") {
+				t.Errorf("told as %v, want an outcome not known (UPSTREAM_*)", err)
+			}
+		})
+	}
+}

@@ -79,7 +79,12 @@ func (c *client) send(ctx context.Context, method, path string, body any) ([]byt
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return c.roundTrip(req, writeError)
+	// A redirect is the write's answer, never followed: a 303 would turn
+	// it into a GET of another address, whose answer is no answer to the
+	// write, and a 307 or 308 would send the change a second time.
+	hc := *c.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return roundTripOn(&hc, req, writeError)
 }
 
 // sendDoc makes a write whose answer carries one document under key
@@ -121,6 +126,11 @@ func resourcePath(doctype, name string) string {
 func writeError(status int, header http.Header, body []byte) *toolerr.Error {
 	var fe frappeError
 	_ = json.Unmarshal(body, &fe)
+	if status >= 300 && status <= 399 {
+		return toolerr.New(toolerr.UpstreamInvalidResponse,
+			"the approved change was answered with a redirect (HTTP %d) instead of the ERP's answer; erpgate does not send a change on to another address, and whether the ERP made it is not known: look at the document in the ERP before trying again",
+			status)
+	}
 	if strings.TrimSpace(fe.ExcType) == "" && status < 500 {
 		return toolerr.New(toolerr.UpstreamInvalidResponse,
 			"the approved change was answered with HTTP %d, but not in Frappe's own words (a proxy or load balancer in front of the ERP may have answered after it received the change), so whether the ERP made it is not known: look at the document in the ERP before trying again",
