@@ -131,8 +131,11 @@ func (c *client) send(ctx context.Context, method, escapedPath string, q url.Val
 		if err != nil {
 			return response{}, err
 		}
+		// A 500 refusing the credentials is repeated only for a read: a
+		// PUT's 500 PXException comes the same from code that failed
+		// after the save committed, so sending it again could save twice.
 		_, refused := credentialsRefused(resp.StatusCode, b)
-		if (resp.StatusCode == http.StatusUnauthorized || refused) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
+		if (resp.StatusCode == http.StatusUnauthorized || refused && method == http.MethodGet) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
 			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
 			continue
 		}

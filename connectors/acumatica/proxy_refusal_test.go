@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -78,5 +79,41 @@ func TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown(t *testing.T
 				t.Errorf("told as %v, want an outcome not known (UPSTREAM_*) that never says nothing was written", err)
 			}
 		})
+	}
+}
+
+// TestAServiceWritesPutIsNotSentAgainAfterA500: a service connection's
+// request that Acumatica answers 500 "Invalid credentials" (PXLogin's
+// PXException) is sent again once with a fresh sign-in. For the PUT of an
+// approved write that answer is no proof that nothing was saved: a
+// PXException comes the same from code that failed after the save
+// committed. The PUT is sent once; the failure is an outcome not known.
+func TestAServiceWritesPutIsNotSentAgainAfterA500(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": "Saved, then a PXException",
+		"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
+	p, err := h.preview(kindService, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(d.Records("SalesOrder"))
+	h.sim.SetFault(acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, AfterServing: true,
+		Body: `{"message":"An error has occurred.","exceptionMessage":"Error: Invalid credentials. Please try again.","exceptionType":"PX.Data.PXException"}`})
+	defer h.sim.ClearFaults()
+	_, err = h.execute(kindService, "acumatica_create_sales_order", args, p)
+	if n := len(d.Records("SalesOrder")) - before; n != 1 {
+		t.Errorf("the approved order was saved %d times, want once", n)
+	}
+	if err == nil {
+		t.Fatal("the write succeeded: its PUT was sent again")
+	}
+	if toolerr.NothingWritten(err) {
+		t.Errorf("flagged as having written nothing: %v", err)
+	}
+	if te := asToolErr(err); te == nil || !strings.HasPrefix(string(te.Code), "UPSTREAM_") {
+		t.Errorf("told as %v, want an outcome not known (UPSTREAM_*)", err)
 	}
 }

@@ -200,6 +200,11 @@ func (c *client) writeRefusal(ctx context.Context, r response, f failure, op con
 		// this 500 may come from reading the saved record back for the
 		// answer, after the save.
 		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record (Acumatica: \"No entity satisfies the condition.\"); it may have saved it before failing: look at the document in Acumatica before trying again", f.status, op.entity)
+	case f.kind == failCredentials:
+		// PXLogin's words, but a PXException all the same: whether it
+		// came before the save or after it committed is not known.
+		return toolerr.New(toolerr.UpstreamUnavailable, "Acumatica failed with HTTP %d while saving the %s record%s; it may have saved it before failing: look at the document in Acumatica before trying again", f.status, op.entity, serverDetail(f)).
+			SaidByERP(f.detail)
 	case f.kind == failServer && strings.HasPrefix(f.exceptionType, "PX"):
 		// PX.Data.PXException and its kin are mostly the business logic
 		// saying no ("The document is on hold"), the save rolled back;
