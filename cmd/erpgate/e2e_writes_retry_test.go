@@ -106,7 +106,11 @@ func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
 // sales order whose PUT Acumatica saved and then answered 500 with a
 // PXException (its code failed after the save committed: the simulator
 // saves, then answers the fault) is told as an outcome not known, and the
-// approval is spent: the same call again makes no second order.
+// approval is spent: the same call again makes no second order. So is one
+// a proxy or load balancer in front of Acumatica answered, after
+// forwarding the PUT, with a status Acumatica refuses a save with (409,
+// 429) but a page of its own or an empty body: it is not Acumatica's
+// refusal.
 func TestWritesAcumaticaPXExceptionAfterTheSaveSpendsTheApproval(t *testing.T) {
 	sim := acumaticatest.NewServer(acumaticatest.Options{})
 	defer sim.Close()
@@ -124,45 +128,57 @@ func TestWritesAcumaticaPXExceptionAfterTheSaveSpendsTheApproval(t *testing.T) {
 	alice := writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
 	customer := sim.Data().Records("Customer")[0].String("CustomerID")
 	item := sim.Data().Records("StockItem")[0].String("InventoryID")
-	const description = "Saved before a PXException"
-	orders := func() int {
-		n := 0
-		for _, r := range sim.Data().Records("SalesOrder") {
-			if r.String("Description") == description {
-				n++
-			}
-		}
-		return n
-	}
 	e := &writeERP{Kind: "acumatica", GW: gw, Site: site, CreateTool: "acumatica_create_sales_order",
 		Orders: func() int { return len(sim.Data().Records("SalesOrder")) }}
 	e.enableWrites(t, "")
 	c := e.connectWriter(t, alice, pathPlain)
-	args := map[string]any{"CustomerID": customer, "Description": description,
-		"Details": []any{map[string]any{"InventoryID": item, "OrderQty": 3}}}
+	for _, fc := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"a PXException", http.StatusInternalServerError, `{"message":"An error has occurred.","exceptionMessage":"Error: An error occurred while processing the order.","exceptionType":"PX.Data.PXException"}`},
+		{"a proxy's 409 page", http.StatusConflict, "<html><body><h1>409 Conflict</h1></body></html>"},
+		{"a load balancer's empty 429", http.StatusTooManyRequests, ""},
+	} {
+		t.Run(fc.name, func(t *testing.T) {
+			description := "Saved before " + fc.name
+			orders := func() int {
+				n := 0
+				for _, r := range sim.Data().Records("SalesOrder") {
+					if r.String("Description") == description {
+						n++
+					}
+				}
+				return n
+			}
+			args := map[string]any{"CustomerID": customer, "Description": description,
+				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": 3}}}
 
-	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
-	e.approve(t, link, alice)
+			link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
+			e.approve(t, link, alice)
 
-	sim.SetFault(acumaticatest.Fault{PathPrefix: "/entity/Default/24.200.001/SalesOrder", Times: 1, AfterServing: true,
-		Status: http.StatusInternalServerError,
-		Body:   `{"message":"An error has occurred.","exceptionMessage":"Error: An error occurred while processing the order.","exceptionType":"PX.Data.PXException"}`})
-	failed := callTool(t, c.cs, e.CreateTool, args)
-	if !failed.IsError || !strings.HasPrefix(failed.errorCode(), "UPSTREAM_") || !strings.Contains(errorMessage(failed), "not known") ||
-		strings.Contains(strings.ToLower(errorMessage(failed)), "nothing was written") || strings.Contains(errorMessage(failed), "approval still holds") {
-		t.Errorf("the approved write Acumatica saved and answered 500 PXException: %s; want an outcome not known", failed.Text)
-	}
-	if n := orders(); n != 1 {
-		t.Fatalf("%d orders after the PUT, want the 1 the simulator saved", n)
-	}
-	if got := e.actionStatus(t, link); got != "failed" {
-		t.Errorf("after a 500 that may have saved the action is %q, want failed (spent)", got)
-	}
-	again := callTool(t, c.cs, e.CreateTool, args)
-	if again.errorCode() != "APPROVAL_INVALID" {
-		t.Errorf("the same call again: %s; want APPROVAL_INVALID (outcome not known)", again.Text)
-	}
-	if n := orders(); n != 1 {
-		t.Errorf("%d copies of the approved order in the ERP, want exactly 1", n)
+			sim.SetFault(acumaticatest.Fault{PathPrefix: "/entity/Default/24.200.001/SalesOrder", Times: 1, AfterServing: true,
+				Status: fc.status, Body: fc.body})
+			defer sim.ClearFaults()
+			failed := callTool(t, c.cs, e.CreateTool, args)
+			if !failed.IsError || !strings.HasPrefix(failed.errorCode(), "UPSTREAM_") || !strings.Contains(errorMessage(failed), "not known") ||
+				strings.Contains(strings.ToLower(errorMessage(failed)), "nothing was written") || strings.Contains(errorMessage(failed), "approval still holds") {
+				t.Errorf("the approved write Acumatica saved, answered with %s: %s; want an outcome not known", fc.name, failed.Text)
+			}
+			if n := orders(); n != 1 {
+				t.Fatalf("%d orders after the PUT, want the 1 the simulator saved", n)
+			}
+			if got := e.actionStatus(t, link); got != "failed" {
+				t.Errorf("after %s that may have saved the action is %q, want failed (spent)", fc.name, got)
+			}
+			again := callTool(t, c.cs, e.CreateTool, args)
+			if again.errorCode() != "APPROVAL_INVALID" {
+				t.Errorf("the same call again: %s; want APPROVAL_INVALID (outcome not known)", again.Text)
+			}
+			if n := orders(); n != 1 {
+				t.Errorf("%d copies of the approved order in the ERP, want exactly 1", n)
+			}
+		})
 	}
 }
