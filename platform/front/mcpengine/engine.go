@@ -74,8 +74,8 @@ type Options struct {
 	MaxRequestBytes int64
 	// BodyTimeout bounds how long a request's body may take to arrive
 	// (a slower one is answered 408), and how long the client may take to
-	// take in a JSON reply once the work is done (past it the connection
-	// is closed). Default 30 s.
+	// take in a JSON reply once the work is done, or each write of an
+	// event stream (past it the connection is closed). Default 30 s.
 	BodyTimeout time.Duration
 	// CallerShare is the percentage of the replica's call slots and work
 	// slots one caller (Session.LimitKey) may hold at once (admission.go).

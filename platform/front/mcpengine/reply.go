@@ -117,10 +117,14 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 	}
 	var n int
 	var err error
-	if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+	switch ct := w.Header().Get("Content-Type"); {
+	case strings.HasPrefix(ct, "application/json"):
 		// The whole reply, in one write: the request's work is done.
 		n, err = writeReply(w.ResponseWriter, w.st, out)
-	} else {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		w.eventDeadline()
+		n, err = w.ResponseWriter.Write(out)
+	default:
 		n, err = w.ResponseWriter.Write(out)
 	}
 	if err == nil {
@@ -142,7 +146,23 @@ func (w *replyWriter) Write(p []byte) (int, error) {
 // flushes.
 func (w *replyWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			w.eventDeadline()
+		}
 		f.Flush()
+	}
+}
+
+// eventDeadline gives the client of an event stream the reply timeout
+// (st.replyTimeout) to take in what is written next: each event, as a
+// JSON reply whole (writeReply). Past it the write fails and the
+// connection is closed, which ends the request and gives its slots back;
+// a client that reads keeps its stream however long it lasts, each event
+// having a deadline of its own. The server lifts the deadline before the
+// next request on the connection.
+func (w *replyWriter) eventDeadline() {
+	if w.st != nil && w.st.replyTimeout > 0 {
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.st.replyTimeout))
 	}
 }
 

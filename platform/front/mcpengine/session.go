@@ -51,7 +51,8 @@ type requestState struct {
 	// waits on the ERP.
 	slot *callSlot
 	// replyTimeout bounds how long the client may take to take in a
-	// reply whose work is done (writeReply); 0 for none.
+	// reply whose work is done (writeReply), or each write of an event
+	// stream (replyWriter.eventDeadline); 0 for none.
 	replyTimeout time.Duration
 	// limits is how far a tool call got with the caller's limits:
 	// limitsUnreached, limitsReached, or limitsRefused (RATE_LIMITED by
