@@ -251,10 +251,18 @@ const ackWait = 10 * time.Second
 // channel but not yet the lock finds the request done and drops it (in
 // about one try in ten). Waiting here until the acknowledgement has been
 // written puts it before the result every time.
+//
+// The listen's work is done once its handler has returned: what is left
+// is writing its stream, for which it gives its work slot back, as a JSON
+// reply does (writeReply), so that a client that does not take its
+// stream in holds only its call slot meanwhile, until the reply timeout.
 func (e *Engine) awaitAcknowledgement(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
 	st := stateFrom(ctx)
 	if st == nil || st.reply == nil || !st.reply.listen {
 		return
+	}
+	if st.slot != nil {
+		st.slot.rest()
 	}
 	timer := time.NewTimer(ackWait)
 	defer timer.Stop()

@@ -82,6 +82,25 @@ func TestStalledEventStreamReaderIsCutOff(t *testing.T) {
 	waitCount(t, e.admission, "work slots free", 2, func() int { return e.admission.free })
 }
 
+// TestStalledEventStreamHoldsNoWorkSlot: a subscriptions/listen whose
+// stream was not taken in held one of the replica's few work slots while
+// its writes waited, where a JSON reply gives its work slot back before it
+// is written (writeReply): callers stalling their streams could take
+// every work slot and leave other callers waiting at the door. The
+// listen's work is done once its handler has returned; from then on it
+// holds only its call slot, until the reply timeout (here far beyond the
+// test).
+func TestStalledEventStreamHoldsNoWorkSlot(t *testing.T) {
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 100, BodyTimeout: time.Hour})
+	dialStalledListen(t, endpoint, "stalled", listenBody(largeListenID))
+	waitCount(t, e.admission, "work slots free", 2, func() int { return e.admission.free })
+	if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
+		t.Errorf("another caller's call while a stream is stalled: %d %s", status, body)
+	}
+	// The stalled stream still holds its call slot.
+	waitCount(t, e.admission, "call slots free", e.admission.calls-1, func() int { return e.admission.callsFree })
+}
+
 // streamServer serves one event stream through the engine's reply writer,
 // with a reply timeout of timeout: it writes each event the test sends on
 // the returned channel, and reports on the other how the stream ended
