@@ -17,10 +17,11 @@ import (
 )
 
 // largeListenID is the length of the string id of a subscriptions/listen
-// that makes its event stream large: the acknowledgement and the result
-// each carry the id back (its _meta subscription id), so the stream is
-// twice as long, well beyond what a connection's buffers take in, and the
-// request still fits in the default bound on a request (1 MiB).
+// that makes its event stream large: the stream carries the id back
+// three times (the acknowledgement's subscription id, the result's id and
+// its subscription id), some 3 MB, well beyond what a connection's
+// buffers take in, and the request still fits in the default bound on a
+// request (1 MiB).
 const largeListenID = 1000 << 10
 
 // listenBody is a 2026-07-28 subscriptions/listen whose id is a string
@@ -67,7 +68,7 @@ func dialStalledListen(t *testing.T, endpoint, caller, body string) net.Conn {
 // TestStalledEventStreamReaderIsCutOff: a reply written as an event
 // stream had no write deadline, unlike a JSON reply (writeReply): a
 // client that asked for a subscriptions/listen stream with a long id (the
-// stream carries it back twice) and then did not read held its call slot,
+// stream carries it back three times) and then did not read held its call slot,
 // its work slot, the stream's bytes and two goroutines for as long as it
 // kept the connection open. Now each write of an event stream must be
 // taken in within the reply timeout (BodyTimeout), as a JSON reply must,
