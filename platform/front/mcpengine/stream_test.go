@@ -150,7 +150,9 @@ func event(n int) []byte {
 // between events; one that stops reading part way is cut off at the
 // first write it does not take in.
 func TestEventStreamDeadlineIsEachEvents(t *testing.T) {
-	const timeout = 50 * time.Millisecond
+	// Short, so that the pauses are longer than it; the events are small
+	// enough that the connection's buffers take each in at once.
+	const timeout = 100 * time.Millisecond
 	t.Run("reader keeps its stream", func(t *testing.T) {
 		url, events, ended := streamServer(t, timeout)
 		resp, err := http.Get(url)
@@ -159,13 +161,13 @@ func TestEventStreamDeadlineIsEachEvents(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		br := bufio.NewReader(resp.Body)
-		for i := range 5 {
-			events <- event(64 << 10)
+		for i := range 4 {
+			events <- event(8 << 10)
 			line, err := br.ReadString('\n')
 			if err != nil || line != "event: message\n" {
 				t.Fatalf("event %d: %q, %v", i, line, err)
 			}
-			if data, err := br.ReadString('\n'); err != nil || len(data) != len("data: \n")+64<<10 {
+			if data, err := br.ReadString('\n'); err != nil || len(data) != len("data: \n")+8<<10 {
 				t.Fatalf("event %d: %d bytes of data, %v", i, len(data), err)
 			}
 			if _, err := br.ReadString('\n'); err != nil {
