@@ -1,0 +1,104 @@
+package pagesession
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// ErrNoToken: no ERP token is kept for this session on this site (it was
+// signed out, swept, or began before tokens were kept).
+var ErrNoToken = errors.New("pagesession: no ERP token kept for this session")
+
+// Tokens keeps, in owner_session_tokens, the ERP access token an owner
+// signed in with on a site's owner page, for the life of that session:
+// each change the owner makes asks the ERP again with it whether they
+// still administer the site. The token is sealed with AES-256-GCM under
+// the keyring's primary key, bound to its site and session; every query
+// takes the site's id. Nothing here logs or returns the token but Get.
+type Tokens struct {
+	pool *pgxpool.Pool
+	keys *secrets.Keyring
+}
+
+// NewTokens returns the store on pool, sealing with keys.
+func NewTokens(pool *pgxpool.Pool, keys *secrets.Keyring) *Tokens {
+	return &Tokens{pool: pool, keys: keys}
+}
+
+func sessionHash(cookie string) []byte {
+	sum := sha256.Sum256([]byte("erpgate owner session token\x00" + cookie))
+	return sum[:]
+}
+
+func tokenAD(siteID uuid.UUID, hash []byte) []byte {
+	return secrets.AdditionalData("owner_session_tokens", siteID.String(), hex.EncodeToString(hash), "access_token")
+}
+
+// Keep stores token, user's ERP access token, for the session of cookie on
+// site siteID until expires (the session's own expiry).
+func (t *Tokens) Keep(ctx context.Context, siteID uuid.UUID, cookie, user string, token secrets.Secret, expires time.Time) error {
+	hash := sessionHash(cookie)
+	kid, sealed, err := t.keys.Seal([]byte(token.Reveal()), tokenAD(siteID, hash))
+	if err != nil {
+		return fmt.Errorf("pagesession: seal the owner's ERP token: %w", err)
+	}
+	_, err = t.pool.Exec(ctx, `
+		INSERT INTO owner_session_tokens (session_hash, site_id, erp_user, key_id, token, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (session_hash) DO UPDATE SET site_id = EXCLUDED.site_id, erp_user = EXCLUDED.erp_user,
+			key_id = EXCLUDED.key_id, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at`,
+		hash, siteID, user, kid, sealed, expires)
+	return database.Classify(err)
+}
+
+// Get returns the ERP user and token kept for the session of cookie on
+// site siteID, or ErrNoToken.
+func (t *Tokens) Get(ctx context.Context, siteID uuid.UUID, cookie string) (string, secrets.Secret, error) {
+	hash := sessionHash(cookie)
+	var user, kid string
+	var sealed []byte
+	err := t.pool.QueryRow(ctx, `
+		SELECT erp_user, key_id, token FROM owner_session_tokens
+		WHERE session_hash = $1 AND site_id = $2 AND expires_at > now() - interval '1 hour'`, hash, siteID).Scan(&user, &kid, &sealed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", ErrNoToken
+	}
+	if err != nil {
+		return "", "", database.Classify(err)
+	}
+	plain, err := t.keys.Open(kid, sealed, tokenAD(siteID, hash))
+	if err != nil {
+		// A key dropped from the ring, or a row that is not this one's:
+		// as good as none.
+		return "", "", fmt.Errorf("%w: it cannot be opened (key %q)", ErrNoToken, kid)
+	}
+	return user, secrets.Secret(plain), nil
+}
+
+// Drop deletes the token kept for the session of cookie on site siteID.
+func (t *Tokens) Drop(ctx context.Context, siteID uuid.UUID, cookie string) error {
+	_, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1 AND site_id = $2`, sessionHash(cookie), siteID)
+	return database.Classify(err)
+}
+
+// Purge deletes the tokens of sessions that expired over an hour ago (the
+// hour allows for a replica's clock behind the database's). It returns
+// how many it deleted.
+func (t *Tokens) Purge(ctx context.Context) (int64, error) {
+	tag, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE expires_at < now() - interval '1 hour'`)
+	if err != nil {
+		return 0, database.Classify(err)
+	}
+	return tag.RowsAffected(), nil
+}

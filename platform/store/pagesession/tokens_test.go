@@ -1,0 +1,94 @@
+package pagesession
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// An owner's ERP token is kept sealed for their session on their site: read
+// back only for that session and site, never stored in the clear, gone at
+// Drop and, an hour past its session's expiry, at Purge.
+func TestOwnerTokensAreTheSessionsAndSitesOnly(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, other := uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{site, other} {
+		if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, 'frappe', $3, 'Site')`,
+			id, "s"+id.String()[:8], "https://"+id.String()[:8]+".example"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := NewTokens(pool, keys), NewTokens(pool, keys)
+	var dbNow time.Time
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		t.Fatal(err)
+	}
+	const token = "frappe-access-token-0123456789"
+	if err := a.Keep(ctx, site, "cookie-1", "it.admin@demo.example", secrets.Secret(token), dbNow.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if user, got, err := b.Get(ctx, site, "cookie-1"); err != nil || user != "it.admin@demo.example" || got.Reveal() != token {
+		t.Errorf("Get = %q, %q, %v", user, got.Reveal(), err)
+	}
+	for name, c := range map[string]struct {
+		site   uuid.UUID
+		cookie string
+	}{"another session": {site, "cookie-2"}, "another site": {other, "cookie-1"}} {
+		if _, _, err := b.Get(ctx, c.site, c.cookie); !errors.Is(err, ErrNoToken) {
+			t.Errorf("%s: %v, want ErrNoToken", name, err)
+		}
+	}
+	var inTheClear int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM owner_session_tokens WHERE position($1::bytea in token) > 0 OR erp_user = $2`,
+		[]byte(token), token).Scan(&inTheClear); err != nil || inTheClear != 0 {
+		t.Errorf("%d rows hold the token in the clear (%v)", inTheClear, err)
+	}
+	// A row moved to another site does not open there.
+	if _, err := pool.Exec(ctx, `UPDATE owner_session_tokens SET site_id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(ctx, other, "cookie-1"); !errors.Is(err, ErrNoToken) {
+		t.Errorf("a row moved to another site: %v, want ErrNoToken", err)
+	}
+	if err := a.Keep(ctx, site, "cookie-1", "it.admin@demo.example", secrets.Secret(token), dbNow.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Drop(ctx, other, "cookie-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(ctx, site, "cookie-1"); err != nil {
+		t.Errorf("Drop on another site dropped this one's: %v", err)
+	}
+	if err := a.Drop(ctx, site, "cookie-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(ctx, site, "cookie-1"); !errors.Is(err, ErrNoToken) {
+		t.Errorf("after Drop: %v, want ErrNoToken", err)
+	}
+	for cookie, expires := range map[string]time.Time{"old": dbNow.Add(-61 * time.Minute), "recent": dbNow.Add(-59 * time.Minute), "open": dbNow.Add(time.Minute)} {
+		if err := a.Keep(ctx, site, cookie, "u", secrets.Secret(token), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.Purge(ctx); err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v; want 1 row", n, err)
+	}
+	if _, _, err := b.Get(ctx, site, "recent"); err != nil {
+		t.Errorf("Purge took a token within the hour's margin: %v", err)
+	}
+}
