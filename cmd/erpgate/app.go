@@ -393,6 +393,9 @@ func (a *App) build(ctx context.Context) error {
 	// Owner and approval sessions signed out: kept until they expire.
 	ends := pagesession.New(a.pool)
 	sweeps = append(sweeps, sweep{"ended page sessions", ends.Purge})
+	// The ERP tokens owner sessions signed in with: kept until they expire.
+	ownerTokens := pagesession.NewTokens(a.pool, cfg.Keyring)
+	sweeps = append(sweeps, sweep{"owner session ERP tokens", ownerTokens.Purge})
 	if a.approvals != nil {
 		sweeps = append(sweeps, sweep{"pending actions", a.approvals.Sweep})
 	}
@@ -401,7 +404,7 @@ func (a *App) build(ctx context.Context) error {
 		a.sweepAll(ctx, sweeps)
 		return nil
 	}, nil)
-	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, ends, lookups, a.log); err != nil {
+	if err := mountOwnerPages(e, cfg, siteAdmin, store, reg, proofs, live, ends, ownerTokens, lookups, a.log); err != nil {
 		return err
 	}
 	if a.approvals != nil {

@@ -25,14 +25,14 @@ import (
 const ownerSessionKeyInfo = "owner session signing"
 
 // mountOwnerPages serves the site owner's page, /sites/{slug}/manage.
-func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service, store *sites.Store, reg *connector.Registry, proofs *erpadmin.Service, live *livesettings.Store, ends *pagesession.Store, lookups *sourcelimit.Lookups, log *zap.Logger) error {
+func mountOwnerPages(e *echo.Echo, cfg *config.Config, admin *siteadmin.Service, store *sites.Store, reg *connector.Registry, proofs *erpadmin.Service, live *livesettings.Store, ends *pagesession.Store, tokens *pagesession.Tokens, lookups *sourcelimit.Lookups, log *zap.Logger) error {
 	kit, err := pagekit.New(cfg.PublicURL(""))
 	if err != nil {
 		return fmt.Errorf("owner pages: %w", err)
 	}
 	manage.New(manage.Deps{
 		Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs, Settings: live,
-		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Ends: ends, Logger: log, ClientIP: e.IPExtractor, Lookups: lookups,
+		Signer: pagekit.NewSigner(cfg.Keyring.DeriveKey(ownerSessionKeyInfo)), Ends: ends, Tokens: tokens, Logger: log, ClientIP: e.IPExtractor, Lookups: lookups,
 	}).Register(e)
 	return nil
 }

@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
@@ -61,6 +62,10 @@ type Proof struct {
 	// (not an administrator) for an IdentityOnly purpose, which does not
 	// ask.
 	Check connector.AdminCheck
+	// Token is the person's ERP access token from the sign-in (empty
+	// when the code was not exchanged), for a purpose that asks the ERP
+	// again later as them (Service.CheckAgain). Never log or show it.
+	Token secrets.Secret
 }
 
 // Purpose is what a proof is for (registration, the owner's page). It is

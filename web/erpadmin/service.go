@@ -336,7 +336,37 @@ func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code, p
 		return Proof{User: user}, ErrAdminCheck
 	}
 	log.Info("erpadmin proof", zap.Bool("admin", answer.Admin), zap.String("evidence", answer.Evidence))
-	return Proof{User: user, Check: answer}, nil
+	return Proof{User: user, Check: answer, Token: tok.AccessToken}, nil
+}
+
+// ErrTokenRefused: CheckAgain's ERP did not accept the person's token any
+// more (revoked, expired: 401 or 403 to it).
+var ErrTokenRefused = errors.New("erpadmin: the ERP no longer accepts the sign-in token")
+
+// CheckAgain asks the ERP of site (of kind) once more, with token, the
+// access token user signed in with, whether they administer it: the
+// connector's administrator check, through the outbound transport, within
+// Deps.Timeout. An ERP that refuses the token is ErrTokenRefused; one
+// whose answer cannot be read (unreachable, 5xx, not the ERP's) is
+// ErrUnreachable. Neither error carries the token or the ERP's words.
+func (s *Service) CheckAgain(ctx context.Context, kind string, site connector.Site, user string, token secrets.Secret) (connector.AdminCheck, error) {
+	oauth, check, err := s.oauthOf(kind, false)
+	if err != nil {
+		return connector.AdminCheck{}, err
+	}
+	uctx, cancel := context.WithTimeout(ctx, s.deps.Timeout)
+	defer cancel()
+	answer, err := check.CheckAdmin(uctx, site, s.deps.HTTPClient(site, oauth.TokenAuthorizer(token)), connector.UpstreamUser{ID: user})
+	if err != nil {
+		s.log.Info("ERP administrator check asked again failed", zap.String("site_slug", site.Slug), zap.Error(err))
+		var te *toolerr.Error
+		if errors.As(err, &te) && (te.Code == toolerr.AuthExpired || te.Code == toolerr.PermissionDenied) {
+			return connector.AdminCheck{}, ErrTokenRefused
+		}
+		return connector.AdminCheck{}, ErrUnreachable
+	}
+	s.log.Info("erpadmin check asked again", zap.String("site_slug", site.Slug), zap.Bool("admin", answer.Admin), zap.String("evidence", answer.Evidence))
+	return answer, nil
 }
 
 // exchangeError sorts a failed code exchange: the ERP refused the client

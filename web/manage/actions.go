@@ -52,7 +52,7 @@ func (h *Handler) done(w http.ResponseWriter, r *http.Request, o owner, code str
 // signOut ends the session for every replica, a copy of its cookie
 // included.
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, o owner) {
-	if err := h.sessions.End(w, r, h.now()); err != nil {
+	if err := h.endSession(w, r, o.site); err != nil {
 		h.internalError(w, "sign out", err)
 		return
 	}
@@ -91,6 +91,10 @@ func (h *Handler) changeSettings(w http.ResponseWriter, r *http.Request, o owner
 	}
 	name := r.PostFormValue("display_name")
 	needsProof, err := h.deps.Admin.NeedsProof(o.site, settings)
+	// What is saved without a sign-in at the ERP first asks the ERP again.
+	if (err != nil || !needsProof || name != o.site.DisplayName) && !h.stillAdmin(w, r, o, siteadmin.ActionUpdateSite, "settings") {
+		return
+	}
 	if err != nil || !needsProof {
 		// A refusal is UpdateSite's to record, with the rest of the change.
 		if _, err := h.deps.Admin.UpdateSite(ctx, o.actor(), o.site, siteadmin.SiteChange{DisplayName: &name, Settings: settings}); err != nil {
@@ -236,7 +240,7 @@ func (h *Handler) deleteSite(w http.ResponseWriter, r *http.Request, o owner) {
 		h.refused(w, r, o, "delete", err)
 		return
 	}
-	if err := h.sessions.End(w, r, h.now()); err != nil {
+	if err := h.endSession(w, r, o.site); err != nil {
 		h.log.Warn("the session of a deleted site's owner not ended", zap.Error(err))
 	}
 	h.render(w, http.StatusOK, h.deleted, deletedData{Slug: o.site.Slug, DisplayName: o.site.DisplayName}, o.site)

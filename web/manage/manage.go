@@ -29,6 +29,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -74,6 +75,10 @@ type Deps struct {
 	// Ends holds the owner sessions that were signed out, for every
 	// replica (platform/store/pagesession).
 	Ends pagekit.SessionEnds
+	// Tokens keeps, sealed, the ERP token each owner session signed in
+	// with, with which every change asks the ERP again whether the owner
+	// still administers it.
+	Tokens *pagesession.Tokens
 	// Settings are the live settings, where the site's write settings
 	// are read (and saved, through Admin.ChangeSetting); nil leaves the
 	// Writes section out.
@@ -114,7 +119,7 @@ type Handler struct {
 // deps.Proofs. It panics on a missing dependency (a wiring mistake).
 func New(deps Deps) *Handler {
 	switch {
-	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil, deps.Ends == nil:
+	case deps.Kit == nil, deps.Admin == nil, deps.Store == nil, deps.Registry == nil, deps.Proofs == nil, deps.Signer == nil, deps.Ends == nil, deps.Tokens == nil:
 		panic("manage: New: a dependency is missing")
 	}
 	h := &Handler{deps: deps, log: deps.Logger, now: deps.Now, sessions: pagekit.UserSession{
@@ -148,25 +153,36 @@ func (h *Handler) Register(e *echo.Echo) {
 		http.Redirect(c.Response(), c.Request(), h.manageURL(c.Param("slug"), ""), http.StatusSeeOther)
 		return nil
 	}
-	post := func(path string, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
+	// post mounts a form's action. A change (action, the admin_events
+	// action it is, shown in section of the page when refused) first asks
+	// the ERP again whether the owner still administers it (stillAdmin);
+	// action "" is no change (signing out) or one that asks the ERP itself.
+	post := func(path, action, section string, fn func(w http.ResponseWriter, r *http.Request, o owner)) {
 		e.POST("/sites/:slug/manage"+path, func(c echo.Context) error {
-			h.action(c, fn)
+			h.action(c, func(w http.ResponseWriter, r *http.Request, o owner) {
+				if action != "" && !h.stillAdmin(w, r, o, action, section) {
+					return
+				}
+				fn(w, r, o)
+			})
 			return nil
 		})
 		e.GET("/sites/:slug/manage"+path, reopened)
 	}
 	e.POST("/sites/:slug/manage/sign-in", func(c echo.Context) error { h.beginSignIn(c); return nil })
 	e.GET("/sites/:slug/manage/sign-in", reopened)
-	post("/sign-out", h.signOut)
-	post("/settings", h.changeSettings)
-	post("/writes", h.changeWrites)
-	post("/oauth-secret", h.rotateSecret)
-	post("/api-credential", h.putAPICredential)
-	post("/tokens", h.issueToken)
-	post("/tokens/revoke", h.revokeToken)
-	post("/people/revoke", h.revokePerson)
-	post("/status", h.setStatus)
-	post("/delete", h.deleteSite)
+	post("/sign-out", "", "", h.signOut)
+	// Settings ask the ERP in changeSettings: a move to another tenant is
+	// proven by a sign-in there. A new client secret is proven so too.
+	post("/settings", "", "", h.changeSettings)
+	post("/oauth-secret", "", "", h.rotateSecret)
+	post("/writes", siteadmin.ActionChangeSetting, "writes", h.changeWrites)
+	post("/api-credential", siteadmin.ActionPutAPIConnection, "api", h.putAPICredential)
+	post("/tokens", siteadmin.ActionIssueServiceToken, "tokens", h.issueToken)
+	post("/tokens/revoke", siteadmin.ActionRevokeServiceToken, "tokens", h.revokeToken)
+	post("/people/revoke", siteadmin.ActionRevokePerson, "people", h.revokePerson)
+	post("/status", siteadmin.ActionUpdateSite, "status", h.setStatus)
+	post("/delete", siteadmin.ActionDeleteSite, "delete", h.deleteSite)
 }
 
 // owner is a signed-in owner acting on their site.
@@ -253,11 +269,6 @@ func (h *Handler) lookupSite(w http.ResponseWriter, r *http.Request, slug string
 // says erpgate could not finish, as signing in again would not help).
 func (h *Handler) session(r *http.Request, site sites.Site) (string, bool, error) {
 	return h.sessions.User(r, site.SessionScope(), h.now())
-}
-
-// startSession sets the owner session cookie for user on site.
-func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	h.sessions.Start(w, site.SessionScope(), user, h.now())
 }
 
 // csrfKey returns this browser's CSRF cookie value, setting one when it

@@ -194,8 +194,11 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, notAdminRefusal(p))
 		h.notAdmin(w, site, p, "Only they can manage the site on erpgate.")
 	default:
+		if err := h.startSession(w, r, site, p.User.ID, p.Token); err != nil {
+			h.internalError(w, "keep the owner's ERP token", err)
+			return
+		}
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, nil)
-		h.startSession(w, site, p.User.ID)
 		http.Redirect(w, r, h.manageURL(site.Slug, "signed-in"), http.StatusSeeOther)
 	}
 }
@@ -264,8 +267,12 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 			return
 		}
 		// The session is for the site as it is now: after a move to
-		// another tenant, the one the owner just proved.
-		h.startSession(w, updated, p.User.ID)
+		// another tenant, the one the owner just proved, with the ERP
+		// token of that proof.
+		if err := h.startSession(w, r, updated, p.User.ID, p.Token); err != nil {
+			h.internalError(w, "keep the owner's ERP token", err)
+			return
+		}
 		code := "settings"
 		if change.ClientSecret.IsSet() {
 			code = "secret"

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/erpgate/erpgate/connectors/acumatica"
 	"github.com/erpgate/erpgate/connectors/frappe"
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
@@ -34,7 +36,8 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // pages is the owner's page on a fresh database with two Frappe sites,
-// acme and beta, and a clock the test moves.
+// acme (on erp, the Frappe simulator) and beta, and a clock the test
+// moves.
 type pages struct {
 	h          *Handler
 	srv        *httptest.Server
@@ -42,6 +45,26 @@ type pages struct {
 	keys       *secrets.Keyring
 	now        time.Time
 	acme, beta sites.Site
+	erp        *frappetest.Server
+}
+
+// authorizingClient is the ERP client of these tests: a plain HTTP client
+// that authorises each request with auth, as the outbound transport does.
+func authorizingClient(_ connector.Site, auth connector.Authorizer) *http.Client {
+	if auth == nil {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: authorizing{auth}}
+}
+
+type authorizing struct{ auth connector.Authorizer }
+
+func (a authorizing) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if err := a.auth.Authorize(req); err != nil {
+		return nil, err
+	}
+	return http.DefaultTransport.RoundTrip(req)
 }
 
 func newPages(t *testing.T) *pages {
@@ -59,13 +82,14 @@ func newPages(t *testing.T) *pages {
 	reg.MustRegister(frappe.New())
 	reg.MustRegister(acumatica.New(acumatica.Options{}))
 	store := sites.NewStore(pool, keys)
-	hc := func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }
+	hc := authorizingClient
 	live := livesettings.New(pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
 	if err := live.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	admin := siteadmin.New(siteadmin.Deps{Store: store, Registry: reg, HTTPClient: hc, Settings: live})
-	p := &pages{now: time.Unix(1_800_000_000, 0), pool: pool, keys: keys}
+	p := &pages{now: time.Unix(1_800_000_000, 0), pool: pool, keys: keys, erp: frappetest.NewServer(frappetest.Options{})}
+	t.Cleanup(p.erp.Close)
 	e := echo.New()
 	p.srv = httptest.NewServer(e)
 	t.Cleanup(p.srv.Close)
@@ -76,11 +100,11 @@ func newPages(t *testing.T) *pages {
 	proofs := erpadmin.New(erpadmin.Deps{Pool: pool, Keyring: keys, Registry: reg, HTTPClient: hc, PublicBaseURL: p.srv.URL})
 	p.h = New(Deps{Kit: kit, Admin: admin, Store: store, Registry: reg, Proofs: proofs,
 		Signer: pagekit.NewSigner(keys.DeriveKey("owner session signing")), Now: func() time.Time { return p.now }, Settings: live,
-		Ends: pagesession.New(pool)})
+		Ends: pagesession.New(pool), Tokens: pagesession.NewTokens(pool, keys)})
 	p.h.Register(e)
 	for i, slug := range []string{"acme", "beta"} {
 		site, err := admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: slug, Kind: "frappe", DisplayName: "Site " + slug,
-			BaseURL: "http://127.0.0.1:" + []string{"8001", "8002"}[i], Settings: json.RawMessage(`{}`)})
+			BaseURL: []string{p.erp.URL, "http://127.0.0.1:8002"}[i], Settings: json.RawMessage(`{}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,9 +140,22 @@ func (p *pages) proveChange(site sites.Site, id uuid.UUID, user string) *httptes
 	return rec
 }
 
+// On acme, user is a System Manager at its ERP (made one if the simulator
+// lacks them) and the session keeps a token the ERP issued them, as a
+// sign-in there would; on other sites the session keeps no ERP token, so
+// its changes are refused.
 func (p *pages) session(site sites.Site, user string) *http.Cookie {
 	rec := httptest.NewRecorder()
-	p.h.startSession(rec, site, user)
+	var token secrets.Secret
+	if site.ID == p.acme.ID {
+		if !slices.ContainsFunc(p.erp.Users(), func(u frappetest.User) bool { return strings.EqualFold(u.Email, user) }) {
+			p.erp.AddUser(frappetest.User{Email: user, FullName: "Owner", Roles: []string{frappetest.SystemManager}})
+		}
+		token = secrets.Secret(p.erp.IssueAccessToken(user, time.Hour))
+	}
+	if err := p.h.startSession(rec, httptest.NewRequest(http.MethodGet, "/", nil), site, user, token); err != nil {
+		panic(err)
+	}
 	return rec.Result().Cookies()[0]
 }
 
@@ -189,12 +226,12 @@ func TestUnknownSiteGivesOnePlainPage(t *testing.T) {
 	if s1 != http.StatusNotFound || s2 != http.StatusNotFound || b1 != b2 || !strings.Contains(b1, "No site to manage here") {
 		t.Errorf("HTTP %d and %d:\n%s\n%s", s1, s2, b1, b2)
 	}
-	for _, private := range []string{"Site acme", "8001", "Site beta"} {
+	for _, private := range []string{"Site acme", p.erp.URL, "Site beta"} {
 		if strings.Contains(b1, private) {
 			t.Errorf("the page names %q", private)
 		}
 	}
-	if _, body := p.get(t, "/sites/acme/manage"); strings.Contains(body, "Site acme") || strings.Contains(body, "8001") {
+	if _, body := p.get(t, "/sites/acme/manage"); strings.Contains(body, "Site acme") || strings.Contains(body, p.erp.URL) {
 		t.Errorf("the sign-in page names the site's display name or address: %s", body)
 	}
 }

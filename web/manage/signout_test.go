@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
-	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
@@ -28,7 +27,7 @@ func (p *pages) replica(t *testing.T) string {
 	t.Cleanup(srv.Close)
 	deps := p.h.deps
 	deps.Proofs = erpadmin.New(erpadmin.Deps{Pool: p.pool, Keyring: p.keys, Registry: deps.Registry,
-		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }, PublicBaseURL: p.srv.URL})
+		HTTPClient: authorizingClient, PublicBaseURL: p.srv.URL})
 	deps.Ends = pagesession.New(p.pool)
 	New(deps).Register(e)
 	return srv.URL
@@ -119,7 +118,7 @@ func TestUncheckedSessionIsRefusedWithAPlainSentence(t *testing.T) {
 	t.Cleanup(srv.Close)
 	deps := p.h.deps
 	deps.Proofs = erpadmin.New(erpadmin.Deps{Pool: p.pool, Keyring: p.keys, Registry: deps.Registry,
-		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }, PublicBaseURL: p.srv.URL})
+		HTTPClient: authorizingClient, PublicBaseURL: p.srv.URL})
 	deps.Ends = pagesession.New(down)
 	New(deps).Register(e)
 

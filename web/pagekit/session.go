@@ -99,12 +99,15 @@ func (s UserSession) Signed(r *http.Request, now time.Time) (string, bool) {
 // than misreading it.
 const sessionV1 = "v1:"
 
-// Start sets the session cookie for user on scope, from now.
-func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.Time) {
+// Start sets the session cookie for user on scope, from now, and returns
+// the cookie's value (what End and a page's own records know the session
+// by).
+func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.Time) string {
 	id := make([]byte, 16)
 	_, _ = rand.Read(id) // crypto/rand.Read never fails (Go 1.24)
 	value := s.Signer.Sign(s.Purpose, sessionV1+base64.RawURLEncoding.EncodeToString(id)+":"+scope+"|"+user, now.Add(s.Lifetime))
 	http.SetCookie(w, s.Kit.Cookie(s.Cookie, value, s.Lifetime))
+	return value
 }
 
 // End deletes the session cookie and, when the request carries a session
