@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
@@ -118,15 +120,47 @@ func (b *ownerBrowser) issueToken(base, slug, name string) (int, string) {
 }
 
 // secondReplica runs another erpgate replica on gw's database, keys and
-// public address, and returns its own address.
-func secondReplica(t *testing.T, gw *gateway) string {
+// public address, and returns its own address and its logs.
+func secondReplica(t *testing.T, gw *gateway) (string, *syncBuffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	serveReplica(t, ln, gw.URL, gw.DBURL, gw.AdminToken, gw.Keys, nil, &syncBuffer{})
-	return "http://" + ln.Addr().String()
+	logs := &syncBuffer{}
+	serveReplica(t, ln, gw.URL, gw.DBURL, gw.AdminToken, gw.Keys, nil, logs)
+	return "http://" + ln.Addr().String(), logs
+}
+
+// bearerTokens notes the Bearer tokens sent to a Frappe simulator's
+// openid_profile (the administrator check): the owners' ERP tokens.
+type bearerTokens struct {
+	mu     sync.Mutex
+	tokens []string
+}
+
+func (b *bearerTokens) all() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tokens)
+}
+
+// frappeNotingTokens is the Frappe simulator on a loopback port, noting
+// the tokens its administrator check is asked with. It stops at cleanup.
+func frappeNotingTokens(t *testing.T) (*frappetest.Server, *bearerTokens) {
+	t.Helper()
+	sim := frappetest.NewHandler(frappetest.Options{})
+	seen := &bearerTokens{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && strings.HasSuffix(r.URL.Path, ".openid_profile") {
+			seen.mu.Lock()
+			seen.tokens = append(seen.tokens, tok)
+			seen.mu.Unlock()
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return &frappetest.Server{Simulator: sim, URL: srv.URL}, seen
 }
 
 const (
@@ -144,8 +178,10 @@ const (
 // ERP cannot be reached the change is refused and the session kept. Views
 // of the page do not ask the ERP. The kept token goes at sign-out.
 func TestOwnerChangesAskTheERPAgainFrappe(t *testing.T) {
-	sim, gw, site := startFrappeOAuthGateway(t, nil)
-	other := secondReplica(t, gw)
+	sim, seen := frappeNotingTokens(t)
+	gw := startGateway(t, "", nil)
+	site := frappeOAuthSite(t, gw, "acme", sim)
+	other, otherLogs := secondReplica(t, gw)
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
 	callback := gw.callbackURL(t, site.Slug)
 	activeTokens := `SELECT count(*) FROM service_tokens WHERE site_id = $1 AND NOT revoked`
@@ -250,6 +286,19 @@ func TestOwnerChangesAskTheERPAgainFrappe(t *testing.T) {
 			t.Errorf("%d ERP tokens kept after the sign-out, want 0", n)
 		}
 	})
+
+	t.Run("no owner's ERP token is in a log or an audit event", func(t *testing.T) {
+		tokens := seen.all()
+		if len(tokens) < 4 {
+			t.Fatalf("the ERP was asked with %d tokens, want at least 4", len(tokens))
+		}
+		events := queryString(t, gw.DBURL, `SELECT coalesce(string_agg(e::text, ' '), '') FROM admin_events e WHERE site_id = $1`, site.ID)
+		for _, tok := range tokens {
+			if strings.Contains(gw.Logs.String(), tok) || strings.Contains(otherLogs.String(), tok) || strings.Contains(events, tok) {
+				t.Errorf("an owner's ERP token (%d characters) is in a log or an audit event", len(tok))
+			}
+		}
+	})
 }
 
 // TestOwnerChangesAskTheERPAgainAcumatica: the same on Acumatica, whose
@@ -261,7 +310,7 @@ func TestOwnerChangesAskTheERPAgainAcumatica(t *testing.T) {
 	t.Cleanup(sim.Close)
 	gw := startGateway(t, "", nil)
 	acumaticaOAuthSite(t, gw, "acu", sim)
-	other := secondReplica(t, gw)
+	other, _ := secondReplica(t, gw)
 	admin := sim.User(acumaticatest.RoleFull)
 	adminID := admin.Username + "@" + sim.Tenant()
 	b := newOwnerBrowser(t)
