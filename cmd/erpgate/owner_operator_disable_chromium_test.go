@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -186,6 +187,98 @@ func TestChromiumOwnerCannotUndoOperatorDisable(t *testing.T) {
 		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites WHERE slug = 'acme' AND display_name = 'Renamed while disabled'`); n != 0 {
 			t.Error("the owner renamed a site the operator disabled")
 		}
+	})
+
+	// Nor its credentials and service tokens: a new OAuth client secret,
+	// another API credential and a new token would each change what the
+	// site lets in while the operator has it disabled. Revoking a token
+	// lets in less, so it stays possible. Each form is posted directly, as
+	// a program would, not through the page.
+	t.Run("the owner cannot change its credentials or issue a token, but revokes one", func(t *testing.T) {
+		const (
+			secretSentence = "Your erpgate operator disabled this site, so its OAuth client secret cannot be changed until they enable it again"
+			apiSentence    = "Your erpgate operator disabled this site, so its API credential cannot be changed until they enable it again"
+			tokenSentence  = "Your erpgate operator disabled this site, so no service token can be issued until they enable it again"
+		)
+		var tokenID string
+		if err := gw.App.pool.QueryRow(context.Background(), `SELECT id::text FROM service_tokens WHERE site_id = $1 AND NOT revoked`, site.ID).Scan(&tokenID); err != nil {
+			t.Fatalf("the site's service token: %v", err)
+		}
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Test acme")
+		for _, s := range []struct{ section, form, sentence string }{
+			{"oauth", "oauth-secret", secretSentence},
+			{"api", "api-credential", apiSentence},
+			{"tokens", "tokens", tokenSentence},
+		} {
+			text := browserResult(t, ctx, "read the "+s.section+" section", chromedp.Text(chromedp.CSS(`section[aria-labelledby="`+s.section+`"]`)))
+			if !strings.Contains(text, s.sentence+".") {
+				t.Errorf("the %s section of a site the operator disabled does not say so: %s", s.section, text)
+			}
+			if n := browserResult(t, ctx, "count the "+s.form+" form's enabled fields and buttons", chromedp.Evaluate[int](
+				`Array.from(document.querySelectorAll('form[action$="/manage/`+s.form+`"] input:not([type="hidden"]), form[action$="/manage/`+s.form+`"] select, form[action$="/manage/`+s.form+`"] button')).filter(function (e) { return !e.matches(":disabled"); }).length`)); n != 0 {
+				t.Errorf("the %s section offers %d fields and buttons on a site the operator disabled", s.section, n)
+			}
+		}
+		if n := browserResult(t, ctx, "count the Revoke buttons", chromedp.Evaluate[int](`document.querySelectorAll('form[action$="/manage/tokens/revoke"] button:enabled').length`)); n != 1 {
+			t.Errorf("the Service tokens section offers %d Revoke buttons, want 1", n)
+		}
+		for _, w := range []int64{phoneWidth, desktopWidth} {
+			viewAt(t, ctx, w, desktopHeight)
+			notWiderThanTheScreen(t, ctx, fmt.Sprintf("the owner page of a site the operator disabled at %d px", w))
+			for _, s := range []string{"oauth", "api", "tokens"} {
+				saveSectionScreenshot(t, ctx, `section[aria-labelledby="`+s+`"]`, fmt.Sprintf("%d-owner-operator-disabled-%s.png", w, s))
+			}
+			saveScreenshot(t, ctx, fmt.Sprintf("%d-owner-operator-disabled.png", w))
+		}
+
+		refused := func(action string) int {
+			return queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE site_slug = 'acme' AND action = $1
+				AND actor_kind = 'erp_admin' AND outcome = 'refused'`, action)
+		}
+		identity := func() string {
+			var id string
+			if err := gw.App.pool.QueryRow(context.Background(), `SELECT verified_identity FROM connections WHERE site_id = $1 AND type = 'api_token'`, site.ID).Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		before := identity()
+		other := userWithRole(t, sim, "all-companies")
+		for _, p := range []struct {
+			path, sentence, nothing, action string
+			form                            url.Values
+		}{
+			{"/oauth-secret", secretSentence, "nothing was changed", "rotate_oauth_secret", url.Values{"client_secret": {"a-new-secret-from-the-erp"}}},
+			{"/api-credential", apiSentence, "nothing was saved", "put_api_connection", url.Values{"cred_api_key": {other.APIKey}, "cred_api_secret": {other.APISecret}}},
+			{"/tokens", tokenSentence, "nothing was issued", "issue_service_token", url.Values{"name": {"while disabled"}, "expires_in_days": {"90"}}},
+		} {
+			code, body := ownerPost(t, p.path, p.form)
+			if code != http.StatusConflict || !strings.Contains(pageText(body), p.sentence+"; "+p.nothing+".") {
+				t.Errorf("owner posts %s: HTTP %d: %s", p.path, code, pageText(body))
+			}
+			if n := refused(p.action); n != 1 {
+				t.Errorf("owner posts %s: %d refused %s events by the owner, want 1", p.path, n, p.action)
+			}
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM owner_changes WHERE site_id = '`+site.ID+`'`); n != 0 {
+			t.Errorf("the owner's new client secret waits for its proof (%d changes) on a site the operator disabled", n)
+		}
+		if got := identity(); got != before {
+			t.Errorf("the owner replaced the API credential of a site the operator disabled: verified as %q, was %q", got, before)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens WHERE site_id = '`+site.ID+`'`); n != 1 {
+			t.Errorf("the site has %d service tokens after the owner's post, want its 1", n)
+		}
+
+		code, body := ownerPost(t, "/tokens/revoke", url.Values{"token_id": {tokenID}})
+		if code != http.StatusSeeOther {
+			t.Errorf("owner revokes a token: HTTP %d: %s", code, pageText(body))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens WHERE id = '`+tokenID+`' AND revoked`); n != 1 {
+			t.Error("the owner could not revoke a service token of a site the operator disabled")
+		}
+		viewAt(t, ctx, 1024, 900)
 	})
 
 	t.Run("the owner pauses and resumes it once the operator enabled it", func(t *testing.T) {

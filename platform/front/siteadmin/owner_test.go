@@ -180,3 +180,37 @@ func TestOwnerChangeIsScopedAndExpires(t *testing.T) {
 		t.Errorf("%d changes of a deleted site (%v)", n, err)
 	}
 }
+
+// A new client secret proposed while the site was active, whose proof
+// comes back after the operator disabled the site, is not saved: the
+// owner may not change a site the operator disabled, whenever they began.
+func TestOwnerSecretProvenAfterOperatorDisableIsRefused(t *testing.T) {
+	f, svc, site := oauthFixture(t)
+	ctx := t.Context()
+	id, err := svc.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("ann"), site, siteadmin.OwnerChangeRequest{ClientSecret: "second-secret-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disabled := "disabled"
+	site, err = svc.UpdateSite(ctx, siteadmin.Operator, site, siteadmin.SiteChange{Status: &disabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.ApplyOwnerChange(ctx, siteadmin.ERPAdmin("ann"), site, id)
+	var se *siteadmin.Error
+	if !errors.As(err, &se) || se.Kind != siteadmin.Conflict ||
+		se.Message != "your erpgate operator disabled this site, so its OAuth client secret cannot be changed until they enable it again; nothing was changed" {
+		t.Errorf("the proof comes back after the operator's disable: %v", err)
+	}
+	if got := storedSecret(t, f, site); got != "first-secret-1" {
+		t.Errorf("the secret proven after the operator's disable was saved: %q", got)
+	}
+	ev := f.events(t)
+	if last := ev[len(ev)-1]; last.Action != siteadmin.ActionRotateOAuthSecret || last.Outcome != siteadmin.OutcomeRefused || last.Actor != "ann" {
+		t.Errorf("last event %+v", last)
+	}
+	// The operator's own rotation is theirs to make.
+	if _, err := svc.RotateOAuthClientSecret(ctx, siteadmin.Operator, site, "third-secret-3"); err != nil {
+		t.Errorf("the operator rotates the secret of the site they disabled: %v", err)
+	}
+}
