@@ -34,8 +34,13 @@ var OAuthCredentialFields = []connector.CredentialField{
 // PutAPIConnection verifies an API credential against the ERP and, only if
 // the ERP accepts it, saves it as the site's api_token connection with the
 // identity it authenticated as. credentials nil means none was given.
+// Its owner cannot replace it while the operator has the site disabled.
 func (s *Service) PutAPIConnection(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string) (sites.Connection, error) {
-	saved, err := s.putAPIConnection(ctx, site, credentials)
+	var saved sites.Connection
+	err := ownerRefused(actor, site, "its API credential cannot be changed until they enable it again; nothing was saved")
+	if err == nil {
+		saved, err = s.putAPIConnection(ctx, site, credentials)
+	}
 	details := map[string]any{}
 	if err == nil {
 		details["verified_identity"] = saved.VerifiedIdentity
@@ -358,8 +363,18 @@ func classifyVerification(err error) *toolerr.Error {
 // RotateOAuthClientSecret replaces the secret of the site's OAuth client,
 // keeping its client id: after the ERP's administrator generated a new
 // secret for the same client. The site must have an oauth connection.
+//
+// The owner cannot rotate it while the operator has the site disabled, a
+// secret they proposed before the disable included.
 func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site sites.Site, secret string) (sites.Connection, error) {
-	saved, clientID, err := s.rotateOAuthClientSecret(ctx, site, secret)
+	var (
+		saved    sites.Connection
+		clientID string
+	)
+	err := ownerRefused(actor, site, ownerSecretRefusal)
+	if err == nil {
+		saved, clientID, err = s.rotateOAuthClientSecret(ctx, site, secret)
+	}
 	details := map[string]any{}
 	if clientID != "" {
 		details["client_id"] = clientID
@@ -367,6 +382,10 @@ func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site
 	s.record(ctx, actor, site.ID, site.Slug, ActionRotateOAuthSecret, details, err)
 	return saved, err
 }
+
+// ownerSecretRefusal says why the owner of a site the operator disabled
+// cannot give it a new client secret.
+const ownerSecretRefusal = "its OAuth client secret cannot be changed until they enable it again; nothing was changed"
 
 func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, secret string) (sites.Connection, string, error) {
 	secret = strings.TrimSpace(secret)

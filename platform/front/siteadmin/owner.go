@@ -119,6 +119,15 @@ func (s *Service) ProposeOwnerChange(ctx context.Context, actor Actor, site site
 func (s *Service) proposeOwnerChange(ctx context.Context, actor Actor, site sites.Site, req OwnerChangeRequest) (uuid.UUID, error) {
 	change := sites.OwnerChange{SiteID: site.ID, ERPUser: actor.Name}
 	secret := strings.TrimSpace(req.ClientSecret)
+	// Nothing is kept, nor the owner sent to the ERP, for a change that
+	// the operator's disable would refuse once proven.
+	what := "its settings cannot be changed until they enable it again; nothing was changed"
+	if secret != "" || req.Settings == nil {
+		what = ownerSecretRefusal
+	}
+	if err := ownerRefused(actor, site, what); err != nil {
+		return uuid.Nil, err
+	}
 	switch {
 	case secret == "" && req.Settings == nil:
 		return uuid.Nil, invalid("paste the new client secret")

@@ -210,6 +210,19 @@ func operatorDisabled(err error, what string) *Error {
 	return newError(Conflict, err, "your erpgate operator disabled this site, so %s", what)
 }
 
+// ownerRefused refuses actor a change to site, saying what cannot be
+// done in words that follow "so", when actor is the site's owner and the
+// operator disabled it: while it is disabled nothing of it is the owner's
+// to change, its credentials and service tokens included. It is nil
+// otherwise. Revoking (a service token, a person) takes access away, and
+// stays the owner's to do.
+func ownerRefused(actor Actor, site sites.Site, what string) error {
+	if partyOf(actor) == sites.ByOwner && OperatorDisabled(site) {
+		return operatorDisabled(sites.ErrOperatorDisabled, what)
+	}
+	return nil
+}
+
 func (s *Service) updateSite(ctx context.Context, by sites.Party, site sites.Site, change SiteChange) (sites.Site, error) {
 	upd := sites.SiteUpdate{By: by}
 	if change.DisplayName != nil {

@@ -22,9 +22,17 @@ import (
 // that matches sites.ErrNoAPIConnection. A site that already has as many
 // active tokens as a site may have (the store's bound, which holds for
 // every issuer, the operator included) gets a Conflict that matches
-// sites.ErrTooManyServiceTokens.
+// sites.ErrTooManyServiceTokens. Its owner cannot issue one while the
+// operator has it disabled (a Conflict); either may revoke one.
 func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
-	st, value, err := s.issueServiceToken(ctx, site, name, lifetimeDays)
+	var (
+		st    sites.ServiceToken
+		value secrets.Secret
+	)
+	err := ownerRefused(actor, site, "no service token can be issued until they enable it again; nothing was issued")
+	if err == nil {
+		st, value, err = s.issueServiceToken(ctx, site, name, lifetimeDays)
+	}
 	details := map[string]any{"name": name}
 	if lifetimeDays != 0 {
 		details["expires_in_days"] = lifetimeDays
