@@ -209,6 +209,16 @@ func TestOwnerSecretProvenAfterOperatorDisableIsRefused(t *testing.T) {
 	if last := ev[len(ev)-1]; last.Action != siteadmin.ActionRotateOAuthSecret || last.Outcome != siteadmin.OutcomeRefused || last.Actor != "ann" {
 		t.Errorf("last event %+v", last)
 	}
+	// Nor is a change proposed now kept for a proof at the ERP: a new
+	// secret, or settings that move the site to another identity.
+	for _, req := range []siteadmin.OwnerChangeRequest{{ClientSecret: "fourth-secret-4"}, {Settings: json.RawMessage(`{"company":"globex"}`)}} {
+		if _, err := svc.ProposeOwnerChange(ctx, siteadmin.ERPAdmin("ann"), site, req); kindOf(err) != siteadmin.Conflict {
+			t.Errorf("the owner proposes %+v on a site the operator disabled: %v", req, err)
+		}
+	}
+	if n := count(t, f.pool, `SELECT count(*) FROM owner_changes`); n != 0 {
+		t.Errorf("%d owner changes wait for a proof on a site the operator disabled", n)
+	}
 	// The operator's own rotation is theirs to make.
 	if _, err := svc.RotateOAuthClientSecret(ctx, siteadmin.Operator, site, "third-secret-3"); err != nil {
 		t.Errorf("the operator rotates the secret of the site they disabled: %v", err)
