@@ -132,3 +132,69 @@ func TestChromiumTablesOfTheNumbersFitAPhone(t *testing.T) {
 	saveScreenshot(t, ctx, "1280-Usage-details-open.png")
 	notWiderThanTheScreen(t, ctx, "the usage page on a desktop")
 }
+
+// TestChromiumUsageEventsAreReadableAtALaptopsWidth opens the usage and
+// audit pages of the viewer's seeded events in a laptop's window 900 px
+// wide (and at 768 and 1024 px), where their events are cards of named
+// cells side by side: neither page is wider than the screen, no table
+// scrolls sideways, no cell's words reach past their cell or its card,
+// and no word of a cell (a time, a tool, an ERP user's address) is broken
+// across lines. (fitsTheScreen measures words split at hyphens and
+// leaves addresses out, so it does not see a time or an address broken.)
+func TestChromiumUsageEventsAreReadableAtALaptopsWidth(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	seedViewerEvents(t, gw)
+	seedAuditEvents(t, gw)
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console")
+	for _, p := range []struct{ path, title string }{{"/console/usage", "Usage"}, {"/console/audit", "Audit"}} {
+		navigate(t, ctx, "open "+p.path, chromedp.Navigate(gw.URL+p.path))
+		waitForNewTitle(t, ctx, p.title)
+		for _, width := range []int64{768, 900, 1024} {
+			viewAt(t, ctx, width, desktopHeight)
+			what := fmt.Sprintf("%s at %d px", p.path, width)
+			if width == 900 {
+				saveScreenshot(t, ctx, fmt.Sprintf("900-%s-events.png", p.title))
+				browserDo(t, ctx, "scroll to the events", chromedp.Evaluate[chromedp.Void](`document.querySelector('#events').scrollIntoView()`))
+				saveScreenshotOfScreen(t, ctx, fmt.Sprintf("900-%s-events-screen.png", p.title))
+			}
+			if n := browserResult(t, ctx, "count the events", chromedp.Evaluate[int](`document.querySelectorAll('#events tbody tr').length`)); n != viewer.PageSize {
+				t.Fatalf("%s: %d events shown, want a page of %d", what, n, viewer.PageSize)
+			}
+			fitsTheScreen(t, ctx, what)
+			problems := browserResult(t, ctx, "measure the cards", chromedp.Evaluate[[]string](`(() => {
+  const problems = [];
+  for (const w of [...document.querySelectorAll('.table-wrap')].filter(w => !w.closest('details:not([open])'))) {
+    if (w.scrollWidth > w.clientWidth) problems.push('a table scrolls sideways, ' + (w.scrollWidth - w.clientWidth) + ' px out of sight');
+  }
+  const table = document.querySelector('#events'), right = table.getBoundingClientRect().right;
+  for (const c of table.querySelectorAll('tbody td')) {
+    if (c.getClientRects().length === 0) continue;
+    if (c.scrollWidth > c.clientWidth + 0.5) problems.push(c.closest('tr').id + ': "' + c.innerText.trim().slice(0, 30) + '" reaches ' + (c.scrollWidth - c.clientWidth) + ' px past its cell');
+    if (c.getBoundingClientRect().right > right + 0.5) problems.push(c.closest('tr').id + ': "' + c.innerText.trim().slice(0, 30) + '" is past the card');
+    // A word (a time, a tool, an address) on two lines; words of 24
+    // characters or more may be broken.
+    const texts = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let n = texts.nextNode(); n; n = texts.nextNode()) {
+      for (const m of n.data.matchAll(/\S+/g)) {
+        if (m[0].length >= 24) continue;
+        const r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top))).size > 1)
+          problems.push(c.closest('tr').id + ': the word "' + m[0] + '" is broken across lines in a cell ' + Math.round(c.clientWidth) + ' px wide');
+      }
+    }
+  }
+  return problems.slice(0, 10);
+})()`))
+			for _, pr := range problems {
+				t.Errorf("%s: %s", what, pr)
+			}
+		}
+	}
+}
