@@ -88,7 +88,7 @@ func LoadRequiring(lookupEnv func(string) (string, bool), yamlPath string, requi
 		}
 		if err := s.apply(cfg, v); err != nil {
 			for _, msg := range problemLines(err) {
-				problems = append(problems, v.from+": "+msg)
+				problems = append(problems, v.from+": "+v.withhold(msg))
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -22,7 +23,7 @@ func readFile(path string) (vals fileValues, problems []string, ok bool) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, []string{fmt.Sprintf("config file %s: %v", path, err)}, false
+		return nil, []string{fmt.Sprintf("config file %s is not valid YAML: %s", path, syntaxProblem(err))}, false
 	}
 	r := fileReader{path: path, vals: fileValues{}}
 	switch {
@@ -35,6 +36,21 @@ func readFile(path string) (vals fileValues, problems []string, ok bool) {
 		r.mapping(doc.Content[0], "")
 	}
 	return r.vals, r.problems, true
+}
+
+// anchorName is the name the YAML parser quotes in its problems with an
+// alias or anchor.
+var anchorName = regexp.MustCompile(`anchor '[^']*'`)
+
+// syntaxProblem is the parser's problem without its "yaml: " prefix and
+// without the name of an alias: an unquoted value that starts with * (a
+// token, a password) is read as an alias, and the parser names it.
+func syntaxProblem(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if anchorName.MatchString(msg) {
+		return anchorName.ReplaceAllString(msg, "anchor") + " (a value that starts with * or & is read as an alias or anchor: quote it)"
+	}
+	return msg
 }
 
 // fileReader walks the YAML tree against the settings table.
@@ -74,6 +90,11 @@ func (r *fileReader) mapping(m *yaml.Node, prefix string) {
 			default:
 				r.problem(valNode, key, "must be a mapping of keys to values")
 			}
+			continue
+		}
+		if mayHoldCredential(key) {
+			// A value written where a key goes: it is not repeated.
+			r.problem(keyNode, "", "unknown key, not repeated here since it may hold a credential")
 			continue
 		}
 		r.problem(keyNode, "", fmt.Sprintf("unknown key %q", key))
