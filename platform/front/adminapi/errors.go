@@ -10,6 +10,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -145,7 +146,10 @@ func (a *API) envelope(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			a.log.Log(level, "admin request failed",
 				zap.String("method", c.Request().Method), zap.String("route", c.Path()),
-				zap.Int("status", ae.Status), zap.String("error_code", ae.Code), zap.Error(ae.Err))
+				zap.Int("status", ae.Status), zap.String("error_code", ae.Code),
+				// An ERP's failure may name an address with a credential
+				// in it (a refused redirect's Location, a request's query).
+				zap.Error(outbound.BareURLs(ae.Err)))
 		}
 		if c.Response().Committed {
 			return nil

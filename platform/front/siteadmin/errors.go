@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 )
 
 // Kind says what sort of failure an *Error is, for callers to map to their
@@ -133,7 +134,10 @@ func asSentence(msg string) string {
 
 func (e *Error) Error() string {
 	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Message, e.Err)
+		// For the log: the cause names an ERP's addresses by scheme,
+		// host and path only (a refused redirect's Location, a request's
+		// query may hold a credential).
+		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Message, outbound.BareURLs(e.Err))
 	}
 	return fmt.Sprintf("%s: %s", e.Kind, e.Message)
 }
