@@ -24,6 +24,7 @@ import (
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/rawjson"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/outbound"
 	"github.com/erpgate/erpgate/platform/store/usage"
 )
 
@@ -295,7 +296,9 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 		zap.String("tool", ct.tool.Name), zap.String("error_code", string(te.Code)),
 	}
 	if te.Code == toolerr.Internal {
-		e.log.Error("tool call failed", append(fields, zap.Error(err))...)
+		// The cause may be the client's error, which names the request's
+		// URL with its query: the call's arguments (a $filter's values).
+		e.log.Error("tool call failed", append(fields, zap.Error(outbound.BareURLs(err)))...)
 	} else {
 		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
 	}
