@@ -253,7 +253,10 @@ func roundTripOn(hc *http.Client, req *http.Request, fail func(int, http.Header,
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		// The client's error names the request's URL with its query (the
+		// call's filters) or a refused redirect's Location as the ERP
+		// wrote it: by scheme, host and path only.
+		return nil, outbound.BareURLs(err)
 	}
 	body, err := outbound.ReadBody(resp)
 	if err != nil {
