@@ -125,7 +125,9 @@ func (c *client) send(ctx context.Context, method, escapedPath string, q url.Val
 		}
 		resp, err := c.http.Do(req)
 		if err != nil {
-			return response{}, err
+			// The client's error names the request's URL with its query
+			// (the call's $filter values): by scheme, host and path only.
+			return response{}, outbound.BareURLs(err)
 		}
 		b, err := outbound.ReadBody(resp)
 		if err != nil {
