@@ -4,7 +4,9 @@ import "strings"
 
 // Error reports every problem found while loading the configuration, so an
 // operator fixes them all in one pass. Problems never contain
-// secret values.
+// secret values, nor any refused value that may hold a credential (with
+// user info, a query, a fragment or key=value words): they name the
+// setting and say what is wrong.
 type Error struct {
 	Problems []string
 }
