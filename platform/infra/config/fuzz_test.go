@@ -11,7 +11,8 @@ import (
 // FuzzLoadEnv sets one setting's environment variable to any text over a
 // valid environment: Load either accepts it or returns an *Error whose
 // problems name the variable, and a secret setting's text (or any
-// comma-separated part of it) never appears in them.
+// comma-separated part of it) never appears in them, nor any other
+// setting's that may hold a credential.
 func FuzzLoadEnv(f *testing.F) {
 	for i, s := range settings {
 		f.Add(uint8(i), s.fallback)
@@ -21,6 +22,8 @@ func FuzzLoadEnv(f *testing.F) {
 	f.Add(uint8(5), "http://u:"+testDBPassword+"@db/%zz")
 	f.Add(uint8(7), "k1:"+testKeyMaterial+",k2:"+testKeyMaterial[:20])
 	f.Add(uint8(4), "https://erpgate.example.com/base/")
+	f.Add(uint8(4), "http://u:"+testDBPassword+"@erpgate.example.com/?t=x")
+	f.Add(uint8(1), "erp.test, https://u:"+testDBPassword+"@erp.test")
 	f.Fuzz(func(t *testing.T, which uint8, text string) {
 		s := settings[int(which)%len(settings)]
 		e := validEnv().with(s.env, text)
@@ -40,10 +43,17 @@ func FuzzLoadEnv(f *testing.F) {
 				t.Fatalf("%s=%q: problem %q does not name the variable", s.env, text, p)
 			}
 		}
+		msg := err.Error()
 		if !s.secret {
+			// A refused value (or list entry) that may hold a credential
+			// is never repeated, whatever the setting.
+			for _, part := range append(strings.Split(text, ","), text) {
+				if part = strings.TrimSpace(part); len(part) >= 8 && mayHoldCredential(part) && strings.Contains(msg, part) {
+					t.Fatalf("%s=%q: the problems repeat %q, which may hold a credential: %s", s.env, text, part, msg)
+				}
+			}
 			return
 		}
-		msg := err.Error()
 		for _, part := range append(strings.Split(text, ","), text) {
 			if part = strings.TrimSpace(part); len(part) >= 8 && strings.Contains(msg, part) && !strings.Contains(strings.ToLower(s.env+" "+s.key+" "+describeWords), strings.ToLower(part)) {
 				t.Fatalf("%s=%q: the problems show secret text %q: %s", s.env, text, part, msg)
