@@ -219,6 +219,8 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 			{Name: "customer_name", Label: "Customer name", Before: "Acme Corp", HasBefore: true, After: "Acme\u200b Corp\u202e"},
 			// "Commercial" with a Cyrillic С and о.
 			{Name: "customer_group", Label: "Customer group", Before: "Commercial", HasBefore: true, After: "\u0421\u043emmercial"},
+			// A no-break space: drawn as a space, another territory.
+			{Name: "territory", Label: "Territory", Before: "All Territories", HasBefore: true, After: "All\u00a0Territories"},
 		}
 		hidden := ap.propose(t, site.ID, "acme", "frappe", approver.Email, "update_customer", p)
 		navigate(t, ctx, "open the page of a change with hidden characters", chromedp.Navigate(gw.URL+"/approve/"+hidden.ID.String()))
@@ -226,8 +228,9 @@ func TestChromiumApprovalPageFrappe(t *testing.T) {
 		text := pageBody(t, ctx)
 		for _, want := range []string{
 			"Acme[U+200B] Corp[U+202E]", "\u0421\u043emmercial",
-			"Some values above hold characters a browser does not show as themselves",
+			"Some values of this change hold characters a browser does not show as themselves",
 			"Some values mix letters of scripts that look alike", "Cyrillic",
+			"All[U+00A0]Territories", "Some values of this change hold spaces other than the ordinary one",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("page lacks %q: %s", want, text)

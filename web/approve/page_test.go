@@ -331,3 +331,39 @@ func TestViewOfAnApprovalKeptAfterARunThatWroteNothing(t *testing.T) {
 		t.Errorf("without sign-in: state %s, detail %q; want approved and no detail", v.State, v.Detail)
 	}
 }
+
+// A space other than the ordinary one (a no-break space U+00A0, a thin
+// space U+2009, an ideographic space U+3000, …) is drawn as a space, yet
+// makes another value: a customer "Acme Corp" with a no-break space is
+// not the customer "Acme Corp", and a name written with one makes a
+// second record that reads as the first. The page shows each as [U+…]
+// and warns in words of its own; the ordinary space is shown as itself.
+func TestViewShowsSpacesOtherThanTheOrdinaryOne(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	a := testAction(approval.Proposed, created)
+	a.Preview.Fields = []connector.PreviewField{
+		{Name: "customer", Label: "Customer", After: "Acme\u00a0Corp"},
+		{Name: "po_no", Label: "PO", After: "PO\u20091"},
+		{Name: "note", Label: "Note", After: "A\u3000B\u202fC D"},
+	}
+	v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	for i, want := range []string{"Acme[U+00A0]Corp", "PO[U+2009]1", "A[U+3000]B[U+202F]C D"} {
+		if i >= len(v.Fields) || v.Fields[i].After != want {
+			t.Errorf("field %d shows %+q, want %q", i, v.Fields[min(i, len(v.Fields)-1)].After, want)
+		}
+	}
+	if !slices.Contains(v.Warnings, spacesWarning) {
+		t.Errorf("no warning of other spaces: %q", v.Warnings)
+	}
+	if slices.Contains(v.Warnings, hiddenWarning) {
+		t.Errorf("spaces warned of as invisible characters: %q", v.Warnings)
+	}
+
+	// Ordinary spaces alone: nothing marked, no warning.
+	a.Preview.Fields = []connector.PreviewField{{Name: "customer", Label: "Customer", After: "Acme  Corp "}}
+	v = h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	if v.Fields[0].After != "Acme  Corp " || slices.Contains(v.Warnings, spacesWarning) {
+		t.Errorf("ordinary spaces shown as %q, warnings %q", v.Fields[0].After, v.Warnings)
+	}
+}

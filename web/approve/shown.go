@@ -32,24 +32,39 @@ func hiddenChar(r rune) bool {
 	return toolerr.Invisible(r)
 }
 
-// shown returns s with each hidden character written as [U+XXXX], and
-// whether there was one.
-func shown(s string) (string, bool) {
-	i := strings.IndexFunc(s, hiddenChar)
+// otherSpace reports whether r is a space other than the ordinary one
+// (U+0020): a no-break, thin, wide or ideographic space. A browser draws
+// it as a space, yet a value holding one is another value: a customer
+// "Acme Corp" with a no-break space is not "Acme Corp".
+func otherSpace(r rune) bool { return r != ' ' && unicode.Is(unicode.Zs, r) }
+
+// marked reports whether the page writes r as [U+XXXX].
+func marked(r rune) bool { return hiddenChar(r) || otherSpace(r) }
+
+// shown returns s with each hidden character and each space other than
+// the ordinary one written as [U+XXXX], and whether there was a hidden
+// character, and another space.
+func shown(s string) (out string, hidden, spaces bool) {
+	i := strings.IndexFunc(s, marked)
 	if i < 0 {
-		return s, false
+		return s, false, false
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
 	for _, r := range s[i:] {
-		if hiddenChar(r) {
-			fmt.Fprintf(&b, "[%U]", r)
+		if !marked(r) {
+			b.WriteRune(r)
 			continue
 		}
-		b.WriteRune(r)
+		if otherSpace(r) {
+			spaces = true
+		} else {
+			hidden = true
+		}
+		fmt.Fprintf(&b, "[%U]", r)
 	}
-	return b.String(), true
+	return b.String(), hidden, spaces
 }
 
 // lookalikeScripts are the scripts whose letters pass for one another's
@@ -146,7 +161,9 @@ const maxMixed = 3
 // remembers whether it met one, and the values mixing lookalike scripts.
 type shower struct {
 	found bool
-	mixed []string // "value (Latin and Cyrillic)"
+	// spaces is whether it met a space other than the ordinary one.
+	spaces bool
+	mixed  []string // "value (Latin and Cyrillic)"
 	// lookalike are the values written only in letters drawn as Latin
 	// ones: "value (Cyrillic)".
 	lookalike []string
@@ -155,16 +172,16 @@ type shower struct {
 // sentence is v, a sentence that quotes values shown on their own too
 // (a summary, a warning), with its hidden characters marked.
 func (s *shower) sentence(v string) string {
-	out, found := shown(v)
-	s.found = s.found || found
+	out, hidden, spaces := shown(v)
+	s.found, s.spaces = s.found || hidden, s.spaces || spaces
 	return out
 }
 
 // text is a value with its hidden characters marked; a value mixing
 // lookalike scripts is remembered for the warning.
 func (s *shower) text(v string) string {
-	out, found := shown(v)
-	s.found = s.found || found
+	out, hidden, spaces := shown(v)
+	s.found, s.spaces = s.found || hidden, s.spaces || spaces
 	if scripts := mixedScripts(v); scripts != nil && len(s.mixed) < maxMixed {
 		m := "“" + out + "” (" + strings.Join(scripts[:len(scripts)-1], ", ") + " and " + scripts[len(scripts)-1] + ")"
 		if !slices.Contains(s.mixed, m) {
@@ -184,6 +201,9 @@ func (s *shower) warnings() []string {
 	var w []string
 	if s.found {
 		w = append(w, hiddenWarning)
+	}
+	if s.spaces {
+		w = append(w, spacesWarning)
 	}
 	if len(s.mixed) > 0 {
 		w = append(w, "Some values mix letters of scripts that look alike, as a name made to pass for another one does: "+strings.Join(s.mixed, "; ")+
@@ -217,5 +237,10 @@ func (s *shower) tables(ts []connector.PreviewTable) []connector.PreviewTable {
 
 // hiddenWarning is the page's warning when a value held hidden
 // characters.
-const hiddenWarning = "Some values above hold characters a browser does not show as themselves (invisible ones, or ones that change the direction of the text around them). " +
+// spacesWarning is the page's warning when a value held a space other
+// than the ordinary one.
+const spacesWarning = "Some values of this change hold spaces other than the ordinary one (a no-break or a wide space, for instance), which look like an ordinary space but make a different value. " +
+	"erpgate shows each where it is as [U+…]; the ERP gets them as they are. Reject the change unless you expect them."
+
+const hiddenWarning = "Some values of this change hold characters a browser does not show as themselves (invisible ones, or ones that change the direction of the text around them). " +
 	"erpgate shows each where it is as [U+…]; the ERP gets them as they are. Reject the change unless you expect them."
