@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
@@ -17,10 +18,19 @@ type boundedBody struct {
 	rc        io.ReadCloser
 	remaining int64
 	limit     int64
+	// paused is the part of remaining held back by PrefetchCharged: once
+	// the rest is read, Read stops with errPaused until it is given back.
+	paused int64
 }
+
+// errPaused ends a read of a boundedBody that PrefetchCharged paused.
+var errPaused = errors.New("outbound: read paused")
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.remaining <= 0 {
+		if b.paused > 0 {
+			return 0, errPaused
+		}
 		// Probe for one more byte: a body of exactly limit bytes is fine.
 		var one [1]byte
 		n, err := b.rc.Read(one[:])
@@ -56,6 +66,65 @@ func Prefetch(resp *http.Response) (int, error) {
 	_ = resp.Body.Close()
 	resp.Body = &prefetchedBody{data: data, err: err}
 	return len(data), err
+}
+
+// PrefetchCharged is Prefetch for a reader that must account for a large
+// answer's bytes before it holds them: charge is called at most once,
+// with the most the answer may be, before more than large bytes of it are
+// read. An answer announced at large bytes or more is charged for its
+// length before any of it is read; one of unknown length (chunked, or
+// HTTP/2 without a length) for the response bound once its first large
+// bytes are read, the rest waiting at the ERP's end of the connection
+// meanwhile; a smaller answer is never charged. When charge fails the read
+// ends there: the body is closed and replays only charge's error, which
+// PrefetchCharged returns too, with 0.
+func PrefetchCharged(resp *http.Response, large int64, charge func(most int64) error) (int, error) {
+	if resp.ContentLength >= large {
+		if err := charge(resp.ContentLength); err != nil {
+			return refuseCharge(resp, err)
+		}
+		return Prefetch(resp)
+	}
+	if resp.ContentLength >= 0 {
+		return Prefetch(resp)
+	}
+	b, ok := resp.Body.(*boundedBody)
+	if !ok {
+		// Not the transport's (a test's stand-in): unbounded, so it may
+		// be any size.
+		b = &boundedBody{rc: resp.Body, remaining: math.MaxInt64, limit: math.MaxInt64}
+	}
+	// keep is what may still be read before the answer is large.
+	keep := large - (b.limit - b.remaining)
+	switch {
+	case keep <= 0:
+		if err := charge(b.limit); err != nil {
+			return refuseCharge(resp, err)
+		}
+		return Prefetch(resp)
+	case b.remaining < keep:
+		// The bound leaves no room for a large answer.
+		return Prefetch(resp)
+	}
+	b.paused, b.remaining = b.remaining-keep, keep
+	data, err := io.ReadAll(b)
+	if err == errPaused {
+		if err := charge(b.limit); err != nil {
+			return refuseCharge(resp, err)
+		}
+		b.remaining, b.paused = b.paused, 0
+		data, err = readOn(b, data)
+	}
+	_ = resp.Body.Close()
+	resp.Body = &prefetchedBody{data: data, err: err}
+	return len(data), err
+}
+
+// refuseCharge ends resp's read with err, charge's refusal.
+func refuseCharge(resp *http.Response, err error) (int, error) {
+	_ = resp.Body.Close()
+	resp.Body = &prefetchedBody{err: err}
+	return 0, err
 }
 
 // prefetchedBody is a body read by Prefetch.
@@ -115,10 +184,15 @@ func readAll(r io.Reader, length int64) ([]byte, error) {
 		return io.ReadAll(r)
 	}
 	// One spare byte lets the final read see EOF without growing.
-	buf := make([]byte, 0, length+1)
+	return readOn(r, make([]byte, 0, length+1))
+}
+
+// readOn appends the rest of r to buf, growing it as io.ReadAll would
+// when it is full.
+func readOn(r io.Reader, buf []byte) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
-			// Longer than announced: grow as io.ReadAll does.
+			// Longer than announced, or of unknown length: grow.
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])

@@ -96,3 +96,108 @@ func TestReadBodyTakesAPrefetchedBodyWithoutCopying(t *testing.T) {
 		t.Errorf("%v allocations to take a prefetched body", allocs)
 	}
 }
+
+// countingBodies is a base transport whose answers count the bytes read
+// from the connection, before the response bound sees them.
+type countingBodies struct {
+	next http.RoundTripper
+	read *atomic.Int64
+}
+
+func (c countingBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &countingBody{ReadCloser: resp.Body, read: c.read}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	read *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read.Add(int64(n))
+	return n, err
+}
+
+// PrefetchCharged charges a large answer before it holds more than large
+// bytes of it: an announced one for its length before any of it is read,
+// one of unknown length (chunked) for the most it may be, the response
+// bound, once its first large bytes are read and before any more is. A
+// small answer is never charged; a refused charge ends the read there,
+// and the caller reading the body sees the refusal.
+func TestPrefetchChargedChargesBeforeHoldingMoreThanLarge(t *testing.T) {
+	const large, size = 1 << 20, 3 << 20
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/small": // chunked: more than the server buffers before it sends
+			_, _ = w.Write(chunk[:4<<10])
+			return
+		case "/announced":
+			w.Header().Set("Content-Length", "3145728")
+		}
+		for range size >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	var read atomic.Int64
+	opts := DefaultOptions()
+	opts.Base = countingBodies{next: NewBaseTransport(), read: &read}
+	c := NewFactory(opts).Client(siteFor(t, srv.URL), nil)
+	refused := toolerr.New(toolerr.RateLimited, "no room")
+	for _, tc := range []struct {
+		path      string
+		refuse    bool
+		wantMost  int64 // 0: not charged
+		readFirst int64 // bytes read from the connection when charged
+		want      int   // bytes held after
+	}{
+		{"/small", false, 0, 0, 4 << 10},
+		{"/chunked", false, opts.MaxResponseBytes, large, size},
+		{"/announced", false, size, 0, size},
+		{"/chunked", true, opts.MaxResponseBytes, large, 0},
+		{"/announced", true, size, 0, 0},
+	} {
+		read.Store(0)
+		resp, err := c.Get(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var charges int
+		var most, readFirst int64
+		n, err := PrefetchCharged(resp, large, func(m int64) error {
+			charges++
+			most, readFirst = m, read.Load()
+			if tc.refuse {
+				return refused
+			}
+			return nil
+		})
+		switch {
+		case tc.wantMost == 0 && charges != 0:
+			t.Errorf("%s: charged %d times for a small answer", tc.path, charges)
+		case tc.wantMost != 0 && (charges != 1 || most != tc.wantMost || readFirst != tc.readFirst):
+			t.Errorf("%s: charged %d times, for %d bytes with %d read; want once, for %d with %d read",
+				tc.path, charges, most, readFirst, tc.wantMost, tc.readFirst)
+		case n != tc.want:
+			t.Errorf("%s (refused %v): holds %d bytes, want %d", tc.path, tc.refuse, n, tc.want)
+		}
+		body, rerr := ReadBody(resp)
+		if tc.refuse {
+			if !errors.Is(err, refused) || !errors.Is(rerr, refused) {
+				t.Errorf("%s refused: PrefetchCharged %v, ReadBody %v; want the refusal", tc.path, err, rerr)
+			}
+			continue
+		}
+		if err != nil || rerr != nil || len(body) != tc.want || !bytes.Equal(body[:4<<10], chunk[:4<<10]) {
+			t.Errorf("%s: %d bytes, %v, %v", tc.path, len(body), err, rerr)
+		}
+	}
+}
