@@ -55,7 +55,9 @@ import (
 // Besides, large ERP answers (a megabyte or more, such as big reports) are
 // bounded in bytes: a call holds its first large answer's size of the
 // replica's answer budget until it ends, and waits for room before the
-// answer is read when its length is announced. A caller, and a site, hold
+// answer is read when its length is announced, or before more than its
+// first megabyte is read when it is not (then it holds room for the
+// response bound until the answer is read). A caller, and a site, hold
 // at most their share of that budget too. A report tool holds several
 // times its answer while it computes its totals, so this is what keeps a
 // replica's memory bounded when many large reports run at once; the many
@@ -606,28 +608,36 @@ func (s *callSlot) done() {
 	s.finished = true
 }
 
-// takeAnswer reads resp's body now (outbound.Prefetch). A large answer
-// first takes room in the replica's answer budget, before it is read when
-// its length is announced, else once it is: a call waits for room only for
-// its first large answer (waiting while holding room could deadlock two
-// calls), and keeps it until it ends.
+// takeAnswer reads resp's body now (outbound.PrefetchCharged). A large
+// answer takes room in the replica's answer budget before it is read when
+// its length is announced, and before more than its first megabyte is
+// read when it is not (chunked, HTTP/2 without a length): then it takes
+// room for the most an answer may be, and gives back what it did not need
+// once read. A call waits for room only for its first large answer
+// (waiting while holding room could deadlock two calls), and keeps it
+// until it ends. Small answers take none.
 func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
-	if resp.ContentLength >= largeAnswer {
-		if err := s.holdAnswer(ctx, resp.ContentLength); err != nil {
-			return err
-		}
-		_, _ = outbound.Prefetch(resp)
-		return nil
+	var took bool
+	var refused error
+	n, _ := outbound.PrefetchCharged(resp, largeAnswer, func(most int64) error {
+		took, refused = s.takeRoom(ctx, most)
+		return refused
+	})
+	if took {
+		s.fitAnswer(int64(n))
 	}
-	// An answer cut short (over the bound, a broken connection) fails
-	// anyway: it takes no room.
-	if n, err := outbound.Prefetch(resp); err == nil && n >= largeAnswer {
-		return s.holdAnswer(ctx, int64(n))
-	}
-	return nil
+	return refused
 }
 
 func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
+	_, err := s.takeRoom(ctx, n)
+	return err
+}
+
+// takeRoom takes n bytes of the answer budget (at most the whole budget)
+// for the call's first large answer, waiting for room, and reports whether
+// it did: a call that holds room already, or has ended, takes none.
+func (s *callSlot) takeRoom(ctx context.Context, n int64) (bool, error) {
 	// One acquisition per call at a time: a second large answer of the
 	// same call (sent in parallel) waits for the first's, then goes on.
 	s.answerMu.Lock()
@@ -636,7 +646,7 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 	holding := s.answer > 0
 	s.mu.Unlock()
 	if holding {
-		return nil
+		return false, nil
 	}
 	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
 	var mine, siteMine int64
@@ -656,20 +666,20 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		// replica's meanwhile.
 		mine = min(n, s.adm.callers.answersCap)
 		if err := s.caller.answers.Acquire(ctx, mine); err != nil {
-			return answerRoomRefused(err)
+			return false, answerRoomRefused(err)
 		}
 	}
 	if s.site != nil {
 		take := min(n, s.adm.sites.answersCap)
 		if err := s.site.answers.Acquire(ctx, take); err != nil {
 			giveBack()
-			return answerRoomRefused(err)
+			return false, answerRoomRefused(err)
 		}
 		siteMine = take
 	}
 	if err := s.adm.answers.Acquire(ctx, n); err != nil {
 		giveBack()
-		return answerRoomRefused(err)
+		return false, answerRoomRefused(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -678,10 +688,36 @@ func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
 		// room back at once.
 		s.adm.answers.Release(n)
 		giveBack()
-		return nil
+		return false, nil
 	}
 	s.answer, s.mine, s.siteMine = n, mine, siteMine
-	return nil
+	return true, nil
+}
+
+// fitAnswer gives back the room the call's large answer took beyond the n
+// bytes read of it: an answer of unknown length took room for the most it
+// might be.
+func (s *callSlot) fitAnswer(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = min(n, s.adm.answerBudget)
+	if s.finished || n >= s.answer {
+		return // done gave it all back, or it needed all it took
+	}
+	if s.mine > 0 {
+		if mine := min(n, s.adm.callers.answersCap); mine < s.mine {
+			s.caller.answers.Release(s.mine - mine)
+			s.mine = mine
+		}
+	}
+	if s.siteMine > 0 {
+		if siteMine := min(n, s.adm.sites.answersCap); siteMine < s.siteMine {
+			s.site.answers.Release(s.siteMine - siteMine)
+			s.siteMine = siteMine
+		}
+	}
+	s.adm.answers.Release(s.answer - n)
+	s.answer = n
 }
 
 // answerRoomRefused is the error of a call whose time ran out while its
@@ -701,10 +737,10 @@ func answerRoomRefused(err error) error {
 // It also measures the call's time with the ERP (requestState.erpBegin and
 // erpEnd): from sending the request to having read the answer; the wait
 // for a slot afterwards, and what the tool does with the answer, are
-// erpgate's time. A large announced
-// answer that waits for room in the answer budget before it is read
-// counts that wait too; it is rare, and the answer is at the ERP's end of
-// the connection meanwhile.
+// erpgate's time. A large answer that waits for room in the answer budget
+// (before it is read, or after its first megabyte when its length is not
+// announced) counts that wait too; it is rare, and the answer is at the
+// ERP's end of the connection meanwhile.
 type slotTransport struct {
 	next http.RoundTripper
 	slot *callSlot

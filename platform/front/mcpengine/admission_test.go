@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -292,6 +293,27 @@ func (g gatedERP) Tools() []connector.Tool {
 		tool("stream", func(ctx context.Context, c *connector.Call) (any, error) {
 			return fetchLength(ctx, c, "/stream")
 		}),
+		// bigstream fetches a large answer of unknown length, then holds
+		// like hold.
+		tool("bigstream", func(ctx context.Context, c *connector.Call) (any, error) {
+			v, err := fetchLength(ctx, c, "/chunked")
+			if err != nil {
+				return nil, err
+			}
+			bigstreamHeld.Add(1)
+			<-g.hold
+			return v, nil
+		}),
+		// brokenstream fetches an answer of unknown length whose
+		// connection breaks after 2 MiB; bigpanic panics once it has read
+		// a large answer of unknown length.
+		tool("brokenstream", func(ctx context.Context, c *connector.Call) (any, error) {
+			return fetchLength(ctx, c, "/broken")
+		}),
+		tool("bigpanic", func(ctx context.Context, c *connector.Call) (any, error) {
+			_, _ = fetchLength(ctx, c, "/chunked")
+			panic("a connector's bug")
+		}),
 		// big fetches a large answer, then holds like hold.
 		tool("big", func(ctx context.Context, c *connector.Call) (any, error) {
 			v, err := fetchLength(ctx, c, "/big")
@@ -326,6 +348,16 @@ var largeReplies atomic.Int32
 // bigAnswer is the size of the upstream's large answer (/big).
 const bigAnswer = 3 << 19 // 1.5 MiB
 
+// chunkedAnswer is the size of the upstream's large answer of unknown
+// length (/chunked), and bigstreamHeld counts the bigstream calls that
+// have read it and hold.
+const chunkedAnswer = 6 << 20
+
+var bigstreamHeld atomic.Int32
+
+// megabyteOfX is what /chunked writes, one for all its answers.
+var megabyteOfX = []byte(strings.Repeat("x", 1<<20))
+
 // releaseOnce returns a function that lets the held calls go, and makes
 // sure they go when the test ends, failed or not (the servers' cleanup
 // waits for them).
@@ -358,8 +390,8 @@ func gatedEngine(t *testing.T, budget time.Duration, maxActive, maxCalls int) (e
 }
 
 // gatedEngineWith is gatedEngine with more of the engine's options (the
-// registry, outbound, usage and answer budget are set here). Each
-// request's caller is its X-Test-Caller header.
+// registry, outbound and usage are set here, and the answer budget unless
+// opts has one). Each request's caller is its X-Test-Caller header.
 func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstreamGo chan struct{}, upstreamSeen chan struct{}, e *Engine) {
 	t.Helper()
 	hold, upstreamGo, upstreamSeen = make(chan struct{}), make(chan struct{}), make(chan struct{}, 8)
@@ -374,6 +406,26 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 			}
 			return
 		}
+		if r.URL.Path == "/chunked" {
+			// A large answer without a length (chunked), under the
+			// response bound. Its handler holds no copy of its own.
+			for range chunkedAnswer >> 20 {
+				if _, err := w.Write(megabyteOfX); err != nil {
+					return
+				}
+			}
+			return
+		}
+		if r.URL.Path == "/broken" {
+			// Chunked, and the connection breaks after 2 MiB.
+			for range 2 {
+				if _, err := w.Write(megabyteOfX); err != nil {
+					return
+				}
+			}
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
 		if r.URL.Path == "/huge" {
 			// Announced longer than the response bound: never read.
 			w.Header().Set("Content-Length", fmt.Sprint(9<<20))
@@ -381,8 +433,11 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 			return
 		}
 		if r.URL.Path == "/big" {
-			// A large answer, its length announced.
-			_, _ = w.Write([]byte(`{"rows":"` + strings.Repeat("x", bigAnswer) + `"}`))
+			// A large answer, its length announced (without the header,
+			// net/http would send it chunked).
+			body := `{"rows":"` + strings.Repeat("x", bigAnswer) + `"}`
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			_, _ = io.WriteString(w, body)
 			return
 		}
 		upstreamSeen <- struct{}{}
@@ -396,7 +451,10 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 	reg := connector.NewRegistry()
 	reg.MustRegister(gatedERP{hold: hold})
 	var err error
-	opts.Registry, opts.Outbound, opts.Usage, opts.MaxAnswerBytes = reg, outbound.NewFactory(outbound.DefaultOptions()), &sink{}, 2<<20
+	opts.Registry, opts.Outbound, opts.Usage = reg, outbound.NewFactory(outbound.DefaultOptions()), &sink{}
+	if opts.MaxAnswerBytes == 0 {
+		opts.MaxAnswerBytes = 2 << 20
+	}
 	e, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -538,9 +596,10 @@ func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
 }
 
 // TestLargeAnswersWaitForRoom: with room for one 1.5 MiB answer, a second
-// call's large answer waits (before it is read) until the first call ends,
-// and gets RATE_LIMITED with a retry-after if the call's time runs out
-// first; small answers never wait.
+// call's large answer waits (before it is read, or before more than its
+// first megabyte is when its length is not announced) until the first
+// call ends, and gets RATE_LIMITED with a retry-after if the call's time
+// runs out first; small answers never wait.
 func TestLargeAnswersWaitForRoom(t *testing.T) {
 	endpoint, hold, upstreamGo, _, e := gatedEngine(t, time.Second, 4, 0)
 	release := releaseOnce(t, hold)
@@ -568,13 +627,14 @@ func TestLargeAnswersWaitForRoom(t *testing.T) {
 	if status, body := postToolCall(t, endpoint, "huge"); status != http.StatusOK || !strings.Contains(body, "RESPONSE_TOO_LARGE") {
 		t.Fatalf("an answer over the response bound while the room is taken: %d %s", status, body)
 	}
-	if status, body := postToolCall(t, endpoint, "stream"); status != http.StatusOK || !strings.Contains(body, "RESPONSE_TOO_LARGE") {
-		t.Fatalf("a streamed answer over the response bound while the room is taken: %d %s", status, body)
-	}
-	// A second large answer waits, and its call's time runs out.
-	status, body := postToolCall(t, endpoint, "big")
-	if status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") || !strings.Contains(body, "retry_after_seconds") || !strings.Contains(body, "large ERP answers") {
-		t.Fatalf("a second large answer while the room is taken: %d %s", status, body)
+	// A second large answer waits, and its call's time runs out; one of
+	// unknown length too, once its first megabyte is read: erpgate cannot
+	// tell it is over the response bound before it has room to read it.
+	for _, tool := range []string{"big", "stream"} {
+		status, body := postToolCall(t, endpoint, tool)
+		if status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") || !strings.Contains(body, "retry_after_seconds") || !strings.Contains(body, "large ERP answers") {
+			t.Fatalf("a second large answer (%s) while the room is taken: %d %s", tool, status, body)
+		}
 	}
 	// Once the first call ends, a large answer gets room again.
 	second := make(chan string, 1)

@@ -1,0 +1,173 @@
+package mcpengine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAnswersOfUnknownLengthStayWithinTheAnswerBudget: twelve calls whose
+// ERP answers come without a length (chunked, 6 MiB each) in a replica
+// whose answer budget is 8 MiB. One call holds its answer's room; the
+// others wait for room, each holding at most the 1 MiB it read before its
+// answer counted as large, so the replica holds at most the budget and
+// 1 MiB a call. Before, each answer of unknown length was read whole
+// before it was counted: the eleven waiting calls held 66 MiB.
+func TestAnswersOfUnknownLengthStayWithinTheAnswerBudget(t *testing.T) {
+	const calls, budget = 12, 8 << 20
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Minute, MaxActive: 4, MaxCalls: 64, CallerShare: 100, MaxAnswerBytes: budget})
+	release := releaseOnce(t, hold)
+	bigstreamHeld.Store(0)
+	before := liveHeap()
+	replies := make(chan string, calls)
+	for range calls {
+		go func() {
+			_, body := postToolCall(t, endpoint, "bigstream")
+			replies <- body
+		}()
+	}
+	// One call has read its answer and holds in its handler; the others
+	// wait for room in the answer budget.
+	waitCount(t, e.admission, "holding a large answer", 1, func() int { return int(bigstreamHeld.Load()) })
+	waitAnswerWaits(t, e.admission, calls-1)
+	held := int64(liveHeap()) - int64(before)
+	t.Logf("live heap grew by %.1f MiB with %d calls of answers of unknown length", float64(held)/(1<<20), calls)
+	if bound := int64(budget + calls*largeAnswer); held > bound {
+		t.Errorf("the replica holds %.1f MiB of answers at once, over its answer budget of %d MiB and %d MiB for each of its %d calls",
+			float64(held)/(1<<20), budget>>20, largeAnswer>>20, calls)
+	}
+	release()
+	for range calls {
+		select {
+		case body := <-replies:
+			if !strings.Contains(body, fmt.Sprint(chunkedAnswer)) {
+				t.Errorf("a call of an answer of unknown length: %.300s", body)
+			}
+		case <-time.After(30 * time.Second): // turns a hang into a failure
+			t.Fatal("a call of an answer of unknown length never ended")
+		}
+	}
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestAnswerRoomOfUnknownLengthComesBack: the room an answer of unknown
+// length takes while it is read comes back to the replica, the caller
+// and the site however its call ends: its answer over the response bound,
+// its connection broken, its handler panicking, its wait for room running
+// out of time, or its client gone while it waits.
+func TestAnswerRoomOfUnknownLengthComesBack(t *testing.T) {
+	const budget = 8 << 20
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: 2 * time.Second, MaxActive: 4, CallerShare: 50, SiteShare: 75, MaxAnswerBytes: budget})
+	a := e.admission
+	whole := func(after string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !a.answers.TryAcquire(budget); {
+			if time.Now().After(deadline) { // turns a leak into a failure
+				t.Fatalf("after %s, the answer budget did not all come back", after)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		a.answers.Release(budget)
+		waitCount(t, a, "callers with a share", 0, a.callers.size)
+		waitCount(t, a, "sites with a share", 0, a.sites.size)
+	}
+	for _, tc := range []struct{ tool, code string }{
+		{"stream", "RESPONSE_TOO_LARGE"},
+		{"brokenstream", "UPSTREAM_UNAVAILABLE"},
+		{"bigpanic", "INTERNAL"},
+	} {
+		if status, body := postToolCall(t, endpoint, tc.tool); status != http.StatusOK || !strings.Contains(body, tc.code) {
+			t.Fatalf("%s: %d %.300s, want %s", tc.tool, status, body, tc.code)
+		}
+		whole("a call of " + tc.tool)
+	}
+
+	// With the budget taken, a call waits for room until its time runs
+	// out, or until its client goes.
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget is taken")
+	}
+	if status, body := postToolCall(t, endpoint, "stream"); status != http.StatusOK || !strings.Contains(body, "RATE_LIMITED") {
+		t.Fatalf("waiting for room past the call's time: %d %.300s", status, body)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	gone := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bigstream","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		gone <- err
+	}()
+	waitAnswerWaits(t, a, 1)
+	cancel()
+	if err := <-gone; err == nil {
+		t.Fatal("the client that went got a reply")
+	}
+	waitAnswerWaits(t, a, 0)
+	a.answers.Release(budget)
+	whole("a call whose client went while it waited for room")
+}
+
+// TestAnswerOfUnknownLengthKeepsTheRoomItNeeds: an answer of unknown
+// length takes room for the response bound while it is read, and then
+// gives back to the replica, its caller and its site what it did not
+// need; more room than it took is never given back.
+func TestAnswerOfUnknownLengthKeepsTheRoomItNeeds(t *testing.T) {
+	const budget = 64 << 20 // a caller's share 16 MiB, a site's 32
+	a := newFairAdmission(16, 256, budget, 25, 50)
+	ctx := context.Background()
+	s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.done()
+	if took, err := s.takeRoom(ctx, 8<<20); !took || err != nil {
+		t.Fatalf("room for the response bound: %v, %v", took, err)
+	}
+	s.fitAnswer(3 << 20)
+	s.fitAnswer(5 << 20) // more than it holds now: nothing changes
+	for _, free := range []struct {
+		what string
+		sem  interface {
+			TryAcquire(int64) bool
+			Release(int64)
+		}
+		n int64
+	}{
+		{"the replica", a.answers, budget - 3<<20},
+		{"the caller", s.caller.answers, 16<<20 - 3<<20},
+		{"the site", s.site.answers, 32<<20 - 3<<20},
+	} {
+		if !free.sem.TryAcquire(free.n) {
+			t.Errorf("%s did not get back the room the answer did not need", free.what)
+			continue
+		}
+		free.sem.Release(free.n)
+		if free.sem.TryAcquire(free.n + 1) {
+			t.Errorf("%s got back more room than the answer did not need", free.what)
+			free.sem.Release(free.n + 1)
+		}
+	}
+	s.done()
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget did not all come back")
+	}
+	a.answers.Release(budget)
+}
