@@ -3,6 +3,7 @@ package outbound
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -198,6 +199,64 @@ func TestPrefetchChargedChargesBeforeHoldingMoreThanLarge(t *testing.T) {
 		}
 		if err != nil || rerr != nil || len(body) != tc.want || !bytes.Equal(body[:4<<10], chunk[:4<<10]) {
 			t.Errorf("%s: %d bytes, %v, %v", tc.path, len(body), err, rerr)
+		}
+	}
+}
+
+// BenchmarkPrefetchSmall compares Prefetch and PrefetchCharged on a
+// 20-row list's answer (8 KiB), announced and not: charging costs a small
+// answer nothing but a comparison or two.
+func BenchmarkPrefetchSmall(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 8<<10)
+	req := httptest.NewRequest(http.MethodGet, "http://erp.example/x", nil)
+	charge := func(int64) error { return nil }
+	for _, length := range []int64{int64(len(body)), -1} {
+		for _, charged := range []bool{false, true} {
+			b.Run(fmt.Sprintf("length=%d/charged=%v", length, charged), func(b *testing.B) {
+				b.ReportAllocs()
+				r := bytes.NewReader(body)
+				bb := &boundedBody{rc: io.NopCloser(r), limit: 8 << 20}
+				resp := &http.Response{Request: req, ContentLength: length}
+				for b.Loop() {
+					r.Reset(body)
+					bb.remaining, bb.paused = bb.limit, 0
+					resp.Body = bb
+					if charged {
+						_, _ = PrefetchCharged(resp, 1<<20, charge)
+					} else {
+						_, _ = Prefetch(resp)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A small answer costs PrefetchCharged no allocation that Prefetch does
+// not make, announced or not.
+func TestPrefetchChargedCostsASmallAnswerNothing(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 8<<10)
+	req := httptest.NewRequest(http.MethodGet, "http://erp.example/x", nil)
+	charge := func(int64) error { t.Fatal("a small answer charged"); return nil }
+	for _, length := range []int64{int64(len(body)), -1} {
+		allocs := map[bool]float64{}
+		for _, charged := range []bool{false, true} {
+			r := bytes.NewReader(body)
+			bb := &boundedBody{rc: io.NopCloser(r), limit: 8 << 20}
+			resp := &http.Response{Request: req, ContentLength: length}
+			allocs[charged] = testing.AllocsPerRun(20, func() {
+				r.Reset(body)
+				bb.remaining, bb.paused = bb.limit, 0
+				resp.Body = bb
+				if charged {
+					_, _ = PrefetchCharged(resp, 1<<20, charge)
+				} else {
+					_, _ = Prefetch(resp)
+				}
+			})
+		}
+		if allocs[true] > allocs[false] {
+			t.Errorf("length %d: %v allocations charged, %v not", length, allocs[true], allocs[false])
 		}
 	}
 }
