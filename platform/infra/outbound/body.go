@@ -108,7 +108,7 @@ func PrefetchCharged(resp *http.Response, large int64, charge func(most int64) e
 	}
 	b.paused, b.remaining = b.remaining-keep, keep
 	data, err := io.ReadAll(b)
-	if err == errPaused {
+	if errors.Is(err, errPaused) {
 		if err := charge(b.limit); err != nil {
 			return refuseCharge(resp, err)
 		}
