@@ -113,7 +113,11 @@ func PrefetchCharged(resp *http.Response, large int64, charge func(most int64) e
 			return refuseCharge(resp, err)
 		}
 		b.remaining, b.paused = b.paused, 0
-		data, err = readOn(b, data)
+		// The rest, then both in one buffer of their size: what the
+		// call holds is what it was charged for.
+		var rest []byte
+		rest, err = io.ReadAll(b)
+		data = append(data[:len(data):len(data)], rest...)
 	}
 	_ = resp.Body.Close()
 	resp.Body = &prefetchedBody{data: data, err: err}
@@ -184,15 +188,10 @@ func readAll(r io.Reader, length int64) ([]byte, error) {
 		return io.ReadAll(r)
 	}
 	// One spare byte lets the final read see EOF without growing.
-	return readOn(r, make([]byte, 0, length+1))
-}
-
-// readOn appends the rest of r to buf, growing it as io.ReadAll would
-// when it is full.
-func readOn(r io.Reader, buf []byte) ([]byte, error) {
+	buf := make([]byte, 0, length+1)
 	for {
 		if len(buf) == cap(buf) {
-			// Longer than announced, or of unknown length: grow.
+			// Longer than announced: grow as io.ReadAll does.
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
