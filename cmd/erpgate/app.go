@@ -524,7 +524,37 @@ func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
 		bits := p.Addr().BitLen()
 		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), bits)}))
 	}
-	return echo.ExtractIPFromXFFHeader(opts...)
+	forwarded := echo.ExtractIPFromXFFHeader(opts...)
+	return func(r *http.Request) string {
+		entries, ported := withoutPorts(r.Header.Values(echo.HeaderXForwardedFor))
+		if !ported {
+			return forwarded(r)
+		}
+		bare := r.WithContext(r.Context())
+		bare.Header = r.Header.Clone()
+		bare.Header[echo.HeaderXForwardedFor] = []string{strings.Join(entries, ", ")}
+		return forwarded(bare)
+	}
+}
+
+// withoutPorts is the entries of X-Forwarded-For values, each address
+// written with a port ("203.0.113.7:51234", "[2001:db8::1]:51234", as
+// Azure Application Gateway and IIS ARR write the client's) without it;
+// ported reports whether any was. echo reads such an entry as no address
+// and answers with the connection's, the proxy's: every client behind it
+// would be one source and one network. Which entries are believed is
+// unchanged: the port is dropped, the address is trusted or not as before.
+func withoutPorts(values []string) (entries []string, ported bool) {
+	for _, v := range values {
+		for _, e := range strings.Split(v, ",") {
+			e = strings.TrimSpace(e)
+			if ap, err := netip.ParseAddrPort(e); err == nil {
+				e, ported = ap.Addr().String(), true
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries, ported
 }
 
 // ready is the /readyz check: not draining, database reachable, migrations
