@@ -96,6 +96,8 @@ func TestYAMLSyntaxProblemDoesNotRepeatAValue(t *testing.T) {
 	for _, content := range []string{
 		"admin_token: *" + userInfoMarker + "0123456789abcdefghij\n",
 		"\"https://admin:" + userInfoMarker + "@erp.example/?t=" + queryMarker + "\": 1\n",
+		// A token pasted where a key goes, with none of @ ? # =.
+		userInfoMarker + "0f3a9c: 1\n",
 	} {
 		problems := loadProblems(t, validEnvWithout("ERPGATE_ADMIN_TOKEN"), writeYAML(t, content))
 		if m := refusedSecretMarkers(strings.Join(problems, "\n")); len(m) > 0 {

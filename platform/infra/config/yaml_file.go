@@ -92,8 +92,9 @@ func (r *fileReader) mapping(m *yaml.Node, prefix string) {
 			}
 			continue
 		}
-		if mayHoldCredential(key) {
-			// A value written where a key goes: it is not repeated.
+		if !looksLikeAKey(key) {
+			// A value written where a key goes (a token, a URL): it is
+			// not repeated.
 			r.problem(keyNode, "", "unknown key, not repeated here since it may hold a credential")
 			continue
 		}
@@ -151,4 +152,20 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
+}
+
+// looksLikeAKey reports whether an unknown key is written as erpgate's
+// keys are (lower-case words joined by _, - or ., no digits), and so may
+// be named in a problem: a typo of a key. Anything else may be a value
+// pasted where a key goes, a token or a password, and is not repeated.
+func looksLikeAKey(key string) bool {
+	if key == "" || len(key) > 64 {
+		return false
+	}
+	for _, r := range key {
+		if (r < 'a' || r > 'z') && r != '_' && r != '-' && r != '.' {
+			return false
+		}
+	}
+	return true
 }
