@@ -22,13 +22,19 @@ import (
 // in memory. It returns the replica's base URL.
 func (p *pages) replica(t *testing.T) string {
 	t.Helper()
+	return p.replicaWithEnds(t, pagesession.New(p.pool))
+}
+
+// replicaWithEnds is replica, checking ended sessions in ends.
+func (p *pages) replicaWithEnds(t *testing.T, ends pagekit.SessionEnds) string {
+	t.Helper()
 	e := echo.New()
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	deps := p.h.deps
 	deps.Proofs = erpadmin.New(erpadmin.Deps{Pool: p.pool, Keyring: p.keys, Registry: deps.Registry,
 		HTTPClient: authorizingClient, PublicBaseURL: p.srv.URL})
-	deps.Ends = pagesession.New(p.pool)
+	deps.Ends = ends
 	New(deps).Register(e)
 	return srv.URL
 }
@@ -113,14 +119,7 @@ func TestUncheckedSessionIsRefusedWithAPlainSentence(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(down.Close)
-	e := echo.New()
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	deps := p.h.deps
-	deps.Proofs = erpadmin.New(erpadmin.Deps{Pool: p.pool, Keyring: p.keys, Registry: deps.Registry,
-		HTTPClient: authorizingClient, PublicBaseURL: p.srv.URL})
-	deps.Ends = pagesession.New(down)
-	New(deps).Register(e)
+	base := p.replicaWithEnds(t, pagesession.New(down))
 
 	cookie := p.session(p.acme, "it.admin@demo.example")
 	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
@@ -129,7 +128,7 @@ func TestUncheckedSessionIsRefusedWithAPlainSentence(t *testing.T) {
 		path string
 		form url.Values
 	}{{"/sites/acme/manage", nil}, {"/sites/acme/manage/status", form}} {
-		status, body, _ := send(t, srv.URL, c.path, c.form, cookie, binding)
+		status, body, _ := send(t, base, c.path, c.form, cookie, binding)
 		if status != http.StatusInternalServerError || !strings.Contains(body, "erpgate could not finish this") || strings.Contains(body, "has ended") {
 			t.Errorf("%s with the check failing: HTTP %d: %s", c.path, status, body)
 		}
