@@ -9,16 +9,22 @@ import (
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
 )
 
-// TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing: an approved
-// sales order whose PUT Acumatica answers 409 "A long operation is
-// running for this screen…" (the simulator's own sentence) was not
-// saved, and the caller is told so (RATE_LIMITED, retryable). The approval
-// is not spent on it: the same call from the same client, within the
-// approval's lifetime, makes the approved order, without a second
-// approval, and the ERP holds exactly one copy of it.
-func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
+// acumaticaRetry is what the retry tests share: the Acumatica simulator
+// registered as a site of a gateway (service connection, OAuth client)
+// with its write tools on, Alice (full rights) signed in on the plain
+// path, and the seeded customer and stock item to order.
+type acumaticaRetry struct {
+	sim            *acumaticatest.Server
+	e              *writeERP
+	c              *writeClient
+	alice          writePerson
+	customer, item string
+}
+
+func newAcumaticaRetry(t *testing.T) *acumaticaRetry {
+	t.Helper()
 	sim := acumaticatest.NewServer(acumaticatest.Options{})
-	defer sim.Close()
+	t.Cleanup(sim.Close)
 	gw := startGateway(t, "", writesGatewayEnv)
 	ctx := context.Background()
 	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
@@ -30,30 +36,60 @@ func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := sim.User(acumaticatest.RoleFull)
-	alice := writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
-	customer := sim.Data().Records("Customer")[0].String("CustomerID")
-	item := sim.Data().Records("StockItem")[0].String("InventoryID")
-	const description = "Retried after a long operation"
-	orders := func() int {
-		n := 0
-		for _, r := range sim.Data().Records("SalesOrder") {
-			if r.String("Description") == description {
-				n++
-			}
-		}
-		return n
-	}
-	e := &writeERP{Kind: "acumatica", GW: gw, Site: site, CreateTool: "acumatica_create_sales_order",
+	r := &acumaticaRetry{sim: sim, alice: writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)},
+		customer: sim.Data().Records("Customer")[0].String("CustomerID"),
+		item:     sim.Data().Records("StockItem")[0].String("InventoryID")}
+	r.e = &writeERP{Kind: "acumatica", GW: gw, Site: site, CreateTool: "acumatica_create_sales_order",
 		Orders: func() int { return len(sim.Data().Records("SalesOrder")) }}
-	e.enableWrites(t, "")
-	c := e.connectWriter(t, alice, pathPlain)
-	args := map[string]any{"CustomerID": customer, "Description": description,
-		"Details": []any{map[string]any{"InventoryID": item, "OrderQty": 3}}}
+	r.e.enableWrites(t, "")
+	r.c = r.e.connectWriter(t, r.alice, pathPlain)
+	return r
+}
 
-	link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
-	e.approve(t, link, alice)
+// args are the create tool's arguments: an order of 3 of the item,
+// described by description.
+func (r *acumaticaRetry) args(description string) map[string]any {
+	return map[string]any{"CustomerID": r.customer, "Description": description,
+		"Details": []any{map[string]any{"InventoryID": r.item, "OrderQty": 3}}}
+}
+
+// orders counts the simulator's sales orders described by description.
+func (r *acumaticaRetry) orders(description string) int {
+	n := 0
+	for _, rec := range r.sim.Data().Records("SalesOrder") {
+		if rec.String("Description") == description {
+			n++
+		}
+	}
+	return n
+}
+
+// approved is the approval link of the call of the create tool with
+// args, which Alice approved on the approval page.
+func (r *acumaticaRetry) approved(t *testing.T, args map[string]any) string {
+	t.Helper()
+	link := r.e.approvalRequired(t, callTool(t, r.c.cs, r.e.CreateTool, args))
+	r.e.approve(t, link, r.alice)
+	return link
+}
+
+// TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing: an approved
+// sales order whose PUT Acumatica answers 409 "A long operation is
+// running for this screen…" (the simulator's own sentence) was not
+// saved, and the caller is told so (RATE_LIMITED, retryable). The approval
+// is not spent on it: the same call from the same client, within the
+// approval's lifetime, makes the approved order, without a second
+// approval, and the ERP holds exactly one copy of it.
+func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
+	r := newAcumaticaRetry(t)
+	sim, e, c := r.sim, r.e, r.c
+	const description = "Retried after a long operation"
+	orders := func() int { return r.orders(description) }
+	args := r.args(description)
+
+	link := r.approved(t, args)
 	expiry := func() string {
-		return queryString(t, gw.DBURL, `SELECT expires_at::text FROM pending_actions WHERE id = $1`, actionID(t, link))
+		return queryString(t, e.GW.DBURL, `SELECT expires_at::text FROM pending_actions WHERE id = $1`, actionID(t, link))
 	}
 	approvedUntil := expiry()
 
@@ -112,26 +148,8 @@ func TestWritesAcumaticaApprovalOutlivesARefusalThatWroteNothing(t *testing.T) {
 // 429) but a page of its own or an empty body: it is not Acumatica's
 // refusal.
 func TestWritesAcumaticaPXExceptionAfterTheSaveSpendsTheApproval(t *testing.T) {
-	sim := acumaticatest.NewServer(acumaticatest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", writesGatewayEnv)
-	ctx := context.Background()
-	site, err := registerAcumaticaService(ctx, gw.admin, devState{}, acumaticaService(sim.ServiceLogin()), "acu", "Acumatica acu", sim.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
-	if err := gw.admin.putOAuthClient(ctx, site.ID, client.ID, client.Secret); err != nil {
-		t.Fatal(err)
-	}
-	u := sim.User(acumaticatest.RoleFull)
-	alice := writePerson{ERPUser: u.Username + "@" + sim.Tenant(), Login: acumaticaLogin(u)}
-	customer := sim.Data().Records("Customer")[0].String("CustomerID")
-	item := sim.Data().Records("StockItem")[0].String("InventoryID")
-	e := &writeERP{Kind: "acumatica", GW: gw, Site: site, CreateTool: "acumatica_create_sales_order",
-		Orders: func() int { return len(sim.Data().Records("SalesOrder")) }}
-	e.enableWrites(t, "")
-	c := e.connectWriter(t, alice, pathPlain)
+	r := newAcumaticaRetry(t)
+	sim, e, c := r.sim, r.e, r.c
 	for _, fc := range []struct {
 		name   string
 		status int
@@ -143,20 +161,10 @@ func TestWritesAcumaticaPXExceptionAfterTheSaveSpendsTheApproval(t *testing.T) {
 	} {
 		t.Run(fc.name, func(t *testing.T) {
 			description := "Saved before " + fc.name
-			orders := func() int {
-				n := 0
-				for _, r := range sim.Data().Records("SalesOrder") {
-					if r.String("Description") == description {
-						n++
-					}
-				}
-				return n
-			}
-			args := map[string]any{"CustomerID": customer, "Description": description,
-				"Details": []any{map[string]any{"InventoryID": item, "OrderQty": 3}}}
+			orders := func() int { return r.orders(description) }
+			args := r.args(description)
 
-			link := e.approvalRequired(t, callTool(t, c.cs, e.CreateTool, args))
-			e.approve(t, link, alice)
+			link := r.approved(t, args)
 
 			sim.SetFault(acumaticatest.Fault{PathPrefix: "/entity/Default/24.200.001/SalesOrder", Times: 1, AfterServing: true,
 				Status: fc.status, Body: fc.body})
