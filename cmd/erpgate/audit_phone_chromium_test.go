@@ -7,7 +7,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/web/viewer"
 )
 
@@ -56,14 +55,7 @@ var auditCardMaxHeight = map[int64]float64{phoneWidth: 120, 360: 145}
 // event, no cell's words reach past their cell or the card, and no table
 // scrolls sideways.
 func TestChromiumAuditEventsAreDenseOnAPhone(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	seedAuditEvents(t, gw)
-	ctx := newChromiumWithin(t, 90*time.Second)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, 90*time.Second, seedAuditEvents)
 	for _, width := range []int64{phoneWidth, 360} {
 		viewAt(t, ctx, width, phoneHeight)
 		navigate(t, ctx, "open the audit", chromedp.Navigate(gw.URL+"/console/audit"))

@@ -3,10 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 // TestChromiumConsoleSettingRefusalsInPlainWords: the operator types, in
@@ -17,14 +16,7 @@ import (
 // never the admin API's words after "Nothing was changed: " (the kind's
 // code, "frappe sites").
 func TestChromiumConsoleSettingRefusalsInPlainWords(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	ctx := newChromium(t)
-
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, time.Minute)
 	browserDo(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
 	waitForTitle(t, ctx, "Settings")
 	for _, c := range []struct {

@@ -26,6 +26,18 @@ func siteWithBothConnections(t *testing.T, gw *gateway, sim *frappetest.Server) 
 	}
 }
 
+// preflightThenSites runs acme's preflight in the console and opens the
+// sites page.
+func preflightThenSites(t *testing.T, ctx context.Context, gw *gateway) {
+	t.Helper()
+	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
+	waitForNewTitle(t, ctx, "Preflight")
+	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
+	waitForNewTitle(t, ctx, "Sites")
+}
+
 // TestChromiumConsoleSitesFitEveryWidth opens the sites page, for a site
 // with both connections and its preflight run, in windows from a phone's
 // to a desktop's: at none does the table scroll sideways in its box, and
@@ -38,12 +50,7 @@ func TestChromiumConsoleSitesFitEveryWidth(t *testing.T) {
 	siteWithBothConnections(t, gw, sim)
 	ctx := newChromiumWithin(t, 90*time.Second)
 	signInToConsole(t, ctx, gw, "/console")
-	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
-	waitForNewTitle(t, ctx, "Preflight")
-	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
-	waitForNewTitle(t, ctx, "Preflight")
-	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
-	waitForNewTitle(t, ctx, "Sites")
+	preflightThenSites(t, ctx, gw)
 	if text := pageBody(t, ctx); !strings.Contains(text, "OAuth client") || !strings.Contains(text, "API credential") {
 		t.Fatalf("the site's row lacks its two connections: %s", text)
 	}
@@ -76,14 +83,7 @@ func TestChromiumConsoleSitesFitEveryWidth(t *testing.T) {
 // stored code, as the event filter is), the URL keeps the stored code,
 // and a URL with a code erpgate does not know still filters by it.
 func TestChromiumConsoleReasonFilterInWords(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	seedViewerEvents(t, gw)
-	ctx := newChromiumWithin(t, 90*time.Second)
-	signInToConsole(t, ctx, gw, "/console/audit")
+	gw, ctx := consoleOfAcme(t, 90*time.Second, seedViewerEvents)
 	navigate(t, ctx, "open the audit", chromedp.Navigate(gw.URL+"/console/audit"))
 	waitForNewTitle(t, ctx, "Audit")
 	chosen := func() (string, string) {

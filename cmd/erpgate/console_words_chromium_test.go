@@ -134,13 +134,7 @@ func TestChromiumConsoleSaysPlainWords(t *testing.T) {
 // changed (writes are off by default, docs/writes.md), and the page says
 // "off" for each, as its form does, never "nothing".
 func TestChromiumConsoleSwitchesSayOnOrOff(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	ctx := newChromium(t)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, time.Minute)
 	navigate(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
 	waitForNewTitle(t, ctx, "Settings")
 	for _, name := range []string{"read_only", "service_writes"} {
@@ -204,13 +198,7 @@ func TestChromiumConsoleSignInNoteStandsApart(t *testing.T) {
 // settings: a redaction list the site adds to says, in a sentence, that
 // the deployment's list is in force as well, and what it holds.
 func TestChromiumConsoleSiteSettingsSayWhatElseApplies(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	ctx := newChromium(t)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, time.Minute)
 	navigate(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
 	waitForNewTitle(t, ctx, "Settings")
 	// The test deployment sets no redaction patterns of its own.
@@ -237,13 +225,7 @@ func TestChromiumConsoleSiteSettingsSayWhatElseApplies(t *testing.T) {
 // short name that names no site, and a deletion confirmed with the wrong
 // one, say so in the same words, never "slug".
 func TestChromiumConsoleSaysShortNameNotSlug(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	ctx := newChromium(t)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, time.Minute)
 	for _, path := range []string{"/console/settings?site=nowhere", "/console/preflight?site=nowhere"} {
 		navigate(t, ctx, "open "+path, chromedp.Navigate(gw.URL+path))
 		waitForNewTitle(t, ctx, "There is no such site")
@@ -272,20 +254,11 @@ func TestChromiumConsoleSitesKeepNumbersWhole(t *testing.T) {
 	sim := frappetest.NewServer(frappetest.Options{})
 	defer sim.Close()
 	gw := startGateway(t, "", nil)
-	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	client := sim.RegisterClient(gw.callbackURL(t, site.Slug))
-	if err := gw.admin.putOAuthClient(context.Background(), site.ID, client.ID, client.Secret); err != nil {
-		t.Fatal(err)
-	}
+	siteWithBothConnections(t, gw, sim)
 	ctx := newChromium(t)
 	viewAt(t, ctx, 900, desktopHeight)
 	signInToConsole(t, ctx, gw, "/console")
-	navigate(t, ctx, "open the preflight", chromedp.Navigate(gw.URL+"/console/preflight?site=acme"))
-	waitForNewTitle(t, ctx, "Preflight")
-	navigate(t, ctx, "run the preflight", chromedp.Click(chromedp.CSS(`main form button[type="submit"]`)))
-	waitForNewTitle(t, ctx, "Preflight")
-	navigate(t, ctx, "open the sites", chromedp.Navigate(gw.URL+"/console/sites"))
-	waitForNewTitle(t, ctx, "Sites")
+	preflightThenSites(t, ctx, gw)
 	saveScreenshot(t, ctx, "console-sites-900.png")
 	// lines counts the lines the first text of what in the element
 	// found by find is drawn on.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/web/viewer"
 )
 
@@ -27,14 +26,7 @@ var usageCardMaxHeight = map[int64]float64{phoneWidth: 133, 360: 152}
 // headed by its time and tool, no cell's words reach past their cell or
 // the card, and no table scrolls sideways.
 func TestChromiumUsageEventsAreDenseOnAPhone(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	seedViewerEvents(t, gw)
-	ctx := newChromiumWithin(t, 90*time.Second)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, 90*time.Second, seedViewerEvents)
 	for _, width := range []int64{phoneWidth, 360} {
 		viewAt(t, ctx, width, phoneHeight)
 		navigate(t, ctx, "open the usage", chromedp.Navigate(gw.URL+"/console/usage"))
@@ -84,14 +76,7 @@ func TestChromiumUsageEventsAreDenseOnAPhone(t *testing.T) {
 // a phone: no box in one scrolls sideways, and no table reaches past its
 // box.
 func TestChromiumTablesOfTheNumbersFitAPhone(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	seedViewerEvents(t, gw)
-	ctx := newChromiumWithin(t, 90*time.Second)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, 90*time.Second, seedViewerEvents)
 	for _, p := range []struct {
 		path, title string
 		details     int
@@ -142,15 +127,7 @@ func TestChromiumTablesOfTheNumbersFitAPhone(t *testing.T) {
 // across lines. (fitsTheScreen measures words split at hyphens and
 // leaves addresses out, so it does not see a time or an address broken.)
 func TestChromiumUsageEventsAreReadableAtALaptopsWidth(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	defer sim.Close()
-	gw := startGateway(t, "", nil)
-	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
-	seedViewerEvents(t, gw)
-	seedAuditEvents(t, gw)
-	ctx := newChromiumWithin(t, 90*time.Second)
-	signInToConsole(t, ctx, gw, "/console")
+	gw, ctx := consoleOfAcme(t, 90*time.Second, seedViewerEvents, seedAuditEvents)
 	for _, p := range []struct{ path, title string }{{"/console/usage", "Usage"}, {"/console/audit", "Audit"}} {
 		navigate(t, ctx, "open "+p.path, chromedp.Navigate(gw.URL+p.path))
 		waitForNewTitle(t, ctx, p.title)

@@ -84,6 +84,25 @@ func signInToConsole(t *testing.T, ctx context.Context, gw *gateway, path string
 	waitForTitle(t, ctx, "Sites")
 }
 
+// consoleOfAcme starts a gateway with acme, a Frappe site on a simulator
+// of its own, stores each of seed's events, and signs in to its console
+// in a Chromium of the deadline within, which it returns on the sites
+// page.
+func consoleOfAcme(t *testing.T, within time.Duration, seed ...func(*testing.T, *gateway)) (*gateway, context.Context) {
+	t.Helper()
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "all-companies"))
+	for _, s := range seed {
+		s(t, gw)
+	}
+	ctx := newChromiumWithin(t, within)
+	signInToConsole(t, ctx, gw, "/console")
+	return gw, ctx
+}
+
 // submitAndWait runs steps that leave the page (a form sent, a link
 // followed) and waits until another page with a title starting with title
 // is loaded: the same title would otherwise be seen on the old page.
