@@ -6,8 +6,22 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
+
+// proposedOrder is a sales order for cust of one of the third stock item
+// at 10, described by description, and its preview as kind.
+func (h *harness) proposedOrder(t *testing.T, kind userKind, cust *acumaticatest.Record, description string) (map[string]any, *connector.Preview) {
+	t.Helper()
+	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": description,
+		"Details": []any{map[string]any{"InventoryID": h.sim.Data().Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
+	p, err := h.preview(kind, "acumatica_create_sales_order", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args, p
+}
 
 // An approved write's failure says it wrote nothing (toolerr's
 // NothingWritten, which keeps the approval for the same call) exactly when
@@ -47,16 +61,11 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		{"the PUT fails with a 500 that may have saved it", acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusBadGateway, Body: `{"message":"Bad gateway"}`}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": c.name,
-				"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
-			p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
-			if err != nil {
-				t.Fatal(err)
-			}
+			args, p := h.proposedOrder(t, kindFull, cust, c.name)
 			before := len(d.Records("SalesOrder"))
 			h.sim.SetFault(c.fault)
 			defer h.sim.ClearFaults()
-			_, err = h.execute(kindFull, "acumatica_create_sales_order", args, p)
+			_, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
 			if err == nil {
 				t.Fatal("the write succeeded through the fault")
 			}

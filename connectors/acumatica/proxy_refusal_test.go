@@ -40,12 +40,7 @@ func TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown(t *testing.T
 		{"an empty 422", "", "", http.StatusUnprocessableEntity},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": c.name,
-				"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
-			p, err := h.preview(kindFull, "acumatica_create_sales_order", args)
-			if err != nil {
-				t.Fatal(err)
-			}
+			args, p := h.proposedOrder(t, kindFull, cust, c.name)
 			before := len(d.Records("SalesOrder"))
 			forwarded := 0
 			h.erp = func(w http.ResponseWriter, r *http.Request) bool {
@@ -64,7 +59,7 @@ func TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown(t *testing.T
 				return true
 			}
 			defer func() { h.erp = nil }()
-			_, err = h.execute(kindFull, "acumatica_create_sales_order", args, p)
+			_, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
 			if err == nil {
 				t.Fatal("the write succeeded through the proxy's answer")
 			}
@@ -93,17 +88,12 @@ func TestAServiceWritesPutIsNotSentAgainAfterA500(t *testing.T) {
 	d := h.sim.Data()
 	cust := exemptCustomer(t, h.sim)
 	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
-	args := map[string]any{"CustomerID": cust.String("CustomerID"), "Description": "Saved, then a PXException",
-		"Details": []any{map[string]any{"InventoryID": d.Records("StockItem")[2].String("InventoryID"), "OrderQty": 1, "UnitPrice": 10}}}
-	p, err := h.preview(kindService, "acumatica_create_sales_order", args)
-	if err != nil {
-		t.Fatal(err)
-	}
+	args, p := h.proposedOrder(t, kindService, cust, "Saved, then a PXException")
 	before := len(d.Records("SalesOrder"))
 	h.sim.SetFault(acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: http.StatusInternalServerError, AfterServing: true,
 		Body: `{"message":"An error has occurred.","exceptionMessage":"Error: Invalid credentials. Please try again.","exceptionType":"PX.Data.PXException"}`})
 	defer h.sim.ClearFaults()
-	_, err = h.execute(kindService, "acumatica_create_sales_order", args, p)
+	_, err := h.execute(kindService, "acumatica_create_sales_order", args, p)
 	if n := len(d.Records("SalesOrder")) - before; n != 1 {
 		t.Errorf("the approved order was saved %d times, want once", n)
 	}
