@@ -67,9 +67,7 @@ func TestChromiumOwnerCannotUndoOperatorDisable(t *testing.T) {
 		return browserResult(t, ctx, "count the status forms", chromedp.Evaluate[int](`document.querySelectorAll('form[action$="/manage/status"] button').length`))
 	}
 
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 
 	t.Run("the operator disables the site in the console", func(t *testing.T) {
 		navigate(t, ctx, "open the console", chromedp.Navigate(gw.URL+"/console"))

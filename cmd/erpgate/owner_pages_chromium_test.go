@@ -86,9 +86,7 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 	})
 
 	t.Run("an administrator signs in", func(t *testing.T) {
-		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
-		waitForNewTitle(t, ctx, "Manage site acme")
-		clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+		signInToOwnerPage(t, ctx, gw, admin)
 		text := pageBody(t, ctx)
 		own := gw.callbackURL(t, site.Slug)
 		for _, want := range []string{"Signed in as " + admin.Email, "You are signed in as an administrator", site.MCPURL, person.Email, "erpgate e2e client", service.Email,
@@ -344,6 +342,15 @@ func needChromium(t *testing.T) {
 func pageBody(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	return browserResult(t, ctx, "read the page", chromedp.Text(chromedp.CSS("body")))
+}
+
+// signInToOwnerPage opens acme's owner page in ctx and signs in there as
+// admin at the Frappe simulator, until the owner's page shows.
+func signInToOwnerPage(t *testing.T, ctx context.Context, gw *gateway, admin frappetest.User) {
+	t.Helper()
+	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
+	waitForNewTitle(t, ctx, "Manage site acme")
+	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
 }
 
 // clickAndSignInAtFrappe clicks the button that starts a sign-in at the
@@ -739,9 +746,7 @@ func TestChromiumOwnerPageActivityNamesServiceTokenWrites(t *testing.T) {
 	newApprovals(t, gw).proposeAsService(t, site.ID, "acme", tokenID, admin.Email)
 
 	ctx := newChromium(t)
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 	rows := browserResult(t, ctx, "read the recent activity", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll("tr")].map(r => r.innerText.replace(/\s+/g, " ").trim()).filter(r => r.includes("proposed a write"))`))
 	if len(rows) != 1 || !strings.Contains(rows[0], "service token "+tokenID) || strings.Contains(rows[0], "AI client") {

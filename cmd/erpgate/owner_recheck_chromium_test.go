@@ -30,9 +30,7 @@ func TestChromiumOwnerSignedOutWhenTheERPNoLongerSaysAdmin(t *testing.T) {
 	docs := recordDocumentResponses(t, ctx)
 	viewAt(t, ctx, desktopWidth, desktopHeight)
 	manageURL := gw.URL + "/sites/acme/manage"
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 
 	demoted := admin
 	demoted.Roles = slices.DeleteFunc(slices.Clone(admin.Roles), func(r string) bool { return r == frappetest.SystemManager })

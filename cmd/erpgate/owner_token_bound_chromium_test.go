@@ -39,9 +39,7 @@ func TestChromiumOwnerPageRefusesAServiceTokenPastTheBound(t *testing.T) {
 	ctx := newChromium(t)
 	docs := recordDocumentResponses(t, ctx)
 	viewAt(t, ctx, desktopWidth, desktopHeight)
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 	navigate(t, ctx, "issue one token too many",
 		chromedp.SendKeys(chromedp.CSS("#token_name"), "one too many"),
 		chromedp.Click(chromedp.CSS(`form[action$="/manage/tokens"] button`)))

@@ -40,9 +40,7 @@ func TestChromiumOwnerPageListsOnlyTheLatestEndedTokens(t *testing.T) {
 
 	ctx := newChromium(t)
 	viewAt(t, ctx, desktopWidth, desktopHeight)
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 	rows := browserResult(t, ctx, "read the tokens", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('section[aria-labelledby="tokens"] tbody tr')].map(r => r.innerText.replace(/\s+/g, " ").trim())`))
 	// The registration's token and "kept" are active.

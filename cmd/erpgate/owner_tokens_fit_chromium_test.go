@@ -48,9 +48,7 @@ func TestChromiumOwnerPageTokensFitTheirCard(t *testing.T) {
 
 	ctx := newChromium(t)
 	viewAt(t, ctx, desktopWidth, desktopHeight)
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(gw.URL+"/sites/acme/manage"))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 	for _, width := range []int64{phoneWidth, 768, 1024, desktopWidth} {
 		what := "the tokens at " + strconv.FormatInt(width, 10) + " px"
 		viewAt(t, ctx, width, desktopHeight)

@@ -41,9 +41,7 @@ func TestChromiumOwnerPageIssuesExpiringTokens(t *testing.T) {
 	admin := userWithRole(t, sim, frappetest.RoleAdministrator)
 	ctx := newChromium(t)
 	manageURL := gw.URL + "/sites/acme/manage"
-	navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
-	waitForNewTitle(t, ctx, "Manage site acme")
-	clickAndSignInAtFrappe(t, ctx, `form[action$="/manage/sign-in"] button`, admin, "Manage Test acme")
+	signInToOwnerPage(t, ctx, gw, admin)
 
 	options, selected := lifetimeChoices(t, ctx, "#token_expires")
 	if strings.Join(options, "|") != strings.Join(wantLifetimeChoices, "|") || selected != "90" {
