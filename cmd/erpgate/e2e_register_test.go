@@ -33,13 +33,21 @@ func newRegistrationClient(t *testing.T, base string) *registrationClient {
 
 func (b *registrationClient) do(method, path string, form url.Values, header map[string]string) (int, http.Header, string) {
 	b.t.Helper()
+	return sendForm(b.t, b.hc, method, b.base+path, form, header)
+}
+
+// sendForm sends a method request to target by hc, with form (when not
+// nil) as its body and header, and returns the answer's status, header
+// and body.
+func sendForm(t *testing.T, hc *http.Client, method, target string, form url.Values, header map[string]string) (int, http.Header, string) {
+	t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
 	}
-	req, err := http.NewRequest(method, b.base+path, body)
+	req, err := http.NewRequest(method, target, body)
 	if err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -47,9 +55,9 @@ func (b *registrationClient) do(method, path string, form url.Values, header map
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := b.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)

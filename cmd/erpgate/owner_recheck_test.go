@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -33,24 +32,7 @@ func newOwnerBrowser(t *testing.T) *ownerBrowser {
 
 func (b *ownerBrowser) do(method, target string, form url.Values) (int, http.Header, string) {
 	b.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, target, body)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := b.hc.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(raw)
+	return sendForm(b.t, b.hc, method, target, form, nil)
 }
 
 // csrf opens the owner page at base and returns its forms' token.
