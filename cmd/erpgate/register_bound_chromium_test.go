@@ -22,18 +22,28 @@ func inMinutes(s string, lo, hi int) bool {
 	return err == nil && n >= lo && n <= hi
 }
 
+// oneRegistrationWaiting is a registration in Chromium on a gateway of
+// env, where one registration of sim, the Frappe simulator, waits to be
+// finished: started from 127.0.0.1, where the browser is too (one
+// network).
+func oneRegistrationWaiting(t *testing.T, env map[string]string) (r *registration, sim *frappetest.Server) {
+	t.Helper()
+	needChromium(t)
+	sim = frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	r = &registration{t: t, gw: startGateway(t, "", env), ctx: newChromiumWithin(t, time.Minute)}
+	r.docs = recordDocumentResponses(t, r.ctx)
+	newRegistrationClient(t, r.gw.URL).startRegistration(sim.URL)
+	return r, sim
+}
+
 // TestChromiumRegistrationRefusedWhileTooManyWait: with the deployment's
 // registrations waiting to be finished at their bound, a person starting
 // one on a phone is told so in a plain sentence, on a page that fits the
 // screen, with when to try again. Its screenshot goes to
 // ERPGATE_TEST_SCREENSHOTS.
 func TestChromiumRegistrationRefusedWhileTooManyWait(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	r := &registration{t: t, gw: startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING": "1"}), ctx: newChromiumWithin(t, time.Minute)}
-	r.docs = recordDocumentResponses(t, r.ctx)
-	newRegistrationClient(t, r.gw.URL).startRegistration(sim.URL)
+	r, sim := oneRegistrationWaiting(t, map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING": "1"})
 
 	viewAt(t, r.ctx, phoneWidth, phoneHeight)
 	r.start("frappe", "Acme Ltd", sim.URL, nil)
@@ -66,13 +76,7 @@ func TestChromiumRegistrationRefusedWhileTooManyWait(t *testing.T) {
 // and when to try again; nothing is stored. Its screenshots go to
 // ERPGATE_TEST_SCREENSHOTS.
 func TestChromiumRegistrationRefusedWhileTooManyWaitFromTheNetwork(t *testing.T) {
-	needChromium(t)
-	sim := frappetest.NewServer(frappetest.Options{})
-	t.Cleanup(sim.Close)
-	r := &registration{t: t, gw: startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK": "1"}), ctx: newChromiumWithin(t, time.Minute)}
-	r.docs = recordDocumentResponses(t, r.ctx)
-	// The browser and this client are both at 127.0.0.1: one network.
-	newRegistrationClient(t, r.gw.URL).startRegistration(sim.URL)
+	r, sim := oneRegistrationWaiting(t, map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK": "1"})
 
 	for _, screen := range []struct {
 		name          string
