@@ -510,12 +510,11 @@ func TestToolCallsRefusedBeforeTheLimitsHaveAPerCallerBudget(t *testing.T) {
 	}
 }
 
-// dialSlowReader opens a connection to endpoint that takes in next to
-// nothing of what it is sent (a client that does not read its answers),
-// and sends a call of tool as caller of site on it.
-func dialSlowReader(t *testing.T, endpoint, site, caller, tool, meta string) net.Conn {
+// dialNonReader opens a connection to host that takes in next to nothing
+// of what it is sent (a receive buffer of 4 KiB), closed when the test
+// ends.
+func dialNonReader(t *testing.T, host string) net.Conn {
 	t.Helper()
-	u, _ := url.Parse(endpoint)
 	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
@@ -523,11 +522,21 @@ func dialSlowReader(t *testing.T, endpoint, site, caller, tool, meta string) net
 		}
 		return serr
 	}}
-	conn, err := d.Dial("tcp", u.Host)
+	conn, err := d.Dial("tcp", host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// dialSlowReader opens a connection to endpoint that takes in next to
+// nothing of what it is sent (a client that does not read its answers),
+// and sends a call of tool as caller of site on it.
+func dialSlowReader(t *testing.T, endpoint, site, caller, tool, meta string) net.Conn {
+	t.Helper()
+	u, _ := url.Parse(endpoint)
+	conn := dialNonReader(t, u.Host)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}` + meta + `}}`
 	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2025-06-18\r\nX-Test-Site: %s\r\nX-Test-Caller: %s\r\nContent-Length: %d\r\n\r\n%s",

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,18 +36,7 @@ func listenBody(n int) string {
 func dialStalledListen(t *testing.T, endpoint, caller, body string) net.Conn {
 	t.Helper()
 	u, _ := url.Parse(endpoint)
-	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
-			return err
-		}
-		return serr
-	}}
-	conn, err := d.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := dialNonReader(t, u.Host)
 	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"%s: %s\r\n%s: %s\r\nX-Test-Caller: %s\r\nContent-Length: %d\r\n\r\n%s",
 		u.RequestURI(), u.Host, mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728, mcp.HeaderMethod, mcp.MethodSubscriptionsListen,
