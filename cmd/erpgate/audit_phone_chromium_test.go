@@ -1,13 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
-
-	"github.com/erpgate/erpgate/web/viewer"
 )
 
 // seedAuditEvents adds 30 sign-ins at the ERP (every third one refused,
@@ -56,48 +51,6 @@ var auditCardMaxHeight = map[int64]float64{phoneWidth: 120, 360: 145}
 // scrolls sideways.
 func TestChromiumAuditEventsAreDenseOnAPhone(t *testing.T) {
 	gw, ctx := consoleOfAcme(t, 90*time.Second, seedAuditEvents)
-	for _, width := range []int64{phoneWidth, 360} {
-		viewAt(t, ctx, width, phoneHeight)
-		navigate(t, ctx, "open the audit", chromedp.Navigate(gw.URL+"/console/audit"))
-		waitForNewTitle(t, ctx, "Audit")
-		saveScreenshot(t, ctx, fmt.Sprintf("%d-audit-events.png", width))
-		browserDo(t, ctx, "scroll to the events", chromedp.Evaluate[chromedp.Void](`document.querySelector('#events').scrollIntoView()`))
-		saveScreenshotOfScreen(t, ctx, fmt.Sprintf("%d-audit-events-screen.png", width))
-		what := fmt.Sprintf("the audit page at %d px", width)
-		notWiderThanTheScreen(t, ctx, what)
-		if n := browserResult(t, ctx, "count the events", chromedp.Evaluate[int](`document.querySelectorAll('#events tbody tr').length`)); n != viewer.PageSize {
-			t.Fatalf("%s: %d events shown, want a page of %d", what, n, viewer.PageSize)
-		}
-		h := browserResult(t, ctx, "measure the events", chromedp.Evaluate[float64](`document.querySelector('#events').getBoundingClientRect().height`))
-		t.Logf("%s: the 50 events are %.0f px tall", what, h)
-		if most := auditCardMaxHeight[width] * viewer.PageSize; h > most {
-			t.Errorf("%s: the 50 events are %.0f px tall, want at most %.0f px (%.0f px a card)", what, h, most, h/viewer.PageSize)
-		}
-		problems := browserResult(t, ctx, "measure the cards", chromedp.Evaluate[[]string](`(() => {
-  const problems = [];
-  for (const w of [...document.querySelectorAll('.table-wrap')].filter(w => !w.closest('details:not([open])'))) {
-    if (w.scrollWidth > w.clientWidth) problems.push('a table scrolls sideways, ' + (w.scrollWidth - w.clientWidth) + ' px out of sight');
-  }
-  const table = document.querySelector('#events'), right = table.getBoundingClientRect().right;
-  for (const tr of table.querySelectorAll('tbody tr')) {
-    // The heading: the time and the event, first and side by side.
-    const cells = [...tr.children].filter(c => c.getClientRects().length > 0).sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top || a.getBoundingClientRect().left - b.getBoundingClientRect().left);
-    const time = tr.children[0], event = tr.children[3];
-    if (cells[0] !== time || cells[1] !== event || Math.abs(time.getBoundingClientRect().top - event.getBoundingClientRect().top) > 0.5)
-      problems.push(tr.id + ': the time and event do not head the card: ' + cells.slice(0, 2).map(c => '"' + c.innerText.trim().slice(0, 30) + '"').join(', '));
-    if (parseInt(getComputedStyle(event).fontWeight) < 600) problems.push(tr.id + ': the event is not in bold, as the heading');
-    for (const c of cells) {
-      if (c.scrollWidth > c.clientWidth + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" reaches ' + (c.scrollWidth - c.clientWidth) + ' px past its cell');
-      if (c.getBoundingClientRect().right > right + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" is past the card');
-    }
-  }
-  return problems.slice(0, 10);
-})()`))
-		for _, p := range problems {
-			t.Errorf("%s: %s", what, p)
-		}
-	}
-	viewAt(t, ctx, desktopWidth, desktopHeight)
-	saveScreenshot(t, ctx, "1280-audit-events.png")
-	notWiderThanTheScreen(t, ctx, "the audit page on a desktop")
+	cardsAreDense(t, ctx, gw, eventCards{path: "/console/audit", title: "Audit", name: "audit", head: 3, headName: "event", maxHeight: auditCardMaxHeight,
+		screenOfTheEvents: true})
 }

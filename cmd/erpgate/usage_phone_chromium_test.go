@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,48 +29,77 @@ var usageCardMaxHeight = map[int64]float64{phoneWidth: 133, 360: 152}
 // the card, and no table scrolls sideways.
 func TestChromiumUsageEventsAreDenseOnAPhone(t *testing.T) {
 	gw, ctx := consoleOfAcme(t, 90*time.Second, seedViewerEvents)
+	cardsAreDense(t, ctx, gw, eventCards{path: "/console/usage", title: "Usage", name: "usage", head: 4, headName: "tool", maxHeight: usageCardMaxHeight})
+}
+
+// eventCards is a viewer page whose events are cards on a phone: name
+// ("usage", "audit") names the page in screenshots and messages; the cell
+// head of each event's row, which holds its headName, heads its card
+// beside the time; maxHeight bounds a card on average by the screen's
+// width; screenOfTheEvents also saves a screenshot of the screen
+// scrolled to the events.
+type eventCards struct {
+	path, title, name string
+	head              int
+	headName          string
+	maxHeight         map[int64]float64
+	screenOfTheEvents bool
+}
+
+// cardsAreDense opens c's page at a phone's widths (390 and 360 px): it is
+// not wider than the screen, the first page's 50 events are cards of
+// c.maxHeight at most on average, each headed by its time and its
+// c.headName, no cell's words reach past their cell or the card, and no
+// table scrolls sideways. At a desktop's width the page is not wider than
+// the screen either.
+func cardsAreDense(t *testing.T, ctx context.Context, gw *gateway, c eventCards) {
+	t.Helper()
 	for _, width := range []int64{phoneWidth, 360} {
 		viewAt(t, ctx, width, phoneHeight)
-		navigate(t, ctx, "open the usage", chromedp.Navigate(gw.URL+"/console/usage"))
-		waitForNewTitle(t, ctx, "Usage")
-		saveScreenshot(t, ctx, fmt.Sprintf("%d-usage-events.png", width))
-		what := fmt.Sprintf("the usage page at %d px", width)
+		navigate(t, ctx, "open the "+c.name, chromedp.Navigate(gw.URL+c.path))
+		waitForNewTitle(t, ctx, c.title)
+		saveScreenshot(t, ctx, fmt.Sprintf("%d-%s-events.png", width, c.name))
+		if c.screenOfTheEvents {
+			browserDo(t, ctx, "scroll to the events", chromedp.Evaluate[chromedp.Void](`document.querySelector('#events').scrollIntoView()`))
+			saveScreenshotOfScreen(t, ctx, fmt.Sprintf("%d-%s-events-screen.png", width, c.name))
+		}
+		what := fmt.Sprintf("the %s page at %d px", c.name, width)
 		notWiderThanTheScreen(t, ctx, what)
 		if n := browserResult(t, ctx, "count the events", chromedp.Evaluate[int](`document.querySelectorAll('#events tbody tr').length`)); n != viewer.PageSize {
 			t.Fatalf("%s: %d events shown, want a page of %d", what, n, viewer.PageSize)
 		}
 		h := browserResult(t, ctx, "measure the events", chromedp.Evaluate[float64](`document.querySelector('#events').getBoundingClientRect().height`))
 		t.Logf("%s: the 50 events are %.0f px tall", what, h)
-		if most := usageCardMaxHeight[width] * viewer.PageSize; h > most {
+		if most := c.maxHeight[width] * viewer.PageSize; h > most {
 			t.Errorf("%s: the 50 events are %.0f px tall, want at most %.0f px (%.0f px a card)", what, h, most, h/viewer.PageSize)
 		}
-		problems := browserResult(t, ctx, "measure the cards", chromedp.Evaluate[[]string](`(() => {
+		problems := browserResult(t, ctx, "measure the cards", chromedp.Evaluate[[]string](`((head, name) => {
   const problems = [];
   for (const w of [...document.querySelectorAll('.table-wrap')].filter(w => !w.closest('details:not([open])'))) {
     if (w.scrollWidth > w.clientWidth) problems.push('a table scrolls sideways, ' + (w.scrollWidth - w.clientWidth) + ' px out of sight');
   }
   const table = document.querySelector('#events'), right = table.getBoundingClientRect().right;
   for (const tr of table.querySelectorAll('tbody tr')) {
-    // The heading: the time and the tool, first and side by side.
+    // The heading: the time and the cell head (name), first and side by side.
     const cells = [...tr.children].filter(c => c.getClientRects().length > 0).sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top || a.getBoundingClientRect().left - b.getBoundingClientRect().left);
-    const time = tr.children[0], tool = tr.children[4];
-    if (cells[0] !== time || cells[1] !== tool || Math.abs(time.getBoundingClientRect().top - tool.getBoundingClientRect().top) > 0.5)
-      problems.push(tr.id + ': the time and tool do not head the card: ' + cells.slice(0, 2).map(c => '"' + c.innerText.trim().slice(0, 30) + '"').join(', '));
-    if (parseInt(getComputedStyle(tool).fontWeight) < 600) problems.push(tr.id + ': the tool is not in bold, as the heading');
+    const time = tr.children[0], heading = tr.children[head];
+    if (cells[0] !== time || cells[1] !== heading || Math.abs(time.getBoundingClientRect().top - heading.getBoundingClientRect().top) > 0.5)
+      problems.push(tr.id + ': the time and ' + name + ' do not head the card: ' + cells.slice(0, 2).map(c => '"' + c.innerText.trim().slice(0, 30) + '"').join(', '));
+    if (parseInt(getComputedStyle(heading).fontWeight) < 600) problems.push(tr.id + ': the ' + name + ' is not in bold, as the heading');
     for (const c of cells) {
       if (c.scrollWidth > c.clientWidth + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" reaches ' + (c.scrollWidth - c.clientWidth) + ' px past its cell');
       if (c.getBoundingClientRect().right > right + 0.5) problems.push(tr.id + ': "' + c.innerText.trim().slice(0, 30) + '" is past the card');
     }
   }
   return problems.slice(0, 10);
-})()`))
+})(`+strconv.Itoa(c.head)+`, `+strconv.Quote(c.headName)+`)`))
 		for _, p := range problems {
 			t.Errorf("%s: %s", what, p)
 		}
 	}
 	viewAt(t, ctx, desktopWidth, desktopHeight)
-	saveScreenshot(t, ctx, "1280-usage-events.png")
-	notWiderThanTheScreen(t, ctx, "the usage page on a desktop")
+	saveScreenshot(t, ctx, fmt.Sprintf("1280-%s-events.png", c.name))
+	notWiderThanTheScreen(t, ctx, "the "+c.name+" page on a desktop")
 }
 
 // TestChromiumTablesOfTheNumbersFitAPhone opens every <details> of the
