@@ -281,9 +281,11 @@ func (h *Handler) session(r *http.Request, site sites.Site) (string, bool, error
 	return h.sessions.User(r, site.SessionScope(), h.now())
 }
 
-// startSession sets the approval session cookie for user on site.
-func (h *Handler) startSession(w http.ResponseWriter, site sites.Site, user string) {
-	h.sessions.Start(w, site.SessionScope(), user, h.now())
+// startSession sets the approval session cookie for user on site; when
+// it cannot (err), none is set.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site sites.Site, user string) error {
+	_, err := h.sessions.Start(w, r, site.SessionScope(), user, h.now())
+	return err
 }
 
 // csrfPurpose binds a form's token to the action it decides.

@@ -98,7 +98,10 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 		h.wrongUser(w, p, proof.User.ID)
 		return
 	}
-	h.startSession(w, p.site, proof.User.ID)
+	if err := h.startSession(w, r, p.site, proof.User.ID); err != nil {
+		h.internalError(w, "start the approval session", err)
+		return
+	}
 	http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 }
 

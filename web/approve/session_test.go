@@ -31,7 +31,9 @@ func TestSessionDoesNotFollowItsSiteToAnotherERP(t *testing.T) {
 		Ends: pagesession.New(pgtest.NewPool(t))}, log: zap.NewNop()}
 	site := sites.Site{ID: uuid.New(), Slug: "acme", Kind: "frappe", BaseURL: "https://erp-a.example.com"}
 	rec := httptest.NewRecorder()
-	h.startSession(rec, site, "Administrator")
+	if err := h.startSession(rec, httptest.NewRequest(http.MethodGet, "/", nil), site, "Administrator"); err != nil {
+		t.Fatal(err)
+	}
 	req := httptest.NewRequest(http.MethodGet, "/approve/x", nil)
 	for _, c := range rec.Result().Cookies() {
 		req.AddCookie(c)

@@ -59,6 +59,28 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, o owner) {
 	h.done(w, r, o, "signed-out")
 }
 
+// signOutEverywhere ends every owner session of o's ERP user on the site,
+// in this browser and any other (a shared computer, a copied cookie), for
+// every replica at once, and drops the ERP tokens kept for them. Another
+// person's sessions, and this person's on other sites, go on.
+func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, o owner) {
+	ctx := r.Context()
+	if err := h.sessions.EndEverywhere(w, r, o.site.SessionScope(), o.user, h.now()); err != nil {
+		h.deps.Admin.Record(ctx, o.actor(), o.site.ID, o.site.Slug, siteadmin.ActionOwnerSignOutEverywhere, nil, err)
+		h.internalError(w, "sign out everywhere", err)
+		return
+	}
+	dropped, err := h.deps.Tokens.DropPerson(ctx, o.site.ID, o.user)
+	if err != nil {
+		// The sessions are ended: no change can be made with the tokens
+		// left, and the sweep drops them once they expire.
+		h.log.Warn("owner's ERP tokens not dropped after signing out everywhere", zap.String("site_slug", o.site.Slug), zap.Error(err))
+	}
+	h.deps.Admin.Record(ctx, o.actor(), o.site.ID, o.site.Slug, siteadmin.ActionOwnerSignOutEverywhere,
+		map[string]any{"erp_tokens_dropped": dropped}, nil)
+	h.done(w, r, o, "signed-out-everywhere")
+}
+
 // changeSettings saves the display name and the kind's settings. A change
 // of tenant is proven first: the owner signs in as an administrator of the
 // tenant the site moves to.

@@ -172,6 +172,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/sites/:slug/manage/sign-in", func(c echo.Context) error { h.beginSignIn(c); return nil })
 	e.GET("/sites/:slug/manage/sign-in", reopened)
 	post("/sign-out", "", "", h.signOut)
+	// Taking access away asks the ERP nothing: it must work when the ERP
+	// is down, or no longer lists the owner.
+	post("/sign-out-everywhere", "", "", h.signOutEverywhere)
 	// Settings ask the ERP in changeSettings: a move to another tenant is
 	// proven by a sign-in there. A new client secret is proven so too.
 	post("/settings", "", "", h.changeSettings)

@@ -28,6 +28,8 @@ var notices = map[string]string{
 	"disabled":       "The site is disabled: nobody can use it through erpgate until you enable it.",
 	"enabled":        "The site is enabled.",
 	"signed-out":     "You are signed out of this site's owner page.",
+	"signed-out-everywhere": "You are signed out of this site's owner page in this browser and in every other one you signed in with. " +
+		"Nobody can use those sign-ins to change the site any more.",
 }
 
 type fieldView struct {
@@ -281,25 +283,26 @@ func who(e sites.Event) string {
 }
 
 var actionNames = map[string]string{
-	siteadmin.ActionCreateSite:         "registered the site",
-	siteadmin.ActionUpdateSite:         "changed the site",
-	siteadmin.ActionDeleteSite:         "deleted the site",
-	siteadmin.ActionPutAPIConnection:   "set the fixed API credential",
-	siteadmin.ActionPutOAuthConnection: "set the OAuth client",
-	siteadmin.ActionRotateOAuthSecret:  "replaced the OAuth client secret",
-	siteadmin.ActionDeleteConnection:   "removed a connection",
-	siteadmin.ActionIssueServiceToken:  "issued a service token",
-	siteadmin.ActionRevokeServiceToken: "revoked a service token",
-	siteadmin.ActionRevokePerson:       "revoked a person's access",
-	siteadmin.ActionOwnerSignIn:        "signed in to this page",
-	siteadmin.ActionChangeSetting:      "changed a setting",
-	approval.EventProposed:             "proposed a write",
-	approval.EventApproved:             "approved a write",
-	approval.EventRejected:             "rejected a write",
-	approval.EventWithdrawn:            "withdrew a write approval",
-	approval.EventExecuted:             "carried out a write",
-	approval.EventFailed:               "tried a write the ERP refused",
-	approval.EventRefused:              "was refused a write approval",
+	siteadmin.ActionCreateSite:             "registered the site",
+	siteadmin.ActionUpdateSite:             "changed the site",
+	siteadmin.ActionDeleteSite:             "deleted the site",
+	siteadmin.ActionPutAPIConnection:       "set the fixed API credential",
+	siteadmin.ActionPutOAuthConnection:     "set the OAuth client",
+	siteadmin.ActionRotateOAuthSecret:      "replaced the OAuth client secret",
+	siteadmin.ActionDeleteConnection:       "removed a connection",
+	siteadmin.ActionIssueServiceToken:      "issued a service token",
+	siteadmin.ActionRevokeServiceToken:     "revoked a service token",
+	siteadmin.ActionRevokePerson:           "revoked a person's access",
+	siteadmin.ActionOwnerSignIn:            "signed in to this page",
+	siteadmin.ActionOwnerSignOutEverywhere: "signed out of this page everywhere",
+	siteadmin.ActionChangeSetting:          "changed a setting",
+	approval.EventProposed:                 "proposed a write",
+	approval.EventApproved:                 "approved a write",
+	approval.EventRejected:                 "rejected a write",
+	approval.EventWithdrawn:                "withdrew a write approval",
+	approval.EventExecuted:                 "carried out a write",
+	approval.EventFailed:                   "tried a write the ERP refused",
+	approval.EventRefused:                  "was refused a write approval",
 }
 
 func actionWords(action string) string {

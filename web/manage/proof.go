@@ -195,7 +195,7 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 		h.notAdmin(w, site, p, "Only they can manage the site on erpgate.")
 	default:
 		if err := h.startSession(w, r, site, p.User.ID, p.Token); err != nil {
-			h.internalError(w, "keep the owner's ERP token", err)
+			h.internalError(w, "start the owner session", err)
 			return
 		}
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, nil)
@@ -270,7 +270,7 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 		// another tenant, the one the owner just proved, with the ERP
 		// token of that proof.
 		if err := h.startSession(w, r, updated, p.User.ID, p.Token); err != nil {
-			h.internalError(w, "keep the owner's ERP token", err)
+			h.internalError(w, "start the owner session", err)
 			return
 		}
 		code := "settings"

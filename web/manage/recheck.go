@@ -40,7 +40,10 @@ const (
 // the token cannot be kept the session is not started (err).
 func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site sites.Site, user string, token secrets.Secret) error {
 	now := h.now()
-	cookie := h.sessions.Start(w, site.SessionScope(), user, now)
+	cookie, err := h.sessions.Start(w, r, site.SessionScope(), user, now)
+	if err != nil {
+		return err
+	}
 	if token == "" {
 		// No token, no change: each is refused until they sign in again.
 		return nil

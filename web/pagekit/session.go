@@ -7,19 +7,23 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // UserSession is a session cookie that names a person on one scope (a
-// site's id): the value "v1:<random id>:<scope>|<user>" signed for Purpose
-// until Lifetime after it starts (sessions made before the random id,
-// "<scope>|<user>", are read until they expire). Nothing is stored while
-// it is in use: every
+// site's id): the value "v1:<random id>.<mark>:<scope>|<user>" signed for
+// Purpose until Lifetime after it starts (sessions made before the mark,
+// "v1:<random id>:…", and before the random id, "<scope>|<user>", are
+// read until they expire). Nothing is stored while it is in use: every
 // replica with the signer's key verifies it, and a session of one scope
 // never works on another. Ending it (signing out) records the cookie in
 // Ends, which every replica checks, so that a copy of the cookie stops
-// working too. The site owner's page and the approval page use one each,
+// working too; ending a person's sessions everywhere records the person
+// with a mark from Ends, and each session carries the mark Ends gave it
+// as it began, so that every session of theirs that began before stops
+// working. The site owner's page and the approval page use one each,
 // with their own cookie, purpose and key.
 type UserSession struct {
 	Kit      *Kit
@@ -32,14 +36,24 @@ type UserSession struct {
 	Ends SessionEnds
 }
 
-// SessionEnds records and checks ended sessions by their cookie's value
-// (platform/store/pagesession.Store).
+// SessionEnds records and checks ended sessions by their cookie's value,
+// and people's sessions ended everywhere by the person
+// (platform/store/pagesession.Store). A person is a string that names the
+// page, the scope and the user (UserSession.person).
 type SessionEnds interface {
 	// End records that the session of cookie ended; it would have
 	// expired at expires.
 	End(ctx context.Context, cookie string, expires time.Time) error
-	// Ended reports whether the session of cookie was ended.
-	Ended(ctx context.Context, cookie string) (bool, error)
+	// Mark returns the mark of a session that begins now: above that of
+	// every EndEverywhere so far.
+	Mark(ctx context.Context) (int64, error)
+	// EndEverywhere records that every session of person that began
+	// before now (with a lower mark) ended; the last of them would have
+	// expired at expires.
+	EndEverywhere(ctx context.Context, person string, expires time.Time) error
+	// Ended reports whether the session of cookie, person's that began
+	// with mark, was ended, by itself or everywhere.
+	Ended(ctx context.Context, cookie, person string, mark int64) (bool, error)
 }
 
 // errNoEnds is User's error when the session has no Ends to check.
@@ -58,11 +72,22 @@ func (s UserSession) User(r *http.Request, scope string, now time.Time) (user st
 	if !ok {
 		return "", false, nil
 	}
+	// A session made before marks has mark 0: below every one that
+	// signing out everywhere takes.
+	var mark int64
 	if rest, ok := strings.CutPrefix(value, sessionV1); ok {
 		// The random id only makes each sign-in's cookie its own, so
 		// that ending one ends no other (the record is the cookie's).
-		if _, value, ok = strings.Cut(rest, ":"); !ok {
+		var id string
+		if id, value, ok = strings.Cut(rest, ":"); !ok {
 			return "", false, nil
+		}
+		if _, m, marked := strings.Cut(id, "."); marked {
+			n, err := strconv.ParseInt(m, 10, 64)
+			if err != nil || n <= 0 {
+				return "", false, nil
+			}
+			mark = n
 		}
 	}
 	got, user, ok := strings.Cut(value, "|")
@@ -72,11 +97,18 @@ func (s UserSession) User(r *http.Request, scope string, now time.Time) (user st
 	if s.Ends == nil {
 		return "", false, errNoEnds
 	}
-	ended, err := s.Ends.Ended(r.Context(), raw)
+	ended, err := s.Ends.Ended(r.Context(), raw, s.person(scope, user), mark)
 	if err != nil || ended {
 		return "", false, err
 	}
 	return user, true, nil
+}
+
+// person names user's sessions of this page on scope for Ends: the ERPs
+// name a person in any case ("Ana@example.com" signs in as
+// "ana@example.com"), so the user is lower-cased.
+func (s UserSession) person(scope, user string) string {
+	return s.Purpose + "\x00" + scope + "\x00" + strings.ToLower(user)
 }
 
 // Signed returns the request's session cookie when it is one erpgate
@@ -101,13 +133,37 @@ const sessionV1 = "v1:"
 
 // Start sets the session cookie for user on scope, from now, and returns
 // the cookie's value (what End and a page's own records know the session
-// by).
-func (s UserSession) Start(w http.ResponseWriter, scope, user string, now time.Time) string {
+// by). The session carries a mark from Ends; when none can be taken, no
+// session is started (err).
+func (s UserSession) Start(w http.ResponseWriter, r *http.Request, scope, user string, now time.Time) (string, error) {
+	if s.Ends == nil {
+		return "", errNoEnds
+	}
+	mark, err := s.Ends.Mark(r.Context())
+	if err != nil {
+		return "", err
+	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id) // crypto/rand.Read never fails (Go 1.24)
-	value := s.Signer.Sign(s.Purpose, sessionV1+base64.RawURLEncoding.EncodeToString(id)+":"+scope+"|"+user, now.Add(s.Lifetime))
+	// A replica that predates marks reads "<random id>.<mark>" as the
+	// random id, which it does not look into.
+	value := s.Signer.Sign(s.Purpose, sessionV1+base64.RawURLEncoding.EncodeToString(id)+"."+strconv.FormatInt(mark, 10)+":"+scope+"|"+user, now.Add(s.Lifetime))
 	http.SetCookie(w, s.Kit.Cookie(s.Cookie, value, s.Lifetime))
-	return value
+	return value, nil
+}
+
+// EndEverywhere deletes the session cookie and ends every session of user
+// on scope that began before now, in any browser, for every replica: this
+// page's only (another page's sessions, another user's and the user's on
+// another scope go on). The record lasts until the last of them would
+// expire (now and Lifetime; the store's sweep allows an hour for
+// clocks).
+func (s UserSession) EndEverywhere(w http.ResponseWriter, r *http.Request, scope, user string, now time.Time) error {
+	http.SetCookie(w, s.Kit.Cookie(s.Cookie, "", 0))
+	if s.Ends == nil {
+		return errNoEnds
+	}
+	return s.Ends.EndEverywhere(r.Context(), s.person(scope, user), now.Add(s.Lifetime))
 }
 
 // End deletes the session cookie and, when the request carries a session

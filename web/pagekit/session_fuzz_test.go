@@ -26,7 +26,9 @@ func FuzzUserSession(f *testing.F) {
 	now := time.Unix(1_800_000_000, 0)
 	f.Fuzz(func(t *testing.T, user, header string) {
 		rec := httptest.NewRecorder()
-		s.Start(rec, "site-1", user, now)
+		if _, err := s.Start(rec, httptest.NewRequest(http.MethodGet, "https://gw.example/", nil), "site-1", user, now); err != nil {
+			t.Fatal(err)
+		}
 		r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
 		for _, c := range rec.Result().Cookies() {
 			r.AddCookie(c)

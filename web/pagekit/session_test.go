@@ -25,7 +25,7 @@ func TestUserSession(t *testing.T) {
 	approve := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "approve", Lifetime: 30 * time.Minute, Ends: ends}
 	now := time.Unix(1_800_000_000, 0)
 	rec := httptest.NewRecorder()
-	owner.Start(rec, "site-1", "ana@example.com", now)
+	mustStart(t, owner, rec, "site-1", "ana@example.com", now)
 	cookie := rec.Result().Cookies()[0]
 	if cookie.Name != "__Host-erpgate_owner" || !cookie.HttpOnly || !cookie.Secure || cookie.MaxAge != 1800 {
 		t.Fatalf("cookie %+v", cookie)
@@ -51,6 +51,8 @@ func TestUserSession(t *testing.T) {
 		"a scope without users":     {owner, signer.Sign("owner", "site-1|", now.Add(time.Hour)), "site-1", now},
 		"an id without a scope":     {owner, signer.Sign("owner", "v1:site-1|ana@example.com", now.Add(time.Hour)), "site-1", now},
 		"another scope after an id": {owner, signer.Sign("owner", "v1:x:site-2|ana@example.com", now.Add(time.Hour)), "site-1", now},
+		"a mark that is not one":    {owner, signer.Sign("owner", "v1:x.y:site-1|ana@example.com", now.Add(time.Hour)), "site-1", now},
+		"a mark of zero":            {owner, signer.Sign("owner", "v1:x.0:site-1|ana@example.com", now.Add(time.Hour)), "site-1", now},
 	} {
 		if u, ok, _ := c.s.User(req(c.value), c.scope, c.at); ok {
 			t.Errorf("%s: accepted as %q", name, u)
@@ -97,7 +99,7 @@ func TestUserSessionsEndOneByOne(t *testing.T) {
 	}
 	start := func() string {
 		rec := httptest.NewRecorder()
-		s.Start(rec, "site-1", "ana@example.com", now)
+		mustStart(t, s, rec, "site-1", "ana@example.com", now)
 		return rec.Result().Cookies()[0].Value
 	}
 	first, second := start(), start()
@@ -131,10 +133,14 @@ func TestUserSessionUncheckedIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := UserSession{Kit: kit, Signer: NewSigner([]byte(strings.Repeat("k", 32))), Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute}
+	s := UserSession{Kit: kit, Signer: NewSigner([]byte(strings.Repeat("k", 32))), Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: &memEnds{}}
 	now := time.Unix(1_800_000_000, 0)
 	rec := httptest.NewRecorder()
-	s.Start(rec, "site-1", "ana@example.com", now)
+	mustStart(t, s, rec, "site-1", "ana@example.com", now)
+	s.Ends = nil
+	if _, err := s.Start(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "https://gw.example/", nil), "site-1", "ana@example.com", now); err == nil {
+		t.Error("Start without Ends reported no error")
+	}
 	r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
 	r.AddCookie(rec.Result().Cookies()[0])
 	if u, ok, err := s.User(r, "site-1", now); ok || err == nil {
@@ -143,9 +149,24 @@ func TestUserSessionUncheckedIsRefused(t *testing.T) {
 	if err := s.End(httptest.NewRecorder(), r, now); err == nil {
 		t.Error("End without Ends reported no error")
 	}
+	if err := s.EndEverywhere(httptest.NewRecorder(), r, "site-1", "ana@example.com", now); err == nil {
+		t.Error("EndEverywhere without Ends reported no error")
+	}
 	s.Ends = &memEnds{fail: errors.New("database down")}
 	if u, ok, err := s.User(r, "site-1", now); ok || err == nil {
 		t.Errorf("with a failing check: %q, %v, %v", u, ok, err)
+	}
+	rec = httptest.NewRecorder()
+	if v, err := s.Start(rec, r, "site-1", "ana@example.com", now); err == nil || v != "" || len(rec.Result().Cookies()) != 0 {
+		t.Errorf("Start with no mark to take: %q, %v, cookies %v", v, err, rec.Result().Cookies())
+	}
+}
+
+// mustStart starts s's session for user on scope at now, in rec.
+func mustStart(t *testing.T, s UserSession, rec *httptest.ResponseRecorder, scope, user string, now time.Time) {
+	t.Helper()
+	if _, err := s.Start(rec, httptest.NewRequest(http.MethodGet, "https://gw.example/", nil), scope, user, now); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -153,7 +174,25 @@ func TestUserSessionUncheckedIsRefused(t *testing.T) {
 // tests use platform/store/pagesession on Postgres.
 type memEnds struct {
 	ended map[string]time.Time
-	fail  error
+	// marks is the last mark given; everywhere the mark each person's
+	// sessions below which ended.
+	marks      int64
+	everywhere map[string]int64
+	fail       error
+}
+
+func (m *memEnds) Mark(context.Context) (int64, error) {
+	m.marks++
+	return m.marks, m.fail
+}
+
+func (m *memEnds) EndEverywhere(_ context.Context, person string, _ time.Time) error {
+	if m.everywhere == nil {
+		m.everywhere = map[string]int64{}
+	}
+	m.marks++
+	m.everywhere[person] = m.marks
+	return m.fail
 }
 
 func (m *memEnds) End(_ context.Context, cookie string, expires time.Time) error {
@@ -164,9 +203,68 @@ func (m *memEnds) End(_ context.Context, cookie string, expires time.Time) error
 	return m.fail
 }
 
-func (m *memEnds) Ended(_ context.Context, cookie string) (bool, error) {
+func (m *memEnds) Ended(_ context.Context, cookie, person string, mark int64) (bool, error) {
 	_, ok := m.ended[cookie]
-	return ok, m.fail
+	return ok || mark < m.everywhere[person], m.fail
+}
+
+// Ending a person's sessions everywhere ends each of theirs on the scope
+// for the purpose that began before it, whatever the case of the name the
+// ERP gave at sign-in, and sessions made before marks or ids; not one
+// begun after, another person's, theirs on another scope, nor their
+// sessions of another page. It deletes this browser's cookie too.
+func TestUserSessionEndEverywhere(t *testing.T) {
+	kit, err := New("https://gw.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := NewSigner([]byte(strings.Repeat("k", 32)))
+	ends := &memEnds{}
+	owner := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: ends}
+	approve := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "approve", Lifetime: 30 * time.Minute, Ends: ends}
+	now := time.Unix(1_800_000_000, 0)
+	req := func(value string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "https://gw.example/", nil)
+		r.AddCookie(&http.Cookie{Name: "__Host-erpgate_owner", Value: value})
+		return r
+	}
+	start := func(s UserSession, scope, user string) string {
+		rec := httptest.NewRecorder()
+		mustStart(t, s, rec, scope, user, now)
+		return rec.Result().Cookies()[0].Value
+	}
+	here, forgotten, shouted := start(owner, "site-1", "ana@example.com"), start(owner, "site-1", "ana@example.com"), start(owner, "site-1", "ANA@example.com")
+	beforeIDs := signer.Sign("owner", "site-1|ana@example.com", now.Add(30*time.Minute))
+	beforeMarks := signer.Sign("owner", "v1:abc:site-1|ana@example.com", now.Add(30*time.Minute))
+	bobs, elsewhere, approval := start(owner, "site-1", "bob@example.com"), start(owner, "site-2", "ana@example.com"), start(approve, "site-1", "ana@example.com")
+	rec := httptest.NewRecorder()
+	if err := owner.EndEverywhere(rec, req(here), "site-1", "ana@example.com", now); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.Result().Cookies()[0]; c.MaxAge >= 0 || c.Value != "" {
+		t.Errorf("EndEverywhere set %+v", c)
+	}
+	after := start(owner, "site-1", "ana@example.com")
+	for name, c := range map[string]struct {
+		s     UserSession
+		value string
+		scope string
+		want  bool
+	}{
+		"the session signed out from":          {owner, here, "site-1", false},
+		"another browser's":                    {owner, forgotten, "site-1", false},
+		"a sign-in the ERP named in capitals":  {owner, shouted, "site-1", false},
+		"a session made before ids":            {owner, beforeIDs, "site-1", false},
+		"a session made before marks":          {owner, beforeMarks, "site-1", false},
+		"a session begun after":                {owner, after, "site-1", true},
+		"another person's":                     {owner, bobs, "site-1", true},
+		"the person's on another scope":        {owner, elsewhere, "site-2", true},
+		"the person's session of another page": {approve, approval, "site-1", true},
+	} {
+		if _, ok, err := c.s.User(req(c.value), c.scope, now); ok != c.want || err != nil {
+			t.Errorf("%s: signed in %v (%v), want %v", name, ok, err, c.want)
+		}
+	}
 }
 
 func TestCrossOriginAndFormAction(t *testing.T) {
@@ -222,7 +320,7 @@ func TestUserSessionEndRecordsTheCookiesOwnExpiry(t *testing.T) {
 		ends := &memEnds{}
 		s := UserSession{Kit: kit, Signer: signer, Cookie: "erpgate_owner", Purpose: "owner", Lifetime: 30 * time.Minute, Ends: ends}
 		rec := httptest.NewRecorder()
-		s.Start(rec, "site-1", "ana@example.com", start)
+		mustStart(t, s, rec, "site-1", "ana@example.com", start)
 		r := httptest.NewRequest(http.MethodPost, "https://gw.example/", nil)
 		r.AddCookie(rec.Result().Cookies()[0])
 		if err := s.End(httptest.NewRecorder(), r, start.Add(5*time.Minute+skew)); err != nil {

@@ -32,6 +32,10 @@ const OwnerChangeTTL = 15 * time.Minute
 // let in or refused.
 const ActionOwnerSignIn = "owner_sign_in"
 
+// ActionOwnerSignOutEverywhere is an owner ending all their sessions on
+// the site's owner's page, in every browser (web/manage).
+const ActionOwnerSignOutEverywhere = "owner_sign_out_everywhere"
+
 // OAuthClient returns the site's OAuth client and the site as its
 // connector sees it: what an owner's sign-in signs in with.
 func (s *Service) OAuthClient(ctx context.Context, site sites.Site) (connector.Site, connector.OAuthClient, error) {

@@ -92,6 +92,17 @@ func (t *Tokens) Drop(ctx context.Context, siteID uuid.UUID, cookie string) erro
 	return database.Classify(err)
 }
 
+// DropPerson deletes the tokens kept for every session of user (case
+// aside, as the ERPs name people) on site siteID: what signing out
+// everywhere leaves. It returns how many it deleted.
+func (t *Tokens) DropPerson(ctx context.Context, siteID uuid.UUID, user string) (int64, error) {
+	tag, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE site_id = $1 AND lower(erp_user) = lower($2)`, siteID, user)
+	if err != nil {
+		return 0, database.Classify(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // Purge deletes the tokens of sessions that expired over an hour ago (the
 // hour allows for a replica's clock behind the database's). It returns
 // how many it deleted.

@@ -92,3 +92,52 @@ func TestOwnerTokensAreTheSessionsAndSitesOnly(t *testing.T) {
 		t.Errorf("Purge took a token within the hour's margin: %v", err)
 	}
 }
+
+// DropPerson drops the tokens of every session of one ERP user (case
+// aside) on one site: not another user's there, nor the user's on another
+// site.
+func TestDropPersonDropsOnlyThatPersonsTokensOnThatSite(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, other := uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{site, other} {
+		if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, 'frappe', $3, 'Site')`,
+			id, "s"+id.String()[:8], "https://"+id.String()[:8]+".example"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens := NewTokens(pool, keys)
+	expires := time.Now().Add(30 * time.Minute)
+	kept := []struct {
+		site         uuid.UUID
+		cookie, user string
+		dropped      bool
+	}{
+		{site, "laptop", "ana@example.com", true},
+		{site, "shared", "Ana@Example.com", true},
+		{site, "bobs", "bob@example.com", false},
+		{other, "laptop-other", "ana@example.com", false},
+	}
+	for _, k := range kept {
+		if err := tokens.Keep(ctx, k.site, k.cookie, k.user, secrets.Secret("token-"+k.cookie), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := tokens.DropPerson(ctx, site, "ana@example.com"); err != nil || n != 2 {
+		t.Errorf("DropPerson = %d, %v; want 2", n, err)
+	}
+	for _, k := range kept {
+		_, _, err := tokens.Get(ctx, k.site, k.cookie)
+		if gone := errors.Is(err, ErrNoToken); gone != k.dropped || (!gone && err != nil) {
+			t.Errorf("%s's token of session %s: %v, dropped %v", k.user, k.cookie, err, k.dropped)
+		}
+	}
+}
