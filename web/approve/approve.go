@@ -171,9 +171,13 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.POST("/approve/:id/decide", func(c echo.Context) error { h.decide(c.Response(), c.Request(), c.Param("id")); return nil })
 	e.POST("/approve/:id/withdraw", func(c echo.Context) error { h.withdraw(c.Response(), c.Request(), c.Param("id")); return nil })
 	e.POST("/approve/:id/sign-out", func(c echo.Context) error { h.signOut(c.Response(), c.Request(), c.Param("id")); return nil })
+	e.POST("/approve/:id/sign-out-everywhere", func(c echo.Context) error {
+		h.signOutEverywhere(c.Response(), c.Request(), c.Param("id"))
+		return nil
+	})
 	// A refusal shows at the form's address; opened again with a GET
 	// (history, another tab), that address is the approval page.
-	for _, step := range []string{"sign-in", "decide", "withdraw", "sign-out"} {
+	for _, step := range []string{"sign-in", "decide", "withdraw", "sign-out", "sign-out-everywhere"} {
 		e.GET("/approve/:id/"+step, func(c echo.Context) error {
 			http.Redirect(c.Response(), c.Request(), h.deps.Kit.URL("/approve/"+url.PathEscape(c.Param("id"))), http.StatusSeeOther)
 			return nil

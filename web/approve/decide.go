@@ -301,6 +301,48 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, raw string) {
 	http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
 }
 
+// signOutEverywhere answers the Sign out everywhere button: it ends every
+// approval session of the signed-in person on the action's site, in this
+// browser and any other (a shared computer, a copied cookie), for every
+// replica at once, records it, and shows the page again saying so.
+// Another person's sessions, and this person's on other sites, go on.
+// Without a session it signs this browser out, as Sign out does.
+func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, raw string) {
+	if h.limited(w, r, h.posts, "sign-out") {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	p, ok := h.load(w, r, raw)
+	if !ok || !h.checkForm(w, r, p) {
+		return
+	}
+	user, signedIn, err := h.session(r, p.site)
+	if err != nil {
+		h.internalError(w, "check the approval session", err)
+		return
+	}
+	if !signedIn {
+		if err := h.sessions.End(w, r, h.now()); err != nil {
+			h.internalError(w, "sign out", err)
+			return
+		}
+		http.Redirect(w, r, h.pageURL(p), http.StatusSeeOther)
+		return
+	}
+	actor := siteadmin.Actor{Kind: siteadmin.ActorKind(approval.ActorERPUser), Name: user}
+	if err := h.sessions.EndEverywhere(w, r, p.site.SessionScope(), user, h.now()); err != nil {
+		h.deps.Admin.Record(r.Context(), actor, p.site.ID, p.site.Slug, approval.EventSignOutEverywhere, nil, err)
+		h.internalError(w, "sign out everywhere", err)
+		return
+	}
+	h.deps.Admin.Record(r.Context(), actor, p.site.ID, p.site.Slug, approval.EventSignOutEverywhere, map[string]any{"action_id": p.action.ID.String()}, nil)
+	http.Redirect(w, r, h.pageURL(p)+"?done="+doneSignedOutEverywhere, http.StatusSeeOther)
+}
+
+// doneSignedOutEverywhere is the page's query after signing out
+// everywhere, which it says in a sentence.
+const doneSignedOutEverywhere = "signed-out-everywhere"
+
 // withdrawRefusal says why an approval could not be withdrawn.
 func withdrawRefusal(err error) string {
 	switch {

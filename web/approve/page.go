@@ -81,8 +81,9 @@ type view struct {
 	SignedInAs                     string
 	CSRF                           string
 	// Notice says why what the person just asked for was not done (a
-	// withdrawal too late).
-	Notice string
+	// withdrawal too late); Done says that it was (signed out
+	// everywhere).
+	Notice, Done string
 }
 
 // URL is an action path of this page (ID names the action as the link
@@ -108,7 +109,12 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
 		}
 		p.clientName = name
 	}
-	h.render(w, http.StatusOK, h.page, h.view(p, user, key), p.site)
+	v := h.view(p, user, key)
+	if user == "" && r.URL.Query().Get("done") == doneSignedOutEverywhere {
+		v.Done = "You are signed out of " + p.site.DisplayName + "'s approval pages in this browser and in every other one you signed in with. " +
+			"Nobody can use those sign-ins to approve or reject a change any more."
+	}
+	h.render(w, http.StatusOK, h.page, v, p.site)
 }
 
 // view builds the page of p for the person signed in as user ("" for

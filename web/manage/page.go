@@ -303,6 +303,7 @@ var actionNames = map[string]string{
 	approval.EventExecuted:                 "carried out a write",
 	approval.EventFailed:                   "tried a write the ERP refused",
 	approval.EventRefused:                  "was refused a write approval",
+	approval.EventSignOutEverywhere:        "signed out of the approval pages everywhere",
 }
 
 func actionWords(action string) string {

@@ -33,6 +33,11 @@ const (
 	EventRefused   = "write_refused"
 )
 
+// EventSignOutEverywhere is a person ending all their sessions on a
+// site's approval pages, in every browser; the approval page (web/approve)
+// records it.
+const EventSignOutEverywhere = "approval_sign_out_everywhere"
+
 // The audit actor kinds (migration 00025).
 const (
 	ActorERPUser   = "erp_user"
