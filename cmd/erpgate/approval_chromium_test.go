@@ -452,7 +452,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 		navigate(t, ctx, "open the approval page", chromedp.Navigate(pageURL))
 		waitForNewTitle(t, ctx, "Approve a change on Test acme")
 		clickAndSignInAtFrappe(t, ctx, `form[action$="/sign-in"] button`, approver, "Approve a change on Test acme")
-		if got := strings.Join(buttons(t), ","); got != "Approve,Reject,Sign out" {
+		if got := strings.Join(buttons(t), ","); got != "Approve,Reject,Sign out,Sign out everywhere" {
 			t.Errorf("buttons %q", got)
 		}
 	})
@@ -466,7 +466,7 @@ func TestChromiumApprovalWithdrawFrappe(t *testing.T) {
 				t.Errorf("page lacks %q: %s", want, text)
 			}
 		}
-		if got := strings.Join(buttons(t), ","); got != "Withdraw approval,Sign out" {
+		if got := strings.Join(buttons(t), ","); got != "Withdraw approval,Sign out,Sign out everywhere" {
 			t.Errorf("buttons %q", got)
 		}
 		saveScreenshot(t, ctx, "approval-approved-withdrawable.png")
