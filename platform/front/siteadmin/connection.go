@@ -37,9 +37,9 @@ var OAuthCredentialFields = []connector.CredentialField{
 // Its owner cannot replace it while the operator has the site disabled.
 func (s *Service) PutAPIConnection(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string) (sites.Connection, error) {
 	var saved sites.Connection
-	err := ownerRefused(actor, site, "its API credential cannot be changed until they enable it again; nothing was saved")
+	err := ownerRefused(actor, site, ownerAPICredentialRefusal)
 	if err == nil {
-		saved, err = s.putAPIConnection(ctx, site, credentials)
+		saved, err = s.putAPIConnection(ctx, partyOf(actor), site, credentials)
 	}
 	details := map[string]any{}
 	if err == nil {
@@ -49,7 +49,14 @@ func (s *Service) PutAPIConnection(ctx context.Context, actor Actor, site sites.
 	return saved, err
 }
 
-func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+// ownerAPICredentialRefusal says why the owner of a site the operator
+// disabled cannot give it an API credential.
+const ownerAPICredentialRefusal = "its API credential cannot be changed until they enable it again; nothing was saved"
+
+// putAPIConnection verifies and saves the credential as party by: the
+// owner's is refused by the write itself when the operator disabled the
+// site while it was being verified.
+func (s *Service) putAPIConnection(ctx context.Context, by sites.Party, site sites.Site, credentials map[string]string) (sites.Connection, error) {
 	if credentials == nil {
 		return sites.Connection{}, noCredential()
 	}
@@ -65,8 +72,10 @@ func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credent
 	if err != nil {
 		return sites.Connection{}, err
 	}
-	saved, err := s.deps.Store.PutVerifiedConnection(ctx, site.ID, site.BaseURL, sites.ConnectionAPIToken, identity, fields)
+	saved, err := s.deps.Store.PutVerifiedConnectionBy(ctx, by, site.ID, site.BaseURL, sites.ConnectionAPIToken, identity, fields)
 	switch {
+	case errors.Is(err, sites.ErrOperatorDisabled):
+		return sites.Connection{}, operatorDisabled(err, ownerAPICredentialRefusal)
 	case errors.Is(err, sites.ErrNotFound):
 		return sites.Connection{}, newError(NotFound, err, "site %s was deleted while its credential was being verified; nothing was saved", toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrBaseURLChanged):
@@ -84,7 +93,7 @@ func (s *Service) putAPIConnection(ctx context.Context, site sites.Site, credent
 // user signs in (an OAuth client authenticates nobody by itself), so it is
 // saved as given; the first sign-in proves it.
 func (s *Service) PutOAuthConnection(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string) (sites.Connection, error) {
-	saved, err := s.putOAuthConnection(ctx, site, credentials)
+	saved, err := s.putOAuthConnection(ctx, partyOf(actor), site, credentials)
 	details := map[string]any{}
 	if credentials != nil && err == nil {
 		details["client_id"] = strings.TrimSpace(credentials["client_id"])
@@ -93,7 +102,9 @@ func (s *Service) PutOAuthConnection(ctx context.Context, actor Actor, site site
 	return saved, err
 }
 
-func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, credentials map[string]string) (sites.Connection, error) {
+// putOAuthConnection saves the OAuth client as party by: the owner's is
+// refused by the write itself on a site the operator disabled.
+func (s *Service) putOAuthConnection(ctx context.Context, by sites.Party, site sites.Site, credentials map[string]string) (sites.Connection, error) {
 	if credentials == nil {
 		return sites.Connection{}, noCredential()
 	}
@@ -108,8 +119,11 @@ func (s *Service) putOAuthConnection(ctx context.Context, site sites.Site, crede
 	if err != nil {
 		return sites.Connection{}, err
 	}
-	saved, err := s.deps.Store.PutConnection(ctx, site.ID, sites.ConnectionOAuth, "", fields)
+	saved, err := s.deps.Store.PutConnectionBy(ctx, by, site.ID, sites.ConnectionOAuth, "", fields)
 	if err != nil {
+		if errors.Is(err, sites.ErrOperatorDisabled) {
+			return sites.Connection{}, operatorDisabled(err, ownerSecretRefusal)
+		}
 		if errors.Is(err, sites.ErrNotFound) {
 			return sites.Connection{}, newError(NotFound, err, "site %s was deleted; nothing was saved", toolerr.Quote(site.Slug))
 		}
@@ -373,7 +387,7 @@ func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site
 	)
 	err := ownerRefused(actor, site, ownerSecretRefusal)
 	if err == nil {
-		saved, clientID, err = s.rotateOAuthClientSecret(ctx, site, secret)
+		saved, clientID, err = s.rotateOAuthClientSecret(ctx, partyOf(actor), site, secret)
 	}
 	details := map[string]any{}
 	if clientID != "" {
@@ -387,7 +401,7 @@ func (s *Service) RotateOAuthClientSecret(ctx context.Context, actor Actor, site
 // cannot give it a new client secret.
 const ownerSecretRefusal = "its OAuth client secret cannot be changed until they enable it again; nothing was changed"
 
-func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, secret string) (sites.Connection, string, error) {
+func (s *Service) rotateOAuthClientSecret(ctx context.Context, by sites.Party, site sites.Site, secret string) (sites.Connection, string, error) {
 	secret = strings.TrimSpace(secret)
 	if secret == "" {
 		return sites.Connection{}, "", invalid("paste the new client secret")
@@ -402,6 +416,6 @@ func (s *Service) rotateOAuthClientSecret(ctx context.Context, site sites.Site, 
 		return sites.Connection{}, "", internal(err)
 	}
 	clientID := fields["client_id"].Reveal()
-	saved, err := s.putOAuthConnection(ctx, site, map[string]string{"client_id": clientID, "client_secret": secret})
+	saved, err := s.putOAuthConnection(ctx, by, site, map[string]string{"client_id": clientID, "client_secret": secret})
 	return saved, clientID, err
 }

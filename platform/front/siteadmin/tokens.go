@@ -29,9 +29,9 @@ func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites
 		st    sites.ServiceToken
 		value secrets.Secret
 	)
-	err := ownerRefused(actor, site, "no service token can be issued until they enable it again; nothing was issued")
+	err := ownerRefused(actor, site, ownerTokenRefusal)
 	if err == nil {
-		st, value, err = s.issueServiceToken(ctx, site, name, lifetimeDays)
+		st, value, err = s.issueServiceToken(ctx, partyOf(actor), site, name, lifetimeDays)
 	}
 	details := map[string]any{"name": name}
 	if lifetimeDays != 0 {
@@ -47,16 +47,25 @@ func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites
 	return st, value, err
 }
 
-func (s *Service) issueServiceToken(ctx context.Context, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
+// ownerTokenRefusal says why the owner of a site the operator disabled
+// cannot issue a service token.
+const ownerTokenRefusal = "no service token can be issued until they enable it again; nothing was issued"
+
+// issueServiceToken issues the token as party by: the owner's is refused
+// by the write itself when the operator disabled the site after the
+// owner's request loaded it.
+func (s *Service) issueServiceToken(ctx context.Context, by sites.Party, site sites.Site, name string, lifetimeDays int) (sites.ServiceToken, secrets.Secret, error) {
 	if err := sites.ValidateTokenName(name); err != nil {
 		return sites.ServiceToken{}, "", validationError(err)
 	}
 	if err := sites.ValidateTokenLifetimeDays(lifetimeDays); err != nil {
 		return sites.ServiceToken{}, "", validationError(err)
 	}
-	st, value, err := s.deps.Store.IssueServiceTokenWithLifetime(ctx, site.ID, name, lifetimeDays)
+	st, value, err := s.deps.Store.IssueServiceTokenBy(ctx, by, site.ID, name, lifetimeDays)
 	var full *sites.TooManyServiceTokensError
 	switch {
+	case errors.Is(err, sites.ErrOperatorDisabled):
+		return sites.ServiceToken{}, "", operatorDisabled(err, ownerTokenRefusal)
 	case errors.As(err, &full):
 		e := newError(Conflict, err, "site %s already has %d active service tokens and a site may have at most %d (ERPGATE_LIMIT_SERVICE_TOKENS_PER_SITE); revoke one it no longer uses before issuing another",
 			toolerr.Quote(site.Slug), full.Active, full.Bound)

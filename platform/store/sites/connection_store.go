@@ -28,7 +28,15 @@ type sealedField struct {
 // PutVerifiedConnection, which also makes sure the site has not moved to
 // another origin since.
 func (s *Store) PutConnection(ctx context.Context, siteID uuid.UUID, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
-	return s.putConnectionChecked(ctx, siteID, "", typ, verifiedIdentity, fields)
+	return s.putConnectionChecked(ctx, ByOperator, siteID, "", typ, verifiedIdentity, fields)
+}
+
+// PutConnectionBy is PutConnection made by party by: the owner's
+// (ByOwner) saves nothing and reports ErrOperatorDisabled on a site the
+// operator disabled, checked under the site row's lock, so a disable
+// made after the owner's request loaded the site still holds.
+func (s *Store) PutConnectionBy(ctx context.Context, by Party, siteID uuid.UUID, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
+	return s.putConnectionChecked(ctx, by, siteID, "", typ, verifiedIdentity, fields)
 }
 
 // PutVerifiedConnection is PutConnection for a credential that was verified
@@ -36,20 +44,27 @@ func (s *Store) PutConnection(ctx context.Context, siteID uuid.UUID, typ Connect
 // verifiedBaseURL it saves nothing and reports ErrBaseURLChanged, so a
 // credential is never attached to an origin it was not verified against.
 func (s *Store) PutVerifiedConnection(ctx context.Context, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
+	return s.PutVerifiedConnectionBy(ctx, ByOperator, siteID, verifiedBaseURL, typ, verifiedIdentity, fields)
+}
+
+// PutVerifiedConnectionBy is PutVerifiedConnection made by party by, which
+// PutConnectionBy explains: the owner's is refused ErrOperatorDisabled on
+// a site the operator disabled, however long the verification took.
+func (s *Store) PutVerifiedConnectionBy(ctx context.Context, by Party, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
 	if verifiedBaseURL == "" {
 		return Connection{}, fmt.Errorf("sites: put %s connection of site %s: %w", typ, siteID, invalidf("the verified base URL is empty"))
 	}
-	return s.putConnectionChecked(ctx, siteID, verifiedBaseURL, typ, verifiedIdentity, fields)
+	return s.putConnectionChecked(ctx, by, siteID, verifiedBaseURL, typ, verifiedIdentity, fields)
 }
 
 // putConnectionChecked seals the fields and stores them. An empty
 // verifiedBaseURL skips the origin check.
-func (s *Store) putConnectionChecked(ctx context.Context, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
+func (s *Store) putConnectionChecked(ctx context.Context, by Party, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, fields map[string]secrets.Secret) (Connection, error) {
 	sealed, err := s.sealFields(siteID, typ, fields)
 	if err != nil {
 		return Connection{}, fmt.Errorf("sites: put %s connection of site %s: %w", typ, siteID, err)
 	}
-	conn, err := s.putConnection(ctx, siteID, verifiedBaseURL, typ, verifiedIdentity, sealed)
+	conn, err := s.putConnection(ctx, by, siteID, verifiedBaseURL, typ, verifiedIdentity, sealed)
 	if err != nil {
 		return Connection{}, fmt.Errorf("sites: put %s connection of site %s: %w", typ, siteID, database.Classify(err))
 	}
@@ -88,7 +103,7 @@ func (s *Store) sealFields(siteID uuid.UUID, typ ConnectionType, fields map[stri
 	return sealed, nil
 }
 
-func (s *Store) putConnection(ctx context.Context, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, sealed []sealedField) (Connection, error) {
+func (s *Store) putConnection(ctx context.Context, by Party, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, sealed []sealedField) (Connection, error) {
 	newID, err := uuid.NewV7()
 	if err != nil {
 		return Connection{}, fmt.Errorf("new id: %w", err)
@@ -98,9 +113,13 @@ func (s *Store) putConnection(ctx context.Context, siteID uuid.UUID, verifiedBas
 		// Holding the site row FOR SHARE keeps a concurrent DeleteSite, or an
 		// UpdateSite moving the site to another origin, from racing the
 		// writes below; it also tells a missing site from a database error.
-		var baseURL string
-		if err := tx.QueryRow(ctx, `SELECT base_url FROM sites WHERE id = $1 FOR SHARE`, siteID).Scan(&baseURL); err != nil {
+		// The operator's disable waits for it too, or it sees the disable.
+		var baseURL, disabledBy string
+		if err := tx.QueryRow(ctx, `SELECT base_url, coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR SHARE`, siteID).Scan(&baseURL, &disabledBy); err != nil {
 			return notFound(err)
+		}
+		if by == ByOwner && Party(disabledBy) == ByOperator {
+			return ErrOperatorDisabled
 		}
 		if verifiedBaseURL != "" && baseURL != verifiedBaseURL {
 			return ErrBaseURLChanged

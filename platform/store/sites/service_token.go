@@ -98,6 +98,14 @@ func (s *Store) IssueServiceToken(ctx context.Context, siteID uuid.UUID, name st
 // expires lifetimeDays 24-hour days after it is issued (0: never). A
 // lifetime out of ValidateTokenLifetimeDays's range is ErrInvalid.
 func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.UUID, name string, lifetimeDays int) (ServiceToken, secrets.Secret, error) {
+	return s.IssueServiceTokenBy(ctx, ByOperator, siteID, name, lifetimeDays)
+}
+
+// IssueServiceTokenBy is IssueServiceTokenWithLifetime issued by party by:
+// the owner (ByOwner) is refused ErrOperatorDisabled on a site the
+// operator disabled, checked under the lock of the site's row, so a
+// disable made after the owner's request loaded the site still holds.
+func (s *Store) IssueServiceTokenBy(ctx context.Context, by Party, siteID uuid.UUID, name string, lifetimeDays int) (ServiceToken, secrets.Secret, error) {
 	if err := ValidateTokenName(name); err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
 	}
@@ -122,12 +130,15 @@ func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.U
 		// this token (each statement sees what committed before it began).
 		// FOR NO KEY UPDATE does not hold off the key-share lock the new
 		// token's foreign key takes, nor the resolving of tokens.
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID).Scan(&one); err != nil {
+		var disabledBy string
+		if err := tx.QueryRow(ctx, `SELECT coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID).Scan(&disabledBy); err != nil {
 			if database.IsNoRows(err) {
 				return ErrNotFound
 			}
 			return err
+		}
+		if by == ByOwner && Party(disabledBy) == ByOperator {
+			return ErrOperatorDisabled
 		}
 		var active int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
