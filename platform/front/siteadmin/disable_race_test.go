@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -100,4 +102,44 @@ func TestOwnerChangeWrittenAfterTheOperatorsDisableIsRefused(t *testing.T) {
 			t.Errorf("the owner's secret was saved on the site the operator disabled: %q", got)
 		}
 	})
+}
+
+// The same for the site's live settings the owner's page changes (the
+// write settings): the page asks the ERP again before the change, with
+// the site as its request loaded it, and the operator's disable may come
+// meanwhile.
+func TestOwnerSettingWrittenAfterTheOperatorsDisableIsRefused(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
+	if err := live.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg := connector.NewRegistry()
+	reg.MustRegister(testERP{})
+	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
+		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	site := f.create(t, "acme")
+	disabled := "disabled"
+	if _, err := svc.UpdateSite(ctx, siteadmin.Operator, site, siteadmin.SiteChange{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	// site is the owner's request's copy, loaded before the disable.
+	_, err := svc.ChangeSetting(ctx, siteadmin.ERPAdmin(identity), &site, livesettings.ServiceWriteApprover, "approver@acme.example", false)
+	var se *siteadmin.Error
+	if !errors.As(err, &se) || se.Kind != siteadmin.Conflict || !errors.Is(err, sites.ErrOperatorDisabled) {
+		t.Errorf("the owner's setting after the operator's disable: %v, want the operator's disable", err)
+	}
+	var n int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM live_settings WHERE site_id = $1`, site.ID).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d settings of the site the operator disabled (%v), want none", n, err)
+	}
+	ev := f.events(t)
+	if last := ev[len(ev)-1]; last.Action != siteadmin.ActionChangeSetting || last.Outcome != siteadmin.OutcomeRefused {
+		t.Errorf("last event %+v, want change_setting refused", last)
+	}
+	// The operator's own change is theirs to make.
+	if _, err := svc.ChangeSetting(ctx, siteadmin.Operator, &site, livesettings.ServiceWriteApprover, "approver@acme.example", false); err != nil {
+		t.Errorf("the operator's setting on the site they disabled: %v", err)
+	}
 }
