@@ -70,7 +70,7 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 	// settings included: that is the operator's decision, as UpdateSite
 	// holds it.
 	if site != nil && partyOf(actor) == sites.ByOwner && OperatorDisabled(*site) {
-		err := operatorDisabled(sites.ErrOperatorDisabled, "its settings cannot be changed until they enable it again; nothing was changed")
+		err := operatorDisabled(sites.ErrOperatorDisabled, ownerSettingsRefusal)
 		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			return v, nil
 		}
 	}
-	after, details, err := s.changeSetting(ctx, siteID, name, reset, parse)
+	after, details, err := s.changeSetting(ctx, site != nil && partyOf(actor) == sites.ByOwner, siteID, name, reset, parse)
 	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
 	return after, err
 }
@@ -116,7 +116,14 @@ func (s *Service) ToolNames(kind string) []string {
 	return names
 }
 
-func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, map[string]any, error) {
+// ownerSettingsRefusal says why the owner of a site the operator disabled
+// cannot change its settings.
+const ownerSettingsRefusal = "its settings cannot be changed until they enable it again; nothing was changed"
+
+// changeSetting stores the setting; owner's change (of a site's setting)
+// is refused by the write itself when the operator disabled the site
+// after the owner's request loaded it.
+func (s *Service) changeSetting(ctx context.Context, owner bool, siteID uuid.UUID, name string, reset bool, parse func(livesettings.Def) (any, error)) (any, map[string]any, error) {
 	if s.deps.Settings == nil {
 		return nil, nil, internal(errors.New("siteadmin: no live settings store"))
 	}
@@ -137,8 +144,14 @@ func (s *Service) changeSetting(ctx context.Context, siteID uuid.UUID, name stri
 		}
 		value = v
 	}
-	before, after, err := s.deps.Settings.Set(ctx, siteID, name, value)
+	set := s.deps.Settings.Set
+	if owner {
+		set = s.deps.Settings.SetByOwner
+	}
+	before, after, err := set(ctx, siteID, name, value)
 	switch {
+	case errors.Is(err, livesettings.ErrOperatorDisabled):
+		return nil, details, operatorDisabled(sites.ErrOperatorDisabled, ownerSettingsRefusal)
 	case errors.Is(err, livesettings.ErrScope):
 		where := "for the whole deployment"
 		if siteID != uuid.Nil {

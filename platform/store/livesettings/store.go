@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
@@ -323,6 +324,24 @@ var ErrScope = errors.New("livesettings: the setting cannot be set there")
 // in force before and after, and applies the change on this replica
 // before it returns; the others follow on the notification.
 func (s *Store) Set(ctx context.Context, site uuid.UUID, name string, value any) (before, after any, err error) {
+	return s.set(ctx, false, site, name, value)
+}
+
+// ErrOperatorDisabled means the site's owner may not change its settings:
+// the operator disabled the site.
+var ErrOperatorDisabled = errors.New("livesettings: the operator disabled the site")
+
+// SetByOwner is Set for site's owner: on a site the operator disabled it
+// stores nothing and reports ErrOperatorDisabled, read under a lock of the
+// site's row, so that a disable the owner's request did not see yet holds.
+func (s *Store) SetByOwner(ctx context.Context, site uuid.UUID, name string, value any) (before, after any, err error) {
+	if site == uuid.Nil {
+		return nil, nil, ErrScope
+	}
+	return s.set(ctx, true, site, name, value)
+}
+
+func (s *Store) set(ctx context.Context, owner bool, site uuid.UUID, name string, value any) (before, after any, err error) {
 	d, ok := Lookup(name)
 	if !ok || (site == uuid.Nil && d.Scope&Deployment == 0) || (site != uuid.Nil && d.Scope&Site == 0) {
 		return nil, nil, ErrScope
@@ -337,17 +356,39 @@ func (s *Store) Set(ctx context.Context, site uuid.UUID, name string, value any)
 	if site != uuid.Nil {
 		sitePtr = &site
 	}
-	if value == nil {
-		_, err = s.pool.Exec(ctx, `DELETE FROM live_settings WHERE site_id IS NOT DISTINCT FROM $1 AND name = $2`, sitePtr, name)
-	} else {
-		raw, merr := json.Marshal(value)
-		if merr != nil {
-			return nil, nil, merr
+	var raw []byte
+	if value != nil {
+		if raw, err = json.Marshal(value); err != nil {
+			return nil, nil, err
 		}
-		_, err = s.pool.Exec(ctx, `
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if owner {
+			// FOR SHARE: the operator's disable waits for this change, or
+			// this sees it.
+			var disabledBy string
+			err := tx.QueryRow(ctx, `SELECT coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR SHARE`, site).Scan(&disabledBy)
+			switch {
+			case database.IsNoRows(err):
+				return ErrNoSite
+			case err != nil:
+				return err
+			case disabledBy == "operator":
+				return ErrOperatorDisabled
+			}
+		}
+		if value == nil {
+			_, err := tx.Exec(ctx, `DELETE FROM live_settings WHERE site_id IS NOT DISTINCT FROM $1 AND name = $2`, sitePtr, name)
+			return err
+		}
+		_, err := tx.Exec(ctx, `
 			INSERT INTO live_settings (site_id, name, value) VALUES ($1, $2, $3)
 			ON CONFLICT ((coalesce(site_id, '00000000-0000-0000-0000-000000000000'::uuid)), name)
 			DO UPDATE SET value = excluded.value, updated_at = now()`, sitePtr, name, raw)
+		return err
+	})
+	if errors.Is(err, ErrNoSite) || errors.Is(err, ErrOperatorDisabled) {
+		return nil, nil, err
 	}
 	if err != nil {
 		if _, fk := database.IsForeignKeyViolation(err); fk {
