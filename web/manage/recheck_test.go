@@ -2,11 +2,14 @@ package manage
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/web/pagekit"
 )
 
@@ -40,5 +43,42 @@ func TestChangeWithoutAKeptERPTokenSignsOut(t *testing.T) {
 	}
 	if len(events) == 0 || events[0].Action != siteadmin.ActionUpdateSite || events[0].Outcome != siteadmin.OutcomeRefused || events[0].Actor != user {
 		t.Errorf("the last event is %+v, want the refused update_site of %s", events, user)
+	}
+}
+
+// A sign-in in a browser that holds an owner session replaces it: the
+// browser keeps only the new cookie, so the replaced session is ended for
+// every replica (a copy of its cookie no longer works) and the ERP token
+// kept for it is dropped at once, not an hour and a half later by the
+// sweep.
+func TestSignInAgainDropsTheReplacedSessionsToken(t *testing.T) {
+	p := newPages(t)
+	const user = "it.admin@demo.example"
+	old := p.session(p.acme, user)
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.AddCookie(old)
+	rec := httptest.NewRecorder()
+	token := secrets.Secret(p.erp.IssueAccessToken(user, time.Hour))
+	if err := p.h.startSession(rec, req, p.acme, user, token); err != nil {
+		t.Fatal(err)
+	}
+	var fresh *http.Cookie
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == old.Name && c.Value != "" {
+			fresh = c
+		}
+	}
+	if fresh == nil || fresh.Value == old.Value {
+		t.Fatalf("the second sign-in set no new session cookie: %+v", rec.Result().Cookies())
+	}
+	var rows int
+	if err := p.pool.QueryRow(t.Context(), `SELECT count(*) FROM owner_session_tokens WHERE site_id = $1`, p.acme.ID).Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("%d ERP tokens kept for acme's sessions (%v), want 1: the replaced session's stays", rows, err)
+	}
+	if _, body := p.get(t, "/sites/acme/manage", old); !strings.Contains(body, signInPage+"acme") {
+		t.Errorf("the replaced session still shows the owner page: %s", body)
+	}
+	if _, body := p.get(t, "/sites/acme/manage", fresh); !strings.Contains(body, ownerPage+user) {
+		t.Errorf("the new session does not show the owner page: %s", body)
 	}
 }
