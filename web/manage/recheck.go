@@ -38,8 +38,22 @@ const (
 // startSession sets the owner session cookie for user on site and keeps
 // token, the ERP access token they proved themselves with, for it. When
 // the token cannot be kept the session is not started (err).
+//
+// A session the browser held before (of any site) is replaced: it is
+// ended for every replica and its kept ERP token dropped, since no
+// browser holds it any more, only a copy could.
 func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site sites.Site, user string, token secrets.Secret) error {
 	now := h.now()
+	if old, signed := h.sessions.Signed(r, now); signed {
+		if err := h.deps.Tokens.DropSession(r.Context(), old); err != nil {
+			return err
+		}
+		if expires, ok := h.deps.Signer.Expiry(sessionPurpose, old); ok {
+			if err := h.deps.Ends.End(r.Context(), old, expires); err != nil {
+				return err
+			}
+		}
+	}
 	cookie, err := h.sessions.Start(w, r, site.SessionScope(), user, now)
 	if err != nil {
 		return err

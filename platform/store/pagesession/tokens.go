@@ -103,6 +103,13 @@ func (t *Tokens) DropPerson(ctx context.Context, siteID uuid.UUID, user string) 
 	return tag.RowsAffected(), nil
 }
 
+// DropSession deletes the token kept for the session of cookie, whatever
+// its site: a session replaced by another sign-in in its browser.
+func (t *Tokens) DropSession(ctx context.Context, cookie string) error {
+	_, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1`, sessionHash(cookie))
+	return database.Classify(err)
+}
+
 // Purge deletes the tokens of sessions that expired over an hour ago (the
 // hour allows for a replica's clock behind the database's). It returns
 // how many it deleted.
