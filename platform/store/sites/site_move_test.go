@@ -213,3 +213,38 @@ func TestTenantMoveEndsTheOldTenantsServiceTokens(t *testing.T) {
 		t.Errorf("another site's token after the move: %v", err)
 	}
 }
+
+// TestMovingASiteEndsItsOwnersKeptERPTokens: the ERP access tokens kept for
+// owner-page sessions (owner_session_tokens) are the old ERP's or
+// tenant's, bearers of an administrator's say there; the move ends those
+// sessions (their scope names the old ERP), and their tokens go with them
+// rather than stay sealed until the sweep. Another site's stay.
+func TestMovingASiteEndsItsOwnersKeptERPTokens(t *testing.T) {
+	ctx := t.Context()
+	s, pool := newStore(t)
+	byAddress, byTenant, other := mustCreate(t, s, "address-move"), mustCreate(t, s, "tenant-move"), mustCreate(t, s, "staying")
+	for i, site := range []sites.Site{byAddress, byTenant, other} {
+		if _, err := pool.Exec(ctx, `INSERT INTO owner_session_tokens (session_hash, site_id, erp_user, key_id, token, expires_at)
+			VALUES ($1, $2, 'admin', 'k1', '\x02', now() + interval '30 minutes')`, []byte{byte(i + 1)}, site.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved := "https://elsewhere.example.com"
+	if _, err := s.UpdateSite(ctx, byAddress.ID, sites.SiteUpdate{BaseURL: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	tenant := byTenant.IdentityKey + "-other-tenant"
+	if _, err := s.UpdateSite(ctx, byTenant.ID, sites.SiteUpdate{Settings: json.RawMessage(`{"company":"Acme","tenant":"Other"}`), IdentityKey: &tenant}); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []sites.Site{byAddress, byTenant, other} {
+		want := 0
+		if site.ID == other.ID {
+			want = 1
+		}
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM owner_session_tokens WHERE site_id = $1`, site.ID).Scan(&n); err != nil || n != want {
+			t.Errorf("site %s: %d owner ERP tokens after the moves (%v), want %d", site.Slug, n, err, want)
+		}
+	}
+}
