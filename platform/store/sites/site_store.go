@@ -243,6 +243,8 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 // what erpgate holds from the old one (people's ERP tokens, also in
 // sign-ins under way, and service connections') and its own grants that
 // use them: none is sent to the new one, and people sign in again there.
+// So do the ERP tokens kept for owner-page sessions, whose sessions the
+// move ends (their scope names the old ERP and tenant).
 // Their consents end too: the same ERP user id at the new one may be
 // another person, who consents for themselves, and the new ERP's
 // administrators are not shown the old one's people.
@@ -252,7 +254,7 @@ func checkTenantChange(ctx context.Context, tx pgx.Tx, id uuid.UUID, identityKey
 // than run there on an approval of what another ERP showed. Writes that
 // began or ran keep their record.
 func endWhatTheOldERPIssued(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens", "oauth_consents"} {
+	for _, table := range []string{"oauth_signin_flows", "upstream_tokens", "service_connection_tokens", "oauth_tokens", "oauth_consents", "owner_session_tokens"} {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE site_id = $1`, id); err != nil {
 			return fmt.Errorf("end what the old ERP issued (%s): %w", table, err)
 		}
