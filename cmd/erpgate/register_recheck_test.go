@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
+)
+
+var redirectField = regexp.MustCompile(`id="v-redirect">([^<]+)<`)
+
+// TestRegistrationAPIStepAsksTheERPAgain: the registration's last step
+// (an API credential, then a service token) changes the registered site
+// as its owner does on the owner's page, for as long as the registration
+// stays open (30 minutes). Once the ERP took the registrant's System
+// Manager role away, it is refused as the owner's page refuses a change:
+// nothing is saved, no token is issued, the refusal is recorded.
+func TestRegistrationAPIStepAsksTheERPAgain(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+	admin := userWithRole(t, sim, "administrator")
+	bot := userWithRole(t, sim, "service")
+
+	b := newRegistrationClient(t, gw.URL)
+	path := b.startRegistration(sim.URL)
+	status, _, page := b.do(http.MethodGet, path, nil, nil)
+	m := redirectField.FindStringSubmatch(page)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("the client step: HTTP %d: %s", status, pageText(page))
+	}
+	redirect := m[1]
+	client := sim.RegisterClient(redirect)
+	br := signin.NewBrowser(redirect, frappeLogin(admin))
+	br.HC = b.hc
+	back, err := br.Run(context.Background(), http.MethodPost, gw.URL+path+"/client",
+		url.Values{"csrf": {b.csrf(path)}, "client_id": {client.ID}, "client_secret": {client.Secret}})
+	if err != nil {
+		t.Fatalf("the proof at Frappe: %v", err)
+	}
+	if status, h, page := b.do(http.MethodGet, strings.TrimPrefix(back.String(), gw.URL), nil, nil); status != http.StatusSeeOther || h.Get("Location") != gw.URL+path {
+		t.Fatalf("back from Frappe: HTTP %d to %q: %s", status, h.Get("Location"), pageText(page))
+	}
+	csrf := b.csrf(path)
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites`); n != 1 {
+		t.Fatalf("%d sites registered, want 1", n)
+	}
+
+	demoted := admin
+	demoted.Roles = slices.DeleteFunc(slices.Clone(admin.Roles), func(r string) bool { return r == frappetest.SystemManager })
+	sim.AddUser(demoted)
+	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer lists you as an administrator") {
+		t.Errorf("the API step after the demotion: HTTP %d, want 403 saying the ERP no longer lists them: %s", status, pageText(page))
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+		t.Errorf("%d API credentials saved after the demotion, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`); n != 0 {
+		t.Errorf("%d service tokens issued after the demotion, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused' AND actor = $1`, admin.Email); n != 1 {
+		t.Errorf("%d refused put_api_connection events of %s, want 1", n, admin.Email)
+	}
+
+	// Administrator again: the step works.
+	sim.AddUser(admin)
+	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusOK || queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`) != 1 {
+		t.Errorf("the API step of an administrator: HTTP %d: %s", status, pageText(page))
+	}
+}
