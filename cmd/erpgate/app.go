@@ -377,9 +377,12 @@ func (a *App) build(ctx context.Context) error {
 		PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, Lookups: lookups,
 	})
 	sweeps := []sweep{{"erpadmin proofs", proofs.Sweep}}
+	// The ERP tokens owner sessions signed in with (and registrants, for
+	// the registration's last step): kept until they expire.
+	ownerTokens := pagesession.NewTokens(a.pool, cfg.Keyring)
 	if cfg.Registration.Enabled {
 		registration := register.New(register.Deps{
-			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring,
+			Admin: siteAdmin, Proofs: proofs, Sites: store, Registry: reg, Pool: a.pool, Keyring: cfg.Keyring, Tokens: ownerTokens,
 			PublicBaseURL: cfg.PublicBaseURL, Logger: a.log, ClientIP: e.IPExtractor, TTL: cfg.Registration.PendingTTL, Lookups: lookups,
 			MaxPending: cfg.Registration.MaxPending, MaxPendingPerNetwork: cfg.Registration.MaxPendingPerNetwork,
 		})
@@ -393,8 +396,6 @@ func (a *App) build(ctx context.Context) error {
 	// Owner and approval sessions signed out: kept until they expire.
 	ends := pagesession.New(a.pool)
 	sweeps = append(sweeps, sweep{"ended page sessions", ends.Purge})
-	// The ERP tokens owner sessions signed in with: kept until they expire.
-	ownerTokens := pagesession.NewTokens(a.pool, cfg.Keyring)
 	sweeps = append(sweeps, sweep{"owner session ERP tokens", ownerTokens.Purge})
 	if a.approvals != nil {
 		sweeps = append(sweeps, sweep{"pending actions", a.approvals.Sweep})

@@ -43,6 +43,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -63,6 +64,12 @@ type Deps struct {
 	Registry *connector.Registry
 	Pool     *pgxpool.Pool
 	Keyring  *secrets.Keyring
+	// Tokens keeps, sealed, the ERP token the registrant proved
+	// themselves with, for as long as the registration stays open: its
+	// last step (an API credential, a service token) changes the site as
+	// its owner does, and first asks the ERP again with it whether they
+	// still administer it, as the owner's page does.
+	Tokens *pagesession.Tokens
 	// PublicBaseURL is the base of every URL the pages show.
 	PublicBaseURL string
 	Logger        *zap.Logger
@@ -124,8 +131,8 @@ type pages struct {
 // New builds the handler and registers its proof purpose with
 // deps.Proofs. It panics on a missing dependency (a wiring mistake).
 func New(deps Deps) *Handler {
-	if deps.Admin == nil || deps.Proofs == nil || deps.Sites == nil || deps.Registry == nil || deps.Pool == nil || deps.Keyring == nil {
-		panic("register: New: Admin, Proofs, Sites, Registry, Pool and Keyring are required")
+	if deps.Admin == nil || deps.Proofs == nil || deps.Sites == nil || deps.Registry == nil || deps.Pool == nil || deps.Keyring == nil || deps.Tokens == nil {
+		panic("register: New: Admin, Proofs, Sites, Registry, Pool, Keyring and Tokens are required")
 	}
 	if deps.Logger == nil {
 		deps.Logger = zap.NewNop()

@@ -115,6 +115,9 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if !h.stillAdmin(w, r, browser, p, site) {
+		return
+	}
 	creds := map[string]string{}
 	kept := map[string]string{}
 	for _, f := range conn.APICredentialFields() {

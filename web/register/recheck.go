@@ -1,0 +1,93 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
+	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+)
+
+// The registration's last step changes the registered site as its owner
+// does on the owner's page, for as long as the registration stays open.
+// As there, it first asks the ERP again, with the ERP token the
+// registrant proved themselves with (kept sealed in owner_session_tokens
+// under the registration's key until the registration expires), whether
+// they still administer it.
+
+// Sentences of the last step refused because the ERP was asked again.
+const (
+	regNotAdminAnyMore = "Your ERP no longer lists you as an administrator of it, so nothing was saved."
+	regSignInEnded     = "Your ERP no longer accepts your sign-in (it was revoked or has expired), so nothing was saved. Set the API credential on the site's owner page, after signing in there."
+	regNoSignInKept    = "erpgate no longer holds your sign-in at your ERP, so nothing was saved. Set the API credential on the site's owner page, after signing in there."
+	regERPNotReached   = "Your ERP could not be reached to check that you still administer it, so nothing was saved. Try again in a moment."
+)
+
+// tokenKey is what the registrant's ERP token is kept under: no owner
+// session cookie (a signed value) is ever spelt so.
+func tokenKey(id uuid.UUID) string { return "registration\x00" + id.String() }
+
+// keepToken keeps token, the registrant user's ERP access token, for the
+// registration id of site until expires. Not kept, the last step is
+// refused until the registrant uses the owner's page.
+func (h *Handler) keepToken(ctx context.Context, id uuid.UUID, site sites.Site, user string, token secrets.Secret, expires time.Time) {
+	if token == "" {
+		return
+	}
+	if err := h.deps.Tokens.Keep(ctx, site.ID, tokenKey(id), user, token, expires); err != nil {
+		h.log.Error("the registrant's ERP token not kept; the API step will be refused", zap.String("site_slug", site.Slug), zap.Error(err))
+	}
+}
+
+// stillAdmin asks the ERP, with the registrant's kept token, whether they
+// still administer site, before the last step changes it. When not, the
+// refusal is recorded as put_api_connection and the result page says why;
+// it returns whether the step may go on.
+func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser string, p pendingReg, site sites.Site) bool {
+	ctx := r.Context()
+	refuse := func(status int, message, sentence string) bool {
+		h.deps.Admin.Record(ctx, siteadmin.ERPAdmin(p.ERPUser), site.ID, site.Slug, siteadmin.ActionPutAPIConnection, nil,
+			siteadmin.Refusal(siteadmin.Rejected, message))
+		h.renderResult(w, r, status, browser, p, resultExtra{Error: sentence})
+		return false
+	}
+	user, token, err := h.deps.Tokens.Get(ctx, site.ID, tokenKey(p.ID))
+	switch {
+	case errors.Is(err, pagesession.ErrNoToken) || (err == nil && !strings.EqualFold(user, p.ERPUser)):
+		return refuse(http.StatusForbidden, "erpgate holds no ERP sign-in of "+p.ERPUser+" for the registration; nothing was saved", regNoSignInKept)
+	case err != nil:
+		h.internal(w, "read the registrant's ERP token", err)
+		return false
+	}
+	csite, err := site.Connector()
+	if err != nil {
+		h.internal(w, "the site for the ERP", err)
+		return false
+	}
+	answer, err := h.deps.Proofs.CheckAgain(ctx, site.Kind, csite, p.ERPUser, token)
+	switch {
+	case errors.Is(err, erpadmin.ErrTokenRefused):
+		return refuse(http.StatusForbidden, "the ERP no longer accepts "+p.ERPUser+"'s sign-in (revoked or expired); nothing was saved", regSignInEnded)
+	case errors.Is(err, erpadmin.ErrUnreachable):
+		return refuse(http.StatusBadGateway, "the ERP could not be reached to check that "+p.ERPUser+" still administers it; nothing was saved", regERPNotReached)
+	case err != nil:
+		h.internal(w, "ask the ERP again", err)
+		return false
+	case !answer.Admin:
+		evidence := answer.Evidence
+		if evidence == "" {
+			evidence = "the ERP did not say why"
+		}
+		return refuse(http.StatusForbidden, p.ERPUser+" is no longer an administrator of the ERP ("+evidence+"); nothing was saved", regNotAdminAnyMore)
+	}
+	return true
+}
