@@ -310,8 +310,9 @@ func TestKubernetesDeployment(t *testing.T) {
 		t.Errorf("terminationGracePeriodSeconds %s is not above preStop %s + budget %s + shutdown %s", grace, preStop, budget, shutdown)
 	}
 
-	// Memory: the limit holds docs/operations.md's budget: six times the
-	// answer bytes, 60 KiB per held call, 90 MiB of its own.
+	// Memory: the limit holds docs/deploy.md's rule: six times the answer
+	// bytes; per held call 60 KiB and six times the 64 KiB an answer may
+	// have before it counts in the answer bytes; 90 MiB of its own.
 	calls, err := strconv.ParseInt(values["ERPGATE_LIMIT_REPLICA_CALLS"], 10, 64)
 	if err != nil || calls <= 0 {
 		t.Fatalf("ERPGATE_LIMIT_REPLICA_CALLS %q: set it, or the bound (and memory) follows the node's CPUs", values["ERPGATE_LIMIT_REPLICA_CALLS"])
@@ -320,7 +321,7 @@ func TestKubernetesDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	need := resource.NewQuantity(6*answers+calls*60<<10+90<<20, resource.BinarySI)
+	need := resource.NewQuantity(6*answers+calls*(60<<10+6*64<<10)+90<<20, resource.BinarySI)
 	limit := c.Resources.Limits[corev1.ResourceMemory]
 	if limit.Cmp(*need) < 0 {
 		t.Errorf("memory limit %s is below the sizing rule's %s", limit.String(), need.String())

@@ -52,16 +52,17 @@ import (
 // at a replica that others have filled still gets in, and a site already
 // holding its part waits for a slot outside the reserve.
 //
-// Besides, large ERP answers (a megabyte or more, such as big reports) are
-// bounded in bytes: a call holds its first large answer's size of the
-// replica's answer budget until it ends, and waits for room before the
-// answer is read when its length is announced, or before more than its
-// first megabyte is read when it is not (then it holds room for the
-// response bound until the answer is read). A caller, and a site, hold
-// at most their share of that budget too. A report tool holds several
-// times its answer while it computes its totals, so this is what keeps a
-// replica's memory bounded when many large reports run at once; the many
-// small answers are not affected.
+// Besides, large ERP answers (largeAnswer, 64 KiB, or more, such as big
+// reports and long lists) are bounded in bytes: a call holds its first
+// large answer's size of the replica's answer budget until it ends, and
+// waits for room before the answer is read when its length is announced,
+// or before more than its first 64 KiB are read when it is not (then it
+// holds room for the response bound until the answer is read). A caller,
+// and a site, hold at most their share of that budget too. A call holds
+// several times its answer (its parsed form, its reply) until its reply
+// is written, so this is what keeps a replica's memory bounded when many
+// large answers are held at once; the many small answers are not
+// affected.
 
 // defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
 // every CPU and the database pool busy.
@@ -73,8 +74,14 @@ func defaultMaxActive() int { return max(16, 8*runtime.GOMAXPROCS(0)) }
 func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 
 // largeAnswer is the size from which an ERP answer counts against the
-// replica's answer budget.
-const largeAnswer = 1 << 20
+// replica's answer budget. A held call holds its answer several times over
+// (the bytes, their parsed form, the reply they become) until its reply is
+// written, so the memory rule (docs/deploy.md) counts six times this for
+// each held call besides its 60 KiB: from 1 MiB, 256 held calls with
+// answers just under it held far more than the rule allowed. 64 KiB is
+// still far above an ordinary answer (the benchmark's 20-customer list is
+// a few KB), which only compares its length with it.
+const largeAnswer = 64 << 10
 
 // defaultMaxAnswerBytes is the answer budget when Options.MaxAnswerBytes is
 // 0.
@@ -610,8 +617,8 @@ func (s *callSlot) done() {
 
 // takeAnswer reads resp's body now (outbound.PrefetchCharged). A large
 // answer takes room in the replica's answer budget before it is read when
-// its length is announced, and before more than its first megabyte is
-// read when it is not (chunked, HTTP/2 without a length): then it takes
+// its length is announced, and before more than its first largeAnswer
+// bytes are read when it is not (chunked, HTTP/2 without a length): then it takes
 // room for the most an answer may be, and gives back what it did not need
 // once read. A call waits for room only for its first large answer
 // (waiting while holding room could deadlock two calls), and keeps it
@@ -738,7 +745,7 @@ func answerRoomRefused(err error) error {
 // erpEnd): from sending the request to having read the answer; the wait
 // for a slot afterwards, and what the tool does with the answer, are
 // erpgate's time. A large answer that waits for room in the answer budget
-// (before it is read, or after its first megabyte when its length is not
+// (before it is read, or after its first 64 KiB when its length is not
 // announced) counts that wait too; it is rare, and the answer is at the
 // ERP's end of the connection meanwhile.
 type slotTransport struct {

@@ -597,7 +597,7 @@ func TestCallsWaitingOnTheERPCountTowardsTheReplicasBound(t *testing.T) {
 
 // TestLargeAnswersWaitForRoom: with room for one 1.5 MiB answer, a second
 // call's large answer waits (before it is read, or before more than its
-// first megabyte is when its length is not announced) until the first
+// first 64 KiB are when its length is not announced) until the first
 // call ends, and gets RATE_LIMITED with a retry-after if the call's time
 // runs out first; small answers never wait.
 func TestLargeAnswersWaitForRoom(t *testing.T) {
@@ -628,7 +628,7 @@ func TestLargeAnswersWaitForRoom(t *testing.T) {
 		t.Fatalf("an answer over the response bound while the room is taken: %d %s", status, body)
 	}
 	// A second large answer waits, and its call's time runs out; one of
-	// unknown length too, once its first megabyte is read: erpgate cannot
+	// unknown length too, once its first 64 KiB are read: erpgate cannot
 	// tell it is over the response bound before it has room to read it.
 	for _, tool := range []string{"big", "stream"} {
 		status, body := postToolCall(t, endpoint, tool)

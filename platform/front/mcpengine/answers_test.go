@@ -13,9 +13,9 @@ import (
 // TestAnswersOfUnknownLengthStayWithinTheAnswerBudget: twelve calls whose
 // ERP answers come without a length (chunked, 6 MiB each) in a replica
 // whose answer budget is 8 MiB. One call holds its answer's room; the
-// others wait for room, each holding at most the 1 MiB it read before its
-// answer counted as large, so the replica holds at most the budget and
-// 1 MiB a call. Before, each answer of unknown length was read whole
+// others wait for room, each holding at most the largeAnswer bytes it
+// read before its answer counted as large, so the replica holds at most
+// the budget and largeAnswer a call. Before, each answer of unknown length was read whole
 // before it was counted: the eleven waiting calls held 66 MiB.
 func TestAnswersOfUnknownLengthStayWithinTheAnswerBudget(t *testing.T) {
 	const calls, budget = 12, 8 << 20
@@ -37,8 +37,8 @@ func TestAnswersOfUnknownLengthStayWithinTheAnswerBudget(t *testing.T) {
 	held := int64(liveHeap()) - int64(before)
 	t.Logf("live heap grew by %.1f MiB with %d calls of answers of unknown length", float64(held)/(1<<20), calls)
 	if bound := int64(budget + calls*largeAnswer); held > bound {
-		t.Errorf("the replica holds %.1f MiB of answers at once, over its answer budget of %d MiB and %d MiB for each of its %d calls",
-			float64(held)/(1<<20), budget>>20, largeAnswer>>20, calls)
+		t.Errorf("the replica holds %.1f MiB of answers at once, over its answer budget of %d MiB and %d KiB for each of its %d calls",
+			float64(held)/(1<<20), budget>>20, largeAnswer>>10, calls)
 	}
 	release()
 	for range calls {

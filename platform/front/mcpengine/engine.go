@@ -67,7 +67,7 @@ type Options struct {
 	// waiting on the ERP included (admission.go); more wait at the door,
 	// for at most Budget. Default 128 per CPU, at least 256.
 	MaxCalls int
-	// MaxAnswerBytes bounds the bytes of large ERP answers (1 MiB or more)
+	// MaxAnswerBytes bounds the bytes of large ERP answers (64 KiB or more)
 	// the calls of this replica hold at once (admission.go). Default 64 MiB.
 	MaxAnswerBytes int64
 	// MaxRequestBytes bounds an incoming JSON-RPC message. Default 1 MiB.

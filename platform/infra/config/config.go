@@ -146,7 +146,7 @@ type Limits struct {
 	// waiting on the ERP included; more wait at its door. 0: 128 per CPU,
 	// at least 256.
 	ReplicaCalls int `yaml:"replica_calls"`
-	// ReplicaAnswerBytes bounds the bytes of large ERP answers (1 MiB or
+	// ReplicaAnswerBytes bounds the bytes of large ERP answers (64 KiB or
 	// more) one replica's calls hold at once; a call with a large answer
 	// waits for room. Default 64 MiB.
 	ReplicaAnswerBytes int64 `yaml:"replica_answer_bytes"`
