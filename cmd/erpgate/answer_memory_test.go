@@ -21,7 +21,8 @@ import (
 // TestHeldCallsWithAnswersJustUnderAMegabyteStayWithinTheMemoryRule: an
 // attacker registers sixteen fake Frappe sites (self-service registration
 // lets anyone do so) whose customer list answers just under 1 MiB (long
-// customer names), announced, and sends eight calls to each at once,
+// customer names), announced or not (chunked, as behind a compressing
+// proxy), and sends eight calls to each at once,
 // three service tokens a site, within every per-caller and per-site
 // limit. The fake ERPs send all of each answer but its last byte, and
 // hold that. A replica of 144 calls with an answer budget of 4 MiB is
@@ -31,6 +32,11 @@ import (
 // call read its answer whole, 128 MiB at once, uncounted (and would have
 // gone on to hold its parsed form and its reply too).
 func TestHeldCallsWithAnswersJustUnderAMegabyteStayWithinTheMemoryRule(t *testing.T) {
+	t.Run("announced", func(t *testing.T) { heldCallsWithAnswersJustUnderAMegabyte(t, true) })
+	t.Run("unknown length", func(t *testing.T) { heldCallsWithAnswersJustUnderAMegabyte(t, false) })
+}
+
+func heldCallsWithAnswersJustUnderAMegabyte(t *testing.T, announced bool) {
 	const (
 		sites, perSite = 16, 8 // eight within ERPGATE_LIMIT_SITE_CONCURRENCY's 10
 		tokens         = 3     // within ERPGATE_LIMIT_USER_CONCURRENCY's 3 each
@@ -44,7 +50,7 @@ func TestHeldCallsWithAnswersJustUnderAMegabyteStayWithinTheMemoryRule(t *testin
 		"ERPGATE_LIMIT_REPLICA_ANSWER_BYTES": strconv.Itoa(budget),
 	})
 	ctx := context.Background()
-	erp := &bigListERP{size: answerSize, last: make(chan struct{})}
+	erp := &bigListERP{size: answerSize, announced: announced, last: make(chan struct{})}
 	release := sync.OnceFunc(func() { close(erp.last) })
 	defer release()
 	var callers [][]string // per site, its service tokens
@@ -143,16 +149,17 @@ func settledHeap() int64 {
 
 // bigListERP stands in front of Frappe simulators: their customer lists
 // answer with the simulator's rows, each customer's name made long enough
-// that the answer is size bytes, announced. While holding, a list's
+// that the answer is size bytes, announced or not. While holding, a list's
 // answer goes out but for its last byte, which waits until last is
 // closed.
 type bigListERP struct {
-	size    int
-	once    sync.Once
-	body    []byte
-	holding atomic.Bool
-	arrived atomic.Int32
-	last    chan struct{}
+	size      int
+	announced bool
+	once      sync.Once
+	body      []byte
+	holding   atomic.Bool
+	arrived   atomic.Int32
+	last      chan struct{}
 }
 
 func (e *bigListERP) wrap(sim http.Handler) http.Handler {
@@ -163,7 +170,9 @@ func (e *bigListERP) wrap(sim http.Handler) http.Handler {
 		}
 		e.once.Do(func() { e.body = padList(sim, r, e.size) })
 		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(e.body)))
+		if e.announced {
+			w.Header().Set("Content-Length", strconv.Itoa(len(e.body)))
+		}
 		if !e.holding.Load() {
 			_, _ = w.Write(e.body)
 			return
