@@ -22,10 +22,9 @@ import (
 // attacker registers sixteen fake Frappe sites (self-service registration
 // lets anyone do so) whose customer list answers just under 1 MiB (long
 // customer names), announced or not (chunked, as behind a compressing
-// proxy), and sends eight calls to each at once,
-// three service tokens a site, within every per-caller and per-site
-// limit. The fake ERPs send all of each answer but its last byte, and
-// hold that. A replica of 144 calls with an answer budget of 4 MiB is
+// proxy), and sends eight calls to each at once, three service tokens a
+// site, within every per-caller and per-site limit. The fake ERPs send
+// all of each answer but its last byte, and hold that. A replica of 144 calls with an answer budget of 4 MiB is
 // allowed, by docs/deploy.md's memory rule, 6 × 4 MiB and what its held
 // calls may hold besides: its live heap must stay within that. Before,
 // answers under 1 MiB were never charged against the answer budget: every
