@@ -97,6 +97,10 @@ type Deps struct {
 	Settings *livesettings.Store
 	// ClientIP tells where a request comes from (the trusted-proxy rule).
 	ClientIP func(r *http.Request) string
+	// UntrustedProxy is the latest request this replica saw come from an
+	// address that is not a trusted proxy with a forwarding header; nil
+	// or false: none.
+	UntrustedProxy func() (sourcelimit.Sighting, bool)
 	// SignInLimit bounds sign-in attempts per source; zero fields take
 	// DefaultSignInLimit's.
 	SignInLimit sourcelimit.Limit

@@ -104,6 +104,13 @@ func settingDone(q url.Values) string {
 	return ""
 }
 
+// sitesView is the sites page's data: the deployment's findings, then
+// the sites.
+type sitesView struct {
+	Findings []string
+	Sites    []siteRow
+}
+
 func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int, flash string) {
 	rows, err := c.siteRows(r)
 	if err != nil {
@@ -111,7 +118,27 @@ func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int
 		c.unavailable(w)
 		return
 	}
-	c.Render(w, r, status, c.pages.sites, flash, rows)
+	v := sitesView{Sites: rows}
+	if f := c.untrustedProxyFinding(); f != "" {
+		v.Findings = append(v.Findings, f)
+	}
+	c.Render(w, r, status, c.pages.sites, flash, v)
+}
+
+// untrustedProxyFinding says, when this replica has seen requests carry a
+// forwarding header from an address that is not a trusted proxy, what that
+// does and what to do; "" when it has not.
+func (c *Console) untrustedProxyFinding() string {
+	if c.deps.UntrustedProxy == nil {
+		return ""
+	}
+	s, ok := c.deps.UntrustedProxy()
+	if !ok {
+		return ""
+	}
+	return "Requests reach erpgate through a proxy at " + s.Peer + " that is not in ERPGATE_TRUSTED_PROXIES, so every visitor counts as that one address: " +
+		"one person can use up the sign-in and registration limits of everyone. Add the proxy's address to ERPGATE_TRUSTED_PROXIES. " +
+		"(This replica last saw such a request, with " + s.Header + ", at " + s.At.UTC().Format("2006-01-02 15:04") + " UTC; other replicas keep their own count.)"
 }
 
 func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {
