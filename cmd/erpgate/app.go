@@ -252,7 +252,11 @@ func (a *App) build(ctx context.Context) error {
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
+	// Where a request's source matters, note forwarding headers from a
+	// peer that is not a trusted proxy: the sign of a proxy in front that
+	// ERPGATE_TRUSTED_PROXIES misses, which makes every visitor one source.
+	untrusted := sourcelimit.NewUntrustedProxies(cfg.TrustedProxies, a.log, nil)
+	e.IPExtractor = untrusted.Wrap(clientIPExtractor(cfg.TrustedProxies))
 	e.Use(a.drainGuard, a.accessLog)
 	web.Register(e, web.Deps{Ready: a.ready, PublicURL: cfg.PublicURL, Version: version, Registration: cfg.Registration.Enabled, Tools: toolDocs(reg)})
 	// One site-administration layer for the admin API and the site pages.
@@ -321,15 +325,16 @@ func (a *App) build(ctx context.Context) error {
 		sessions := consolesession.New(a.pool)
 		go every(janitorCtx, time.Hour, janitorBound, sessions.Purge, func(err error) { a.log.Warn("purge expired console sessions", zap.Error(err)) })
 		cons := console.New(console.Deps{
-			PublicBaseURL: cfg.PublicBaseURL,
-			AdminToken:    cfg.AdminToken,
-			SessionKey:    cfg.Keyring.DeriveKey(console.KeyPurpose),
-			Sessions:      sessions,
-			Admin:         siteAdmin,
-			Store:         store,
-			Settings:      live,
-			ClientIP:      e.IPExtractor,
-			Logger:        a.log,
+			PublicBaseURL:  cfg.PublicBaseURL,
+			AdminToken:     cfg.AdminToken,
+			SessionKey:     cfg.Keyring.DeriveKey(console.KeyPurpose),
+			Sessions:       sessions,
+			Admin:          siteAdmin,
+			Store:          store,
+			Settings:       live,
+			ClientIP:       e.IPExtractor,
+			UntrustedProxy: untrusted.Last,
+			Logger:         a.log,
 		})
 		viewer.New(viewer.Deps{Shell: cons, Events: events, Sites: store, Logger: a.log}).Register(e)
 		cons.Register(e)

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+)
+
+// TestChromiumConsoleSaysTheProxyIsNotTrusted: after a request came
+// through a proxy that ERPGATE_TRUSTED_PROXIES does not list, the sites
+// page opens with a sentence saying so and what to do, in sight above the
+// sites at a phone's width and a desktop's, wrapping within the screen.
+func TestChromiumConsoleSaysTheProxyIsNotTrusted(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	siteWithBothConnections(t, gw, sim)
+	forwarded := newConsoleBrowser(t, gw.URL)
+	forwarded.c.Transport = forwardedFor("203.0.113.7")
+	if status, _, _ := forwarded.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("forwarded sign-in: HTTP %d", status)
+	}
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console/sites")
+	for _, width := range []int64{phoneWidth, desktopWidth} {
+		viewAt(t, ctx, width, desktopHeight)
+		saveScreenshot(t, ctx, fmt.Sprintf("console-untrusted-proxy-%d.png", width))
+		notWiderThanTheScreen(t, ctx, fmt.Sprintf("the sites page at %d px", width))
+		finding := browserResult(t, ctx, "read the finding", chromedp.Evaluate[string](`(() => {
+  const f = document.querySelector('main .finding');
+  if (!f) return '';
+  const r = f.getBoundingClientRect(), table = document.querySelector('main table').getBoundingClientRect();
+  if (r.width === 0 || r.right > document.documentElement.clientWidth + 0.5 || r.bottom > table.top) return 'out of place: ' + f.textContent;
+  return f.textContent;
+})()`))
+		if !strings.HasPrefix(finding, untrustedProxySentence) || !strings.Contains(finding, "Add the proxy's address to ERPGATE_TRUSTED_PROXIES.") {
+			t.Errorf("at %d px the sites page's finding is %q", width, finding)
+		}
+	}
+}
