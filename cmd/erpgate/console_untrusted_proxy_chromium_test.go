@@ -16,6 +16,8 @@ import (
 // through a proxy that ERPGATE_TRUSTED_PROXIES does not list, the sites
 // page opens with a sentence saying so and what to do, in sight above the
 // sites at a phone's width and a desktop's, wrapping within the screen.
+// Anyone can send the header, so it also says not to list an address that
+// is not the operator's proxy: listed, it could choose its own address.
 func TestChromiumConsoleSaysTheProxyIsNotTrusted(t *testing.T) {
 	needChromium(t)
 	sim := frappetest.NewServer(frappetest.Options{})
@@ -40,7 +42,8 @@ func TestChromiumConsoleSaysTheProxyIsNotTrusted(t *testing.T) {
   if (r.width === 0 || r.right > document.documentElement.clientWidth + 0.5 || r.bottom > table.top) return 'out of place: ' + f.textContent;
   return f.textContent;
 })()`))
-		if !strings.HasPrefix(finding, untrustedProxySentence) || !strings.Contains(finding, "Add the proxy's address to ERPGATE_TRUSTED_PROXIES.") {
+		if !strings.HasPrefix(finding, untrustedProxySentence) || !strings.Contains(finding, "Add the proxy's address to ERPGATE_TRUSTED_PROXIES.") ||
+			!strings.Contains(finding, "If 127.0.0.1 is not your proxy, a client wrote the header itself: do not list it, or it could choose its own address.") {
 			t.Errorf("at %d px the sites page's finding is %q", width, finding)
 		}
 	}

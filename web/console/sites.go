@@ -138,6 +138,7 @@ func (c *Console) untrustedProxyFinding() string {
 	}
 	return "Requests reach erpgate through a proxy at " + s.Peer + " that is not in ERPGATE_TRUSTED_PROXIES, so every visitor counts as that one address: " +
 		"one person can use up the sign-in and registration limits of everyone. Add the proxy's address to ERPGATE_TRUSTED_PROXIES. " +
+		"If " + s.Peer + " is not your proxy, a client wrote the header itself: do not list it, or it could choose its own address. " +
 		"(This replica last saw such a request, with " + s.Header + ", at " + s.At.UTC().Format("2006-01-02 15:04") + " UTC; other replicas keep their own count.)"
 }
 
