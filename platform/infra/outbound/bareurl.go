@@ -42,7 +42,7 @@ func (e *bareURLError) Unwrap() error { return e.err }
 func bareText(err error) string {
 	text := err.Error()
 	walkErrors(err, func(e error) {
-		ue, ok := e.(*url.Error)
+		ue, ok := e.(*url.Error) //nolint:errorlint // walkErrors visits each error of the tree itself
 		if !ok || ue.URL == "" {
 			return
 		}
@@ -61,7 +61,7 @@ func bareText(err error) string {
 func walkErrors(err error, visit func(error)) {
 	for depth := 0; err != nil && depth < 64; depth++ {
 		visit(err)
-		switch u := err.(type) {
+		switch u := err.(type) { //nolint:errorlint // this is the walk of the tree that errors.As would do
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
 				walkErrors(e, visit)

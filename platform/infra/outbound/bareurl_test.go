@@ -41,7 +41,7 @@ func TestBareURLsNamesOnlySchemeHostAndPath(t *testing.T) {
 		}
 	}
 	plain := errors.New("no URL here")
-	if BareURLs(plain) != plain || BareURLs(nil) != nil {
+	if BareURLs(plain) != plain || BareURLs(nil) != nil { //nolint:errorlint // the very same error value is the point
 		t.Error("an error without an *url.Error is not returned as it is")
 	}
 }
