@@ -57,7 +57,9 @@ import (
 // large answer's size of the replica's answer budget until it ends, and
 // waits for room before the answer is read when its length is announced,
 // or before more than its first 64 KiB are read when it is not (then it
-// holds room for the response bound until the answer is read). A caller,
+// holds room in steps as the answer grows: 256 KiB, then the response
+// bound until the answer is read; a call that finds no room for its next
+// step gives back what it holds and waits holding none). A caller,
 // and a site, hold at most their share of that budget too. A call holds
 // several times its answer (its parsed form, its reply) until its reply
 // is written, so this is what keeps a replica's memory bounded when many
@@ -80,7 +82,11 @@ func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 // each held call besides its 60 KiB: from 1 MiB, 256 held calls with
 // answers just under it held far more than the rule allowed. 64 KiB is
 // still far above an ordinary answer (the benchmark's 20-customer list is
-// a few KB), which only compares its length with it.
+// a few KB), which only compares its length with it. An answer of unknown
+// length is charged in steps (outbound.PrefetchCharged): four times this
+// once it is large, then the response bound; a call that finds no room for
+// the bound waits holding none, and holds meanwhile the 256 KiB it read
+// uncharged, within the six times this the rule counts for a held call.
 const largeAnswer = 64 << 10
 
 // defaultMaxAnswerBytes is the answer budget when Options.MaxAnswerBytes is
@@ -617,16 +623,22 @@ func (s *callSlot) done() {
 
 // takeAnswer reads resp's body now (outbound.PrefetchCharged). A large
 // answer takes room in the replica's answer budget before it is read when
-// its length is announced, and before more than its first largeAnswer
-// bytes are read when it is not (chunked, HTTP/2 without a length): then it takes
-// room for the most an answer may be, and gives back what it did not need
-// once read. A call waits for room only for its first large answer
-// (waiting while holding room could deadlock two calls), and keeps it
-// until it ends. Small answers take none.
+// its length is announced. When it is not (chunked, HTTP/2 without a
+// length, gzip), it takes room in steps as it is read: for four times
+// largeAnswer before more than its first largeAnswer bytes are read, and
+// for the most an answer may be before more than that (growRoom); it
+// gives back what it did not need once read. A call waits for room only
+// for its first large answer, and never while it holds room (waiting
+// while holding room could deadlock two calls); it keeps the room until
+// it ends. Small answers take none.
 func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
 	var took bool
 	var refused error
 	n, _ := outbound.PrefetchCharged(resp, largeAnswer, func(most int64) error {
+		if took {
+			refused = s.growRoom(ctx, most)
+			return refused
+		}
 		took, refused = s.takeRoom(ctx, most)
 		return refused
 	})
@@ -656,49 +668,142 @@ func (s *callSlot) takeRoom(ctx context.Context, n int64) (bool, error) {
 		return false, nil
 	}
 	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
-	var mine, siteMine int64
+	mine, siteMine, err := s.waitRoom(ctx, n)
+	if err != nil {
+		return false, err
+	}
+	return s.keepRoom(n, mine, siteMine), nil
+}
+
+// growRoom takes room for n bytes in all (at most the whole budget) for
+// the large answer the call took room for (takeRoom) and is still reading.
+// It takes the difference at once if there is room; if not, it gives back
+// all the room it holds and then waits, holding none, for room for n: a
+// call never waits for room while it holds room.
+func (s *callSlot) growRoom(ctx context.Context, n int64) error {
+	s.answerMu.Lock()
+	defer s.answerMu.Unlock()
+	n = min(n, s.adm.answerBudget)
+	s.mu.Lock()
+	if s.finished || n <= s.answer {
+		s.mu.Unlock()
+		return nil
+	}
+	mine, siteMine := s.shares(n)
+	more, moreMine, moreSite := n-s.answer, mine-s.mine, siteMine-s.siteMine
+	s.mu.Unlock()
+	if s.tryRoom(more, moreMine, moreSite) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.finished {
+			s.giveRoom(more, moreMine, moreSite)
+			return nil
+		}
+		s.answer, s.mine, s.siteMine = n, mine, siteMine
+		return nil
+	}
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return nil
+	}
+	s.giveRoom(s.answer, s.mine, s.siteMine)
+	s.answer, s.mine, s.siteMine = 0, 0, 0
+	s.mu.Unlock()
+	mine, siteMine, err := s.waitRoom(ctx, n)
+	if err != nil {
+		return err
+	}
+	s.keepRoom(n, mine, siteMine)
+	return nil
+}
+
+// shares is the part of n bytes of the answer budget taken from the
+// caller's share, and from the site's.
+func (s *callSlot) shares(n int64) (mine, siteMine int64) {
+	if s.caller != nil {
+		mine = min(n, s.adm.callers.answersCap)
+	}
+	if s.site != nil {
+		siteMine = min(n, s.adm.sites.answersCap)
+	}
+	return mine, siteMine
+}
+
+// waitRoom waits for n bytes of the replica's answer budget, mine of the
+// caller's share and siteMine of the site's (shares(n)), taking all or
+// none of them.
+func (s *callSlot) waitRoom(ctx context.Context, n int64) (mine, siteMine int64, err error) {
 	s.adm.answerWaits.Add(1)
 	defer s.adm.answerWaits.Add(-1)
-	giveBack := func() {
-		if mine > 0 {
-			s.caller.answers.Release(mine)
-		}
-		if siteMine > 0 {
-			s.site.answers.Release(siteMine)
-		}
-	}
-	if s.caller != nil {
+	wantMine, wantSite := s.shares(n)
+	if wantMine > 0 {
 		// The caller's share first, then its site's, so that a caller
 		// over one waits for its own room and takes none of the
 		// replica's meanwhile.
-		mine = min(n, s.adm.callers.answersCap)
-		if err := s.caller.answers.Acquire(ctx, mine); err != nil {
-			return false, answerRoomRefused(err)
+		if err := s.caller.answers.Acquire(ctx, wantMine); err != nil {
+			return 0, 0, answerRoomRefused(err)
 		}
+		mine = wantMine
 	}
-	if s.site != nil {
-		take := min(n, s.adm.sites.answersCap)
-		if err := s.site.answers.Acquire(ctx, take); err != nil {
-			giveBack()
-			return false, answerRoomRefused(err)
+	if wantSite > 0 {
+		if err := s.site.answers.Acquire(ctx, wantSite); err != nil {
+			s.giveRoom(0, mine, 0)
+			return 0, 0, answerRoomRefused(err)
 		}
-		siteMine = take
+		siteMine = wantSite
 	}
 	if err := s.adm.answers.Acquire(ctx, n); err != nil {
-		giveBack()
-		return false, answerRoomRefused(err)
+		s.giveRoom(0, mine, siteMine)
+		return 0, 0, answerRoomRefused(err)
 	}
+	return mine, siteMine, nil
+}
+
+// tryRoom takes n bytes of the replica's answer budget, mine of the
+// caller's share and siteMine of the site's if all are free now, else
+// none.
+func (s *callSlot) tryRoom(n, mine, siteMine int64) bool {
+	if mine > 0 && !s.caller.answers.TryAcquire(mine) {
+		return false
+	}
+	if siteMine > 0 && !s.site.answers.TryAcquire(siteMine) {
+		s.giveRoom(0, mine, 0)
+		return false
+	}
+	if n > 0 && !s.adm.answers.TryAcquire(n) {
+		s.giveRoom(0, mine, siteMine)
+		return false
+	}
+	return true
+}
+
+// giveRoom gives back n bytes of the replica's answer budget, mine of the
+// caller's share and siteMine of the site's.
+func (s *callSlot) giveRoom(n, mine, siteMine int64) {
+	if mine > 0 {
+		s.caller.answers.Release(mine)
+	}
+	if siteMine > 0 {
+		s.site.answers.Release(siteMine)
+	}
+	if n > 0 {
+		s.adm.answers.Release(n)
+	}
+}
+
+// keepRoom records the room waitRoom took as the call's, and reports
+// whether it did: if the call ended meanwhile (a handler's stray request),
+// it gives the room back at once.
+func (s *callSlot) keepRoom(n, mine, siteMine int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
-		// The call ended meanwhile (a handler's stray request): give the
-		// room back at once.
-		s.adm.answers.Release(n)
-		giveBack()
-		return false, nil
+		s.giveRoom(n, mine, siteMine)
+		return false
 	}
 	s.answer, s.mine, s.siteMine = n, mine, siteMine
-	return true, nil
+	return true
 }
 
 // fitAnswer gives back the room the call's large answer took beyond the n

@@ -171,3 +171,69 @@ func TestAnswerOfUnknownLengthKeepsTheRoomItNeeds(t *testing.T) {
 	}
 	a.answers.Release(budget)
 }
+
+// TestGrowingAnswerRoomNeverWaitsHoldingRoom: two calls each hold half the
+// answer budget for answers of unknown length still being read, and both
+// outgrow it. Neither waits for more while it holds room, which would
+// deadlock them: the first gives its half back and waits holding none,
+// the second then does too, and the first gets the whole budget. The
+// second, its time out while it waits, holds nothing, and the whole
+// budget comes back once the first ends.
+func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
+	const budget = 1 << 20
+	a := newFairAdmission(4, 4, budget, 50, 100)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // turns a deadlock into a failure
+	defer cancel()
+	first, err := a.enterAs(ctx, "site", "service:first", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.done()
+	second, err := a.enterAs(ctx, "site", "service:second", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.done()
+	for _, s := range []*callSlot{first, second} {
+		if took, err := s.takeRoom(ctx, budget/2); !took || err != nil {
+			t.Fatalf("half the budget: %v, %v", took, err)
+		}
+	}
+	answer := func(s *callSlot) int64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.answer
+	}
+	firstGrew := make(chan error, 1)
+	go func() { firstGrew <- first.growRoom(ctx, 2*budget) }() // capped to the budget
+	waitAnswerWaits(t, a, 1)
+	if n := answer(first); n != 0 {
+		t.Fatalf("the first call waits for more room holding %d bytes of it", n)
+	}
+	sctx, scancel := context.WithCancel(ctx)
+	defer scancel()
+	secondGrew := make(chan error, 1)
+	go func() { secondGrew <- second.growRoom(sctx, budget) }()
+	if err := <-firstGrew; err != nil || answer(first) != budget {
+		t.Fatalf("the first call's room once the second gave its half back: %v, %d bytes", err, answer(first))
+	}
+	waitAnswerWaits(t, a, 1)
+	if n := answer(second); n != 0 {
+		t.Fatalf("the second call waits for more room holding %d bytes of it", n)
+	}
+	scancel()
+	if err := <-secondGrew; err == nil || !strings.Contains(err.Error(), "large ERP answers") {
+		t.Fatalf("the second call's wait, its time out: %v", err)
+	}
+	first.done()
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget did not all come back")
+	}
+	a.answers.Release(budget)
+	for _, c := range []*callerGate{first.caller, second.caller} {
+		if !c.answers.TryAcquire(budget / 2) {
+			t.Fatal("a caller's share of the answer budget did not all come back")
+		}
+		c.answers.Release(budget / 2)
+	}
+}
