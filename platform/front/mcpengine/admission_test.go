@@ -304,6 +304,17 @@ func (g gatedERP) Tools() []connector.Tool {
 			<-g.hold
 			return v, nil
 		}),
+		// mediumstream fetches a medium answer of unknown length, then
+		// holds like hold.
+		tool("mediumstream", func(ctx context.Context, c *connector.Call) (any, error) {
+			v, err := fetchLength(ctx, c, "/medium")
+			if err != nil {
+				return nil, err
+			}
+			mediumstreamHeld.Add(1)
+			<-g.hold
+			return v, nil
+		}),
 		// brokenstream fetches an answer of unknown length whose
 		// connection breaks after 2 MiB; bigpanic panics once it has read
 		// a large answer of unknown length.
@@ -354,6 +365,14 @@ const bigAnswer = 3 << 19 // 1.5 MiB
 const chunkedAnswer = 6 << 20
 
 var bigstreamHeld atomic.Int32
+
+// mediumAnswer is the size of the upstream's medium answer of unknown
+// length (/medium): large, far under the response bound, as a gzip JSON
+// list of a few hundred rows is once unpacked. mediumstreamHeld counts the
+// mediumstream calls that have read it and hold.
+const mediumAnswer = 200_000
+
+var mediumstreamHeld atomic.Int32
 
 // megabyteOfX is what /chunked writes, one for all its answers.
 var megabyteOfX = []byte(strings.Repeat("x", 1<<20))
@@ -414,6 +433,11 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 					return
 				}
 			}
+			return
+		}
+		if r.URL.Path == "/medium" {
+			// A medium answer without a length (chunked).
+			_, _ = w.Write(megabyteOfX[:mediumAnswer])
 			return
 		}
 		if r.URL.Path == "/broken" {

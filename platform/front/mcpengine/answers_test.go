@@ -13,10 +13,11 @@ import (
 // TestAnswersOfUnknownLengthStayWithinTheAnswerBudget: twelve calls whose
 // ERP answers come without a length (chunked, 6 MiB each) in a replica
 // whose answer budget is 8 MiB. One call holds its answer's room; the
-// others wait for room, each holding at most the largeAnswer bytes it
-// read before its answer counted as large, so the replica holds at most
-// the budget and largeAnswer a call. Before, each answer of unknown length was read whole
-// before it was counted: the eleven waiting calls held 66 MiB.
+// others wait for room, each holding at most the first step's bytes it
+// read (four times largeAnswer) before it found no room for the next, so
+// the replica holds at most the budget and four times largeAnswer a call.
+// Before, each answer of unknown length was read whole before it was
+// counted: the eleven waiting calls held 66 MiB.
 func TestAnswersOfUnknownLengthStayWithinTheAnswerBudget(t *testing.T) {
 	const calls, budget = 12, 8 << 20
 	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Minute, MaxActive: 4, MaxCalls: 64, CallerShare: 100, MaxAnswerBytes: budget})
@@ -36,9 +37,9 @@ func TestAnswersOfUnknownLengthStayWithinTheAnswerBudget(t *testing.T) {
 	waitAnswerWaits(t, e.admission, calls-1)
 	held := int64(liveHeap()) - int64(before)
 	t.Logf("live heap grew by %.1f MiB with %d calls of answers of unknown length", float64(held)/(1<<20), calls)
-	if bound := int64(budget + calls*largeAnswer); held > bound {
+	if bound := int64(budget + calls*4*largeAnswer); held > bound {
 		t.Errorf("the replica holds %.1f MiB of answers at once, over its answer budget of %d MiB and %d KiB for each of its %d calls",
-			float64(held)/(1<<20), budget>>20, largeAnswer>>10, calls)
+			float64(held)/(1<<20), budget>>20, 4*largeAnswer>>10, calls)
 	}
 	release()
 	for range calls {
@@ -170,6 +171,62 @@ func TestAnswerOfUnknownLengthKeepsTheRoomItNeeds(t *testing.T) {
 		t.Fatal("the answer budget did not all come back")
 	}
 	a.answers.Release(budget)
+}
+
+// TestMediumAnswersOfUnknownLengthHoldOnlyWhatTheyNeed: eight calls whose
+// ERP answers come without a length (chunked, 200 KB each, as a gzip
+// answer does once unpacked) in a replica whose answer budget is 4 MiB.
+// The eight need 1.6 MB in all, so all eight hold their answers at once
+// and none waits for room; once read, each holds its answer's size.
+// Before, each such answer took room for the response bound (8 MiB,
+// capped to the budget) after its first 64 KiB: one call held its answer
+// and the seven others waited for room.
+func TestMediumAnswersOfUnknownLengthHoldOnlyWhatTheyNeed(t *testing.T) {
+	const calls, budget = 8, 4 << 20
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Minute, MaxActive: calls, MaxCalls: 64, CallerShare: 100, MaxAnswerBytes: budget})
+	a := e.admission
+	release := releaseOnce(t, hold)
+	mediumstreamHeld.Store(0)
+	replies := make(chan string, calls)
+	for range calls {
+		go func() {
+			_, body := postToolCall(t, endpoint, "mediumstream")
+			replies <- body
+		}()
+	}
+	// Every call either holds its answer, in its handler with a work slot,
+	// or waits for room.
+	waitCount(t, a, "calls holding their answer or waiting for room", calls, func() int {
+		return int(mediumstreamHeld.Load()) + int(a.answerWaits.Load())
+	})
+	if held, waits := mediumstreamHeld.Load(), a.answerWaits.Load(); held != calls || waits != 0 {
+		t.Errorf("%d calls hold their answer of %d bytes and %d wait for room in a budget of %d MiB; want all %d holding",
+			held, mediumAnswer, waits, budget>>20, calls)
+	}
+	// What they hold of the budget is their answers' bytes.
+	if mediumstreamHeld.Load() == calls {
+		free := int64(budget - calls*mediumAnswer)
+		if !a.answers.TryAcquire(free) {
+			t.Errorf("the calls hold more of the budget than their answers' %d bytes", calls*mediumAnswer)
+		} else {
+			if a.answers.TryAcquire(1) {
+				t.Errorf("the calls hold less of the budget than their answers' %d bytes", calls*mediumAnswer)
+				a.answers.Release(1)
+			}
+			a.answers.Release(free)
+		}
+	}
+	release()
+	for range calls {
+		select {
+		case body := <-replies:
+			if !strings.Contains(body, fmt.Sprint(mediumAnswer)) {
+				t.Errorf("a call of a medium answer of unknown length: %.300s", body)
+			}
+		case <-time.After(30 * time.Second): // turns a hang into a failure
+			t.Fatal("a call of a medium answer of unknown length never ended")
+		}
+	}
 }
 
 // TestGrowingAnswerRoomNeverWaitsHoldingRoom: two calls each hold half the

@@ -69,15 +69,17 @@ func Prefetch(resp *http.Response) (int, error) {
 }
 
 // PrefetchCharged is Prefetch for a reader that must account for a large
-// answer's bytes before it holds them: charge is called at most once,
-// with the most the answer may be, before more than large bytes of it are
-// read. An answer announced at large bytes or more is charged for its
-// length before any of it is read; one of unknown length (chunked, or
-// HTTP/2 without a length) for the response bound once its first large
-// bytes are read, the rest waiting at the ERP's end of the connection
-// meanwhile; a smaller answer is never charged. When charge fails the read
-// ends there: the body is closed and replays only charge's error, which
-// PrefetchCharged returns too, with 0.
+// answer's bytes before it holds them: charge is called with the most the
+// answer may be before more than large bytes of it are read, and again,
+// with a larger most, before more than the last most are read. An answer
+// announced at large bytes or more is charged once, for its length,
+// before any of it is read. One of unknown length (chunked, HTTP/2
+// without a length, or unpacked from gzip) is charged in steps, the rest
+// waiting at the ERP's end of the connection meanwhile: for chargeStep
+// times large once its first large bytes are read, and for the response
+// bound once it has read that many. A smaller answer is never charged.
+// When charge fails the read ends there: the body is closed and replays
+// only charge's error, which PrefetchCharged returns too, with 0.
 func PrefetchCharged(resp *http.Response, large int64, charge func(most int64) error) (int, error) {
 	if resp.ContentLength >= large {
 		if err := charge(resp.ContentLength); err != nil {
@@ -108,20 +110,35 @@ func PrefetchCharged(resp *http.Response, large int64, charge func(most int64) e
 	}
 	b.paused, b.remaining = b.remaining-keep, keep
 	data, err := io.ReadAll(b)
-	if errors.Is(err, errPaused) {
-		if err := charge(b.limit); err != nil {
+	for _, most := range [...]int64{min(chargeStep*large, b.limit), b.limit} {
+		if !errors.Is(err, errPaused) {
+			break
+		}
+		if err := charge(most); err != nil {
 			return refuseCharge(resp, err)
 		}
-		b.remaining, b.paused = b.paused, 0
-		// The rest, then both in one buffer of their size: what the
-		// call holds is what it was charged for.
-		var rest []byte
-		rest, err = io.ReadAll(b)
-		data = append(data[:len(data):len(data)], rest...)
+		data, err = readOn(b, data, most)
 	}
 	_ = resp.Body.Close()
 	resp.Body = &prefetchedBody{data: data, err: err}
 	return len(data), err
+}
+
+// chargeStep is how many times PrefetchCharged's large an answer of
+// unknown length is charged for first; a read that outgrows it pauses
+// once more, holding that many bytes, before the rest of the bound.
+const chargeStep = 4
+
+// readOn lets b's paused read go on until most bytes of it are read in
+// all (it pauses there again) and returns data and what it read joined in
+// one buffer of their size: what the call holds is what it was charged
+// for.
+func readOn(b *boundedBody, data []byte, most int64) ([]byte, error) {
+	left := b.remaining + b.paused
+	b.remaining = min(left, most-(b.limit-left))
+	b.paused = left - b.remaining
+	rest, err := io.ReadAll(b)
+	return append(data[:len(data):len(data)], rest...), err
 }
 
 // refuseCharge ends resp's read with err, charge's refusal.

@@ -124,24 +124,28 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// PrefetchCharged charges a large answer before it holds more than large
-// bytes of it: an announced one for its length before any of it is read,
-// one of unknown length (chunked) for the most it may be, the response
-// bound, once its first large bytes are read and before any more is. A
-// small answer is never charged; a refused charge ends the read there,
+// PrefetchCharged charges a large answer before it holds more than it was
+// charged for: an announced one for its length before any of it is read;
+// one of unknown length (chunked) in two steps, for four times large once
+// its first large bytes are read, and for the most it may be, the
+// response bound, once those are read too, each before any more is read.
+// A small answer is never charged; a refused charge ends the read there,
 // and the caller reading the body sees the refusal.
 func TestPrefetchChargedChargesBeforeHoldingMoreThanLarge(t *testing.T) {
-	const large, size = 1 << 20, 3 << 20
+	const large, size, long = 1 << 20, 3 << 20, 6 << 20
 	chunk := bytes.Repeat([]byte("x"), 1<<20)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := size
 		switch r.URL.Path {
 		case "/small": // chunked: more than the server buffers before it sends
 			_, _ = w.Write(chunk[:4<<10])
 			return
 		case "/announced":
 			w.Header().Set("Content-Length", "3145728")
+		case "/long":
+			n = long
 		}
-		for range size >> 20 {
+		for range n >> 20 {
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
@@ -153,45 +157,42 @@ func TestPrefetchChargedChargesBeforeHoldingMoreThanLarge(t *testing.T) {
 	opts.Base = countingBodies{next: NewBaseTransport(), read: &read}
 	c := NewFactory(opts).Client(siteFor(t, srv.URL), nil)
 	refused := toolerr.New(toolerr.RateLimited, "no room")
+	// A charge: for most bytes, with read bytes read from the connection.
+	type charge struct{ most, read int64 }
+	bound := opts.MaxResponseBytes
 	for _, tc := range []struct {
-		path      string
-		refuse    bool
-		wantMost  int64 // 0: not charged
-		readFirst int64 // bytes read from the connection when charged
-		want      int   // bytes held after
+		path    string
+		refuse  int // the charge refused, from 1; 0: none
+		charges []charge
+		want    int // bytes held after
 	}{
-		{"/small", false, 0, 0, 4 << 10},
-		{"/chunked", false, opts.MaxResponseBytes, large, size},
-		{"/announced", false, size, 0, size},
-		{"/chunked", true, opts.MaxResponseBytes, large, 0},
-		{"/announced", true, size, 0, 0},
+		{"/small", 0, nil, 4 << 10},
+		{"/chunked", 0, []charge{{4 * large, large}}, size},
+		{"/long", 0, []charge{{4 * large, large}, {bound, 4 * large}}, long},
+		{"/announced", 0, []charge{{size, 0}}, size},
+		{"/chunked", 1, []charge{{4 * large, large}}, 0},
+		{"/long", 2, []charge{{4 * large, large}, {bound, 4 * large}}, 0},
+		{"/announced", 1, []charge{{size, 0}}, 0},
 	} {
 		read.Store(0)
 		resp, err := c.Get(srv.URL + tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var charges int
-		var most, readFirst int64
+		var charges []charge
 		n, err := PrefetchCharged(resp, large, func(m int64) error {
-			charges++
-			most, readFirst = m, read.Load()
-			if tc.refuse {
+			charges = append(charges, charge{m, read.Load()})
+			if len(charges) == tc.refuse {
 				return refused
 			}
 			return nil
 		})
-		switch {
-		case tc.wantMost == 0 && charges != 0:
-			t.Errorf("%s: charged %d times for a small answer", tc.path, charges)
-		case tc.wantMost != 0 && (charges != 1 || most != tc.wantMost || readFirst != tc.readFirst):
-			t.Errorf("%s: charged %d times, for %d bytes with %d read; want once, for %d with %d read",
-				tc.path, charges, most, readFirst, tc.wantMost, tc.readFirst)
-		case n != tc.want:
-			t.Errorf("%s (refused %v): holds %d bytes, want %d", tc.path, tc.refuse, n, tc.want)
+		if fmt.Sprint(charges) != fmt.Sprint(tc.charges) || n != tc.want {
+			t.Errorf("%s (refusing charge %d): charged %v ({most read}), holds %d bytes; want charged %v, holding %d",
+				tc.path, tc.refuse, charges, n, tc.charges, tc.want)
 		}
 		body, rerr := ReadBody(resp)
-		if tc.refuse {
+		if tc.refuse > 0 {
 			if !errors.Is(err, refused) || !errors.Is(rerr, refused) {
 				t.Errorf("%s refused: PrefetchCharged %v, ReadBody %v; want the refusal", tc.path, err, rerr)
 			}
