@@ -325,6 +325,22 @@ func (g gatedERP) Tools() []connector.Tool {
 			_, _ = fetchLength(ctx, c, "/chunked")
 			panic("a connector's bug")
 		}),
+		// pages fetches a 100 KiB answer and then three of 1.5 MiB, as
+		// a tool that pages through a list does, keeps them all and
+		// holds like hold.
+		tool("pages", func(ctx context.Context, c *connector.Call) (any, error) {
+			total := 0
+			for _, path := range []string{"/page", "/big", "/big", "/big"} {
+				n, err := fetchLength(ctx, c, path)
+				if err != nil {
+					return nil, err
+				}
+				total += n.(map[string]any)["value"].(int)
+			}
+			pagesHeld.Store(int64(total))
+			<-g.hold
+			return map[string]any{"value": total}, nil
+		}),
 		// big fetches a large answer, then holds like hold.
 		tool("big", func(ctx context.Context, c *connector.Call) (any, error) {
 			v, err := fetchLength(ctx, c, "/big")
@@ -373,6 +389,12 @@ var bigstreamHeld atomic.Int32
 const mediumAnswer = 200_000
 
 var mediumstreamHeld atomic.Int32
+
+// pageAnswer is the size of /page, a large answer (64 KiB or more) but a
+// small one; pagesHeld is the bytes of answers a pages call holds.
+const pageAnswer = 100 << 10
+
+var pagesHeld atomic.Int64
 
 // megabyteOfX is what /chunked writes, one for all its answers.
 var megabyteOfX = []byte(strings.Repeat("x", 1<<20))
@@ -454,6 +476,11 @@ func gatedEngineWith(t *testing.T, opts Options) (endpoint string, hold, upstrea
 			// Announced longer than the response bound: never read.
 			w.Header().Set("Content-Length", fmt.Sprint(9<<20))
 			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if r.URL.Path == "/page" {
+			w.Header().Set("Content-Length", fmt.Sprint(pageAnswer))
+			_, _ = w.Write(megabyteOfX[:pageAnswer])
 			return
 		}
 		if r.URL.Path == "/big" {

@@ -294,3 +294,58 @@ func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
 		c.answers.Release(budget / 2)
 	}
 }
+
+// TestEachLargeAnswerOfACallIsCharged: a call that reads several large
+// ERP answers (a tool paging through a list, a search over several
+// doctypes) and keeps them holds the room of each of them in the answer
+// budget, not only of its first. Before, only the first was charged: a
+// call whose first answer was 100 KiB held 4.6 MiB of answers (and could
+// hold any number of answers up to the response bound each) against 100
+// KiB of the budget, so other calls' large answers were let in beside it.
+func TestEachLargeAnswerOfACallIsCharged(t *testing.T) {
+	const budget = 8 << 20
+	endpoint, hold, _, _, e := gatedEngineWith(t, Options{Budget: time.Minute, MaxActive: 4, CallerShare: 100, MaxAnswerBytes: budget})
+	release := releaseOnce(t, hold)
+	pagesHeld.Store(0)
+	reply := make(chan string, 1)
+	go func() {
+		_, body := postToolCall(t, endpoint, "pages")
+		reply <- body
+	}()
+	waitCount(t, e.admission, "bytes held by the pages call", 1, func() int {
+		if pagesHeld.Load() > 0 {
+			return 1
+		}
+		return 0
+	})
+	held := pagesHeld.Load()
+	free := int64(0)
+	for step := int64(budget); step > 0; step /= 2 {
+		for e.admission.answers.TryAcquire(step) {
+			free += step
+		}
+	}
+	e.admission.answers.Release(free)
+	charged := int64(budget) - free
+	t.Logf("the call holds %d bytes of ERP answers, charged %d", held, charged)
+	if charged < held {
+		t.Errorf("a call holding %.1f MiB of large ERP answers is charged %.1f MiB of the answer budget",
+			float64(held)/(1<<20), float64(charged)/(1<<20))
+	}
+	release()
+	select {
+	case body := <-reply:
+		if !strings.Contains(body, fmt.Sprint(held)) {
+			t.Errorf("the pages call: %.300s", body)
+		}
+	case <-time.After(20 * time.Second): // turns a hang into a failure
+		t.Fatal("the pages call never ended")
+	}
+	for deadline := time.Now().Add(10 * time.Second); !e.admission.answers.TryAcquire(budget); {
+		if time.Now().After(deadline) { // turns a leak into a failure
+			t.Fatal("the answer budget did not all come back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e.admission.answers.Release(budget)
+}
