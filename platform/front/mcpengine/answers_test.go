@@ -1,13 +1,17 @@
 package mcpengine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
 // TestAnswersOfUnknownLengthStayWithinTheAnswerBudget: twelve calls whose
@@ -348,4 +352,50 @@ func TestEachLargeAnswerOfACallIsCharged(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	e.admission.answers.Release(budget)
+}
+
+// TestLaterAnswerOfUnknownLengthGrowsWithoutWaiting: a call that keeps an
+// earlier large answer (1 MiB of a 4 MiB budget) reads another of unknown
+// length. Its steps (256 KiB, then the response bound) count against the
+// budget too: with 512 KiB free, the first step fits and the second is
+// refused at once, as busy, without waiting while the call holds room,
+// and the answer's room comes back; with the budget free, the answer holds
+// its 1 MiB beside the earlier one. Before, only the call's first answer
+// was charged: the second was read whole and held uncharged.
+func TestLaterAnswerOfUnknownLengthGrowsWithoutWaiting(t *testing.T) {
+	const budget = 4 << 20
+	a := newAdmission(4, 4, budget)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // turns a wait into a failure
+	defer cancel()
+	s := &callSlot{adm: a, held: true, entered: true}
+	defer s.done()
+	if err := s.holdAnswer(ctx, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	unknownLength := func() *http.Response {
+		return &http.Response{ContentLength: -1, Body: io.NopCloser(bytes.NewReader(make([]byte, 1<<20)))}
+	}
+	others := int64(budget - 1<<20 - 1<<19)
+	if !a.answers.TryAcquire(others) {
+		t.Fatal("the rest of the budget is not free")
+	}
+	err := s.takeAnswer(ctx, unknownLength())
+	if err == nil || toolerr.Classify(err).Code != toolerr.RateLimited || ctx.Err() != nil {
+		t.Errorf("a later answer of unknown length with 512 KiB free: %v (waited: %v)", err, ctx.Err())
+	}
+	if s.answer != 1<<20 {
+		t.Errorf("the call holds %d bytes of the budget after its refused answer, want the earlier answer's 1 MiB", s.answer)
+	}
+	a.answers.Release(others)
+	if err := s.takeAnswer(ctx, unknownLength()); err != nil {
+		t.Fatalf("a later answer of unknown length with the budget free: %v", err)
+	}
+	if s.answer != 2<<20 {
+		t.Errorf("the call holds %d bytes of the budget, want its two answers' 2 MiB", s.answer)
+	}
+	s.done()
+	if !a.answers.TryAcquire(budget) {
+		t.Fatal("the answer budget did not all come back")
+	}
+	a.answers.Release(budget)
 }
