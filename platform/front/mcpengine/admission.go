@@ -53,18 +53,22 @@ import (
 // holding its part waits for a slot outside the reserve.
 //
 // Besides, large ERP answers (largeAnswer, 64 KiB, or more, such as big
-// reports and long lists) are bounded in bytes: a call holds its first
-// large answer's size of the replica's answer budget until it ends, and
-// waits for room before the answer is read when its length is announced,
-// or before more than its first 64 KiB are read when it is not (then it
+// reports and long lists) are bounded in bytes: a call holds the sizes of
+// all its large answers of the replica's answer budget until it ends.
+// Each takes room before it is read when its length is announced, or
+// before more than its first 64 KiB are read when it is not (then it
 // holds room in steps as the answer grows: 256 KiB, then the response
-// bound until the answer is read; a call that finds no room for its next
-// step gives back what it holds and waits holding none). A caller,
-// and a site, hold at most their share of that budget too. A call holds
-// several times its answer (its parsed form, its reply) until its reply
-// is written, so this is what keeps a replica's memory bounded when many
-// large answers are held at once; the many small answers are not
-// affected.
+// bound until the answer is read). A call never waits for room while it
+// holds room: one that holds none waits (one that finds no room for its
+// answer's next step gives back what it holds and waits holding none);
+// one that holds room for other answers too (a tool that pages, a search
+// over several doctypes) takes more at once or is refused, RATE_LIMITED
+// when the room is not free, RESPONSE_TOO_LARGE when its answers hold all
+// the room one call may. A caller, and a site, hold at most their share
+// of that budget too. A call holds several times its answers (their
+// parsed form, its reply) until its reply is written, so this is what
+// keeps a replica's memory bounded when many large answers are held at
+// once; the many small answers are not affected.
 
 // defaultMaxActive is the bound when Options.MaxActive is 0: enough to keep
 // every CPU and the database pool busy.
@@ -85,8 +89,9 @@ func defaultMaxCalls() int { return max(256, 128*runtime.GOMAXPROCS(0)) }
 // a few KB), which only compares its length with it. An answer of unknown
 // length is charged in steps (outbound.PrefetchCharged): four times this
 // once it is large, then the response bound; a call that finds no room for
-// the bound waits holding none, and holds meanwhile the 256 KiB it read
-// uncharged, within the six times this the rule counts for a held call.
+// the bound (and holds none for other answers) waits holding none, and
+// holds meanwhile the 256 KiB it read uncharged, within the six times this
+// the rule counts for a held call.
 const largeAnswer = 64 << 10
 
 // defaultMaxAnswerBytes is the answer budget when Options.MaxAnswerBytes is
@@ -465,6 +470,9 @@ type callSlot struct {
 	held     bool
 	entered  bool  // holds a call slot
 	answer   int64 // bytes of the answer budget it holds
+	// reading is the part of answer held by answers still being read,
+	// which may give some back once read (fitAnswer).
+	reading int64
 	// mine is the part of answer taken from its caller's share, siteMine
 	// the part taken from its site's.
 	mine     int64
@@ -626,96 +634,158 @@ func (s *callSlot) done() {
 // its length is announced. When it is not (chunked, HTTP/2 without a
 // length, gzip), it takes room in steps as it is read: for four times
 // largeAnswer before more than its first largeAnswer bytes are read, and
-// for the most an answer may be before more than that (growRoom); it
-// gives back what it did not need once read. A call waits for room only
-// for its first large answer, and never while it holds room (waiting
-// while holding room could deadlock two calls); it keeps the room until
-// it ends. Small answers take none.
+// for the most an answer may be before more than that; it gives back what
+// it did not need once read. Each large answer of a call takes its own
+// room, and the call holds the sum of its answers' until it ends (see
+// growRoom): a call that holds no room waits for it, one that holds room
+// (its earlier answers', a tool that pages or searches several doctypes)
+// takes more without waiting or is refused, since waiting while holding
+// room could deadlock two calls. Small answers take none.
 func (s *callSlot) takeAnswer(ctx context.Context, resp *http.Response) error {
-	var took bool
+	var took room
 	var refused error
 	n, _ := outbound.PrefetchCharged(resp, largeAnswer, func(most int64) error {
-		if took {
-			refused = s.growRoom(ctx, most)
-			return refused
-		}
-		took, refused = s.takeRoom(ctx, most)
+		// most is a running total for this answer.
+		took, refused = s.growRoom(ctx, took, most)
 		return refused
 	})
-	if took {
-		s.fitAnswer(int64(n))
-	}
+	s.fitAnswer(took, int64(n))
 	return refused
 }
 
+// holdAnswer takes room for an answer of n bytes, read at once.
 func (s *callSlot) holdAnswer(ctx context.Context, n int64) error {
-	_, err := s.takeRoom(ctx, n)
+	took, err := s.takeRoom(ctx, n)
+	s.fitAnswer(took, n)
 	return err
 }
 
-// takeRoom takes n bytes of the answer budget (at most the whole budget)
-// for the call's first large answer, waiting for room, and reports whether
-// it did: a call that holds room already, or has ended, takes none.
-func (s *callSlot) takeRoom(ctx context.Context, n int64) (bool, error) {
-	// One acquisition per call at a time: a second large answer of the
-	// same call (sent in parallel) waits for the first's, then goes on.
-	s.answerMu.Lock()
-	defer s.answerMu.Unlock()
-	s.mu.Lock()
-	holding := s.answer > 0
-	s.mu.Unlock()
-	if holding {
-		return false, nil
-	}
-	n = min(n, s.adm.answerBudget) // one answer larger than the budget still goes, alone
-	mine, siteMine, err := s.waitRoom(ctx, n)
-	if err != nil {
-		return false, err
-	}
-	return s.keepRoom(n, mine, siteMine), nil
+// room is bytes of the answer budget: the replica's, and the parts of it
+// taken from the caller's share (mine) and the site's (siteMine).
+type room struct{ answer, mine, siteMine int64 }
+
+func (r room) plus(o room) room {
+	return room{r.answer + o.answer, r.mine + o.mine, r.siteMine + o.siteMine}
 }
 
-// growRoom takes room for n bytes in all (at most the whole budget) for
-// the large answer the call took room for (takeRoom) and is still reading.
-// It takes the difference at once if there is room; if not, it gives back
-// all the room it holds and then waits, holding none, for room for n: a
-// call never waits for room while it holds room.
-func (s *callSlot) growRoom(ctx context.Context, n int64) error {
+func (r room) minus(o room) room {
+	return room{r.answer - o.answer, r.mine - o.mine, r.siteMine - o.siteMine}
+}
+
+// takeRoom takes room for n bytes for a new large answer of the call and
+// returns what it took (see growRoom).
+func (s *callSlot) takeRoom(ctx context.Context, n int64) (room, error) {
+	return s.growRoom(ctx, room{}, n)
+}
+
+// errAnswersTooLarge is the refusal of a large answer of a call that holds
+// all the answer room one call may; errAnswerRoomBusy that of one whose
+// room is not free at once.
+var (
+	errAnswersTooLarge = errors.New("the call's large answers hold all the answer room it may")
+	errAnswerRoomBusy  = errors.New("no answer room free for the call's later large answer")
+)
+
+// growRoom takes room for n bytes in all for one large answer of the call
+// that holds took for it so far (none for a new answer), and returns what
+// the answer holds then. The call holds the sum of its answers' room, at
+// most the whole budget, and of its caller's and site's shares at most
+// the share (one answer larger still goes, alone).
+//
+// A call never waits for room while it holds room (two calls doing so
+// could deadlock). So when the call holds no room but this answer's, the
+// answer takes the difference at once if there is room, and if not gives
+// back all it holds and waits, holding none, for room for n. When the
+// call holds room for other answers too (a tool that pages, a search over
+// several doctypes), the answer takes the difference at once or is
+// refused: RATE_LIMITED, as a wait whose time runs out, when the room is
+// not free (or the call holds all it may only because answers still being
+// read, which may give some back, hold it), RESPONSE_TOO_LARGE when the
+// call holds all the room it may. A call that has ended takes none.
+func (s *callSlot) growRoom(ctx context.Context, took room, n int64) (room, error) {
+	// One acquisition per call at a time: a large answer of the same call
+	// sent in parallel waits for this one's, then goes on.
 	s.answerMu.Lock()
 	defer s.answerMu.Unlock()
 	n = min(n, s.adm.answerBudget)
 	s.mu.Lock()
-	if s.finished || n <= s.answer {
-		s.mu.Unlock()
-		return nil
+	held, reading := room{s.answer, s.mine, s.siteMine}, s.reading
+	s.mu.Unlock()
+	if n <= took.answer {
+		return took, nil
+	}
+	if others := held.minus(took); others.answer > 0 {
+		return s.addRoomNow(took, held, reading-took.answer, n)
 	}
 	mine, siteMine := s.shares(n)
-	more, moreMine, moreSite := n-s.answer, mine-s.mine, siteMine-s.siteMine
-	s.mu.Unlock()
-	if s.tryRoom(more, moreMine, moreSite) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.finished {
-			s.giveRoom(more, moreMine, moreSite)
-			return nil
+	want := room{n, max(mine, took.mine), max(siteMine, took.siteMine)}
+	if took.answer > 0 {
+		if more := want.minus(took); s.tryRoom(more) {
+			if s.addRoom(more) {
+				return want, nil
+			}
+			s.giveRoom(more)
+			return took, nil
 		}
-		s.answer, s.mine, s.siteMine = n, mine, siteMine
-		return nil
+		// Give back all the call holds, and wait holding none.
+		if !s.takeBack(took) {
+			return took, nil // the call has ended: done gave it back
+		}
+		took = room{}
 	}
-	s.mu.Lock()
-	if s.finished {
-		s.mu.Unlock()
-		return nil
+	if err := s.waitRoom(ctx, want); err != nil {
+		return took, err
 	}
-	s.giveRoom(s.answer, s.mine, s.siteMine)
-	s.answer, s.mine, s.siteMine = 0, 0, 0
-	s.mu.Unlock()
-	mine, siteMine, err := s.waitRoom(ctx, n)
-	if err != nil {
-		return err
+	if !s.addRoom(want) {
+		// The call ended meanwhile (a handler's stray request): give the
+		// room back at once.
+		s.giveRoom(want)
+		return room{}, nil
 	}
-	s.keepRoom(n, mine, siteMine)
-	return nil
+	return want, nil
+}
+
+// addRoomNow is growRoom for a call that holds room for other answers
+// than this one's (took): it holds held in all, othersReading of it for
+// other answers still being read. It grows the answer's room towards n
+// within what the call may hold, without waiting.
+func (s *callSlot) addRoomNow(took, held room, othersReading, n int64) (room, error) {
+	var more room
+	var full, f bool
+	more.answer, full = growth(n-took.answer, s.adm.answerBudget-held.answer)
+	if s.caller != nil {
+		more.mine, f = growth(n-took.mine, s.adm.callers.answersCap-held.mine)
+		full = full || f
+	}
+	if s.site != nil {
+		more.siteMine, f = growth(n-took.siteMine, s.adm.sites.answersCap-held.siteMine)
+		full = full || f
+	}
+	switch {
+	case full && othersReading > 0:
+		return took, answerRoomRefused(errAnswerRoomBusy)
+	case full:
+		return took, toolerr.Wrap(toolerr.ResponseTooLarge, errAnswersTooLarge,
+			"the ERP's answers to this call are together more than this replica holds for one call; ask for fewer rows or a narrower range")
+	case !s.tryRoom(more):
+		return took, answerRoomRefused(errAnswerRoomBusy)
+	case !s.addRoom(more):
+		s.giveRoom(more)
+		return took, nil
+	}
+	return took.plus(more), nil
+}
+
+// growth is how much of need bytes more a bound with left bytes left
+// grants, and whether it has none left for them.
+func growth(need, left int64) (int64, bool) {
+	switch {
+	case need <= 0:
+		return 0, false
+	case left <= 0:
+		return 0, true
+	}
+	return min(need, left), false
 }
 
 // shares is the part of n bytes of the answer budget taken from the
@@ -730,106 +800,114 @@ func (s *callSlot) shares(n int64) (mine, siteMine int64) {
 	return mine, siteMine
 }
 
-// waitRoom waits for n bytes of the replica's answer budget, mine of the
-// caller's share and siteMine of the site's (shares(n)), taking all or
-// none of them.
-func (s *callSlot) waitRoom(ctx context.Context, n int64) (mine, siteMine int64, err error) {
+// waitRoom waits for r: r.answer bytes of the replica's answer budget,
+// r.mine of the caller's share and r.siteMine of the site's, taking all
+// or none of them.
+func (s *callSlot) waitRoom(ctx context.Context, r room) error {
 	s.adm.answerWaits.Add(1)
 	defer s.adm.answerWaits.Add(-1)
-	wantMine, wantSite := s.shares(n)
-	if wantMine > 0 {
+	if r.mine > 0 {
 		// The caller's share first, then its site's, so that a caller
 		// over one waits for its own room and takes none of the
 		// replica's meanwhile.
-		if err := s.caller.answers.Acquire(ctx, wantMine); err != nil {
-			return 0, 0, answerRoomRefused(err)
+		if err := s.caller.answers.Acquire(ctx, r.mine); err != nil {
+			return answerRoomRefused(err)
 		}
-		mine = wantMine
 	}
-	if wantSite > 0 {
-		if err := s.site.answers.Acquire(ctx, wantSite); err != nil {
-			s.giveRoom(0, mine, 0)
-			return 0, 0, answerRoomRefused(err)
+	if r.siteMine > 0 {
+		if err := s.site.answers.Acquire(ctx, r.siteMine); err != nil {
+			s.giveRoom(room{mine: r.mine})
+			return answerRoomRefused(err)
 		}
-		siteMine = wantSite
 	}
-	if err := s.adm.answers.Acquire(ctx, n); err != nil {
-		s.giveRoom(0, mine, siteMine)
-		return 0, 0, answerRoomRefused(err)
+	if err := s.adm.answers.Acquire(ctx, r.answer); err != nil {
+		s.giveRoom(room{mine: r.mine, siteMine: r.siteMine})
+		return answerRoomRefused(err)
 	}
-	return mine, siteMine, nil
+	return nil
 }
 
-// tryRoom takes n bytes of the replica's answer budget, mine of the
-// caller's share and siteMine of the site's if all are free now, else
-// none.
-func (s *callSlot) tryRoom(n, mine, siteMine int64) bool {
-	if mine > 0 && !s.caller.answers.TryAcquire(mine) {
+// tryRoom takes r if all of it is free now, else none.
+func (s *callSlot) tryRoom(r room) bool {
+	if r.mine > 0 && !s.caller.answers.TryAcquire(r.mine) {
 		return false
 	}
-	if siteMine > 0 && !s.site.answers.TryAcquire(siteMine) {
-		s.giveRoom(0, mine, 0)
+	if r.siteMine > 0 && !s.site.answers.TryAcquire(r.siteMine) {
+		s.giveRoom(room{mine: r.mine})
 		return false
 	}
-	if n > 0 && !s.adm.answers.TryAcquire(n) {
-		s.giveRoom(0, mine, siteMine)
+	if r.answer > 0 && !s.adm.answers.TryAcquire(r.answer) {
+		s.giveRoom(room{mine: r.mine, siteMine: r.siteMine})
 		return false
 	}
 	return true
 }
 
-// giveRoom gives back n bytes of the replica's answer budget, mine of the
-// caller's share and siteMine of the site's.
-func (s *callSlot) giveRoom(n, mine, siteMine int64) {
-	if mine > 0 {
-		s.caller.answers.Release(mine)
+// giveRoom gives r back to the replica, the caller and the site; the call
+// does not hold it.
+func (s *callSlot) giveRoom(r room) {
+	if r.mine > 0 {
+		s.caller.answers.Release(r.mine)
 	}
-	if siteMine > 0 {
-		s.site.answers.Release(siteMine)
+	if r.siteMine > 0 {
+		s.site.answers.Release(r.siteMine)
 	}
-	if n > 0 {
-		s.adm.answers.Release(n)
+	if r.answer > 0 {
+		s.adm.answers.Release(r.answer)
 	}
 }
 
-// keepRoom records the room waitRoom took as the call's, and reports
-// whether it did: if the call ended meanwhile (a handler's stray request),
-// it gives the room back at once.
-func (s *callSlot) keepRoom(n, mine, siteMine int64) bool {
+// addRoom adds r, taken for an answer still being read, to the room the
+// call holds, and reports whether it did: a call that has ended holds
+// none.
+func (s *callSlot) addRoom(r room) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
-		s.giveRoom(n, mine, siteMine)
 		return false
 	}
-	s.answer, s.mine, s.siteMine = n, mine, siteMine
+	s.answer += r.answer
+	s.mine += r.mine
+	s.siteMine += r.siteMine
+	s.reading += r.answer
 	return true
 }
 
-// fitAnswer gives back the room the call's large answer took beyond the n
-// bytes read of it: an answer of unknown length took room for the most it
-// might be.
-func (s *callSlot) fitAnswer(n int64) {
+// takeBack gives back r, room the call holds for an answer still being
+// read, and reports whether it did: a call that has ended holds none.
+func (s *callSlot) takeBack(r room) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n = min(n, s.adm.answerBudget)
-	if s.finished || n >= s.answer {
-		return // done gave it all back, or it needed all it took
+	if s.finished {
+		return false
 	}
-	if s.mine > 0 {
-		if mine := min(n, s.adm.callers.answersCap); mine < s.mine {
-			s.caller.answers.Release(s.mine - mine)
-			s.mine = mine
-		}
+	s.answer -= r.answer
+	s.mine -= r.mine
+	s.siteMine -= r.siteMine
+	s.reading -= r.answer
+	s.giveRoom(r)
+	return true
+}
+
+// fitAnswer gives back the room one large answer took (took) beyond the n
+// bytes read of it, and counts the answer as read: an answer of unknown
+// length took room for the most it might be, and a refused one keeps
+// none.
+func (s *callSlot) fitAnswer(took room, n int64) {
+	if took.answer == 0 {
+		return
 	}
-	if s.siteMine > 0 {
-		if siteMine := min(n, s.adm.sites.answersCap); siteMine < s.siteMine {
-			s.site.answers.Release(s.siteMine - siteMine)
-			s.siteMine = siteMine
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return // done gave it all back
 	}
-	s.adm.answers.Release(s.answer - n)
-	s.answer = n
+	s.reading -= took.answer
+	back := room{took.answer - min(n, took.answer), took.mine - min(n, took.mine), took.siteMine - min(n, took.siteMine)}
+	s.answer -= back.answer
+	s.mine -= back.mine
+	s.siteMine -= back.siteMine
+	s.giveRoom(back)
 }
 
 // answerRoomRefused is the error of a call whose time ran out while its

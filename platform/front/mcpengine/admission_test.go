@@ -722,8 +722,9 @@ func TestAnswerRoomPerCall(t *testing.T) {
 	if first.answer != 2<<20 {
 		t.Fatalf("held %d, want the whole budget", first.answer)
 	}
-	// A call that holds room does not wait for more.
-	if err := first.holdAnswer(ctx, 1<<20); err != nil || first.answer != 2<<20 {
+	// A call that holds all the room it may is refused another large
+	// answer, as too large, at once: it does not wait for more room.
+	if err := first.holdAnswer(ctx, 1<<20); toolerr.Classify(err).Code != toolerr.ResponseTooLarge || first.answer != 2<<20 {
 		t.Fatalf("second answer of the same call: %v, held %d", err, first.answer)
 	}
 	other := &callSlot{adm: a, held: true, entered: true}
@@ -734,6 +735,48 @@ func TestAnswerRoomPerCall(t *testing.T) {
 		t.Fatalf("waiting past the call's time: %v", err)
 	}
 	first.done()
+	if !a.answers.TryAcquire(2 << 20) {
+		t.Fatal("done did not give the room back")
+	}
+	a.answers.Release(2 << 20)
+	// A later large answer of a call grows its room when it is free, and
+	// is refused at once, as busy, when it is not.
+	growing := &callSlot{adm: a, held: true, entered: true}
+	if err := growing.holdAnswer(ctx, 1<<19); err != nil {
+		t.Fatal(err)
+	}
+	if err := growing.holdAnswer(ctx, 1<<19); err != nil || growing.answer != 1<<20 {
+		t.Fatalf("a later answer with room free: %v, held %d", err, growing.answer)
+	}
+	if !a.answers.TryAcquire(1 << 20) {
+		t.Fatal("the rest of the budget is not free")
+	}
+	err = growing.holdAnswer(ctx, 1<<19)
+	if te := toolerr.Classify(err); te.Code != toolerr.RateLimited || te.RetryAfter <= 0 || growing.answer != 1<<20 {
+		t.Fatalf("a later answer with no room free: %v, held %d", err, growing.answer)
+	}
+	a.answers.Release(1 << 20)
+	growing.done()
+	if !a.answers.TryAcquire(2 << 20) {
+		t.Fatal("done did not give the grown room back")
+	}
+	a.answers.Release(2 << 20)
+	// A call whose room is all taken by an answer of unknown length still
+	// being read (room for the most it may be) is refused another as
+	// busy, not as too large: the first may give room back once read.
+	reading := &callSlot{adm: a, held: true, entered: true}
+	took, err := reading.takeRoom(ctx, 8<<20)
+	if err != nil || took.answer != 2<<20 {
+		t.Fatalf("an answer of unknown length: %v, took %d", err, took.answer)
+	}
+	if te := toolerr.Classify(reading.holdAnswer(ctx, 1<<19)); te.Code != toolerr.RateLimited {
+		t.Fatalf("a later answer while the first is read: %v", te)
+	}
+	reading.fitAnswer(took, 1<<19)
+	if err := reading.holdAnswer(ctx, 1<<19); err != nil || reading.answer != 1<<20 {
+		t.Fatalf("a later answer once the first is read: %v, held %d", err, reading.answer)
+	}
+	reading.done()
 	if !a.answers.TryAcquire(2 << 20) {
 		t.Fatal("done did not give the room back")
 	}

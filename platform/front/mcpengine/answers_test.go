@@ -143,11 +143,11 @@ func TestAnswerOfUnknownLengthKeepsTheRoomItNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.done()
-	if took, err := s.takeRoom(ctx, 8<<20); !took || err != nil {
+	took, err := s.takeRoom(ctx, 8<<20)
+	if took.answer != 8<<20 || err != nil {
 		t.Fatalf("room for the response bound: %v, %v", took, err)
 	}
-	s.fitAnswer(3 << 20)
-	s.fitAnswer(5 << 20) // more than it holds now: nothing changes
+	s.fitAnswer(took, 3<<20)
 	for _, free := range []struct {
 		what string
 		sem  interface {
@@ -255,10 +255,13 @@ func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.done()
+	took := map[*callSlot]room{}
 	for _, s := range []*callSlot{first, second} {
-		if took, err := s.takeRoom(ctx, budget/2); !took || err != nil {
-			t.Fatalf("half the budget: %v, %v", took, err)
+		r, err := s.takeRoom(ctx, budget/2)
+		if r.answer != budget/2 || err != nil {
+			t.Fatalf("half the budget: %v, %v", r, err)
 		}
+		took[s] = r
 	}
 	answer := func(s *callSlot) int64 {
 		s.mu.Lock()
@@ -266,7 +269,10 @@ func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
 		return s.answer
 	}
 	firstGrew := make(chan error, 1)
-	go func() { firstGrew <- first.growRoom(ctx, 2*budget) }() // capped to the budget
+	go func() { // capped to the budget
+		_, err := first.growRoom(ctx, took[first], 2*budget)
+		firstGrew <- err
+	}()
 	waitAnswerWaits(t, a, 1)
 	if n := answer(first); n != 0 {
 		t.Fatalf("the first call waits for more room holding %d bytes of it", n)
@@ -274,7 +280,10 @@ func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
 	sctx, scancel := context.WithCancel(ctx)
 	defer scancel()
 	secondGrew := make(chan error, 1)
-	go func() { secondGrew <- second.growRoom(sctx, budget) }()
+	go func() {
+		_, err := second.growRoom(sctx, took[second], budget)
+		secondGrew <- err
+	}()
 	if err := <-firstGrew; err != nil || answer(first) != budget {
 		t.Fatalf("the first call's room once the second gave its half back: %v, %d bytes", err, answer(first))
 	}
