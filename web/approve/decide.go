@@ -180,17 +180,8 @@ func (h *Handler) proofFailed(w http.ResponseWriter, p *pending, err error) {
 
 // decide answers the Approve and Reject buttons.
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
-	if h.limited(w, r, h.posts, "decision") {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p) {
-		return
-	}
-	user, ok, err := h.session(r, p.site)
-	if err != nil {
-		h.internalError(w, "check the approval session", err)
+	p, user, ok, answered := h.postedBy(w, r, raw, "decision")
+	if answered {
 		return
 	}
 	if !ok {
@@ -238,17 +229,8 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, raw string) {
 // the change takes the approval back, unless a call has begun carrying
 // it out (the store's conditional update decides which came first).
 func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
-	if h.limited(w, r, h.posts, "decision") {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p) {
-		return
-	}
-	user, ok, err := h.session(r, p.site)
-	if err != nil {
-		h.internalError(w, "check the approval session", err)
+	p, user, ok, answered := h.postedBy(w, r, raw, "decision")
+	if answered {
 		return
 	}
 	if !ok {
@@ -286,12 +268,8 @@ func (h *Handler) withdraw(w http.ResponseWriter, r *http.Request, raw string) {
 // signOut answers the Sign out button: it ends the approval session for
 // every replica, a copy of its cookie included, and shows the page again.
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, raw string) {
-	if h.limited(w, r, h.posts, "sign-out") {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p) {
+	p, ok := h.posted(w, r, raw, "sign-out")
+	if !ok {
 		return
 	}
 	if err := h.sessions.End(w, r, h.now()); err != nil {
@@ -308,17 +286,8 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request, raw string) {
 // Another person's sessions, and this person's on other sites, go on.
 // Without a session it signs this browser out, as Sign out does.
 func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, raw string) {
-	if h.limited(w, r, h.posts, "sign-out") {
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	p, ok := h.load(w, r, raw)
-	if !ok || !h.checkForm(w, r, p) {
-		return
-	}
-	user, signedIn, err := h.session(r, p.site)
-	if err != nil {
-		h.internalError(w, "check the approval session", err)
+	p, user, signedIn, answered := h.postedBy(w, r, raw, "sign-out")
+	if answered {
 		return
 	}
 	if !signedIn {
@@ -382,4 +351,36 @@ func decisionWord(approve bool) string {
 		return string(approval.Approved)
 	}
 	return string(approval.Rejected)
+}
+
+// posted begins a post to the page of action raw: limited per source
+// (limit names the bound), its body bounded, the action loaded and the
+// form checked (its token, its origin). It reports false when it has
+// answered the request.
+func (h *Handler) posted(w http.ResponseWriter, r *http.Request, raw, limit string) (pending, bool) {
+	if h.limited(w, r, h.posts, limit) {
+		return pending{}, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	p, ok := h.load(w, r, raw)
+	if !ok || !h.checkForm(w, r, p) {
+		return pending{}, false
+	}
+	return p, true
+}
+
+// postedBy is posted with the signed-in person of the action's site: user
+// and signedIn are the approval session's (h.session). answered is true
+// when it has answered the request.
+func (h *Handler) postedBy(w http.ResponseWriter, r *http.Request, raw, limit string) (p pending, user string, signedIn, answered bool) {
+	p, ok := h.posted(w, r, raw, limit)
+	if !ok {
+		return p, "", false, true
+	}
+	user, signedIn, err := h.session(r, p.site)
+	if err != nil {
+		h.internalError(w, "check the approval session", err)
+		return p, "", false, true
+	}
+	return p, user, signedIn, false
 }
