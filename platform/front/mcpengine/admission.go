@@ -763,12 +763,12 @@ func (s *callSlot) addRoomNow(took, held room, othersReading, n int64) (room, er
 	}
 	switch {
 	case full && othersReading > 0:
-		return took, answerRoomRefused(errAnswerRoomBusy)
+		return took, answerRoomBusy()
 	case full:
 		return took, toolerr.Wrap(toolerr.ResponseTooLarge, errAnswersTooLarge,
 			"the ERP's answers to this call are together more than this replica holds for one call; ask for fewer rows or a narrower range")
 	case !s.tryRoom(more):
-		return took, answerRoomRefused(errAnswerRoomBusy)
+		return took, answerRoomBusy()
 	case !s.addRoom(more):
 		s.giveRoom(more)
 		return took, nil
@@ -910,6 +910,14 @@ func (s *callSlot) fitAnswer(took room, n int64) {
 	s.giveRoom(back)
 }
 
+// answerRoomBusy is the error of a call's later large answer refused at
+// once, since a call that holds room never waits for more.
+func answerRoomBusy() error {
+	return toolerr.Wrap(toolerr.RateLimited, errAnswerRoomBusy,
+		"this replica had no room free at once for another large ERP answer of this call, while other large answers fill it; retry shortly, or ask for fewer rows or a narrower range").
+		WithRetryAfter(time.Second)
+}
+
 // answerRoomRefused is the error of a call whose time ran out while its
 // large answer waited for room.
 func answerRoomRefused(err error) error {
@@ -954,7 +962,7 @@ func (t *slotTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// invite making it twice, but an answer lost, which the
 				// engine tells as an outcome not known.
 				err = toolerr.Wrap(toolerr.UpstreamUnavailable, aerr,
-					"the ERP answered the change, but this replica was busy with other large ERP answers until the call's time ran out, so the answer was not read")
+					"the ERP answered the change, but this replica had no room for its large answer (other large ERP answers filled it), so the answer was not read")
 			}
 		}
 	}

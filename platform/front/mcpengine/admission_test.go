@@ -755,6 +755,10 @@ func TestAnswerRoomPerCall(t *testing.T) {
 	if te := toolerr.Classify(err); te.Code != toolerr.RateLimited || te.RetryAfter <= 0 || growing.answer != 1<<20 {
 		t.Fatalf("a later answer with no room free: %v, held %d", err, growing.answer)
 	}
+	// Refused at once: the words say so, not that the call's time ran out.
+	if msg := toolerr.Classify(err).Message; strings.Contains(msg, "time ran out") || !strings.Contains(msg, "another large ERP answer") {
+		t.Errorf("a later answer refused at once is told %q", msg)
+	}
 	a.answers.Release(1 << 20)
 	growing.done()
 	if !a.answers.TryAcquire(2 << 20) {
