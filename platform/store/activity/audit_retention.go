@@ -32,33 +32,11 @@ var pruneAuditTables = []struct{ name, statement string }{
 func (s *Store) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
 	var total int64
 	for _, table := range pruneAuditTables {
-		for range maxPruneBatches {
-			n, err := s.pruneAuditOnce(ctx, table.statement, before)
-			total += n
-			if err != nil {
-				return total, fmt.Errorf("activity: prune %s: %w", table.name, database.Classify(err))
-			}
-			if n < pruneBatch {
-				break
-			}
+		n, err := database.PruneInBatches(ctx, s.pool, pruneAuditLock, table.statement, before, pruneBatch, maxPruneBatches)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("activity: prune %s: %w", table.name, database.Classify(err))
 		}
 	}
 	return total, nil
-}
-
-func (s *Store) pruneAuditOnce(ctx context.Context, statement string, before time.Time) (int64, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pruneAuditLock).Scan(&mine); err != nil || !mine {
-		return 0, err
-	}
-	tag, err := tx.Exec(ctx, statement, before, pruneBatch)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), tx.Commit(ctx)
 }

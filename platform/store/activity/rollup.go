@@ -136,33 +136,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	if until.Before(before) {
 		before = until
 	}
-	var total int64
-	for range maxPruneBatches {
-		n, err := s.pruneOnce(ctx, before)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("activity: prune usage: %w", database.Classify(err))
-		}
-		if n < pruneBatch {
-			break
-		}
-	}
-	return total, nil
-}
-
-func (s *Store) pruneOnce(ctx context.Context, before time.Time) (int64, error) {
-	tx, err := s.pool.Begin(ctx)
+	n, err := database.PruneInBatches(ctx, s.pool, pruneLock, pruneEvents, before, pruneBatch, maxPruneBatches)
 	if err != nil {
-		return 0, err
+		return n, fmt.Errorf("activity: prune usage: %w", database.Classify(err))
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pruneLock).Scan(&mine); err != nil || !mine {
-		return 0, err
-	}
-	tag, err := tx.Exec(ctx, pruneEvents, before, pruneBatch)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), tx.Commit(ctx)
+	return n, nil
 }

@@ -50,33 +50,9 @@ const pruneEndedTokens = `DELETE FROM service_tokens WHERE id = ANY(ARRAY(
 // many it deleted; when another replica is pruning, a statement deletes
 // nothing and the run ends.
 func (s *Store) PruneServiceTokens(ctx context.Context, endedBefore time.Time) (int64, error) {
-	var total int64
-	for range maxPruneTokensBatches {
-		n, err := s.pruneTokensOnce(ctx, endedBefore)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("sites: prune ended service tokens: %w", database.Classify(err))
-		}
-		if n < pruneTokensBatch {
-			break
-		}
-	}
-	return total, nil
-}
-
-func (s *Store) pruneTokensOnce(ctx context.Context, endedBefore time.Time) (int64, error) {
-	tx, err := s.pool.Begin(ctx)
+	n, err := database.PruneInBatches(ctx, s.pool, pruneTokensLock, pruneEndedTokens, endedBefore, pruneTokensBatch, maxPruneTokensBatches)
 	if err != nil {
-		return 0, err
+		return n, fmt.Errorf("sites: prune ended service tokens: %w", database.Classify(err))
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var mine bool
-	if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, pruneTokensLock).Scan(&mine); err != nil || !mine {
-		return 0, err
-	}
-	tag, err := tx.Exec(ctx, pruneEndedTokens, endedBefore, pruneTokensBatch)
-	if err != nil {
-		return 0, err
-	}
-	return tag.RowsAffected(), tx.Commit(ctx)
+	return n, nil
 }
