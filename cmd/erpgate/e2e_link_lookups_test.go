@@ -91,8 +91,9 @@ func TestMadeUpLinksDoNotLockOutAnApproverAtTheSameSource(t *testing.T) {
 		"the real id with a made-up value":    id + ".AAAAAAAAAAAAAA",
 		"the real id without its check value": id,
 	} {
-		spendLinks(t, gw.URL, shared)
-		if status, _ := getFrom(t, gw.URL+"/approve/"+madeUp, shared); status != http.StatusTooManyRequests {
+		if status, _ := refusedOnceSpent(func() { spendLinks(t, gw.URL, shared) }, func() (int, string) {
+			return getFrom(t, gw.URL+"/approve/"+madeUp, shared)
+		}); status != http.StatusTooManyRequests {
 			t.Errorf("%s from the spent source: HTTP %d, want 429", name, status)
 		}
 	}
@@ -150,8 +151,10 @@ func TestMadeUpLinksDoNotLockOutARegistrationAtTheSameSource(t *testing.T) {
 		}
 	}
 	// Without a check value, the address is looked up within the bound.
-	spendLinks(t, gw.URL, shared)
-	if status, _, _ := b.do(http.MethodGet, "/register/"+id, nil, from); status != http.StatusTooManyRequests {
+	if status, _ := refusedOnceSpent(func() { spendLinks(t, gw.URL, shared) }, func() (int, string) {
+		status, _, page := b.do(http.MethodGet, "/register/"+id, nil, from)
+		return status, page
+	}); status != http.StatusTooManyRequests {
 		t.Errorf("the real id without its check value from the spent source: HTTP %d, want 429", status)
 	}
 }
