@@ -299,6 +299,10 @@ func (e *Engine) failure(ctx context.Context, st *requestState, ct *compiledTool
 		// The cause may be the client's error, which names the request's
 		// URL with its query: the call's arguments (a $filter's values).
 		e.log.Error("tool call failed", append(fields, zap.Error(outbound.BareURLs(err)))...)
+	} else if te.Code == toolerr.ApprovalRequired {
+		// The message carries the approval link, whose check value is the
+		// client's alone: its code says enough.
+		e.log.Debug("tool call failed", fields...)
 	} else {
 		e.log.Debug("tool call failed", append(fields, zap.String("reason", message))...)
 	}

@@ -24,6 +24,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/schema"
@@ -151,6 +153,8 @@ type writeFixture struct {
 	runs   *atomic.Int64
 	// previews counts Preview runs.
 	previews *atomic.Int64
+	// logs is what the engine logged, from debug up.
+	logs *observer.ObservedLogs
 }
 
 const (
@@ -166,7 +170,9 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	f.site = connector.Site{ID: uuid.New(), Slug: "acme", Kind: "writeerp", BaseURL: base}
 	reg := connector.NewRegistry()
 	reg.MustRegister(writeERP{runs: f.runs, previews: f.previews})
-	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second}
+	core, logs := observer.New(zap.DebugLevel)
+	f.logs = logs
+	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second, Logger: zap.New(core)}
 	f.store, f.clock, f.pool = withApprovalsPool(t, &opts, f.site)
 	e, err := New(opts)
 	if err != nil {
