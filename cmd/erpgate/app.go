@@ -800,8 +800,11 @@ func (a *App) drainGuard(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// accessLog writes one line per request: method, path (never the query
-// string or headers, which may carry secrets), status and duration.
+// accessLog writes one line per request: method, the route it matched,
+// status and duration. The route is echo's pattern (/approve/:id), never
+// the path as sent: some paths carry a link's id and check value (an
+// approval, a registration), and a path erpgate does not have is its
+// sender's text. Nor the query string or headers, which may carry secrets.
 func (a *App) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -814,13 +817,22 @@ func (a *App) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			req := c.Request()
 			ce.Write(
 				zap.String("method", req.Method),
-				zap.String("path", req.URL.Path),
+				zap.String("path", routeOf(c)),
 				zap.Int("status", c.Response().Status),
 				zap.Int64("duration_ms", time.Since(start).Milliseconds()),
 				zap.String("request_id", c.Response().Header().Get("X-Request-Id")))
 		}
 		return nil
 	}
+}
+
+// routeOf is the route pattern c matched (a catch-all such as "/*" for an
+// address erpgate does not have), or "unmatched" when it matched none.
+func routeOf(c echo.Context) string {
+	if p := c.Path(); p != "" {
+		return p
+	}
+	return "unmatched"
 }
 
 // runServe is `erpgate serve`.
