@@ -333,7 +333,7 @@ func (a *App) build(ctx context.Context) error {
 			Store:          store,
 			Settings:       live,
 			ClientIP:       e.IPExtractor,
-			UntrustedProxy: untrusted.Last,
+			ProxySightings: untrusted.Sightings,
 			Logger:         a.log,
 		})
 		viewer.New(viewer.Deps{Shell: cons, Events: events, Sites: store, Logger: a.log}).Register(e)

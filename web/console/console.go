@@ -97,10 +97,11 @@ type Deps struct {
 	Settings *livesettings.Store
 	// ClientIP tells where a request comes from (the trusted-proxy rule).
 	ClientIP func(r *http.Request) string
-	// UntrustedProxy is the latest request this replica saw come from an
-	// address that is not a trusted proxy with a forwarding header; nil
-	// or false: none.
-	UntrustedProxy func() (sourcelimit.Sighting, bool)
+	// ProxySightings is this replica's latest request of each kind that
+	// makes every visitor one address: a forwarding header from an
+	// address that is not a trusted proxy, or a trusted proxy naming the
+	// client in a header erpgate does not read; nil or empty: none.
+	ProxySightings func() []sourcelimit.Sighting
 	// SignInLimit bounds sign-in attempts per source; zero fields take
 	// DefaultSignInLimit's.
 	SignInLimit sourcelimit.Limit

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -119,27 +120,32 @@ func (c *Console) renderSites(w http.ResponseWriter, r *http.Request, status int
 		return
 	}
 	v := sitesView{Sites: rows}
-	if f := c.untrustedProxyFinding(); f != "" {
-		v.Findings = append(v.Findings, f)
-	}
+	v.Findings = append(v.Findings, c.proxyFindings()...)
 	c.Render(w, r, status, c.pages.sites, flash, v)
 }
 
-// untrustedProxyFinding says, when this replica has seen requests carry a
-// forwarding header from an address that is not a trusted proxy, what that
-// does and what to do; "" when it has not.
-func (c *Console) untrustedProxyFinding() string {
-	if c.deps.UntrustedProxy == nil {
-		return ""
+// proxyFindings says, for each kind of request this replica has seen that
+// makes every visitor one address, what that does and what to do; none
+// when it has seen none.
+func (c *Console) proxyFindings() []string {
+	if c.deps.ProxySightings == nil {
+		return nil
 	}
-	s, ok := c.deps.UntrustedProxy()
-	if !ok {
-		return ""
+	var findings []string
+	for _, s := range c.deps.ProxySightings() {
+		switch s.Kind {
+		case sourcelimit.Untrusted:
+			findings = append(findings, "Requests reach erpgate through a proxy at "+s.Peer+" that is not in ERPGATE_TRUSTED_PROXIES, so every visitor counts as that one address: "+
+				"one person can use up the sign-in and registration limits of everyone. Add the proxy's address to ERPGATE_TRUSTED_PROXIES. "+
+				"If "+s.Peer+" is not your proxy, a client wrote the header itself: do not list it, or it could choose its own address. "+
+				"(This replica last saw such a request, with "+s.Header+", at "+s.At.UTC().Format("2006-01-02 15:04")+" UTC; other replicas keep their own count.)")
+		case sourcelimit.Unread:
+			findings = append(findings, "The proxy at "+s.Peer+" names each visitor in the "+s.Header+" header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy's address: "+
+				"one person can use up the sign-in and registration limits of everyone. Make the proxy send X-Forwarded-For. "+
+				"(This replica last saw such a request at "+s.At.UTC().Format("2006-01-02 15:04")+" UTC; other replicas keep their own count.)")
+		}
 	}
-	return "Requests reach erpgate through a proxy at " + s.Peer + " that is not in ERPGATE_TRUSTED_PROXIES, so every visitor counts as that one address: " +
-		"one person can use up the sign-in and registration limits of everyone. Add the proxy's address to ERPGATE_TRUSTED_PROXIES. " +
-		"If " + s.Peer + " is not your proxy, a client wrote the header itself: do not list it, or it could choose its own address. " +
-		"(This replica last saw such a request, with " + s.Header + ", at " + s.At.UTC().Format("2006-01-02 15:04") + " UTC; other replicas keep their own count.)"
+	return findings
 }
 
 func (c *Console) siteRows(r *http.Request) ([]siteRow, error) {

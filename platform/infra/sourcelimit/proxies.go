@@ -17,13 +17,29 @@ var forwardingHeaders = []string{"X-Forwarded-For", "Forwarded", "X-Real-IP"}
 // a proxy it does not trust.
 const WarnEvery = 10 * time.Minute
 
-// Sighting is the latest request that came from an address that is not a
-// trusted proxy but carried a forwarding header: the sign of a proxy in
-// front that ERPGATE_TRUSTED_PROXIES does not list.
+// Kind is what a Sighting is the sign of.
+type Kind int
+
+const (
+	// Untrusted: a request carried a forwarding header but came from an
+	// address that is not a trusted proxy, the sign of a proxy in front
+	// that ERPGATE_TRUSTED_PROXIES does not list.
+	Untrusted Kind = iota
+	// Unread: a request came from a trusted proxy that named the client
+	// only in Forwarded or X-Real-IP, with no X-Forwarded-For, the only
+	// header erpgate reads.
+	Unread
+	kinds
+)
+
+// Sighting is the latest request of one Kind: behind such a proxy every
+// visitor counts as the proxy's address.
 type Sighting struct {
+	Kind Kind
 	// Peer is the connection's address (the proxy's); Header the first
-	// forwarding header the request carried. The header's content is not
-	// kept: it was not believed.
+	// forwarding header the request carried (for Unread, the first of
+	// Forwarded and X-Real-IP). The header's content is not kept: it was
+	// not believed.
 	Peer, Header string
 	At           time.Time
 	// Requests counts such requests since the replica started.
@@ -40,9 +56,11 @@ type UntrustedProxies struct {
 	log     *zap.Logger
 	now     func() time.Time
 
-	mu     sync.Mutex
-	last   Sighting
-	logged time.Time
+	mu sync.Mutex
+	// last and logged are per Kind: one kind's warning does not hold
+	// back the other's.
+	last   [kinds]Sighting
+	logged [kinds]time.Time
 }
 
 // NewUntrustedProxies watches for proxies not in trusted; log gets a
@@ -95,27 +113,46 @@ func (u *UntrustedProxies) Note(r *http.Request) {
 			return
 		}
 	}
+	u.saw(Untrusted, peer, header)
+}
+
+// saw records a request of kind from peer with header, and logs the
+// kind's warning unless it was logged within WarnEvery.
+func (u *UntrustedProxies) saw(kind Kind, peer netip.Addr, header string) {
 	now := u.now()
 	u.mu.Lock()
-	u.last = Sighting{Peer: peer.String(), Header: header, At: now, Requests: u.last.Requests + 1}
-	warn := u.logged.IsZero() || now.Sub(u.logged) >= WarnEvery
+	n := u.last[kind].Requests + 1
+	u.last[kind] = Sighting{Kind: kind, Peer: peer.String(), Header: header, At: now, Requests: n}
+	warn := u.logged[kind].IsZero() || now.Sub(u.logged[kind]) >= WarnEvery
 	if warn {
-		u.logged = now
+		u.logged[kind] = now
 	}
-	n := u.last.Requests
 	u.mu.Unlock()
-	if warn {
-		u.log.Warn("requests come through an untrusted proxy: every client behind it counts as its address, sharing one source's limits; list it in ERPGATE_TRUSTED_PROXIES",
-			zap.String("peer", peer.String()), zap.String("header", header), zap.Int64("requests_so_far", n))
+	if !warn {
+		return
+	}
+	fields := []zap.Field{zap.String("peer", peer.String()), zap.String("header", header), zap.Int64("requests_so_far", n)}
+	switch kind {
+	case Untrusted:
+		u.log.Warn("requests come through an untrusted proxy: every client behind it counts as its address, sharing one source's limits; list it in ERPGATE_TRUSTED_PROXIES", fields...)
+	case Unread:
+		u.log.Warn("a trusted proxy names its clients only in a header erpgate does not read: erpgate reads only X-Forwarded-For, so every client behind the proxy counts as its address, sharing one source's limits; make the proxy send X-Forwarded-For", fields...)
 	}
 }
 
-// Last is the latest sighting on this replica, if any.
-func (u *UntrustedProxies) Last() (Sighting, bool) {
+// Sightings is this replica's latest sighting of each kind it has seen,
+// in the order of the kinds; none when it has seen none.
+func (u *UntrustedProxies) Sightings() []Sighting {
 	if u == nil {
-		return Sighting{}, false
+		return nil
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.last, u.last.Requests > 0
+	var seen []Sighting
+	for _, s := range u.last {
+		if s.Requests > 0 {
+			seen = append(seen, s)
+		}
+	}
+	return seen
 }

@@ -40,7 +40,7 @@ func TestUntrustedProxiesAreNoticed(t *testing.T) {
 	} {
 		send(tc.remote, tc.header, tc.value)
 	}
-	if s, ok := u.Last(); ok || logs.Len() != 0 {
+	if s := u.Sightings(); len(s) != 0 || logs.Len() != 0 {
 		t.Fatalf("noticed %+v and logged %d lines with no untrusted proxy", s, logs.Len())
 	}
 
@@ -52,14 +52,14 @@ func TestUntrustedProxiesAreNoticed(t *testing.T) {
 		if got := send(tc.remote, tc.header, "203.0.113.7"); got != tc.peer {
 			t.Errorf("%s from %s: the source is %q, want the peer %q", tc.header, tc.remote, got, tc.peer)
 		}
-		s, ok := u.Last()
-		if !ok || s.Peer != tc.peer || s.Header != tc.header || !s.At.Equal(clock) {
-			t.Errorf("%s from %s: last sighting %+v, %v", tc.header, tc.remote, s, ok)
+		s := u.Sightings()
+		if len(s) != 1 || s[0].Kind != Untrusted || s[0].Peer != tc.peer || s[0].Header != tc.header || !s[0].At.Equal(clock) {
+			t.Errorf("%s from %s: sightings %+v", tc.header, tc.remote, s)
 		}
 		clock = clock.Add(time.Minute)
 	}
-	if s, _ := u.Last(); s.Requests != 3 {
-		t.Errorf("%d requests counted, want 3", s.Requests)
+	if s := u.Sightings(); len(s) != 1 || s[0].Requests != 3 {
+		t.Errorf("sightings %+v, want 3 requests counted", s)
 	}
 	if logs.Len() != 1 {
 		t.Fatalf("%d warnings within %v, want 1", logs.Len(), WarnEvery)
