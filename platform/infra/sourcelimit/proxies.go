@@ -9,12 +9,17 @@ import (
 	"go.uber.org/zap"
 )
 
+// xForwardedFor is the one forwarding header erpgate reads, and only
+// from a trusted proxy.
+const xForwardedFor = "X-Forwarded-For"
+
 // forwardingHeaders are the headers a reverse proxy or load balancer
-// writes to name the client it forwards, in the order they are reported.
-var forwardingHeaders = []string{"X-Forwarded-For", "Forwarded", "X-Real-IP"}
+// writes to name the client it forwards, in the order they are reported,
+// the one read first.
+var forwardingHeaders = []string{xForwardedFor, "Forwarded", "X-Real-IP"}
 
 // WarnEvery is how often a replica logs again that requests come through
-// a proxy it does not trust.
+// a proxy it does not trust, or one whose header it does not read.
 const WarnEvery = 10 * time.Minute
 
 // Kind is what a Sighting is the sign of.
@@ -47,10 +52,12 @@ type Sighting struct {
 }
 
 // UntrustedProxies notices requests that carry a forwarding header but
-// come from an address that is not a trusted proxy. Behind such a proxy
-// every visitor is the proxy's address, so all of them share one source's
-// limits and one network's bound of waiting registrations. It only tells:
-// the header is never believed. The state is this replica's, in memory.
+// come from an address that is not a trusted proxy, and requests from a
+// trusted proxy that names the client only in a header erpgate does not
+// read (Forwarded, X-Real-IP). Behind either proxy every visitor is the
+// proxy's address, so all of them share one source's limits and one
+// network's bound of waiting registrations. It only tells: no header is
+// believed for it. The state is this replica's, in memory.
 type UntrustedProxies struct {
 	trusted []netip.Prefix
 	log     *zap.Logger
@@ -63,8 +70,9 @@ type UntrustedProxies struct {
 	logged [kinds]time.Time
 }
 
-// NewUntrustedProxies watches for proxies not in trusted; log gets a
-// warning at most once every WarnEvery; now nil is time.Now.
+// NewUntrustedProxies watches for proxies not in trusted, and for those in
+// it that send no X-Forwarded-For; log gets a warning of each kind at most
+// once every WarnEvery; now nil is time.Now.
 func NewUntrustedProxies(trusted []netip.Prefix, log *zap.Logger, now func() time.Time) *UntrustedProxies {
 	if log == nil {
 		log = zap.NewNop()
@@ -87,8 +95,9 @@ func (u *UntrustedProxies) Wrap(extract func(*http.Request) string) func(*http.R
 }
 
 // Note records r if it carries a forwarding header and comes from an
-// address that is not a trusted proxy. A request without such a header
-// costs three header look-ups.
+// address that is not a trusted proxy (Untrusted), or comes from a trusted
+// proxy with Forwarded or X-Real-IP but no X-Forwarded-For (Unread). A
+// request without such a header costs three header look-ups.
 func (u *UntrustedProxies) Note(r *http.Request) {
 	if u == nil {
 		return
@@ -110,6 +119,11 @@ func (u *UntrustedProxies) Note(r *http.Request) {
 	peer = peer.Unmap().WithZone("")
 	for _, p := range u.trusted {
 		if p.Contains(peer) {
+			// X-Forwarded-For comes first in forwardingHeaders: any other
+			// header found means the proxy sent none.
+			if header != xForwardedFor {
+				u.saw(Unread, peer, header)
+			}
 			return
 		}
 	}

@@ -35,8 +35,7 @@ func TestUntrustedProxiesAreNoticed(t *testing.T) {
 	for _, tc := range []struct{ remote, header, value string }{
 		{"192.0.2.9:4000", "", ""},
 		{"10.1.2.3:4000", "X-Forwarded-For", "203.0.113.7"},
-		{"10.1.2.3:4000", "Forwarded", "for=203.0.113.7"},
-		{"[::ffff:10.1.2.3]:4000", "X-Real-IP", "203.0.113.7"},
+		{"[::ffff:10.1.2.3]:4000", "X-Forwarded-For", "203.0.113.7"},
 	} {
 		send(tc.remote, tc.header, tc.value)
 	}
@@ -83,5 +82,95 @@ func TestUntrustedProxiesAreNoticed(t *testing.T) {
 	}
 	if f := all[0].ContextMap(); f["peer"] != "10.0.0.5" || f["header"] != "X-Forwarded-For" {
 		t.Errorf("first warning %v, want peer 10.0.0.5 and header X-Forwarded-For", f)
+	}
+}
+
+// TestTrustedProxyWithoutXForwardedForIsNoticed: erpgate reads only
+// X-Forwarded-For, so a listed proxy that names the client only in
+// Forwarded (RFC 7239) or X-Real-IP (nginx's common default) makes every
+// visitor its own address, one source for everyone's limits. Such a
+// request is noted and warned of, at most once every WarnEvery, naming the
+// proxy and the header, saying that only X-Forwarded-For is read and that
+// the proxy should send it. A listed proxy that sends X-Forwarded-For,
+// with the others or not, and a client without any of the headers, are
+// not noted. The other headers are still not believed.
+func TestTrustedProxyWithoutXForwardedForIsNoticed(t *testing.T) {
+	core, logs := observer.New(zapcore.WarnLevel)
+	clock := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	u := NewUntrustedProxies([]netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("2001:db8:1::/48")}, zap.New(core), func() time.Time { return clock })
+	extract := u.Wrap(func(r *http.Request) string { return DirectIP(r) })
+	send := func(remote string, headers ...string) string {
+		r := httptest.NewRequest(http.MethodPost, "/register", nil)
+		r.RemoteAddr = remote
+		for i := 0; i+1 < len(headers); i += 2 {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+		return extract(r)
+	}
+
+	send("198.51.100.20:4000")
+	send("10.1.2.3:4000")
+	send("10.1.2.3:4000", "X-Forwarded-For", "198.51.100.7")
+	send("10.1.2.3:4000", "X-Forwarded-For", "198.51.100.7", "Forwarded", "for=198.51.100.7")
+	send("[::ffff:10.1.2.3]:4000", "X-Real-IP", "198.51.100.7", "X-Forwarded-For", "198.51.100.7")
+	if s := u.Sightings(); len(s) != 0 || logs.Len() != 0 {
+		t.Fatalf("noticed %+v and logged %d lines from a proxy that sends X-Forwarded-For, or a client without the headers", s, logs.Len())
+	}
+
+	for _, tc := range []struct{ remote, header, value, peer string }{
+		{"10.1.2.3:4000", "Forwarded", "for=198.51.100.7", "10.1.2.3"},
+		{"10.1.2.4:4000", "X-Real-IP", "198.51.100.7", "10.1.2.4"},
+		{"[2001:db8:1::5]:4000", "Forwarded", `for="[2001:db8:9::7]:4711"`, "2001:db8:1::5"},
+	} {
+		if got := send(tc.remote, tc.header, tc.value); got != tc.peer {
+			t.Errorf("%s from %s: the source is %q, want the proxy %q", tc.header, tc.remote, got, tc.peer)
+		}
+		s := u.Sightings()
+		if len(s) != 1 || s[0].Kind != Unread || s[0].Peer != tc.peer || s[0].Header != tc.header || !s[0].At.Equal(clock) {
+			t.Errorf("%s from %s: sightings %+v, want one of the unread kind", tc.header, tc.remote, s)
+		}
+		clock = clock.Add(time.Minute)
+	}
+	if s := u.Sightings(); len(s) != 1 || s[0].Requests != 3 {
+		t.Errorf("sightings %+v, want 3 requests counted", s)
+	}
+	if logs.Len() != 1 {
+		t.Fatalf("%d warnings within %v, want 1", logs.Len(), WarnEvery)
+	}
+	// Both headers: the first is named.
+	clock = clock.Add(WarnEvery)
+	send("10.1.9.9:4000", "X-Real-IP", "198.51.100.8", "Forwarded", "for=198.51.100.8")
+	all := logs.All()
+	if len(all) != 2 {
+		t.Fatalf("%d warnings after %v more, want 2", len(all), WarnEvery)
+	}
+	for i, want := range []map[string]any{{"peer": "10.1.2.3", "header": "Forwarded"}, {"peer": "10.1.9.9", "header": "Forwarded"}} {
+		e := all[i]
+		f := e.ContextMap()
+		if f["peer"] != want["peer"] || f["header"] != want["header"] {
+			t.Errorf("warning %d names %v, want %v", i, f, want)
+		}
+		if !strings.Contains(e.Message, "reads only X-Forwarded-For") || !strings.Contains(e.Message, "make the proxy send X-Forwarded-For") {
+			t.Errorf("warning %q does not say that only X-Forwarded-For is read and that the proxy should send it", e.Message)
+		}
+		if strings.Contains(e.Message, "untrusted proxy") {
+			t.Errorf("warning %q calls a listed proxy untrusted", e.Message)
+		}
+		for _, v := range f {
+			if s, ok := v.(string); ok && strings.Contains(s, "198.51.100.") {
+				t.Errorf("warning %q carries the forwarded addresses: %v", e.Message, f)
+			}
+		}
+	}
+
+	// An untrusted proxy is its own kind, its warning not held back by
+	// the other's.
+	send("192.0.2.9:4000", "Forwarded", "for=198.51.100.7")
+	s := u.Sightings()
+	if len(s) != 2 || s[0].Kind != Untrusted || s[0].Peer != "192.0.2.9" || s[1].Kind != Unread || s[1].Peer != "10.1.9.9" {
+		t.Errorf("sightings %+v, want the untrusted proxy's, then the listed one's", s)
+	}
+	if logs.Len() != 3 {
+		t.Errorf("%d warnings after an untrusted proxy's request, want 3", logs.Len())
 	}
 }
