@@ -48,3 +48,39 @@ func TestChromiumConsoleSaysTheProxyIsNotTrusted(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumConsoleSaysTheProxyHeaderIsNotRead: after a listed proxy
+// named the client only in X-Real-IP, with no X-Forwarded-For, the sites
+// page opens with a sentence saying that erpgate reads only
+// X-Forwarded-For and what to do, in sight above the sites at a phone's
+// width and a desktop's, wrapping within the screen.
+func TestChromiumConsoleSaysTheProxyHeaderIsNotRead(t *testing.T) {
+	needChromium(t)
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", map[string]string{"ERPGATE_TRUSTED_PROXIES": "127.0.0.1"})
+	siteWithBothConnections(t, gw, sim)
+	forwarded := newConsoleBrowser(t, gw.URL)
+	forwarded.c.Transport = proxyHeaders{"X-Real-IP": "198.51.100.7"}
+	if status, _, _ := forwarded.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("forwarded sign-in: HTTP %d", status)
+	}
+	ctx := newChromiumWithin(t, 90*time.Second)
+	signInToConsole(t, ctx, gw, "/console/sites")
+	for _, width := range []int64{phoneWidth, desktopWidth} {
+		viewAt(t, ctx, width, desktopHeight)
+		saveScreenshot(t, ctx, fmt.Sprintf("console-unread-proxy-header-%d.png", width))
+		notWiderThanTheScreen(t, ctx, fmt.Sprintf("the sites page at %d px", width))
+		finding := browserResult(t, ctx, "read the finding", chromedp.Evaluate[string](`(() => {
+  const f = document.querySelector('main .finding');
+  if (!f) return '';
+  const r = f.getBoundingClientRect(), table = document.querySelector('main table').getBoundingClientRect();
+  if (r.width === 0 || r.right > document.documentElement.clientWidth + 0.5 || r.bottom > table.top) return 'out of place: ' + f.textContent;
+  return f.textContent;
+})()`))
+		if !strings.HasPrefix(finding, unreadHeaderSentence+"X-Real-IP header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy's address") ||
+			!strings.Contains(finding, "Make the proxy send X-Forwarded-For.") {
+			t.Errorf("at %d px the sites page's finding is %q", width, finding)
+		}
+	}
+}
