@@ -6,12 +6,16 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 )
 
 // captureStdout runs fn with os.Stdout redirected and returns what it wrote.
@@ -111,5 +115,64 @@ func TestKeysRotate(t *testing.T) {
 	cs := connect(t, gw2.URL+"/service/mcp", map[string]string{"X-Erpgate-Service-Token": site.ServiceToken})
 	if r := callTool(t, cs, "get_current_user", nil); r.IsError {
 		t.Fatalf("after rotation: %s", r.Text)
+	}
+}
+
+// TestKeysRotateOwnerSessionTokens keeps an owner's ERP token (and an open
+// registration's) under k1, rotates to k2 with the CLI, and reads both back
+// with only k2 configured: the rotation left nothing the dropped key alone
+// could open.
+func TestKeysRotateOwnerSessionTokens(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewDatabase(t)
+	k1, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := secrets.GenerateKeySpec("k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := func(spec string) *secrets.Keyring {
+		k, err := secrets.ParseKeyring(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	pool, err := database.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Acme')`, site); err != nil {
+		t.Fatal(err)
+	}
+	var dbNow time.Time
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]string{"owner-cookie": "owner-erp-token-0123456789", "registration\x00" + uuid.NewString(): "registrant-erp-token-9876543210"}
+	for cookie, token := range kept {
+		if err := pagesession.NewTokens(pool, ring(k1)).Keep(ctx, site, cookie, "it.admin@demo.example", secrets.Secret(token), dbNow.Add(30*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Setenv("DATABASE_URL", db)
+	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+k1)
+	out, err := captureStdout(t, func() error { return run(ctx, []string{"keys", "rotate"}) })
+	if err != nil {
+		t.Fatalf("rotate: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, `re-encrypted 2 secrets under key "k2"`) {
+		t.Errorf("rotate printed %q, want the two tokens counted", out)
+	}
+	onlyK2 := pagesession.NewTokens(pool, ring(k2))
+	for cookie, token := range kept {
+		if user, got, err := onlyK2.Get(ctx, site, cookie); err != nil || user != "it.admin@demo.example" || got.Reveal() != token {
+			t.Errorf("with only k2: Get = %q, %v; want the token kept under k1", user, err)
+		}
 	}
 }

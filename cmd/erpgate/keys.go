@@ -12,6 +12,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/erptokens"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -55,7 +56,13 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o, cfg.Keyring.PrimaryKeyID())
+		// Owners' and open registrations' ERP tokens, kept for their
+		// sessions: one no key opens is dropped, as reading it would.
+		p, err := pagesession.NewTokens(pool, cfg.Keyring).RotateKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p, cfg.Keyring.PrimaryKeyID())
 		if unreadable != nil {
 			return fmt.Errorf("keys rotate: %w", unreadable)
 		}

@@ -120,3 +120,57 @@ func (t *Tokens) Purge(ctx context.Context) (int64, error) {
 	}
 	return tag.RowsAffected(), nil
 }
+
+// RotateKeys re-seals, under the keyring's primary key, every kept token
+// sealed with another key, with the same binding to its site and session,
+// and returns how many it re-sealed. Each row is re-sealed in its own
+// short transaction that locks just that row (skipping one another holds),
+// so it is safe while replicas serve. A row no configured key can open is
+// deleted: Get would find none in it anyway.
+func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
+	primary := t.keys.PrimaryKeyID()
+	resealed := 0
+	for {
+		done, did := false, false
+		err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
+			var (
+				hash, sealed []byte
+				site         uuid.UUID
+				kid          string
+			)
+			err := tx.QueryRow(ctx, `
+				SELECT session_hash, site_id, key_id, token FROM owner_session_tokens
+				WHERE key_id <> $1 ORDER BY session_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&hash, &site, &kid, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ad := tokenAD(site, hash)
+			plain, err := t.keys.Open(kid, sealed, ad)
+			if err != nil {
+				_, err := tx.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1`, hash)
+				return err
+			}
+			newKid, resealedToken, err := t.keys.Seal(plain, ad)
+			clear(plain)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE owner_session_tokens SET key_id = $2, token = $3 WHERE session_hash = $1`, hash, newKid, resealedToken)
+			did = err == nil
+			return err
+		})
+		if err != nil {
+			return resealed, fmt.Errorf("pagesession: rotate keys: %w", database.Classify(err))
+		}
+		if did {
+			resealed++
+		}
+		if done {
+			return resealed, nil
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package pagesession
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// RotateKeys re-seals every kept owner token not under the primary key, so
+// that the old key can go: each then opens with the new key alone, for its
+// own session and site only. A token no configured key opens is dropped
+// (Get finds none either way); one already under the new key is left.
+func TestRotateKeysResealsOwnerTokens(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec := map[string]string{}
+	for _, id := range []string{"old", "new", "gone"} {
+		s, err := secrets.GenerateKeySpec(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec[id] = s
+	}
+	ring := func(specs ...string) *secrets.Keyring {
+		s := specs[0]
+		for _, more := range specs[1:] {
+			s += "," + more
+		}
+		k, err := secrets.ParseKeyring(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	site, other := uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{site, other} {
+		if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, 'frappe', $3, 'Site')`,
+			id, "s"+id.String()[:8], "https://"+id.String()[:8]+".example"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dbNow time.Time
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		t.Fatal(err)
+	}
+	expires := dbNow.Add(30 * time.Minute)
+	old := NewTokens(pool, ring(spec["old"]))
+	kept := map[string]struct {
+		site  uuid.UUID
+		token string
+	}{
+		"cookie-a": {site, "token-a-0123456789"},
+		"cookie-b": {other, "token-b-0123456789"},
+	}
+	for cookie, k := range kept {
+		if err := old.Keep(ctx, k.site, cookie, "it.admin@demo.example", secrets.Secret(k.token), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := NewTokens(pool, ring(spec["gone"])).Keep(ctx, site, "cookie-gone", "u", "token-gone", expires); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewTokens(pool, ring(spec["new"])).Keep(ctx, site, "cookie-new", "u", "token-new", expires); err != nil {
+		t.Fatal(err)
+	}
+	var before []byte
+	if err := pool.QueryRow(ctx, `SELECT token FROM owner_session_tokens WHERE session_hash = $1`, sessionHash("cookie-new")).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+
+	n, err := NewTokens(pool, ring(spec["new"], spec["old"])).RotateKeys(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("RotateKeys = %d, %v; want 2 re-sealed", n, err)
+	}
+	var stale, rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE key_id <> 'new'), count(*) FROM owner_session_tokens`).Scan(&stale, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if stale != 0 || rows != 3 {
+		t.Fatalf("after rotation: %d rows not under the new key, %d rows (want 0 and 3)", stale, rows)
+	}
+	var after []byte
+	if err := pool.QueryRow(ctx, `SELECT token FROM owner_session_tokens WHERE session_hash = $1`, sessionHash("cookie-new")).Scan(&after); err != nil || string(after) != string(before) {
+		t.Errorf("a token already under the new key was sealed again (%v)", err)
+	}
+	onlyNew := NewTokens(pool, ring(spec["new"]))
+	for cookie, k := range kept {
+		if user, got, err := onlyNew.Get(ctx, k.site, cookie); err != nil || user != "it.admin@demo.example" || got.Reveal() != k.token {
+			t.Errorf("%s with the new key alone: %q, %v", cookie, user, err)
+		}
+	}
+	// Re-sealed with the same binding: still not another site's.
+	if _, _, err := onlyNew.Get(ctx, other, "cookie-a"); !errors.Is(err, ErrNoToken) {
+		t.Errorf("cookie-a on another site: %v, want ErrNoToken", err)
+	}
+	if _, _, err := onlyNew.Get(ctx, site, "cookie-gone"); !errors.Is(err, ErrNoToken) {
+		t.Errorf("the unreadable token: %v, want ErrNoToken", err)
+	}
+	if n, err := onlyNew.RotateKeys(ctx); err != nil || n != 0 {
+		t.Errorf("a second run = %d, %v; want nothing left to re-seal", n, err)
+	}
+}
