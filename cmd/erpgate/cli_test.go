@@ -16,6 +16,7 @@ import (
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // captureStdout runs fn with os.Stdout redirected and returns what it wrote.
@@ -119,9 +120,10 @@ func TestKeysRotate(t *testing.T) {
 }
 
 // TestKeysRotateOwnerSessionTokens keeps an owner's ERP token (and an open
-// registration's) under k1, rotates to k2 with the CLI, and reads both back
-// with only k2 configured: the rotation left nothing the dropped key alone
-// could open.
+// registration's) and an owner's change waiting for its proof under k1,
+// rotates to k2 with the CLI, and reads them back with only k2 configured:
+// the rotation left nothing in flight that the dropped key alone could
+// open.
 func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewDatabase(t)
@@ -159,6 +161,11 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	const newSecret = "new-oauth-client-secret-0123456789"
+	change, err := sites.NewStore(pool, ring(k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+k1)
@@ -166,8 +173,11 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rotate: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, `re-encrypted 2 secrets under key "k2"`) {
-		t.Errorf("rotate printed %q, want the two tokens counted", out)
+	if !strings.Contains(out, `re-encrypted 3 secrets under key "k2"`) {
+		t.Errorf("rotate printed %q, want the two tokens and the change's secret counted", out)
+	}
+	if c, err := sites.NewStore(pool, ring(k2)).GetOwnerChange(ctx, site, change); err != nil || c.ClientSecret.Reveal() != newSecret {
+		t.Errorf("with only k2: the owner change: %v; want its secret kept under k1", err)
 	}
 	onlyK2 := pagesession.NewTokens(pool, ring(k2))
 	for cookie, token := range kept {

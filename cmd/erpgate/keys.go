@@ -62,7 +62,13 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p, cfg.Keyring.PrimaryKeyID())
+		// Owners' changes waiting for their proof at the ERP; one no key
+		// opens could never be applied and is dropped.
+		c, err := sites.NewStore(pool, cfg.Keyring).RotateOwnerChangeKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p+c, cfg.Keyring.PrimaryKeyID())
 		if unreadable != nil {
 			return fmt.Errorf("keys rotate: %w", unreadable)
 		}

@@ -125,3 +125,59 @@ func (s *Store) SweepOwnerChanges(ctx context.Context) (int64, error) {
 	}
 	return tag.RowsAffected(), nil
 }
+
+// RotateOwnerChangeKeys re-seals, under the keyring's primary key, the
+// secret of every pending change sealed with another key, with the same
+// binding to its site and change, and returns how many it re-sealed: a
+// change begun before a rotation can still be applied once the old key is
+// dropped. Each row is re-sealed in its own short transaction that locks
+// just that row (skipping one another holds), so it is safe while replicas
+// serve. A change whose secret no configured key can open could never be
+// applied and is deleted.
+func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
+	primary := s.keys.PrimaryKeyID()
+	resealed := 0
+	for {
+		done, did := false, false
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var (
+				id, siteID uuid.UUID
+				keyID      string
+				sealed     []byte
+			)
+			err := tx.QueryRow(ctx, `
+				SELECT id, site_id, secret_key_id, secret FROM owner_changes
+				WHERE secret_key_id <> $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&id, &siteID, &keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ad := ownerChangeAD(siteID, id)
+			plaintext, err := s.keys.Open(keyID, sealed, ad)
+			if err != nil {
+				_, err := tx.Exec(ctx, `DELETE FROM owner_changes WHERE id = $1`, id)
+				return err
+			}
+			newKeyID, newSealed, err := s.keys.Seal(plaintext, ad)
+			clear(plaintext)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE owner_changes SET secret_key_id = $2, secret = $3 WHERE id = $1`, id, newKeyID, newSealed)
+			did = err == nil
+			return err
+		})
+		if err != nil {
+			return resealed, fmt.Errorf("sites: rotate owner change keys: %w", database.Classify(err))
+		}
+		if did {
+			resealed++
+		}
+		if done {
+			return resealed, nil
+		}
+	}
+}

@@ -1,9 +1,13 @@
 package sites_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
@@ -75,5 +79,55 @@ func TestRotateKeysStopsOnUnknownKey(t *testing.T) {
 	}
 	if c := count(t, pool, `SELECT count(*) FROM credentials WHERE key_id = 'k1'`); c != 2 {
 		t.Errorf("rows under k1 = %d, want 2 untouched", c)
+	}
+}
+
+// RotateOwnerChangeKeys re-seals the secrets of owner changes waiting for
+// their proof, so that the old key can go right after: each change then
+// opens with the new key alone, secret intact. A change without a secret is
+// left alone, and one whose secret no configured key opens (it could never
+// be applied) is dropped.
+func TestRotateOwnerChangeKeys(t *testing.T) {
+	_, pool := newStore(t)
+	ctx := t.Context()
+	k1, k2, gone := keySpec(t, "k1"), keySpec(t, "k2"), keySpec(t, "gone")
+	old := sites.NewStore(pool, keyring(t, k1))
+	a, b := mustCreate(t, old, "acme"), mustCreate(t, old, "globex")
+	put := func(s *sites.Store, c sites.OwnerChange) uuid.UUID {
+		t.Helper()
+		id, err := s.PutOwnerChange(ctx, c, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	secretA := put(old, sites.OwnerChange{SiteID: a.ID, ERPUser: "owner", ClientSecret: "secret-a"})
+	secretB := put(old, sites.OwnerChange{SiteID: b.ID, ERPUser: "owner", ClientSecret: "secret-b"})
+	settingsOnly := put(old, sites.OwnerChange{SiteID: a.ID, ERPUser: "owner", Settings: json.RawMessage(`{"company":"Acme"}`)})
+	unreadable := put(sites.NewStore(pool, keyring(t, gone)), sites.OwnerChange{SiteID: a.ID, ERPUser: "owner", ClientSecret: "secret-gone"})
+
+	rotating := sites.NewStore(pool, keyring(t, k2+","+k1))
+	n, err := rotating.RotateOwnerChangeKeys(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("RotateOwnerChangeKeys = %d, %v; want 2", n, err)
+	}
+	if c := count(t, pool, `SELECT count(*) FROM owner_changes WHERE secret_key_id <> 'k2'`); c != 0 {
+		t.Fatalf("%d owner changes not under k2 after rotation", c)
+	}
+	onlyK2 := sites.NewStore(pool, keyring(t, k2))
+	for id, want := range map[uuid.UUID]struct {
+		site   uuid.UUID
+		secret string
+	}{secretA: {a.ID, "secret-a"}, secretB: {b.ID, "secret-b"}, settingsOnly: {a.ID, ""}} {
+		c, err := onlyK2.GetOwnerChange(ctx, want.site, id)
+		if err != nil || c.ClientSecret.Reveal() != want.secret {
+			t.Errorf("change %s with k2 alone: %v (secret as kept: %v)", id, err, c.ClientSecret.Reveal() == want.secret)
+		}
+	}
+	if _, err := onlyK2.GetOwnerChange(ctx, a.ID, unreadable); !errors.Is(err, sites.ErrNotFound) {
+		t.Errorf("the change no key opens: %v, want ErrNotFound (dropped)", err)
+	}
+	if n, err := rotating.RotateOwnerChangeKeys(ctx); err != nil || n != 0 {
+		t.Errorf("second RotateOwnerChangeKeys = %d, %v; want 0", n, err)
 	}
 }
