@@ -14,6 +14,8 @@ import (
 	"github.com/erpgate/erpgate/platform/store/erptokens"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/register"
 )
 
 func runKeys(ctx context.Context, configPath string, args []string) error {
@@ -68,7 +70,19 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p+c, cfg.Keyring.PrimaryKeyID())
+		// Sign-ins at an ERP proving an administrator, and registrations,
+		// in progress: minutes long, but under way when the old key goes
+		// right after this. One no key opens could never finish and is
+		// dropped.
+		a, err := erpadmin.RotateKeys(ctx, pool, cfg.Keyring)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		r, err := register.RotateKeys(ctx, pool, cfg.Keyring)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
+		}
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p+c+a+r, cfg.Keyring.PrimaryKeyID())
 		if unreadable != nil {
 			return fmt.Errorf("keys rotate: %w", unreadable)
 		}

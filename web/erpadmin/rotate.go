@@ -1,0 +1,68 @@
+package erpadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// RotateKeys re-seals, under keys' primary key, the verifier of every
+// proof in progress sealed with another key, with the same binding to its
+// state, and returns how many it re-sealed: a sign-in begun before a
+// rotation can still finish once the old key is dropped. Each row is
+// re-sealed in its own short transaction that locks just that row
+// (skipping one a callback is claiming), so it is safe while replicas
+// serve. A proof whose verifier no key of keys can open could never finish
+// and is deleted.
+func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
+	primary := keys.PrimaryKeyID()
+	resealed := 0
+	for {
+		done, did := false, false
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var (
+				stateHash, sealed []byte
+				keyID             string
+			)
+			err := tx.QueryRow(ctx, `
+				SELECT state_hash, key_id, verifier_ciphertext FROM erpadmin_proofs
+				WHERE key_id <> $1 ORDER BY state_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&stateHash, &keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ad := proofAD(stateHash)
+			plaintext, err := keys.Open(keyID, sealed, ad)
+			if err != nil {
+				_, err := tx.Exec(ctx, `DELETE FROM erpadmin_proofs WHERE state_hash = $1`, stateHash)
+				return err
+			}
+			newKeyID, newSealed, err := keys.Seal(plaintext, ad)
+			clear(plaintext)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE erpadmin_proofs SET key_id = $2, verifier_ciphertext = $3 WHERE state_hash = $1`, stateHash, newKeyID, newSealed)
+			did = err == nil
+			return err
+		})
+		if err != nil {
+			return resealed, fmt.Errorf("erpadmin: rotate keys: %w", database.Classify(err))
+		}
+		if did {
+			resealed++
+		}
+		if done {
+			return resealed, nil
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+// RotateKeys re-seals, under keys' primary key, the client secret of
+// every open registration sealed with another key, with the same binding
+// to its registration, and returns how many it re-sealed: a registration
+// begun before a rotation can still go on once the old key is dropped.
+// Each row is re-sealed in its own short transaction that locks just that
+// row (skipping one a step is changing), so it is safe while replicas
+// serve. A registration whose secret no key of keys can open could never
+// go on and is deleted.
+func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
+	primary := keys.PrimaryKeyID()
+	resealed := 0
+	for {
+		done, did := false, false
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var (
+				id     uuid.UUID
+				keyID  string
+				sealed []byte
+			)
+			err := tx.QueryRow(ctx, `
+				SELECT id, key_id, secret_ciphertext FROM pending_registrations
+				WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&id, &keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			plaintext, err := keys.Open(keyID, sealed, secretAD(id))
+			if err != nil {
+				_, err := tx.Exec(ctx, `DELETE FROM pending_registrations WHERE id = $1`, id)
+				return err
+			}
+			newKeyID, newSealed, err := keys.Seal(plaintext, secretAD(id))
+			clear(plaintext)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE pending_registrations SET key_id = $2, secret_ciphertext = $3 WHERE id = $1`, id, newKeyID, newSealed)
+			did = err == nil
+			return err
+		})
+		if err != nil {
+			return resealed, fmt.Errorf("register: rotate keys: %w", database.Classify(err))
+		}
+		if did {
+			resealed++
+		}
+		if done {
+			return resealed, nil
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package register
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// RotateKeys re-seals the client secrets of open registrations, so that
+// the old key can go right after: a registration begun before the rotation
+// goes on with the new key alone. One whose secret no configured key opens
+// (it could never go on) is deleted.
+func TestRotateKeysResealsOpenRegistrations(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec := map[string]string{}
+	for _, id := range []string{"old", "new", "gone"} {
+		s, err := secrets.GenerateKeySpec(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec[id] = s
+	}
+	ring := func(s string) *secrets.Keyring {
+		k, err := secrets.ParseKeyring(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	storeWith := func(s string) *store { return &store{pool: pool, keys: ring(s)} }
+	open := func(st *store, secret string) uuid.UUID {
+		t.Helper()
+		id, err := st.create(ctx, "browser", pendingReg{Kind: "frappe", DisplayName: "Acme", BaseURL: "https://acme.example",
+			Settings: json.RawMessage(`{}`)}, 30*time.Minute, bounds{all: 10, perNetwork: 10, network: "net"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secret != "" {
+			if _, err := st.setClient(ctx, id, "client-"+secret, secrets.Secret(secret)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	withSecret := map[uuid.UUID]string{}
+	for _, secret := range []string{"secret-one-0123456789", "secret-two-0123456789"} {
+		withSecret[open(storeWith(spec["old"]), secret)] = secret
+	}
+	noClient := open(storeWith(spec["old"]), "")
+	unreadable := open(storeWith(spec["gone"]), "secret-gone")
+
+	n, err := RotateKeys(ctx, pool, ring(spec["new"]+","+spec["old"]))
+	if err != nil || n != 2 {
+		t.Fatalf("RotateKeys = %d, %v; want 2", n, err)
+	}
+	var stale int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pending_registrations WHERE key_id <> 'new'`).Scan(&stale); err != nil || stale != 0 {
+		t.Fatalf("%d registrations not under the new key (%v)", stale, err)
+	}
+	onlyNew := storeWith(spec["new"])
+	for id, secret := range withSecret {
+		if p, err := onlyNew.get(ctx, id, "browser"); err != nil || p.Secret.Reveal() != secret {
+			t.Errorf("registration %s with the new key alone: %v", id, err)
+		}
+	}
+	if _, err := onlyNew.get(ctx, noClient, "browser"); err != nil {
+		t.Errorf("the registration without a client: %v", err)
+	}
+	if _, err := onlyNew.get(ctx, unreadable, "browser"); !errors.Is(err, errUnknown) {
+		t.Errorf("the registration no key opens: %v, want errUnknown (deleted)", err)
+	}
+}
