@@ -8,6 +8,7 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // TestAnERPCodeIsTakenByOneSignInOnly: the code an ERP sends back is
@@ -53,5 +54,53 @@ func TestAnERPCodeIsTakenByOneSignInOnly(t *testing.T) {
 	}
 	if left != 1 {
 		t.Errorf("%d codes remembered after a sign-in started, want the recent one", left)
+	}
+}
+
+// TestRotateFlowKeys: a sign-in under way when the old key is dropped right
+// after the rotation still finishes: its PKCE verifier, or the ERP token it
+// holds until consent, opens with the new key alone. One that no given key
+// opens (it could never finish) is ended, as a sign-in that failed is.
+func TestRotateFlowKeys(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	oldSpec, newSpec, lostSpec := keySpec(t, "k1"), keySpec(t, "k2"), keySpec(t, "k0")
+	site := newSite(t, pool)
+	start := func(st *storage.Store, id string) {
+		t.Helper()
+		if err := st.CreateFlow(ctx, storage.NewFlow{ID: id, Browser: "b-" + id, Stage: storage.StageERP,
+			ClientID: "c", Resource: "r", SiteID: site, Verifier: secrets.Secret("verifier-" + id), TTL: 10 * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := storage.New(pool, keyring(t, oldSpec), storage.Options{})
+	start(before, "at-erp")
+	start(before, "at-consent")
+	if _, err := before.StepFlow(ctx, "at-consent", "b-at-consent", storage.FlowStep{From: storage.StageERP, To: storage.StageConsent, ERPCode: "code"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.HoldFlowToken(ctx, "at-consent", "u@x", "U", storage.PendingToken{Access: "erp-access", Refresh: "erp-refresh", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	start(storage.New(pool, keyring(t, lostSpec), storage.Options{}), "lost")
+
+	rotating := storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{})
+	n, err := rotating.RotateFlowKeys(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("RotateFlowKeys = %d, %v; want 2", n, err)
+	}
+	after := storage.New(pool, keyring(t, newSpec), storage.Options{})
+	if f, err := after.PeekFlow(ctx, "at-erp", "b-at-erp", storage.StageERP); err != nil || f.Verifier.Reveal() != "verifier-at-erp" {
+		t.Errorf("the sign-in at the ERP, with the new key alone: %v", err)
+	}
+	if f, err := after.PeekFlow(ctx, "at-consent", "b-at-consent", storage.StageConsent); err != nil || f.Token == nil ||
+		f.Token.Access.Reveal() != "erp-access" || f.Token.Refresh.Reveal() != "erp-refresh" {
+		t.Errorf("the sign-in at consent, with the new key alone: %v", err)
+	}
+	if _, err := after.PeekFlow(ctx, "lost", "b-lost", storage.StageERP); !errors.Is(err, storage.ErrFlowUsed) {
+		t.Errorf("the sign-in no key opens: %v, want it ended (ErrFlowUsed)", err)
+	}
+	if n, err := rotating.RotateFlowKeys(ctx); err != nil || n != 0 {
+		t.Errorf("second RotateFlowKeys = %d, %v; want 0", n, err)
 	}
 }

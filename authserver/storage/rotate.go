@@ -22,8 +22,8 @@ var ErrUnreadableTokens = errors.New("storage: some ERP tokens could not be open
 // token and every server secret sealed with another key, and returns how
 // many it re-sealed. Each row is re-sealed in its own short transaction
 // under its row lock, so it is safe while replicas serve (a concurrent
-// refresh either sees the old row or the new one). Sign-in flows are left
-// alone: they expire within minutes.
+// refresh either sees the old row or the new one). Sign-in flows under
+// way are RotateFlowKeys's.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
 	n, unreadable := 0, 0
@@ -107,4 +107,74 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("%w: %d left under their old key (those people sign in again when they next call)", ErrUnreadableTokens, unreadable)
 	}
 	return n, nil
+}
+
+// RotateFlowKeys re-seals, under the keyring's primary key, what every
+// sign-in flow sealed with another key holds (its PKCE verifier, or the
+// user's ERP token until consent), with the same bindings, and returns how
+// many flows it re-sealed: a sign-in under way when the old key is dropped
+// right after the rotation still finishes. Each flow is re-sealed in its
+// own short transaction that locks just that row (skipping one a step
+// holds), so it is safe while replicas serve. A flow no configured key
+// opens could never finish: it is ended as EndFlow ends one.
+func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
+	primary := s.keys.PrimaryKeyID()
+	resealed := 0
+	for {
+		done, did := false, false
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var (
+				idHash                    []byte
+				keyID                     string
+				verifier, access, refresh []byte
+			)
+			err := tx.QueryRow(ctx, `
+				SELECT id_hash, key_id, verifier_ciphertext, access_ciphertext, refresh_ciphertext FROM oauth_signin_flows
+				WHERE key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)
+				ORDER BY id_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&idHash, &keyID, &verifier, &access, &refresh)
+			if errors.Is(err, pgx.ErrNoRows) {
+				done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fields := []struct {
+				name string
+				ct   *[]byte
+			}{{"verifier", &verifier}, {"access", &access}, {"refresh", &refresh}}
+			// Seal seals under the primary key: every field shares it.
+			newKeyID := primary
+			for _, f := range fields {
+				if *f.ct == nil {
+					continue
+				}
+				pt, err := s.keys.Open(keyID, *f.ct, flowAD(idHash, f.name))
+				if err != nil {
+					_, err := tx.Exec(ctx, `UPDATE oauth_signin_flows SET stage = 'done', verifier_ciphertext = NULL,
+						access_ciphertext = NULL, refresh_ciphertext = NULL WHERE id_hash = $1`, idHash)
+					return err
+				}
+				kid, ct, err := s.keys.Seal(pt, flowAD(idHash, f.name))
+				clear(pt)
+				if err != nil {
+					return err
+				}
+				newKeyID, *f.ct = kid, ct
+			}
+			_, err = tx.Exec(ctx, `UPDATE oauth_signin_flows SET key_id = $2, verifier_ciphertext = $3, access_ciphertext = $4,
+				refresh_ciphertext = $5 WHERE id_hash = $1`, idHash, newKeyID, verifier, access, refresh)
+			did = err == nil
+			return err
+		})
+		if err != nil {
+			return resealed, fmt.Errorf("storage: rotate sign-in keys: %w", database.Classify(err))
+		}
+		if did {
+			resealed++
+		}
+		if done {
+			return resealed, nil
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
@@ -120,7 +121,8 @@ func TestKeysRotate(t *testing.T) {
 }
 
 // TestKeysRotateOwnerSessionTokens keeps an owner's ERP token (and an open
-// registration's) and an owner's change waiting for its proof under k1,
+// registration's), an owner's change waiting for its proof and a sign-in
+// from an MCP client under k1,
 // rotates to k2 with the CLI, and reads them back with only k2 configured:
 // the rotation left nothing in flight that the dropped key alone could
 // open.
@@ -167,6 +169,11 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A person's sign-in from an MCP client, at the ERP.
+	if err := authstorage.New(pool, ring(k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
+		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: "pkce-verifier-0123456789", TTL: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	// A proof of an administrator and a registration in progress under k1
 	// whose sealed value does not open (their own packages' tests re-seal
 	// ones that do): the rotation visits them and drops them, as they could
@@ -190,8 +197,11 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM erpadmin_proofs WHERE key_id = 'k1') + (SELECT count(*) FROM pending_registrations WHERE key_id = 'k1')`).Scan(&underK1); err != nil || underK1 != 0 {
 		t.Errorf("%d proofs and registrations in progress left under k1 (%v)", underK1, err)
 	}
-	if !strings.Contains(out, `re-encrypted 3 secrets under key "k2"`) {
-		t.Errorf("rotate printed %q, want the two tokens and the change's secret counted", out)
+	if !strings.Contains(out, `re-encrypted 4 secrets under key "k2"`) {
+		t.Errorf("rotate printed %q, want the two tokens, the change's secret and the sign-in counted", out)
+	}
+	if f, err := authstorage.New(pool, ring(k2), authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != "pkce-verifier-0123456789" {
+		t.Errorf("with only k2: the sign-in: %v; want its verifier kept under k1", err)
 	}
 	if c, err := sites.NewStore(pool, ring(k2)).GetOwnerChange(ctx, site, change); err != nil || c.ClientSecret.Reveal() != newSecret {
 		t.Errorf("with only k2: the owner change: %v; want its secret kept under k1", err)

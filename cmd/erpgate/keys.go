@@ -50,9 +50,15 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		}
 		// Users' ERP tokens that cannot be opened are left behind; the rest
 		// is still re-encrypted, and the command then reports them.
-		m, unreadable := authstorage.New(pool, cfg.Keyring, authstorage.Options{}).RotateKeys(ctx)
+		auth := authstorage.New(pool, cfg.Keyring, authstorage.Options{})
+		m, unreadable := auth.RotateKeys(ctx)
 		if unreadable != nil && !errors.Is(unreadable, authstorage.ErrUnreadableTokens) {
 			return fmt.Errorf("keys rotate: %w", unreadable)
+		}
+		// Sign-ins from MCP clients under way; one no key opens is ended.
+		f, err := auth.RotateFlowKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("keys rotate: %w", err)
 		}
 		o, err := erptokens.New(pool, cfg.Keyring, erptokens.Options{}).RotateKeys(ctx)
 		if err != nil {
@@ -82,7 +88,7 @@ func runKeys(ctx context.Context, configPath string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+o+p+c+a+r, cfg.Keyring.PrimaryKeyID())
+		fmt.Printf("re-encrypted %d secrets under key %q\n", n+m+f+o+p+c+a+r, cfg.Keyring.PrimaryKeyID())
 		if unreadable != nil {
 			return fmt.Errorf("keys rotate: %w", unreadable)
 		}
