@@ -13,9 +13,11 @@ import (
 
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/database"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/erptokens"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -120,13 +122,14 @@ func TestKeysRotate(t *testing.T) {
 	}
 }
 
-// TestKeysRotateOwnerSessionTokens keeps an owner's ERP token (and an open
-// registration's), an owner's change waiting for its proof and a sign-in
-// from an MCP client under k1,
-// rotates to k2 with the CLI, and reads them back with only k2 configured:
-// the rotation left nothing in flight that the dropped key alone could
-// open.
-func TestKeysRotateOwnerSessionTokens(t *testing.T) {
+// TestKeysRotateLeavesNothingUnderTheOldKey puts a row under k1 in every
+// table that names the key of what it seals (what is in flight too: an
+// owner's and an open registration's ERP tokens, an owner's change waiting
+// for its proof, a sign-in from an MCP client, a proof of an administrator
+// and a registration under way), rotates to k2 with the CLI, and finds no
+// row left under k1 and the values readable with only k2 configured: the
+// operator can drop k1 right after the rotation.
+func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewDatabase(t)
 	k1, err := secrets.GenerateKeySpec("k1")
@@ -169,6 +172,24 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// What was rotated before: a credential, a person's ERP token, a
+	// service connection's ERP token and the token-signing key.
+	if _, err := sites.NewStore(pool, ring(k1)).PutConnection(ctx, site, sites.ConnectionAPIToken, "bot@example.com",
+		map[string]secrets.Secret{"api_key": "key", "api_secret": "secret"}); err != nil {
+		t.Fatal(err)
+	}
+	auth := authstorage.New(pool, ring(k1), authstorage.Options{})
+	if err := auth.PutUpstreamToken(ctx, authstorage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "acc", Refresh: "ref", ExpiresAt: dbNow.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.TokenHMACKey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := erptokens.New(pool, ring(k1), erptokens.Options{}).Token(ctx, site, "api.service", func(context.Context, connector.StoredToken) (connector.UpstreamToken, error) {
+		return connector.UpstreamToken{AccessToken: "service-access", ExpiresIn: time.Hour}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// A person's sign-in from an MCP client, at the ERP.
 	if err := authstorage.New(pool, ring(k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
 		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: "pkce-verifier-0123456789", TTL: 10 * time.Minute}); err != nil {
@@ -187,18 +208,52 @@ func TestKeysRotateOwnerSessionTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every column that names the key a row is sealed under, so that a
+	// table added later is here too, with a row under k1.
+	rows, err := pool.Query(ctx, `SELECT table_name, column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND column_name IN ('key_id', 'secret_key_id') ORDER BY table_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var c [2]string
+		return c, r.Scan(&c[0], &c[1])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed) == 0 {
+		t.Fatal("no column names a key")
+	}
+	underK1 := func(c [2]string) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{c[0]}.Sanitize()+` WHERE `+pgx.Identifier{c[1]}.Sanitize()+` = 'k1'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, c := range sealed {
+		if underK1(c) == 0 {
+			t.Errorf("%s has no row under k1 here: this test does not show that the rotation re-seals it", c[0])
+		}
+	}
+
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+k1)
 	out, err := captureStdout(t, func() error { return run(ctx, []string{"keys", "rotate"}) })
 	if err != nil {
 		t.Fatalf("rotate: %v\n%s", err, out)
 	}
-	var underK1 int
-	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM erpadmin_proofs WHERE key_id = 'k1') + (SELECT count(*) FROM pending_registrations WHERE key_id = 'k1')`).Scan(&underK1); err != nil || underK1 != 0 {
-		t.Errorf("%d proofs and registrations in progress left under k1 (%v)", underK1, err)
+	for _, c := range sealed {
+		if n := underK1(c); n != 0 {
+			t.Errorf("%s: %d rows left under k1", c[0], n)
+		}
 	}
-	if !strings.Contains(out, `re-encrypted 4 secrets under key "k2"`) {
-		t.Errorf("rotate printed %q, want the two tokens, the change's secret and the sign-in counted", out)
+	// Two credential fields, a person's and a service connection's ERP
+	// tokens, the signing key, two owner tokens, a change and a sign-in.
+	if !strings.Contains(out, `re-encrypted 9 secrets under key "k2"`) {
+		t.Errorf("rotate printed %q, want 9 re-sealed", out)
 	}
 	if f, err := authstorage.New(pool, ring(k2), authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != "pkce-verifier-0123456789" {
 		t.Errorf("with only k2: the sign-in: %v; want its verifier kept under k1", err)
