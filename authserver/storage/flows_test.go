@@ -104,3 +104,25 @@ func TestRotateFlowKeys(t *testing.T) {
 		t.Errorf("second RotateFlowKeys = %d, %v; want 0", n, err)
 	}
 }
+
+// A sign-in locked for a moment by its own step (PeekFlow, StepFlow) when
+// the rotation reaches it is waited for, not passed over and left under
+// the old key.
+func TestRotateFlowKeysWaitsForALockedFlow(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	oldSpec, newSpec := keySpec(t, "k1"), keySpec(t, "k2")
+	if err := storage.New(pool, keyring(t, oldSpec), storage.Options{}).CreateFlow(ctx, storage.NewFlow{ID: "flow", Browser: "b",
+		Stage: storage.StageERP, ClientID: "c", Resource: "r", SiteID: newSite(t, pool), Verifier: "verifier", TTL: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM oauth_signin_flows FOR UPDATE`, nil, func() error {
+		var err error
+		n, err = storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{}).RotateFlowKeys(ctx)
+		return err
+	})
+	if f, perr := storage.New(pool, keyring(t, newSpec), storage.Options{}).PeekFlow(ctx, "flow", "b", storage.StageERP); err != nil || n != 1 || perr != nil || f.Verifier.Reveal() != "verifier" {
+		t.Errorf("RotateFlowKeys = %d, %v; with the new key alone: %v; want 1 re-sealed and readable", n, err, perr)
+	}
+}

@@ -114,8 +114,8 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 // user's ERP token until consent), with the same bindings, and returns how
 // many flows it re-sealed: a sign-in under way when the old key is dropped
 // right after the rotation still finishes. Each flow is re-sealed in its
-// own short transaction that locks just that row (skipping one a step
-// holds), so it is safe while replicas serve. A flow no configured key
+// own short transaction that locks just that row (waiting for a step that
+// holds it), so it is safe while replicas serve. A flow no configured key
 // opens could never finish: it is ended as EndFlow ends one.
 func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
@@ -128,13 +128,22 @@ func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
 				keyID                     string
 				verifier, access, refresh []byte
 			)
-			err := tx.QueryRow(ctx, `
-				SELECT id_hash, key_id, verifier_ciphertext, access_ciphertext, refresh_ciphertext FROM oauth_signin_flows
-				WHERE key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)
-				ORDER BY id_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&idHash, &keyID, &verifier, &access, &refresh)
+			const stale = `key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)`
+			err := tx.QueryRow(ctx, `SELECT id_hash FROM oauth_signin_flows WHERE `+stale+` ORDER BY id_hash LIMIT 1`, primary).Scan(&idHash)
 			if errors.Is(err, pgx.ErrNoRows) {
 				done = true
 				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Locked apart, waiting for a step that holds it (PeekFlow and
+			// StepFlow lock a flow without sealing it again): a flow passed
+			// over would stay under the old key.
+			err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext, access_ciphertext, refresh_ciphertext FROM oauth_signin_flows
+				WHERE id_hash = $2 AND `+stale+` FOR UPDATE`, primary, idHash).Scan(&keyID, &verifier, &access, &refresh)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // re-sealed or ended meanwhile
 			}
 			if err != nil {
 				return err

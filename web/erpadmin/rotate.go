@@ -17,7 +17,7 @@ import (
 // state, and returns how many it re-sealed: a sign-in begun before a
 // rotation can still finish once the old key is dropped. Each row is
 // re-sealed in its own short transaction that locks just that row
-// (skipping one a callback is claiming), so it is safe while replicas
+// (waiting for a callback that holds it), so it is safe while replicas
 // serve. A proof whose verifier no key of keys can open could never finish
 // and is deleted.
 func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
@@ -30,12 +30,20 @@ func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) 
 				stateHash, sealed []byte
 				keyID             string
 			)
-			err := tx.QueryRow(ctx, `
-				SELECT state_hash, key_id, verifier_ciphertext FROM erpadmin_proofs
-				WHERE key_id <> $1 ORDER BY state_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&stateHash, &keyID, &sealed)
+			err := tx.QueryRow(ctx, `SELECT state_hash FROM erpadmin_proofs WHERE key_id <> $1 ORDER BY state_hash LIMIT 1`, primary).Scan(&stateHash)
 			if errors.Is(err, pgx.ErrNoRows) {
 				done = true
 				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Locked apart, waiting for a request that holds it: a row
+			// passed over would stay under the old key.
+			err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext FROM erpadmin_proofs
+				WHERE state_hash = $1 AND key_id <> $2 FOR UPDATE`, stateHash, primary).Scan(&keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // re-sealed or claimed meanwhile
 			}
 			if err != nil {
 				return err

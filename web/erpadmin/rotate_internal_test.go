@@ -45,7 +45,13 @@ func TestRotateKeysResealsProofsInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := RotateKeys(ctx, pool, ring(spec["new"]+","+spec["old"]))
+	// Rows locked for a moment by a callback are waited for, not passed over.
+	var n int
+	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM erpadmin_proofs FOR UPDATE`, nil, func() error {
+		var err error
+		n, err = RotateKeys(ctx, pool, ring(spec["new"]+","+spec["old"]))
+		return err
+	})
 	if err != nil || n != 2 {
 		t.Fatalf("RotateKeys = %d, %v; want 2", n, err)
 	}

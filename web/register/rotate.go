@@ -18,7 +18,7 @@ import (
 // to its registration, and returns how many it re-sealed: a registration
 // begun before a rotation can still go on once the old key is dropped.
 // Each row is re-sealed in its own short transaction that locks just that
-// row (skipping one a step is changing), so it is safe while replicas
+// row (waiting for a step that holds it), so it is safe while replicas
 // serve. A registration whose secret no key of keys can open could never
 // go on and is deleted.
 func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
@@ -32,12 +32,21 @@ func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) 
 				keyID  string
 				sealed []byte
 			)
-			err := tx.QueryRow(ctx, `
-				SELECT id, key_id, secret_ciphertext FROM pending_registrations
-				WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&id, &keyID, &sealed)
+			err := tx.QueryRow(ctx, `SELECT id FROM pending_registrations
+				WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1`, primary).Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {
 				done = true
 				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Locked apart, waiting for a step that holds it: a row passed
+			// over would stay under the old key.
+			err = tx.QueryRow(ctx, `SELECT key_id, secret_ciphertext FROM pending_registrations
+				WHERE id = $1 AND key_id <> $2 AND secret_ciphertext IS NOT NULL FOR UPDATE`, id, primary).Scan(&keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // re-sealed, finished or gone meanwhile
 			}
 			if err != nil {
 				return err

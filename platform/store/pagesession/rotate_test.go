@@ -106,3 +106,46 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 		t.Errorf("a second run = %d, %v; want nothing left to re-seal", n, err)
 	}
 }
+
+// A token locked for a moment by a replica's request when the rotation
+// reaches it is waited for, not passed over and left under the old key.
+func TestRotateKeysWaitsForALockedToken(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	oldSpec, err := secrets.GenerateKeySpec("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSpec, err := secrets.GenerateKeySpec("new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldRing, err := secrets.ParseKeyring(oldSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotating, err := secrets.ParseKeyring(newSpec + "," + oldSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Site')`, site); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewTokens(pool, oldRing).Keep(ctx, site, "cookie", "u", "token", time.Now().Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	err = pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_session_tokens FOR UPDATE`, nil, func() error {
+		var err error
+		n, err = NewTokens(pool, rotating).RotateKeys(ctx)
+		return err
+	})
+	var stale int
+	if qerr := pool.QueryRow(ctx, `SELECT count(*) FROM owner_session_tokens WHERE key_id <> 'new'`).Scan(&stale); qerr != nil {
+		t.Fatal(qerr)
+	}
+	if err != nil || n != 1 || stale != 0 {
+		t.Errorf("RotateKeys = %d, %v, %d tokens left under the old key; want 1 re-sealed and none left", n, err, stale)
+	}
+}

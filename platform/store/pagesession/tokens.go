@@ -124,8 +124,9 @@ func (t *Tokens) Purge(ctx context.Context) (int64, error) {
 // RotateKeys re-seals, under the keyring's primary key, every kept token
 // sealed with another key, with the same binding to its site and session,
 // and returns how many it re-sealed. Each row is re-sealed in its own
-// short transaction that locks just that row (skipping one another holds),
-// so it is safe while replicas serve. A row no configured key can open is
+// short transaction that locks just that row (waiting for a request that
+// holds it, which a token passed over would outlast the old key), so it
+// is safe while replicas serve. A row no configured key can open is
 // deleted: Get would find none in it anyway.
 func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
 	primary := t.keys.PrimaryKeyID()
@@ -138,12 +139,20 @@ func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
 				site         uuid.UUID
 				kid          string
 			)
-			err := tx.QueryRow(ctx, `
-				SELECT session_hash, site_id, key_id, token FROM owner_session_tokens
-				WHERE key_id <> $1 ORDER BY session_hash LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&hash, &site, &kid, &sealed)
+			err := tx.QueryRow(ctx, `SELECT session_hash FROM owner_session_tokens WHERE key_id <> $1 ORDER BY session_hash LIMIT 1`, primary).Scan(&hash)
 			if errors.Is(err, pgx.ErrNoRows) {
 				done = true
 				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Locked apart, waiting for a request that holds it: a row
+			// passed over would stay under the old key.
+			err = tx.QueryRow(ctx, `SELECT site_id, key_id, token FROM owner_session_tokens
+				WHERE session_hash = $1 AND key_id <> $2 FOR UPDATE`, hash, primary).Scan(&site, &kid, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // re-sealed or gone meanwhile
 			}
 			if err != nil {
 				return err

@@ -131,8 +131,8 @@ func (s *Store) SweepOwnerChanges(ctx context.Context) (int64, error) {
 // binding to its site and change, and returns how many it re-sealed: a
 // change begun before a rotation can still be applied once the old key is
 // dropped. Each row is re-sealed in its own short transaction that locks
-// just that row (skipping one another holds), so it is safe while replicas
-// serve. A change whose secret no configured key can open could never be
+// just that row (waiting for a request that holds it), so it is safe while
+// replicas serve. A change whose secret no configured key can open could never be
 // applied and is deleted.
 func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
@@ -145,12 +145,20 @@ func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
 				keyID      string
 				sealed     []byte
 			)
-			err := tx.QueryRow(ctx, `
-				SELECT id, site_id, secret_key_id, secret FROM owner_changes
-				WHERE secret_key_id <> $1 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`, primary).Scan(&id, &siteID, &keyID, &sealed)
+			err := tx.QueryRow(ctx, `SELECT id FROM owner_changes WHERE secret_key_id <> $1 ORDER BY id LIMIT 1`, primary).Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {
 				done = true
 				return nil
+			}
+			if err != nil {
+				return err
+			}
+			// Locked apart, waiting for a request that holds it: a row
+			// passed over would stay under the old key.
+			err = tx.QueryRow(ctx, `SELECT site_id, secret_key_id, secret FROM owner_changes
+				WHERE id = $1 AND secret_key_id <> $2 FOR UPDATE`, id, primary).Scan(&siteID, &keyID, &sealed)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil // re-sealed or gone meanwhile
 			}
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -106,8 +107,14 @@ func TestRotateOwnerChangeKeys(t *testing.T) {
 	settingsOnly := put(old, sites.OwnerChange{SiteID: a.ID, ERPUser: "owner", Settings: json.RawMessage(`{"company":"Acme"}`)})
 	unreadable := put(sites.NewStore(pool, keyring(t, gone)), sites.OwnerChange{SiteID: a.ID, ERPUser: "owner", ClientSecret: "secret-gone"})
 
+	// Rows locked for a moment by a request are waited for, not passed over.
 	rotating := sites.NewStore(pool, keyring(t, k2+","+k1))
-	n, err := rotating.RotateOwnerChangeKeys(ctx)
+	var n int
+	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_changes FOR UPDATE`, nil, func() error {
+		var err error
+		n, err = rotating.RotateOwnerChangeKeys(ctx)
+		return err
+	})
 	if err != nil || n != 2 {
 		t.Fatalf("RotateOwnerChangeKeys = %d, %v; want 2", n, err)
 	}
