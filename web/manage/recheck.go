@@ -1,16 +1,13 @@
 package manage
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
-	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -92,47 +89,33 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, site sites.
 func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, o owner, action, section string) bool {
 	ctx := r.Context()
 	raw, _ := h.sessions.Signed(r, h.now())
-	user, token, err := h.deps.Tokens.Get(ctx, o.site.ID, raw)
-	switch {
-	case errors.Is(err, pagesession.ErrNoToken) || (err == nil && !strings.EqualFold(user, o.user)):
-		h.log.Info("owner change without a kept ERP token", zap.String("site_slug", o.site.Slug), zap.NamedError("cause", err))
+	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, o.site, raw, o.user)
+	switch v.Kind {
+	case erpadmin.VerdictAdmin:
+		return true
+	case erpadmin.VerdictNoToken:
+		h.log.Info("owner change without a kept ERP token", zap.String("site_slug", o.site.Slug), zap.NamedError("cause", v.Err))
 		h.signedOutForChange(w, r, o, action, "", refusalFor(
 			fmt.Sprintf("erpgate holds no ERP sign-in for %s's owner session, so it was ended; nothing was changed", o.user),
 			"erpgate held no sign-in at the ERP for this owner's session, so it signed them out; nothing was changed"), noSignInKept)
-		return false
-	case err != nil:
-		h.internalError(w, "read the owner's ERP token", err)
-		return false
-	}
-	csite, err := o.site.Connector()
-	if err != nil {
-		h.internalError(w, "the site for the ERP", err)
-		return false
-	}
-	answer, err := h.deps.Proofs.CheckAgain(ctx, o.site.Kind, csite, o.user, token)
-	switch {
-	case errors.Is(err, erpadmin.ErrTokenRefused):
+	case erpadmin.VerdictTokenRefused:
 		h.signedOutForChange(w, r, o, action, "", refusalFor(
 			fmt.Sprintf("the ERP no longer accepts %s's sign-in (revoked or expired), so their owner session was ended; nothing was changed", o.user),
 			"the ERP no longer accepted this owner's sign-in (revoked or expired), so erpgate signed them out; nothing was changed"), signInEnded)
-		return false
-	case errors.Is(err, erpadmin.ErrUnreachable):
+	case erpadmin.VerdictUnreachable:
 		refusal := siteadmin.Refusal(siteadmin.Unreachable,
 			"the ERP could not be reached to check that "+o.user+" still administers it; nothing was changed")
 		refusal.ForPeople = erpNotReached
 		h.deps.Admin.Record(ctx, o.actor(), o.site.ID, o.site.Slug, action, nil, refusal)
 		h.refused(w, r, o, section, refusal)
-		return false
-	case err != nil:
-		h.internalError(w, "ask the ERP again", err)
-		return false
-	case !answer.Admin:
-		h.signedOutForChange(w, r, o, action, answer.Evidence, refusalFor(
-			fmt.Sprintf("%s is no longer an administrator of the ERP (%s), so their owner session was ended; nothing was changed", o.user, evidenceOr(answer.Evidence)),
-			"the ERP no longer lists this owner as an administrator ("+evidenceOr(answer.Evidence)+"), so erpgate signed them out; nothing was changed"), notAdminAnyMore)
-		return false
+	case erpadmin.VerdictNotAdmin:
+		h.signedOutForChange(w, r, o, action, v.Evidence, refusalFor(
+			fmt.Sprintf("%s is no longer an administrator of the ERP (%s), so their owner session was ended; nothing was changed", o.user, evidenceOr(v.Evidence)),
+			"the ERP no longer lists this owner as an administrator ("+evidenceOr(v.Evidence)+"), so erpgate signed them out; nothing was changed"), notAdminAnyMore)
+	default:
+		h.internalError(w, v.Step.Words("read the owner's ERP token"), v.Err)
 	}
-	return true
+	return false
 }
 
 // refusalFor is the refusal of a change for the admin API's and the log's

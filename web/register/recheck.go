@@ -2,9 +2,7 @@ package register
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
-	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 )
@@ -60,34 +57,23 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 		h.renderResult(w, r, status, browser, p, resultExtra{Error: sentence})
 		return false
 	}
-	user, token, err := h.deps.Tokens.Get(ctx, site.ID, tokenKey(p.ID))
-	switch {
-	case errors.Is(err, pagesession.ErrNoToken) || (err == nil && !strings.EqualFold(user, p.ERPUser)):
+	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, site, tokenKey(p.ID), p.ERPUser)
+	switch v.Kind {
+	case erpadmin.VerdictAdmin:
+		return true
+	case erpadmin.VerdictNoToken:
 		return refuse(http.StatusForbidden, "erpgate holds no ERP sign-in of "+p.ERPUser+" for the registration; nothing was saved", regNoSignInKept)
-	case err != nil:
-		h.internal(w, "read the registrant's ERP token", err)
-		return false
-	}
-	csite, err := site.Connector()
-	if err != nil {
-		h.internal(w, "the site for the ERP", err)
-		return false
-	}
-	answer, err := h.deps.Proofs.CheckAgain(ctx, site.Kind, csite, p.ERPUser, token)
-	switch {
-	case errors.Is(err, erpadmin.ErrTokenRefused):
+	case erpadmin.VerdictTokenRefused:
 		return refuse(http.StatusForbidden, "the ERP no longer accepts "+p.ERPUser+"'s sign-in (revoked or expired); nothing was saved", regSignInEnded)
-	case errors.Is(err, erpadmin.ErrUnreachable):
+	case erpadmin.VerdictUnreachable:
 		return refuse(http.StatusBadGateway, "the ERP could not be reached to check that "+p.ERPUser+" still administers it; nothing was saved", regERPNotReached)
-	case err != nil:
-		h.internal(w, "ask the ERP again", err)
-		return false
-	case !answer.Admin:
-		evidence := answer.Evidence
+	case erpadmin.VerdictNotAdmin:
+		evidence := v.Evidence
 		if evidence == "" {
 			evidence = "the ERP did not say why"
 		}
 		return refuse(http.StatusForbidden, p.ERPUser+" is no longer an administrator of the ERP ("+evidence+"); nothing was saved", regNotAdminAnyMore)
 	}
-	return true
+	h.internal(w, v.Step.Words("read the registrant's ERP token"), v.Err)
+	return false
 }

@@ -1,0 +1,106 @@
+package erpadmin
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/erpgate/erpgate/platform/store/pagesession"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// VerdictKind sorts what asking the ERP again (AskAgain) found.
+type VerdictKind int
+
+// The zero VerdictKind is none of these: a caller that switches on a
+// Verdict treats it as it treats VerdictInternal, never as VerdictAdmin.
+const (
+	// VerdictAdmin: the ERP still lists the person as an administrator.
+	VerdictAdmin VerdictKind = iota + 1
+	// VerdictNoToken: no ERP token of the person is kept under the key
+	// on the site (never kept, dropped, swept, one that cannot be
+	// opened), or the one kept is another person's.
+	VerdictNoToken
+	// VerdictTokenRefused: the ERP no longer accepts the kept token
+	// (revoked, expired).
+	VerdictTokenRefused
+	// VerdictUnreachable: the ERP could not be asked.
+	VerdictUnreachable
+	// VerdictNotAdmin: the ERP answered that the person does not
+	// administer it; Verdict.Evidence says what it answered.
+	VerdictNotAdmin
+	// VerdictInternal: erpgate itself failed; Verdict.Step says where
+	// and Verdict.Err what.
+	VerdictInternal
+)
+
+// Step is where a VerdictInternal failed.
+type Step int
+
+const (
+	// StepToken: reading the kept token (the database).
+	StepToken Step = iota + 1
+	// StepSite: the site as the connector sees it (its stored address).
+	StepSite
+	// StepAsk: asking the ERP (no connector of the site's kind can).
+	StepAsk
+)
+
+// Words names the step in a log line; readToken names StepToken in the
+// caller's words (whose token it is).
+func (s Step) Words(readToken string) string {
+	switch s {
+	case StepToken:
+		return readToken
+	case StepSite:
+		return "the site for the ERP"
+	}
+	return "ask the ERP again"
+}
+
+// Verdict is the outcome of AskAgain.
+type Verdict struct {
+	Kind VerdictKind
+	// Evidence is the ERP's answer of a VerdictNotAdmin; it may be empty
+	// (the ERP did not say why).
+	Evidence string
+	// Err is, for VerdictNoToken, why no token was found (nil when the
+	// token kept is another person's), and for VerdictInternal what
+	// failed, at Step. It never carries the token.
+	Err  error
+	Step Step
+}
+
+// AskAgain asks the ERP of site once more whether user still administers
+// it, with the ERP token kept in tokens under key (an owner session's
+// cookie, a registration's key) on that site: the token must be user's
+// (case aside, as the ERPs name people), and the ERP is asked about user
+// (Service.CheckAgain). What to do with the verdict (the words, the
+// record, the session) is the caller's.
+func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site sites.Site, key, user string) Verdict {
+	kept, token, err := tokens.Get(ctx, site.ID, key)
+	switch {
+	case errors.Is(err, pagesession.ErrNoToken):
+		return Verdict{Kind: VerdictNoToken, Err: err}
+	case err != nil:
+		return Verdict{Kind: VerdictInternal, Step: StepToken, Err: err}
+	case !strings.EqualFold(kept, user):
+		return Verdict{Kind: VerdictNoToken}
+	}
+	csite, err := site.Connector()
+	if err != nil {
+		return Verdict{Kind: VerdictInternal, Step: StepSite, Err: err}
+	}
+	answer, err := s.CheckAgain(ctx, site.Kind, csite, user, token)
+	switch {
+	case errors.Is(err, ErrTokenRefused):
+		return Verdict{Kind: VerdictTokenRefused}
+	case errors.Is(err, ErrUnreachable):
+		return Verdict{Kind: VerdictUnreachable}
+	case err != nil:
+		return Verdict{Kind: VerdictInternal, Step: StepAsk, Err: err}
+	case !answer.Admin:
+		return Verdict{Kind: VerdictNotAdmin, Evidence: answer.Evidence}
+	}
+	return Verdict{Kind: VerdictAdmin}
+}
