@@ -69,17 +69,9 @@ func newRig(t *testing.T) *rig {
 	sim.PutClient(rg.client)
 	reg := connector.NewRegistry()
 	reg.MustRegister(frappe.New())
-	keys, err := secrets.GenerateKeySpec("t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := secrets.ParseKeyring(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := outbound.NewFactory(outbound.Options{})
 	rg.svc = erpadmin.New(erpadmin.Deps{
-		Pool: pgtest.NewPool(t), Keyring: ring, Registry: reg, HTTPClient: out.Client,
+		Pool: pgtest.NewPool(t), Keyring: newKeyring(t), Registry: reg, HTTPClient: out.Client,
 		PublicBaseURL: base, Now: rg.clock,
 	})
 	simURL, _ := url.Parse(sim.URL)
@@ -124,6 +116,20 @@ func newRig(t *testing.T) *rig {
 }
 
 var errTargetGone = errors.New("the registration is gone")
+
+// newKeyring is a keyring of one fresh key.
+func newKeyring(t *testing.T) *secrets.Keyring {
+	t.Helper()
+	spec, err := secrets.GenerateKeySpec("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
+}
 
 func userWithRole(t *testing.T, sim *frappetest.Server, role string) frappetest.User {
 	t.Helper()

@@ -34,14 +34,7 @@ func TestAskAgainSortsTheOutcomes(t *testing.T) {
 	sim := frappetest.NewServer(frappetest.Options{})
 	t.Cleanup(sim.Close)
 	pool := pgtest.NewPool(t)
-	spec, err := secrets.GenerateKeySpec("t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := secrets.ParseKeyring(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := newKeyring(t)
 	reg := connector.NewRegistry()
 	reg.MustRegister(frappe.New())
 	svc := erpadmin.New(erpadmin.Deps{Pool: pool, Keyring: ring, Registry: reg,
