@@ -22,6 +22,85 @@ var redirectField = regexp.MustCompile(`id="v-redirect">([^<]+)<`)
 // Manager role away, it is refused as the owner's page refuses a change:
 // nothing is saved, no token is issued, the refusal is recorded.
 func TestRegistrationAPIStepAsksTheERPAgain(t *testing.T) {
+	sim, gw, b, path, admin, bot := registrationAtTheAPIStep(t)
+	csrf := b.csrf(path)
+
+	demoted := admin
+	demoted.Roles = slices.DeleteFunc(slices.Clone(admin.Roles), func(r string) bool { return r == frappetest.SystemManager })
+	sim.AddUser(demoted)
+	status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer lists you as an administrator") {
+		t.Errorf("the API step after the demotion: HTTP %d, want 403 saying the ERP no longer lists them: %s", status, pageText(page))
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+		t.Errorf("%d API credentials saved after the demotion, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`); n != 0 {
+		t.Errorf("%d service tokens issued after the demotion, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused' AND actor = $1`, admin.Email); n != 1 {
+		t.Errorf("%d refused put_api_connection events of %s, want 1", n, admin.Email)
+	}
+	// The record keeps what the ERP answered, as the owner's page does.
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused'
+		AND details->>'evidence' LIKE '%' || $1 || '%'`, frappetest.SystemManager); n != 1 {
+		t.Errorf("%d refusals of the demoted registrant whose details name the role the ERP took away, want 1", n)
+	}
+
+	// Administrator again, but the ERP cannot be reached: refused and
+	// recorded as the ERP being unreachable, not as a rejection.
+	sim.AddUser(admin)
+	sim.SetFault(frappetest.Fault{ResetConnection: true})
+	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	sim.ClearFaults()
+	if status != http.StatusBadGateway || !strings.Contains(strings.Join(strings.Fields(page), " "), "could not be reached") {
+		t.Errorf("the API step with the ERP unreachable: HTTP %d, want 502 saying so: %s", status, pageText(page))
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused' AND reason LIKE 'upstream_unreachable: %'`); n != 1 {
+		t.Errorf("%d refusals recorded as the ERP unreachable, want 1", n)
+	}
+
+	// Reached again: the step works.
+	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusOK || queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`) != 1 {
+		t.Errorf("the API step of an administrator: HTTP %d: %s", status, pageText(page))
+	}
+}
+
+// TestRegistrationDropsATokenTheERPRefused: once the ERP no longer
+// accepts the token the registrant proved themselves with, the last step
+// is refused, and the token is dropped: it was kept, and sent to the ERP
+// again at every later try, until the registration expired.
+func TestRegistrationDropsATokenTheERPRefused(t *testing.T) {
+	sim, gw, b, path, _, bot := registrationAtTheAPIStep(t)
+	csrf := b.csrf(path)
+	sim.ExpireTokens()
+	status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer accepts your sign-in") {
+		t.Errorf("the API step with an expired token: HTTP %d, want 403 saying the ERP no longer accepts the sign-in: %s", status, pageText(page))
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM owner_session_tokens`); n != 0 {
+		t.Errorf("%d ERP tokens still kept after the ERP refused the registrant's, want 0", n)
+	}
+	asked := sim.RequestCount("/api")
+	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer holds your sign-in") {
+		t.Errorf("the API step again: HTTP %d, want 403 saying erpgate holds no sign-in: %s", status, pageText(page))
+	}
+	if n := sim.RequestCount("/api") - asked; n != 0 {
+		t.Errorf("the ERP was asked %d times with the refused token again, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+		t.Errorf("%d API credentials saved, want 0", n)
+	}
+}
+
+// registrationAtTheAPIStep registers the Frappe simulator's ERP as its
+// administrator up to the last step (the API credential), and returns
+// what that step needs: the registration's page path in b, the
+// administrator and the service user whose API key the step is sent.
+func registrationAtTheAPIStep(t *testing.T) (*frappetest.Server, *gateway, *registrationClient, string, frappetest.User, frappetest.User) {
+	t.Helper()
 	sim := frappetest.NewServer(frappetest.Options{})
 	t.Cleanup(sim.Close)
 	gw := startGateway(t, "", nil)
@@ -47,32 +126,8 @@ func TestRegistrationAPIStepAsksTheERPAgain(t *testing.T) {
 	if status, h, page := b.do(http.MethodGet, strings.TrimPrefix(back.String(), gw.URL), nil, nil); status != http.StatusSeeOther || h.Get("Location") != gw.URL+path {
 		t.Fatalf("back from Frappe: HTTP %d to %q: %s", status, h.Get("Location"), pageText(page))
 	}
-	csrf := b.csrf(path)
 	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM sites`); n != 1 {
 		t.Fatalf("%d sites registered, want 1", n)
 	}
-
-	demoted := admin
-	demoted.Roles = slices.DeleteFunc(slices.Clone(admin.Roles), func(r string) bool { return r == frappetest.SystemManager })
-	sim.AddUser(demoted)
-	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
-	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer lists you as an administrator") {
-		t.Errorf("the API step after the demotion: HTTP %d, want 403 saying the ERP no longer lists them: %s", status, pageText(page))
-	}
-	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
-		t.Errorf("%d API credentials saved after the demotion, want 0", n)
-	}
-	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`); n != 0 {
-		t.Errorf("%d service tokens issued after the demotion, want 0", n)
-	}
-	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused' AND actor = $1`, admin.Email); n != 1 {
-		t.Errorf("%d refused put_api_connection events of %s, want 1", n, admin.Email)
-	}
-
-	// Administrator again: the step works.
-	sim.AddUser(admin)
-	status, _, page = b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
-	if status != http.StatusOK || queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`) != 1 {
-		t.Errorf("the API step of an administrator: HTTP %d: %s", status, pageText(page))
-	}
+	return sim, gw, b, path, admin, bot
 }

@@ -51,9 +51,9 @@ func (h *Handler) keepToken(ctx context.Context, id uuid.UUID, site sites.Site, 
 // it returns whether the step may go on.
 func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser string, p pendingReg, site sites.Site) bool {
 	ctx := r.Context()
-	refuse := func(status int, message, sentence string) bool {
-		h.deps.Admin.Record(ctx, siteadmin.ERPAdmin(p.ERPUser), site.ID, site.Slug, siteadmin.ActionPutAPIConnection, nil,
-			siteadmin.Refusal(siteadmin.Rejected, message))
+	refuse := func(status int, kind siteadmin.Kind, details map[string]any, message, sentence string) bool {
+		h.deps.Admin.Record(ctx, siteadmin.ERPAdmin(p.ERPUser), site.ID, site.Slug, siteadmin.ActionPutAPIConnection, details,
+			siteadmin.Refusal(kind, message))
 		h.renderResult(w, r, status, browser, p, resultExtra{Error: sentence})
 		return false
 	}
@@ -62,17 +62,25 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 	case erpadmin.VerdictAdmin:
 		return true
 	case erpadmin.VerdictNoToken:
-		return refuse(http.StatusForbidden, "erpgate holds no ERP sign-in of "+p.ERPUser+" for the registration; nothing was saved", regNoSignInKept)
+		return refuse(http.StatusForbidden, siteadmin.Rejected, nil, "erpgate holds no ERP sign-in of "+p.ERPUser+" for the registration; nothing was saved", regNoSignInKept)
 	case erpadmin.VerdictTokenRefused:
-		return refuse(http.StatusForbidden, "the ERP no longer accepts "+p.ERPUser+"'s sign-in (revoked or expired); nothing was saved", regSignInEnded)
+		// A token the ERP refused is not sent to it again at a later try.
+		if err := h.deps.Tokens.Drop(ctx, site.ID, tokenKey(p.ID)); err != nil {
+			h.log.Warn("the registrant's refused ERP token not dropped", zap.String("site_slug", site.Slug), zap.Error(err))
+		}
+		return refuse(http.StatusForbidden, siteadmin.Rejected, nil, "the ERP no longer accepts "+p.ERPUser+"'s sign-in (revoked or expired); nothing was saved", regSignInEnded)
 	case erpadmin.VerdictUnreachable:
-		return refuse(http.StatusBadGateway, "the ERP could not be reached to check that "+p.ERPUser+" still administers it; nothing was saved", regERPNotReached)
+		return refuse(http.StatusBadGateway, siteadmin.Unreachable, nil, "the ERP could not be reached to check that "+p.ERPUser+" still administers it; nothing was saved", regERPNotReached)
 	case erpadmin.VerdictNotAdmin:
+		// Kept: the registrant may be given the role back and try again.
+		var details map[string]any
 		evidence := v.Evidence
 		if evidence == "" {
 			evidence = "the ERP did not say why"
+		} else {
+			details = map[string]any{"evidence": v.Evidence}
 		}
-		return refuse(http.StatusForbidden, p.ERPUser+" is no longer an administrator of the ERP ("+evidence+"); nothing was saved", regNotAdminAnyMore)
+		return refuse(http.StatusForbidden, siteadmin.Rejected, details, p.ERPUser+" is no longer an administrator of the ERP ("+evidence+"); nothing was saved", regNotAdminAnyMore)
 	}
 	h.internal(w, v.Step.Words("read the registrant's ERP token"), v.Err)
 	return false
