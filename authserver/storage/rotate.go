@@ -119,71 +119,60 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 // opens could never finish: it is ended as EndFlow ends one.
 func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	resealed := 0
-	for {
-		done, did := false, false
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var (
-				idHash                    []byte
-				keyID                     string
-				verifier, access, refresh []byte
-			)
-			const stale = `key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)`
-			err := tx.QueryRow(ctx, `SELECT id_hash FROM oauth_signin_flows WHERE `+stale+` ORDER BY id_hash LIMIT 1`, primary).Scan(&idHash)
-			if errors.Is(err, pgx.ErrNoRows) {
-				done = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// Locked apart, waiting for a step that holds it (PeekFlow and
-			// StepFlow lock a flow without sealing it again): a flow passed
-			// over would stay under the old key.
-			err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext, access_ciphertext, refresh_ciphertext FROM oauth_signin_flows
-				WHERE id_hash = $2 AND `+stale+` FOR UPDATE`, primary, idHash).Scan(&keyID, &verifier, &access, &refresh)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil // re-sealed or ended meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			fields := []struct {
-				name string
-				ct   *[]byte
-			}{{"verifier", &verifier}, {"access", &access}, {"refresh", &refresh}}
-			// Seal seals under the primary key: every field shares it.
-			newKeyID := primary
-			for _, f := range fields {
-				if *f.ct == nil {
-					continue
-				}
-				pt, err := s.keys.Open(keyID, *f.ct, flowAD(idHash, f.name))
-				if err != nil {
-					_, err := tx.Exec(ctx, `UPDATE oauth_signin_flows SET stage = 'done', verifier_ciphertext = NULL,
-						access_ciphertext = NULL, refresh_ciphertext = NULL WHERE id_hash = $1`, idHash)
-					return err
-				}
-				kid, ct, err := s.keys.Seal(pt, flowAD(idHash, f.name))
-				clear(pt)
-				if err != nil {
-					return err
-				}
-				newKeyID, *f.ct = kid, ct
-			}
-			_, err = tx.Exec(ctx, `UPDATE oauth_signin_flows SET key_id = $2, verifier_ciphertext = $3, access_ciphertext = $4,
-				refresh_ciphertext = $5 WHERE id_hash = $1`, idHash, newKeyID, verifier, access, refresh)
-			did = err == nil
-			return err
-		})
+	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			idHash                    []byte
+			keyID                     string
+			verifier, access, refresh []byte
+		)
+		const stale = `key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)`
+		err := tx.QueryRow(ctx, `SELECT id_hash FROM oauth_signin_flows WHERE `+stale+` ORDER BY id_hash LIMIT 1`, primary).Scan(&idHash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
+		}
 		if err != nil {
-			return resealed, fmt.Errorf("storage: rotate sign-in keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if did {
-			resealed++
+		// Locked apart, waiting for a step that holds it (PeekFlow and
+		// StepFlow lock a flow without sealing it again): a flow passed
+		// over would stay under the old key.
+		err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext, access_ciphertext, refresh_ciphertext FROM oauth_signin_flows
+			WHERE id_hash = $2 AND `+stale+` FOR UPDATE`, primary, idHash).Scan(&keyID, &verifier, &access, &refresh)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed or ended meanwhile
 		}
-		if done {
-			return resealed, nil
+		if err != nil {
+			return 0, err
 		}
+		fields := []struct {
+			name string
+			ct   *[]byte
+		}{{"verifier", &verifier}, {"access", &access}, {"refresh", &refresh}}
+		// Seal seals under the primary key: every field shares it.
+		newKeyID := primary
+		for _, f := range fields {
+			if *f.ct == nil {
+				continue
+			}
+			pt, err := s.keys.Open(keyID, *f.ct, flowAD(idHash, f.name))
+			if err != nil {
+				_, err := tx.Exec(ctx, `UPDATE oauth_signin_flows SET stage = 'done', verifier_ciphertext = NULL,
+					access_ciphertext = NULL, refresh_ciphertext = NULL WHERE id_hash = $1`, idHash)
+				return database.RowPassed, err
+			}
+			kid, ct, err := s.keys.Seal(pt, flowAD(idHash, f.name))
+			clear(pt)
+			if err != nil {
+				return 0, err
+			}
+			newKeyID, *f.ct = kid, ct
+		}
+		_, err = tx.Exec(ctx, `UPDATE oauth_signin_flows SET key_id = $2, verifier_ciphertext = $3, access_ciphertext = $4,
+			refresh_ciphertext = $5 WHERE id_hash = $1`, idHash, newKeyID, verifier, access, refresh)
+		return database.RowResealed, err
+	})
+	if err != nil {
+		return n, fmt.Errorf("storage: rotate sign-in keys: %w", err)
 	}
+	return n, nil
 }

@@ -22,55 +22,44 @@ import (
 // and is deleted.
 func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
 	primary := keys.PrimaryKeyID()
-	resealed := 0
-	for {
-		done, did := false, false
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			var (
-				stateHash, sealed []byte
-				keyID             string
-			)
-			err := tx.QueryRow(ctx, `SELECT state_hash FROM erpadmin_proofs WHERE key_id <> $1 ORDER BY state_hash LIMIT 1`, primary).Scan(&stateHash)
-			if errors.Is(err, pgx.ErrNoRows) {
-				done = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// Locked apart, waiting for a request that holds it: a row
-			// passed over would stay under the old key.
-			err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext FROM erpadmin_proofs
-				WHERE state_hash = $1 AND key_id <> $2 FOR UPDATE`, stateHash, primary).Scan(&keyID, &sealed)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil // re-sealed or claimed meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			ad := proofAD(stateHash)
-			plaintext, err := keys.Open(keyID, sealed, ad)
-			if err != nil {
-				_, err := tx.Exec(ctx, `DELETE FROM erpadmin_proofs WHERE state_hash = $1`, stateHash)
-				return err
-			}
-			newKeyID, newSealed, err := keys.Seal(plaintext, ad)
-			clear(plaintext)
-			if err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE erpadmin_proofs SET key_id = $2, verifier_ciphertext = $3 WHERE state_hash = $1`, stateHash, newKeyID, newSealed)
-			did = err == nil
-			return err
-		})
+	n, err := database.ResealRows(ctx, pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			stateHash, sealed []byte
+			keyID             string
+		)
+		err := tx.QueryRow(ctx, `SELECT state_hash FROM erpadmin_proofs WHERE key_id <> $1 ORDER BY state_hash LIMIT 1`, primary).Scan(&stateHash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
+		}
 		if err != nil {
-			return resealed, fmt.Errorf("erpadmin: rotate keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if did {
-			resealed++
+		// Locked apart, waiting for a request that holds it: a row
+		// passed over would stay under the old key.
+		err = tx.QueryRow(ctx, `SELECT key_id, verifier_ciphertext FROM erpadmin_proofs
+			WHERE state_hash = $1 AND key_id <> $2 FOR UPDATE`, stateHash, primary).Scan(&keyID, &sealed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed or claimed meanwhile
 		}
-		if done {
-			return resealed, nil
+		if err != nil {
+			return 0, err
 		}
+		ad := proofAD(stateHash)
+		plaintext, err := keys.Open(keyID, sealed, ad)
+		if err != nil {
+			_, err := tx.Exec(ctx, `DELETE FROM erpadmin_proofs WHERE state_hash = $1`, stateHash)
+			return database.RowPassed, err
+		}
+		newKeyID, newSealed, err := keys.Seal(plaintext, ad)
+		clear(plaintext)
+		if err != nil {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `UPDATE erpadmin_proofs SET key_id = $2, verifier_ciphertext = $3 WHERE state_hash = $1`, stateHash, newKeyID, newSealed)
+		return database.RowResealed, err
+	})
+	if err != nil {
+		return n, fmt.Errorf("erpadmin: rotate keys: %w", err)
 	}
+	return n, nil
 }

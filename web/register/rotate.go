@@ -23,56 +23,45 @@ import (
 // go on and is deleted.
 func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
 	primary := keys.PrimaryKeyID()
-	resealed := 0
-	for {
-		done, did := false, false
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			var (
-				id     uuid.UUID
-				keyID  string
-				sealed []byte
-			)
-			err := tx.QueryRow(ctx, `SELECT id FROM pending_registrations
-				WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1`, primary).Scan(&id)
-			if errors.Is(err, pgx.ErrNoRows) {
-				done = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// Locked apart, waiting for a step that holds it: a row passed
-			// over would stay under the old key.
-			err = tx.QueryRow(ctx, `SELECT key_id, secret_ciphertext FROM pending_registrations
-				WHERE id = $1 AND key_id <> $2 AND secret_ciphertext IS NOT NULL FOR UPDATE`, id, primary).Scan(&keyID, &sealed)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil // re-sealed, finished or gone meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			plaintext, err := keys.Open(keyID, sealed, secretAD(id))
-			if err != nil {
-				_, err := tx.Exec(ctx, `DELETE FROM pending_registrations WHERE id = $1`, id)
-				return err
-			}
-			newKeyID, newSealed, err := keys.Seal(plaintext, secretAD(id))
-			clear(plaintext)
-			if err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE pending_registrations SET key_id = $2, secret_ciphertext = $3 WHERE id = $1`, id, newKeyID, newSealed)
-			did = err == nil
-			return err
-		})
+	n, err := database.ResealRows(ctx, pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			id     uuid.UUID
+			keyID  string
+			sealed []byte
+		)
+		err := tx.QueryRow(ctx, `SELECT id FROM pending_registrations
+			WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1`, primary).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
+		}
 		if err != nil {
-			return resealed, fmt.Errorf("register: rotate keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if did {
-			resealed++
+		// Locked apart, waiting for a step that holds it: a row passed
+		// over would stay under the old key.
+		err = tx.QueryRow(ctx, `SELECT key_id, secret_ciphertext FROM pending_registrations
+			WHERE id = $1 AND key_id <> $2 AND secret_ciphertext IS NOT NULL FOR UPDATE`, id, primary).Scan(&keyID, &sealed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed, finished or gone meanwhile
 		}
-		if done {
-			return resealed, nil
+		if err != nil {
+			return 0, err
 		}
+		plaintext, err := keys.Open(keyID, sealed, secretAD(id))
+		if err != nil {
+			_, err := tx.Exec(ctx, `DELETE FROM pending_registrations WHERE id = $1`, id)
+			return database.RowPassed, err
+		}
+		newKeyID, newSealed, err := keys.Seal(plaintext, secretAD(id))
+		clear(plaintext)
+		if err != nil {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `UPDATE pending_registrations SET key_id = $2, secret_ciphertext = $3 WHERE id = $1`, id, newKeyID, newSealed)
+		return database.RowResealed, err
+	})
+	if err != nil {
+		return n, fmt.Errorf("register: rotate keys: %w", err)
 	}
+	return n, nil
 }

@@ -130,56 +130,45 @@ func (t *Tokens) Purge(ctx context.Context) (int64, error) {
 // deleted: Get would find none in it anyway.
 func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
 	primary := t.keys.PrimaryKeyID()
-	resealed := 0
-	for {
-		done, did := false, false
-		err := pgx.BeginFunc(ctx, t.pool, func(tx pgx.Tx) error {
-			var (
-				hash, sealed []byte
-				site         uuid.UUID
-				kid          string
-			)
-			err := tx.QueryRow(ctx, `SELECT session_hash FROM owner_session_tokens WHERE key_id <> $1 ORDER BY session_hash LIMIT 1`, primary).Scan(&hash)
-			if errors.Is(err, pgx.ErrNoRows) {
-				done = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// Locked apart, waiting for a request that holds it: a row
-			// passed over would stay under the old key.
-			err = tx.QueryRow(ctx, `SELECT site_id, key_id, token FROM owner_session_tokens
-				WHERE session_hash = $1 AND key_id <> $2 FOR UPDATE`, hash, primary).Scan(&site, &kid, &sealed)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil // re-sealed or gone meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			ad := tokenAD(site, hash)
-			plain, err := t.keys.Open(kid, sealed, ad)
-			if err != nil {
-				_, err := tx.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1`, hash)
-				return err
-			}
-			newKid, resealedToken, err := t.keys.Seal(plain, ad)
-			clear(plain)
-			if err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE owner_session_tokens SET key_id = $2, token = $3 WHERE session_hash = $1`, hash, newKid, resealedToken)
-			did = err == nil
-			return err
-		})
+	n, err := database.ResealRows(ctx, t.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			hash, sealed []byte
+			site         uuid.UUID
+			kid          string
+		)
+		err := tx.QueryRow(ctx, `SELECT session_hash FROM owner_session_tokens WHERE key_id <> $1 ORDER BY session_hash LIMIT 1`, primary).Scan(&hash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
+		}
 		if err != nil {
-			return resealed, fmt.Errorf("pagesession: rotate keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if did {
-			resealed++
+		// Locked apart, waiting for a request that holds it: a row
+		// passed over would stay under the old key.
+		err = tx.QueryRow(ctx, `SELECT site_id, key_id, token FROM owner_session_tokens
+			WHERE session_hash = $1 AND key_id <> $2 FOR UPDATE`, hash, primary).Scan(&site, &kid, &sealed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed or gone meanwhile
 		}
-		if done {
-			return resealed, nil
+		if err != nil {
+			return 0, err
 		}
+		ad := tokenAD(site, hash)
+		plain, err := t.keys.Open(kid, sealed, ad)
+		if err != nil {
+			_, err := tx.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1`, hash)
+			return database.RowPassed, err
+		}
+		newKid, resealedToken, err := t.keys.Seal(plain, ad)
+		clear(plain)
+		if err != nil {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `UPDATE owner_session_tokens SET key_id = $2, token = $3 WHERE session_hash = $1`, hash, newKid, resealedToken)
+		return database.RowResealed, err
+	})
+	if err != nil {
+		return n, fmt.Errorf("pagesession: rotate keys: %w", err)
 	}
+	return n, nil
 }

@@ -136,56 +136,45 @@ func (s *Store) SweepOwnerChanges(ctx context.Context) (int64, error) {
 // applied and is deleted.
 func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	resealed := 0
-	for {
-		done, did := false, false
-		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var (
-				id, siteID uuid.UUID
-				keyID      string
-				sealed     []byte
-			)
-			err := tx.QueryRow(ctx, `SELECT id FROM owner_changes WHERE secret_key_id <> $1 ORDER BY id LIMIT 1`, primary).Scan(&id)
-			if errors.Is(err, pgx.ErrNoRows) {
-				done = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			// Locked apart, waiting for a request that holds it: a row
-			// passed over would stay under the old key.
-			err = tx.QueryRow(ctx, `SELECT site_id, secret_key_id, secret FROM owner_changes
-				WHERE id = $1 AND secret_key_id <> $2 FOR UPDATE`, id, primary).Scan(&siteID, &keyID, &sealed)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil // re-sealed or gone meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			ad := ownerChangeAD(siteID, id)
-			plaintext, err := s.keys.Open(keyID, sealed, ad)
-			if err != nil {
-				_, err := tx.Exec(ctx, `DELETE FROM owner_changes WHERE id = $1`, id)
-				return err
-			}
-			newKeyID, newSealed, err := s.keys.Seal(plaintext, ad)
-			clear(plaintext)
-			if err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, `UPDATE owner_changes SET secret_key_id = $2, secret = $3 WHERE id = $1`, id, newKeyID, newSealed)
-			did = err == nil
-			return err
-		})
+	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			id, siteID uuid.UUID
+			keyID      string
+			sealed     []byte
+		)
+		err := tx.QueryRow(ctx, `SELECT id FROM owner_changes WHERE secret_key_id <> $1 ORDER BY id LIMIT 1`, primary).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
+		}
 		if err != nil {
-			return resealed, fmt.Errorf("sites: rotate owner change keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if did {
-			resealed++
+		// Locked apart, waiting for a request that holds it: a row
+		// passed over would stay under the old key.
+		err = tx.QueryRow(ctx, `SELECT site_id, secret_key_id, secret FROM owner_changes
+			WHERE id = $1 AND secret_key_id <> $2 FOR UPDATE`, id, primary).Scan(&siteID, &keyID, &sealed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed or gone meanwhile
 		}
-		if done {
-			return resealed, nil
+		if err != nil {
+			return 0, err
 		}
+		ad := ownerChangeAD(siteID, id)
+		plaintext, err := s.keys.Open(keyID, sealed, ad)
+		if err != nil {
+			_, err := tx.Exec(ctx, `DELETE FROM owner_changes WHERE id = $1`, id)
+			return database.RowPassed, err
+		}
+		newKeyID, newSealed, err := s.keys.Seal(plaintext, ad)
+		clear(plaintext)
+		if err != nil {
+			return 0, err
+		}
+		_, err = tx.Exec(ctx, `UPDATE owner_changes SET secret_key_id = $2, secret = $3 WHERE id = $1`, id, newKeyID, newSealed)
+		return database.RowResealed, err
+	})
+	if err != nil {
+		return n, fmt.Errorf("sites: rotate owner change keys: %w", err)
 	}
+	return n, nil
 }
