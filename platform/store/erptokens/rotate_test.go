@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
@@ -81,5 +82,38 @@ func TestRotateKeysReseals(t *testing.T) {
 	}
 	if erp.grants.Load() != grants {
 		t.Errorf("re-sealed tokens were not readable with the new key alone: %d new sign-ins", erp.grants.Load()-grants)
+	}
+}
+
+// TestRotateKeysWaitsForALockedToken: a token a request holds for a moment
+// (Reject's UPDATE, a renewal's write) when the rotation reaches it is
+// waited for and re-sealed, not passed over: passed over, it stayed under
+// the old key, and once that key was dropped the connection had to sign in
+// afresh.
+func TestRotateKeysWaitsForALockedToken(t *testing.T) {
+	pool := openPools(t, 1)[0]
+	ctx := context.Background()
+	erp := newFakeERP(0)
+	site := newSite(t, pool)
+	k := specs(t, "old", "new")
+	if _, err := New(pool, ring(t, k["old"]), Options{}).Token(ctx, site, "api.service", erp.renew); err != nil {
+		t.Fatal(err)
+	}
+	grants := erp.grants.Load()
+
+	var n int
+	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM service_connection_tokens FOR UPDATE`, nil, func() error {
+		var err error
+		n, err = New(pool, ring(t, k["new"], k["old"]), Options{}).RotateKeys(ctx)
+		return err
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("RotateKeys = %d, %v; want 1 re-sealed", n, err)
+	}
+	if _, err := New(pool, ring(t, k["new"]), Options{}).Token(ctx, site, "api.service", erp.renew); err != nil {
+		t.Fatal(err)
+	}
+	if erp.grants.Load() != grants {
+		t.Errorf("the token locked during the rotation was not readable with the new key alone: %d new sign-ins", erp.grants.Load()-grants)
 	}
 }
