@@ -32,36 +32,47 @@ type credentialKey struct {
 // rows already re-sealed stay re-sealed.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	// The zero key sorts before every row: field names are never empty.
 	var (
-		after    credentialKey
-		resealed int
+		// The zero key sorts before every row: field names are never empty.
+		after credentialKey
+		batch []credentialKey
+		last  bool // the batch listed last was the final one
+		// current is the row of the run under way, none while listing.
+		current *credentialKey
 	)
-	for {
-		batch, err := s.staleCredentials(ctx, primary, after)
-		if err != nil {
-			return resealed, fmt.Errorf("sites: rotate keys: %w", database.Classify(err))
-		}
-		for _, key := range batch {
-			done, err := s.resealCredential(ctx, key, primary)
-			if err != nil {
-				return resealed, fmt.Errorf("sites: rotate keys: connection %s field %s: %w", key.connectionID, key.field, database.Classify(err))
+	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		current = nil
+		if len(batch) == 0 {
+			if last {
+				return database.NoRowLeft, nil
 			}
-			if done {
-				resealed++
+			var err error
+			if batch, err = s.staleCredentials(ctx, tx, primary, after); err != nil {
+				return 0, err
 			}
+			last = len(batch) < rotateBatchSize
+			if len(batch) == 0 {
+				return database.NoRowLeft, nil
+			}
+			after = batch[len(batch)-1]
 		}
-		if len(batch) < rotateBatchSize {
-			return resealed, nil
-		}
-		after = batch[len(batch)-1]
+		key := batch[0]
+		batch, current = batch[1:], &key
+		return s.resealCredential(ctx, tx, key, primary)
+	})
+	switch {
+	case err != nil && current != nil:
+		return n, fmt.Errorf("sites: rotate keys: connection %s field %s: %w", current.connectionID, current.field, err)
+	case err != nil:
+		return n, fmt.Errorf("sites: rotate keys: %w", err)
 	}
+	return n, nil
 }
 
 // staleCredentials lists up to rotateBatchSize rows not sealed with primary,
 // after the given row in (connection_id, field) order.
-func (s *Store) staleCredentials(ctx context.Context, primary string, after credentialKey) ([]credentialKey, error) {
-	rows, err := s.pool.Query(ctx, `
+func (s *Store) staleCredentials(ctx context.Context, tx pgx.Tx, primary string, after credentialKey) ([]credentialKey, error) {
+	rows, err := tx.Query(ctx, `
 		SELECT connection_id, field FROM credentials
 		WHERE key_id <> $1 AND (connection_id, field) > ($2, $3)
 		ORDER BY connection_id, field
@@ -81,51 +92,47 @@ func (s *Store) staleCredentials(ctx context.Context, primary string, after cred
 	return keys, nil
 }
 
-// resealCredential re-seals one row under primary. It reports false when the
-// row is gone or was re-sealed by someone else in the meantime.
-func (s *Store) resealCredential(ctx context.Context, key credentialKey, primary string) (bool, error) {
-	resealed := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var (
-			siteID     uuid.UUID
-			typ        string
-			keyID      string
-			ciphertext []byte
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT cr.site_id, c.type, cr.key_id, cr.ciphertext
-			FROM credentials cr
-			JOIN connections c ON c.site_id = cr.site_id AND c.id = cr.connection_id
-			WHERE cr.connection_id = $1 AND cr.field = $2
-			FOR UPDATE OF cr`,
-			key.connectionID, key.field).Scan(&siteID, &typ, &keyID, &ciphertext)
-		if database.IsNoRows(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
-		if keyID == primary {
-			return nil
-		}
-		ad := credentialAD(siteID, ConnectionType(typ), key.field)
-		plaintext, err := s.keys.Open(keyID, ciphertext, ad)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrCredentialUnreadable, err)
-		}
-		newKeyID, newCiphertext, err := s.keys.Seal(plaintext, ad)
-		clear(plaintext)
-		if err != nil {
-			return fmt.Errorf("seal: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `
-			UPDATE credentials SET key_id = $3, ciphertext = $4, updated_at = now()
-			WHERE connection_id = $1 AND field = $2`,
-			key.connectionID, key.field, newKeyID, newCiphertext); err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		resealed = true
-		return nil
-	})
-	return resealed, err
+// resealCredential re-seals one row under primary, in tx. It reports
+// RowPassed when the row is gone or was re-sealed by someone else in the
+// meantime.
+func (s *Store) resealCredential(ctx context.Context, tx pgx.Tx, key credentialKey, primary string) (database.RowStep, error) {
+	var (
+		siteID     uuid.UUID
+		typ        string
+		keyID      string
+		ciphertext []byte
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT cr.site_id, c.type, cr.key_id, cr.ciphertext
+		FROM credentials cr
+		JOIN connections c ON c.site_id = cr.site_id AND c.id = cr.connection_id
+		WHERE cr.connection_id = $1 AND cr.field = $2
+		FOR UPDATE OF cr`,
+		key.connectionID, key.field).Scan(&siteID, &typ, &keyID, &ciphertext)
+	if database.IsNoRows(err) {
+		return database.RowPassed, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("lock: %w", err)
+	}
+	if keyID == primary {
+		return database.RowPassed, nil
+	}
+	ad := credentialAD(siteID, ConnectionType(typ), key.field)
+	plaintext, err := s.keys.Open(keyID, ciphertext, ad)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrCredentialUnreadable, err)
+	}
+	newKeyID, newCiphertext, err := s.keys.Seal(plaintext, ad)
+	clear(plaintext)
+	if err != nil {
+		return 0, fmt.Errorf("seal: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE credentials SET key_id = $3, ciphertext = $4, updated_at = now()
+		WHERE connection_id = $1 AND field = $2`,
+		key.connectionID, key.field, newKeyID, newCiphertext); err != nil {
+		return 0, fmt.Errorf("update: %w", err)
+	}
+	return database.RowResealed, nil
 }
