@@ -26,82 +26,84 @@ var ErrUnreadableTokens = errors.New("storage: some ERP tokens could not be open
 // way are RotateFlowKeys's.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	n, unreadable := 0, 0
+	unreadable := 0
 	// Keyset order, so that a token left under its old key (unreadable)
 	// is not selected again.
-	var afterSite uuid.UUID
-	afterUser := ""
-	for {
-		rows, err := s.pool.Query(ctx, `SELECT site_id, erp_user FROM upstream_tokens
-			WHERE key_id <> $1 AND (site_id, erp_user) > ($2, $3) ORDER BY site_id, erp_user LIMIT 100`, primary, afterSite, afterUser)
-		if err != nil {
-			return n, fmt.Errorf("storage: rotate keys: %w", database.Classify(err))
-		}
-		type key struct {
+	var (
+		afterSite uuid.UUID
+		afterUser string
+		// current is the site of the token under way, none while finding.
+		current *uuid.UUID
+	)
+	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		current = nil
+		var (
 			site uuid.UUID
 			user string
+		)
+		err := tx.QueryRow(ctx, `SELECT site_id, erp_user FROM upstream_tokens
+			WHERE key_id <> $1 AND (site_id, erp_user) > ($2, $3) ORDER BY site_id, erp_user LIMIT 1`, primary, afterSite, afterUser).Scan(&site, &user)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
 		}
-		batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (key, error) {
-			var k key
-			return k, r.Scan(&k.site, &k.user)
-		})
 		if err != nil {
-			return n, fmt.Errorf("storage: rotate keys: %w", database.Classify(err))
+			return 0, err
 		}
-		if len(batch) == 0 {
-			break
+		afterSite, afterUser, current = site, user, &site
+		t, err := s.readUpstreamToken(ctx, tx, site, user, true)
+		switch {
+		case errors.Is(err, secrets.ErrUnknownKey) || errors.Is(err, secrets.ErrDecrypt):
+			unreadable++
+			return database.RowPassed, nil
+		case errors.Is(err, ErrNoUpstreamToken):
+			return database.RowPassed, nil
+		case err != nil:
+			return 0, err
 		}
-		for _, k := range batch {
-			afterSite, afterUser = k.site, k.user
-			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-				t, err := s.readUpstreamToken(ctx, tx, k.site, k.user, true)
-				if err != nil {
-					return err
-				}
-				return s.putUpstreamToken(ctx, tx, t)
-			})
-			switch {
-			case errors.Is(err, secrets.ErrUnknownKey) || errors.Is(err, secrets.ErrDecrypt):
-				unreadable++
-				continue
-			case errors.Is(err, ErrNoUpstreamToken):
-				continue
-			case err != nil:
-				return n, fmt.Errorf("storage: rotate keys: ERP token of a user on site %s: %w", k.site, err)
-			}
-			n++
-		}
-	}
-	rows, err := s.pool.Query(ctx, `SELECT name, key_id, ciphertext FROM oauth_secrets WHERE key_id <> $1`, primary)
-	if err != nil {
-		return n, fmt.Errorf("storage: rotate keys: %w", database.Classify(err))
-	}
-	type sealed struct {
-		name, keyID string
-		ct          []byte
-	}
-	stale, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sealed, error) {
-		var x sealed
-		return x, r.Scan(&x.name, &x.keyID, &x.ct)
+		return database.RowResealed, s.putUpstreamToken(ctx, tx, t)
 	})
-	if err != nil {
-		return n, fmt.Errorf("storage: rotate keys: %w", database.Classify(err))
+	switch {
+	case err != nil && current != nil:
+		return n, fmt.Errorf("storage: rotate keys: ERP token of a user on site %s: %w", *current, err)
+	case err != nil:
+		return n, fmt.Errorf("storage: rotate keys: %w", err)
 	}
-	for _, x := range stale {
-		pt, err := s.keys.Open(x.keyID, x.ct, secretAD(x.name))
-		if err != nil {
-			return n, fmt.Errorf("storage: rotate keys: secret %s: %w", x.name, err)
+	m, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+		var (
+			name, keyID string
+			ct          []byte
+		)
+		err := tx.QueryRow(ctx, `SELECT name FROM oauth_secrets WHERE key_id <> $1 ORDER BY name LIMIT 1`, primary).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.NoRowLeft, nil
 		}
-		keyID, ct, err := s.keys.Seal(pt, secretAD(x.name))
+		if err != nil {
+			return 0, err
+		}
+		err = tx.QueryRow(ctx, `SELECT key_id, ciphertext FROM oauth_secrets WHERE name = $1 AND key_id <> $2 FOR UPDATE`, name, primary).Scan(&keyID, &ct)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return database.RowPassed, nil // re-sealed meanwhile
+		}
+		if err != nil {
+			return 0, err
+		}
+		pt, err := s.keys.Open(keyID, ct, secretAD(name))
+		if err != nil {
+			return 0, fmt.Errorf("secret %s: %w", name, err)
+		}
+		newKeyID, newCT, err := s.keys.Seal(pt, secretAD(name))
 		clear(pt)
 		if err != nil {
-			return n, fmt.Errorf("storage: rotate keys: secret %s: %w", x.name, err)
+			return 0, fmt.Errorf("secret %s: %w", name, err)
 		}
-		if _, err := s.pool.Exec(ctx, `UPDATE oauth_secrets SET key_id = $2, ciphertext = $3 WHERE name = $1 AND key_id = $4`,
-			x.name, keyID, ct, x.keyID); err != nil {
-			return n, fmt.Errorf("storage: rotate keys: secret %s: %w", x.name, database.Classify(err))
+		if _, err := tx.Exec(ctx, `UPDATE oauth_secrets SET key_id = $2, ciphertext = $3 WHERE name = $1`, name, newKeyID, newCT); err != nil {
+			return 0, fmt.Errorf("secret %s: %w", name, database.Classify(err))
 		}
-		n++
+		return database.RowResealed, nil
+	})
+	n += m
+	if err != nil {
+		return n, fmt.Errorf("storage: rotate keys: %w", err)
 	}
 	if unreadable > 0 {
 		return n, fmt.Errorf("%w: %d left under their old key (those people sign in again when they next call)", ErrUnreadableTokens, unreadable)
