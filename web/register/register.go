@@ -389,12 +389,14 @@ func (h *Handler) link(id uuid.UUID, step string) string {
 
 // parseID reads the registration id of the path, with its check value
 // (tagged: it verified) or without (an address made before there were
-// any).
+// any, or whose check value verifies under no key configured now: one
+// made under a key dropped since, right after a rotation, as the key
+// rotation allows, while the registration is still open). An untagged id
+// is looked up within the source's bound, as a made-up one is.
 func (h *Handler) parseID(r *http.Request) (id uuid.UUID, tagged, ok bool) {
-	raw := r.PathValue("id")
-	text, tagged := secrets.TaggedText(raw, h.linkKeys)
+	text, tagged := secrets.TaggedText(r.PathValue("id"), h.linkKeys)
 	id, err := uuid.Parse(text)
-	if err != nil || (!tagged && text != raw) {
+	if err != nil {
 		return uuid.Nil, false, false
 	}
 	return id, tagged, true
