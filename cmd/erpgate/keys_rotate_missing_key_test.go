@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	authstorage "github.com/erpgate/erpgate/authserver/storage"
+	"github.com/erpgate/erpgate/platform/infra/database"
+	"github.com/erpgate/erpgate/platform/infra/pgtest"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/pagesession"
+	"github.com/erpgate/erpgate/platform/store/sites"
+)
+
+// TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen: `keys rotate`
+// run with a keyring that lacks the key some rows are sealed under (k1
+// left out by mistake, or dropped while a replica still sealed under it)
+// leaves those rows as they are and says so, failing, as it does for
+// people's ERP tokens: an owner's kept ERP token, an owner's change
+// waiting for its proof, a sign-in from an MCP client, a proof of an
+// administrator and a registration under way. Nothing of them is lost:
+// once the operator puts k1 back, the next run re-seals them all and
+// they open with k2 alone.
+func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewDatabase(t)
+	k1, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := secrets.GenerateKeySpec("k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := func(spec string) *secrets.Keyring {
+		k, err := secrets.ParseKeyring(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	pool, err := database.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Acme')`, site); err != nil {
+		t.Fatal(err)
+	}
+	var dbNow time.Time
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		t.Fatal(err)
+	}
+
+	// Under k1, each as its own package seals it.
+	const (
+		ownerToken = "owner-erp-token-0123456789"
+		newSecret  = "new-oauth-client-secret-0123456789"
+		verifier   = "pkce-verifier-0123456789"
+	)
+	if err := pagesession.NewTokens(pool, ring(k1)).Keep(ctx, site, "owner-cookie", "it.admin@demo.example", ownerToken, dbNow.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	change, err := sites.NewStore(pool, ring(k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := authstorage.New(pool, ring(k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
+		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: verifier, TTL: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// A proof and a registration in progress, sealed with the binding
+	// their packages give them (opened with it once k1 is back, below).
+	stateHash := []byte{0x01, 0x02, 0x03}
+	kid, sealedVerifier, err := ring(k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
+		VALUES ($1, '\x02', 'register', 'ref', $2, $3, now() + interval '10 minutes')`, stateHash, kid, sealedVerifier); err != nil {
+		t.Fatal(err)
+	}
+	registration := uuid.New()
+	kid, sealedSecret, err := ring(k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, key_id, secret_ciphertext, expires_at)
+		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', $2, $3, now() + interval '30 minutes')`, registration, kid, sealedSecret); err != nil {
+		t.Fatal(err)
+	}
+
+	tables := []struct{ table, keyColumn string }{
+		{"owner_session_tokens", "key_id"}, {"owner_changes", "secret_key_id"}, {"oauth_signin_flows", "key_id"},
+		{"erpadmin_proofs", "key_id"}, {"pending_registrations", "key_id"},
+	}
+	count := func(table, column, key string) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE `+column+` = $1`, key).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var flowStage string
+	if err := pool.QueryRow(ctx, `SELECT stage FROM oauth_signin_flows`).Scan(&flowStage); err != nil {
+		t.Fatal(err)
+	}
+
+	// k1 left out.
+	t.Setenv("DATABASE_URL", db)
+	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2)
+	out, err := captureStdout(t, func() error { return run(ctx, []string{"keys", "rotate"}) })
+	if err == nil {
+		t.Errorf("rotate without k1 succeeded (%q); want it to fail, saying what it could not open", out)
+	} else {
+		for _, secret := range []string{ownerToken, newSecret, verifier, k1, k2} {
+			if strings.Contains(err.Error()+out, secret) {
+				t.Errorf("rotate's report carries a secret: %v %s", err, out)
+			}
+		}
+	}
+	for _, x := range tables {
+		if n := count(x.table, x.keyColumn, "k1"); n != 1 {
+			t.Errorf("%s: %d rows under k1 after a rotation without k1, want the 1 it could not open left as it was", x.table, n)
+		}
+	}
+	var stage string
+	if err := pool.QueryRow(ctx, `SELECT stage FROM oauth_signin_flows`).Scan(&stage); err != nil || stage != flowStage {
+		t.Errorf("the sign-in under way is at stage %q (%v) after a rotation without k1, want %q", stage, err, flowStage)
+	}
+
+	// k1 put back: everything is re-sealed and opens with k2 alone.
+	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+k1)
+	if out, err := captureStdout(t, func() error { return run(ctx, []string{"keys", "rotate"}) }); err != nil {
+		t.Fatalf("rotate with k1 back: %v\n%s", err, out)
+	}
+	for _, x := range tables {
+		if n := count(x.table, x.keyColumn, "k2"); n != 1 {
+			t.Errorf("%s: %d rows under k2 once k1 is back, want 1", x.table, n)
+		}
+	}
+	onlyK2 := ring(k2)
+	if user, got, err := pagesession.NewTokens(pool, onlyK2).Get(ctx, site, "owner-cookie"); err != nil || user != "it.admin@demo.example" || got.Reveal() != ownerToken {
+		t.Errorf("with only k2: the owner's ERP token: %q, %v", user, err)
+	}
+	if c, err := sites.NewStore(pool, onlyK2).GetOwnerChange(ctx, site, change); err != nil || c.ClientSecret.Reveal() != newSecret {
+		t.Errorf("with only k2: the owner change: %v", err)
+	}
+	if f, err := authstorage.New(pool, onlyK2, authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != verifier {
+		t.Errorf("with only k2: the sign-in: %v", err)
+	}
+}
