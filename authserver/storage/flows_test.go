@@ -60,7 +60,7 @@ func TestAnERPCodeIsTakenByOneSignInOnly(t *testing.T) {
 // TestRotateFlowKeys: a sign-in under way when the old key is dropped right
 // after the rotation still finishes: its PKCE verifier, or the ERP token it
 // holds until consent, opens with the new key alone. One that no given key
-// opens (it could never finish) is ended, as a sign-in that failed is.
+// opens is left as it is and counted: it finishes once its key is put back.
 func TestRotateFlowKeys(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -85,9 +85,9 @@ func TestRotateFlowKeys(t *testing.T) {
 	start(storage.New(pool, keyring(t, lostSpec), storage.Options{}), "lost")
 
 	rotating := storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{})
-	n, err := rotating.RotateFlowKeys(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("RotateFlowKeys = %d, %v; want 2", n, err)
+	n, left, err := rotating.RotateFlowKeys(ctx)
+	if err != nil || n != 2 || left != 1 {
+		t.Fatalf("RotateFlowKeys = %d, %d, %v; want 2 re-sealed and 1 unreadable", n, left, err)
 	}
 	after := storage.New(pool, keyring(t, newSpec), storage.Options{})
 	if f, err := after.PeekFlow(ctx, "at-erp", "b-at-erp", storage.StageERP); err != nil || f.Verifier.Reveal() != "verifier-at-erp" {
@@ -97,11 +97,12 @@ func TestRotateFlowKeys(t *testing.T) {
 		f.Token.Access.Reveal() != "erp-access" || f.Token.Refresh.Reveal() != "erp-refresh" {
 		t.Errorf("the sign-in at consent, with the new key alone: %v", err)
 	}
-	if _, err := after.PeekFlow(ctx, "lost", "b-lost", storage.StageERP); !errors.Is(err, storage.ErrFlowUsed) {
-		t.Errorf("the sign-in no key opens: %v, want it ended (ErrFlowUsed)", err)
+	// Left as it was, at the ERP: its own key still opens it.
+	if f, err := storage.New(pool, keyring(t, lostSpec), storage.Options{}).PeekFlow(ctx, "lost", "b-lost", storage.StageERP); err != nil || f.Verifier.Reveal() != "verifier-lost" {
+		t.Errorf("the sign-in no configured key opens, with its own key: %v", err)
 	}
-	if n, err := rotating.RotateFlowKeys(ctx); err != nil || n != 0 {
-		t.Errorf("second RotateFlowKeys = %d, %v; want 0", n, err)
+	if n, left, err := rotating.RotateFlowKeys(ctx); err != nil || n != 0 || left != 1 {
+		t.Errorf("second RotateFlowKeys = %d, %d, %v; want 0 and the 1 unreadable again", n, left, err)
 	}
 }
 
@@ -119,7 +120,7 @@ func TestRotateFlowKeysWaitsForALockedFlow(t *testing.T) {
 	var n int
 	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM oauth_signin_flows FOR UPDATE`, nil, func() error {
 		var err error
-		n, err = storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{}).RotateFlowKeys(ctx)
+		n, _, err = storage.New(pool, keyring(t, newSpec+","+oldSpec), storage.Options{}).RotateFlowKeys(ctx)
 		return err
 	})
 	if f, perr := storage.New(pool, keyring(t, newSpec), storage.Options{}).PeekFlow(ctx, "flow", "b", storage.StageERP); err != nil || n != 1 || perr != nil || f.Verifier.Reveal() != "verifier" {

@@ -26,7 +26,6 @@ var ErrUnreadableTokens = errors.New("storage: some ERP tokens could not be open
 // way are RotateFlowKeys's.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	unreadable := 0
 	// Keyset order, so that a token left under its old key (unreadable)
 	// is not selected again.
 	var (
@@ -35,7 +34,7 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 		// current is the site of the token under way, none while finding.
 		current *uuid.UUID
 	)
-	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	n, unreadable, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		current = nil
 		var (
 			site uuid.UUID
@@ -53,8 +52,7 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 		t, err := s.readUpstreamToken(ctx, tx, site, user, true)
 		switch {
 		case errors.Is(err, secrets.ErrUnknownKey) || errors.Is(err, secrets.ErrDecrypt):
-			unreadable++
-			return database.RowPassed, nil
+			return database.RowUnreadable, nil
 		case errors.Is(err, ErrNoUpstreamToken):
 			return database.RowPassed, nil
 		case err != nil:
@@ -68,7 +66,7 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	case err != nil:
 		return n, fmt.Errorf("storage: rotate keys: %w", err)
 	}
-	m, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	m, _, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var (
 			name, keyID string
 			ct          []byte
@@ -114,27 +112,32 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 // RotateFlowKeys re-seals, under the keyring's primary key, what every
 // sign-in flow sealed with another key holds (its PKCE verifier, or the
 // user's ERP token until consent), with the same bindings, and returns how
-// many flows it re-sealed: a sign-in under way when the old key is dropped
-// right after the rotation still finishes. Each flow is re-sealed in its
-// own short transaction that locks just that row (waiting for a step that
-// holds it), so it is safe while replicas serve. A flow no configured key
-// opens could never finish: it is ended as EndFlow ends one.
-func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
+// many flows it re-sealed and how many no configured key opens: a sign-in
+// under way when the old key is dropped right after the rotation still
+// finishes. Each flow is re-sealed in its own short transaction that locks
+// just that row (waiting for a step that holds it), so it is safe while
+// replicas serve. A flow no configured key opens is left as it is (in
+// keyset order, so it is not found again): it can finish once its key is
+// put back.
+func (s *Store) RotateFlowKeys(ctx context.Context) (resealed, unreadable int, err error) {
 	primary := s.keys.PrimaryKeyID()
-	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	after := []byte{} // sorts before every flow's id hash
+	resealed, unreadable, err = database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var (
 			idHash                    []byte
 			keyID                     string
 			verifier, access, refresh []byte
 		)
 		const stale = `key_id <> $1 AND (verifier_ciphertext IS NOT NULL OR access_ciphertext IS NOT NULL OR refresh_ciphertext IS NOT NULL)`
-		err := tx.QueryRow(ctx, `SELECT id_hash FROM oauth_signin_flows WHERE `+stale+` ORDER BY id_hash LIMIT 1`, primary).Scan(&idHash)
+		err := tx.QueryRow(ctx, `SELECT id_hash FROM oauth_signin_flows WHERE `+stale+` AND id_hash > $2
+			ORDER BY id_hash LIMIT 1`, primary, after).Scan(&idHash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return database.NoRowLeft, nil
 		}
 		if err != nil {
 			return 0, err
 		}
+		after = idHash
 		// Locked apart, waiting for a step that holds it (PeekFlow and
 		// StepFlow lock a flow without sealing it again): a flow passed
 		// over would stay under the old key.
@@ -158,9 +161,8 @@ func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
 			}
 			pt, err := s.keys.Open(keyID, *f.ct, flowAD(idHash, f.name))
 			if err != nil {
-				_, err := tx.Exec(ctx, `UPDATE oauth_signin_flows SET stage = 'done', verifier_ciphertext = NULL,
-					access_ciphertext = NULL, refresh_ciphertext = NULL WHERE id_hash = $1`, idHash)
-				return database.RowPassed, err
+				// Nothing written yet: the flow stays as it was.
+				return database.RowUnreadable, nil
 			}
 			kid, ct, err := s.keys.Seal(pt, flowAD(idHash, f.name))
 			clear(pt)
@@ -174,7 +176,7 @@ func (s *Store) RotateFlowKeys(ctx context.Context) (int, error) {
 		return database.RowResealed, err
 	})
 	if err != nil {
-		return n, fmt.Errorf("storage: rotate sign-in keys: %w", err)
+		return resealed, unreadable, fmt.Errorf("storage: rotate sign-in keys: %w", err)
 	}
-	return n, nil
+	return resealed, unreadable, nil
 }

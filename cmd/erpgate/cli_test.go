@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"io"
 	"os"
 	"strings"
@@ -195,16 +196,24 @@ func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: "pkce-verifier-0123456789", TTL: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	// A proof of an administrator and a registration in progress under k1
-	// whose sealed value does not open (their own packages' tests re-seal
-	// ones that do): the rotation visits them and drops them, as they could
-	// never finish.
+	// A proof of an administrator and a registration in progress under k1,
+	// sealed with the binding their packages give them.
+	stateHash := []byte{0x01}
+	kid, sealedVerifier, err := ring(k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := pool.Exec(ctx, `INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
-		VALUES ('\x01', '\x02', 'register', 'ref', 'k1', '\x03', now() + interval '10 minutes')`); err != nil {
+		VALUES ($1, '\x02', 'register', 'ref', $2, $3, now() + interval '10 minutes')`, stateHash, kid, sealedVerifier); err != nil {
+		t.Fatal(err)
+	}
+	registration := uuid.New()
+	kid, sealedSecret, err := ring(k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, key_id, secret_ciphertext, expires_at)
-		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', 'k1', '\x03', now() + interval '30 minutes')`, uuid.New()); err != nil {
+		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', $2, $3, now() + interval '30 minutes')`, registration, kid, sealedSecret); err != nil {
 		t.Fatal(err)
 	}
 
@@ -251,9 +260,10 @@ func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 		}
 	}
 	// Two credential fields, a person's and a service connection's ERP
-	// tokens, the signing key, two owner tokens, a change and a sign-in.
-	if !strings.Contains(out, `re-encrypted 9 secrets under key "k2"`) {
-		t.Errorf("rotate printed %q, want 9 re-sealed", out)
+	// tokens, the signing key, two owner tokens, a change, a sign-in, a
+	// proof and a registration.
+	if !strings.Contains(out, `re-encrypted 11 secrets under key "k2"`) {
+		t.Errorf("rotate printed %q, want 11 re-sealed", out)
 	}
 	if f, err := authstorage.New(pool, ring(k2), authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != "pkce-verifier-0123456789" {
 		t.Errorf("with only k2: the sign-in: %v; want its verifier kept under k1", err)

@@ -16,27 +16,30 @@ import (
 // RotateKeys re-seals, under keys' primary key, the client secret of
 // every open registration sealed with another key, with the same binding
 // to its registration, and returns how many it re-sealed: a registration
-// begun before a rotation can still go on once the old key is dropped.
-// Each row is re-sealed in its own short transaction that locks just that
-// row (waiting for a step that holds it), so it is safe while replicas
-// serve. A registration whose secret no key of keys can open could never
-// go on and is deleted.
-func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (int, error) {
+// begun before a rotation can still go on once the old key is dropped; it
+// also returns how many no key of keys opens. Each row is re-sealed in its
+// own short transaction that locks just that row (waiting for a step that
+// holds it), so it is safe while replicas serve. A registration whose
+// secret no key of keys opens is left as it is (in keyset order, so it is
+// not found again): it goes on once its key is put back.
+func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) (resealed, unreadable int, err error) {
 	primary := keys.PrimaryKeyID()
-	n, err := database.ResealRows(ctx, pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	var after uuid.UUID // the nil UUID sorts before every registration's id
+	resealed, unreadable, err = database.ResealRows(ctx, pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var (
 			id     uuid.UUID
 			keyID  string
 			sealed []byte
 		)
 		err := tx.QueryRow(ctx, `SELECT id FROM pending_registrations
-			WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL ORDER BY id LIMIT 1`, primary).Scan(&id)
+			WHERE key_id <> $1 AND secret_ciphertext IS NOT NULL AND id > $2 ORDER BY id LIMIT 1`, primary, after).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return database.NoRowLeft, nil
 		}
 		if err != nil {
 			return 0, err
 		}
+		after = id
 		// Locked apart, waiting for a step that holds it: a row passed
 		// over would stay under the old key.
 		err = tx.QueryRow(ctx, `SELECT key_id, secret_ciphertext FROM pending_registrations
@@ -49,8 +52,7 @@ func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) 
 		}
 		plaintext, err := keys.Open(keyID, sealed, secretAD(id))
 		if err != nil {
-			_, err := tx.Exec(ctx, `DELETE FROM pending_registrations WHERE id = $1`, id)
-			return database.RowPassed, err
+			return database.RowUnreadable, nil
 		}
 		newKeyID, newSealed, err := keys.Seal(plaintext, secretAD(id))
 		clear(plaintext)
@@ -61,7 +63,7 @@ func RotateKeys(ctx context.Context, pool *pgxpool.Pool, keys *secrets.Keyring) 
 		return database.RowResealed, err
 	})
 	if err != nil {
-		return n, fmt.Errorf("register: rotate keys: %w", err)
+		return resealed, unreadable, fmt.Errorf("register: rotate keys: %w", err)
 	}
-	return n, nil
+	return resealed, unreadable, nil
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // TestResealRows: ResealRows runs the step, one transaction a run, until
-// it finds nothing left, and counts only the rows it re-sealed; a step's
-// error rolls that run back and ends the run, with the count so far.
+// it finds nothing left, and counts apart the rows it re-sealed and those
+// it left because no key opens them; a step's error rolls that run back
+// and ends the run, with the counts so far.
 func TestResealRows(t *testing.T) {
 	pool := pgtest.NewPool(t)
 	ctx := t.Context()
@@ -22,18 +23,19 @@ func TestResealRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	errBroken := errors.New("row 5 is broken")
+	after := 0 // keyset order: a row left is not found again
 	step := func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var id int
-		err := tx.QueryRow(ctx, `SELECT id FROM sealed WHERE key_id <> 'new' ORDER BY id LIMIT 1 FOR UPDATE`).Scan(&id)
+		err := tx.QueryRow(ctx, `SELECT id FROM sealed WHERE key_id <> 'new' AND id > $1 ORDER BY id LIMIT 1 FOR UPDATE`, after).Scan(&id)
 		if database.IsNoRows(err) {
 			return database.NoRowLeft, nil
 		}
 		if err != nil {
 			return 0, err
 		}
-		if id == 2 { // no key opens it: dropped
-			_, err := tx.Exec(ctx, `DELETE FROM sealed WHERE id = $1`, id)
-			return database.RowPassed, err
+		after = id
+		if id == 2 { // no key opens it: left as it is
+			return database.RowUnreadable, nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE sealed SET key_id = 'new' WHERE id = $1`, id); err != nil {
 			return 0, err
@@ -43,19 +45,20 @@ func TestResealRows(t *testing.T) {
 		}
 		return database.RowResealed, nil
 	}
-	n, err := database.ResealRows(ctx, pool, step)
-	if n != 2 || !errors.Is(err, errBroken) {
-		t.Fatalf("ResealRows = %d, %v; want 2 (rows 1 and 4) and row 5's error", n, err)
+	n, unreadable, err := database.ResealRows(ctx, pool, step)
+	if n != 2 || unreadable != 1 || !errors.Is(err, errBroken) {
+		t.Fatalf("ResealRows = %d, %d, %v; want 2 (rows 1 and 4), 1 unreadable (row 2) and row 5's error", n, unreadable, err)
 	}
 	rows, _ := pool.Query(ctx, `SELECT id FROM sealed WHERE key_id <> 'new' ORDER BY id`)
 	left, err := pgx.CollectRows(rows, pgx.RowTo[int])
-	if err != nil || len(left) != 1 || left[0] != 5 {
-		t.Fatalf("rows left under the old key: %v, %v; want [5], its run rolled back", left, err)
+	if err != nil || len(left) != 2 || left[0] != 2 || left[1] != 5 {
+		t.Fatalf("rows left under the old key: %v, %v; want [2 5], row 2 as it was and row 5's run rolled back", left, err)
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM sealed WHERE id = 5`); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := database.ResealRows(ctx, pool, step); n != 0 || err != nil {
-		t.Fatalf("second ResealRows = %d, %v; want 0, nil", n, err)
+	after = 0
+	if n, unreadable, err := database.ResealRows(ctx, pool, step); n != 0 || unreadable != 1 || err != nil {
+		t.Fatalf("second ResealRows = %d, %d, %v; want 0, 1 (row 2 still), nil", n, unreadable, err)
 	}
 }

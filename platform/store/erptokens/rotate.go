@@ -19,7 +19,7 @@ import (
 // rows it re-sealed.
 func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 	primary := s.keys.PrimaryKeyID()
-	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	n, _, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var site uuid.UUID
 		var user string
 		err := tx.QueryRow(ctx, `

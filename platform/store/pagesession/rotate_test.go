@@ -14,8 +14,9 @@ import (
 
 // RotateKeys re-seals every kept owner token not under the primary key, so
 // that the old key can go: each then opens with the new key alone, for its
-// own session and site only. A token no configured key opens is dropped
-// (Get finds none either way); one already under the new key is left.
+// own session and site only. A token no configured key opens is left as
+// it is and counted (it opens again once its key is back); one already
+// under the new key is left.
 func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -74,16 +75,16 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := NewTokens(pool, ring(spec["new"], spec["old"])).RotateKeys(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("RotateKeys = %d, %v; want 2 re-sealed", n, err)
+	n, unreadable, err := NewTokens(pool, ring(spec["new"], spec["old"])).RotateKeys(ctx)
+	if err != nil || n != 2 || unreadable != 1 {
+		t.Fatalf("RotateKeys = %d, %d, %v; want 2 re-sealed and 1 unreadable", n, unreadable, err)
 	}
 	var stale, rows int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE key_id <> 'new'), count(*) FROM owner_session_tokens`).Scan(&stale, &rows); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE key_id NOT IN ('new', 'gone')), count(*) FROM owner_session_tokens`).Scan(&stale, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if stale != 0 || rows != 3 {
-		t.Fatalf("after rotation: %d rows not under the new key, %d rows (want 0 and 3)", stale, rows)
+	if stale != 0 || rows != 4 {
+		t.Fatalf("after rotation: %d rows under the old key, %d rows (want 0 and 4)", stale, rows)
 	}
 	var after []byte
 	if err := pool.QueryRow(ctx, `SELECT token FROM owner_session_tokens WHERE session_hash = $1`, sessionHash("cookie-new")).Scan(&after); err != nil || string(after) != string(before) {
@@ -102,8 +103,12 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 	if _, _, err := onlyNew.Get(ctx, site, "cookie-gone"); !errors.Is(err, ErrNoToken) {
 		t.Errorf("the unreadable token: %v, want ErrNoToken", err)
 	}
-	if n, err := onlyNew.RotateKeys(ctx); err != nil || n != 0 {
-		t.Errorf("a second run = %d, %v; want nothing left to re-seal", n, err)
+	// Left as it was: its own key still opens it.
+	if _, got, err := NewTokens(pool, ring(spec["gone"])).Get(ctx, site, "cookie-gone"); err != nil || got.Reveal() != "token-gone" {
+		t.Errorf("the unreadable token with its own key: %v", err)
+	}
+	if n, unreadable, err := onlyNew.RotateKeys(ctx); err != nil || n != 0 || unreadable != 1 {
+		t.Errorf("a second run = %d, %d, %v; want nothing re-sealed and the 1 unreadable again", n, unreadable, err)
 	}
 }
 
@@ -138,7 +143,7 @@ func TestRotateKeysWaitsForALockedToken(t *testing.T) {
 	var n int
 	err = pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_session_tokens FOR UPDATE`, nil, func() error {
 		var err error
-		n, err = NewTokens(pool, rotating).RotateKeys(ctx)
+		n, _, err = NewTokens(pool, rotating).RotateKeys(ctx)
 		return err
 	})
 	var stale int

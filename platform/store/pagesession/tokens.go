@@ -123,26 +123,30 @@ func (t *Tokens) Purge(ctx context.Context) (int64, error) {
 
 // RotateKeys re-seals, under the keyring's primary key, every kept token
 // sealed with another key, with the same binding to its site and session,
-// and returns how many it re-sealed. Each row is re-sealed in its own
-// short transaction that locks just that row (waiting for a request that
-// holds it, which a token passed over would outlast the old key), so it
-// is safe while replicas serve. A row no configured key can open is
-// deleted: Get would find none in it anyway.
-func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
+// and returns how many it re-sealed and how many no configured key opens.
+// Each row is re-sealed in its own short transaction that locks just that
+// row (waiting for a request that holds it, which a token passed over
+// would outlast the old key), so it is safe while replicas serve. A row
+// no configured key opens is left as it is (in keyset order, so it is not
+// found again): it opens again once its key is put back.
+func (t *Tokens) RotateKeys(ctx context.Context) (resealed, unreadable int, err error) {
 	primary := t.keys.PrimaryKeyID()
-	n, err := database.ResealRows(ctx, t.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	after := []byte{} // sorts before every session hash
+	resealed, unreadable, err = database.ResealRows(ctx, t.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var (
 			hash, sealed []byte
 			site         uuid.UUID
 			kid          string
 		)
-		err := tx.QueryRow(ctx, `SELECT session_hash FROM owner_session_tokens WHERE key_id <> $1 ORDER BY session_hash LIMIT 1`, primary).Scan(&hash)
+		err := tx.QueryRow(ctx, `SELECT session_hash FROM owner_session_tokens WHERE key_id <> $1 AND session_hash > $2
+			ORDER BY session_hash LIMIT 1`, primary, after).Scan(&hash)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return database.NoRowLeft, nil
 		}
 		if err != nil {
 			return 0, err
 		}
+		after = hash
 		// Locked apart, waiting for a request that holds it: a row
 		// passed over would stay under the old key.
 		err = tx.QueryRow(ctx, `SELECT site_id, key_id, token FROM owner_session_tokens
@@ -156,8 +160,7 @@ func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
 		ad := tokenAD(site, hash)
 		plain, err := t.keys.Open(kid, sealed, ad)
 		if err != nil {
-			_, err := tx.Exec(ctx, `DELETE FROM owner_session_tokens WHERE session_hash = $1`, hash)
-			return database.RowPassed, err
+			return database.RowUnreadable, nil
 		}
 		newKid, resealedToken, err := t.keys.Seal(plain, ad)
 		clear(plain)
@@ -168,7 +171,7 @@ func (t *Tokens) RotateKeys(ctx context.Context) (int, error) {
 		return database.RowResealed, err
 	})
 	if err != nil {
-		return n, fmt.Errorf("pagesession: rotate keys: %w", err)
+		return resealed, unreadable, fmt.Errorf("pagesession: rotate keys: %w", err)
 	}
-	return n, nil
+	return resealed, unreadable, nil
 }

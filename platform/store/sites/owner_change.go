@@ -128,27 +128,30 @@ func (s *Store) SweepOwnerChanges(ctx context.Context) (int64, error) {
 
 // RotateOwnerChangeKeys re-seals, under the keyring's primary key, the
 // secret of every pending change sealed with another key, with the same
-// binding to its site and change, and returns how many it re-sealed: a
-// change begun before a rotation can still be applied once the old key is
-// dropped. Each row is re-sealed in its own short transaction that locks
-// just that row (waiting for a request that holds it), so it is safe while
-// replicas serve. A change whose secret no configured key can open could never be
-// applied and is deleted.
-func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
+// binding to its site and change, and returns how many it re-sealed and
+// how many no configured key opens: a change begun before a rotation can
+// still be applied once the old key is dropped. Each row is re-sealed in
+// its own short transaction that locks just that row (waiting for a
+// request that holds it), so it is safe while replicas serve. A change
+// whose secret no configured key opens is left as it is (in keyset order,
+// so it is not found again): it can be applied once its key is put back.
+func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (resealed, unreadable int, err error) {
 	primary := s.keys.PrimaryKeyID()
-	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	var after uuid.UUID // the nil UUID sorts before every change's id
+	resealed, unreadable, err = database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		var (
 			id, siteID uuid.UUID
 			keyID      string
 			sealed     []byte
 		)
-		err := tx.QueryRow(ctx, `SELECT id FROM owner_changes WHERE secret_key_id <> $1 ORDER BY id LIMIT 1`, primary).Scan(&id)
+		err := tx.QueryRow(ctx, `SELECT id FROM owner_changes WHERE secret_key_id <> $1 AND id > $2 ORDER BY id LIMIT 1`, primary, after).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return database.NoRowLeft, nil
 		}
 		if err != nil {
 			return 0, err
 		}
+		after = id
 		// Locked apart, waiting for a request that holds it: a row
 		// passed over would stay under the old key.
 		err = tx.QueryRow(ctx, `SELECT site_id, secret_key_id, secret FROM owner_changes
@@ -162,8 +165,7 @@ func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
 		ad := ownerChangeAD(siteID, id)
 		plaintext, err := s.keys.Open(keyID, sealed, ad)
 		if err != nil {
-			_, err := tx.Exec(ctx, `DELETE FROM owner_changes WHERE id = $1`, id)
-			return database.RowPassed, err
+			return database.RowUnreadable, nil
 		}
 		newKeyID, newSealed, err := s.keys.Seal(plaintext, ad)
 		clear(plaintext)
@@ -174,7 +176,7 @@ func (s *Store) RotateOwnerChangeKeys(ctx context.Context) (int, error) {
 		return database.RowResealed, err
 	})
 	if err != nil {
-		return n, fmt.Errorf("sites: rotate owner change keys: %w", err)
+		return resealed, unreadable, fmt.Errorf("sites: rotate owner change keys: %w", err)
 	}
-	return n, nil
+	return resealed, unreadable, nil
 }

@@ -40,7 +40,7 @@ func (s *Store) RotateKeys(ctx context.Context) (int, error) {
 		// current is the row of the run under way, none while listing.
 		current *credentialKey
 	)
-	n, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
+	n, _, err := database.ResealRows(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) (database.RowStep, error) {
 		current = nil
 		if len(batch) == 0 {
 			if last {

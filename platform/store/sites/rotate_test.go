@@ -86,8 +86,8 @@ func TestRotateKeysStopsOnUnknownKey(t *testing.T) {
 // RotateOwnerChangeKeys re-seals the secrets of owner changes waiting for
 // their proof, so that the old key can go right after: each change then
 // opens with the new key alone, secret intact. A change without a secret is
-// left alone, and one whose secret no configured key opens (it could never
-// be applied) is dropped.
+// left alone, and one whose secret no configured key opens is left as it
+// is and counted: it can be applied again once its key is put back.
 func TestRotateOwnerChangeKeys(t *testing.T) {
 	_, pool := newStore(t)
 	ctx := t.Context()
@@ -109,17 +109,17 @@ func TestRotateOwnerChangeKeys(t *testing.T) {
 
 	// Rows locked for a moment by a request are waited for, not passed over.
 	rotating := sites.NewStore(pool, keyring(t, k2+","+k1))
-	var n int
+	var n, left int
 	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_changes FOR UPDATE`, nil, func() error {
 		var err error
-		n, err = rotating.RotateOwnerChangeKeys(ctx)
+		n, left, err = rotating.RotateOwnerChangeKeys(ctx)
 		return err
 	})
-	if err != nil || n != 2 {
-		t.Fatalf("RotateOwnerChangeKeys = %d, %v; want 2", n, err)
+	if err != nil || n != 2 || left != 1 {
+		t.Fatalf("RotateOwnerChangeKeys = %d, %d, %v; want 2 re-sealed and 1 unreadable", n, left, err)
 	}
-	if c := count(t, pool, `SELECT count(*) FROM owner_changes WHERE secret_key_id <> 'k2'`); c != 0 {
-		t.Fatalf("%d owner changes not under k2 after rotation", c)
+	if c := count(t, pool, `SELECT count(*) FROM owner_changes WHERE secret_key_id NOT IN ('k2', 'gone')`); c != 0 {
+		t.Fatalf("%d owner changes under k1 after rotation", c)
 	}
 	onlyK2 := sites.NewStore(pool, keyring(t, k2))
 	for id, want := range map[uuid.UUID]struct {
@@ -131,10 +131,11 @@ func TestRotateOwnerChangeKeys(t *testing.T) {
 			t.Errorf("change %s with k2 alone: %v (secret as kept: %v)", id, err, c.ClientSecret.Reveal() == want.secret)
 		}
 	}
-	if _, err := onlyK2.GetOwnerChange(ctx, a.ID, unreadable); !errors.Is(err, sites.ErrNotFound) {
-		t.Errorf("the change no key opens: %v, want ErrNotFound (dropped)", err)
+	// Left as it was: its own key still opens it.
+	if c, err := sites.NewStore(pool, keyring(t, gone)).GetOwnerChange(ctx, a.ID, unreadable); err != nil || c.ClientSecret.Reveal() != "secret-gone" {
+		t.Errorf("the change no configured key opens, with its own key: %v", err)
 	}
-	if n, err := rotating.RotateOwnerChangeKeys(ctx); err != nil || n != 0 {
-		t.Errorf("second RotateOwnerChangeKeys = %d, %v; want 0", n, err)
+	if n, left, err := rotating.RotateOwnerChangeKeys(ctx); err != nil || n != 0 || left != 1 {
+		t.Errorf("second RotateOwnerChangeKeys = %d, %d, %v; want 0 and the 1 unreadable again", n, left, err)
 	}
 }
