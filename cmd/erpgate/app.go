@@ -207,15 +207,18 @@ func (a *App) build(ctx context.Context) error {
 	origins := append([]string{cfg.PublicOrigin()}, cfg.MCP.AllowedOrigins...)
 	// Writes need a key to seal their approval state; without encryption
 	// keys the engine offers no write tool.
-	var stateKey, linkKey []byte
+	var (
+		stateKeys [][]byte
+		linkKey   []byte
+	)
 	if cfg.Keyring != nil {
 		a.approvals = approval.NewStore(a.pool, a.log)
-		stateKey = cfg.Keyring.DeriveKey(mcpengine.StateKeyPurpose)
+		stateKeys = cfg.Keyring.DeriveKeys(mcpengine.StateKeyPurpose)
 		linkKey = cfg.Keyring.DeriveKey(approval.LinkKeyPurpose)
 	}
 	engine, err := mcpengine.New(mcpengine.Options{
 		Approvals:      a.approvals,
-		StateKey:       stateKey,
+		StateKeys:      stateKeys,
 		LinkKey:        linkKey,
 		PublicBaseURL:  cfg.PublicBaseURL,
 		Registry:       reg,

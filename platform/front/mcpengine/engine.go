@@ -111,10 +111,10 @@ type Options struct {
 	// proposed, approved by a person on erpgate's page, then run once.
 	// Without it no Write or Destructive tool is offered anywhere.
 	Approvals *approval.Store
-	// StateKey seals approval request states and capability session ids
-	// (seal.go): secrets.Keyring.DeriveKey(StateKeyPurpose). Required with
-	// Approvals.
-	StateKey []byte
+	// StateKeys seal approval request states and capability session ids
+	// (seal.go): secrets.Keyring.DeriveKeys(StateKeyPurpose), the first
+	// sealing. Required with Approvals.
+	StateKeys [][]byte
 	// PublicBaseURL is the one configured public base URL; an action's
 	// approval page is ApprovalURL(PublicBaseURL, id, LinkKey). Required
 	// with Approvals.
@@ -269,10 +269,10 @@ func New(opts Options) (*Engine, error) {
 			return nil, fmt.Errorf("mcpengine: Approvals need PublicBaseURL, for the approval page's address")
 		}
 		var err error
-		if e.states, err = newSealer(opts.StateKey, "approval-state"); err != nil {
+		if e.states, err = newSealer(opts.StateKeys, "approval-state"); err != nil {
 			return nil, err
 		}
-		if e.sessions, err = newSealer(opts.StateKey, "capability-session"); err != nil {
+		if e.sessions, err = newSealer(opts.StateKeys, "capability-session"); err != nil {
 			return nil, err
 		}
 	}

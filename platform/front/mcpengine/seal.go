@@ -21,7 +21,7 @@ import (
 // memory: the request state of a 2026-07-28 approval (an input_required
 // result's requestState) and the capability session id of earlier
 // protocols (Mcp-Session-Id). Each is AES-256-GCM under a key of its own,
-// derived from Options.StateKey (secrets.Keyring.DeriveKey("approval-state")),
+// derived from Options.StateKeys[0] (secrets.Keyring.DeriveKeys("approval-state")),
 // with its purpose as additional data: a token of one kind never opens as
 // the other, a changed byte opens as nothing, and a client learns nothing
 // from its content.
@@ -32,7 +32,11 @@ type sealer struct {
 	purpose []byte
 }
 
-func newSealer(key []byte, purpose string) (*sealer, error) {
+func newSealer(keys [][]byte, purpose string) (*sealer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("mcpengine: a state key is required")
+	}
+	key := keys[0]
 	if len(key) < 32 {
 		return nil, errors.New("mcpengine: the state key must have 32 bytes or more")
 	}

@@ -13,11 +13,11 @@ func testSealers(t testing.TB) (states, sessions *sealer) {
 	t.Helper()
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	states, err := newSealer(key, "approval-state")
+	states, err := newSealer([][]byte{key}, "approval-state")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err = newSealer(key, "capability-session")
+	sessions, err = newSealer([][]byte{key}, "capability-session")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,8 +67,8 @@ import (
 //     proposed, whichever form it took; a call refused before anything
 //     was proposed (invalid arguments, a failed preview) has no stage.
 
-// StateKeyPurpose is the secrets.Keyring.DeriveKey purpose of
-// Options.StateKey.
+// StateKeyPurpose is the secrets.Keyring.DeriveKeys purpose of
+// Options.StateKeys.
 const StateKeyPurpose = "approval-state"
 
 // ApprovalURL is the approval page of action id, under the public base URL,

@@ -201,7 +201,7 @@ func withApprovalsPool(t *testing.T, opts *Options, site connector.Site) (*appro
 	store.SetNow(c.now)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	opts.Approvals, opts.StateKey, opts.PublicBaseURL, opts.LinkKey = store, key, publicBase+"/", testLinkKey
+	opts.Approvals, opts.StateKeys, opts.PublicBaseURL, opts.LinkKey = store, [][]byte{key}, publicBase+"/", testLinkKey
 	return store, c, pool
 }
 
