@@ -21,14 +21,18 @@ import (
 // memory: the request state of a 2026-07-28 approval (an input_required
 // result's requestState) and the capability session id of earlier
 // protocols (Mcp-Session-Id). Each is AES-256-GCM under a key of its own,
-// derived from Options.StateKeys[0] (secrets.Keyring.DeriveKeys("approval-state")),
-// with its purpose as additional data: a token of one kind never opens as
-// the other, a changed byte opens as nothing, and a client learns nothing
-// from its content.
+// derived from each of Options.StateKeys (secrets.Keyring.DeriveKeys(
+// "approval-state")), with its purpose as additional data: a token of one
+// kind never opens as the other, a changed byte opens as nothing, and a
+// client learns nothing from its content. The first key seals and every
+// one opens, so that a token outlives a key rotation (docs/operations.md)
+// while its key is listed, first or not: replicas whose keys are listed in
+// different orders open each other's tokens.
 
 // sealer seals and opens one kind of token.
 type sealer struct {
-	aead    cipher.AEAD
+	// aeads are the state keys' ciphers, in order: the first seals.
+	aeads   []cipher.AEAD
 	purpose []byte
 }
 
@@ -36,21 +40,24 @@ func newSealer(keys [][]byte, purpose string) (*sealer, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("mcpengine: a state key is required")
 	}
-	key := keys[0]
-	if len(key) < 32 {
-		return nil, errors.New("mcpengine: the state key must have 32 bytes or more")
+	s := &sealer{purpose: []byte(purpose)}
+	for _, key := range keys {
+		if len(key) < 32 {
+			return nil, errors.New("mcpengine: the state key must have 32 bytes or more")
+		}
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte("erpgate mcpengine " + purpose))
+		block, err := aes.NewCipher(mac.Sum(nil))
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		s.aeads = append(s.aeads, aead)
 	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte("erpgate mcpengine " + purpose))
-	block, err := aes.NewCipher(mac.Sum(nil))
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &sealer{aead: aead, purpose: []byte(purpose)}, nil
+	return s, nil
 }
 
 // maxSealed bounds a token the engine will try to open.
@@ -61,29 +68,32 @@ func (s *sealer) seal(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	aead := s.aeads[0]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, s.purpose)), nil
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, s.purpose)), nil
 }
 
 // open decodes token into v; false for anything the engine did not seal
-// with this purpose and key.
+// with this purpose under one of its keys. It tries each key at most once
+// (GCM nonces and overheads are the same size under every key).
 func (s *sealer) open(token string, v any) bool {
 	if token == "" || len(token) > maxSealed {
 		return false
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() {
+	n := s.aeads[0].NonceSize()
+	if err != nil || len(raw) < n+s.aeads[0].Overhead() {
 		return false
 	}
-	n := s.aead.NonceSize()
-	plain, err := s.aead.Open(nil, raw[:n], raw[n:], s.purpose)
-	if err != nil {
-		return false
+	for _, aead := range s.aeads {
+		if plain, err := aead.Open(nil, raw[:n], raw[n:], s.purpose); err == nil {
+			return json.Unmarshal(plain, v) == nil
+		}
 	}
-	return json.Unmarshal(plain, v) == nil
+	return false
 }
 
 // approvalState is a 2026-07-28 approval's request state: the pending

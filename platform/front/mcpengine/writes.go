@@ -60,9 +60,11 @@ import (
 //     client is a proposal of its own;
 //   - the capability session id is bound to the site, not the person: it
 //     says only what the client can show;
-//   - sealed states follow the keyring's primary key: rotating it makes
-//     outstanding request states invalid (the call proposes afresh) and
-//     session ids unreadable (the client is then asked by tool error);
+//   - sealed states are sealed under the keyring's primary key and open
+//     under any listed key (seal.go), so a key rotation breaks none while
+//     its key is listed; once it is dropped, an outstanding request state
+//     is invalid (the call proposes afresh) and a session id unreadable
+//     (the client is then asked by tool error);
 //   - an ask is recorded as usage outcome error APPROVAL_REQUIRED, stage
 //     proposed, whichever form it took; a call refused before anything
 //     was proposed (invalid arguments, a failed preview) has no stage.
