@@ -34,9 +34,9 @@ const (
 // is safe while replicas serve. A step should find its row first and then
 // lock it with a plain FOR UPDATE, which waits for a request that holds the
 // row for a moment: FOR UPDATE SKIP LOCKED would pass over it and leave it
-// under the old key. A step's
-// error rolls its transaction back and ends the run; it is returned
-// classified (Classify), for the caller to name its table.
+// under the old key. A step's error rolls its transaction back and ends
+// the run; it is returned classified (Classify), for the caller to name
+// its table.
 func ResealRows(ctx context.Context, pool *pgxpool.Pool, step func(ctx context.Context, tx pgx.Tx) (RowStep, error)) (resealed, unreadable int, err error) {
 	for {
 		var did RowStep
