@@ -118,7 +118,11 @@ func TestTrustedProxyWithoutXForwardedForIsReported(t *testing.T) {
 		}
 		_, page, _ := b.do(http.MethodGet, "/console/sites", nil)
 		want := unreadHeaderSentence + tc.header + " header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy"
-		if !strings.Contains(page, want) || !strings.Contains(page, "Make the proxy send X-Forwarded-For.") {
+		// A listed address that is no proxy is a client that wrote the
+		// header itself, and could as well write X-Forwarded-For and
+		// choose its own address: the page says to unlist it then.
+		if !strings.Contains(page, want) || !strings.Contains(page, "Make the proxy send X-Forwarded-For.") ||
+			!strings.Contains(page, "If 127.0.0.1 is not your proxy, remove it from ERPGATE_TRUSTED_PROXIES") {
 			t.Errorf("%s: the sites page does not say that the proxy's header is not read:\n%s", tc.header, page)
 		}
 		if strings.Contains(page, "not in ERPGATE_TRUSTED_PROXIES") {

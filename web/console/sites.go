@@ -142,6 +142,7 @@ func (c *Console) proxyFindings() []string {
 		case sourcelimit.Unread:
 			findings = append(findings, "The proxy at "+s.Peer+" names each visitor in the "+s.Header+" header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy's address: "+
 				"one person can use up the sign-in and registration limits of everyone. Make the proxy send X-Forwarded-For. "+
+				"If "+s.Peer+" is not your proxy, remove it from ERPGATE_TRUSTED_PROXIES: a client there wrote the header itself, and could as well name any address in X-Forwarded-For. "+
 				"(This replica last saw such a request at "+s.At.UTC().Format("2006-01-02 15:04")+" UTC; other replicas keep their own count.)")
 		}
 	}
