@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
@@ -41,6 +42,54 @@ func captureStdout(t *testing.T, fn func() error) (string, error) {
 	os.Stdout = old
 	_ = w.Close()
 	return <-done, runErr
+}
+
+// keySpec is a new key named id, as ERPGATE_ENCRYPTION_KEYS lists it.
+func keySpec(t *testing.T, id string) string {
+	t.Helper()
+	spec, err := secrets.GenerateKeySpec(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// twoKeys is the keys a rotation goes from, k1, and to, k2.
+func twoKeys(t *testing.T) (k1, k2 string) {
+	t.Helper()
+	return keySpec(t, "k1"), keySpec(t, "k2")
+}
+
+// keyringOf is the keyring of spec, a list as ERPGATE_ENCRYPTION_KEYS
+// takes it.
+func keyringOf(t *testing.T, spec string) *secrets.Keyring {
+	t.Helper()
+	k, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// acmeOnNewDatabase is a new database (its URL and a pool on it, closed
+// when the test ends) holding one site, acme, and the database's clock.
+func acmeOnNewDatabase(t *testing.T) (db string, pool *pgxpool.Pool, site uuid.UUID, dbNow time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	db = pgtest.NewDatabase(t)
+	pool, err := database.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	site = uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Acme')`, site); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
+		t.Fatal(err)
+	}
+	return db, pool, site, dbNow
 }
 
 func TestMigrateCommand(t *testing.T) {
@@ -94,10 +143,7 @@ func TestKeysRotate(t *testing.T) {
 	gw := startGateway(t, db, nil)
 	site := gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
 
-	k2, err := secrets.GenerateKeySpec("k2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := keySpec(t, "k2")
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+gw.Keys)
 	out, err := captureStdout(t, func() error { return run(context.Background(), []string{"keys", "rotate"}) })
@@ -132,74 +178,47 @@ func TestKeysRotate(t *testing.T) {
 // operator can drop k1 right after the rotation.
 func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 	ctx := context.Background()
-	db := pgtest.NewDatabase(t)
-	k1, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2, err := secrets.GenerateKeySpec("k2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring := func(spec string) *secrets.Keyring {
-		k, err := secrets.ParseKeyring(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	pool, err := database.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	site := uuid.New()
-	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Acme')`, site); err != nil {
-		t.Fatal(err)
-	}
-	var dbNow time.Time
-	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
-		t.Fatal(err)
-	}
+	db, pool, site, dbNow := acmeOnNewDatabase(t)
+	k1, k2 := twoKeys(t)
 	kept := map[string]string{"owner-cookie": "owner-erp-token-0123456789", "registration\x00" + uuid.NewString(): "registrant-erp-token-9876543210"}
 	for cookie, token := range kept {
-		if err := pagesession.NewTokens(pool, ring(k1)).Keep(ctx, site, cookie, "it.admin@demo.example", secrets.Secret(token), dbNow.Add(30*time.Minute)); err != nil {
+		if err := pagesession.NewTokens(pool, keyringOf(t, k1)).Keep(ctx, site, cookie, "it.admin@demo.example", secrets.Secret(token), dbNow.Add(30*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const newSecret = "new-oauth-client-secret-0123456789"
-	change, err := sites.NewStore(pool, ring(k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
+	change, err := sites.NewStore(pool, keyringOf(t, k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// What was rotated before: a credential, a person's ERP token, a
 	// service connection's ERP token and the token-signing key.
-	if _, err := sites.NewStore(pool, ring(k1)).PutConnection(ctx, site, sites.ConnectionAPIToken, "bot@example.com",
+	if _, err := sites.NewStore(pool, keyringOf(t, k1)).PutConnection(ctx, site, sites.ConnectionAPIToken, "bot@example.com",
 		map[string]secrets.Secret{"api_key": "key", "api_secret": "secret"}); err != nil {
 		t.Fatal(err)
 	}
-	auth := authstorage.New(pool, ring(k1), authstorage.Options{})
+	auth := authstorage.New(pool, keyringOf(t, k1), authstorage.Options{})
 	if err := auth.PutUpstreamToken(ctx, authstorage.UpstreamToken{SiteID: site, ERPUser: "u@x", Access: "acc", Refresh: "ref", ExpiresAt: dbNow.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := auth.TokenHMACKey(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := erptokens.New(pool, ring(k1), erptokens.Options{}).Token(ctx, site, "api.service", func(context.Context, connector.StoredToken) (connector.UpstreamToken, error) {
+	if _, err := erptokens.New(pool, keyringOf(t, k1), erptokens.Options{}).Token(ctx, site, "api.service", func(context.Context, connector.StoredToken) (connector.UpstreamToken, error) {
 		return connector.UpstreamToken{AccessToken: "service-access", ExpiresIn: time.Hour}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	// A person's sign-in from an MCP client, at the ERP.
-	if err := authstorage.New(pool, ring(k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
+	if err := authstorage.New(pool, keyringOf(t, k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
 		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: "pkce-verifier-0123456789", TTL: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	// A proof of an administrator and a registration in progress under k1,
 	// sealed with the binding their packages give them.
 	stateHash := []byte{0x01}
-	kid, sealedVerifier, err := ring(k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
+	kid, sealedVerifier, err := keyringOf(t, k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +227,7 @@ func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	registration := uuid.New()
-	kid, sealedSecret, err := ring(k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
+	kid, sealedSecret, err := keyringOf(t, k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,13 +284,13 @@ func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 	if !strings.Contains(out, `re-encrypted 11 secrets under key "k2"`) {
 		t.Errorf("rotate printed %q, want 11 re-sealed", out)
 	}
-	if f, err := authstorage.New(pool, ring(k2), authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != "pkce-verifier-0123456789" {
+	if f, err := authstorage.New(pool, keyringOf(t, k2), authstorage.Options{}).PeekFlow(ctx, "flow", "browser", authstorage.StageERP); err != nil || f.Verifier.Reveal() != "pkce-verifier-0123456789" {
 		t.Errorf("with only k2: the sign-in: %v; want its verifier kept under k1", err)
 	}
-	if c, err := sites.NewStore(pool, ring(k2)).GetOwnerChange(ctx, site, change); err != nil || c.ClientSecret.Reveal() != newSecret {
+	if c, err := sites.NewStore(pool, keyringOf(t, k2)).GetOwnerChange(ctx, site, change); err != nil || c.ClientSecret.Reveal() != newSecret {
 		t.Errorf("with only k2: the owner change: %v; want its secret kept under k1", err)
 	}
-	onlyK2 := pagesession.NewTokens(pool, ring(k2))
+	onlyK2 := pagesession.NewTokens(pool, keyringOf(t, k2))
 	for cookie, token := range kept {
 		if user, got, err := onlyK2.Get(ctx, site, cookie); err != nil || user != "it.admin@demo.example" || got.Reveal() != token {
 			t.Errorf("with only k2: Get = %q, %v; want the token kept under k1", user, err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // TestARegistrationGoesOnAfterTheOldKeyIsDropped: the key rotation's last
@@ -28,10 +27,7 @@ func TestARegistrationGoesOnAfterTheOldKeyIsDropped(t *testing.T) {
 		t.Fatalf("GET %s before the rotation: %d %s", path, status, pageText(page))
 	}
 
-	k2, err := secrets.GenerateKeySpec("k2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k2 := keySpec(t, "k2")
 	t.Setenv("DATABASE_URL", gw.DBURL)
 	t.Setenv("ERPGATE_ENCRYPTION_KEYS", k2+","+gw.Keys)
 	if out, err := captureStdout(t, func() error { return run(context.Background(), []string{"keys", "rotate"}) }); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
-	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // initializeThenTo sends a client's first request (its initialize) as it
@@ -41,14 +40,7 @@ func (s *initializeThenTo) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestAnEarlierProtocolSessionOpensOnAReplicaListingTheKeysInAnotherOrder(t *testing.T) {
 	sim := frappetest.NewServer(frappetest.Options{})
 	t.Cleanup(sim.Close)
-	k1, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2, err := secrets.GenerateKeySpec("k2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k1, k2 := twoKeys(t)
 	a := startGateway(t, "", map[string]string{"ERPGATE_ENCRYPTION_KEYS": k1 + "," + k2})
 	site := a.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
 	reg, err := newRegistry()

@@ -10,8 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/infra/database"
-	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
@@ -28,35 +26,8 @@ import (
 // they open with k2 alone.
 func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
 	ctx := context.Background()
-	db := pgtest.NewDatabase(t)
-	k1, err := secrets.GenerateKeySpec("k1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2, err := secrets.GenerateKeySpec("k2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring := func(spec string) *secrets.Keyring {
-		k, err := secrets.ParseKeyring(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	pool, err := database.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	site := uuid.New()
-	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Acme')`, site); err != nil {
-		t.Fatal(err)
-	}
-	var dbNow time.Time
-	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&dbNow); err != nil {
-		t.Fatal(err)
-	}
+	db, pool, site, dbNow := acmeOnNewDatabase(t)
+	k1, k2 := twoKeys(t)
 
 	// Under k1, each as its own package seals it.
 	const (
@@ -64,21 +35,21 @@ func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
 		newSecret  = "new-oauth-client-secret-0123456789"
 		verifier   = "pkce-verifier-0123456789"
 	)
-	if err := pagesession.NewTokens(pool, ring(k1)).Keep(ctx, site, "owner-cookie", "it.admin@demo.example", ownerToken, dbNow.Add(30*time.Minute)); err != nil {
+	if err := pagesession.NewTokens(pool, keyringOf(t, k1)).Keep(ctx, site, "owner-cookie", "it.admin@demo.example", ownerToken, dbNow.Add(30*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	change, err := sites.NewStore(pool, ring(k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
+	change, err := sites.NewStore(pool, keyringOf(t, k1)).PutOwnerChange(ctx, sites.OwnerChange{SiteID: site, ERPUser: "it.admin@demo.example", ClientSecret: newSecret}, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := authstorage.New(pool, ring(k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
+	if err := authstorage.New(pool, keyringOf(t, k1), authstorage.Options{}).CreateFlow(ctx, authstorage.NewFlow{ID: "flow", Browser: "browser",
 		Stage: authstorage.StageERP, ClientID: "c", Resource: "r", SiteID: site, Verifier: verifier, TTL: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	// A proof and a registration in progress, sealed with the binding
 	// their packages give them (opened with it once k1 is back, below).
 	stateHash := []byte{0x01, 0x02, 0x03}
-	kid, sealedVerifier, err := ring(k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
+	kid, sealedVerifier, err := keyringOf(t, k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +58,7 @@ func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	registration := uuid.New()
-	kid, sealedSecret, err := ring(k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
+	kid, sealedSecret, err := keyringOf(t, k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +117,7 @@ func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
 			t.Errorf("%s: %d rows under k2 once k1 is back, want 1", x.table, n)
 		}
 	}
-	onlyK2 := ring(k2)
+	onlyK2 := keyringOf(t, k2)
 	if user, got, err := pagesession.NewTokens(pool, onlyK2).Get(ctx, site, "owner-cookie"); err != nil || user != "it.admin@demo.example" || got.Reveal() != ownerToken {
 		t.Errorf("with only k2: the owner's ERP token: %q, %v", user, err)
 	}
