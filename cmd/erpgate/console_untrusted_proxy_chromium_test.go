@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -32,16 +33,7 @@ func TestChromiumConsoleSaysTheProxyIsNotTrusted(t *testing.T) {
 	ctx := newChromiumWithin(t, 90*time.Second)
 	signInToConsole(t, ctx, gw, "/console/sites")
 	for _, width := range []int64{phoneWidth, desktopWidth} {
-		viewAt(t, ctx, width, desktopHeight)
-		saveScreenshot(t, ctx, fmt.Sprintf("console-untrusted-proxy-%d.png", width))
-		notWiderThanTheScreen(t, ctx, fmt.Sprintf("the sites page at %d px", width))
-		finding := browserResult(t, ctx, "read the finding", chromedp.Evaluate[string](`(() => {
-  const f = document.querySelector('main .finding');
-  if (!f) return '';
-  const r = f.getBoundingClientRect(), table = document.querySelector('main table').getBoundingClientRect();
-  if (r.width === 0 || r.right > document.documentElement.clientWidth + 0.5 || r.bottom > table.top) return 'out of place: ' + f.textContent;
-  return f.textContent;
-})()`))
+		finding := sitesPageFindingAt(t, ctx, width, "console-untrusted-proxy")
 		if !strings.HasPrefix(finding, untrustedProxySentence) || !strings.Contains(finding, "Add the proxy's address to ERPGATE_TRUSTED_PROXIES.") ||
 			!strings.Contains(finding, "If 127.0.0.1 is not your proxy, a client wrote the header itself: do not list it, or it could choose its own address.") {
 			t.Errorf("at %d px the sites page's finding is %q", width, finding)
@@ -68,19 +60,29 @@ func TestChromiumConsoleSaysTheProxyHeaderIsNotRead(t *testing.T) {
 	ctx := newChromiumWithin(t, 90*time.Second)
 	signInToConsole(t, ctx, gw, "/console/sites")
 	for _, width := range []int64{phoneWidth, desktopWidth} {
-		viewAt(t, ctx, width, desktopHeight)
-		saveScreenshot(t, ctx, fmt.Sprintf("console-unread-proxy-header-%d.png", width))
-		notWiderThanTheScreen(t, ctx, fmt.Sprintf("the sites page at %d px", width))
-		finding := browserResult(t, ctx, "read the finding", chromedp.Evaluate[string](`(() => {
+		finding := sitesPageFindingAt(t, ctx, width, "console-unread-proxy-header")
+		if !strings.HasPrefix(finding, unreadHeaderSentence+"X-Real-IP header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy's address") ||
+			!strings.Contains(finding, "Make the proxy send X-Forwarded-For.") {
+			t.Errorf("at %d px the sites page's finding is %q", width, finding)
+		}
+	}
+}
+
+// sitesPageFindingAt views the sites page at width, saves a screenshot of
+// it as screenshot-<width>.png, checks that it wraps within the screen and
+// returns the text of its finding: "" without one, prefixed with "out of
+// place: " when it is not in sight above the sites or not within the
+// screen.
+func sitesPageFindingAt(t *testing.T, ctx context.Context, width int64, screenshot string) string {
+	t.Helper()
+	viewAt(t, ctx, width, desktopHeight)
+	saveScreenshot(t, ctx, fmt.Sprintf("%s-%d.png", screenshot, width))
+	notWiderThanTheScreen(t, ctx, fmt.Sprintf("the sites page at %d px", width))
+	return browserResult(t, ctx, "read the finding", chromedp.Evaluate[string](`(() => {
   const f = document.querySelector('main .finding');
   if (!f) return '';
   const r = f.getBoundingClientRect(), table = document.querySelector('main table').getBoundingClientRect();
   if (r.width === 0 || r.right > document.documentElement.clientWidth + 0.5 || r.bottom > table.top) return 'out of place: ' + f.textContent;
   return f.textContent;
 })()`))
-		if !strings.HasPrefix(finding, unreadHeaderSentence+"X-Real-IP header, but erpgate reads only X-Forwarded-For, so every visitor counts as the proxy's address") ||
-			!strings.Contains(finding, "Make the proxy send X-Forwarded-For.") {
-			t.Errorf("at %d px the sites page's finding is %q", width, finding)
-		}
-	}
 }
