@@ -3,6 +3,7 @@ package pagesession
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,25 +21,7 @@ import (
 func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	spec := map[string]string{}
-	for _, id := range []string{"old", "new", "gone"} {
-		s, err := secrets.GenerateKeySpec(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec[id] = s
-	}
-	ring := func(specs ...string) *secrets.Keyring {
-		s := specs[0]
-		for _, more := range specs[1:] {
-			s += "," + more
-		}
-		k, err := secrets.ParseKeyring(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
+	spec := keySpecs(t, "old", "new", "gone")
 	site, other := uuid.New(), uuid.New()
 	for _, id := range []uuid.UUID{site, other} {
 		if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, $2, 'frappe', $3, 'Site')`,
@@ -51,7 +34,7 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	expires := dbNow.Add(30 * time.Minute)
-	old := NewTokens(pool, ring(spec["old"]))
+	old := NewTokens(pool, keyringOf(t, spec["old"]))
 	kept := map[string]struct {
 		site  uuid.UUID
 		token string
@@ -64,10 +47,10 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := NewTokens(pool, ring(spec["gone"])).Keep(ctx, site, "cookie-gone", "u", "token-gone", expires); err != nil {
+	if err := NewTokens(pool, keyringOf(t, spec["gone"])).Keep(ctx, site, "cookie-gone", "u", "token-gone", expires); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewTokens(pool, ring(spec["new"])).Keep(ctx, site, "cookie-new", "u", "token-new", expires); err != nil {
+	if err := NewTokens(pool, keyringOf(t, spec["new"])).Keep(ctx, site, "cookie-new", "u", "token-new", expires); err != nil {
 		t.Fatal(err)
 	}
 	var before []byte
@@ -75,7 +58,7 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, unreadable, err := NewTokens(pool, ring(spec["new"], spec["old"])).RotateKeys(ctx)
+	n, unreadable, err := NewTokens(pool, keyringOf(t, spec["new"], spec["old"])).RotateKeys(ctx)
 	if err != nil || n != 2 || unreadable != 1 {
 		t.Fatalf("RotateKeys = %d, %d, %v; want 2 re-sealed and 1 unreadable", n, unreadable, err)
 	}
@@ -90,7 +73,7 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT token FROM owner_session_tokens WHERE session_hash = $1`, sessionHash("cookie-new")).Scan(&after); err != nil || string(after) != string(before) {
 		t.Errorf("a token already under the new key was sealed again (%v)", err)
 	}
-	onlyNew := NewTokens(pool, ring(spec["new"]))
+	onlyNew := NewTokens(pool, keyringOf(t, spec["new"]))
 	for cookie, k := range kept {
 		if user, got, err := onlyNew.Get(ctx, k.site, cookie); err != nil || user != "it.admin@demo.example" || got.Reveal() != k.token {
 			t.Errorf("%s with the new key alone: %q, %v", cookie, user, err)
@@ -104,7 +87,7 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 		t.Errorf("the unreadable token: %v, want ErrNoToken", err)
 	}
 	// Left as it was: its own key still opens it.
-	if _, got, err := NewTokens(pool, ring(spec["gone"])).Get(ctx, site, "cookie-gone"); err != nil || got.Reveal() != "token-gone" {
+	if _, got, err := NewTokens(pool, keyringOf(t, spec["gone"])).Get(ctx, site, "cookie-gone"); err != nil || got.Reveal() != "token-gone" {
 		t.Errorf("the unreadable token with its own key: %v", err)
 	}
 	if n, unreadable, err := onlyNew.RotateKeys(ctx); err != nil || n != 0 || unreadable != 1 {
@@ -117,22 +100,8 @@ func TestRotateKeysResealsOwnerTokens(t *testing.T) {
 func TestRotateKeysWaitsForALockedToken(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	oldSpec, err := secrets.GenerateKeySpec("old")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newSpec, err := secrets.GenerateKeySpec("new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldRing, err := secrets.ParseKeyring(oldSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rotating, err := secrets.ParseKeyring(newSpec + "," + oldSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := keySpecs(t, "old", "new")
+	oldRing, rotating := keyringOf(t, spec["old"]), keyringOf(t, spec["new"], spec["old"])
 	site := uuid.New()
 	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'acme', 'frappe', 'https://acme.example', 'Site')`, site); err != nil {
 		t.Fatal(err)
@@ -141,7 +110,7 @@ func TestRotateKeysWaitsForALockedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	err = pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_session_tokens FOR UPDATE`, nil, func() error {
+	err := pgtest.WhileLocked(t, pool, `SELECT 1 FROM owner_session_tokens FOR UPDATE`, nil, func() error {
 		var err error
 		n, _, err = NewTokens(pool, rotating).RotateKeys(ctx)
 		return err
@@ -153,4 +122,28 @@ func TestRotateKeysWaitsForALockedToken(t *testing.T) {
 	if err != nil || n != 1 || stale != 0 {
 		t.Errorf("RotateKeys = %d, %v, %d tokens left under the old key; want 1 re-sealed and none left", n, err, stale)
 	}
+}
+
+// keySpecs is a new key for each of ids, by id.
+func keySpecs(t *testing.T, ids ...string) map[string]string {
+	t.Helper()
+	spec := map[string]string{}
+	for _, id := range ids {
+		s, err := secrets.GenerateKeySpec(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec[id] = s
+	}
+	return spec
+}
+
+// keyringOf is the keyring of the keys in specs, the first the primary.
+func keyringOf(t *testing.T, specs ...string) *secrets.Keyring {
+	t.Helper()
+	k, err := secrets.ParseKeyring(strings.Join(specs, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
