@@ -92,6 +92,32 @@ func acmeOnNewDatabase(t *testing.T) (db string, pool *pgxpool.Pool, site uuid.U
 	return db, pool, site, dbNow
 }
 
+// proofAndRegistrationUnder puts a proof of an administrator and a
+// registration in progress in the database, sealed with keys and the
+// binding their packages give them, for a rotation to re-seal.
+func proofAndRegistrationUnder(t *testing.T, pool *pgxpool.Pool, keys *secrets.Keyring) {
+	t.Helper()
+	ctx := context.Background()
+	stateHash := []byte{0x01}
+	kid, sealedVerifier, err := keys.Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
+		VALUES ($1, '\x02', 'register', 'ref', $2, $3, now() + interval '10 minutes')`, stateHash, kid, sealedVerifier); err != nil {
+		t.Fatal(err)
+	}
+	registration := uuid.New()
+	kid, sealedSecret, err := keys.Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, key_id, secret_ciphertext, expires_at)
+		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', $2, $3, now() + interval '30 minutes')`, registration, kid, sealedSecret); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMigrateCommand(t *testing.T) {
 	db := pgtest.NewEmptyDatabase(t)
 	t.Setenv("DATABASE_URL", db)
@@ -217,24 +243,7 @@ func TestKeysRotateLeavesNothingUnderTheOldKey(t *testing.T) {
 	}
 	// A proof of an administrator and a registration in progress under k1,
 	// sealed with the binding their packages give them.
-	stateHash := []byte{0x01}
-	kid, sealedVerifier, err := keyringOf(t, k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
-		VALUES ($1, '\x02', 'register', 'ref', $2, $3, now() + interval '10 minutes')`, stateHash, kid, sealedVerifier); err != nil {
-		t.Fatal(err)
-	}
-	registration := uuid.New()
-	kid, sealedSecret, err := keyringOf(t, k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, key_id, secret_ciphertext, expires_at)
-		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', $2, $3, now() + interval '30 minutes')`, registration, kid, sealedSecret); err != nil {
-		t.Fatal(err)
-	}
+	proofAndRegistrationUnder(t, pool, keyringOf(t, k1))
 
 	// Every column that names the key a row is sealed under, so that a
 	// table added later is here too, with a row under k1.

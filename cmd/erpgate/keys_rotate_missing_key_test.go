@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	authstorage "github.com/erpgate/erpgate/authserver/storage"
-	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -48,24 +44,7 @@ func TestKeysRotateWithoutTheOldKeyReportsWhatItCannotOpen(t *testing.T) {
 	}
 	// A proof and a registration in progress, sealed with the binding
 	// their packages give them (opened with it once k1 is back, below).
-	stateHash := []byte{0x01, 0x02, 0x03}
-	kid, sealedVerifier, err := keyringOf(t, k1).Seal([]byte("proof-verifier-0123456789"), secrets.AdditionalData("erpadmin_proof", hex.EncodeToString(stateHash), "verifier"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO erpadmin_proofs (state_hash, browser_hash, purpose, ref, key_id, verifier_ciphertext, expires_at)
-		VALUES ($1, '\x02', 'register', 'ref', $2, $3, now() + interval '10 minutes')`, stateHash, kid, sealedVerifier); err != nil {
-		t.Fatal(err)
-	}
-	registration := uuid.New()
-	kid, sealedSecret, err := keyringOf(t, k1).Seal([]byte("registrant-client-secret-0123456789"), secrets.AdditionalData("pending_registration", registration.String(), "client_secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, key_id, secret_ciphertext, expires_at)
-		VALUES ($1, '\x02', 'client', 'frappe', 'Acme', 'https://acme.example', '{}', $2, $3, now() + interval '30 minutes')`, registration, kid, sealedSecret); err != nil {
-		t.Fatal(err)
-	}
+	proofAndRegistrationUnder(t, pool, keyringOf(t, k1))
 
 	tables := []struct{ table, keyColumn string }{
 		{"owner_session_tokens", "key_id"}, {"owner_changes", "secret_key_id"}, {"oauth_signin_flows", "key_id"},
