@@ -11,6 +11,7 @@ import (
 
 	"github.com/erpgate/erpgate/authserver/storage"
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/infra/logbuffer"
 )
 
 // upstreamTimeout bounds the ERP round trips of one sign-in step.
@@ -76,7 +77,7 @@ func (s *Server) serveCallback(w http.ResponseWriter, r *http.Request) {
 		// this site's ERP, which may be an attacker's (the mix-up attack).
 		s.endFlow(ctx, flowID)
 		s.recordEvent(ctx, storage.AuthEvent{SiteID: flow.SiteID, Kind: storage.EventLoginDenied, ClientID: flow.ClientID, Reason: "wrong_callback"})
-		s.log.Warn("sign-in answered at another site's redirect URI; ended", zap.String("site_slug", site.site.Slug), zap.String("path", r.URL.Path))
+		s.log.Warn("sign-in answered at another site's redirect URI; ended", append(logbuffer.SentPath(r.URL.Path), zap.String("site_slug", site.site.Slug))...)
 		s.renderMessage(w, http.StatusBadRequest, messagePage{Title: "The sign-in came back from another ERP",
 			Message: "This sign-in was sent to one ERP, but the answer came back from another ERP, so erpgate has ended it. The sign-in link may not have been your own.",
 			Next:    "Go back to your AI client and connect again. If you did not start this sign-in yourself, tell your administrator."})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/logbuffer"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/infra/sourcelimit"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -301,7 +302,7 @@ func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code, p
 	if path != target.CallbackPath {
 		// Another ERP sent this code back, with this sign-in's state: it
 		// must not go to the target's ERP, which may be an attacker's.
-		log.Warn("erpadmin callback at another redirect URI than its target's; the sign-in was ended", zap.String("path", path))
+		log.Warn("erpadmin callback at another redirect URI than its target's; the sign-in was ended", logbuffer.SentPath(path)...)
 		return Proof{}, fmt.Errorf("%w: answered at another redirect URI", ErrState)
 	}
 	oauth, check, err := s.oauthOf(target.Kind, p.IdentityOnly)
