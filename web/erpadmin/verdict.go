@@ -71,6 +71,15 @@ type Verdict struct {
 	Step Step
 }
 
+// Said is the ERP's evidence of a VerdictNotAdmin for a sentence, or
+// words saying it gave none.
+func (v Verdict) Said() string {
+	if v.Evidence == "" {
+		return "the ERP did not say why"
+	}
+	return v.Evidence
+}
+
 // AskAgain asks the ERP of site once more whether user still administers
 // it, with the ERP token kept in tokens under key (an owner session's
 // cookie, a registration's key) on that site: the token must be user's

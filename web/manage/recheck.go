@@ -110,8 +110,8 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, o owner, ac
 		h.refused(w, r, o, section, refusal)
 	case erpadmin.VerdictNotAdmin:
 		h.signedOutForChange(w, r, o, action, v.Evidence, refusalFor(
-			fmt.Sprintf("%s is no longer an administrator of the ERP (%s), so their owner session was ended; nothing was changed", o.user, evidenceOr(v.Evidence)),
-			"the ERP no longer lists this owner as an administrator ("+evidenceOr(v.Evidence)+"), so erpgate signed them out; nothing was changed"), notAdminAnyMore)
+			fmt.Sprintf("%s is no longer an administrator of the ERP (%s), so their owner session was ended; nothing was changed", o.user, v.Said()),
+			"the ERP no longer lists this owner as an administrator ("+v.Said()+"), so erpgate signed them out; nothing was changed"), notAdminAnyMore)
 	default:
 		h.internalError(w, v.Step.Words("read the owner's ERP token"), v.Err)
 	}
@@ -124,13 +124,6 @@ func refusalFor(message, forPeople string) *siteadmin.Error {
 	e := siteadmin.Refusal(siteadmin.Rejected, message)
 	e.ForPeople = forPeople
 	return e
-}
-
-func evidenceOr(evidence string) string {
-	if evidence == "" {
-		return "the ERP did not say why"
-	}
-	return evidence
 }
 
 // signedOutForChange records the refusal of o's change action, ends the

@@ -74,13 +74,10 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 	case erpadmin.VerdictNotAdmin:
 		// Kept: the registrant may be given the role back and try again.
 		var details map[string]any
-		evidence := v.Evidence
-		if evidence == "" {
-			evidence = "the ERP did not say why"
-		} else {
+		if v.Evidence != "" {
 			details = map[string]any{"evidence": v.Evidence}
 		}
-		return refuse(http.StatusForbidden, siteadmin.Rejected, details, p.ERPUser+" is no longer an administrator of the ERP ("+evidence+"); nothing was saved", regNotAdminAnyMore)
+		return refuse(http.StatusForbidden, siteadmin.Rejected, details, p.ERPUser+" is no longer an administrator of the ERP ("+v.Said()+"); nothing was saved", regNotAdminAnyMore)
 	}
 	h.internal(w, v.Step.Words("read the registrant's ERP token"), v.Err)
 	return false
