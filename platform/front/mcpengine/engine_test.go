@@ -351,6 +351,53 @@ func TestErrorsAsResults(t *testing.T) {
 	}
 }
 
+// A service client that posts a bare JSON-RPC tools/call (no initialize,
+// no session, Accept naming JSON only), as NexWave's legacy service
+// clients did, gets one finite application/json reply; and a tool failure
+// it receives as a result (X-MCP-Error-Format: result, HTTP 200) is still
+// recorded as an error with its code, not as a success (seed 004, "Usage
+// logs").
+func TestALegacyServiceCallGetsAJSONReplyAndItsFailureIsCountedAsAnError(t *testing.T) {
+	f := newFixture(t, true)
+	req, _ := http.NewRequest(http.MethodPost, f.url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"denied","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("status %d, Content-Type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	var reply struct {
+		ID     json.Number `json:"id"`
+		Result struct {
+			IsError           bool           `json:"isError"`
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatalf("not one JSON-RPC reply: %v: %s", err, body)
+	}
+	sc := reply.Result.StructuredContent
+	if reply.ID != "7" || reply.Result.IsError || sc["ok"] != false || sc["status"] != "error" || errCode(sc) != "PERMISSION_DENIED" {
+		t.Errorf("reply: %s", body)
+	}
+	events := f.sink.all()
+	if len(events) != 1 {
+		t.Fatalf("%d usage events, want 1: %+v", len(events), events)
+	}
+	if e := events[0]; e.Tool != "denied" || e.Outcome != usage.Error || e.ErrorCode != "PERMISSION_DENIED" {
+		t.Errorf("usage event: tool %q outcome %q code %q, want denied, error, PERMISSION_DENIED", e.Tool, e.Outcome, e.ErrorCode)
+	}
+}
+
 // A connector that panics fails its call like any other internal error:
 // the error envelope (as a result with X-MCP-Error-Format: result), a
 // plain sentence, and the panic in the operator's log, not Go's runtime
