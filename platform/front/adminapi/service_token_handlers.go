@@ -23,8 +23,8 @@ type issueServiceTokenRequest struct {
 
 type serviceTokenList struct {
 	ServiceTokens []serviceTokenView `json:"service_tokens"`
-	// Next is the after of the next page, NextURL the same query with it;
-	// both null on the last page.
+	// Next is the after of the next page, an opaque cursor, NextURL the
+	// same query with it; both null on the last page.
 	Next    *string `json:"next"`
 	NextURL *string `json:"next_url"`
 }
@@ -86,15 +86,7 @@ func (a *API) listServiceTokens(c echo.Context) error {
 		}
 		limit = n
 	}
-	after := uuid.Nil
-	if v := c.QueryParam("after"); v != "" {
-		id, err := uuid.Parse(v)
-		if err != nil {
-			return invalidRequest("after must be the next of a previous page of this site's tokens")
-		}
-		after = id
-	}
-	list, next, err := a.layer.ListServiceTokensPage(c.Request().Context(), site, after, limit)
+	list, next, err := a.layer.ListServiceTokensPage(c.Request().Context(), site, c.QueryParam("after"), limit)
 	if err != nil {
 		return err
 	}
@@ -102,8 +94,8 @@ func (a *API) listServiceTokens(c echo.Context) error {
 	for _, t := range list {
 		out.ServiceTokens = append(out.ServiceTokens, serviceTokenViewOf(t))
 	}
-	if next != nil {
-		cur := next.String()
+	if next != "" {
+		cur := next
 		q := c.Request().URL.Query()
 		q.Set("after", cur)
 		u := a.deps.PublicURL(c.Request().URL.Path) + "?" + q.Encode()

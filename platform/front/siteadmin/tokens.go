@@ -88,16 +88,17 @@ func (s *Service) issueServiceToken(ctx context.Context, by sites.Party, site si
 }
 
 // ListServiceTokensPage returns up to limit of the site's tokens, revoked
-// and expired ones included, oldest first, after the token after
-// (uuid.Nil: from the first), and the after of the next page, nil on the
-// last. An after that is no token of the site is Invalid.
-func (s *Service) ListServiceTokensPage(ctx context.Context, site sites.Site, after uuid.UUID, limit int) ([]sites.ServiceToken, *uuid.UUID, error) {
+// and expired ones included, oldest first, after the cursor after ("":
+// from the first), and the cursor of the next page, "" on the last. The
+// next page comes even when the token a cursor followed was deleted
+// meanwhile; a cursor that is not one of this site's pages is Invalid.
+func (s *Service) ListServiceTokensPage(ctx context.Context, site sites.Site, after string, limit int) ([]sites.ServiceToken, string, error) {
 	list, next, err := s.deps.Store.ListServiceTokensPage(ctx, site.ID, after, limit)
 	switch {
-	case errors.Is(err, sites.ErrNotFound):
-		return nil, nil, invalid("after must be the next of a previous page of this site's tokens")
+	case errors.Is(err, sites.ErrNotFound), errors.Is(err, sites.ErrBadCursor):
+		return nil, "", invalid("after must be the next of a previous page of this site's tokens")
 	case err != nil:
-		return nil, nil, internal(err)
+		return nil, "", internal(err)
 	}
 	return list, next, nil
 }

@@ -49,6 +49,10 @@ var (
 	// because its key is no longer in the keyring or the row was tampered
 	// with (for example copied to another site or field).
 	ErrCredentialUnreadable = errors.New("stored credential cannot be decrypted")
+	// ErrBadCursor: a page cursor of the list of a site's service tokens
+	// is not one the store made for that site (another site's, altered or
+	// made up).
+	ErrBadCursor = errors.New("page cursor is not one made for this site's tokens")
 	// ErrInvalid: the input breaks a rule the store enforces before touching
 	// the database. The error text says which rule and is safe to show.
 	ErrInvalid = errors.New("invalid input")

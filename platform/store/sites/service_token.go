@@ -2,6 +2,8 @@ package sites
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -201,42 +203,124 @@ func (s *Store) ListServiceTokens(ctx context.Context, siteID uuid.UUID) ([]Serv
 }
 
 // ListServiceTokensPage returns up to limit of the site's tokens, revoked
-// and expired ones included, oldest first, after the token after
-// (uuid.Nil: from the first), and the id to pass as after for the next
-// page, nil on the last. An after that is no token of the site is
-// ErrNotFound.
-func (s *Store) ListServiceTokensPage(ctx context.Context, siteID, after uuid.UUID, limit int) ([]ServiceToken, *uuid.UUID, error) {
-	// The cursor's created_at comes from its row; without one the page
-	// starts before every token.
-	var from struct {
-		at time.Time
-		id uuid.UUID
-	}
-	if after != uuid.Nil {
-		err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM service_tokens WHERE site_id = $1 AND id = $2`, siteID, after).Scan(&from.at, &from.id)
-		switch {
-		case database.IsNoRows(err):
-			return nil, nil, fmt.Errorf("sites: list service tokens of site %s after %s: %w", siteID, after, ErrNotFound)
-		case err != nil:
-			return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
-		}
+// and expired ones included, oldest first (by created_at, then id), after
+// the place the cursor after names ("": from the first), and the cursor
+// of the next page, "" on the last.
+//
+// A cursor holds the place itself, the created_at and id of the last
+// token of its page, not a reference to that token: the next page comes
+// even when that token was deleted meanwhile (pruned after its
+// retention, or with nothing else changed, by hand). It is tagged with
+// a key derived from the keyring and bound to the site, so a cursor that
+// was not made for this site (another site's, altered or made up) is
+// ErrBadCursor. A bare token id, the cursor of pages made before cursors
+// held the place, is still read for the token's place, and is
+// ErrNotFound when the site has no such token.
+func (s *Store) ListServiceTokensPage(ctx context.Context, siteID uuid.UUID, after string, limit int) ([]ServiceToken, string, error) {
+	from, err := s.tokenPagePlace(ctx, siteID, after)
+	if err != nil {
+		return nil, "", fmt.Errorf("sites: list service tokens of site %s: %w", siteID, err)
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+serviceTokenColumns+` FROM service_tokens
 		WHERE site_id = $1 AND ($2::boolean OR (created_at, id) > ($3, $4))
-		ORDER BY created_at, id LIMIT $5`, siteID, after == uuid.Nil, from.at, from.id, limit+1)
+		ORDER BY created_at, id LIMIT $5`, siteID, from == nil, from.createdAt(), from.tokenID(), limit+1)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+		return nil, "", fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) })
 	if err != nil {
-		return nil, nil, fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
+		return nil, "", fmt.Errorf("sites: list service tokens of site %s: %w", siteID, database.Classify(err))
 	}
 	if len(list) <= limit {
-		return list, nil, nil
+		return list, "", nil
 	}
-	next := list[limit-1].ID
-	return list[:limit], &next, nil
+	last := list[limit-1]
+	next, err := s.tokenPageCursor(siteID, tokenPlace{at: last.CreatedAt, id: last.ID})
+	if err != nil {
+		return nil, "", fmt.Errorf("sites: list service tokens of site %s: %w", siteID, err)
+	}
+	return list[:limit], next, nil
+}
+
+// serviceTokenCursorUse names the keys of the cursors of the pages of a
+// site's tokens (secrets.Keyring.DeriveKeys).
+const serviceTokenCursorUse = "service token list cursor"
+
+// maxTokenCursorLength bounds what tokenPagePlace reads; the cursors
+// tokenPageCursor makes are 47 characters.
+const maxTokenCursorLength = 100
+
+// tokenPlace is a place in the order of a site's tokens: the created_at
+// and id of the token before it.
+type tokenPlace struct {
+	at time.Time
+	id uuid.UUID
+}
+
+// createdAt and tokenID are the place's values, the zero ones for none.
+func (p *tokenPlace) createdAt() time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return p.at
+}
+
+func (p *tokenPlace) tokenID() uuid.UUID {
+	if p == nil {
+		return uuid.Nil
+	}
+	return p.id
+}
+
+// tokenPageCursor writes place as a cursor of the site's token list: the
+// place, as the unpadded base64url encoding of created_at in Unix
+// microseconds (as Postgres keeps it) and the id, followed by a check
+// value (secrets.TagText) made over the site's id and the place, under
+// the keyring's primary key.
+func (s *Store) tokenPageCursor(siteID uuid.UUID, place tokenPlace) (string, error) {
+	if len(s.cursorKeys) == 0 {
+		return "", fmt.Errorf("the store has no keyring to make a page cursor with")
+	}
+	var raw [24]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(place.at.UnixMicro()))
+	copy(raw[8:], place.id[:])
+	bound := siteID.String() + "/" + base64.RawURLEncoding.EncodeToString(raw[:])
+	return strings.TrimPrefix(secrets.TagText(bound, s.cursorKeys[0]), siteID.String()+"/"), nil
+}
+
+// tokenPagePlace reads the cursor after of the site's token list: nil for
+// "", the place a cursor tokenPageCursor made for the site holds, or the
+// place of the token a bare id names.
+func (s *Store) tokenPagePlace(ctx context.Context, siteID uuid.UUID, after string) (*tokenPlace, error) {
+	if after == "" {
+		return nil, nil
+	}
+	if id, err := uuid.Parse(after); err == nil {
+		p := tokenPlace{}
+		err := s.pool.QueryRow(ctx, `SELECT created_at, id FROM service_tokens WHERE site_id = $1 AND id = $2`, siteID, id).Scan(&p.at, &p.id)
+		switch {
+		case database.IsNoRows(err):
+			return nil, fmt.Errorf("after %s: %w", id, ErrNotFound)
+		case err != nil:
+			return nil, database.Classify(err)
+		}
+		return &p, nil
+	}
+	if len(after) > maxTokenCursorLength {
+		return nil, ErrBadCursor
+	}
+	text, ok := secrets.TaggedText(siteID.String()+"/"+after, s.cursorKeys)
+	if !ok {
+		return nil, ErrBadCursor
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(text, siteID.String()+"/"))
+	if err != nil || len(raw) != 24 {
+		return nil, ErrBadCursor
+	}
+	p := tokenPlace{at: time.UnixMicro(int64(binary.BigEndian.Uint64(raw[:8]))).UTC()}
+	copy(p.id[:], raw[8:])
+	return &p, nil
 }
 
 // RecentServiceTokens is a site's tokens as a page lists them: every

@@ -16,6 +16,9 @@ type Store struct {
 	// tokenChecks are the keys of service tokens' check values, one per
 	// key of the ring, primary first (see IssuedServiceToken).
 	tokenChecks [][]byte
+	// cursorKeys tag the cursors of the pages of a site's tokens, one per
+	// key of the ring, primary first (see ListServiceTokensPage).
+	cursorKeys [][]byte
 	// changed, if set, is told about every committed change to a site, its
 	// connections or tokens made through this store. Other replicas learn
 	// of changes through Postgres notifications; this hook makes the
@@ -33,6 +36,7 @@ func NewStore(pool *pgxpool.Pool, keys *secrets.Keyring) *Store {
 	s := &Store{pool: pool, keys: keys}
 	if keys != nil {
 		s.tokenChecks = keys.DeriveKeys(serviceTokenCheckUse)
+		s.cursorKeys = keys.DeriveKeys(serviceTokenCursorUse)
 	}
 	return s
 }
