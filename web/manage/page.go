@@ -89,9 +89,11 @@ type pageData struct {
 	APIUpdated         string
 	APIFields          []fieldView
 	// Tokens are the active tokens, then the latest revoked or expired
-	// ones; EndedTokensNotShown counts those that ended before.
-	Tokens              []tokenView
-	EndedTokensNotShown int
+	// ones; EndedTokensNotShown counts those that ended before, up to
+	// sites.MaxEndedTokensCounted: MoreEndedTokensNotShown says more did.
+	Tokens                  []tokenView
+	EndedTokensNotShown     int
+	MoreEndedTokensNotShown bool
 	// TokenLifetimes are the expiries a new token may have.
 	TokenLifetimes []siteadmin.TokenLifetimeChoice
 	People         []personView
@@ -217,7 +219,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 	if err != nil {
 		return d, err
 	}
-	d.EndedTokensNotShown = tokens.EndedNotShown
+	d.EndedTokensNotShown, d.MoreEndedTokensNotShown = tokens.EndedNotShown, tokens.MoreEndedNotShown
 	for _, t := range append(tokens.Active, tokens.Ended...) {
 		v := tokenView{ID: t.ID.String(), Name: t.Name, Prefix: t.Prefix, Created: splitStamp(t.CreatedAt), LastUsed: dateTime{Date: "never"}, Expires: "never",
 			Active: !t.Revoked && !t.Expired, Expired: t.Expired && !t.Revoked}

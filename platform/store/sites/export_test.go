@@ -12,6 +12,10 @@ func SetRotateBatchSize(n int) (restore func()) {
 // tokens with ($1 the site, $2 since, $3 how many), for EXPLAIN.
 const RecentEndedTokens = recentEndedTokens
 
+// CountEndedTokens is the query ListRecentServiceTokens counts the ended
+// tokens with ($1 the site, $2 since, $3 how many at most), for EXPLAIN.
+const CountEndedTokens = countEndedTokens
+
 // PruneTokensLock is the advisory lock PruneServiceTokens takes.
 const PruneTokensLock = pruneTokensLock
 

@@ -332,9 +332,21 @@ type RecentServiceTokens struct {
 	// Ended are the most recently revoked or expired tokens, the latest
 	// to end first.
 	Ended []ServiceToken
-	// EndedNotShown is how many tokens ended before those in Ended.
+	// EndedNotShown is how many tokens ended before those in Ended, up
+	// to MaxEndedTokensCounted: when more did, it is MaxEndedTokensCounted
+	// and MoreEndedNotShown is true.
 	EndedNotShown int
+	// MoreEndedNotShown reports that more than EndedNotShown tokens ended
+	// before those in Ended.
+	MoreEndedNotShown bool
 }
+
+// MaxEndedTokensCounted is how many of a site's tokens that ended before
+// those a page lists ListRecentServiceTokens counts at most: the
+// retention keeps ended tokens for 400 days, so an owner who issues and
+// revokes in a loop may have hundreds of thousands, and a page says "more
+// than" this many rather than reading every one of them to count them.
+const MaxEndedTokensCounted = 1000
 
 // liveToken is the condition of a token that neither was revoked nor has
 // expired.
@@ -349,9 +361,18 @@ const recentEndedTokens = `SELECT ` + serviceTokenColumns + ` FROM service_token
 	WHERE site_id = $1 AND created_at >= $2 AND NOT (` + liveToken + `)
 	ORDER BY least(revoked_at, expires_at) DESC NULLS LAST, created_at DESC, id DESC LIMIT $3`
 
+// countEndedTokens counts up to $3 of the tokens of site $1 created at or
+// after $2 that ended, reading them in recentEndedTokens' order from the
+// same index, so that it stops after $3 (and the few active tokens the
+// index holds before them) however many the site has.
+const countEndedTokens = `SELECT count(*) FROM (SELECT 1 FROM service_tokens
+	WHERE site_id = $1 AND created_at >= $2 AND NOT (` + liveToken + `)
+	ORDER BY least(revoked_at, expires_at) DESC NULLS LAST, created_at DESC, id DESC LIMIT $3) ended`
+
 // ListRecentServiceTokens returns the site's tokens created at or after
 // since (the zero time: all): every active one and the ended most
-// recently ended ones. A token ended when it was revoked or expired,
+// recently ended ones, with how many ended before those, counted up to
+// MaxEndedTokensCounted. A token ended when it was revoked or expired,
 // whichever came first.
 func (s *Store) ListRecentServiceTokens(ctx context.Context, siteID uuid.UUID, since time.Time, ended int) (RecentServiceTokens, error) {
 	var out RecentServiceTokens
@@ -374,12 +395,16 @@ func (s *Store) ListRecentServiceTokens(ctx context.Context, siteID uuid.UUID, s
 		if out.Ended, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ServiceToken, error) { return scanServiceToken(r) }); err != nil {
 			return err
 		}
+		// Those not shown are counted up to one past the bound, which
+		// tells that there are more.
 		var all int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
-			WHERE site_id = $1 AND created_at >= $2 AND NOT (`+live+`)`, siteID, since).Scan(&all); err != nil {
+		if err := tx.QueryRow(ctx, countEndedTokens, siteID, since, len(out.Ended)+MaxEndedTokensCounted+1).Scan(&all); err != nil {
 			return err
 		}
 		out.EndedNotShown = max(all-len(out.Ended), 0)
+		if out.EndedNotShown > MaxEndedTokensCounted {
+			out.EndedNotShown, out.MoreEndedNotShown = MaxEndedTokensCounted, true
+		}
 		return nil
 	})
 	if err != nil {

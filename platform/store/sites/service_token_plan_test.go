@@ -129,8 +129,37 @@ func TestRecentEndedTokensReadFromAnIndex(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		want = append(want, fmt.Sprintf("ended %d", i))
 	}
-	if fmt.Sprint(names) != fmt.Sprint(want) || got.EndedNotShown != endedPerSite-20 || len(got.Active) != 30 {
-		t.Errorf("ended %q, %d not shown, %d active; want %q, %d, 30", names, got.EndedNotShown, len(got.Active), want, endedPerSite-20)
+	// The 3980 older ones are counted up to the bound.
+	if fmt.Sprint(names) != fmt.Sprint(want) || got.EndedNotShown != sites.MaxEndedTokensCounted || !got.MoreEndedNotShown || len(got.Active) != 30 {
+		t.Errorf("ended %q, %d not shown (more: %v), %d active; want %q, more than %d, 30", names, got.EndedNotShown, got.MoreEndedNotShown, len(got.Active), want, sites.MaxEndedTokensCounted)
+	}
+}
+
+// The page also says how many older tokens ended. Before, that count read
+// every ended token of the site on every view of the page; it reads them
+// from the same index, in the same order, and stops after the bound (and
+// the few active tokens the index holds before them).
+func TestEndedTokensCountIsBounded(t *testing.T) {
+	s, pool := newStore(t)
+	acme, _, _ := seedEndedTokens(t, s, pool)
+	limit := 20 + sites.MaxEndedTokensCounted + 1
+	plan := explain(t, pool, sites.CountEndedTokens, acme.ID, time.Time{}, limit)
+	plan.walk(func(n planNode) {
+		switch n.Type {
+		case "Sort", "Incremental Sort":
+			t.Errorf("the plan sorts (%s): %+v", n.Type, plan)
+		case "Seq Scan", "Bitmap Heap Scan":
+			t.Errorf("the plan reads service_tokens by a %s: %+v", n.Type, plan)
+		case "Index Scan", "Index Only Scan":
+			t.Logf("%s of %s: %v rows, %v removed by its filter", n.Type, n.Index, n.ActualRows, n.Filtered)
+			if read := (n.ActualRows + n.Filtered) * n.Loops; read > float64(limit+15) {
+				t.Errorf("the index scan of %s read %v rows, want at most %d", n.Index, read, limit+15)
+			}
+		}
+	})
+	var counted int
+	if err := pool.QueryRow(t.Context(), sites.CountEndedTokens, acme.ID, time.Time{}, limit).Scan(&counted); err != nil || counted != limit {
+		t.Errorf("counted %d (%v), want %d", counted, err, limit)
 	}
 }
 
