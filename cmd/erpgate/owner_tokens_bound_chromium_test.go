@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
+	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
 // An owner (or a script) who issues and revokes tokens in a loop stays
@@ -17,7 +18,8 @@ import (
 // Before, the owner's page listed every one: 300 revoked tokens were 300
 // rows, and the page grew without bound. Now it lists the active tokens
 // and the 20 most recently revoked or expired, with a sentence saying how
-// many older ones it leaves out.
+// many older ones it leaves out, counted up to 1000 (past that: "more
+// than 1000").
 func TestChromiumOwnerPageListsOnlyTheLatestEndedTokens(t *testing.T) {
 	needChromium(t)
 	const loops, shown = 300, 20
@@ -71,4 +73,23 @@ func TestChromiumOwnerPageListsOnlyTheLatestEndedTokens(t *testing.T) {
 	viewAt(t, ctx, phoneWidth, phoneHeight)
 	notWiderThanTheScreen(t, ctx, "the tokens on a phone")
 	saveSectionScreenshot(t, ctx, `section[aria-labelledby="tokens"]`, "owner-tokens-ended-phone.png")
+
+	// A year of such a loop leaves far more ended tokens than the page
+	// counts: past 1000 older ones it says "more than 1000".
+	execSQL(t, gw.DBURL, `
+		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, created_at, revoked, revoked_at)
+		SELECT gen_random_uuid(), s.id, 'older ' || i, sha256(convert_to('older ' || i, 'UTF8')), 'egs_x',
+		       now() - interval '300 days', true, now() - interval '1 day' - i * interval '1 minute'
+		FROM sites s, generate_series(1, 1000) i WHERE s.slug = 'acme'`)
+	viewAt(t, ctx, desktopWidth, desktopHeight)
+	navigate(t, ctx, "open the owner page again", chromedp.Reload())
+	waitForNewTitle(t, ctx, "Manage ")
+	more := fmt.Sprintf("More than %d older revoked or expired tokens are not shown.", sites.MaxEndedTokensCounted)
+	if text := pageBody(t, ctx); !strings.Contains(text, more) || strings.Contains(text, sentence) {
+		t.Errorf("with %d older ended tokens, the owner page does not say %q", loops-shown+1000, more)
+	}
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="tokens"]`, "owner-tokens-more-desktop.png")
+	viewAt(t, ctx, phoneWidth, phoneHeight)
+	notWiderThanTheScreen(t, ctx, "the tokens on a phone, more than the bound not shown")
+	saveSectionScreenshot(t, ctx, `section[aria-labelledby="tokens"]`, "owner-tokens-more-phone.png")
 }
