@@ -127,13 +127,17 @@ func TestServiceTokenCursorOfAnotherSiteOrForgedIsRefused(t *testing.T) {
 		}
 	}
 
+	// flip changes the character at i to the base64url character 32
+	// places on, so that the bits it carries change even in the last
+	// character of a check value, whose low bits carry none.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	flip := func(s string, i int) string {
 		b := []byte(s)
-		if b[i] == 'A' {
-			b[i] = 'B'
-		} else {
-			b[i] = 'A'
+		j := strings.IndexByte(alphabet, b[i])
+		if j < 0 {
+			t.Fatalf("cursor %q has %q at %d, not a base64url character", s, b[i], i)
 		}
+		b[i] = alphabet[(j+32)%64]
 		return string(b)
 	}
 	bad := map[string]string{
