@@ -210,7 +210,7 @@ func (s *Store) ListServiceTokens(ctx context.Context, siteID uuid.UUID) ([]Serv
 // A cursor holds the place itself, the created_at and id of the last
 // token of its page, not a reference to that token: the next page comes
 // even when that token was deleted meanwhile (pruned after its
-// retention, or with nothing else changed, by hand). It is tagged with
+// retention, or deleted by hand). It is tagged with
 // a key derived from the keyring and bound to the site, so a cursor that
 // was not made for this site (another site's, altered or made up) is
 // ErrBadCursor. A bare token id, the cursor of pages made before cursors
