@@ -83,6 +83,9 @@ func (c *Connector) CheckAdmin(ctx context.Context, site connector.Site, hc *htt
 	if err != nil {
 		return fail(err)
 	}
+	if refused := credentialsRefusedError(resp.StatusCode, body); refused != nil {
+		return fail(refused)
+	}
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusForbidden:
@@ -160,6 +163,9 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 	if err != nil {
 		return err
 	}
+	if refused := credentialsRefusedError(resp.StatusCode, body); refused != nil {
+		return refused
+	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		return toolerr.New(toolerr.AuthExpired, "the ERP did not accept the sign-in token (HTTP 401)")
@@ -170,6 +176,19 @@ func getJSON(ctx context.Context, hc *http.Client, u string, v any) error {
 		return err
 	}
 	return nil
+}
+
+// credentialsRefusedError is AUTH_EXPIRED for Acumatica's HTTP 500 with
+// PXLogin's "Invalid credentials" (the user's password changed since the
+// token was issued, or they were disabled): the ERP refused the sign-in,
+// which a moment later it will do again, so it is no outage. Any other
+// answer is nil. Acumatica's words are not repeated: the body may quote
+// what the request carried.
+func credentialsRefusedError(status int, body []byte) error {
+	if _, refused := credentialsRefused(status, body); !refused {
+		return nil
+	}
+	return toolerr.New(toolerr.AuthExpired, "the ERP no longer accepts the sign-in token (HTTP %d, Invalid credentials)", status)
 }
 
 // adminInquiry is the site's administrators' inquiry.
