@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -95,8 +96,41 @@ func (t *Tokens) Drop(ctx context.Context, siteID uuid.UUID, cookie string) erro
 // DropPerson deletes the tokens kept for every session of user (case
 // aside, as the ERPs name people) on site siteID: what signing out
 // everywhere leaves. It returns how many it deleted.
+//
+// Case is set aside as signing out everywhere sets it aside
+// (pagekit.UserSession names a person by strings.ToLower of their ERP
+// user), here in Go too: PostgreSQL's lower() follows the database's
+// collation (under the C locale it lowers ASCII letters only, so not "É"
+// nor the Kelvin sign), and would leave the tokens of sessions already
+// ended. A site keeps a token per owner session of the last hour and a
+// half, so its rows are read whole.
 func (t *Tokens) DropPerson(ctx context.Context, siteID uuid.UUID, user string) (int64, error) {
-	tag, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE site_id = $1 AND lower(erp_user) = lower($2)`, siteID, user)
+	rows, err := t.pool.Query(ctx, `SELECT session_hash, erp_user FROM owner_session_tokens WHERE site_id = $1`, siteID)
+	if err != nil {
+		return 0, database.Classify(err)
+	}
+	person := strings.ToLower(user)
+	var theirs [][]byte
+	for rows.Next() {
+		var (
+			hash []byte
+			name string
+		)
+		if err := rows.Scan(&hash, &name); err != nil {
+			rows.Close()
+			return 0, database.Classify(err)
+		}
+		if strings.ToLower(name) == person {
+			theirs = append(theirs, hash)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, database.Classify(err)
+	}
+	if len(theirs) == 0 {
+		return 0, nil
+	}
+	tag, err := t.pool.Exec(ctx, `DELETE FROM owner_session_tokens WHERE site_id = $1 AND session_hash = ANY($2)`, siteID, theirs)
 	if err != nil {
 		return 0, database.Classify(err)
 	}

@@ -141,3 +141,57 @@ func TestDropPersonDropsOnlyThatPersonsTokensOnThatSite(t *testing.T) {
 		}
 	}
 }
+
+// DropPerson drops the tokens of the sessions that signing out everywhere
+// ends (pagekit.UserSession names a person by strings.ToLower of their
+// ERP user), whatever the database's collation lowers: the Kelvin sign
+// (U+212A) lower-cases to a "k", and "É" to "é", in Go, but not in
+// PostgreSQL's lower() under the C locale. A token left behind would be
+// one of a session already ended, kept until the sweep.
+func TestDropPersonLowersAsSigningOutEverywhereDoes(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec, err := secrets.GenerateKeySpec("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.ParseKeyring(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'kelvin', 'frappe', 'https://kelvin.example', 'Site')`, site); err != nil {
+		t.Fatal(err)
+	}
+	tokens := NewTokens(pool, keys)
+	expires := time.Now().Add(30 * time.Minute)
+	kept := []struct {
+		cookie, user string
+		dropped      bool
+	}{
+		{"ascii", "kelvin@example.com", true},
+		{"kelvin sign", "\u212Aelvin@example.com", true},
+		{"upper", "KELVIN@EXAMPLE.COM", true},
+		{"another", "kelvina@example.com", false},
+		{"accented upper", "ÉMILE@example.com", true},
+		{"accented lower", "émile@example.com", true},
+		{"plain", "emile@example.com", false},
+	}
+	for _, k := range kept {
+		if err := tokens.Keep(ctx, site, k.cookie, k.user, secrets.Secret("token-"+k.cookie), expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := tokens.DropPerson(ctx, site, "Kelvin@example.com"); err != nil || n != 3 {
+		t.Errorf("DropPerson of Kelvin = %d, %v; want 3", n, err)
+	}
+	if n, err := tokens.DropPerson(ctx, site, "Émile@example.com"); err != nil || n != 2 {
+		t.Errorf("DropPerson of Émile = %d, %v; want 2", n, err)
+	}
+	for _, k := range kept {
+		_, _, err := tokens.Get(ctx, site, k.cookie)
+		if gone := errors.Is(err, ErrNoToken); gone != k.dropped || (!gone && err != nil) {
+			t.Errorf("%s's token (%s): %v, dropped %v", k.user, k.cookie, err, k.dropped)
+		}
+	}
+}
