@@ -1,6 +1,7 @@
 package erpadmin_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -58,6 +59,9 @@ func newAcuRig(t *testing.T, opts acumaticatest.Options) *acuRig {
 	r.client = connector.OAuthClient{ID: c.ID, Secret: secrets.Secret(c.Secret)}
 	return r
 }
+
+// clientOf is the rig's OAuth client, as the owner's page finds it.
+func (r *acuRig) clientOf(context.Context) (connector.OAuthClient, error) { return r.client, nil }
 
 // replica is another erpadmin service on the rig's database, as another
 // replica of erpgate has.
@@ -126,18 +130,18 @@ func TestAskAgainTakesAcumaticasInvalidCredentialsAsARefusedToken(t *testing.T) 
 	ctx := t.Context()
 	admin := r.admin(t)
 	r.keep(t, "owner", admin, r.signIn(t, admin))
-	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin)); v.Kind != erpadmin.VerdictAdmin {
+	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin), r.clientOf); v.Kind != erpadmin.VerdictAdmin {
 		t.Fatalf("before anything changed: verdict %d (%v), want an administrator (%s)", v.Kind, v.Err, v.Evidence)
 	}
 
 	r.sim.SetFault(acumaticatest.Fault{PathPrefix: "/t/" + r.sim.Tenant() + "/api/odata/gi/", Times: 1, Status: 500,
 		Body: `{"message":"An error has occurred.","exceptionMessage":"Object reference not set to an instance of an object.","exceptionType":"System.NullReferenceException"}`})
-	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin)); v.Kind != erpadmin.VerdictUnreachable {
+	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin), r.clientOf); v.Kind != erpadmin.VerdictUnreachable {
 		t.Errorf("another HTTP 500: verdict %d (%v), want the ERP unreachable", v.Kind, v.Err)
 	}
 
 	r.sim.ChangePassword(admin.Username, "a-new-password-1")
-	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin)); v.Kind != erpadmin.VerdictTokenRefused {
+	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin), r.clientOf); v.Kind != erpadmin.VerdictTokenRefused {
 		t.Errorf("after the password changed (HTTP 500 Invalid credentials): verdict %d (%v), want the token refused", v.Kind, v.Err)
 	}
 }

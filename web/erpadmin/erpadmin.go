@@ -26,6 +26,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,6 +67,18 @@ type Proof struct {
 	// when the code was not exchanged), for a purpose that asks the ERP
 	// again later as them (Service.CheckAgain). Never log or show it.
 	Token secrets.Secret
+	// Refresh is the refresh token the ERP issued with Token (empty when
+	// it issued none), which renews Token when it expires before the
+	// purpose is done with it (AskAgain); Expires is when Token expires
+	// (zero when the ERP did not say). Never log or show it.
+	Refresh secrets.Secret
+	Expires time.Time
+}
+
+// Tokens is what a purpose keeps of the sign-in to ask the ERP again
+// (pagesession.Tokens.KeepTokens).
+func (p Proof) Tokens() connector.StoredToken {
+	return connector.StoredToken{Access: p.Token, Refresh: p.Refresh, ExpiresAt: p.Expires}
 }
 
 // Purpose is what a proof is for (registration, the owner's page). It is

@@ -337,7 +337,12 @@ func (s *Service) prove(ctx context.Context, p Purpose, claimed pending, code, p
 		return Proof{User: user}, ErrAdminCheck
 	}
 	log.Info("erpadmin proof", zap.Bool("admin", answer.Admin), zap.String("evidence", answer.Evidence))
-	return Proof{User: user, Check: answer, Token: tok.AccessToken}, nil
+	proof := Proof{User: user, Check: answer, Token: tok.AccessToken, Refresh: tok.RefreshToken}
+	if tok.ExpiresIn > 0 {
+		// The ERP's clock, not the one Deps.Now moves in tests.
+		proof.Expires = time.Now().Add(tok.ExpiresIn)
+	}
+	return proof, nil
 }
 
 // ErrTokenRefused: CheckAgain's ERP did not accept the person's token any

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -80,13 +81,18 @@ func (v Verdict) Said() string {
 	return v.Evidence
 }
 
+// ClientOf returns the OAuth client people sign in to a site with
+// (siteadmin.Service.OAuthClient): the one a kept refresh token was
+// issued to.
+type ClientOf func(ctx context.Context) (connector.OAuthClient, error)
+
 // AskAgain asks the ERP of site once more whether user still administers
 // it, with the ERP token kept in tokens under key (an owner session's
 // cookie, a registration's key) on that site: the token must be user's
 // (case aside, as the ERPs name people), and the ERP is asked about user
 // (Service.CheckAgain). What to do with the verdict (the words, the
 // record, the session) is the caller's.
-func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site sites.Site, key, user string) Verdict {
+func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site sites.Site, key, user string, client ClientOf) Verdict {
 	kept, token, err := tokens.Get(ctx, site.ID, key)
 	switch {
 	case errors.Is(err, pagesession.ErrNoToken):

@@ -111,7 +111,7 @@ func TestAskAgainSortsTheOutcomes(t *testing.T) {
 		{"a site's address unusable", tokens, badAddress, "admin", admin.Email, erpadmin.VerdictInternal, false, erpadmin.StepSite},
 		{"no connector of the kind", tokens, noConnector, "admin", admin.Email, erpadmin.VerdictInternal, false, erpadmin.StepAsk},
 	} {
-		v := svc.AskAgain(ctx, c.tokens, c.site, c.key, c.user)
+		v := svc.AskAgain(ctx, c.tokens, c.site, c.key, c.user, nil)
 		if v.Kind != c.want || v.Step != c.step {
 			t.Errorf("%s: verdict %d at step %d (%v), want %d at step %d", c.name, v.Kind, v.Step, v.Err, c.want, c.step)
 		}

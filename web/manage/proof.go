@@ -194,7 +194,7 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, notAdminRefusal(p))
 		h.notAdmin(w, site, p, "Only they can manage the site on erpgate.")
 	default:
-		if err := h.startSession(w, r, site, p.User.ID, p.Token); err != nil {
+		if err := h.startSession(w, r, site, p.User.ID, p.Tokens()); err != nil {
 			h.internalError(w, "start the owner session", err)
 			return
 		}
@@ -269,7 +269,7 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 		// The session is for the site as it is now: after a move to
 		// another tenant, the one the owner just proved, with the ERP
 		// token of that proof.
-		if err := h.startSession(w, r, updated, p.User.ID, p.Token); err != nil {
+		if err := h.startSession(w, r, updated, p.User.ID, p.Tokens()); err != nil {
 			h.internalError(w, "start the owner session", err)
 			return
 		}

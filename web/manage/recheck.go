@@ -1,13 +1,14 @@
 package manage
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
-	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -32,14 +33,23 @@ const (
 	erpNotReached   = "Your ERP could not be reached to check that you still administer it, so nothing was changed. Try again in a moment; you are still signed in."
 )
 
+// clientOf is the OAuth client of site that an owner's kept ERP token
+// is renewed with.
+func (h *Handler) clientOf(site sites.Site) erpadmin.ClientOf {
+	return func(ctx context.Context) (connector.OAuthClient, error) {
+		_, client, err := h.deps.Admin.OAuthClient(ctx, site)
+		return client, err
+	}
+}
+
 // startSession sets the owner session cookie for user on site and keeps
-// token, the ERP access token they proved themselves with, for it. When
-// the token cannot be kept the session is not started (err).
+// token, the ERP tokens they proved themselves with, for it. When the
+// token cannot be kept the session is not started (err).
 //
 // A session the browser held before (of any site) is replaced: it is
 // ended for every replica and its kept ERP token dropped, since no
 // browser holds it any more, only a copy could.
-func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site sites.Site, user string, token secrets.Secret) error {
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site sites.Site, user string, token connector.StoredToken) error {
 	now := h.now()
 	if old, signed := h.sessions.Signed(r, now); signed {
 		if err := h.deps.Tokens.DropSession(r.Context(), old); err != nil {
@@ -55,11 +65,11 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, site site
 	if err != nil {
 		return err
 	}
-	if token == "" {
+	if !token.Access.IsSet() {
 		// No token, no change: each is refused until they sign in again.
 		return nil
 	}
-	if err := h.deps.Tokens.Keep(r.Context(), site.ID, cookie, user, token, now.Add(SessionLifetime)); err != nil {
+	if err := h.deps.Tokens.KeepTokens(r.Context(), site.ID, cookie, user, token, now.Add(SessionLifetime)); err != nil {
 		http.SetCookie(w, h.deps.Kit.Cookie(sessionCookie, "", 0))
 		return err
 	}
@@ -89,7 +99,7 @@ func (h *Handler) endSession(w http.ResponseWriter, r *http.Request, site sites.
 func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, o owner, action, section string) bool {
 	ctx := r.Context()
 	raw, _ := h.sessions.Signed(r, h.now())
-	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, o.site, raw, o.user)
+	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, o.site, raw, o.user, h.clientOf(o.site))
 	switch v.Kind {
 	case erpadmin.VerdictAdmin:
 		return true

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/web/pagekit"
@@ -59,7 +60,7 @@ func TestSignInAgainDropsTheReplacedSessionsToken(t *testing.T) {
 	req.AddCookie(old)
 	rec := httptest.NewRecorder()
 	token := secrets.Secret(p.erp.IssueAccessToken(user, time.Hour))
-	if err := p.h.startSession(rec, req, p.acme, user, token); err != nil {
+	if err := p.h.startSession(rec, req, p.acme, user, connector.StoredToken{Access: token}); err != nil {
 		t.Fatal(err)
 	}
 	var fresh *http.Cookie

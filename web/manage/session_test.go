@@ -153,7 +153,7 @@ func (p *pages) session(site sites.Site, user string) *http.Cookie {
 		}
 		token = secrets.Secret(p.erp.IssueAccessToken(user, time.Hour))
 	}
-	if err := p.h.startSession(rec, httptest.NewRequest(http.MethodGet, "/", nil), site, user, token); err != nil {
+	if err := p.h.startSession(rec, httptest.NewRequest(http.MethodGet, "/", nil), site, user, connector.StoredToken{Access: token}); err != nil {
 		panic(err)
 	}
 	return rec.Result().Cookies()[0]

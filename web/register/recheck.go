@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
-	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/sites"
 	"github.com/erpgate/erpgate/web/erpadmin"
 )
@@ -33,14 +33,14 @@ const (
 // session cookie (a signed value) is ever spelt so.
 func tokenKey(id uuid.UUID) string { return "registration\x00" + id.String() }
 
-// keepToken keeps token, the registrant user's ERP access token, for the
+// keepToken keeps token, the registrant user's ERP tokens, for the
 // registration id of site until expires. Not kept, the last step is
 // refused until the registrant uses the owner's page.
-func (h *Handler) keepToken(ctx context.Context, id uuid.UUID, site sites.Site, user string, token secrets.Secret, expires time.Time) {
-	if token == "" {
+func (h *Handler) keepToken(ctx context.Context, id uuid.UUID, site sites.Site, user string, token connector.StoredToken, expires time.Time) {
+	if !token.Access.IsSet() {
 		return
 	}
-	if err := h.deps.Tokens.Keep(ctx, site.ID, tokenKey(id), user, token, expires); err != nil {
+	if err := h.deps.Tokens.KeepTokens(ctx, site.ID, tokenKey(id), user, token, expires); err != nil {
 		h.log.Error("the registrant's ERP token not kept; the API step will be refused", zap.String("site_slug", site.Slug), zap.Error(err))
 	}
 }
@@ -57,7 +57,10 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 		h.renderResult(w, r, status, browser, p, resultExtra{Error: sentence})
 		return false
 	}
-	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, site, tokenKey(p.ID), p.ERPUser)
+	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, site, tokenKey(p.ID), p.ERPUser, func(ctx context.Context) (connector.OAuthClient, error) {
+		_, client, err := h.deps.Admin.OAuthClient(ctx, site)
+		return client, err
+	})
 	switch v.Kind {
 	case erpadmin.VerdictAdmin:
 		return true

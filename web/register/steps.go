@@ -541,7 +541,7 @@ func (h *Handler) registerSite(w http.ResponseWriter, r *http.Request, p pending
 		h.internal(w, "mark registered", err)
 		return
 	}
-	h.keepToken(ctx, p.ID, site, proof.User.ID, proof.Token, p.ExpiresAt)
+	h.keepToken(ctx, p.ID, site, proof.User.ID, proof.Tokens(), p.ExpiresAt)
 	// The new site's preflight runs in the background; its result is on
 	// the console's sites page and in the admin API.
 	h.deps.Admin.StartPreflight(ctx, admin, site)

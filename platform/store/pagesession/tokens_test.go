@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
@@ -194,4 +195,54 @@ func TestDropPersonLowersAsSigningOutEverywhereDoes(t *testing.T) {
 			t.Errorf("%s's token (%s): %v, dropped %v", k.user, k.cookie, err, k.dropped)
 		}
 	}
+}
+
+// KeepTokens keeps the refresh token and the access token's expiry with
+// it, sealed as one and never in the clear; a row kept before (the access
+// token alone) is still read, and re-sealed as it was by RotateKeys.
+func TestKeptTokensHoldTheRefreshTokenAndOldRowsStillRead(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	spec := keySpecs(t, "old", "new")
+	site := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO sites (id, slug, kind, base_url, display_name) VALUES ($1, 'pair', 'acumatica', 'https://pair.example', 'Site')`, site); err != nil {
+		t.Fatal(err)
+	}
+	tokens := NewTokens(pool, keyringOf(t, spec["new"], spec["old"]))
+	expires := time.Now().Add(30 * time.Minute)
+	want := connector.StoredToken{Access: "access-0123456789", Refresh: "refresh-0123456789", ExpiresAt: time.Unix(1_900_000_000, 0)}
+	if err := tokens.KeepTokens(ctx, site, "pair", "admin@Company", want, expires); err != nil {
+		t.Fatal(err)
+	}
+	if user, got, err := tokens.Kept(ctx, site, "pair"); err != nil || user != "admin@Company" || got.Access != want.Access ||
+		got.Refresh != want.Refresh || !got.ExpiresAt.Equal(want.ExpiresAt) {
+		t.Errorf("Kept = %q, %q, %q, %v, %v", user, got.Access.Reveal(), got.Refresh.Reveal(), got.ExpiresAt, err)
+	}
+	var inTheClear int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM owner_session_tokens WHERE position($1::bytea in token) > 0 OR position($2::bytea in token) > 0`,
+		[]byte(want.Access), []byte(want.Refresh)).Scan(&inTheClear); err != nil || inTheClear != 0 {
+		t.Errorf("%d rows hold a token in the clear (%v)", inTheClear, err)
+	}
+
+	// A row of an earlier erpgate: the access token alone, under the old key.
+	hash := sessionHash("earlier")
+	kid, sealed, err := keyringOf(t, spec["old"]).Seal([]byte("earlier-access-0123"), accessOnlyAD(site, hash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO owner_session_tokens (session_hash, site_id, erp_user, key_id, token, expires_at) VALUES ($1, $2, 'u', $3, $4, $5)`,
+		hash, site, kid, sealed, expires); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, tokens *Tokens) {
+		t.Helper()
+		if _, got, err := tokens.Kept(ctx, site, "earlier"); err != nil || got.Access != "earlier-access-0123" || got.Refresh.IsSet() || !got.ExpiresAt.IsZero() {
+			t.Errorf("%s: the earlier row reads %q, %q, %v, %v", when, got.Access.Reveal(), got.Refresh.Reveal(), got.ExpiresAt, err)
+		}
+	}
+	check("before rotating", tokens)
+	if resealed, unreadable, err := tokens.RotateKeys(ctx); err != nil || resealed != 1 || unreadable != 0 {
+		t.Fatalf("RotateKeys = %d, %d, %v; want the earlier row re-sealed", resealed, unreadable, err)
+	}
+	check("after rotating, with the new key alone", NewTokens(pool, keyringOf(t, spec["new"])))
 }
