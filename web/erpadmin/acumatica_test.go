@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,5 +145,110 @@ func TestAskAgainTakesAcumaticasInvalidCredentialsAsARefusedToken(t *testing.T) 
 	r.sim.ChangePassword(admin.Username, "a-new-password-1")
 	if v := r.svc.AskAgain(ctx, r.tokens, r.site, "owner", r.id(admin), r.clientOf); v.Kind != erpadmin.VerdictTokenRefused {
 		t.Errorf("after the password changed (HTTP 500 Invalid credentials): verdict %d (%v), want the token refused", v.Kind, v.Err)
+	}
+}
+
+// simClock is a simulator's clock the test moves.
+type simClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *simClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *simClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// keepSignIn keeps what u's sign-in gave under key, as the owner's page
+// keeps a proof's tokens.
+func (r *acuRig) keepSignIn(t *testing.T, key string, u acumaticatest.User, tok connector.UpstreamToken) {
+	t.Helper()
+	proof := erpadmin.Proof{Token: tok.AccessToken, Refresh: tok.RefreshToken, Expires: time.Now().Add(tok.ExpiresIn)}
+	if err := r.tokens.KeepTokens(t.Context(), r.site.ID, key, r.id(u), proof.Tokens(), time.Now().Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An Acumatica whose access tokens last 10 minutes, shorter than an owner
+// session: the owner's first change after that renews the kept token with
+// the refresh token of their sign-in (once, though two replicas ask at the
+// same moment: Acumatica's refresh tokens die on use) and goes on; the
+// renewed pair is kept, so the next change needs no refresh. Only a
+// refresh the ERP refuses signs them out; a token endpoint that fails for
+// now is an ERP that could not be asked.
+func TestAskAgainRenewsAnExpiredTokenOnceAcrossReplicas(t *testing.T) {
+	clock := &simClock{now: acumaticatest.DefaultNow}
+	r := newAcuRig(t, acumaticatest.Options{Now: clock.Now, TokenLifetime: 10 * time.Minute})
+	ctx := t.Context()
+	admin := r.admin(t)
+	r.keepSignIn(t, "owner", admin, r.signIn(t, admin))
+	ask := func(svc *erpadmin.Service, tokens *pagesession.Tokens) erpadmin.Verdict {
+		return svc.AskAgain(ctx, tokens, r.site, "owner", r.id(admin), r.clientOf)
+	}
+	if v := ask(r.svc, r.tokens); v.Kind != erpadmin.VerdictAdmin || r.sim.RefreshCount() != 0 {
+		t.Fatalf("within the token's life: verdict %d (%v), %d refreshes; want an administrator, none", v.Kind, v.Err, r.sim.RefreshCount())
+	}
+
+	clock.advance(11 * time.Minute) // the ERP's token expired; erpgate's clock does not know
+	other, otherTokens := r.replica(), pagesession.NewTokens(r.pool, r.ring)
+	var wg sync.WaitGroup
+	verdicts := make([]erpadmin.Verdict, 2)
+	for i, rep := range []struct {
+		svc    *erpadmin.Service
+		tokens *pagesession.Tokens
+	}{{r.svc, r.tokens}, {other, otherTokens}} {
+		wg.Go(func() { verdicts[i] = ask(rep.svc, rep.tokens) })
+	}
+	wg.Wait()
+	for i, v := range verdicts {
+		if v.Kind != erpadmin.VerdictAdmin {
+			t.Errorf("replica %d after the token expired: verdict %d (%v), want an administrator", i+1, v.Kind, v.Err)
+		}
+	}
+	if n := r.sim.RefreshCount(); n != 1 {
+		t.Errorf("%d refreshes at the ERP, want 1", n)
+	}
+	if v := ask(other, otherTokens); v.Kind != erpadmin.VerdictAdmin || r.sim.RefreshCount() != 1 {
+		t.Errorf("the next change: verdict %d (%v), %d refreshes; want an administrator with the renewed token", v.Kind, v.Err, r.sim.RefreshCount())
+	}
+
+	clock.advance(11 * time.Minute)
+	r.sim.SetFault(acumaticatest.Fault{PathPrefix: "/identity/connect/token", Times: 1, Status: http.StatusServiceUnavailable, Body: `{}`})
+	if v := ask(r.svc, r.tokens); v.Kind != erpadmin.VerdictUnreachable {
+		t.Errorf("the token endpoint failing: verdict %d (%v), want the ERP unreachable", v.Kind, v.Err)
+	}
+	if _, _, err := r.tokens.Get(ctx, r.site.ID, "owner"); err != nil {
+		t.Errorf("the kept token after a refresh that failed for now: %v", err)
+	}
+
+	r.sim.RevokeRefreshTokens(admin.Username)
+	if v := ask(r.svc, r.tokens); v.Kind != erpadmin.VerdictTokenRefused {
+		t.Errorf("the refresh token revoked: verdict %d (%v), want the token refused", v.Kind, v.Err)
+	}
+}
+
+// A kept token whose stated life ends within the minute is renewed before
+// the ERP is asked, as people's are, rather than sent to be refused.
+func TestAskAgainRenewsATokenAboutToExpireFirst(t *testing.T) {
+	r := newAcuRig(t, acumaticatest.Options{TokenLifetime: 30 * time.Second})
+	admin := r.admin(t)
+	r.keepSignIn(t, "owner", admin, r.signIn(t, admin))
+	_, before, err := r.tokens.Get(t.Context(), r.site.ID, "owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.svc.AskAgain(t.Context(), r.tokens, r.site, "owner", r.id(admin), r.clientOf); v.Kind != erpadmin.VerdictAdmin {
+		t.Fatalf("verdict %d (%v), want an administrator", v.Kind, v.Err)
+	}
+	_, after, err := r.tokens.Get(t.Context(), r.site.ID, "owner")
+	if n := r.sim.RefreshCount(); n != 1 || err != nil || after == before {
+		t.Errorf("%d refreshes, the kept token renewed %v (%v); want 1 and the renewed one kept", n, after != before, err)
 	}
 }

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 	"github.com/erpgate/erpgate/platform/store/pagesession"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
@@ -92,8 +97,15 @@ type ClientOf func(ctx context.Context) (connector.OAuthClient, error)
 // (case aside, as the ERPs name people), and the ERP is asked about user
 // (Service.CheckAgain). What to do with the verdict (the words, the
 // record, the session) is the caller's.
+//
+// An access token that expires within a minute, or that the ERP refuses,
+// is first renewed with the refresh token kept with it and site's OAuth
+// client (client; nil renews nothing), as people's ERP tokens are, and
+// the new pair kept in its place (pagesession.Tokens.Refresh: once across
+// replicas): only a refresh the ERP refuses is VerdictTokenRefused, and
+// one that fails for now is VerdictUnreachable.
 func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site sites.Site, key, user string, client ClientOf) Verdict {
-	kept, token, err := tokens.Get(ctx, site.ID, key)
+	kept, token, err := tokens.Kept(ctx, site.ID, key)
 	switch {
 	case errors.Is(err, pagesession.ErrNoToken):
 		return Verdict{Kind: VerdictNoToken, Err: err}
@@ -106,7 +118,25 @@ func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site
 	if err != nil {
 		return Verdict{Kind: VerdictInternal, Step: StepSite, Err: err}
 	}
-	answer, err := s.CheckAgain(ctx, site.Kind, csite, user, token)
+	renewable := client != nil && token.Refresh.IsSet()
+	renewed := false
+	if renewable && !token.ExpiresAt.IsZero() && time.Until(token.ExpiresAt) < renewSkew {
+		var v *Verdict
+		if token, v = s.renewKept(ctx, tokens, site, csite, key, token.Access, client); v != nil {
+			return *v
+		}
+		renewed = true
+	}
+	answer, err := s.CheckAgain(ctx, site.Kind, csite, user, token.Access)
+	if errors.Is(err, ErrTokenRefused) && renewable && !renewed {
+		// Refused before its stated expiry, or with none stated: renewed
+		// like an expired one, and the ERP asked once more.
+		var v *Verdict
+		if token, v = s.renewKept(ctx, tokens, site, csite, key, token.Access, client); v != nil {
+			return *v
+		}
+		answer, err = s.CheckAgain(ctx, site.Kind, csite, user, token.Access)
+	}
 	switch {
 	case errors.Is(err, ErrTokenRefused):
 		return Verdict{Kind: VerdictTokenRefused}
@@ -118,4 +148,45 @@ func (s *Service) AskAgain(ctx context.Context, tokens *pagesession.Tokens, site
 		return Verdict{Kind: VerdictNotAdmin, Evidence: answer.Evidence}
 	}
 	return Verdict{Kind: VerdictAdmin}
+}
+
+// renewSkew is how long before its stated expiry a kept access token is
+// renewed (the people's path's skew).
+const renewSkew = time.Minute
+
+// renewKept renews the ERP tokens kept under key on site, stale being the
+// access token in hand, with the connector's refresh grant at the ERP,
+// within Deps.Timeout. It returns the tokens to ask with, or the verdict
+// when they could not be renewed.
+func (s *Service) renewKept(ctx context.Context, tokens *pagesession.Tokens, site sites.Site, csite connector.Site, key string,
+	stale secrets.Secret, client ClientOf) (connector.StoredToken, *Verdict) {
+	oauth, _, err := s.oauthOf(site.Kind, false)
+	if err != nil {
+		return connector.StoredToken{}, &Verdict{Kind: VerdictInternal, Step: StepAsk, Err: err}
+	}
+	oc, err := client(ctx)
+	if err != nil {
+		return connector.StoredToken{}, &Verdict{Kind: VerdictInternal, Step: StepSite, Err: err}
+	}
+	uctx, cancel := context.WithTimeout(ctx, s.deps.Timeout)
+	defer cancel()
+	renewed, err := tokens.Refresh(uctx, site.ID, key, stale, func(ctx context.Context, current connector.StoredToken) (connector.UpstreamToken, error) {
+		return oauth.RefreshToken(ctx, csite, oc, s.deps.HTTPClient(csite, nil), current.Refresh)
+	})
+	log := s.log.With(zap.String("site_slug", site.Slug))
+	switch {
+	case err == nil:
+		log.Info("a kept ERP token of an owner renewed")
+		return renewed, nil
+	case errors.Is(err, connector.ErrRefreshTokenDead):
+		log.Info("the ERP refused to renew a kept ERP token of an owner", zap.Error(err))
+		return connector.StoredToken{}, &Verdict{Kind: VerdictTokenRefused}
+	case errors.Is(err, pagesession.ErrNoToken):
+		return connector.StoredToken{}, &Verdict{Kind: VerdictNoToken, Err: err}
+	case errors.Is(err, pagesession.ErrRefreshOvertaken) || unreachable(err) || errors.As(err, new(*toolerr.Error)):
+		// Transient, as for people's tokens: the owner may try again.
+		log.Warn("a kept ERP token of an owner could not be renewed just now", zap.Error(err))
+		return connector.StoredToken{}, &Verdict{Kind: VerdictUnreachable}
+	}
+	return connector.StoredToken{}, &Verdict{Kind: VerdictInternal, Step: StepToken, Err: err}
 }

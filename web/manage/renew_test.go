@@ -1,0 +1,119 @@
+package manage
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
+	"github.com/erpgate/erpgate/platform/front/siteadmin"
+	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/web/erpadmin"
+	"github.com/erpgate/erpgate/web/pagekit"
+)
+
+// An owner of an Acumatica site whose access tokens last 10 minutes, less
+// than an owner session, makes changes 11 minutes after signing in, at
+// one replica and then another: the first renews the ERP token they
+// signed in with (its refresh token, once), the second uses the renewed
+// one, and both go through; neither signs them out.
+func TestOwnerChangesOutliveTheERPsShortTokens(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	var (
+		mu       sync.Mutex
+		erpClock = acumaticatest.DefaultNow
+	)
+	erp := acumaticatest.NewServer(acumaticatest.Options{TokenLifetime: 10 * time.Minute, Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return erpClock
+	}})
+	t.Cleanup(erp.Close)
+	site, err := p.h.deps.Admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu-short", Kind: "acumatica", DisplayName: "Short tokens",
+		BaseURL: erp.URL, Settings: json.RawMessage(`{"tenant":"` + erp.Tenant() + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := p.h.deps.Proofs.RedirectURI(site.CallbackPath())
+	app := erp.RegisterClient(redirect)
+	if _, err := p.h.deps.Admin.PutOAuthConnection(ctx, siteadmin.Operator, site, map[string]string{"client_id": app.ID, "client_secret": app.Secret}); err != nil {
+		t.Fatal(err)
+	}
+	var admin acumaticatest.User
+	for _, u := range erp.Users() {
+		if u.IsAdministrator() {
+			admin = u
+		}
+	}
+	session := p.acumaticaSignIn(t, site, admin)
+
+	mu.Lock()
+	erpClock = erpClock.Add(11 * time.Minute)
+	mu.Unlock()
+	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
+	csrf := pagekit.CSRFToken(binding.Value, csrfPurpose(site))
+	for i, c := range []struct{ base, status, done string }{
+		{p.replica(t), "disabled", "?done=disabled"},
+		{p.srv.URL, "active", "?done=enabled"},
+	} {
+		status, body, header := send(t, c.base, "/sites/acu-short/manage/status", url.Values{"csrf": {csrf}, "status": {c.status}}, session, binding)
+		if status != http.StatusSeeOther || !strings.HasSuffix(header.Get("Location"), c.done) {
+			t.Fatalf("change %d after the ERP token expired: HTTP %d to %q: %s", i+1, status, header.Get("Location"), body)
+		}
+		if got, err := p.h.deps.Store.GetSite(ctx, site.ID); err != nil || string(got.Status) != c.status {
+			t.Errorf("change %d: the site is %q (%v), want %q", i+1, got.Status, err, c.status)
+		}
+	}
+	if n := erp.RefreshCount(); n != 1 {
+		t.Errorf("%d refreshes at the ERP, want 1", n)
+	}
+}
+
+// acumaticaSignIn walks user's sign-in at the Acumatica site's ERP with
+// the site's OAuth client, as the owner's sign-in does, and starts the
+// owner session with what the proof holds.
+func (p *pages) acumaticaSignIn(t *testing.T, site sites.Site, user acumaticatest.User) *http.Cookie {
+	t.Helper()
+	ctx := t.Context()
+	csite, client, err := p.h.deps.Admin.OAuthClient(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _ := p.h.deps.Registry.Get("acumatica")
+	oauth := conn.(connector.UpstreamOAuth)
+	redirect := p.h.deps.Proofs.RedirectURI(site.CallbackPath())
+	verifier := strings.Repeat("verifier-", 6)
+	sum := sha256.Sum256([]byte(verifier))
+	authURL, err := oauth.AuthorizationURL(csite, client, connector.AuthorizationRequest{RedirectURI: redirect, State: "st",
+		CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := acumaticatest.CompleteAuthorization(nil, authURL, user.Username, user.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := oauth.ExchangeCode(ctx, csite, client, http.DefaultClient, loc.Query().Get("code"), redirect, verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, err := oauth.Identify(ctx, csite, authorizingClient(csite, oauth.TokenAuthorizer(tok.AccessToken)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof := erpadmin.Proof{User: who, Token: tok.AccessToken, Refresh: tok.RefreshToken, Expires: time.Now().Add(tok.ExpiresIn)}
+	rec := httptest.NewRecorder()
+	if err := p.h.startSession(rec, httptest.NewRequest(http.MethodGet, "/", nil), site, who.ID, proof.Tokens()); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Result().Cookies()[0]
+}
