@@ -220,16 +220,19 @@ func (g *callerGates) size() int {
 	return len(g.m)
 }
 
-// enter takes a call slot of key's share, waiting at most wait, and
-// returns the number of keys with a gate too; a share of 100 % (a nil
-// map) holds nobody and returns nil.
-func (g *callerGates) enter(ctx context.Context, key string, wait time.Duration) (*callerGate, int, error) {
+// enter takes a call slot of key's share, waiting at most callerWait and
+// not past deadline, and returns the number of keys with a gate too; a
+// share of 100 % (a nil map) holds nobody and returns nil.
+func (g *callerGates) enter(ctx context.Context, key string, deadline time.Time) (*callerGate, int, error) {
 	if g.m == nil {
 		return nil, 0, nil
 	}
 	c, n := g.get(key)
 	if !c.calls.TryAcquire(1) {
-		cctx, cancel := context.WithTimeout(ctx, wait)
+		if d := time.Now().Add(callerWait); d.Before(deadline) {
+			deadline = d
+		}
+		cctx, cancel := context.WithDeadline(ctx, deadline)
 		err := c.calls.Acquire(cctx, 1)
 		cancel()
 		if err != nil {
@@ -248,12 +251,13 @@ var (
 )
 
 // enterAs takes, for caller key of site, a share of the call slots and
-// then one of the site's share (waiting at most callerWait for each, or
-// wait if shorter) and then a call slot (waiting at most wait). The slot
-// it returns holds no work slot yet (see work).
-func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Duration) (*callSlot, error) {
+// then one of the site's share (waiting at most callerWait for each) and
+// then a call slot, never waiting past deadline: the request's arrival
+// plus the budget, which its wait for a work slot and its call share.
+// The slot it returns holds no work slot yet (see work).
+func (a *admission) enterAs(ctx context.Context, site, key string, deadline time.Time) (*callSlot, error) {
 	s := &callSlot{adm: a}
-	c, _, err := a.callers.enter(ctx, key, min(callerWait, wait))
+	c, _, err := a.callers.enter(ctx, key, deadline)
 	if err != nil {
 		if ctx.Err() == nil {
 			err = errCallerShare
@@ -263,7 +267,7 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 	s.key, s.caller = key, c
 	// The caller's share first: a caller over it waits for its own room
 	// and takes none of its site's meanwhile.
-	sc, sites, err := a.sites.enter(ctx, site, min(callerWait, wait))
+	sc, sites, err := a.sites.enter(ctx, site, deadline)
 	if err != nil {
 		s.done()
 		if ctx.Err() == nil {
@@ -275,7 +279,7 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 	// A site under its part of the replica may take the reserve.
 	reserve := sc == nil || int(sc.inside.Load()) < max(1, a.calls/(sites+1))
 	if !a.tryEnter(reserve) {
-		ectx, cancel := context.WithTimeout(ctx, wait)
+		ectx, cancel := context.WithDeadline(ctx, deadline)
 		err := a.enter(ectx, reserve)
 		cancel()
 		if err != nil {
@@ -291,8 +295,8 @@ func (a *admission) enterAs(ctx context.Context, site, key string, wait time.Dur
 }
 
 // work takes a work slot for s, its caller's share and its site's first,
-// waiting at most wait in all.
-func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
+// waiting at most until deadline (the request's arrival plus the budget).
+func (s *callSlot) work(ctx context.Context, deadline time.Time) error {
 	if s.tryWork() {
 		s.mu.Lock()
 		s.held = true
@@ -300,7 +304,7 @@ func (s *callSlot) work(ctx context.Context, wait time.Duration) error {
 		return nil
 	}
 	// Only a request that has to queue pays for a deadline.
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := s.takeWork(ctx, false); err != nil {
 		return err

@@ -156,7 +156,7 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 	a := newFairAdmission(10, 10, 1<<20, 25, 50) // 2 slots a caller, 5 a site, a reserve of 1
 	ctx := context.Background()
 	enter := func(site, caller string, wait time.Duration) (*callSlot, error) {
-		return a.enterAs(ctx, site, site+"/"+caller, wait)
+		return a.enterAs(ctx, site, site+"/"+caller, time.Now().Add(wait))
 	}
 	var held []*callSlot
 	for _, c := range []struct{ site, caller string }{{"a", "1"}, {"a", "1"}, {"a", "2"}, {"a", "2"}, {"a", "3"}, {"b", "1"}, {"b", "1"}, {"b", "2"}, {"b", "2"}} {
@@ -219,7 +219,7 @@ func TestTwoSitesLeaveTheReserveToAThird(t *testing.T) {
 func TestFewCallSlotsKeepNoReserve(t *testing.T) {
 	for _, calls := range []int{1, 2, 9} {
 		a := newFairAdmission(4, calls, 1<<20, 25, 50)
-		s, err := a.enterAs(context.Background(), "site", "caller", 20*time.Millisecond)
+		s, err := a.enterAs(context.Background(), "site", "caller", time.Now().Add(20*time.Millisecond))
 		if err != nil {
 			t.Fatalf("%d call slots, all free: a site's first request was refused: %v", calls, err)
 		}
@@ -355,6 +355,15 @@ func (g gatedERP) Tools() []connector.Tool {
 		tool("large", func(context.Context, *connector.Call) (any, error) {
 			defer largeReplies.Add(1)
 			return map[string]any{"value": strings.Repeat("x", largeReply)}, nil
+		}),
+		// deadline answers the deadline of the context it was called
+		// with, in nanoseconds since 1970, or "none".
+		tool("deadline", func(ctx context.Context, c *connector.Call) (any, error) {
+			dl, ok := ctx.Deadline()
+			if !ok {
+				return map[string]any{"value": "none"}, nil
+			}
+			return map[string]any{"value": fmt.Sprintf("deadline %d", dl.UnixNano())}, nil
 		}),
 		tool("fetch", func(ctx context.Context, c *connector.Call) (any, error) {
 			v, err := fetchJSON(ctx, c, "/wait")
@@ -816,7 +825,7 @@ func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	}()
 	granted := 0
 	for range 8 {
-		s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Second)
+		s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Now().Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -835,7 +844,7 @@ func TestOneCallerHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	if granted != 2 {
 		t.Errorf("the caller holds %d answers of 8 MiB at once, want 2 (its 25 %% of 64 MiB)", granted)
 	}
-	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Second)
+	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -875,7 +884,7 @@ func TestOneSiteHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	}()
 	granted := 0
 	for i := range 8 {
-		s, err := a.enterAs(ctx, "site-a", fmt.Sprintf("service:token-%d", i%4), time.Second)
+		s, err := a.enterAs(ctx, "site-a", fmt.Sprintf("service:token-%d", i%4), time.Now().Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -892,7 +901,7 @@ func TestOneSiteHoldsItsShareOfTheAnswerBudget(t *testing.T) {
 	if granted != 4 {
 		t.Errorf("the site's callers hold %d answers of 8 MiB at once, want 4 (its 50 %% of 64 MiB)", granted)
 	}
-	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Second)
+	other, err := a.enterAs(ctx, "site-b", "service:site-b", time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

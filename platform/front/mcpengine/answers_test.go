@@ -138,7 +138,7 @@ func TestAnswerOfUnknownLengthKeepsTheRoomItNeeds(t *testing.T) {
 	const budget = 64 << 20 // a caller's share 16 MiB, a site's 32
 	a := newFairAdmission(16, 256, budget, 25, 50)
 	ctx := context.Background()
-	s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Second)
+	s, err := a.enterAs(ctx, "site-a", "user:site-a:u1", time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,12 +245,12 @@ func TestGrowingAnswerRoomNeverWaitsHoldingRoom(t *testing.T) {
 	a := newFairAdmission(4, 4, budget, 50, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // turns a deadlock into a failure
 	defer cancel()
-	first, err := a.enterAs(ctx, "site", "service:first", time.Second)
+	first, err := a.enterAs(ctx, "site", "service:first", time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.done()
-	second, err := a.enterAs(ctx, "site", "service:second", time.Second)
+	second, err := a.enterAs(ctx, "site", "service:second", time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,16 +104,35 @@ func (b bounds) done() {
 	}
 }
 
-// bounded takes the caller's limits, when the engine has a limiter, and
-// gives the call the budget.
+// bounded gives the call what is left of the budget, the request's
+// deadline (its arrival plus the budget: the waits at the door and for a
+// work slot came out of it), and within it takes the caller's limits,
+// when the engine has a limiter. A call whose time ran out while it
+// waited is refused, and nothing of it sent to the ERP.
 func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool) (context.Context, bounds, error) {
 	var b bounds
 	st.limits.Store(limitsReached)
+	deadline := st.deadline
+	if deadline.IsZero() {
+		deadline = time.Now().Add(e.opts.Budget)
+	}
+	ctx, b.cancel = context.WithDeadline(ctx, deadline)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		b.cancel()
+		return ctx, bounds{}, e.waitedOut(ctx.Err())
+	}
 	if e.opts.Limiter != nil {
 		_, span := startSpan(ctx, "limits")
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)
 		endSpan(span, err)
 		if err != nil {
+			b.cancel()
+			var te *toolerr.Error
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.As(err, &te) {
+				// The limits' database did not answer before the
+				// request's time ran out.
+				return ctx, bounds{}, e.waitedOut(err)
+			}
 			if toolerr.Classify(err).Code == toolerr.RateLimited {
 				e.opts.Metrics.LimitRefused(ct.kind)
 				// Charged to the caller's budget of refused calls
@@ -121,12 +140,20 @@ func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool
 				// its limits is soon refused at the door.
 				st.limits.Store(limitsRefused)
 			}
-			return ctx, b, err
+			return ctx, bounds{}, err
 		}
 		b.release = release
 	}
-	ctx, b.cancel = context.WithTimeout(ctx, e.opts.Budget)
 	return ctx, b, nil
+}
+
+// waitedOut is the refusal of a call whose time (its arrival plus the
+// budget) ran out while it waited in erpgate, before anything of it was
+// sent to the ERP: busy, as a request refused at the door is.
+func (e *Engine) waitedOut(err error) error {
+	return toolerr.Wrap(toolerr.RateLimited, err,
+		"erpgate is busy: this call waited for a free slot (or for its call limits) until its time ran out (%s from its arrival), and nothing was sent to the ERP; retry shortly", e.opts.Budget).
+		WithRetryAfter(time.Second).WroteNothing()
 }
 
 // newCall is the connector's view of the call, its requests to the ERP

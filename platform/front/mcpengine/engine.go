@@ -48,7 +48,9 @@ type Options struct {
 	Logger   *zap.Logger
 	// Limiter, when set, bounds concurrent and per-minute calls.
 	Limiter Limiter
-	// Budget bounds a whole tool call, lookups and retries included.
+	// Budget bounds a whole request from its arrival: its waits at the
+	// door and for a work slot, and its tool call, lookups and retries
+	// included.
 	Budget time.Duration
 	// MaxResultBytes bounds the JSON a tool may return to the client.
 	MaxResultBytes int
@@ -60,12 +62,12 @@ type Options struct {
 	// and schema index (connector.Call.Cache and Call.Index).
 	Storage connector.SiteStorage
 	// MaxActive bounds the MCP requests this replica works on at once
-	// (admission.go); more wait at the door, for at most Budget. Calls
+	// (admission.go); more wait, until their arrival plus Budget. Calls
 	// waiting on the ERP do not count. Default 8 per CPU, at least 16.
 	MaxActive int
 	// MaxCalls bounds the MCP requests this replica holds at once, calls
 	// waiting on the ERP included (admission.go); more wait at the door,
-	// for at most Budget. Default 128 per CPU, at least 256.
+	// until their arrival plus Budget. Default 128 per CPU, at least 256.
 	MaxCalls int
 	// MaxAnswerBytes bounds the bytes of large ERP answers (64 KiB or more)
 	// the calls of this replica hold at once (admission.go). Default 64 MiB.

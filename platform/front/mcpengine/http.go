@@ -51,6 +51,12 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	var st *requestState
 	defer func() { finishRoot(root, st) }()
 	arrived := time.Now()
+	// One clock for the whole request: its waits at the door and for a
+	// work slot, and its call (the call limits, the ERP's answers and
+	// retries), all end by its arrival plus the budget, so that the
+	// client gets its answer, or a safe error, within the time it was
+	// told to wait, and no ERP work is done that nobody waits for.
+	deadline := arrived.Add(e.opts.Budget)
 	_, admission := startSpan(r.Context(), "admission")
 	// A 2026-07-28 request names its method in Mcp-Method before its
 	// body (mcp-go refuses one whose body names another): a request other
@@ -85,7 +91,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			charged = true
 		}
 	}
-	slot, ok := e.admit(w, r, s)
+	slot, ok := e.admit(w, r, s, deadline)
 	if !ok {
 		endSpan(admission, errBusy)
 		return
@@ -102,9 +108,9 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 			return
 		}
 	}
-	// A work slot, within the upstream budget (see admit); a request
+	// A work slot, by the request's deadline (see admit); a request
 	// refused here has been read, and gets its id back with the error.
-	if err := slot.work(r.Context(), e.opts.Budget); err != nil {
+	if err := slot.work(r.Context(), deadline); err != nil {
 		e.busy(w, r, err, readID(body))
 		endSpan(admission, errBusy)
 		return
@@ -113,7 +119,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 
 	started := time.Now()
 	e.opts.Metrics.AdmissionWait(started.Sub(arrived))
-	st = &requestState{session: s, id: reqID, slot: slot, replyTimeout: e.opts.BodyTimeout, started: started, header: r.Header}
+	st = &requestState{session: s, id: reqID, slot: slot, replyTimeout: e.opts.BodyTimeout, started: started, deadline: deadline, header: r.Header}
 	msg, isRequest := peekRequest(body)
 	if isRequest {
 		st.method = msg.Method
@@ -803,10 +809,11 @@ func (e *Engine) refuseCaller(w http.ResponseWriter, s Session, id any, wait tim
 // before the request body is read, so a waiting request holds only its
 // connection. A caller over its share of the replica's call slots, or
 // whose site is over its share, is refused after a short wait, and a
-// request that waits longer than the upstream budget, with 503: the
-// replica is overloaded, and another one, or a later retry, may serve it.
-func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session) (*callSlot, bool) {
-	slot, err := e.admission.enterAs(r.Context(), s.Site.ID.String(), callerKey(s), e.opts.Budget)
+// request still waiting at its deadline (its arrival plus the upstream
+// budget), with 503: the replica is overloaded, and another one, or a
+// later retry, may serve it.
+func (e *Engine) admit(w http.ResponseWriter, r *http.Request, s Session, deadline time.Time) (*callSlot, bool) {
+	slot, err := e.admission.enterAs(r.Context(), s.Site.ID.String(), callerKey(s), deadline)
 	if err != nil {
 		// The body has not been read: close the connection rather than
 		// let the server read the rest of it (as slowly as the client
@@ -834,6 +841,9 @@ func (e *Engine) busy(w http.ResponseWriter, r *http.Request, err error, id any)
 	if errors.Is(err, errSiteShare) {
 		msg = "this site's callers have as many requests in progress as one site may have on this server; retry when one has ended"
 		reason = "site_share"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = fmt.Sprintf("erpgate is busy: this request waited for a free slot until its time ran out (%s from its arrival), and nothing of it was done; retry shortly", e.opts.Budget)
 	}
 	e.opts.Metrics.AdmissionRefused(reason)
 	WriteJSONRPCError(w, http.StatusServiceUnavailable, id, mcp.INTERNAL_ERROR, msg)

@@ -62,6 +62,10 @@ type requestState struct {
 
 	// started is when the request's body had been read.
 	started time.Time
+	// deadline is the request's arrival plus the budget: its call ends by
+	// then, as its waits at the door and for a work slot did (zero: the
+	// budget from when the call starts).
+	deadline time.Time
 	// reply is the writer mcp-go's transport writes the reply to; nil when
 	// the engine writes it itself.
 	reply *replyWriter

@@ -165,6 +165,13 @@ const (
 
 func newWriteFixture(t *testing.T) *writeFixture {
 	t.Helper()
+	return newWriteFixtureWith(t, nil)
+}
+
+// newWriteFixtureWith is newWriteFixture with adjust, when not nil,
+// changing the engine's options before it is made.
+func newWriteFixtureWith(t *testing.T, adjust func(*Options)) *writeFixture {
+	t.Helper()
 	f := &writeFixture{sink: &sink{}, runs: &atomic.Int64{}, previews: &atomic.Int64{}}
 	base, _ := url.Parse("https://erp.acme.test")
 	f.site = connector.Site{ID: uuid.New(), Slug: "acme", Kind: "writeerp", BaseURL: base}
@@ -174,6 +181,9 @@ func newWriteFixture(t *testing.T) *writeFixture {
 	f.logs = logs
 	opts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: f.sink, Budget: 10 * time.Second, Logger: zap.New(core)}
 	f.store, f.clock, f.pool = withApprovalsPool(t, &opts, f.site)
+	if adjust != nil {
+		adjust(&opts)
+	}
 	e, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
