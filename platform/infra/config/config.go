@@ -122,7 +122,8 @@ type Tracing struct {
 
 // Upstream governs calls from tools to ERPs.
 type Upstream struct {
-	// Budget bounds a whole tool call, lookups and retries included.
+	// Budget bounds a whole request from its arrival: its waits at the
+	// door and for a work slot, and its tool call, lookups and retries.
 	Budget time.Duration `yaml:"budget"`
 	// MaxResponseBytes bounds one upstream response body.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
