@@ -15,20 +15,16 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// largeListenID is the length of the string id of a subscriptions/listen
-// that makes its event stream large: the stream carries the id back
-// three times (the acknowledgement's subscription id, the result's id and
-// its subscription id), some 3 MB, well beyond what a connection's
-// buffers take in, and the request still fits in the default bound on a
-// request (1 MiB).
-const largeListenID = 1000 << 10
+// largeServerVersion is a server version (Options.Version) that makes a
+// subscriptions/listen's event stream large: the stream's result names the
+// server, its version included, in its _meta, some 3 MB, well beyond what
+// a connection's buffers take in. (A client's long id once did the same;
+// ids are bounded now, maxIDBytes.)
+var largeServerVersion = strings.Repeat("v", 3<<20)
 
-// listenBody is a 2026-07-28 subscriptions/listen whose id is a string
-// of n bytes.
-func listenBody(n int) string {
-	return `{"jsonrpc":"2.0","id":"` + strings.Repeat("x", n) + `","method":"subscriptions/listen","params":` +
-		`{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
-}
+// listenBody is a 2026-07-28 subscriptions/listen.
+const listenBody = `{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":` +
+	`{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
 
 // dialStalledListen sends a subscriptions/listen of body as caller on a
 // connection that takes in next to nothing of what it is sent, and never
@@ -55,15 +51,14 @@ func dialStalledListen(t *testing.T, endpoint, caller, body string) net.Conn {
 
 // TestStalledEventStreamReaderIsCutOff: a reply written as an event
 // stream had no write deadline, unlike a JSON reply (writeReply): a
-// client that asked for a subscriptions/listen stream with a long id (the
-// stream carries it back three times) and then did not read held its call slot,
-// its work slot, the stream's bytes and two goroutines for as long as it
-// kept the connection open. Now each write of an event stream must be
+// client that asked for a large subscriptions/listen stream and then did
+// not read held its call slot, its work slot, the stream's bytes and two
+// goroutines for as long as it kept the connection open. Now each write of an event stream must be
 // taken in within the reply timeout (BodyTimeout), as a JSON reply must,
 // and the connection is closed past it, giving the slots back.
 func TestStalledEventStreamReaderIsCutOff(t *testing.T) {
-	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 100, BodyTimeout: time.Second})
-	dialStalledListen(t, endpoint, "stalled", listenBody(largeListenID))
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 2, CallerShare: 100, BodyTimeout: time.Second, Version: largeServerVersion})
+	dialStalledListen(t, endpoint, "stalled", listenBody)
 	// The stream holds its call slot once it is let in…
 	waitCount(t, e.admission, "call slots free", e.admission.calls-1, func() int { return e.admission.callsFree })
 	// …and past the reply timeout gives it back, its connection closed.
@@ -82,8 +77,8 @@ func TestStalledEventStreamReaderIsCutOff(t *testing.T) {
 func TestStalledEventStreamHoldsNoWorkSlot(t *testing.T) {
 	// One work slot: the other caller is served only if the stalled
 	// stream does not hold it.
-	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 1, CallerShare: 100, BodyTimeout: time.Hour})
-	dialStalledListen(t, endpoint, "stalled", listenBody(largeListenID))
+	endpoint, _, _, _, e := gatedEngineWith(t, Options{Budget: time.Second, MaxActive: 1, CallerShare: 100, BodyTimeout: time.Hour, Version: largeServerVersion})
+	dialStalledListen(t, endpoint, "stalled", listenBody)
 	waitCount(t, e.admission, "work slots free", 1, func() int { return e.admission.free })
 	if status, _, body := postAs(t, endpoint, "other", "quick"); status != http.StatusOK || !strings.Contains(body, `"done"`) {
 		t.Errorf("another caller's call while a stream is stalled: %d %s", status, body)
