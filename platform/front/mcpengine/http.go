@@ -130,7 +130,7 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 	if isRequest && msg.validID() {
 		id = msg.ID
 	}
-	if isRequest && msg.largeID() && !msg.answers() {
+	if isRequest && msg.validID() && msg.largeID() && !msg.answers() {
 		// mcp-go reads a numeric id as a float64: one past ±maxID would
 		// come back changed. It gets a string in its place, and every
 		// reply has the id as sent put back (requestState.restoreID).
@@ -166,6 +166,15 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// that could be read goes back with the error.
 		WriteJSONRPCError(w, http.StatusBadRequest, readID(body), mcp.INVALID_REQUEST,
 			"this is not a JSON-RPC message: send one JSON object with \"jsonrpc\": \"2.0\", an id and a method (a name)")
+	case isRequest && len(msg.ID) > maxIDBytes:
+		// Every reply carries the id back (a subscriptions/listen stream
+		// three times): an id of up to the request's bound would have
+		// erpgate hold and send back a megabyte for each request.
+		st.setOutcome(usage.Error, "INVALID_REQUEST")
+		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, overlongID)
+		if msg.Method == string(mcp.MethodToolsCall) {
+			st.noteRefusedTool(ks, msg.Params)
+		}
 	case isRequest && msg.answers():
 		// A request that also carries a result or an error is not a
 		// JSON-RPC message: mcp-go's server would take it for a response
@@ -378,6 +387,16 @@ func batch(body []byte) bool {
 // handed to mcp-go as a string (standInID).
 const maxID = 1<<53 - 1
 
+// maxIDBytes bounds a request's id as sent (a string's quotes and
+// escapes included). Clients number their requests with small integers or
+// UUIDs (38 bytes as a JSON string); 256 bytes leaves room for an id with
+// a prefix or two, while every reply, which carries the id back, stays
+// small. A longer id is refused (validID) before anything runs.
+const maxIDBytes = 256
+
+// overlongID is the refusal of an id longer than maxIDBytes.
+const overlongID = "a request's id must be at most 256 bytes long as sent: number requests with a short string (such as a UUID) or an integer"
+
 // noMessage reports whether a body is valid JSON but no JSON-RPC message:
 // neither an object nor an array, or an object with a method member that
 // is not a name (a non-empty string).
@@ -401,11 +420,12 @@ func noMessage(body []byte) bool {
 
 // validID reports whether the message's id, if any, is one the reply
 // can carry back as sent: a string, or an integer (MCP: ids are strings or
-// integers, never null) of any size. MCP's JSON Schema (2020-12) types the
+// integers, never null) of any value. MCP's JSON Schema (2020-12) types the
 // id "integer", which is any number whose fractional part is zero, so
 // 1.0 and 1e3 are integers as much as 1 and 1000; 1.5 and 1e-3 are not.
+// An id longer than maxIDBytes is not one erpgate carries back.
 func (m message) validID() bool {
-	return len(m.ID) == 0 || m.ID[0] == '"' || wholeNumber(m.ID) || integralNumber(m.ID)
+	return len(m.ID) == 0 || len(m.ID) <= maxIDBytes && (m.ID[0] == '"' || wholeNumber(m.ID) || integralNumber(m.ID))
 }
 
 // largeID reports whether the message's id is an integer mcp-go would not

@@ -762,3 +762,89 @@ func modernHeaders(method, name string) map[string]string {
 	}
 	return h
 }
+
+// TestOverlongRequestIDsAreRefused: a request id had no bound but the
+// request's (1 MiB), and every reply carries the id back (a
+// subscriptions/listen stream three times), so a caller could have the
+// gateway hold and send back a megabyte per request. An id longer than
+// 256 bytes as sent (clients send small integers or UUIDs) is refused with
+// -32600, a null id and a sentence, before anything runs, on every path
+// and era; an id of 256 bytes is served and echoed as sent; a client of
+// the official SDK is served as before.
+func TestOverlongRequestIDsAreRefused(t *testing.T) {
+	fx := newFixture(t, false)
+	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	modern := modernHeaders
+	atBound := `"` + strings.Repeat("a", 254) + `"` // 256 bytes with its quotes
+	ids := map[string]string{
+		"257-byte string":  `"` + strings.Repeat("b", 255) + `"`,
+		"1000 KiB string":  `"` + strings.Repeat("c", 1000<<10) + `"`,
+		"escaped string":   `"` + strings.Repeat(`\u0041`, 50) + `"`, // 300 bytes sent, 50 once read
+		"257-digit number": "1" + strings.Repeat("0", 256),
+		"long integral":    "1" + strings.Repeat("0", 300) + ".0",
+	}
+	routes := []struct {
+		name, method, params string
+		headers              map[string]string
+	}{
+		{"legacy call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3}}`, legacy},
+		{"legacy call with a progress token (mcp-go)", "tools/call", `{"name":"echo","arguments":{"n":3},"_meta":{"progressToken":"p"}}`, legacy},
+		{"legacy ping (mcp-go)", "ping", `{}`, legacy},
+		{"modern call (direct path)", "tools/call", `{"name":"echo","arguments":{"n":3},` + modernMeta + `}`, modern("tools/call", "echo")},
+		{"modern tools/list (mcp-go)", "tools/list", `{` + modernMeta + `}`, modern("tools/list", "")},
+		{"modern subscriptions/listen (SSE)", "subscriptions/listen", `{"notifications":{"toolsListChanged":true},` + modernMeta + `}`, modern("subscriptions/listen", "")},
+	}
+	for idName, id := range ids {
+		for _, c := range routes {
+			t.Run(idName+" "+c.name, func(t *testing.T) {
+				resp, data := postMCP(t, fx.url, `{"jsonrpc":"2.0","id":`+id+`,"method":"`+c.method+`","params":`+c.params+`}`, c.headers)
+				var m struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      json.RawMessage `json:"id"`
+					Result  json.RawMessage `json:"result"`
+					Error   *struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(data, &m); err != nil || resp.StatusCode != http.StatusBadRequest ||
+					resp.Header.Get("Content-Type") != "application/json" || string(m.ID) != "null" || m.Result != nil ||
+					m.Error == nil || m.Error.Code != mcp.INVALID_REQUEST || !strings.Contains(m.Error.Message, "256 bytes") {
+					t.Fatalf("%d %s %.300s, want 400, one JSON-RPC error -32600 naming the bound, and a null id",
+						resp.StatusCode, resp.Header.Get("Content-Type"), data)
+				}
+				if len(data) > 512 {
+					t.Errorf("the refusal is %d bytes: it carries the id back", len(data))
+				}
+			})
+		}
+	}
+	// A batch (refused whole) and a message that is no request do not
+	// carry the id back either.
+	for name, body := range map[string]string{
+		"batch":                 `[{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":"ping"}]`,
+		"request with a result": `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":"ping","result":{}}`,
+		"not a message":         `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":7}`,
+	} {
+		resp, data := postMCP(t, fx.url, body, legacy)
+		if resp.StatusCode != http.StatusBadRequest || len(data) > 512 {
+			t.Errorf("%s with a long id: %d, %d bytes %.200s, want 400 without the id", name, resp.StatusCode, len(data), data)
+		}
+	}
+	for _, ev := range fx.sink.all() {
+		if ev.Outcome == usage.Success || ev.ErrorCode != "INVALID_REQUEST" {
+			t.Errorf("a request with an overlong id went further than the door: %+v", ev)
+		}
+	}
+
+	for _, c := range routes {
+		resp, data := postMCP(t, fx.url, `{"jsonrpc":"2.0","id":`+atBound+`,"method":"`+c.method+`","params":`+c.params+`}`, c.headers)
+		msgs := rawMessages(t, resp, data)
+		if last := msgs[len(msgs)-1]; resp.StatusCode != http.StatusOK || string(last["id"]) != atBound || last["result"] == nil {
+			t.Errorf("%s with a 256-byte id: %d %.300s, want 200 and the id as sent", c.name, resp.StatusCode, data)
+		}
+	}
+	if res, m := call(t, fx.session(t), "echo", map[string]any{"n": 3}); res.IsError || m["value"].(map[string]any)["n"] != json.Number("3") {
+		t.Errorf("an SDK client's call: %v", m)
+	}
+}
