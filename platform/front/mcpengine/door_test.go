@@ -627,6 +627,8 @@ func TestBusyRefusalAfterTheBodyCarriesTheRequestsID(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `9007199254740993`},
 		{`{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}`, `null`},
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `null`},
+		// An id over the bound (256 bytes as sent) is not carried back.
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 300) + `","method":"ping"}`, `null`},
 	} {
 		resp, body := postMCP(t, endpoint, c.body, map[string]string{mcp.HeaderProtocolVersion: "2025-06-18"})
 		var r struct {
