@@ -94,6 +94,17 @@ type RedactionExemptions interface {
 	RedactionExempt() []string
 }
 
+// RouteShaper is implemented by a connector that can name the route of a
+// request path to its ERP, for trace spans: the path with every record
+// key, document name, user or value of a call replaced by a placeholder
+// ("/api/resource/Customer/{name}"), keeping only words of the ERP's API.
+// escapedPath is the path as sent, relative to the site's base URL, and
+// begins with "/". It returns "" for a path it does not know; the span
+// then carries no part of it.
+type RouteShaper interface {
+	RouteShape(escapedPath string) string
+}
+
 // RenewableAuthorizer is an Authorizer whose credential can be renewed. When
 // the ERP answers 401 to a request it authorised, the transport calls
 // RejectAuthorization with that request; if it returns true, the credential

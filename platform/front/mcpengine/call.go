@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/connector"
@@ -143,6 +144,10 @@ func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool
 			return ctx, bounds{}, err
 		}
 		b.release = release
+	}
+	if e.opts.Tracer != nil && ct.routes != nil && trace.SpanFromContext(ctx).IsRecording() {
+		// The ERP request spans name routes, not paths (outbound).
+		ctx = outbound.WithRouteShape(ctx, ct.routes)
 	}
 	return ctx, b, nil
 }

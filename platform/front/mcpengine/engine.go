@@ -206,6 +206,9 @@ type compiledTool struct {
 	handler server.ToolHandlerFunc
 	// metrics are the tool's series.
 	metrics *metrics.Tool
+	// routes is the connector's connector.RouteShaper, nil without one:
+	// a traced call's ERP request spans carry the routes it names.
+	routes func(escapedPath string) string
 }
 
 // New builds an engine from the connectors in opts.Registry.
@@ -323,9 +326,13 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 	// Redaction is per kind (and per site when it has rules of its own,
 	// live.go): the deployment's rules plus the exact field names the
 	// connector exempts.
+	var routes func(string) string
 	if c, ok := e.opts.Registry.Get(kind); ok {
 		if ex, ok := c.(connector.RedactionExemptions); ok {
 			e.exempt[kind] = ex.RedactionExempt()
+		}
+		if rs, ok := c.(connector.RouteShaper); ok {
+			routes = rs.RouteShape
 		}
 	}
 	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}, modern: newModernResult(name, e.opts.Version)}
@@ -335,6 +342,7 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 			return nil, err
 		}
 		ct.metrics = e.opts.Metrics.Tool(kind, t.Name)
+		ct.routes = routes
 		ct.handler = e.toolHandler(ct)
 		ks.tools[t.Name] = ct
 		ks.writes = ks.writes || t.Effect != connector.Read

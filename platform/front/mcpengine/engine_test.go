@@ -134,6 +134,15 @@ func (f fakeERP) Tools() []connector.Tool {
 	}
 }
 
+// RouteShape names the fixture ERP's routes for trace spans: /pause as it
+// is, nothing else.
+func (fakeERP) RouteShape(escapedPath string) string {
+	if escapedPath == "/pause" {
+		return escapedPath
+	}
+	return ""
+}
+
 // local makes t a tool that reaches nothing outside erpgate.
 func local(t connector.Tool) connector.Tool { t.Local = true; return t }
 

@@ -244,7 +244,7 @@ func (t *siteTransport) attempt(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	ctx, span := startSpan(out.Context(), out)
+	ctx, span := startSpan(out.Context(), t.scope.prefix, out)
 	if span != nil {
 		out = out.WithContext(ctx)
 	}
