@@ -166,11 +166,15 @@ func (e *Engine) ServeMCP(w http.ResponseWriter, r *http.Request, s Session) {
 		// that could be read goes back with the error.
 		WriteJSONRPCError(w, http.StatusBadRequest, readID(body), mcp.INVALID_REQUEST,
 			"this is not a JSON-RPC message: send one JSON object with \"jsonrpc\": \"2.0\", an id and a method (a name)")
-	case isRequest && len(msg.ID) > maxIDBytes:
+	case len(msg.ID) > maxIDBytes:
 		// Every reply carries the id back (a subscriptions/listen stream
 		// three times): an id of up to the request's bound would have
-		// erpgate hold and send back a megabyte for each request.
-		st.setOutcome(usage.Error, "INVALID_REQUEST")
+		// erpgate hold and send back a megabyte for each request. A
+		// response's (a client's answer) is refused too: no request of
+		// erpgate's has such an id, and mcp-go would send it back.
+		if isRequest {
+			st.setOutcome(usage.Error, "INVALID_REQUEST")
+		}
 		WriteJSONRPCError(w, http.StatusBadRequest, nil, mcp.INVALID_REQUEST, overlongID)
 		if msg.Method == string(mcp.MethodToolsCall) {
 			st.noteRefusedTool(ks, msg.Params)
@@ -395,7 +399,7 @@ const maxID = 1<<53 - 1
 const maxIDBytes = 256
 
 // overlongID is the refusal of an id longer than maxIDBytes.
-const overlongID = "a request's id must be at most 256 bytes long as sent: number requests with a short string (such as a UUID) or an integer"
+const overlongID = "a message's id must be at most 256 bytes long as sent: number requests with a short string (such as a UUID) or an integer"
 
 // noMessage reports whether a body is valid JSON but no JSON-RPC message:
 // neither an object nor an array, or an object with a method member that
@@ -581,18 +585,16 @@ func (m message) answers() bool {
 // peekRequest parses a single request message (one with an id, null
 // too: such a message is a request with an id MCP does not allow, not a
 // notification). Batches, notifications and unparsable bodies are not
-// requests.
+// requests. A JSON object that is not a request (a notification, a
+// response) is returned as read all the same.
 func peekRequest(body []byte) (msg message, ok bool) {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
 		return message{}, false
 	}
-	if err := json.Unmarshal(body, &msg); err != nil || msg.Method == "" {
+	if err := json.Unmarshal(body, &msg); err != nil {
 		return message{}, false
 	}
-	if len(msg.ID) == 0 {
-		return message{}, false
-	}
-	return msg, true
+	return msg, msg.Method != "" && len(msg.ID) > 0
 }
 
 // modernRequest reports whether a request belongs to protocol 2026-07-28

@@ -819,16 +819,22 @@ func TestOverlongRequestIDsAreRefused(t *testing.T) {
 			})
 		}
 	}
-	// A batch (refused whole) and a message that is no request do not
-	// carry the id back either.
+	// A batch (refused whole), a message that is no request and a
+	// response (a client's answer, which no request of erpgate's could
+	// have asked for with such an id) do not carry the id back either.
 	for name, body := range map[string]string{
 		"batch":                 `[{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":"ping"}]`,
 		"request with a result": `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":"ping","result":{}}`,
 		"not a message":         `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"method":7}`,
+		"response":              `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"result":{}}`,
+		"error response":        `{"jsonrpc":"2.0","id":` + ids["1000 KiB string"] + `,"error":{"code":-32603,"message":"x"}}`,
 	} {
-		resp, data := postMCP(t, fx.url, body, legacy)
-		if resp.StatusCode != http.StatusBadRequest || len(data) > 512 {
-			t.Errorf("%s with a long id: %d, %d bytes %.200s, want 400 without the id", name, resp.StatusCode, len(data), data)
+		for _, h := range []map[string]string{legacy, modern("ping", "")} {
+			resp, data := postMCP(t, fx.url, body, h)
+			if resp.StatusCode != http.StatusBadRequest || len(data) > 512 {
+				t.Errorf("%s with a long id, protocol %s: %d, %d bytes %.200s, want 400 without the id",
+					name, h[mcp.HeaderProtocolVersion], resp.StatusCode, len(data), data)
+			}
 		}
 	}
 	for _, ev := range fx.sink.all() {
