@@ -391,7 +391,7 @@ func batch(body []byte) bool {
 // handed to mcp-go as a string (standInID).
 const maxID = 1<<53 - 1
 
-// maxIDBytes bounds a request's id as sent (a string's quotes and
+// maxIDBytes bounds a message's id as sent (a string's quotes and
 // escapes included). Clients number their requests with small integers or
 // UUIDs (38 bytes as a JSON string); 256 bytes leaves room for an id with
 // a prefix or two, while every reply, which carries the id back, stays
