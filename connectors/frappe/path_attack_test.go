@@ -78,7 +78,7 @@ func TestNamesCannotStepToAnotherAddress(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err = tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect), Args: raw,
+		_, err = tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect, New()), Args: raw,
 			Principal: connector.Principal{AuthType: "service_token", Subject: u.Email}, MaxRecords: 1000})
 		return err
 	}

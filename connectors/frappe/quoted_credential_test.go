@@ -50,7 +50,7 @@ func TestToolErrorQuotesNoCredential(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err = tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect), Args: raw,
+			_, err = tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect, New()), Args: raw,
 				Principal: connector.Principal{AuthType: "oauth", Subject: "someone@example.com"}, MaxRecords: 1000})
 			cancel()
 			srv.Close()

@@ -56,7 +56,7 @@ func TestERPRequestErrorsNameNoQueryOrUserInfo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, terr := tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect), Args: raw,
+		_, terr := tl.Handler(ctx, &connector.Call{Site: st, HTTP: factory.ToolClient(st, auth, tl.Effect, New()), Args: raw,
 			Principal: connector.Principal{AuthType: "service_token"}, MaxRecords: 1000})
 		cancel()
 		for what, err := range map[string]error{"credential check": verr, "tool call": terr} {

@@ -296,3 +296,24 @@ func writtenProps(extra ...schema.Property) *schema.Schema {
 	}
 	return schema.Object(append(props, extra...)...)
 }
+
+// OwnUnauthorized reports whether a 401 is Frappe's own: its error body
+// naming one of the exceptions Frappe answers 401 with (AuthenticationError,
+// SessionExpired, InvalidKeyError; shared/erp-api/frappe/api-facts.md §2.1,
+// §3), raised by validate_auth before the request ran. The transport
+// renews the credential and sends a write again only after such a 401
+// (connector.OwnUnauthorized); any other 401 to a write is an outcome not
+// known (writeError).
+func (*Connector) OwnUnauthorized(_ http.Header, body []byte) bool {
+	var fe frappeError
+	if json.Unmarshal(body, &fe) != nil {
+		return false
+	}
+	switch fe.ExcType {
+	case "AuthenticationError", "SessionExpired", "InvalidKeyError":
+		return true
+	}
+	return false
+}
+
+var _ connector.OwnUnauthorized = (*Connector)(nil)

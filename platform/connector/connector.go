@@ -115,3 +115,15 @@ type RenewableAuthorizer interface {
 	Authorizer
 	RejectAuthorization(req *http.Request) bool
 }
+
+// OwnUnauthorized is implemented by a connector that knows its ERP's own
+// 401: the ERP refused the request's credential before doing anything
+// with the request. The transport renews a refused credential and sends
+// a write tool's request again only after such a 401: one in another
+// shape (a proxy's or an SSO layer's, which may have answered after it
+// forwarded the request) is returned as it is, since the change may have
+// been made. Without this hook a write tool's request is never sent again
+// after a 401. Reads are sent again after any 401, as before.
+type OwnUnauthorized interface {
+	OwnUnauthorized(header http.Header, body []byte) bool
+}

@@ -170,7 +170,7 @@ func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessag
 	}
 	hc := &http.Client{Transport: localTransport{tool: ct.tool.Name}}
 	if !ct.tool.Local {
-		hc = e.upstreamClient(st, effect)
+		hc = e.upstreamClient(st, ct, effect)
 	}
 	call := &connector.Call{
 		Site:       st.session.Site,
@@ -214,9 +214,11 @@ func runHandler(ctx context.Context, ct *compiledTool, call *connector.Call) (ou
 // upstreamClient is the call's HTTP client to its site: the outbound
 // transport, retrying by the tool's effect (a read tool's requests
 // whatever their method, a write tool's never), giving the request's
-// admission slot back while it waits on the ERP.
-func (e *Engine) upstreamClient(st *requestState, effect connector.Effect) *http.Client {
-	hc := e.opts.Outbound.ToolClient(st.session.Site, st.session.Authorizer, effect)
+// admission slot back while it waits on the ERP. A write tool's request
+// is sent again after a 401 only when the tool's connector says it is the
+// ERP's own (connector.OwnUnauthorized).
+func (e *Engine) upstreamClient(st *requestState, ct *compiledTool, effect connector.Effect) *http.Client {
+	hc := e.opts.Outbound.ToolClient(st.session.Site, st.session.Authorizer, effect, e.own[ct.kind])
 	if st.slot != nil {
 		hc.Transport = &slotTransport{next: hc.Transport, slot: st.slot, st: st,
 			writes: effect == connector.Write || effect == connector.Destructive}

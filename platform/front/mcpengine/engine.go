@@ -173,6 +173,9 @@ type Engine struct {
 	// exempt is each kind's field names the connector exempts from
 	// redaction.
 	exempt map[string][]string
+	// own is each kind's judge of its ERP's own 401, for write tools'
+	// requests (connector.OwnUnauthorized); absent when it has none.
+	own map[string]connector.OwnUnauthorized
 	// live is the operator's settings in force (live.go).
 	live atomic.Pointer[liveState]
 	// states and sessions seal approval request states and capability
@@ -259,6 +262,7 @@ func New(opts Options) (*Engine, error) {
 			zapslog.WithName("mcp-go"), zapslog.AddStacktraceAt(slog.LevelError+1))}),
 		kinds:        map[string]*kindServer{},
 		exempt:       map[string][]string{},
+		own:          map[string]connector.OwnUnauthorized{},
 		origins:      map[string]bool{},
 		admission:    newFairAdmission(opts.MaxActive, opts.MaxCalls, opts.MaxAnswerBytes, opts.CallerShare, opts.SiteShare),
 		requests:     sourcelimit.New(opts.CallerRequests.WithDefault(DefaultCallerRequests), time.Now),
@@ -333,6 +337,9 @@ func (e *Engine) buildKind(kind string, tools []connector.Tool) (*kindServer, er
 		}
 		if rs, ok := c.(connector.RouteShaper); ok {
 			routes = rs.RouteShape
+		}
+		if own, ok := c.(connector.OwnUnauthorized); ok {
+			e.own[kind] = own
 		}
 	}
 	ks := &kindServer{mcp: srv, tools: map[string]*compiledTool{}, modern: newModernResult(name, e.opts.Version)}

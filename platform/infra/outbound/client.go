@@ -143,6 +143,9 @@ type siteTransport struct {
 	// effect is the effect of the tool whose call this client serves
 	// (ToolClient); unset for other traffic. It decides retries (retry.go).
 	effect connector.Effect
+	// own tells the ERP's own 401 from another's, for a write tool's
+	// requests (ToolClient).
+	own connector.OwnUnauthorized
 	// kind and slug name the site in metrics and spans.
 	kind, slug string
 }
@@ -203,9 +206,16 @@ func (t *siteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // retryRefused handles a 401 to a request this transport authorised: if
 // the authorizer can renew its credential, the refused one is marked and
 // the request is sent once more. Otherwise the 401 is returned as it is.
+// A write tool's request is sent again only after the ERP's own 401
+// (ownUnauthorized): a proxy or an SSO layer in front of the ERP may
+// answer 401 after it forwarded the request, and the change may have been
+// made.
 func (t *siteTransport) retryRefused(req *http.Request, resp *http.Response) (*http.Response, error) {
 	ra, ok := t.auth.(connector.RenewableAuthorizer)
-	if !ok || !t.scope.contains(req.URL) || !replayable(req) || !ra.RejectAuthorization(resp.Request) {
+	if !ok || !t.scope.contains(req.URL) || !replayable(req) {
+		return resp, nil
+	}
+	if t.writes() && !t.ownUnauthorized(resp) || !ra.RejectAuthorization(resp.Request) {
 		return resp, nil
 	}
 	drainAndClose(resp)

@@ -99,7 +99,7 @@ func TestUnreadableRedirectQuotesNothing(t *testing.T) {
 	defer site.Close()
 	for _, c := range []*http.Client{
 		NewFactory(DefaultOptions()).Client(siteFor(t, site.URL), bearer),
-		NewFactory(DefaultOptions()).ToolClient(siteFor(t, site.URL), bearer, connector.Read),
+		NewFactory(DefaultOptions()).ToolClient(siteFor(t, site.URL), bearer, connector.Read, nil),
 	} {
 		_, err := c.Get(site.URL + "/anything")
 		if codeOf(err) != toolerr.UpstreamInvalidResponse || strings.Contains(err.Error(), "secret") {
@@ -448,5 +448,67 @@ func TestHTTPSSitesGetHTTP2(t *testing.T) {
 	}
 	if string(body) != `{"data":[{"name":"CUST-1"}]}` {
 		t.Errorf("body %q", body)
+	}
+}
+
+// ownWhen is a connector's judge of its ERP's own 401: the body says so.
+type ownWhen string
+
+func (o ownWhen) OwnUnauthorized(_ http.Header, body []byte) bool { return string(body) == string(o) }
+
+// TestAWriteToolsRequestIsSentAgainAfterA401OnlyInTheERPsShape: after a
+// 401 the transport renews the credential and sends the request again. A
+// write tool's request is sent again only when its connector says the
+// 401 is the ERP's own, which it sends before running anything: a proxy
+// or an SSO layer may answer 401 after forwarding the write, and sending
+// it again would make the change twice. The 401 then reaches the
+// connector whole. A read tool's request is sent again after any 401.
+func TestAWriteToolsRequestIsSentAgainAfterA401OnlyInTheERPsShape(t *testing.T) {
+	const erps, proxys = `{"exc_type":"AuthenticationError"}`, `{"message":"Unauthorized"}`
+	for _, c := range []struct {
+		name   string
+		effect connector.Effect
+		own    connector.OwnUnauthorized
+		body   string
+		sent   int32
+	}{
+		{"a write answered the ERP's own 401", connector.Write, ownWhen(erps), erps, 2},
+		{"a write answered a proxy's 401", connector.Write, ownWhen(erps), proxys, 1},
+		{"a destructive write answered a proxy's 401", connector.Destructive, ownWhen(erps), proxys, 1},
+		{"a write whose connector cannot tell", connector.Write, nil, erps, 1},
+		{"a read answered a proxy's 401", connector.Read, ownWhen(erps), proxys, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sent atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sent.Add(1)
+				if r.Header.Get("Authorization") != "Bearer fresh" {
+					w.WriteHeader(http.StatusUnauthorized)
+					_, _ = io.WriteString(w, c.body)
+					return
+				}
+				_, _ = io.WriteString(w, "ok")
+			}))
+			defer srv.Close()
+			auth := &renewing{current: "revoked-early", next: "fresh"}
+			hc := NewFactory(DefaultOptions()).ToolClient(siteFor(t, srv.URL), auth, c.effect, c.own)
+			resp, err := hc.Post(srv.URL+"/api/resource/Comment", "application/json", strings.NewReader(`{"x":1}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := ReadBody(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sent.Load() != c.sent {
+				t.Fatalf("sent %d times, want %d", sent.Load(), c.sent)
+			}
+			if c.sent == 1 && (resp.StatusCode != http.StatusUnauthorized || string(body) != c.body || auth.rejected != 0) {
+				t.Errorf("the 401 reached the connector as %d %q (credential refused %d times), want it whole and the credential kept", resp.StatusCode, body, auth.rejected)
+			}
+			if c.sent == 2 && (resp.StatusCode != http.StatusOK || string(body) != "ok") {
+				t.Errorf("after renewal: %d %q", resp.StatusCode, body)
+			}
+		})
 	}
 }

@@ -46,9 +46,9 @@ func TestDotSegmentsAreNeverSent(t *testing.T) {
 			{"A/../../../method/logout", false}, {"..", true},
 			// Windows drops a segment's trailing dots and spaces.
 			{"...", false}, {".. ", false}, {`... \..\method`, false}} {
-			c := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read)
+			c := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read, nil)
 			if tc.fresh {
-				c = NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Write)
+				c = NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Write, nil)
 			}
 			target := site.URL("/api/resource/Sales%20Invoice/"+url.PathEscape(tc.name), nil)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -63,7 +63,7 @@ func TestDotSegmentsAreNeverSent(t *testing.T) {
 		for _, name := range []string{"ACC-SINV-2025-00001", "v1.0", "..x", "x..", "A/B", "a.b/c.d", " "} {
 			target := site.URL("/api/resource/Sales%20Invoice/"+url.PathEscape(name), nil)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-			resp, err := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read).Do(req)
+			resp, err := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read, nil).Do(req)
 			if err != nil {
 				t.Errorf("GET %s: %v", target, err)
 				continue
@@ -96,7 +96,7 @@ func TestRedirectToADotSegmentIsTheERPs(t *testing.T) {
 	defer cancel()
 	site := siteFor(t, srv.URL)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, site.URL("/api/resource/Customer/C1", nil), nil)
-	resp, err := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read).Do(req)
+	resp, err := NewFactory(DefaultOptions()).ToolClient(site, bearer, connector.Read, nil).Do(req)
 	if err == nil {
 		resp.Body.Close()
 	}

@@ -47,7 +47,7 @@ func TestToolClientRetriesByEffect(t *testing.T) {
 	} {
 		calls.Store(0)
 		req, _ := http.NewRequest(c.method, srv.URL+"/rpc", strings.NewReader(`{"method":"read"}`))
-		resp, err := f.ToolClient(site, nil, c.effect).Do(req)
+		resp, err := f.ToolClient(site, nil, c.effect, nil).Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.effect, c.method, err)
 		}
@@ -81,7 +81,7 @@ func TestToolClientRetryNeedsABodyAndARead(t *testing.T) {
 	site := siteFor(t, srv.URL)
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/rpc", io.NopCloser(strings.NewReader(`{}`)))
-	resp, err := f.ToolClient(site, nil, connector.Read).Do(req)
+	resp, err := f.ToolClient(site, nil, connector.Read, nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +91,14 @@ func TestToolClientRetryNeedsABodyAndARead(t *testing.T) {
 	}
 
 	calls.Store(0)
-	if _, err := f.ToolClient(site, nil, connector.Write).Get(srv.URL + "/drop"); err == nil {
+	if _, err := f.ToolClient(site, nil, connector.Write, nil).Get(srv.URL + "/drop"); err == nil {
 		t.Fatal("a dropped connection succeeded")
 	}
 	if calls.Load() != 1 {
 		t.Errorf("a write tool's GET on a dropped connection was sent %d times", calls.Load())
 	}
 	calls.Store(0)
-	if _, err := f.ToolClient(site, nil, connector.Read).Get(srv.URL + "/drop"); err == nil {
+	if _, err := f.ToolClient(site, nil, connector.Read, nil).Get(srv.URL + "/drop"); err == nil {
 		t.Fatal("a dropped connection succeeded")
 	}
 	// Go's transport may itself resend it once on a fresh connection
