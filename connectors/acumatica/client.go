@@ -136,8 +136,12 @@ func (c *client) send(ctx context.Context, method, escapedPath string, q url.Val
 		// A 500 refusing the credentials is repeated only for a read: a
 		// PUT's 500 PXException comes the same from code that failed
 		// after the save committed, so sending it again could save twice.
+		// A 401 to a PUT is repeated only when it is Acumatica's own: a
+		// proxy or an SSO layer in front of it may answer 401 after it
+		// forwarded the PUT.
 		_, refused := credentialsRefused(resp.StatusCode, b)
-		if (resp.StatusCode == http.StatusUnauthorized || refused && method == http.MethodGet) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
+		unauthorized := resp.StatusCode == http.StatusUnauthorized && (method == http.MethodGet || ownUnauthorized(b))
+		if (unauthorized || refused && method == http.MethodGet) && attempt == 0 && c.call.Principal.AuthType == "service_token" &&
 			resp.Request != nil && c.conn.service.rejected(ctx, c.site, resp.Request.Header.Get("Authorization")) {
 			continue
 		}

@@ -4,10 +4,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/erpgate/erpgate/connectors/acumatica/acumaticatest"
+	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
+	"github.com/erpgate/erpgate/platform/infra/secrets"
 )
 
 // TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown: a proxy
@@ -105,5 +110,153 @@ func TestAServiceWritesPutIsNotSentAgainAfterA500(t *testing.T) {
 	}
 	if te := asToolErr(err); te == nil || !strings.HasPrefix(string(te.Code), "UPSTREAM_") {
 		t.Errorf("told as %v, want an outcome not known (UPSTREAM_*)", err)
+	}
+}
+
+// renewingUser is a person's token as the platform holds it (authserver's
+// userAuthorizer): after a 401 the transport marks it refused, it signs
+// the person in afresh, and the transport sends the request again.
+type renewingUser struct {
+	h       *harness
+	role    string
+	mu      sync.Mutex
+	tok     secrets.Secret
+	renewed int
+}
+
+func (a *renewingUser) Authorize(r *http.Request) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.tok.IsSet() {
+		a.tok = a.h.userToken(a.role)
+	}
+	r.Header.Set("Authorization", "Bearer "+a.tok.Reveal())
+	return nil
+}
+
+func (a *renewingUser) RejectAuthorization(r *http.Request) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	u := a.h.sim.User(a.role)
+	cred := serviceCredential{client: connector.OAuthClient{ID: acumaticatest.DefaultServiceClientGUID + "@" + a.h.sim.Tenant(), Secret: acumaticatest.DefaultServiceSecret},
+		username: u.Username, password: secrets.Secret(u.Password)}
+	tok, err := passwordGrant(r.Context(), a.h.site, cred, a.h.out.Client(a.h.site, nil))
+	if err != nil {
+		return false
+	}
+	a.tok = tok.AccessToken
+	a.renewed++
+	return true
+}
+
+// writeCall is the call the engine gives an approved write tool's
+// handler: its client is the write tool's (outbound.ToolClient), with a
+// person's renewable token or the service connection.
+func (h *harness) writeCall(kind userKind, auth connector.Authorizer, p *connector.Preview) func([]byte) *connector.Call {
+	return func(raw []byte) *connector.Call {
+		call := h.newCall(kind, raw)
+		if kind.service {
+			a, err := h.conn.APIAuthorizer(h.site, h.serviceFields())
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			auth = a
+		}
+		call.HTTP = h.out.ToolClient(h.site, auth, connector.Write, h.conn)
+		call.Approved = &connector.Approved{ID: uuid.NewString(), Preview: *p, By: call.Principal.Subject}
+		return call
+	}
+}
+
+// TestAPutAnswered401NotInAcumaticasShapeIsNotSentAgain: a proxy or an
+// SSO layer in front of Acumatica forwards the approved PUT (the
+// simulator saves the order), then answers 401 in its own shape, not
+// Acumatica's (ASP.NET's HttpError, "Authorization has been denied for
+// this request."). A person's token is renewed by the transport, a
+// service connection's by the connector, and the request sent again: for
+// the PUT that would save the order twice. The PUT is sent once; the
+// failure is an outcome not known, never flagged as having written
+// nothing. Acumatica's own 401 (sent before the PUT ran) is still renewed
+// and the PUT sent again, the order saved once.
+func TestAPutAnswered401NotInAcumaticasShapeIsNotSentAgain(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
+	for _, kind := range []userKind{kindFull, kindService} {
+		for _, c := range []struct {
+			name, contentType, body string
+		}{
+			{"an API gateway's JSON 401", "application/json", `{"message":"Unauthorized"}`},
+			{"an nginx 401 page", "text/html", "<html><head><title>401 Authorization Required</title></head><body><center><h1>401 Authorization Required</h1></center><hr><center>nginx</center></body></html>"},
+			{"an empty 401", "", ""},
+		} {
+			t.Run(kind.name+"/"+c.name, func(t *testing.T) {
+				args, p := h.proposedOrder(t, kind, cust, kind.name+": "+c.name)
+				before := len(d.Records("SalesOrder"))
+				forwarded := 0
+				h.erp = func(w http.ResponseWriter, r *http.Request) bool {
+					if r.Method != http.MethodPut || !strings.HasPrefix(r.URL.Path, orders) {
+						return false
+					}
+					forwarded++
+					h.sim.ServeHTTP(httptest.NewRecorder(), r)
+					if c.contentType != "" {
+						w.Header().Set("Content-Type", c.contentType)
+					}
+					w.Header().Set("WWW-Authenticate", `Bearer realm="sso"`)
+					w.WriteHeader(http.StatusUnauthorized)
+					_, _ = w.Write([]byte(c.body))
+					return true
+				}
+				defer func() { h.erp = nil }()
+				var auth connector.Authorizer
+				if !kind.service {
+					auth = &renewingUser{h: h, role: kind.role}
+				}
+				_, err := h.runCall("acumatica_create_sales_order", h.writeCall(kind, auth, p), args)
+				if forwarded != 1 || len(d.Records("SalesOrder")) != before+1 {
+					t.Fatalf("the PUT was forwarded %d times and saved %d orders, want once and one", forwarded, len(d.Records("SalesOrder"))-before)
+				}
+				if err == nil {
+					t.Fatal("the write succeeded through the proxy's 401")
+				}
+				if toolerr.NothingWritten(err) {
+					t.Errorf("a 401 not in Acumatica's shape, after the order was saved, is flagged as having written nothing: %v", err)
+				}
+				te := asToolErr(err)
+				if te == nil || !strings.HasPrefix(string(te.Code), "UPSTREAM_") || strings.Contains(strings.ToLower(te.Message), "nothing was written") {
+					t.Errorf("told as %v, want an outcome not known (UPSTREAM_*) that never says nothing was written", err)
+				}
+			})
+		}
+		t.Run(kind.name+"/Acumatica's own 401 is renewed and the PUT sent again", func(t *testing.T) {
+			args, p := h.proposedOrder(t, kind, cust, kind.name+": sent again after Acumatica's own 401")
+			before := len(d.Records("SalesOrder"))
+			refused := false
+			h.erp = func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodPut || !strings.HasPrefix(r.URL.Path, orders) || refused {
+					return false
+				}
+				// Acumatica refuses the token before the PUT runs.
+				refused = true
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"message":"Authorization has been denied for this request."}`))
+				return true
+			}
+			defer func() { h.erp = nil }()
+			var auth connector.Authorizer
+			if !kind.service {
+				auth = &renewingUser{h: h, role: kind.role}
+			}
+			if _, err := h.runCall("acumatica_create_sales_order", h.writeCall(kind, auth, p), args); err != nil {
+				t.Fatalf("the write failed after a renewable 401 in Acumatica's shape: %v", err)
+			}
+			if n := len(d.Records("SalesOrder")) - before; n != 1 || !refused {
+				t.Errorf("%d orders saved (refused %v), want one after the 401", n, refused)
+			}
+		})
 	}
 }

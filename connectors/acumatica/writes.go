@@ -1,6 +1,7 @@
 package acumatica
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,14 @@ func (c *client) put(ctx context.Context, op contractOp, body map[string]any, he
 // arguments from them.
 func (c *client) writeError(ctx context.Context, r response, op contractOp) error {
 	f := parseFailure(r, false)
+	if r.status == http.StatusUnauthorized && !ownUnauthorized(r.body) {
+		// Not Acumatica's refusal of the token, which comes before the
+		// PUT runs: a proxy or an SSO layer in front of it may have
+		// answered after it forwarded the PUT.
+		return toolerr.New(toolerr.UpstreamInvalidResponse,
+			"the approved change of the %s record was answered with HTTP 401, but not in Acumatica's own words (a proxy or sign-in layer in front of Acumatica may have answered after it received the change), so whether Acumatica saved it is not known: look at the document in Acumatica before trying again",
+			op.entity)
+	}
 	if refusalStatus(r.status) && !ownRefusal(r.status, r.body) {
 		// A status Acumatica refuses a save with before running it, but
 		// not in Acumatica's words: a proxy or load balancer in front of
@@ -159,6 +168,40 @@ func ownRefusal(status int, body []byte) bool {
 		return isObject && ok && strings.TrimSpace(s) != ""
 	}
 	return false
+}
+
+// httpErrorBody is ASP.NET Web API's HttpError, the body of the contract
+// API's refusals (swagger-Default-24.200.001.json, HttpError).
+type httpErrorBody struct {
+	Message       string          `json:"message"`
+	ModelState    json.RawMessage `json:"modelState"`
+	ExceptionType string          `json:"exceptionType"`
+}
+
+// httpErrorMembers are the members an HttpError may have.
+var httpErrorMembers = []string{"message", "messageDetail", "exceptionMessage", "exceptionType", "stackTrace", "modelState"}
+
+// parseHTTPError reads body as an HttpError: a JSON object of its members
+// only, with a message. A gateway's JSON with other members
+// ({"statusCode": 403, "message": …}) is not one.
+func parseHTTPError(body []byte) (httpErrorBody, bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil || members == nil {
+		return httpErrorBody{}, false
+	}
+	for k := range members {
+		if !slices.Contains(httpErrorMembers, k) {
+			return httpErrorBody{}, false
+		}
+	}
+	var e httpErrorBody
+	if json.Unmarshal(body, &e) != nil || strings.TrimSpace(e.Message) == "" {
+		return httpErrorBody{}, false
+	}
+	if m := bytes.TrimSpace(e.ModelState); len(m) == 0 || m[0] != '{' {
+		e.ModelState = nil
+	}
+	return e, true
 }
 
 // iisCustomError is the text IIS answers with when Acumatica's licence
@@ -520,4 +563,28 @@ func notSaved(what string, fields []unsavedField) error {
 	return toolerr.New(toolerr.PermissionDenied,
 		"Acumatica accepted the request to change %s but did not save the approved values: in Acumatica %s. This is most likely because this user's roles have only View Only rights on the form; an administrator has to grant the right to change it. Check the record in Acumatica before trying again",
 		what, strings.Join(parts, "; "))
+}
+
+// OwnUnauthorized reports whether a 401 is Acumatica's own refusal of the
+// request's token, which comes before the request runs
+// (connector.OwnUnauthorized): the transport renews a person's token and
+// sends a PUT again only after such a 401.
+func (*Connector) OwnUnauthorized(_ http.Header, body []byte) bool { return ownUnauthorized(body) }
+
+var _ connector.OwnUnauthorized = (*Connector)(nil)
+
+// notSignedIn are the sentences of Acumatica's 401: ASP.NET Web API's
+// refusal of a request without a valid sign-in, and the contract API's own
+// wording of it (shared/erp-api/acumatica/api-facts.md §3.1, §9).
+var notSignedIn = []string{
+	"Authorization has been denied for this request.",
+	"The user is not signed in to the system.",
+	"The user is not logged in to the system.",
+}
+
+// ownUnauthorized reports whether a 401's body is Acumatica's: ASP.NET's
+// HttpError with one of notSignedIn.
+func ownUnauthorized(body []byte) bool {
+	e, ok := parseHTTPError(body)
+	return ok && slices.Contains(notSignedIn, strings.TrimSpace(e.Message))
 }
