@@ -433,8 +433,9 @@ rows:
 }
 
 // write422 renders the entity with errors: only the fields the request
-// sent (and the keys), a record-level "error", and "<NEW>" for keys that
-// were not numbered yet.
+// sent (and the keys), a record-level "error" (unless
+// Options.FieldErrorsOnly), and "<NEW>" for keys that were not numbered
+// yet.
 func (s *Simulator) write422(w http.ResponseWriter, rn *renderer, es *entitySchema, rec *Record, body map[string]json.RawMessage,
 	errs fieldErrors, lineErrs map[string]map[int]fieldErrors, inserting bool) {
 	var b strings.Builder
@@ -449,7 +450,9 @@ func (s *Simulator) write422(w http.ResponseWriter, rn *renderer, es *entitySche
 	if name == "" {
 		name = es.Name
 	}
-	o.str("error", verb+"  '"+name+"' record raised at least one error. Please review the errors.")
+	if !s.opts.FieldErrorsOnly {
+		o.str("error", verb+"  '"+name+"' record raised at least one error. Please review the errors.")
+	}
 	sent := map[string]bool{}
 	for k := range body {
 		if f := es.field(k); f != nil {

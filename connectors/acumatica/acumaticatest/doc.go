@@ -25,7 +25,8 @@
 // CannotOptimizeException for a GET list of a keyless inquiry entity
 // (*Inquiry, CompaniesStructure), which Acumatica reads only with a PUT
 // that expands Results (the simulator serves no inquiry rows); 422
-// entity-with-errors from PUT; 400 for an empty PUT body; 429 plain text
+// entity-with-errors from PUT (without its record-level error under
+// Options.FieldErrorsOnly); 400 for an empty PUT body; 429 plain text
 // when more requests are in flight than Options.ConcurrencyLimit; 500
 // PXSetupNotEnteredException for every entity on a tenant whose set-up
 // is missing (Options.SetupNotEntered). Options.ArchivedBefore archives

@@ -64,6 +64,33 @@ func TestPutEmptyBodyAnd422(t *testing.T) {
 	}
 }
 
+// TestA422WithFieldErrorsOnly: under Options.FieldErrorsOnly a PUT that
+// fails validation is answered with the entity carrying its fields' and
+// lines' errors and no record-level error; nothing is saved.
+func TestA422WithFieldErrorsOnly(t *testing.T) {
+	s := newTestServer(t, Options{FieldErrorsOnly: true})
+	tok := passwordToken(t, s, "admin", "api")
+	body := `{"Customer":{"value":"NOSUCH"},"Details":[{"InventoryID":{"value":"BOGUS-1"},"Qty":{"value":2}}]}`
+	resp, b := call(t, http.MethodPut, s.entityURL(Version24, "Invoice", nil), tok, strings.NewReader(body))
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("422: %d %s", resp.StatusCode, b)
+	}
+	var got map[string]any
+	mustUnmarshal(t, b, &got)
+	if _, ok := got["error"]; ok {
+		t.Errorf("a record-level error: %s", b)
+	}
+	cust, _ := got["Customer"].(map[string]any)
+	lines, _ := got["Details"].([]any)
+	if got["id"] == nil || cust["error"] != "'Customer' cannot be found in the system." || len(lines) != 1 ||
+		lines[0].(map[string]any)["InventoryID"].(map[string]any)["error"] != "'Inventory ID' cannot be found in the system." {
+		t.Errorf("422 body %s", b)
+	}
+	if n := len(s.Data().Records("Invoice")); n != 320 {
+		t.Errorf("a failed PUT must not store anything: %d invoices", n)
+	}
+}
+
 func TestPutInsertUpdateDelete(t *testing.T) {
 	s := newTestServer(t, Options{})
 	tok := passwordToken(t, s, "admin", "api")

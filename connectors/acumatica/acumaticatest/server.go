@@ -63,6 +63,14 @@ type Options struct {
 	// §1.2; Acumatica's Postman example "Operate with Archived Records").
 	// The zero time archives nothing.
 	ArchivedBefore time.Time
+	// FieldErrorsOnly answers a PUT that fails validation (422) with the
+	// entity carrying an "error" only on the fields and detail lines it
+	// refused, without the record-level "error" ("Inserting 'X' record
+	// raised at least one error."): Acumatica's documentation shows a
+	// refused field alone (shared/erp-api/acumatica/api-facts.md §3.2,
+	// [DOC Create_Record]), and no recording says every version adds the
+	// record-level one. Nothing is saved either way.
+	FieldErrorsOnly bool
 }
 
 // DefaultNow is the default fixed clock value.
