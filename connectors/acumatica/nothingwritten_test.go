@@ -2,6 +2,8 @@ package acumatica
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,4 +85,91 @@ func TestApprovedWriteFailuresSayWhetherNothingWasWritten(t *testing.T) {
 		})
 	}
 
+}
+
+// TestAcumaticasOwnRefusalsOfThePutKeepTheApproval walks Acumatica's own
+// refusals of a PUT, as recorded (testdata/samples) or documented
+// (shared/erp-api/acumatica/api-facts.md §3) and as the simulator
+// answers them: each says nothing was saved, so the failure is flagged
+// NothingWritten (the approval holds for the same call) and no order is
+// saved. A 422 naming only the fields and lines Acumatica refused,
+// without a record-level error, is Acumatica's too.
+func TestAcumaticasOwnRefusalsOfThePutKeepTheApproval(t *testing.T) {
+	sample := func(name string) string {
+		raw, err := os.ReadFile(filepath.Join("testdata", "samples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	h := newHarness(t, harnessOptions{noRetry: true})
+	d := h.sim.Data()
+	cust := exemptCustomer(t, h.sim)
+	orders := h.sim.PathPrefix() + "/entity/Default/24.200.001/SalesOrder"
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+	}{
+		{"400, an empty body (recorded)", http.StatusBadRequest, sample("customer-put-empty-body-400.json")},
+		{"400, the simulator's invalid entity", http.StatusBadRequest, `{"message":"The request is invalid.","modelState":{"entity":["Unknown field Foo."]}}`},
+		{"403, the object", http.StatusForbidden, `{"message":"You have insufficient rights to access the object (SO301000)."}`},
+		{"403, the form", http.StatusForbidden, `{"message":"You have insufficient rights to access the Sales Orders (SO301000) form."}`},
+		{"409, a long operation", http.StatusConflict, `{"message":"A long operation is running for this screen in the current session. Please try again later."}`},
+		{"412, If-None-Match", http.StatusPreconditionFailed, `{"message":"The entity already exists in the database and cannot be inserted."}`},
+		{"412, If-Match", http.StatusPreconditionFailed, `{"message":"There is no entity with these keys in the database."}`},
+		{"422, a detail line's error (recorded)", http.StatusUnprocessableEntity, sample("bill-put-422-detail-error.json")},
+		{"422, a field's error only", http.StatusUnprocessableEntity, `{"id":"b6410d82-9476-ef11-8c65-ac198e472cfe","rowNumber":1,"CustomerID":{"value":"NOSUCHCUST","error":"'Customer' cannot be found in the system."},"OrderNbr":{"value":"<NEW>"}}`},
+		{"422, a detail line's error only", http.StatusUnprocessableEntity, `{"id":"b6410d82-9476-ef11-8c65-ac198e472cfe","rowNumber":1,"Details":[{"id":"b8410d82-9476-ef11-8c65-ac198e472cfe","rowNumber":1,"InventoryID":{"value":"NOSUCHITEM","error":"'Inventory ID' cannot be found in the system."}}]}`},
+		{"429, the licence (IIS)", http.StatusTooManyRequests, "The custom error module does not recognize this error."},
+		{"429, the licence (documented)", http.StatusTooManyRequests, `{"message":"The number of requests has exceeded the limit imposed by the license"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args, p := h.proposedOrder(t, kindFull, cust, c.name)
+			before := len(d.Records("SalesOrder"))
+			h.sim.SetFault(acumaticatest.Fault{PathPrefix: orders, Times: 1, Status: c.status, Body: c.body})
+			defer h.sim.ClearFaults()
+			_, err := h.execute(kindFull, "acumatica_create_sales_order", args, p)
+			if err == nil {
+				t.Fatal("the write succeeded through the refusal")
+			}
+			if !toolerr.NothingWritten(err) {
+				t.Errorf("Acumatica's own %d is not flagged as having written nothing (the approval would be spent): %v", c.status, err)
+			}
+			if te := asToolErr(err); te == nil || strings.HasPrefix(string(te.Code), "UPSTREAM_") {
+				t.Errorf("told as %v, want Acumatica's refusal, not an outcome not known", err)
+			}
+			if len(d.Records("SalesOrder")) != before {
+				t.Errorf("a refused PUT saved an order")
+			}
+		})
+	}
+}
+
+// TestA422NamingOnlyTheRefusedFieldsKeepsTheApproval: Acumatica refuses
+// the approved order's PUT with the entity carrying errors only on the
+// customer and a line's item (no record-level error: the simulator's
+// FieldErrorsOnly). Nothing was saved: the approval holds, and the
+// person is told in Acumatica's words which field it refused.
+func TestA422NamingOnlyTheRefusedFieldsKeepsTheApproval(t *testing.T) {
+	h := newHarness(t, harnessOptions{sim: acumaticatest.Options{FieldErrorsOnly: true}})
+	d := h.sim.Data()
+	before := len(d.Records("SalesOrder"))
+	err := h.handlerOnly(kindFull, "acumatica_create_sales_order", map[string]any{"CustomerID": "NOSUCHCUST",
+		"Details": []any{map[string]any{"InventoryID": "NOSUCHITEM", "OrderQty": 1}}})
+	te := wantCode(t, err, toolerr.InvalidArgument, "a 422 naming only the refused fields")
+	if !toolerr.NothingWritten(err) {
+		t.Errorf("not flagged as having written nothing: %v", err)
+	}
+	for _, want := range []string{"HTTP 422", "CustomerID: 'Customer' cannot be found in the system", "Details line 1 InventoryID: 'Inventory ID' cannot be found in the system", "Nothing was written"} {
+		if !strings.Contains(te.Message, want) {
+			t.Errorf("message %q lacks %q", te.Message, want)
+		}
+	}
+	if want := "'Customer' cannot be found in the system. Line 1: 'Inventory ID' cannot be found in the system."; te.ERPSaid != want {
+		t.Errorf("Acumatica said %q, want %q", te.ERPSaid, want)
+	}
+	if len(d.Records("SalesOrder")) != before {
+		t.Errorf("a refused PUT saved an order")
+	}
 }

@@ -43,6 +43,13 @@ func TestARefusalNotInAcumaticasShapeAfterThePutIsAnOutcomeNotKnown(t *testing.T
 		{"a proxy's 400 page", "text/html", "<html><body><h1>400 Bad Request</h1></body></html>", http.StatusBadRequest},
 		{"a proxy's 412 page", "text/html", "<html><body><h1>412 Precondition Failed</h1></body></html>", http.StatusPreconditionFailed},
 		{"an empty 422", "", "", http.StatusUnprocessableEntity},
+		// Gateways' JSON: a message, but none of Acumatica's sentences,
+		// nor its modelState or exception.
+		{"an API gateway's JSON 403", "application/json", `{"message":"Forbidden"}`, http.StatusForbidden},
+		{"an API gateway's JSON 400", "application/json", `{"message":"Bad Request"}`, http.StatusBadRequest},
+		{"a gateway's JSON 412", "application/json", `{"message":"Precondition Failed"}`, http.StatusPreconditionFailed},
+		{"a gateway's JSON 403 with a status member", "application/json", `{"statusCode":403,"message":"Access is denied due to a policy."}`, http.StatusForbidden},
+		{"a gateway's JSON 422", "application/json", `{"error":"Unprocessable Entity"}`, http.StatusUnprocessableEntity},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args, p := h.proposedOrder(t, kindFull, cust, c.name)

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -140,35 +141,53 @@ func refusalStatus(status int) bool {
 // ownRefusal reports whether an answer of a refusalStatus is in
 // Acumatica's own shape (erp-api/acumatica/api-facts.md §3): 409 and 429
 // in Acumatica's sentences (for 429 also IIS's custom-errors text, the
-// body its licence queue has been seen to decline with), 400, 403 and
-// 412 as ASP.NET's HttpError ({"message": …}), 422 as the entity with
-// its record-level "error". Anything else (an HTML page, an empty body, a
-// gateway's own JSON) may come from something in front of Acumatica,
-// after the request reached it.
+// body its licence queue has been seen to decline with); 400, 403 and
+// 412 as ASP.NET's HttpError carrying what Acumatica's carry (400 its
+// modelState or "The request is invalid.", 403 its "insufficient rights
+// to access" sentence, 412 a sentence about the entity or record; any of
+// them a PX exception); 422 as the entity with an "error" on the record
+// or on the fields and lines it refused. Anything else (an HTML page, an
+// empty body, a gateway's own JSON such as {"message":"Forbidden"}) may
+// come from something in front of Acumatica, after the request reached
+// it.
 func ownRefusal(status int, body []byte) bool {
 	var e struct {
 		Message *string `json:"message"`
-		Error   any     `json:"error"`
 	}
 	isObject := json.Unmarshal(body, &e) == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "{")
 	message := ""
 	if isObject && e.Message != nil {
 		message = *e.Message
 	}
+	he, isHTTPError := parseHTTPError(body)
+	px := isHTTPError && strings.HasPrefix(he.ExceptionType, "PX.")
 	switch status {
 	case http.StatusConflict:
 		return strings.Contains(message, "A long operation is running")
 	case http.StatusTooManyRequests:
 		return strings.Contains(message, "exceeded the limit imposed by the license") || loginLimit.MatchString(message) ||
 			!isObject && strings.TrimSpace(string(body)) == iisCustomError
-	case http.StatusBadRequest, http.StatusForbidden, http.StatusPreconditionFailed:
-		return strings.TrimSpace(message) != ""
+	case http.StatusBadRequest:
+		return isHTTPError && (he.ModelState != nil || slices.Contains(invalidRequest, strings.TrimSpace(he.Message)) || px)
+	case http.StatusForbidden:
+		return isHTTPError && (strings.Contains(he.Message, "insufficient rights to access") || px)
+	case http.StatusPreconditionFailed:
+		return isHTTPError && (preconditionFailed.MatchString(strings.TrimSpace(he.Message)) || px)
 	case http.StatusUnprocessableEntity:
-		s, ok := e.Error.(string)
-		return isObject && ok && strings.TrimSpace(s) != ""
+		return entityWithErrors(body)
 	}
 	return false
 }
+
+// invalidRequest are the messages of Acumatica's 400: ASP.NET's for an
+// invalid request (recorded, samples/customer-put-empty-body-400.json)
+// and the contract API's documented one.
+var invalidRequest = []string{"The request is invalid.", "The data specified in the request is invalid."}
+
+// preconditionFailed is the form of Acumatica's 412 messages: a sentence
+// about the entity or record that If-Match or If-None-Match named ("The
+// entity already exists in the database and cannot be inserted.").
+var preconditionFailed = regexp.MustCompile(`(?i)\b(entity|record)\b.*\.$`)
 
 // httpErrorBody is ASP.NET Web API's HttpError, the body of the contract
 // API's refusals (swagger-Default-24.200.001.json, HttpError).
@@ -202,6 +221,44 @@ func parseHTTPError(body []byte) (httpErrorBody, bool) {
 		e.ModelState = nil
 	}
 	return e, true
+}
+
+// entityWithErrors reports whether body is the entity Acumatica answers a
+// PUT it refused with (422): a JSON object of its system members (id,
+// rowNumber, note, error, custom, _links) and fields ({"value": …}
+// wrappers, linked entities, detail lines), at least one field or its id,
+// with an "error" on the record or on a field or line. Errors on fields
+// alone are Acumatica's refusal too: nothing was saved.
+func entityWithErrors(body []byte) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil || members == nil {
+		return false
+	}
+	fields := 0
+	for k, v := range members {
+		switch k {
+		case "id":
+			fields++
+			continue
+		case "rowNumber", "note", "error", "custom", "_links":
+			continue
+		}
+		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' && v[0] != '[' {
+			return false
+		}
+		fields++
+	}
+	if fields == 0 {
+		return false
+	}
+	var rec map[string]any
+	if json.Unmarshal(body, &rec) != nil {
+		return false
+	}
+	var errs []string
+	collectFieldErrors(rec, "", &errs)
+	top, _ := rec["error"].(string)
+	return strings.TrimSpace(top) != "" || len(errs) > 0
 }
 
 // iisCustomError is the text IIS answers with when Acumatica's licence
@@ -327,6 +384,8 @@ func validationError(body []byte, op contractOp) error {
 	if top, _ := rec["error"].(string); top != "" {
 		msg += ": " + cleanDetail(top)
 		said = append(said, cleanDetail(top))
+	} else {
+		msg += "."
 	}
 	said = append(said, fieldMessages(rec, "")...)
 	if len(fields) > maxFieldErrors {
