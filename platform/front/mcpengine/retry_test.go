@@ -160,3 +160,106 @@ func TestRetriesFollowTheToolsEffect(t *testing.T) {
 		}
 	}
 }
+
+// ownUnauthorizedERP is effectERP whose connector tells its ERP's own 401
+// by its body.
+type ownUnauthorizedERP struct{ effectERP }
+
+const erpsOwn401 = `{"own":true}`
+
+func (ownUnauthorizedERP) OwnUnauthorized(_ http.Header, body []byte) bool {
+	return string(body) == erpsOwn401
+}
+
+// renewableToken is a caller's credential that renews after a 401.
+type renewableToken struct {
+	mu      sync.Mutex
+	current string
+}
+
+func (a *renewableToken) Authorize(r *http.Request) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r.Header.Set("Authorization", "Bearer "+a.current)
+	return nil
+}
+
+func (a *renewableToken) RejectAuthorization(*http.Request) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.current += "-renewed"
+	return true
+}
+
+// TestAWriteToolsRequestAnswered401FollowsItsConnector: the engine gives
+// a write tool's call a client that renews the caller's credential and
+// sends the request again after a 401 only when the tool's connector says
+// the 401 is the ERP's own (connector.OwnUnauthorized). A proxy's 401,
+// which may come after it forwarded the write, ends the call with the
+// write sent once; the ERP's own is renewed and sent again. A read tool's
+// request is sent again after any 401.
+func TestAWriteToolsRequestAnswered401FollowsItsConnector(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	answer := ""
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		body := answer
+		mu.Unlock()
+		if !strings.HasSuffix(r.Header.Get("Authorization"), "-renewed") {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, body)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(upstream.Close)
+	reg := connector.NewRegistry()
+	reg.MustRegister(ownUnauthorizedERP{})
+	base, _ := url.Parse(upstream.URL)
+	for _, c := range []struct {
+		name, tool, answer string
+		requests           int
+		ok                 bool
+	}{
+		{"a write answered a proxy's 401", "write_by_post", `{"message":"Unauthorized"}`, 1, false},
+		{"a write answered the ERP's own 401", "write_by_post", erpsOwn401, 2, true},
+		{"a read answered a proxy's 401", "read_by_post", `{"message":"Unauthorized"}`, 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			site := connector.Site{ID: uuid.New(), Slug: "demo", Kind: "effecterp", BaseURL: base}
+			eopts := Options{Registry: reg, Outbound: outbound.NewFactory(outbound.DefaultOptions()), Usage: &sink{}, Budget: 30 * time.Second}
+			store, _ := withApprovals(t, &eopts, site)
+			e, err := New(eopts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.SetLive(Live{Sites: map[uuid.UUID]SiteLive{site.ID: {WriteTools: []string{"write_by_post"}, ServiceWrites: true, ServiceWriteApprover: boss}}})
+			auth := &renewableToken{current: "revoked-early"}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				e.ServeMCP(w, r, Session{Site: site, Principal: connector.Principal{AuthType: "service_token"}, ClientID: "tok-1", Authorizer: auth})
+			}))
+			defer srv.Close()
+			cs := (&fixture{url: srv.URL}).session(t)
+			mu.Lock()
+			answer, hits = c.answer, map[string]int{}
+			mu.Unlock()
+			res, m := call(t, cs, c.tool, nil)
+			if c.tool != "read_by_post" {
+				id := approvalOf(t, res, m)
+				if _, err := store.Decide(t.Context(), site.ID, id, boss, true); err != nil {
+					t.Fatal(err)
+				}
+				res, m = call(t, cs, c.tool, nil)
+			}
+			mu.Lock()
+			n := hits["/"+c.tool]
+			mu.Unlock()
+			if n != c.requests || res.IsError == c.ok {
+				t.Errorf("%d requests to the ERP, isError=%v %v; want %d requests, success %v", n, res.IsError, m, c.requests, c.ok)
+			}
+		})
+	}
+}
