@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 )
 
 //go:embed templates/*.html
@@ -43,6 +44,7 @@ func New(publicBaseURL string) (*Kit, error) {
 		"url":        k.URL,
 		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
 		"script":     func() string { return k.URL(ScriptPath) + "?v=" + scriptVersion },
+		"long":       HasLongWord,
 	}).ParseFS(kitTemplates, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pagekit: layout: %w", err)
@@ -153,4 +155,30 @@ func (k *Kit) renderFallback(w http.ResponseWriter) {
 	k.SetHeaders(w.Header(), Options{})
 	w.WriteHeader(http.StatusInternalServerError)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// LongWord is the length in characters from which a word may be broken
+// anywhere to fit its table column: shorter ones keep their column as wide
+// as they are.
+const LongWord = 24
+
+// HasLongWord reports whether s holds a word (a run of characters without
+// white space) of LongWord characters or more: an e-mail address, an item
+// code, a name run together. Pages give its table cell the class "long"
+// (templates: {{if long .}} class="long"{{end}}), which breaks such a word
+// anywhere to fit the column. Without it a table's column is at least as
+// wide as its longest word, and a word of the ERP's or the model's could
+// widen a table past its card and the screen, its end out of sight.
+func HasLongWord(s string) bool {
+	n := 0
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			n = 0
+			continue
+		}
+		if n++; n >= LongWord {
+			return true
+		}
+	}
+	return false
 }

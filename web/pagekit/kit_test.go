@@ -244,3 +244,33 @@ func TestWithPartialsAddsTemplatesAndBlocks(t *testing.T) {
 		t.Error("WithPartials accepted a pattern matching nothing")
 	}
 }
+
+func TestHasLongWord(t *testing.T) {
+	for s, want := range map[string]bool{
+		"":                                 false,
+		"Commercial":                       false,
+		"All Territories and more words":   false,
+		"ap@acme.example":                  false,
+		strings.Repeat("x", LongWord-1):    false,
+		strings.Repeat("x", LongWord):      true,
+		"to " + strings.Repeat("é", 30):    true,
+		strings.Repeat("ab ", 40):          false,
+		"accountspayable.accountspayable@": true,
+	} {
+		if got := HasLongWord(s); got != want {
+			t.Errorf("HasLongWord(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestPagesMarkACellWithALongWord(t *testing.T) {
+	k := newKit(t, "https://gw.example")
+	page := k.MustParse(fstest.MapFS{"p.html": {Data: []byte(`{{define "title"}}T{{end}}{{define "main"}}{{range .}}<td{{if long .}} class="long"{{end}}>{{.}}</td>{{end}}{{end}}`)}}, "p.html")
+	body, err := k.RenderBody(page, []string{"short", strings.Repeat("accountspayable.", 3) + "@x.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `<td>short</td><td class="long">accountspayable.`) {
+		t.Errorf("cells:\n%s", body)
+	}
+}
