@@ -367,3 +367,28 @@ func TestViewShowsSpacesOtherThanTheOrdinaryOne(t *testing.T) {
 		t.Errorf("ordinary spaces shown as %q, warnings %q", v.Fields[0].After, v.Warnings)
 	}
 }
+
+// The braille pattern blank (U+2800) is a symbol, not a space, yet fonts
+// draw it as an empty cell the width of a letter: "Acme⠀Corp" reads as
+// "Acme Corp", a second record passing for the first, as a no-break
+// space's does. The page shows it as [U+2800] and warns of it with the
+// other spaces.
+func TestViewShowsTheBraillePatternBlank(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0)
+	h := &Handler{deps: Deps{Registry: connector.NewRegistry()}, now: func() time.Time { return created.Add(90 * time.Second) }}
+	a := testAction(approval.Proposed, created)
+	a.Preview.Fields = []connector.PreviewField{{Name: "customer", Label: "Customer", After: "Acme\u2800Corp"}}
+	v := h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	if got := v.Fields[0].After; got != "Acme[U+2800]Corp" {
+		t.Errorf("the customer shows as %+q, want %q", got, "Acme[U+2800]Corp")
+	}
+	if !slices.Contains(v.Warnings, spacesWarning) {
+		t.Errorf("no warning of other spaces: %q", v.Warnings)
+	}
+	// A braille letter is drawn as dots: no mark, no warning.
+	a.Preview.Fields = []connector.PreviewField{{Name: "note", Label: "Note", After: "\u2801\u2803"}}
+	v = h.view(pending{action: a, site: sites.Site{DisplayName: "Acme", Kind: "frappe"}}, "ana@example.com", "key")
+	if v.Fields[0].After != "\u2801\u2803" || len(v.Warnings) != 0 {
+		t.Errorf("braille letters shown as %+q, warnings %q", v.Fields[0].After, v.Warnings)
+	}
+}

@@ -33,10 +33,11 @@ func hiddenChar(r rune) bool {
 }
 
 // otherSpace reports whether r is a space other than the ordinary one
-// (U+0020): a no-break, thin, wide or ideographic space. A browser draws
-// it as a space, yet a value holding one is another value: a customer
-// "Acme Corp" with a no-break space is not "Acme Corp".
-func otherSpace(r rune) bool { return r != ' ' && unicode.Is(unicode.Zs, r) }
+// (U+0020): a no-break, thin, wide or ideographic space, or the braille
+// pattern blank (U+2800, a symbol that fonts draw as an empty cell). A
+// browser draws it as a space, yet a value holding one is another value:
+// a customer "Acme Corp" with a no-break space is not "Acme Corp".
+func otherSpace(r rune) bool { return r != ' ' && unicode.Is(unicode.Zs, r) || r == '\u2800' }
 
 // marked reports whether the page writes r as [U+XXXX].
 func marked(r rune) bool { return hiddenChar(r) || otherSpace(r) }
