@@ -110,20 +110,37 @@ func (s *Server) flowRedirectURI(r *http.Request, flow *storage.Flow) string {
 }
 
 // clientName is what the consent page calls a client: its registered or
-// published name (plainName: a client registered before names were kept
-// that way, or a metadata document, may still carry controls), else its
-// id.
+// published name (shownName: a client registered before names were kept
+// that way, or a metadata document, may still carry controls, and a
+// document's name is as long as its publisher made it), else its id.
 func (s *Server) clientName(ctx context.Context, clientID string) string {
 	if strings.Contains(clientID, "://") {
-		if name := plainName(s.cimd.ClientName(ctx, clientID)); name != "" {
+		if name := shownName(s.cimd.ClientName(ctx, clientID)); name != "" {
 			return name
 		}
 		return clientID
 	}
-	if c, err := s.deps.Store.Client(ctx, clientID); err == nil && plainName(c.Name) != "" {
-		return plainName(c.Name)
+	if c, err := s.deps.Store.Client(ctx, clientID); err == nil && shownName(c.Name) != "" {
+		return shownName(c.Name)
 	}
 	return clientID
+}
+
+// shownName is a client's name as the consent page shows it: plainName,
+// and at most maxClientNameLength characters, as registration keeps
+// them. The page names the client twice before the host that receives
+// the answers; a metadata document's name of thousands of characters
+// would bury that host under its publisher's text.
+func shownName(name string) string {
+	name = plainName(name)
+	n := 0
+	for i := range name {
+		if n == maxClientNameLength {
+			return strings.TrimSpace(name[:i]) + "…"
+		}
+		n++
+	}
+	return name
 }
 
 // cspSource is the CSP source expression that allows a redirect URI:

@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -66,4 +67,17 @@ func FuzzRegistration(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestShownNameIsAtMost200Characters(t *testing.T) {
+	exact := strings.Repeat("é", maxClientNameLength)
+	if got := shownName(exact); got != exact {
+		t.Errorf("a name of %d characters shown as %d", maxClientNameLength, len([]rune(got)))
+	}
+	if got, want := shownName(exact+"x"), exact+"…"; got != want {
+		t.Errorf("a name of %d characters shown as %d, want %d and an ellipsis", maxClientNameLength+1, len([]rune(got)), maxClientNameLength)
+	}
+	if got := shownName(" Claude \u202eDesktop "); got != "Claude Desktop" {
+		t.Errorf("shown as %+q", got)
+	}
 }

@@ -384,3 +384,46 @@ func TestOAuthConsentNamesCannotTurnTheHostAround(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthConsentBoundsAPublishedClientName: a registered client's name
+// is at most 200 characters, but a Client ID Metadata Document's is
+// whatever its publisher wrote, up to the document's 5 KiB. The consent
+// page names the client in its heading and again before the host that
+// receives the answers: a name of thousands of characters would bury
+// that host, the one fact a person can check, under the publisher's
+// text. The page shows a published name cut to 200 characters, as a
+// registered one.
+func TestOAuthConsentBoundsAPublishedClientName(t *testing.T) {
+	r := newOAuthRig(t)
+	const tail = "the-end-of-the-name"
+	name := "Claude " + strings.Repeat("Desktop ", 500) + tail
+	var docURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": name, "redirect_uris": []string{e2eRedirectURI}})
+	}))
+	defer srv.Close()
+	docURL = srv.URL + "/client.json"
+
+	b := r.browser()
+	if _, err := b.Run(t.Context(), http.MethodGet, r.authorizeURL(func(q url.Values) { q.Set("client_id", docURL) }), nil); err != nil {
+		t.Fatalf("sign-in: %v (last page %s)", err, pageText(b.LastPage().Body))
+	}
+	shown := false
+	for _, p := range b.Pages {
+		if !strings.Contains(p.URL, "/oauth/consent?") {
+			continue
+		}
+		shown = true
+		// The whole page (pageText gives its first 400 characters).
+		if !strings.Contains(p.Body, "Claude Desktop Desktop") || !strings.Contains(p.Body, "127.0.0.1:9") {
+			t.Errorf("the consent page does not name the client and its host: %s", pageText(p.Body))
+		}
+		if strings.Contains(p.Body, tail) || strings.Contains(p.Body, strings.Repeat("Desktop ", 30)) {
+			t.Errorf("the consent page shows the client's name of %d characters whole (a page of %d bytes)", len(name), len(p.Body))
+		}
+	}
+	if !shown {
+		t.Error("no consent page")
+	}
+}
