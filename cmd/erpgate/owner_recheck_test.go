@@ -59,7 +59,7 @@ func (b *ownerBrowser) signedIn(base, slug string) bool {
 func (b *ownerBrowser) finishSignIn(back *url.URL, slug string) {
 	b.t.Helper()
 	status, h, page := b.do(http.MethodGet, back.String(), nil)
-	if status != http.StatusSeeOther || !strings.HasSuffix(h.Get("Location"), "/sites/"+slug+"/manage?done=signed-in") {
+	if status != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "/sites/"+slug+"/manage?done=signed-in&check=") {
 		b.t.Fatalf("back from the ERP: HTTP %d to %q: %s", status, h.Get("Location"), pageText(page))
 	}
 }

@@ -46,7 +46,7 @@ func (h *Handler) refused(w http.ResponseWriter, r *http.Request, o owner, secti
 }
 
 func (h *Handler) done(w http.ResponseWriter, r *http.Request, o owner, code string) {
-	http.Redirect(w, r, h.manageURL(o.site.Slug, code), http.StatusSeeOther)
+	http.Redirect(w, r, h.noticeURL(r, o.site, code), http.StatusSeeOther)
 }
 
 // signOut ends the session for every replica, a copy of its cookie

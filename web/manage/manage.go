@@ -206,6 +206,29 @@ func (h *Handler) manageURL(slug, done string) string {
 	return u
 }
 
+// noticeURL is the owner's page of site with the notice code, checked
+// for this browser (pagekit.NoticeCheck): the page shows a notice only
+// with its browser's check, never from a link alone.
+func (h *Handler) noticeURL(r *http.Request, site sites.Site, code string) string {
+	key, _ := h.deps.Kit.Binding(r, csrfCookie)
+	return h.manageURL(site.Slug, code) + "&check=" + url.QueryEscape(pagekit.NoticeCheck(key, noticePurpose(site, code)))
+}
+
+// notice is the notice the page's address names, when its check is this
+// browser's (key) for site; "" otherwise.
+func notice(r *http.Request, key string, site sites.Site) string {
+	q := r.URL.Query()
+	code := q.Get("done")
+	if code == "" || !pagekit.CheckNotice(key, noticePurpose(site, code), q.Get("check")) {
+		return ""
+	}
+	return notices[code]
+}
+
+func noticePurpose(site sites.Site, code string) string {
+	return "owner\x00" + site.ID.String() + "\x00" + code
+}
+
 // loadSite finds the site the path names. An unknown slug gets the same
 // plain page whatever the reason, so the page confirms nothing about
 // sites that do not exist.

@@ -120,7 +120,7 @@ func (h *Handler) page(c echo.Context) error {
 		return nil
 	}
 	key := h.csrfKey(w, r)
-	data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(key, site), Notice: notices[r.URL.Query().Get("done")]}
+	data := pageData{Slug: site.Slug, Kind: siteadmin.KindName(site.Kind), CSRF: csrfToken(key, site), Notice: notice(r, key, site)}
 	user, ok, err := h.session(r, site)
 	if err != nil {
 		h.internalError(w, "check the owner session", err)

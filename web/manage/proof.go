@@ -199,7 +199,7 @@ func (h *Handler) signInDone(w http.ResponseWriter, r *http.Request, ref string,
 			return
 		}
 		h.deps.Admin.RecordOwnerSignIn(r.Context(), proofActor(p), site, p.Check.Evidence, nil)
-		http.Redirect(w, r, h.manageURL(site.Slug, "signed-in"), http.StatusSeeOther)
+		http.Redirect(w, r, h.noticeURL(r, site, "signed-in"), http.StatusSeeOther)
 	}
 }
 
@@ -277,7 +277,7 @@ func (h *Handler) changeDone(w http.ResponseWriter, r *http.Request, ref string,
 		if change.ClientSecret.IsSet() {
 			code = "secret"
 		}
-		http.Redirect(w, r, h.manageURL(site.Slug, code), http.StatusSeeOther)
+		http.Redirect(w, r, h.noticeURL(r, site, code), http.StatusSeeOther)
 	}
 }
 
