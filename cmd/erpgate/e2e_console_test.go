@@ -374,3 +374,59 @@ func TestConsoleSiteActionWithoutASite(t *testing.T) {
 		t.Errorf("the page says: %s", text)
 	}
 }
+
+// A notice says what the operator just did: "Site acme is deleted", or
+// "Site acme now sends people back to its own redirect URI. Remove the
+// shared one from its OAuth client in the ERP". A link anyone can send the
+// operator (…/console/sites?done=own-callback&site=acme) must not have the
+// console say so when nothing was done: following that advice for a site
+// still on the shared redirect URI would stop its people signing in. The
+// console shows a notice after the redirect of the operator's own action
+// in their session, and never from a link alone.
+func TestConsoleNoticesFollowOnlyTheOperatorsOwnActions(t *testing.T) {
+	sim := frappetest.NewServer(frappetest.Options{})
+	defer sim.Close()
+	gw := startGateway(t, "", nil)
+	gw.registerFrappe(t, "acme", sim, userWithRole(t, sim, "service"))
+	b := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := b.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("sign-in: HTTP %d", status)
+	}
+	for path, notice := range map[string]string{
+		"/console/sites?done=own-callback&site=acme":         "now sends people back to its own redirect URI",
+		"/console/sites?done=deleted&site=acme":              "Site acme is deleted",
+		"/console/settings?done=changed&setting=max_records": "Max records per query is changed",
+		"/console/preflight?done=ran&site=acme":              "The preflight of acme ran",
+	} {
+		status, page, _ := b.do(http.MethodGet, path, nil)
+		if status != http.StatusOK {
+			t.Errorf("%s: HTTP %d", path, status)
+		}
+		if strings.Contains(page, notice) {
+			t.Errorf("a link to %s alone shows %q", path, notice)
+		}
+	}
+
+	// The operator's own action: its redirect shows the notice, in this
+	// session only.
+	_, page, _ := b.do(http.MethodGet, "/console/sites", nil)
+	csrf := csrfInput.FindStringSubmatch(page)[1]
+	status, _, header := b.do(http.MethodPost, "/console/sites", url.Values{"csrf": {csrf}, "site": {"acme"}, "action": {"disable"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("disable: HTTP %d", status)
+	}
+	next, err := url.Parse(header.Get("Location"))
+	if err != nil || next.Query().Get("done") != "disabled" {
+		t.Fatalf("disable went to %q", header.Get("Location"))
+	}
+	if _, page, _ := b.do(http.MethodGet, next.RequestURI(), nil); !strings.Contains(page, "Site acme is now disabled.") {
+		t.Errorf("after the operator's disable, the sites page lacks its notice:\n%s", pageText(page))
+	}
+	other := newConsoleBrowser(t, gw.URL)
+	if status, _, _ := other.signIn(gw.AdminToken); status != http.StatusSeeOther {
+		t.Fatalf("second sign-in: HTTP %d", status)
+	}
+	if _, page, _ := other.do(http.MethodGet, next.RequestURI(), nil); strings.Contains(page, "Site acme is now disabled.") {
+		t.Error("the disable's address opened in another console session shows its notice")
+	}
+}

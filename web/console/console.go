@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -229,6 +230,29 @@ func Actor(r *http.Request) siteadmin.Actor {
 func CSRF(r *http.Request) string {
 	s, _ := SessionOf(r)
 	return s.csrf
+}
+
+// noticeQuery is q, the query of the redirect after an action, with the
+// check value of its notice for this console session
+// (pagekit.NoticeCheck): the page shows the notice (noticeChecked) only
+// with it, so that a link anyone could send the operator cannot have the
+// console say that something was done ("Site acme is deleted") when
+// nothing was.
+func noticeQuery(r *http.Request, q url.Values) string {
+	q.Set("check", pagekit.NoticeCheck(CSRF(r), noticeOf(q)))
+	return q.Encode()
+}
+
+// noticeChecked reports whether the notice q names carries this
+// session's check value.
+func noticeChecked(r *http.Request, q url.Values) bool {
+	return pagekit.CheckNotice(CSRF(r), noticeOf(q), q.Get("check"))
+}
+
+// noticeOf is what a notice's check value covers: its action and what it
+// names.
+func noticeOf(q url.Values) string {
+	return "console\x00" + q.Get("done") + "\x00" + q.Get("site") + "\x00" + q.Get("setting")
 }
 
 // Guard lets a request through only in an open console session: a

@@ -93,7 +93,7 @@ func (c *Console) preflightPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	flash := ""
-	if r.URL.Query().Get("done") == "ran" {
+	if q := r.URL.Query(); q.Get("done") == "ran" && noticeChecked(r, q) {
 		flash = "The preflight of " + site.Slug + " ran; its result is below."
 	}
 	c.Render(w, r, http.StatusOK, c.pages.preflight, flash, v)
@@ -111,7 +111,7 @@ func (c *Console) runPreflight(w http.ResponseWriter, r *http.Request) {
 		c.unavailable(w)
 		return
 	}
-	http.Redirect(w, r, c.kit.URL("/console/preflight?"+url.Values{"site": {site.Slug}, "done": {"ran"}}.Encode()), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/preflight?"+noticeQuery(r, url.Values{"site": {site.Slug}, "done": {"ran"}})), http.StatusSeeOther)
 }
 
 // siteOfQuery loads the site slug names, answering the page itself when

@@ -68,7 +68,11 @@ type siteRow struct {
 }
 
 func (c *Console) sitesPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSites(w, r, http.StatusOK, siteDone(r.URL.Query()))
+	notice := ""
+	if q := r.URL.Query(); noticeChecked(r, q) {
+		notice = siteDone(q)
+	}
+	c.renderSites(w, r, http.StatusOK, notice)
 }
 
 // siteDone is the notice after a site action, from the redirect's query:
@@ -263,7 +267,7 @@ func (c *Console) siteAction(w http.ResponseWriter, r *http.Request) {
 		c.unavailable(w)
 		return
 	}
-	http.Redirect(w, r, c.kit.URL("/console/sites?"+done.Encode()), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/sites?"+noticeQuery(r, done)), http.StatusSeeOther)
 }
 
 // nothingChanged is siteadmin's refusal of a site action or a settings
@@ -313,7 +317,11 @@ type settingsView struct {
 }
 
 func (c *Console) settingsPage(w http.ResponseWriter, r *http.Request) {
-	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), settingDone(r.URL.Query()), "", "", "")
+	notice := ""
+	if q := r.URL.Query(); noticeChecked(r, q) {
+		notice = settingDone(q)
+	}
+	c.renderSettings(w, r, http.StatusOK, r.URL.Query().Get("site"), notice, "", "", "")
 }
 
 func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status int, slug, flash, problem, editing, attempt string) {
@@ -429,5 +437,5 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 	if slug != "" {
 		done.Set("site", slug)
 	}
-	http.Redirect(w, r, c.kit.URL("/console/settings?"+done.Encode()), http.StatusSeeOther)
+	http.Redirect(w, r, c.kit.URL("/console/settings?"+noticeQuery(r, done)), http.StatusSeeOther)
 }
