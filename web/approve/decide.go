@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
@@ -305,7 +307,17 @@ func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, raw 
 		return
 	}
 	h.deps.Admin.Record(r.Context(), actor, p.site.ID, p.site.Slug, approval.EventSignOutEverywhere, map[string]any{"action_id": p.action.ID.String()}, nil)
-	http.Redirect(w, r, h.pageURL(p)+"?done="+doneSignedOutEverywhere, http.StatusSeeOther)
+	key, _ := h.deps.Kit.Binding(r, csrfCookie)
+	check := pagekit.NoticeCheck(key, noticePurpose(p.action.ID, doneSignedOutEverywhere))
+	http.Redirect(w, r, h.pageURL(p)+"?done="+doneSignedOutEverywhere+"&check="+url.QueryEscape(check), http.StatusSeeOther)
+}
+
+// noticePurpose is what a notice's check value (pagekit.NoticeCheck)
+// covers: the action's page and the notice. The page says what its
+// address names only with its browser's check value, never from a link
+// alone.
+func noticePurpose(id uuid.UUID, done string) string {
+	return "approve\x00" + id.String() + "\x00" + done
 }
 
 // doneSignedOutEverywhere is the page's query after signing out

@@ -47,10 +47,11 @@ func TestApprovalSignOutEverywhereEndsThePersonsOtherSessionsOnEveryReplica(t *t
 	}
 
 	status, _, header := send(t, baseA, page+"/sign-out-everywhere", url.Values{"csrf": {csrf}}, here, binding)
-	if status != http.StatusSeeOther || !strings.HasSuffix(header.Get("Location"), page+"?done=signed-out-everywhere") {
-		t.Errorf("sign out everywhere: HTTP %d to %q", status, header.Get("Location"))
+	next, err := url.Parse(header.Get("Location"))
+	if status != http.StatusSeeOther || err != nil || next.Path != page || next.Query().Get("done") != "signed-out-everywhere" {
+		t.Fatalf("sign out everywhere: HTTP %d to %q", status, header.Get("Location"))
 	}
-	if _, body, _ := send(t, baseA, page+"?done=signed-out-everywhere", nil, here, binding); !strings.Contains(body, "You are signed out of Acme&#39;s approval pages in this browser and in every other one you signed in with.") {
+	if _, body, _ := send(t, baseA, next.RequestURI(), nil, here, binding); !strings.Contains(body, "You are signed out of Acme&#39;s approval pages in this browser and in every other one you signed in with.") {
 		t.Errorf("the page after signing out everywhere does not say so: %s", body)
 	}
 	for _, c := range []*http.Cookie{here, forgotten} {
@@ -127,4 +128,21 @@ func (d *database) otherSite(t *testing.T) (sites.Site, approval.Action) {
 		t.Fatal(err)
 	}
 	return site, action
+}
+
+// "You are signed out … in every other one you signed in with" is said
+// after the person's own Sign out everywhere, in their browser, and never
+// from a link alone: anyone can send a link to an approval page with
+// ?done=signed-out-everywhere, and a person told that every sign-in has
+// ended would not sign out a browser that is still signed in.
+func TestApprovalSignedOutEverywhereIsNotSaidFromALink(t *testing.T) {
+	d := newDatabase(t)
+	_, base := d.replica(t)
+	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
+	page := "/approve/" + d.action.ID.String()
+	for _, cookies := range [][]*http.Cookie{nil, {binding}} {
+		if _, body, _ := send(t, base, page+"?done=signed-out-everywhere", nil, cookies...); strings.Contains(body, "You are signed out of Acme&#39;s approval pages") {
+			t.Errorf("a link with ?done=signed-out-everywhere (cookies %d) says the person is signed out everywhere", len(cookies))
+		}
+	}
 }

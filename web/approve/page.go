@@ -110,7 +110,8 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request, raw string) {
 		p.clientName = name
 	}
 	v := h.view(p, user, key)
-	if user == "" && r.URL.Query().Get("done") == doneSignedOutEverywhere {
+	if q := r.URL.Query(); user == "" && q.Get("done") == doneSignedOutEverywhere &&
+		pagekit.CheckNotice(key, noticePurpose(p.action.ID, doneSignedOutEverywhere), q.Get("check")) {
 		v.Done = "You are signed out of " + p.site.DisplayName + "'s approval pages in this browser and in every other one you signed in with. " +
 			"Nobody can use those sign-ins to approve or reject a change any more."
 	}
