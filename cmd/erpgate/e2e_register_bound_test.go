@@ -155,13 +155,14 @@ func TestRegistrationsWaitingAreBoundedDeploymentWide(t *testing.T) {
 
 // TestRegistrationBoundHoldsUnderConcurrentStarts: many sources, each of
 // a network of its own, starting at once on two replicas get exactly the
-// bound's registrations between them, not one more.
+// bound's registrations between them, not one more, and only those
+// contact the ERP: a start holds its place, counted under the lock,
+// before it does.
 func TestRegistrationBoundHoldsUnderConcurrentStarts(t *testing.T) {
 	const bound, sources = 5, 40
-	// Every start has passed the check before storing (the table is
-	// empty) when the ERP answers the first: only the count under the lock
-	// stands between them and the table.
-	d := newBoundedRegistrations(t, bound, sources)
+	// The ERP answers none of the admitted starts until all of them have
+	// come: each holds its place while the others are counted.
+	d := newBoundedRegistrations(t, bound, bound)
 	var from []string
 	for n := 1; n <= sources; n++ {
 		from = append(from, "198.18."+strconv.Itoa(n)+".1")
@@ -173,15 +174,19 @@ func TestRegistrationBoundHoldsUnderConcurrentStarts(t *testing.T) {
 	if got := d.waiting(t); got != bound {
 		t.Errorf("%d registrations are waiting to be finished; the bound is %d", got, bound)
 	}
+	if got := d.erpRequests.Load(); got != bound {
+		t.Errorf("the ERP was sent %d requests; only the %d admitted starts may contact it", got, bound)
+	}
 }
 
 // TestRegistrationNetworkBoundHoldsUnderConcurrentStarts: many addresses
 // of one /24 starting at once on two replicas get exactly the network's
-// five registrations between them, not one more: the network's count is
-// taken under the bound's lock.
+// five registrations between them, not one more, and only those contact
+// the ERP: the network's count is taken under the bound's lock, before
+// the ERP is contacted.
 func TestRegistrationNetworkBoundHoldsUnderConcurrentStarts(t *testing.T) {
 	const perNetwork, sources = 5, 20
-	d := newBoundedRegistrations(t, 200, sources)
+	d := newBoundedRegistrations(t, 200, perNetwork)
 	var from []string
 	for n := 1; n <= sources; n++ {
 		from = append(from, "203.0.113."+strconv.Itoa(n))
@@ -192,6 +197,9 @@ func TestRegistrationNetworkBoundHoldsUnderConcurrentStarts(t *testing.T) {
 	}
 	if got := d.waiting(t); got != perNetwork {
 		t.Errorf("%d registrations are waiting to be finished; one network may keep %d", got, perNetwork)
+	}
+	if got := d.erpRequests.Load(); got != perNetwork {
+		t.Errorf("the ERP was sent %d requests; only the network's %d admitted starts may contact it", got, perNetwork)
 	}
 }
 

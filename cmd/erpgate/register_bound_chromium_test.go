@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,5 +111,53 @@ func TestChromiumRegistrationRefusedWhileTooManyWaitFromTheNetwork(t *testing.T)
 	}
 	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
 		t.Errorf("%d registrations stored; the refused ones added some", n)
+	}
+}
+
+// TestChromiumRegistrationRefusedAfterAddressesThatDidNotAnswer: with the
+// person's network's places held by a start whose address did not answer
+// as an ERP, a person starting one is told, in plain sentences on a page
+// that fits a phone's screen and a desktop's, that such starts count,
+// what to check and when to try again; nothing is stored. Its
+// screenshots go to ERPGATE_TEST_SCREENSHOTS.
+func TestChromiumRegistrationRefusedAfterAddressesThatDidNotAnswer(t *testing.T) {
+	needChromium(t)
+	notAnERP := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notAnERP.Close)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	r := &registration{t: t, gw: startGateway(t, "", map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK": "1"}),
+		ctx: newChromiumWithin(t, time.Minute)}
+	r.docs = recordDocumentResponses(t, r.ctx)
+	b := newRegistrationClient(t, r.gw.URL)
+	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Not an ERP"}, "base_url": {notAnERP.URL}}
+	if status, _, page := b.do(http.MethodPost, "/register", form, nil); status != http.StatusBadGateway {
+		t.Fatalf("a start naming an address that is no ERP: %d %s", status, pageText(page))
+	}
+
+	for _, screen := range []struct {
+		name          string
+		width, height int64
+	}{{"phone", phoneWidth, phoneHeight}, {"desktop", desktopWidth, desktopHeight}} {
+		viewAt(t, r.ctx, screen.width, screen.height)
+		r.start("frappe", "Acme Ltd", sim.URL, nil)
+		waitForTitle(t, r.ctx, "Too many registrations from your network")
+		r.shot("too-many-unanswered-from-the-network-" + screen.name)
+		r.kitChecks("the refusal on a " + screen.name)
+		fitsTheScreen(t, r.ctx, "the refusal on a "+screen.name)
+		h, _ := r.docs.last("/register")
+		if h.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+			t.Errorf("the refusal on a %s: %d, Retry-After %q", screen.name, h.status, h.Get("Retry-After"))
+		}
+		text := r.text()
+		if want := "Too many registrations were started from your network in the last 30 minutes, counting those whose address did not answer as an ERP, so yours could not begin. Nothing was saved."; !strings.Contains(text, want) {
+			t.Errorf("the refusal on a %s lacks %q:\n%s", screen.name, want, text)
+		}
+		if m := regexp.MustCompile(`Check the ERP's address, then try again in (a minute|\d+ minutes)\.`).FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 30) {
+			t.Errorf("the refusal on a %s does not say to check the address and try again within 30 minutes:\n%s", screen.name, text)
+		}
+	}
+	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
+		t.Errorf("%d rows stored; want only the place the unanswered start holds", n)
 	}
 }

@@ -271,7 +271,8 @@ func (h *Handler) refuseFull(w http.ResponseWriter, full *errFull) {
 }
 
 // refuseNetwork answers a start refused because Deps.MaxPendingPerNetwork
-// registrations started from its network are waiting to be finished
+// registrations started from its network are waiting to be finished, or
+// hold their places though their address did not answer as an ERP
 // (full's *errNetworkFull): 429, with Retry-After until the first of them
 // expires. Nothing of the visitor is stored, nor logged: the bound is the
 // network's own doing.
@@ -281,6 +282,15 @@ func (h *Handler) refuseNetwork(w http.ResponseWriter, full *errNetworkFull) {
 		wait = time.Minute
 	}
 	secs := sourcelimit.RetryAfter(w.Header(), wait)
+	if full.unanswered > 0 {
+		// Some of the network's places are held by starts whose address
+		// did not answer as an ERP: nothing of them can be finished.
+		h.message(w, http.StatusTooManyRequests, message{Title: "Too many registrations from your network",
+			Message: "Too many registrations were started from your network in the last " + h.ttlText() + ", counting those whose address did not answer as an ERP, so yours could not begin. Nothing was saved.",
+			Next:    "Check the ERP's address, then try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",
+			Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
+		return
+	}
 	h.message(w, http.StatusTooManyRequests, message{Title: "Too many registrations from your network",
 		Message: "Too many registrations started from your network are waiting to be finished, so yours could not begin. Nothing was saved.",
 		Next:    "Finish a registration already started from your network, or try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",

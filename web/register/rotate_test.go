@@ -39,9 +39,12 @@ func TestRotateKeysResealsOpenRegistrations(t *testing.T) {
 	storeWith := func(s string) *store { return &store{pool: pool, keys: ring(s)} }
 	open := func(st *store, secret string) uuid.UUID {
 		t.Helper()
-		id, err := st.create(ctx, "browser", pendingReg{Kind: "frappe", DisplayName: "Acme", BaseURL: "https://acme.example",
+		id, err := st.reserve(ctx, pendingReg{Kind: "frappe", DisplayName: "Acme", BaseURL: "https://acme.example",
 			Settings: json.RawMessage(`{}`)}, 30*time.Minute, bounds{all: 10, perNetwork: 10, network: "net"})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.claim(ctx, id, "browser"); err != nil {
 			t.Fatal(err)
 		}
 		if secret != "" {

@@ -133,7 +133,7 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	}
 	// Past the deployment's bound, or the network's, nothing is looked up
 	// or contacted: the address's host name, and the ERP, would be asked
-	// for every start of anyone's. create asks again, under a lock.
+	// for every start of anyone's. reserve asks again, under a lock.
 	bounds := bounds{all: h.deps.MaxPending, perNetwork: h.deps.MaxPendingPerNetwork, network: sourcelimit.Network(h.deps.ClientIP(r))}
 	if err := h.store.full(ctx, bounds); err != nil {
 		h.startRefused(w, "count waiting registrations", err)
@@ -158,6 +158,17 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	details["base_url"] = checked.BaseURL
+	// The place is held before the ERP is contacted, and kept whether it
+	// answers or not: anyone may name any address, and each start makes
+	// erpgate send it a request, so every such start counts against the
+	// bounds, and starts at once cannot all pass them before one is
+	// stored.
+	id, err := h.store.reserve(ctx, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
+		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, bounds)
+	if err != nil {
+		h.startRefused(w, "hold a registration's place", err)
+		return
+	}
 	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
@@ -168,10 +179,8 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, "reach ERP", err)
 		return
 	}
-	id, err := h.store.create(ctx, browser, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
-		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, bounds)
-	if err != nil {
-		h.startRefused(w, "create registration", err)
+	if err := h.store.claim(ctx, id, browser); err != nil {
+		h.internal(w, "open registration", err)
 		return
 	}
 	h.atBound.Store(false)

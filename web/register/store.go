@@ -90,6 +90,9 @@ func (e *errFull) Error() string {
 type errNetworkFull struct {
 	waiting int
 	wait    time.Duration
+	// unanswered is how many of them are starts whose ERP did not answer
+	// as one (or has not answered yet), which count as places held.
+	unanswered int
 }
 
 func (e *errNetworkFull) Error() string {
@@ -114,12 +117,15 @@ type bounds struct {
 const waitingLock = "erpgate pending registrations bound"
 
 // waitingQuery counts the registrations waiting to be finished (stage
-// client, not expired), in all and of the network $1, and says how long
-// until the first of each expires.
+// client, not expired), places held (reserve) included, in all and of the
+// network $1, and says how long until the first of each expires; and how
+// many of the network's are places no browser holds (the start's ERP did
+// not answer, or has not yet).
 const waitingQuery = `
 	SELECT count(*), coalesce(extract(epoch FROM min(expires_at) - now()) * 1000, 0)::bigint,
 	       count(*) FILTER (WHERE source_network = $1),
-	       coalesce(extract(epoch FROM min(expires_at) FILTER (WHERE source_network = $1) - now()) * 1000, 0)::bigint
+	       coalesce(extract(epoch FROM min(expires_at) FILTER (WHERE source_network = $1) - now()) * 1000, 0)::bigint,
+	       count(*) FILTER (WHERE source_network = $1 AND browser_hash = ''::bytea)
 	FROM pending_registrations WHERE stage = 'client' AND expires_at > now()`
 
 type queryRower interface {
@@ -131,17 +137,17 @@ type queryRower interface {
 // b.network's are, nil when fewer are.
 func full(ctx context.Context, db queryRower, b bounds) error {
 	var (
-		n, ofNetwork      int
-		wait, networkWait int64
+		n, ofNetwork, unanswered int
+		wait, networkWait        int64
 	)
-	if err := db.QueryRow(ctx, waitingQuery, b.network).Scan(&n, &wait, &ofNetwork, &networkWait); err != nil {
+	if err := db.QueryRow(ctx, waitingQuery, b.network).Scan(&n, &wait, &ofNetwork, &networkWait, &unanswered); err != nil {
 		return fmt.Errorf("register: count waiting registrations: %w", database.Classify(err))
 	}
 	if n >= b.all {
 		return &errFull{waiting: n, wait: time.Duration(wait) * time.Millisecond}
 	}
 	if ofNetwork >= b.perNetwork {
-		return &errNetworkFull{waiting: ofNetwork, wait: time.Duration(networkWait) * time.Millisecond}
+		return &errNetworkFull{waiting: ofNetwork, wait: time.Duration(networkWait) * time.Millisecond, unanswered: unanswered}
 	}
 	return nil
 }
@@ -159,10 +165,15 @@ func (st *store) sweep(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// create stores a new registration for browser, started from b.network,
-// and sweeps expired ones. Past one of b's bounds it stores nothing and
-// returns full's error.
-func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl time.Duration, b bounds) (uuid.UUID, error) {
+// reserve holds a place, within b's bounds, for a start about to contact
+// its ERP, and sweeps expired ones: a registration at stage client,
+// started from b.network, that no browser can open (its browser_hash is
+// empty, which no browser's hash is). claim gives it to the start's
+// browser once the ERP answered as one; a start whose ERP did not keeps
+// its place until it expires, so that every start that makes erpgate
+// contact an address counts, answered or not. Past one of b's bounds it
+// stores nothing and returns full's error.
+func (st *store) reserve(ctx context.Context, p pendingReg, ttl time.Duration, b bounds) (uuid.UUID, error) {
 	if _, err := st.sweep(ctx); err != nil {
 		return uuid.Nil, err
 	}
@@ -183,7 +194,7 @@ func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl t
 		_, err := tx.Exec(ctx, `
 			INSERT INTO pending_registrations (id, browser_hash, stage, kind, display_name, base_url, settings, identity_key, slug, expires_at, source_network)
 			VALUES ($1, $2, 'client', $3, $4, $5, $6::jsonb, $7, $8, now() + $9::interval, $10)`,
-			id, browserHash(browser), p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
+			id, []byte{}, p.Kind, p.DisplayName, p.BaseURL, string(p.Settings), p.IdentityKey, newSlug(p.DisplayName),
 			fmt.Sprintf("%d milliseconds", ttl.Milliseconds()), b.network)
 		if err != nil {
 			return fmt.Errorf("register: create: %w", database.Classify(err))
@@ -194,6 +205,21 @@ func (st *store) create(ctx context.Context, browser string, p pendingReg, ttl t
 		return uuid.Nil, err
 	}
 	return id, nil
+}
+
+// claim gives the place reserve held, id, to browser: the registration
+// opens there. errUnknown when it expired meanwhile.
+func (st *store) claim(ctx context.Context, id uuid.UUID, browser string) error {
+	tag, err := st.pool.Exec(ctx, `
+		UPDATE pending_registrations SET browser_hash = $2
+		WHERE id = $1 AND browser_hash = ''::bytea AND stage = 'client' AND expires_at > now()`, id, browserHash(browser))
+	if err != nil {
+		return fmt.Errorf("register: claim: %w", database.Classify(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return errUnknown
+	}
+	return nil
 }
 
 // get returns the registration id if it is open (not expired) in browser.
