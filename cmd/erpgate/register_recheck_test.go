@@ -131,3 +131,51 @@ func registrationAtTheAPIStep(t *testing.T) (*frappetest.Server, *gateway, *regi
 	}
 	return sim, gw, b, path, admin, bot
 }
+
+// TestRegistrationAPIStepWhoseTokenIsRefusedSavesNothing: the last step
+// saved the API credential, then issued the service token; when the token
+// was refused (the operator disabled the site between the two writes; the
+// site had as many tokens as it may), the person saw the generic error
+// page and the credential stayed saved. The two are one write now: a
+// refused token leaves nothing saved, and the page says why in plain
+// words.
+func TestRegistrationAPIStepWhoseTokenIsRefusedSavesNothing(t *testing.T) {
+	t.Run("the operator disables the site", func(t *testing.T) {
+		_, gw, b, path, _, bot := registrationAtTheAPIStep(t)
+		// The operator's disable lands right after the credential's write
+		// (in its transaction: the earliest moment after it that the
+		// token's write can see).
+		execSQL(t, gw.DBURL, `CREATE FUNCTION test_operator_disables() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN UPDATE sites SET status = 'disabled', disabled_by = 'operator' WHERE id = NEW.site_id; RETURN NEW; END $$`)
+		execSQL(t, gw.DBURL, `CREATE TRIGGER test_operator_disables AFTER INSERT OR UPDATE ON connections
+			FOR EACH ROW WHEN (NEW.type = 'api_token') EXECUTE FUNCTION test_operator_disables()`)
+		status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {b.csrf(path)}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+		words := strings.Join(strings.Fields(page), " ")
+		if want := "Your erpgate operator disabled this site, so nothing was saved and no service token was issued."; status != http.StatusConflict || !strings.Contains(words, want) {
+			t.Errorf("the API step: HTTP %d, want 409 saying %q: %s", status, want, pageText(page))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+			t.Errorf("%d API credentials saved, want 0", n)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`); n != 0 {
+			t.Errorf("%d service tokens issued, want 0", n)
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'success'`); n != 0 {
+			t.Errorf("%d put_api_connection successes recorded, want 0", n)
+		}
+	})
+	t.Run("the site has as many tokens as it may", func(t *testing.T) {
+		_, gw, b, path, _, bot := registrationAtTheAPIStep(t)
+		// The default bound, 100, issued before (by the operator).
+		execSQL(t, gw.DBURL, `INSERT INTO service_tokens (id, site_id, name, token_hash, prefix)
+			SELECT gen_random_uuid(), s.id, 'bot ' || n, sha256(('token ' || n)::bytea), 'egs_t' || n FROM sites s, generate_series(1, 100) n`)
+		status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {b.csrf(path)}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+		words := strings.Join(strings.Fields(page), " ")
+		if want := "This site already has 100 active service tokens; revoke one you no longer use first. Nothing was saved."; status != http.StatusConflict || !strings.Contains(words, want) {
+			t.Errorf("the API step: HTTP %d, want 409 saying %q: %s", status, want, pageText(page))
+		}
+		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+			t.Errorf("%d API credentials saved, want 0", n)
+		}
+	})
+}
