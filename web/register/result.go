@@ -126,28 +126,28 @@ func (h *Handler) postAPI(w http.ResponseWriter, r *http.Request) {
 			kept[f.Name] = creds[f.Name]
 		}
 	}
+	// The credential is saved only with its token, which expires as one
+	// issued on the owner's page does unless the owner chooses otherwise
+	// there: a refused token (the operator disabled the site meanwhile)
+	// leaves nothing saved.
 	admin := siteadmin.ERPAdmin(p.ERPUser)
-	saved, err := h.deps.Admin.PutAPIConnection(ctx, admin, site, creds)
+	saved, st, value, err := h.deps.Admin.PutAPIConnectionWithToken(ctx, admin, site, creds, "registration", siteadmin.DefaultTokenLifetimeDays)
 	if err != nil {
 		var se *siteadmin.Error
 		if !errors.As(err, &se) || se.Kind == siteadmin.Internal {
 			h.internal(w, "save API credential", err)
 			return
 		}
-		problem := se.PeopleSentence(nil)
-		if se.Kind == siteadmin.Rejected {
+		problem, status := se.PeopleSentence(nil), http.StatusBadRequest
+		switch se.Kind {
+		case siteadmin.Rejected:
 			// The layer's words are the connector's, written for tool
 			// calls; the ERP's refusal is said plainly here.
 			problem = "The ERP refused these credentials, so nothing was saved. Check them (copy them again, without spaces) and try again."
+		case siteadmin.Conflict:
+			status = http.StatusConflict
 		}
-		h.renderResult(w, r, http.StatusBadRequest, browser, p, resultExtra{Error: problem, Values: kept})
-		return
-	}
-	// It expires as a token issued on the owner's page does unless the
-	// owner chooses otherwise there.
-	st, value, err := h.deps.Admin.IssueServiceToken(ctx, admin, site, "registration", siteadmin.DefaultTokenLifetimeDays)
-	if err != nil {
-		h.internal(w, "issue service token", err)
+		h.renderResult(w, r, status, browser, p, resultExtra{Error: problem, Values: kept})
 		return
 	}
 	h.renderResult(w, r, http.StatusOK, browser, p, resultExtra{Token: value.Reveal(), TokenPrefix: st.Prefix,

@@ -57,35 +57,107 @@ const ownerAPICredentialRefusal = "its API credential cannot be changed until th
 // owner's is refused by the write itself when the operator disabled the
 // site while it was being verified.
 func (s *Service) putAPIConnection(ctx context.Context, by sites.Party, site sites.Site, credentials map[string]string) (sites.Connection, error) {
-	if credentials == nil {
-		return sites.Connection{}, noCredential()
-	}
-	conn, err := s.connectorOf(site)
-	if err != nil {
-		return sites.Connection{}, err
-	}
-	fields, err := credentialFields(conn.APICredentialFields(), credentials)
-	if err != nil {
-		return sites.Connection{}, err
-	}
-	identity, err := s.verifyAPICredential(ctx, site, conn, fields)
+	identity, fields, err := s.verifiedAPICredential(ctx, site, credentials)
 	if err != nil {
 		return sites.Connection{}, err
 	}
 	saved, err := s.deps.Store.PutVerifiedConnectionBy(ctx, by, site.ID, site.BaseURL, sites.ConnectionAPIToken, identity, fields)
+	if err != nil {
+		return sites.Connection{}, apiConnectionStoreError(site, err, ownerAPICredentialRefusal)
+	}
+	return saved, nil
+}
+
+// verifiedAPICredential checks the submitted API credential's fields and
+// verifies them against the ERP: the identity they authenticate as.
+func (s *Service) verifiedAPICredential(ctx context.Context, site sites.Site, credentials map[string]string) (string, map[string]secrets.Secret, error) {
+	if credentials == nil {
+		return "", nil, noCredential()
+	}
+	conn, err := s.connectorOf(site)
+	if err != nil {
+		return "", nil, err
+	}
+	fields, err := credentialFields(conn.APICredentialFields(), credentials)
+	if err != nil {
+		return "", nil, err
+	}
+	identity, err := s.verifyAPICredential(ctx, site, conn, fields)
+	if err != nil {
+		return "", nil, err
+	}
+	return identity, fields, nil
+}
+
+// apiConnectionStoreError is the refusal of a verified API credential's
+// write; disabled says what the operator's disable keeps from the owner.
+func apiConnectionStoreError(site sites.Site, err error, disabled string) error {
 	switch {
 	case errors.Is(err, sites.ErrOperatorDisabled):
-		return sites.Connection{}, operatorDisabled(err, ownerAPICredentialRefusal)
+		return operatorDisabled(err, disabled)
 	case errors.Is(err, sites.ErrNotFound):
-		return sites.Connection{}, newError(NotFound, err, "site %s was deleted while its credential was being verified; nothing was saved", toolerr.Quote(site.Slug))
+		return newError(NotFound, err, "site %s was deleted while its credential was being verified; nothing was saved", toolerr.Quote(site.Slug))
 	case errors.Is(err, sites.ErrBaseURLChanged):
 		e := newError(Conflict, err, "site %s moved to another base URL while its credential was being verified against %s; nothing was saved", toolerr.Quote(site.Slug), site.BaseURL)
 		e.ForPeople = "the site moved to another address while the credential was being checked at " + site.BaseURL + "; nothing was saved"
-		return sites.Connection{}, e
-	case err != nil:
-		return sites.Connection{}, storeError(err)
+		return e
 	}
-	return saved, nil
+	return storeError(err)
+}
+
+// PutAPIConnectionWithToken is PutAPIConnection and IssueServiceToken as
+// one write: the credential, verified against the ERP, is saved only with
+// the token, so that a refused token (the operator disabled the site
+// meanwhile, the site has as many tokens as it may) leaves nothing saved.
+// The write is recorded as put_api_connection, and the token, when
+// issued, as issue_service_token.
+func (s *Service) PutAPIConnectionWithToken(ctx context.Context, actor Actor, site sites.Site, credentials map[string]string, name string, lifetimeDays int) (sites.Connection, sites.ServiceToken, secrets.Secret, error) {
+	var (
+		saved sites.Connection
+		st    sites.ServiceToken
+		value secrets.Secret
+	)
+	err := ownerRefused(actor, site, ownerAPICredentialRefusal)
+	if err == nil {
+		saved, st, value, err = s.putAPIConnectionWithToken(ctx, partyOf(actor), site, credentials, name, lifetimeDays)
+	}
+	details := map[string]any{}
+	if err == nil {
+		details["verified_identity"] = saved.VerifiedIdentity
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionPutAPIConnection, details, err)
+	if err == nil {
+		s.record(ctx, actor, site.ID, site.Slug, ActionIssueServiceToken, issuedDetails(name, lifetimeDays, &st), nil)
+	}
+	return saved, st, value, err
+}
+
+// ownerAPICredentialAndTokenRefusal says why the owner of a site the
+// operator disabled gets neither the credential nor the token.
+const ownerAPICredentialAndTokenRefusal = "nothing was saved and no service token was issued"
+
+func (s *Service) putAPIConnectionWithToken(ctx context.Context, by sites.Party, site sites.Site, credentials map[string]string, name string, lifetimeDays int) (sites.Connection, sites.ServiceToken, secrets.Secret, error) {
+	if err := sites.ValidateTokenName(name); err != nil {
+		return sites.Connection{}, sites.ServiceToken{}, "", validationError(err)
+	}
+	if err := sites.ValidateTokenLifetimeDays(lifetimeDays); err != nil {
+		return sites.Connection{}, sites.ServiceToken{}, "", validationError(err)
+	}
+	identity, fields, err := s.verifiedAPICredential(ctx, site, credentials)
+	if err != nil {
+		return sites.Connection{}, sites.ServiceToken{}, "", err
+	}
+	saved, st, value, err := s.deps.Store.PutVerifiedAPIConnectionWithTokenBy(ctx, by, site.ID, site.BaseURL, identity, fields, name, lifetimeDays)
+	if err == nil {
+		return saved, st, value, nil
+	}
+	var full *sites.TooManyServiceTokensError
+	if errors.As(err, &full) {
+		e := tooManyTokens(site, err, full)
+		e.ForPeople = ownerAPICredentialAndTokenRefusal + ": " + e.ForPeople
+		return sites.Connection{}, sites.ServiceToken{}, "", e
+	}
+	return sites.Connection{}, sites.ServiceToken{}, "", apiConnectionStoreError(site, err, ownerAPICredentialAndTokenRefusal)
 }
 
 // PutOAuthConnection stores the site's OAuth client; putting it again

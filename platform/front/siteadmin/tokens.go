@@ -33,18 +33,28 @@ func (s *Service) IssueServiceToken(ctx context.Context, actor Actor, site sites
 	if err == nil {
 		st, value, err = s.issueServiceToken(ctx, partyOf(actor), site, name, lifetimeDays)
 	}
+	var issued *sites.ServiceToken
+	if err == nil {
+		issued = &st
+	}
+	s.record(ctx, actor, site.ID, site.Slug, ActionIssueServiceToken, issuedDetails(name, lifetimeDays, issued), err)
+	return st, value, err
+}
+
+// issuedDetails are the details of an issue_service_token event: the
+// token asked for, and the token issued (nil: none was).
+func issuedDetails(name string, lifetimeDays int, st *sites.ServiceToken) map[string]any {
 	details := map[string]any{"name": name}
 	if lifetimeDays != 0 {
 		details["expires_in_days"] = lifetimeDays
 	}
-	if err == nil {
+	if st != nil {
 		details["token_id"], details["prefix"] = st.ID.String(), st.Prefix
 		if st.ExpiresAt != nil {
 			details["expires_at"] = st.ExpiresAt.UTC().Format(time.RFC3339Nano)
 		}
 	}
-	s.record(ctx, actor, site.ID, site.Slug, ActionIssueServiceToken, details, err)
-	return st, value, err
+	return details
 }
 
 // ownerTokenRefusal says why the owner of a site the operator disabled
@@ -67,14 +77,7 @@ func (s *Service) issueServiceToken(ctx context.Context, by sites.Party, site si
 	case errors.Is(err, sites.ErrOperatorDisabled):
 		return sites.ServiceToken{}, "", operatorDisabled(err, ownerTokenRefusal)
 	case errors.As(err, &full):
-		e := newError(Conflict, err, "site %s already has %d active service tokens and a site may have at most %d (ERPGATE_LIMIT_SERVICE_TOKENS_PER_SITE); revoke one it no longer uses before issuing another",
-			toolerr.Quote(site.Slug), full.Active, full.Bound)
-		e.ForPeople = fmt.Sprintf("this site already has %d active service tokens; revoke one you no longer use first", full.Active)
-		if full.Active > full.Bound {
-			// The bound was lowered since they were issued.
-			e.ForPeople = fmt.Sprintf("this site already has %d active service tokens and may have at most %d; revoke those you no longer use first", full.Active, full.Bound)
-		}
-		return sites.ServiceToken{}, "", e
+		return sites.ServiceToken{}, "", tooManyTokens(site, err, full)
 	case errors.Is(err, sites.ErrNoAPIConnection):
 		e := newError(Conflict, err, "site %s has no api_token connection; add one before issuing service tokens", toolerr.Quote(site.Slug))
 		e.ForPeople = "service tokens act with the site's fixed API credential, which it does not have yet; set the credential first"
@@ -85,6 +88,19 @@ func (s *Service) issueServiceToken(ctx context.Context, by sites.Party, site si
 		return sites.ServiceToken{}, "", storeError(err)
 	}
 	return st, value, nil
+}
+
+// tooManyTokens is the refusal of a token for site, which has as many
+// active tokens as full says it may.
+func tooManyTokens(site sites.Site, err error, full *sites.TooManyServiceTokensError) *Error {
+	e := newError(Conflict, err, "site %s already has %d active service tokens and a site may have at most %d (ERPGATE_LIMIT_SERVICE_TOKENS_PER_SITE); revoke one it no longer uses before issuing another",
+		toolerr.Quote(site.Slug), full.Active, full.Bound)
+	e.ForPeople = fmt.Sprintf("this site already has %d active service tokens; revoke one you no longer use first", full.Active)
+	if full.Active > full.Bound {
+		// The bound was lowered since they were issued.
+		e.ForPeople = fmt.Sprintf("this site already has %d active service tokens and may have at most %d; revoke those you no longer use first", full.Active, full.Bound)
+	}
+	return e
 }
 
 // ListServiceTokensPage returns up to limit of the site's tokens, revoked

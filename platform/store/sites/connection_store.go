@@ -104,53 +104,98 @@ func (s *Store) sealFields(siteID uuid.UUID, typ ConnectionType, fields map[stri
 }
 
 func (s *Store) putConnection(ctx context.Context, by Party, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, sealed []sealedField) (Connection, error) {
-	newID, err := uuid.NewV7()
-	if err != nil {
-		return Connection{}, fmt.Errorf("new id: %w", err)
-	}
-	conn := Connection{SiteID: siteID, Type: typ, VerifiedIdentity: verifiedIdentity}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Holding the site row FOR SHARE keeps a concurrent DeleteSite, or an
-		// UpdateSite moving the site to another origin, from racing the
-		// writes below; it also tells a missing site from a database error.
-		// The operator's disable waits for it too, or it sees the disable.
-		var baseURL, disabledBy string
-		if err := tx.QueryRow(ctx, `SELECT base_url, coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR SHARE`, siteID).Scan(&baseURL, &disabledBy); err != nil {
-			return notFound(err)
-		}
-		if by == ByOwner && Party(disabledBy) == ByOperator {
-			return ErrOperatorDisabled
-		}
-		if verifiedBaseURL != "" && baseURL != verifiedBaseURL {
-			return ErrBaseURLChanged
-		}
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO connections (id, site_id, type, verified_identity)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (site_id, type) DO UPDATE
-				SET verified_identity = excluded.verified_identity, updated_at = now()
-			RETURNING id, created_at, updated_at`,
-			newID, siteID, string(typ), verifiedIdentity).Scan(&conn.ID, &conn.CreatedAt, &conn.UpdatedAt); err != nil {
-			return fmt.Errorf("upsert connection: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM credentials WHERE site_id = $1 AND connection_id = $2`, siteID, conn.ID); err != nil {
-			return fmt.Errorf("delete old fields: %w", err)
-		}
-		for _, f := range sealed {
-			if _, err := tx.Exec(ctx, `
-				INSERT INTO credentials (site_id, connection_id, field, key_id, ciphertext)
-				VALUES ($1, $2, $3, $4, $5)`,
-				siteID, conn.ID, f.name, f.keyID, f.ciphertext); err != nil {
-				return fmt.Errorf("insert field %s: %w", f.name, err)
-			}
-			conn.Fields = append(conn.Fields, f.name)
-		}
-		return nil
+	var conn Connection
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		conn, err = putConnectionTx(ctx, tx, by, siteID, verifiedBaseURL, typ, verifiedIdentity, sealed)
+		return err
 	})
 	if err != nil {
 		return Connection{}, err
 	}
 	return conn, nil
+}
+
+// putConnectionTx stores the connection in tx, as putConnection.
+func putConnectionTx(ctx context.Context, tx pgx.Tx, by Party, siteID uuid.UUID, verifiedBaseURL string, typ ConnectionType, verifiedIdentity string, sealed []sealedField) (Connection, error) {
+	newID, err := uuid.NewV7()
+	if err != nil {
+		return Connection{}, fmt.Errorf("new id: %w", err)
+	}
+	conn := Connection{SiteID: siteID, Type: typ, VerifiedIdentity: verifiedIdentity}
+	// Holding the site row FOR SHARE keeps a concurrent DeleteSite, or an
+	// UpdateSite moving the site to another origin, from racing the writes
+	// below; it also tells a missing site from a database error. The
+	// operator's disable waits for it too, or it sees the disable.
+	var baseURL, disabledBy string
+	if err := tx.QueryRow(ctx, `SELECT base_url, coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR SHARE`, siteID).Scan(&baseURL, &disabledBy); err != nil {
+		return Connection{}, notFound(err)
+	}
+	if by == ByOwner && Party(disabledBy) == ByOperator {
+		return Connection{}, ErrOperatorDisabled
+	}
+	if verifiedBaseURL != "" && baseURL != verifiedBaseURL {
+		return Connection{}, ErrBaseURLChanged
+	}
+	if err := tx.QueryRow(ctx, `
+		INSERT INTO connections (id, site_id, type, verified_identity)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (site_id, type) DO UPDATE
+			SET verified_identity = excluded.verified_identity, updated_at = now()
+		RETURNING id, created_at, updated_at`,
+		newID, siteID, string(typ), verifiedIdentity).Scan(&conn.ID, &conn.CreatedAt, &conn.UpdatedAt); err != nil {
+		return Connection{}, fmt.Errorf("upsert connection: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM credentials WHERE site_id = $1 AND connection_id = $2`, siteID, conn.ID); err != nil {
+		return Connection{}, fmt.Errorf("delete old fields: %w", err)
+	}
+	for _, f := range sealed {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO credentials (site_id, connection_id, field, key_id, ciphertext)
+			VALUES ($1, $2, $3, $4, $5)`,
+			siteID, conn.ID, f.name, f.keyID, f.ciphertext); err != nil {
+			return Connection{}, fmt.Errorf("insert field %s: %w", f.name, err)
+		}
+		conn.Fields = append(conn.Fields, f.name)
+	}
+	return conn, nil
+}
+
+// PutVerifiedAPIConnectionWithTokenBy is PutVerifiedConnectionBy of the
+// site's api_token connection and IssueServiceTokenBy of a token acting
+// with it, in one transaction: both are stored or neither is. Each write
+// checks what it checks alone, under the site row's lock (the operator's
+// disable, for the owner's; the token bound), so a refusal of the token
+// leaves the credential as it was.
+func (s *Store) PutVerifiedAPIConnectionWithTokenBy(ctx context.Context, by Party, siteID uuid.UUID, verifiedBaseURL, verifiedIdentity string, fields map[string]secrets.Secret, name string, lifetimeDays int) (Connection, ServiceToken, secrets.Secret, error) {
+	if verifiedBaseURL == "" {
+		return Connection{}, ServiceToken{}, "", fmt.Errorf("sites: put api_token connection of site %s: %w", siteID, invalidf("the verified base URL is empty"))
+	}
+	sealed, err := s.sealFields(siteID, ConnectionAPIToken, fields)
+	if err != nil {
+		return Connection{}, ServiceToken{}, "", fmt.Errorf("sites: put api_token connection of site %s: %w", siteID, err)
+	}
+	issue, err := s.newServiceToken(siteID, name, lifetimeDays)
+	if err != nil {
+		return Connection{}, ServiceToken{}, "", err
+	}
+	var (
+		conn Connection
+		st   ServiceToken
+	)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if conn, err = putConnectionTx(ctx, tx, by, siteID, verifiedBaseURL, ConnectionAPIToken, verifiedIdentity, sealed); err != nil {
+			return err
+		}
+		st, err = s.issueServiceTokenTx(ctx, tx, by, siteID, issue)
+		return err
+	})
+	if err != nil {
+		return Connection{}, ServiceToken{}, "", fmt.Errorf("sites: put api_token connection and issue a service token for site %s: %w", siteID, database.Classify(err))
+	}
+	s.notifyChanged(siteID)
+	return conn, st, issue.token.Value, nil
 }
 
 // GetConnection returns the site's connection of type typ with its fields

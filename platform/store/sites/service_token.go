@@ -108,68 +108,92 @@ func (s *Store) IssueServiceTokenWithLifetime(ctx context.Context, siteID uuid.U
 // operator disabled, checked under the lock of the site's row, so a
 // disable made after the owner's request loaded the site still holds.
 func (s *Store) IssueServiceTokenBy(ctx context.Context, by Party, siteID uuid.UUID, name string, lifetimeDays int) (ServiceToken, secrets.Secret, error) {
-	if err := ValidateTokenName(name); err != nil {
-		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
-	}
-	if err := ValidateTokenLifetimeDays(lifetimeDays); err != nil {
-		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
-	}
-	if len(s.tokenChecks) == 0 {
-		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: the store has no keyring", siteID)
-	}
-	token, err := secrets.NewTaggedToken(ServiceTokenPrefix, s.tokenChecks[0])
+	issue, err := s.newServiceToken(siteID, name, lifetimeDays)
 	if err != nil {
-		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
-	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: new id: %w", siteID, err)
+		return ServiceToken{}, "", err
 	}
 	var st ServiceToken
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The site's row stays locked until the token is in: another
-		// replica issuing for the same site waits here, and then counts
-		// this token (each statement sees what committed before it began).
-		// FOR NO KEY UPDATE does not hold off the key-share lock the new
-		// token's foreign key takes, nor the resolving of tokens.
-		var disabledBy string
-		if err := tx.QueryRow(ctx, `SELECT coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID).Scan(&disabledBy); err != nil {
-			if database.IsNoRows(err) {
-				return ErrNotFound
-			}
-			return err
-		}
-		if by == ByOwner && Party(disabledBy) == ByOperator {
-			return ErrOperatorDisabled
-		}
-		var active int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
-			WHERE site_id = $1 AND NOT revoked AND (expires_at IS NULL OR expires_at > now())`, siteID).Scan(&active); err != nil {
-			return err
-		}
-		if bound := s.MaxActiveServiceTokens(); active >= bound {
-			return &TooManyServiceTokensError{Active: active, Bound: bound}
-		}
-		// The token only appears if the api_token connection exists at
-		// that moment. The expiry is counted from created_at's own now(),
-		// in hours, so that a lifetime is the same length across a
-		// daylight-saving change.
 		var err error
-		st, err = scanServiceToken(tx.QueryRow(ctx, `
-			INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
-			SELECT $1, $2, $3, $4, $5, CASE WHEN $6::int > 0 THEN now() + $6::int * interval '24 hours' END
-			WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
-			RETURNING `+serviceTokenColumns,
-			id, siteID, name, token.Hash[:], token.DisplayPrefix, lifetimeDays))
-		if database.IsNoRows(err) {
-			return ErrNoAPIConnection
-		}
+		st, err = s.issueServiceTokenTx(ctx, tx, by, siteID, issue)
 		return err
 	})
 	if err != nil {
 		return ServiceToken{}, "", fmt.Errorf("sites: issue service token for site %s: %w", siteID, database.Classify(err))
 	}
-	return st, token.Value, nil
+	return st, issue.token.Value, nil
+}
+
+// tokenToIssue is a service token made and not yet stored.
+type tokenToIssue struct {
+	id           uuid.UUID
+	name         string
+	lifetimeDays int
+	token        secrets.Token
+}
+
+// newServiceToken checks a token's name and lifetime and makes the token.
+func (s *Store) newServiceToken(siteID uuid.UUID, name string, lifetimeDays int) (tokenToIssue, error) {
+	if err := ValidateTokenName(name); err != nil {
+		return tokenToIssue{}, fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	if err := ValidateTokenLifetimeDays(lifetimeDays); err != nil {
+		return tokenToIssue{}, fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	if len(s.tokenChecks) == 0 {
+		return tokenToIssue{}, fmt.Errorf("sites: issue service token for site %s: the store has no keyring", siteID)
+	}
+	token, err := secrets.NewTaggedToken(ServiceTokenPrefix, s.tokenChecks[0])
+	if err != nil {
+		return tokenToIssue{}, fmt.Errorf("sites: issue service token for site %s: %w", siteID, err)
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return tokenToIssue{}, fmt.Errorf("sites: issue service token for site %s: new id: %w", siteID, err)
+	}
+	return tokenToIssue{id: id, name: name, lifetimeDays: lifetimeDays, token: token}, nil
+}
+
+// issueServiceTokenTx stores issue for site siteID in tx, as party by
+// (IssueServiceTokenBy).
+func (s *Store) issueServiceTokenTx(ctx context.Context, tx pgx.Tx, by Party, siteID uuid.UUID, issue tokenToIssue) (ServiceToken, error) {
+	// The site's row stays locked until the token is in: another replica
+	// issuing for the same site waits here, and then counts this token
+	// (each statement sees what committed before it began). FOR NO KEY
+	// UPDATE does not hold off the key-share lock the new token's foreign
+	// key takes, nor the resolving of tokens.
+	var disabledBy string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(disabled_by, '') FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID).Scan(&disabledBy); err != nil {
+		if database.IsNoRows(err) {
+			return ServiceToken{}, ErrNotFound
+		}
+		return ServiceToken{}, err
+	}
+	if by == ByOwner && Party(disabledBy) == ByOperator {
+		return ServiceToken{}, ErrOperatorDisabled
+	}
+	var active int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM service_tokens
+		WHERE site_id = $1 AND NOT revoked AND (expires_at IS NULL OR expires_at > now())`, siteID).Scan(&active); err != nil {
+		return ServiceToken{}, err
+	}
+	if bound := s.MaxActiveServiceTokens(); active >= bound {
+		return ServiceToken{}, &TooManyServiceTokensError{Active: active, Bound: bound}
+	}
+	// The token only appears if the api_token connection exists at that
+	// moment. The expiry is counted from created_at's own now(), in hours,
+	// so that a lifetime is the same length across a daylight-saving
+	// change.
+	st, err := scanServiceToken(tx.QueryRow(ctx, `
+		INSERT INTO service_tokens (id, site_id, name, token_hash, prefix, expires_at)
+		SELECT $1, $2, $3, $4, $5, CASE WHEN $6::int > 0 THEN now() + $6::int * interval '24 hours' END
+		WHERE EXISTS (SELECT 1 FROM connections WHERE site_id = $2 AND type = 'api_token')
+		RETURNING `+serviceTokenColumns,
+		issue.id, siteID, issue.name, issue.token.Hash[:], issue.token.DisplayPrefix, issue.lifetimeDays))
+	if database.IsNoRows(err) {
+		return ServiceToken{}, ErrNoAPIConnection
+	}
+	return st, err
 }
 
 // serviceTokenCheckUse names the keys of service tokens' check values
