@@ -13,7 +13,10 @@ import (
 	"github.com/erpgate/erpgate/platform/connector/connectortest/e2e/signin"
 )
 
-var redirectField = regexp.MustCompile(`id="v-redirect">([^<]+)<`)
+var (
+	redirectField = regexp.MustCompile(`id="v-redirect">([^<]+)<`)
+	apiStepError  = regexp.MustCompile(`id="api-error">([^<]*)<`)
+)
 
 // TestRegistrationAPIStepAsksTheERPAgain: the registration's last step
 // (an API credential, then a service token) changes the registered site
@@ -171,11 +174,37 @@ func TestRegistrationAPIStepWhoseTokenIsRefusedSavesNothing(t *testing.T) {
 			SELECT gen_random_uuid(), s.id, 'bot ' || n, sha256(('token ' || n)::bytea), 'egs_t' || n FROM sites s, generate_series(1, 100) n`)
 		status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {b.csrf(path)}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
 		words := strings.Join(strings.Fields(page), " ")
-		if want := "This site already has 100 active service tokens; revoke one you no longer use first. Nothing was saved."; status != http.StatusConflict || !strings.Contains(words, want) {
+		if want := "Nothing was saved and no service token was issued: this site already has 100 active service tokens; revoke one you no longer use first."; status != http.StatusConflict || !strings.Contains(words, want) {
 			t.Errorf("the API step: HTTP %d, want 409 saying %q: %s", status, want, pageText(page))
 		}
 		if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
 			t.Errorf("%d API credentials saved, want 0", n)
 		}
 	})
+}
+
+// TestRegistrationAPIStepSaysTheERPsBadRequestPlainly: an ERP that answers
+// the credential's check as a bad request (HTTP 400, 417) was shown to the
+// person in the words of a tool error written for a model, the HTTP status
+// and the ERP's own message included. The page says it plainly now, and
+// nothing is saved.
+func TestRegistrationAPIStepSaysTheERPsBadRequestPlainly(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusExpectationFailed} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			sim, gw, b, path, _, bot := registrationAtTheAPIStep(t)
+			sim.SetFault(frappetest.Fault{PathPrefix: "/api/method/frappe.auth.get_logged_user", Status: status})
+			got, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {b.csrf(path)}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+			m := apiStepError.FindStringSubmatch(page)
+			if m == nil {
+				t.Fatalf("the API step: HTTP %d, no error on the page: %s", got, pageText(page))
+			}
+			said := strings.Join(strings.Fields(m[1]), " ")
+			if want := "The ERP did not accept the request that checks this credential, so nothing was saved. Check that each field is copied exactly as the ERP shows it, and try again."; got != http.StatusBadRequest || said != want {
+				t.Errorf("the API step: HTTP %d saying %q; want 400 saying %q", got, said, want)
+			}
+			if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+				t.Errorf("%d API credentials saved, want 0", n)
+			}
+		})
+	}
 }
