@@ -379,11 +379,16 @@ func verificationError(site sites.Site, err error) error {
 		return &Error{Kind: Rejected, Message: message + "; nothing was saved", ForPeople: people + "; nothing was saved", Err: err}
 	case toolerr.InvalidArgument:
 		message := strings.TrimSuffix(strings.TrimSpace(te.Message), ".")
-		e := &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err}
+		// The connector's words are a tool error's, for a model and the
+		// operator (the HTTP status, the ERP's own message): a person is
+		// told what to check.
+		e := &Error{Kind: Invalid, Message: message + "; nothing was saved", Err: err,
+			ForPeople: "the ERP did not accept the request that checks this credential, so nothing was saved. Check that each field is copied exactly as the ERP shows it, and try again"}
 		// A setting the ERP does not bear out (Acumatica's endpoint) is
 		// named by the pages' label for it.
 		if se := (*connector.SettingError)(nil); errors.As(err, &se) {
 			e.Field, e.Problem = "settings."+se.Key, se.Problem
+			e.ForPeople = ""
 			if label := SettingLabel(e.Field); label != "" {
 				e.ForPeople = label + " " + se.Problem + "; nothing was saved"
 			}
