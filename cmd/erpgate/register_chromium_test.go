@@ -283,8 +283,13 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		if got := browserResult(t, ctx, "read the kept value", chromedp.Evaluate[string](`document.querySelector('#base_url').value`)); got != dead {
 			t.Errorf("the typed address was lost: %q", got)
 		}
-		if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 0 {
+		// The start holds its place in its network's bound (it made
+		// erpgate contact the address), as no registration anyone can open.
+		if n := r.count(`SELECT count(*) FROM pending_registrations WHERE browser_hash <> ''::bytea OR client_id <> ''`); n != 0 {
 			t.Errorf("%d pending registrations after a refused start", n)
+		}
+		if n := r.count(`SELECT count(*) FROM pending_registrations WHERE browser_hash = ''::bytea AND stage = 'client'`); n != 1 {
+			t.Errorf("%d places held after a refused start, want 1", n)
 		}
 	})
 
@@ -377,6 +382,31 @@ func TestChromiumRegistrationFrappe(t *testing.T) {
 		waitForTitle(t, ctx, "Demo Frappe Ltd is registered")
 		r.shot("api-refused")
 		r.expectText("refused API credential", "The ERP refused these credentials, so nothing was saved")
+		// The operator's disable lands right after the credential's write:
+		// the token is refused, and nothing is saved.
+		r.exec(`CREATE FUNCTION test_operator_disables() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN UPDATE sites SET status = 'disabled', disabled_by = 'operator' WHERE id = NEW.site_id; RETURN NEW; END $$`)
+		r.exec(`CREATE TRIGGER test_operator_disables AFTER INSERT OR UPDATE ON connections
+			FOR EACH ROW WHEN (NEW.type = 'api_token') EXECUTE FUNCTION test_operator_disables()`)
+		for _, screen := range []struct {
+			name          string
+			width, height int64
+		}{{"phone", phoneWidth, phoneHeight}, {"desktop", desktopWidth, desktopHeight}} {
+			viewAt(t, ctx, screen.width, screen.height)
+			browserDo(t, ctx, "give the API credential",
+				chromedp.SetValue(chromedp.CSS(`#f-api_key`), bot.APIKey),
+				chromedp.SetValue(chromedp.CSS(`#f-api_secret`), bot.APISecret))
+			r.submit("submit the API credential", `form[action$="/api"] button`)
+			waitForTitle(t, ctx, "Demo Frappe Ltd is registered")
+			r.shot("api-site-disabled-" + screen.name)
+			fitsTheScreen(t, ctx, "the refused API step on a "+screen.name)
+			r.expectText("API step on a site disabled meanwhile", "Your erpgate operator disabled this site, so nothing was saved and no service token was issued.")
+		}
+		r.exec(`DROP TRIGGER test_operator_disables ON connections`)
+		if n := r.count(`SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+			t.Errorf("%d API credentials saved on the site disabled meanwhile", n)
+		}
+		viewAt(t, ctx, desktopWidth, desktopHeight)
 		browserDo(t, ctx, "give the API credential",
 			chromedp.SetValue(chromedp.CSS(`#f-api_key`), bot.APIKey),
 			chromedp.SetValue(chromedp.CSS(`#f-api_secret`), bot.APISecret))
