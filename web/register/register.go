@@ -22,7 +22,10 @@
 // whole deployment (Deps.MaxPending), and those of one source network
 // (Deps.MaxPendingPerNetwork) within that, counted in Postgres: the
 // per-source limits are each replica's, and do not hold against many
-// addresses. Every step is an audit event of platform/front/siteadmin.
+// addresses. A start holds its place before erpgate contacts the ERP, and
+// keeps it when the address did not answer as one, so that every start
+// that makes erpgate send a request counts. Every step is an audit event
+// of platform/front/siteadmin.
 package register
 
 import (
