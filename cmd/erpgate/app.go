@@ -475,6 +475,13 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	}
 	engine.SetLive(l)
 	limiter.SetNumbers(d.UserConcurrency, d.UserPerMinute, d.SiteConcurrency, d.SitePerMinute)
+	ceilings := map[uuid.UUID]ratelimit.SiteCeiling{}
+	for id, s := range snap.Sites {
+		if s.SiteConcurrency > 0 || s.SitePerMinute > 0 {
+			ceilings[id] = ratelimit.SiteCeiling{Concurrency: s.SiteConcurrency, PerMinute: s.SitePerMinute}
+		}
+	}
+	limiter.SetSiteCeilings(ceilings)
 }
 
 // every runs fn every interval until ctx ends, each run within bound,

@@ -66,6 +66,15 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			return e
 		}
 	}
+	// A site's call ceilings protect its ERP's licence throttle, for the
+	// operator: its owner, who could raise them for their own callers,
+	// neither sets nor resets them.
+	if d, ok := livesettings.Lookup(name); ok && d.OperatorOnly && site != nil && partyOf(actor) == sites.ByOwner {
+		err := invalid("%s is only erpgate's operator's to set for a site; nothing was changed", d.Label)
+		err.ForPeople = fmt.Sprintf("Only erpgate's operator sets %s for a site; ask them if your ERP needs another; nothing was changed", lowerFirst(d.Label))
+		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
+		return nil, err
+	}
 	// A site's owner may not change a site the operator disabled, its
 	// settings included: that is the operator's decision, as UpdateSite
 	// holds it.
@@ -176,4 +185,13 @@ func andList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// lowerFirst is label as it reads inside a sentence: "per-site concurrent
+// calls (ceiling)".
+func lowerFirst(label string) string {
+	if label == "" {
+		return label
+	}
+	return strings.ToLower(label[:1]) + label[1:]
 }

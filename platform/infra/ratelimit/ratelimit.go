@@ -64,6 +64,30 @@ type Limits struct {
 	Linger time.Duration
 	// WarmFor is the age after which a lease is no longer reused.
 	WarmFor time.Duration
+	// Sites are sites' own ceilings, in place of SiteConcurrency and
+	// SitePerMinute for them (SetSiteCeilings); not changed once in force.
+	Sites map[uuid.UUID]SiteCeiling
+}
+
+// SiteCeiling is one site's own call ceilings, set by the operator for an
+// ERP whose licence allows fewer calls than the deployment's ceiling (or
+// more); a zero number leaves the deployment's in force for the site.
+type SiteCeiling struct {
+	Concurrency, PerMinute int
+}
+
+// of is lim for one site: with its own ceilings, where it has them.
+func (lim *Limits) of(site uuid.UUID) Limits {
+	out := *lim
+	if c, ok := lim.Sites[site]; ok {
+		if c.Concurrency > 0 {
+			out.SiteConcurrency = c.Concurrency
+		}
+		if c.PerMinute > 0 {
+			out.SitePerMinute = c.PerMinute
+		}
+	}
+	return out
 }
 
 // refusalMemory bounds how long a refusal through the database answers
@@ -224,6 +248,37 @@ func (l *Limiter) SetNumbers(userConcurrency, userPerMinute, siteConcurrency, si
 	clear(l.refused)
 	l.refusedN = 0
 	l.mu.Unlock()
+}
+
+// SetSiteCeilings puts sites' own ceilings in force for the calls that
+// start next (the operator's live settings), replacing those in force:
+// a site not in ceilings has the deployment's. It gives back what this
+// replica reserved ahead of a site whose ceilings changed, so that the new
+// ones hold from its next call on, not once that reservation is used up.
+func (l *Limiter) SetSiteCeilings(ceilings map[uuid.UUID]SiteCeiling) {
+	next := *l.limits.Load()
+	old := next.Sites
+	next.Sites = make(map[uuid.UUID]SiteCeiling, len(ceilings))
+	for site, c := range ceilings {
+		if c.Concurrency > 0 || c.PerMinute > 0 {
+			next.Sites[site] = c
+		}
+	}
+	l.limits.Store(&next)
+	l.mu.Lock()
+	changed := false
+	for site, ss := range l.sites {
+		if old[site] != next.Sites[site] {
+			l.giveBackSiteLocked(site, ss)
+			changed = true
+		}
+	}
+	clear(l.refused)
+	l.refusedN = 0
+	l.mu.Unlock()
+	if changed {
+		l.wake()
+	}
 }
 
 // cur is the limits in force.
@@ -397,7 +452,8 @@ func (l *Limiter) warm(id callerID, now time.Time) (func(), bool) {
 	// a reservation of being due, and the two then stay in step, one
 	// round trip per top-up instead of two.
 	var userExtra, siteExtra int
-	userChunk, siteChunk := reserveChunk(l.cur().UserPerMinute), reserveChunk(l.cur().SitePerMinute)
+	lim := l.cur().of(id.site)
+	userChunk, siteChunk := reserveChunk(lim.UserPerMinute), reserveChunk(lim.SitePerMinute)
 	userFree := userChunk > 0 && !cs.toppingUp
 	siteFree := siteChunk > 0 && !ss.toppingUp
 	if userFree && cs.budget.left <= userChunk/2 || siteFree && ss.budget.left <= siteChunk/2 {
@@ -426,8 +482,9 @@ func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
 	defer cancel()
 	var start, end time.Time
 	var userGranted, siteGranted int
+	lim := l.cur().of(id.site)
 	err := l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_reserve($1, $2, $3, $4, $5, $6)`,
-		pgUUID(id.site), id.caller, l.cur().UserPerMinute, l.cur().SitePerMinute, userExtra, siteExtra,
+		pgUUID(id.site), id.caller, lim.UserPerMinute, lim.SitePerMinute, userExtra, siteExtra,
 	).Scan(&start, &end, &userGranted, &siteGranted)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -469,6 +526,8 @@ type limitRefusal struct {
 // refused the call.
 func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release func(), refused *limitRefusal, err error) {
 	le := lease{taken: now}
+	// The numbers asked with are the ones a refusal is told by.
+	lim := l.cur().of(id.site)
 	if le.id, err = uuid.NewV7(); err != nil {
 		return nil, nil, fmt.Errorf("ratelimit: lease id: %w", err)
 	}
@@ -504,10 +563,10 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 	var userExtra, siteExtra int
 	if backToBack := !cs.lastEnd.IsZero() && now.Sub(cs.lastEnd) < l.cur().Linger; backToBack {
 		if !cs.budget.usable(now) {
-			userExtra = reserveChunk(l.cur().UserPerMinute)
+			userExtra = reserveChunk(lim.UserPerMinute)
 		}
 		if !ss.budget.usable(now) {
-			siteExtra = reserveChunk(l.cur().SitePerMinute)
+			siteExtra = reserveChunk(lim.SitePerMinute)
 		}
 	}
 	l.mu.Unlock()
@@ -522,7 +581,7 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 	var windowStart, windowEnd time.Time
 	err = l.pool.QueryRow(ctx, `SELECT * FROM erpgate_call_acquire($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		pgUUID(id.site), id.caller, pgUUID(le.id), endedIDs,
-		l.cur().UserConcurrency, l.cur().SiteConcurrency, l.cur().UserPerMinute, l.cur().SitePerMinute,
+		lim.UserConcurrency, lim.SiteConcurrency, lim.UserPerMinute, lim.SitePerMinute,
 		userExtra, siteExtra,
 	).Scan(&admitted, &userInFlight, &siteInFlight, &userCalls, &siteCalls, &windowStart, &windowEnd, &userGranted, &siteGranted)
 
@@ -534,7 +593,7 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 			"erpgate could not check its call limits (its database is unavailable); retry shortly")
 	}
 	if !admitted {
-		return nil, refusal(*l.cur(), userInFlight, siteInFlight, userCalls, siteCalls, windowEnd), nil
+		return nil, refusal(lim, userInFlight, siteInFlight, userCalls, siteCalls, windowEnd), nil
 	}
 	// The states may have been dropped (Reclaim, expiry) meanwhile.
 	if cs = l.callers[id]; cs == nil {
@@ -562,14 +621,22 @@ func reserveChunk(perMinute int) int {
 func refusal(lim Limits, userInFlight, siteInFlight, userCalls, siteCalls int, windowEnd time.Time) *limitRefusal {
 	switch wait := time.Until(windowEnd); {
 	case siteInFlight >= lim.SiteConcurrency:
-		return &limitRefusal{limited(time.Second, "this ERP site already has %d calls in flight, the most erpgate sends it at once; retry shortly", siteInFlight), true}
+		return &limitRefusal{limited(time.Second, "this ERP site already has %d %s in flight, the most erpgate sends it at once; retry shortly", siteInFlight, calls(siteInFlight)), true}
 	case siteCalls >= lim.SitePerMinute:
-		return &limitRefusal{limited(wait, "this ERP site received %d calls this minute, the most erpgate sends it", siteCalls), true}
+		return &limitRefusal{limited(wait, "this ERP site received %d %s this minute, the most erpgate sends it", siteCalls, calls(siteCalls)), true}
 	case userInFlight >= lim.UserConcurrency:
 		return &limitRefusal{limited(time.Second, "this caller already has %d calls in flight, the most allowed at once; wait for one to finish", userInFlight), false}
 	default:
 		return &limitRefusal{limited(wait, "this caller made %d calls this minute, the most allowed", userCalls), false}
 	}
+}
+
+// calls is "call" or "calls", after n: a site's own ceiling may be 1.
+func calls(n int) string {
+	if n == 1 {
+		return "call"
+	}
+	return "calls"
 }
 
 // releaser returns the function that ends a call started at start on

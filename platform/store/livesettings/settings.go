@@ -55,6 +55,10 @@ type Def struct {
 	// Additive: a site's value adds to the deployment's instead of
 	// replacing it (the redaction patterns).
 	Additive bool
+	// OperatorOnly: only erpgate's operator sets it for a site, never the
+	// site's owner (the site's call ceilings, which protect its ERP's
+	// licence throttle).
+	OperatorOnly bool
 }
 
 // The settings' names.
@@ -89,10 +93,14 @@ var Defs = []Def{
 		Help: "Calls one user (or service token) may have in flight on one site, across replicas."},
 	{Name: UserPerMinute, Label: "Per-user calls per minute", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_LIMIT_USER_PER_MINUTE", Min: 1, Max: 1 << 30,
 		Help: "Calls one user may make on one site per minute."},
-	{Name: SiteConcurrency, Label: "Per-site concurrent calls (ceiling)", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_LIMIT_SITE_CONCURRENCY", Min: 1, Max: 1 << 30,
-		Help: "Calls one site may have in flight, all users together."},
-	{Name: SitePerMinute, Label: "Per-site calls per minute (ceiling)", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_LIMIT_SITE_PER_MINUTE", Min: 1, Max: 1 << 30,
-		Help: "Calls one site may receive per minute, all users together."},
+	// A site's own ceilings replace the deployment's for it (seed 000: an
+	// Acumatica of a small licence tier throttles at some 6 calls at once
+	// and 50 a minute), so such a site is protected without lowering every
+	// other site's ceiling.
+	{Name: SiteConcurrency, Label: "Per-site concurrent calls (ceiling)", Type: TypeInt, Scope: Deployment | Site, Env: "ERPGATE_LIMIT_SITE_CONCURRENCY", Min: 1, Max: 1 << 30, OperatorOnly: true,
+		Help: "Calls one site may have in flight, all users together. A site's own value replaces the deployment's for it, such as the few calls at once a small licence of its ERP allows."},
+	{Name: SitePerMinute, Label: "Per-site calls per minute (ceiling)", Type: TypeInt, Scope: Deployment | Site, Env: "ERPGATE_LIMIT_SITE_PER_MINUTE", Min: 1, Max: 1 << 30, OperatorOnly: true,
+		Help: "Calls one site may receive per minute, all users together. A site's own value replaces the deployment's for it."},
 	{Name: CanaryInquiry, Label: "Acumatica canary inquiry", Type: TypeString, Scope: Deployment,
 		Help: "The generic inquiry whose readability admits a person to an Acumatica site, for sites that name none in their own settings."},
 	{Name: Tools, Label: "Tools offered", Type: TypeList, Scope: Site,

@@ -54,11 +54,14 @@ func (d Defaults) byName() map[string]any {
 
 // SiteValues are one site's own settings: its redaction patterns (in
 // addition to the deployment's), the tools it offers (empty: all), its
-// read-only switch and its write policy.
+// read-only switch, its call ceilings and its write policy.
 type SiteValues struct {
 	RedactionAdd, RedactionSkip []string
 	Tools                       []string
 	ReadOnly                    bool
+	// SiteConcurrency and SitePerMinute are the site's own call ceilings;
+	// 0 where it has none, and the deployment's apply.
+	SiteConcurrency, SitePerMinute int
 	// WriteTools are the write tools the site enables (none by default);
 	// ServiceWrites lets service tokens propose them, each approved by
 	// ServiceWriteApprover (an ERP user of the site).
@@ -153,6 +156,10 @@ func build(version int64, defaults map[string]any, stored map[key]Stored) *Snaps
 			sv.Tools = v.Value.([]string)
 		case ReadOnly:
 			sv.ReadOnly = v.Value.(bool)
+		case SiteConcurrency:
+			sv.SiteConcurrency = v.Value.(int)
+		case SitePerMinute:
+			sv.SitePerMinute = v.Value.(int)
 		case WriteTools:
 			sv.WriteTools = v.Value.([]string)
 		case ServiceWrites:
