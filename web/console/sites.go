@@ -103,6 +103,8 @@ func settingDone(q url.Values) string {
 		return ""
 	case q.Get("done") == "changed":
 		return d.Label + " is changed; every replica applies it within a second."
+	case q.Get("done") == "reset" && inherits(d) && sites.ValidateSlug(q.Get("site")) == nil:
+		return d.Label + " of site " + q.Get("site") + " is back to the deployment's."
 	case q.Get("done") == "reset":
 		return d.Label + " is back to its default."
 	}
@@ -294,9 +296,16 @@ func (c *Console) unavailable(w http.ResponseWriter) {
 type settingRow struct {
 	Name, Label, Help, Type string
 	Value, Default          string
-	Source                  string
-	Changed                 string
-	Overridden              bool
+	// Field is what the box to change it holds: the value in force, or,
+	// for a site's setting that takes the deployment's when it has none of
+	// its own (Inherits), only its own (empty: the deployment's), so that
+	// saving the form unchanged does not pin the site to the deployment's
+	// number; Placeholder says so in the empty box.
+	Field, Placeholder string
+	Inherits           bool
+	Source             string
+	Changed            string
+	Overridden         bool
 	// Choices lists what a list may hold (a site's tools), if known.
 	Choices []string
 	// Empty says what an empty value means.
@@ -355,6 +364,16 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 		}
 		value, source, at := snap.Effective(siteID, d.Name)
 		row := settingRow{Name: d.Name, Label: d.Label, Help: d.Help, Type: string(d.Type), Value: livesettings.Format(value), Empty: "nothing"}
+		row.Field = row.Value
+		row.Inherits = siteID != uuid.Nil && inherits(d)
+		if row.Inherits {
+			// A site's own call ceilings: empty is the deployment's.
+			if source != livesettings.SourceSite {
+				row.Field = ""
+			}
+			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
+			row.Placeholder = "empty: the deployment's, " + livesettings.Format(dv)
+		}
 		if d.Name == livesettings.Tools {
 			row.Empty = "every tool"
 		}
@@ -387,6 +406,9 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 			if siteID != uuid.Nil && d.Additive {
 				row.Source = "nothing set for this site"
 			}
+			if row.Inherits {
+				row.Source = "the deployment's value, " + row.Source
+			}
 		}
 		if !at.IsZero() {
 			row.Changed = at.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -416,6 +438,10 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 	}
 	reset := r.PostFormValue("reset") != ""
 	value := r.PostFormValue("value")
+	if d, ok := livesettings.Lookup(name); ok && site != nil && inherits(d) && strings.TrimSpace(value) == "" {
+		// An empty box of a site's own number: the deployment's again.
+		reset = true
+	}
 	if r.PostFormValue("type") == string(livesettings.TypeBool) && !reset && value == "" {
 		value = "off"
 	}
@@ -438,4 +464,10 @@ func (c *Console) changeSetting(w http.ResponseWriter, r *http.Request) {
 		done.Set("site", slug)
 	}
 	http.Redirect(w, r, c.kit.URL("/console/settings?"+noticeQuery(r, done)), http.StatusSeeOther)
+}
+
+// inherits reports whether a site without a value of its own for d has
+// the deployment's (the call ceilings), not d's default nor nothing.
+func inherits(d livesettings.Def) bool {
+	return d.Scope&livesettings.Deployment != 0 && d.Scope&livesettings.Site != 0 && !d.Additive
 }
