@@ -586,12 +586,20 @@ func (m message) answers() bool {
 // too: such a message is a request with an id MCP does not allow, not a
 // notification). Batches, notifications and unparsable bodies are not
 // requests. A JSON object that is not a request (a notification, a
-// response) is returned as read all the same.
+// response) is returned as read all the same, and one with a member of
+// another type than a message's (a "jsonrpc" that is no string) with its
+// id alone: mcp-go's transport reads that id all the same, so its bound
+// (maxIDBytes) holds for it too.
 func peekRequest(body []byte) (msg message, ok bool) {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
 		return message{}, false
 	}
 	if err := json.Unmarshal(body, &msg); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			// encoding/json reads the other members on: the id is as sent.
+			return message{ID: msg.ID}, false
+		}
 		return message{}, false
 	}
 	return msg, msg.Method != "" && len(msg.ID) > 0

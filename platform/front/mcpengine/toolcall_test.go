@@ -854,3 +854,29 @@ func TestOverlongRequestIDsAreRefused(t *testing.T) {
 		t.Errorf("an SDK client's call: %v", m)
 	}
 }
+
+// TestOverlongIDsOfMessagesWithAnUnreadableMemberAreRefused: a message
+// whose "jsonrpc" is no string is not one the engine can read as a
+// request, but mcp-go's transport reads its id all the same (its first
+// look at the body has no "jsonrpc"), and a 2026-07-28 response with such
+// a body had mcp-go send its id back, up to the request's bound.
+func TestOverlongIDsOfMessagesWithAnUnreadableMemberAreRefused(t *testing.T) {
+	fx := newFixture(t, false)
+	long := `"` + strings.Repeat("c", 1000<<10) + `"`
+	legacy := map[string]string{mcp.HeaderProtocolVersion: "2025-11-25"}
+	for _, jsonrpc := range []string{`5`, `true`, `{}`, `["2.0"]`} {
+		for name, body := range map[string]string{
+			"response":       `{"jsonrpc":` + jsonrpc + `,"id":` + long + `,"result":{"a":1}}`,
+			"error response": `{"jsonrpc":` + jsonrpc + `,"id":` + long + `,"error":{"code":-32603,"message":"x"}}`,
+			"ping":           `{"jsonrpc":` + jsonrpc + `,"id":` + long + `,"method":"ping","params":{` + modernMeta + `}}`,
+		} {
+			for _, h := range []map[string]string{legacy, modernHeaders("ping", "")} {
+				resp, data := postMCP(t, fx.url, body, h)
+				if len(data) > 512 {
+					t.Errorf("%s with \"jsonrpc\":%s and a long id, protocol %s: %d, %d bytes %.120s, want no id carried back",
+						name, jsonrpc, h[mcp.HeaderProtocolVersion], resp.StatusCode, len(data), data)
+				}
+			}
+		}
+	}
+}
