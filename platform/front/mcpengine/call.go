@@ -143,6 +143,15 @@ func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool
 			}
 			return ctx, bounds{}, err
 		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Granted only as the request's time ran out: nothing of
+			// the call has been done, and nothing may be sent now.
+			if release != nil {
+				release()
+			}
+			b.cancel()
+			return ctx, bounds{}, e.waitedOut(ctx.Err())
+		}
 		b.release = release
 	}
 	if e.opts.Tracer != nil && ct.routes != nil && trace.SpanFromContext(ctx).IsRecording() {

@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/erpgate/erpgate/platform/store/approval"
 )
 
 // callResult is the status and body of a call sent from a goroutine.
@@ -239,4 +242,66 @@ func TestAWriteWhoseTimeRanOutBeforeItStartedProposesNothing(t *testing.T) {
 	if proposed != 0 {
 		t.Errorf("%d actions proposed for a write whose time ran out before it started; want none", proposed)
 	}
+}
+
+// lateLimiter lets every call in, but answers only once the context's
+// deadline has passed: a limits database whose "yes" came back as the
+// request's time ran out.
+type lateLimiter struct{ late atomic.Bool }
+
+func (l *lateLimiter) Acquire(ctx context.Context, _, _ string) (func(), error) {
+	if l.late.Load() {
+		<-ctx.Done()
+	}
+	return func() {}, nil
+}
+
+// TestACallWhoseTimeRanOutInItsLimitsIsRefusedAsBusy: the call limits
+// (the Limiter's Acquire) wait within the request's deadline, and a call
+// whose limits were granted only as that deadline passed went on with no
+// time left: a read was told the ERP "did not answer in time" (nothing
+// had been sent to it), an approved write failed on the approval store
+// with erpgate's internal error. Both are the busy refusal of a call whose
+// time ran out while it waited (RATE_LIMITED, nothing sent to the ERP),
+// and the approval still holds.
+func TestACallWhoseTimeRanOutInItsLimitsIsRefusedAsBusy(t *testing.T) {
+	t.Run("read", func(t *testing.T) {
+		limiter := &lateLimiter{}
+		limiter.late.Store(true)
+		endpoint, _, _, upstreamSeen, _ := gatedEngineWith(t, Options{Budget: 300 * time.Millisecond, CallerShare: 100, Limiter: limiter})
+		out := make(chan callResult, 1)
+		sendCall(t, endpoint, "late", "2025-06-18", "fetch", "", out)
+		r := <-out
+		if !strings.Contains(r.body, `RATE_LIMITED`) || !strings.Contains(r.body, "waited for a free slot") || !strings.Contains(r.body, "nothing was sent to the ERP") {
+			t.Errorf("the read whose limits came as its time ran out: %d %s; want RATE_LIMITED saying it waited", r.status, r.body)
+		}
+		select {
+		case <-upstreamSeen:
+			t.Error("the ERP got the request of a call whose time ran out in its limits")
+		default:
+		}
+	})
+	t.Run("approved write", func(t *testing.T) {
+		limiter := &lateLimiter{}
+		f := newWriteFixtureWith(t, func(o *Options) { o.Budget, o.Limiter = 300*time.Millisecond, limiter })
+		cs := connect(t, f.person(t, jane), "", nil)
+		args := map[string]any{"name": "Widget"}
+		res, m := call(t, cs, "make_thing", args)
+		id := approvalOf(t, res, m)
+		f.decide(t, id, jane, true)
+		limiter.late.Store(true)
+		res, m = call(t, cs, "make_thing", args)
+		e, _ := m["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if !res.IsError || errCode(m) != "RATE_LIMITED" || !strings.Contains(msg, "waited for a free slot") {
+			t.Errorf("the approved write whose limits came as its time ran out: %v; want RATE_LIMITED saying it waited", m)
+		}
+		if a, err := f.store.Get(t.Context(), f.site.ID, id); err != nil || a.Status != approval.Approved {
+			t.Errorf("the approval after it: %s %v, want still approved", a.Status, err)
+		}
+		limiter.late.Store(false)
+		if res, m = call(t, cs, "make_thing", args); res.IsError || f.runs.Load() != 1 {
+			t.Errorf("the same call once the limits answer in time: %v, %d runs; want the approved change made once", m, f.runs.Load())
+		}
+	})
 }
