@@ -122,6 +122,16 @@ func (e *Engine) bounded(ctx context.Context, st *requestState, ct *compiledTool
 		b.cancel()
 		return ctx, bounds{}, e.waitedOut(ctx.Err())
 	}
+	if ct.tool.Effect != connector.Read && time.Until(deadline) < e.opts.Budget/2 {
+		// A write that waited through half its budget could have the ERP
+		// save it after erpgate gave up on the answer: an outcome not
+		// known, which spends its approval. It is refused as busy before
+		// anything of it is done, and its approval still holds.
+		b.cancel()
+		return ctx, bounds{}, toolerr.New(toolerr.RateLimited,
+			"erpgate is busy: this write waited for a free slot until too little of its time was left (under half of %s) to be sure of the ERP's answer, and nothing was sent to the ERP; retry shortly", e.opts.Budget).
+			WithRetryAfter(time.Second).WroteNothing()
+	}
 	if e.opts.Limiter != nil {
 		_, span := startSpan(ctx, "limits")
 		release, err := e.opts.Limiter.Acquire(ctx, st.session.Site.ID.String(), st.session.LimitKey)

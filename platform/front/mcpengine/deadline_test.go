@@ -185,6 +185,13 @@ func TestACallWhoseTimeRanOutWaitingNeverReachesTheERP(t *testing.T) {
 // returns the status and the body of the answer.
 func sendLate(t *testing.T, endpoint string, e *Engine, caller, tool, args string) (int, string) {
 	t.Helper()
+	return sendAfter(t, endpoint, e, caller, tool, args, e.opts.Budget)
+}
+
+// sendAfter sends a tools/call whose body comes delay after its request
+// arrived (sendLate's, for any delay).
+func sendAfter(t *testing.T, endpoint string, e *Engine, caller, tool, args string, delay time.Duration) (int, string) {
+	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
 	conn := rawRequest(t, endpoint, http.MethodPost, map[string]string{
 		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -192,7 +199,7 @@ func sendLate(t *testing.T, endpoint string, e *Engine, caller, tool, args strin
 	}, "")
 	waitCount(t, e.admission, "call slots free", e.admission.calls-1, func() int { return e.admission.callsFree })
 	arrivedBy := time.Now()
-	time.Sleep(time.Until(arrivedBy.Add(e.opts.Budget)))
+	time.Sleep(time.Until(arrivedBy.Add(delay)))
 	if _, err := conn.Write([]byte(body)); err != nil {
 		t.Fatal(err)
 	}
@@ -304,4 +311,27 @@ func TestACallWhoseTimeRanOutInItsLimitsIsRefusedAsBusy(t *testing.T) {
 			t.Errorf("the same call once the limits answer in time: %v, %d runs; want the approved change made once", m, f.runs.Load())
 		}
 	})
+}
+
+// TestAWriteLeftWithTooLittleTimeIsRefusedAsBusy: a write that starts
+// with less than half its budget left (its body came late here; a wait at
+// the door or for a work slot is another way) would have the ERP save it
+// after erpgate had given up on the answer, an outcome not known that
+// spends the approval. It is refused as busy before anything of it is
+// done; with its whole budget the same write is proposed.
+func TestAWriteLeftWithTooLittleTimeIsRefusedAsBusy(t *testing.T) {
+	const budget = 2 * time.Second
+	f := newWriteFixtureWith(t, func(o *Options) { o.Budget, o.BodyTimeout = budget, time.Minute })
+	endpoint := f.service(t, "bot")
+	status, body := sendAfter(t, endpoint, f.engine, "service:bot", "make_thing", `{"name":"Widget","qty":2}`, budget*6/10)
+	if status != http.StatusOK || !strings.Contains(body, `RATE_LIMITED`) || !strings.Contains(body, "too little of its time") {
+		t.Errorf("the write left with 40 %% of its budget: %d %s; want RATE_LIMITED saying too little time was left", status, body)
+	}
+	if n := f.previews.Load(); n != 0 {
+		t.Errorf("%d previews made of a write left with too little time; want none", n)
+	}
+	status, body = sendAfter(t, endpoint, f.engine, "service:bot", "make_thing", `{"name":"Widget","qty":2}`, 0)
+	if status != http.StatusOK || strings.Contains(body, `RATE_LIMITED`) || f.previews.Load() != 1 {
+		t.Errorf("the same write with its whole budget: %d %s, %d previews; want it proposed", status, body, f.previews.Load())
+	}
 }
