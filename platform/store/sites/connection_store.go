@@ -184,6 +184,14 @@ func (s *Store) PutVerifiedAPIConnectionWithTokenBy(ctx context.Context, by Part
 		st   ServiceToken
 	)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The site's row is locked first as strongly as the token's write
+		// locks it (FOR NO KEY UPDATE), before the credential's write
+		// takes its FOR SHARE: two of these at once on one site, each
+		// holding FOR SHARE and then asking for more, would wait for each
+		// other, and PostgreSQL would end one as a deadlock.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM sites WHERE id = $1 FOR NO KEY UPDATE`, siteID); err != nil {
+			return err
+		}
 		var err error
 		if conn, err = putConnectionTx(ctx, tx, by, siteID, verifiedBaseURL, ConnectionAPIToken, verifiedIdentity, sealed); err != nil {
 			return err
