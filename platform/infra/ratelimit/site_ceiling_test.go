@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -92,6 +93,81 @@ func TestSitesOwnPerMinuteCeilingHoldsFromItsNextCall(t *testing.T) {
 		}
 		if served != 8 {
 			t.Errorf("calls served in the minute the site's own ceiling went to 8: %d", served)
+		}
+		return
+	}
+}
+
+// TestACeilingLoweredWhileATopUpIsUnderWayHoldsFromTheNextCall: a
+// reservation the replica asked for under the site's old numbers, whose
+// answer comes back after the operator lowered the site's own per-minute
+// ceiling, is given back too, not kept for the site's next calls: the
+// site is held to the new number from its next call on, as it is when
+// no top-up is under way.
+func TestACeilingLoweredWhileATopUpIsUnderWayHoldsFromTheNextCall(t *testing.T) {
+	pool := pgtest.NewPool(t)
+	lim := generous()
+	// Long enough that nothing here counts as idle.
+	lim.Linger, lim.WarmFor = 30*time.Second, 20*time.Second
+	l := New(pool, lim, nil)
+	ctx := context.Background()
+	for attempt := 0; attempt < 2; attempt++ {
+		start := dbMinute(t, pool)
+		site := newSite(t, pool)
+		id := callerID{uuid.MustParse(site), "user:" + uuid.NewString()}
+		for i := range 5 {
+			rel, err := l.Acquire(ctx, site, id.caller)
+			if err != nil {
+				t.Fatalf("call %d: %v", i+1, err)
+			}
+			rel()
+		}
+		// A top-up of the site's reservation, as a back-to-back call
+		// starts it, held up at the site's row.
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM call_limits WHERE site_id = $1 AND caller_key = '' FOR UPDATE`, id.site); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		l.sites[id.site].toppingUp = true
+		l.mu.Unlock()
+		l.topUpsRunning.Add(1)
+		go l.topUp(id, 0, reserveChunk(lim.SitePerMinute))
+		for waiting := 0; waiting == 0; {
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%erpgate_call_reserve%'`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The operator lowers the site's ceiling while it waits.
+		l.SetSiteCeilings(map[uuid.UUID]SiteCeiling{id.site: {PerMinute: 8}})
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l.topUpsRunning.Wait()
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		served := 5
+		for range 100 {
+			rel, err := l.Acquire(ctx, site, id.caller)
+			if err != nil {
+				if !rateLimited(err) {
+					t.Fatal(err)
+				}
+				break
+			}
+			rel()
+			served++
+		}
+		if !dbMinute(t, pool).Equal(start) {
+			continue // the minute turned: once more in one minute
+		}
+		if served != 8 {
+			t.Errorf("calls served in the minute the site's own ceiling went to 8 while a top-up was under way: %d", served)
 		}
 		return
 	}
