@@ -166,7 +166,9 @@ func TestACeilingLoweredWhileATopUpIsUnderWayHoldsFromTheNextCall(t *testing.T) 
 		if !dbMinute(t, pool).Equal(start) {
 			continue // the minute turned: once more in one minute
 		}
-		if served != 8 {
+		// At most 8: a call may be refused while the replica's own
+		// top-up of one call, counted already, is still under way.
+		if served > 8 {
 			t.Errorf("calls served in the minute the site's own ceiling went to 8 while a top-up was under way: %d", served)
 		}
 		return
