@@ -508,6 +508,7 @@ func (l *Limiter) topUp(id callerID, userExtra, siteExtra int) {
 	} else if userGranted > 0 {
 		l.queue = append(l.queue, giveBack{site: id.site, caller: id.caller, unused: userGranted, window: start, expires: end})
 	}
+	siteGranted = l.siteGrantLocked(id.site, lim, siteGranted, start, end)
 	if ss != nil {
 		ss.budget.add(siteGranted, start, end)
 	} else if siteGranted > 0 {
@@ -605,11 +606,26 @@ func (l *Limiter) ask(ctx context.Context, id callerID, now time.Time) (release 
 		l.sites[id.site] = ss
 	}
 	cs.budget.add(userGranted, windowStart, windowEnd)
-	ss.budget.add(siteGranted, windowStart, windowEnd)
+	ss.budget.add(l.siteGrantLocked(id.site, lim, siteGranted, windowStart, windowEnd), windowStart, windowEnd)
 	cs.busy++
 	ss.busy++
 	ss.lastUse = now
 	return l.releaser(id, le, now), nil, nil
+}
+
+// siteGrantLocked is granted, the calls of site's minute [start, end)
+// reserved under lim, when lim's per-minute number for the site is still
+// in force; otherwise it queues them to be given back and is 0. The
+// operator may change a site's ceilings while a reservation is asked for:
+// SetSiteCeilings gave back what the site held then, and one answered
+// after it must not outlive it under the old number. l.mu is held.
+func (l *Limiter) siteGrantLocked(site uuid.UUID, lim Limits, granted int, start, end time.Time) int {
+	if granted <= 0 || l.cur().of(site).SitePerMinute == lim.SitePerMinute {
+		return granted
+	}
+	l.queue = append(l.queue, giveBack{site: site, unused: granted, window: start, expires: end})
+	l.wake()
+	return 0
 }
 
 // reserveChunk is how many extra calls of a minute an acquisition
