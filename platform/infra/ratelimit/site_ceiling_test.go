@@ -135,8 +135,17 @@ func TestACeilingLoweredWhileATopUpIsUnderWayHoldsFromTheNextCall(t *testing.T) 
 		l.sites[id.site].toppingUp = true
 		l.mu.Unlock()
 		l.topUpsRunning.Add(1)
-		go l.topUp(id, 0, reserveChunk(lim.SitePerMinute))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			l.topUp(id, 0, reserveChunk(lim.SitePerMinute))
+		}()
 		for waiting := 0; waiting == 0; {
+			select {
+			case <-done:
+				t.Fatal("the top-up did not wait for the site's row")
+			default:
+			}
 			if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%erpgate_call_reserve%'`).Scan(&waiting); err != nil {
 				t.Fatal(err)
