@@ -285,8 +285,9 @@ func TestOwnerChangesAskTheERPAgainFrappe(t *testing.T) {
 
 // TestOwnerChangesAskTheERPAgainAcumatica: the same on Acumatica, whose
 // administrators are those the administrators' inquiry lists: once the
-// inquiry is closed to the owner, or their ERP token has expired, a change
-// is refused and the session ended.
+// inquiry is closed to the owner, or their ERP sign-in has ended (its
+// token expired and its refresh token revoked), a change is refused and
+// the session ended.
 func TestOwnerChangesAskTheERPAgainAcumatica(t *testing.T) {
 	sim := acumaticatest.NewServer(acumaticatest.Options{})
 	t.Cleanup(sim.Close)
@@ -328,9 +329,12 @@ func TestOwnerChangesAskTheERPAgainAcumatica(t *testing.T) {
 		assertOwnerEvent(t, gw, "acu", "update_site", "refused", adminID)
 	})
 
-	t.Run("the owner's ERP token expired", func(t *testing.T) {
+	t.Run("the owner's ERP sign-in ended", func(t *testing.T) {
+		// The access token expired and its refresh token was revoked:
+		// erpgate cannot renew it (an expired one alone it renews).
 		b.signInAcumatica(other, "acu", admin)
 		sim.ExpireTokens()
+		sim.RevokeRefreshTokens(admin.Username)
 		code, page := setStatus(gw.URL, "disabled")
 		if code != http.StatusForbidden || !strings.Contains(page, signInEnded) {
 			t.Errorf("HTTP %d, want %d saying %q: %s", code, http.StatusForbidden, signInEnded, page)

@@ -71,13 +71,15 @@ func TestRegistrationAPIStepAsksTheERPAgain(t *testing.T) {
 }
 
 // TestRegistrationDropsATokenTheERPRefused: once the ERP no longer
-// accepts the token the registrant proved themselves with, the last step
-// is refused, and the token is dropped: it was kept, and sent to the ERP
-// again at every later try, until the registration expired.
+// accepts the token the registrant proved themselves with, nor renews it
+// (its refresh token revoked), the last step is refused, and the token is
+// dropped: it was kept, and sent to the ERP again at every later try,
+// until the registration expired.
 func TestRegistrationDropsATokenTheERPRefused(t *testing.T) {
-	sim, gw, b, path, _, bot := registrationAtTheAPIStep(t)
+	sim, gw, b, path, admin, bot := registrationAtTheAPIStep(t)
 	csrf := b.csrf(path)
 	sim.ExpireTokens()
+	sim.RevokeRefreshTokens(admin.Email)
 	status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
 	if status != http.StatusForbidden || !strings.Contains(strings.Join(strings.Fields(page), " "), "no longer accepts your sign-in") {
 		t.Errorf("the API step with an expired token: HTTP %d, want 403 saying the ERP no longer accepts the sign-in: %s", status, pageText(page))
