@@ -470,7 +470,7 @@ func applyLiveSettings(snap *livesettings.Snapshot, engine *mcpengine.Engine, li
 	d := snap.Deployment
 	l := mcpengine.Live{MaxRecords: d.MaxRecords, Redaction: redact.Rules{Add: d.RedactionAdd, Skip: d.RedactionSkip}, Sites: map[uuid.UUID]mcpengine.SiteLive{}}
 	for id, s := range snap.Sites {
-		l.Sites[id] = mcpengine.SiteLive{Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly,
+		l.Sites[id] = mcpengine.SiteLive{MaxRecords: s.MaxRecords, Redaction: redact.Rules{Add: s.RedactionAdd, Skip: s.RedactionSkip}, Tools: s.Tools, ReadOnly: s.ReadOnly,
 			WriteTools: s.WriteTools, ServiceWrites: s.ServiceWrites, ServiceWriteApprover: s.ServiceWriteApprover}
 	}
 	engine.SetLive(l)

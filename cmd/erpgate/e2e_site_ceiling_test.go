@@ -34,6 +34,8 @@ type ceilingRig struct {
 	smallToken  string
 	bigToken    string
 	secondToken string // another service token of small
+	// smallERP and bigERP are the simulators' addresses.
+	smallERP, bigERP string
 }
 
 func newCeilingRig(t *testing.T) *ceilingRig {
@@ -45,6 +47,7 @@ func newCeilingRig(t *testing.T) *ceilingRig {
 	smallERP, bigERP := httptest.NewServer(r.smallGauge), httptest.NewServer(r.bigGauge)
 	t.Cleanup(smallERP.Close)
 	t.Cleanup(bigERP.Close)
+	r.smallERP, r.bigERP = smallERP.URL, bigERP.URL
 	r.a = startGateway(t, "", nil)
 	r.b = startGateway(t, r.a.DBURL, map[string]string{"ERPGATE_ADMIN_TOKEN": r.a.AdminToken, "ERPGATE_ENCRYPTION_KEYS": r.a.Keys})
 	r.small = r.a.registerFrappeAt(t, "small", smallERP.URL, r.smallGauge.next.(*frappetest.Simulator).User("service"))

@@ -55,7 +55,7 @@ func TestSettingsReadAndWrite(t *testing.T) {
 		{"/api/v1/settings/acumatica_canary_inquiry", map[string]any{"value": "../x"}, "generic inquiry"},
 		{"/api/v1/settings/read_only", map[string]any{"value": true}, "cannot be set for the whole deployment"},
 		{"/api/v1/settings/no_such_setting", map[string]any{"value": 1}, "there is no setting “no_such_setting”"},
-		{"/api/v1/sites/acme/settings/max_records", map[string]any{"value": 5}, "cannot be set per site"},
+		{"/api/v1/sites/acme/settings/user_concurrency", map[string]any{"value": 5}, "cannot be set per site"},
 		{"/api/v1/sites/acme/settings/tools", map[string]any{"value": []string{"read", "no_such_tool"}}, "“no_such_tool” is neither a tool of fakeerp sites nor one of the groups read, write, destructive"},
 		{"/api/v1/settings/max_records", map[string]any{}, "{\"value\": ...}"},
 	} {

@@ -183,10 +183,7 @@ func (e *Engine) waitedOut(err error) error {
 // newCall is the connector's view of the call, its requests to the ERP
 // retried by effect.
 func (e *Engine) newCall(st *requestState, ct *compiledTool, args json.RawMessage, effect connector.Effect) *connector.Call {
-	maxRecords := e.live.Load().maxRecords
-	if m := st.session.MaxRecords; m > 0 && m < maxRecords {
-		maxRecords = m
-	}
+	maxRecords := e.live.Load().maxRecordsOf(st.session.Site.ID)
 	hc := &http.Client{Transport: localTransport{tool: ct.tool.Name}}
 	if !ct.tool.Local {
 		hc = e.upstreamClient(st, ct, effect)

@@ -14,8 +14,8 @@ import (
 
 // Live is what the operator may change while the engine runs
 // (platform/store/livesettings): the row cap, the deployment's redaction rules,
-// and per site its own redaction rules, the tools it offers and its
-// read-only switch. SetLive puts it in force for the next call.
+// and per site its own row cap and redaction rules, the tools it offers and
+// its read-only switch. SetLive puts it in force for the next call.
 type Live struct {
 	MaxRecords int
 	Redaction  redact.Rules
@@ -24,6 +24,9 @@ type Live struct {
 
 // SiteLive is one site's live settings.
 type SiteLive struct {
+	// MaxRecords is the site's own cap on the rows of one upstream query;
+	// 0 for none. It only lowers the deployment's: the lower applies.
+	MaxRecords int
 	// Redaction adds to the deployment's rules.
 	Redaction redact.Rules
 	// Tools lists the tool names, or the effect groups read, write and
@@ -53,9 +56,10 @@ type liveState struct {
 }
 
 type siteState struct {
-	redactors map[string]*redact.Redactor // by kind; nil: the deployment's
-	tools     map[string]bool             // nil: every tool
-	readOnly  bool
+	maxRecords int                         // 0: the deployment's
+	redactors  map[string]*redact.Redactor // by kind; nil: the deployment's
+	tools      map[string]bool             // nil: every tool
+	readOnly   bool
 	// writeTools are the write tools enabled (nil: none); approver is the
 	// approver of service-token writes, "" when they are not allowed.
 	writeTools map[string]bool
@@ -73,7 +77,7 @@ func (e *Engine) SetLive(l Live) {
 		ls.redactors[kind] = redact.New(l.Redaction.Merge(redact.Rules{Exempt: e.exempt[kind]}))
 	}
 	for id, s := range l.Sites {
-		ss := &siteState{readOnly: s.ReadOnly}
+		ss := &siteState{readOnly: s.ReadOnly, maxRecords: s.MaxRecords}
 		if len(s.WriteTools) > 0 {
 			ss.writeTools = map[string]bool{}
 			for _, t := range s.WriteTools {
@@ -98,6 +102,16 @@ func (e *Engine) SetLive(l Live) {
 		ls.sites[id] = ss
 	}
 	e.live.Store(ls)
+}
+
+// maxRecordsOf is the cap on the rows of one upstream query on site: the
+// deployment's, or the site's own where it is lower (a site's only lowers
+// it).
+func (ls *liveState) maxRecordsOf(site uuid.UUID) int {
+	if ss := ls.sites[site]; ss != nil && ss.maxRecords > 0 && ss.maxRecords < ls.maxRecords {
+		return ss.maxRecords
+	}
+	return ls.maxRecords
 }
 
 // redactor is the call's redactor: its site's, or the deployment's.

@@ -25,9 +25,6 @@ type Session struct {
 	// ErrorsAsResults delivers tool failures as normal results with
 	// {status:"error", ok:false, error:{…}} (X-MCP-Error-Format: result).
 	ErrorsAsResults bool
-	// MaxRecords is the site's cap on rows per upstream query; 0 means the
-	// deployment default. The lower of the two applies.
-	MaxRecords int
 	// LimitKey identifies the caller for per-user limits, such as
 	// "service:<token id>" or "user:<erp user>".
 	LimitKey string

@@ -98,6 +98,27 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			return v, nil
 		}
 	}
+	// A site's row cap only lowers the deployment's: one above it is
+	// refused here, and the engine applies the lower of the two should the
+	// deployment's be lowered later.
+	if d, ok := livesettings.Lookup(name); ok && d.LowersOnly && site != nil && s.deps.Settings != nil {
+		inner := parse
+		parse = func(d livesettings.Def) (any, error) {
+			v, err := inner(d)
+			if err != nil {
+				return nil, err
+			}
+			dep, _, _ := s.deps.Settings.Fresh(ctx).Effective(uuid.Nil, d.Name)
+			if n, ok := v.(int); ok {
+				if m, ok := dep.(int); ok && n > m {
+					e := invalid("%s of a site cannot be above the deployment's %d: a site's own value only lowers it", d.Label, m)
+					e.ForPeople = fmt.Sprintf("%s cannot be above the deployment's %d, which erpgate's operator sets: a site's own only lowers it; nothing was changed", d.Label, m)
+					return nil, e
+				}
+			}
+			return v, nil
+		}
+	}
 	after, details, err := s.changeSetting(ctx, site != nil && partyOf(actor) == sites.ByOwner, siteID, name, reset, parse)
 	s.record(ctx, actor, siteID, slug, ActionChangeSetting, details, err)
 	return after, err

@@ -59,6 +59,10 @@ type Def struct {
 	// site's owner (the site's call ceilings, which protect its ERP's
 	// licence throttle).
 	OperatorOnly bool
+	// LowersOnly: a site's own value may only lower the deployment's (the
+	// row cap): one above the deployment's in force is refused, and where
+	// the deployment's is lowered below it later, the deployment's applies.
+	LowersOnly bool
 }
 
 // The settings' names.
@@ -87,8 +91,11 @@ var Defs = []Def{
 		Help: "Field-name patterns to redact besides the built-in ones, matched by word parts. A site's patterns add to the deployment's."},
 	{Name: RedactionSkip, Label: "Redaction: patterns not to redact", Type: TypeList, Scope: Deployment | Site, Env: "ERPGATE_REDACT_SKIP", Additive: true,
 		Help: "Field-name patterns exempted from redaction. A site's add to the deployment's."},
-	{Name: MaxRecords, Label: "Max records per query", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_MAX_RECORDS", Min: 1, Max: 100_000,
-		Help: "The most rows one upstream query may return."},
+	// design.md: "Max records per query: default 1000, capped per site." A
+	// site's own cap lowers the deployment's for it, whatever its
+	// connector; it protects the site's ERP, so its owner may set it too.
+	{Name: MaxRecords, Label: "Max records per query", Type: TypeInt, Scope: Deployment | Site, Env: "ERPGATE_MAX_RECORDS", Min: 1, Max: 100_000, LowersOnly: true,
+		Help: "The most rows one upstream query may return. A site's own value lowers the deployment's for it; it cannot be above the deployment's."},
 	{Name: UserConcurrency, Label: "Per-user concurrent calls", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_LIMIT_USER_CONCURRENCY", Min: 1, Max: 1 << 30,
 		Help: "Calls one user (or service token) may have in flight on one site, across replicas."},
 	{Name: UserPerMinute, Label: "Per-user calls per minute", Type: TypeInt, Scope: Deployment, Env: "ERPGATE_LIMIT_USER_PER_MINUTE", Min: 1, Max: 1 << 30,

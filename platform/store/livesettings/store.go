@@ -54,11 +54,14 @@ func (d Defaults) byName() map[string]any {
 
 // SiteValues are one site's own settings: its redaction patterns (in
 // addition to the deployment's), the tools it offers (empty: all), its
-// read-only switch, its call ceilings and its write policy.
+// read-only switch, its row cap, its call ceilings and its write policy.
 type SiteValues struct {
 	RedactionAdd, RedactionSkip []string
 	Tools                       []string
 	ReadOnly                    bool
+	// MaxRecords is the site's own cap on the rows of one upstream query;
+	// 0 where it has none. The lower of it and the deployment's applies.
+	MaxRecords int
 	// SiteConcurrency and SitePerMinute are the site's own call ceilings;
 	// 0 where it has none, and the deployment's apply.
 	SiteConcurrency, SitePerMinute int
@@ -156,6 +159,8 @@ func build(version int64, defaults map[string]any, stored map[key]Stored) *Snaps
 			sv.Tools = v.Value.([]string)
 		case ReadOnly:
 			sv.ReadOnly = v.Value.(bool)
+		case MaxRecords:
+			sv.MaxRecords = v.Value.(int)
 		case SiteConcurrency:
 			sv.SiteConcurrency = v.Value.(int)
 		case SitePerMinute:

@@ -82,8 +82,12 @@ func TestTwoReplicasShareTheSettings(t *testing.T) {
 	if _, _, err := a.Set(ctx, uuid.Nil, ReadOnly, true); !errors.Is(err, ErrScope) {
 		t.Errorf("read_only for the deployment: %v", err)
 	}
-	if _, _, err := a.Set(ctx, site, MaxRecords, 5); !errors.Is(err, ErrScope) {
-		t.Errorf("max_records per site: %v", err)
+	if _, _, err := a.Set(ctx, site, UserConcurrency, 5); !errors.Is(err, ErrScope) {
+		t.Errorf("user_concurrency per site: %v", err)
+	}
+	// A site's own row cap is the site's, in its values.
+	if _, after, err := a.Set(ctx, site, MaxRecords, 5); err != nil || after != 5 || a.Current().Site(site).MaxRecords != 5 || a.Current().Deployment.MaxRecords != 250 {
+		t.Errorf("max_records 5 for the site = %v, %v; the site has %d, the deployment %d", after, err, a.Current().Site(site).MaxRecords, a.Current().Deployment.MaxRecords)
 	}
 	if _, _, err := a.Set(ctx, uuid.New(), ReadOnly, true); !errors.Is(err, ErrNoSite) {
 		t.Errorf("an unknown site: %v", err)
