@@ -112,7 +112,7 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			if n, ok := v.(int); ok {
 				if m, ok := dep.(int); ok && n > m {
 					e := invalid("%s of a site cannot be above the deployment's %d: a site's own value only lowers it", d.Label, m)
-					e.ForPeople = fmt.Sprintf("%s cannot be above the deployment's %d, which erpgate's operator sets: a site's own only lowers it; nothing was changed", d.Label, m)
+					e.ForPeople = fmt.Sprintf("%s cannot be above the deployment's %d: a site's own only lowers it; nothing was changed", d.Label, m)
 					return nil, e
 				}
 			}
