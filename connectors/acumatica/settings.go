@@ -42,7 +42,9 @@ type Settings struct {
 	// page (default MCPAdmin; see admin.go).
 	AdminGI string `json:"admin_gi,omitempty"`
 	// MaxRecords, when set, caps the rows one query returns on this site,
-	// below the deployment's cap.
+	// below the deployment's cap. It predates the site's own max_records
+	// live setting, which the engine applies for every connector (in
+	// call.MaxRecords); both are kept, and the lower applies.
 	MaxRecords int `json:"max_records,omitempty"`
 }
 
@@ -156,8 +158,9 @@ func siteSettings(site connector.Site) Settings {
 // endpoint names the configured endpoint, "Default/24.200.001".
 func (s Settings) endpoint() string { return s.EndpointName + "/" + s.EndpointVersion }
 
-// recordCap is the most rows one query may return: the deployment's cap,
-// lowered by the site's own setting.
+// recordCap is the most rows one query may return: the engine's cap (the
+// deployment's, or the site's own live setting if lower), lowered by this
+// connector setting.
 func (s Settings) recordCap(call *connector.Call) int {
 	limit := call.MaxRecords
 	if limit <= 0 {
