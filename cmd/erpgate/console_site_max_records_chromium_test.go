@@ -44,7 +44,7 @@ func TestChromiumConsoleSitesOwnMaxRecords(t *testing.T) {
 	submitAndWait(t, ctx, "save 5000", "Settings", save)
 	saveScreenshot(t, ctx, "console-site-max-records-above.png")
 	if got, want := browserResult(t, ctx, "the refusal", chromedp.Text(chromedp.CSS(`p.error`))),
-		"Max records per query cannot be above the deployment's 1000: a site's own only lowers it; nothing was changed."; got != want {
+		"Nothing was changed: Max records per query of a site cannot be above the deployment's 1000 (a site's own value only lowers it)."; got != want {
 		t.Errorf("the console says %q after 5000, want %q", got, want)
 	}
 	if v := inForce(); v != 1000 {

@@ -153,6 +153,45 @@ func TestChromiumOwnerPageFrappe(t *testing.T) {
 			[]string{"create_sales_order", "update_customer", "add_comment", "submit_document"}, "get_document")
 	})
 
+	// The site's own cap on the rows of one query (max_records) only
+	// lowers the deployment's: above it is refused in a sentence, lower is
+	// the site's, empty is the deployment's again.
+	t.Run("rows per query", func(t *testing.T) {
+		stored := `SELECT count(*) FROM live_settings l JOIN sites s ON s.id = l.site_id WHERE s.slug = 'acme' AND l.name = 'max_records'`
+		save := chromedp.Click(chromedp.CSS(`form[action$="/manage/rows"] button`))
+		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
+		waitForNewTitle(t, ctx, "Manage Acme Holdings")
+		if text := pageBody(t, ctx); !strings.Contains(text, "A query erpgate sends your ERP returns at most 1000 rows, the number erpgate's operator set for every site.") {
+			t.Errorf("the Rows per query section: %s", text)
+		}
+		navigate(t, ctx, "ask for more than the deployment's", chromedp.SetValue(chromedp.CSS("#max_records"), "5000"), save)
+		waitForNewTitle(t, ctx, "Manage Acme Holdings")
+		if text := pageBody(t, ctx); !strings.Contains(text, "Max records per query cannot be above 1000, the number erpgate's operator set for every site; ask them if your site needs more; nothing was changed.") {
+			t.Errorf("5000 rows: %s", text)
+		}
+		if n := queryInt(t, gw.DBURL, stored); n != 0 {
+			t.Errorf("a refused cap stored %d values", n)
+		}
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="rows"]`, "owner-rows-refused.png")
+
+		navigate(t, ctx, "lower it to 5", chromedp.SetValue(chromedp.CSS("#max_records"), "5"), save)
+		waitForNewTitle(t, ctx, "Manage Acme Holdings")
+		if text := pageBody(t, ctx); !strings.Contains(text, "The rows per query are saved") || !strings.Contains(text, "returns at most 5 rows, your own number") {
+			t.Errorf("after saving 5: %s", text)
+		}
+		if n := queryInt(t, gw.DBURL, stored+` AND l.value = '5'`); n != 1 {
+			t.Error("the site's max_records is not 5")
+		}
+		assertOwnerEvent(t, gw, "acme", "change_setting", "success", admin.Email)
+		saveSectionScreenshot(t, ctx, `section[aria-labelledby="rows"]`, "owner-rows-five.png")
+
+		navigate(t, ctx, "empty the box", chromedp.Evaluate[chromedp.Void](`document.querySelector("#max_records").value = ""`), save)
+		waitForNewTitle(t, ctx, "Manage Acme Holdings")
+		if n := queryInt(t, gw.DBURL, stored); n != 0 {
+			t.Errorf("the emptied box left %d values stored, want the deployment's", n)
+		}
+	})
+
 	t.Run("the fixed API credential", func(t *testing.T) {
 		navigate(t, ctx, "open the owner page", chromedp.Navigate(manageURL))
 		waitForNewTitle(t, ctx, "Manage Acme Holdings")

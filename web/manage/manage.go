@@ -180,6 +180,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	post("/settings", "", "", h.changeSettings)
 	post("/oauth-secret", "", "", h.rotateSecret)
 	post("/writes", siteadmin.ActionChangeSetting, "writes", h.changeWrites)
+	post("/rows", siteadmin.ActionChangeSetting, "rows", h.changeRows)
 	post("/api-credential", siteadmin.ActionPutAPIConnection, "api", h.putAPICredential)
 	post("/tokens", siteadmin.ActionIssueServiceToken, "tokens", h.issueToken)
 	post("/tokens/revoke", siteadmin.ActionRevokeServiceToken, "tokens", h.revokeToken)

@@ -21,6 +21,7 @@ var notices = map[string]string{
 	"signed-in":      "You are signed in as an administrator of this ERP.",
 	"settings":       "The site's settings are saved.",
 	"writes":         "The write settings are saved. Every write still waits for the approval of the person signed in.",
+	"rows":           "The rows per query are saved; erpgate applies them within a second.",
 	"secret":         "The ERP accepted the new client secret in a sign-in, and it is saved.",
 	"api-credential": "The ERP accepted the fixed API credential, and it is saved.",
 	"token-revoked":  "The service token is revoked; programs using it are refused from now on.",
@@ -104,6 +105,8 @@ type pageData struct {
 	OperatorDisabled bool
 	// Writes is the Writes section; nil leaves it out.
 	Writes *writesView
+	// Rows is the Rows per query section; nil leaves it out.
+	Rows *rowsView
 }
 
 // URL returns the address of the owner's action path.
@@ -154,6 +157,10 @@ func (h *Handler) showPage(w http.ResponseWriter, r *http.Request, o owner, stat
 			data.Writes.ServiceWrites = r.PostFormValue("service_writes") == "on"
 			data.Writes.Approver = r.PostFormValue("approver")
 		}
+		if section == "rows" && data.Rows != nil {
+			// The box shows what was sent, not what is stored.
+			data.Rows.Field = r.PostFormValue("max_records")
+		}
 		if section == "settings" {
 			// Bad input loses nothing: the form shows what was typed.
 			data.FormName = r.PostFormValue("display_name")
@@ -179,6 +186,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 		OperatorDisabled: siteadmin.OperatorDisabled(site),
 	}
 	d.Writes = h.writesData(ctx, o)
+	d.Rows = h.rowsData(ctx, o)
 	var current map[string]any
 	_ = json.Unmarshal(site.Settings, &current)
 	for _, f := range siteadmin.SettingFields(site.Kind) {

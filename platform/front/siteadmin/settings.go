@@ -111,8 +111,10 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 			dep, _, _ := s.deps.Settings.Fresh(ctx).Effective(uuid.Nil, d.Name)
 			if n, ok := v.(int); ok {
 				if m, ok := dep.(int); ok && n > m {
-					e := invalid("%s of a site cannot be above the deployment's %d: a site's own value only lowers it", d.Label, m)
-					e.ForPeople = fmt.Sprintf("%s cannot be above the deployment's %d: a site's own only lowers it; nothing was changed", d.Label, m)
+					e := invalid("%s of a site cannot be above the deployment's %d (a site's own value only lowers it)", d.Label, m)
+					e.ForPeople = fmt.Sprintf("%s cannot be above %d, the number erpgate's operator set for every site; ask them if your site needs more; nothing was changed", d.Label, m)
+					// Told to the operator, Message says it better.
+					e.asksOperator = true
 					return nil, e
 				}
 			}

@@ -59,7 +59,7 @@ func TestOwnerLowersTheSiteMaxRecords(t *testing.T) {
 			err := change()
 			var se *siteadmin.Error
 			if !errors.As(err, &se) || se.Kind != siteadmin.Invalid || !strings.Contains(se.Message, "cannot be above the deployment's 1000") ||
-				!strings.Contains(se.PeopleSentence(nil), "above the deployment's 1000") {
+				!strings.Contains(se.PeopleSentence(nil), "cannot be above 1000, the number erpgate's operator set for every site") {
 				t.Errorf("%s raises the site's max_records above the deployment's %s: %v, want a refusal saying it cannot be above 1000", who, how, err)
 			}
 		}
