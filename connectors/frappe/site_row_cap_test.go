@@ -1,0 +1,114 @@
+package frappe
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pageSizes records the rows each list request to the ERP asked for
+// (limit_page_length), by DocType.
+type pageSizes struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	asks map[string][]int
+}
+
+func (p *pageSizes) RoundTrip(r *http.Request) (*http.Response, error) {
+	if doctype, ok := strings.CutPrefix(r.URL.Path, "/api/resource/"); ok {
+		if n, err := strconv.Atoi(r.URL.Query().Get("limit_page_length")); err == nil {
+			p.mu.Lock()
+			p.asks[doctype] = append(p.asks[doctype], n)
+			p.mu.Unlock()
+		}
+	}
+	return p.next.RoundTrip(r)
+}
+
+// callCapped runs tool as allCompanies on the shared simulator for a site
+// whose row cap (connector.Call.MaxRecords: the lower of the deployment's
+// and the site's own max_records) is maxRecords, and returns its result
+// and the page sizes it asked the ERP for.
+func callCapped(t *testing.T, maxRecords int, name string, args map[string]any) (map[string]any, map[string][]int) {
+	t.Helper()
+	tool := toolByName(t, name)
+	raw, err := validArgs(t, tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := invocation{role: allCompanies, maxRecords: maxRecords}.newCall(t, raw)
+	rec := &pageSizes{next: c.HTTP.Transport, asks: map[string][]int{}}
+	c.HTTP = &http.Client{Transport: rec, CheckRedirect: c.HTTP.CheckRedirect, Jar: c.HTTP.Jar}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := tool.Handler(ctx, c)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	m, _ := checkResult(t, tool, out)
+	return m, rec.asks
+}
+
+// overCap lists the list requests that asked the ERP for more rows than
+// the site's cap allows: cap, and the one row more a page asks for to
+// learn whether rows follow (as every list tool's page does).
+func overCap(asks map[string][]int, maxRecords int) []string {
+	var over []string
+	for doctype, sizes := range asks {
+		for _, n := range sizes {
+			if n > maxRecords+1 {
+				over = append(over, doctype+":"+strconv.Itoa(n))
+			}
+		}
+	}
+	slices.Sort(over)
+	return over
+}
+
+// TestSearchKeepsToTheSitesRowCap: a site whose owner lowered its
+// max_records to 10 has search ask its ERP for at most that many rows a
+// query; search read its candidates in pages of 200 whatever the cap.
+func TestSearchKeepsToTheSitesRowCap(t *testing.T) {
+	const maxRecords = 10
+	out, asks := callCapped(t, maxRecords, "search", map[string]any{"query": "berliner"})
+	if over := overCap(asks, maxRecords); len(over) > 0 {
+		t.Errorf("search on a site capped at %d rows a query asked the ERP for: %v", maxRecords, over)
+	}
+	if len(asks["Sales Invoice"]) == 0 {
+		t.Fatalf("search read no Sales Invoice: %v", asks)
+	}
+	// Berliner's invoices are still found (seeded data: more than five).
+	n := 0
+	for _, id := range resultIDs(out) {
+		if strings.HasPrefix(id, "Sales Invoice/") {
+			n++
+		}
+	}
+	if n != perSourceResults {
+		t.Errorf("search found %d of Berliner's invoices, want %d: %v", n, perSourceResults, resultIDs(out))
+	}
+}
+
+// TestSpokenNamesKeepToTheSitesRowCap: a spoken name (customer_query) on
+// a site capped at 10 rows a query asks the ERP for at most that many a
+// page; its candidates were read in pages of 200.
+func TestSpokenNamesKeepToTheSitesRowCap(t *testing.T) {
+	const maxRecords = 10
+	out, asks := callCapped(t, maxRecords, "list_sales_invoices", map[string]any{"customer_query": "acme widgets", "limit": 1})
+	if over := overCap(asks, maxRecords); len(over) > 0 {
+		t.Errorf("a spoken name on a site capped at %d rows a query asked the ERP for: %v", maxRecords, over)
+	}
+	m := out["party_match"].(map[string]any)
+	var ids []string
+	for _, c := range m["candidates"].([]any) {
+		ids = append(ids, c.(map[string]any)["id"].(string))
+	}
+	if m["status"] != matchAmbiguous || !slices.Equal(ids, []string{"Acme Widgets Inc", "Acme Widgets LLC"}) {
+		t.Errorf("party_match %v, want the seeded Acme Widgets Inc and LLC as candidates", m)
+	}
+}
