@@ -24,10 +24,31 @@ type client struct {
 	// unavailable notes the fields that queries with AllowUnavailable
 	// could not read (refused.go).
 	unavailable unavailableFields
+	// maxRecords is the site's cap on the rows of one query
+	// (connector.Call.MaxRecords); 0 where the client serves no call.
+	maxRecords int
 }
 
 func newClient(site connector.Site, hc *http.Client) *client {
 	return &client{site: site, http: hc}
+}
+
+// callClient is the client of a tool call, which keeps its walks' pages
+// within the site's row cap (pageOf).
+func callClient(call *connector.Call) *client {
+	c := newClient(call.Site, call.HTTP)
+	c.maxRecords = call.MaxRecords
+	return c
+}
+
+// pageOf is a walk's page size, size, within the site's row cap: a site
+// whose operator or owner lowered its max_records is never asked for more
+// rows a query than that (and the one more a last page asks for).
+func (c *client) pageOf(size int) int {
+	if c.maxRecords > 0 {
+		return max(min(size, c.maxRecords), 1)
+	}
+	return size
 }
 
 // listQuery is one /api/resource list request.

@@ -166,7 +166,7 @@ func (s dirSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 			return nil, err
 		}
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	var f filters
 	if s.companyScoped {
 		name, err := requireCompany(call, a.Company, s.tool+" lists one company's records")

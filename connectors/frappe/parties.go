@@ -145,7 +145,9 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string, 
 	}
 	order := kind.NameField + " asc, name asc"
 
-	exact := listQuery{Fields: fields, Filters: slices.Clone(scope), OrderBy: order, PageLength: shownCandidates + 1}
+	// Within the site's row cap, as the token search's pages below.
+	shown := c.pageOf(shownCandidates)
+	exact := listQuery{Fields: fields, Filters: slices.Clone(scope), OrderBy: order, PageLength: shown + 1}
 	exact.OrFilters.add("name", "=", query)
 	exact.OrFilters.add(kind.NameField, "=", query)
 	rows, err := c.list(ctx, kind.Doctype, exact)
@@ -167,7 +169,7 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string, 
 		if len(cands) == 1 {
 			return m.matched(cands[0], "exact"), nil
 		}
-		return m.ambiguous(cands, "exact", len(rows) > shownCandidates), nil
+		return m.ambiguous(cands[:min(len(cands), shown)], "exact", len(rows) > shown), nil
 	}
 
 	tokens := searchTokens(query, partyTokenBound)
@@ -189,7 +191,10 @@ func resolveParty(ctx context.Context, c *client, kind partyKind, query string, 
 			strings.Contains(strings.Join(nameTokens(str(r["name"])), ""), word)
 	}
 	fetch := func(q listQuery) ([]map[string]any, error) { return c.list(ctx, kind.Doctype, q) }
-	rows, truncated, err := walkPages(fetch, search, hasWord, partyPage, partyScanBound)
+	// Pages keep to the site's row cap; a lowered cap reads fewer rows
+	// rather than sending the ERP more requests.
+	page := c.pageOf(partyPage)
+	rows, truncated, err := walkPages(fetch, search, hasWord, page, min(partyScanBound, page*(partyScanBound/partyPage)))
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 // pageSizes records the rows each list request to the ERP asked for
@@ -82,15 +85,46 @@ func TestSearchKeepsToTheSitesRowCap(t *testing.T) {
 	if len(asks["Sales Invoice"]) == 0 {
 		t.Fatalf("search read no Sales Invoice: %v", asks)
 	}
-	// Berliner's invoices are still found (seeded data: more than five).
-	n := 0
-	for _, id := range resultIDs(out) {
-		if strings.HasPrefix(id, "Sales Invoice/") {
-			n++
+	// What it finds are Berliner's most recently modified invoices (seeded
+	// data); fewer rows read a query may find fewer, and then the answer
+	// says Sales Invoices were searched only in part.
+	var want []*frappetest.Doc
+	for _, d := range testSim(t).Data().List("Sales Invoice") {
+		if strings.Contains(strings.ToLower(d.Str("customer_name")), "berliner") {
+			want = append(want, d)
 		}
 	}
-	if n != perSourceResults {
-		t.Errorf("search found %d of Berliner's invoices, want %d: %v", n, perSourceResults, resultIDs(out))
+	sort.Slice(want, func(i, j int) bool {
+		if a, b := want[i].Str("modified"), want[j].Str("modified"); a != b {
+			return a > b
+		}
+		return want[i].Name > want[j].Name
+	})
+	var got []string
+	for _, id := range resultIDs(out) {
+		if strings.HasPrefix(id, "Sales Invoice/") {
+			got = append(got, id)
+		}
+	}
+	if len(got) == 0 || len(want) < len(got) {
+		t.Fatalf("search found Berliner's invoices %v; the seeded data has %d", got, len(want))
+	}
+	for i, id := range got {
+		if id != "Sales Invoice/"+want[i].Name {
+			t.Errorf("search found %v, want Berliner's most recent invoices in order, starting %s", got, want[i].Name)
+			break
+		}
+	}
+	if len(got) < perSourceResults {
+		partial := false
+		for _, ns := range out["not_searched"].([]any) {
+			ns := ns.(map[string]any)
+			partial = partial || ns["doctype"] == "Sales Invoice" && ns["partial"] == true
+		}
+		if !partial || out["complete"] != false {
+			t.Errorf("search found %d of Berliner's invoices, fewer than %d, without saying Sales Invoices were searched in part: complete %v, not_searched %v",
+				len(got), perSourceResults, out["complete"], out["not_searched"])
+		}
 	}
 }
 

@@ -157,7 +157,7 @@ func getDocument(ctx context.Context, call *connector.Call) (any, error) {
 	if a.DetailLimit != nil {
 		limit = *a.DetailLimit
 	}
-	return readDocument(ctx, newClient(call.Site, call.HTTP), a.Doctype, a.Name, a.DetailOffset, limit)
+	return readDocument(ctx, callClient(call), a.Doctype, a.Name, a.DetailOffset, limit)
 }
 
 // readDocument reads one allowlisted document and shapes it.

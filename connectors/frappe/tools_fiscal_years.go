@@ -48,7 +48,7 @@ func listFiscalYears(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	var f filters
 	if !a.IncludeDisabled {
 		f.add("disabled", "=", 0)

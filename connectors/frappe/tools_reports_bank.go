@@ -90,7 +90,7 @@ func getBankReconciliationStatement(ctx context.Context, call *connector.Call) (
 	if _, err := parseDate("report_date", a.ReportDate); err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	name, err := requireCompany(call, a.Company, "bank accounts belong to a company")
 	if err != nil {
 		return nil, err

@@ -94,7 +94,7 @@ func getGeneralLedger(ctx context.Context, call *connector.Call) (any, error) {
 	if a.Party != "" && a.PartyType == "" {
 		return nil, toolerr.New(toolerr.InvalidArgument, "add party_type to say what kind of party %q is", a.Party)
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, dr, err := reportScope(ctx, call, c, a.Company, a.dateArgs, "the General Ledger is kept per company")
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func getTrialBalance(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	name, err := requireCompany(call, a.Company, "the Trial Balance is kept per company")
 	if err != nil {
 		return nil, err
@@ -367,7 +367,7 @@ func getProfitAndLoss(ctx context.Context, call *connector.Call) (any, error) {
 	if a.Periodicity == "" {
 		a.Periodicity = "Yearly"
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, dr, err := reportScope(ctx, call, c, a.Company, a.dateArgs, "the Profit and Loss Statement is kept per company")
 	if err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ func (s ledgerSide) openItems(ctx context.Context, call *connector.Call) (any, e
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	exact, query := a.Customer, a.CustomerQuery
 	if s.party.Doctype == "Supplier" {
 		exact, query = a.Supplier, a.SupplierQuery

@@ -78,7 +78,7 @@ func getStockBalance(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, dr, err := reportScope(ctx, call, c, a.Company, a.dateArgs, "stock values are in the company's currency")
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func getStockLedger(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, dr, err := reportScope(ctx, call, c, a.Company, a.dateArgs, "the Stock Ledger is kept per company")
 	if err != nil {
 		return nil, err

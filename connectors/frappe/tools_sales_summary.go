@@ -128,7 +128,7 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	if a.Top != nil {
 		top = *a.Top
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, dr, err := reportScope(ctx, call, c, a.Company, a.dateArgs, "net sales are added up in the company currency")
 	if err != nil {
 		return nil, err

@@ -216,7 +216,7 @@ func search(ctx context.Context, call *connector.Call) (any, error) {
 	if len(words) == 0 {
 		return nil, toolerr.New(toolerr.InvalidArgument, "query is empty: give a name, number or reference to search for")
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	answers := make([]sourceAnswer, len(searchSources))
 	var wg sync.WaitGroup
 	// At most searchParallel lists run at once, to spare the ERP.
@@ -290,7 +290,9 @@ type sourceAnswer struct {
 // contain every word, ignoring case and accents. The ERP is asked for the
 // most selective word with a pattern that cannot miss a match on any
 // collation (foldedPattern), over all fields; the candidates are read page
-// by page, at most bound rows, and each is checked here for every word.
+// by page (of searchPage rows, or the site's row cap if lower), at most
+// bound rows in as many pages as searchScanBound takes of searchPage, and
+// each is checked here for every word.
 func (s searchSource) search(ctx context.Context, c *client, words []string, bound int) (sourceAnswer, error) {
 	word := mostSelective(words)
 	ans := sourceAnswer{word: word}
@@ -303,8 +305,12 @@ func (s searchSource) search(ctx context.Context, c *client, words []string, bou
 	for i, w := range words {
 		folded[i] = foldText(w)
 	}
-	for q.Start = 0; ; q.Start += searchPage {
-		want := min(searchPage, bound-q.Start)
+	// Pages keep to the site's row cap; a lowered cap reads fewer
+	// candidates rather than sending the ERP more requests.
+	page := c.pageOf(searchPage)
+	bound = min(bound, page*(searchScanBound/searchPage))
+	for q.Start = 0; ; q.Start += page {
+		want := min(page, bound-q.Start)
 		// The last page allowed asks for one row more, to learn whether
 		// the bound left candidates unread.
 		q.PageLength = want
@@ -412,7 +418,7 @@ func fetch(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := readDocument(ctx, newClient(call.Site, call.HTTP), doctype, name, 0, maxDetailLimit)
+	doc, err := readDocument(ctx, callClient(call), doctype, name, 0, maxDetailLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +437,7 @@ func fetch(ctx context.Context, call *connector.Call) (any, error) {
 			codes = append(codes, cur)
 		}
 	}
-	places := readCurrencyPlaces(ctx, newClient(call.Site, call.HTTP), codes)
+	places := readCurrencyPlaces(ctx, callClient(call), codes)
 	var text strings.Builder
 	text.WriteString(title + "\n")
 	for _, f := range fetchFields[doctype] {

@@ -126,7 +126,7 @@ func getStockRisk(ctx context.Context, call *connector.Call) (any, error) {
 	if a.Top != nil {
 		top = *a.Top
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	name, err := requireCompany(call, a.Company, "warehouses belong to a company")
 	if err != nil {
 		return nil, err

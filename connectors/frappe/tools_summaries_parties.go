@@ -118,7 +118,7 @@ func (s ledgerSide) summary(ctx context.Context, call *connector.Call) (any, err
 	if a.Top != nil {
 		top = *a.Top
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, err := sideCompany(ctx, call, c, a.Company)
 	if err != nil {
 		return nil, err
@@ -347,7 +347,7 @@ func getPartyBalance(ctx context.Context, call *connector.Call) (any, error) {
 	if a.PartyID != "" && a.PartyQuery != "" {
 		return nil, toolerr.New(toolerr.InvalidArgument, "use party_id (a confirmed id) or party_query (a spoken name), not both")
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	company, err := sideCompany(ctx, call, c, a.Company)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func getCurrentUserTool() connector.Tool {
 }
 
 func getCurrentUser(ctx context.Context, call *connector.Call) (any, error) {
-	user, err := newClient(call.Site, call.HTTP).loggedUser(ctx)
+	user, err := callClient(call).loggedUser(ctx)
 	if err != nil {
 		return nil, err
 	}

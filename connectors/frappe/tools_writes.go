@@ -100,7 +100,7 @@ func previewSalesOrder(ctx context.Context, call *connector.Call) (*connector.Pr
 	if a.TransactionDate != "" && a.DeliveryDate < a.TransactionDate {
 		return nil, toolerr.New(toolerr.InvalidArgument, "delivery_date %s is before transaction_date %s; ERPNext refuses a delivery date before the order date", a.DeliveryDate, a.TransactionDate)
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	comp, err := c.company(ctx, company)
 	if err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func createSalesOrder(ctx context.Context, call *connector.Call) (any, error) {
 		// permission level reads as absent).
 		body["currency"] = currency
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	doc, err := c.sendDoc(ctx, http.MethodPost, resourcePath("Sales Order", ""), "data", body)
 	if err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func previewUpdateCustomer(ctx context.Context, call *connector.Call) (*connecto
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	if company != "" {
 		comp, err := c.company(ctx, company)
 		if err != nil {
@@ -500,7 +500,7 @@ func updateCustomer(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	name := call.Approved.Preview.DocName
 	if name == "" {
 		name = a.Customer
@@ -628,7 +628,7 @@ func previewComment(ctx context.Context, call *connector.Call) (*connector.Previ
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	doc, err := readAsCaller(ctx, c, a.Doctype, a.Name)
 	if err != nil {
 		return nil, err
@@ -662,7 +662,7 @@ func addComment(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	user, err := c.loggedUser(ctx)
 	if err != nil {
 		return nil, err
@@ -731,7 +731,7 @@ func previewSubmit(ctx context.Context, call *connector.Call) (*connector.Previe
 	if !slices.Contains(submitDoctypes, a.Doctype) {
 		return nil, toolerr.New(toolerr.InvalidArgument, "only %s can be submitted, not %q", joinOr(submitDoctypes), a.Doctype)
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	doc, err := readAsCaller(ctx, c, a.Doctype, a.Name)
 	if err != nil {
 		return nil, err
@@ -788,7 +788,7 @@ func submitDocument(ctx context.Context, call *connector.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	doc, err := readAsCaller(ctx, c, a.Doctype, a.Name)
 	if err != nil {
 		return nil, err

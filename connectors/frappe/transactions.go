@@ -168,7 +168,7 @@ func (s txnSpec) handle(ctx context.Context, call *connector.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(call.Site, call.HTTP)
+	c := callClient(call)
 	if a.Company == "" && s.needsCompany(a) {
 		// The site's default company stands in only where a company is
 		// required; otherwise a list spans every company the user sees.
