@@ -152,7 +152,8 @@ func search(ctx context.Context, c *client, query string) (any, error) {
 				conds[j] = "substringof(" + literal + ", " + f + ")"
 			}
 			op := contractOp{entity: src.entity, filter: strings.Join(conds, " or "), sel: strings.Join(src.show, ",")}
-			rows, err := c.listRecords(ctx, op, perSourceResults)
+			// Five a kind, or fewer where the site caps the rows of a query.
+			rows, err := c.listRecords(ctx, op, min(perSourceResults, c.set.recordCap(c.call)))
 			outcomes[i] = outcome{rows, err}
 		}()
 	}
