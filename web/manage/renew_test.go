@@ -117,3 +117,64 @@ func (p *pages) acumaticaSignIn(t *testing.T, site sites.Site, user acumaticates
 	}
 	return rec.Result().Cookies()[0]
 }
+
+// An owner whose kept ERP token needs renewing on a site whose OAuth
+// client the operator has since removed cannot prove they still
+// administer it: the change is refused in a plain sentence (nothing
+// changed, ask the operator) and they are signed out, rather than shown
+// the generic error page.
+func TestOwnerChangeOnASiteWithoutItsOAuthClientSignsOutPlainly(t *testing.T) {
+	p := newPages(t)
+	ctx := t.Context()
+	var (
+		mu       sync.Mutex
+		erpClock = acumaticatest.DefaultNow
+	)
+	erp := acumaticatest.NewServer(acumaticatest.Options{TokenLifetime: 10 * time.Minute, Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return erpClock
+	}})
+	t.Cleanup(erp.Close)
+	site, err := p.h.deps.Admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu-gone", Kind: "acumatica", DisplayName: "No client",
+		BaseURL: erp.URL, Settings: json.RawMessage(`{"tenant":"` + erp.Tenant() + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := erp.RegisterClient(p.h.deps.Proofs.RedirectURI(site.CallbackPath()))
+	if _, err := p.h.deps.Admin.PutOAuthConnection(ctx, siteadmin.Operator, site, map[string]string{"client_id": app.ID, "client_secret": app.Secret}); err != nil {
+		t.Fatal(err)
+	}
+	var admin acumaticatest.User
+	for _, u := range erp.Users() {
+		if u.IsAdministrator() {
+			admin = u
+		}
+	}
+	session := p.acumaticaSignIn(t, site, admin)
+	if err := p.h.deps.Admin.DeleteConnection(ctx, siteadmin.Operator, site, sites.ConnectionOAuth); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	erpClock = erpClock.Add(11 * time.Minute)
+	mu.Unlock()
+
+	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
+	form := url.Values{"csrf": {pagekit.CSRFToken(binding.Value, csrfPurpose(site))}, "status": {"disabled"}}
+	status, body, _ := send(t, p.srv.URL, "/sites/acu-gone/manage/status", form, session, binding)
+	text := strings.Join(strings.Fields(body), " ")
+	for _, want := range []string{"Nothing was changed", "no OAuth sign-in", "operator"} {
+		if status != http.StatusForbidden || !strings.Contains(text, want) {
+			t.Errorf("HTTP %d, want 403 saying %q: %s", status, want, text)
+		}
+	}
+	if got, err := p.h.deps.Store.GetSite(ctx, site.ID); err != nil || got.Status != site.Status {
+		t.Errorf("the site is %q after the refusal (%v), want %q", got.Status, err, site.Status)
+	}
+	if _, body := p.get(t, "/sites/acu-gone/manage", session); !strings.Contains(body, signInPage+"acu-gone") {
+		t.Errorf("the session was not ended: %s", body)
+	}
+	if n := erp.RefreshCount(); n != 0 {
+		t.Errorf("%d refreshes at the ERP, want none", n)
+	}
+}
