@@ -38,6 +38,10 @@ const (
 	// VerdictInternal: erpgate itself failed; Verdict.Step says where
 	// and Verdict.Err what.
 	VerdictInternal
+	// VerdictNoOAuthClient: the kept token needed renewing and the site
+	// has no OAuth client to renew it with (the operator removed it), so
+	// the person can no longer be asked about; Verdict.Err says why.
+	VerdictNoOAuthClient
 )
 
 // Step is where a VerdictInternal failed.
@@ -88,8 +92,13 @@ func (v Verdict) Said() string {
 
 // ClientOf returns the OAuth client people sign in to a site with
 // (siteadmin.Service.OAuthClient): the one a kept refresh token was
-// issued to.
+// issued to. An error wrapping ErrNoOAuthClient says the site has none.
 type ClientOf func(ctx context.Context) (connector.OAuthClient, error)
+
+// ErrNoOAuthClient is what a ClientOf returns (wrapped) when the site has
+// no OAuth client any more: nobody can sign in to it, so a kept token
+// cannot be renewed.
+var ErrNoOAuthClient = errors.New("erpadmin: the site has no OAuth client")
 
 // AskAgain asks the ERP of site once more whether user still administers
 // it, with the ERP token kept in tokens under key (an owner session's
@@ -165,6 +174,9 @@ func (s *Service) renewKept(ctx context.Context, tokens *pagesession.Tokens, sit
 		return connector.StoredToken{}, &Verdict{Kind: VerdictInternal, Step: StepAsk, Err: err}
 	}
 	oc, err := client(ctx)
+	if errors.Is(err, ErrNoOAuthClient) {
+		return connector.StoredToken{}, &Verdict{Kind: VerdictNoOAuthClient, Err: err}
+	}
 	if err != nil {
 		return connector.StoredToken{}, &Verdict{Kind: VerdictInternal, Step: StepSite, Err: err}
 	}

@@ -2,6 +2,7 @@ package manage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -30,6 +31,7 @@ const (
 	notAdminAnyMore = "Your ERP no longer lists you as an administrator of this site, so erpgate signed you out. Nothing was changed. Sign in again if that has changed."
 	signInEnded     = "Your ERP no longer accepts your sign-in (it was revoked or has expired), so erpgate signed you out. Nothing was changed. Sign in again to go on."
 	noSignInKept    = "This page no longer holds your sign-in at your ERP, so erpgate signed you out. Nothing was changed. Sign in again to go on."
+	noOAuthSignIn   = "This site has no OAuth sign-in any more, so erpgate cannot confirm that you still administer it and signed you out. Nothing was changed. Ask erpgate's operator to set up the site's sign-in again."
 	erpNotReached   = "Your ERP could not be reached to check that you still administer it, so nothing was changed. Try again in a moment; you are still signed in."
 )
 
@@ -38,6 +40,10 @@ const (
 func (h *Handler) clientOf(site sites.Site) erpadmin.ClientOf {
 	return func(ctx context.Context) (connector.OAuthClient, error) {
 		_, client, err := h.deps.Admin.OAuthClient(ctx, site)
+		if e := (*siteadmin.Error)(nil); errors.As(err, &e) && e.Kind == siteadmin.Conflict {
+			// The operator removed the site's OAuth connection.
+			return client, fmt.Errorf("%w: %w", erpadmin.ErrNoOAuthClient, err)
+		}
 		return client, err
 	}
 }
@@ -118,6 +124,12 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, o owner, ac
 		refusal.ForPeople = erpNotReached
 		h.deps.Admin.Record(ctx, o.actor(), o.site.ID, o.site.Slug, action, nil, refusal)
 		h.refused(w, r, o, section, refusal)
+	case erpadmin.VerdictNoOAuthClient:
+		// Nothing can prove them an administrator any more: signed out,
+		// as when the ERP refuses their sign-in.
+		h.signedOutForChange(w, r, o, action, "", refusalFor(
+			fmt.Sprintf("site %s has no OAuth client, so %s's kept ERP sign-in could not be renewed to check that they still administer it; their owner session was ended; nothing was changed", o.site.Slug, o.user),
+			"the site has no OAuth sign-in any more, so erpgate could not check that this owner still administers it and signed them out; nothing was changed"), noOAuthSignIn)
 	case erpadmin.VerdictNotAdmin:
 		h.signedOutForChange(w, r, o, action, v.Evidence, refusalFor(
 			fmt.Sprintf("%s is no longer an administrator of the ERP (%s), so their owner session was ended; nothing was changed", o.user, v.Said()),
