@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 )
 
 // TestFailedRegistrationStartsCountAgainstTheNetworksBound: a start whose
@@ -75,5 +77,38 @@ func TestFailedRegistrationStartsCountAgainstTheNetworksBound(t *testing.T) {
 	// What counts is nobody's registration: no browser can open it.
 	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations WHERE browser_hash <> ''::bytea`); n != 0 {
 		t.Errorf("%d failed starts are registrations a browser can open", n)
+	}
+}
+
+// TestAFailedRegistrationStartHoldsItsPlaceBriefly: a start whose address
+// did not answer as an ERP held its network's place for the registration's
+// whole time (ERPGATE_REGISTRATION_PENDING_TTL, 30 minutes), so an
+// administrator who mistyped the address five times was locked out for
+// half an hour. Its place now holds only a short while (5 minutes, by
+// Postgres's clock); a start whose ERP answered keeps the whole time.
+func TestAFailedRegistrationStartHoldsItsPlaceBriefly(t *testing.T) {
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html>no such thing</html>", http.StatusNotFound)
+	}))
+	t.Cleanup(garbage.Close)
+	sim := frappetest.NewServer(frappetest.Options{})
+	t.Cleanup(sim.Close)
+	gw := startGateway(t, "", nil)
+
+	b := newRegistrationClient(t, gw.URL)
+	form := url.Values{"csrf": {b.csrf("/register")}, "kind": {"frappe"}, "display_name": {"Mistyped"}, "base_url": {garbage.URL}}
+	if status, _, page := b.do(http.MethodPost, "/register", form, nil); status != http.StatusBadGateway {
+		t.Fatalf("the start at an address that is no ERP: %d %s", status, pageText(page))
+	}
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations
+		WHERE browser_hash = ''::bytea AND expires_at > now() AND expires_at <= now() + interval '5 minutes'`); n != 1 {
+		t.Errorf("%d failed starts hold their place for at most 5 minutes, want 1 (%d rows in all)", n,
+			countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations`))
+	}
+
+	newRegistrationClient(t, gw.URL).startRegistration(sim.URL)
+	if n := countRows(t, gw.DBURL, `SELECT count(*) FROM pending_registrations
+		WHERE browser_hash <> ''::bytea AND expires_at > now() + interval '29 minutes'`); n != 1 {
+		t.Errorf("%d started registrations keep the whole 30 minutes, want 1", n)
 	}
 }
