@@ -23,8 +23,8 @@
 // (Deps.MaxPendingPerNetwork) within that, counted in Postgres: the
 // per-source limits are each replica's, and do not hold against many
 // addresses. A start holds its place before erpgate contacts the ERP, and
-// keeps it when the address did not answer as one, so that every start
-// that makes erpgate send a request counts. Every step is an audit event
+// keeps it for a few minutes when the address did not answer as one, so
+// that every start that makes erpgate send a request counts. Every step is an audit event
 // of platform/front/siteadmin.
 package register
 
@@ -275,8 +275,8 @@ func (h *Handler) refuseFull(w http.ResponseWriter, full *errFull) {
 
 // refuseNetwork answers a start refused because Deps.MaxPendingPerNetwork
 // registrations started from its network are waiting to be finished, or
-// hold their places though their address did not answer as an ERP
-// (full's *errNetworkFull): 429, with Retry-After until the first of them
+// hold their places (for failedStartHold) though their address did not
+// answer as an ERP (full's *errNetworkFull): 429, with Retry-After until the first of them
 // expires. Nothing of the visitor is stored, nor logged: the bound is the
 // network's own doing.
 func (h *Handler) refuseNetwork(w http.ResponseWriter, full *errNetworkFull) {
@@ -289,7 +289,7 @@ func (h *Handler) refuseNetwork(w http.ResponseWriter, full *errNetworkFull) {
 		// Some of the network's places are held by starts whose address
 		// did not answer as an ERP: nothing of them can be finished.
 		h.message(w, http.StatusTooManyRequests, message{Title: "Too many registrations from your network",
-			Message: "Too many registrations were started from your network in the last " + h.ttlText() + ", counting those whose address did not answer as an ERP, so yours could not begin. Nothing was saved.",
+			Message: "Too many registrations were started from your network, counting those of the last " + minutes(int(failedStartHold/time.Second)) + " whose address did not answer as an ERP, so yours could not begin. Nothing was saved.",
 			Next:    "Check the ERP's address, then try again in " + minutes(secs) + ". If this keeps happening, tell your erpgate operator.",
 			Link:    h.kit.URL("/register"), LinkText: "Start a registration"})
 		return

@@ -159,10 +159,10 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 	}
 	details["base_url"] = checked.BaseURL
 	// The place is held before the ERP is contacted, and kept whether it
-	// answers or not: anyone may name any address, and each start makes
-	// erpgate send it a request, so every such start counts against the
-	// bounds, and starts at once cannot all pass them before one is
-	// stored.
+	// answers or not (a failed start's for failedStartHold only): anyone
+	// may name any address, and each start makes erpgate send it a
+	// request, so every such start counts against the bounds, and starts
+	// at once cannot all pass them before one is stored.
 	id, err := h.store.reserve(ctx, pendingReg{Kind: checked.Kind, DisplayName: checked.DisplayName, BaseURL: checked.BaseURL,
 		Settings: checked.Settings, IdentityKey: checked.IdentityKey}, h.deps.TTL, bounds)
 	if err != nil {
@@ -170,6 +170,10 @@ func (h *Handler) postStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.deps.Admin.Reachable(ctx, checked); err != nil {
+		if rerr := h.store.release(ctx, id, failedStartHold); rerr != nil {
+			// The place holds until the registration's TTL instead.
+			h.log.Warn("a failed registration start's place not shortened", zap.Error(rerr))
+		}
 		var se *siteadmin.Error
 		if errors.As(err, &se) && se.Kind != siteadmin.Internal {
 			h.deps.Admin.RecordAnonymousRefusal(ctx, actor, uuid.Nil, "", siteadmin.ActionRegisterStart, string(se.Kind), details, err)

@@ -170,9 +170,9 @@ func (st *store) sweep(ctx context.Context) (int64, error) {
 // started from b.network, that no browser can open (its browser_hash is
 // empty, which no browser's hash is). claim gives it to the start's
 // browser once the ERP answered as one; a start whose ERP did not keeps
-// its place until it expires, so that every start that makes erpgate
-// contact an address counts, answered or not. Past one of b's bounds it
-// stores nothing and returns full's error.
+// its place for failedStartHold (release), so that every start that
+// makes erpgate contact an address counts, answered or not. Past one of
+// b's bounds it stores nothing and returns full's error.
 func (st *store) reserve(ctx context.Context, p pendingReg, ttl time.Duration, b bounds) (uuid.UUID, error) {
 	if _, err := st.sweep(ctx); err != nil {
 		return uuid.Nil, err
@@ -205,6 +205,28 @@ func (st *store) reserve(ctx context.Context, p pendingReg, ttl time.Duration, b
 		return uuid.Nil, err
 	}
 	return id, nil
+}
+
+// failedStartHold is how long the place of a start whose address did not
+// answer as an ERP is held (release), rather than the registration's
+// whole TTL: an administrator who mistypes the address a few times is
+// kept out for minutes, not half an hour, while one network still makes
+// erpgate fetch at most its bound's number of addresses
+// (Deps.MaxPendingPerNetwork, 5) in any such span, and the deployment
+// at most Deps.MaxPending.
+const failedStartHold = 5 * time.Minute
+
+// release shortens the place reserve held, id, for a start whose ERP did
+// not answer as one, to expire within hold from now (never later than it
+// would have). A place a browser claimed is left as it is.
+func (st *store) release(ctx context.Context, id uuid.UUID, hold time.Duration) error {
+	_, err := st.pool.Exec(ctx, `
+		UPDATE pending_registrations SET expires_at = least(expires_at, now() + $2::interval)
+		WHERE id = $1 AND browser_hash = ''::bytea AND stage = 'client'`, id, fmt.Sprintf("%d milliseconds", hold.Milliseconds()))
+	if err != nil {
+		return fmt.Errorf("register: release a failed start's place: %w", database.Classify(err))
+	}
+	return nil
 }
 
 // claim gives the place reserve held, id, to browser: the registration
