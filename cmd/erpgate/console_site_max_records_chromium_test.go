@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,42 @@ func TestChromiumConsoleSitesOwnMaxRecords(t *testing.T) {
 	}
 	if v := inForce(); v != 1000 {
 		t.Errorf("after emptying the box the site's cap is %v, want the deployment's 1000", v)
+	}
+}
+
+// TestChromiumConsoleSiteMaxRecordsAboveALoweredDeployments: a site's own
+// cap of 500 stays stored when the operator later lowers the deployment's
+// to 300, and the engine applies 300. The site's settings page shows 300
+// in force and says that the site's own 500 is above it, rather than 500
+// alone as if it applied.
+func TestChromiumConsoleSiteMaxRecordsAboveALoweredDeployments(t *testing.T) {
+	gw, ctx := consoleOfAcme(t, 2*time.Minute)
+	js := func(what, expr string) string {
+		t.Helper()
+		return browserResult(t, ctx, what, chromedp.Evaluate[string](expr))
+	}
+	save := chromedp.Click(chromedp.CSS(`#setting-max_records button[type="submit"]`))
+
+	browserDo(t, ctx, "open the site's settings", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForTitle(t, ctx, "Settings")
+	browserDo(t, ctx, "type 500", chromedp.SetValue(chromedp.CSS(`#value-max_records`), "500"))
+	submitAndWait(t, ctx, "save 500", "Settings", save)
+	browserDo(t, ctx, "open the deployment's settings", chromedp.Navigate(gw.URL+"/console/settings"))
+	waitForTitle(t, ctx, "Settings")
+	browserDo(t, ctx, "type 300", chromedp.SetValue(chromedp.CSS(`#value-max_records`), "300"))
+	submitAndWait(t, ctx, "save 300", "Settings", save)
+
+	browserDo(t, ctx, "open the site's settings again", chromedp.Navigate(gw.URL+"/console/settings?site=acme"))
+	waitForTitle(t, ctx, "Settings")
+	saveScreenshot(t, ctx, "console-site-max-records-above-the-deployments.png")
+	row := `document.querySelector("#setting-max_records")`
+	if got := js("the value", row+`.querySelector("code.value").innerText`); got != "300" {
+		t.Errorf("the row shows %q in force, want the deployment's 300", got)
+	}
+	if got, want := js("the row", row+`.querySelector("td").innerText`), "This site's own 500 is above the deployment's 300, so 300 applies."; !strings.Contains(got, want) {
+		t.Errorf("the row says %q, want it to say %q", got, want)
+	}
+	if got := js("the box", `document.querySelector("#value-max_records").value`); got != "500" {
+		t.Errorf("the box holds %q, want the site's own 500", got)
 	}
 }

@@ -79,3 +79,30 @@ func TestSiteMaxRecordsPerSite(t *testing.T) {
 		t.Errorf("small's max_records after reset: %v, want the deployment's 2000", got)
 	}
 }
+
+// TestSiteMaxRecordsAboveALoweredDeploymentsSaysWhichApplies: a site's
+// own max_records stays stored when the operator later lowers the
+// deployment's below it, and the engine applies the deployment's, the
+// lower. The site's settings say so (in_force), rather than show the
+// site's own number alone as if it applied.
+func TestSiteMaxRecordsAboveALoweredDeploymentsSaysWhichApplies(t *testing.T) {
+	h := newHarness(t)
+	h.createSite("small")
+	expect(t, h.call(http.MethodPut, "/api/v1/sites/small/settings/max_records", map[string]any{"value": 500}), http.StatusOK, "")
+	r := h.call(http.MethodGet, "/api/v1/sites/small/settings", nil)
+	expect(t, r, http.StatusOK, "")
+	if s := setting(t, r.JSON(t), "max_records"); s["value"] != float64(500) || s["in_force"] != float64(500) {
+		t.Errorf("small's max_records of 500 under the deployment's 1000: %v, want 500 in force", s)
+	}
+
+	expect(t, h.call(http.MethodPut, "/api/v1/settings/max_records", map[string]any{"value": 300}), http.StatusOK, "")
+	r = h.call(http.MethodGet, "/api/v1/sites/small/settings", nil)
+	expect(t, r, http.StatusOK, "")
+	if s := setting(t, r.JSON(t), "max_records"); s["value"] != float64(500) || s["source"] != "site" || s["in_force"] != float64(300) {
+		t.Errorf("small's max_records of 500 once the deployment's is 300: %v, want its own 500 with 300 in force", s)
+	}
+	// A setting a site's value does not only lower has no in_force.
+	if s := setting(t, r.JSON(t), "read_only"); s["in_force"] != nil {
+		t.Errorf("read_only has in_force %v", s["in_force"])
+	}
+}
