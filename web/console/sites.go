@@ -313,6 +313,11 @@ type settingRow struct {
 	// Also is, for a site's additive setting, the deployment's value,
 	// which applies as well.
 	Also string
+	// Lowered says, for a site's own value above the deployment's of a
+	// setting that only lowers it (max_records, the deployment's lowered
+	// later), that the deployment's applies; Value is then the
+	// deployment's.
+	Lowered string
 }
 
 type settingsView struct {
@@ -373,6 +378,12 @@ func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status 
 			}
 			dv, _, _ := snap.Effective(uuid.Nil, d.Name)
 			row.Placeholder = "empty: the deployment's, " + livesettings.Format(dv)
+		}
+		if in, ok := snap.InForce(siteID, d.Name); ok && source == livesettings.SourceSite {
+			if shown := livesettings.Format(in); shown != row.Value {
+				row.Lowered = "This site's own " + row.Value + " is above the deployment's " + shown + ", so " + shown + " applies."
+				row.Value = shown
+			}
 		}
 		if d.Name == livesettings.Tools {
 			row.Empty = "every tool"

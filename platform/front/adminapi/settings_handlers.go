@@ -28,6 +28,10 @@ type settingView struct {
 	// DeploymentValue is, for a site's additive setting (its redaction
 	// patterns), the deployment's value, which applies as well.
 	DeploymentValue any `json:"deployment_value,omitempty"`
+	// InForce is, for a site's setting that only lowers the deployment's
+	// (max_records), the value that applies: Value, or the deployment's
+	// where the operator lowered it below the site's own later.
+	InForce any `json:"in_force,omitempty"`
 }
 
 type settingsList struct {
@@ -63,6 +67,9 @@ func (a *API) settingViewOf(snap *livesettings.Snapshot, siteID uuid.UUID, d liv
 	}
 	if siteID != uuid.Nil && d.Additive {
 		sv.DeploymentValue, _, _ = snap.Effective(uuid.Nil, d.Name)
+	}
+	if in, ok := snap.InForce(siteID, d.Name); ok {
+		sv.InForce = in
 	}
 	return sv
 }

@@ -130,6 +130,26 @@ func (s *Snapshot) Effective(site uuid.UUID, name string) (any, Source, time.Tim
 	return s.defaults[name], SourceDefault, time.Time{}
 }
 
+// InForce returns, for a setting whose site value only lowers the
+// deployment's (Def.LowersOnly), the value that applies to site: the
+// lower of the site's own and the deployment's, as the engine applies
+// them (a site's own may be above the deployment's when the operator
+// lowered the deployment's later). ok is false for any other setting, or
+// for the deployment (uuid.Nil), where Effective's value applies.
+func (s *Snapshot) InForce(site uuid.UUID, name string) (v any, ok bool) {
+	if d, _ := Lookup(name); !d.LowersOnly || site == uuid.Nil {
+		return nil, false
+	}
+	dep, _, _ := s.Effective(uuid.Nil, name)
+	own, _, _ := s.Effective(site, name)
+	if n, isInt := own.(int); isInt {
+		if m, isInt := dep.(int); isInt && m < n {
+			return m, true
+		}
+	}
+	return own, true
+}
+
 // Stored returns the value stored for name at site (uuid.Nil: the
 // deployment), if any.
 func (s *Snapshot) Stored(site uuid.UUID, name string) (Stored, bool) {
