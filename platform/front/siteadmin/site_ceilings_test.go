@@ -77,3 +77,42 @@ func TestOwnerCannotSetTheSiteCallCeilings(t *testing.T) {
 		t.Errorf("the site's concurrency ceiling after the owner's reset: %v, want 6", conc)
 	}
 }
+
+// TestOnlyTheOperatorSetsTheSiteCallCeilings: the operator-only check
+// refused only the site's owner; any other actor that is not the
+// operator (a registrant, a kind of actor added later) set a site's call
+// ceilings. Only the operator's actor may: every other is refused and
+// nothing is stored.
+func TestOnlyTheOperatorSetsTheSiteCallCeilings(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
+	if err := live.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reg := connector.NewRegistry()
+	reg.MustRegister(testERP{})
+	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
+		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	site := f.create(t, "acme")
+
+	for _, actor := range []siteadmin.Actor{siteadmin.Registrant("0195d1f4-0000-7000-8000-000000000000"), {Kind: "service", Name: "a program"}, {}} {
+		for _, name := range []string{livesettings.SiteConcurrency, livesettings.SitePerMinute} {
+			_, err := svc.ChangeSetting(ctx, actor, &site, name, "500", false)
+			var se *siteadmin.Error
+			if !errors.As(err, &se) || !strings.Contains(se.Message, "only erpgate's operator") {
+				t.Errorf("%+v sets %s for the site: %v, want a refusal saying only the operator sets it", actor, name, err)
+			}
+			if _, err := svc.ChangeSettingJSON(ctx, actor, nil, name, json.RawMessage(`500`)); err == nil {
+				t.Errorf("%+v sets the deployment's %s", actor, name)
+			}
+		}
+	}
+	var n int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM live_settings`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d settings stored after the attempts (%v), want none", n, err)
+	}
+	if _, err := svc.ChangeSetting(ctx, siteadmin.OperatorSession("ref"), &site, livesettings.SiteConcurrency, "6", false); err != nil {
+		t.Errorf("the operator in the console sets the site's concurrency ceiling: %v", err)
+	}
+}
