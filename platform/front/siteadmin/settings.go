@@ -68,9 +68,11 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 	}
 	// A site's call ceilings protect its ERP's licence throttle, for the
 	// operator: its owner, who could raise them for their own callers,
-	// neither sets nor resets them.
-	if d, ok := livesettings.Lookup(name); ok && d.OperatorOnly && site != nil && partyOf(actor) == sites.ByOwner {
-		err := invalid("%s is only erpgate's operator's to set for a site; nothing was changed", d.Label)
+	// neither sets nor resets them, and neither does any actor but the
+	// operator's (denied by default, so that a kind of actor added later
+	// does not pass), for a site or the deployment.
+	if d, ok := livesettings.Lookup(name); ok && d.OperatorOnly && actor.Kind != ActorOperator {
+		err := invalid("%s is only erpgate's operator's to set; nothing was changed", d.Label)
 		err.ForPeople = fmt.Sprintf("Only erpgate's operator sets %s for a site; ask them if your ERP needs another; nothing was changed", lowerFirst(d.Label))
 		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
 		return nil, err
