@@ -37,11 +37,9 @@ func (h *Handler) rowsData(ctx context.Context, o owner) *rowsView {
 	if src == livesettings.SourceSite {
 		v.Own = livesettings.Format(own)
 		v.Field = v.Own
-		if n, ok := own.(int); ok {
-			if d, ok := dep.(int); !ok || n < d {
-				v.InForce = v.Own
-			}
-		}
+	}
+	if n, ok := snap.InForce(o.site.ID, livesettings.MaxRecords); ok {
+		v.InForce = livesettings.Format(n)
 	}
 	return v
 }
