@@ -39,6 +39,16 @@ func (p *pageSizes) RoundTrip(r *http.Request) (*http.Response, error) {
 // and the page sizes it asked the ERP for.
 func callCapped(t *testing.T, maxRecords int, name string, args map[string]any) (map[string]any, map[string][]int) {
 	t.Helper()
+	out, asks, err := callCappedErr(t, maxRecords, name, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out, asks
+}
+
+// callCappedErr is callCapped that returns the tool's error too.
+func callCappedErr(t *testing.T, maxRecords int, name string, args map[string]any) (map[string]any, map[string][]int, error) {
+	t.Helper()
 	tool := toolByName(t, name)
 	raw, err := validArgs(t, tool, args)
 	if err != nil {
@@ -51,10 +61,10 @@ func callCapped(t *testing.T, maxRecords int, name string, args map[string]any) 
 	defer cancel()
 	out, err := tool.Handler(ctx, c)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		return nil, rec.asks, err
 	}
 	m, _ := checkResult(t, tool, out)
-	return m, rec.asks
+	return m, rec.asks, nil
 }
 
 // overCap lists the list requests that asked the ERP for more rows than
