@@ -241,12 +241,13 @@ func (c *client) unlinkedYears(ctx context.Context, rows []map[string]any) ([]ma
 	}
 	q := listQuery{Fields: []string{"name", "parent"}, OrderBy: "parent asc, idx asc, name asc"}
 	q.Filters.add("parent", "in", names)
-	links, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", q, walkPageSize, literalWalkBound)
+	pageSize := c.pageOf(walkPageSize)
+	links, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", q, pageSize, literalWalkBound)
 	if err != nil {
 		return nil, err
 	}
 	if truncated {
-		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years containing this date are linked to more than %d companies; use from_date and to_date instead", literalWalkBound)
+		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years containing this date are linked to more than %d companies; use from_date and to_date instead", walkBound(pageSize, literalWalkBound))
 	}
 	linked := map[string]bool{}
 	for _, l := range links {

@@ -142,9 +142,22 @@ func walkChildRows(ctx context.Context, c *client, child, parent string, q listQ
 	return walkPages(fetch, q, func(map[string]any) bool { return true }, pageSize, bound)
 }
 
-// walkPages pages through fetch. The last page allowed by bound asks for
-// one more row, to learn whether the bound cut the set short.
+// walkBound is how many rows a walk of pages of pageSize reads at most when
+// it is bounded at bound rows: bound, or fewer when pages are smaller than
+// walkPageSize (a site's low row cap, pageOf). A walk never sends more
+// requests than it would in pages of walkPageSize, so a site capped at one
+// row a query is not sent one request per row. Messages that say where a
+// walk stopped use this number.
+func walkBound(pageSize, bound int) int {
+	pages := max(1, (bound+walkPageSize-1)/walkPageSize)
+	return min(bound, max(pageSize, 1)*pages)
+}
+
+// walkPages pages through fetch, up to walkBound(pageSize, bound) rows.
+// The last page allowed asks for one more row, to learn whether the bound
+// cut the set short.
 func walkPages(fetch func(listQuery) ([]map[string]any, error), q listQuery, keep func(map[string]any) bool, pageSize, bound int) ([]map[string]any, bool, error) {
+	bound = walkBound(pageSize, bound)
 	pageSize = max(1, min(pageSize, bound))
 	var rows []map[string]any
 	for start := 0; ; start += pageSize {

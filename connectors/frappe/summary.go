@@ -85,19 +85,23 @@ func countMatches(ctx context.Context, c *client, doctype string, f filters, sea
 		return c.count(ctx, doctype, f, or)
 	}
 	q := listQuery{Fields: append([]string{"name"}, search.fields...), Filters: f, OrderBy: "name asc"}
-	rows, truncated, err := walkRows(ctx, c, doctype, q, search, min(walkPageSize, max(maxRecords, 1)), literalWalkBound)
+	pageSize := min(walkPageSize, max(maxRecords, 1))
+	rows, truncated, err := walkRows(ctx, c, doctype, q, search, pageSize, literalWalkBound)
 	if err != nil {
 		return 0, err
 	}
 	if truncated {
-		return 0, literalWalkTooLarge()
+		return 0, literalWalkTooLarge(pageSize)
 	}
 	return len(rows), nil
 }
 
-func literalWalkTooLarge() error {
+// literalWalkTooLarge refuses a count or totals whose literal walk, in
+// pages of pageSize, stopped before the last candidate: a count of the
+// candidates read would be wrong.
+func literalWalkTooLarge(pageSize int) error {
 	return toolerr.New(toolerr.InvalidArgument,
-		"the search text contains %% or _, which the ERP cannot match literally, so erpgate checks each candidate itself; more than %d candidates match: add filters or a longer search text", literalWalkBound)
+		"the search text contains %% or _, which the ERP cannot match literally, so erpgate checks each candidate itself; more than %d candidates match: add filters or a longer search text", walkBound(pageSize, literalWalkBound))
 }
 
 // totalsSpec says which amounts a transaction list sums and under which
@@ -176,7 +180,7 @@ func aggregateTotals(ctx context.Context, c *client, doctype string, f filters, 
 			return 0, nil, nil, err
 		}
 		if truncated {
-			return 0, nil, nil, literalWalkTooLarge()
+			return 0, nil, nil, literalWalkTooLarge(pageSize)
 		}
 		for _, r := range rows {
 			if err := addGroup(str(r[spec.groupBy]), 1, r); err != nil {

@@ -91,12 +91,13 @@ func listFiscalYears(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	cq := listQuery{Fields: []string{"name", "parent", "company"}, OrderBy: "parent asc, idx asc, name asc"}
 	cq.Filters.add("parent", "in", names)
-	rows, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", cq, min(walkPageSize, max(call.MaxRecords, 1)), literalWalkBound)
+	pageSize := min(walkPageSize, max(call.MaxRecords, 1))
+	rows, truncated, err := walkChildRows(ctx, c, "Fiscal Year Company", "Fiscal Year", cq, pageSize, literalWalkBound)
 	if err != nil {
 		return nil, err
 	}
 	if truncated {
-		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years of this page are linked to more than %d companies; ask for fewer with limit", literalWalkBound)
+		return nil, toolerr.New(toolerr.ResponseTooLarge, "the fiscal years of this page are linked to more than %d companies; ask for fewer with limit", walkBound(pageSize, literalWalkBound))
 	}
 	byYear := map[string][]string{}
 	for _, r := range rows {

@@ -170,7 +170,7 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	}
 	out.NetSales = totalOrNull(c, "Sales Invoice", "base_net_total", total.rat())
 
-	groups, complete, err := salesGroups(ctx, c, a.GroupBy, f, call.MaxRecords)
+	groups, complete, read, err := salesGroups(ctx, c, a.GroupBy, f, call.MaxRecords)
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +191,10 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 	if complete && out.NetSales != nil && groupNets && grouped.rat().Cmp(total.rat()) != 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("The groups add up to %s, not %s; the ERP changed between its two answers or hides some lines from this user. net_sales is the invoice total.", grouped.number(), *out.NetSales))
 	}
-	if !complete {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("There are more than %d groups; the largest among the first %d are listed, so a larger group may be missing. net_sales and others are still exact.", salesGroupBound, salesGroupBound))
+	if !complete && a.GroupBy == "month" {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("Only the first %d posting dates were read (this site's row cap keeps each query small), so the months after those listed are missing. net_sales and others are still exact.", read))
+	} else if !complete {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("There are more than %d groups; the largest among the first %d are listed, so a larger group may be missing. net_sales and others are still exact.", read, read))
 	}
 	if a.GroupBy == "month" {
 		sort.SliceStable(groups, func(i, j int) bool { return groups[i].Key < groups[j].Key })
@@ -224,9 +226,10 @@ func getSalesSummary(ctx context.Context, call *connector.Call) (any, error) {
 }
 
 // salesGroups fetches every group's net sales, page by page in group
-// order, up to salesGroupBound groups; complete is false when there are
-// more.
-func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxRecords int) ([]salesGroup, bool, error) {
+// order, up to read rows: salesGroupBound, or fewer on a site with a low
+// row cap (walkBound). complete is false when there are more; by month,
+// the last month read is then left out, as its sum may be short.
+func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxRecords int) (groups []salesGroup, complete bool, read int, err error) {
 	const item = "`tabSales Invoice Item`"
 	var q listQuery
 	q.Filters = f
@@ -253,16 +256,18 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 		q.GroupBy = item + ".item_group"
 		netColumn = "base_net_amount"
 	default:
-		return nil, false, toolerr.New(toolerr.InvalidArgument, "group_by must be customer, item, item_group or month")
+		return nil, false, 0, toolerr.New(toolerr.InvalidArgument, "group_by must be customer, item, item_group or month")
 	}
 	// Groups are unique, so ordering by the group key pages them stably.
 	q.OrderBy = q.GroupBy + " asc"
 	fetch := func(q listQuery) ([]map[string]any, error) { return c.list(ctx, "Sales Invoice", q) }
-	rows, truncated, err := walkPages(fetch, q, func(map[string]any) bool { return true }, min(walkPageSize, max(maxRecords, 1)), salesGroupBound)
+	pageSize := min(walkPageSize, max(maxRecords, 1))
+	read = walkBound(pageSize, salesGroupBound)
+	rows, truncated, err := walkPages(fetch, q, func(map[string]any) bool { return true }, pageSize, salesGroupBound)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	complete := !truncated
+	complete = !truncated
 	byKey := map[string]*salesGroup{}
 	var order []string
 	for _, r := range rows {
@@ -273,7 +278,7 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 		case "month":
 			d := str(r["posting_date"])
 			if len(d) < 7 {
-				return nil, false, invalidResponse("the ERP sent a posting date erpgate cannot read")
+				return nil, false, 0, invalidResponse("the ERP sent a posting date erpgate cannot read")
 			}
 			key, label = d[:7], d[:7]
 		case "item":
@@ -286,7 +291,7 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 		}
 		net, ok := decimalText(r["net"])
 		if !ok {
-			return nil, false, invalidResponse("the ERP sent a sales amount that is not a number")
+			return nil, false, 0, invalidResponse("the ERP sent a sales amount that is not a number")
 		}
 		g := byKey[key]
 		if g == nil {
@@ -300,13 +305,18 @@ func salesGroups(ctx context.Context, c *client, groupBy string, f filters, maxR
 			g.Qty, _ = exactNumber(r["qty"])
 		}
 	}
+	if !complete && groupBy == "month" && len(order) > 0 {
+		// The walk stopped within the last month it read: that month's
+		// later posting dates are missing, so its sum would be short.
+		order = order[:len(order)-1]
+	}
 	out := make([]salesGroup, 0, len(order))
 	for _, k := range order {
 		g := byKey[k]
 		g.NetSales = totalOrNull(c, "Sales Invoice", netColumn, g.net)
 		out = append(out, *g)
 	}
-	return out, complete, nil
+	return out, complete, read, nil
 }
 
 // intOf reads a whole number the ERP sent; anything else is 0.

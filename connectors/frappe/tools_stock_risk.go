@@ -67,6 +67,9 @@ type stockRiskResult struct {
 	Risks      []stockRisk   `json:"risks"`
 	Coverage   stockCoverage `json:"coverage"`
 	Warnings   []string      `json:"warnings"`
+	// readBound is how many rows each of the check's reads took at most
+	// (walkBound): fewer than stockRiskBound on a site with a low row cap.
+	readBound int
 }
 
 func getStockRiskTool() connector.Tool {
@@ -138,6 +141,7 @@ func getStockRisk(ctx context.Context, call *connector.Call) (any, error) {
 	out := stockRiskResult{Company: company.Name, Assessment: "partial", Risks: []stockRisk{}, Warnings: []string{}}
 	out.Coverage.ReadComplete = true
 	pageSize := min(walkPageSize, max(call.MaxRecords, 1))
+	out.readBound = walkBound(pageSize, stockRiskBound)
 
 	// The company's warehouses.
 	wq := listQuery{Fields: []string{"name", "is_group"}, OrderBy: "name asc"}
@@ -308,7 +312,7 @@ func stockRiskWarnings(r stockRiskResult) []string {
 		w = append(w, fmt.Sprintf("%d reorder rules have neither a level nor a quantity and were not judged.", cv.RulesWithoutLevel))
 	}
 	if !cv.ReadComplete {
-		w = append(w, fmt.Sprintf("More than %d rules or stock records exist; only the first were read, so the check is incomplete.", stockRiskBound))
+		w = append(w, fmt.Sprintf("More than %d rules or stock records exist; only the first %d were read, so the check is incomplete.", r.readBound, r.readBound))
 	}
 	return w
 }
