@@ -49,12 +49,19 @@ func callCapped(t *testing.T, maxRecords int, name string, args map[string]any) 
 // callCappedErr is callCapped that returns the tool's error too.
 func callCappedErr(t *testing.T, maxRecords int, name string, args map[string]any) (map[string]any, map[string][]int, error) {
 	t.Helper()
+	return invocation{role: allCompanies, maxRecords: maxRecords}.callRecorded(t, name, args)
+}
+
+// callRecorded is call that also returns the page sizes the tool asked
+// the ERP for.
+func (inv invocation) callRecorded(t *testing.T, name string, args map[string]any) (map[string]any, map[string][]int, error) {
+	t.Helper()
 	tool := toolByName(t, name)
 	raw, err := validArgs(t, tool, args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := invocation{role: allCompanies, maxRecords: maxRecords}.newCall(t, raw)
+	c := inv.newCall(t, raw)
 	rec := &pageSizes{next: c.HTTP.Transport, asks: map[string][]int{}}
 	c.HTTP = &http.Client{Transport: rec, CheckRedirect: c.HTTP.CheckRedirect, Jar: c.HTTP.Jar}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

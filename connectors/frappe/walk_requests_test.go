@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/erpgate/erpgate/connectors/frappe/frappetest"
 	"github.com/erpgate/erpgate/platform/connector/toolerr"
 )
 
@@ -87,5 +88,26 @@ func TestSalesSummaryGroupsKeepTheirRequestsUnderARowCapOfOne(t *testing.T) {
 				t.Errorf("warnings %v do not say that only the first 10 groups were read", out["warnings"])
 			}
 		})
+	}
+}
+
+// TestFiscalYearLinksKeepToTheSitesRowCap: a fiscal year linked to no
+// company is every company's; finding that reads the years' company links,
+// which asked the ERP for pages of 500 rows whatever the site's cap.
+func TestFiscalYearLinksKeepToTheSitesRowCap(t *testing.T) {
+	const maxRecords = 2
+	companies := companyNames(t)
+	s := frappetest.NewServer(frappetest.Options{FiscalYearCompanies: map[string][]string{"2026": {}}})
+	defer s.Close()
+	inv := invocation{role: allCompanies, sim: s, maxRecords: maxRecords}
+	out, asks, err := inv.callRecorded(t, "get_trial_balance", map[string]any{"company": companies[1], "from_date": "2026-01-01", "to_date": "2026-03-31"})
+	if err != nil || out["fiscal_year"] != "2026" {
+		t.Fatalf("year linked to no company: fiscal_year %v, err %v", out["fiscal_year"], err)
+	}
+	if len(asks["Fiscal Year Company"]) == 0 {
+		t.Fatalf("no fiscal year links were read: %v", asks)
+	}
+	if over := overCap(asks, maxRecords); len(over) > 0 {
+		t.Errorf("a site capped at %d rows a query was asked for: %v", maxRecords, over)
 	}
 }
