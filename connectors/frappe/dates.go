@@ -176,10 +176,12 @@ type fiscalYear struct {
 // date, the way ERPNext does: a year linked to the company, else a year
 // linked to no company.
 func (c *client) fiscalYearFor(ctx context.Context, company, date string) (fiscalYear, error) {
+	// Two years tell one from many, so a site's low row cap (pageOf, and
+	// the one row more a page may ask for) still leaves room for both.
 	q := listQuery{
 		Fields:     []string{"name", "year_start_date", "year_end_date"},
 		OrderBy:    "year_start_date desc, name desc",
-		PageLength: 10,
+		PageLength: c.pageOf(9) + 1,
 	}
 	q.Filters.add("disabled", "=", 0)
 	q.Filters.add("year_start_date", "<=", date)
