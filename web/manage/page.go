@@ -14,6 +14,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/approval"
 	"github.com/erpgate/erpgate/platform/store/sites"
+	"github.com/erpgate/erpgate/web/pagekit"
 )
 
 // notices are the sentences a page shows after an action redirected to it.
@@ -62,6 +63,9 @@ type clientView struct{ Name, First, Last string }
 type personView struct {
 	ERPUser, DisplayName, First, Last string
 	Clients                           []clientView
+	// LongClient says a client's name (or its ID, for a client without
+	// one) is a long word (pagekit.HasLongWord): its cell breaks it.
+	LongClient bool
 }
 
 type eventView struct{ When, Who, What, Outcome string }
@@ -256,6 +260,7 @@ func (h *Handler) pageData(r *http.Request, o owner) (pageData, error) {
 				name = c.ClientID
 			}
 			v.Clients = append(v.Clients, clientView{Name: name, First: stamp(c.FirstUsedAt), Last: stamp(c.LastUsedAt)})
+			v.LongClient = v.LongClient || pagekit.HasLongWord(name)
 		}
 		d.People = append(d.People, v)
 	}
