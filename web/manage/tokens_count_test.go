@@ -22,7 +22,7 @@ func (p *pages) seedEndedTokens(t *testing.T, slug string, from, n int) {
 // older ones it leaves out. That count is bounded too: an owner who
 // issues and revokes in a loop for a year has hundreds of thousands of
 // ended tokens, each of which the count read on every view of the page.
-// Up to 1000 it is exact; past that the page says "more than 1000".
+// Up to 1,000 it is exact; past that the page says "more than 1,000".
 // Another site's tokens are never counted.
 func TestOwnerPageCountsOlderEndedTokensUpToABound(t *testing.T) {
 	p := newPages(t)
@@ -46,15 +46,15 @@ func TestOwnerPageCountsOlderEndedTokensUpToABound(t *testing.T) {
 		t.Errorf("21 ended: the page says %q, want %q", got, want)
 	}
 	p.seedEndedTokens(t, "acme", 21, 999)
-	if got, want := notShown(), "1000 older revoked or expired tokens are not shown."; got != want {
+	if got, want := notShown(), "1,000 older revoked or expired tokens are not shown."; got != want {
 		t.Errorf("1020 ended: the page says %q, want %q", got, want)
 	}
 	p.seedEndedTokens(t, "acme", 1020, 1)
-	if got, want := notShown(), "More than 1000 older revoked or expired tokens are not shown."; got != want {
+	if got, want := notShown(), "More than 1,000 older revoked or expired tokens are not shown."; got != want {
 		t.Errorf("1021 ended: the page says %q, want %q", got, want)
 	}
 	p.seedEndedTokens(t, "acme", 1021, 3000)
-	if got, want := notShown(), "More than 1000 older revoked or expired tokens are not shown."; got != want {
+	if got, want := notShown(), "More than 1,000 older revoked or expired tokens are not shown."; got != want {
 		t.Errorf("4021 ended: the page says %q, want %q", got, want)
 	}
 }

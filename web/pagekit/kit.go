@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -45,6 +46,7 @@ func New(publicBaseURL string) (*Kit, error) {
 		"stylesheet": func() string { return k.URL(StylesheetPath) + "?v=" + stylesheetVersion },
 		"script":     func() string { return k.URL(ScriptPath) + "?v=" + scriptVersion },
 		"long":       HasLongWord,
+		"count":      Count,
 	}).ParseFS(kitTemplates, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("pagekit: layout: %w", err)
@@ -155,6 +157,20 @@ func (k *Kit) renderFallback(w http.ResponseWriter) {
 	k.SetHeaders(w.Header(), Options{})
 	w.WriteHeader(http.StatusInternalServerError)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// Count is n as a page's sentence writes it, its thousands grouped with
+// commas: "1,000", "12,345".
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return sign + s
 }
 
 // LongWord is the length in characters from which a word may be broken

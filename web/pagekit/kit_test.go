@@ -274,3 +274,11 @@ func TestPagesMarkACellWithALongWord(t *testing.T) {
 		t.Errorf("cells:\n%s", body)
 	}
 }
+
+func TestCountGroupsThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 12345: "12,345", 1234567: "1,234,567", -4200: "-4,200"} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
