@@ -210,3 +210,36 @@ func TestRegistrationAPIStepSaysTheERPsBadRequestPlainly(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistrationAPIStepOnASiteWithoutItsOAuthClientSaysSoPlainly: the
+// operator removed the registered site's OAuth connection while the
+// registration was open, and the registrant's kept ERP token has expired,
+// so it would have to be renewed with a client the site no longer has.
+// The last step is refused in a sentence (nothing was saved, the site has
+// no OAuth sign-in, ask the operator), not with the generic error page;
+// nothing is saved and the refusal is recorded.
+func TestRegistrationAPIStepOnASiteWithoutItsOAuthClientSaysSoPlainly(t *testing.T) {
+	sim, gw, b, path, admin, bot := registrationAtTheAPIStep(t)
+	csrf := b.csrf(path)
+	siteID := queryString(t, gw.DBURL, `SELECT id::text FROM sites`)
+	if err := gw.admin.do(context.Background(), http.MethodDelete, "/sites/"+siteID+"/connections/oauth", nil, nil); err != nil {
+		t.Fatalf("the operator removes the OAuth connection: %v", err)
+	}
+	sim.ExpireTokens()
+	status, _, page := b.do(http.MethodPost, path+"/api", url.Values{"csrf": {csrf}, "api_key": {bot.APIKey}, "api_secret": {bot.APISecret}}, nil)
+	text := strings.Join(strings.Fields(page), " ")
+	for _, want := range []string{"nothing was saved", "no OAuth sign-in", "operator"} {
+		if status != http.StatusForbidden || !strings.Contains(text, want) {
+			t.Errorf("the API step: HTTP %d, want 403 saying %q: %s", status, want, pageText(page))
+		}
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM connections WHERE type = 'api_token'`); n != 0 {
+		t.Errorf("%d API credentials saved, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM service_tokens`); n != 0 {
+		t.Errorf("%d service tokens issued, want 0", n)
+	}
+	if n := queryInt(t, gw.DBURL, `SELECT count(*) FROM admin_events WHERE action = 'put_api_connection' AND outcome = 'refused' AND actor = $1`, admin.Email); n != 1 {
+		t.Errorf("%d refused put_api_connection events of %s, want 1", n, admin.Email)
+	}
+}
