@@ -2,6 +2,8 @@ package register
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -27,6 +29,7 @@ const (
 	regSignInEnded     = "Your ERP no longer accepts your sign-in (it was revoked or has expired), so nothing was saved. Set the API credential on the site's owner page, after signing in there."
 	regNoSignInKept    = "erpgate no longer holds your sign-in at your ERP, so nothing was saved. Set the API credential on the site's owner page, after signing in there."
 	regERPNotReached   = "Your ERP could not be reached to check that you still administer it, so nothing was saved. Try again in a moment."
+	regNoOAuthSignIn   = "This site has no OAuth sign-in any more, so erpgate cannot confirm that you still administer it, and nothing was saved. Ask erpgate's operator to set up the site's sign-in again."
 )
 
 // tokenKey is what the registrant's ERP token is kept under: no owner
@@ -59,6 +62,10 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 	}
 	v := h.deps.Proofs.AskAgain(ctx, h.deps.Tokens, site, tokenKey(p.ID), p.ERPUser, func(ctx context.Context) (connector.OAuthClient, error) {
 		_, client, err := h.deps.Admin.OAuthClient(ctx, site)
+		if e := (*siteadmin.Error)(nil); errors.As(err, &e) && e.Kind == siteadmin.Conflict {
+			// The operator removed the site's OAuth connection.
+			return client, fmt.Errorf("%w: %w", erpadmin.ErrNoOAuthClient, err)
+		}
 		return client, err
 	})
 	switch v.Kind {
@@ -72,6 +79,8 @@ func (h *Handler) stillAdmin(w http.ResponseWriter, r *http.Request, browser str
 			h.log.Warn("the registrant's refused ERP token not dropped", zap.String("site_slug", site.Slug), zap.Error(err))
 		}
 		return refuse(http.StatusForbidden, siteadmin.Rejected, nil, "the ERP no longer accepts "+p.ERPUser+"'s sign-in (revoked or expired); nothing was saved", regSignInEnded)
+	case erpadmin.VerdictNoOAuthClient:
+		return refuse(http.StatusForbidden, siteadmin.Rejected, nil, "site "+site.Slug+" has no OAuth client, so "+p.ERPUser+"'s kept ERP sign-in could not be renewed to check that they still administer it; nothing was saved", regNoOAuthSignIn)
 	case erpadmin.VerdictUnreachable:
 		return refuse(http.StatusBadGateway, siteadmin.Unreachable, nil, "the ERP could not be reached to check that "+p.ERPUser+" still administers it; nothing was saved", regERPNotReached)
 	case erpadmin.VerdictNotAdmin:
