@@ -77,6 +77,20 @@ func (s *Service) changeSettingWith(ctx context.Context, actor Actor, site *site
 		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
 		return nil, err
 	}
+	// A deployment-wide setting applies to every site: only the
+	// operator's actor changes or resets it, denied by default, so that
+	// a site's owner, a registrant or a kind of actor added later that
+	// reaches ChangeSetting does not pass.
+	if site == nil && actor.Kind != ActorOperator {
+		label := name
+		if d, ok := livesettings.Lookup(name); ok {
+			label = d.Label
+		}
+		err := invalid("the deployment's %s is only erpgate's operator's to change; nothing was changed", label)
+		err.ForPeople = fmt.Sprintf("Only erpgate's operator changes %s for every site; nothing was changed", lowerFirst(label))
+		s.record(ctx, actor, siteID, slug, ActionChangeSetting, map[string]any{"setting": name}, err)
+		return nil, err
+	}
 	// A site's owner may not change a site the operator disabled, its
 	// settings included: that is the operator's decision, as UpdateSite
 	// holds it.
