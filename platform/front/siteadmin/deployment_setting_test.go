@@ -3,10 +3,8 @@ package siteadmin_test
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 )
@@ -21,14 +19,7 @@ import (
 func TestOnlyTheOperatorChangesADeploymentSetting(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
-	if err := live.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reg := connector.NewRegistry()
-	reg.MustRegister(testERP{})
-	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
-		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	svc, _ := f.withLiveSettings(t)
 	site := f.create(t, "acme")
 
 	for _, actor := range []siteadmin.Actor{siteadmin.ERPAdmin("it.admin@demo.example"), siteadmin.Registrant("0195d1f4-0000-7000-8000-000000000000"),

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
@@ -111,14 +110,7 @@ func TestOwnerChangeWrittenAfterTheOperatorsDisableIsRefused(t *testing.T) {
 func TestOwnerSettingWrittenAfterTheOperatorsDisableIsRefused(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
-	if err := live.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reg := connector.NewRegistry()
-	reg.MustRegister(testERP{})
-	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
-		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	svc, _ := f.withLiveSettings(t)
 	site := f.create(t, "acme")
 	disabled := "disabled"
 	if _, err := svc.UpdateSite(ctx, siteadmin.Operator, site, siteadmin.SiteChange{Status: &disabled}); err != nil {

@@ -3,11 +3,9 @@ package siteadmin_test
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/platform/connector"
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/store/livesettings"
 )
@@ -20,14 +18,7 @@ import (
 func TestOwnerLowersTheSiteMaxRecords(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
-	if err := live.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reg := connector.NewRegistry()
-	reg.MustRegister(testERP{})
-	svc := siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
-		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }})
+	svc, live := f.withLiveSettings(t)
 	site := f.create(t, "acme")
 	owner := siteadmin.ERPAdmin(identity)
 	inForce := func() (any, livesettings.Source) {

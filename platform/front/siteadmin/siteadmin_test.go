@@ -19,6 +19,7 @@ import (
 	"github.com/erpgate/erpgate/platform/front/siteadmin"
 	"github.com/erpgate/erpgate/platform/infra/pgtest"
 	"github.com/erpgate/erpgate/platform/infra/secrets"
+	"github.com/erpgate/erpgate/platform/store/livesettings"
 	"github.com/erpgate/erpgate/platform/store/sites"
 )
 
@@ -103,6 +104,22 @@ type fixture struct {
 	store *sites.Store
 	pool  *pgxpool.Pool
 	erp   *httptest.Server
+}
+
+// withLiveSettings returns a service over the fixture's store whose live
+// settings are the deployment's defaults as erpgate ships them (1000
+// rows a query, 3 and 40 calls a caller, 10 and 300 a site), loaded from
+// the fixture's database, and that settings store.
+func (f *fixture) withLiveSettings(t *testing.T) (*siteadmin.Service, *livesettings.Store) {
+	t.Helper()
+	live := livesettings.New(f.pool, livesettings.Defaults{MaxRecords: 1000, UserConcurrency: 3, UserPerMinute: 40, SiteConcurrency: 10, SitePerMinute: 300}, nil)
+	if err := live.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	reg := connector.NewRegistry()
+	reg.MustRegister(testERP{})
+	return siteadmin.New(siteadmin.Deps{Store: f.store, Registry: reg, Settings: live,
+		HTTPClient: func(connector.Site, connector.Authorizer) *http.Client { return http.DefaultClient }}), live
 }
 
 func newFixture(t *testing.T) *fixture {
