@@ -28,37 +28,9 @@ import (
 func TestOwnerChangesOutliveTheERPsShortTokens(t *testing.T) {
 	p := newPages(t)
 	ctx := t.Context()
-	var (
-		mu       sync.Mutex
-		erpClock = acumaticatest.DefaultNow
-	)
-	erp := acumaticatest.NewServer(acumaticatest.Options{TokenLifetime: 10 * time.Minute, Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return erpClock
-	}})
-	t.Cleanup(erp.Close)
-	site, err := p.h.deps.Admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu-short", Kind: "acumatica", DisplayName: "Short tokens",
-		BaseURL: erp.URL, Settings: json.RawMessage(`{"tenant":"` + erp.Tenant() + `"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	redirect := p.h.deps.Proofs.RedirectURI(site.CallbackPath())
-	app := erp.RegisterClient(redirect)
-	if _, err := p.h.deps.Admin.PutOAuthConnection(ctx, siteadmin.Operator, site, map[string]string{"client_id": app.ID, "client_secret": app.Secret}); err != nil {
-		t.Fatal(err)
-	}
-	var admin acumaticatest.User
-	for _, u := range erp.Users() {
-		if u.IsAdministrator() {
-			admin = u
-		}
-	}
+	site, erp, admin, later := shortTokenSite(t, p, "acu-short", "Short tokens")
 	session := p.acumaticaSignIn(t, site, admin)
-
-	mu.Lock()
-	erpClock = erpClock.Add(11 * time.Minute)
-	mu.Unlock()
+	later(11 * time.Minute)
 	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
 	csrf := pagekit.CSRFToken(binding.Value, csrfPurpose(site))
 	for i, c := range []struct{ base, status, done string }{
@@ -126,38 +98,12 @@ func (p *pages) acumaticaSignIn(t *testing.T, site sites.Site, user acumaticates
 func TestOwnerChangeOnASiteWithoutItsOAuthClientSignsOutPlainly(t *testing.T) {
 	p := newPages(t)
 	ctx := t.Context()
-	var (
-		mu       sync.Mutex
-		erpClock = acumaticatest.DefaultNow
-	)
-	erp := acumaticatest.NewServer(acumaticatest.Options{TokenLifetime: 10 * time.Minute, Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return erpClock
-	}})
-	t.Cleanup(erp.Close)
-	site, err := p.h.deps.Admin.CreateSite(ctx, siteadmin.Operator, siteadmin.NewSite{Slug: "acu-gone", Kind: "acumatica", DisplayName: "No client",
-		BaseURL: erp.URL, Settings: json.RawMessage(`{"tenant":"` + erp.Tenant() + `"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := erp.RegisterClient(p.h.deps.Proofs.RedirectURI(site.CallbackPath()))
-	if _, err := p.h.deps.Admin.PutOAuthConnection(ctx, siteadmin.Operator, site, map[string]string{"client_id": app.ID, "client_secret": app.Secret}); err != nil {
-		t.Fatal(err)
-	}
-	var admin acumaticatest.User
-	for _, u := range erp.Users() {
-		if u.IsAdministrator() {
-			admin = u
-		}
-	}
+	site, erp, admin, later := shortTokenSite(t, p, "acu-gone", "No client")
 	session := p.acumaticaSignIn(t, site, admin)
 	if err := p.h.deps.Admin.DeleteConnection(ctx, siteadmin.Operator, site, sites.ConnectionOAuth); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	erpClock = erpClock.Add(11 * time.Minute)
-	mu.Unlock()
+	later(11 * time.Minute)
 
 	binding := &http.Cookie{Name: csrfCookie, Value: strings.Repeat("b", 43)}
 	form := url.Values{"csrf": {pagekit.CSRFToken(binding.Value, csrfPurpose(site))}, "status": {"disabled"}}
@@ -177,4 +123,43 @@ func TestOwnerChangeOnASiteWithoutItsOAuthClientSignsOutPlainly(t *testing.T) {
 	if n := erp.RefreshCount(); n != 0 {
 		t.Errorf("%d refreshes at the ERP, want none", n)
 	}
+}
+
+// shortTokenSite registers, as slug, an Acumatica site on a simulator
+// whose access tokens last 10 minutes and whose clock later moves on, with
+// erpgate's OAuth client, and returns it, the simulator and one of its
+// administrators.
+func shortTokenSite(t *testing.T, p *pages, slug, name string) (sites.Site, *acumaticatest.Server, acumaticatest.User, func(time.Duration)) {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		erpClock = acumaticatest.DefaultNow
+	)
+	erp := acumaticatest.NewServer(acumaticatest.Options{TokenLifetime: 10 * time.Minute, Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return erpClock
+	}})
+	t.Cleanup(erp.Close)
+	site, err := p.h.deps.Admin.CreateSite(t.Context(), siteadmin.Operator, siteadmin.NewSite{Slug: slug, Kind: "acumatica", DisplayName: name,
+		BaseURL: erp.URL, Settings: json.RawMessage(`{"tenant":"` + erp.Tenant() + `"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := erp.RegisterClient(p.h.deps.Proofs.RedirectURI(site.CallbackPath()))
+	if _, err := p.h.deps.Admin.PutOAuthConnection(t.Context(), siteadmin.Operator, site, map[string]string{"client_id": app.ID, "client_secret": app.Secret}); err != nil {
+		t.Fatal(err)
+	}
+	var admin acumaticatest.User
+	for _, u := range erp.Users() {
+		if u.IsAdministrator() {
+			admin = u
+		}
+	}
+	later := func(d time.Duration) {
+		mu.Lock()
+		erpClock = erpClock.Add(d)
+		mu.Unlock()
+	}
+	return site, erp, admin, later
 }
