@@ -80,35 +80,21 @@ func TestChromiumRegistrationRefusedWhileTooManyWait(t *testing.T) {
 func TestChromiumRegistrationRefusedWhileTooManyWaitFromTheNetwork(t *testing.T) {
 	r, sim := oneRegistrationWaiting(t, map[string]string{"ERPGATE_REGISTRATION_MAX_PENDING_PER_NETWORK": "1"})
 
-	for _, screen := range []struct {
-		name          string
-		width, height int64
-	}{{"phone", phoneWidth, phoneHeight}, {"desktop", desktopWidth, desktopHeight}} {
-		viewAt(t, r.ctx, screen.width, screen.height)
-		r.start("frappe", "Acme Ltd", sim.URL, nil)
-		waitForTitle(t, r.ctx, "Too many registrations from your network")
-		r.shot("too-many-from-the-network-" + screen.name)
-		r.kitChecks("the refusal on a " + screen.name)
-		fitsTheScreen(t, r.ctx, "the refusal on a "+screen.name)
-		h, _ := r.docs.last("/register")
-		if h.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
-			t.Errorf("the refusal on a %s: %d, Retry-After %q", screen.name, h.status, h.Get("Retry-After"))
-		}
-		text := r.text()
+	r.networkRefusals(t, sim.URL, "too-many-from-the-network-", func(screen, text string) {
 		for _, want := range []string{
 			"Too many registrations started from your network are waiting to be finished, so yours could not begin. Nothing was saved.",
 			"Finish a registration already started from your network, or try again in ",
 		} {
 			if !strings.Contains(text, want) {
-				t.Errorf("the refusal on a %s lacks %q:\n%s", screen.name, want, text)
+				t.Errorf("the refusal on a %s lacks %q:\n%s", screen, want, text)
 			}
 		}
 		// The one waiting closes within the 30 minutes a registration
 		// stays open.
 		if m := orTryAgainIn.FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 30) {
-			t.Errorf("the refusal on a %s does not say to try again within 30 minutes:\n%s", screen.name, text)
+			t.Errorf("the refusal on a %s does not say to try again within 30 minutes:\n%s", screen, text)
 		}
-	}
+	})
 	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
 		t.Errorf("%d registrations stored; the refused ones added some", n)
 	}
@@ -135,30 +121,42 @@ func TestChromiumRegistrationRefusedAfterAddressesThatDidNotAnswer(t *testing.T)
 		t.Fatalf("a start naming an address that is no ERP: %d %s", status, pageText(page))
 	}
 
+	r.networkRefusals(t, sim.URL, "too-many-unanswered-from-the-network-", func(screen, text string) {
+		if want := "Too many registrations were started from your network, counting those of the last 5 minutes whose address did not answer as an ERP, so yours could not begin. Nothing was saved."; !strings.Contains(text, want) {
+			t.Errorf("the refusal on a %s lacks %q:\n%s", screen, want, text)
+		}
+		if m := regexp.MustCompile(`Check the ERP's address, then try again in (a minute|\d+ minutes)\.`).FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 5) {
+			// The one place is the unanswered start's, held 5 minutes.
+			t.Errorf("the refusal on a %s does not say to check the address and try again within 5 minutes:\n%s", screen, text)
+		}
+	})
+	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
+		t.Errorf("%d rows stored; want only the place the unanswered start holds", n)
+	}
+}
+
+// networkRefusals starts a registration of the ERP at erpURL on a phone's
+// screen and a desktop's, each refused because the person's network holds
+// its places, and checks each refusal as every one must be: a 429 with
+// Retry-After, on a page that fits the screen, kept as a screenshot named
+// shot and the screen's name. check reads the page's text for the words
+// its case needs.
+func (r *registration) networkRefusals(t *testing.T, erpURL, shot string, check func(screen, text string)) {
+	t.Helper()
 	for _, screen := range []struct {
 		name          string
 		width, height int64
 	}{{"phone", phoneWidth, phoneHeight}, {"desktop", desktopWidth, desktopHeight}} {
 		viewAt(t, r.ctx, screen.width, screen.height)
-		r.start("frappe", "Acme Ltd", sim.URL, nil)
+		r.start("frappe", "Acme Ltd", erpURL, nil)
 		waitForTitle(t, r.ctx, "Too many registrations from your network")
-		r.shot("too-many-unanswered-from-the-network-" + screen.name)
+		r.shot(shot + screen.name)
 		r.kitChecks("the refusal on a " + screen.name)
 		fitsTheScreen(t, r.ctx, "the refusal on a "+screen.name)
 		h, _ := r.docs.last("/register")
 		if h.status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
 			t.Errorf("the refusal on a %s: %d, Retry-After %q", screen.name, h.status, h.Get("Retry-After"))
 		}
-		text := r.text()
-		if want := "Too many registrations were started from your network, counting those of the last 5 minutes whose address did not answer as an ERP, so yours could not begin. Nothing was saved."; !strings.Contains(text, want) {
-			t.Errorf("the refusal on a %s lacks %q:\n%s", screen.name, want, text)
-		}
-		if m := regexp.MustCompile(`Check the ERP's address, then try again in (a minute|\d+ minutes)\.`).FindStringSubmatch(text); m == nil || m[1] != "a minute" && !inMinutes(m[1], 2, 5) {
-			// The one place is the unanswered start's, held 5 minutes.
-			t.Errorf("the refusal on a %s does not say to check the address and try again within 5 minutes:\n%s", screen.name, text)
-		}
-	}
-	if n := r.count(`SELECT count(*) FROM pending_registrations`); n != 1 {
-		t.Errorf("%d rows stored; want only the place the unanswered start holds", n)
+		check(screen.name, r.text())
 	}
 }
